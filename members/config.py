@@ -1,0 +1,112 @@
+"""Connect worker configuration, with Kafka's names and defaults.
+
+Kafka: ``DistributedConfig.java`` (Connect), ``GroupRebalanceConfig.java``. Times are virtual
+milliseconds. The ``groupsim.*`` keys are not Kafka settings: they model how long the herder
+takes to start and stop work and how far behind the config topic a worker reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+
+from protocol.connect import ConfigError, ConnectProtocol
+
+__all__ = ["WorkerConfig", "WORKER_CONFIG_KEYS"]
+
+
+class WorkerConfig(msgspec.Struct, frozen=True):
+    """One worker's settings. Build it with :meth:`from_mapping` from Kafka-named keys."""
+
+    connect_protocol: ConnectProtocol = ConnectProtocol.SESSIONED
+    scheduled_rebalance_max_delay_ms: int = 300_000
+    session_timeout_ms: int = 10_000
+    heartbeat_interval_ms: int = 3_000
+    rebalance_timeout_ms: int = 60_000
+    worker_sync_timeout_ms: int = 3_000
+    worker_unsync_backoff_ms: int = 300_000
+    inter_worker_key_ttl_ms: int = 3_600_000
+    rest_advertised_port: int = 8083
+    static_connectors: tuple[str, ...] = ()
+    static_tasks: tuple[str, ...] = ()
+    # groupsim's herder model (not Kafka settings)
+    connector_start_ms: int = 0
+    connector_stop_ms: int = 0
+    task_start_ms: int = 0
+    task_stop_ms: int = 0
+    config_read_lag_ms: int = 0
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any], where: str = "config") -> WorkerConfig:
+        """Build a config from ``{"connect.protocol": "eager", ...}``.
+
+        Args:
+            values: Kafka-named keys (see :data:`WORKER_CONFIG_KEYS`) to their values.
+            where: a prefix naming the source, used in error messages.
+
+        Raises:
+            ConfigError: an unknown key, a value of the wrong type, a negative time, or a
+                heartbeat interval not below the session timeout (Kafka rejects those too).
+        """
+        kwargs: dict[str, Any] = {}
+        for key, value in values.items():
+            field = WORKER_CONFIG_KEYS.get(key)
+            if field is None:
+                known = ", ".join(sorted(WORKER_CONFIG_KEYS))
+                raise ConfigError(f"{where}.{key}: unknown worker setting (known: {known})")
+            kwargs[field] = _convert(field, value, f"{where}.{key}")
+        config = cls(**kwargs)
+        if config.heartbeat_interval_ms >= config.session_timeout_ms:
+            raise ConfigError(
+                f"{where}: heartbeat.interval.ms ({config.heartbeat_interval_ms}) must be lower "
+                f"than session.timeout.ms ({config.session_timeout_ms})"
+            )
+        return config
+
+    def url(self, name: str) -> str:
+        """The worker's advertised REST URL, ``http://<name>:<port>``."""
+        return f"http://{name}:{self.rest_advertised_port}"
+
+
+WORKER_CONFIG_KEYS: dict[str, str] = {
+    "connect.protocol": "connect_protocol",
+    "scheduled.rebalance.max.delay.ms": "scheduled_rebalance_max_delay_ms",
+    "session.timeout.ms": "session_timeout_ms",
+    "heartbeat.interval.ms": "heartbeat_interval_ms",
+    "rebalance.timeout.ms": "rebalance_timeout_ms",
+    "worker.sync.timeout.ms": "worker_sync_timeout_ms",
+    "worker.unsync.backoff.ms": "worker_unsync_backoff_ms",
+    "inter.worker.key.ttl.ms": "inter_worker_key_ttl_ms",
+    "rest.advertised.port": "rest_advertised_port",
+    "static.connectors": "static_connectors",
+    "static.tasks": "static_tasks",
+    "groupsim.connector.start.ms": "connector_start_ms",
+    "groupsim.connector.stop.ms": "connector_stop_ms",
+    "groupsim.task.start.ms": "task_start_ms",
+    "groupsim.task.stop.ms": "task_stop_ms",
+    "groupsim.config.read.lag.ms": "config_read_lag_ms",
+}
+
+_INT_MAX = 2**31 - 1
+
+
+def _convert(field: str, value: Any, where: str) -> Any:
+    if field == "connect_protocol":
+        if not isinstance(value, str):
+            raise ConfigError(f"{where}: expected a string, got {type(value).__name__}")
+        return ConnectProtocol.from_setting(value)
+    if field in ("static_connectors", "static_tasks"):
+        if isinstance(value, str):
+            value = [v.strip() for v in value.split(",") if v.strip()]
+        if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{where}: expected a list of strings")
+        return tuple(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(f"{where}: expected an integer, got {type(value).__name__}")
+    if value < 0:
+        raise ConfigError(f"{where}: must be >= 0, got {value}")
+    if value > _INT_MAX:
+        raise ConfigError(f"{where}: must be <= {_INT_MAX} (a Java int), got {value}")
+    return value

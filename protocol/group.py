@@ -1,0 +1,149 @@
+"""The classic group-membership RPCs between members and the group coordinator.
+
+Requests and responses of JoinGroup, SyncGroup, Heartbeat and LeaveGroup, as values. Field
+names follow Kafka's message JSON (``clients/src/main/resources/common/message/
+{JoinGroup,SyncGroup,Heartbeat,LeaveGroup}{Request,Response}.json``); only the fields that
+change the protocol's behaviour are kept. Member metadata and assignments are opaque bytes
+here, exactly as the broker sees them.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import msgspec
+
+__all__ = [
+    "ErrorCode",
+    "JoinGroupRequest",
+    "JoinGroupResponse",
+    "JoinGroupResponseMember",
+    "SyncGroupRequest",
+    "SyncGroupResponse",
+    "HeartbeatRequest",
+    "HeartbeatResponse",
+    "LeaveGroupRequest",
+    "LeaveGroupResponse",
+    "Request",
+    "Response",
+    "UNKNOWN_MEMBER_ID",
+    "UNKNOWN_GENERATION_ID",
+]
+
+#: Member id of a member that has none yet (``JoinGroupRequest.UNKNOWN_MEMBER_ID``).
+UNKNOWN_MEMBER_ID = ""
+#: Generation of a member that has not joined (``OffsetCommitRequest.DEFAULT_GENERATION_ID``).
+UNKNOWN_GENERATION_ID = -1
+
+
+class ErrorCode(enum.IntEnum):
+    """Kafka error codes used by the group RPCs (``org.apache.kafka.common.protocol.Errors``)."""
+
+    NONE = 0
+    COORDINATOR_LOAD_IN_PROGRESS = 14
+    COORDINATOR_NOT_AVAILABLE = 15
+    NOT_COORDINATOR = 16
+    ILLEGAL_GENERATION = 22
+    INCONSISTENT_GROUP_PROTOCOL = 23
+    INVALID_GROUP_ID = 24
+    UNKNOWN_MEMBER_ID = 25
+    INVALID_SESSION_TIMEOUT = 26
+    REBALANCE_IN_PROGRESS = 27
+    MEMBER_ID_REQUIRED = 79
+    GROUP_MAX_SIZE_REACHED = 81
+    FENCED_INSTANCE_ID = 82
+
+
+class JoinGroupRequest(msgspec.Struct, frozen=True, tag=True):
+    """JoinGroup. ``protocols`` is the member's ordered preference list of (name, metadata).
+
+    ``api_version`` >= 4 makes a new dynamic member go through KIP-394 MEMBER_ID_REQUIRED.
+    Timeouts are virtual milliseconds.
+    """
+
+    group_id: str
+    member_id: str
+    protocol_type: str
+    protocols: tuple[tuple[str, bytes], ...]
+    session_timeout_ms: int
+    rebalance_timeout_ms: int
+    client_id: str = ""
+    group_instance_id: str | None = None
+    reason: str | None = None
+    api_version: int = 9
+
+
+class JoinGroupResponseMember(msgspec.Struct, frozen=True):
+    """One member in the leader's JoinGroup response, with its metadata for the chosen protocol."""
+
+    member_id: str
+    group_instance_id: str | None
+    metadata: bytes
+
+
+class JoinGroupResponse(msgspec.Struct, frozen=True, tag=True):
+    """JoinGroup response. Only the leader's carries ``members`` (in coordinator order)."""
+
+    error: ErrorCode
+    generation_id: int = UNKNOWN_GENERATION_ID
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    leader: str = ""
+    member_id: str = ""
+    members: tuple[JoinGroupResponseMember, ...] = ()
+    skip_assignment: bool = False
+
+
+class SyncGroupRequest(msgspec.Struct, frozen=True, tag=True):
+    """SyncGroup. The leader sends every member's assignment; followers send none."""
+
+    group_id: str
+    member_id: str
+    generation_id: int
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    assignments: tuple[tuple[str, bytes], ...] = ()
+    group_instance_id: str | None = None
+
+
+class SyncGroupResponse(msgspec.Struct, frozen=True, tag=True):
+    """SyncGroup response: this member's assignment bytes (empty on error)."""
+
+    error: ErrorCode
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    assignment: bytes = b""
+
+
+class HeartbeatRequest(msgspec.Struct, frozen=True, tag=True):
+    """Heartbeat for ``member_id`` at ``generation_id``."""
+
+    group_id: str
+    member_id: str
+    generation_id: int
+    group_instance_id: str | None = None
+
+
+class HeartbeatResponse(msgspec.Struct, frozen=True, tag=True):
+    """Heartbeat response."""
+
+    error: ErrorCode
+
+
+class LeaveGroupRequest(msgspec.Struct, frozen=True, tag=True):
+    """LeaveGroup v3+: a batch of member ids leaving (Connect sends its own on close)."""
+
+    group_id: str
+    member_ids: tuple[str, ...]
+    reason: str | None = None
+
+
+class LeaveGroupResponse(msgspec.Struct, frozen=True, tag=True):
+    """LeaveGroup response: top-level error plus one error per member id."""
+
+    error: ErrorCode
+    member_errors: tuple[tuple[str, ErrorCode], ...] = ()
+
+
+Request = JoinGroupRequest | SyncGroupRequest | HeartbeatRequest | LeaveGroupRequest
+Response = JoinGroupResponse | SyncGroupResponse | HeartbeatResponse | LeaveGroupResponse
