@@ -1,0 +1,798 @@
+"""Load and validate scenario files (TOML → :class:`scenarios.schema.Scenario` → runnable steps).
+
+``load_scenario(path)`` decodes the file with :mod:`tomllib`, converts it with
+``msgspec.convert(..., type=Scenario)`` and then checks what a schema cannot: worker and
+connector names against the timeline, worker configs (through
+:meth:`members.config.WorkerConfig.from_mapping`), and whether each step makes sense at its
+time. It returns a :class:`LoadedScenario` whose ``steps`` are ready to apply in order:
+``rolling_restart`` is expanded into one ``restart`` per member, and every ``join``/``restart``
+step carries the worker's merged config.
+
+Every problem raises :class:`ScenarioError`, whose ``str`` is one line
+``"<file>: <key path>: <problem>"``, e.g.
+``"flagship.toml: timeline[3].member: unknown worker 'w9' (workers: w1, w2, w3)"``.
+Key paths use TOML spelling: dotted tables, ``[i]`` for array items, and quotes around keys
+that contain dots (``coordinator."group.initial.rebalance.delay.ms"``).
+"""
+
+from __future__ import annotations
+
+import heapq
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from members.config import WorkerConfig
+from protocol.connect import ConfigError
+from scenarios import schema
+from scenarios.schema import Scenario
+
+__all__ = [
+    "ScenarioError",
+    "WorkerSpec",
+    "Step",
+    "LoadedScenario",
+    "load_scenario",
+    "loads_scenario",
+    "library_dir",
+    "library_names",
+    "resolve_scenario",
+    "SETTLE_MARGIN_MS",
+]
+
+#: Default settle time after the last step: max scheduled.rebalance.max.delay.ms + this.
+SETTLE_MARGIN_MS = 120_000
+
+_Segment = str | int
+
+
+class ScenarioError(Exception):
+    """A scenario that cannot be loaded. ``str(err)`` is one line:
+    ``"<file>: <key path>: <problem>"`` (or ``"<file>: <problem>"`` when no key is involved).
+
+    Attributes:
+        file: the file name as shown (the base name of the path).
+        key_path: the TOML key path (``timeline[3].member``), or ``None``.
+        problem: what is wrong, one line.
+    """
+
+    def __init__(self, file: str, key_path: str | None, problem: str) -> None:
+        self.file = file
+        self.key_path = key_path
+        self.problem = " ".join(str(problem).split())
+        text = f"{file}: {key_path}: {self.problem}" if key_path else f"{file}: {self.problem}"
+        super().__init__(text)
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerSpec:
+    """A worker defined in ``[cluster]``: started at ``start_ms`` (virtual ms).
+
+    ``raw_config`` is the merged Kafka-named table (``cluster.config`` + the worker's own
+    ``config``) exactly as written in the file; ``config`` is it, parsed.
+    """
+
+    name: str
+    start_ms: int
+    config: WorkerConfig
+    raw_config: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One timeline step, ready to apply at ``at_ms`` (virtual ms).
+
+    Fields not used by an action are ``None``:
+
+    - ``join``: ``member``, ``config``/``raw_config`` (merged: for a new worker
+      ``cluster.config`` + overrides, else the worker's config so far + overrides),
+      ``overrides`` (the step's own ``config`` table).
+    - ``leave`` / ``crash``: ``member``.
+    - ``restart`` (also each expanded ``rolling_restart`` member): ``member``, merged
+      ``config``/``raw_config``, ``overrides``, ``down_ms`` (stop at ``at_ms``, start again at
+      ``at_ms + down_ms``), ``clean`` (LeaveGroup on shutdown, else a crash).
+    - ``add_connector`` / ``set_tasks``: ``connector``, ``tasks``. ``remove_connector``:
+      ``connector``.
+    - ``phase``: ``name``.
+
+    ``origin`` is the key path of the step in the file (``timeline[2]``, or
+    ``timeline[2].members[1]`` for an expanded rolling restart).
+    """
+
+    at_ms: int
+    action: str
+    origin: str
+    member: str | None = None
+    config: WorkerConfig | None = None
+    raw_config: dict[str, Any] | None = None
+    overrides: dict[str, Any] | None = None
+    down_ms: int | None = None
+    clean: bool | None = None
+    connector: str | None = None
+    tasks: int | None = None
+    name: str | None = None
+
+    def record_fields(self) -> dict[str, Any]:
+        """The fields of this step's ``step`` event-log record (JSON-able, ``None``s left out):
+        ``action``, then ``member``, ``config`` (the step's overrides), ``down_ms``, ``clean``,
+        ``connector``, ``tasks``, ``name``, ``origin`` as they apply."""
+        out: dict[str, Any] = {"action": self.action}
+        if self.member is not None:
+            out["member"] = self.member
+        if self.overrides is not None:
+            out["config"] = self.overrides
+        for key in ("down_ms", "clean", "connector", "tasks", "name"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value
+        out["origin"] = self.origin
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedScenario:
+    """A validated scenario, ready to run.
+
+    Attributes:
+        scenario: the decoded file.
+        source: the file's path.
+        workers: the ``[cluster]`` workers in definition order (workers that first appear in a
+            ``join`` step are not here; see :attr:`worker_names`).
+        connectors: the initial workload ``{connector: task count}`` in file order (explicit
+            connectors, then generated ones).
+        steps: the timeline in application order: sorted by ``at_ms``; steps at the same time
+            keep file order (an expanded rolling restart sits at its origin's position).
+        settle_ms: virtual ms to keep running after the last step (the file's ``settle_ms``,
+            else max ``scheduled.rebalance.max.delay.ms`` over all configs + 120000).
+        end_ms: when the run ends: the last step (a restart's start, ``at_ms + down_ms``) or
+            the last worker start, whichever is later, plus ``settle_ms``.
+        worker_names: every worker name in definition order (cluster, then joined).
+    """
+
+    scenario: Scenario
+    source: Path
+    workers: list[WorkerSpec]
+    connectors: dict[str, int]
+    steps: list[Step]
+    settle_ms: int
+    end_ms: int
+    worker_names: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.scenario.name
+
+    @property
+    def seed(self) -> int:
+        """The default seed (``--seed`` overrides it)."""
+        return self.scenario.seed
+
+    @property
+    def coordinator(self) -> schema.CoordinatorSettings:
+        return self.scenario.coordinator
+
+    @property
+    def network(self) -> schema.NetworkSettings:
+        return self.scenario.network
+
+    @property
+    def expect(self) -> schema.Expect:
+        return self.scenario.expect
+
+
+# --------------------------------------------------------------------------- library
+
+
+def library_dir() -> Path:
+    """The built-in scenario library, ``scenarios/library/``."""
+    return Path(__file__).resolve().parent / "library"
+
+
+def library_names() -> list[str]:
+    """Names of the library scenarios (file stems), sorted."""
+    directory = library_dir()
+    if not directory.is_dir():
+        return []
+    return sorted(p.stem for p in directory.glob("*.toml"))
+
+
+def resolve_scenario(name_or_path: str | Path) -> Path:
+    """A scenario file path from a path or a library name (``rolling-upgrade-eager-to-sessioned``).
+
+    An existing file wins; otherwise a name without a directory part is looked up in
+    :func:`library_dir` (with or without ``.toml``).
+
+    Raises:
+        ScenarioError: neither a file nor a library scenario (the message lists the library).
+    """
+    text = str(name_or_path)
+    path = Path(text)
+    if path.is_file():
+        return path
+    if path.parent == Path(".") and text:
+        stem = text[: -len(".toml")] if text.endswith(".toml") else text
+        candidate = library_dir() / f"{stem}.toml"
+        if candidate.is_file():
+            return candidate
+    names = ", ".join(library_names()) or "none"
+    raise ScenarioError(text, None, f"no such file and no such library scenario (library: {names})")
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def load_scenario(path: str | Path) -> LoadedScenario:
+    """Read, decode and validate a scenario file.
+
+    Raises:
+        ScenarioError: the file cannot be read, is not TOML (the message keeps the line and
+            column), or breaks a rule of ``docs/scenario-format.md``.
+    """
+    source = Path(path)
+    try:
+        data = source.read_bytes()
+    except OSError as exc:
+        raise ScenarioError(source.name, None, f"cannot read: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        problem = f"not UTF-8 text: {exc.reason} at byte {exc.start}"
+        raise ScenarioError(source.name, None, problem) from None
+    return loads_scenario(text, source=source)
+
+
+def loads_scenario(text: str, source: str | Path = "<string>") -> LoadedScenario:
+    """Like :func:`load_scenario` for TOML text; ``source`` names it in errors."""
+    source = Path(source)
+    file = source.name
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(file, None, f"invalid TOML: {exc}") from None
+    try:
+        scenario = msgspec.convert(raw, type=Scenario)
+    except msgspec.ValidationError as exc:
+        key_path, problem = _translate_validation_error(str(exc), raw)
+        raise ScenarioError(file, key_path, problem) from None
+    return _Builder(file, source, scenario).build()
+
+
+# --------------------------------------------------------------------------- key paths
+
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def _render_path(segments: list[_Segment]) -> str:
+    out: list[str] = []
+    for seg in segments:
+        if isinstance(seg, int):
+            out.append(f"[{seg}]")
+        else:
+            key = seg if _BARE_KEY.match(seg) else '"' + seg.replace('"', '\\"') + '"'
+            out.append(("." if out else "") + key)
+    return "".join(out)
+
+
+def _walk_msgspec_path(path: str, raw: Any) -> tuple[list[_Segment], Any]:
+    """Split msgspec's ``$.a.b[3].c`` into segments, using the raw data to keep dotted keys
+    (``$.coordinator.group.initial.rebalance.delay.ms``) whole. Returns (segments, value)."""
+    rest = path[1:] if path.startswith("$") else path
+    segments: list[_Segment] = []
+    cur: Any = raw
+    while rest:
+        if rest.startswith("["):
+            end = rest.index("]")
+            index = int(rest[1:end])
+            segments.append(index)
+            cur = cur[index] if isinstance(cur, list) and index < len(cur) else None
+            rest = rest[end + 1 :]
+            continue
+        if rest.startswith("."):
+            rest = rest[1:]
+        key = None
+        if isinstance(cur, dict):
+            for candidate in sorted(cur, key=len, reverse=True):
+                if rest == candidate or rest.startswith((candidate + ".", candidate + "[")):
+                    key = candidate
+                    break
+        if key is None:
+            match = re.match(r"[^.\[]+", rest)
+            key = match.group(0) if match else rest
+        segments.append(key)
+        cur = cur.get(key) if isinstance(cur, dict) else None
+        rest = rest[len(key) :]
+    return segments, cur
+
+
+def _type_at(segments: list[_Segment], raw: Any) -> Any:
+    """The msgspec.inspect type of the value at ``segments`` (a Struct for a table)."""
+    info: Any = msgspec.inspect.type_info(Scenario)
+    cur: Any = raw
+    for seg in segments:
+        info = _pick_struct(info, cur)
+        if isinstance(seg, int):
+            info = info.item_type if hasattr(info, "item_type") else None
+            cur = cur[seg] if isinstance(cur, list) and seg < len(cur) else None
+        elif isinstance(info, msgspec.inspect.StructType):
+            found = [f for f in info.fields if f.encode_name == seg]
+            info = found[0].type if found else None
+            cur = cur.get(seg) if isinstance(cur, dict) else None
+        elif isinstance(info, msgspec.inspect.DictType):
+            info = info.value_type
+            cur = cur.get(seg) if isinstance(cur, dict) else None
+        else:
+            return None
+    return _pick_struct(info, cur)
+
+
+def _pick_struct(info: Any, value: Any) -> Any:
+    """Resolve an Optional/tagged union to the member that applies to ``value``."""
+    if isinstance(info, msgspec.inspect.UnionType):
+        options = [t for t in info.types if not isinstance(t, msgspec.inspect.NoneType)]
+        if isinstance(value, dict):
+            for option in options:
+                if isinstance(option, msgspec.inspect.StructType) and (
+                    option.tag is None or option.tag == value.get(option.tag_field)
+                ):
+                    return option
+        if len(options) == 1:
+            return options[0]
+        for option in options:
+            if not isinstance(option, msgspec.inspect.StructType):
+                return option
+    return info
+
+
+_TYPE_WORDS = {
+    "int": "an integer",
+    "str": "a string",
+    "bool": "a boolean",
+    "float": "a float",
+    "object": "a table",
+    "array": "an array",
+    "null": "nothing",
+    "datetime": "a datetime",
+    "date": "a date",
+    "time": "a time",
+}
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "an array"
+    return type(value).__name__
+
+
+def _translate_validation_error(message: str, raw: dict[str, Any]) -> tuple[str | None, str]:
+    """msgspec's ``"<problem> - at `$.a[1].b`"`` → (``"a[1].b"``, readable problem)."""
+    text, sep, where = message.rpartition(" - at `")
+    if not sep:
+        text, where = message, "$`"
+    segments, value = _walk_msgspec_path(where.rstrip("`"), raw)
+
+    if m := re.fullmatch(r"Object missing required field `(.+)`", text):
+        key = m.group(1)
+        parent = _type_at(segments, raw)
+        if key == "action" and segments[:1] == ["timeline"]:
+            actions = ", ".join(schema.ACTIONS)
+            return _render_path([*segments, key]), f"missing required key (actions: {actions})"
+        what = "missing required key"
+        if isinstance(parent, msgspec.inspect.StructType) and parent.tag is not None:
+            what += f" for action {parent.tag!r}"
+        return _render_path([*segments, key]), what
+
+    if m := re.fullmatch(r"Object contains unknown field `(.+)`", text):
+        key = m.group(1)
+        parent = _type_at(segments, raw)
+        if isinstance(parent, msgspec.inspect.StructType):
+            known = ", ".join(f.encode_name for f in parent.fields)
+            if parent.tag is not None:
+                problem = f"not a key of action {parent.tag!r} (its keys: action, {known})"
+            else:
+                problem = f"unknown key (known: {known})"
+        else:
+            problem = "unknown key"
+        return _render_path([*segments, key]), problem
+
+    path = _render_path(segments) or None
+    if m := re.fullmatch(r"Invalid value '(.*)'", text):
+        if segments and segments[-1] == "action":
+            return path, f"unknown action {m.group(1)!r} (actions: {', '.join(schema.ACTIONS)})"
+        return path, f"invalid value {m.group(1)!r}"
+    if m := re.fullmatch(r"Invalid enum value '(.*)'", text):
+        info = _type_at(segments, raw)
+        if isinstance(info, msgspec.inspect.LiteralType):
+            allowed = ", ".join(str(v) for v in info.values)
+            return path, f"invalid value {m.group(1)!r} (expected one of: {allowed})"
+        return path, f"invalid value {m.group(1)!r}"
+    if m := re.fullmatch(r"Expected `(\w+)`, got `(\w+)`", text):
+        want, got = m.group(1), m.group(2)
+        got_text = _TYPE_WORDS.get(got, got)
+        if got in ("int", "float", "str", "bool"):
+            got_text = f"{got_text} ({_describe(value)})"
+        return path, f"expected {_TYPE_WORDS.get(want, want)}, got {got_text}"
+    if m := re.fullmatch(r"Expected `int` ([<>]=) (-?\d+)", text):
+        op, bound = m.group(1), int(m.group(2))
+        extra = " (a Java int)" if op == "<=" and bound == schema.INT_MAX else ""
+        return path, f"expected an integer {op} {bound}{extra}, got {_describe(value)}"
+    if re.fullmatch(r"Expected `str` matching regex '.*'", text):
+        return path, (
+            f"invalid name {_describe(value)} (use letters, digits, '.', '_' and '-', "
+            "starting with a letter or digit)"
+        )
+    if re.fullmatch(r"Expected `str` of length >= 1", text):
+        return path, "must not be empty"
+    return path, text[:1].lower() + text[1:]
+
+
+# --------------------------------------------------------------------------- semantics
+
+
+def _names(items: list[str], limit: int = 12) -> str:
+    if len(items) <= limit:
+        return ", ".join(items) or "none"
+    return ", ".join(items[:limit]) + f", … ({len(items)} in all)"
+
+
+class _WorkerState:
+    __slots__ = ("up_from", "down_since", "down_how", "raw")
+
+    def __init__(self, up_from: int | None, raw: dict[str, Any]) -> None:
+        self.up_from = up_from  # running from this time on (None: stopped)
+        self.down_since: int | None = None
+        self.down_how = ""
+        self.raw = raw  # merged raw config so far
+
+
+class _Builder:
+    def __init__(self, file: str, source: Path, scenario: Scenario) -> None:
+        self.file = file
+        self.source = source
+        self.sc = scenario
+        self.max_delay_ms = 0
+
+    def fail(self, segments: list[_Segment], problem: str) -> ScenarioError:
+        return ScenarioError(self.file, _render_path(segments) or None, problem)
+
+    def config(
+        self, merged: dict[str, Any], layer: list[_Segment], layer_keys: Mapping[str, Any]
+    ) -> WorkerConfig:
+        """Parse a merged worker config; blame ``layer`` (the most specific table) on error."""
+        marker = "<config>"
+        try:
+            cfg = WorkerConfig.from_mapping(merged, where=marker)
+        except ConfigError as exc:
+            msg = str(exc)
+            key: str | None = None
+            problem = msg
+            if msg.startswith(marker + "."):
+                rest = msg[len(marker) + 1 :]
+                for candidate in sorted(merged, key=len, reverse=True):
+                    if rest.startswith(candidate + ": "):
+                        key, problem = candidate, rest[len(candidate) + 2 :]
+                        break
+            elif msg.startswith(marker + ": "):
+                problem = msg[len(marker) + 2 :]
+            elif msg.startswith("connect.protocol: "):
+                key, problem = "connect.protocol", msg[len("connect.protocol: ") :]
+            segments = [*layer, key] if key is not None and key in layer_keys else list(layer)
+            raise self.fail(segments, problem) from None
+        self.max_delay_ms = max(self.max_delay_ms, cfg.scheduled_rebalance_max_delay_ms)
+        return cfg
+
+    def build(self) -> LoadedScenario:
+        sc = self.sc
+        cluster = sc.cluster
+        base_raw = dict(cluster.config)
+        self.config(base_raw, ["cluster", "config"], base_raw)
+
+        # workers
+        entries = list(cluster.workers)
+        if cluster.size is not None:
+            if entries and cluster.size != len(entries):
+                raise self.fail(
+                    ["cluster", "size"],
+                    f"size = {cluster.size} but cluster.workers lists {len(entries)} workers",
+                )
+            if not entries:
+                entries = [schema.WorkerEntry(name=f"w{i}") for i in range(1, cluster.size + 1)]
+        workers: list[WorkerSpec] = []
+        states: dict[str, _WorkerState] = {}
+        seen_at: dict[str, int] = {}
+        for i, entry in enumerate(entries):
+            if entry.name in seen_at:
+                raise self.fail(
+                    ["cluster", "workers", i, "name"],
+                    f"duplicate worker {entry.name!r} "
+                    f"(also cluster.workers[{seen_at[entry.name]}])",
+                )
+            seen_at[entry.name] = i
+            raw = {**base_raw, **entry.config}
+            cfg = self.config(raw, ["cluster", "workers", i, "config"], entry.config)
+            workers.append(WorkerSpec(entry.name, entry.start_ms, cfg, raw))
+            states[entry.name] = _WorkerState(entry.start_ms, raw)
+        if not workers and not any(isinstance(s, schema.Join) for s in sc.timeline):
+            raise self.fail(
+                ["cluster"],
+                "no workers (set cluster.size, list cluster.workers, or join one in the timeline)",
+            )
+        names = [w.name for w in workers]
+
+        # workload
+        connectors: dict[str, int] = {}
+        for i, conn in enumerate(sc.workload.connectors):
+            if conn.name in connectors:
+                raise self.fail(
+                    ["workload", "connectors", i, "name"], f"duplicate connector {conn.name!r}"
+                )
+            connectors[conn.name] = conn.tasks
+        gen = sc.workload.generate
+        if gen is not None:
+            for i in range(1, gen.count + 1):
+                name = f"{gen.prefix}{i}"
+                if name in connectors:
+                    raise self.fail(
+                        ["workload", "generate"],
+                        f"generates connector {name!r}, which workload.connectors already has",
+                    )
+                connectors[name] = gen.tasks
+        initial_connectors = dict(connectors)
+
+        # timeline, in time order; rolling restarts expand as they are reached
+        steps: list[Step] = []
+        heap: list[tuple[int, int, int, Any]] = [
+            (s.at_ms, i, 0, s) for i, s in enumerate(sc.timeline)
+        ]
+        heapq.heapify(heap)
+        last_ms = max((w.start_ms for w in workers), default=0)
+        while heap:
+            at_ms, index, sub, item = heapq.heappop(heap)
+            base: list[_Segment] = ["timeline", index]
+            if isinstance(item, schema.RollingRestart):
+                self.expand_rolling(item, index, states, names, heap)
+                continue
+            if isinstance(item, _RollingView):
+                step = self.restart(
+                    at_ms,
+                    item.members[sub - 1],
+                    item.config,
+                    item.down_ms,
+                    item.clean,
+                    [*base, "members", sub - 1] if item.explicit else base,
+                    base,
+                    f"{_render_path(base)}.members[{sub - 1}]",
+                    states,
+                    names,
+                )
+            elif isinstance(item, schema.Restart):
+                step = self.restart(
+                    at_ms,
+                    item.member,
+                    item.config,
+                    item.down_ms,
+                    item.clean,
+                    [*base, "member"],
+                    base,
+                    _render_path(base),
+                    states,
+                    names,
+                )
+            elif isinstance(item, schema.Join):
+                step = self.join(item, base, states, names, base_raw)
+            elif isinstance(item, schema.Leave | schema.Crash):
+                action = "leave" if isinstance(item, schema.Leave) else "crash"
+                state = self.running(item.member, at_ms, [*base, "member"], states, names)
+                state.up_from = None
+                state.down_since = at_ms
+                state.down_how = "left" if action == "leave" else "crashed"
+                step = Step(at_ms, action, _render_path(base), member=item.member)
+            elif isinstance(item, schema.AddConnector):
+                if item.connector in connectors:
+                    raise self.fail(
+                        [*base, "connector"], f"connector {item.connector!r} already exists"
+                    )
+                connectors[item.connector] = item.tasks
+                step = Step(
+                    at_ms,
+                    "add_connector",
+                    _render_path(base),
+                    connector=item.connector,
+                    tasks=item.tasks,
+                )
+            elif isinstance(item, schema.RemoveConnector | schema.SetTasks):
+                if item.connector not in connectors:
+                    raise self.fail(
+                        [*base, "connector"],
+                        f"unknown connector {item.connector!r} at {at_ms} ms "
+                        f"(connectors: {_names(list(connectors))})",
+                    )
+                if isinstance(item, schema.SetTasks):
+                    connectors[item.connector] = item.tasks
+                    step = Step(
+                        at_ms,
+                        "set_tasks",
+                        _render_path(base),
+                        connector=item.connector,
+                        tasks=item.tasks,
+                    )
+                else:
+                    del connectors[item.connector]
+                    step = Step(
+                        at_ms, "remove_connector", _render_path(base), connector=item.connector
+                    )
+            elif isinstance(item, schema.Phase):
+                step = Step(at_ms, "phase", _render_path(base), name=item.name)
+            else:  # pragma: no cover - the schema's union is closed
+                raise AssertionError(f"unhandled step {item!r}")
+            steps.append(step)
+            last_ms = max(last_ms, at_ms + (step.down_ms or 0))
+
+        settle_ms = sc.settle_ms
+        if settle_ms is None:
+            settle_ms = self.max_delay_ms + SETTLE_MARGIN_MS
+        return LoadedScenario(
+            scenario=sc,
+            source=self.source,
+            workers=workers,
+            connectors=initial_connectors,
+            steps=steps,
+            settle_ms=settle_ms,
+            end_ms=last_ms + settle_ms,
+            worker_names=names,
+        )
+
+    # ---------------------------------------------------------------- step helpers
+
+    def unknown_worker(
+        self, member: str, at_ms: int, segments: list[_Segment], names: list[str]
+    ) -> ScenarioError:
+        return self.fail(segments, f"unknown worker {member!r} (workers: {_names(names)})")
+
+    def running(
+        self,
+        member: str,
+        at_ms: int,
+        segments: list[_Segment],
+        states: dict[str, _WorkerState],
+        names: list[str],
+    ) -> _WorkerState:
+        state = states.get(member)
+        if state is None:
+            raise self.unknown_worker(member, at_ms, segments, names)
+        if state.up_from is None:
+            raise self.fail(
+                segments,
+                f"worker {member!r} is not running at {at_ms} ms "
+                f"(it {state.down_how} at {state.down_since} ms)",
+            )
+        if state.up_from > at_ms:
+            raise self.fail(
+                segments,
+                f"worker {member!r} is not running at {at_ms} ms (it starts at {state.up_from} ms)",
+            )
+        return state
+
+    def join(
+        self,
+        item: schema.Join,
+        base: list[_Segment],
+        states: dict[str, _WorkerState],
+        names: list[str],
+        base_raw: dict[str, Any],
+    ) -> Step:
+        state = states.get(item.member)
+        if state is None:
+            raw = {**base_raw, **item.config}
+        elif state.up_from is not None:
+            when = (
+                f"already running at {item.at_ms} ms"
+                if state.up_from <= item.at_ms
+                else f"already scheduled to start at {state.up_from} ms"
+            )
+            raise self.fail([*base, "member"], f"worker {item.member!r} is {when}")
+        else:
+            raw = {**state.raw, **item.config}
+        cfg = self.config(raw, [*base, "config"], item.config)
+        if state is None:
+            state = states[item.member] = _WorkerState(item.at_ms, raw)
+            names.append(item.member)
+        state.up_from = item.at_ms
+        state.raw = raw
+        return Step(
+            item.at_ms,
+            "join",
+            _render_path(base),
+            member=item.member,
+            config=cfg,
+            raw_config=raw,
+            overrides=dict(item.config),
+        )
+
+    def restart(
+        self,
+        at_ms: int,
+        member: str,
+        overrides: dict[str, Any],
+        down_ms: int,
+        clean: bool,
+        member_path: list[_Segment],
+        base: list[_Segment],
+        origin: str,
+        states: dict[str, _WorkerState],
+        names: list[str],
+    ) -> Step:
+        state = self.running(member, at_ms, member_path, states, names)
+        raw = {**state.raw, **overrides}
+        cfg = self.config(raw, [*base, "config"], overrides)
+        state.raw = raw
+        state.up_from = at_ms + down_ms
+        return Step(
+            at_ms,
+            "restart",
+            origin,
+            member=member,
+            config=cfg,
+            raw_config=raw,
+            overrides=dict(overrides),
+            down_ms=down_ms,
+            clean=clean,
+        )
+
+    def expand_rolling(
+        self,
+        item: schema.RollingRestart,
+        index: int,
+        states: dict[str, _WorkerState],
+        names: list[str],
+        heap: list[tuple[int, int, int, Any]],
+    ) -> None:
+        base: list[_Segment] = ["timeline", index]
+        if item.members is not None:
+            members = list(item.members)
+            if not members:
+                raise self.fail([*base, "members"], "empty list (omit it to restart every worker)")
+            seen: set[str] = set()
+            for k, member in enumerate(members):
+                if member not in states:
+                    raise self.unknown_worker(member, item.at_ms, [*base, "members", k], names)
+                if member in seen:
+                    raise self.fail([*base, "members", k], f"worker {member!r} listed twice")
+                seen.add(member)
+            explicit = True
+        else:
+            # every known worker that has not left/crashed, in definition order
+            members = [n for n in names if states[n].up_from is not None]
+            if not members:
+                raise self.fail(base, f"no running workers to restart at {item.at_ms} ms")
+            explicit = False
+        expanded = _RollingView(item, members, explicit)
+        for k in range(len(members)):
+            heapq.heappush(heap, (item.at_ms + k * item.interval_ms, index, k + 1, expanded))
+
+
+class _RollingView:
+    """The resolved view of a rolling restart that the step loop reads."""
+
+    __slots__ = ("at_ms", "interval_ms", "members", "config", "down_ms", "clean", "explicit")
+
+    def __init__(self, item: schema.RollingRestart, members: list[str], explicit: bool) -> None:
+        self.at_ms = item.at_ms
+        self.interval_ms = item.interval_ms
+        self.members = members
+        self.config = item.config
+        self.down_ms = item.down_ms
+        self.clean = item.clean
+        self.explicit = explicit

@@ -1,0 +1,281 @@
+"""The scenario file format, as msgspec Structs (decoded from TOML by :mod:`scenarios.loader`).
+
+Every Struct rejects unknown keys (``forbid_unknown_fields=True``). Kafka settings keep their
+Kafka names (``"group.initial.rebalance.delay.ms"``); groupsim's own keys are snake_case.
+All times are integer **virtual milliseconds**. Worker settings (``cluster.config``,
+``cluster.workers[i].config``, ``timeline[i].config``) are plain tables here: they are checked
+by :meth:`members.config.WorkerConfig.from_mapping` in the loader, which owns their names,
+types and defaults.
+
+The timeline is a tagged union on ``action``: each action is its own Struct, so a key that
+does not belong to an action is an unknown key, and a missing required key is reported by
+msgspec with its path. The user-facing description is ``docs/scenario-format.md``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import msgspec
+from msgspec import Meta
+
+__all__ = [
+    "INT_MAX",
+    "ACTIONS",
+    "INVARIANTS",
+    "NonNegInt",
+    "JavaInt",
+    "Scenario",
+    "CoordinatorSettings",
+    "NetworkSettings",
+    "Cluster",
+    "WorkerEntry",
+    "Workload",
+    "ConnectorEntry",
+    "GenerateConnectors",
+    "Expect",
+    "TimelineStep",
+    "Join",
+    "Leave",
+    "Crash",
+    "Restart",
+    "RollingRestart",
+    "AddConnector",
+    "RemoveConnector",
+    "SetTasks",
+    "Phase",
+]
+
+#: Java ``Integer.MAX_VALUE``: the bound of every setting Kafka holds in an ``int``.
+INT_MAX = 2**31 - 1
+
+#: A non-negative integer (virtual ms, counts) without a Java-int bound (TOML ints are int64).
+NonNegInt = Annotated[int, Meta(ge=0)]
+#: A non-negative integer that Kafka holds in a Java ``int`` (task counts, broker settings).
+JavaInt = Annotated[int, Meta(ge=0, le=INT_MAX)]
+#: A worker name: it becomes the REST host (``http://<name>:8083``) and prefixes member ids.
+WorkerName = Annotated[str, Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")]
+#: A connector name: non-empty; task ids are ``"<connector>-<n>"``.
+ConnectorName = Annotated[str, Meta(min_length=1)]
+
+#: Invariant names a violation record can carry (``docs/event-log.md``).
+INVARIANTS = (
+    "double_ownership",
+    "stale_generation",
+    "illegal_transition",
+    "foreign_assignment",
+    "liveness",
+    "balance",
+)
+InvariantName = Literal[
+    "double_ownership",
+    "stale_generation",
+    "illegal_transition",
+    "foreign_assignment",
+    "liveness",
+    "balance",
+]
+
+#: ``final_protocol`` accepts JoinGroup protocol names and ``connect.protocol`` settings
+#: (``eager`` means ``default``).
+ProtocolName = Literal["default", "eager", "compatible", "sessioned", "static"]
+
+
+class _Base(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
+    pass
+
+
+class CoordinatorSettings(_Base):
+    """``[coordinator]``: broker settings (Kafka ``GroupCoordinatorConfig``), Kafka names."""
+
+    group_initial_rebalance_delay_ms: JavaInt = msgspec.field(
+        default=3_000, name="group.initial.rebalance.delay.ms"
+    )
+    group_min_session_timeout_ms: JavaInt = msgspec.field(
+        default=6_000, name="group.min.session.timeout.ms"
+    )
+    group_max_session_timeout_ms: JavaInt = msgspec.field(
+        default=1_800_000, name="group.max.session.timeout.ms"
+    )
+    group_max_size: JavaInt = msgspec.field(default=INT_MAX, name="group.max.size")
+
+
+class NetworkSettings(_Base):
+    """``[network]``: one-way delivery latency ``latency_ms`` plus a seeded uniform extra in
+    ``[0, jitter_ms]`` (virtual ms)."""
+
+    latency_ms: NonNegInt = 1
+    jitter_ms: NonNegInt = 0
+
+
+class WorkerEntry(_Base):
+    """``[[cluster.workers]]``: one worker, started at ``start_ms`` with ``config`` on top of
+    ``cluster.config``."""
+
+    name: WorkerName
+    start_ms: NonNegInt = 0
+    config: dict[str, Any] = {}
+
+
+class Cluster(_Base):
+    """``[cluster]``: ``size`` (workers ``w1..wN`` at t=0) and/or an explicit ``workers`` list
+    (then ``size`` must be absent or equal its length); ``config`` applies to every worker."""
+
+    size: JavaInt | None = None
+    config: dict[str, Any] = {}
+    workers: list[WorkerEntry] = []
+
+
+class ConnectorEntry(_Base):
+    """``[[workload.connectors]]``: a connector and its task count."""
+
+    name: ConnectorName
+    tasks: JavaInt
+
+
+class GenerateConnectors(_Base):
+    """``[workload.generate]``: ``count`` connectors ``f"{prefix}{i}"`` (i = 1..count)."""
+
+    count: JavaInt
+    tasks: JavaInt
+    prefix: ConnectorName = "connector"
+
+
+class Workload(_Base):
+    """``[workload]``: the connectors configured at t=0 (explicit ones first, then generated)."""
+
+    connectors: list[ConnectorEntry] = []
+    generate: GenerateConnectors | None = None
+
+
+# ----------------------------------------------------------------------------- timeline
+
+
+class _Step(_Base, tag_field="action"):
+    at_ms: NonNegInt
+
+
+class Join(_Step, tag="join"):
+    """A worker process starts (a new name introduces a new worker)."""
+
+    member: WorkerName
+    config: dict[str, Any] = {}
+
+
+class Leave(_Step, tag="leave"):
+    """A worker shuts down cleanly (LeaveGroup)."""
+
+    member: WorkerName
+
+
+class Crash(_Step, tag="crash"):
+    """A worker process dies (no LeaveGroup; the coordinator notices at session timeout)."""
+
+    member: WorkerName
+
+
+class Restart(_Step, tag="restart"):
+    """Stop a worker (clean or crash), start it again ``down_ms`` later with new config."""
+
+    member: WorkerName
+    config: dict[str, Any] = {}
+    down_ms: NonNegInt = 0
+    clean: bool = True
+
+
+class RollingRestart(_Step, tag="rolling_restart"):
+    """One ``restart`` per member, ``interval_ms`` apart, starting at ``at_ms``."""
+
+    interval_ms: NonNegInt
+    members: list[WorkerName] | None = None
+    config: dict[str, Any] = {}
+    down_ms: NonNegInt = 0
+    clean: bool = True
+
+
+class AddConnector(_Step, tag="add_connector"):
+    """Create a connector with ``tasks`` tasks (a config-topic write)."""
+
+    connector: ConnectorName
+    tasks: JavaInt
+
+
+class RemoveConnector(_Step, tag="remove_connector"):
+    """Delete a connector (a config-topic write)."""
+
+    connector: ConnectorName
+
+
+class SetTasks(_Step, tag="set_tasks"):
+    """Change a connector's task count (a config-topic write)."""
+
+    connector: ConnectorName
+    tasks: JavaInt
+
+
+class Phase(_Step, tag="phase"):
+    """Label the timeline from here on (until the next phase) for the summary."""
+
+    name: Annotated[str, Meta(min_length=1)]
+
+
+TimelineStep = (
+    Join
+    | Leave
+    | Crash
+    | Restart
+    | RollingRestart
+    | AddConnector
+    | RemoveConnector
+    | SetTasks
+    | Phase
+)
+
+#: Action name -> its Struct.
+ACTIONS: dict[str, type[_Step]] = {
+    "join": Join,
+    "leave": Leave,
+    "crash": Crash,
+    "restart": Restart,
+    "rolling_restart": RollingRestart,
+    "add_connector": AddConnector,
+    "remove_connector": RemoveConnector,
+    "set_tasks": SetTasks,
+    "phase": Phase,
+}
+
+
+class Expect(_Base):
+    """``[expect]``: assertions on the run's summary, checked by :func:`scenarios.expect.evaluate`.
+
+    ``None`` means "not checked". ``no_violations`` is **true by default**, with or without an
+    ``[expect]`` table: any violation fails the run unless its invariant is listed in
+    ``expected_violations`` (reserved for known upstream bugs, e.g. KAFKA-13816's
+    ``double_ownership`` on a downgrade to eager). Downtimes are virtual ms of task downtime.
+    """
+
+    converged: bool | None = None
+    no_violations: bool = True
+    max_rebalances: NonNegInt | None = None
+    min_rebalances: NonNegInt | None = None
+    max_task_downtime_ms: NonNegInt | None = None
+    max_total_downtime_ms: NonNegInt | None = None
+    final_protocol: ProtocolName | None = None
+    max_time_to_converge_ms: NonNegInt | None = None
+    expected_violations: list[InvariantName] = []
+
+
+class Scenario(_Base):
+    """A whole scenario file. Only ``name`` is required."""
+
+    name: Annotated[str, Meta(min_length=1)]
+    description: str = ""
+    seed: NonNegInt = 0
+    settle_ms: NonNegInt | None = None
+    log_heartbeats: bool = False
+    coordinator: CoordinatorSettings = msgspec.field(default_factory=CoordinatorSettings)
+    network: NetworkSettings = msgspec.field(default_factory=NetworkSettings)
+    cluster: Cluster = msgspec.field(default_factory=Cluster)
+    workload: Workload = msgspec.field(default_factory=Workload)
+    timeline: list[TimelineStep] = []
+    expect: Expect = msgspec.field(default_factory=Expect)
