@@ -1,0 +1,970 @@
+"""Kafka's classic group coordinator for one group, as a pure (sans-IO) state machine.
+
+Follows ``GroupMetadataManager`` (classicGroupJoin, classicGroupSync, classicGroupHeartbeat,
+classicGroupLeave and their helpers), ``ClassicGroup``, ``ClassicGroupMember`` and
+``ClassicGroupState`` of Apache Kafka 4.0 (see ``reference/coordinator.md`` §1). Nothing
+here reads a clock, draws random numbers or does I/O: :meth:`GroupCoordinator.handle` and
+:meth:`GroupCoordinator.fire` take the virtual time and return effects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import msgspec
+
+from protocol.effects import CancelTimer, Effect, Log, Send, SetTimer
+from protocol.group import (
+    ErrorCode,
+    HeartbeatRequest,
+    HeartbeatResponse,
+    JoinGroupRequest,
+    JoinGroupResponse,
+    JoinGroupResponseMember,
+    LeaveGroupRequest,
+    LeaveGroupResponse,
+    Request,
+    SyncGroupRequest,
+    SyncGroupResponse,
+)
+from protocol.java import grown_capacity, hash_order, presized_capacity, string_hash
+
+from .config import CoordinatorConfig
+from .state import GroupState, check_transition
+
+__all__ = ["GroupCoordinator", "MemberView", "JOIN_TIMER", "SYNC_TIMER", "HEARTBEAT_PREFIX"]
+
+#: Timer keys armed by the coordinator (Kafka: ``join-<group>``, ``sync-<group>``,
+#: ``heartbeat-<group>-<member>``; the runtime keeps one timer table per coordinator).
+JOIN_TIMER = "join"
+SYNC_TIMER = "sync"
+HEARTBEAT_PREFIX = "heartbeat:"
+
+_EMPTY = GroupState.EMPTY
+_PREPARING = GroupState.PREPARING_REBALANCE
+_COMPLETING = GroupState.COMPLETING_REBALANCE
+_STABLE = GroupState.STABLE
+_DEAD = GroupState.DEAD
+
+_HB_NONE = HeartbeatResponse(ErrorCode.NONE)
+_HB_REBALANCE = HeartbeatResponse(ErrorCode.REBALANCE_IN_PROGRESS)
+_HB_ERRORS = {code: HeartbeatResponse(code) for code in ErrorCode}
+_JOIN_UNKNOWN = JoinGroupResponse(ErrorCode.UNKNOWN_MEMBER_ID, member_id="")
+
+
+class MemberView(msgspec.Struct, frozen=True):
+    """A read-only snapshot of one group member (``ClassicGroupMember``).
+
+    Attributes:
+        member_id: the id the coordinator gave it (``<client_id>-<uuid>``).
+        source: network address of its latest JoinGroup (the worker name, e.g. ``"w1"``).
+        client_id: the JoinGroup ``client_id``.
+        protocol_type: e.g. ``"connect"``.
+        protocols: its ordered (name, metadata) preference list.
+        session_timeout_ms / rebalance_timeout_ms: from its latest JoinGroup (virtual ms).
+        is_new: added and not yet through a completed join (KAFKA-7610 timeout applies).
+        is_leader: it is the group's leader.
+        awaiting_join / awaiting_sync: a JoinGroup / SyncGroup of it is parked.
+        pending_sync: it is in the current generation but has not sent SyncGroup yet.
+        assignment: its assignment bytes from the leader (``b""`` when none).
+    """
+
+    member_id: str
+    source: str
+    client_id: str
+    protocol_type: str
+    protocols: tuple[tuple[str, bytes], ...]
+    session_timeout_ms: int
+    rebalance_timeout_ms: int
+    is_new: bool
+    is_leader: bool
+    awaiting_join: bool
+    awaiting_sync: bool
+    pending_sync: bool
+    assignment: bytes
+
+
+class _Member:
+    """Mutable member record (``ClassicGroupMember``). A parked JoinGroup/SyncGroup is the
+    source address its response must go to (``None`` when nothing is parked)."""
+
+    __slots__ = (
+        "member_id",
+        "hb_key",
+        "source",
+        "client_id",
+        "protocol_type",
+        "protocols",
+        "names",
+        "session_timeout_ms",
+        "rebalance_timeout_ms",
+        "is_new",
+        "join_source",
+        "sync_source",
+        "assignment",
+        "hb_deadline",
+    )
+
+    def __init__(self, member_id: str, source: str, request: JoinGroupRequest) -> None:
+        self.member_id = member_id
+        self.hb_key = HEARTBEAT_PREFIX + member_id
+        self.source = source
+        self.client_id = request.client_id
+        self.protocol_type = request.protocol_type
+        self.protocols: tuple[tuple[str, bytes], ...] = request.protocols
+        self.names: tuple[str, ...] = _names(request.protocols)
+        self.session_timeout_ms = request.session_timeout_ms
+        self.rebalance_timeout_ms = request.rebalance_timeout_ms
+        self.is_new = False
+        self.join_source: str | None = None
+        self.sync_source: str | None = None
+        self.assignment = b""
+        self.hb_deadline = 0
+
+    def metadata(self, protocol: str) -> bytes:
+        for name, data in self.protocols:
+            if name == protocol:
+                return data
+        raise AssertionError(f"member {self.member_id} does not support {protocol}")
+
+
+class _Pending:
+    """A KIP-394 pending member: an id handed out with MEMBER_ID_REQUIRED, not yet joined."""
+
+    __slots__ = ("source", "deadline")
+
+    def __init__(self, source: str, deadline: int) -> None:
+        self.source = source
+        self.deadline = deadline
+
+
+def _names(protocols: tuple[tuple[str, bytes], ...]) -> tuple[str, ...]:
+    # Duplicate names count once (Kafka would double-count them; no client sends them).
+    return tuple(dict.fromkeys(name for name, _ in protocols))
+
+
+class GroupCoordinator:
+    """The classic group coordinator of one group (``GroupMetadataManager`` + ``ClassicGroup``).
+
+    Args:
+        group_id: the group this coordinator owns; requests naming another group get
+            NOT_COORDINATOR, an empty group id INVALID_GROUP_ID.
+        config: broker settings (:class:`~coordinator.config.CoordinatorConfig`).
+        new_member_id: ``client_id -> "<client_id>-<uuid>"``, drawn from the runtime's seeded
+            random generator (``ClassicGroup#generateMemberId``).
+
+    Inputs are :meth:`handle` (a request from the network address ``source``) and :meth:`fire`
+    (a due timer); both return effects to carry out in list order. Each request gets exactly
+    one ``Send(dest=source, message=<Response>)``: at once, or later (a parked JoinGroup or
+    SyncGroup, answered from another call to the address it came from). Exceptions, as in
+    Kafka: a parked request superseded by a newer one of the same member is never answered
+    (``ClassicGroup#updateMember`` replaces the future), and a SyncGroup parked by a member
+    that then leaves is dropped with the member.
+
+    Timers (virtual ms; arming a key again replaces it): ``heartbeat:<member_id>`` (session or
+    new-member timeout), ``join`` (rebalance timeout, or the initial-delay chain), ``sync``
+    (rebalance timeout from join completion; the generation it belongs to is kept here).
+
+    Rules worth knowing (all Kafka's unless marked):
+
+    * **Member order.** The member map is a Java ``HashMap<String, Member>``: iteration goes by
+      bucket of ``String.hashCode`` (spread) and, within a bucket, by insertion. Its capacity
+      grows with the largest size the map ever held and never shrinks. The leader's JoinGroup
+      member list, the ``generation`` log, vote counting, leader fallback and :meth:`members`
+      all use this order ("coordinator order").
+    * **Leader.** The first member added while there is no leader. When the leader is removed,
+      the first key in coordinator order takes over (``ClassicGroup#remove``); at join
+      completion a leader that did not rejoin is replaced by the first rejoined member in
+      coordinator order (``maybeElectNewJoinedLeader``).
+    * **Protocol vote** (``ClassicGroup#selectProtocol``). Candidates are the protocols every
+      member supports; each member, in coordinator order, votes for the first candidate in
+      its own list; most votes wins. Ties: ``protocol_tie_break="java"`` (Kafka's) takes the
+      first tied protocol in the iteration order of the votes ``HashMap`` (String.hashCode
+      bucket in a 16-slot table, then order of first vote); ``"first_listed"`` (groupsim's)
+      takes the tied protocol ranked highest by the earliest-added current member. Connect
+      workers advertise suffixes of one list, so ties cannot happen in a pure Connect group.
+    * **Initial delay.** A rebalance out of Empty waits ``initial_rebalance_delay_ms``, and
+      while members keep arriving re-arms up to the group rebalance timeout
+      (``tryCompleteInitialRebalanceElseSchedule``); meanwhile ``previousState == Empty``
+      refuses early completion. The ``newMemberAdded`` flag is only cleared by that chain.
+
+    Deviations: static membership (``group_instance_id``) is ignored — every member is
+    dynamic, as Connect forces it (``GroupRebalanceConfig``); no log writes exist, so none
+    fail; the ``member_removed`` reason ``max_size`` (a known member turned away by
+    GROUP_MAX_SIZE_REACHED) extends the event-log schema; a Dead (unloaded) group answers
+    every request COORDINATOR_NOT_AVAILABLE (§1.1) where a real broker would answer
+    NOT_COORDINATOR.
+    """
+
+    def __init__(
+        self,
+        group_id: str,
+        config: CoordinatorConfig,
+        new_member_id: Callable[[str], str],
+    ) -> None:
+        self.group_id = group_id
+        self.config = config
+        self._new_member_id = new_member_id
+        self._state = _EMPTY
+        self._previous_state = _EMPTY
+        self._exists = False
+        self._generation = 0
+        self._protocol_type: str | None = None
+        self._protocol_name: str | None = None
+        self._leader_id: str | None = None
+        self._members: dict[str, _Member] = {}
+        self._max_members = 0
+        self._order: list[str] | None = None
+        self._pending: dict[str, _Pending] = {}
+        self._pending_sync: dict[str, None] = {}
+        self._supported: dict[str, int] = {}
+        self._num_awaiting_join = 0
+        self._new_member_added = False
+        # ("initial", delay_ms, remaining_ms) or ("complete", 0, 0); None when disarmed.
+        self._join_timer: tuple[str, int, int] | None = None
+        self._sync_timer_generation: int | None = None
+        self._handlers = {
+            HeartbeatRequest: self._heartbeat,
+            JoinGroupRequest: self._join,
+            SyncGroupRequest: self._sync,
+            LeaveGroupRequest: self._leave,
+        }
+
+    # ------------------------------------------------------------------ read-only views
+
+    @property
+    def state(self) -> GroupState:
+        """Current state (``ClassicGroup#currentState``)."""
+        return self._state
+
+    @property
+    def previous_state(self) -> GroupState:
+        """State before the last transition (``ClassicGroup#previousState``)."""
+        return self._previous_state
+
+    @property
+    def generation_id(self) -> int:
+        """Current generation; 0 before the first join completes."""
+        return self._generation
+
+    @property
+    def protocol_type(self) -> str | None:
+        """Protocol type fixed by the first member added to the empty group (``"connect"``)."""
+        return self._protocol_type
+
+    @property
+    def protocol_name(self) -> str | None:
+        """Protocol chosen by the vote for this generation; ``None`` when Empty."""
+        return self._protocol_name
+
+    @property
+    def leader_id(self) -> str | None:
+        """Member id of the leader, ``None`` when there are no members."""
+        return self._leader_id
+
+    def members(self) -> list[MemberView]:
+        """Snapshots of all members, in coordinator (Java HashMap) order."""
+        return [self._view(self._members[mid]) for mid in self._java_order()]
+
+    def member(self, member_id: str) -> MemberView | None:
+        """Snapshot of one member, or ``None`` if it is not in the group."""
+        m = self._members.get(member_id)
+        return None if m is None else self._view(m)
+
+    def pending_member_ids(self) -> list[str]:
+        """KIP-394 pending member ids (handed out, not yet rejoined), in hand-out order."""
+        return list(self._pending)
+
+    def rebalance_timeout_ms(self) -> int:
+        """The group rebalance timeout: max over members, 0 without members."""
+        return max((m.rebalance_timeout_ms for m in self._members.values()), default=0)
+
+    def _view(self, m: _Member) -> MemberView:
+        return MemberView(
+            member_id=m.member_id,
+            source=m.source,
+            client_id=m.client_id,
+            protocol_type=m.protocol_type,
+            protocols=m.protocols,
+            session_timeout_ms=m.session_timeout_ms,
+            rebalance_timeout_ms=m.rebalance_timeout_ms,
+            is_new=m.is_new,
+            is_leader=m.member_id == self._leader_id,
+            awaiting_join=m.join_source is not None,
+            awaiting_sync=m.sync_source is not None,
+            pending_sync=m.member_id in self._pending_sync,
+            assignment=m.assignment,
+        )
+
+    # ------------------------------------------------------------------ inputs
+
+    def handle(self, source: str, request: Request, now_ms: int) -> list[Effect]:
+        """Process one request from network address ``source`` at virtual time ``now_ms``.
+
+        Returns the effects: the response (now or never for a parked request, which is
+        answered by a later call), timers, and log records.
+
+        Raises:
+            TypeError: ``request`` is not one of the four group requests.
+            IllegalStateTransition: only on a bug (every transition is asserted).
+        """
+        handler = self._handlers.get(type(request))
+        if handler is None:
+            raise TypeError(f"not a group request: {type(request).__name__}")
+        return handler(source, request, now_ms)
+
+    def fire(self, key: str, now_ms: int) -> list[Effect]:
+        """A timer this coordinator armed is due (``CoordinatorTimer`` expiry).
+
+        ``heartbeat:<id>`` → ``expireClassicGroupMemberHeartbeat``; ``join`` →
+        ``completeClassicGroupJoin`` or the initial-delay chain; ``sync`` →
+        ``expirePendingSync``. A timer that is stale (disarmed, or a heartbeat deadline that
+        moved later) does nothing.
+
+        Raises:
+            ValueError: ``key`` is not a key this coordinator arms.
+        """
+        effects: list[Effect] = []
+        if key.startswith(HEARTBEAT_PREFIX):
+            self._expire_heartbeat(key[len(HEARTBEAT_PREFIX) :], now_ms, effects)
+        elif key == JOIN_TIMER:
+            timer = self._join_timer
+            self._join_timer = None
+            if timer is not None and self._state is _PREPARING:
+                kind, delay_ms, remaining_ms = timer
+                if kind == "initial":
+                    self._try_complete_initial_rebalance(delay_ms, remaining_ms, now_ms, effects)
+                else:
+                    self._complete_join(now_ms, effects)
+        elif key == SYNC_TIMER:
+            generation = self._sync_timer_generation
+            self._sync_timer_generation = None
+            if generation is not None:
+                self._expire_pending_sync(generation, now_ms, effects)
+        else:
+            raise ValueError(f"group {self.group_id!r}: unknown timer key {key!r}")
+        return effects
+
+    def unload(self, now_ms: int) -> list[Effect]:
+        """The coordinator gives the group up (partition emigration): go Dead.
+
+        Parked JoinGroups and SyncGroups are answered NOT_COORDINATOR (Kafka
+        ``GroupMetadataManager#onUnloaded``), every timer is cancelled, and every later
+        request is answered COORDINATOR_NOT_AVAILABLE. Dead is terminal.
+        """
+        effects: list[Effect] = []
+        self._transition(_DEAD, effects)
+        for mid in self._java_order():
+            m = self._members[mid]
+            self._complete_join_future(
+                m, JoinGroupResponse(ErrorCode.NOT_COORDINATOR, member_id=mid), effects
+            )
+            self._complete_sync_future(m, SyncGroupResponse(ErrorCode.NOT_COORDINATOR), effects)
+            effects.append(CancelTimer(m.hb_key))
+        for mid in self._pending:
+            effects.append(CancelTimer(HEARTBEAT_PREFIX + mid))
+        self._cancel_join_timer(effects)
+        self._cancel_sync_timer(effects)
+        return effects
+
+    # ------------------------------------------------------------------ Heartbeat
+
+    def _heartbeat(self, source: str, req: HeartbeatRequest, now_ms: int) -> list[Effect]:
+        # GroupMetadataManager#classicGroupHeartbeat: member, generation, then state.
+        state = self._state
+        m = self._members.get(req.member_id)
+        if m is None or req.group_id != self.group_id or state is _DEAD:
+            return [Send(source, _HB_ERRORS[self._request_error(req.group_id, req.member_id)])]
+        if req.generation_id != self._generation:
+            return [Send(source, _HB_ERRORS[ErrorCode.ILLEGAL_GENERATION])]
+        if state is _EMPTY:
+            return [Send(source, _HB_ERRORS[ErrorCode.UNKNOWN_MEMBER_ID])]
+        deadline = now_ms + m.session_timeout_ms
+        m.hb_deadline = deadline
+        return [
+            SetTimer(m.hb_key, deadline),
+            Send(source, _HB_REBALANCE if state is _PREPARING else _HB_NONE),
+        ]
+
+    def _request_error(self, group_id: str, member_id: str) -> ErrorCode:
+        """The error of a SyncGroup/Heartbeat that fails before member validation passes."""
+        if not group_id:
+            return ErrorCode.INVALID_GROUP_ID
+        if group_id != self.group_id:
+            return ErrorCode.NOT_COORDINATOR
+        if self._state is _DEAD:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        return ErrorCode.UNKNOWN_MEMBER_ID
+
+    # ------------------------------------------------------------------ JoinGroup
+
+    def _join(self, source: str, req: JoinGroupRequest, now_ms: int) -> list[Effect]:
+        # GroupCoordinatorService#joinGroup, then GroupMetadataManager#classicGroupJoin.
+        effects: list[Effect] = []
+        mid = req.member_id
+        cfg = self.config
+        error: ErrorCode | None = None
+        if not req.group_id:
+            error = ErrorCode.INVALID_GROUP_ID
+        elif req.group_id != self.group_id:
+            error = ErrorCode.NOT_COORDINATOR
+        elif not cfg.min_session_timeout_ms <= req.session_timeout_ms <= cfg.max_session_timeout_ms:
+            error = ErrorCode.INVALID_SESSION_TIMEOUT
+        elif self._state is _DEAD:
+            error = ErrorCode.COORDINATOR_NOT_AVAILABLE
+        elif mid and not self._exists:
+            error = ErrorCode.UNKNOWN_MEMBER_ID  # getOrMaybeCreateClassicGroup: no such group
+        if error is not None:
+            effects.append(Send(source, JoinGroupResponse(error, member_id=mid)))
+            return effects
+        self._exists = True
+        if not self._accept_joining_member(mid):
+            self._remove(mid, "max_size", effects)
+            effects.append(Send(source, JoinGroupResponse(ErrorCode.GROUP_MAX_SIZE_REACHED)))
+        elif not mid:
+            self._join_new_member(source, req, now_ms, effects)
+        else:
+            self._join_existing_member(source, req, now_ms, effects)
+        return effects
+
+    def _accept_joining_member(self, mid: str) -> bool:
+        """``GroupMetadataManager#acceptJoiningMember`` (group.max.size)."""
+        state = self._state
+        if state is _EMPTY or state is _DEAD:
+            return True
+        m = self._members.get(mid)
+        if state is _PREPARING:
+            return (m is not None and m.join_source is not None) or (
+                self._num_awaiting_join < self.config.max_size
+            )
+        return m is not None or len(self._members) < self.config.max_size
+
+    def _supports_protocols(self, protocol_type: str, protocols: tuple) -> bool:
+        """``ClassicGroup#supportsProtocols``."""
+        if self._state is _EMPTY:
+            return bool(protocol_type) and bool(protocols)
+        n = len(self._members)
+        supported = self._supported
+        return protocol_type == self._protocol_type and any(
+            supported.get(name, 0) == n for name, _ in protocols
+        )
+
+    def _join_new_member(
+        self, source: str, req: JoinGroupRequest, now_ms: int, effects: list[Effect]
+    ) -> None:
+        # classicGroupJoinNewMember / classicGroupJoinNewDynamicMember.
+        if not self._supports_protocols(req.protocol_type, req.protocols):
+            effects.append(Send(source, JoinGroupResponse(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)))
+            return
+        new_id = self._new_member_id(req.client_id)
+        if req.api_version >= 4:  # KIP-394: JoinGroupRequest.requiresKnownMemberId
+            deadline = now_ms + req.session_timeout_ms
+            self._pending[new_id] = _Pending(source, deadline)
+            effects.append(SetTimer(HEARTBEAT_PREFIX + new_id, deadline))
+            effects.append(
+                Send(source, JoinGroupResponse(ErrorCode.MEMBER_ID_REQUIRED, member_id=new_id))
+            )
+        else:
+            self._add_member_then_rebalance_or_complete_join(source, req, new_id, now_ms, effects)
+
+    def _join_existing_member(
+        self, source: str, req: JoinGroupRequest, now_ms: int, effects: list[Effect]
+    ) -> None:
+        # classicGroupJoinExistingMember.
+        mid = req.member_id
+        if not self._supports_protocols(req.protocol_type, req.protocols):
+            effects.append(
+                Send(
+                    source,
+                    JoinGroupResponse(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id=mid),
+                )
+            )
+            return
+        if mid in self._pending:
+            self._add_member_then_rebalance_or_complete_join(source, req, mid, now_ms, effects)
+            return
+        m = self._members.get(mid)
+        state = self._state
+        if m is None or state is _EMPTY:
+            effects.append(
+                Send(source, JoinGroupResponse(ErrorCode.UNKNOWN_MEMBER_ID, member_id=mid))
+            )
+        elif state is _PREPARING:
+            self._update_member_then_rebalance_or_complete_join(source, m, req, now_ms, effects)
+        elif state is _COMPLETING:
+            if m.protocols == req.protocols:
+                # Same metadata (a lost JoinGroup response): return the current generation.
+                effects.append(Send(source, self._current_join_response(m, with_members=True)))
+            else:
+                self._update_member_then_rebalance_or_complete_join(source, m, req, now_ms, effects)
+        else:  # Stable
+            if mid == self._leader_id or m.protocols != req.protocols:
+                self._update_member_then_rebalance_or_complete_join(source, m, req, now_ms, effects)
+            else:
+                effects.append(Send(source, self._current_join_response(m, with_members=False)))
+
+    def _current_join_response(self, m: _Member, with_members: bool) -> JoinGroupResponse:
+        is_leader = m.member_id == self._leader_id
+        return JoinGroupResponse(
+            ErrorCode.NONE,
+            generation_id=self._generation,
+            protocol_type=self._protocol_type,
+            protocol_name=self._protocol_name,
+            leader=self._leader_id or "",
+            member_id=m.member_id,
+            members=self._leader_member_list() if with_members and is_leader else (),
+        )
+
+    def _leader_member_list(self) -> tuple[JoinGroupResponseMember, ...]:
+        """``ClassicGroup#currentClassicGroupMembers``: coordinator order, chosen protocol."""
+        protocol = self._protocol_name
+        assert protocol is not None
+        members = self._members
+        return tuple(
+            JoinGroupResponseMember(mid, None, members[mid].metadata(protocol))
+            for mid in self._java_order()
+        )
+
+    def _add_member_then_rebalance_or_complete_join(
+        self, source: str, req: JoinGroupRequest, mid: str, now_ms: int, effects: list[Effect]
+    ) -> None:
+        # GroupMetadataManager#addMemberThenRebalanceOrCompleteJoin.
+        m = _Member(mid, source, req)
+        m.is_new = True
+        if self._state is _PREPARING and self._previous_state is _EMPTY:
+            self._new_member_added = True
+        self._add(m, source, effects)
+        self._reschedule_heartbeat(m, now_ms, self.config.new_member_join_timeout_ms, effects)
+        self._maybe_prepare_rebalance_or_complete_join(now_ms, effects)
+
+    def _update_member_then_rebalance_or_complete_join(
+        self,
+        source: str,
+        m: _Member,
+        req: JoinGroupRequest,
+        now_ms: int,
+        effects: list[Effect],
+    ) -> None:
+        # ClassicGroup#updateMember: a parked JoinGroup of the member is replaced.
+        self._change_supported(m.names, -1)
+        m.protocols = req.protocols
+        m.names = _names(req.protocols)
+        self._change_supported(m.names, 1)
+        m.rebalance_timeout_ms = req.rebalance_timeout_ms
+        m.session_timeout_ms = req.session_timeout_ms
+        m.source = source
+        if m.join_source is None:
+            self._num_awaiting_join += 1
+        m.join_source = source
+        self._maybe_prepare_rebalance_or_complete_join(now_ms, effects)
+
+    # ------------------------------------------------------------------ rebalance machinery
+
+    def _maybe_prepare_rebalance_or_complete_join(self, now_ms: int, effects: list[Effect]) -> None:
+        state = self._state
+        if state is _STABLE or state is _COMPLETING or state is _EMPTY:  # canRebalance
+            self._prepare_rebalance(now_ms, effects)
+        else:
+            self._maybe_complete_join_phase(now_ms, effects)
+
+    def _has_all_members_joined(self) -> bool:
+        return len(self._members) == self._num_awaiting_join and not self._pending
+
+    def _maybe_complete_join_phase(self, now_ms: int, effects: list[Effect]) -> None:
+        if (
+            self._state is _PREPARING
+            and self._has_all_members_joined()
+            and self._previous_state is not _EMPTY
+        ):
+            self._complete_join(now_ms, effects)
+
+    def _prepare_rebalance(self, now_ms: int, effects: list[Effect]) -> None:
+        # GroupMetadataManager#prepareRebalance.
+        if self._state is _COMPLETING:
+            for m in self._members.values():
+                m.assignment = b""
+            self._propagate_assignment(ErrorCode.REBALANCE_IN_PROGRESS, now_ms, effects)
+        self._cancel_sync_timer(effects)
+        self._pending_sync.clear()
+        initial = self._state is _EMPTY
+        if initial:
+            delay = self.config.initial_rebalance_delay_ms
+            remaining = max(self.rebalance_timeout_ms() - delay, 0)
+            self._join_timer = ("initial", delay, remaining)
+            effects.append(SetTimer(JOIN_TIMER, now_ms + delay))
+        self._transition(_PREPARING, effects)
+        if not initial:
+            # maybeCompleteJoinElseSchedule
+            if self._has_all_members_joined():
+                self._complete_join(now_ms, effects)
+            else:
+                self._join_timer = ("complete", 0, 0)
+                effects.append(SetTimer(JOIN_TIMER, now_ms + self.rebalance_timeout_ms()))
+
+    def _try_complete_initial_rebalance(
+        self, delay_ms: int, remaining_ms: int, now_ms: int, effects: list[Effect]
+    ) -> None:
+        # GroupMetadataManager#tryCompleteInitialRebalanceElseSchedule.
+        if self._new_member_added and remaining_ms != 0:
+            self._new_member_added = False
+            new_delay = min(self.config.initial_rebalance_delay_ms, remaining_ms)
+            new_remaining = max(remaining_ms - delay_ms, 0)
+            self._join_timer = ("initial", new_delay, new_remaining)
+            effects.append(SetTimer(JOIN_TIMER, now_ms + new_delay))
+        else:
+            self._complete_join(now_ms, effects)
+
+    def _complete_join(self, now_ms: int, effects: list[Effect]) -> None:
+        # GroupMetadataManager#completeClassicGroupJoin.
+        self._cancel_join_timer(effects)
+        members = self._members
+        for mid in [mid for mid in self._java_order() if members[mid].join_source is None]:
+            self._remove(mid, "not_rejoined", effects)
+            effects.append(CancelTimer(HEARTBEAT_PREFIX + mid))
+        if self._state is _DEAD:
+            return
+        if not self._maybe_elect_new_joined_leader() and members:
+            # Only static stragglers can get here; kept for fidelity.
+            self._join_timer = ("complete", 0, 0)
+            effects.append(SetTimer(JOIN_TIMER, now_ms + self.rebalance_timeout_ms()))
+            return
+        # ClassicGroup#initNextGeneration
+        self._generation += 1
+        if members:
+            self._protocol_name = self._select_protocol()
+            self._transition(_COMPLETING, effects)
+        else:
+            self._protocol_name = None
+            self._transition(_EMPTY, effects)
+        self._pending_sync.clear()
+        order = self._java_order()
+        leader_id = self._leader_id
+        effects.append(
+            Log(
+                "generation",
+                {
+                    "generation": self._generation,
+                    "protocol": self._protocol_name,
+                    "leader": members[leader_id].source if leader_id is not None else None,
+                    "leader_id": leader_id,
+                    "members": [members[mid].source for mid in order],
+                    "member_ids": list(order),
+                },
+            )
+        )
+        if not members:
+            return
+        leader_list = self._leader_member_list()
+        rebalance_timeout = self.rebalance_timeout_ms()
+        for mid in order:
+            m = members[mid]
+            response = JoinGroupResponse(
+                ErrorCode.NONE,
+                generation_id=self._generation,
+                protocol_type=self._protocol_type,
+                protocol_name=self._protocol_name,
+                leader=leader_id or "",
+                member_id=mid,
+                members=leader_list if mid == leader_id else (),
+            )
+            self._complete_join_future(m, response, effects)
+            self._reschedule_heartbeat(m, now_ms, m.session_timeout_ms, effects)
+            m.is_new = False
+            self._pending_sync[mid] = None
+        # schedulePendingSync
+        self._sync_timer_generation = self._generation
+        effects.append(SetTimer(SYNC_TIMER, now_ms + rebalance_timeout))
+
+    def _maybe_elect_new_joined_leader(self) -> bool:
+        leader_id = self._leader_id
+        if leader_id is None:
+            return False
+        if self._members[leader_id].join_source is not None:
+            return True
+        for mid in self._java_order():
+            if self._members[mid].join_source is not None:
+                self._leader_id = mid
+                return True
+        return False
+
+    def _select_protocol(self) -> str:
+        """``ClassicGroup#selectProtocol`` with the configured tie-break (see class doc)."""
+        members = self._members
+        n = len(members)
+        candidates = {name for name, count in self._supported.items() if count == n}
+        votes: dict[str, int] = {}
+        for mid in self._java_order():
+            # ClassicGroupMember#vote: first of its own protocols that is a candidate.
+            vote = next(name for name in members[mid].names if name in candidates)
+            votes[vote] = votes.get(vote, 0) + 1
+        if self.config.protocol_tie_break == "java":
+            # Stream.max over the votes HashMap keeps the first maximum it meets.
+            best = ""
+            best_votes = 0
+            for name in hash_order(votes, string_hash):
+                if votes[name] > best_votes:
+                    best, best_votes = name, votes[name]
+            return best
+        top = max(votes.values())
+        tied = {name for name, count in votes.items() if count == top}
+        earliest = next(iter(members.values()))
+        return next(name for name in earliest.names if name in tied)
+
+    def _expire_pending_sync(self, generation: int, now_ms: int, effects: list[Effect]) -> None:
+        # GroupMetadataManager#expirePendingSync.
+        if generation != self._generation:
+            return
+        if self._state not in (_COMPLETING, _STABLE) or not self._pending_sync:
+            return
+        # Kafka walks a HashSet copy of the pending-sync set.
+        ids = hash_order(
+            self._pending_sync, string_hash, presized_capacity(len(self._pending_sync))
+        )
+        for mid in ids:
+            self._remove(mid, "sync_timeout", effects)
+            effects.append(CancelTimer(HEARTBEAT_PREFIX + mid))
+        self._prepare_rebalance(now_ms, effects)
+
+    def _expire_heartbeat(self, mid: str, now_ms: int, effects: list[Effect]) -> None:
+        # GroupMetadataManager#expireClassicGroupMemberHeartbeat.
+        if self._state is _DEAD:
+            return
+        pending = self._pending.get(mid)
+        if pending is not None:
+            if now_ms < pending.deadline:
+                return
+            del self._pending[mid]
+            if self._state is _PREPARING:
+                self._maybe_complete_join_phase(now_ms, effects)
+            return
+        m = self._members.get(mid)
+        if m is None or now_ms < m.hb_deadline:
+            return
+        # ClassicGroupMember#hasSatisfiedHeartbeat
+        if not m.is_new and (m.join_source is not None or m.sync_source is not None):
+            return
+        self._remove_member_and_update_group(m, "session_timeout", now_ms, effects)
+
+    def _remove_member_and_update_group(
+        self, m: _Member, reason: str, now_ms: int, effects: list[Effect]
+    ) -> None:
+        # GroupMetadataManager#removeMemberAndUpdateClassicGroup.
+        self._complete_join_future(m, _JOIN_UNKNOWN, effects)
+        self._remove(m.member_id, reason, effects)
+        state = self._state
+        if state is _STABLE or state is _COMPLETING:
+            self._maybe_prepare_rebalance_or_complete_join(now_ms, effects)
+        elif state is _PREPARING:
+            self._maybe_complete_join_phase(now_ms, effects)
+
+    # ------------------------------------------------------------------ SyncGroup
+
+    def _sync(self, source: str, req: SyncGroupRequest, now_ms: int) -> list[Effect]:
+        # GroupMetadataManager#classicGroupSync / validateSyncGroup.
+        state = self._state
+        m = self._members.get(req.member_id)
+        if m is None or req.group_id != self.group_id or state is _DEAD:
+            error = self._request_error(req.group_id, req.member_id)
+        elif req.generation_id != self._generation:
+            error = ErrorCode.ILLEGAL_GENERATION
+        elif _inconsistent(req.protocol_type, self._protocol_type) or _inconsistent(
+            req.protocol_name, self._protocol_name
+        ):
+            error = ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+        elif state is _EMPTY:
+            error = ErrorCode.UNKNOWN_MEMBER_ID
+        elif state is _PREPARING:
+            error = ErrorCode.REBALANCE_IN_PROGRESS
+        else:
+            error = None
+        if error is not None:
+            return [Send(source, SyncGroupResponse(error))]
+        assert m is not None
+        effects: list[Effect] = []
+        if state is _COMPLETING:
+            m.sync_source = source  # a parked SyncGroup of the member is replaced
+            self._remove_pending_sync_member(m.member_id, effects)
+            if m.member_id == self._leader_id:
+                assignments = dict(req.assignments)
+                for other in self._members.values():
+                    other.assignment = assignments.get(other.member_id, b"")
+                self._propagate_assignment(ErrorCode.NONE, now_ms, effects)
+                self._transition(_STABLE, effects)
+        else:  # Stable
+            self._remove_pending_sync_member(m.member_id, effects)
+            effects.append(
+                Send(
+                    source,
+                    SyncGroupResponse(
+                        ErrorCode.NONE, self._protocol_type, self._protocol_name, m.assignment
+                    ),
+                )
+            )
+        return effects
+
+    def _remove_pending_sync_member(self, mid: str, effects: list[Effect]) -> None:
+        self._pending_sync.pop(mid, None)
+        state = self._state
+        if state is _COMPLETING or state is _STABLE:
+            if not self._pending_sync:
+                self._cancel_sync_timer(effects)
+        else:
+            self._cancel_sync_timer(effects)
+
+    def _propagate_assignment(self, error: ErrorCode, now_ms: int, effects: list[Effect]) -> None:
+        # GroupMetadataManager#propagateAssignment: answer parked SyncGroups, reset sessions.
+        for mid in self._java_order():
+            m = self._members[mid]
+            response = SyncGroupResponse(
+                error, self._protocol_type, self._protocol_name, m.assignment
+            )
+            if self._complete_sync_future(m, response, effects):
+                self._reschedule_heartbeat(m, now_ms, m.session_timeout_ms, effects)
+
+    # ------------------------------------------------------------------ LeaveGroup
+
+    def _leave(self, source: str, req: LeaveGroupRequest, now_ms: int) -> list[Effect]:
+        # GroupMetadataManager#classicGroupLeave (dynamic members only).
+        if not req.group_id:
+            return [Send(source, LeaveGroupResponse(ErrorCode.INVALID_GROUP_ID))]
+        if req.group_id != self.group_id:
+            return [Send(source, LeaveGroupResponse(ErrorCode.NOT_COORDINATOR))]
+        if self._state is _DEAD:
+            return [Send(source, LeaveGroupResponse(ErrorCode.COORDINATOR_NOT_AVAILABLE))]
+        effects: list[Effect] = []
+        member_errors: list[tuple[str, ErrorCode]] = []
+        leaving: list[str] = []
+        pending_left = False
+        for mid in req.member_ids:
+            if mid in self._pending:
+                del self._pending[mid]
+                effects.append(CancelTimer(HEARTBEAT_PREFIX + mid))
+                pending_left = True
+                member_errors.append((mid, ErrorCode.NONE))
+            elif mid and mid in self._members:
+                leaving.append(mid)
+                member_errors.append((mid, ErrorCode.NONE))
+            else:
+                member_errors.append((mid, ErrorCode.UNKNOWN_MEMBER_ID))
+        removed = False
+        for mid in leaving:
+            m = self._members.get(mid)
+            if m is None:  # listed twice
+                continue
+            effects.append(CancelTimer(m.hb_key))
+            self._complete_join_future(m, _JOIN_UNKNOWN, effects)
+            self._remove(mid, "leave", effects)
+            removed = True
+        if removed:
+            self._maybe_prepare_rebalance_or_complete_join(now_ms, effects)
+        elif pending_left and self._state is _PREPARING:
+            self._maybe_complete_join_phase(now_ms, effects)
+        effects.append(Send(source, LeaveGroupResponse(ErrorCode.NONE, tuple(member_errors))))
+        return effects
+
+    # ------------------------------------------------------------------ ClassicGroup helpers
+
+    def _java_order(self) -> list[str]:
+        """Member ids in Java ``HashMap`` iteration order (cached until membership changes)."""
+        order = self._order
+        if order is None:
+            order = hash_order(self._members, string_hash, grown_capacity(self._max_members))
+            self._order = order
+        return order
+
+    def _change_supported(self, names: tuple[str, ...], delta: int) -> None:
+        supported = self._supported
+        for name in names:
+            count = supported.get(name, 0) + delta
+            if count:
+                supported[name] = count
+            else:
+                del supported[name]
+
+    def _add(self, m: _Member, join_source: str, effects: list[Effect]) -> None:
+        """``ClassicGroup#add``: the member arrives with its JoinGroup parked."""
+        mid = m.member_id
+        if not self._members:
+            self._protocol_type = m.protocol_type
+        self._members[mid] = m
+        self._max_members = max(self._max_members, len(self._members))
+        self._order = None
+        self._change_supported(m.names, 1)
+        m.join_source = join_source
+        self._num_awaiting_join += 1
+        if self._leader_id is None:
+            self._leader_id = mid
+        self._pending.pop(mid, None)
+        effects.append(Log("member_added", {"member": m.source, "member_id": mid}))
+
+    def _remove(self, mid: str, reason: str, effects: list[Effect]) -> None:
+        """``ClassicGroup#remove``: drop a member or pending member; a parked request of it
+        is not answered here."""
+        m = self._members.pop(mid, None)
+        if m is not None:
+            self._order = None
+            self._change_supported(m.names, -1)
+            if m.join_source is not None:
+                self._num_awaiting_join -= 1
+            effects.append(
+                Log("member_removed", {"member": m.source, "member_id": mid, "reason": reason})
+            )
+        if self._leader_id == mid:
+            order = self._java_order()
+            self._leader_id = order[0] if order else None
+        self._pending.pop(mid, None)
+        self._pending_sync.pop(mid, None)
+
+    def _complete_join_future(
+        self, m: _Member, response: JoinGroupResponse, effects: list[Effect]
+    ) -> bool:
+        dest = m.join_source
+        if dest is None:
+            return False
+        m.join_source = None
+        self._num_awaiting_join -= 1
+        effects.append(Send(dest, response))
+        return True
+
+    def _complete_sync_future(
+        self, m: _Member, response: SyncGroupResponse, effects: list[Effect]
+    ) -> bool:
+        dest = m.sync_source
+        if dest is None:
+            return False
+        m.sync_source = None
+        effects.append(Send(dest, response))
+        return True
+
+    def _reschedule_heartbeat(
+        self, m: _Member, now_ms: int, timeout_ms: int, effects: list[Effect]
+    ) -> None:
+        m.hb_deadline = now_ms + timeout_ms
+        effects.append(SetTimer(m.hb_key, m.hb_deadline))
+
+    def _cancel_join_timer(self, effects: list[Effect]) -> None:
+        if self._join_timer is not None:
+            self._join_timer = None
+            effects.append(CancelTimer(JOIN_TIMER))
+
+    def _cancel_sync_timer(self, effects: list[Effect]) -> None:
+        if self._sync_timer_generation is not None:
+            self._sync_timer_generation = None
+            effects.append(CancelTimer(SYNC_TIMER))
+
+    def _transition(self, target: GroupState, effects: list[Effect]) -> None:
+        """``ClassicGroup#transitionTo``: assert against Kafka's table, log the move."""
+        check_transition(self.group_id, self._state, target)
+        effects.append(
+            Log(
+                "group_state",
+                {"from": self._state.value, "to": target.value, "generation": self._generation},
+            )
+        )
+        self._previous_state = self._state
+        self._state = target
+
+
+def _inconsistent(requested: str | None, current: str | None) -> bool:
+    """``isProtocolInconsistent``: both set and different."""
+    return requested is not None and current is not None and requested != current
