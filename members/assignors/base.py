@@ -1,0 +1,183 @@
+"""Shared vocabulary of the Connect leader's assignors.
+
+Kafka: ``ConnectAssignor`` (interface), ``ClusterConfigState`` (the config snapshot a leader
+assigns from), ``WorkerCoordinator.configSnapshot()/configFreshSnapshot()``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Protocol
+
+import msgspec
+
+from protocol.connect import ConnectAssignment, ConnectorTaskId, ConnectProtocol
+
+from ._wire import sorted_connectors
+
+__all__ = [
+    "ConfigSnapshot",
+    "AssignmentRound",
+    "ConnectAssignor",
+    "LazyDecoded",
+    "leader_config_offset",
+]
+
+
+class ConfigSnapshot(msgspec.Struct, frozen=True):
+    """A worker's view of the Connect config topic (Kafka ``ClusterConfigState``).
+
+    ``offset`` is the config-topic offset the view reflects; ``connectors`` maps each configured
+    connector to its task count (tasks are numbered ``0..n-1``; a count of 0 models a connector
+    with no task configs yet, or one Kafka flags inconsistent: ``ClusterConfigState.tasks(c)``
+    is empty for both).
+    """
+
+    offset: int
+    connectors: dict[str, int] = msgspec.field(default_factory=dict)
+
+    def connector_names(self) -> list[str]:
+        """Configured connectors sorted as Java's ``TreeSet<String>`` (UTF-16 order)."""
+        return sorted_connectors(self.connectors)
+
+    def tasks(self, connector: str) -> list[ConnectorTaskId]:
+        """``ClusterConfigState.tasks(connector)``: task ids 0..n-1 (empty if unknown)."""
+        return [ConnectorTaskId(connector, i) for i in range(self.connectors.get(connector, 0))]
+
+    def all_tasks(self) -> list[ConnectorTaskId]:
+        """Every configured task, connectors in Java order then task number."""
+        return [t for c in self.connector_names() for t in self.tasks(c)]
+
+    @property
+    def task_count(self) -> int:
+        """Total number of configured tasks."""
+        return sum(self.connectors.values())
+
+
+class LazyDecoded(Mapping[str, ConnectAssignment]):
+    """Member id → the :class:`ConnectAssignment` it will decode, built on first access.
+
+    Assignors fill it with one builder per member; building a decoded view of 100,000 task ids
+    costs more than the assignment itself, and a simulation only reads each member's own.
+    """
+
+    __slots__ = ("_builders", "_cache")
+
+    def __init__(self, builders: dict[str, Callable[[], ConnectAssignment]]) -> None:
+        self._builders = builders
+        self._cache: dict[str, ConnectAssignment] = {}
+
+    def __getitem__(self, member: str) -> ConnectAssignment:
+        got = self._cache.get(member)
+        if got is None:
+            got = self._builders[member]()
+            self._cache[member] = got
+        return got
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._builders)
+
+    def __len__(self) -> int:
+        return len(self._builders)
+
+    def __repr__(self) -> str:
+        return f"LazyDecoded({dict(self)!r})"
+
+
+class AssignmentRound:
+    """The outcome of one leader assignment (what goes into SyncGroup).
+
+    Attributes:
+        assignments: member id → assignment bytes, in the JoinGroup member order.
+        decoded: member id → the :class:`ConnectAssignment` that member decodes from its bytes
+            (same order; built lazily, see :class:`LazyDecoded`).
+        delay_ms: virtual ms every member is told to wait before rejoining (0 for eager).
+        error: ``NO_ERROR`` (0) or ``CONFIG_MISMATCH`` (1); the same for every member.
+        config_offset: the config offset written into every assignment.
+        snapshot: the config snapshot the leader assigned from; when Kafka's
+            ``ensureLeaderConfig`` took a fresh one (``coordinator.configSnapshot(updated)``)
+            this is it, and the worker should cache it. None on CONFIG_MISMATCH.
+    """
+
+    __slots__ = ("assignments", "decoded", "delay_ms", "error", "config_offset", "snapshot")
+
+    def __init__(
+        self,
+        assignments: dict[str, bytes],
+        decoded: Mapping[str, ConnectAssignment],
+        delay_ms: int,
+        error: int,
+        config_offset: int,
+        snapshot: ConfigSnapshot | None = None,
+    ) -> None:
+        self.assignments = assignments
+        self.decoded = decoded
+        self.delay_ms = delay_ms
+        self.error = error
+        self.config_offset = config_offset
+        self.snapshot = snapshot
+
+    def __repr__(self) -> str:
+        return (
+            f"AssignmentRound(error={self.error}, config_offset={self.config_offset}, "
+            f"delay_ms={self.delay_ms}, members={list(self.assignments)})"
+        )
+
+
+class ConnectAssignor(Protocol):
+    """A Connect leader's assignor (Kafka ``ConnectAssignor.performAssignment``).
+
+    The leader worker keeps one instance per assignor for its process lifetime, so state kept by
+    an assignor (the incremental one's previous assignment, delays, generation) persists across
+    rounds led by the same worker.
+    """
+
+    def perform_assignment(
+        self,
+        *,
+        leader_id: str,
+        protocol: ConnectProtocol,
+        members: Sequence[tuple[str, bytes]],
+        snapshot: ConfigSnapshot,
+        refresh_snapshot: Callable[[], ConfigSnapshot],
+        last_completed_generation: int,
+        generation: int,
+        now_ms: int,
+    ) -> AssignmentRound:
+        """Compute every member's SyncGroup assignment.
+
+        Args:
+            leader_id: this worker's member id (must be one of ``members``).
+            protocol: the protocol the broker elected.
+            members: ``(member_id, metadata bytes for the elected protocol)`` in JoinGroup
+                response order; must not be empty.
+            snapshot: the leader's cached config snapshot (taken when it sent JoinGroup).
+            refresh_snapshot: reads the leader's config topic afresh (Kafka
+                ``configFreshSnapshot``); called only when ``snapshot`` is behind.
+            last_completed_generation: the coordinator's last successfully synced generation.
+            generation: the generation being assigned.
+            now_ms: virtual time.
+        """
+        ...
+
+
+def leader_config_offset(
+    max_offset: int,
+    snapshot: ConfigSnapshot,
+    refresh_snapshot: Callable[[], ConfigSnapshot],
+) -> tuple[int, ConfigSnapshot] | None:
+    """Kafka ``ensureLeaderConfig`` (shared by both assignors, connect.md §3 step 2).
+
+    Returns ``(offset to label the assignment with, snapshot to assign from)``, or None when
+    even a fresh snapshot is behind ``max_offset`` (the caller answers CONFIG_MISMATCH):
+
+    * cached snapshot offset ≥ max_offset → ``(max_offset, snapshot)``;
+    * otherwise a fresh snapshot that reaches max_offset → ``(fresh.offset, fresh)``;
+    * otherwise None.
+    """
+    if snapshot.offset >= max_offset:
+        return max_offset, snapshot
+    fresh = refresh_snapshot()
+    if fresh.offset < max_offset:
+        return None
+    return fresh.offset, fresh

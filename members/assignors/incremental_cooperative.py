@@ -1,0 +1,746 @@
+"""Kafka Connect's incremental cooperative assignor (protocols ``compatible`` / ``sessioned``).
+
+Kafka: ``IncrementalCooperativeAssignor`` (KIP-415), connect.md §5. The leader keeps state
+between the rounds it leads (previous assignment and revocation, delays, candidate workers,
+generation), so one instance must live as long as the leader worker.
+
+Orderings copied from Kafka because they are observable in the bytes:
+
+* workers are walked in Java ``HashMap`` order of member ids (a map grown by ``put``);
+* sets derived by difference (deleted, lost, created) are sorted (``TreeSet``), connectors by
+  Java String order, tasks by (connector, number);
+* items revoked because they were deleted or duplicated come out in Java ``HashSet`` order of
+  a set presized from the worker's own collection (``new HashSet<>(held).retainAll(...)``);
+* load-balancing revocations take the first items of a worker's own list;
+* new items are appended by "water filling" over the worker list sorted by (count, id).
+
+Tasks are handled as ``(connector, number)`` tuples; :class:`~protocol.connect.ConnectorTaskId`
+is a NamedTuple, so both kinds compare and hash alike.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+from protocol.connect import (
+    CONFIG_MISMATCH,
+    NO_ERROR,
+    ConnectAssignment,
+    ConnectorTaskId,
+    ConnectProtocol,
+)
+from protocol.java import (
+    grown_capacity,
+    hash_order,
+    java_string_key,
+    presized_capacity,
+    string_hash,
+)
+
+from ._wire import (
+    assignment_header,
+    connector_hash_order,
+    encode_assignment_fast,
+    entries_view,
+    read_member_state,
+    sorted_connectors,
+    sorted_tasks,
+    task_hash_order,
+)
+from .base import AssignmentRound, ConfigSnapshot, LazyDecoded, leader_config_offset
+
+__all__ = [
+    "IncrementalCooperativeAssignor",
+    "WorkerLoad",
+    "ClusterAssignment",
+    "exponential_backoff",
+]
+
+Task = tuple[str, int]
+
+
+def exponential_backoff(max_delay_ms: int, attempts: int) -> int:
+    """Kafka ``ExponentialBackoff(initial = 0 if max is 0 else 1, ×40, max, jitter 0)``.
+
+    ``backoff(n)``: with ``expMax = ln(max / max(initial, 1)) / ln 40`` (0 when max ≤ initial)
+    the value is ``initial`` if expMax is 0, else ``min((long)(initial · 40^min(n, expMax)),
+    max)``. For max 300000: 40, 1600, 64000, 300000, 300000, …; max 1 → 1; max 0 → 0.
+    """
+    initial = min(max_delay_ms, 0 if max_delay_ms == 0 else 1)
+    if max_delay_ms > initial:
+        exp_max = math.log(max_delay_ms / max(initial, 1)) / math.log(40)
+    else:
+        exp_max = 0.0
+    if exp_max == 0:
+        return initial
+    term = initial * math.pow(40, min(float(attempts), exp_max))
+    value = int(term)
+    return max_delay_ms if value > max_delay_ms else value
+
+
+class WorkerLoad:
+    """One worker's connectors and tasks during an assignment (Kafka ``WorkerLoad``).
+
+    ``connectors`` and ``tasks`` are mutable lists in the worker's own order; the assignor
+    appends to them and removes revoked items from them.
+    """
+
+    __slots__ = ("worker", "connectors", "tasks", "_cur_c", "_cur_t")
+
+    def __init__(
+        self,
+        worker: str,
+        connectors: Iterable[str] = (),
+        tasks: Iterable[Task] = (),
+    ) -> None:
+        self.worker = worker
+        self.connectors: list[str] = list(connectors)
+        self.tasks: list[Task] = list(tasks)
+        self._cur_c = len(self.connectors)
+        self._cur_t = len(self.tasks)
+
+    def is_empty(self) -> bool:
+        """True when the worker holds no connector and no task."""
+        return not self.connectors and not self.tasks
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, WorkerLoad):
+            return NotImplemented
+        return (
+            self.worker == other.worker
+            and self.connectors == other.connectors
+            and list(self.tasks) == list(other.tasks)
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"WorkerLoad({self.worker!r}, {self.connectors!r}, {self.tasks!r})"
+
+
+class ClusterAssignment:
+    """Result of :meth:`IncrementalCooperativeAssignor.perform_task_assignment`.
+
+    Kafka ``ClusterAssignment``. Every map is keyed by worker id (every member appears in the
+    newly-assigned and all-assigned maps; the revoked maps hold every member too, possibly with
+    empty lists). Lists are in Kafka's output order; tasks are ``(connector, n)`` tuples.
+
+    Attributes:
+        newly_assigned_connectors / newly_assigned_tasks: items to start this round.
+        newly_revoked_connectors / newly_revoked_tasks: items to stop this round.
+        all_assigned_connectors / all_assigned_tasks: each worker's complete assignment after
+            this round (next − revoked).
+    """
+
+    __slots__ = (
+        "newly_assigned_connectors",
+        "newly_assigned_tasks",
+        "newly_revoked_connectors",
+        "newly_revoked_tasks",
+        "all_assigned_connectors",
+        "all_assigned_tasks",
+    )
+
+    def __init__(
+        self,
+        newly_assigned_connectors: dict[str, list[str]],
+        newly_assigned_tasks: dict[str, list[Task]],
+        newly_revoked_connectors: dict[str, list[str]],
+        newly_revoked_tasks: dict[str, list[Task]],
+        all_assigned_connectors: dict[str, list[str]],
+        all_assigned_tasks: dict[str, list[Task]],
+    ) -> None:
+        self.newly_assigned_connectors = newly_assigned_connectors
+        self.newly_assigned_tasks = newly_assigned_tasks
+        self.newly_revoked_connectors = newly_revoked_connectors
+        self.newly_revoked_tasks = newly_revoked_tasks
+        self.all_assigned_connectors = all_assigned_connectors
+        self.all_assigned_tasks = all_assigned_tasks
+
+    @property
+    def all_workers(self) -> set[str]:
+        """Every worker id that appears in any map (Kafka ``allWorkers()``)."""
+        out: set[str] = set()
+        for m in (
+            self.newly_assigned_connectors,
+            self.newly_assigned_tasks,
+            self.newly_revoked_connectors,
+            self.newly_revoked_tasks,
+            self.all_assigned_connectors,
+            self.all_assigned_tasks,
+        ):
+            out.update(m)
+        return out
+
+    def has_revocations(self) -> bool:
+        """True when any worker has something revoked."""
+        return any(self.newly_revoked_connectors.values()) or any(
+            self.newly_revoked_tasks.values()
+        )
+
+    def is_empty_assignment(self) -> bool:
+        """True when nobody gets anything new."""
+        return not any(self.newly_assigned_connectors.values()) and not any(
+            self.newly_assigned_tasks.values()
+        )
+
+
+def _worker_sort_key(ids: Iterable[str]) -> Callable[[str], object]:
+    if all(w.isascii() for w in ids):
+        return lambda w: w
+    return java_string_key
+
+
+def _distinct(items: Sequence) -> list:
+    lst = list(items)
+    if len(set(lst)) == len(lst):
+        return lst
+    return list(dict.fromkeys(lst))
+
+
+def _retain_hash_order(held: list, keep: set, hashed: Callable[[list, int], list]) -> list:
+    """``new HashSet<>(held)`` then ``retainAll(keep)``: survivors in that set's order."""
+    survivors = [x for x in held if x in keep]
+    if len(survivors) <= 1:
+        return survivors
+    return hashed(survivors, presized_capacity(len(held)))
+
+
+class IncrementalCooperativeAssignor:
+    """Kafka's ``IncrementalCooperativeAssignor`` with its leader-local state.
+
+    Args:
+        max_delay_ms: ``scheduled.rebalance.max.delay.ms`` (≥ 0, virtual ms): how long lost
+            work waits for its worker to come back, and the cap of the successive-revocation
+            backoff. 0 disables both.
+
+    Readable state (connect.md §5.1): ``previous_assignment`` (connectors, tasks),
+    ``previous_revocation``, ``revoked_in_previous``, ``candidate_workers`` (insertion order),
+    ``scheduled_rebalance_ms`` (absolute virtual ms, 0 = none), ``delay_ms``,
+    ``previous_generation_id`` (−1 initially), ``previous_members``,
+    ``num_successive_revoking_rebalances``.
+
+    Raises:
+        ValueError: a negative ``max_delay_ms``.
+    """
+
+    name = "incremental_cooperative"
+
+    def __init__(self, max_delay_ms: int = 300_000) -> None:
+        if max_delay_ms < 0:
+            raise ValueError(f"max_delay_ms must be >= 0, got {max_delay_ms}")
+        self.max_delay_ms = max_delay_ms
+        self._prev_c: set[str] = set()
+        self._prev_t: set[Task] = set()
+        self._rev_c: set[str] = set()
+        self._rev_t: set[Task] = set()
+        self.revoked_in_previous = False
+        self._candidates: dict[str, None] = {}
+        self.scheduled_rebalance_ms = 0
+        self.delay_ms = 0
+        self.previous_generation_id = -1
+        self.previous_members: list[str] = []
+        self.num_successive_revoking_rebalances = 0
+        self._conf_key: tuple[int, dict[str, int]] | None = None
+        self._conf: tuple[set[str], set[Task]] = (set(), set())
+
+    # ----------------------------------------------------------------------------- state
+
+    @property
+    def candidate_workers(self) -> list[str]:
+        """``candidateWorkersForReassignment`` in insertion order."""
+        return list(self._candidates)
+
+    @property
+    def previous_assignment(self) -> tuple[list[str], list[Task]]:
+        """``previousAssignment`` as sorted (connectors, tasks)."""
+        return sorted_connectors(self._prev_c), sorted_tasks(self._prev_t)
+
+    @property
+    def previous_revocation(self) -> tuple[list[str], list[Task]]:
+        """``previousRevocation`` as sorted (connectors, tasks)."""
+        return sorted_connectors(self._rev_c), sorted_tasks(self._rev_t)
+
+    def backoff_ms(self, attempts: int) -> int:
+        """The successive-revocation backoff for ``attempts`` (:func:`exponential_backoff`)."""
+        return exponential_backoff(self.max_delay_ms, attempts)
+
+    def _reset_delay(self) -> None:
+        self._candidates.clear()
+        self.scheduled_rebalance_ms = 0
+        self.delay_ms = 0
+
+    def _configured(self, snapshot: ConfigSnapshot) -> tuple[set[str], set[Task]]:
+        key = self._conf_key
+        if key is not None and key[0] == snapshot.offset and key[1] == snapshot.connectors:
+            return self._conf
+        conns = set(snapshot.connectors)
+        tasks = {(c, i) for c, n in snapshot.connectors.items() for i in range(n)}
+        self._conf_key = (snapshot.offset, dict(snapshot.connectors))
+        self._conf = (conns, tasks)
+        return self._conf
+
+    # ------------------------------------------------------------------- performAssignment
+
+    def perform_assignment(
+        self,
+        *,
+        leader_id: str,
+        protocol: ConnectProtocol,
+        members: Sequence[tuple[str, bytes]],
+        snapshot: ConfigSnapshot,
+        refresh_snapshot: Callable[[], ConfigSnapshot],
+        last_completed_generation: int,
+        generation: int,
+        now_ms: int,
+    ) -> AssignmentRound:
+        """Kafka ``IncrementalCooperativeAssignor.performAssignment`` (connect.md §5.2).
+
+        Decodes each member's metadata (v1 reader; its embedded allocation is what it holds),
+        takes ``maxOffset``, runs the leader config check, then :meth:`perform_task_assignment`
+        and encodes each member's incremental assignment with header ``protocol.version``
+        (1 compatible, 2 sessioned, 3 static), the leader's url, the checked offset and
+        ``delay_ms`` (the same for everyone). On CONFIG_MISMATCH every member gets error 1 at
+        ``maxOffset`` with nothing assigned or revoked, and the assignor state is not touched.
+
+        Raises:
+            ValueError: no members, the leader not among them, or an eager protocol.
+            protocol.connect_codec errors: malformed metadata.
+        """
+        if protocol.is_eager:
+            raise ValueError("the incremental cooperative assignor does not run under 'default'")
+        if not members:
+            raise ValueError("perform_assignment needs at least one member")
+        states = {m: read_member_state(md) for m, md in members}
+        if leader_id not in states:
+            raise ValueError(f"leader {leader_id!r} is not among the members")
+        version = protocol.version
+        max_offset = max(s.config_offset for s in states.values())
+        leader_url = states[leader_id].url
+        order = list(states)
+        checked = leader_config_offset(max_offset, snapshot, refresh_snapshot)
+        if checked is None:
+            header = assignment_header(version, CONFIG_MISMATCH, leader_id, leader_url, max_offset)
+            data, _, _ = encode_assignment_fast(header, version, (), ())
+            failed = ConnectAssignment(version, CONFIG_MISMATCH, leader_id, leader_url, max_offset)
+            return AssignmentRound(
+                {m: data for m in order},
+                LazyDecoded({m: (lambda: failed) for m in order}),
+                0,
+                CONFIG_MISMATCH,
+                max_offset,
+                None,
+            )
+        offset, used = checked
+        result = self.perform_task_assignment(
+            used,
+            last_completed_generation,
+            generation,
+            {m: (s.connectors, s.tasks) for m, s in states.items()},
+            now_ms,
+        )
+        delay = self.delay_ms
+        header = assignment_header(version, NO_ERROR, leader_id, leader_url, offset)
+        empty_data: bytes | None = None
+        empty_builder: Callable[[], ConnectAssignment] | None = None
+        assignments: dict[str, bytes] = {}
+        builders: dict[str, Callable[[], ConnectAssignment]] = {}
+        na_c = result.newly_assigned_connectors
+        na_t = result.newly_assigned_tasks
+        nr_c = result.newly_revoked_connectors
+        nr_t = result.newly_revoked_tasks
+        for m in order:
+            ac = na_c.get(m, ())
+            at = na_t.get(m, ())
+            rc = nr_c.get(m, ())
+            rt = nr_t.get(m, ())
+            if not (ac or at or rc or rt):
+                if empty_data is None or empty_builder is None:
+                    empty_data, assigned, revoked = encode_assignment_fast(
+                        header, version, (), (), (), (), delay
+                    )
+                    empty_builder = _decoded_builder(
+                        version, leader_id, leader_url, offset, assigned, revoked, delay
+                    )
+                assignments[m] = empty_data
+                builders[m] = empty_builder
+                continue
+            data, assigned, revoked = encode_assignment_fast(
+                header, version, ac, at, rc, rt, delay
+            )
+            assignments[m] = data
+            builders[m] = _decoded_builder(
+                version, leader_id, leader_url, offset, assigned, revoked, delay
+            )
+        return AssignmentRound(
+            assignments, LazyDecoded(builders), delay, NO_ERROR, offset, used
+        )
+
+    # --------------------------------------------------------------- performTaskAssignment
+
+    def perform_task_assignment(
+        self,
+        snapshot: ConfigSnapshot,
+        last_completed_generation: int,
+        generation: int,
+        member_assignments: Mapping[str, tuple[Sequence[str], Sequence[Task]]],
+        now_ms: int = 0,
+    ) -> ClusterAssignment:
+        """Kafka ``performTaskAssignment(configSnapshot, lastCompletedGen, currentGen,
+        memberAssignments)``: steps 1–11 of connect.md §5.3, updating the leader state.
+
+        Args:
+            snapshot: the config to assign (connectors and task counts).
+            last_completed_generation: the coordinator's last completed generation; a mismatch
+                with the previous round's generation clears ``previous_assignment``.
+            generation: the generation being assigned (becomes ``previous_generation_id``).
+            member_assignments: member id → (connectors, tasks) it currently holds, in the
+                order members were put into Kafka's map (JoinGroup order); each member's lists
+                in its own order (duplicates collapse).
+            now_ms: virtual time, for the scheduled-rebalance countdown.
+
+        Returns:
+            The :class:`ClusterAssignment` (incremental assignments and revocations).
+        """
+        # 1. generation guard
+        if self.previous_generation_id != last_completed_generation:
+            self._prev_c = set()
+            self._prev_t = set()
+        # 2. configured / active
+        conf_c, conf_t = self._configured(snapshot)
+        members = list(member_assignments)
+        order = hash_order(members, string_hash) if len(members) > 1 else members
+        held_c: dict[str, list[str]] = {}
+        held_t: dict[str, list[Task]] = {}
+        for w in order:
+            c, t = member_assignments[w]
+            held_c[w] = _distinct(c)
+            held_t[w] = _distinct(t)
+        active_c: set[str] = set().union(*held_c.values())
+        active_t: set[Task] = set().union(*held_t.values())
+        # 3. undelivered revocation check
+        if self._rev_c or self._rev_t:
+            if not self._rev_c.isdisjoint(active_c) or not self._rev_t.isdisjoint(active_t):
+                self._prev_c = set(active_c)
+                self._prev_t = set(active_t)
+            self._rev_c = set()
+            self._rev_t = set()
+        prev_c, prev_t = self._prev_c, self._prev_t
+        # 4. derived sets
+        deleted_c = prev_c - conf_c
+        deleted_t = prev_t - conf_t
+        dup_c: set[str] = set()
+        dup_t: set[Task] = set()
+        if sum(len(v) for v in held_c.values()) != len(active_c):
+            dup_c = {k for k, n in Counter(x for v in held_c.values() for x in v).items() if n > 1}
+        if sum(len(v) for v in held_t.values()) != len(active_t):
+            dup_t = {k for k, n in Counter(x for v in held_t.values() for x in v).items() if n > 1}
+        lost_c = sorted_connectors(prev_c - active_c - deleted_c)
+        lost_t = sorted_tasks(prev_t - active_t - deleted_t)
+        created_c = sorted_connectors(conf_c - prev_c - active_c)
+        created_t = sorted_tasks(conf_t - prev_t - active_t)
+
+        # 5./6. revocations of deleted and duplicated items; next = held − deleted − duplicated
+        revoke_c: dict[str, list[str]] = {}
+        revoke_t: dict[str, list[Task]] = {}
+        loads: list[WorkerLoad] = []
+        for w in order:
+            c = held_c[w]
+            t = held_t[w]
+            rc: list[str] = []
+            rt: list[Task] = []
+            if deleted_c and not deleted_c.isdisjoint(c):
+                rc.extend(_retain_hash_order(c, deleted_c, connector_hash_order))
+            if deleted_t and not deleted_t.isdisjoint(t):
+                rt.extend(_retain_hash_order(t, deleted_t, task_hash_order))
+            if dup_c and not dup_c.isdisjoint(c):
+                rc.extend(x for x in _retain_hash_order(c, dup_c, connector_hash_order)
+                          if x not in rc)
+            if dup_t and not dup_t.isdisjoint(t):
+                seen = set(rt)
+                rt.extend(x for x in _retain_hash_order(t, dup_t, task_hash_order)
+                          if x not in seen)
+            revoke_c[w] = rc
+            revoke_t[w] = rt
+            load = WorkerLoad(w)
+            if rc:
+                gone = set(rc)
+                load.connectors = [x for x in c if x not in gone]
+            else:
+                load.connectors = list(c)
+            if rt:
+                gone_t = set(rt)
+                load.tasks = [x for x in t if x not in gone_t]
+            else:
+                load.tasks = list(t)
+            load._cur_c = len(load.connectors)
+            load._cur_t = len(load.tasks)
+            loads.append(load)
+
+        # 7. lost assignments
+        reassign_c, reassign_t = self.handle_lost_assignments(lost_c, lost_t, loads, now_ms)
+
+        # 8. load-balancing revocations
+        if self.delay_ms == 0:
+            lb = self._load_balancing_revocations(len(conf_c), len(conf_t), loads)
+            apply = False
+            if self.revoked_in_previous and lb:
+                self.num_successive_revoking_rebalances += 1
+                self.delay_ms = self.backoff_ms(self.num_successive_revoking_rebalances)
+                if self.delay_ms != 0:
+                    self.scheduled_rebalance_ms = now_ms + self.delay_ms
+                else:
+                    apply = True
+            elif lb:
+                apply = True
+                self.revoked_in_previous = True
+            elif self.revoked_in_previous:
+                self.revoked_in_previous = False
+                self.num_successive_revoking_rebalances = 0
+            if apply:
+                by_worker = {load.worker: load for load in loads}
+                for w, (lc, lt) in lb.items():
+                    load = by_worker[w]
+                    if lc:
+                        revoke_c[w].extend(lc)
+                        k = len(lc)
+                        del load.connectors[:k]
+                        load._cur_c = max(load._cur_c - k, 0)
+                    if lt:
+                        revoke_t[w].extend(lt)
+                        k = len(lt)
+                        del load.tasks[:k]
+                        load._cur_t = max(load._cur_t - k, 0)
+        else:
+            self.revoked_in_previous = False
+
+        # 9. assign created + lost-to-reassign
+        to_assign_c = created_c
+        if reassign_c:
+            to_assign_c = list(dict.fromkeys([*created_c, *reassign_c]))
+        to_assign_t = created_t
+        if reassign_t:
+            to_assign_t = list(dict.fromkeys([*created_t, *reassign_t]))
+        self.assign_connectors(loads, to_assign_c)
+        self.assign_tasks(loads, to_assign_t)
+
+        # 10. outputs
+        by_worker = {load.worker: load for load in loads}
+        na_c: dict[str, list[str]] = {}
+        na_t: dict[str, list[Task]] = {}
+        all_c: dict[str, list[str]] = {}
+        all_t: dict[str, list[Task]] = {}
+        nr_c: dict[str, list[str]] = {}
+        nr_t: dict[str, list[Task]] = {}
+        for w in members:
+            load = by_worker[w]
+            na_c[w] = load.connectors[load._cur_c :]
+            na_t[w] = load.tasks[load._cur_t :]
+            all_c[w] = load.connectors
+            all_t[w] = load.tasks
+            nr_c[w] = revoke_c[w]
+            nr_t[w] = revoke_t[w]
+
+        # 11. state
+        rev_all_c: set[str] = set().union(*revoke_c.values())
+        rev_all_t: set[Task] = set().union(*revoke_t.values())
+        new_prev_c: set[str] = set().union(*all_c.values())
+        new_prev_t: set[Task] = set().union(*all_t.values())
+        if rev_all_c:
+            new_prev_c -= rev_all_c
+        if rev_all_t:
+            new_prev_t -= rev_all_t
+        new_prev_c.update(lost_c)
+        new_prev_t.update(lost_t)
+        self._prev_c = new_prev_c
+        self._prev_t = new_prev_t
+        self._rev_c = rev_all_c
+        self._rev_t = rev_all_t
+        self.previous_generation_id = generation
+        self.previous_members = members
+        return ClusterAssignment(na_c, na_t, nr_c, nr_t, all_c, all_t)
+
+    # ----------------------------------------------------------------- handleLostAssignments
+
+    def handle_lost_assignments(
+        self,
+        lost_connectors: Sequence[str],
+        lost_tasks: Sequence[Task],
+        workers: list[WorkerLoad],
+        now_ms: int,
+    ) -> tuple[list[str], list[Task]]:
+        """Kafka ``handleLostAssignments(lost, lostAssignmentsToReassign, workers)`` (§5.4).
+
+        Args:
+            lost_connectors / lost_tasks: items that were assigned last round and that no
+                member reports now (sorted, as Kafka's ``TreeSet`` difference yields them).
+            workers: the next assignment's worker loads; lost items dealt to candidate workers
+                on expiry are appended to these.
+            now_ms: virtual time.
+
+        Returns:
+            The lost items to assign like new ones this round (connectors, tasks); may be
+            empty. Updates ``delay_ms``, ``scheduled_rebalance_ms``, ``candidate_workers`` and
+            ``revoked_in_previous`` as Kafka does.
+        """
+        if not lost_connectors and not lost_tasks and not self.revoked_in_previous:
+            self._reset_delay()
+            return [], []
+        active = {load.worker for load in workers}
+        if self.scheduled_rebalance_ms <= 0 and active.issuperset(self.previous_members):
+            return list(lost_connectors), list(lost_tasks)
+        if self.max_delay_ms == 0:
+            return list(lost_connectors), list(lost_tasks)
+        if self.scheduled_rebalance_ms > 0 and now_ms >= self.scheduled_rebalance_ms:
+            out_c: list[str] = []
+            out_t: list[Task] = []
+            by_worker = {load.worker: load for load in workers}
+            picked = [by_worker[w] for w in self._candidates if w in by_worker]
+            if picked:
+                n = len(picked)
+                for i, c in enumerate(lost_connectors):
+                    picked[i % n].connectors.append(c)
+                for i, t in enumerate(lost_tasks):
+                    picked[i % n].tasks.append(t)
+            else:
+                out_c = list(lost_connectors)
+                out_t = list(lost_tasks)
+            self._reset_delay()
+            self.revoked_in_previous = False
+            return out_c, out_t
+        empties = [load.worker for load in workers if load.is_empty()]
+        if len(empties) > 1:
+            empties = hash_order(empties, string_hash, grown_capacity(len(empties)))
+        for w in empties:
+            self._candidates.setdefault(w, None)
+        if now_ms < self.scheduled_rebalance_ms:
+            diff = self.scheduled_rebalance_ms - now_ms
+            self.delay_ms = min(diff, self.max_delay_ms) if diff > 0 else 0
+        else:
+            self.delay_ms = self.max_delay_ms
+        self.scheduled_rebalance_ms = now_ms + self.delay_ms
+        return [], []
+
+    # ------------------------------------------------------- performLoadBalancingRevocations
+
+    @staticmethod
+    def _load_balancing_revocations(
+        total_connectors: int, total_tasks: int, workers: Sequence[WorkerLoad]
+    ) -> dict[str, tuple[list[str], list[Task]]]:
+        """Kafka ``performLoadBalancingRevocations`` (§5.5): worker → (connectors, tasks)."""
+        if all(w.is_empty() for w in workers):
+            return {}
+        if total_connectors == 0 and total_tasks == 0:
+            return {}
+        conns = _lb_for(total_connectors, [w.connectors for w in workers])
+        tasks = _lb_for(total_tasks, [w.tasks for w in workers])
+        out: dict[str, tuple[list[str], list[Task]]] = {}
+        for i, w in enumerate(workers):
+            rc = conns.get(i)
+            rt = tasks.get(i)
+            if rc or rt:
+                out[w.worker] = (rc or [], rt or [])
+        return out
+
+    def load_balancing_revocations(
+        self, configured: ConfigSnapshot, workers: Sequence[WorkerLoad]
+    ) -> dict[str, tuple[list[str], list[Task]]]:
+        """Which items to revoke from which worker to approach balance over the configured
+        totals, walking ``workers`` in list order (§5.5). Pure: changes nothing."""
+        conf_c, conf_t = self._configured(configured)
+        return self._load_balancing_revocations(len(conf_c), len(conf_t), workers)
+
+    # ------------------------------------------------------------- assignConnectors / Tasks
+
+    def assign_connectors(self, workers: list[WorkerLoad], connectors: Iterable[str]) -> None:
+        """Kafka ``assignConnectors`` (§5.6): sorts ``workers`` in place by (connector count,
+        id), then fills the least-loaded level by level, appending to ``connectors``."""
+        key = _worker_sort_key(w.worker for w in workers)
+        workers.sort(key=lambda w: (len(w.connectors), key(w.worker)))
+        _water_fill([w.connectors for w in workers], list(connectors))
+
+    def assign_tasks(self, workers: list[WorkerLoad], tasks: Iterable[Task]) -> None:
+        """Kafka ``assignTasks`` (§5.6): like :meth:`assign_connectors`, by task count."""
+        key = _worker_sort_key(w.worker for w in workers)
+        workers.sort(key=lambda w: (len(w.tasks), key(w.worker)))
+        _water_fill([w.tasks for w in workers], list(tasks))
+
+
+def _lb_for(total: int, held: list[list]) -> dict[int, list]:
+    n = len(held)
+    low = total // n
+    extra = total % n
+    sizes = [len(h) for h in held]
+    at_low = sizes.count(low)
+    at_extra = sizes.count(low + 1)
+    if at_extra == extra and at_low + at_extra == n:
+        return {}
+    out: dict[int, list] = {}
+    given = 0
+    for i, size in enumerate(sizes):
+        if size <= low:
+            continue
+        if given < extra:
+            given += 1
+            if size == low + 1:
+                continue
+            target = low + 1
+        else:
+            target = low
+        out[i] = held[i][: size - target]
+    return out
+
+
+def _water_fill(lists: list[list], items: list) -> None:
+    """Kafka's level-by-level fill over ``lists`` already sorted by (len, id)."""
+    total = len(items)
+    if not total or not lists:
+        return
+    n = len(lists)
+    counts = [len(x) for x in lists]
+    pos = 0
+    upto = 0
+    while pos < total:
+        level = counts[0]
+        while upto < n and counts[upto] <= level:
+            upto += 1
+        if upto == n:
+            # everyone is level: the rest is dealt round robin in list order
+            for i in range(n):
+                lists[i].extend(items[pos + i :: n])
+            return
+        k = min(upto, total - pos)
+        for i in range(k):
+            lists[i].append(items[pos + i])
+            counts[i] += 1
+        pos += k
+
+
+def _decoded_builder(
+    version: int,
+    leader: str,
+    leader_url: str,
+    offset: int,
+    assigned: dict[str, list[int]],
+    revoked: dict[str, list[int]],
+    delay: int,
+) -> Callable[[], ConnectAssignment]:
+    def build() -> ConnectAssignment:
+        ac, at = entries_view(assigned)
+        rc, rt = entries_view(revoked)
+        return ConnectAssignment(
+            version,
+            NO_ERROR,
+            leader,
+            leader_url,
+            offset,
+            tuple(ac),
+            tuple(ConnectorTaskId(c, n) for c, n in at),
+            tuple(rc),
+            tuple(ConnectorTaskId(c, n) for c, n in rt),
+            delay,
+        )
+
+    return build
