@@ -1,0 +1,234 @@
+"""The event log: records in memory, fanned out to subscribers, saved as JSON Lines.
+
+A record is a plain dict ``{"t_ms": int, "seq": int, "kind": str, **fields}`` (key order as
+written; schema in ``docs/event-log.md``). :meth:`EventLog.emit` routes every record through a
+structlog logger (DESIGN.md §5): its processor chain stamps the virtual time and sequence
+number and its final step hands the record to :class:`_Sink`, which keeps it and calls the
+subscribers. No stdlib logging and no global structlog configuration are involved.
+
+Re-entrancy: a subscriber may itself emit (the runtime emits ``violation`` records from the
+invariant checker's callback). Such records get their ``seq`` at once, but subscribers receive
+them only after the current record has been delivered to every subscriber, so every
+subscriber sees records in ``seq`` order.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections import deque
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import structlog
+
+__all__ = ["LOG_VERSION", "EventLog", "LogFormatError", "read_jsonl", "write_jsonl"]
+
+#: The event-log schema version written in ``run_start.log_version``.
+LOG_VERSION = 1
+#: Versions :func:`read_jsonl` accepts.
+SUPPORTED_LOG_VERSIONS = frozenset({1})
+
+Record = dict[str, Any]
+Subscriber = Callable[[Record], object]
+
+_SUPPORTED_TEXT = ", ".join(map(str, sorted(SUPPORTED_LOG_VERSIONS)))
+_encoder = msgspec.json.Encoder()
+_decoder = msgspec.json.Decoder()
+
+
+class LogFormatError(ValueError):
+    """A saved log that cannot be read: ``"<file>:<line>: <problem>"`` (one line)."""
+
+
+class _Sink:
+    """The structlog "logger": receives finished records from the processor chain."""
+
+    __slots__ = ("records", "keep", "subscribers", "pending", "dispatching")
+
+    def __init__(self, keep: bool) -> None:
+        self.records: list[Record] = []
+        self.keep = keep
+        self.subscribers: list[Subscriber] = []
+        self.pending: deque[Record] = deque()
+        self.dispatching = False
+
+    def msg(self, record: Record) -> Record:
+        if self.keep:
+            self.records.append(record)
+        if not self.subscribers:
+            return record
+        if self.dispatching:
+            self.pending.append(record)
+            return record
+        self.dispatching = True
+        try:
+            for callback in self.subscribers:
+                callback(record)
+            pending = self.pending
+            while pending:
+                queued = pending.popleft()
+                for callback in self.subscribers:
+                    callback(queued)
+        finally:
+            self.dispatching = False
+            self.pending.clear()
+        return record
+
+
+class EventLog:
+    """The run's event log.
+
+    Args:
+        keep: keep every record in :attr:`records` (needed by :meth:`write_jsonl`). With
+            ``keep=False`` records only go to subscribers.
+
+    Attributes:
+        records: the records emitted so far, in ``seq`` order.
+    """
+
+    def __init__(self, *, keep: bool = True) -> None:
+        self._sink = _Sink(keep)
+        self.records = self._sink.records
+        self._t_ms = 0
+        self._seq = 0
+        # structlog: one cached bound logger; the chain stamps t_ms/seq, the sink keeps it.
+        self._logger = structlog.wrap_logger(
+            self._sink,
+            processors=[self._stamp],
+            wrapper_class=structlog.BoundLogger,
+            context_class=dict,
+            cache_logger_on_first_use=True,
+        ).bind()
+        self._msg = self._logger.msg
+
+    def _stamp(self, _logger: Any, _method: str, event_dict: dict[str, Any]) -> Any:
+        """structlog processor: ``{"event": kind, "f": fields}`` → the record, as the
+        positional argument for :meth:`_Sink.msg`."""
+        record = {"t_ms": self._t_ms, "seq": self._seq, "kind": event_dict["event"]}
+        record.update(event_dict["f"])
+        self._seq += 1
+        return (record,), {}
+
+    def emit(self, t_ms: int, kind: str, **fields: Any) -> Record:
+        """Append a record at virtual time ``t_ms`` and deliver it to the subscribers.
+
+        Returns:
+            the record ``{"t_ms": t_ms, "seq": n, "kind": kind, **fields}``.
+
+        Raises:
+            ValueError: ``fields`` contains ``seq`` (it is assigned here).
+        """
+        if "seq" in fields:
+            raise ValueError("seq is assigned by the event log")
+        self._t_ms = t_ms
+        return self._msg(kind, f=fields)
+
+    def subscribe(self, callback: Subscriber) -> None:
+        """Call ``callback(record)`` for every record emitted from now on, in ``seq`` order."""
+        self._sink.subscribers.append(callback)
+
+    def unsubscribe(self, callback: Subscriber) -> None:
+        """Stop calling ``callback``.
+
+        Raises:
+            ValueError: it was not subscribed.
+        """
+        self._sink.subscribers.remove(callback)
+
+    def __len__(self) -> int:
+        """Number of records emitted (also with ``keep=False``)."""
+        return self._seq
+
+    def write_jsonl(self, path: str | Path) -> None:
+        """Write :attr:`records` to ``path`` as JSON Lines, atomically (see :func:`write_jsonl`).
+
+        Raises:
+            RuntimeError: the log was created with ``keep=False``.
+            OSError: the file cannot be written (no partial file is left behind).
+        """
+        if not self._sink.keep:
+            raise RuntimeError("EventLog(keep=False) has no records to write")
+        write_jsonl(self.records, path)
+
+
+def write_jsonl(records: Iterable[Record], path: str | Path) -> None:
+    """Write records as JSON Lines (msgspec, key order as in each dict) to ``path``.
+
+    Atomic: the data goes to a temporary file in the same directory, is flushed and fsynced,
+    then renamed over ``path`` with :func:`os.replace`; on error the temporary file is removed.
+
+    Raises:
+        OSError: the directory does not exist or is not writable.
+    """
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            batch: list[Record] = []
+            for record in records:
+                batch.append(record)
+                if len(batch) >= 4096:
+                    out.write(_encoder.encode_lines(batch))
+                    batch.clear()
+            if batch:
+                out.write(_encoder.encode_lines(batch))
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def read_jsonl(path: str | Path) -> list[Record]:
+    """Read a saved event log.
+
+    Blank lines are skipped. The first record must carry a supported ``log_version``
+    (``run_start``); every record must be a JSON object with an integer ``t_ms`` and ``seq``
+    and a string ``kind``.
+
+    Raises:
+        LogFormatError: ``"<file>:<line>: <problem>"`` for malformed JSON, a non-object line,
+            missing/mistyped ``t_ms``/``seq``/``kind``, an empty log, or a missing or
+            unsupported ``log_version``.
+        OSError: the file cannot be read.
+    """
+    path = Path(path)
+    records: list[Record] = []
+    with path.open("rb") as src:
+        for lineno, line in enumerate(src, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = _decoder.decode(line)
+            except msgspec.DecodeError as exc:
+                raise LogFormatError(f"{path}:{lineno}: malformed JSON: {exc}") from None
+            if not isinstance(record, dict):
+                raise LogFormatError(
+                    f"{path}:{lineno}: expected a JSON object, got {type(record).__name__}"
+                )
+            for key, typ in (("t_ms", int), ("seq", int), ("kind", str)):
+                value = record.get(key)
+                if not isinstance(value, typ) or isinstance(value, bool):
+                    raise LogFormatError(f"{path}:{lineno}: record has no {typ.__name__} {key!r}")
+            if not records:
+                version = record.get("log_version")
+                if version is None:
+                    raise LogFormatError(
+                        f"{path}:{lineno}: first record has no log_version "
+                        f"(expected a run_start record with log_version {LOG_VERSION})"
+                    )
+                if version not in SUPPORTED_LOG_VERSIONS or isinstance(version, bool):
+                    raise LogFormatError(
+                        f"{path}:{lineno}: unsupported log_version {version!r} "
+                        f"(this groupsim reads {_SUPPORTED_TEXT})"
+                    )
+            records.append(record)
+    if not records:
+        raise LogFormatError(f"{path}:1: empty log (no records)")
+    return records

@@ -1,0 +1,241 @@
+"""Safety invariants, checked on every event-log record (DESIGN.md §7).
+
+:class:`InvariantChecker` is fed each record in ``seq`` order and returns the violations that
+record causes, as dicts of fields for a ``violation`` record (``invariant``, ``detail``, the
+items involved, and ``cause_seq``: the ``seq`` of the offending record). Records of kinds it
+does not know, and ``violation`` records, are ignored. Per record it does O(1) work, except
+``member_crash``/``member_stop``/``member_start`` which forget what that member owned.
+
+Invariants (record kinds from ``docs/event-log.md``):
+
+``double_ownership``
+    A ``task_start``/``connector_start`` on member B while another member A still owns the
+    instance. A member owns an instance from ``*_start`` until ``*_stopped`` on that member;
+    ``member_crash``, ``member_stop`` and a new ``member_start`` of the member end all its
+    ownership (a process that is gone runs nothing).
+``stale_generation``
+    An ``assignment`` whose ``generation`` is not the ``generation`` of the latest
+    ``generation`` record; or a ``task_start``/``connector_start`` whose ``generation`` is not
+    the generation of that member's latest applied ``assignment`` (or that member has applied
+    none since it started).
+``illegal_transition``
+    A ``group_state`` whose ``from`` → ``to`` is not in Kafka's ``ClassicGroupState`` table, or
+    whose ``from`` is not the previous ``group_state``'s ``to``.
+``foreign_assignment``
+    An ``assignment`` whose ``leader_id`` is not the ``leader_id`` of the latest ``generation``
+    record (checked only once a ``generation`` record exists).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["InvariantChecker", "VALID_PREVIOUS_STATES", "SAFETY_INVARIANTS"]
+
+SAFETY_INVARIANTS = (
+    "double_ownership",
+    "stale_generation",
+    "illegal_transition",
+    "foreign_assignment",
+)
+
+#: Kafka ``ClassicGroupState``: state → the states it may be entered from.
+VALID_PREVIOUS_STATES: dict[str, frozenset[str]] = {
+    "Empty": frozenset({"PreparingRebalance"}),
+    "PreparingRebalance": frozenset({"Stable", "CompletingRebalance", "Empty"}),
+    "CompletingRebalance": frozenset({"PreparingRebalance"}),
+    "Stable": frozenset({"CompletingRebalance"}),
+    "Dead": frozenset({"Stable", "PreparingRebalance", "CompletingRebalance", "Empty", "Dead"}),
+}
+
+Violation = dict[str, Any]
+
+
+class InvariantChecker:
+    """Incremental safety checker over an event log. Feed every record once, in order."""
+
+    def __init__(self) -> None:
+        # instance kind ("task"/"connector") -> instance id -> owners (insertion-ordered)
+        self._owners: dict[str, dict[str, dict[str, None]]] = {"task": {}, "connector": {}}
+        # member -> set of (kind, id) it owns, to forget them at once on crash/stop
+        self._owned_by: dict[str, set[tuple[str, str]]] = {}
+        self._applied_generation: dict[str, int | None] = {}
+        self._generation: int | None = None
+        self._leader_id: str | None = None
+        self._have_generation = False
+        self._state: str | None = None
+        self._dispatch = {
+            "task_start": self._on_start,
+            "connector_start": self._on_start,
+            "task_stopped": self._on_stopped,
+            "connector_stopped": self._on_stopped,
+            "member_crash": self._on_member_gone,
+            "member_stop": self._on_member_gone,
+            "member_start": self._on_member_start,
+            "assignment": self._on_assignment,
+            "generation": self._on_generation,
+            "group_state": self._on_group_state,
+        }
+
+    def feed(self, record: dict[str, Any]) -> list[Violation]:
+        """Check one record; return the violations it causes (usually ``[]``).
+
+        Each violation is ``{"invariant": name, "detail": one line, ..., "cause_seq": seq}``.
+        """
+        handler = self._dispatch.get(record.get("kind"))  # type: ignore[arg-type]
+        if handler is None:
+            return []
+        found = handler(record)
+        if found:
+            seq = record.get("seq")
+            for violation in found:
+                violation["cause_seq"] = seq
+        return found
+
+    def finish(self) -> list[Violation]:
+        """End-of-run checks: none for safety (liveness is in :mod:`scenarios.metrics`)."""
+        return []
+
+    def owners(self, kind: str, instance: str) -> list[str]:
+        """Members currently owning ``instance`` (``kind`` is ``"task"`` or ``"connector"``)."""
+        return list(self._owners[kind].get(instance, ()))
+
+    # ------------------------------------------------------------------ handlers
+
+    def _on_start(self, record: dict[str, Any]) -> list[Violation]:
+        kind = "task" if record["kind"] == "task_start" else "connector"
+        instance = record.get(kind)
+        member = record.get("member")
+        found: list[Violation] = []
+        generation = record.get("generation")
+        applied = self._applied_generation.get(member)  # type: ignore[arg-type]
+        if applied is None or generation != applied:
+            have = "none since it started" if applied is None else f"generation {applied}"
+            found.append(
+                {
+                    "invariant": "stale_generation",
+                    "detail": (
+                        f"{member} starts {kind} {instance} in generation {generation} but its "
+                        f"latest applied assignment is {have}"
+                    ),
+                    kind: instance,
+                    "member": member,
+                    "generation": generation,
+                    "assignment_generation": applied,
+                }
+            )
+        owners = self._owners[kind].setdefault(instance, {})  # type: ignore[arg-type]
+        if owners and (len(owners) > 1 or member not in owners):
+            others = [m for m in owners if m != member]
+            found.append(
+                {
+                    "invariant": "double_ownership",
+                    "detail": (
+                        f"{kind} {instance} starts on {member} while {', '.join(others)} "
+                        f"still own{'s' if len(others) == 1 else ''} it"
+                    ),
+                    kind: instance,
+                    "member": member,
+                    "owners": [*others, member],
+                    "generation": generation,
+                }
+            )
+        owners[member] = None  # type: ignore[index]
+        self._owned_by.setdefault(member, set()).add((kind, instance))  # type: ignore[arg-type]
+        return found
+
+    def _on_stopped(self, record: dict[str, Any]) -> list[Violation]:
+        kind = "task" if record["kind"] == "task_stopped" else "connector"
+        instance = record.get(kind)
+        member = record.get("member")
+        owners = self._owners[kind].get(instance)  # type: ignore[arg-type]
+        if owners is not None:
+            owners.pop(member, None)  # type: ignore[arg-type]
+            if not owners:
+                del self._owners[kind][instance]  # type: ignore[arg-type]
+        owned = self._owned_by.get(member)  # type: ignore[arg-type]
+        if owned is not None:
+            owned.discard((kind, instance))  # type: ignore[arg-type]
+        return []
+
+    def _on_member_gone(self, record: dict[str, Any]) -> list[Violation]:
+        member = record.get("member")
+        for kind, instance in self._owned_by.pop(member, ()):  # type: ignore[arg-type]
+            owners = self._owners[kind].get(instance)
+            if owners is not None:
+                owners.pop(member, None)  # type: ignore[arg-type]
+                if not owners:
+                    del self._owners[kind][instance]
+        self._applied_generation[member] = None  # type: ignore[index]
+        return []
+
+    def _on_member_start(self, record: dict[str, Any]) -> list[Violation]:
+        return self._on_member_gone(record)
+
+    def _on_assignment(self, record: dict[str, Any]) -> list[Violation]:
+        member = record.get("member")
+        generation = record.get("generation")
+        self._applied_generation[member] = generation  # type: ignore[index]
+        found: list[Violation] = []
+        if generation != self._generation:
+            latest = "none yet" if self._generation is None else str(self._generation)
+            found.append(
+                {
+                    "invariant": "stale_generation",
+                    "detail": (
+                        f"{member} applies an assignment of generation {generation}; the "
+                        f"group's latest generation is {latest}"
+                    ),
+                    "member": member,
+                    "generation": generation,
+                    "group_generation": self._generation,
+                }
+            )
+        leader_id = record.get("leader_id")
+        if self._have_generation and leader_id != self._leader_id:
+            found.append(
+                {
+                    "invariant": "foreign_assignment",
+                    "detail": (
+                        f"{member} applies an assignment from leader {leader_id} but the "
+                        f"leader of generation {self._generation} is {self._leader_id}"
+                    ),
+                    "member": member,
+                    "generation": generation,
+                    "leader_id": leader_id,
+                    "group_leader_id": self._leader_id,
+                }
+            )
+        return found
+
+    def _on_generation(self, record: dict[str, Any]) -> list[Violation]:
+        self._generation = record.get("generation")
+        self._leader_id = record.get("leader_id")
+        self._have_generation = True
+        return []
+
+    def _on_group_state(self, record: dict[str, Any]) -> list[Violation]:
+        src = record.get("from")
+        dst = record.get("to")
+        previous = self._state
+        self._state = dst  # type: ignore[assignment]
+        problems: list[str] = []
+        if previous is not None and src != previous:
+            problems.append(f"from {src} but the group was in {previous}")
+        allowed = VALID_PREVIOUS_STATES.get(dst)  # type: ignore[arg-type]
+        if allowed is None:
+            problems.append(f"unknown state {dst}")
+        elif src not in allowed:
+            problems.append(f"{src} -> {dst} is not a valid transition")
+        if not problems:
+            return []
+        return [
+            {
+                "invariant": "illegal_transition",
+                "detail": f"group_state {src} -> {dst}: " + "; ".join(problems),
+                "from": src,
+                "to": dst,
+                "previous": previous,
+                "generation": record.get("generation"),
+            }
+        ]

@@ -1,0 +1,476 @@
+"""Run metrics from an event log: :func:`summarize` (written to ``summary.json``) and the
+end-of-run liveness check :func:`liveness_violations`.
+
+All times are virtual milliseconds (ints). One pass over the records, O(1) per record except
+``config`` records (O(configured tasks)) and ``generation`` records (O(live workers)).
+
+Definitions (record kinds from ``docs/event-log.md``):
+
+- **configured**: the task ids ``"<connector>-<n>"`` (n < task count) and connectors of the
+  latest ``config`` record; before the first ``config`` record, ``run_start.connectors``.
+- **running**: an instance runs on a member from ``*_started`` until the next ``*_stop`` or
+  ``*_stopped`` of it on that member, or until the member's ``member_crash``/``member_stop``.
+- **downtime** of an instance: the time it was configured but running nowhere, counted from
+  the first time it ran until the end of the run. An instance that is configured at the end
+  and never ran counts all the time it was configured (and a task like that is listed in
+  ``never_started``); one that never ran and is no longer configured counts nothing.
+- **live** workers: after ``member_start``, until ``member_stop``/``member_crash``.
+- **end**: the ``run_end`` record's time (else the last record's).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["summarize", "liveness_violations", "Summary"]
+
+Summary = dict[str, Any]
+
+_TASK_EVENTS = {
+    "task_started": ("task", True),
+    "task_stop": ("task", False),
+    "task_stopped": ("task", False),
+    "connector_started": ("connector", True),
+    "connector_stop": ("connector", False),
+    "connector_stopped": ("connector", False),
+}
+
+
+class _Inst:
+    """One task or connector: configured?, where it runs, its downtime so far."""
+
+    __slots__ = ("configured", "running", "ever_ran", "since", "down_ms", "pre", "last_member")
+
+    def __init__(self) -> None:
+        self.configured = False
+        self.running: dict[str, None] = {}
+        self.ever_ran = False
+        self.since = 0  # start of the current down interval
+        self.down_ms = 0  # downtime after the first run
+        self.pre: list[tuple[int, int]] = []  # down intervals before the first run
+        self.last_member: str | None = None
+
+    @property
+    def down(self) -> bool:
+        return self.configured and not self.running
+
+
+class _Phase:
+    __slots__ = (
+        "name",
+        "start_ms",
+        "protocols",
+        "rebalances",
+        "downtime",
+        "movements",
+        "violations",
+        "implicit",
+    )
+
+    def __init__(self, name: str, start_ms: int, implicit: bool = False) -> None:
+        self.name = name
+        self.start_ms = start_ms
+        self.protocols: list[str] = []
+        self.rebalances = 0
+        self.downtime = 0
+        self.movements = 0
+        self.violations: dict[str, int] = {}
+        self.implicit = implicit
+
+
+class _Summarizer:
+    def __init__(self) -> None:
+        self.insts: dict[str, dict[str, _Inst]] = {"task": {}, "connector": {}}
+        self.configured: dict[str, int] = {}
+        self.seen_config = False
+        self.member_running: dict[str, dict[str, dict[str, None]]] = {}
+        self.live: dict[str, None] = {}
+        self.member_order: dict[str, None] = {}
+        self.t_start: int | None = None
+        self.t_last = 0
+        self.t_end: int | None = None
+        self.scenario: str | None = None
+        self.seed: int | None = None
+        self.rebalances = 0
+        self.join_rounds = 0
+        self.sync_rounds = 0
+        self.movements = 0
+        self.downtime = {"task": 0, "connector": 0}
+        self.max_imbalance = 0
+        self.violations: dict[str, int] = {}
+        self.final_protocol: str | None = None
+        self.last_step_ms: int | None = None
+        self.last_change_ms: int | None = None
+        self.phases: list[_Phase] = []
+        self.phase_starts: list[int] = []
+        self.saw_step = False
+
+    # ------------------------------------------------------------------ feeding
+
+    def feed(self, r: dict[str, Any]) -> None:
+        kind = r.get("kind")
+        t = r.get("t_ms", self.t_last)
+        self.t_last = t
+        if self.t_start is None:
+            self.t_start = t
+            self.phases.append(_Phase("start", t, implicit=True))
+            self.phase_starts.append(t)
+        ev = _TASK_EVENTS.get(kind)  # type: ignore[arg-type]
+        if ev is not None:
+            what, started = ev
+            self.set_running(what, r.get(what), r.get("member"), started, t)
+            return
+        if kind == "generation":
+            self.sample_imbalance()
+            protocol = r.get("protocol")
+            if protocol is not None:
+                self.rebalances += 1
+                self.final_protocol = protocol
+                phase = self.phases[-1]
+                phase.rebalances += 1
+                if protocol not in phase.protocols:
+                    phase.protocols.append(protocol)
+        elif kind == "join_group_request":
+            self.join_rounds += 1
+        elif kind == "sync_group_request":
+            self.sync_rounds += 1
+        elif kind == "member_start":
+            member = r.get("member")
+            self.member_gone(member, t)  # a fresh process runs nothing yet
+            self.live[member] = None  # type: ignore[index]
+            self.member_order.setdefault(member, None)  # type: ignore[arg-type]
+            self.member_running.setdefault(member, {"task": {}, "connector": {}})  # type: ignore[arg-type]
+        elif kind in ("member_stop", "member_crash"):
+            member = r.get("member")
+            self.member_gone(member, t)
+            self.live.pop(member, None)  # type: ignore[arg-type]
+        elif kind == "config":
+            self.apply_config(r.get("connectors") or {}, t)
+            self.seen_config = True
+        elif kind == "run_start":
+            self.scenario = r.get("scenario")
+            self.seed = r.get("seed")
+            if not self.seen_config and r.get("connectors"):
+                self.apply_config(r["connectors"], t)
+        elif kind == "step":
+            if r.get("action") != "phase":
+                self.last_step_ms = t
+                self.saw_step = True
+        elif kind == "phase":
+            name = str(r.get("name"))
+            current = self.phases[-1]
+            if current.implicit and not self.saw_step:
+                current.name = name  # the timeline starts with a phase: it names the first
+                current.implicit = False
+            else:
+                self.phases.append(_Phase(name, t))
+                self.phase_starts.append(t)
+        elif kind == "violation":
+            invariant = str(r.get("invariant"))
+            self.violations[invariant] = self.violations.get(invariant, 0) + 1
+            pv = self.phases[-1].violations
+            pv[invariant] = pv.get(invariant, 0) + 1
+        elif kind == "run_end":
+            self.t_end = t
+
+    # ------------------------------------------------------------------ state changes
+
+    def inst(self, what: str, name: str) -> _Inst:
+        table = self.insts[what]
+        inst = table.get(name)
+        if inst is None:
+            inst = table[name] = _Inst()
+        return inst
+
+    def close_down(self, what: str, inst: _Inst, t: int) -> None:
+        """End ``inst``'s current down interval at ``t``."""
+        start = inst.since
+        if t <= start:
+            return
+        if inst.ever_ran:
+            inst.down_ms += t - start
+            self.downtime[what] += t - start
+            if what == "task":
+                self.attribute(start, t)
+        else:
+            inst.pre.append((start, t))
+
+    def attribute(self, start: int, end: int) -> None:
+        """Add task downtime [start, end) to the phases it overlaps."""
+        starts = self.phase_starts
+        i = max(bisect_right(starts, start) - 1, 0)
+        while i < len(starts) and start < end:
+            seg_end = starts[i + 1] if i + 1 < len(starts) else end
+            part = min(end, seg_end) - start
+            if part > 0:
+                self.phases[i].downtime += part
+                start += part
+            i += 1
+
+    def set_running(self, what: str, name: Any, member: Any, started: bool, t: int) -> None:
+        if name is None or member is None:
+            return
+        inst = self.inst(what, name)
+        was_down = inst.down
+        per_member = self.member_running.setdefault(member, {"task": {}, "connector": {}})
+        if started:
+            if member in inst.running:
+                return
+            inst.running[member] = None
+            per_member[what][name] = None
+            if was_down:
+                self.close_down(what, inst, t)
+            if what == "task" and inst.last_member is not None and inst.last_member != member:
+                self.movements += 1
+                self.phases[-1].movements += 1
+            inst.last_member = member
+            inst.ever_ran = True
+        else:
+            if member not in inst.running:
+                return
+            del inst.running[member]
+            per_member[what].pop(name, None)
+            if inst.down:
+                inst.since = t
+        self.last_change_ms = t
+
+    def member_gone(self, member: Any, t: int) -> None:
+        per_member = self.member_running.get(member)
+        if per_member is None:
+            return
+        for what in ("task", "connector"):
+            running = per_member[what]
+            if not running:
+                continue
+            for name in list(running):
+                self.set_running(what, name, member, False, t)
+
+    def apply_config(self, connectors: dict[str, int], t: int) -> None:
+        wanted_tasks = {f"{c}-{i}" for c, n in connectors.items() for i in range(int(n))}
+        wanted = {"task": wanted_tasks, "connector": set(connectors)}
+        for what, names in wanted.items():
+            table = self.insts[what]
+            for name, inst in table.items():
+                if inst.configured and name not in names:
+                    if inst.down:
+                        self.close_down(what, inst, t)
+                    inst.configured = False
+            for name in sorted(names):
+                inst = self.inst(what, name)
+                if not inst.configured:
+                    inst.configured = True
+                    if inst.down:
+                        inst.since = t
+        self.configured = dict(connectors)
+
+    def spread(self, what: str) -> int:
+        if not self.live:
+            return 0
+        counts = [len(self.member_running[m][what]) for m in self.live]
+        return max(counts) - min(counts)
+
+    def sample_imbalance(self) -> None:
+        self.max_imbalance = max(self.max_imbalance, self.spread("task"))
+
+    # ------------------------------------------------------------------ result
+
+    def result(self) -> Summary:
+        if self.t_start is None:
+            self.t_start = 0
+            self.phases.append(_Phase("start", 0, implicit=True))
+            self.phase_starts.append(0)
+        end = self.t_end if self.t_end is not None else self.t_last
+        self.sample_imbalance()
+
+        task_max = 0
+        never_started: list[str] = []
+        for what in ("task", "connector"):
+            for name, inst in self.insts[what].items():
+                if inst.down:
+                    self.close_down(what, inst, end)
+                    inst.since = end
+                total = inst.down_ms
+                if not inst.ever_ran and inst.configured:
+                    pre = sum(b - a for a, b in inst.pre)
+                    total += pre
+                    self.downtime[what] += pre
+                    if what == "task":
+                        never_started.append(name)
+                        for a, b in inst.pre:
+                            self.attribute(a, b)
+                if what == "task":
+                    task_max = max(task_max, total)
+
+        problems = self.convergence()
+        converged = not any(v for k, v in problems.items() if not k.endswith("_spread")) and (
+            problems["task_spread"] <= 1 and problems["connector_spread"] <= 1
+        )
+        time_to_converge = None
+        if converged:
+            since = self.last_step_ms if self.last_step_ms is not None else self.t_start
+            change = self.last_change_ms if self.last_change_ms is not None else since
+            time_to_converge = max(0, change - since)
+
+        workers_final = {
+            m: {
+                "connectors": len(self.member_running[m]["connector"]),
+                "tasks": len(self.member_running[m]["task"]),
+            }
+            for m in self.member_order
+            if m in self.live
+        }
+        phases = []
+        for i, p in enumerate(self.phases):
+            phases.append(
+                {
+                    "name": p.name,
+                    "start_ms": p.start_ms,
+                    "end_ms": self.phases[i + 1].start_ms if i + 1 < len(self.phases) else end,
+                    "protocols": p.protocols,
+                    "rebalances": p.rebalances,
+                    "task_downtime_ms_total": p.downtime,
+                    "task_movements": p.movements,
+                    "violations": dict(sorted(p.violations.items())),
+                }
+            )
+        configured_tasks = sum(1 for i in self.insts["task"].values() if i.configured)
+        return {
+            "scenario": self.scenario,
+            "seed": self.seed,
+            "start_ms": self.t_start,
+            "end_ms": end,
+            "rebalances": self.rebalances,
+            "join_rounds": self.join_rounds,
+            "sync_rounds": self.sync_rounds,
+            "connectors_configured": len(self.configured),
+            "tasks_configured": configured_tasks,
+            "task_downtime_ms_total": self.downtime["task"],
+            "task_downtime_ms_max": task_max,
+            "connector_downtime_ms_total": self.downtime["connector"],
+            "never_started": sorted(never_started),
+            "task_movements": self.movements,
+            "max_imbalance": self.max_imbalance,
+            "converged": converged,
+            "convergence": problems,
+            "time_to_converge_ms": time_to_converge,
+            "violations": dict(sorted(self.violations.items())),
+            "final_protocol": self.final_protocol,
+            "workers_final": workers_final,
+            "phases": phases,
+        }
+
+    def convergence(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for what in ("task", "connector"):
+            not_running, duplicated, unconfigured = [], [], []
+            for name, inst in self.insts[what].items():
+                n = len(inst.running)
+                if inst.configured:
+                    if n == 0:
+                        not_running.append(name)
+                    elif n > 1:
+                        duplicated.append(name)
+                elif n:
+                    unconfigured.append(name)
+            out[f"not_running_{what}s"] = sorted(not_running)
+            out[f"duplicate_{what}s"] = sorted(duplicated)
+            out[f"unconfigured_running_{what}s"] = sorted(unconfigured)
+            out[f"{what}_spread"] = self.spread(what)
+        return out
+
+
+def summarize(records: Sequence[dict[str, Any]]) -> Summary:
+    """Summarize a run from its event log (records in ``seq`` order).
+
+    Returns a JSON-able dict (times in virtual ms):
+
+    - ``scenario``, ``seed`` (from ``run_start``), ``start_ms``, ``end_ms``;
+    - ``rebalances``: ``generation`` records with a non-null protocol; ``join_rounds`` /
+      ``sync_rounds``: JoinGroup / SyncGroup requests sent;
+    - ``connectors_configured``, ``tasks_configured`` (at the end);
+    - ``task_downtime_ms_total``, ``task_downtime_ms_max`` (over tasks),
+      ``connector_downtime_ms_total``, ``never_started`` (task ids, sorted);
+    - ``task_movements``: task starts on a member other than the one it last ran on;
+    - ``max_imbalance``: max over samples (just before each ``generation`` record and at the
+      end) of max − min running tasks over live workers (0 with no live worker);
+    - ``converged``: at the end every configured connector and task runs exactly once, no
+      instance that is not configured runs, and max − min ≤ 1 for connectors and for tasks
+      over live workers; ``convergence`` gives the details (``not_running_tasks``,
+      ``duplicate_tasks``, ``unconfigured_running_tasks``, the same for connectors,
+      ``task_spread``, ``connector_spread``);
+    - ``time_to_converge_ms``: from the last ``step`` record that is not a phase (else the run
+      start) to the last change of the running set, at least 0; ``None`` if not converged;
+    - ``violations``: ``{invariant: count}`` of ``violation`` records;
+    - ``final_protocol``: protocol of the last ``generation`` record with one (or ``None``);
+    - ``workers_final``: ``{worker: {"connectors": n, "tasks": m}}`` for live workers, in order
+      of their first start;
+    - ``phases``: ``[{name, start_ms, end_ms, protocols, rebalances, task_downtime_ms_total,
+      task_movements, violations}]``, one per ``phase`` record; the run begins in an implicit
+      phase ``"start"``, unless a ``phase`` record comes before any (non-phase) ``step``
+      record: then that phase is the first one and starts at the run start. Phases partition
+      the run, so their rebalances, downtime and movements add up to the totals.
+    """
+    summarizer = _Summarizer()
+    for record in records:
+        summarizer.feed(record)
+    return summarizer.result()
+
+
+def liveness_violations(
+    records: Sequence[dict[str, Any]], summary: Summary | None = None
+) -> list[dict[str, Any]]:
+    """End-of-run liveness and balance (DESIGN.md §7), as fields for ``violation`` records.
+
+    The runtime calls it before emitting ``run_end`` (then the end is the last record's time).
+    Returns ``[]`` when converged; otherwise a ``liveness`` violation when some configured
+    instance is not running exactly once (or a removed one still runs), and/or a ``balance``
+    violation when max − min running tasks or connectors over live workers exceeds 1.
+
+    Args:
+        records: the log so far.
+        summary: :func:`summarize` of ``records``, if already computed.
+    """
+    if summary is None:
+        summary = summarize(records)
+    if summary["converged"]:
+        return []
+    conv = summary["convergence"]
+    end = summary["end_ms"]
+    found: list[dict[str, Any]] = []
+    parts: list[str] = []
+    for what in ("task", "connector"):
+        for key, text in (
+            (f"not_running_{what}s", "configured {what}s not running"),
+            (f"duplicate_{what}s", "{what}s running more than once"),
+            (f"unconfigured_running_{what}s", "removed {what}s still running"),
+        ):
+            items = conv[key]
+            if items:
+                shown = ", ".join(items[:5]) + (", …" if len(items) > 5 else "")
+                parts.append(f"{len(items)} {text.format(what=what)} ({shown})")
+    if parts:
+        found.append(
+            {
+                "invariant": "liveness",
+                "detail": f"at {end} ms: " + "; ".join(parts),
+                "tasks": conv["not_running_tasks"] + conv["duplicate_tasks"],
+                "connectors": conv["not_running_connectors"] + conv["duplicate_connectors"],
+            }
+        )
+    if conv["task_spread"] > 1 or conv["connector_spread"] > 1:
+        counts = summary["workers_final"]
+        found.append(
+            {
+                "invariant": "balance",
+                "detail": (
+                    f"at {end} ms: running tasks per live worker differ by "
+                    f"{conv['task_spread']} and connectors by {conv['connector_spread']} "
+                    "(max - min must be <= 1)"
+                ),
+                "task_counts": {m: c["tasks"] for m, c in counts.items()},
+                "connector_counts": {m: c["connectors"] for m, c in counts.items()},
+            }
+        )
+    return found

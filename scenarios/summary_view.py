@@ -1,0 +1,116 @@
+"""The summary table ``groupsim run`` prints (rich).
+
+Per phase: time span, protocols in force, rebalances, task downtime, task movements,
+violations; then a totals row, the end state (converged, time to converge, final protocol,
+imbalance, workers), and the expectation results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+__all__ = ["render_summary"]
+
+
+def _seconds(ms: int | None) -> str:
+    if ms is None:
+        return "-"
+    return f"{ms / 1000:.1f} s"
+
+
+def _violations(counts: Mapping[str, int]) -> Text:
+    total = sum(counts.values())
+    if not total:
+        return Text("0", style="green")
+    detail = ", ".join(f"{n} {name}" for name, n in sorted(counts.items()) if n)
+    return Text(f"{total} ({detail})", style="bold red")
+
+
+def render_summary(
+    summary: Mapping[str, Any],
+    console: Console,
+    *,
+    scenario_name: str,
+    seed: int,
+    expectation_failures: list[str],
+) -> None:
+    """Print the run summary to ``console``.
+
+    Args:
+        summary: :func:`scenarios.metrics.summarize` output.
+        console: where to print (a ``Console(record=True)`` captures it).
+        scenario_name: shown in the title.
+        seed: shown in the title.
+        expectation_failures: :func:`scenarios.expect.evaluate` output; empty = all hold.
+    """
+    table = Table(title=f"{scenario_name} (seed {seed})", title_justify="left")
+    table.add_column("phase")
+    table.add_column("time", justify="right")
+    table.add_column("protocols")
+    table.add_column("rebalances", justify="right")
+    table.add_column("task downtime", justify="right")
+    table.add_column("movements", justify="right")
+    table.add_column("violations")
+    for phase in summary.get("phases", []):
+        table.add_row(
+            str(phase["name"]),
+            f"{phase['start_ms'] / 1000:.1f}–{phase['end_ms'] / 1000:.1f} s",
+            " → ".join(phase.get("protocols") or []) or "-",
+            str(phase["rebalances"]),
+            _seconds(phase["task_downtime_ms_total"]),
+            str(phase["task_movements"]),
+            _violations(phase.get("violations") or {}),
+        )
+    table.add_section()
+    table.add_row(
+        Text("total", style="bold"),
+        f"{summary.get('start_ms', 0) / 1000:.1f}–{summary.get('end_ms', 0) / 1000:.1f} s",
+        summary.get("final_protocol") or "-",
+        str(summary.get("rebalances", 0)),
+        _seconds(summary.get("task_downtime_ms_total", 0)),
+        str(summary.get("task_movements", 0)),
+        _violations(summary.get("violations") or {}),
+    )
+    console.print(table)
+
+    converged = bool(summary.get("converged"))
+    state = Text()
+    state.append("converged: ")
+    state.append("yes" if converged else "no", style="green" if converged else "bold red")
+    if converged:
+        state.append(f" ({_seconds(summary.get('time_to_converge_ms'))} after the last step)")
+    state.append(f"   final protocol: {summary.get('final_protocol') or '-'}")
+    state.append(f"   max imbalance: {summary.get('max_imbalance', 0)}")
+    state.append(
+        f"   JoinGroup/SyncGroup rounds: {summary.get('join_rounds', 0)}/"
+        f"{summary.get('sync_rounds', 0)}"
+    )
+    console.print(state)
+    downtime = Text(
+        f"task downtime: total {_seconds(summary.get('task_downtime_ms_total', 0))}, "
+        f"worst task {_seconds(summary.get('task_downtime_ms_max', 0))}; "
+        f"connector downtime {_seconds(summary.get('connector_downtime_ms_total', 0))}"
+    )
+    never = summary.get("never_started") or []
+    if never:
+        shown = ", ".join(never[:8]) + (", …" if len(never) > 8 else "")
+        downtime.append(f"; never started: {shown}", style="red")
+    console.print(downtime)
+    workers = summary.get("workers_final") or {}
+    if workers:
+        console.print(
+            "workers at end (connectors/tasks): "
+            + ", ".join(f"{m} {c['connectors']}/{c['tasks']}" for m, c in workers.items())
+        )
+
+    if expectation_failures:
+        console.print(Text(f"{len(expectation_failures)} expectation(s) failed:", style="bold red"))
+        for line in expectation_failures:
+            console.print(Text(f"  ✗ {line}", style="red"))
+    else:
+        console.print(Text("✓ all expectations hold", style="bold green"))
