@@ -82,6 +82,12 @@ def evaluate(expect: Expect | Mapping[str, Any] | None, summary: Mapping[str, An
             f"max_total_downtime_ms: expected <= {expect.max_total_downtime_ms} ms, got {total} ms"
         )
 
+    movements = summary.get("task_movements", 0)
+    if expect.max_task_movements is not None and movements > expect.max_task_movements:
+        failures.append(
+            f"max_task_movements: expected <= {expect.max_task_movements}, got {movements}"
+        )
+
     if expect.final_protocol is not None:
         want_p = normalize_protocol(expect.final_protocol)
         got_p = normalize_protocol(summary.get("final_protocol"))

@@ -260,6 +260,7 @@ class Expect(_Base):
     min_rebalances: NonNegInt | None = None
     max_task_downtime_ms: NonNegInt | None = None
     max_total_downtime_ms: NonNegInt | None = None
+    max_task_movements: NonNegInt | None = None
     final_protocol: ProtocolName | None = None
     max_time_to_converge_ms: NonNegInt | None = None
     expected_violations: list[InvariantName] = []
