@@ -16,7 +16,7 @@ and INT32 delay. An entry = connector STRING + ARRAY(INT32) where -1 marks the c
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import repeat
 
 from protocol.java import (
@@ -150,33 +150,57 @@ def _read_string(data: bytes, pos: int) -> tuple[str, int]:
     return data[pos : pos + n].decode("utf-8"), pos + n
 
 
+_name_cache: dict[bytes, str] = {}
+_II = struct.Struct(">ii")
+
+
 def _read_entries(
     data: bytes, pos: int, end: int, connectors: list[str], tasks: list[tuple[str, int]]
 ) -> int:
-    if pos + 4 > end:
-        raise _Fallback
+    """Parse ARRAY(ConnectorAssignment) at ``pos``; bounds are checked once at the end."""
+    unpack_h = _H.unpack_from
+    unpack_ii = _II.unpack_from
+    names = _name_cache
+    t_append = tasks.append
     (count,) = _I.unpack_from(data, pos)
     pos += 4
     if count < 0:
         raise _Fallback
     for _ in range(count):
-        name, pos = _read_string(data, pos)
-        if pos + 4 > end:
+        (n,) = unpack_h(data, pos)
+        if n < 0:
             raise _Fallback
-        (n,) = _I.unpack_from(data, pos)
+        pos += 2
+        raw = data[pos : pos + n]
+        pos += n
+        name = names.get(raw)
+        if name is None:
+            name = raw.decode("utf-8")
+            if len(names) < 1_000_000:
+                names[raw] = name
+        k, v = unpack_ii(data, pos)
+        if k == 1:
+            pos += 8
+            if v == -1:
+                connectors.append(name)
+            else:
+                t_append((name, v))
+            continue
         pos += 4
-        if n < 0 or pos + 4 * n > end:
+        if k < 0:
             raise _Fallback
-        values = struct.unpack_from(f">{n}i", data, pos)
-        pos += 4 * n
+        values = struct.unpack_from(f">{k}i", data, pos)
+        pos += 4 * k
         if -1 in values:
             for v in values:
                 if v == -1:
                     connectors.append(name)
                 else:
-                    tasks.append((name, v))
+                    t_append((name, v))
         else:
-            tasks.extend(zip(repeat(name, n), values, strict=True))
+            tasks.extend(zip(repeat(name, k), values, strict=True))
+    if pos > end:
+        raise _Fallback
     return pos
 
 
@@ -295,18 +319,36 @@ def revoked_entries(
     return entries
 
 
+_ONE = _I.pack(1)
+_INT4: list[bytes] = []
+
+
+def int4_table(n: int) -> list[bytes]:
+    """Big-endian INT32 bytes of 0..n-1 (a shared, growing cache)."""
+    if len(_INT4) < n:
+        _INT4.extend(_I.pack(i) for i in range(len(_INT4), n))
+    return _INT4
+
+
+def _value_bytes(values: list[int]) -> bytes:
+    n = len(values)
+    if n == 1:
+        v = values[0]
+        if 0 <= v < 4096:
+            return _ONE + int4_table(4096)[v]
+    return struct.pack(f">i{n}i", n, *values)
+
+
 def encode_entries(entries: dict[str, list[int]]) -> bytes:
     """ARRAY(ConnectorAssignment) bytes of ``entries`` (connector → numbers, -1 = itself)."""
-    parts = [_IHEAD.pack(len(entries))]
-    append = parts.append
-    for c, values in entries.items():
-        append(string_chunk(c))
-        n = len(values)
-        append(struct.pack(f">i{n}i", n, *values))
-    return b"".join(parts)
+    chunk = string_chunk
+    body = b"".join([chunk(c) + _value_bytes(values) for c, values in entries.items()])
+    return _IHEAD.pack(len(entries)) + body
 
 
 _EMPTY_ARRAY = _IHEAD.pack(0)
+
+View = Callable[[], tuple[list[str], list[tuple[str, int]]]]
 
 
 def assignment_header(
@@ -321,6 +363,51 @@ def assignment_header(
     )
 
 
+def _no_items() -> tuple[list[str], list[tuple[str, int]]]:
+    return [], []
+
+
+def _encode_assigned(
+    connectors: Sequence[str], tasks: Sequence[tuple[str, int]]
+) -> tuple[bytes, View]:
+    if not connectors and not tasks:
+        return _EMPTY_ARRAY, _no_items
+    order = (
+        connector_hash_order(connectors, presized_capacity(len(connectors))) if connectors else []
+    )
+    own_tasks: list[tuple[str, int]] = []
+    rest: Sequence[tuple[str, int]] = tasks
+    if order and tasks:
+        own = set(order)
+        rest = [x for x in tasks if x[0] not in own]
+        if len(rest) != len(tasks):
+            own_tasks = [x for x in tasks if x[0] in own]
+    if len({c for c, _ in rest}) != len(rest) or len(order) * len(own_tasks) > 10_000:
+        entries = connector_entries(connectors, tasks)
+        return encode_entries(entries), lambda: entries_view(entries)
+    # every other task has its own entry, in task order: the common shape after water filling
+    chunk = string_chunk
+    parts: list[bytes] = []
+    grouped_own: list[tuple[str, int]] = []
+    for c in order:
+        values = [-1]
+        for oc, t in own_tasks:
+            if oc == c:
+                values.append(t)
+                grouped_own.append((oc, t))
+        parts.append(chunk(c) + _value_bytes(values))
+    table = int4_table(4096)
+    try:
+        parts.extend([chunk(c) + _ONE + table[t] for c, t in rest])
+    except IndexError:
+        parts.extend([chunk(c) + _value_bytes([t]) for c, t in rest])
+    task_view = grouped_own + list(rest)
+    return (
+        _IHEAD.pack(len(order) + len(rest)) + b"".join(parts),
+        lambda: (list(order), list(task_view)),
+    )
+
+
 def encode_assignment_fast(
     header: bytes,
     version: int,
@@ -329,23 +416,23 @@ def encode_assignment_fast(
     revoked_connectors: Sequence[str] = (),
     revoked_tasks: Sequence[tuple[str, int]] = (),
     delay_ms: int = 0,
-) -> tuple[bytes, dict[str, list[int]], dict[str, list[int]]]:
+) -> tuple[bytes, View, View]:
     """Assignment bytes for ``header`` (see :func:`assignment_header`) and the item lists.
 
-    Returns ``(bytes, assigned entries, revoked entries)``; the entries give the decoded view
-    (wire order). Version 0 has no revoked array and no delay.
+    Returns ``(bytes, assigned view, revoked view)``; each view returns the decoded
+    ``(connectors, tasks)`` in wire order. Version 0 has no revoked array and no delay.
     """
-    assigned = connector_entries(connectors, tasks) if (connectors or tasks) else {}
-    body = encode_entries(assigned) if assigned else _EMPTY_ARRAY
+    body, assigned = _encode_assigned(connectors, tasks)
     if version == 0:
-        return header + body, assigned, {}
-    revoked = (
-        revoked_entries(revoked_connectors, revoked_tasks)
-        if (revoked_connectors or revoked_tasks)
-        else {}
-    )
-    rbody = encode_entries(revoked) if revoked else _EMPTY_ARRAY
-    return header + body + rbody + _I.pack(delay_ms), assigned, revoked
+        return header + body, assigned, _no_items
+    if revoked_connectors or revoked_tasks:
+        revoked = revoked_entries(revoked_connectors, revoked_tasks)
+        rbody = encode_entries(revoked)
+        rview: View = lambda: entries_view(revoked)  # noqa: E731
+    else:
+        rbody = _EMPTY_ARRAY
+        rview = _no_items
+    return header + body + rbody + _I.pack(delay_ms), assigned, rview
 
 
 def entries_view(entries: dict[str, list[int]]) -> tuple[list[str], list[tuple[str, int]]]:

@@ -20,6 +20,7 @@ from protocol.java import java_sorted_strings, presized_capacity
 from ._wire import (
     assignment_header,
     connector_hash_order,
+    int4_table,
     read_member_state,
     string_chunk,
 )
@@ -108,35 +109,52 @@ class EagerAssignor:
         connectors = snapshot.connector_names()
         counts = snapshot.connectors
         c_total = len(connectors)
+        chunks = [string_chunk(c) for c in connectors]
 
-        # connectors: connector j goes to member j mod M
+        # Connector j goes to member j mod M. The k-th task overall goes to member
+        # (C + k) mod M, so member m's tasks of connector c are range(first, n, M) with
+        # first = (m - start_c) mod M where start_c = (C + tasks before c) mod M.
         own: list[list[int]] = [[] for _ in range(m_count)]
         for j in range(c_total):
             own[j % m_count].append(j)
-
-        # tasks: the k-th task overall goes to member (C + k) mod M; member m's tasks of one
-        # connector form range(first, n, M). runs[m] lists (connector index, first) in order.
-        runs: list[list[tuple[int, int]]] = [[] for _ in range(m_count)]
+        starts: list[int] = []
+        # parts[m]: encoded entries of member m for connectors it does not own, in order
+        parts: list[list[bytes]] = [[] for _ in range(m_count)]
         pos = c_total % m_count
+        int4 = _I.pack
         for ci in range(c_total):
+            starts.append(pos)
             n = counts[connectors[ci]]
             if n <= 0:
                 continue
+            owner = ci % m_count
+            chunk = chunks[ci]
             if n <= m_count:
+                single = chunk + _ONE
+                pieces = [single + b for b in int4_table(n)[:n]]
                 end = pos + n
+                # members pos, pos+1, ... (mod M) get tasks 0, 1, ...; the owner's task
+                # (if any) is merged into its connector entry instead
+                t_owner = (owner - pos) % m_count
+                if t_owner < n:
+                    pieces[t_owner] = b""
                 if end <= m_count:
-                    for t, m in enumerate(range(pos, end)):
-                        runs[m].append((ci, t))
+                    for lst, piece in zip(parts[pos:end], pieces, strict=True):
+                        lst.append(piece)
                 else:
-                    for t in range(n):
-                        runs[(pos + t) % m_count].append((ci, t))
+                    split = m_count - pos
+                    for lst, piece in zip(parts[pos:], pieces[:split], strict=True):
+                        lst.append(piece)
+                    for lst, piece in zip(parts[: end - m_count], pieces[split:], strict=True):
+                        lst.append(piece)
             else:
                 for d in range(m_count):
-                    runs[(pos + d) % m_count].append((ci, d))
+                    m = (pos + d) % m_count
+                    if m == owner:
+                        continue
+                    values = range(d, n, m_count)
+                    parts[m].append(chunk + struct.pack(f">i{len(values)}i", len(values), *values))
             pos = (pos + n) % m_count
-
-        chunks = [string_chunk(c) for c in connectors]
-        int4 = _I.pack
 
         assignments: dict[str, bytes] = {}
         builders = {}
@@ -144,41 +162,32 @@ class EagerAssignor:
         for member in order:
             mi = index[member]
             own_ci = own[mi]
-            member_runs = runs[mi]
-            parts: list[bytes] = []
-            entry_count = 0
+            member_parts = parts[mi]
+            entries = len(member_parts)
             if own_ci:
-                # connector entries in HashSet order, each absorbing that connector's tasks
-                own_set = set(own_ci)
-                run_of = {ci: first for ci, first in member_runs if ci in own_set}
+                own_parts: list[bytes] = []
                 names = [connectors[ci] for ci in own_ci]
                 ci_of = {connectors[ci]: ci for ci in own_ci}
                 for name in connector_hash_order(names, presized_capacity(len(names))):
                     ci = ci_of[name]
-                    first = run_of.get(ci)
-                    if first is None:
-                        parts.append(chunks[ci] + _CONNECTOR_ONLY)
-                    else:
-                        values = [-1, *range(first, counts[name], m_count)]
-                        parts.append(
+                    n = counts[name]
+                    first = (mi - starts[ci]) % m_count
+                    if first < n:
+                        values = [-1, *range(first, n, m_count)]
+                        own_parts.append(
                             chunks[ci] + struct.pack(f">i{len(values)}i", len(values), *values)
                         )
-                    entry_count += 1
-                member_runs_rest = [r for r in member_runs if r[0] not in own_set]
+                    else:
+                        own_parts.append(chunks[ci] + _CONNECTOR_ONLY)
+                    if first < n and n <= m_count:
+                        entries -= 1  # its placeholder b"" in member_parts is no entry
+                entries += len(own_parts)
+                body = b"".join(own_parts) + b"".join(member_parts)
             else:
-                member_runs_rest = member_runs
-            for ci, first in member_runs_rest:
-                n = counts[connectors[ci]]
-                if first + m_count >= n:  # a single task from this connector
-                    parts.append(chunks[ci] + _ONE + int4(first))
-                else:
-                    values = range(first, n, m_count)
-                    packed = struct.pack(f">i{len(values)}i", len(values), *values)
-                    parts.append(chunks[ci] + packed)
-            entry_count += len(member_runs_rest)
-            assignments[member] = header + _I.pack(entry_count) + b"".join(parts)
+                body = b"".join(member_parts)
+            assignments[member] = header + int4(entries) + body
             builders[member] = _decoder(
-                leader_id, leader_url, offset, connectors, counts, own_ci, member_runs, m_count
+                leader_id, leader_url, offset, connectors, counts, own_ci, starts, mi, m_count
             )
         return AssignmentRound(assignments, LazyDecoded(builders), 0, NO_ERROR, offset, snapshot)
 
@@ -190,16 +199,19 @@ def _decoder(
     connectors: list[str],
     counts: dict[str, int],
     own_ci: list[int],
-    runs: list[tuple[int, int]],
+    starts: list[int],
+    mi: int,
     m_count: int,
 ) -> Callable[[], ConnectAssignment]:
     def build() -> ConnectAssignment:
         names = [connectors[ci] for ci in own_ci]
         wire_conns = connector_hash_order(names, presized_capacity(len(names))) if names else []
         by_conn: dict[str, list[int]] = {c: [] for c in wire_conns}
-        for ci, first in runs:
-            name = connectors[ci]
-            by_conn.setdefault(name, []).extend(range(first, counts[name], m_count))
+        for ci, name in enumerate(connectors):
+            n = counts[name]
+            first = (mi - starts[ci]) % m_count if ci < len(starts) else n
+            if first < n:
+                by_conn.setdefault(name, []).extend(range(first, n, m_count))
         tasks = tuple(ConnectorTaskId(c, t) for c, ts in by_conn.items() for t in ts)
         return ConnectAssignment(
             0, NO_ERROR, leader_id, leader_url, offset, tuple(wire_conns), tasks

@@ -40,10 +40,10 @@ from protocol.java import (
 )
 
 from ._wire import (
+    MemberState,
     assignment_header,
     connector_hash_order,
     encode_assignment_fast,
-    entries_view,
     read_member_state,
     sorted_connectors,
     sorted_tasks,
@@ -200,6 +200,11 @@ def _distinct(items: Sequence) -> list:
     return list(dict.fromkeys(lst))
 
 
+def _held_twice(lists: Iterable[Sequence]) -> set:
+    counts = Counter(x for v in lists for x in v)
+    return {k for k, n in counts.items() if n > 1}
+
+
 def _retain_hash_order(held: list, keep: set, hashed: Callable[[list, int], list]) -> list:
     """``new HashSet<>(held)`` then ``retainAll(keep)``: survivors in that set's order."""
     survivors = [x for x in held if x in keep]
@@ -245,6 +250,8 @@ class IncrementalCooperativeAssignor:
         self.num_successive_revoking_rebalances = 0
         self._conf_key: tuple[int, dict[str, int]] | None = None
         self._conf: tuple[set[str], set[Task]] = (set(), set())
+        self._metadata_cache: dict[str, tuple[bytes, MemberState]] = {}
+        self._conf_sorted: list[Task] | None = None
 
     # ----------------------------------------------------------------------------- state
 
@@ -280,7 +287,22 @@ class IncrementalCooperativeAssignor:
         tasks = {(c, i) for c, n in snapshot.connectors.items() for i in range(n)}
         self._conf_key = (snapshot.offset, dict(snapshot.connectors))
         self._conf = (conns, tasks)
+        self._conf_sorted = None
         return self._conf
+
+    def _sorted_configured_subset(self, snapshot: ConfigSnapshot, subset: set[Task]) -> list[Task]:
+        """``subset`` (⊆ configured tasks) in ConnectorTaskId order."""
+        if not subset:
+            return []
+        if len(subset) * 8 < len(self._conf[1]):
+            return sorted_tasks(subset)
+        if self._conf_sorted is None:
+            self._conf_sorted = [
+                (c, i) for c in snapshot.connector_names() for i in range(snapshot.connectors[c])
+            ]
+        if len(subset) == len(self._conf_sorted):
+            return list(self._conf_sorted)
+        return [t for t in self._conf_sorted if t in subset]
 
     # ------------------------------------------------------------------- performAssignment
 
@@ -313,7 +335,7 @@ class IncrementalCooperativeAssignor:
             raise ValueError("the incremental cooperative assignor does not run under 'default'")
         if not members:
             raise ValueError("perform_assignment needs at least one member")
-        states = {m: read_member_state(md) for m, md in members}
+        states = self._read_members(members)
         if leader_id not in states:
             raise ValueError(f"leader {leader_id!r} is not among the members")
         version = protocol.version
@@ -378,6 +400,24 @@ class IncrementalCooperativeAssignor:
             assignments, LazyDecoded(builders), delay, NO_ERROR, offset, used
         )
 
+    def _read_members(self, members: Sequence[tuple[str, bytes]]) -> dict[str, MemberState]:
+        """Decode each member's metadata, reusing last round's result for identical bytes
+        (a member whose assignment did not change sends the same metadata again)."""
+        cache = self._metadata_cache
+        states: dict[str, MemberState] = {}
+        fresh: dict[str, tuple[bytes, MemberState]] = {}
+        for m, md in members:
+            hit = cache.get(m)
+            if hit is not None and hit[0] == md:
+                state = hit[1]
+            else:
+                md = bytes(md)
+                state = read_member_state(md)
+            states[m] = state
+            fresh[m] = (md, state)
+        self._metadata_cache = fresh
+        return states
+
     # --------------------------------------------------------------- performTaskAssignment
 
     def perform_task_assignment(
@@ -412,14 +452,22 @@ class IncrementalCooperativeAssignor:
         conf_c, conf_t = self._configured(snapshot)
         members = list(member_assignments)
         order = hash_order(members, string_hash) if len(members) > 1 else members
-        held_c: dict[str, list[str]] = {}
-        held_t: dict[str, list[Task]] = {}
+        held_c: dict[str, Sequence[str]] = {}
+        held_t: dict[str, Sequence[Task]] = {}
         for w in order:
-            c, t = member_assignments[w]
-            held_c[w] = _distinct(c)
-            held_t[w] = _distinct(t)
+            held_c[w], held_t[w] = member_assignments[w]
         active_c: set[str] = set().union(*held_c.values())
         active_t: set[Task] = set().union(*held_t.values())
+        # duplicates within one member collapse (insertion-ordered sets); across members
+        # they are "duplicated"
+        dup_c: set[str] = set()
+        dup_t: set[Task] = set()
+        if sum(len(v) for v in held_c.values()) != len(active_c):
+            held_c = {w: _distinct(v) for w, v in held_c.items()}
+            dup_c = _held_twice(held_c.values())
+        if sum(len(v) for v in held_t.values()) != len(active_t):
+            held_t = {w: _distinct(v) for w, v in held_t.items()}
+            dup_t = _held_twice(held_t.values())
         # 3. undelivered revocation check
         if self._rev_c or self._rev_t:
             if not self._rev_c.isdisjoint(active_c) or not self._rev_t.isdisjoint(active_t):
@@ -431,16 +479,17 @@ class IncrementalCooperativeAssignor:
         # 4. derived sets
         deleted_c = prev_c - conf_c
         deleted_t = prev_t - conf_t
-        dup_c: set[str] = set()
-        dup_t: set[Task] = set()
-        if sum(len(v) for v in held_c.values()) != len(active_c):
-            dup_c = {k for k, n in Counter(x for v in held_c.values() for x in v).items() if n > 1}
-        if sum(len(v) for v in held_t.values()) != len(active_t):
-            dup_t = {k for k, n in Counter(x for v in held_t.values() for x in v).items() if n > 1}
         lost_c = sorted_connectors(prev_c - active_c - deleted_c)
-        lost_t = sorted_tasks(prev_t - active_t - deleted_t)
         created_c = sorted_connectors(conf_c - prev_c - active_c)
-        created_t = sorted_tasks(conf_t - prev_t - active_t)
+        if prev_t is active_t or prev_t == active_t:
+            lost_t: list[Task] = []
+            if not deleted_t and len(conf_t) == len(prev_t):
+                created_t: list[Task] = []  # prev ⊆ conf and same size: prev == conf
+            else:
+                created_t = self._sorted_configured_subset(snapshot, conf_t - prev_t)
+        else:
+            lost_t = self._sorted_configured_subset(snapshot, prev_t - active_t - deleted_t)
+            created_t = self._sorted_configured_subset(snapshot, conf_t - prev_t - active_t)
 
         # 5./6. revocations of deleted and duplicated items; next = held − deleted − duplicated
         revoke_c: dict[str, list[str]] = {}
@@ -543,11 +592,17 @@ class IncrementalCooperativeAssignor:
             nr_c[w] = revoke_c[w]
             nr_t[w] = revoke_t[w]
 
-        # 11. state
+        # 11. state: previous = ∪next − ∪revoked + lost, where ∪next is the active set
+        # minus what was taken away plus what was appended this round
         rev_all_c: set[str] = set().union(*revoke_c.values())
         rev_all_t: set[Task] = set().union(*revoke_t.values())
-        new_prev_c: set[str] = set().union(*all_c.values())
-        new_prev_t: set[Task] = set().union(*all_t.values())
+        new_prev_c = active_c - rev_all_c if rev_all_c else set(active_c)
+        new_prev_t = active_t - rev_all_t if rev_all_t else active_t.copy()
+        for w in members:
+            if na_c[w]:
+                new_prev_c.update(na_c[w])
+            if na_t[w]:
+                new_prev_t.update(na_t[w])
         if rev_all_c:
             new_prev_c -= rev_all_c
         if rev_all_t:
@@ -723,13 +778,13 @@ def _decoded_builder(
     leader: str,
     leader_url: str,
     offset: int,
-    assigned: dict[str, list[int]],
-    revoked: dict[str, list[int]],
+    assigned: Callable[[], tuple[list[str], list[Task]]],
+    revoked: Callable[[], tuple[list[str], list[Task]]],
     delay: int,
 ) -> Callable[[], ConnectAssignment]:
     def build() -> ConnectAssignment:
-        ac, at = entries_view(assigned)
-        rc, rt = entries_view(revoked)
+        ac, at = assigned()
+        rc, rt = revoked()
         return ConnectAssignment(
             version,
             NO_ERROR,
