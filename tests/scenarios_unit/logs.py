@@ -1,0 +1,73 @@
+"""Helpers to write event logs by hand in tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class Log:
+    """Builds records like the runtime does: ``log.add(t_ms, kind, **fields)``."""
+
+    def __init__(self) -> None:
+        self.records: list[dict[str, Any]] = []
+
+    def add(self, t_ms: int, kind: str, **fields: Any) -> dict[str, Any]:
+        record = {"t_ms": t_ms, "seq": len(self.records), "kind": kind, **fields}
+        self.records.append(record)
+        return record
+
+    def start(self, connectors: dict[str, int], workers: list[str]) -> Log:
+        self.add(
+            0,
+            "run_start",
+            log_version=1,
+            scenario="t",
+            seed=0,
+            workers=workers,
+            connectors=connectors,
+        )
+        self.add(0, "config", offset=1, connectors=connectors)
+        for w in workers:
+            self.add(0, "member_start", member=w, config={})
+        return self
+
+    def generation(
+        self, t: int, gen: int, protocol: str | None = "sessioned", leader_id: str | None = "w1-1"
+    ) -> None:
+        self.add(
+            t,
+            "generation",
+            generation=gen,
+            protocol=protocol,
+            leader="w1",
+            leader_id=leader_id,
+            members=[],
+        )
+
+    def assignment(self, t: int, member: str, gen: int, leader_id: str = "w1-1") -> None:
+        self.add(
+            t,
+            "assignment",
+            member=member,
+            member_id=f"{member}-1",
+            generation=gen,
+            protocol="sessioned",
+            leader_id=leader_id,
+            error=0,
+            connectors=[],
+            tasks=[],
+        )
+
+    def run_task(self, t: int, member: str, task: str, gen: int, start_ms: int = 0) -> None:
+        self.add(t, "task_start", member=member, task=task, generation=gen)
+        self.add(t + start_ms, "task_started", member=member, task=task, generation=gen)
+
+    def stop_task(
+        self, t: int, member: str, task: str, stop_ms: int = 0, reason: str = "revoked"
+    ) -> None:
+        self.add(t, "task_stop", member=member, task=task, reason=reason)
+        self.add(t + stop_ms, "task_stopped", member=member, task=task, reason=reason)
+
+    def run_connector(self, t: int, member: str, connector: str, gen: int) -> None:
+        self.add(t, "connector_start", member=member, connector=connector, generation=gen)
+        self.add(t, "connector_started", member=member, connector=connector, generation=gen)
