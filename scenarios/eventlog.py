@@ -25,7 +25,14 @@ from typing import Any
 import msgspec
 import structlog
 
-__all__ = ["LOG_VERSION", "EventLog", "LogFormatError", "read_jsonl", "write_jsonl"]
+__all__ = [
+    "LOG_VERSION",
+    "EventLog",
+    "LogFormatError",
+    "read_jsonl",
+    "write_jsonl",
+    "write_records_jsonl",
+]
 
 #: The event-log schema version written in ``run_start.log_version``.
 LOG_VERSION = 1
@@ -183,6 +190,10 @@ def write_jsonl(records: Iterable[Record], path: str | Path) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+#: Alias of :func:`write_jsonl` (the name ``scenarios.runner`` uses).
+write_records_jsonl = write_jsonl
 
 
 def read_jsonl(path: str | Path) -> list[Record]:

@@ -9,7 +9,14 @@ from pathlib import Path
 import pytest
 import structlog
 
-from scenarios.eventlog import LOG_VERSION, EventLog, LogFormatError, read_jsonl, write_jsonl
+from scenarios.eventlog import (
+    LOG_VERSION,
+    EventLog,
+    LogFormatError,
+    read_jsonl,
+    write_jsonl,
+    write_records_jsonl,
+)
 
 
 def test_emit_builds_records_in_order() -> None:
@@ -116,6 +123,10 @@ def test_write_is_atomic(tmp_path: Path) -> None:
     assert sorted(os.listdir(tmp_path)) == ["events.jsonl"]
     with pytest.raises(OSError):
         write_jsonl(records[:1], tmp_path / "missing-dir" / "e.jsonl")
+
+
+def test_write_records_jsonl_is_write_jsonl() -> None:
+    assert write_records_jsonl is write_jsonl
 
 
 def write(tmp_path: Path, text: str) -> Path:
