@@ -29,15 +29,20 @@ allocation null) for a trailing field when the buffer has **no** bytes left, tre
 as empty, and ignore trailing bytes; a field cut off halfway is an error. Decoding keeps wire
 order and duplicates: each -1 becomes a connector, every other number a task.
 
-Normalisation: ``decode(encode(x))`` equals ``x`` except that (a) the assigned connectors come
-back in HashSet order and the tasks grouped by connector entry, (b) revoked connectors come back
-deduplicated, revoked tasks grouped by entry, (c) a v0 encoding drops revoked/delay (and a v0
-subscription the allocation; v0-v2 subscriptions the static fields), (d) static tasks come back
-grouped per connector. ``encode(decode(b)) == b`` holds for every ``b`` a writer here (or Kafka)
-produced: HashSet order is idempotent because entries sharing a bucket keep their wire order.
-The only exception is an assignment whose connector list held duplicates when it was written
-across the n = 12 presizing boundary (Kafka collapses them, which can change the table size);
-no golden vector is affected.
+Normalisation: ``decode(encode(x))`` equals ``x`` except that (a) the assigned connectors
+come back deduplicated in HashSet order and the tasks grouped by connector entry, (b) revoked
+connectors come back deduplicated, revoked tasks grouped by entry, (c) a v0 encoding drops
+revoked/delay (and a v0 subscription the allocation; v0-v2 subscriptions the static fields),
+(d) static tasks come back grouped per connector, (e) an embedded allocation comes back with
+the subscription's header as its ``version``.
+
+``encode(decode(b)) == b`` holds for every ``b`` a writer here (or Kafka) produced: HashSet
+order is idempotent because entries sharing a bucket keep their wire order.
+The one exception: Kafka presizes ``new HashSet<>(connectors)`` from the list length *with*
+duplicates, so a connector list whose duplicates change that capacity (12 names with one
+duplicate: capacity 32 when written, 16 for the 11 decoded names) re-encodes in a different,
+equally valid entry order. Kafka's assignors do not emit duplicate connectors for one worker
+and no golden vector is affected; the encoder stays byte-faithful to Kafka for such lists.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from itertools import groupby, repeat
 from operator import itemgetter
+from struct import Struct
 from typing import Any
 
 from protocol.connect import (
@@ -95,6 +101,7 @@ _ENTRY_MIN_SIZE = 6
 _task_number = itemgetter(1)
 _task_connector = itemgetter(0)
 _new_tuple = tuple.__new__
+_I16 = Struct(">h")
 
 
 class CodecInputError(ValueError):
@@ -170,14 +177,14 @@ def _revoked_entries(
     return entries
 
 
-def _write_assignment(w: Writer, a: ConnectAssignment, version: int) -> None:
-    w.int16(version, "version")
+def _write_assignment_body(w: Writer, a: ConnectAssignment, cooperative: bool) -> None:
+    """Everything after the header: the v0 layout, or the v1-v3 one when ``cooperative``."""
     w.int16(a.error, "error")
     w.string(a.leader, "leader")  # type: ignore[arg-type]  # None -> EncodeError
     w.string(a.leader_url, "leader_url")  # type: ignore[arg-type]
     w.int64(a.config_offset, "config_offset")
     _write_entries(w, _assigned_entries(a.connectors, a.tasks), "assignment")
-    if version >= 1:
+    if cooperative:
         _write_entries(w, _revoked_entries(a.revoked_connectors, a.revoked_tasks), "revoked")
         w.int32(a.delay_ms, "delay_ms")
 
@@ -205,8 +212,9 @@ def encode_assignment(a: ConnectAssignment, version: int | None = None) -> bytes
     """
     v = _check_version(a.version if version is None else version, "assignment.version")
     w = Writer()
+    w.int16(v, "version")
     try:
-        _write_assignment(w, a, v)
+        _write_assignment_body(w, a, v >= 1)
     except EncodeError as exc:
         raise exc.within("assignment") from None
     return w.getvalue()
@@ -237,21 +245,30 @@ def encode_subscription(s: WorkerSubscription, version: int | None = None) -> by
             allocation (field ``subscription.allocation.*``), a negative static task number.
     """
     v = _check_version(s.version if version is None else version, "subscription.version")
+    body = None if v == 0 or s.allocation is None else _allocation_body(s.allocation)
+    return _subscription_bytes(s, v, body)
+
+
+def _allocation_body(a: ConnectAssignment) -> bytes:
+    """The embedded allocation without its header: the same for v1, v2 and v3."""
+    w = Writer()
+    try:
+        _write_assignment_body(w, a, True)
+    except EncodeError as exc:
+        raise exc.within("subscription.allocation") from None
+    return w.getvalue()
+
+
+def _subscription_bytes(s: WorkerSubscription, v: int, allocation_body: bytes | None) -> bytes:
     w = Writer()
     try:
         w.int16(v, "version")
         w.string(s.url, "url")
         w.int64(s.config_offset, "config_offset")
         if v >= 1:
-            if s.allocation is None:
-                w.nullable_bytes(None, "allocation")
-            else:
-                inner = Writer()
-                try:
-                    _write_assignment(inner, s.allocation, v)
-                except EncodeError as exc:
-                    raise exc.within("allocation") from None
-                w.nullable_bytes(inner.getvalue(), "allocation")
+            # the allocation carries the same header as the subscription (connect.md §2.2)
+            allocation = None if allocation_body is None else _I16.pack(v) + allocation_body
+            w.nullable_bytes(allocation, "allocation")
         if v >= 3:
             w.string_array(s.static_connectors, "static_connectors")
             _write_entries(w, _static_entries(s.static_tasks), "static_tasks")
@@ -294,8 +311,10 @@ def join_group_protocols(
         static_connectors=tuple(static_connectors),
         static_tasks=tuple(static_tasks),
     )
+    # The allocation is serialized once; only its header differs between the entries.
+    body = None if allocation is None or protocol.is_eager else _allocation_body(allocation)
     return [
-        (p.protocol_name, encode_subscription(subscription, p.version))
+        (p.protocol_name, _subscription_bytes(subscription, p.version, body))
         for p in protocol.advertised()
     ]
 

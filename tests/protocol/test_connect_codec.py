@@ -958,3 +958,21 @@ def test_subscription_from_json_rejects() -> None:
     with pytest.raises(CodecInputError) as info:
         subscription_from_json({**good, "version": 3, "static_connectors": [None]})
     assert info.value.key == "static_connectors[0]"
+
+
+def test_duplicate_connectors_across_the_presize_boundary() -> None:
+    # The one documented exception to encode(decode(b)) == b: Kafka presizes
+    # new HashSet<>(connectors) from the list length *with* duplicates (12 -> capacity 32),
+    # while the decoded list holds the 11 distinct names (capacity 16).
+    names = [f"conn-{i}" for i in range(11)]
+    a = ConnectAssignment(
+        version=1, error=0, leader="l", leader_url="u", config_offset=0,
+        connectors=(*names, names[0]),
+    )  # fmt: skip
+    data = encode_assignment(a)
+    decoded = decode_assignment(data)
+    assert sorted(decoded.connectors) == sorted(names)
+    again = encode_assignment(decoded)
+    assert again != data  # a different (but equally valid) entry order
+    assert sorted(decode_assignment(again).connectors) == sorted(names)
+    assert encode_assignment(decode_assignment(again)) == again
