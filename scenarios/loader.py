@@ -27,6 +27,7 @@ from typing import Any
 
 import msgspec
 
+from coordinator.config import COORDINATOR_CONFIG_KEYS, CoordinatorConfig
 from members.config import WorkerConfig
 from protocol.connect import ConfigError
 from scenarios import schema
@@ -152,6 +153,8 @@ class LoadedScenario:
         end_ms: when the run ends: the last step (a restart's start, ``at_ms + down_ms``) or
             the last worker start, whichever is later, plus ``settle_ms``.
         worker_names: every worker name in definition order (cluster, then joined).
+        coordinator_config: ``[coordinator]`` parsed, with the coordinator's defaults for the
+            keys the file does not set.
     """
 
     scenario: Scenario
@@ -162,6 +165,7 @@ class LoadedScenario:
     settle_ms: int
     end_ms: int
     worker_names: list[str] = field(default_factory=list)
+    coordinator_config: CoordinatorConfig = field(default_factory=CoordinatorConfig)
 
     @property
     def name(self) -> str:
@@ -174,6 +178,7 @@ class LoadedScenario:
 
     @property
     def coordinator(self) -> schema.CoordinatorSettings:
+        """``[coordinator]`` as written (only the keys set; see :attr:`coordinator_config`)."""
         return self.scenario.coordinator
 
     @property
@@ -493,8 +498,29 @@ class _Builder:
         self.max_delay_ms = max(self.max_delay_ms, cfg.scheduled_rebalance_max_delay_ms)
         return cfg
 
+    def coordinator_config(self) -> CoordinatorConfig:
+        """Parse ``[coordinator]``; blame the key a ConfigError names."""
+        marker = "<coordinator>"
+        values = self.sc.coordinator.to_mapping()
+        try:
+            return CoordinatorConfig.from_mapping(values, where=marker)
+        except ConfigError as exc:
+            msg = str(exc)
+            for kafka_name, field_name in COORDINATOR_CONFIG_KEYS.items():
+                msg = msg.replace(f"{marker}.{field_name}", f"{marker}.{kafka_name}")
+            key: str | None = None
+            if msg.startswith(marker + "."):
+                rest = msg[len(marker) + 1 :]
+                for candidate in sorted(COORDINATOR_CONFIG_KEYS, key=len, reverse=True):
+                    if rest.startswith(candidate + ": "):
+                        key, msg = candidate, rest[len(candidate) + 2 :]
+                        break
+            msg = msg.replace(marker + ".", "").replace(marker, "coordinator")
+            raise self.fail(["coordinator", key] if key else ["coordinator"], msg) from None
+
     def build(self) -> LoadedScenario:
         sc = self.sc
+        coordinator_config = self.coordinator_config()
         cluster = sc.cluster
         base_raw = dict(cluster.config)
         self.config(base_raw, ["cluster", "config"], base_raw)
@@ -652,6 +678,7 @@ class _Builder:
             settle_ms=settle_ms,
             end_ms=last_ms + settle_ms,
             worker_names=names,
+            coordinator_config=coordinator_config,
         )
 
     # ---------------------------------------------------------------- step helpers

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 import msgspec
-from msgspec import Meta
+from msgspec import UNSET, Meta, UnsetType
 
 __all__ = [
     "INT_MAX",
@@ -86,18 +86,43 @@ class _Base(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=Tru
 
 
 class CoordinatorSettings(_Base):
-    """``[coordinator]``: broker settings (Kafka ``GroupCoordinatorConfig``), Kafka names."""
+    """``[coordinator]``: broker settings, Kafka names (``GroupCoordinatorConfig``).
 
-    group_initial_rebalance_delay_ms: JavaInt = msgspec.field(
-        default=3_000, name="group.initial.rebalance.delay.ms"
+    Only the keys written in the file are set; the rest are ``msgspec.UNSET`` and take the
+    defaults of :class:`coordinator.config.CoordinatorConfig`, which owns them. The Struct
+    reads like a mapping of the keys that are set (:meth:`items`, :meth:`to_mapping`), so
+    ``CoordinatorConfig.from_mapping(scenario.coordinator)`` works; the loader validates it
+    that way and keeps the result in ``LoadedScenario.coordinator_config``.
+    """
+
+    group_initial_rebalance_delay_ms: JavaInt | UnsetType = msgspec.field(
+        default=UNSET, name="group.initial.rebalance.delay.ms"
     )
-    group_min_session_timeout_ms: JavaInt = msgspec.field(
-        default=6_000, name="group.min.session.timeout.ms"
+    group_min_session_timeout_ms: JavaInt | UnsetType = msgspec.field(
+        default=UNSET, name="group.min.session.timeout.ms"
     )
-    group_max_session_timeout_ms: JavaInt = msgspec.field(
-        default=1_800_000, name="group.max.session.timeout.ms"
+    group_max_session_timeout_ms: JavaInt | UnsetType = msgspec.field(
+        default=UNSET, name="group.max.session.timeout.ms"
     )
-    group_max_size: JavaInt = msgspec.field(default=INT_MAX, name="group.max.size")
+    group_max_size: JavaInt | UnsetType = msgspec.field(default=UNSET, name="group.max.size")
+    new_member_join_timeout_ms: JavaInt | UnsetType = msgspec.field(
+        default=UNSET, name="groupsim.new.member.join.timeout.ms"
+    )
+    protocol_tie_break: Literal["java", "first_listed"] | UnsetType = msgspec.field(
+        default=UNSET, name="groupsim.protocol.tie.break"
+    )
+
+    def items(self) -> list[tuple[str, Any]]:
+        """``[(Kafka name, value)]`` of the keys set in the file, in field order."""
+        return [
+            (f.encode_name, getattr(self, f.name))
+            for f in msgspec.structs.fields(self)
+            if getattr(self, f.name) is not UNSET
+        ]
+
+    def to_mapping(self) -> dict[str, Any]:
+        """``{Kafka name: value}`` of the keys set in the file."""
+        return dict(self.items())
 
 
 class NetworkSettings(_Base):

@@ -113,8 +113,9 @@ def test_full_scenario_decodes(tmp_path: Path) -> None:
     assert loaded.name == "worker-bounce"
     assert loaded.seed == 7
     assert loaded.scenario.log_heartbeats is True
-    assert loaded.coordinator.group_initial_rebalance_delay_ms == 0
-    assert loaded.coordinator.group_max_size == 2**31 - 1
+    assert loaded.coordinator.to_mapping() == {"group.initial.rebalance.delay.ms": 0}
+    assert loaded.coordinator_config.initial_rebalance_delay_ms == 0
+    assert loaded.coordinator_config.max_size == 2**31 - 1
     assert (loaded.network.latency_ms, loaded.network.jitter_ms) == (2, 3)
     assert [w.name for w in loaded.workers] == ["w1", "w2"]
     assert [w.start_ms for w in loaded.workers] == [0, 1000]
@@ -207,7 +208,8 @@ def test_cluster_size_and_defaults() -> None:
     assert loaded.connectors == {}
     assert loaded.scenario.seed == 0
     assert loaded.network.latency_ms == 1
-    assert loaded.coordinator.group_initial_rebalance_delay_ms == 3000
+    assert loaded.coordinator.items() == []
+    assert loaded.coordinator_config.initial_rebalance_delay_ms == 3000
     assert loaded.expect.no_violations is True
     assert loaded.expect.converged is None
 
@@ -272,7 +274,8 @@ config = { "connect.protocol" = "eager" }
             'name = "x"\n[coordinator]\n"group.foo" = 1\n[cluster]\nsize = 1\n',
             't.toml: coordinator."group.foo": unknown key (known: '
             "group.initial.rebalance.delay.ms, group.min.session.timeout.ms, "
-            "group.max.session.timeout.ms, group.max.size)",
+            "group.max.session.timeout.ms, group.max.size, groupsim.new.member.join.timeout.ms, "
+            "groupsim.protocol.tie.break)",
         ),
         (
             'name = "x"\n[coordinator]\n"group.initial.rebalance.delay.ms" = -1\n'
@@ -525,6 +528,49 @@ def test_worker_config_errors(table: str, expected: str) -> None:
     if "cluster.workers" not in table:
         text = 'name = "x"\n[cluster]\nsize = 1\n' + table
     assert error(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("table", "expected"),
+    [
+        (
+            '"group.min.session.timeout.ms" = 9000\n"group.max.session.timeout.ms" = 100\n',
+            't.toml: coordinator."group.min.session.timeout.ms": 9000 is above '
+            "group.max.session.timeout.ms (100)",
+        ),
+        (
+            '"group.min.session.timeout.ms" = 2000000\n',
+            't.toml: coordinator."group.min.session.timeout.ms": 2000000 is above '
+            "group.max.session.timeout.ms (1800000)",
+        ),
+        ('"group.max.size" = 0\n', 't.toml: coordinator."group.max.size": must be >= 1, got 0'),
+        (
+            '"groupsim.protocol.tie.break" = "x"\n',
+            "t.toml: coordinator.\"groupsim.protocol.tie.break\": invalid value 'x' "
+            "(expected one of: first_listed, java)",
+        ),
+    ],
+)
+def test_coordinator_errors(table: str, expected: str) -> None:
+    assert error(f'name = "x"\n[coordinator]\n{table}[cluster]\nsize = 1\n') == expected
+
+
+def test_coordinator_settings_read_as_a_mapping() -> None:
+    from coordinator.config import CoordinatorConfig
+
+    loaded = load(
+        'name = "x"\n[coordinator]\n"group.max.size" = 4\n'
+        '"groupsim.protocol.tie.break" = "first_listed"\n[cluster]\nsize = 1\n'
+    )
+    assert loaded.coordinator.items() == [
+        ("group.max.size", 4),
+        ("groupsim.protocol.tie.break", "first_listed"),
+    ]
+    assert CoordinatorConfig.from_mapping(loaded.coordinator) == loaded.coordinator_config
+    assert (loaded.coordinator_config.max_size, loaded.coordinator_config.protocol_tie_break) == (
+        4,
+        "first_listed",
+    )
 
 
 def test_unknown_worker_setting_lists_known_keys() -> None:
