@@ -114,8 +114,14 @@ def bench_incremental(workers: int, tasks: int, reps: int) -> dict[str, float]:
     def setup_initial():
         a = IncrementalCooperativeAssignor(300_000)
         return lambda: a.perform_assignment(
-            leader_id=ids[0], protocol=proto, members=empty_md, snapshot=snap,
-            refresh_snapshot=lambda: snap, last_completed_generation=0, generation=1, now_ms=0,
+            leader_id=ids[0],
+            protocol=proto,
+            members=empty_md,
+            snapshot=snap,
+            refresh_snapshot=lambda: snap,
+            last_completed_generation=0,
+            generation=1,
+            now_ms=0,
         )
 
     out["initial"] = _time(None, reps, setup_initial)
@@ -135,8 +141,14 @@ def bench_incremental(workers: int, tasks: int, reps: int) -> dict[str, float]:
     def setup_scale():
         a = copy.deepcopy(base)
         return lambda: a.perform_assignment(
-            leader_id=ids[0], protocol=proto, members=scale_md, snapshot=snap,
-            refresh_snapshot=lambda: snap, last_completed_generation=2, generation=3, now_ms=0,
+            leader_id=ids[0],
+            protocol=proto,
+            members=scale_md,
+            snapshot=snap,
+            refresh_snapshot=lambda: snap,
+            last_completed_generation=2,
+            generation=3,
+            now_ms=0,
         )
 
     out["scale-out"] = _time(None, reps, setup_scale)
@@ -145,8 +157,14 @@ def bench_incremental(workers: int, tasks: int, reps: int) -> dict[str, float]:
         a = copy.deepcopy(base)
         a._metadata_cache = {}  # a leader that never saw these bytes: decode all 1000
         return lambda: a.perform_assignment(
-            leader_id=ids[0], protocol=proto, members=scale_md, snapshot=snap,
-            refresh_snapshot=lambda: snap, last_completed_generation=2, generation=3, now_ms=0,
+            leader_id=ids[0],
+            protocol=proto,
+            members=scale_md,
+            snapshot=snap,
+            refresh_snapshot=lambda: snap,
+            last_completed_generation=2,
+            generation=3,
+            now_ms=0,
         )
 
     out["scale-out cold"] = _time(None, reps, setup_scale_cold)
@@ -154,8 +172,14 @@ def bench_incremental(workers: int, tasks: int, reps: int) -> dict[str, float]:
     # steady state at W workers: run scale-out + follow-up, then time a no-change round
     steady = copy.deepcopy(base)
     res = steady.perform_assignment(
-        leader_id=ids[0], protocol=proto, members=scale_md, snapshot=snap,
-        refresh_snapshot=lambda: snap, last_completed_generation=2, generation=3, now_ms=0,
+        leader_id=ids[0],
+        protocol=proto,
+        members=scale_md,
+        snapshot=snap,
+        refresh_snapshot=lambda: snap,
+        last_completed_generation=2,
+        generation=3,
+        now_ms=0,
     )
     held2 = dict(held)
     for m in ids:
@@ -164,8 +188,13 @@ def bench_incremental(workers: int, tasks: int, reps: int) -> dict[str, float]:
     for _ in range(3):
         md = [(m, _metadata(proto, m, held2)) for m in ids]
         res = steady.perform_assignment(
-            leader_id=ids[0], protocol=proto, members=md, snapshot=snap,
-            refresh_snapshot=lambda: snap, last_completed_generation=gen - 1, generation=gen,
+            leader_id=ids[0],
+            protocol=proto,
+            members=md,
+            snapshot=snap,
+            refresh_snapshot=lambda: snap,
+            last_completed_generation=gen - 1,
+            generation=gen,
             now_ms=0,
         )
         for m in ids:
@@ -176,8 +205,13 @@ def bench_incremental(workers: int, tasks: int, reps: int) -> dict[str, float]:
     def setup_steady():
         a = copy.deepcopy(steady)
         return lambda: a.perform_assignment(
-            leader_id=ids[0], protocol=proto, members=steady_md, snapshot=snap,
-            refresh_snapshot=lambda: snap, last_completed_generation=gen - 1, generation=gen,
+            leader_id=ids[0],
+            protocol=proto,
+            members=steady_md,
+            snapshot=snap,
+            refresh_snapshot=lambda: snap,
+            last_completed_generation=gen - 1,
+            generation=gen,
             now_ms=0,
         )
 
@@ -194,8 +228,14 @@ def bench_eager(workers: int, tasks: int, reps: int) -> float:
     def setup():
         a = EagerAssignor()
         return lambda: a.perform_assignment(
-            leader_id=ids[0], protocol=proto, members=md, snapshot=snap,
-            refresh_snapshot=lambda: snap, last_completed_generation=0, generation=1, now_ms=0,
+            leader_id=ids[0],
+            protocol=proto,
+            members=md,
+            snapshot=snap,
+            refresh_snapshot=lambda: snap,
+            last_completed_generation=0,
+            generation=1,
+            now_ms=0,
         )
 
     return _time(None, reps, setup)

@@ -176,9 +176,7 @@ class ClusterAssignment:
 
     def has_revocations(self) -> bool:
         """True when any worker has something revoked."""
-        return any(self.newly_revoked_connectors.values()) or any(
-            self.newly_revoked_tasks.values()
-        )
+        return any(self.newly_revoked_connectors.values()) or any(self.newly_revoked_tasks.values())
 
     def is_empty_assignment(self) -> bool:
         """True when nobody gets anything new."""
@@ -389,16 +387,12 @@ class IncrementalCooperativeAssignor:
                 assignments[m] = empty_data
                 builders[m] = empty_builder
                 continue
-            data, assigned, revoked = encode_assignment_fast(
-                header, version, ac, at, rc, rt, delay
-            )
+            data, assigned, revoked = encode_assignment_fast(header, version, ac, at, rc, rt, delay)
             assignments[m] = data
             builders[m] = _decoded_builder(
                 version, leader_id, leader_url, offset, assigned, revoked, delay
             )
-        return AssignmentRound(
-            assignments, LazyDecoded(builders), delay, NO_ERROR, offset, used
-        )
+        return AssignmentRound(assignments, LazyDecoded(builders), delay, NO_ERROR, offset, used)
 
     def _read_members(self, members: Sequence[tuple[str, bytes]]) -> dict[str, MemberState]:
         """Decode each member's metadata, reusing last round's result for identical bytes
@@ -505,12 +499,12 @@ class IncrementalCooperativeAssignor:
             if deleted_t and not deleted_t.isdisjoint(t):
                 rt.extend(_retain_hash_order(t, deleted_t, task_hash_order))
             if dup_c and not dup_c.isdisjoint(c):
-                rc.extend(x for x in _retain_hash_order(c, dup_c, connector_hash_order)
-                          if x not in rc)
+                rc.extend(
+                    x for x in _retain_hash_order(c, dup_c, connector_hash_order) if x not in rc
+                )
             if dup_t and not dup_t.isdisjoint(t):
                 seen = set(rt)
-                rt.extend(x for x in _retain_hash_order(t, dup_t, task_hash_order)
-                          if x not in seen)
+                rt.extend(x for x in _retain_hash_order(t, dup_t, task_hash_order) if x not in seen)
             revoke_c[w] = rc
             revoke_t[w] = rt
             load = WorkerLoad(w)

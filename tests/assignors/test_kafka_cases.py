@@ -222,7 +222,8 @@ def _run_incremental_leader(case: dict) -> None:
         members = []
         for m in spec:
             alloc = decoded[m["assignment_from"]] if m["assignment_from"] else None
-            sub = WorkerSubscription(proto.version, f"http://{m['id']}:8083", cfg["config_offset"], alloc)
+            url = f"http://{m['id']}:8083"
+            sub = WorkerSubscription(proto.version, url, cfg["config_offset"], alloc)
             members.append((m["id"], encode_subscription(sub)))
         res = assignor.perform_assignment(
             leader_id="worker1",
@@ -297,8 +298,11 @@ def _run_cannot_assign(case: dict) -> None:
     ]
     assignor = EagerAssignor()
     res = assignor.perform_assignment(
-        leader_id="leader", protocol=ConnectProtocol.EAGER, members=members,
-        snapshot=behind, refresh_snapshot=lambda: behind,
+        leader_id="leader",
+        protocol=ConnectProtocol.EAGER,
+        members=members,
+        snapshot=behind,
+        refresh_snapshot=lambda: behind,
     )
     got = decode_assignment(res.assignments[follower])
     assert got.error == first["error"] == CONFIG_MISMATCH
@@ -306,8 +310,11 @@ def _run_cannot_assign(case: dict) -> None:
     assert list(got.connectors) == first["connectors"] and list(got.tasks) == []
     assert res.error == CONFIG_MISMATCH and res.snapshot is None
     res = assignor.perform_assignment(
-        leader_id="leader", protocol=ConnectProtocol.EAGER, members=members,
-        snapshot=behind, refresh_snapshot=lambda: caught_up,
+        leader_id="leader",
+        protocol=ConnectProtocol.EAGER,
+        members=members,
+        snapshot=behind,
+        refresh_snapshot=lambda: caught_up,
     )
     got = decode_assignment(res.assignments[follower])
     assert got.error == second["error"] and got.config_offset == second["offset"]

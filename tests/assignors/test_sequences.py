@@ -27,7 +27,11 @@ def _tasks(items) -> list[list]:
     return [[c, t] for c, t in items]
 
 
-@pytest.mark.parametrize("seq", DATA["sequences_incremental_core"], ids=_ids("sequences_incremental_core"))
+CORE = "sequences_incremental_core"
+FULL = "sequences_incremental_full"
+
+
+@pytest.mark.parametrize("seq", DATA[CORE], ids=_ids(CORE))
 def test_core_sequence(seq: dict) -> None:
     assignor = IncrementalCooperativeAssignor(seq["max_delay_ms"])
     state: dict[str, tuple[list, list]] = {}
@@ -96,7 +100,7 @@ def _run_full(seq: dict, proto: ConnectProtocol, assignor) -> None:
             assert _tasks(sorted(held[w].tasks)) == exp["all_tasks_after"], (where, w)
 
 
-@pytest.mark.parametrize("seq", DATA["sequences_incremental_full"], ids=_ids("sequences_incremental_full"))
+@pytest.mark.parametrize("seq", DATA[FULL], ids=_ids(FULL))
 def test_full_sequence(seq: dict) -> None:
     _run_full(seq, ConnectProtocol.SESSIONED, IncrementalCooperativeAssignor(seq["max_delay_ms"]))
 
