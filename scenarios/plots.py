@@ -154,7 +154,7 @@ def write_timeline_png(records: Sequence[dict[str, Any]], path: str | Path) -> N
     top.set_yticks([n - 1 - i + 0.5 for i in range(n)], labels)
     top.set_ylim(0, max(n, 1))
     top.set_ylabel("worker (tasks at end)")
-    top.set_title(f"running tasks per worker (full row = {peak} tasks)", fontsize=9)
+    top.set_title(f"running tasks per worker (full row = {peak} tasks)", fontsize=9, loc="right")
 
     tx, ty = data["total"]
     if tx:
