@@ -47,6 +47,7 @@ and no golden vector is affected; the encoder stays byte-faithful to Kafka for s
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from itertools import groupby, repeat
 from operator import itemgetter
@@ -696,16 +697,33 @@ def _key(path: str, key: str) -> str:
 
 
 def _check_keys(
-    obj: object, path: str, required: Sequence[str], optional: Sequence[str], what: str
+    obj: object,
+    path: str,
+    required: Sequence[str],
+    optional: Sequence[str],
+    other_versions: dict[str, Any],
+    what: str,
 ) -> dict[str, Any]:
+    """Check the key set. ``other_versions``: keys of other layouts, accepted only when they
+    hold their empty default (so a decoded v1 object can be re-encoded at v0 as long as
+    nothing would be dropped)."""
     if not isinstance(obj, dict):
         raise CodecInputError(path or what, f"expected an object, got {_json_type(obj)}")
     for key in required:
         if key not in obj:
             raise CodecInputError(_key(path, key), f"missing required key for {what}")
-    for key in obj:
-        if key not in required and key not in optional:
-            raise CodecInputError(_key(path, str(key)), f"unknown key for {what}")
+    for key, value in obj.items():
+        if key in required or key in optional:
+            continue
+        if key in other_versions:
+            default = other_versions[key]
+            if type(value) is not type(default) or value != default:
+                raise CodecInputError(
+                    _key(path, key),
+                    f"not carried by {what}: only {json.dumps(default)} is accepted here",
+                )
+            continue
+        raise CodecInputError(_key(path, str(key)), f"unknown key for {what}")
     return obj
 
 
@@ -722,14 +740,26 @@ def _json_version(obj: object, path: str) -> int:
 
 _ASSIGNMENT_V0_KEYS = ("version", "error", "leader", "leader_url", "config_offset")
 _ASSIGNMENT_LISTS = ("connectors", "tasks")
-_ASSIGNMENT_V1_EXTRA = ("revoked_connectors", "revoked_tasks", "delay_ms")
+_ASSIGNMENT_V1_EXTRA: dict[str, Any] = {
+    "revoked_connectors": [],
+    "revoked_tasks": [],
+    "delay_ms": 0,
+}
+_SUBSCRIPTION_EXTRA: dict[str, Any] = {
+    "allocation": None,
+    "static_connectors": [],
+    "static_tasks": [],
+}
 
 
 def _assignment_from_json(obj: object, path: str) -> ConnectAssignment:
     version = _json_version(obj, path)
-    optional = _ASSIGNMENT_LISTS + (_ASSIGNMENT_V1_EXTRA if version != 0 else ())
+    if version == 0:
+        optional, others = _ASSIGNMENT_LISTS, _ASSIGNMENT_V1_EXTRA
+    else:
+        optional, others = _ASSIGNMENT_LISTS + tuple(_ASSIGNMENT_V1_EXTRA), {}
     what = f"a version {version} assignment" if version >= 0 else "an assignment"
-    d = _check_keys(obj, path, _ASSIGNMENT_V0_KEYS, optional, what)
+    d = _check_keys(obj, path, _ASSIGNMENT_V0_KEYS, optional, others, what)
     return ConnectAssignment(
         version=version,
         error=_json_int(d, "error", path, INT16_MIN, INT16_MAX, "INT16"),
@@ -750,8 +780,9 @@ def assignment_from_json(obj: dict[str, Any]) -> ConnectAssignment:
     """Parse the ``groupsim codec`` JSON of an assignment, strictly.
 
     Required: ``version`` (0..3), ``error``, ``leader``, ``leader_url``, ``config_offset``.
-    Optional (default empty / 0): ``connectors``, ``tasks`` and, for version >= 1 only,
-    ``revoked_connectors``, ``revoked_tasks``, ``delay_ms``. Tasks are ``"<connector>-<n>"``
+    Optional (default empty / 0): ``connectors``, ``tasks`` and, for version >= 1,
+    ``revoked_connectors``, ``revoked_tasks``, ``delay_ms`` (a version 0 object may carry
+    these only empty / 0, since v0 cannot encode them). Tasks are ``"<connector>-<n>"``
     with n >= 0 (the number after the last ``-``; a ``--`` before it reads as a negative
     number and is rejected). Ints must fit their wire type.
 
@@ -767,8 +798,9 @@ def subscription_from_json(obj: dict[str, Any]) -> WorkerSubscription:
 
     Required: ``version`` (0..3), ``url``, ``config_offset``. ``allocation`` (``null`` or an
     assignment object, :func:`assignment_from_json`; its version is ignored on encoding) is
-    allowed from version 1, default ``null``; ``static_connectors`` / ``static_tasks`` only in
-    version 3, default empty.
+    allowed from version 1, default ``null``; ``static_connectors`` / ``static_tasks`` from
+    version 3, default empty. Keys of a later version are accepted only with that default
+    (``null`` / ``[]``), as the layout would drop anything else.
 
     Raises:
         CodecInputError: as :func:`assignment_from_json`; keys inside the allocation are
@@ -780,8 +812,9 @@ def subscription_from_json(obj: dict[str, Any]) -> WorkerSubscription:
         optional += ("allocation",)
     if version >= 3:
         optional += ("static_connectors", "static_tasks")
+    others = {k: v for k, v in _SUBSCRIPTION_EXTRA.items() if k not in optional}
     what = f"a version {version} subscription" if version >= 0 else "a subscription"
-    d = _check_keys(obj, "", ("version", "url", "config_offset"), optional, what)
+    d = _check_keys(obj, "", ("version", "url", "config_offset"), optional, others, what)
     raw_allocation = d.get("allocation")
     return WorkerSubscription(
         version=version,

@@ -923,9 +923,12 @@ def test_assignment_from_json_rejects(change: dict[str, Any], key: str, message:
 def test_assignment_from_json_v0_and_missing_keys() -> None:
     v0 = {k: v for k, v in DESIGN_ASSIGNMENT_JSON.items() if not k.startswith(("revoked", "delay"))}
     assert assignment_from_json({**v0, "version": 0}).version == 0
-    with pytest.raises(CodecInputError) as info:
-        assignment_from_json({**DESIGN_ASSIGNMENT_JSON, "version": 0})
-    assert info.value.key == "revoked_connectors"
+    # a decoded v1 object re-encodes at v0 when nothing would be dropped
+    assert assignment_from_json({**DESIGN_ASSIGNMENT_JSON, "version": 0}).version == 0
+    for key, value in (("revoked_connectors", ["c"]), ("revoked_tasks", ["c-1"]), ("delay_ms", 5)):
+        with pytest.raises(CodecInputError, match="not carried by a version 0") as info:
+            assignment_from_json({**DESIGN_ASSIGNMENT_JSON, "version": 0, key: value})
+        assert info.value.key == key
     with pytest.raises(CodecInputError, match="missing") as info:
         assignment_from_json({k: v for k, v in v0.items() if k != "leader_url"})
     assert info.value.key == "leader_url"
@@ -943,14 +946,18 @@ def test_subscription_from_json_rejects() -> None:
     cases = [
         ({"allocation": {**DESIGN_ASSIGNMENT_JSON, "leader": 5}}, "allocation.leader"),
         ({"allocation": []}, "allocation"),
-        ({"static_tasks": []}, "static_tasks"),  # only in v3
-        ({"version": 0}, "allocation"),  # v0 has no allocation
+        ({"static_tasks": ["c-1"]}, "static_tasks"),  # only in v3
+        ({"static_connectors": None}, "static_connectors"),
+        ({"version": 0, "allocation": DESIGN_ASSIGNMENT_JSON}, "allocation"),  # not in v0
+        ({"flag": True}, "flag"),
         ({"url": None}, "url"),
     ]
     for change, key in cases:
         with pytest.raises(CodecInputError) as info:
             subscription_from_json({**good, **change})
         assert info.value.key == key, change
+    assert subscription_from_json({**good, "version": 0}).allocation is None
+    assert subscription_from_json({**good, "static_tasks": []}).static_tasks == ()
     v3 = subscription_from_json(
         {"version": 3, "url": "u", "config_offset": 0, "static_tasks": ["a-b-1"]}
     )
