@@ -44,8 +44,19 @@ from protocol.primitives import (
     Writer,
 )
 
-SETTINGS = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-FUZZ = settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+def _examples(n: int) -> settings:
+    """At least ``n`` examples, more under a deeper profile (``HYPOTHESIS_PROFILE=long``)."""
+    return settings(
+        max_examples=max(n, settings.default.max_examples),
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+
+
+# The whole file stays around 10 s with the default profile.
+SETTINGS = _examples(250)
+FUZZ = _examples(600)
 
 int16s = st.integers(INT16_MIN, INT16_MAX)
 int32s = st.integers(INT32_MIN, INT32_MAX)
@@ -392,7 +403,7 @@ def test_mutated_bytes_only_raise_decode_error(data: bytes) -> None:
     decode_everything(data)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@_examples(100)
 @given(valid_messages())
 def test_every_truncation_only_raises_decode_error(data: bytes) -> None:
     for end in range(len(data)):
