@@ -625,3 +625,21 @@ def test_library_scenarios_load(name: str) -> None:
     loaded = load_scenario(resolve_scenario(name))
     assert loaded.name
     assert loaded.steps == sorted(loaded.steps, key=lambda s: s.at_ms)
+
+
+def test_documented_example_loads() -> None:
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "scenario-format.md").read_text()
+    example = doc.split("```toml\n", 1)[1].split("```", 1)[0]
+    loaded = loads_scenario(example, "example.toml")
+    assert loaded.name == "worker-bounce"
+    assert list(loaded.connectors)[:2] == ["connector1", "gen1"]
+    assert len(loaded.connectors) == 11
+    assert [(s.at_ms, s.action, s.member) for s in loaded.steps] == [
+        (0, "phase", None),
+        (60000, "phase", None),
+        (60000, "restart", "w1"),
+        (90000, "restart", "w2"),
+        (120000, "restart", "w3"),
+        (200000, "add_connector", None),
+    ]
+    assert loaded.end_ms == 200000 + 400000
