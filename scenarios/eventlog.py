@@ -18,7 +18,7 @@ import contextlib
 import os
 import tempfile
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -112,7 +112,7 @@ class EventLog:
         ).bind()
         self._msg = self._logger.msg
 
-    def _stamp(self, _logger: Any, _method: str, event_dict: dict[str, Any]) -> Any:
+    def _stamp(self, _logger: Any, _method: str, event_dict: MutableMapping[str, Any]) -> Any:
         """structlog processor: ``{"event": kind, "f": fields}`` → the record, as the
         positional argument for :meth:`_Sink.msg`."""
         record = {"t_ms": self._t_ms, "seq": self._seq, "kind": event_dict["event"]}

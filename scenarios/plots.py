@@ -75,10 +75,10 @@ def _series(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
             live_since.setdefault(member, t)  # type: ignore[arg-type]
         elif kind in ("member_stop", "member_crash"):
             member = r.get("member")
-            tasks = running.get(member)  # type: ignore[arg-type]
-            if tasks:
-                total -= len(tasks)
-                tasks.clear()
+            gone = running.get(member)  # type: ignore[arg-type]
+            if gone:
+                total -= len(gone)
+                gone.clear()
                 point(member, t)  # type: ignore[arg-type]
                 total_x.append(t)
                 total_y.append(total)

@@ -85,7 +85,7 @@ class _Base(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=Tru
     pass
 
 
-class CoordinatorSettings(_Base):
+class CoordinatorSettings(_Base, frozen=True):
     """``[coordinator]``: broker settings, Kafka names (``GroupCoordinatorConfig``).
 
     Only the keys written in the file are set; the rest are ``msgspec.UNSET`` and take the
@@ -125,7 +125,7 @@ class CoordinatorSettings(_Base):
         return dict(self.items())
 
 
-class NetworkSettings(_Base):
+class NetworkSettings(_Base, frozen=True):
     """``[network]``: one-way delivery latency ``latency_ms`` plus a seeded uniform extra in
     ``[0, jitter_ms]`` (virtual ms)."""
 
@@ -133,7 +133,7 @@ class NetworkSettings(_Base):
     jitter_ms: NonNegInt = 0
 
 
-class WorkerEntry(_Base):
+class WorkerEntry(_Base, frozen=True):
     """``[[cluster.workers]]``: one worker, started at ``start_ms`` with ``config`` on top of
     ``cluster.config``."""
 
@@ -142,7 +142,7 @@ class WorkerEntry(_Base):
     config: dict[str, Any] = {}
 
 
-class Cluster(_Base):
+class Cluster(_Base, frozen=True):
     """``[cluster]``: ``size`` (workers ``w1..wN`` at t=0) and/or an explicit ``workers`` list
     (then ``size`` must be absent or equal its length); ``config`` applies to every worker."""
 
@@ -151,14 +151,14 @@ class Cluster(_Base):
     workers: list[WorkerEntry] = []
 
 
-class ConnectorEntry(_Base):
+class ConnectorEntry(_Base, frozen=True):
     """``[[workload.connectors]]``: a connector and its task count."""
 
     name: ConnectorName
     tasks: JavaInt
 
 
-class GenerateConnectors(_Base):
+class GenerateConnectors(_Base, frozen=True):
     """``[workload.generate]``: ``count`` connectors ``f"{prefix}{i}"`` (i = 1..count)."""
 
     count: JavaInt
@@ -166,7 +166,7 @@ class GenerateConnectors(_Base):
     prefix: ConnectorName = "connector"
 
 
-class Workload(_Base):
+class Workload(_Base, frozen=True):
     """``[workload]``: the connectors configured at t=0 (explicit ones first, then generated)."""
 
     connectors: list[ConnectorEntry] = []
@@ -176,30 +176,30 @@ class Workload(_Base):
 # ----------------------------------------------------------------------------- timeline
 
 
-class _Step(_Base, tag_field="action"):
+class _Step(_Base, frozen=True, tag_field="action"):
     at_ms: NonNegInt
 
 
-class Join(_Step, tag="join"):
+class Join(_Step, frozen=True, tag="join"):
     """A worker process starts (a new name introduces a new worker)."""
 
     member: WorkerName
     config: dict[str, Any] = {}
 
 
-class Leave(_Step, tag="leave"):
+class Leave(_Step, frozen=True, tag="leave"):
     """A worker shuts down cleanly (LeaveGroup)."""
 
     member: WorkerName
 
 
-class Crash(_Step, tag="crash"):
+class Crash(_Step, frozen=True, tag="crash"):
     """A worker process dies (no LeaveGroup; the coordinator notices at session timeout)."""
 
     member: WorkerName
 
 
-class Restart(_Step, tag="restart"):
+class Restart(_Step, frozen=True, tag="restart"):
     """Stop a worker (clean or crash), start it again ``down_ms`` later with new config."""
 
     member: WorkerName
@@ -208,7 +208,7 @@ class Restart(_Step, tag="restart"):
     clean: bool = True
 
 
-class RollingRestart(_Step, tag="rolling_restart"):
+class RollingRestart(_Step, frozen=True, tag="rolling_restart"):
     """One ``restart`` per member, ``interval_ms`` apart, starting at ``at_ms``."""
 
     interval_ms: NonNegInt
@@ -218,27 +218,27 @@ class RollingRestart(_Step, tag="rolling_restart"):
     clean: bool = True
 
 
-class AddConnector(_Step, tag="add_connector"):
+class AddConnector(_Step, frozen=True, tag="add_connector"):
     """Create a connector with ``tasks`` tasks (a config-topic write)."""
 
     connector: ConnectorName
     tasks: JavaInt
 
 
-class RemoveConnector(_Step, tag="remove_connector"):
+class RemoveConnector(_Step, frozen=True, tag="remove_connector"):
     """Delete a connector (a config-topic write)."""
 
     connector: ConnectorName
 
 
-class SetTasks(_Step, tag="set_tasks"):
+class SetTasks(_Step, frozen=True, tag="set_tasks"):
     """Change a connector's task count (a config-topic write)."""
 
     connector: ConnectorName
     tasks: JavaInt
 
 
-class Phase(_Step, tag="phase"):
+class Phase(_Step, frozen=True, tag="phase"):
     """Label the timeline from here on (until the next phase) for the summary."""
 
     name: Annotated[str, Meta(min_length=1)]
@@ -270,7 +270,7 @@ ACTIONS: dict[str, type[_Step]] = {
 }
 
 
-class Expect(_Base):
+class Expect(_Base, frozen=True):
     """``[expect]``: assertions on the run's summary, checked by :func:`scenarios.expect.evaluate`.
 
     ``None`` means "not checked". ``no_violations`` is **true by default**, with or without an
@@ -291,7 +291,7 @@ class Expect(_Base):
     expected_violations: list[InvariantName] = []
 
 
-class Scenario(_Base):
+class Scenario(_Base, frozen=True):
     """A whole scenario file. Only ``name`` is required."""
 
     name: Annotated[str, Meta(min_length=1)]
