@@ -1,0 +1,262 @@
+"""The ``groupsim`` command line (DESIGN.md §8).
+
+Exit codes: 0 success (every ``[expect]`` holds), 1 an expectation failed or an invariant was
+violated, 2 bad input (one line on stderr, no traceback, no output files left behind).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+from rich.console import Console
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="groupsim",
+    help="Replay Kafka Connect group rebalances deterministically, before you run them for real.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+codec_app = typer.Typer(help="Decode and encode Kafka Connect subscriptions and assignments.")
+app.add_typer(codec_app, name="codec")
+
+FLAGSHIP = "rolling-upgrade-eager-to-sessioned"
+
+_stderr = Console(stderr=True, highlight=False)
+
+
+class BadInput(Exception):
+    """Input the user must fix; reported as one line with exit code 2."""
+
+
+def _fail(message: str) -> NoReturn:
+    _stderr.print(f"groupsim: error: {message}", markup=False, soft_wrap=True)
+    raise typer.Exit(2)
+
+
+def _bad_input_types() -> tuple[type[BaseException], ...]:
+    from members.assignors import UnknownAssignorError
+    from protocol.connect import ConfigError
+    from protocol.connect_codec import CodecInputError
+    from protocol.primitives import DecodeError, EncodeError
+    from scenarios.assign import AssignInputError
+    from scenarios.eventlog import LogFormatError
+    from scenarios.loader import ScenarioError
+
+    return (
+        BadInput,
+        ScenarioError,
+        ConfigError,
+        DecodeError,
+        EncodeError,
+        CodecInputError,
+        AssignInputError,
+        UnknownAssignorError,
+        LogFormatError,
+    )
+
+
+@app.command()
+def run(
+    scenario: Annotated[
+        str | None,
+        typer.Argument(help=f"Scenario file or library name (default: {FLAGSHIP})."),
+    ] = None,
+    seed: Annotated[int | None, typer.Option(help="Seed (default: the scenario's).")] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(help="Output directory (default: ./groupsim-out/<scenario>)."),
+    ] = None,
+    log_heartbeats: Annotated[
+        bool, typer.Option("--log-heartbeats", help="Also log heartbeat RPCs.")
+    ] = False,
+    plot: Annotated[bool, typer.Option(help="Write timeline.png.")] = True,
+) -> None:
+    """Run a scenario: print a summary, write events.jsonl, summary.json and timeline.png."""
+    from scenarios.loader import load_scenario, resolve_scenario
+    from scenarios.runner import simulate, write_outputs
+    from scenarios.summary_view import render_summary
+
+    try:
+        loaded = load_scenario(resolve_scenario(scenario or FLAGSHIP))
+        run_seed = loaded.scenario.seed if seed is None else seed
+        with _progress("simulating") as advance:
+            result = simulate(
+                loaded,
+                run_seed,
+                log_heartbeats=log_heartbeats or None,
+                on_progress=advance,
+            )
+        out_dir = out if out is not None else Path("groupsim-out") / loaded.scenario.name
+        write_outputs(result, out_dir, plot=plot)
+    except _bad_input_types() as exc:
+        _fail(str(exc))
+    console = Console()
+    render_summary(
+        result.summary,
+        console,
+        scenario_name=result.scenario,
+        seed=result.seed,
+        expectation_failures=result.failures,
+    )
+    console.print(f"wrote {out_dir}/events.jsonl, summary.json" + (", timeline.png" if plot else ""))
+    raise typer.Exit(result.exit_code)
+
+
+@app.command()
+def assign(
+    input_file: Annotated[Path, typer.Argument(help="Rounds as JSON (see README), or - for stdin.")],
+) -> None:
+    """Run a Connect assignor over rounds and print each member's assignment as JSON."""
+    from scenarios.assign import run_assign
+
+    try:
+        doc = _read_json(input_file)
+        output = run_assign(doc)
+    except _bad_input_types() as exc:
+        _fail(str(exc))
+    typer.echo(json.dumps(output, indent=2))
+
+
+@app.command()
+def check(
+    events: Annotated[Path, typer.Argument(help="An events.jsonl written by groupsim run.")],
+) -> None:
+    """Re-check every invariant on a saved event log; exit 1 if any is violated."""
+    from scenarios.check import check_log
+
+    try:
+        if not events.is_file():
+            raise BadInput(f"{events}: no such file")
+        violations = check_log(events)
+    except _bad_input_types() as exc:
+        _fail(str(exc))
+    for violation in violations:
+        typer.echo(json.dumps(violation, sort_keys=True))
+    typer.echo(f"{len(violations)} violation(s) in {events}")
+    raise typer.Exit(1 if violations else 0)
+
+
+@codec_app.command("decode")
+def codec_decode(
+    message: Annotated[str, typer.Argument(help="subscription or assignment")],
+    hex_bytes: Annotated[str, typer.Argument(metavar="HEX", help="The bytes, in hex.")],
+) -> None:
+    """Decode Connect bytes (hex) to JSON, reading them as Kafka's workers do."""
+    from protocol.connect_codec import (
+        assignment_to_json,
+        decode_assignment,
+        decode_subscription,
+        subscription_to_json,
+    )
+
+    try:
+        kind = _message_kind(message)
+        data = _parse_hex(hex_bytes)
+        if kind == "subscription":
+            obj = subscription_to_json(decode_subscription(data))
+        else:
+            obj = assignment_to_json(decode_assignment(data))
+    except _bad_input_types() as exc:
+        _fail(str(exc))
+    typer.echo(json.dumps(obj))
+
+
+@codec_app.command("encode")
+def codec_encode(
+    message: Annotated[str, typer.Argument(help="subscription or assignment")],
+    version: Annotated[
+        int | None, typer.Option(help="Version to write (default: the JSON's version).")
+    ] = None,
+) -> None:
+    """Encode JSON from stdin to Connect bytes, printed as hex."""
+    from protocol.connect_codec import (
+        assignment_from_json,
+        encode_assignment,
+        encode_subscription,
+        subscription_from_json,
+    )
+
+    try:
+        kind = _message_kind(message)
+        if version is not None and not 0 <= version <= 3:
+            raise BadInput(f"--version: must be 0..3, got {version}")
+        doc = _read_json(Path("-"))
+        if not isinstance(doc, dict):
+            raise BadInput("stdin: expected a JSON object")
+        if version is not None:
+            doc = {**doc, "version": version}
+        if kind == "subscription":
+            data = encode_subscription(subscription_from_json(doc))
+        else:
+            data = encode_assignment(assignment_from_json(doc))
+    except _bad_input_types() as exc:
+        _fail(str(exc))
+    typer.echo(data.hex())
+
+
+def _message_kind(message: str) -> str:
+    if message not in ("subscription", "assignment"):
+        raise BadInput(f"unknown message {message!r}: expected 'subscription' or 'assignment'")
+    return message
+
+
+def _parse_hex(text: str) -> bytes:
+    cleaned = "".join(text.split())
+    try:
+        return bytes.fromhex(cleaned)
+    except ValueError:
+        raise BadInput(f"HEX: not a hexadecimal byte string: {text[:40]!r}") from None
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        text = sys.stdin.read() if str(path) == "-" else path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise BadInput(f"{path}: {exc.strerror or exc}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BadInput(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+
+
+class _progress:
+    """A transient progress bar on stderr when it is a terminal (virtual time done)."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.bar: Any = None
+        self.task: Any = None
+
+    def __enter__(self) -> Any:
+        if not sys.stderr.isatty():
+            return None
+        from rich.progress import Progress
+
+        self.bar = Progress(console=_stderr, transient=True)
+        self.bar.start()
+        self.task = self.bar.add_task(self.label, total=None)
+
+        def advance(done_ms: int, total_ms: int) -> None:
+            self.bar.update(self.task, completed=done_ms, total=total_ms)
+
+        return advance
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()
+
+
+if __name__ == "__main__":
+    main()
