@@ -97,7 +97,8 @@ def run(
         write_outputs(result, out_dir, plot=plot)
     except _bad_input_types() as exc:
         _fail(str(exc))
-    console = Console()
+    # Piped output gets a fixed width wide enough for the phase table.
+    console = Console(width=None if sys.stdout.isatty() else 110)
     render_summary(
         result.summary,
         console,

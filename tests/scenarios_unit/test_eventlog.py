@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
 import pytest
@@ -168,14 +167,13 @@ def test_read_skips_blank_lines(tmp_path: Path) -> None:
     assert read_jsonl(path)[1] == {"t_ms": 3, "seq": 1, "kind": "run_end", "extra": [1]}
 
 
-def test_emit_speed() -> None:
+def test_many_emits_keep_order_and_reach_subscribers() -> None:
+    # Speed is measured in benchmarks, not asserted here.
     log = EventLog()
-    log.subscribe(lambda r: None)
-    n = 50_000
-    start = time.perf_counter()
+    seen: list[int] = []
+    log.subscribe(lambda r: seen.append(r["seq"]))
+    n = 5_000
     for i in range(n):
         log.emit(i, "task_started", member="w1", task="c-1", generation=3)
-    rate = n / (time.perf_counter() - start)
     assert len(log.records) == n
-    print(f"{rate:,.0f} emits/s")
-    assert rate > 100_000, f"{rate:,.0f} emits/s"
+    assert seen == list(range(n))

