@@ -79,7 +79,7 @@ def _merge(old: ConnectAssignment | None, new: ConnectAssignment) -> ConnectAssi
     )
 
 
-def _time(fn: Callable[[], object], reps: int, setup: Callable[[], Callable[[], object]]) -> float:
+def _time(reps: int, setup: Callable[[], Callable[[], object]]) -> float:
     samples = []
     for _ in range(reps):
         run = setup()
@@ -124,7 +124,7 @@ def bench_incremental(workers: int, tasks: int, reps: int) -> dict[str, float]:
             now_ms=0,
         )
 
-    out["initial"] = _time(None, reps, setup_initial)
+    out["initial"] = _time(reps, setup_initial)
 
     # build the W-1 balanced cluster, then the scale-out round
     base = IncrementalCooperativeAssignor(300_000)
@@ -151,7 +151,7 @@ def bench_incremental(workers: int, tasks: int, reps: int) -> dict[str, float]:
             now_ms=0,
         )
 
-    out["scale-out"] = _time(None, reps, setup_scale)
+    out["scale-out"] = _time(reps, setup_scale)
 
     def setup_scale_cold():
         a = copy.deepcopy(base)
@@ -167,7 +167,7 @@ def bench_incremental(workers: int, tasks: int, reps: int) -> dict[str, float]:
             now_ms=0,
         )
 
-    out["scale-out cold"] = _time(None, reps, setup_scale_cold)
+    out["scale-out cold"] = _time(reps, setup_scale_cold)
 
     # steady state at W workers: run scale-out + follow-up, then time a no-change round
     steady = copy.deepcopy(base)
@@ -215,7 +215,7 @@ def bench_incremental(workers: int, tasks: int, reps: int) -> dict[str, float]:
             now_ms=0,
         )
 
-    out["steady"] = _time(None, reps, setup_steady)
+    out["steady"] = _time(reps, setup_steady)
     return out
 
 
@@ -238,7 +238,7 @@ def bench_eager(workers: int, tasks: int, reps: int) -> float:
             now_ms=0,
         )
 
-    return _time(None, reps, setup)
+    return _time(reps, setup)
 
 
 def main(argv: list[str] | None = None) -> int:
