@@ -40,9 +40,8 @@ count = {connectors}
 tasks = 10
 prefix = "connector"
 """
-    handle = tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False)
-    handle.write(text)
-    handle.close()
+    with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as handle:
+        handle.write(text)
     return Path(handle.name)
 
 

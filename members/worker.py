@@ -370,7 +370,9 @@ class ConnectWorker:
         else:  # coordinator moving or loading: back off and retry
             self._set("retry", now_ms + RETRY_BACKOFF_MS)
 
-    def _run_assignor(self, response: JoinGroupResponse, now_ms: int) -> tuple[tuple[str, bytes], ...]:
+    def _run_assignor(
+        self, response: JoinGroupResponse, now_ms: int
+    ) -> tuple[tuple[str, bytes], ...]:
         """WorkerCoordinator.onLeaderElected: run the elected protocol's assignor."""
         protocol = ConnectProtocol.from_protocol_name(response.protocol_name or "default")
         name = "eager" if protocol.is_eager else "incremental_cooperative"
@@ -439,7 +441,9 @@ class ConnectWorker:
         assignment = decode_assignment(response.assignment)
         self._on_join_complete(assignment, response.protocol_name or "default", now_ms)
 
-    def _on_join_complete(self, assignment: ConnectAssignment, protocol_name: str, now_ms: int) -> None:
+    def _on_join_complete(
+        self, assignment: ConnectAssignment, protocol_name: str, now_ms: int
+    ) -> None:
         """WorkerCoordinator.onJoinComplete + DistributedHerder.handleRebalanceCompleted."""
         previous_protocol = self.current_protocol
         self.current_protocol = ConnectProtocol.from_protocol_name(protocol_name)
@@ -519,7 +523,9 @@ class ConnectWorker:
             self._cancel("scheduled-rebalance")
 
         revoked_any = bool(assignment.revoked_connectors or assignment.revoked_tasks)
-        self._after_jobs(lambda t: self._handle_rebalance_completed(merged, generation, revoked_any, t), now_ms)
+        self._after_jobs(
+            lambda t: self._handle_rebalance_completed(merged, generation, revoked_any, t), now_ms
+        )
 
     def _handle_rebalance_completed(
         self, assignment: ConnectAssignment, generation: int, revoked_any: bool, now_ms: int
@@ -555,7 +561,9 @@ class ConnectWorker:
             # The worker read past (or could not reach) the leader's offset: rejoin, start nothing.
             self._request_rejoin("config offset mismatch", now_ms)
             return
-        start_connectors = [c for c in dict.fromkeys(assignment.connectors) if c not in self.running_connectors]
+        start_connectors = [
+            c for c in dict.fromkeys(assignment.connectors) if c not in self.running_connectors
+        ]
         start_tasks = [t for t in dict.fromkeys(assignment.tasks) if t not in self.running_tasks]
         if start_connectors or start_tasks:
             self._enqueue(
@@ -814,7 +822,15 @@ class ConnectWorker:
         self.state = MemberState.STOPPED
         self._jobs.clear()
         self._job = None
-        for key in ("heartbeat", "session", "poll", "herder", "scheduled-rebalance", "retry", "config-sync"):
+        for key in (
+            "heartbeat",
+            "session",
+            "poll",
+            "herder",
+            "scheduled-rebalance",
+            "retry",
+            "config-sync",
+        ):
             self._cancel(key)
 
     # ------------------------------------------------------------------ effect helpers
@@ -847,4 +863,3 @@ class ConnectWorker:
             [c for c, s in self.running_connectors.items() if s == "running"],
             [t for t, s in self.running_tasks.items() if s == "running"],
         )
-

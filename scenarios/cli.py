@@ -106,13 +106,17 @@ def run(
         seed=result.seed,
         expectation_failures=result.failures,
     )
-    console.print(f"wrote {out_dir}/events.jsonl, summary.json" + (", timeline.png" if plot else ""))
+    console.print(
+        f"wrote {out_dir}/events.jsonl, summary.json" + (", timeline.png" if plot else "")
+    )
     raise typer.Exit(result.exit_code)
 
 
 @app.command()
 def assign(
-    input_file: Annotated[Path, typer.Argument(help="Rounds as JSON (see README), or - for stdin.")],
+    input_file: Annotated[
+        Path, typer.Argument(help="Rounds as JSON (see README), or - for stdin.")
+    ],
 ) -> None:
     """Run a Connect assignor over rounds and print each member's assignment as JSON."""
     from scenarios.assign import run_assign
@@ -224,7 +228,9 @@ def _read_json(path: Path) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise BadInput(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+        raise BadInput(
+            f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        ) from None
 
 
 class _progress:

@@ -72,9 +72,7 @@ class World:
         self.log = log if log is not None else EventLog()
         self.checker = InvariantChecker()
         self.log.subscribe(self._check)
-        self.log_heartbeats = (
-            scenario.log_heartbeats if log_heartbeats is None else log_heartbeats
-        )
+        self.log_heartbeats = scenario.log_heartbeats if log_heartbeats is None else log_heartbeats
         self.latency_ms = scenario.network.latency_ms
         self.jitter_ms = scenario.network.jitter_ms
         self.now_ms = 0
@@ -269,21 +267,23 @@ class World:
         if action == "phase":
             self.log.emit(self.now_ms, "phase", name=step.name)
         elif action == "join":
+            assert step.member is not None  # the loader guarantees it
             config = step.config or self.worker_configs.get(step.member) or WorkerConfig()
             self._start_worker(step.member, config)
         elif action in ("leave", "crash", "restart"):
-            self._stop_worker(step, action)
-        elif action == "add_connector" or action == "set_tasks":
+            assert step.member is not None
+            self._stop_worker(step.member, step, action)
+        elif action in ("add_connector", "set_tasks", "remove_connector"):
+            assert step.connector is not None
             connectors = dict(self.connectors)
-            connectors[step.connector] = step.tasks
-            self._write_config(connectors)
-        elif action == "remove_connector":
-            connectors = dict(self.connectors)
-            connectors.pop(step.connector, None)
+            if action == "remove_connector":
+                connectors.pop(step.connector, None)
+            else:
+                assert step.tasks is not None
+                connectors[step.connector] = step.tasks
             self._write_config(connectors)
 
-    def _stop_worker(self, step: Step, action: str) -> None:
-        name = step.member
+    def _stop_worker(self, name: str, step: Step, action: str) -> None:
         address = self.addresses.get(name)
         if action == "restart":
             config = step.config or self.worker_configs[name]

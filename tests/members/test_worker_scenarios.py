@@ -64,16 +64,13 @@ def kinds(result: Any, kind: str, **match: Any) -> list[dict]:
 
 
 def test_eager_worker_stops_everything_before_it_rejoins() -> None:
-    result = run(
-        '[[timeline]]\nat_ms = 30000\naction = "join"\nmember = "w3"\n', protocol="eager"
-    )
+    result = run('[[timeline]]\nat_ms = 30000\naction = "join"\nmember = "w3"\n', protocol="eager")
     join_t = 30_000
     revokes = [r for r in kinds(result, "revoke", reason="eager_rejoin") if r["t_ms"] >= join_t]
     assert {r["member"] for r in revokes} == {"w1", "w2"}
     for member in ("w1", "w2"):
         stopped = [
-            r["t_ms"]
-            for r in kinds(result, "task_stopped", member=member, reason="eager_rejoin")
+            r["t_ms"] for r in kinds(result, "task_stopped", member=member, reason="eager_rejoin")
         ]
         rejoin = next(
             r["t_ms"]
@@ -111,7 +108,9 @@ def test_scheduled_delay_expiry_makes_the_worker_rejoin() -> None:
     assert delayed and delayed[0]["delay_ms"] == 20_000
     fired = kinds(result, "timer_fired", member="w1", key="scheduled-rebalance")
     assert fired and fired[0]["t_ms"] == delayed[0]["t_ms"] + 20_000
-    rejoin = kinds(result, "join_group_request", member="w1", reason="scheduled rebalance delay expired")
+    rejoin = kinds(
+        result, "join_group_request", member="w1", reason="scheduled rebalance delay expired"
+    )
     assert rejoin and rejoin[0]["t_ms"] == fired[0]["t_ms"]
     # w2's work ends up on w1 after the delay.
     assert result.summary["workers_final"]["w1"]["tasks"] == 6
@@ -167,7 +166,9 @@ def test_config_changes_trigger_rebalances() -> None:
     )
     started = {r["task"] for r in kinds(result, "task_started")}
     assert {"new-0", "new-1", "new-2", "new-3"} <= started
-    stopped_deleted = {r["task"] for r in kinds(result, "task_stopped") if r["task"].startswith("c1-")}
+    stopped_deleted = {
+        r["task"] for r in kinds(result, "task_stopped") if r["task"].startswith("c1-")
+    }
     assert stopped_deleted == {"c1-0", "c1-1", "c1-2"}
     final = result.summary["workers_final"]
     assert sum(w["tasks"] for w in final.values()) == 3 + 2  # c2's 3 tasks + new's 2

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 
 import msgspec
 import pytest
@@ -65,7 +64,9 @@ def test_another_seed_changes_member_ids() -> None:
 
 def test_flagship_protocols_follow_the_roll(runs: dict) -> None:
     result = runs["rolling-upgrade-eager-to-sessioned"]
-    protocols = [r["protocol"] for r in result.records if r["kind"] == "generation" and r["protocol"]]
+    protocols = [
+        r["protocol"] for r in result.records if r["kind"] == "generation" and r["protocol"]
+    ]
     # The group runs "default" until the last eager worker is gone, then compatible, then
     # sessioned once the last compatible worker is gone (ConnectProtocolCompatibility vote).
     order = list(dict.fromkeys(protocols))
@@ -91,7 +92,9 @@ def test_departed_workers_tasks_wait_for_the_delay_then_move(runs: dict) -> None
     lost = {r["task"] for r in records if r["kind"] == "task_stopped" and r["member"] == "w4"}
     assert lost
     restarts = [
-        r for r in records if r["kind"] == "task_started" and r["task"] in lost and r["t_ms"] > stop_t
+        r
+        for r in records
+        if r["kind"] == "task_started" and r["task"] in lost and r["t_ms"] > stop_t
     ]
     assert {r["task"] for r in restarts} == lost
     assert min(r["t_ms"] for r in restarts) - stop_t >= 300_000
