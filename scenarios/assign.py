@@ -159,10 +159,16 @@ def _protocol(doc: dict[str, Any], assignor: str) -> ConnectProtocol:
         return ConnectProtocol.EAGER if assignor == "eager" else ConnectProtocol.SESSIONED
     text = _str(doc["protocol"], "protocol")
     try:
-        proto = ConnectProtocol.from_setting(text)
+        # Either the connect.protocol setting (eager) or the JoinGroup name (default).
+        proto = (
+            ConnectProtocol.EAGER
+            if text.lower() == "default"
+            else ConnectProtocol.from_setting(text)
+        )
     except ConfigError:
         raise AssignInputError(
-            "protocol", f"unknown protocol {text!r} (expected eager, compatible or sessioned)"
+            "protocol",
+            f"unknown protocol {text!r} (expected default/eager, compatible or sessioned)",
         ) from None
     if proto is ConnectProtocol.STATIC:
         raise AssignInputError("protocol", "'static' needs the static assignor (not available)")

@@ -1,0 +1,191 @@
+"""The ``groupsim`` command line: outputs, exit codes and one-line errors (DESIGN.md §8)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from scenarios.cli import app
+
+runner = CliRunner()
+
+V2_ASSIGNMENT_HEX = (
+    "0002000000027731000e687474703a2f2f77313a383038330000000000000005"
+    "000000010002633100000002ffffffff00000000"
+    "000000010002633200000001000000010000002"
+    "8"
+)
+
+
+def invoke(*args: str, stdin: str | None = None):
+    return runner.invoke(app, list(args), input=stdin)
+
+
+def assert_one_line_error(result, *fragments: str) -> None:
+    assert result.exit_code == 2, result.output
+    text = result.output.strip()
+    assert text.startswith("groupsim: error: ")
+    assert "Traceback" not in result.output
+    for fragment in fragments:
+        assert fragment in text
+
+
+def test_run_writes_outputs_and_exits_zero(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = invoke("run", "scale-out", "--out", str(out))
+    assert result.exit_code == 0, result.output
+    assert "all expectations hold" in result.output
+    assert sorted(p.name for p in out.iterdir()) == ["events.jsonl", "summary.json", "timeline.png"]
+    first = json.loads((out / "events.jsonl").read_text().splitlines()[0])
+    assert first["kind"] == "run_start" and first["log_version"] == 1
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["converged"] is True and summary["seed"] == 1
+
+
+def test_run_exits_one_when_an_expectation_fails(tmp_path: Path) -> None:
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(
+        'name = "strict"\n[cluster]\nsize = 2\n[workload.generate]\ncount = 1\ntasks = 2\n'
+        "[expect]\nmax_rebalances = 0\n"
+    )
+    result = invoke("run", str(scenario), "--out", str(tmp_path / "o"), "--no-plot")
+    assert result.exit_code == 1, result.output
+    assert "max_rebalances" in result.output
+
+
+def test_run_rejects_a_bad_scenario_without_leaving_files(tmp_path: Path) -> None:
+    scenario = tmp_path / "bad.toml"
+    scenario.write_text(
+        'name = "bad"\n[cluster]\nsize = 2\n[[timeline]]\nat_ms = 5\n'
+        'action = "crash"\nmember = "w9"\n'
+    )
+    out = tmp_path / "out"
+    result = invoke("run", str(scenario), "--out", str(out))
+    assert_one_line_error(result, "bad.toml", "timeline[0].member", "w9")
+    assert not out.exists()
+
+
+def test_run_rejects_an_unknown_library_name() -> None:
+    assert_one_line_error(invoke("run", "no-such-scenario"), "no-such-scenario")
+
+
+def test_same_seed_same_log_through_the_cli(tmp_path: Path) -> None:
+    for name in ("a", "b"):
+        assert (
+            invoke(
+                "run",
+                "worker-bounce-within-delay",
+                "--seed",
+                "7",
+                "--out",
+                str(tmp_path / name),
+                "--no-plot",
+            ).exit_code
+            == 0
+        )
+    assert (tmp_path / "a/events.jsonl").read_bytes() == (tmp_path / "b/events.jsonl").read_bytes()
+
+
+def test_check_finds_nothing_in_a_clean_log_and_a_planted_double_owner(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert invoke("run", "scale-out", "--out", str(out), "--no-plot").exit_code == 0
+    clean = invoke("check", str(out / "events.jsonl"))
+    assert clean.exit_code == 0 and "0 violation(s)" in clean.output
+
+    lines = (out / "events.jsonl").read_text().splitlines()
+    records = [json.loads(line) for line in lines]
+    started = next(r for r in records if r["kind"] == "task_started")
+    other = "w2" if started["member"] != "w2" else "w1"
+    planted = dict(started, kind="task_start", member=other, seq=started["seq"])
+    records.insert(records.index(started) + 1, planted)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    result = invoke("check", str(bad))
+    assert result.exit_code == 1
+    assert "double_ownership" in result.output
+
+
+def test_check_rejects_a_missing_or_malformed_log(tmp_path: Path) -> None:
+    assert_one_line_error(invoke("check", str(tmp_path / "nope.jsonl")), "nope.jsonl")
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("{not json\n")
+    assert_one_line_error(invoke("check", str(broken)), "broken.jsonl")
+
+
+def test_codec_decode_then_encode_gives_the_same_bytes() -> None:
+    decoded = invoke("codec", "decode", "assignment", V2_ASSIGNMENT_HEX)
+    assert decoded.exit_code == 0, decoded.output
+    obj = json.loads(decoded.output)
+    assert obj == {
+        "version": 2,
+        "error": 0,
+        "leader": "w1",
+        "leader_url": "http://w1:8083",
+        "config_offset": 5,
+        "connectors": ["c1"],
+        "tasks": ["c1-0"],
+        "revoked_connectors": [],
+        "revoked_tasks": ["c2-1"],
+        "delay_ms": 40,
+    }
+    encoded = invoke("codec", "encode", "assignment", stdin=decoded.output)
+    assert encoded.exit_code == 0 and encoded.output.strip() == V2_ASSIGNMENT_HEX
+
+
+def test_codec_subscription_round_trip_and_version_override() -> None:
+    sub = {"version": 2, "url": "http://w1:8083", "config_offset": 5, "allocation": None}
+    encoded = invoke("codec", "encode", "subscription", stdin=json.dumps(sub))
+    assert encoded.output.strip() == "0002000e687474703a2f2f77313a383038330000000000000005ffffffff"
+    v0 = invoke("codec", "encode", "subscription", "--version", "0", stdin=json.dumps(sub))
+    assert v0.output.strip() == "0000000e687474703a2f2f77313a383038330000000000000005"
+    back = invoke("codec", "decode", "subscription", encoded.output.strip())
+    assert json.loads(back.output) == sub
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin", "fragments"),
+    [
+        (
+            ("codec", "decode", "assignment", "00020000000277"),
+            None,
+            ["assignment.leader", "offset 4"],
+        ),
+        (("codec", "decode", "assignment", "zz"), None, ["HEX"]),
+        (("codec", "decode", "metadata", "00"), None, ["metadata"]),
+        (("codec", "encode", "assignment"), "[1]", ["JSON object"]),
+        (("codec", "encode", "assignment"), "{", ["invalid JSON"]),
+        (("codec", "encode", "assignment", "--version", "9"), "{}", ["--version"]),
+    ],
+)
+def test_codec_bad_input_is_one_line(args, stdin, fragments) -> None:
+    assert_one_line_error(invoke(*args, stdin=stdin), *fragments)
+
+
+def test_assign_prints_rounds_and_rejects_bad_input(tmp_path: Path) -> None:
+    doc = {
+        "assignor": "eager",
+        "protocol": "default",
+        "rounds": [
+            {
+                "time_ms": 0,
+                "generation": 1,
+                "connectors": {"c1": 2},
+                "members": {"leader": {}, "member": {}},
+            }
+        ],
+    }
+    path = tmp_path / "in.json"
+    path.write_text(json.dumps(doc))
+    result = invoke("assign", str(path))
+    assert result.exit_code == 0, result.output
+    members = json.loads(result.output)["rounds"][0]["members"]
+    # Kafka's EagerAssignor: connectors first, then tasks, one round-robin over sorted ids.
+    assert members["leader"]["connectors"] == ["c1"] and members["leader"]["tasks"] == ["c1-1"]
+    assert members["member"]["connectors"] == [] and members["member"]["tasks"] == ["c1-0"]
+
+    doc["assignor"] = "sticky"
+    path.write_text(json.dumps(doc))
+    assert_one_line_error(invoke("assign", str(path)), "sticky")
