@@ -48,7 +48,7 @@ prefix = "connector"
 def main() -> None:
     sizes = [10, 100] if "--quick" in sys.argv else [10, 100, 1000]
     table = Table(title="groupsim simulation speed (one virtual hour, heartbeats on)")
-    for column in ("case", "virtual s", "wall s", "speed-up", "events", "target"):
+    for column in ("case", "virtual s", "wall s", "speed-up", "log records", "target"):
         table.add_column(column, justify="right" if column != "case" else "left")
     for workers in sizes:
         path = steady_cluster(workers)
