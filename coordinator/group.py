@@ -10,6 +10,7 @@ here reads a clock, draws random numbers or does I/O: :meth:`GroupCoordinator.ha
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import msgspec
 
@@ -223,7 +224,7 @@ class GroupCoordinator:
         # ("initial", delay_ms, remaining_ms) or ("complete", 0, 0); None when disarmed.
         self._join_timer: tuple[str, int, int] | None = None
         self._sync_timer_generation: int | None = None
-        self._handlers = {
+        self._handlers: dict[type, Callable[[str, Any, int], list[Effect]]] = {
             HeartbeatRequest: self._heartbeat,
             JoinGroupRequest: self._join,
             SyncGroupRequest: self._sync,

@@ -754,6 +754,7 @@ _SUBSCRIPTION_EXTRA: dict[str, Any] = {
 
 def _assignment_from_json(obj: object, path: str) -> ConnectAssignment:
     version = _json_version(obj, path)
+    optional: tuple[str, ...]
     if version == 0:
         optional, others = _ASSIGNMENT_LISTS, _ASSIGNMENT_V1_EXTRA
     else:

@@ -133,4 +133,3 @@ def java_sorted_strings(strings: Iterable[str]) -> list[str]:
     if all(s.isascii() for s in items):
         return sorted(items)
     return sorted(items, key=java_string_key)
-

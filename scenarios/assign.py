@@ -36,6 +36,7 @@ listing what each member decodes from its SyncGroup bytes (v1 reader, wire order
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from members.assignors import ConfigSnapshot, UnknownAssignorError, create_assignor
@@ -291,7 +292,7 @@ def run_assign(doc: dict) -> dict:
             protocol=proto,
             members=members,
             snapshot=snapshot,
-            refresh_snapshot=lambda s=snapshot: s,
+            refresh_snapshot=_constant(snapshot),
             last_completed_generation=last_completed,
             generation=generation,
             now_ms=time_ms,
@@ -312,3 +313,8 @@ def run_assign(doc: dict) -> dict:
         prev_time = time_ms
         prev_generation = generation
     return {"rounds": out_rounds}
+
+
+def _constant(snapshot: ConfigSnapshot) -> Callable[[], ConfigSnapshot]:
+    """The leader's fresh read of its config topic: here the round's own snapshot."""
+    return lambda: snapshot

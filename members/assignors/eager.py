@@ -173,9 +173,9 @@ class EagerAssignor:
                     n = counts[name]
                     first = (mi - starts[ci]) % m_count
                     if first < n:
-                        values = [-1, *range(first, n, m_count)]
+                        owned = [-1, *range(first, n, m_count)]
                         own_parts.append(
-                            chunks[ci] + struct.pack(f">i{len(values)}i", len(values), *values)
+                            chunks[ci] + struct.pack(f">i{len(owned)}i", len(owned), *owned)
                         )
                     else:
                         own_parts.append(chunks[ci] + _CONNECTOR_ONLY)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from protocol.connect import (
     CONFIG_MISMATCH,
@@ -203,7 +204,9 @@ def _held_twice(lists: Iterable[Sequence]) -> set:
     return {k for k, n in counts.items() if n > 1}
 
 
-def _retain_hash_order(held: list, keep: set, hashed: Callable[[list, int], list]) -> list:
+def _retain_hash_order(
+    held: Sequence[Any], keep: set[Any], hashed: Callable[[list[Any], int], list[Any]]
+) -> list[Any]:
     """``new HashSet<>(held)`` then ``retainAll(keep)``: survivors in that set's order."""
     survivors = [x for x in held if x in keep]
     if len(survivors) <= 1:
