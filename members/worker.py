@@ -475,7 +475,9 @@ class ConnectWorker:
         old = self.assignment_snapshot
         if not self.current_protocol.is_eager:
             # Merge: new incremental items + (old snapshot - revoked).
-            if old is not None and not old.failed:
+            # Kafka merges into whatever snapshot it holds, even a failed (CONFIG_MISMATCH) one,
+            # so the items survive a failed round (WorkerCoordinator.onJoinComplete).
+            if old is not None:
                 gone_c = set(revoked_connectors)
                 gone_t = set(revoked_tasks)
                 connectors = tuple(assignment.connectors) + tuple(

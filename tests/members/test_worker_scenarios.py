@@ -201,6 +201,11 @@ at_ms = 30000
 action = "add_connector"
 connector = "late"
 tasks = 2
+[[timeline]]
+at_ms = 45000
+action = "add_connector"
+connector = "later"
+tasks = 2
 """
     result = simulate(loads_scenario(text, "t.toml"), 3)
     mismatches = [r for r in kinds(result, "assignment") if r["error"] == 1]
@@ -208,3 +213,9 @@ tasks = 2
     assert {r["member"] for r in mismatches} == {"w1", "w2"}
     assert result.summary["converged"] and not result.failures
     assert {"late-0", "late-1"} <= {r["task"] for r in kinds(result, "task_started")}
+    # Work survives the failed round: the snapshot keeps it (WorkerCoordinator merges into a
+    # failed assignment too), so nothing that ran before the mismatch moves or restarts.
+    assert not [
+        r for r in kinds(result, "task_start") if r["task"].startswith("c1-") and r["t_ms"] > 30_000
+    ]
+    assert result.summary["task_movements"] == 0
