@@ -449,8 +449,12 @@ class ConnectWorker:
         self.current_protocol = ConnectProtocol.from_protocol_name(protocol_name)
         self.state = MemberState.STABLE
         self.rejoin_needed = False
-        if previous_protocol.version >= 2 > self.current_protocol.version:
-            # DistributedHerder warns that request validation (KIP-507) is now off.
+        if (
+            self.last_completed_generation != UNKNOWN_GENERATION_ID
+            and previous_protocol.version >= 2 > self.current_protocol.version
+        ):
+            # DistributedHerder warns that request validation (KIP-507) is now off: the
+            # group ran v2+ in this worker's previous generation and runs below v2 now.
             self._log(
                 "protocol_downgrade",
                 from_version=previous_protocol.version,

@@ -219,3 +219,23 @@ tasks = 2
         r for r in kinds(result, "task_start") if r["task"].startswith("c1-") and r["t_ms"] > 30_000
     ]
     assert result.summary["task_movements"] == 0
+
+
+def test_one_eager_worker_pins_the_group_to_default_and_others_warn() -> None:
+    # The vote elects the lowest common protocol; workers that ran v2 in their previous
+    # generation log that KIP-507 validation is off (DistributedHerder's warning). The
+    # restarted worker never ran v2, so it does not.
+    result = run(
+        '[[timeline]]\nat_ms = 30000\naction = "restart"\nmember = "w3"\n'
+        'config = { "connect.protocol" = "eager" }\n',
+        size=3,
+        connectors=3,
+        tasks=4,
+    )
+    protocols = [r["protocol"] for r in kinds(result, "generation")]
+    assert protocols[0] == "sessioned" and protocols[-1] == "default"
+    downgrades = kinds(result, "protocol_downgrade")
+    assert {(r["member"], r["from_version"], r["to_version"]) for r in downgrades} == {
+        ("w1", 2, 0),
+        ("w2", 2, 0),
+    }
