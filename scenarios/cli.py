@@ -112,6 +112,22 @@ def run(
     raise typer.Exit(result.exit_code)
 
 
+@app.command("scenarios")
+def list_scenarios() -> None:
+    """List the built-in scenarios (run one with `groupsim run NAME`)."""
+    from rich.table import Table
+
+    from scenarios.loader import library_dir, library_names, load_scenario
+
+    table = Table(show_header=True, header_style="bold")
+    table.add_column("name")
+    table.add_column("description")
+    for name in library_names():
+        scenario = load_scenario(library_dir() / f"{name}.toml").scenario
+        table.add_row(name + (" (default)" if name == FLAGSHIP else ""), scenario.description)
+    Console(width=None if sys.stdout.isatty() else 120).print(table)
+
+
 @app.command()
 def assign(
     input_file: Annotated[

@@ -189,3 +189,10 @@ def test_assign_prints_rounds_and_rejects_bad_input(tmp_path: Path) -> None:
     doc["assignor"] = "sticky"
     path.write_text(json.dumps(doc))
     assert_one_line_error(invoke("assign", str(path)), "sticky")
+
+
+def test_scenarios_lists_the_library() -> None:
+    result = invoke("scenarios")
+    assert result.exit_code == 0
+    assert "rolling-upgrade-eager-to-sessioned (default)" in result.output
+    assert "connect-system-test-bounce" in result.output
