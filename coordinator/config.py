@@ -13,6 +13,7 @@ from typing import Any
 
 import msgspec
 
+from protocol.config_values import JAVA_INT_MAX, java_int_setting, string_setting
 from protocol.connect import ConfigError
 
 __all__ = ["CoordinatorConfig", "COORDINATOR_CONFIG_KEYS", "TIE_BREAKS", "ConfigError"]
@@ -29,8 +30,6 @@ COORDINATOR_CONFIG_KEYS: dict[str, str] = {
     "groupsim.new.member.join.timeout.ms": "new_member_join_timeout_ms",
     "groupsim.protocol.tie.break": "protocol_tie_break",
 }
-
-_INT_MAX = 2**31 - 1
 
 
 class CoordinatorConfig(msgspec.Struct, frozen=True):
@@ -58,7 +57,7 @@ class CoordinatorConfig(msgspec.Struct, frozen=True):
     initial_rebalance_delay_ms: int = 3000
     min_session_timeout_ms: int = 6000
     max_session_timeout_ms: int = 1_800_000
-    max_size: int = _INT_MAX
+    max_size: int = JAVA_INT_MAX
     new_member_join_timeout_ms: int = 300_000
     protocol_tie_break: str = "java"
 
@@ -100,18 +99,10 @@ class CoordinatorConfig(msgspec.Struct, frozen=True):
 
 def _convert(field: str, value: Any, where: str) -> Any:
     if field == "protocol_tie_break":
-        if not isinstance(value, str):
-            raise ConfigError(f"{where}: expected a string, got {type(value).__name__}")
-        if value not in TIE_BREAKS:
+        if string_setting(value, where) not in TIE_BREAKS:
             raise ConfigError(f"{where}: expected one of {', '.join(TIE_BREAKS)}, got {value!r}")
         return value
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigError(f"{where}: expected an integer, got {type(value).__name__}")
-    if value < 0:
-        raise ConfigError(f"{where}: must be >= 0, got {value}")
-    if value > _INT_MAX:
-        raise ConfigError(f"{where}: must be <= {_INT_MAX} (a Java int), got {value}")
-    return value
+    return java_int_setting(value, where)
 
 
 def _check(values: dict[str, Any], where: str, names: dict[str, str]) -> None:

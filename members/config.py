@@ -12,6 +12,7 @@ from typing import Any
 
 import msgspec
 
+from protocol.config_values import java_int_setting, string_setting
 from protocol.connect import ConfigError, ConnectProtocol
 
 __all__ = ["WorkerConfig", "WORKER_CONFIG_KEYS"]
@@ -89,24 +90,14 @@ WORKER_CONFIG_KEYS: dict[str, str] = {
     "groupsim.config.read.lag.ms": "config_read_lag_ms",
 }
 
-_INT_MAX = 2**31 - 1
-
 
 def _convert(field: str, value: Any, where: str) -> Any:
     if field == "connect_protocol":
-        if not isinstance(value, str):
-            raise ConfigError(f"{where}: expected a string, got {type(value).__name__}")
-        return ConnectProtocol.from_setting(value)
+        return ConnectProtocol.from_setting(string_setting(value, where))
     if field in ("static_connectors", "static_tasks"):
         if isinstance(value, str):
             value = [v.strip() for v in value.split(",") if v.strip()]
         if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
             raise ConfigError(f"{where}: expected a list of strings")
         return tuple(value)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigError(f"{where}: expected an integer, got {type(value).__name__}")
-    if value < 0:
-        raise ConfigError(f"{where}: must be >= 0, got {value}")
-    if value > _INT_MAX:
-        raise ConfigError(f"{where}: must be <= {_INT_MAX} (a Java int), got {value}")
-    return value
+    return java_int_setting(value, where)
