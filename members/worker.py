@@ -55,6 +55,7 @@ from protocol.group import (
     SyncGroupRequest,
     SyncGroupResponse,
 )
+from protocol.primitives import DecodeError
 
 __all__ = ["ConnectWorker", "MemberState", "COORDINATOR_ADDRESS"]
 
@@ -280,6 +281,8 @@ class ConnectWorker:
         self._send_join(now_ms)
 
     def _send_join(self, now_ms: int) -> None:
+        if self._leaving:
+            return  # shutting down: the eager revoke-all that preceded this was the last act
         # metadata() takes a fresh config snapshot on every JoinGroup.
         self._join_snapshot = self.config_view
         allocation = self.assignment_snapshot
@@ -333,15 +336,22 @@ class ConnectWorker:
             self.state = MemberState.COMPLETING_REBALANCE
             self._arm_heartbeat(now_ms)
             self._set("session", now_ms + self.config.session_timeout_ms)
-            if response.leader == response.member_id:
-                assignments = self._run_assignor(response, now_ms)
-            else:
-                assignments = ()
+            is_leader = response.leader == response.member_id
+            assignments: tuple[tuple[str, bytes], ...] = ()
+            if is_leader:
+                try:
+                    assignments = self._run_assignor(response, now_ms)
+                except DecodeError as exc:
+                    # A member's metadata cannot be read: in Kafka the assignor throws out of
+                    # poll() and the leader's herder thread dies with it.
+                    self._log("member_fatal", error=f"assignor failed: {exc}")
+                    self._fail(now_ms)
+                    return
             self._log(
                 "sync_group_request",
                 member_id=self.member_id,
                 generation=self.generation,
-                is_leader=bool(assignments) or response.leader == response.member_id,
+                is_leader=is_leader,
             )
             self._send(
                 SyncGroupRequest(
@@ -438,7 +448,14 @@ class ConnectWorker:
                 self._reset_generation(reset_member_id=False)
             self._request_rejoin(f"SyncGroup failed: {error.name}", now_ms)
             return
-        assignment = decode_assignment(response.assignment)
+        try:
+            assignment = decode_assignment(response.assignment)
+        except DecodeError as exc:
+            # WorkerCoordinator.onJoinComplete throws out of poll(); DistributedHerder logs
+            # "Uncaught exception in herder work thread, exiting" and the worker exits.
+            self._log("member_fatal", error=f"unreadable assignment: {exc}")
+            self._fail(now_ms)
+            return
         self._on_join_complete(assignment, response.protocol_name or "default", now_ms)
 
     def _on_join_complete(

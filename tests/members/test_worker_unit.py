@@ -199,3 +199,26 @@ def test_crash_stops_everything_silently() -> None:
     } == {"c1-0", "c1"}
     assert worker.state is MemberState.STOPPED
     assert worker.handle(HeartbeatResponse(error=ErrorCode.NONE), 30) == []
+
+
+def test_unreadable_assignment_kills_the_worker_not_the_simulation() -> None:
+    worker = make_worker()
+    worker.start(0)
+    worker.handle(
+        JoinGroupResponse(
+            error=ErrorCode.NONE,
+            generation_id=1,
+            protocol_type="connect",
+            protocol_name="sessioned",
+            leader="w1-id",
+            member_id="w2-id",
+        ),
+        1,
+    )
+    effects = worker.handle(
+        SyncGroupResponse(error=ErrorCode.NONE, protocol_name="sessioned", assignment=b"\x00"), 2
+    )
+    (fatal,) = logs(effects, "member_fatal")
+    assert "assignment.version" in fatal["error"]
+    assert worker.state is MemberState.STOPPED
+    assert not sent(effects, object)  # no LeaveGroup: the process exits
