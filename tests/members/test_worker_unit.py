@@ -222,3 +222,25 @@ def test_unreadable_assignment_kills_the_worker_not_the_simulation() -> None:
     assert "assignment.version" in fatal["error"]
     assert worker.state is MemberState.STOPPED
     assert not sent(effects, object)  # no LeaveGroup: the process exits
+
+
+def test_join_leader_cannot_assign_follower_catches_up_then_rejoins() -> None:
+    # WorkerCoordinatorTest#testJoinLeaderCannotAssign: the follower gets CONFIG_MISMATCH at
+    # offset 9 while it has read only to 4; it reads the config topic to the end, rejoins, and
+    # its next JoinGroup carries a fresh snapshot (metadata() snapshots on every join).
+    from members.messages import ConfigUpdate, ReadConfigToEnd
+
+    worker = make_worker()
+    worker.config_view = ConfigSnapshot(offset=4, connectors={"c1": 2})
+    worker.start(0)
+    failed = encode_assignment(
+        ConnectAssignment(
+            version=2, error=CONFIG_MISMATCH, leader="w1-id", leader_url="u", config_offset=9
+        )
+    )
+    effects = join_round(worker, 1, failed, 10)
+    assert sent(effects, ReadConfigToEnd) and not sent(effects, JoinGroupRequest)
+    effects = worker.handle(ConfigUpdate(offset=9, connectors={"c1": 2, "c2": 1}), 12)
+    (join,) = sent(effects, JoinGroupRequest)
+    assert decode_subscription(join.protocols[0][1]).config_offset == 9
+    assert join.reason == "config mismatch"
