@@ -6,21 +6,23 @@ assigns from), ``WorkerCoordinator.configSnapshot()/configFreshSnapshot()``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from typing import Protocol
 
 import msgspec
 
-from protocol.connect import ConnectAssignment, ConnectorTaskId, ConnectProtocol
+from protocol.connect import CONFIG_MISMATCH, ConnectAssignment, ConnectorTaskId, ConnectProtocol
 
-from ._wire import sorted_connectors
+from ._wire import assignment_header, encode_assignment_fast, sorted_connectors
 
 __all__ = [
     "ConfigSnapshot",
     "AssignmentRound",
     "ConnectAssignor",
     "LazyDecoded",
+    "check_members",
     "leader_config_offset",
+    "config_mismatch_round",
 ]
 
 
@@ -181,3 +183,36 @@ def leader_config_offset(
     if fresh.offset < max_offset:
         return None
     return fresh.offset, fresh
+
+
+def check_members(leader_id: str, member_ids: Collection[str]) -> None:
+    """The argument checks of ``perform_assignment`` shared by both assignors.
+
+    Raises:
+        ValueError: no members, or ``leader_id`` is not one of ``member_ids``.
+    """
+    if not member_ids:
+        raise ValueError("perform_assignment needs at least one member")
+    if leader_id not in member_ids:
+        raise ValueError(f"leader {leader_id!r} is not among the members")
+
+
+def config_mismatch_round(
+    version: int, leader_id: str, leader_url: str, max_offset: int, order: Sequence[str]
+) -> AssignmentRound:
+    """The round a leader answers when :func:`leader_config_offset` finds no usable snapshot.
+
+    Every member of ``order`` gets the same ``version`` assignment with error CONFIG_MISMATCH,
+    config offset ``max_offset`` and nothing assigned or revoked (delay 0).
+    """
+    header = assignment_header(version, CONFIG_MISMATCH, leader_id, leader_url, max_offset)
+    data, _, _ = encode_assignment_fast(header, version, (), ())
+    failed = ConnectAssignment(version, CONFIG_MISMATCH, leader_id, leader_url, max_offset)
+    return AssignmentRound(
+        {m: data for m in order},
+        LazyDecoded({m: (lambda: failed) for m in order}),
+        0,
+        CONFIG_MISMATCH,
+        max_offset,
+        None,
+    )

@@ -8,13 +8,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable, Sequence
 
-from protocol.connect import (
-    CONFIG_MISMATCH,
-    NO_ERROR,
-    ConnectAssignment,
-    ConnectorTaskId,
-    ConnectProtocol,
-)
+from protocol.connect import NO_ERROR, ConnectAssignment, ConnectorTaskId, ConnectProtocol
 from protocol.java import java_sorted_strings, presized_capacity
 
 from ._wire import (
@@ -24,20 +18,20 @@ from ._wire import (
     read_member_state,
     string_chunk,
 )
-from .base import AssignmentRound, ConfigSnapshot, LazyDecoded, leader_config_offset
+from .base import (
+    AssignmentRound,
+    ConfigSnapshot,
+    LazyDecoded,
+    check_members,
+    config_mismatch_round,
+    leader_config_offset,
+)
 
 __all__ = ["EagerAssignor"]
 
 _I = struct.Struct(">i")
 _ONE = _I.pack(1)
 _CONNECTOR_ONLY = _ONE + _I.pack(-1)
-
-
-def _check_members(leader_id: str, members: Sequence[tuple[str, bytes]]) -> None:
-    if not members:
-        raise ValueError("perform_assignment needs at least one member")
-    if leader_id not in {m for m, _ in members}:
-        raise ValueError(f"leader {leader_id!r} is not among the members")
 
 
 class EagerAssignor:
@@ -74,24 +68,14 @@ class EagerAssignor:
             ValueError: no members, or the leader is not one of them.
             protocol.connect_codec errors: malformed metadata.
         """
-        _check_members(leader_id, members)
+        check_members(leader_id, {m for m, _ in members})
         states = {m: read_member_state(md) for m, md in members}
         max_offset = max(s.config_offset for s in states.values())
         leader_url = states[leader_id].url
         order = [m for m, _ in members]
         checked = leader_config_offset(max_offset, snapshot, refresh_snapshot)
         if checked is None:
-            header = assignment_header(0, CONFIG_MISMATCH, leader_id, leader_url, max_offset)
-            data = header + _I.pack(0)
-            empty = ConnectAssignment(0, CONFIG_MISMATCH, leader_id, leader_url, max_offset)
-            return AssignmentRound(
-                {m: data for m in order},
-                LazyDecoded({m: (lambda: empty) for m in order}),
-                0,
-                CONFIG_MISMATCH,
-                max_offset,
-                None,
-            )
+            return config_mismatch_round(0, leader_id, leader_url, max_offset, order)
         offset, used = checked
         return self._round_robin(order, leader_id, leader_url, offset, used)
 

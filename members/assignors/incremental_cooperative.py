@@ -23,10 +23,9 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from protocol.connect import (
-    CONFIG_MISMATCH,
     NO_ERROR,
     ConnectAssignment,
     ConnectorTaskId,
@@ -50,7 +49,14 @@ from ._wire import (
     sorted_tasks,
     task_hash_order,
 )
-from .base import AssignmentRound, ConfigSnapshot, LazyDecoded, leader_config_offset
+from .base import (
+    AssignmentRound,
+    ConfigSnapshot,
+    LazyDecoded,
+    check_members,
+    config_mismatch_round,
+    leader_config_offset,
+)
 
 __all__ = [
     "IncrementalCooperativeAssignor",
@@ -60,6 +66,7 @@ __all__ = [
 ]
 
 Task = tuple[str, int]
+_T = TypeVar("_T")
 
 
 def exponential_backoff(max_delay_ms: int, attempts: int) -> int:
@@ -199,6 +206,14 @@ def _distinct(items: Sequence) -> list:
     return list(dict.fromkeys(lst))
 
 
+def _without(held: Sequence[_T], removed: Sequence[_T]) -> list[_T]:
+    """A new list of ``held`` minus every item of ``removed``, order kept."""
+    if not removed:
+        return list(held)
+    gone = set(removed)
+    return [x for x in held if x not in gone]
+
+
 def _held_twice(lists: Iterable[Sequence]) -> set:
     counts = Counter(x for v in lists for x in v)
     return {k for k, n in counts.items() if n > 1}
@@ -334,28 +349,15 @@ class IncrementalCooperativeAssignor:
         """
         if protocol.is_eager:
             raise ValueError("the incremental cooperative assignor does not run under 'default'")
-        if not members:
-            raise ValueError("perform_assignment needs at least one member")
         states = self._read_members(members)
-        if leader_id not in states:
-            raise ValueError(f"leader {leader_id!r} is not among the members")
+        check_members(leader_id, states)
         version = protocol.version
         max_offset = max(s.config_offset for s in states.values())
         leader_url = states[leader_id].url
         order = list(states)
         checked = leader_config_offset(max_offset, snapshot, refresh_snapshot)
         if checked is None:
-            header = assignment_header(version, CONFIG_MISMATCH, leader_id, leader_url, max_offset)
-            data, _, _ = encode_assignment_fast(header, version, (), ())
-            failed = ConnectAssignment(version, CONFIG_MISMATCH, leader_id, leader_url, max_offset)
-            return AssignmentRound(
-                {m: data for m in order},
-                LazyDecoded({m: (lambda: failed) for m in order}),
-                0,
-                CONFIG_MISMATCH,
-                max_offset,
-                None,
-            )
+            return config_mismatch_round(version, leader_id, leader_url, max_offset, order)
         offset, used = checked
         result = self.perform_task_assignment(
             used,
@@ -399,7 +401,10 @@ class IncrementalCooperativeAssignor:
 
     def _read_members(self, members: Sequence[tuple[str, bytes]]) -> dict[str, MemberState]:
         """Decode each member's metadata, reusing last round's result for identical bytes
-        (a member whose assignment did not change sends the same metadata again)."""
+        (a member whose assignment did not change sends the same metadata again). No members:
+        an empty dict, and the cache is kept."""
+        if not members:
+            return {}
         cache = self._metadata_cache
         states: dict[str, MemberState] = {}
         fresh: dict[str, tuple[bytes, MemberState]] = {}
@@ -511,16 +516,8 @@ class IncrementalCooperativeAssignor:
             revoke_c[w] = rc
             revoke_t[w] = rt
             load = WorkerLoad(w)
-            if rc:
-                gone = set(rc)
-                load.connectors = [x for x in c if x not in gone]
-            else:
-                load.connectors = list(c)
-            if rt:
-                gone_t = set(rt)
-                load.tasks = [x for x in t if x not in gone_t]
-            else:
-                load.tasks = list(t)
+            load.connectors = _without(c, rc)
+            load.tasks = _without(t, rt)
             load._cur_c = len(load.connectors)
             load._cur_t = len(load.tasks)
             loads.append(load)
