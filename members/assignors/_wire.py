@@ -293,12 +293,7 @@ def connector_entries(
     if connectors:
         for c in connector_hash_order(connectors, presized_capacity(len(connectors))):
             entries[c] = [-1]
-    for c, t in tasks:
-        lst = entries.get(c)
-        if lst is None:
-            entries[c] = [t]
-        else:
-            lst.append(t)
+    _append_tasks(entries, tasks)
     return entries
 
 
@@ -310,13 +305,18 @@ def revoked_entries(
     for c in connectors:
         if c not in entries:
             entries[c] = [-1]
+    _append_tasks(entries, tasks)
+    return entries
+
+
+def _append_tasks(entries: dict[str, list[int]], tasks: Iterable[tuple[str, int]]) -> None:
+    """Append each task number to its connector's entry (a new entry at the end if needed)."""
     for c, t in tasks:
         lst = entries.get(c)
         if lst is None:
             entries[c] = [t]
         else:
             lst.append(t)
-    return entries
 
 
 _ONE = _I.pack(1)
