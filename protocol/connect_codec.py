@@ -373,27 +373,8 @@ def _read_entries(
         tasks.extend(map(_new_tuple, repeat(ConnectorTaskId), zip(repeat(name), numbers)))
 
 
-def _read_assignment_v0(r: Reader) -> ConnectAssignment:
-    version = _read_version(r, "version")
-    error = r.int16("error")
-    leader = r.string("leader")
-    leader_url = r.string("leader_url")
-    config_offset = r.int64("config_offset")
-    connectors: list[str] = []
-    tasks: list[ConnectorTaskId] = []
-    _read_entries(r, "assignment", False, connectors, tasks)
-    return ConnectAssignment(
-        version=version,
-        error=error,
-        leader=leader,
-        leader_url=leader_url,
-        config_offset=config_offset,
-        connectors=tuple(connectors),
-        tasks=tuple(tasks),
-    )
-
-
-def _read_assignment_v1(r: Reader) -> ConnectAssignment:
+def _read_assignment(r: Reader, cooperative: bool) -> ConnectAssignment:
+    """The v0 layout, or the v1 one (with Kafka's v1 tolerance rules) when ``cooperative``."""
     version = _read_version(r, "version")
     error = r.int16("error")
     leader = r.string("leader")
@@ -403,13 +384,18 @@ def _read_assignment_v1(r: Reader) -> ConnectAssignment:
     tasks: list[ConnectorTaskId] = []
     revoked_connectors: list[str] = []
     revoked_tasks: list[ConnectorTaskId] = []
-    # TOLERATE_MISSING_FIELDS_WITH_DEFAULTS: a field with a default whose turn comes at the
-    # very end of the buffer takes that default; a partial field is still an error.
-    if r.remaining:
-        _read_entries(r, "assignment", True, connectors, tasks)
-    if r.remaining:
-        _read_entries(r, "revoked", True, revoked_connectors, revoked_tasks)
-    delay = r.int32("delay_ms") if r.remaining else 0
+    delay = 0
+    if not cooperative:
+        _read_entries(r, "assignment", False, connectors, tasks)
+    else:
+        # TOLERATE_MISSING_FIELDS_WITH_DEFAULTS: a field with a default whose turn comes at
+        # the very end of the buffer takes that default; a partial field is still an error.
+        if r.remaining:
+            _read_entries(r, "assignment", True, connectors, tasks)
+        if r.remaining:
+            _read_entries(r, "revoked", True, revoked_connectors, revoked_tasks)
+        if r.remaining:
+            delay = r.int32("delay_ms")
     return ConnectAssignment(
         version=version,
         error=error,
@@ -422,6 +408,13 @@ def _read_assignment_v1(r: Reader) -> ConnectAssignment:
         revoked_tasks=tuple(revoked_tasks),
         delay_ms=delay,
     )
+
+
+def _decode_assignment(data: bytes, cooperative: bool) -> ConnectAssignment:
+    try:
+        return _read_assignment(Reader(data), cooperative)
+    except DecodeError as exc:
+        raise exc.within("assignment") from None
 
 
 def decode_assignment_v0(data: bytes) -> ConnectAssignment:
@@ -438,10 +431,7 @@ def decode_assignment_v0(data: bytes) -> ConnectAssignment:
         DecodeError: negative header, truncated or malformed field (``field`` starts with
             ``assignment.``; ``offset`` is where the bad field starts).
     """
-    try:
-        return _read_assignment_v0(Reader(data))
-    except DecodeError as exc:
-        raise exc.within("assignment") from None
+    return _decode_assignment(data, False)
 
 
 def decode_assignment_v1(data: bytes) -> ConnectAssignment:
@@ -459,29 +449,37 @@ def decode_assignment_v1(data: bytes) -> ConnectAssignment:
         DecodeError: negative header, a required field (error, leader, leader_url,
             config_offset) missing, or any field cut off halfway or malformed.
     """
-    try:
-        return _read_assignment_v1(Reader(data))
-    except DecodeError as exc:
-        raise exc.within("assignment") from None
+    return _decode_assignment(data, True)
 
 
 #: The reader ``WorkerCoordinator.onJoinComplete`` uses: :func:`decode_assignment_v1`.
 decode_assignment = decode_assignment_v1
 
 
-def _read_subscription_v1(r: Reader) -> tuple[int, str, int, ConnectAssignment | None]:
+def _read_subscription_v0(r: Reader) -> tuple[int, str, int]:
+    """The fields every subscription starts with: version, url, config_offset."""
     version = _read_version(r, "version")
     url = r.string("url")
     config_offset = r.int64("config_offset")
-    allocation = None
-    if r.remaining:
-        span = r.nullable_bytes_span("allocation")
-        if span is not None:
-            try:
-                allocation = _read_assignment_v1(r.sub_reader(span))
-            except DecodeError as exc:
-                raise exc.within("allocation") from None
-    return version, url, config_offset, allocation
+    return version, url, config_offset
+
+
+def _read_allocation(r: Reader) -> ConnectAssignment | None:
+    """A v1 subscription's allocation: None when null or missing at the very end."""
+    if not r.remaining:
+        return None
+    span = r.nullable_bytes_span("allocation")
+    if span is None:
+        return None
+    try:
+        return _read_assignment(r.sub_reader(span), True)
+    except DecodeError as exc:
+        raise exc.within("allocation") from None
+
+
+def _read_subscription_v1(r: Reader) -> tuple[int, str, int, ConnectAssignment | None]:
+    version, url, config_offset = _read_subscription_v0(r)
+    return version, url, config_offset, _read_allocation(r)
 
 
 def decode_subscription_v0(data: bytes) -> WorkerSubscription:
@@ -497,10 +495,7 @@ def decode_subscription_v0(data: bytes) -> WorkerSubscription:
             ``subscription.*``).
     """
     try:
-        r = Reader(data)
-        version = _read_version(r, "version")
-        url = r.string("url")
-        config_offset = r.int64("config_offset")
+        version, url, config_offset = _read_subscription_v0(Reader(data))
     except DecodeError as exc:
         raise exc.within("subscription") from None
     return WorkerSubscription(version=version, url=url, config_offset=config_offset)
@@ -541,12 +536,10 @@ def decode_subscription(data: bytes) -> WorkerSubscription:
     """
     try:
         r = Reader(data)
-        version = _read_version(r, "version")
+        version, url, config_offset = _read_subscription_v0(r)
         if version == 0:
-            url = r.string("url")
-            return WorkerSubscription(version=0, url=url, config_offset=r.int64("config_offset"))
-        r = Reader(data)
-        version, url, config_offset, allocation = _read_subscription_v1(r)
+            return WorkerSubscription(version=0, url=url, config_offset=config_offset)
+        allocation = _read_allocation(r)
         if version < 3:
             return WorkerSubscription(
                 version=version, url=url, config_offset=config_offset, allocation=allocation
