@@ -36,7 +36,7 @@ listing what each member decodes from its SyncGroup bytes (v1 reader, wire order
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from members.assignors import ConfigSnapshot, UnknownAssignorError, create_assignor
@@ -128,30 +128,34 @@ def _str(value: object, path: str) -> str:
     return value
 
 
-def _strings(value: object, path: str) -> list[str]:
+def _string_items(value: object, path: str) -> Iterator[tuple[str, str]]:
+    """``(path of the item, item)`` for each item of the array ``value``, checked to be a
+    string as it comes (one at a time, so the first bad item is the one reported)."""
     if not isinstance(value, list):
         raise AssignInputError(path, f"expected an array, got {_type_name(value)}")
-    out = []
     for i, item in enumerate(value):
-        name = _str(item, f"{path}[{i}]")
+        item_path = f"{path}[{i}]"
+        yield item_path, _str(item, item_path)
+
+
+def _strings(value: object, path: str) -> list[str]:
+    out = []
+    for item_path, name in _string_items(value, path):
         if not name:
-            raise AssignInputError(f"{path}[{i}]", "must not be empty")
+            raise AssignInputError(item_path, "must not be empty")
         out.append(name)
     return out
 
 
 def _tasks(value: object, path: str) -> list[ConnectorTaskId]:
-    if not isinstance(value, list):
-        raise AssignInputError(path, f"expected an array, got {_type_name(value)}")
     out = []
-    for i, item in enumerate(value):
-        text = _str(item, f"{path}[{i}]")
+    for item_path, text in _string_items(value, path):
         try:
             out.append(ConnectorTaskId.parse(text))
         except ValueError as exc:
-            raise AssignInputError(f"{path}[{i}]", str(exc)) from None
+            raise AssignInputError(item_path, str(exc)) from None
         if out[-1].task > _INT32_MAX:
-            raise AssignInputError(f"{path}[{i}]", f"task number must be <= {_INT32_MAX}")
+            raise AssignInputError(item_path, f"task number must be <= {_INT32_MAX}")
     return out
 
 
