@@ -14,10 +14,12 @@ msgspec with its path. The user-facing description is ``docs/scenario-format.md`
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
+
+from protocol.config_values import JAVA_INT_MAX
 
 __all__ = [
     "INT_MAX",
@@ -47,7 +49,7 @@ __all__ = [
 ]
 
 #: Java ``Integer.MAX_VALUE``: the bound of every setting Kafka holds in an ``int``.
-INT_MAX = 2**31 - 1
+INT_MAX = JAVA_INT_MAX
 
 #: A non-negative integer (virtual ms, counts) without a Java-int bound (TOML ints are int64).
 NonNegInt = Annotated[int, Meta(ge=0)]
@@ -59,14 +61,6 @@ WorkerName = Annotated[str, Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")]
 ConnectorName = Annotated[str, Meta(min_length=1)]
 
 #: Invariant names a violation record can carry (``docs/event-log.md``).
-INVARIANTS = (
-    "double_ownership",
-    "stale_generation",
-    "illegal_transition",
-    "foreign_assignment",
-    "liveness",
-    "balance",
-)
 InvariantName = Literal[
     "double_ownership",
     "stale_generation",
@@ -75,6 +69,7 @@ InvariantName = Literal[
     "liveness",
     "balance",
 ]
+INVARIANTS: tuple[str, ...] = get_args(InvariantName)
 
 #: ``final_protocol`` accepts JoinGroup protocol names and ``connect.protocol`` settings
 #: (``eager`` means ``default``).
