@@ -13,7 +13,7 @@ from typing import Any
 import msgspec
 
 from protocol.config_values import java_int_setting, string_setting
-from protocol.connect import ConfigError, ConnectProtocol
+from protocol.connect import ConfigError, ConnectorTaskId, ConnectProtocol
 
 __all__ = ["WorkerConfig", "WORKER_CONFIG_KEYS"]
 
@@ -31,7 +31,7 @@ class WorkerConfig(msgspec.Struct, frozen=True):
     inter_worker_key_ttl_ms: int = 3_600_000
     rest_advertised_port: int = 8083
     static_connectors: tuple[str, ...] = ()
-    static_tasks: tuple[str, ...] = ()
+    static_tasks: tuple[ConnectorTaskId, ...] = ()
     # groupsim's herder model (not Kafka settings)
     connector_start_ms: int = 0
     connector_stop_ms: int = 0
@@ -66,6 +66,11 @@ class WorkerConfig(msgspec.Struct, frozen=True):
             )
         return config
 
+    @property
+    def is_static_worker(self) -> bool:
+        """KIP-987: a worker that names static connectors or tasks (else a wildcard worker)."""
+        return bool(self.static_connectors or self.static_tasks)
+
     def url(self, name: str) -> str:
         """The worker's advertised REST URL, ``http://<name>:<port>``."""
         return f"http://{name}:{self.rest_advertised_port}"
@@ -99,5 +104,14 @@ def _convert(field: str, value: Any, where: str) -> Any:
             value = [v.strip() for v in value.split(",") if v.strip()]
         if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
             raise ConfigError(f"{where}: expected a list of strings")
-        return tuple(value)
+        if field == "static_connectors":
+            return tuple(value)
+        # KIP-987: static.tasks names task ids "<connector>-<n>".
+        tasks = []
+        for i, text in enumerate(value):
+            try:
+                tasks.append(ConnectorTaskId.parse(text))
+            except ValueError as exc:
+                raise ConfigError(f"{where}[{i}]: {exc}") from None
+        return tuple(tasks)
     return java_int_setting(value, where)

@@ -26,6 +26,8 @@ Sans-IO: every entry point takes the virtual time ``now_ms`` and returns a list 
 from __future__ import annotations
 
 import enum
+import hashlib
+import hmac
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -33,7 +35,18 @@ from typing import Any
 from members.assignors import create_assignor
 from members.assignors.base import ConfigSnapshot
 from members.config import WorkerConfig
-from members.messages import CONFIG_ADDRESS, ConfigUpdate, ReadConfigToEnd
+from members.messages import (
+    CONFIG_ADDRESS,
+    ConfigUpdate,
+    ReadConfigToEnd,
+    ReconfigureTasks,
+    SessionKey,
+    TaskConfigsRequest,
+    TaskConfigsResponse,
+    WriteSessionKey,
+    WriteTaskConfigs,
+    worker_address,
+)
 from protocol.connect import (
     PROTOCOL_TYPE,
     ConnectAssignment,
@@ -65,6 +78,10 @@ COORDINATOR_ADDRESS = "coordinator"
 #: ``retry.backoff.ms`` default: wait before retrying a failed JoinGroup.
 RETRY_BACKOFF_MS = 100
 
+#: DistributedHerder's backoff for retrying a failed task reconfiguration (doubling, capped).
+RECONFIGURE_BACKOFF_INITIAL_MS = 250
+RECONFIGURE_BACKOFF_MAX_MS = 60_000
+
 # JoinGroup errors after which Kafka's AbstractCoordinator throws out of poll(); the herder
 # thread dies with it ("Uncaught exception in herder work thread, exiting").
 _FATAL_JOIN_ERRORS = frozenset(
@@ -76,6 +93,16 @@ _FATAL_JOIN_ERRORS = frozenset(
         ErrorCode.FENCED_INSTANCE_ID,
     }
 )
+
+
+#: The assignor a leader runs for each elected protocol (WorkerCoordinator.onLeaderElected;
+#: ``static`` is KIP-987's leader algorithm).
+_ASSIGNOR_BY_PROTOCOL = {
+    ConnectProtocol.EAGER: "eager",
+    ConnectProtocol.COMPATIBLE: "incremental_cooperative",
+    ConnectProtocol.SESSIONED: "incremental_cooperative",
+    ConnectProtocol.STATIC: "static",
+}
 
 
 class MemberState(enum.Enum):
@@ -135,6 +162,7 @@ class ConnectWorker:
         config_view: ConfigSnapshot,
         address: str | None = None,
         log_heartbeats: bool = False,
+        session_key: SessionKey | None = None,
     ) -> None:
         self.name = name
         self.address = address or name
@@ -162,6 +190,11 @@ class ConnectWorker:
         self._waiting_config_offset: int | None = None
         self._after_config: Callable[[int], None] | None = None
 
+        # KIP-507: the session key as read from the config topic; a leader rotates it.
+        self.session_key = session_key
+        self._key_write_pending = False
+        self._reconfigure_backoff: dict[str, int] = {}
+
         self._join_snapshot: ConfigSnapshot | None = None
         self._heartbeat_in_flight = False
         self._heartbeat_generation = UNKNOWN_GENERATION_ID
@@ -174,6 +207,16 @@ class ConnectWorker:
     def start(self, now_ms: int) -> list[Effect]:
         """The process starts: log it and begin joining the group."""
         self._log("member_start", config=self._config_summary())
+        if (
+            self.config.is_static_worker
+            and self.config.connect_protocol is not ConnectProtocol.STATIC
+        ):
+            # KIP-987: static assignments need connect.protocol=static; elsewhere they are
+            # ignored (the worker is a wildcard worker).
+            self._log(
+                "static_config_ignored",
+                protocol=self.config.connect_protocol.setting,
+            )
         self._maybe_rejoin(now_ms)
         return self._take()
 
@@ -189,6 +232,12 @@ class ConnectWorker:
             self._on_sync_response(message, now_ms)
         elif isinstance(message, ConfigUpdate):
             self._on_config_update(message, now_ms)
+        elif isinstance(message, ReconfigureTasks):
+            self._reconfigure_tasks(message.connector, message.tasks, now_ms)
+        elif isinstance(message, TaskConfigsRequest):
+            self._on_task_configs_request(message, now_ms)
+        elif isinstance(message, TaskConfigsResponse):
+            self._on_task_configs_response(message, now_ms)
         elif isinstance(message, LeaveGroupResponse):
             pass
         return self._take()
@@ -214,6 +263,11 @@ class ConnectWorker:
                 self._on_poll_timeout(now_ms)
             elif key == "config-sync":
                 self._on_config_sync_timeout(now_ms)
+            elif key == "session-key":
+                self._maybe_rotate_session_key(now_ms)
+            elif key.startswith("reconfigure:"):
+                connector, _, tasks = key[len("reconfigure:") :].rpartition(":")
+                self._reconfigure_tasks(connector, int(tasks), now_ms)
         return self._take()
 
     def shutdown(self, now_ms: int) -> list[Effect]:
@@ -286,13 +340,14 @@ class ConnectWorker:
         # metadata() takes a fresh config snapshot on every JoinGroup.
         self._join_snapshot = self.config_view
         allocation = self.assignment_snapshot
+        static = self.config.connect_protocol is ConnectProtocol.STATIC
         protocols = join_group_protocols(
             self.config.connect_protocol,
             self.url,
             self.config_view.offset,
             allocation,
-            self.config.static_connectors,
-            (),
+            self.config.static_connectors if static else (),
+            self.config.static_tasks if static else (),
         )
         self.state = MemberState.PREPARING_REBALANCE
         self._cancel("heartbeat")
@@ -385,7 +440,7 @@ class ConnectWorker:
     ) -> tuple[tuple[str, bytes], ...]:
         """WorkerCoordinator.onLeaderElected: run the elected protocol's assignor."""
         protocol = ConnectProtocol.from_protocol_name(response.protocol_name or "default")
-        name = "eager" if protocol.is_eager else "incremental_cooperative"
+        name = _ASSIGNOR_BY_PROTOCOL[protocol]
         assignor = self._assignors.get(name)
         if assignor is None:
             assignor = create_assignor(
@@ -545,6 +600,7 @@ class ConnectWorker:
         else:
             self._cancel("scheduled-rebalance")
 
+        self._maybe_rotate_session_key(now_ms)
         revoked_any = bool(assignment.revoked_connectors or assignment.revoked_tasks)
         self._after_jobs(
             lambda t: self._handle_rebalance_completed(merged, generation, revoked_any, t), now_ms
@@ -696,6 +752,10 @@ class ConnectWorker:
             return
         old = self.config_view.connectors
         self.config_view = ConfigSnapshot(offset=update.offset, connectors=dict(update.connectors))
+        if update.session_key != self.session_key:
+            self.session_key = update.session_key
+            self._key_write_pending = False
+            self._maybe_rotate_session_key(now_ms)
         if self._waiting_config_offset is not None and update.offset >= self._waiting_config_offset:
             self._waiting_config_offset = None
             self._cancel("config-sync")
@@ -725,6 +785,133 @@ class ConnectWorker:
         if callback is not None:
             callback(now_ms)
         self._maybe_rejoin(now_ms)
+
+    # ------------------------------------------------------------------ KIP-507 session keys
+
+    def _is_leader(self) -> bool:
+        return self.leader_id is not None and self.leader_id == self.member_id
+
+    def _maybe_rotate_session_key(self, now_ms: int) -> None:
+        """DistributedHerder.tick: a v2+ leader writes a new key when there is none or it expired.
+
+        The key lives ``inter.worker.key.ttl.ms``; the leader wakes up when it expires.
+        """
+        if not self._is_leader() or self.current_protocol.version < 2 or self._leaving:
+            return
+        ttl = self.config.inter_worker_key_ttl_ms
+        key = self.session_key
+        if key is not None and key.created_ms + ttl > now_ms:
+            self._set("session-key", key.created_ms + ttl)
+            return
+        if self._key_write_pending:
+            return
+        key_id = key.key_id + 1 if key is not None else 1
+        # Deterministic stand-in for KeyGenerator("HmacSHA256"): no randomness outside the seed.
+        secret = hashlib.sha256(f"{self.member_id}/{now_ms}/{key_id}".encode()).digest()
+        self._key_write_pending = True
+        self._log(
+            "session_key",
+            key_id=key_id,
+            created_ms=now_ms,
+            reason="expired" if key is not None else "none yet",
+        )
+        self._fx.append(Send(CONFIG_ADDRESS, WriteSessionKey(SessionKey(key_id, secret, now_ms))))
+
+    def _reconfigure_tasks(self, connector: str, tasks: int, now_ms: int) -> None:
+        """The connector here has new task configs: write them (leader) or forward them."""
+        if self.state is MemberState.STOPPED:
+            return
+        if self._is_leader():
+            self._reconfigure_backoff.pop(connector, None)
+            self._fx.append(Send(CONFIG_ADDRESS, WriteTaskConfigs(connector, tasks)))
+            return
+        leader = self._leader_name()
+        key = self.session_key
+        signed = self.current_protocol.version >= 2
+        signature = None
+        if signed and key is not None:
+            signature = hmac.new(
+                key.secret, _task_configs_body(connector, tasks), "sha256"
+            ).digest()
+        self._log(
+            "internal_request",
+            to=leader,
+            connector=connector,
+            tasks=tasks,
+            key_id=key.key_id if signed and key is not None else None,
+            signed=signature is not None,
+        )
+        if leader is None:
+            self._retry_reconfigure(connector, tasks, now_ms)
+            return
+        self._fx.append(
+            Send(
+                worker_address(leader),
+                TaskConfigsRequest(
+                    origin=self.name,
+                    connector=connector,
+                    tasks=tasks,
+                    key_id=key.key_id if signature is not None and key is not None else None,
+                    signature=signature,
+                ),
+            )
+        )
+
+    def _on_task_configs_request(self, request: TaskConfigsRequest, now_ms: int) -> None:
+        """The leader's REST handler: verify the signature (KIP-507), then write the configs."""
+        reason = ""
+        if not self._is_leader():
+            reason = "not the leader"
+        elif self.current_protocol.version >= 2:
+            key = self.session_key
+            if request.signature is None or request.key_id is None:
+                reason = "request is not signed"
+            elif key is None or request.key_id != key.key_id:
+                reason = f"unknown session key {request.key_id}"
+            elif key.created_ms + self.config.inter_worker_key_ttl_ms <= now_ms:
+                reason = f"expired session key {request.key_id}"
+            else:
+                body = _task_configs_body(request.connector, request.tasks)
+                expected = hmac.new(key.secret, body, "sha256").digest()
+                if not hmac.compare_digest(expected, request.signature):
+                    reason = "signature does not match"
+        accepted = not reason
+        self._log(
+            "internal_request_verified" if accepted else "internal_request_rejected",
+            origin=request.origin,
+            connector=request.connector,
+            tasks=request.tasks,
+            validation=self.current_protocol.version >= 2,
+            reason=reason or None,
+        )
+        if accepted:
+            self._fx.append(
+                Send(CONFIG_ADDRESS, WriteTaskConfigs(request.connector, request.tasks))
+            )
+        self._fx.append(
+            Send(
+                worker_address(request.origin),
+                TaskConfigsResponse(request.connector, request.tasks, accepted, reason),
+            )
+        )
+
+    def _on_task_configs_response(self, response: TaskConfigsResponse, now_ms: int) -> None:
+        if response.accepted:
+            self._reconfigure_backoff.pop(response.connector, None)
+            return
+        self._retry_reconfigure(response.connector, response.tasks, now_ms)
+
+    def _retry_reconfigure(self, connector: str, tasks: int, now_ms: int) -> None:
+        backoff = self._reconfigure_backoff.get(connector, RECONFIGURE_BACKOFF_INITIAL_MS)
+        self._reconfigure_backoff[connector] = min(backoff * 2, RECONFIGURE_BACKOFF_MAX_MS)
+        self._set(f"reconfigure:{connector}:{tasks}", now_ms + backoff)
+
+    def _leader_name(self) -> str | None:
+        """The leader's host, from the leader url of the last assignment (``http://w1:8083``)."""
+        snapshot = self.assignment_snapshot
+        if snapshot is None or not snapshot.leader_url:
+            return None
+        return snapshot.leader_url.split("://", 1)[-1].rsplit(":", 1)[0] or None
 
     # ------------------------------------------------------------------ herder jobs
 
@@ -846,6 +1033,7 @@ class ConnectWorker:
         self._jobs.clear()
         self._job = None
         for key in (
+            "session-key",
             "heartbeat",
             "session",
             "poll",
@@ -859,7 +1047,12 @@ class ConnectWorker:
     # ------------------------------------------------------------------ effect helpers
 
     def _config_summary(self) -> dict[str, object]:
-        return {"connect.protocol": self.config.connect_protocol.setting}
+        summary: dict[str, object] = {"connect.protocol": self.config.connect_protocol.setting}
+        if self.config.static_connectors:
+            summary["static.connectors"] = list(self.config.static_connectors)
+        if self.config.static_tasks:
+            summary["static.tasks"] = [str(t) for t in self.config.static_tasks]
+        return summary
 
     def _take(self) -> list[Effect]:
         effects, self._fx = self._fx, []
@@ -886,3 +1079,8 @@ class ConnectWorker:
             [c for c, s in self.running_connectors.items() if s == "running"],
             [t for t, s in self.running_tasks.items() if s == "running"],
         )
+
+
+def _task_configs_body(connector: str, tasks: int) -> bytes:
+    """The bytes a task-configs request signs (its REST body, here reduced to what changes)."""
+    return f"{connector}\n{tasks}".encode()

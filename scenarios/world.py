@@ -24,7 +24,15 @@ import trio.testing
 from coordinator.group import GroupCoordinator
 from members.assignors.base import ConfigSnapshot
 from members.config import WorkerConfig
-from members.messages import CONFIG_ADDRESS, ConfigUpdate, ReadConfigToEnd
+from members.messages import (
+    CONFIG_ADDRESS,
+    ConfigUpdate,
+    ReadConfigToEnd,
+    ReconfigureTasks,
+    SessionKey,
+    WriteSessionKey,
+    WriteTaskConfigs,
+)
 from members.worker import COORDINATOR_ADDRESS, ConnectWorker, MemberState
 from protocol.effects import CancelTimer, Effect, Log, Send, SetTimer
 from scenarios.eventlog import EventLog
@@ -90,6 +98,7 @@ class World:
 
         self.config_offset = 0
         self.connectors: dict[str, int] = {}
+        self.session_key: SessionKey | None = None
 
         self._queue: list[tuple[int, int, int, Any, Any, Any]] = []
         self._seq = 0
@@ -167,7 +176,14 @@ class World:
         elif dest == CONFIG_ADDRESS:
             if isinstance(message, ReadConfigToEnd):
                 self._send(CONFIG_ADDRESS, source, self._config_update())
+            elif isinstance(message, WriteSessionKey):
+                self.session_key = message.key
+                self._write_config(self.connectors)
+            elif isinstance(message, WriteTaskConfigs) and message.connector in self.connectors:
+                self._write_config({**self.connectors, message.connector: message.tasks})
         else:
+            if dest.startswith("worker:"):  # REST: whichever incarnation runs there now
+                dest = self.addresses.get(dest[len("worker:") :], "")
             worker = self.workers.get(dest)
             if worker is not None:
                 self._apply(dest, worker.handle(message, now))
@@ -242,6 +258,7 @@ class World:
             config_view=ConfigSnapshot(offset=self.config_offset, connectors=dict(self.connectors)),
             address=address,
             log_heartbeats=self.log_heartbeats,
+            session_key=self.session_key,
         )
         self.workers[address] = worker
         self.addresses[name] = address
@@ -273,6 +290,12 @@ class World:
         elif action in ("leave", "crash", "restart"):
             assert step.member is not None
             self._stop_worker(step.member, step, action)
+        elif action == "set_tasks" and (owner := self._connector_owner(step.connector)):
+            # The connector's worker generates the new task configs and has them written
+            # (forwarding them to the leader, signed, when it is not the leader: KIP-507).
+            assert step.connector is not None and step.tasks is not None
+            message = ReconfigureTasks(step.connector, step.tasks)
+            self._push(self.now_ms, _DELIVER, owner, "operator", message)
         elif action in ("add_connector", "set_tasks", "remove_connector"):
             assert step.connector is not None
             connectors = dict(self.connectors)
@@ -303,17 +326,31 @@ class World:
 
     # ------------------------------------------------------------------ config topic
 
+    def _connector_owner(self, connector: str | None) -> str | None:
+        """Address of the worker running ``connector``, if any."""
+        for address, worker in self.workers.items():
+            if worker.running_connectors.get(connector or "") == "running":
+                return address
+        return None
+
     def _write_config(self, connectors: dict[str, int], records: int = 1) -> None:
         self.config_offset += records
         self.connectors = connectors
-        self.log.emit(self.now_ms, "config", offset=self.config_offset, connectors=dict(connectors))
+        fields: dict[str, Any] = {"offset": self.config_offset, "connectors": dict(connectors)}
+        if self.session_key is not None:
+            fields["session_key_id"] = self.session_key.key_id
+        self.log.emit(self.now_ms, "config", **fields)
         update = self._config_update()
         for address, worker in self.workers.items():
             at = self.now_ms + worker.config.config_read_lag_ms
             self._push(at, _DELIVER, address, CONFIG_ADDRESS, update)
 
     def _config_update(self) -> ConfigUpdate:
-        return ConfigUpdate(offset=self.config_offset, connectors=dict(self.connectors))
+        return ConfigUpdate(
+            offset=self.config_offset,
+            connectors=dict(self.connectors),
+            session_key=self.session_key,
+        )
 
 
 def _rename_members(fields: dict[str, Any]) -> dict[str, Any]:

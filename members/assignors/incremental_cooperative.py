@@ -60,6 +60,7 @@ from .base import (
 
 __all__ = [
     "IncrementalCooperativeAssignor",
+    "encode_incremental_round",
     "WorkerLoad",
     "ClusterAssignment",
     "exponential_backoff",
@@ -366,38 +367,19 @@ class IncrementalCooperativeAssignor:
             {m: (s.connectors, s.tasks) for m, s in states.items()},
             now_ms,
         )
-        delay = self.delay_ms
-        header = assignment_header(version, NO_ERROR, leader_id, leader_url, offset)
-        empty_data: bytes | None = None
-        empty_builder: Callable[[], ConnectAssignment] | None = None
-        assignments: dict[str, bytes] = {}
-        builders: dict[str, Callable[[], ConnectAssignment]] = {}
-        na_c = result.newly_assigned_connectors
-        na_t = result.newly_assigned_tasks
-        nr_c = result.newly_revoked_connectors
-        nr_t = result.newly_revoked_tasks
-        for m in order:
-            ac = na_c.get(m, ())
-            at = na_t.get(m, ())
-            rc = nr_c.get(m, ())
-            rt = nr_t.get(m, ())
-            if not (ac or at or rc or rt):
-                if empty_data is None or empty_builder is None:
-                    empty_data, assigned, revoked = encode_assignment_fast(
-                        header, version, (), (), (), (), delay
-                    )
-                    empty_builder = _decoded_builder(
-                        version, leader_id, leader_url, offset, assigned, revoked, delay
-                    )
-                assignments[m] = empty_data
-                builders[m] = empty_builder
-                continue
-            data, assigned, revoked = encode_assignment_fast(header, version, ac, at, rc, rt, delay)
-            assignments[m] = data
-            builders[m] = _decoded_builder(
-                version, leader_id, leader_url, offset, assigned, revoked, delay
-            )
-        return AssignmentRound(assignments, LazyDecoded(builders), delay, NO_ERROR, offset, used)
+        return encode_incremental_round(
+            version,
+            leader_id,
+            leader_url,
+            offset,
+            order,
+            result.newly_assigned_connectors,
+            result.newly_assigned_tasks,
+            result.newly_revoked_connectors,
+            result.newly_revoked_tasks,
+            self.delay_ms,
+            used,
+        )
 
     def _read_members(self, members: Sequence[tuple[str, bytes]]) -> dict[str, MemberState]:
         """Decode each member's metadata, reusing last round's result for identical bytes
@@ -429,6 +411,7 @@ class IncrementalCooperativeAssignor:
         generation: int,
         member_assignments: Mapping[str, tuple[Sequence[str], Sequence[Task]]],
         now_ms: int = 0,
+        configured: tuple[set[str], set[Task]] | None = None,
     ) -> ClusterAssignment:
         """Kafka ``performTaskAssignment(configSnapshot, lastCompletedGen, currentGen,
         memberAssignments)``: steps 1–11 of connect.md §5.3, updating the leader state.
@@ -442,6 +425,9 @@ class IncrementalCooperativeAssignor:
                 order members were put into Kafka's map (JoinGroup order); each member's lists
                 in its own order (duplicates collapse).
             now_ms: virtual time, for the scheduled-rebalance countdown.
+            configured: the (connectors, tasks) this assignor is in charge of, a subset of
+                ``snapshot``'s; default all of them. The static assignor (KIP-987 steps 7–8)
+                passes its wildcard jobs: every other item counts as not configured here.
 
         Returns:
             The :class:`ClusterAssignment` (incremental assignments and revocations).
@@ -452,6 +438,8 @@ class IncrementalCooperativeAssignor:
             self._prev_t = set()
         # 2. configured / active
         conf_c, conf_t = self._configured(snapshot)
+        if configured is not None:
+            conf_c, conf_t = configured
         members = list(member_assignments)
         order = hash_order(members, string_hash) if len(members) > 1 else members
         held_c: dict[str, Sequence[str]] = {}
@@ -765,6 +753,56 @@ def _water_fill(lists: list[list], items: list) -> None:
             lists[i].append(items[pos + i])
             counts[i] += 1
         pos += k
+
+
+def encode_incremental_round(
+    version: int,
+    leader_id: str,
+    leader_url: str,
+    offset: int,
+    order: Sequence[str],
+    na_c: Mapping[str, Sequence[str]],
+    na_t: Mapping[str, Sequence[Task]],
+    nr_c: Mapping[str, Sequence[str]],
+    nr_t: Mapping[str, Sequence[Task]],
+    delay: int,
+    used: ConfigSnapshot,
+) -> AssignmentRound:
+    """The SyncGroup side of an incremental round (connect.md §5.2 step 4), shared by the
+    incremental cooperative and the static (KIP-987) assignors.
+
+    Every member of ``order`` gets ``error = 0``, header ``version``, ``leader_id`` /
+    ``leader_url``, config ``offset``, its newly assigned (``na_*``) and newly revoked
+    (``nr_*``) items (a member missing from a map has none) and the common ``delay``
+    (virtual ms). Members with nothing to start or stop share one encoded buffer.
+    """
+    header = assignment_header(version, NO_ERROR, leader_id, leader_url, offset)
+    empty_data: bytes | None = None
+    empty_builder: Callable[[], ConnectAssignment] | None = None
+    assignments: dict[str, bytes] = {}
+    builders: dict[str, Callable[[], ConnectAssignment]] = {}
+    for m in order:
+        ac = na_c.get(m, ())
+        at = na_t.get(m, ())
+        rc = nr_c.get(m, ())
+        rt = nr_t.get(m, ())
+        if not (ac or at or rc or rt):
+            if empty_data is None or empty_builder is None:
+                empty_data, assigned, revoked = encode_assignment_fast(
+                    header, version, (), (), (), (), delay
+                )
+                empty_builder = _decoded_builder(
+                    version, leader_id, leader_url, offset, assigned, revoked, delay
+                )
+            assignments[m] = empty_data
+            builders[m] = empty_builder
+            continue
+        data, assigned, revoked = encode_assignment_fast(header, version, ac, at, rc, rt, delay)
+        assignments[m] = data
+        builders[m] = _decoded_builder(
+            version, leader_id, leader_url, offset, assigned, revoked, delay
+        )
+    return AssignmentRound(assignments, LazyDecoded(builders), delay, NO_ERROR, offset, used)
 
 
 def _decoded_builder(
