@@ -24,13 +24,22 @@ Invariants (record kinds from ``docs/event-log.md``):
 ``foreign_assignment``
     An ``assignment`` whose ``leader_id`` is not the ``leader_id`` of the latest ``generation``
     record (checked only once a ``generation`` record exists).
+
+Known upstream behaviour is named, not hidden: a ``double_ownership`` in the first ``default``
+(eager) generation after a cooperative one carries ``known_issue: "KAFKA-13816"``
+("Downgrading Connect rebalancing protocol from incremental to eager causes duplicate task
+instances"; reference/connect.md §7): cooperative workers do not revoke before that join, and
+the eager leader's fresh round robin hands their tasks to others.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["InvariantChecker", "VALID_PREVIOUS_STATES", "SAFETY_INVARIANTS"]
+__all__ = ["InvariantChecker", "VALID_PREVIOUS_STATES", "SAFETY_INVARIANTS", "KAFKA_13816"]
+
+#: The upstream issue a downgrade to eager reproduces (reference/connect.md §7).
+KAFKA_13816 = "KAFKA-13816"
 
 SAFETY_INVARIANTS = (
     "double_ownership",
@@ -61,6 +70,8 @@ class InvariantChecker:
         self._owned_by: dict[str, set[tuple[str, str]]] = {}
         self._applied_generation: dict[str, int | None] = {}
         self._generation: int | None = None
+        self._protocol: str | None = None
+        self._downgrade_generation: int | None = None
         self._leader_id: str | None = None
         self._have_generation = False
         self._state: str | None = None
@@ -140,6 +151,8 @@ class InvariantChecker:
                     "generation": generation,
                 }
             )
+            if generation is not None and generation == self._downgrade_generation:
+                found[-1]["known_issue"] = KAFKA_13816
         owners[member] = None  # type: ignore[index]
         self._owned_by.setdefault(member, set()).add((kind, instance))  # type: ignore[arg-type]
         return found
@@ -209,6 +222,11 @@ class InvariantChecker:
         return found
 
     def _on_generation(self, record: dict[str, Any]) -> list[Violation]:
+        protocol = record.get("protocol")
+        if protocol == "default" and self._protocol not in (None, "default"):
+            self._downgrade_generation = record.get("generation")
+        if protocol is not None:
+            self._protocol = protocol
         self._generation = record.get("generation")
         self._leader_id = record.get("leader_id")
         self._have_generation = True

@@ -68,6 +68,7 @@ InvariantName = Literal[
     "foreign_assignment",
     "liveness",
     "balance",
+    "KAFKA-13816",
 ]
 INVARIANTS: tuple[str, ...] = get_args(InvariantName)
 

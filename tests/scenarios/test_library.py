@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 import msgspec
 import pytest
 
-from scenarios.loader import library_dir, load_scenario
+from scenarios.loader import library_dir, load_scenario, loads_scenario
 from scenarios.runner import simulate
 
 LIBRARY = sorted(p.stem for p in library_dir().glob("*.toml"))
@@ -42,7 +43,12 @@ def test_every_expectation_holds(runs: dict, name: str) -> None:
     result = runs[name]
     assert result.failures == [], result.failures
     assert result.summary["converged"] is True
-    assert not any(r["kind"] == "violation" for r in result.records)
+    expected = set(
+        load_scenario(library_dir() / f"{name}.toml").scenario.expect.expected_violations
+    )
+    for r in result.records:
+        if r["kind"] == "violation":
+            assert r.get("known_issue") in expected, r
 
 
 @pytest.mark.parametrize("name", LIBRARY)
@@ -105,3 +111,21 @@ def test_scale_out_balances_new_workers(runs: dict) -> None:
     summary = runs["scale-out"].summary
     counts = [w["tasks"] for w in summary["workers_final"].values()]
     assert len(counts) == 5 and max(counts) - min(counts) <= 1 and sum(counts) == 30
+
+
+def test_downgrade_reproduces_kafka_13816_under_its_name(runs: dict) -> None:
+    result = runs["downgrade-sessioned-to-eager"]
+    flagged = [r for r in result.records if r["kind"] == "violation"]
+    assert flagged and all(r.get("known_issue") == "KAFKA-13816" for r in flagged)
+    assert all(r["invariant"] == "double_ownership" for r in flagged)
+    assert result.summary["violations"] == {"KAFKA-13816": len(flagged)}
+    assert result.failures == []  # the scenario names it as expected
+
+
+def test_kafka_13816_fails_the_run_unless_expected(tmp_path: Path) -> None:
+    source = (library_dir() / "downgrade-sessioned-to-eager.toml").read_text()
+    strict = source.replace('expected_violations = ["KAFKA-13816"]\n', "")
+    assert strict != source
+    result = simulate(loads_scenario(strict, tmp_path / "strict.toml"), 1)
+    assert result.exit_code == 1
+    assert any("KAFKA-13816" in line for line in result.failures)
