@@ -1,6 +1,7 @@
 """Everything a Connect (and later Streams) group leader can run, looked up by name.
 
-``create_assignor("incremental_cooperative", max_delay_ms=300000)`` gives a fresh instance; a
+``create_assignor("incremental_cooperative", max_delay_ms=300000)`` gives a fresh instance
+(``"static"`` is KIP-987's, :mod:`members.assignors.static`); a
 leader worker keeps its instance for its process lifetime (Kafka's ``WorkerCoordinator`` does),
 so leader-local state persists across the rounds it leads.
 """
@@ -17,6 +18,14 @@ from .incremental_cooperative import (
     WorkerLoad,
     exponential_backoff,
 )
+from .static import (
+    STATIC_TIE_RULE,
+    StaticAssignmentRound,
+    StaticAssignor,
+    StaticClaims,
+    StaticClusterAssignment,
+    StaticPlacement,
+)
 
 __all__ = [
     "ASSIGNORS",
@@ -31,6 +40,12 @@ __all__ = [
     "ClusterAssignment",
     "WorkerLoad",
     "exponential_backoff",
+    "STATIC_TIE_RULE",
+    "StaticAssignor",
+    "StaticAssignmentRound",
+    "StaticClaims",
+    "StaticClusterAssignment",
+    "StaticPlacement",
 ]
 
 
@@ -49,6 +64,7 @@ ASSIGNORS: dict[str, Callable[..., ConnectAssignor]] = {
     "incremental_cooperative": lambda *, max_delay_ms=300_000: IncrementalCooperativeAssignor(
         max_delay_ms
     ),
+    "static": lambda *, max_delay_ms=300_000: StaticAssignor(max_delay_ms),
 }
 
 
@@ -56,7 +72,8 @@ def create_assignor(name: str, *, max_delay_ms: int) -> ConnectAssignor:
     """A new assignor instance by registry name.
 
     Args:
-        name: a key of :data:`ASSIGNORS` (``"eager"``, ``"incremental_cooperative"``).
+        name: a key of :data:`ASSIGNORS` (``"eager"``, ``"incremental_cooperative"``,
+            ``"static"``).
         max_delay_ms: ``scheduled.rebalance.max.delay.ms`` in virtual ms (ignored by eager).
 
     Raises:
