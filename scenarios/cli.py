@@ -112,6 +112,47 @@ def run(
     raise typer.Exit(result.exit_code)
 
 
+@app.command()
+def compat(
+    output_format: Annotated[
+        str, typer.Option("--format", help="table, json or markdown.")
+    ] = "table",
+    allow_known: Annotated[
+        bool,
+        typer.Option("--allow-known", help="Do not fail on known upstream bugs (KAFKA-13816)."),
+    ] = False,
+    seed: Annotated[int, typer.Option(help="Seed of every replay.")] = 1,
+) -> None:
+    """The protocol compatibility matrix: every mix and every rolling upgrade/downgrade path."""
+    from scenarios.compat import COLUMNS, render_markdown, row_cells, rows_to_json, run_matrix
+
+    if output_format not in ("table", "json", "markdown"):
+        _fail(f"--format: expected table, json or markdown, got {output_format!r}")
+    with _progress("replaying") as advance:
+        rows = run_matrix(seed, on_progress=advance)
+    if output_format == "json":
+        typer.echo(json.dumps(rows_to_json(rows), indent=2))
+    elif output_format == "markdown":
+        typer.echo(render_markdown(rows, allow_known=allow_known), nl=False)
+    else:
+        from rich.table import Table
+
+        table = Table(title=f"Connect protocol compatibility (seed {seed})")
+        for column in COLUMNS:
+            table.add_column(column)
+        for row in rows:
+            table.add_row(*row_cells(row, allow_known=allow_known))
+        Console(width=None if sys.stdout.isatty() else 130).print(table)
+    unsafe = [row.case for row in rows if row.unsafe(allow_known=allow_known)]
+    if unsafe:
+        _stderr.print(
+            f"unsafe: {', '.join(unsafe)}"
+            + ("" if allow_known else " (--allow-known tolerates KAFKA-13816)"),
+            markup=False,
+        )
+    raise typer.Exit(1 if unsafe else 0)
+
+
 @app.command("scenarios")
 def list_scenarios() -> None:
     """List the built-in scenarios (run one with `groupsim run NAME`)."""

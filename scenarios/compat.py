@@ -1,0 +1,210 @@
+"""The Connect protocol compatibility matrix behind ``groupsim compat``.
+
+Two families of replays, each a small generated scenario run through the normal simulator:
+
+* **mixes** — every pair and every three-member mix of ``connect.protocol`` settings
+  (``eager``, ``compatible``, ``sessioned``, ``static``) started together: which protocol the
+  vote settles on (ConnectProtocolCompatibility: the lowest common one, reference/connect.md
+  §1), how many rebalances it takes, and whether KIP-507 request signing is on;
+* **paths** — every upgrade or downgrade between two settings, rolled one worker at a time
+  (three workers; each restarted cleanly with the new setting, 60 s apart): the protocols the
+  group went through, rebalances, worst task downtime, double ownership (KAFKA-13816 is named
+  as such) and whether signing stayed on.
+
+A case is *unsafe* when it shows any safety violation; known upstream behaviour (KAFKA-13816 on
+a downgrade to eager) is reported under its name and tolerated with ``allow_known``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import msgspec
+
+from protocol.connect import ConnectProtocol
+from scenarios.invariants import KAFKA_13816
+from scenarios.loader import loads_scenario
+from scenarios.runner import simulate
+
+__all__ = ["SETTINGS", "CompatRow", "run_matrix", "render_markdown"]
+
+#: The four ``connect.protocol`` settings, oldest first.
+SETTINGS = ("eager", "compatible", "sessioned", "static")
+
+_CLUSTER = """
+name = "{name}"
+seed = {seed}
+{settle}[cluster.config]
+"groupsim.connector.start.ms" = 100
+"groupsim.task.start.ms" = 200
+"groupsim.task.stop.ms" = 100
+[workload.generate]
+count = 4
+tasks = 4
+prefix = "connector"
+"""
+
+
+class CompatRow(msgspec.Struct):
+    """One replay of the matrix.
+
+    ``protocols`` are the group protocols elected, in order (JoinGroup names);
+    ``max_task_downtime_ms`` is virtual ms; ``violations`` maps invariant (or known upstream
+    issue) to count; ``signing`` is ``on``, ``off``, ``off→on`` or ``on→off`` (KIP-507 request
+    validation at the first and the last generation).
+    """
+
+    kind: str
+    case: str
+    settled_protocol: str | None
+    protocols: list[str]
+    rebalances: int
+    max_task_downtime_ms: int
+    double_ownership: int
+    violations: dict[str, int]
+    signing: str
+    converged: bool
+
+    def unsafe(self, *, allow_known: bool) -> bool:
+        """True when the replay broke a safety invariant (known issues excused if allowed)."""
+        known = {KAFKA_13816} if allow_known else set()
+        return any(count and name not in known for name, count in self.violations.items())
+
+
+def _mix_scenario(settings: tuple[str, ...], seed: int) -> str:
+    text = _CLUSTER.format(
+        name="compat-mix-" + "-".join(settings), seed=seed, settle="settle_ms = 120000\n"
+    )
+    for i, setting in enumerate(settings, start=1):
+        text += (
+            f'[[cluster.workers]]\nname = "w{i}"\nconfig = {{ "connect.protocol" = "{setting}" }}\n'
+        )
+    return text
+
+
+def _path_scenario(source: str, target: str, seed: int) -> str:
+    text = _CLUSTER.format(name=f"compat-path-{source}-to-{target}", seed=seed, settle="")
+    text = text.replace(
+        "[cluster.config]",
+        f'[cluster]\nsize = 3\n[cluster.config]\n"connect.protocol" = "{source}"',
+        1,
+    )
+    return text + (
+        '[[timeline]]\nat_ms = 60000\naction = "rolling_restart"\ninterval_ms = 60000\n'
+        f'down_ms = 5000\nconfig = {{ "connect.protocol" = "{target}" }}\n'
+    )
+
+
+def _signing(protocols: list[str]) -> str:
+    def on(name: str) -> bool:
+        return ConnectProtocol.from_protocol_name(name).version >= 2
+
+    if not protocols:
+        return "off"
+    first, last = on(protocols[0]), on(protocols[-1])
+    if first == last:
+        return "on" if first else "off"
+    return "off→on" if last else "on→off"
+
+
+def _row(kind: str, case: str, text: str, seed: int) -> CompatRow:
+    result = simulate(loads_scenario(text, f"{case}.toml"), seed)
+    records = result.records
+    protocols = [r["protocol"] for r in records if r["kind"] == "generation" and r["protocol"]]
+    elected = list(dict.fromkeys(protocols)) if kind == "mix" else _runs(protocols)
+    violations = dict(result.summary.get("violations") or {})
+    double = sum(
+        1 for r in records if r["kind"] == "violation" and r["invariant"] == "double_ownership"
+    )
+    return CompatRow(
+        kind=kind,
+        case=case,
+        settled_protocol=protocols[-1] if protocols else None,
+        protocols=elected,
+        rebalances=int(result.summary.get("rebalances", 0)),
+        max_task_downtime_ms=int(result.summary.get("task_downtime_ms_max", 0)),
+        double_ownership=double,
+        violations=violations,
+        signing=_signing(protocols),
+        converged=bool(result.summary.get("converged")),
+    )
+
+
+def _runs(items: list[str]) -> list[str]:
+    """``items`` with consecutive repeats collapsed (the sequence of protocols in force)."""
+    return [key for key, _ in itertools.groupby(items)]
+
+
+def cases() -> Iterable[tuple[str, str, Callable[[int], str]]]:
+    """Every (kind, case name, scenario builder) of the matrix, mixes first."""
+    for size in (2, 3):
+        for mix in itertools.combinations_with_replacement(SETTINGS, size):
+            yield "mix", "+".join(mix), lambda seed, m=mix: _mix_scenario(m, seed)
+    for source, target in itertools.permutations(SETTINGS, 2):
+        yield (
+            "path",
+            f"{source} → {target}",
+            lambda seed, s=source, t=target: _path_scenario(s, t, seed),
+        )
+
+
+def run_matrix(
+    seed: int = 1, *, on_progress: Callable[[int, int], None] | None = None
+) -> list[CompatRow]:
+    """Run every mix and path with ``seed``; rows in :func:`cases` order.
+
+    Args:
+        seed: the seed of every replay.
+        on_progress: called with (replays done, replays in total) after each replay.
+    """
+    todo = list(cases())
+    rows = []
+    for i, (kind, name, build) in enumerate(todo, start=1):
+        rows.append(_row(kind, name, build(seed), seed))
+        if on_progress is not None:
+            on_progress(i, len(todo))
+    return rows
+
+
+COLUMNS = (
+    "kind",
+    "case",
+    "protocols",
+    "rebalances",
+    "max task downtime",
+    "double ownership",
+    "signing",
+    "safe",
+)
+
+
+def row_cells(row: CompatRow, *, allow_known: bool) -> list[str]:
+    """The table cells of ``row``, in :data:`COLUMNS` order."""
+    double = str(row.double_ownership)
+    if row.double_ownership and row.violations.get(KAFKA_13816):
+        double += f" ({KAFKA_13816})"
+    return [
+        row.kind,
+        row.case,
+        " → ".join(row.protocols) or "-",
+        str(row.rebalances),
+        f"{row.max_task_downtime_ms / 1000:.1f} s",
+        double,
+        row.signing,
+        "no" if row.unsafe(allow_known=allow_known) else "yes",
+    ]
+
+
+def render_markdown(rows: list[CompatRow], *, allow_known: bool) -> str:
+    """The matrix as a GitHub-flavoured Markdown table."""
+    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    for row in rows:
+        lines.append("| " + " | ".join(row_cells(row, allow_known=allow_known)) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def rows_to_json(rows: list[CompatRow]) -> list[dict[str, Any]]:
+    """The rows as JSON-able dicts."""
+    return [msgspec.to_builtins(row) for row in rows]
