@@ -185,9 +185,8 @@ class StaticCluster:
                 unassigned.append(job)
         assert self.last is not None
         rc, rt = self.last.unassigned_static_jobs
-        assert [*rc, *rt] == [j for j in unassigned if isinstance(j, str)] + [
-            j for j in unassigned if isinstance(j, tuple)
-        ]
+        assert rc == sorted(j for j in unassigned if isinstance(j, str))
+        assert rt == sorted(j for j in unassigned if isinstance(j, tuple))
 
 
 def _body(data: bytes) -> bytes:
