@@ -87,6 +87,8 @@ class _Summarizer:
         self.seen_config = False
         self.member_running: dict[str, dict[str, dict[str, None]]] = {}
         self.live: dict[str, None] = {}
+        # KIP-987: what each live static worker claims (static.connectors + static.tasks).
+        self.static_claims: dict[str, set[str]] = {}
         self.member_order: dict[str, None] = {}
         self.t_start: int | None = None
         self.t_last = 0
@@ -140,6 +142,14 @@ class _Summarizer:
             member = r.get("member")
             self.member_gone(member, t)  # a fresh process runs nothing yet
             self.live[member] = None  # type: ignore[index]
+            config = r.get("config") or {}
+            if config.get("connect.protocol") == "static":
+                claims = set(config.get("static.connectors", ())) | set(
+                    config.get("static.tasks", ())
+                )
+                self.static_claims[member] = claims  # type: ignore[index]
+            else:
+                self.static_claims.pop(member, None)  # type: ignore[arg-type]
             self.member_order.setdefault(member, None)  # type: ignore[arg-type]
             self.member_running.setdefault(member, {"task": {}, "connector": {}})  # type: ignore[arg-type]
         elif kind in ("member_stop", "member_crash"):
@@ -272,6 +282,25 @@ class _Summarizer:
         counts = [len(self.member_running[m][what]) for m in self.live]
         return max(counts) - min(counts)
 
+    def balance_spread(self, what: str) -> int:
+        """The spread that convergence demands be <= 1.
+
+        Under the static protocol (KIP-987) static jobs sit where their workers name them, so
+        balance is required only of the wildcard jobs over the wildcard workers.
+        """
+        if self.final_protocol != "static":
+            return self.spread(what)
+        claims: set[str] = set()
+        for member in self.live:
+            claims |= self.static_claims.get(member, set())
+        wildcard = [m for m in self.live if not self.static_claims.get(m)]
+        if not wildcard:
+            return 0
+        counts = [
+            sum(1 for name in self.member_running[m][what] if name not in claims) for m in wildcard
+        ]
+        return max(counts) - min(counts)
+
     def sample_imbalance(self) -> None:
         self.max_imbalance = max(self.max_imbalance, self.spread("task"))
 
@@ -378,7 +407,7 @@ class _Summarizer:
             out[f"not_running_{what}s"] = sorted(not_running)
             out[f"duplicate_{what}s"] = sorted(duplicated)
             out[f"unconfigured_running_{what}s"] = sorted(unconfigured)
-            out[f"{what}_spread"] = self.spread(what)
+            out[f"{what}_spread"] = self.balance_spread(what)
         return out
 
 
