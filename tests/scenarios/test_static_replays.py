@@ -165,3 +165,20 @@ tasks = 1
     notes = [r for r in result.records if r["kind"] == "static_config_ignored"]
     assert notes and notes[0]["protocol"] == "sessioned"
     assert result.failures == []
+
+
+def test_bad_static_settings_are_one_line_errors() -> None:
+    import pytest
+
+    from scenarios.loader import ScenarioError
+
+    base = 'name = "bad"\n[cluster]\nsize = 1\n[cluster.config]\n'
+    with pytest.raises(ScenarioError) as info:
+        loads_scenario(
+            base + '"connect.protocol" = "static"\n"static.tasks" = ["c1"]\n', "bad.toml"
+        )
+    assert "static.tasks" in str(info.value) and "'c1'" in str(info.value)
+    assert "\n" not in str(info.value)
+    with pytest.raises(ScenarioError) as info:
+        loads_scenario(base + '"connect.protocol" = "kip-987"\n', "bad.toml")
+    assert "connect.protocol" in str(info.value) and "static" in str(info.value)
