@@ -2,9 +2,10 @@
 
 Input (JSON object; keys outside these are rejected)::
 
-    {"assignor": "incremental_cooperative" | "eager",
-     "protocol": "sessioned",            # optional: "eager", "compatible", "sessioned";
-                                         # default "sessioned" (incremental) / "eager" (eager)
+    {"assignor": "incremental_cooperative" | "eager" | "static",
+     "protocol": "sessioned",            # optional: "eager", "compatible", "sessioned",
+                                         # "static"; default "sessioned" (incremental),
+                                         # "eager" (eager), "static" (static, its only one)
      "config": {"scheduled.rebalance.max.delay.ms": 300000},          # optional
      "rounds": [
        {"time_ms": 0,                    # optional, default 0 (virtual ms, never decreasing)
@@ -16,13 +17,17 @@ Input (JSON object; keys outside these are rejected)::
         "members": {                     # JoinGroup order; each member's current allocation
           "worker1": {"url": "http://worker1:8083", "config_offset": 620,
                       "connectors": ["connector1"], "tasks": ["connector1-0"]},
-          "worker2": {}}}]}              # no connectors/tasks keys: a null allocation
+          "worker2": {},                 # no connectors/tasks keys: a null allocation
+          "worker3": {"static_connectors": ["connector1"],   # static assignor only
+                      "static_tasks": ["connector1-0"]}}}]}  # (KIP-987 static.* settings)
 
 One assignor instance (the leader's) is kept across rounds, as a leader worker keeps its own.
 Each round builds every member's JoinGroup metadata at the protocol's version (eager: v0, no
-allocation; otherwise the allocation is embedded with the same header) and runs the assignor
-with the leader's snapshot; a fresh read of the config topic gives the same snapshot. Members'
-lists are used in the given order (Kafka revokes "the first items"), never re-sorted.
+allocation; otherwise the allocation is embedded with the same header; ``static``: v3, which
+also carries the member's ``static_connectors`` / ``static_tasks``, absent = none, i.e. a
+wildcard worker) and runs the assignor with the leader's snapshot; a fresh read of the config
+topic gives the same snapshot. Members' lists are used in the given order (Kafka revokes "the
+first items"), never re-sorted.
 
 Output::
 
@@ -65,6 +70,7 @@ _ROUND_KEYS = {
     "members",
 }
 _MEMBER_KEYS = {"url", "config_offset", "connectors", "tasks"}
+_STATIC_KEYS = ("static_connectors", "static_tasks")
 
 
 class AssignInputError(ValueError):
@@ -161,6 +167,8 @@ def _tasks(value: object, path: str) -> list[ConnectorTaskId]:
 
 def _protocol(doc: dict[str, Any], assignor: str) -> ConnectProtocol:
     if "protocol" not in doc:
+        if assignor == "static":
+            return ConnectProtocol.STATIC
         return ConnectProtocol.EAGER if assignor == "eager" else ConnectProtocol.SESSIONED
     text = _str(doc["protocol"], "protocol")
     try:
@@ -173,10 +181,12 @@ def _protocol(doc: dict[str, Any], assignor: str) -> ConnectProtocol:
     except ConfigError:
         raise AssignInputError(
             "protocol",
-            f"unknown protocol {text!r} (expected default/eager, compatible or sessioned)",
+            f"unknown protocol {text!r} (expected default/eager, compatible, sessioned or static)",
         ) from None
-    if proto is ConnectProtocol.STATIC:
-        raise AssignInputError("protocol", "'static' needs the static assignor (not available)")
+    if (proto is ConnectProtocol.STATIC) != (assignor == "static"):
+        if assignor == "static":
+            raise AssignInputError("protocol", "the static assignor runs only under 'static'")
+        raise AssignInputError("protocol", "'static' needs the static assignor")
     if assignor == "eager" and not proto.is_eager:
         raise AssignInputError("protocol", "the eager assignor runs only under 'eager'")
     if assignor != "eager" and proto.is_eager:
@@ -206,8 +216,10 @@ def run_assign(doc: dict) -> dict:
 
     Raises:
         AssignInputError: unknown assignor, unknown keys, wrong types, negative delays, task
-            counts or offsets, malformed task ids, empty member maps, a leader that is not a
-            member, or time going backwards; the message names the key path.
+            counts or offsets, malformed task ids (``static_tasks`` included), empty member
+            maps, a leader that is not a member, time going backwards, a protocol the assignor
+            does not run, or ``static_connectors`` / ``static_tasks`` for an assignor other
+            than ``static``; the message names the key path.
     """
     doc = _obj(doc, "")
     _check_keys(doc, _TOP_KEYS, "")
@@ -271,23 +283,37 @@ def run_assign(doc: dict) -> dict:
             if not mid:
                 raise AssignInputError(f"{path}.members", "member ids must not be empty")
             member = _obj(raw_member, mpath)
-            _check_keys(member, _MEMBER_KEYS, mpath)
+            if proto is ConnectProtocol.STATIC:
+                _check_keys(member, _MEMBER_KEYS | set(_STATIC_KEYS), mpath)
+            else:
+                for key in _STATIC_KEYS:
+                    if key in member:
+                        raise AssignInputError(
+                            f"{mpath}.{key}",
+                            f"static assignments are read only by the static assignor "
+                            f"(this input runs {name!r})",
+                        )
+                _check_keys(member, _MEMBER_KEYS, mpath)
             url = _str(member.get("url", f"http://{mid}:8083"), f"{mpath}.url")
             moff = _int(member.get("config_offset", 0), f"{mpath}.config_offset", 0, _INT64_MAX)
             has_alloc = "connectors" in member or "tasks" in member
             mconns = _strings(member.get("connectors", []), f"{mpath}.connectors")
             mtasks = _tasks(member.get("tasks", []), f"{mpath}.tasks")
-            parsed.append((mid, url, moff, has_alloc, mconns, mtasks))
+            sconns = _strings(member.get("static_connectors", []), f"{mpath}.static_connectors")
+            stasks = _tasks(member.get("static_tasks", []), f"{mpath}.static_tasks")
+            parsed.append((mid, url, moff, has_alloc, mconns, mtasks, sconns, stasks))
         leader_url = next(p[1] for p in parsed if p[0] == leader)
 
         members = []
-        for mid, url, moff, has_alloc, mconns, mtasks in parsed:
+        for mid, url, moff, has_alloc, mconns, mtasks, sconns, stasks in parsed:
             allocation = None
             if has_alloc and not proto.is_eager:
                 allocation = ConnectAssignment(
                     proto.version, 0, leader, leader_url, moff, tuple(mconns), tuple(mtasks)
                 )
-            sub = WorkerSubscription(proto.version, url, moff, allocation)
+            sub = WorkerSubscription(
+                proto.version, url, moff, allocation, tuple(sconns), tuple(stasks)
+            )
             members.append((mid, encode_subscription(sub, proto.version)))
 
         snapshot = ConfigSnapshot(offset, connectors)
