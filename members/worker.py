@@ -458,6 +458,16 @@ class ConnectWorker:
             generation=self.generation,
             now_ms=now_ms,
         )
+        extra: dict[str, object] = {}
+        placements = getattr(result, "static_placements", None)
+        if placements is not None:
+            # KIP-987: where each static job went, and which static jobs have nowhere to go.
+            extra["static_placements"] = [p.to_json() for p in placements]
+            connectors, tasks = result.unassigned_static_jobs
+            extra["unassigned_static_jobs"] = {
+                "connectors": list(connectors),
+                "tasks": [str(t) for t in tasks],
+            }
         self._log(
             "assignor",
             generation=self.generation,
@@ -482,6 +492,7 @@ class ConnectWorker:
                 for member_id, a in result.decoded.items()
                 if a.revoked_connectors or a.revoked_tasks
             },
+            **extra,
         )
         return tuple(result.assignments.items())
 

@@ -182,3 +182,37 @@ def test_bad_static_settings_are_one_line_errors() -> None:
     with pytest.raises(ScenarioError) as info:
         loads_scenario(base + '"connect.protocol" = "kip-987"\n', "bad.toml")
     assert "connect.protocol" in str(info.value) and "static" in str(info.value)
+
+
+def test_static_job_without_its_worker_or_a_wildcard_worker_is_reported_unassigned() -> None:
+    text = """
+name = "orphan"
+settle_ms = 120000
+[cluster.config]
+"connect.protocol" = "static"
+[[cluster.workers]]
+name = "s1"
+config = { "static.connectors" = ["c1"], "static.tasks" = ["c1-0", "c1-1"] }
+[[cluster.workers]]
+name = "s2"
+config = { "static.connectors" = ["c2"], "static.tasks" = ["c2-0"] }
+[[workload.connectors]]
+name = "c1"
+tasks = 2
+[[workload.connectors]]
+name = "c2"
+tasks = 1
+[[timeline]]
+at_ms = 30000
+action = "leave"
+member = "s1"
+"""
+    result = simulate(loads_scenario(text, "orphan.toml"), 1)
+    rounds = [r for r in result.records if r["kind"] == "assignor" and r["t_ms"] > 30_000]
+    assert rounds[-1]["unassigned_static_jobs"] == {
+        "connectors": ["c1"],
+        "tasks": ["c1-0", "c1-1"],
+    }
+    # Nothing can run them: the run reports it rather than hiding it.
+    assert result.summary["converged"] is False
+    assert result.summary["violations"].get("liveness") == 1
