@@ -466,7 +466,7 @@ class ConnectWorker:
             connectors, tasks = result.unassigned_static_jobs
             extra["unassigned_static_jobs"] = {
                 "connectors": list(connectors),
-                "tasks": [str(t) for t in tasks],
+                "tasks": [str(ConnectorTaskId(*t)) for t in tasks],
             }
         self._log(
             "assignor",
