@@ -84,6 +84,20 @@ class WorkerSpec:
     raw_config: dict[str, Any]
 
 
+_RECORD_KEYS = (
+    "down_ms",
+    "clean",
+    "connector",
+    "tasks",
+    "name",
+    "duration_ms",
+    "direction",
+    "probability",
+    "extra_ms",
+    "stall_ms",
+)
+
+
 @dataclass(frozen=True, slots=True)
 class Step:
     """One timeline step, ready to apply at ``at_ms`` (virtual ms).
@@ -100,6 +114,16 @@ class Step:
     - ``add_connector`` / ``set_tasks``: ``connector``, ``tasks``. ``remove_connector``:
       ``connector``.
     - ``phase``: ``name``.
+    - ``partition``: ``member``, ``duration_ms`` (``None``: until a ``heal``). ``heal``:
+      ``member``.
+    - ``loss``: ``member``, ``direction`` (``"to_coordinator"``, ``"from_coordinator"`` or
+      ``"both"``), ``probability`` (0 < p ≤ 1), ``duration_ms``.
+    - ``latency``: ``member``, ``extra_ms``, ``duration_ms``.
+    - ``slow``: ``member``, ``stall_ms``.
+    - ``coordinator_failover``: ``down_ms`` (the group is reloaded ``down_ms`` later).
+
+    :attr:`end_ms` is when the step's effect is over (``at_ms`` plus ``down_ms``,
+    ``duration_ms`` or ``stall_ms``).
 
     ``origin`` is the key path of the step in the file (``timeline[2]``, or
     ``timeline[2].members[1]`` for an expanded rolling restart).
@@ -117,17 +141,28 @@ class Step:
     connector: str | None = None
     tasks: int | None = None
     name: str | None = None
+    duration_ms: int | None = None
+    direction: str | None = None
+    probability: float | None = None
+    extra_ms: int | None = None
+    stall_ms: int | None = None
+
+    @property
+    def end_ms(self) -> int:
+        """When this step's effect is over: ``at_ms`` + ``down_ms``/``duration_ms``/``stall_ms``."""
+        return self.at_ms + (self.down_ms or 0) + (self.duration_ms or 0) + (self.stall_ms or 0)
 
     def record_fields(self) -> dict[str, Any]:
         """The fields of this step's ``step`` event-log record (JSON-able, ``None``s left out):
         ``action``, then ``member``, ``config`` (the step's overrides), ``down_ms``, ``clean``,
-        ``connector``, ``tasks``, ``name``, ``origin`` as they apply."""
+        ``connector``, ``tasks``, ``name``, ``duration_ms``, ``direction``, ``probability``,
+        ``extra_ms``, ``stall_ms``, ``origin`` as they apply."""
         out: dict[str, Any] = {"action": self.action}
         if self.member is not None:
             out["member"] = self.member
         if self.overrides is not None:
             out["config"] = self.overrides
-        for key in ("down_ms", "clean", "connector", "tasks", "name"):
+        for key in _RECORD_KEYS:
             value = getattr(self, key)
             if value is not None:
                 out[key] = value
@@ -432,7 +467,16 @@ def _translate_validation_error(message: str, raw: dict[str, Any]) -> tuple[str 
     if m := re.fullmatch(r"Expected `int` ([<>]=) (-?\d+)", text):
         op, bound = m.group(1), int(m.group(2))
         extra = " (a Java int)" if op == "<=" and bound == schema.INT_MAX else ""
+        if op == "<=" and bound == schema.INT64_MAX:
+            extra = " (2^63 - 1, the largest TOML integer)"
         return path, f"expected an integer {op} {bound}{extra}, got {_describe(value)}"
+    if m := re.fullmatch(r"Expected `float` ([<>]=?) (\S+)", text):
+        info = _type_at(segments, raw)
+        low = getattr(info, "gt", None)
+        high = getattr(info, "le", None)
+        if low is not None and high is not None:
+            return path, f"expected a number > {low:g} and <= {high:g}, got {_describe(value)}"
+        return path, f"expected a number {m.group(1)} {m.group(2)}, got {_describe(value)}"
     if re.fullmatch(r"Expected `str` matching regex '.*'", text):
         return path, (
             f"invalid name {_describe(value)} (use letters, digits, '.', '_' and '-', "
@@ -577,7 +621,15 @@ class _Builder:
                 connectors[name] = gen.tasks
         initial_connectors = dict(connectors)
 
-        # timeline, in time order; rolling restarts expand as they are reached
+        # timeline: written in time order; rolling restarts expand as they are reached
+        for i in range(1, len(sc.timeline)):
+            prev, cur = sc.timeline[i - 1].at_ms, sc.timeline[i].at_ms
+            if cur < prev:
+                raise self.fail(
+                    ["timeline", i, "at_ms"],
+                    f"{cur} ms is earlier than timeline[{i - 1}].at_ms ({prev} ms): "
+                    "write the steps in time order",
+                )
         steps: list[Step] = []
         heap: list[tuple[int, int, int, Any]] = [
             (s.at_ms, i, 0, s) for i, s in enumerate(sc.timeline)
@@ -661,14 +713,28 @@ class _Builder:
                     )
             elif isinstance(item, schema.Phase):
                 step = Step(at_ms, "phase", _render_path(base), name=item.name)
-            else:  # pragma: no cover - the schema's union is closed
-                raise AssertionError(f"unhandled step {item!r}")
+            else:
+                step = self.fault(item, base, states, names)
+            if step.end_ms > schema.INT64_MAX:
+                key = next(k for k in ("down_ms", "duration_ms", "stall_ms") if getattr(step, k))
+                raise self.fail(
+                    [*base, key],
+                    f"the step ends at {step.end_ms} ms, after 2^63 - 1 ms (the largest "
+                    "virtual time)",
+                )
             steps.append(step)
-            last_ms = max(last_ms, at_ms + (step.down_ms or 0))
+            last_ms = max(last_ms, step.end_ms)
 
         settle_ms = sc.settle_ms
         if settle_ms is None:
             settle_ms = self.max_delay_ms + SETTLE_MARGIN_MS
+        if last_ms + settle_ms > schema.INT64_MAX:
+            default = " (the default settle_ms)" if sc.settle_ms is None else ""
+            raise self.fail(
+                ["settle_ms"],
+                f"the run would end at {last_ms} + {settle_ms} ms{default}, after 2^63 - 1 ms "
+                "(the largest virtual time)",
+            )
         return LoadedScenario(
             scenario=sc,
             source=self.source,
@@ -682,6 +748,51 @@ class _Builder:
         )
 
     # ---------------------------------------------------------------- step helpers
+
+    def fault(
+        self,
+        item: Any,
+        base: list[_Segment],
+        states: dict[str, _WorkerState],
+        names: list[str],
+    ) -> Step:
+        """A fault step: ``partition``, ``heal``, ``loss``, ``latency``, ``slow`` (a known
+        member, running or not: a fault is on its link or its herder, not its process) or
+        ``coordinator_failover``."""
+        origin = _render_path(base)
+        if isinstance(item, schema.CoordinatorFailover):
+            return Step(item.at_ms, "coordinator_failover", origin, down_ms=item.down_ms)
+        member: str = item.member
+        if member not in states:
+            raise self.unknown_worker(member, item.at_ms, [*base, "member"], names)
+        if isinstance(item, schema.Partition):
+            return Step(
+                item.at_ms, "partition", origin, member=member, duration_ms=item.duration_ms
+            )
+        if isinstance(item, schema.Heal):
+            return Step(item.at_ms, "heal", origin, member=member)
+        if isinstance(item, schema.Loss):
+            return Step(
+                item.at_ms,
+                "loss",
+                origin,
+                member=member,
+                direction=item.direction,
+                probability=item.probability,
+                duration_ms=item.duration_ms,
+            )
+        if isinstance(item, schema.Latency):
+            return Step(
+                item.at_ms,
+                "latency",
+                origin,
+                member=member,
+                extra_ms=item.extra_ms,
+                duration_ms=item.duration_ms,
+            )
+        if isinstance(item, schema.Slow):
+            return Step(item.at_ms, "slow", origin, member=member, stall_ms=item.stall_ms)
+        raise AssertionError(f"unhandled step {item!r}")  # pragma: no cover - closed union
 
     def unknown_worker(
         self, member: str, at_ms: int, segments: list[_Segment], names: list[str]

@@ -46,13 +46,29 @@ __all__ = [
     "RemoveConnector",
     "SetTasks",
     "Phase",
+    "Partition",
+    "Heal",
+    "Loss",
+    "Latency",
+    "Slow",
+    "CoordinatorFailover",
+    "INT64_MAX",
+    "PosMs",
+    "LossDirection",
+    "FAULT_ACTIONS",
 ]
 
 #: Java ``Integer.MAX_VALUE``: the bound of every setting Kafka holds in an ``int``.
 INT_MAX = JAVA_INT_MAX
 
-#: A non-negative integer (virtual ms, counts) without a Java-int bound (TOML ints are int64).
-NonNegInt = Annotated[int, Meta(ge=0)]
+#: The largest TOML integer (a signed 64-bit ``long``): the bound of every virtual time.
+INT64_MAX = 2**63 - 1
+
+#: A non-negative integer (virtual ms, counts) without a Java-int bound: at most 2^63 − 1, the
+#: largest TOML integer (Python's ``tomllib`` reads larger ones; they are rejected here).
+NonNegInt = Annotated[int, Meta(ge=0, le=INT64_MAX)]
+#: A positive virtual duration (ms): 1 … 2^63 − 1.
+PosMs = Annotated[int, Meta(ge=1, le=INT64_MAX)]
 #: A non-negative integer that Kafka holds in a Java ``int`` (task counts, broker settings).
 JavaInt = Annotated[int, Meta(ge=0, le=INT_MAX)]
 #: A worker name: it becomes the REST host (``http://<name>:8083``) and prefixes member ids.
@@ -69,6 +85,8 @@ InvariantName = Literal[
     "liveness",
     "balance",
     "KAFKA-13816",
+    "KAFKA-9184",
+    "KAFKA-16056",
 ]
 INVARIANTS: tuple[str, ...] = get_args(InvariantName)
 
@@ -240,6 +258,59 @@ class Phase(_Step, frozen=True, tag="phase"):
     name: Annotated[str, Meta(min_length=1)]
 
 
+# --- faults (applied by the world: the member's coordinator link, its herder, the coordinator)
+
+#: Which way a lossy link drops messages, seen from the member.
+LossDirection = Literal["to_coordinator", "from_coordinator", "both"]
+
+
+class Partition(_Step, frozen=True, tag="partition"):
+    """The member cannot reach the coordinator, nor the coordinator it (both directions).
+
+    Heals after ``duration_ms`` when given, else at a ``heal`` step."""
+
+    member: WorkerName
+    duration_ms: PosMs | None = None
+
+
+class Heal(_Step, frozen=True, tag="heal"):
+    """End a partition of the member (a member that is not partitioned is unaffected)."""
+
+    member: WorkerName
+
+
+class Loss(_Step, frozen=True, tag="loss"):
+    """Each message on the member's coordinator link, in ``direction``, is dropped with
+    ``probability`` (seeded), for ``duration_ms``."""
+
+    member: WorkerName
+    probability: Annotated[float, Meta(gt=0.0, le=1.0)]
+    duration_ms: PosMs
+    direction: LossDirection = "both"
+
+
+class Latency(_Step, frozen=True, tag="latency"):
+    """``extra_ms`` more one-way latency on the member's coordinator link, for ``duration_ms``."""
+
+    member: WorkerName
+    extra_ms: PosMs
+    duration_ms: PosMs
+
+
+class Slow(_Step, frozen=True, tag="slow"):
+    """The member's herder thread stalls for ``stall_ms`` (more than ``rebalance.timeout.ms``
+    expires its poll timer: the member leaves the group, KAFKA-16056's path)."""
+
+    member: WorkerName
+    stall_ms: PosMs
+
+
+class CoordinatorFailover(_Step, frozen=True, tag="coordinator_failover"):
+    """The group is unloaded, and reloaded from its last stored record ``down_ms`` later."""
+
+    down_ms: NonNegInt = 0
+
+
 TimelineStep = (
     Join
     | Leave
@@ -250,6 +321,12 @@ TimelineStep = (
     | RemoveConnector
     | SetTasks
     | Phase
+    | Partition
+    | Heal
+    | Loss
+    | Latency
+    | Slow
+    | CoordinatorFailover
 )
 
 #: Action name -> its Struct.
@@ -263,7 +340,23 @@ ACTIONS: dict[str, type[_Step]] = {
     "remove_connector": RemoveConnector,
     "set_tasks": SetTasks,
     "phase": Phase,
+    "partition": Partition,
+    "heal": Heal,
+    "loss": Loss,
+    "latency": Latency,
+    "slow": Slow,
+    "coordinator_failover": CoordinatorFailover,
 }
+
+#: The fault actions (network, herder and coordinator faults; the world applies them).
+FAULT_ACTIONS: tuple[str, ...] = (
+    "partition",
+    "heal",
+    "loss",
+    "latency",
+    "slow",
+    "coordinator_failover",
+)
 
 
 class Expect(_Base, frozen=True):

@@ -44,15 +44,15 @@ count = 2
 tasks = 4
 prefix = "gen"
 [[timeline]]
+at_ms = 10000
+action = "phase"
+name = "roll"
+[[timeline]]
 at_ms = 50000
 action = "rolling_restart"
 interval_ms = 30000
 down_ms = 5000
 config = { "connect.protocol" = "sessioned" }
-[[timeline]]
-at_ms = 10000
-action = "phase"
-name = "roll"
 [[timeline]]
 at_ms = 60000
 action = "join"
@@ -138,10 +138,10 @@ def test_steps_are_sorted_expanded_and_merged() -> None:
     loaded = load(FULL)
     got = [(s.at_ms, s.action, s.member, s.origin) for s in loaded.steps]
     assert got == [
-        (10000, "phase", None, "timeline[1]"),
-        (50000, "restart", "w1", "timeline[0].members[0]"),
+        (10000, "phase", None, "timeline[0]"),
+        (50000, "restart", "w1", "timeline[1].members[0]"),
         (60000, "join", "w3", "timeline[2]"),
-        (80000, "restart", "w2", "timeline[0].members[1]"),
+        (80000, "restart", "w2", "timeline[1].members[1]"),
         (80000, "restart", "w1", "timeline[3]"),
         (90000, "add_connector", None, "timeline[4]"),
         (95000, "set_tasks", None, "timeline[5]"),
@@ -195,7 +195,7 @@ def test_record_fields() -> None:
     assert loaded.steps[0].record_fields() == {
         "action": "phase",
         "name": "roll",
-        "origin": "timeline[1]",
+        "origin": "timeline[0]",
     }
 
 
@@ -373,13 +373,13 @@ def step(body: str, workers: int = 3, extra: str = "") -> str:
             'at_ms = 1\naction = "explode"\n',
             "t.toml: timeline[0].action: unknown action 'explode' (actions: join, leave, "
             "crash, restart, rolling_restart, add_connector, remove_connector, set_tasks, "
-            "phase)",
+            "phase, partition, heal, loss, latency, slow, coordinator_failover)",
         ),
         (
             "at_ms = 1\n",
             "t.toml: timeline[0].action: missing required key (actions: join, leave, "
             "crash, restart, rolling_restart, add_connector, remove_connector, set_tasks, "
-            "phase)",
+            "phase, partition, heal, loss, latency, slow, coordinator_failover)",
         ),
         (
             'action = "leave"\nmember = "w1"\n',
@@ -464,14 +464,19 @@ def test_add_existing_connector() -> None:
 def test_connector_state_follows_time_order() -> None:
     # removed at 10, re-added at 20: fine; set_tasks at 15 (after the removal) is not
     ok = step(
-        'at_ms = 20\naction = "add_connector"\nconnector = "c"\ntasks = 2\n'
-        '[[timeline]]\nat_ms = 10\naction = "remove_connector"\nconnector = "c"\n',
+        'at_ms = 10\naction = "remove_connector"\nconnector = "c"\n'
+        '[[timeline]]\nat_ms = 20\naction = "add_connector"\nconnector = "c"\ntasks = 2\n',
         extra='[[workload.connectors]]\nname = "c"\ntasks = 1\n',
     )
     assert [s.action for s in load(ok).steps] == ["remove_connector", "add_connector"]
-    bad = ok + '[[timeline]]\nat_ms = 15\naction = "set_tasks"\nconnector = "c"\ntasks = 4\n'
+    bad = step(
+        'at_ms = 10\naction = "remove_connector"\nconnector = "c"\n'
+        '[[timeline]]\nat_ms = 15\naction = "set_tasks"\nconnector = "c"\ntasks = 4\n'
+        '[[timeline]]\nat_ms = 20\naction = "add_connector"\nconnector = "c"\ntasks = 2\n',
+        extra='[[workload.connectors]]\nname = "c"\ntasks = 1\n',
+    )
     assert error(bad) == (
-        "t.toml: timeline[2].connector: unknown connector 'c' at 15 ms (connectors: none)"
+        "t.toml: timeline[1].connector: unknown connector 'c' at 15 ms (connectors: none)"
     )
 
 
