@@ -27,6 +27,7 @@ __all__ = [
     "ReconfigureTasks",
     "TaskConfigsRequest",
     "TaskConfigsResponse",
+    "HerderStall",
 ]
 
 #: Network address of the simulated config topic.
@@ -99,3 +100,9 @@ class TaskConfigsResponse(msgspec.Struct, frozen=True):
     tasks: int
     accepted: bool
     reason: str = ""
+
+
+class HerderStall(msgspec.Struct, frozen=True):
+    """A fault: the worker's herder thread blocks for ``stall_ms`` virtual ms."""
+
+    stall_ms: int

@@ -38,6 +38,7 @@ from members.config import WorkerConfig
 from members.messages import (
     CONFIG_ADDRESS,
     ConfigUpdate,
+    HerderStall,
     ReadConfigToEnd,
     ReconfigureTasks,
     SessionKey,
@@ -59,6 +60,8 @@ from protocol.group import (
     UNKNOWN_GENERATION_ID,
     UNKNOWN_MEMBER_ID,
     ErrorCode,
+    FindCoordinatorRequest,
+    FindCoordinatorResponse,
     HeartbeatRequest,
     HeartbeatResponse,
     JoinGroupRequest,
@@ -77,6 +80,14 @@ COORDINATOR_ADDRESS = "coordinator"
 
 #: ``retry.backoff.ms`` default: wait before retrying a failed JoinGroup.
 RETRY_BACKOFF_MS = 100
+
+#: Connect's ``request.timeout.ms`` default (DistributedConfig): a SyncGroup unanswered this
+#: long counts as a lost connection to the coordinator.
+REQUEST_TIMEOUT_MS = 40_000
+#: AbstractCoordinator.JOIN_GROUP_TIMEOUT_LAPSE: JoinGroup waits rebalance.timeout.ms + this.
+JOIN_GROUP_TIMEOUT_LAPSE_MS = 5_000
+#: How often an unreachable coordinator is looked up again (FindCoordinator round trips).
+FIND_COORDINATOR_RETRY_MS = 1_000
 
 #: DistributedHerder's backoff for retrying a failed task reconfiguration (doubling, capped).
 RECONFIGURE_BACKOFF_INITIAL_MS = 250
@@ -105,6 +116,10 @@ _ASSIGNOR_BY_PROTOCOL = {
 }
 
 
+#: Errors meaning "this broker is not (or no longer) the group coordinator": rediscover it.
+_COORDINATOR_ERRORS = frozenset({ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_NOT_AVAILABLE})
+
+
 class MemberState(enum.Enum):
     """``AbstractCoordinator.MemberState`` plus the process lifecycle."""
 
@@ -118,7 +133,7 @@ class MemberState(enum.Enum):
 class _Job:
     """One blocking herder operation: stop or start a set of connectors and tasks."""
 
-    __slots__ = ("kind", "connectors", "tasks", "reason", "generation", "then")
+    __slots__ = ("kind", "connectors", "tasks", "reason", "generation", "then", "duration_ms")
 
     def __init__(
         self,
@@ -128,8 +143,10 @@ class _Job:
         reason: str = "",
         generation: int = UNKNOWN_GENERATION_ID,
         then: Callable[[int], None] | None = None,
+        duration_ms: int = 0,
     ) -> None:
         self.kind = kind
+        self.duration_ms = duration_ms
         self.connectors = connectors
         self.tasks = tasks
         self.reason = reason
@@ -182,6 +199,8 @@ class ConnectWorker:
         self.assignment_snapshot: ConnectAssignment | None = None
         self.rejoin_needed = True
         self.rejoin_reason = "start-up"
+        # AbstractCoordinator.coordinatorUnknown(): found at start-up (the runtime's bootstrap).
+        self.coordinator_known = True
 
         self.running_connectors: dict[str, str] = {}  # name -> starting|running|stopping
         self.running_tasks: dict[ConnectorTaskId, str] = {}
@@ -238,6 +257,11 @@ class ConnectWorker:
             self._on_task_configs_request(message, now_ms)
         elif isinstance(message, TaskConfigsResponse):
             self._on_task_configs_response(message, now_ms)
+        elif isinstance(message, FindCoordinatorResponse):
+            self._on_find_coordinator_response(message, now_ms)
+        elif isinstance(message, HerderStall):
+            # A fault: the herder thread blocks (a slow connector start, a long GC, ...).
+            self._enqueue(_Job("stall", [], [], duration_ms=message.stall_ms), now_ms)
         elif isinstance(message, LeaveGroupResponse):
             pass
         return self._take()
@@ -258,7 +282,17 @@ class ConnectWorker:
             elif key == "retry":
                 self._maybe_rejoin(now_ms)
             elif key == "session":
-                self._on_session_timeout(now_ms)
+                # Heartbeat.sessionTimerExpired: "session timed out without receiving a
+                # heartbeat response" marks the coordinator unknown.
+                if self.state in (MemberState.COMPLETING_REBALANCE, MemberState.STABLE):
+                    self._coordinator_unknown("session timed out", now_ms)
+            elif key == "request-timeout":
+                self._on_request_timeout(now_ms)
+            elif key == "find-coordinator":
+                if not self.coordinator_known:
+                    self._find_coordinator(now_ms)
+            elif key == "coordinator-lost":
+                self._on_coordinator_lost(now_ms)
             elif key == "poll":
                 self._on_poll_timeout(now_ms)
             elif key == "config-sync":
@@ -312,6 +346,7 @@ class ConnectWorker:
             or self._job is not None
             or self._jobs
             or self._waiting_config_offset is not None
+            or not self.coordinator_known
         ):
             return
         # WorkerCoordinator.onJoinPrepare: under eager (the protocol of the previous
@@ -352,6 +387,10 @@ class ConnectWorker:
         self.state = MemberState.PREPARING_REBALANCE
         self._cancel("heartbeat")
         self._cancel("session")
+        self._set(
+            "request-timeout",
+            now_ms + self.config.rebalance_timeout_ms + JOIN_GROUP_TIMEOUT_LAPSE_MS,
+        )
         self._log(
             "join_group_request",
             member_id=self.member_id,
@@ -374,6 +413,7 @@ class ConnectWorker:
     def _on_join_response(self, response: JoinGroupResponse, now_ms: int) -> None:
         if self.state is not MemberState.PREPARING_REBALANCE:
             return
+        self._cancel("request-timeout")
         error = response.error
         self._log(
             "join_group_response",
@@ -408,6 +448,7 @@ class ConnectWorker:
                 generation=self.generation,
                 is_leader=is_leader,
             )
+            self._set("request-timeout", now_ms + REQUEST_TIMEOUT_MS)
             self._send(
                 SyncGroupRequest(
                     group_id=self.group_id,
@@ -432,6 +473,8 @@ class ConnectWorker:
         elif error in _FATAL_JOIN_ERRORS:
             self._log("member_fatal", error=error.name)
             self._fail(now_ms)
+        elif error in _COORDINATOR_ERRORS:
+            self._coordinator_unknown(f"JoinGroup: {error.name}", now_ms)
         else:  # coordinator moving or loading: back off and retry
             self._set("retry", now_ms + RETRY_BACKOFF_MS)
 
@@ -499,6 +542,7 @@ class ConnectWorker:
     def _on_sync_response(self, response: SyncGroupResponse, now_ms: int) -> None:
         if self.state is not MemberState.COMPLETING_REBALANCE:
             return
+        self._cancel("request-timeout")
         error = response.error
         self._log(
             "sync_group_response",
@@ -512,6 +556,8 @@ class ConnectWorker:
                 self._reset_generation(reset_member_id=True)
             elif error == ErrorCode.ILLEGAL_GENERATION:
                 self._reset_generation(reset_member_id=False)
+            elif error in _COORDINATOR_ERRORS:
+                self._coordinator_unknown(f"SyncGroup: {error.name}", now_ms)
             self._request_rejoin(f"SyncGroup failed: {error.name}", now_ms)
             return
         try:
@@ -683,7 +729,10 @@ class ConnectWorker:
         self._set("heartbeat", now_ms + self.config.heartbeat_interval_ms)
 
     def _send_heartbeat(self, now_ms: int) -> None:
-        if self.state not in (MemberState.COMPLETING_REBALANCE, MemberState.STABLE):
+        if (
+            self.state not in (MemberState.COMPLETING_REBALANCE, MemberState.STABLE)
+            or not self.coordinator_known
+        ):
             return
         self._arm_heartbeat(now_ms)
         if self._heartbeat_in_flight:
@@ -722,6 +771,9 @@ class ConnectWorker:
             else:
                 self._set("session", now_ms + self.config.session_timeout_ms)
             return
+        if error in _COORDINATOR_ERRORS:
+            self._coordinator_unknown(f"Heartbeat: {error.name}", now_ms)
+            return
         if error in (ErrorCode.ILLEGAL_GENERATION, ErrorCode.UNKNOWN_MEMBER_ID):
             # Stale errors (for a generation we already left) are ignored.
             if self._heartbeat_generation != self.generation:
@@ -731,14 +783,69 @@ class ConnectWorker:
                 self._reset_generation(reset_member_id=error == ErrorCode.UNKNOWN_MEMBER_ID)
                 self._request_rejoin(f"heartbeat failed: {error.name}", now_ms)
 
-    def _on_session_timeout(self, now_ms: int) -> None:
-        # No successful heartbeat within session.timeout.ms: Kafka marks the coordinator
-        # unknown and rediscovers it. With a reachable coordinator, rediscovery succeeds
-        # at once and the next heartbeat tells the member where it stands.
+    # ------------------------------------------------------------------ losing the coordinator
+
+    def _coordinator_unknown(self, reason: str, now_ms: int) -> None:
+        """AbstractCoordinator.markCoordinatorUnknown: stop heartbeating and look it up again.
+
+        WorkerCoordinator.poll gives discovery ``heartbeat.interval.ms``; if the coordinator is
+        still unknown then, the worker revokes its whole assignment (KAFKA-9184's fix,
+        reference/connect.md §4.4).
+        """
+        if not self.coordinator_known:
+            return
+        self.coordinator_known = False
+        self._heartbeat_in_flight = False
+        self._log("coordinator_unknown", member_id=self.member_id, reason=reason)
+        self._cancel("heartbeat")
+        self._cancel("session")
+        self._set("coordinator-lost", now_ms + self.config.heartbeat_interval_ms)
+        self._find_coordinator(now_ms)
+
+    def _find_coordinator(self, now_ms: int) -> None:
+        self._send(FindCoordinatorRequest(key=self.group_id))
+        self._set("find-coordinator", now_ms + FIND_COORDINATOR_RETRY_MS)
+
+    def _on_find_coordinator_response(self, response: FindCoordinatorResponse, now_ms: int) -> None:
+        if self.coordinator_known or response.error != ErrorCode.NONE:
+            return  # still unknown: the find-coordinator timer retries
+        self.coordinator_known = True
+        self._cancel("find-coordinator")
+        self._cancel("coordinator-lost")
+        self._log("coordinator_found", member_id=self.member_id)
         if self.state in (MemberState.COMPLETING_REBALANCE, MemberState.STABLE):
-            self._log("coordinator_unknown", member_id=self.member_id)
-            self._heartbeat_in_flight = False
+            # The heartbeat thread resumes; its answer says whether we are still a member.
+            self._set("session", now_ms + self.config.session_timeout_ms)
             self._send_heartbeat(now_ms)
+        self._maybe_rejoin(now_ms)
+
+    def _on_coordinator_lost(self, now_ms: int) -> None:
+        """WorkerCoordinator.poll: discovery failed within heartbeat.interval.ms."""
+        if self.coordinator_known:
+            return
+        snapshot = self.assignment_snapshot
+        if snapshot is not None and not snapshot.failed:
+            connectors, tasks = self._owned_work()
+            self._log(
+                "revoke",
+                generation=self.generation,
+                connectors=connectors,
+                tasks=[str(t) for t in tasks],
+                reason="coordinator_lost",
+            )
+            if connectors or tasks:
+                self._enqueue(_Job("stop", connectors, tasks, reason="coordinator_lost"), now_ms)
+            # The next JoinGroup carries no allocation: the worker starts over.
+            self.assignment_snapshot = None
+
+    def _on_request_timeout(self, now_ms: int) -> None:
+        """A JoinGroup/SyncGroup went unanswered: Kafka treats it as a lost connection."""
+        if self.state not in (MemberState.PREPARING_REBALANCE, MemberState.COMPLETING_REBALANCE):
+            return
+        self.state = MemberState.UNJOINED
+        self.rejoin_needed = True
+        self.rejoin_reason = "request timed out"
+        self._coordinator_unknown("request timed out", now_ms)
 
     def _on_poll_timeout(self, now_ms: int) -> None:
         # Heartbeat.pollTimer expired (herder stalled > rebalance.timeout.ms): leave the group.
@@ -960,6 +1067,9 @@ class ConnectWorker:
 
     def _begin_job(self, job: _Job) -> int:
         config = self.config
+        if job.kind == "stall":
+            self._log("herder_stall", stall_ms=job.duration_ms)
+            return job.duration_ms
         if job.kind == "stop":
             job.connectors = [c for c in job.connectors if c in self.running_connectors]
             job.tasks = [t for t in job.tasks if t in self.running_tasks]
@@ -993,7 +1103,9 @@ class ConnectWorker:
             return
         self._job = None
         self._cancel("poll")
-        if job.kind == "stop":
+        if job.kind == "stall":
+            pass
+        elif job.kind == "stop":
             for connector in job.connectors:
                 if self.running_connectors.pop(connector, None) is not None:
                     self._log("connector_stopped", connector=connector, reason=job.reason)
@@ -1052,6 +1164,9 @@ class ConnectWorker:
             "scheduled-rebalance",
             "retry",
             "config-sync",
+            "request-timeout",
+            "find-coordinator",
+            "coordinator-lost",
         ):
             self._cancel(key)
 

@@ -24,6 +24,8 @@ __all__ = [
     "HeartbeatResponse",
     "LeaveGroupRequest",
     "LeaveGroupResponse",
+    "FindCoordinatorRequest",
+    "FindCoordinatorResponse",
     "Request",
     "Response",
     "UNKNOWN_MEMBER_ID",
@@ -143,6 +145,19 @@ class LeaveGroupResponse(msgspec.Struct, frozen=True, tag=True):
 
     error: ErrorCode
     member_errors: tuple[tuple[str, ErrorCode], ...] = ()
+
+
+class FindCoordinatorRequest(msgspec.Struct, frozen=True, tag=True):
+    """FindCoordinator for the group ``key`` (answered by the runtime, which knows whether a
+    coordinator is loaded; the group coordinator itself never sees it)."""
+
+    key: str
+
+
+class FindCoordinatorResponse(msgspec.Struct, frozen=True, tag=True):
+    """FindCoordinator response: NONE, or COORDINATOR_NOT_AVAILABLE while it is loading."""
+
+    error: ErrorCode
 
 
 Request = JoinGroupRequest | SyncGroupRequest | HeartbeatRequest | LeaveGroupRequest

@@ -30,16 +30,37 @@ Known upstream behaviour is named, not hidden: a ``double_ownership`` in the fir
 ("Downgrading Connect rebalancing protocol from incremental to eager causes duplicate task
 instances"; reference/connect.md §7): cooperative workers do not revoke before that join, and
 the eager leader's fresh round robin hands their tasks to others.
+
+Two more windows are Kafka's own and named likewise: a worker the coordinator removed (its
+session expired, e.g. behind a network partition) keeps its work until it has failed to
+rediscover the coordinator for ``heartbeat.interval.ms`` (``KAFKA-9184``, whose fix is that
+delay), so the group may already have handed that work to others; and a worker whose poll
+timer expired (herder stalled past ``rebalance.timeout.ms``) leaves the group without revoking
+anything (``KAFKA-16056``, unfixed at the Kafka commit groupsim follows). A double ownership in
+which one owner is such a worker, before it has applied a new assignment, carries that name.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["InvariantChecker", "VALID_PREVIOUS_STATES", "SAFETY_INVARIANTS", "KAFKA_13816"]
+__all__ = [
+    "InvariantChecker",
+    "VALID_PREVIOUS_STATES",
+    "SAFETY_INVARIANTS",
+    "KAFKA_13816",
+    "KAFKA_9184",
+    "KAFKA_16056",
+    "KNOWN_ISSUES",
+]
 
 #: The upstream issue a downgrade to eager reproduces (reference/connect.md §7).
 KAFKA_13816 = "KAFKA-13816"
+#: A removed member's work runs until it gives up on the coordinator (zombie window).
+KAFKA_9184 = "KAFKA-9184"
+#: A worker whose poll timer expired leaves the group still running its work.
+KAFKA_16056 = "KAFKA-16056"
+KNOWN_ISSUES = (KAFKA_13816, KAFKA_9184, KAFKA_16056)
 
 SAFETY_INVARIANTS = (
     "double_ownership",
@@ -71,6 +92,8 @@ class InvariantChecker:
         self._applied_generation: dict[str, int | None] = {}
         self._generation: int | None = None
         self._protocol: str | None = None
+        # Members out of the group but possibly still running work: name -> known issue.
+        self._zombies: dict[str, str] = {}
         self._downgrade_generation: int | None = None
         self._leader_id: str | None = None
         self._have_generation = False
@@ -83,6 +106,8 @@ class InvariantChecker:
             "member_crash": self._on_member_gone,
             "member_stop": self._on_member_gone,
             "member_start": self._on_member_start,
+            "member_removed": self._on_member_removed,
+            "leave_group": self._on_leave_group,
             "assignment": self._on_assignment,
             "generation": self._on_generation,
             "group_state": self._on_group_state,
@@ -151,7 +176,10 @@ class InvariantChecker:
                     "generation": generation,
                 }
             )
-            if generation is not None and generation == self._downgrade_generation:
+            zombie = next((self._zombies[m] for m in others if m in self._zombies), None)
+            if zombie is not None:
+                found[-1]["known_issue"] = zombie
+            elif generation is not None and generation == self._downgrade_generation:
                 found[-1]["known_issue"] = KAFKA_13816
         owners[member] = None  # type: ignore[index]
         self._owned_by.setdefault(member, set()).add((kind, instance))  # type: ignore[arg-type]
@@ -183,10 +211,22 @@ class InvariantChecker:
         return []
 
     def _on_member_start(self, record: dict[str, Any]) -> list[Violation]:
+        self._zombies.pop(record.get("member"), None)  # type: ignore[arg-type]
         return self._on_member_gone(record)
+
+    def _on_member_removed(self, record: dict[str, Any]) -> list[Violation]:
+        if record.get("reason") == "session_timeout":
+            self._zombies.setdefault(record.get("member"), KAFKA_9184)  # type: ignore[arg-type]
+        return []
+
+    def _on_leave_group(self, record: dict[str, Any]) -> list[Violation]:
+        if record.get("reason") == "poll timeout expired":
+            self._zombies[record.get("member")] = KAFKA_16056  # type: ignore[index]
+        return []
 
     def _on_assignment(self, record: dict[str, Any]) -> list[Violation]:
         member = record.get("member")
+        self._zombies.pop(member, None)  # type: ignore[arg-type]
         generation = record.get("generation")
         self._applied_generation[member] = generation  # type: ignore[index]
         found: list[Violation] = []

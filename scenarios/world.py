@@ -27,6 +27,7 @@ from members.config import WorkerConfig
 from members.messages import (
     CONFIG_ADDRESS,
     ConfigUpdate,
+    HerderStall,
     ReadConfigToEnd,
     ReconfigureTasks,
     SessionKey,
@@ -35,6 +36,19 @@ from members.messages import (
 )
 from members.worker import COORDINATOR_ADDRESS, ConnectWorker, MemberState
 from protocol.effects import CancelTimer, Effect, Log, Send, SetTimer
+from protocol.group import (
+    ErrorCode,
+    FindCoordinatorRequest,
+    FindCoordinatorResponse,
+    HeartbeatRequest,
+    HeartbeatResponse,
+    JoinGroupRequest,
+    JoinGroupResponse,
+    LeaveGroupRequest,
+    LeaveGroupResponse,
+    SyncGroupRequest,
+    SyncGroupResponse,
+)
 from scenarios.eventlog import EventLog
 from scenarios.invariants import InvariantChecker
 from scenarios.loader import LoadedScenario, Step
@@ -48,6 +62,15 @@ _DELIVER = 0
 _TIMER = 1
 _STEP = 2
 _START = 3
+_CALL = 4
+
+#: What a broker that is not (or no longer) the coordinator answers each request with.
+_NOT_COORDINATOR = {
+    JoinGroupRequest: JoinGroupResponse(error=ErrorCode.NOT_COORDINATOR),
+    SyncGroupRequest: SyncGroupResponse(error=ErrorCode.NOT_COORDINATOR),
+    HeartbeatRequest: HeartbeatResponse(error=ErrorCode.NOT_COORDINATOR),
+    LeaveGroupRequest: LeaveGroupResponse(error=ErrorCode.NOT_COORDINATOR),
+}
 
 
 def _name_of(address: str) -> str:
@@ -99,6 +122,12 @@ class World:
         self.config_offset = 0
         self.connectors: dict[str, int] = {}
         self.session_key: SessionKey | None = None
+
+        # Faults on a member's link with the coordinator (by worker name).
+        self._partitioned: set[str] = set()
+        self._loss: dict[str, tuple[str, float, int]] = {}  # direction, probability, until
+        self._latency: dict[str, tuple[int, int]] = {}  # extra ms, until
+        self.coordinator_up = True
 
         self._queue: list[tuple[int, int, int, Any, Any, Any]] = []
         self._seq = 0
@@ -156,8 +185,10 @@ class World:
                 self._fire(a, b)
         elif kind == _STEP:
             self._apply_step(a)
-        else:
+        elif kind == _START:
             self._start_worker(a, b)
+        else:
+            a(*b)
 
     def run_until(self, end_ms: int | None = None) -> None:
         """Process every event up to ``end_ms`` (default: the scenario's end) synchronously."""
@@ -172,7 +203,16 @@ class World:
     def _deliver(self, dest: str, source: str, message: Any) -> None:
         now = self.now_ms
         if dest == COORDINATOR_ADDRESS:
-            self._apply(COORDINATOR_ADDRESS, self.coordinator.handle(source, message, now))
+            if type(message) is FindCoordinatorRequest:
+                up = self.coordinator_up
+                error = ErrorCode.NONE if up else ErrorCode.COORDINATOR_NOT_AVAILABLE
+                self._send(COORDINATOR_ADDRESS, source, FindCoordinatorResponse(error))
+            elif self.coordinator_up:
+                self._apply(COORDINATOR_ADDRESS, self.coordinator.handle(source, message, now))
+            else:  # the old coordinator's broker answers, the new one is still loading
+                reply = _NOT_COORDINATOR.get(type(message))
+                if reply is not None:
+                    self._send(COORDINATOR_ADDRESS, source, reply)
         elif dest == CONFIG_ADDRESS:
             if isinstance(message, ReadConfigToEnd):
                 self._send(CONFIG_ADDRESS, source, self._config_update())
@@ -191,7 +231,8 @@ class World:
     def _fire(self, owner: str, key: str) -> None:
         now = self.now_ms
         if owner == COORDINATOR_ADDRESS:
-            self._apply(owner, self.coordinator.fire(key, now))
+            if self.coordinator_up:
+                self._apply(owner, self.coordinator.fire(key, now))
         else:
             worker = self.workers.get(owner)
             if worker is not None:
@@ -220,10 +261,26 @@ class World:
                 self._retire(owner)
 
     def _send(self, source: str, dest: str, message: Any) -> None:
-        """Deliver after the network latency; each link keeps FIFO order, as TCP does."""
+        """Deliver after the network latency; each link keeps FIFO order, as TCP does.
+
+        A member's link with the coordinator may be cut (partition), lossy or slow (faults).
+        """
         latency = self.latency_ms
         if self.jitter_ms:
             latency += self.rng.randint(0, self.jitter_ms)
+        if source == COORDINATOR_ADDRESS or dest == COORDINATOR_ADDRESS:
+            outbound = dest == COORDINATOR_ADDRESS
+            member = _name_of(source if outbound else dest)
+            if member in self._partitioned:
+                return
+            loss = self._loss.get(member)
+            if loss is not None and self.now_ms < loss[2]:
+                direction = "to_coordinator" if outbound else "from_coordinator"
+                if loss[0] in ("both", direction) and self.rng.random() < loss[1]:
+                    return
+            slow = self._latency.get(member)
+            if slow is not None and self.now_ms < slow[1]:
+                latency += slow[0]
         at = self.now_ms + latency
         link = (source, dest)
         previous = self._link_clock.get(link, 0)
@@ -290,6 +347,8 @@ class World:
         elif action in ("leave", "crash", "restart"):
             assert step.member is not None
             self._stop_worker(step.member, step, action)
+        elif action in _FAULTS:
+            self._apply_fault(step)
         elif action == "set_tasks" and (owner := self._connector_owner(step.connector)):
             # The connector's worker generates the new task configs and has them written
             # (forwarding them to the leader, signed, when it is not the leader: KIP-507).
@@ -326,6 +385,73 @@ class World:
 
     # ------------------------------------------------------------------ config topic
 
+    def _apply_fault(self, step: Step) -> None:
+        """Inject a fault (DESIGN.md §6); each is a ``fault`` record in the log."""
+        action, member, now = step.action, step.member, self.now_ms
+        duration = getattr(step, "duration_ms", None)
+        fields: dict[str, Any] = {"fault": action}
+        if member is not None:
+            fields["member"] = member
+        if action == "partition":
+            assert member is not None
+            self._partitioned.add(member)
+            if duration:
+                self._push(now + duration, _CALL, self._heal, (member,), None)
+        elif action == "heal":
+            assert member is not None
+            self._heal(member, logged=False)
+        elif action == "loss":
+            assert member is not None and duration is not None
+            direction = getattr(step, "direction", None) or "both"
+            probability = float(getattr(step, "probability", None) or 1.0)
+            self._loss[member] = (direction, probability, now + duration)
+            fields.update(direction=direction, probability=probability, until_ms=now + duration)
+        elif action == "latency":
+            assert member is not None and duration is not None
+            extra = int(getattr(step, "extra_ms", None) or 0)
+            self._latency[member] = (extra, now + duration)
+            fields.update(extra_ms=extra, until_ms=now + duration)
+        elif action == "slow":
+            address = self.addresses.get(member or "")
+            stall = int(getattr(step, "stall_ms", None) or 0)
+            fields["stall_ms"] = stall
+            if address is not None:
+                self._push(now, _DELIVER, address, "fault", HerderStall(stall))
+        elif action == "coordinator_failover":
+            down = int(getattr(step, "down_ms", None) or 0)
+            fields["down_ms"] = down
+            self._unload_coordinator()
+            self._push(now + down, _CALL, self._load_coordinator, (), None)
+        if duration is not None and action == "partition":
+            fields["duration_ms"] = duration
+        self.log.emit(now, "fault", **fields)
+
+    def _heal(self, member: str, logged: bool = True) -> None:
+        if member in self._partitioned:
+            self._partitioned.discard(member)
+            if logged:
+                self.log.emit(self.now_ms, "fault", fault="heal", member=member)
+
+    def _unload_coordinator(self) -> None:
+        """The group's partition moves: in-flight joins and syncs get NOT_COORDINATOR."""
+        self._apply(COORDINATOR_ADDRESS, self.coordinator.unload(self.now_ms))
+        for key in [k for k in self._timers if k[0] == COORDINATOR_ADDRESS]:
+            del self._timers[key]
+        self.coordinator_up = False
+
+    def _load_coordinator(self) -> None:
+        """The new coordinator loads the group from its last stored record."""
+        record = self.coordinator.stored_record()
+        self.coordinator, effects = GroupCoordinator.load(
+            GROUP_ID,
+            self.loaded.coordinator_config,
+            self._new_member_id,
+            record,
+            self.now_ms,
+        )
+        self.coordinator_up = True
+        self._apply(COORDINATOR_ADDRESS, effects)
+
     def _connector_owner(self, connector: str | None) -> str | None:
         """Address of the worker running ``connector``, if any."""
         for address, worker in self.workers.items():
@@ -351,6 +477,9 @@ class World:
             connectors=dict(self.connectors),
             session_key=self.session_key,
         )
+
+
+_FAULTS = frozenset({"partition", "heal", "loss", "latency", "slow", "coordinator_failover"})
 
 
 def _rename_members(fields: dict[str, Any]) -> dict[str, Any]:
