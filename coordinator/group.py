@@ -31,9 +31,18 @@ from protocol.group import (
 from protocol.java import grown_capacity, hash_order, presized_capacity, string_hash
 
 from .config import CoordinatorConfig
+from .record import GroupRecord, GroupRecordMember
 from .state import GroupState, check_transition
 
-__all__ = ["GroupCoordinator", "MemberView", "JOIN_TIMER", "SYNC_TIMER", "HEARTBEAT_PREFIX"]
+__all__ = [
+    "GroupCoordinator",
+    "GroupRecord",
+    "GroupRecordMember",
+    "MemberView",
+    "JOIN_TIMER",
+    "SYNC_TIMER",
+    "HEARTBEAT_PREFIX",
+]
 
 #: Timer keys armed by the coordinator (Kafka: ``join-<group>``, ``sync-<group>``,
 #: ``heartbeat-<group>-<member>``; the runtime keeps one timer table per coordinator).
@@ -189,6 +198,13 @@ class GroupCoordinator:
       (``tryCompleteInitialRebalanceElseSchedule``); meanwhile ``previousState == Empty``
       refuses early completion. The ``newMemberAdded`` flag is only cleared by that chain.
 
+    * **Persistence and failover.** The group metadata record (:class:`GroupRecord`) is
+      written, as Kafka writes it, when the leader's SyncGroup stores a generation's
+      assignment, when a join completes with no members left (the group goes Empty), and
+      when a JoinGroup creates the group. :meth:`stored_record` is the last one written;
+      :meth:`unload` gives the group up and :meth:`load` builds the next coordinator from
+      that record (see there for what survives).
+
     Deviations: static membership (``group_instance_id``) is ignored — every member is
     dynamic, as Connect forces it (``GroupRebalanceConfig``); no log writes exist, so none
     fail; the ``member_removed`` reason ``max_size`` (a known member turned away by
@@ -224,12 +240,175 @@ class GroupCoordinator:
         # ("initial", delay_ms, remaining_ms) or ("complete", 0, 0); None when disarmed.
         self._join_timer: tuple[str, int, int] | None = None
         self._sync_timer_generation: int | None = None
+        self._record: GroupRecord | None = None
         self._handlers: dict[type, Callable[[str, Any, int], list[Effect]]] = {
             HeartbeatRequest: self._heartbeat,
             JoinGroupRequest: self._join,
             SyncGroupRequest: self._sync,
             LeaveGroupRequest: self._leave,
         }
+
+    @classmethod
+    def load(
+        cls,
+        group_id: str,
+        config: CoordinatorConfig,
+        new_member_id: Callable[[str], str],
+        record: GroupRecord | None,
+        now_ms: int,
+    ) -> tuple[GroupCoordinator, list[Effect]]:
+        """A coordinator that takes the group's ``__consumer_offsets`` partition over at
+        ``now_ms`` and loads the group from the last record written (:meth:`stored_record`
+        of the previous coordinator).
+
+        Kafka: ``CoordinatorLoaderImpl`` replays the partition into the new
+        ``GroupCoordinatorShard``; ``GroupMetadataManager#replay(GroupMetadataKey,
+        GroupMetadataValue)`` rebuilds the ``ClassicGroup`` from each record (the last one
+        wins), then ``GroupMetadataManager#onLoaded`` arms every member's heartbeat and
+        rebalances a group that is over ``group.max.size`` (Scala: ``GroupMetadataManager
+        #loadGroup`` + ``GroupCoordinator#onGroupLoaded``).
+
+        Restored: generation, protocol type and name, leader, and the members in record order
+        with client id, address, session and rebalance timeouts, and assignment. The group is
+        **Stable** if the record has members, **Empty** otherwise (``previous_state`` is Dead,
+        as in ``ClassicGroup``'s constructor); every member's heartbeat timer is armed for its
+        session timeout from ``now_ms``; nothing is parked, pending or pending-sync, and no
+        join or sync timer runs. If there are more members than ``config.max_size`` the group
+        goes straight to PreparingRebalance.
+
+        Lost: everything after the record. A rebalance in progress (the new coordinator is
+        back at the stored generation and its members), members that joined or left since,
+        KIP-394 pending member ids, and parked requests (the old coordinator's :meth:`unload`
+        answered them NOT_COORDINATOR). Each member's protocol list shrinks to the group's
+        protocol with its stored metadata (Kafka stores only that), so a follower rejoining
+        with its full list counts as changed metadata and triggers a rebalance, and a joiner
+        must now support exactly that protocol.
+
+        Args:
+            group_id: the group; must match ``record.group_id``.
+            config: the new coordinator's broker settings.
+            new_member_id: as for the constructor.
+            record: the last group metadata record, or ``None`` (no group was ever stored:
+                the new coordinator starts without the group, like the constructor).
+            now_ms: virtual time of the load.
+
+        Returns:
+            The coordinator and the effects to carry out: one ``group_loaded`` log record
+            (``generation``, ``protocol``, ``state``, ``leader``, ``leader_id``, ``members``,
+            ``member_ids``), the members' heartbeat timers and, for an over-capacity group,
+            the rebalance's records and join timer.
+
+        Raises:
+            ValueError: ``record`` belongs to another group.
+        """
+        self = cls(group_id, config, new_member_id)
+        effects: list[Effect] = []
+        if record is not None:
+            if record.group_id != group_id:
+                raise ValueError(
+                    f"group {group_id!r}: cannot load a record of group {record.group_id!r}"
+                )
+            self._record = record
+            self._exists = True
+            self._generation = record.generation
+            self._protocol_type = record.protocol_type
+            self._protocol_name = record.protocol
+            self._previous_state = _DEAD
+            members = self._members
+            protocol = record.protocol
+            for rm in record.members:
+                assert protocol is not None, "a record with members names its protocol"
+                # replay: ClassicGroupMember with plainProtocolSet(protocol, subscription)
+                m = _Member(
+                    rm.member_id,
+                    rm.source,
+                    JoinGroupRequest(
+                        group_id=group_id,
+                        member_id=rm.member_id,
+                        protocol_type=record.protocol_type or "",
+                        protocols=((protocol, rm.subscription),),
+                        session_timeout_ms=rm.session_timeout_ms,
+                        rebalance_timeout_ms=rm.rebalance_timeout_ms,
+                        client_id=rm.client_id,
+                    ),
+                )
+                m.assignment = rm.assignment
+                members[rm.member_id] = m
+            if members:
+                self._max_members = len(members)
+                self._supported = {protocol: len(members)} if protocol is not None else {}
+                self._leader_id = record.leader if record.leader in members else None
+                if self._leader_id is None:  # not written by this coordinator; be safe
+                    self._leader_id = self._java_order()[0]
+                self._state = _STABLE
+        self._log_loaded(effects)
+        for mid in self._java_order():
+            m = self._members[mid]
+            self._reschedule_heartbeat(m, now_ms, m.session_timeout_ms, effects)
+        if len(self._members) > config.max_size:
+            # onLoaded: "Freshly-loaded group is over capacity" (group.max.size changed).
+            self._prepare_rebalance(now_ms, effects)
+        return self, effects
+
+    def _log_loaded(self, effects: list[Effect]) -> None:
+        members = self._members
+        order = self._java_order()
+        leader_id = self._leader_id
+        effects.append(
+            Log(
+                "group_loaded",
+                {
+                    "generation": self._generation,
+                    "protocol": self._protocol_name,
+                    "state": self._state.value,
+                    "leader": members[leader_id].source if leader_id is not None else None,
+                    "leader_id": leader_id,
+                    "members": [members[mid].source for mid in order],
+                    "member_ids": list(order),
+                },
+            )
+        )
+
+    def _store_empty(self, now_ms: int) -> None:
+        """``newEmptyGroupMetadataRecord``: the group with no members, protocol or leader."""
+        self._record = GroupRecord(
+            group_id=self.group_id,
+            generation=self._generation,
+            protocol_type=self._protocol_type,
+            protocol=None,
+            leader=None,
+            members=(),
+            written_ms=now_ms,
+        )
+
+    def _store(self, now_ms: int) -> None:
+        """Write the group metadata record (``GroupCoordinatorRecordHelpers
+        #newGroupMetadataRecord``): the members in coordinator order with their metadata
+        for the group's protocol and their current assignments."""
+        protocol = self._protocol_name
+        stored: list[GroupRecordMember] = []
+        for mid in self._java_order():
+            m = self._members[mid]
+            stored.append(
+                GroupRecordMember(
+                    member_id=mid,
+                    client_id=m.client_id,
+                    source=m.source,
+                    rebalance_timeout_ms=m.rebalance_timeout_ms,
+                    session_timeout_ms=m.session_timeout_ms,
+                    subscription=m.metadata(protocol) if protocol is not None else b"",
+                    assignment=m.assignment,
+                )
+            )
+        self._record = GroupRecord(
+            group_id=self.group_id,
+            generation=self._generation,
+            protocol_type=self._protocol_type,
+            protocol=protocol,
+            leader=self._leader_id if stored else None,
+            members=tuple(stored),
+            written_ms=now_ms,
+        )
 
     # ------------------------------------------------------------------ read-only views
 
@@ -275,6 +454,12 @@ class GroupCoordinator:
     def pending_member_ids(self) -> list[str]:
         """KIP-394 pending member ids (handed out, not yet rejoined), in hand-out order."""
         return list(self._pending)
+
+    def stored_record(self) -> GroupRecord | None:
+        """The last group metadata record this coordinator wrote (or loaded), ``None`` if the
+        group was never stored. This is what a coordinator taking the partition over
+        loads (:meth:`load`)."""
+        return self._record
 
     def rebalance_timeout_ms(self) -> int:
         """The group rebalance timeout: max over members, 0 without members."""
@@ -351,7 +536,8 @@ class GroupCoordinator:
 
         Parked JoinGroups and SyncGroups are answered NOT_COORDINATOR (Kafka
         ``GroupMetadataManager#onUnloaded``), every timer is cancelled, and every later
-        request is answered COORDINATOR_NOT_AVAILABLE. Dead is terminal.
+        request is answered COORDINATOR_NOT_AVAILABLE. Dead is terminal. The group lives on
+        in :meth:`stored_record`, from which the next coordinator is built (:meth:`load`).
         """
         effects: list[Effect] = []
         self._transition(_DEAD, effects)
@@ -418,6 +604,7 @@ class GroupCoordinator:
         if error is not None:
             effects.append(Send(source, JoinGroupResponse(error, member_id=mid)))
             return effects
+        is_new_group = not self._exists
         self._exists = True
         if not self._accept_joining_member(mid):
             self._remove(mid, "max_size", effects)
@@ -426,6 +613,10 @@ class GroupCoordinator:
             self._join_new_member(source, req, now_ms, effects)
         else:
             self._join_existing_member(source, req, now_ms, effects)
+        if is_new_group:
+            # classicGroupJoin: a newly created group whose join wrote nothing is committed
+            # with an empty group record (newEmptyGroupMetadataRecord).
+            self._store_empty(now_ms)
         return effects
 
     def _accept_joining_member(self, mid: str) -> bool:
@@ -637,6 +828,7 @@ class GroupCoordinator:
         else:
             self._protocol_name = None
             self._transition(_EMPTY, effects)
+            self._store(now_ms)  # completeClassicGroupJoin: the "empty" group record
         self._pending_sync.clear()
         order = self._java_order()
         leader_id = self._leader_id
@@ -786,9 +978,12 @@ class GroupCoordinator:
             m.sync_source = source  # a parked SyncGroup of the member is replaced
             self._remove_pending_sync_member(m.member_id, effects)
             if m.member_id == self._leader_id:
+                # The group record with every member's assignment (missing ones empty) is
+                # written; writes never fail here, so its completion follows at once.
                 assignments = dict(req.assignments)
                 for other in self._members.values():
                     other.assignment = assignments.get(other.member_id, b"")
+                self._store(now_ms)
                 self._propagate_assignment(ErrorCode.NONE, now_ms, effects)
                 self._transition(_STABLE, effects)
         else:  # Stable
