@@ -17,6 +17,7 @@ a downgrade to eager) is reported under its name and tolerated with ``allow_know
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -141,13 +142,9 @@ def cases() -> Iterable[tuple[str, str, Callable[[int], str]]]:
     """Every (kind, case name, scenario builder) of the matrix, mixes first."""
     for size in (2, 3):
         for mix in itertools.combinations_with_replacement(SETTINGS, size):
-            yield "mix", "+".join(mix), lambda seed, m=mix: _mix_scenario(m, seed)
+            yield "mix", "+".join(mix), functools.partial(_mix_scenario, mix)
     for source, target in itertools.permutations(SETTINGS, 2):
-        yield (
-            "path",
-            f"{source} → {target}",
-            lambda seed, s=source, t=target: _path_scenario(s, t, seed),
-        )
+        yield "path", f"{source} → {target}", functools.partial(_path_scenario, source, target)
 
 
 def run_matrix(
