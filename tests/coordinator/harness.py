@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from coordinator import CoordinatorConfig, GroupCoordinator, GroupState
+from coordinator import CoordinatorConfig, GroupCoordinator, GroupRecord, GroupState
 from protocol.effects import CancelTimer, Effect, Log, Send, SetTimer
 from protocol.group import (
     ErrorCode,
@@ -91,7 +91,8 @@ class CoordinatorContext:
             config = CoordinatorConfig(**overrides)
         self.config = config
         self.group_id = group_id
-        self.coordinator = GroupCoordinator(group_id, config, member_ids or seeded_member_ids())
+        self.member_ids = member_ids or seeded_member_ids()
+        self.coordinator = GroupCoordinator(group_id, config, self.member_ids)
         self.now_ms = 0
         self.timers: dict[str, tuple[int, int]] = {}  # key -> (deadline, arming seq)
         self._seq = itertools.count()
@@ -168,6 +169,21 @@ class CoordinatorContext:
 
     def unload(self) -> None:
         self.apply(self.coordinator.unload(self.now_ms))
+
+    def failover(self, config: CoordinatorConfig | None = None) -> GroupRecord | None:
+        """The partition moves: the old coordinator unloads (its timer table goes with it),
+        a new one loads the last stored record at the same virtual time, optionally with
+        other settings. Returns the record loaded."""
+        record = self.coordinator.stored_record()
+        self.unload()
+        self.timers.clear()
+        if config is not None:
+            self.config = config
+        self.coordinator, effects = GroupCoordinator.load(
+            self.group_id, self.config, self.member_ids, record, self.now_ms
+        )
+        self.apply(effects)
+        return record
 
     # ----------------------------------------------------------------- requests
 
