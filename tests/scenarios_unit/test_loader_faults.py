@@ -372,3 +372,12 @@ def test_largest_values_still_load() -> None:
         f'at_ms = {INT64_MAX - 10}\naction = "slow"\nmember = "w1"\nstall_ms = 10\n'
     )
     assert loads_scenario(text, "t.toml").end_ms == INT64_MAX
+
+
+def test_every_known_issue_can_be_expected() -> None:
+    from scenarios.invariants import KNOWN_ISSUES
+    from scenarios.schema import INVARIANTS
+
+    assert set(KNOWN_ISSUES) <= set(INVARIANTS)
+    text = 'name = "x"\n[cluster]\nsize = 1\n[expect]\nexpected_violations = ["KAFKA-16056"]\n'
+    assert loads_scenario(text, "t.toml").expect.expected_violations == ["KAFKA-16056"]
