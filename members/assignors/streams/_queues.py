@@ -27,17 +27,23 @@ class ConstrainedPrioritySet:
     Args:
         constraint: ``(client, task) -> bool``, the hard constraint of every poll.
         weight: ``client -> float``, evaluated when a client is (re-)inserted.
+        candidates: optional ``task -> clients`` holding every client that can satisfy the
+            constraint for ``task`` (e.g. the caught-up clients); ``poll`` then scans only
+            those instead of popping the whole queue — same result, since a client's entry
+            only changes when it is re-offered.
     """
 
-    __slots__ = ("_constraint", "_weight", "_heap", "_current")
+    __slots__ = ("_constraint", "_weight", "_heap", "_current", "_candidates")
 
     def __init__(
         self,
         constraint: Callable[[ProcessId, TaskId], bool],
         weight: Callable[[ProcessId], float],
+        candidates: Callable[[TaskId], Iterable[ProcessId]] | None = None,
     ) -> None:
         self._constraint = constraint
         self._weight = weight
+        self._candidates = candidates
         self._heap: list[tuple[float, Any, ProcessId]] = []
         self._current: dict[ProcessId, tuple[float, Any, ProcessId]] = {}
 
@@ -45,7 +51,8 @@ class ConstrainedPrioritySet:
         """Insert ``client``, or re-insert it with its current weight."""
         entry = (self._weight(client), client.key, client)
         self._current[client] = entry
-        heapq.heappush(self._heap, entry)
+        if self._candidates is None:
+            heapq.heappush(self._heap, entry)
 
     def offer_all(self, clients: Iterable[ProcessId]) -> None:
         for c in clients:
@@ -58,10 +65,22 @@ class ConstrainedPrioritySet:
 
         Returns ``None`` (and keeps every client) when none qualifies.
         """
+        current = self._current
+        if self._candidates is not None:
+            best: tuple[float, Any, ProcessId] | None = None
+            for client in self._candidates(task):
+                entry = current.get(client)
+                if entry is None or (best is not None and entry[:2] >= best[:2]):
+                    continue
+                if self._constraint(client, task) and (extra is None or extra(client)):
+                    best = entry
+            if best is None:
+                return None
+            del current[best[2]]  # its heap entry is now stale
+            return best[2]
         rejected: list[ProcessId] = []
         found: ProcessId | None = None
         heap = self._heap
-        current = self._current
         while heap:
             entry = heapq.heappop(heap)
             client = entry[2]

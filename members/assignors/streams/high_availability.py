@@ -34,9 +34,10 @@ from .standby import create_standby_assignor
 from .task_movement import (
     WarmupBudget,
     assign_active_task_movements,
+    _ByLag,
+    _CaughtUp,
+    _LagTable,
     assign_standby_task_movements,
-    caught_up_clients,
-    clients_by_lag,
 )
 
 __all__ = ["HighAvailabilityResult", "assign_high_availability", "balance_tasks_over_threads"]
@@ -142,9 +143,6 @@ def assign_high_availability(
     stateless_list = sorted(set(stateless))
     order = sorted(clients)
     result = HighAvailabilityResult(False)
-    for pid in order:
-        for task in stateful_list:
-            clients[pid].lag_for(task)  # Kafka: lagFor throws for an unknown task
     traffic = configs.traffic_cost if configs.traffic_cost is not None else DEFAULT_TRAFFIC_COST
     non_overlap = (
         configs.non_overlap_cost
@@ -189,8 +187,9 @@ def assign_high_availability(
             optimized(before, after)
 
     # 5-7. movements towards caught-up clients
-    caught_up = caught_up_clients(clients, stateful_list, configs.acceptable_recovery_lag)
-    by_lag = clients_by_lag(clients, stateful_list)
+    table = _LagTable(clients, stateful_list)
+    caught_up = _CaughtUp(table, configs.acceptable_recovery_lag)
+    by_lag = _ByLag(table)
     budget = WarmupBudget(configs.max_warmup_replicas)
     result.active_movements = assign_active_task_movements(
         caught_up, by_lag, clients, result.warmups, budget

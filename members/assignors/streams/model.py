@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import NamedTuple
 
 from protocol.java import java_string_key
@@ -124,18 +124,21 @@ def task_id_java_hash(task: TaskId) -> int:
     return _int32(31 * (31 * (31 + task.subtopology) + task.partition))
 
 
-@dataclass(frozen=True, slots=True)
 class ProcessId:
     """A Streams client's process id (Kafka ``ProcessId`` wrapping a ``java.util.UUID``).
 
     ``label`` is how the id is written in groupsim's JSON: a UUID string, ``PID_<n>``
     (= ``UUID(0, n)``) or any other non-empty label. ``key`` is the sort key (see module doc);
     ids compare and hash by ``key``, so ``PID_1`` and ``00000000-0000-0000-0000-000000000001``
-    are the same process.
+    are the same process. Build with :meth:`of`.
     """
 
-    label: str = field(compare=False)
-    key: tuple[int, int, int] | tuple[int, bytes]
+    __slots__ = ("label", "key", "_hash")
+
+    def __init__(self, label: str, key: tuple[int, int, int] | tuple[int, bytes]) -> None:
+        self.label = label
+        self.key = key
+        self._hash = hash(key)
 
     @classmethod
     def of(cls, label: str) -> ProcessId:
@@ -157,11 +160,20 @@ class ProcessId:
             return cls(label, (0, _signed64(value >> 64), _signed64(value)))
         return cls(label, (1, java_string_key(label)))
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ProcessId) and self.key == other.key
+
+    def __hash__(self) -> int:
+        return self._hash
+
     def __lt__(self, other: ProcessId) -> bool:
         return self.key < other.key  # type: ignore[operator]
 
     def __str__(self) -> str:
         return self.label
+
+    def __repr__(self) -> str:
+        return f"ProcessId({self.label})"
 
 
 class ClientState:

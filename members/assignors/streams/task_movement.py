@@ -8,8 +8,10 @@ more caught-up client exists) to a caught-up or the most caught-up client, leavi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+
+import numpy as np
 
 from ._queues import ConstrainedPrioritySet, JavaPriorityQueue
 from .model import (
@@ -53,29 +55,106 @@ def is_caught_up(lag: int, acceptable_recovery_lag: int) -> bool:
     )
 
 
+class _LagTable:
+    """Lags of every client for every stateful task as one matrix (columns in ProcessId order),
+    so caught-up sets and by-lag orders are computed per task only when asked for."""
+
+    def __init__(self, clients: Mapping[ProcessId, ClientState], stateful: list[TaskId]) -> None:
+        self.order = sorted(clients)
+        self.row = {t: i for i, t in enumerate(stateful)}
+        columns = []
+        wanted = set(stateful)
+        for pid in self.order:
+            lags = clients[pid].lags
+            if not lags.keys() >= wanted:
+                missing = min(wanted - lags.keys())
+                clients[pid].lag_for(missing)  # raises Kafka's "unknown task" error
+            columns.append([lags[t] for t in stateful])
+        shape = (len(stateful), len(self.order))
+        self.lags = np.array(columns, dtype=np.int64).T.reshape(shape)
+        # first column of the row minimum = lowest lag, then lowest ProcessId
+        self.first = self.lags.argmin(axis=1).tolist() if self.lags.size else []
+
+
+class _CaughtUp(Mapping[TaskId, set[ProcessId]]):
+    def __init__(self, table: _LagTable, acceptable_recovery_lag: int) -> None:
+        self.table = table
+        lags = table.lags
+        if acceptable_recovery_lag == JAVA_LONG_MAX:
+            self.mask = np.ones(lags.shape, dtype=bool)
+        else:
+            self.mask = (lags == LATEST_OFFSET) | ((lags >= 0) & (lags <= acceptable_recovery_lag))
+        self.cache: dict[TaskId, set[ProcessId]] = {}
+
+    def __getitem__(self, task: TaskId) -> set[ProcessId]:
+        got = self.cache.get(task)
+        if got is None:
+            order = self.table.order
+            row = self.mask[self.table.row[task]]
+            got = {order[j] for j in np.flatnonzero(row).tolist()}
+            self.cache[task] = got
+        return got
+
+    def __iter__(self) -> Iterator[TaskId]:
+        return iter(self.table.row)
+
+    def __len__(self) -> int:
+        return len(self.table.row)
+
+
+class _ByLag(Mapping[TaskId, list[ProcessId]]):
+    def __init__(self, table: _LagTable) -> None:
+        self.table = table
+        self.cache: dict[TaskId, list[ProcessId]] = {}
+
+    def __getitem__(self, task: TaskId) -> list[ProcessId]:
+        got = self.cache.get(task)
+        if got is None:
+            order = self.table.order
+            row = self.table.lags[self.table.row[task]]
+            # stable sort over columns in ProcessId order: ties by ProcessId
+            got = [order[j] for j in np.argsort(row, kind="stable").tolist()]
+            self.cache[task] = got
+        return got
+
+    def first(self, task: TaskId) -> ProcessId:
+        """The most caught-up client (lowest lag, then lowest id) without sorting."""
+        got = self.cache.get(task)
+        if got is not None:
+            return got[0]
+        return self.table.order[self.table.first[self.table.row[task]]]
+
+    def __iter__(self) -> Iterator[TaskId]:
+        return iter(self.table.row)
+
+    def __len__(self) -> int:
+        return len(self.table.row)
+
+
 def caught_up_clients(
     clients: Mapping[ProcessId, ClientState], stateful: list[TaskId], acceptable_recovery_lag: int
-) -> dict[TaskId, set[ProcessId]]:
-    """Stateful task → clients caught up on it (HATA ``tasksToCaughtUpClients``)."""
-    out: dict[TaskId, set[ProcessId]] = {}
-    for task in stateful:
-        out[task] = {
-            pid
-            for pid, state in clients.items()
-            if is_caught_up(state.lag_for(task), acceptable_recovery_lag)
-        }
-    return out
+) -> Mapping[TaskId, set[ProcessId]]:
+    """Stateful task → clients caught up on it (HATA ``tasksToCaughtUpClients``; see
+    :func:`is_caught_up`). Computed per task on first access.
+
+    Raises:
+        StreamsAssignmentError: a client has no lag for a stateful task (Kafka ``lagFor``).
+    """
+    return _CaughtUp(_LagTable(clients, stateful), acceptable_recovery_lag)
 
 
 def clients_by_lag(
     clients: Mapping[ProcessId, ClientState], stateful: list[TaskId]
-) -> dict[TaskId, list[ProcessId]]:
-    """Stateful task → every client in ascending (lag, ProcessId) order (``-3`` sorts first)."""
-    out: dict[TaskId, list[ProcessId]] = {}
-    for task in stateful:
-        lags = {pid: state.lag_for(task) for pid, state in clients.items()}
-        out[task] = sorted(clients, key=lambda pid: (lags[pid], pid.key))  # noqa: B023
-    return out
+) -> Mapping[TaskId, list[ProcessId]]:
+    """Stateful task → every client in ascending (lag, ProcessId) order (``-3`` sorts first);
+    computed per task on first access."""
+    return _ByLag(_LagTable(clients, stateful))
+
+
+def _most_caught_up(by_lag: Mapping[TaskId, list[ProcessId]], task: TaskId) -> ProcessId:
+    if isinstance(by_lag, _ByLag):
+        return by_lag.first(task)
+    return by_lag[task][0]
 
 
 def _holds_standby(
@@ -98,7 +177,7 @@ def _needs_movement(
     """Not caught up, and the most caught-up client has a strictly smaller lag."""
     if client in caught_up[task]:
         return False
-    most = by_lag[task][0]
+    most = _most_caught_up(by_lag, task)
     return clients[most].lag_for(task) < clients[client].lag_for(task)
 
 
@@ -152,7 +231,9 @@ def assign_active_task_movements(
     """
     order = sorted(clients)
     load_set = ConstrainedPrioritySet(
-        lambda c, t: c in caught_up[t], lambda c: clients[c].assigned_task_load
+        lambda c, t: c in caught_up[t],
+        lambda c: clients[c].assigned_task_load,
+        candidates=caught_up.__getitem__,
     )
     queue = _movement_queue(caught_up)
     for pid in order:
@@ -175,7 +256,7 @@ def assign_active_task_movements(
                 _move_active_and_try_warmup(task, clients[source], dest_state, budget, warmups)
             else:
                 # 3. move to the most caught-up client (unless that is the destination)
-                most = by_lag[task][0]
+                most = _most_caught_up(by_lag, task)
                 if most == dest:
                     raise StreamsAssignmentError(
                         f"no client to move active task {task} to from {dest}"
@@ -204,7 +285,9 @@ def assign_standby_task_movements(
     """
     order = sorted(clients)
     load_set = ConstrainedPrioritySet(
-        lambda c, t: c in caught_up[t], lambda c: clients[c].assigned_task_load
+        lambda c, t: c in caught_up[t],
+        lambda c: clients[c].assigned_task_load,
+        candidates=caught_up.__getitem__,
     )
     queue = _movement_queue(caught_up)
     for pid in order:
