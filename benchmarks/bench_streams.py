@@ -8,7 +8,8 @@ Rows:
   off) in two situations: *scale-out* (C−1 clients held a balanced assignment and report lag 0
   for what they held, one client joins empty: the round-robin target differs, so every task
   whose desired owner is not caught up is moved back with warmups) and *steady* (every client
-  is caught up on exactly what the assignor's target gives it, actives and standbys). Targets: ≤ 2 s at 100 × 10,000.
+  is caught up on exactly what the assignor's target gives it, actives and standbys).
+  Target: ≤ 2 s at 100 × 10,000.
 * ``rack_aware <strategy>`` — ``RackAwareTaskAssignor.optimize_active_tasks`` on the stateful
   actives of a round-robin assignment (10 subtopologies, 3 racks, every client on a random
   rack, every task one source partition on 1–2 random racks), HATA's costs 10 / 1. Kafka's

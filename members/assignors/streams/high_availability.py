@@ -33,10 +33,10 @@ from .rack_aware import (
 from .standby import create_standby_assignor
 from .task_movement import (
     WarmupBudget,
-    assign_active_task_movements,
     _ByLag,
     _CaughtUp,
     _LagTable,
+    assign_active_task_movements,
     assign_standby_task_movements,
 )
 
