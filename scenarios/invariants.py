@@ -111,6 +111,7 @@ class InvariantChecker:
             "assignment": self._on_assignment,
             "generation": self._on_generation,
             "group_state": self._on_group_state,
+            "group_loaded": self._on_group_loaded,
         }
 
     def feed(self, record: dict[str, Any]) -> list[Violation]:
@@ -270,6 +271,14 @@ class InvariantChecker:
         self._generation = record.get("generation")
         self._leader_id = record.get("leader_id")
         self._have_generation = True
+        return []
+
+    def _on_group_loaded(self, record: dict[str, Any]) -> list[Violation]:
+        """A new coordinator loaded the group from its stored record (coordinator failover):
+        the old group object is Dead, the new one starts in the stored state and generation."""
+        self._state = record.get("state")
+        self._generation = record.get("generation")
+        self._leader_id = record.get("leader_id")
         return []
 
     def _on_group_state(self, record: dict[str, Any]) -> list[Violation]:
