@@ -34,6 +34,17 @@ What each assignor runs (Kafka class in brackets):
   without partition racks) Kafka skips it silently: so does groupsim, logging a warning on
   the ``groupsim.streams`` logger, and the output has no ``cost``.
 
+Validation follows Kafka's config validators (``max.warmup.replicas`` >= 1,
+``probing.rebalance.interval.ms`` >= 60000, ``acceptable.recovery.lag`` >= 0, at most 5
+``rack.aware.assignment.tags``, client tags: at most 5, key <= 20, value <= 30 characters) and
+adds groupsim's own: ``num.standby.replicas`` and the two costs >= 0 (Kafka has no validator),
+lags -3, -2 or >= 0, no task both stateful and stateless, no lag/standby for a task that is
+not stateful, one active per task. ``prev_active``/``prev_standby`` are informational (HATA
+decides from lags) and may name tasks no longer in the topology, as Kafka's may. Kafka's rule
+that every configured tag key exists on the instance itself is not checked (older clients
+send no tags; the assignors cope). Task ids are ``<subtopology>_<partition>`` without a named
+topology.
+
 A task's partition racks are either one list of rack names (the task reads one partition
 whose replicas are on those racks) or a list of such lists (one per partition).
 
