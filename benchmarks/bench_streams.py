@@ -19,7 +19,9 @@ Rows:
   task.
 
 ``--check`` also runs Kafka's cycle-cancelling algorithm (groupsim's Python port of it) on a
-12 × 120 instance of each strategy and prints both total costs, which must be equal.
+12 × 120 instance of each strategy and prints both total costs, which must be equal. On the
+40 × 400 instances themselves the port (554 s / 374 s in Python) reached 233 (min_traffic)
+and 317 (balance_subtopology), the same totals OR-Tools reaches in ~5 ms.
 """
 
 from __future__ import annotations
