@@ -1,0 +1,293 @@
+"""``groupsim chaos``: seeded random fault campaigns (a plain typer command function; the
+``groupsim`` app registers it). See docs/chaos.md.
+
+Exit codes as every ``groupsim`` command: 0 no violation (known upstream issues are reported
+under their names and do not count), 1 a violation, 2 bad input (one line on stderr).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+from rich.console import Console
+
+from scenarios.chaos import ASSIGNOR_OF, FAULT_KINDS, PROTOCOLS
+
+__all__ = [
+    "chaos",
+    "parse_duration_ms",
+    "parse_members",
+    "parse_protocols",
+    "parse_faults",
+    "render_campaign",
+    "MAX_MEMBERS",
+]
+
+#: The largest group ``--members`` accepts.
+MAX_MEMBERS = 1000
+
+_stderr = Console(stderr=True, highlight=False)
+
+_UNITS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000}
+
+
+class ChaosInputError(ValueError):
+    """A bad ``groupsim chaos`` option; its text is the one-line error."""
+
+
+def parse_duration_ms(text: str) -> int:
+    """``1h``, ``30m``, ``90s``, ``500ms`` (or a bare number of ms) → virtual ms (≥ 1)."""
+    match = re.fullmatch(r"\s*(\d+)\s*(ms|s|m|h)?\s*", text)
+    if match is None:
+        raise ChaosInputError(
+            f"--duration: expected a number with a unit (ms, s, m, h), e.g. 1h, 30m, 90s, "
+            f"500ms; got {text!r}"
+        )
+    value = int(match.group(1)) * _UNITS[match.group(2) or "ms"]
+    if value < 1:
+        raise ChaosInputError(f"--duration: must be at least 1 ms, got {text!r}")
+    if value > 10 * 365 * 24 * 3_600_000:
+        raise ChaosInputError(f"--duration: at most 10 years of virtual time, got {text!r}")
+    return value
+
+
+def parse_members(text: str) -> tuple[int, int]:
+    """``N`` or ``A..B`` (1 ≤ A ≤ B ≤ :data:`MAX_MEMBERS`)."""
+    match = re.fullmatch(r"\s*(\d+)\s*(?:\.\.\s*(\d+)\s*)?", text)
+    if match is None:
+        raise ChaosInputError(f"--members: expected N or A..B (e.g. 10 or 3..50), got {text!r}")
+    low = int(match.group(1))
+    high = int(match.group(2)) if match.group(2) is not None else low
+    if not 1 <= low <= high <= MAX_MEMBERS:
+        raise ChaosInputError(
+            f"--members: expected 1 <= A <= B <= {MAX_MEMBERS}, got {low}..{high}"
+        )
+    return low, high
+
+
+def _comma_list(option: str, text: str, allowed: tuple[str, ...]) -> tuple[str, ...]:
+    items = [item.strip() for item in text.split(",") if item.strip()]
+    if not items:
+        raise ChaosInputError(f"{option}: expected a comma list of {', '.join(allowed)}")
+    for item in items:
+        if item not in allowed:
+            raise ChaosInputError(
+                f"{option}: unknown value {item!r} (expected some of {', '.join(allowed)})"
+            )
+    return tuple(dict.fromkeys(items))
+
+
+def parse_protocols(text: str) -> tuple[str, ...]:
+    """One protocol or a comma list of ``eager``, ``compatible``, ``sessioned``, ``static``."""
+    return _comma_list("--protocol", text, PROTOCOLS)
+
+
+def parse_faults(text: str) -> tuple[str, ...]:
+    """A comma list of fault kinds (:data:`scenarios.chaos.FAULT_KINDS`); ``none`` for none."""
+    if text.strip() == "none":
+        return ()
+    return _comma_list("--faults", text, FAULT_KINDS)
+
+
+def _check_assignor(assignor: str | None, protocols: tuple[str, ...]) -> None:
+    if assignor is None:
+        return
+    known = sorted(set(ASSIGNOR_OF.values()))
+    if assignor not in known:
+        raise ChaosInputError(
+            f"--assignor: unknown assignor {assignor!r} (expected one of {', '.join(known)})"
+        )
+    wrong = [p for p in protocols if ASSIGNOR_OF[p] != assignor]
+    if wrong:
+        implied = ", ".join(f"{p} runs {ASSIGNOR_OF[p]}" for p in wrong)
+        raise ChaosInputError(
+            f"--assignor: {assignor} does not match --protocol ({implied}); the protocol "
+            "implies the assignor"
+        )
+
+
+def _fail(message: str) -> NoReturn:
+    _stderr.print(f"groupsim: error: {message}", markup=False, soft_wrap=True)
+    raise typer.Exit(2)
+
+
+def _seconds(ms: int | None) -> str:
+    return "-" if ms is None else f"{ms / 1000:.1f} s"
+
+
+def render_campaign(result: Any, console: Console) -> None:
+    """Print a campaign's table: runs, faults injected, violations by kind, p50/p99 task
+    downtime (the worst task of each run) and time to converge after the last fault."""
+    from rich.table import Table
+
+    config = result.config
+    low, high = config.members
+    title = (
+        f"groupsim chaos (seed {result.seed}, {result.runs} runs, "
+        f"{low if low == high else f'{low}..{high}'} members, {', '.join(config.protocols)}, "
+        f"{config.duration_ms / 1000:g} s of faults)"
+    )
+    table = Table(title=title, show_header=True, header_style="bold")
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    table.add_column("detail")
+    faults = result.faults
+    table.add_row(
+        "runs",
+        str(result.runs),
+        f"{result.wall_s:.1f} s wall, {result.runs_per_minute:.0f} runs/min on {result.jobs} "
+        f"process{'es' if result.jobs != 1 else ''}",
+    )
+    table.add_row(
+        "faults injected",
+        str(sum(faults.values())),
+        ", ".join(f"{k} {v}" for k, v in sorted(faults.items())) or "none",
+    )
+    violations = result.violations
+    runs_with = result.runs_with
+    from scenarios.invariants import KNOWN_ISSUES
+
+    new = {k: v for k, v in violations.items() if k not in KNOWN_ISSUES}
+    known = {k: v for k, v in violations.items() if k in KNOWN_ISSUES}
+    table.add_row(
+        "violations",
+        str(sum(new.values())),
+        ", ".join(f"{k} {v} (in {runs_with[k]} runs)" for k, v in sorted(new.items())) or "none",
+    )
+    table.add_row(
+        "known upstream",
+        str(sum(known.values())),
+        ", ".join(f"{k} {v} (in {runs_with[k]} runs)" for k, v in sorted(known.items())) or "none",
+    )
+    p50d, p99d = result.downtime_percentiles()
+    table.add_row("task downtime p50/p99", f"{_seconds(p50d)} / {_seconds(p99d)}", "worst task")
+    p50c, p99c = result.converge_percentiles()
+    converged = sum(1 for o in result.outcomes if o.converge_ms is not None)
+    table.add_row(
+        "converge p50/p99",
+        f"{_seconds(p50c)} / {_seconds(p99c)}",
+        f"after the last fault ends; {converged}/{result.runs} runs converged",
+    )
+    console.print(table)
+    for rep in result.reproducers:
+        where = str(rep.path) if rep.path else "(not written)"
+        check = "reproduces" if rep.verified else "DOES NOT reproduce"
+        console.print(
+            f"run {rep.index}: {rep.invariant} — shrunk {rep.steps_before} → {rep.steps_after} "
+            f"faults, {check}: groupsim run {where}",
+            markup=False,
+            soft_wrap=True,
+        )
+        if rep.detail:
+            console.print(f"  {rep.detail}", markup=False, soft_wrap=True)
+    failed_unshrunk = [
+        o for o in result.failed if o.index not in {r.index for r in result.reproducers}
+    ]
+    for outcome in failed_unshrunk:
+        invariant, detail = outcome.first_new or ("?", "")
+        console.print(f"run {outcome.index}: {invariant}: {detail}", markup=False, soft_wrap=True)
+
+
+def chaos(
+    runs: Annotated[int, typer.Option(help="Number of runs.")] = 100,
+    seed: Annotated[int, typer.Option(help="Campaign seed (run i is seeded by (seed, i)).")] = 1,
+    members: Annotated[
+        str, typer.Option(help="Members per run: N or A..B (drawn per run).")
+    ] = "3..10",
+    protocol: Annotated[
+        str,
+        typer.Option(
+            help="connect.protocol per run: one or a comma list of " + ", ".join(PROTOCOLS)
+        ),
+    ] = ",".join(PROTOCOLS),
+    assignor: Annotated[
+        str | None,
+        typer.Option(
+            help="Check that every --protocol runs this assignor (eager, "
+            "incremental_cooperative, static); the protocol implies it."
+        ),
+    ] = None,
+    faults: Annotated[
+        str, typer.Option(help="Fault kinds, comma list: " + ",".join(FAULT_KINDS) + ", or none.")
+    ] = ",".join(FAULT_KINDS),
+    duration: Annotated[
+        str, typer.Option(help="Fault window per run: 1h, 30m, 90s, 500ms.")
+    ] = "1h",
+    out: Annotated[
+        Path, typer.Option(help="Where shrunk reproducers (chaos-<seed>-<run>.toml) go.")
+    ] = Path("groupsim-out/chaos"),
+    jobs: Annotated[int, typer.Option(help="Worker processes.")] = 2,
+    shrink: Annotated[bool, typer.Option(help="Shrink failing runs to minimal scenarios.")] = True,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print the result as JSON instead of a table.")
+    ] = False,
+) -> None:
+    """Run seeded random fault campaigns; shrink each failing run to a scenario file."""
+    from scenarios.chaos import ChaosConfig, run_campaign
+
+    try:
+        if runs < 1:
+            raise ChaosInputError(f"--runs: must be at least 1, got {runs}")
+        if seed < 0:
+            raise ChaosInputError(f"--seed: must be >= 0, got {seed}")
+        if not 1 <= jobs <= 256:
+            raise ChaosInputError(f"--jobs: must be 1..256, got {jobs}")
+        protocols = parse_protocols(protocol)
+        _check_assignor(assignor, protocols)
+        config = ChaosConfig(
+            members=parse_members(members),
+            protocols=protocols,
+            faults=parse_faults(faults),
+            duration_ms=parse_duration_ms(duration),
+        )
+        if out.exists() and not out.is_dir():
+            raise ChaosInputError(f"--out: {out} exists and is not a directory")
+    except ChaosInputError as exc:
+        _fail(str(exc))
+    with _Progress(runs) as advance:
+        result = run_campaign(
+            config,
+            runs,
+            seed,
+            jobs=jobs,
+            out_dir=out,
+            shrink_failures=shrink,
+            on_progress=advance,
+        )
+    if json_out:
+        typer.echo(json.dumps(result.to_json(), indent=2))
+    else:
+        render_campaign(result, Console(width=None if sys.stdout.isatty() else 120))
+    raise typer.Exit(1 if result.failed else 0)
+
+
+class _Progress:
+    """A transient progress bar on stderr when it is a terminal (runs done)."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.bar: Any = None
+        self.task: Any = None
+
+    def __enter__(self) -> Any:
+        if not sys.stderr.isatty():
+            return None
+        from rich.progress import Progress
+
+        self.bar = Progress(console=_stderr, transient=True)
+        self.bar.start()
+        self.task = self.bar.add_task("chaos runs", total=self.total)
+
+        def advance(done: int, total: int) -> None:
+            self.bar.update(self.task, completed=done, total=total)
+
+        return advance
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
