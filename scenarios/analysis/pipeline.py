@@ -1,0 +1,443 @@
+"""Run a sweep on Spark and write its results as Parquet.
+
+Layout of an output directory ``OUT`` (a local path, or any URL Spark writes to, e.g.
+``hdfs://…``, ``s3a://…``):
+
+- ``OUT/runs/``: one row per run (:func:`scenarios.analysis.arrow.run_columns`): ``run_id``,
+  ``batch``, the sweep parameters, then :data:`scenarios.sweeps.RUN_COLUMNS` (seed, status,
+  error, summary metrics, violations by invariant, expectation failures).
+- ``OUT/events/``: one row per event-log record of every run, partitioned by the sweep
+  parameters (``events/protocol=eager/workers=5/part-….parquet``): ``run_id``, ``batch``,
+  ``seed``, then ``t_ms``, ``seq``, ``kind``, ``member``, ``fields`` (JSON of the other keys).
+- ``OUT/aggregates/``: one row per parameter combination, recomputed from all of ``runs/``
+  after every invocation (:func:`aggregate_columns`).
+- ``OUT/sweep.json`` (local paths only): the sweep's name, fingerprint, grid and file text.
+
+How it runs: the driver builds one row per pending run (its id, seed, parameters and the
+scenario's TOML text) and Spark maps them with ``mapInArrow`` (Arrow batches in and out, no
+pandas conversion) onto :func:`scenarios.sweeps.execute_run` inside Python executors, one run
+per task, the longest first; there is no per-run JVM work besides moving the result rows.
+Each run's event rows come back as one Arrow batch and are written to ``events/`` by the same
+job; its ``runs`` row comes back to the driver through an accumulator and the driver writes
+the batch's ``runs`` rows after the events have committed. Runs are written in batches
+(``batch_size`` runs, one Spark job each). A run that raises is a row with
+``status = "failed"``.
+
+Resuming: runs whose ``run_id`` is already in ``runs/`` are skipped. ``events/`` rows of a
+batch that was interrupted after its events but before its runs were committed carry a
+``batch`` with no ``runs`` row: :func:`scenarios.analysis.tables.read_events` drops them.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from scenarios.analysis.arrow import event_batch, event_columns, event_schema, run_columns
+from scenarios.schema import INVARIANTS
+from scenarios.sweeps import (
+    AGGREGATE_METRICS,
+    PERCENTILES,
+    LoadedSweep,
+    RunSpec,
+    SweepError,
+    execute_run,
+)
+
+__all__ = [
+    "SweepRun",
+    "run_sweep",
+    "spark_schema",
+    "aggregate_columns",
+    "compute_aggregates",
+    "out_path",
+    "existing_run_ids",
+]
+
+#: ``progress(done, total)``: runs finished in this invocation / runs to run.
+ProgressFn = Callable[[int, int], None]
+
+_INPUT_COLUMNS = [
+    ("run_id", "string"),
+    ("sweep", "string"),
+    ("seed", "long"),
+    ("params", "string"),
+    ("scenario_text", "string"),
+    ("source", "string"),
+]
+
+
+@dataclass
+class SweepRun:
+    """What :func:`run_sweep` did.
+
+    Attributes:
+        out: the output directory (as given to Spark).
+        total: runs in the sweep; skipped: already in ``runs/``; ran: run now;
+        failed: of those, rows with ``status = "failed"``; batches: Spark write batches.
+        seconds: wall time of the invocation (excluding Spark's start-up when a session was
+        passed in).
+        failures: ``(run_id, seed, params, error)`` of the failed runs of this invocation.
+    """
+
+    out: str
+    total: int
+    skipped: int
+    ran: int = 0
+    failed: int = 0
+    batches: int = 0
+    seconds: float = 0.0
+    failures: list[tuple[str, int, dict[str, Any], str]] = field(default_factory=list)
+
+
+def _spark_type(kind: str) -> Any:
+    from pyspark.sql import types as T
+
+    simple = {
+        "string": T.StringType(),
+        "long": T.LongType(),
+        "double": T.DoubleType(),
+        "boolean": T.BooleanType(),
+        "array<string>": T.ArrayType(T.StringType(), containsNull=True),
+    }
+    return simple[kind]
+
+
+def spark_schema(columns: Sequence[tuple[str, str]]) -> Any:
+    """A ``pyspark.sql.types.StructType`` of ``(name, type)`` columns (types as in
+    :data:`scenarios.sweeps.RUN_COLUMNS`)."""
+    from pyspark.sql import types as T
+
+    return T.StructType([T.StructField(n, _spark_type(t), True) for n, t in columns])
+
+
+def aggregate_columns(param_types: Mapping[str, str]) -> list[tuple[str, str]]:
+    """The ``aggregates`` table: the parameters; ``runs``, ``ok_runs``, ``failed_runs``,
+    ``converged_runs``, ``expect_ok_runs``; ``scenario_workers``, ``scenario_protocol``,
+    ``scenario_delay_ms`` (from the runs); per metric of
+    :data:`scenarios.sweeps.AGGREGATE_METRICS` its mean and p50/p95/p99 over ok runs
+    (doubles, virtual ms or counts; null when no ok run has a value); ``violations_total``,
+    ``runs_with_violations`` and ``violations_<invariant>`` (sums over runs)."""
+    cols: list[tuple[str, str]] = list(param_types.items())
+    cols += [
+        ("runs", "long"),
+        ("ok_runs", "long"),
+        ("failed_runs", "long"),
+        ("converged_runs", "long"),
+        ("expect_ok_runs", "long"),
+        ("scenario_workers", "long"),
+        ("scenario_protocol", "string"),
+        ("scenario_delay_ms", "long"),
+    ]
+    for metric in AGGREGATE_METRICS:
+        cols.append((f"{metric}_mean", "double"))
+        cols += [(f"{metric}_{label}", "double") for label, _ in PERCENTILES]
+    cols += [("violations_total", "long"), ("runs_with_violations", "long")]
+    cols += [(_violation_column(name), "long") for name in INVARIANTS]
+    return cols
+
+
+def _violation_column(invariant: str) -> str:
+    return f"violations_{invariant.replace('-', '_').lower()}"
+
+
+def out_path(out: str | Path) -> str:
+    """``out`` as Spark should see it: an absolute local path, or the URL unchanged."""
+    text = str(out)
+    if "://" in text:
+        return text.rstrip("/")
+    return str(Path(text).expanduser().resolve())
+
+
+def _is_local(out: str) -> bool:
+    return "://" not in out or out.startswith("file://")
+
+
+def _exists(spark: Any, path: str) -> bool:
+    if _is_local(path):
+        return Path(path.removeprefix("file://")).exists()
+    jvm = spark.sparkContext._jvm
+    hpath = jvm.org.apache.hadoop.fs.Path(path)
+    fs = hpath.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+    return bool(fs.exists(hpath))
+
+
+def existing_run_ids(spark: Any, out: str) -> set[str]:
+    """The ``run_id`` of every row in ``out/runs/`` (empty when there is none)."""
+    runs = f"{out}/runs"
+    if not _exists(spark, runs):
+        return set()
+    df = spark.read.schema("run_id string").parquet(runs)
+    return {row[0] for row in df.distinct().collect()}
+
+
+def _check_meta(sweep: LoadedSweep, out: str) -> None:
+    """Refuse an ``out`` that holds another sweep; write ``sweep.json`` (local paths only)."""
+    if not _is_local(out):
+        return
+    directory = Path(out.removeprefix("file://"))
+    meta_path = directory / "sweep.json"
+    if meta_path.exists():
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise SweepError(str(meta_path), None, f"unreadable: {exc}") from None
+        if meta.get("name") != sweep.name or meta.get("fingerprint") != sweep.fingerprint:
+            raise SweepError(
+                str(directory),
+                None,
+                f"holds results of another sweep ({meta.get('name')!r}, base "
+                f"{meta.get('base')!r}) or of another version of this one; use another --out",
+            )
+    directory.mkdir(parents=True, exist_ok=True)
+    meta = {
+        "name": sweep.name,
+        "description": sweep.description,
+        "fingerprint": sweep.fingerprint,
+        "base": sweep.base,
+        "parameters": sweep.parameters,
+        "param_types": sweep.param_types,
+        "seeds": sweep.seeds,
+        "runs": len(sweep.runs),
+        "sweep_file": sweep.text,
+    }
+    tmp = meta_path.with_name(f".sweep.json.{uuid.uuid4().hex}.tmp")
+    tmp.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, meta_path)
+
+
+class _ListParam:
+    """An accumulator of lists (the run rows executors hand back to the driver)."""
+
+    def zero(self, value: list[Any]) -> list[Any]:
+        return []
+
+    def addInPlace(self, a: list[Any], b: list[Any]) -> list[Any]:  # noqa: N802 - Spark's name
+        a.extend(b)
+        return a
+
+
+def _execute_batches(
+    batches: Iterator[Any],
+    *,
+    param_names: list[str],
+    param_types: dict[str, str],
+    batch: str,
+    with_events: bool,
+    rows: Any,
+) -> Iterator[Any]:
+    """The executor side (``mapInArrow``): input rows → the runs' event rows (one record
+    batch per run); each run's ``runs`` row goes back to the driver through ``rows``."""
+    schema = event_schema(param_types)
+    for record_batch in batches:
+        for row in record_batch.to_pylist():
+            params = json.loads(row["params"])
+            spec = RunSpec(
+                run_id=row["run_id"],
+                sweep=row["sweep"],
+                params={k: params[k] for k in param_names},
+                seed=int(row["seed"]),
+                scenario_text=row["scenario_text"],
+                source=row["source"],
+            )
+            outcome = execute_run(spec, with_events=with_events)
+            rows.add([dict(outcome.row, batch=batch)])
+            if with_events:
+                yield event_batch(outcome, batch, schema)
+
+
+def run_sweep(
+    sweep: LoadedSweep,
+    out: str | Path,
+    *,
+    spark: Any = None,
+    master: str | None = "local[*]",
+    conf: Mapping[str, str] | None = None,
+    events: bool = True,
+    batch_size: int = 400,
+    runs_per_task: int = 1,
+    specs: Sequence[RunSpec] | None = None,
+    progress: ProgressFn | None = None,
+) -> SweepRun:
+    """Run every run of ``sweep`` not yet in ``out/runs/`` on Spark and write the tables.
+
+    Args:
+        sweep: from :func:`scenarios.sweeps.load_sweep`.
+        out: output directory (local path or URL); created when missing.
+        spark: a SparkSession to use (kept running); default: one is made with
+            :func:`scenarios.analysis.session.make_session` (``master``, ``conf``) and
+            stopped at the end.
+        events: also write ``events/`` (the full event logs).
+        batch_size: runs per Spark write (the unit that resuming can lose).
+        runs_per_task: runs per Spark task (1 balances best; more cuts task overhead).
+        specs: the runs to consider (default ``sweep.runs``; tests pass crafted ones).
+        progress: called with (runs done, runs to run) as Spark tasks finish.
+
+    Raises:
+        SweepError: ``out`` holds another sweep's results.
+        RuntimeError: Spark cannot start (see :func:`scenarios.analysis.session.spark_problem`).
+    """
+    if batch_size < 1 or runs_per_task < 1:
+        raise ValueError("batch_size and runs_per_task must be >= 1")
+    out = out_path(out)
+    _check_meta(sweep, out)
+    own = spark is None
+    if own:
+        from scenarios.analysis.session import make_session
+
+        spark = make_session(master, app_name=f"groupsim sweep {sweep.name}", conf=conf)
+    started = time.perf_counter()
+    try:
+        all_specs = list(sweep.runs if specs is None else specs)
+        done = existing_run_ids(spark, out)
+        pending = [s for s in all_specs if s.run_id not in done]
+        pending.sort(key=lambda s: -s.cost)  # longest first (stable for equal costs)
+        result = SweepRun(out=out, total=len(all_specs), skipped=len(all_specs) - len(pending))
+        if progress is not None:
+            progress(0, len(pending))
+        finished = 0
+        for start in range(0, len(pending), batch_size):
+            chunk = pending[start : start + batch_size]
+
+            def report(n: int, base: int = finished) -> None:
+                if progress is not None:
+                    progress(base + n, len(pending))
+
+            _run_batch(spark, sweep, out, chunk, events, runs_per_task, report, result)
+            finished += len(chunk)
+            result.batches += 1
+            if progress is not None:
+                progress(finished, len(pending))
+        if pending or not _exists(spark, f"{out}/aggregates"):
+            compute_aggregates(spark, sweep.param_types, out)
+        result.seconds = time.perf_counter() - started
+        return result
+    finally:
+        if own:
+            spark.stop()
+
+
+def _run_batch(
+    spark: Any,
+    sweep: LoadedSweep,
+    out: str,
+    chunk: list[RunSpec],
+    events: bool,
+    runs_per_task: int,
+    report: Callable[[int], None],
+    result: SweepRun,
+) -> None:
+    from pyspark.accumulators import AccumulatorParam
+
+    sc = spark.sparkContext
+    batch = time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
+    inputs = [
+        (s.run_id, s.sweep, s.seed, json.dumps(s.params), s.scenario_text, s.source) for s in chunk
+    ]
+    slices = max(1, -(-len(inputs) // runs_per_task))
+    frame = spark.createDataFrame(sc.parallelize(inputs, slices), spark_schema(_INPUT_COLUMNS))
+    param: AccumulatorParam[list[Any]] = _ListParam()  # type: ignore[assignment]
+    rows = sc.accumulator([], param)
+    param_names = list(sweep.param_types)
+    func = functools.partial(
+        _execute_batches,
+        param_names=param_names,
+        param_types=dict(sweep.param_types),
+        batch=batch,
+        with_events=events,
+        rows=rows,
+    )
+    event_rows = frame.mapInArrow(func, spark_schema(event_columns(sweep.param_types)))
+    stop = threading.Event()
+
+    def poll() -> None:
+        while not stop.wait(0.25):
+            report(min(len(rows.value), len(chunk)))
+
+    poller = threading.Thread(target=poll, name="groupsim-progress", daemon=True)
+    poller.start()
+    try:
+        if events:
+            writer = event_rows.write.mode("append")
+            if param_names:
+                writer = writer.partitionBy(*param_names)
+            writer.parquet(f"{out}/events")
+        else:
+            event_rows.count()
+    finally:
+        stop.set()
+        poller.join()
+    by_id = {row["run_id"]: row for row in rows.value}  # a retried task reports twice
+    columns = run_columns(sweep.param_types)
+    records = [tuple(row.get(name) for name, _ in columns) for row in by_id.values()]
+    runs = spark.createDataFrame(records, spark_schema(columns))
+    runs.coalesce(1).write.mode("append").parquet(f"{out}/runs")
+    for row in by_id.values():
+        if row["status"] == "failed":
+            params = {k: row[k] for k in param_names}
+            result.failures.append((row["run_id"], int(row["seed"]), params, str(row["error"])))
+    result.ran += len(by_id)
+    result.failed = len(result.failures)
+
+
+def compute_aggregates(spark: Any, param_types: Mapping[str, str], out: str) -> None:
+    """Recompute ``out/aggregates/`` (overwritten) from every row of ``out/runs/``."""
+    from pyspark.sql import functions as F
+
+    param_names = list(param_types)
+    runs = spark.read.parquet(f"{out}/runs").dropDuplicates(["run_id"])
+    ok = F.col("status") == "ok"
+
+    def count_if(cond: Any) -> Any:
+        return F.sum(F.when(cond, 1).otherwise(0)).cast("long")
+
+    aggs: list[Any] = [
+        F.count(F.lit(1)).cast("long").alias("runs"),
+        count_if(ok).alias("ok_runs"),
+        count_if(~ok).alias("failed_runs"),
+        count_if(F.col("converged")).alias("converged_runs"),
+        count_if(F.col("expect_ok")).alias("expect_ok_runs"),
+        F.max("scenario_workers").alias("scenario_workers"),
+        F.max("scenario_protocol").alias("scenario_protocol"),
+        F.max("scenario_delay_ms").alias("scenario_delay_ms"),
+    ]
+    fractions = ", ".join(str(p) for _, p in PERCENTILES)
+    for metric in AGGREGATE_METRICS:
+        value = F.when(ok, F.col(metric).cast("double"))
+        aggs.append(F.avg(value).alias(f"{metric}_mean"))
+        aggs.append(
+            F.expr(
+                f"percentile(CASE WHEN status = 'ok' THEN CAST({metric} AS DOUBLE) END, "
+                f"array({fractions}))"
+            ).alias(f"{metric}__pct")
+        )
+    aggs.append(
+        F.coalesce(F.sum("violations_total"), F.lit(0)).cast("long").alias("violations_total")
+    )
+    aggs.append(count_if(F.col("violations_total") > 0).alias("runs_with_violations"))
+    for name in INVARIANTS:
+        column = _violation_column(name)
+        aggs.append(F.coalesce(F.sum(column), F.lit(0)).cast("long").alias(column))
+    grouped = runs.groupBy(*param_names) if param_names else runs.groupBy()
+    table = grouped.agg(*aggs)
+    percentile_items = {
+        f"{metric}_{label}": F.col(f"{metric}__pct").getItem(i)
+        for metric in AGGREGATE_METRICS
+        for i, (label, _) in enumerate(PERCENTILES)
+    }
+    select = [
+        percentile_items[name].alias(name) if name in percentile_items else F.col(name)
+        for name, _kind in aggregate_columns(param_types)
+    ]
+    table = table.select(*select)
+    if param_names:
+        table = table.orderBy(*param_names)
+    table.coalesce(1).write.mode("overwrite").parquet(f"{out}/aggregates")

@@ -1,0 +1,189 @@
+"""``groupsim sweep`` and ``groupsim report``: plain typer command functions.
+
+The lead registers them on the app in ``scenarios/cli.py``::
+
+    from scenarios.cli_analysis import report, sweep
+    app.command()(sweep)
+    app.command()(report)
+
+Conventions as ``scenarios/cli.py``: bad input is one line ``groupsim: error: ...`` on stderr
+and exit code 2; ``sweep`` exits 1 when a run of this invocation failed (the failures are
+rows of ``runs/`` and the sweep completed), else 0.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+from rich.console import Console
+
+__all__ = ["sweep", "report"]
+
+_stderr = Console(stderr=True, highlight=False)
+
+
+def _fail(message: str) -> NoReturn:
+    _stderr.print(f"groupsim: error: {' '.join(message.split())}", markup=False, soft_wrap=True)
+    raise typer.Exit(2)
+
+
+def _parse_conf(items: list[str]) -> dict[str, str]:
+    conf = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            _fail(f"--conf: expected KEY=VALUE, got {item!r}")
+        conf[key.strip()] = value
+    return conf
+
+
+class _Bar:
+    """A rich progress bar of runs on stderr (only when stderr is a terminal)."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.bar: Any = None
+        self.task: Any = None
+
+    def __enter__(self) -> _Bar:
+        if sys.stderr.isatty():
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+
+            self.bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("runs"),
+                TimeElapsedColumn(),
+                TimeRemainingColumn(),
+                console=_stderr,
+                transient=True,
+            )
+            self.bar.start()
+            self.task = self.bar.add_task(self.label, total=None)
+        return self
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.bar is not None:
+            self.bar.update(self.task, completed=done, total=total)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def sweep(
+    sweep_file: Annotated[
+        str,
+        typer.Argument(
+            metavar="SWEEP",
+            help="Sweep file, or a built-in sweep (protocol-comparison, delay-tuning).",
+        ),
+    ],
+    master: Annotated[
+        str,
+        typer.Option(help="Spark master URL: local[N], local[*], spark://host:7077, yarn, …"),
+    ] = "local[*]",
+    out: Annotated[
+        str | None,
+        typer.Option(
+            help="Output directory or URL (default ./sweep-out/<sweep>); re-running with the "
+            "same one resumes, skipping runs already written."
+        ),
+    ] = None,
+    events: Annotated[bool, typer.Option(help="Write every run's event log to events/.")] = True,
+    batch_size: Annotated[
+        int, typer.Option(min=1, help="Runs per Spark write (what an interruption can lose).")
+    ] = 400,
+    conf: Annotated[
+        list[str] | None,
+        typer.Option(help="Extra Spark setting KEY=VALUE (repeatable)."),
+    ] = None,
+) -> None:
+    """Run a sweep (parameter grid × seeds) on Spark; write runs/, events/, aggregates/."""
+    from scenarios.loader import ScenarioError
+    from scenarios.sweeps import SweepError, load_sweep
+
+    settings = _parse_conf(conf or [])
+    try:
+        loaded = load_sweep(sweep_file)
+    except (SweepError, ScenarioError) as exc:
+        _fail(str(exc))
+    from scenarios.analysis.session import spark_problem
+
+    problem = spark_problem()
+    if problem is not None:
+        _fail(f"groupsim sweep needs Spark: {problem}")
+    from scenarios.analysis.pipeline import run_sweep
+
+    target = out if out is not None else str(Path("sweep-out") / loaded.name)
+    console = Console(width=None if sys.stdout.isatty() else 110, highlight=False)
+    console.print(
+        f"{loaded.name}: {len(loaded.combinations)} combination(s) × {len(loaded.seeds)} "
+        f"seed(s) = {len(loaded.runs)} runs on {master}"
+    )
+    try:
+        with _Bar(f"sweep {loaded.name}") as bar:
+            result = run_sweep(
+                loaded,
+                target,
+                master=master,
+                conf=settings,
+                events=events,
+                batch_size=batch_size,
+                progress=bar,
+            )
+    except SweepError as exc:
+        _fail(str(exc))
+    except Exception as exc:  # Spark failures: a bad master URL, an unreachable cluster
+        if type(exc).__module__.startswith(("pyspark", "py4j")):
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            _fail(f"Spark: {first}")
+        raise
+    console.print(
+        f"{result.ran} run(s) in {result.seconds:.1f} s"
+        + (f", {result.skipped} already in {target} (skipped)" if result.skipped else "")
+        + (f", {result.failed} failed" if result.failed else "")
+    )
+    for run_id, seed, params, error in result.failures[:10]:
+        shown = ", ".join(f"{k}={v}" for k, v in params.items())
+        console.print(f"  failed {run_id} (seed {seed}, {shown}): {error}", markup=False)
+    if len(result.failures) > 10:
+        console.print(f"  … and {len(result.failures) - 10} more (status = 'failed' in runs/)")
+    console.print(f"wrote {target}/runs, events, aggregates (groupsim report {target})")
+    raise typer.Exit(1 if result.failed else 0)
+
+
+def report(
+    directory: Annotated[
+        Path,
+        typer.Argument(help="A sweep's output (runs/…) or a run's (events.jsonl, summary.json)."),
+    ],
+    out: Annotated[
+        Path | None, typer.Option(help="HTML file to write (default DIR/report.html).")
+    ] = None,
+    engine: Annotated[
+        str,
+        typer.Option(
+            help="How to read a sweep's Parquet: auto (Spark if installed), spark, pyarrow."
+        ),
+    ] = "auto",
+) -> None:
+    """Write report.html (tables and plots) for a sweep's or a single run's output."""
+    from scenarios.report import ReportError, write_report
+
+    try:
+        path = write_report(directory, out=out, engine=engine)
+    except ReportError as exc:
+        _fail(str(exc))
+    typer.echo(f"wrote {path}")

@@ -1,0 +1,134 @@
+"""groupsim report: the HTML of a sweep (read with pyarrow) and of a single run; checked
+with html.parser, and in headless Chromium when it is installed."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from scenarios.loader import load_scenario, resolve_scenario
+from scenarios.report import ReportError, write_report
+from scenarios.runner import simulate, write_outputs
+from scenarios.sweeps import loads_sweep
+
+from .helpers import check_html, write_sweep_with_pyarrow
+
+CHROMIUM = next(
+    (p for p in ("/usr/bin/chromium", shutil.which("chromium") or "") if p and Path(p).exists()),
+    None,
+)
+
+SWEEP = """
+name = "mini"
+description = "two protocols, two sizes, two delays"
+generator = "worker-departure"
+seeds = 2
+[parameters]
+protocol = ["eager", "sessioned"]
+workers = [3, 4]
+delay_ms = [0, 20000]
+down_ms = [15000]
+"""
+
+
+@pytest.fixture(scope="module")
+def sweep_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    pytest.importorskip("pyarrow")
+    out = tmp_path_factory.mktemp("sweep") / "mini"
+    write_sweep_with_pyarrow(loads_sweep(SWEEP, "mini.toml"), out)
+    return out
+
+
+def render_in_chromium(html: Path, tmp: Path) -> None:
+    if CHROMIUM is None:
+        pytest.skip("chromium is not installed (/usr/bin/chromium)")
+    shot = tmp / "shot.png"
+    proc = subprocess.run(
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            f"--user-data-dir={tmp / 'profile'}",
+            f"--screenshot={shot}",
+            "--window-size=1280,2000",
+            html.resolve().as_uri(),
+        ],
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert shot.read_bytes().startswith(b"\x89PNG")
+
+
+def test_sweep_report(sweep_dir: Path) -> None:
+    path = write_report(sweep_dir, engine="pyarrow")
+    assert path == sweep_dir / "report.html"
+    images, text = check_html(path)
+    assert len(images) == 3  # by protocol, vs size, vs delay: all three vary here
+    assert "Sweep" in text and "mini" in text and "16 runs" in text
+    assert not list(sweep_dir.glob(".report.html.*"))  # no temporary file left
+
+
+def test_sweep_report_in_chromium(sweep_dir: Path, tmp_path: Path) -> None:
+    render_in_chromium(write_report(sweep_dir, engine="pyarrow"), tmp_path)
+
+
+def test_sweep_report_says_what_is_not_varied(tmp_path: Path) -> None:
+    pytest.importorskip("pyarrow")
+    sweep = loads_sweep(
+        'name = "one"\ngenerator = "rolling-bounce"\nseeds = 2\n'
+        '[parameters]\nprotocol = ["eager", "sessioned"]\nworkers = [3]\n',
+        "one.toml",
+    )
+    write_sweep_with_pyarrow(sweep, tmp_path / "one")
+    images, text = check_html(write_report(tmp_path / "one", engine="pyarrow"))
+    assert len(images) == 1
+    assert "the cluster size is not varied" in text
+    assert "scheduled.rebalance.max.delay.ms is not varied" in text
+
+
+def test_run_report(tmp_path: Path) -> None:
+    loaded = load_scenario(resolve_scenario("worker-bounce-within-delay"))
+    write_outputs(simulate(loaded, 1), tmp_path, plot=False)
+    out = tmp_path / "page.html"
+    assert write_report(tmp_path, out=out) == out
+    images, text = check_html(out)
+    assert len(images) == 1
+    assert "worker-bounce-within-delay" in text and "all expectations hold" in text
+    if CHROMIUM:
+        render_in_chromium(out, tmp_path)
+
+
+def test_report_errors(tmp_path: Path) -> None:
+    with pytest.raises(ReportError, match="no such directory"):
+        write_report(tmp_path / "missing")
+    with pytest.raises(ReportError, match="neither a sweep's output"):
+        write_report(tmp_path)
+    (tmp_path / "summary.json").write_text("{", encoding="utf-8")
+    (tmp_path / "events.jsonl").write_text("", encoding="utf-8")
+    with pytest.raises(ReportError, match="summary.json: unreadable"):
+        write_report(tmp_path)
+
+
+def test_report_command_errors(tmp_path: Path) -> None:
+    from scenarios.cli_analysis import report
+
+    app = typer.Typer()
+    app.command()(report)
+    app.command("noop")(lambda: None)
+    result = CliRunner().invoke(app, ["report", str(tmp_path / "missing")])
+    assert result.exit_code == 2
+    assert result.output.strip().startswith("groupsim: error: ")
+    assert "no such directory" in result.output
+    assert len(result.output.strip().splitlines()) == 1
