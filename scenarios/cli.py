@@ -45,7 +45,9 @@ def _bad_input_types() -> tuple[type[BaseException], ...]:
     from protocol.connect import ConfigError
     from protocol.connect_codec import CodecInputError
     from protocol.primitives import DecodeError, EncodeError
+    from members.assignors.streams import StreamsAssignmentError
     from scenarios.assign import AssignInputError
+    from scenarios.assign_streams import StreamsAssignInputError
     from scenarios.eventlog import LogFormatError
     from scenarios.loader import ScenarioError
 
@@ -57,6 +59,8 @@ def _bad_input_types() -> tuple[type[BaseException], ...]:
         EncodeError,
         CodecInputError,
         AssignInputError,
+        StreamsAssignInputError,
+        StreamsAssignmentError,
         UnknownAssignorError,
         LogFormatError,
     )
@@ -177,10 +181,12 @@ def assign(
 ) -> None:
     """Run a Connect assignor over rounds and print each member's assignment as JSON."""
     from scenarios.assign import run_assign
+    from scenarios.assign_streams import STREAMS_ASSIGNORS, run_assign_streams
 
     try:
         doc = _read_json(input_file)
-        output = run_assign(doc)
+        streams = isinstance(doc, dict) and doc.get("assignor") in STREAMS_ASSIGNORS
+        output = run_assign_streams(doc) if streams else run_assign(doc)
     except _bad_input_types() as exc:
         _fail(str(exc))
     typer.echo(json.dumps(output, indent=2))

@@ -196,3 +196,40 @@ def test_scenarios_lists_the_library() -> None:
     assert result.exit_code == 0
     assert "rolling-upgrade-eager-to-sessioned (default)" in result.output
     assert "connect-system-test-bounce" in result.output
+
+
+def test_assign_routes_streams_assignors(tmp_path: Path) -> None:
+    doc = {
+        "assignor": "high_availability",
+        "config": {"num.standby.replicas": 1},
+        "clients": [
+            {
+                "id": "PID_1",
+                "capacity": 1,
+                "prev_active": ["0_0"],
+                "task_lags": {"0_0": 0, "0_1": 100},
+            },
+            {
+                "id": "PID_2",
+                "capacity": 1,
+                "prev_active": ["0_1"],
+                "task_lags": {"0_0": 50, "0_1": 0},
+            },
+        ],
+        "tasks": {
+            "stateful": ["0_0", "0_1"],
+            "stateless": ["1_0"],
+            "subtopologies": {"0": ["0_0", "0_1"], "1": ["1_0"]},
+        },
+    }
+    path = tmp_path / "streams.json"
+    path.write_text(json.dumps(doc))
+    result = invoke("assign", str(path))
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.output)
+    # KIP-441: each caught-up previous owner keeps its active; the standby goes to the other.
+    assert out["clients"]["PID_1"] == {"active": ["0_0", "1_0"], "standby": ["0_1"]}
+    assert out["clients"]["PID_2"] == {"active": ["0_1"], "standby": ["0_0"]}
+    assert out["probing_rebalance_needed"] is False
+    path.write_text(json.dumps({"assignor": "rack_aware", "clients": []}))
+    assert_one_line_error(invoke("assign", str(path)), "optimize")
