@@ -42,10 +42,10 @@ def _fail(message: str) -> NoReturn:
 
 def _bad_input_types() -> tuple[type[BaseException], ...]:
     from members.assignors import UnknownAssignorError
+    from members.assignors.streams import StreamsAssignmentError
     from protocol.connect import ConfigError
     from protocol.connect_codec import CodecInputError
     from protocol.primitives import DecodeError, EncodeError
-    from members.assignors.streams import StreamsAssignmentError
     from scenarios.assign import AssignInputError
     from scenarios.assign_streams import StreamsAssignInputError
     from scenarios.eventlog import LogFormatError
