@@ -1,0 +1,138 @@
+"""scenarios.chaos: the generator is deterministic, its scenarios load and last the bound."""
+
+from __future__ import annotations
+
+import tomllib
+
+import pytest
+
+from scenarios.chaos import (
+    ASSIGNOR_OF,
+    BOUND_ROUNDS,
+    FAULT_KINDS,
+    PROTOCOLS,
+    ChaosConfig,
+    bound_for,
+    generate,
+    liveness_bound_ms,
+    spec_to_toml,
+)
+from scenarios.loader import library_dir, load_scenario, loads_scenario
+
+CONFIGS = [
+    ChaosConfig(),
+    ChaosConfig(members=(10, 10), duration_ms=3_600_000),
+    ChaosConfig(members=(3, 50), protocols=("static",), duration_ms=600_000),
+    ChaosConfig(members=(1, 2), faults=("crash", "leave"), duration_ms=90_000),
+    ChaosConfig(members=(3, 5), faults=("config",), duration_ms=500),
+    ChaosConfig(members=(4, 4), faults=(), duration_ms=60_000),
+]
+
+
+def test_same_seed_same_toml() -> None:
+    config = ChaosConfig(members=(3, 50))
+    for index in range(20):
+        assert spec_to_toml(generate(config, 42, index)) == spec_to_toml(
+            generate(config, 42, index)
+        )
+    texts = {spec_to_toml(generate(config, 42, i)) for i in range(20)}
+    assert len(texts) == 20
+    assert spec_to_toml(generate(config, 43, 0)) != spec_to_toml(generate(config, 42, 0))
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda c: f"{c.members}-{c.duration_ms}")
+def test_every_generated_scenario_loads_and_lasts_the_bound(config: ChaosConfig) -> None:
+    for index in range(40):
+        spec = generate(config, 7, index)
+        text = spec_to_toml(spec)
+        loaded = loads_scenario(text, f"{spec.name}.toml")
+        raw = tomllib.loads(text)
+        assert config.members[0] <= spec.members <= config.members[1]
+        assert len(loaded.worker_names) == spec.members
+        assert spec.protocol in config.protocols
+        assert set(spec.kinds) <= set(config.faults)
+        assert len(spec.steps) <= config.fault_limit
+        times = [s["at_ms"] for s in raw.get("timeline", [])]
+        assert times == sorted(times)
+        assert all(0 <= t < config.duration_ms for t in times)
+        # the quiet tail is the liveness bound, after the last fault has ended
+        assert loaded.settle_ms == bound_for(loaded)
+        last_end = max((s.end_ms for s in loaded.steps), default=0)
+        assert loaded.end_ms == last_end + loaded.settle_ms
+        assert loaded.seed == spec.seed
+
+
+def test_faults_cover_every_kind_and_protocol() -> None:
+    config = ChaosConfig(members=(3, 10))
+    kinds: set[str] = set()
+    actions: set[str] = set()
+    protocols: set[str] = set()
+    for index in range(60):
+        spec = generate(config, 1, index)
+        kinds.update(spec.kinds)
+        actions.update(s["action"] for s in spec.steps)
+        protocols.add(spec.protocol)
+    assert kinds == set(FAULT_KINDS)
+    assert protocols == set(PROTOCOLS)
+    assert {
+        "restart",
+        "partition",
+        "loss",
+        "latency",
+        "slow",
+        "coordinator_failover",
+        "add_connector",
+        "set_tasks",
+        "remove_connector",
+    } <= actions
+    assert set(ASSIGNOR_OF) == set(PROTOCOLS)
+
+
+def test_static_runs_name_static_workers() -> None:
+    config = ChaosConfig(members=(6, 12), protocols=("static",))
+    specs = [generate(config, 5, i) for i in range(20)]
+    assert any(spec.worker_configs for spec in specs)
+    for spec in specs:
+        loaded = loads_scenario(spec_to_toml(spec), "s.toml")
+        static = [w for w in loaded.workers if w.config.is_static_worker]
+        assert len(loaded.workers) - len(static) >= 2  # wildcard workers remain
+
+
+def test_bound_formula_with_kafka_defaults() -> None:
+    bound = liveness_bound_ms(
+        max_delay_ms=300_000,
+        session_timeout_ms=10_000,
+        rebalance_timeout_ms=60_000,
+        heartbeat_interval_ms=3_000,
+        initial_rebalance_delay_ms=3_000,
+    )
+    assert bound == 3_000 + 300_000 + 300_000 + BOUND_ROUNDS * (10_000 + 60_000 + 3_000 + 4)
+    assert bound == 1_041_024
+    # no delay: no scheduled wait and no revocation backoff
+    assert (
+        liveness_bound_ms(
+            max_delay_ms=0,
+            session_timeout_ms=10_000,
+            rebalance_timeout_ms=60_000,
+            heartbeat_interval_ms=3_000,
+            initial_rebalance_delay_ms=3_000,
+        )
+        == 3_000 + BOUND_ROUNDS * 73_004
+    )
+
+
+def test_bound_for_a_library_scenario() -> None:
+    loaded = load_scenario(library_dir() / "connect-system-test-bounce.toml")
+    # scheduled.rebalance.max.delay.ms = 60000 there
+    assert bound_for(loaded) >= 3_000 + 60_000 + 60_000 + BOUND_ROUNDS * 73_000
+
+
+def test_config_rejects_nonsense() -> None:
+    with pytest.raises(ValueError):
+        ChaosConfig(members=(5, 3))
+    with pytest.raises(ValueError):
+        ChaosConfig(protocols=("nope",))
+    with pytest.raises(ValueError):
+        ChaosConfig(faults=("meteor",))
+    with pytest.raises(ValueError):
+        ChaosConfig(duration_ms=0)
