@@ -506,7 +506,7 @@ class ConnectWorker:
         if placements is not None:
             # KIP-987: where each static job went, and which static jobs have nowhere to go.
             extra["static_placements"] = [p.to_json() for p in placements]
-            connectors, tasks = result.unassigned_static_jobs
+            connectors, tasks = getattr(result, "unassigned_static_jobs", ((), ()))
             extra["unassigned_static_jobs"] = {
                 "connectors": list(connectors),
                 "tasks": [str(ConnectorTaskId(*t)) for t in tasks],

@@ -65,7 +65,7 @@ _START = 3
 _CALL = 4
 
 #: What a broker that is not (or no longer) the coordinator answers each request with.
-_NOT_COORDINATOR = {
+_NOT_COORDINATOR: dict[type, Any] = {
     JoinGroupRequest: JoinGroupResponse(error=ErrorCode.NOT_COORDINATOR),
     SyncGroupRequest: SyncGroupResponse(error=ErrorCode.NOT_COORDINATOR),
     HeartbeatRequest: HeartbeatResponse(error=ErrorCode.NOT_COORDINATOR),
