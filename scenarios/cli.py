@@ -323,6 +323,19 @@ class _progress:
             self.bar.stop()
 
 
+def _register_commands() -> None:
+    """Commands defined in their own modules (chaos campaigns, Spark sweeps, reports)."""
+    from scenarios.cli_analysis import report, sweep
+    from scenarios.cli_chaos import chaos
+
+    app.command()(chaos)
+    app.command()(sweep)
+    app.command()(report)
+
+
+_register_commands()
+
+
 def main() -> None:
     """Console-script entry point."""
     app()

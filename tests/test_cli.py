@@ -233,3 +233,27 @@ def test_assign_routes_streams_assignors(tmp_path: Path) -> None:
     assert out["probing_rebalance_needed"] is False
     path.write_text(json.dumps({"assignor": "rack_aware", "clients": []}))
     assert_one_line_error(invoke("assign", str(path)), "optimize")
+
+
+def test_chaos_sweep_and_report_are_commands(tmp_path: Path) -> None:
+    result = invoke(
+        "chaos",
+        "--runs",
+        "4",
+        "--seed",
+        "3",
+        "--members",
+        "3..4",
+        "--duration",
+        "5m",
+        "--jobs",
+        "1",
+        "--out",
+        str(tmp_path / "chaos"),
+    )
+    assert result.exit_code == 0, result.output
+    assert "violations" in result.output
+    assert_one_line_error(invoke("chaos", "--duration", "soon"), "--duration")
+    assert invoke("sweep", "--help").exit_code == 0
+    missing = invoke("report", str(tmp_path / "nothing-here"))
+    assert missing.exit_code == 2 and "nothing-here" in missing.output
