@@ -25,6 +25,21 @@ Invariants (record kinds from ``docs/event-log.md``):
     An ``assignment`` whose ``leader_id`` is not the ``leader_id`` of the latest ``generation``
     record (checked only once a ``generation`` record exists).
 
+Kafka Streams records (``docs/streams.md``) are checked by the same checker; Connect logs never
+contain them:
+
+``double_ownership`` (Streams)
+    An ``active_task_start`` on client B while another client A still holds the task as
+    active (from ``active_task_start`` until ``active_task_stopped``); the violation carries
+    ``role: "active"``. Standbys may sit on any number of clients.
+``active_and_standby``
+    An ``active_task_start`` on a client that holds a standby of the task, or a
+    ``standby_task_start`` on a client that holds it as active (Kafka's ``ClientState`` and
+    ``TaskManager`` never allow both on one instance).
+``stale_generation`` (Streams)
+    An ``active_task_start`` whose ``generation`` is not the generation of that client's
+    latest applied ``assignment``.
+
 Known upstream behaviour is named, not hidden: a ``double_ownership`` in the first ``default``
 (eager) generation after a cooperative one carries ``known_issue: "KAFKA-13816"``
 ("Downgrading Connect rebalancing protocol from incremental to eager causes duplicate task
@@ -67,6 +82,7 @@ SAFETY_INVARIANTS = (
     "stale_generation",
     "illegal_transition",
     "foreign_assignment",
+    "active_and_standby",
 )
 
 #: Kafka ``ClassicGroupState``: state → the states it may be entered from.
@@ -98,6 +114,10 @@ class InvariantChecker:
         self._leader_id: str | None = None
         self._have_generation = False
         self._state: str | None = None
+        # Kafka Streams: task -> clients holding it as active; client -> standby tasks.
+        self._streams_active: dict[str, dict[str, None]] = {}
+        self._streams_standby: dict[str, set[str]] = {}
+        self._streams_held: dict[str, set[str]] = {}  # client -> its active tasks
         self._dispatch = {
             "task_start": self._on_start,
             "connector_start": self._on_start,
@@ -112,6 +132,10 @@ class InvariantChecker:
             "generation": self._on_generation,
             "group_state": self._on_group_state,
             "group_loaded": self._on_group_loaded,
+            "active_task_start": self._on_streams_active_start,
+            "active_task_stopped": self._on_streams_active_stopped,
+            "standby_task_start": self._on_streams_standby_start,
+            "standby_task_stopped": self._on_streams_standby_stopped,
         }
 
     def feed(self, record: dict[str, Any]) -> list[Violation]:
@@ -209,6 +233,92 @@ class InvariantChecker:
                 if not owners:
                     del self._owners[kind][instance]
         self._applied_generation[member] = None  # type: ignore[index]
+        for task in self._streams_held.pop(member, ()):  # type: ignore[arg-type]
+            holders = self._streams_active.get(task)
+            if holders is not None:
+                holders.pop(member, None)  # type: ignore[arg-type]
+        self._streams_standby.pop(member, None)  # type: ignore[arg-type]
+        return []
+
+    # ------------------------------------------------------------------ Kafka Streams
+
+    def _on_streams_active_start(self, record: dict[str, Any]) -> list[Violation]:
+        task = str(record.get("task"))
+        member = str(record.get("member"))
+        generation = record.get("generation")
+        found: list[Violation] = []
+        applied = self._applied_generation.get(member)
+        if applied is None or generation != applied:
+            have = "none since it started" if applied is None else f"generation {applied}"
+            found.append(
+                {
+                    "invariant": "stale_generation",
+                    "detail": (
+                        f"{member} starts active task {task} in generation {generation} but its "
+                        f"latest applied assignment is {have}"
+                    ),
+                    "task": task,
+                    "member": member,
+                    "generation": generation,
+                    "assignment_generation": applied,
+                }
+            )
+        holders = self._streams_active.setdefault(task, {})
+        others = [m for m in holders if m != member]
+        if others:
+            found.append(
+                {
+                    "invariant": "double_ownership",
+                    "detail": (
+                        f"active task {task} starts on {member} while {', '.join(others)} "
+                        f"still hold{'s' if len(others) == 1 else ''} it as active"
+                    ),
+                    "task": task,
+                    "role": "active",
+                    "member": member,
+                    "owners": [*others, member],
+                    "generation": generation,
+                }
+            )
+        if task in self._streams_standby.get(member, ()):
+            found.append(
+                {
+                    "invariant": "active_and_standby",
+                    "detail": f"{member} starts active task {task} while it holds a standby of it",
+                    "task": task,
+                    "member": member,
+                }
+            )
+        holders[member] = None
+        self._streams_held.setdefault(member, set()).add(task)
+        return found
+
+    def _on_streams_active_stopped(self, record: dict[str, Any]) -> list[Violation]:
+        task = str(record.get("task"))
+        member = str(record.get("member"))
+        holders = self._streams_active.get(task)
+        if holders is not None:
+            holders.pop(member, None)
+        self._streams_held.get(member, set()).discard(task)
+        return []
+
+    def _on_streams_standby_start(self, record: dict[str, Any]) -> list[Violation]:
+        task = str(record.get("task"))
+        member = str(record.get("member"))
+        self._streams_standby.setdefault(member, set()).add(task)
+        if member in self._streams_active.get(task, {}):
+            return [
+                {
+                    "invariant": "active_and_standby",
+                    "detail": f"{member} starts a standby of {task} while it runs it as active",
+                    "task": task,
+                    "member": member,
+                }
+            ]
+        return []
+
+    def _on_streams_standby_stopped(self, record: dict[str, Any]) -> list[Violation]:
+        self._streams_standby.get(str(record.get("member")), set()).discard(str(record.get("task")))
         return []
 
     def _on_member_start(self, record: dict[str, Any]) -> list[Violation]:

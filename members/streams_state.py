@@ -1,0 +1,688 @@
+"""A Kafka Streams application as groupsim models it, and the leader's partition assignor.
+
+Everything here is pure (no clock, no I/O, no global randomness); all times are virtual ms.
+
+* :class:`StreamsTopology` — the application's subtopologies: task ids ``<subtopology>_<p>``,
+  one source partition per task (topic ``input-<subtopology>``), and for stateful
+  subtopologies one changelog partition per task (``store-<subtopology>-changelog``) whose end
+  offset is ``changelog_records + changelog_rate × t / 1000`` at virtual time ``t`` (the
+  records/s of virtual time the application appends). It plays the topology *and* what the
+  leader's admin client reads from the brokers (end offsets, partition racks).
+* :class:`StoreState` — one task's state directory on one client (Kafka ``StateDirectory`` +
+  the task's checkpoint): its offset is *frozen* (closed task, state kept on disk),
+  *restoring* (restoration or a standby: it advances at the client's restore rate, capped at
+  the changelog end) or *current* (a running active task: at the end).
+* The consumer-protocol envelope (Kafka ``ConsumerProtocolSubscription`` /
+  ``ConsumerProtocolAssignment`` v3) around the Streams user data of
+  :mod:`protocol.streams_codec`.
+* :class:`StreamsPartitionAssignor` — what Kafka's ``StreamsPartitionAssignor.assign`` does on
+  the leader: decode subscriptions, compute lags from changelog end offsets
+  (``ClientState.computeTaskLags``), run :func:`assign_high_availability` (standbys,
+  client-tag placement, rack-aware optimisation per config), withhold tasks that move between
+  clients until their owner revoked them (COOPERATIVE), and schedule the probing rebalance.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from members.assignors.streams import (
+    JAVA_LONG_MAX,
+    LATEST_OFFSET,
+    UNKNOWN_OFFSET_SUM,
+    AssignmentConfigs,
+    ClientState,
+    HighAvailabilityResult,
+    ProcessId,
+    RackAwareTaskAssignor,
+    TaskId,
+    assign_high_availability,
+)
+from protocol.primitives import DecodeError, Reader, Writer
+from protocol.streams_codec import (
+    LATEST_SUPPORTED_VERSION,
+    NO_NEXT_REBALANCE,
+    StreamsAssignment,
+    StreamsSubscription,
+    StreamsTaskId,
+    TopicPartition,
+    choose_assignment_version,
+    decode_assignment,
+    decode_subscription,
+    encode_assignment,
+    encode_subscription,
+)
+
+__all__ = [
+    "PROTOCOL_TYPE",
+    "PROTOCOL_NAME",
+    "THREADS_TRAILER",
+    "Subtopology",
+    "StreamsTopology",
+    "StoreState",
+    "ConsumerSubscription",
+    "ConsumerAssignment",
+    "encode_consumer_subscription",
+    "decode_consumer_subscription",
+    "encode_consumer_assignment",
+    "decode_consumer_assignment",
+    "process_uuid",
+    "process_label",
+    "ClientDecision",
+    "LeaderAssignment",
+    "StreamsPartitionAssignor",
+]
+
+#: Kafka Streams joins as a consumer group member (``ConsumerProtocol.PROTOCOL_TYPE``).
+PROTOCOL_TYPE = "consumer"
+#: ``StreamsPartitionAssignor.name()``: the one protocol a Streams member lists.
+PROTOCOL_NAME = "stream"
+#: groupsim's trailer after the SubscriptionInfo bytes: ``INT32 threads`` + these 4 bytes.
+#: Kafka readers ignore trailing bytes; see :func:`encode_consumer_subscription`.
+THREADS_TRAILER = b"GSTH"
+#: ConsumerProtocol version groupsim writes (v3: owned partitions, generation, rack id).
+CONSUMER_PROTOCOL_VERSION = 3
+
+
+# ---------------------------------------------------------------------------------------------
+# Topology and changelogs
+
+
+@dataclass(frozen=True)
+class Subtopology:
+    """One subtopology: ``partitions`` tasks ``<id>_0`` … ``<id>_<partitions-1>``.
+
+    Attributes:
+        id: subtopology number (Kafka's topic group id), >= 0.
+        partitions: number of input partitions = tasks.
+        stateful: has a changelogged store (its tasks are stateful).
+        changelog_records: end offset of every task's changelog at virtual time 0.
+        changelog_rate: records appended to every task's changelog per virtual second.
+        source_racks / changelog_racks: per partition, the racks of its replicas (KIP-925);
+            empty = unknown (rack-aware optimisation then stays off, as in Kafka).
+    """
+
+    id: int
+    partitions: int
+    stateful: bool = True
+    changelog_records: int = 0
+    changelog_rate: int = 0
+    source_racks: tuple[frozenset[str], ...] = ()
+    changelog_racks: tuple[frozenset[str], ...] = ()
+
+
+class StreamsTopology:
+    """The application's tasks and their changelogs (see module doc).
+
+    Args:
+        subtopologies: the subtopologies (distinct ids).
+        changelog_overrides: per stateful task, ``(records at t=0, records/s)`` replacing its
+            subtopology's values.
+
+    Raises:
+        ValueError: duplicate subtopology ids, negative counts.
+    """
+
+    def __init__(
+        self,
+        subtopologies: Sequence[Subtopology],
+        changelog_overrides: Mapping[TaskId, tuple[int, int]] | None = None,
+    ) -> None:
+        ids = [s.id for s in subtopologies]
+        if len(set(ids)) != len(ids):
+            raise ValueError("subtopology ids must be distinct")
+        self.subtopologies = tuple(sorted(subtopologies, key=lambda s: s.id))
+        self._by_id = {s.id: s for s in self.subtopologies}
+        self.tasks: list[TaskId] = [
+            TaskId(s.id, p) for s in self.subtopologies for p in range(s.partitions)
+        ]
+        self.stateful: list[TaskId] = [t for t in self.tasks if self._by_id[t.subtopology].stateful]
+        self.stateless: list[TaskId] = [
+            t for t in self.tasks if not self._by_id[t.subtopology].stateful
+        ]
+        self._stateful_set = frozenset(self.stateful)
+        self._changelog: dict[TaskId, tuple[int, int]] = {
+            t: (
+                self._by_id[t.subtopology].changelog_records,
+                self._by_id[t.subtopology].changelog_rate,
+            )
+            for t in self.stateful
+        }
+        for task, value in (changelog_overrides or {}).items():
+            if task not in self._stateful_set:
+                raise ValueError(f"changelog override for {task}, which is not a stateful task")
+            self._changelog[task] = value
+        self.source_topics = [self.source_topic(s.id) for s in self.subtopologies]
+
+    # --- names ------------------------------------------------------------------------------
+    @staticmethod
+    def source_topic(subtopology: int) -> str:
+        return f"input-{subtopology}"
+
+    @staticmethod
+    def changelog_topic(subtopology: int) -> str:
+        return f"store-{subtopology}-changelog"
+
+    def is_stateful(self, task: TaskId) -> bool:
+        return task in self._stateful_set
+
+    def source_partition(self, task: TaskId) -> TopicPartition:
+        return TopicPartition(self.source_topic(task.subtopology), task.partition)
+
+    def changelog_partitions(self, task: TaskId) -> tuple[TopicPartition, ...]:
+        if task not in self._stateful_set:
+            return ()
+        return (TopicPartition(self.changelog_topic(task.subtopology), task.partition),)
+
+    def task_of_partition(self, tp: TopicPartition) -> TaskId | None:
+        topic, _, sub = tp.topic.rpartition("-")
+        if topic != "input" or not sub.isdigit():
+            return None
+        task = TaskId(int(sub), tp.partition)
+        return task if task in self._task_set else None
+
+    @property
+    def _task_set(self) -> frozenset[TaskId]:
+        cached = self.__dict__.get("_tasks_frozen")
+        if cached is None:
+            cached = self.__dict__["_tasks_frozen"] = frozenset(self.tasks)
+        return cached
+
+    def subtopology_tasks(self) -> dict[int, list[TaskId]]:
+        """Kafka ``tasksForTopicGroup``: subtopology → its tasks (sorted)."""
+        out: dict[int, list[TaskId]] = {}
+        for t in self.tasks:
+            out.setdefault(t.subtopology, []).append(t)
+        return out
+
+    # --- what the brokers know --------------------------------------------------------------
+    def end_offset(self, task: TaskId, now_ms: int) -> int:
+        """End offset (sum over the task's changelog partitions) at ``now_ms``."""
+        records, rate = self._changelog[task]
+        return records + (rate * now_ms) // 1000
+
+    def changelog_rate(self, task: TaskId) -> int:
+        return self._changelog[task][1]
+
+    def source_racks(self) -> dict[TaskId, tuple[frozenset[str], ...]]:
+        """Task → racks of each source partition (only tasks whose racks are known)."""
+        out: dict[TaskId, tuple[frozenset[str], ...]] = {}
+        for t in self.tasks:
+            racks = self._by_id[t.subtopology].source_racks
+            if racks:
+                out[t] = (racks[t.partition % len(racks)],)
+        return out
+
+    def changelog_racks(self) -> dict[TaskId, tuple[frozenset[str], ...]]:
+        """Stateful task → racks of each changelog partition (only where known)."""
+        out: dict[TaskId, tuple[frozenset[str], ...]] = {}
+        for t in self.stateful:
+            racks = self._by_id[t.subtopology].changelog_racks
+            if racks:
+                out[t] = (racks[t.partition % len(racks)],)
+        return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Local state
+
+
+class StoreState:
+    """One task's local state on one client (see module doc). Offsets are record counts.
+
+    ``mode`` is ``"frozen"``, ``"restoring"`` or ``"current"``; ``offset0`` is the offset at
+    ``t0``. A restoring store reaches ``min(end(t), offset0 + rate × (t − t0) / 1000)``.
+    """
+
+    __slots__ = ("mode", "offset0", "t0")
+
+    def __init__(self, offset0: int, t0: int, mode: str = "frozen") -> None:
+        self.mode = mode
+        self.offset0 = offset0
+        self.t0 = t0
+
+    def offset(self, now_ms: int, end: int, rate: int) -> int:
+        """The offset at ``now_ms`` given the changelog ``end`` then and the restore ``rate``."""
+        if self.mode == "current":
+            return end
+        if self.mode == "restoring":
+            return min(end, self.offset0 + (rate * (now_ms - self.t0)) // 1000)
+        return min(self.offset0, end)
+
+    def rebase(self, now_ms: int, end: int, rate: int, mode: str) -> None:
+        """Switch to ``mode`` from the offset reached at ``now_ms``."""
+        self.offset0 = self.offset(now_ms, end, rate)
+        self.t0 = now_ms
+        self.mode = mode
+
+    def copy(self) -> StoreState:
+        return StoreState(self.offset0, self.t0, self.mode)
+
+
+def catch_up_ms(
+    topology: StreamsTopology, task: TaskId, store: StoreState, now_ms: int, rate: int, lag: int
+) -> int | None:
+    """Earliest virtual time ≥ ``now_ms`` at which a restoring ``store`` is at most ``lag``
+    records behind the end (``None`` if it never gets there: restore rate ≤ append rate).
+
+    The continuous solution is rounded up with a margin of two records, so the integer
+    offsets of :meth:`StoreState.offset` are within ``lag`` at the returned time.
+    """
+    end_now = topology.end_offset(task, now_ms)
+    here = store.offset(now_ms, end_now, rate)
+    if end_now - here <= lag:
+        return now_ms
+    growth = topology.changelog_rate(task)
+    if rate <= growth:
+        return None
+    # lag(t) ≈ (end_now - here) - (rate - growth) * (t - now) / 1000
+    need = end_now - here - lag + 2
+    dt = -(-need * 1000 // (rate - growth))
+    return now_ms + dt
+
+
+# ---------------------------------------------------------------------------------------------
+# Consumer protocol envelope
+
+
+@dataclass(frozen=True)
+class ConsumerSubscription:
+    """Kafka ``ConsumerProtocolSubscription`` v3 (user data: Streams ``SubscriptionInfo``).
+
+    ``threads`` is groupsim's trailer (see :func:`encode_consumer_subscription`); ``None`` when
+    the user data has none.
+    """
+
+    topics: tuple[str, ...]
+    user_data: bytes
+    owned_partitions: tuple[TopicPartition, ...] = ()
+    generation_id: int = -1
+    rack_id: str | None = None
+    threads: int | None = None
+
+
+@dataclass(frozen=True)
+class ConsumerAssignment:
+    """Kafka ``ConsumerProtocolAssignment`` (user data: Streams ``AssignmentInfo``)."""
+
+    partitions: tuple[TopicPartition, ...]
+    user_data: bytes
+
+
+def _write_partitions(w: Writer, parts: Iterable[TopicPartition], field: str) -> None:
+    by_topic: dict[str, list[int]] = {}
+    for tp in sorted(parts):
+        by_topic.setdefault(tp.topic, []).append(tp.partition)
+    w.array_count(len(by_topic), field)
+    for topic, ps in by_topic.items():
+        w.string(topic, f"{field}.topic")
+        w.int32_array(ps, f"{field}.partitions")
+
+
+def _read_partitions(r: Reader, field: str) -> tuple[TopicPartition, ...]:
+    count = r.array_count(field, 6)
+    out: list[TopicPartition] = []
+    for _ in range(count or 0):
+        topic = r.string(f"{field}.topic")
+        out.extend(TopicPartition(topic, p) for p in r.int32_array(f"{field}.partitions"))
+    return tuple(out)
+
+
+def encode_consumer_subscription(s: ConsumerSubscription) -> bytes:
+    """JoinGroup metadata: ``version INT16, topics ARRAY(STRING), user_data NULLABLE_BYTES,
+    owned_partitions ARRAY(topic STRING, partitions ARRAY(INT32)), generation_id INT32,
+    rack_id NULLABLE_STRING``.
+
+    groupsim runs one group member per Streams client (not one per stream thread), so the
+    leader cannot count a client's consumers to learn its capacity as Kafka does; the member
+    appends ``INT32 num.stream.threads`` + ``b"GSTH"`` after the SubscriptionInfo bytes inside
+    the user data. Kafka's ``SubscriptionInfo.decode`` ignores trailing bytes.
+    """
+    w = Writer()
+    w.int16(CONSUMER_PROTOCOL_VERSION, "version")
+    w.string_array(s.topics, "topics")
+    data = s.user_data
+    if s.threads is not None:
+        tw = Writer()
+        tw.int32(s.threads, "threads")
+        data = data + tw.getvalue() + THREADS_TRAILER
+    w.nullable_bytes(data, "user_data")
+    _write_partitions(w, s.owned_partitions, "owned_partitions")
+    w.int32(s.generation_id, "generation_id")
+    if s.rack_id is None:
+        w.int16(-1, "rack_id")
+    else:
+        w.string(s.rack_id, "rack_id")
+    return w.getvalue()
+
+
+def decode_consumer_subscription(data: bytes) -> ConsumerSubscription:
+    """Inverse of :func:`encode_consumer_subscription` (v0–v3 readable).
+
+    Raises:
+        DecodeError: truncated or malformed bytes.
+    """
+    r = Reader(data)
+    version = r.int16("version")
+    topics = tuple(r.string_array("topics"))
+    user = r.nullable_bytes("user_data") or b""
+    owned: tuple[TopicPartition, ...] = ()
+    generation = -1
+    rack: str | None = None
+    if version >= 1:
+        owned = _read_partitions(r, "owned_partitions")
+    if version >= 2:
+        generation = r.int32("generation_id")
+    if version >= 3:
+        pos = r.position
+        if Reader(data, pos).int16("rack_id") == -1:
+            r.int16("rack_id")
+        else:
+            rack = r.string("rack_id")
+    threads = None
+    if len(user) >= 8 and user[-4:] == THREADS_TRAILER:
+        threads = Reader(user, len(user) - 8).int32("threads")
+        user = user[:-8]
+    return ConsumerSubscription(topics, user, owned, generation, rack, threads)
+
+
+def encode_consumer_assignment(a: ConsumerAssignment) -> bytes:
+    """SyncGroup assignment: ``version INT16, assigned_partitions ARRAY(topic STRING,
+    partitions ARRAY(INT32)), user_data NULLABLE_BYTES``."""
+    w = Writer()
+    w.int16(CONSUMER_PROTOCOL_VERSION, "version")
+    _write_partitions(w, a.partitions, "assigned_partitions")
+    w.nullable_bytes(a.user_data, "user_data")
+    return w.getvalue()
+
+
+def decode_consumer_assignment(data: bytes) -> ConsumerAssignment:
+    """Inverse of :func:`encode_consumer_assignment`.
+
+    Raises:
+        DecodeError: truncated or malformed bytes.
+    """
+    r = Reader(data)
+    r.int16("version")
+    parts = _read_partitions(r, "assigned_partitions")
+    user = r.nullable_bytes("user_data") or b""
+    return ConsumerAssignment(parts, user)
+
+
+# ---------------------------------------------------------------------------------------------
+# Process ids
+
+
+def process_uuid(label: str) -> uuid.UUID:
+    """``PID_<n>`` → ``UUID(0, n)``; a UUID string → that UUID.
+
+    Raises:
+        ValueError: any other label.
+    """
+    if label.startswith("PID_") and label[4:].isdigit():
+        return uuid.UUID(int=int(label[4:]))
+    return uuid.UUID(label)
+
+
+def process_label(pid: uuid.UUID) -> str:
+    """Inverse of :func:`process_uuid`: ``UUID(0, n)`` → ``PID_<n>``, else the UUID string."""
+    if pid.int >> 64 == 0:
+        return f"PID_{pid.int}"
+    return str(pid)
+
+
+def _to_task(t: StreamsTaskId) -> TaskId:
+    return TaskId(t.subtopology, t.partition)
+
+
+def _to_wire(t: TaskId) -> StreamsTaskId:
+    return StreamsTaskId(t.subtopology, t.partition)
+
+
+# ---------------------------------------------------------------------------------------------
+# The leader
+
+
+@dataclass
+class ClientDecision:
+    """What the leader decided for one client (one member) in one rebalance.
+
+    Attributes:
+        member_id: the client's group member id.
+        active / standby: HATA's assignment (task ids, sorted).
+        warmups: standbys that are warmups (KIP-441 movements), a subset of ``standby``.
+        withheld: actives not handed out yet because another client still owns their
+            partition (COOPERATIVE); the client gets them as standbys meanwhile.
+        next_rebalance_ms: the AssignmentInfo ``nextRebalanceMs`` sent to this member.
+    """
+
+    member_id: str
+    active: list[TaskId] = field(default_factory=list)
+    standby: list[TaskId] = field(default_factory=list)
+    warmups: list[TaskId] = field(default_factory=list)
+    withheld: list[TaskId] = field(default_factory=list)
+    next_rebalance_ms: int = NO_NEXT_REBALANCE
+
+
+@dataclass
+class LeaderAssignment:
+    """The result of :meth:`StreamsPartitionAssignor.assign`.
+
+    ``assignments`` is the SyncGroup payload (member id → consumer assignment bytes);
+    ``record`` the fields of the leader's ``streams_assignment`` log record.
+    """
+
+    assignments: tuple[tuple[str, bytes], ...]
+    decisions: dict[str, ClientDecision]  # process label -> decision
+    result: HighAvailabilityResult
+    probing_at_ms: int | None
+    record: dict[str, Any]
+
+
+class StreamsPartitionAssignor:
+    """Kafka ``StreamsPartitionAssignor.assign`` on the leader (see module doc).
+
+    Args:
+        topology: the application (tasks, changelog end offsets, partition racks).
+        configs: the leader's assignment configs (``StreamsConfig``).
+        leader_process: the leader client's process id (``taskManager.processId()``).
+    """
+
+    def __init__(
+        self, topology: StreamsTopology, configs: AssignmentConfigs, leader_process: uuid.UUID
+    ) -> None:
+        self.topology = topology
+        self.configs = configs
+        self.leader_process = leader_process
+
+    def assign(self, members: Sequence[tuple[str, bytes]], now_ms: int) -> LeaderAssignment:
+        """One assignment for the group's members (JoinGroup order, ``(member_id, metadata)``).
+
+        Raises:
+            DecodeError: a member's metadata cannot be read (Kafka's assignor throws).
+            StreamsVersionError: incompatible subscription versions.
+        """
+        topology = self.topology
+        subs: list[tuple[str, ConsumerSubscription, StreamsSubscription]] = []
+        for member_id, metadata in members:
+            consumer = decode_consumer_subscription(metadata)
+            info = decode_subscription(consumer.user_data)
+            subs.append((member_id, consumer, info))
+        used, common, _probing = choose_assignment_version(
+            [s.version for _, _, s in subs], [s.latest_supported_version for _, _, s in subs]
+        )
+
+        # ClientMetadata per process: its consumers, capacity, racks, offset sums.
+        by_process: dict[ProcessId, ClientState] = {}
+        member_of: dict[ProcessId, str] = {}
+        owner_of_partition: dict[TopicPartition, str] = {}
+        labels: dict[ProcessId, str] = {}
+        for member_id, consumer, info in subs:
+            if info.is_future:
+                raise DecodeError("user_data", 0, "future subscription versions are not modelled")
+            label = process_label(uuid.UUID(int=uuid.UUID(str(info.process_id)).int))
+            pid = ProcessId.of(label)
+            labels[pid] = label
+            capacity = consumer.threads or 1
+            sums = {_to_task(t): s for t, s in info.offset_sums().items()}
+            owned = [t for t in map(topology.task_of_partition, consumer.owned_partitions) if t]
+            for tp in consumer.owned_partitions:
+                owner_of_partition[tp] = member_id
+            lags: dict[TaskId, int] = {}
+            for task in topology.stateful:
+                lags[task] = _lag(sums.get(task, 0), topology.end_offset(task, now_ms))
+            prev_active = set(owned) | {t for t, s in sums.items() if s == LATEST_OFFSET}
+            prev_standby = {t for t in sums if t not in prev_active}
+            if pid in by_process:  # another consumer of the same process (not modelled)
+                by_process[pid].capacity += capacity
+                continue
+            member_of[pid] = member_id
+            by_process[pid] = ClientState(
+                pid,
+                capacity,
+                prev_active=prev_active,
+                prev_standby=prev_standby,
+                lags=lags,
+                tags=dict(info.client_tags),
+                rack=consumer.rack_id,
+            )
+
+        rack_aware = None
+        if self.configs.rack_aware_assignment_strategy != "none":
+            rack_aware = RackAwareTaskAssignor(
+                by_process,
+                topology.source_racks(),
+                topology.changelog_racks(),
+                self.configs,
+                subtopologies=topology.subtopology_tasks(),
+            )
+        lag_table = {
+            labels[p]: {str(t): by_process[p].lags[t] for t in topology.stateful}
+            for p in sorted(by_process)
+        }
+        result = assign_high_availability(
+            by_process, topology.stateful, topology.stateless, self.configs, rack_aware
+        )
+
+        # COOPERATIVE: an active whose partition another member still owns is withheld.
+        decisions: dict[str, ClientDecision] = {}
+        any_withheld = False
+        for pid in sorted(by_process):
+            state = by_process[pid]
+            member_id = member_of[pid]
+            d = ClientDecision(
+                member_id,
+                active=state.sorted_active(),
+                standby=state.sorted_standby(),
+                warmups=sorted(result.warmups.get(pid, ())),
+            )
+            for task in d.active:
+                owner = owner_of_partition.get(topology.source_partition(task))
+                if owner is not None and owner != member_id:
+                    d.withheld.append(task)
+            if d.withheld:
+                any_withheld = True
+                d.next_rebalance_ms = 0
+            decisions[labels[pid]] = d
+
+        probing_at = None
+        leader_pid = ProcessId.of(process_label(self.leader_process))
+        if result.probing_rebalance_needed and leader_pid in by_process:
+            d = decisions[labels[leader_pid]]
+            if d.next_rebalance_ms != 0:
+                probing_at = now_ms + self.configs.probing_rebalance_interval_ms
+                d.next_rebalance_ms = probing_at
+
+        payload: list[tuple[str, bytes]] = []
+        for d in decisions.values():
+            given = [t for t in d.active if t not in d.withheld]
+            standby = sorted({*d.standby, *(t for t in d.withheld if topology.is_stateful(t))})
+            parts = sorted(topology.source_partition(t) for t in given)
+            answer = StreamsAssignment(
+                version=used,
+                commonly_supported_version=common,
+                # one entry per assigned partition, in sorted partition order (Kafka)
+                active_tasks=tuple(
+                    _to_wire(t) for t in sorted(given, key=topology.source_partition)
+                ),
+                standby_tasks={_to_wire(t): topology.changelog_partitions(t) for t in standby},
+                next_rebalance_ms=d.next_rebalance_ms,
+            )
+            body = encode_consumer_assignment(
+                ConsumerAssignment(tuple(parts), encode_assignment(answer))
+            )
+            payload.append((d.member_id, body))
+        member_order = {m: i for i, (m, _) in enumerate(members)}
+        payload.sort(key=lambda item: member_order[item[0]])
+
+        record: dict[str, Any] = {
+            "version": used,
+            "clients": {
+                label: {
+                    "member_id": d.member_id,
+                    "active": [str(t) for t in d.active],
+                    "standby": [str(t) for t in d.standby],
+                    "warmups": [str(t) for t in d.warmups],
+                    "withheld": [str(t) for t in d.withheld],
+                }
+                for label, d in decisions.items()
+            },
+            "lags": lag_table,
+            "probing_rebalance_needed": result.probing_rebalance_needed,
+            "active_movements": result.active_movements,
+            "standby_movements": result.standby_movements,
+            "followup_for_revocation": any_withheld,
+        }
+        if result.cost_before is not None:
+            record["cost"] = {"before": result.cost_before, "after": result.cost_after}
+        if result.notes:
+            record["notes"] = list(result.notes)
+        return LeaderAssignment(tuple(payload), decisions, result, probing_at, record)
+
+
+def _lag(offset_sum: int, end_sum: int) -> int:
+    """``ClientState.computeTaskLags`` for one task."""
+    if offset_sum == LATEST_OFFSET:
+        return LATEST_OFFSET
+    if offset_sum == UNKNOWN_OFFSET_SUM:
+        return UNKNOWN_OFFSET_SUM
+    if end_sum < offset_sum:
+        return end_sum
+    return min(end_sum - offset_sum, JAVA_LONG_MAX)
+
+
+def subscription_user_data(
+    process_id: uuid.UUID,
+    offset_sums: Mapping[TaskId, int],
+    client_tags: Mapping[str, str],
+    unique_field: int,
+    version: int = LATEST_SUPPORTED_VERSION,
+) -> bytes:
+    """A member's SubscriptionInfo bytes (version ``version``, offset sums from v7)."""
+    info = StreamsSubscription(
+        version=LATEST_SUPPORTED_VERSION,
+        latest_supported_version=LATEST_SUPPORTED_VERSION,
+        process_id=process_id,
+        task_offset_sums={_to_wire(t): s for t, s in offset_sums.items()},
+        unique_field=unique_field,
+        client_tags=dict(client_tags),
+    )
+    return encode_subscription(info, version)
+
+
+def read_assignment(data: bytes) -> tuple[ConsumerAssignment, StreamsAssignment]:
+    """Decode a member's SyncGroup assignment (envelope + AssignmentInfo).
+
+    Raises:
+        DecodeError: unreadable bytes.
+    """
+    consumer = decode_consumer_assignment(data)
+    return consumer, decode_assignment(consumer.user_data)
+
+
+def wire_task(t: StreamsTaskId) -> TaskId:
+    """A decoded task id as the assignors' :class:`TaskId`."""
+    return _to_task(t)

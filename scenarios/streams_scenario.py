@@ -1,0 +1,572 @@
+"""Kafka Streams scenario files: schema, loader and library lookup (docs/streams.md).
+
+A Streams scenario is a TOML file with the top-level key ``kind = "streams"``. Everything
+else mirrors the Connect format (``docs/scenario-format.md``): Kafka-named settings, integer
+virtual milliseconds, unknown keys rejected, and every problem reported as one line
+``"<file>: <key path>: <problem>"`` (:class:`scenarios.loader.ScenarioError`).
+
+Entry points: :func:`is_streams_scenario`, :func:`load_streams_scenario`,
+:func:`loads_streams_scenario`, :func:`resolve_streams_scenario`,
+:func:`streams_library_names`.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import msgspec
+from msgspec import Meta
+
+from coordinator.config import CoordinatorConfig
+from members.assignors.streams import (
+    AssignmentConfigs,
+    StreamsAssignmentError,
+    TaskId,
+    validate_client_tags,
+)
+from members.assignors.streams.model import STRATEGIES
+from members.streams_client import StreamsClientConfig
+from members.streams_state import StreamsTopology, Subtopology, process_uuid
+from scenarios.loader import ScenarioError, _translate_validation_error
+from scenarios.schema import INT64_MAX, CoordinatorSettings, NetworkSettings, NonNegInt
+
+__all__ = [
+    "STREAMS_CONFIG_KEYS",
+    "StreamsScenario",
+    "ClientSpec",
+    "StreamsStep",
+    "LoadedStreamsScenario",
+    "is_streams_scenario",
+    "load_streams_scenario",
+    "loads_streams_scenario",
+    "resolve_streams_scenario",
+    "streams_library_dir",
+    "streams_library_names",
+]
+
+ClientName = Annotated[str, Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")]
+PosInt = Annotated[int, Meta(ge=1, le=2**31 - 1)]
+
+#: Settings of ``[config]`` / ``clients[i].config`` with their Kafka defaults (besides these,
+#: ``client.tag.<key>`` = string).
+STREAMS_CONFIG_KEYS: dict[str, Any] = {
+    "num.stream.threads": 1,
+    "acceptable.recovery.lag": 10_000,
+    "max.warmup.replicas": 2,
+    "num.standby.replicas": 0,
+    "probing.rebalance.interval.ms": 600_000,
+    "rack.aware.assignment.strategy": "none",
+    "rack.aware.assignment.tags": [],
+    "rack.aware.assignment.traffic_cost": None,
+    "rack.aware.assignment.non_overlap_cost": None,
+    "client.rack": None,
+    "session.timeout.ms": 45_000,
+    "heartbeat.interval.ms": 3_000,
+    "max.poll.interval.ms": 300_000,
+    "groupsim.restore.records.per.sec": 10_000,
+}
+_TAG_PREFIX = "client.tag."
+
+
+class _Base(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
+    pass
+
+
+class ClientEntry(_Base, frozen=True):
+    """``[[clients]]``: one Streams instance."""
+
+    name: ClientName
+    process_id: str | None = None
+    start_ms: NonNegInt = 0
+    autostart: bool = True
+    config: dict[str, Any] = {}
+    state: dict[str, NonNegInt] = {}
+
+
+class SubtopologyEntry(_Base, frozen=True):
+    """``[[subtopologies]]``."""
+
+    id: Annotated[int, Meta(ge=0, le=2**31 - 1)]
+    partitions: PosInt
+    stateful: bool = True
+    changelog_records: NonNegInt = 0
+    changelog_rate: NonNegInt = 0
+    source_racks: list[list[str]] = []
+    changelog_racks: list[list[str]] = []
+
+
+class ChangelogOverride(_Base, frozen=True):
+    records: NonNegInt = 0
+    rate: NonNegInt = 0
+
+
+class _Step(_Base, frozen=True, tag_field="action"):
+    at_ms: NonNegInt
+
+
+class JoinStep(_Step, frozen=True, tag="join"):
+    client: ClientName
+
+
+class LeaveStep(_Step, frozen=True, tag="leave"):
+    client: ClientName
+    leave_group: bool = False
+
+
+class CrashStep(_Step, frozen=True, tag="crash"):
+    client: ClientName
+
+
+class RestartStep(_Step, frozen=True, tag="restart"):
+    client: ClientName
+    down_ms: NonNegInt = 0
+    clean: bool = True
+    wipe_state: bool = False
+
+
+class PhaseStep(_Step, frozen=True, tag="phase"):
+    name: Annotated[str, Meta(min_length=1)]
+
+
+StepEntry = JoinStep | LeaveStep | CrashStep | RestartStep | PhaseStep
+
+
+class ClientAssignment(_Base, frozen=True):
+    active: list[str] = []
+    standby: list[str] = []
+
+
+class StreamsExpect(_Base, frozen=True):
+    """``[expect]``: the generic checks of ``scenarios.expect`` plus Streams ones."""
+
+    converged: bool | None = None
+    no_violations: bool = True
+    expected_violations: list[str] = []
+    max_rebalances: NonNegInt | None = None
+    min_rebalances: NonNegInt | None = None
+    max_task_downtime_ms: NonNegInt | None = None
+    max_total_downtime_ms: NonNegInt | None = None
+    max_time_to_converge_ms: NonNegInt | None = None
+    max_probing_rebalances: NonNegInt | None = None
+    assignments: list[dict[str, ClientAssignment]] = []
+    final_assignment: dict[str, ClientAssignment] | None = None
+
+
+class StreamsScenario(_Base, frozen=True):
+    """A whole Streams scenario file."""
+
+    kind: Literal["streams"]
+    name: Annotated[str, Meta(min_length=1)]
+    description: str = ""
+    seed: NonNegInt = 0
+    settle_ms: NonNegInt | None = None
+    log_heartbeats: bool = False
+    coordinator: CoordinatorSettings = msgspec.field(default_factory=CoordinatorSettings)
+    network: NetworkSettings = msgspec.field(default_factory=NetworkSettings)
+    config: dict[str, Any] = {}
+    clients: list[ClientEntry] = []
+    subtopologies: list[SubtopologyEntry] = []
+    changelog_overrides: dict[str, ChangelogOverride] = {}
+    timeline: list[StepEntry] = []
+    expect: StreamsExpect = msgspec.field(default_factory=StreamsExpect)
+
+
+@dataclass(frozen=True)
+class ClientSpec:
+    """A client ready to start: its config and its initial state directory
+    (task → lag behind the changelog end at ``start_ms``)."""
+
+    name: str
+    config: StreamsClientConfig
+    start_ms: int
+    autostart: bool
+    state: dict[TaskId, int]
+
+
+@dataclass(frozen=True)
+class StreamsStep:
+    """A timeline step: ``action`` in join/leave/crash/restart/phase."""
+
+    at_ms: int
+    action: str
+    client: str | None = None
+    name: str | None = None
+    leave_group: bool = False
+    down_ms: int = 0
+    clean: bool = True
+    wipe_state: bool = False
+
+    def record_fields(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"action": self.action}
+        if self.client is not None:
+            out["member"] = self.client
+        if self.action == "phase":
+            out["name"] = self.name
+        if self.action == "leave" and self.leave_group:
+            out["leave_group"] = True
+        if self.action == "restart":
+            out.update(down_ms=self.down_ms, clean=self.clean, wipe_state=self.wipe_state)
+        return out
+
+
+@dataclass
+class LoadedStreamsScenario:
+    """A validated Streams scenario (what :func:`scenarios.streams_world.simulate_streams` runs).
+
+    Attributes:
+        scenario: the decoded file; source: its path.
+        clients: every client in file order; topology: the application.
+        steps: the timeline sorted by ``at_ms`` (file order at equal times).
+        settle_ms / end_ms: the run ends ``settle_ms`` after the last step or client start
+            (default ``settle_ms``: 5 × the largest ``probing.rebalance.interval.ms`` +
+            120000).
+        coordinator_config: ``[coordinator]`` with the broker defaults.
+    """
+
+    scenario: StreamsScenario
+    source: Path
+    clients: list[ClientSpec]
+    topology: StreamsTopology
+    steps: list[StreamsStep]
+    settle_ms: int
+    end_ms: int
+    coordinator_config: CoordinatorConfig = field(default_factory=CoordinatorConfig)
+
+    @property
+    def name(self) -> str:
+        return self.scenario.name
+
+    @property
+    def seed(self) -> int:
+        return self.scenario.seed
+
+    @property
+    def expect(self) -> StreamsExpect:
+        return self.scenario.expect
+
+
+# --------------------------------------------------------------------------- library
+
+
+def streams_library_dir() -> Path:
+    """``scenarios/library/streams/``."""
+    return Path(__file__).resolve().parent / "library" / "streams"
+
+
+def streams_library_names() -> list[str]:
+    """The Streams library scenario names (file stems), sorted."""
+    d = streams_library_dir()
+    return sorted(p.stem for p in d.glob("*.toml")) if d.is_dir() else []
+
+
+def resolve_streams_scenario(name_or_path: str | Path) -> Path | None:
+    """An existing file, or a Streams library scenario by name (with or without ``.toml``);
+    ``None`` if neither."""
+    path = Path(name_or_path)
+    if path.is_file():
+        return path
+    text = str(name_or_path)
+    if path.parent == Path(".") and text:
+        stem = text[: -len(".toml")] if text.endswith(".toml") else text
+        candidate = streams_library_dir() / f"{stem}.toml"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def is_streams_scenario(path: str | Path) -> bool:
+    """True when ``path`` (a file or a Streams library name) is a TOML file whose top-level
+    ``kind`` is ``"streams"``. Never raises: unreadable or invalid files give ``False`` (the
+    Connect loader then reports the problem)."""
+    resolved = resolve_streams_scenario(path)
+    if resolved is None:
+        return False
+    try:
+        raw = tomllib.loads(resolved.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return False
+    return raw.get("kind") == "streams"
+
+
+def load_streams_scenario(path: str | Path) -> LoadedStreamsScenario:
+    """Read, decode and validate a Streams scenario file (or library name).
+
+    Raises:
+        ScenarioError: unreadable, not TOML, not ``kind = "streams"``, or a bad key/value
+            (the message names the key path).
+    """
+    resolved = resolve_streams_scenario(path)
+    source = Path(path) if resolved is None else resolved
+    try:
+        text = source.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise ScenarioError(source.name, None, f"cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(source.name, None, f"not UTF-8 text: {exc.reason}") from None
+    return loads_streams_scenario(text, source=source)
+
+
+def loads_streams_scenario(text: str, source: str | Path = "<string>") -> LoadedStreamsScenario:
+    """Like :func:`load_streams_scenario` for TOML text; ``source`` names it in errors."""
+    source = Path(source)
+    file = source.name
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(file, None, f"invalid TOML: {exc}") from None
+    if raw.get("kind") != "streams":
+        raise ScenarioError(file, "kind", 'a Streams scenario needs kind = "streams"')
+    try:
+        scenario = msgspec.convert(raw, type=StreamsScenario)
+    except msgspec.ValidationError as exc:
+        key_path, problem = _translate_validation_error(str(exc), raw)
+        raise ScenarioError(file, key_path, problem) from None
+    return _build(file, source, scenario)
+
+
+# --------------------------------------------------------------------------- building
+
+
+def _fail(file: str, path: str, problem: str) -> ScenarioError:
+    return ScenarioError(file, path, problem)
+
+
+def _int(file: str, path: str, value: Any, low: int, high: int = INT64_MAX) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _fail(file, path, f"expected an integer, got {type(value).__name__}")
+    if not low <= value <= high:
+        raise _fail(file, path, f"must be between {low} and {high}, got {value}")
+    return value
+
+
+def _client_config(
+    file: str, path: str, merged: dict[str, tuple[str, Any]], process_id: str
+) -> StreamsClientConfig:
+    values = {k: v for k, (_, v) in merged.items()}
+    where = {k: p for k, (p, _) in merged.items()}
+    tags: dict[str, str] = {}
+    for key, value in values.items():
+        p = where[key]
+        if key.startswith(_TAG_PREFIX):
+            tag = key[len(_TAG_PREFIX) :]
+            if not tag or not isinstance(value, str):
+                raise _fail(file, p, "client.tag.<key> needs a non-empty key and a string value")
+            tags[tag] = value
+        elif key not in STREAMS_CONFIG_KEYS:
+            known = ", ".join(sorted(STREAMS_CONFIG_KEYS))
+            raise _fail(file, p, f"unknown Streams setting (known: {known}, client.tag.<key>)")
+    try:
+        validate_client_tags(tags)
+    except StreamsAssignmentError as exc:
+        raise _fail(file, path + ".config", str(exc)) from None
+
+    def get(key: str) -> Any:
+        return values.get(key, STREAMS_CONFIG_KEYS[key])
+
+    def at(key: str) -> str:
+        return where.get(key, path + ".config." + key)
+
+    threads = _int(file, at("num.stream.threads"), get("num.stream.threads"), 1, 2**31 - 1)
+    lag = _int(file, at("acceptable.recovery.lag"), get("acceptable.recovery.lag"), 0)
+    warmups = _int(file, at("max.warmup.replicas"), get("max.warmup.replicas"), 1, 2**31 - 1)
+    standbys = _int(file, at("num.standby.replicas"), get("num.standby.replicas"), 0, 2**31 - 1)
+    probing = _int(
+        file, at("probing.rebalance.interval.ms"), get("probing.rebalance.interval.ms"), 60_000
+    )
+    strategy = get("rack.aware.assignment.strategy")
+    if strategy not in STRATEGIES:
+        raise _fail(
+            file,
+            at("rack.aware.assignment.strategy"),
+            f"expected one of {', '.join(STRATEGIES)}, got {strategy!r}",
+        )
+    rack_tags = get("rack.aware.assignment.tags")
+    if not isinstance(rack_tags, list) or not all(isinstance(t, str) for t in rack_tags):
+        raise _fail(file, at("rack.aware.assignment.tags"), "expected a list of tag keys")
+    if len(rack_tags) > 5:
+        raise _fail(file, at("rack.aware.assignment.tags"), "at most 5 tags are allowed")
+    costs: dict[str, int | None] = {}
+    for key in ("rack.aware.assignment.traffic_cost", "rack.aware.assignment.non_overlap_cost"):
+        value = get(key)
+        costs[key] = None if value is None else _int(file, at(key), value, 0, 2**31 - 1)
+    rack = get("client.rack")
+    if rack is not None and (not isinstance(rack, str) or not rack):
+        raise _fail(file, at("client.rack"), "expected a non-empty string")
+    session = _int(file, at("session.timeout.ms"), get("session.timeout.ms"), 1, 2**31 - 1)
+    heartbeat = _int(file, at("heartbeat.interval.ms"), get("heartbeat.interval.ms"), 1, 2**31 - 1)
+    if heartbeat >= session:
+        raise _fail(file, at("heartbeat.interval.ms"), "must be lower than session.timeout.ms")
+    poll = _int(file, at("max.poll.interval.ms"), get("max.poll.interval.ms"), 1, 2**31 - 1)
+    restore = _int(
+        file,
+        at("groupsim.restore.records.per.sec"),
+        get("groupsim.restore.records.per.sec"),
+        0,
+    )
+    assignment = AssignmentConfigs(
+        acceptable_recovery_lag=lag,
+        max_warmup_replicas=warmups,
+        num_standby_replicas=standbys,
+        probing_rebalance_interval_ms=probing,
+        rack_aware_assignment_strategy=strategy,
+        rack_aware_assignment_tags=tuple(rack_tags),
+        traffic_cost=costs["rack.aware.assignment.traffic_cost"],
+        non_overlap_cost=costs["rack.aware.assignment.non_overlap_cost"],
+    )
+    return StreamsClientConfig(
+        process_id=process_id,
+        num_stream_threads=threads,
+        client_rack=rack,
+        client_tags=tags,
+        assignment=assignment,
+        session_timeout_ms=session,
+        heartbeat_interval_ms=heartbeat,
+        max_poll_interval_ms=poll,
+        restore_records_per_sec=restore,
+    )
+
+
+def _build(file: str, source: Path, sc: StreamsScenario) -> LoadedStreamsScenario:
+    try:
+        coordinator_config = CoordinatorConfig.from_mapping(
+            sc.coordinator.to_mapping(), where="coordinator"
+        )
+    except Exception as exc:  # ConfigError: one line naming the key
+        raise ScenarioError(file, None, str(exc)) from None
+
+    if not sc.subtopologies:
+        raise _fail(file, "subtopologies", "a Streams scenario needs at least one subtopology")
+    subs: list[Subtopology] = []
+    seen_ids: set[int] = set()
+    for i, entry in enumerate(sc.subtopologies):
+        if entry.id in seen_ids:
+            raise _fail(file, f"subtopologies[{i}].id", f"duplicate subtopology id {entry.id}")
+        seen_ids.add(entry.id)
+        for key in ("source_racks", "changelog_racks"):
+            for k, racks in enumerate(getattr(entry, key)):
+                if not racks:
+                    raise _fail(
+                        file, f"subtopologies[{i}].{key}[{k}]", "a partition needs >= 1 rack"
+                    )
+        subs.append(
+            Subtopology(
+                id=entry.id,
+                partitions=entry.partitions,
+                stateful=entry.stateful,
+                changelog_records=entry.changelog_records,
+                changelog_rate=entry.changelog_rate,
+                source_racks=tuple(frozenset(r) for r in entry.source_racks),
+                changelog_racks=tuple(frozenset(r) for r in entry.changelog_racks),
+            )
+        )
+    overrides: dict[TaskId, tuple[int, int]] = {}
+    for key, value in sc.changelog_overrides.items():
+        try:
+            task = TaskId.parse(key)
+        except StreamsAssignmentError as exc:
+            raise _fail(file, f"changelog_overrides.{key}", str(exc)) from None
+        overrides[task] = (value.records, value.rate)
+    try:
+        topology = StreamsTopology(subs, overrides)
+    except ValueError as exc:
+        raise _fail(file, "changelog_overrides", str(exc)) from None
+
+    if not sc.clients:
+        raise _fail(file, "clients", "a Streams scenario needs at least one client")
+    clients: list[ClientSpec] = []
+    names: set[str] = set()
+    pids: set[int] = set()
+    for i, client in enumerate(sc.clients):
+        path = f"clients[{i}]"
+        if client.name in names:
+            raise _fail(file, f"{path}.name", f"duplicate client name {client.name!r}")
+        names.add(client.name)
+        pid = client.process_id or f"PID_{i + 1}"
+        try:
+            pid_value = process_uuid(pid).int
+        except ValueError:
+            raise _fail(
+                file, f"{path}.process_id", f"expected PID_<n> or a UUID, got {pid!r}"
+            ) from None
+        if pid_value in pids:
+            raise _fail(file, f"{path}.process_id", f"duplicate process id {pid}")
+        pids.add(pid_value)
+        merged: dict[str, tuple[str, Any]] = {k: (f"config.{k}", v) for k, v in sc.config.items()}
+        merged.update({k: (f"{path}.config.{k}", v) for k, v in client.config.items()})
+        config = _client_config(file, path, merged, pid)
+        state: dict[TaskId, int] = {}
+        for key, lag in client.state.items():
+            try:
+                task = TaskId.parse(key)
+            except StreamsAssignmentError as exc:
+                raise _fail(file, f"{path}.state.{key}", str(exc)) from None
+            if not topology.is_stateful(task):
+                raise _fail(file, f"{path}.state.{key}", "not a stateful task of the topology")
+            state[task] = lag
+        clients.append(ClientSpec(client.name, config, client.start_ms, client.autostart, state))
+
+    steps: list[StreamsStep] = []
+    for i, s in enumerate(sc.timeline):
+        who: str | None = getattr(s, "client", None)
+        if who is not None and who not in names:
+            raise _fail(file, f"timeline[{i}].client", f"no client named {who!r}")
+        if isinstance(s, PhaseStep):
+            steps.append(StreamsStep(s.at_ms, "phase", name=s.name))
+        elif isinstance(s, JoinStep):
+            steps.append(StreamsStep(s.at_ms, "join", who))
+        elif isinstance(s, LeaveStep):
+            steps.append(StreamsStep(s.at_ms, "leave", who, leave_group=s.leave_group))
+        elif isinstance(s, CrashStep):
+            steps.append(StreamsStep(s.at_ms, "crash", who))
+        else:
+            steps.append(
+                StreamsStep(
+                    s.at_ms,
+                    "restart",
+                    who,
+                    down_ms=s.down_ms,
+                    clean=s.clean,
+                    wipe_state=s.wipe_state,
+                )
+            )
+    order = sorted(range(len(steps)), key=lambda k: (steps[k].at_ms, k))
+    steps = [steps[k] for k in order]
+
+    for key, table in [
+        *((f"expect.assignments[{i}]", t) for i, t in enumerate(sc.expect.assignments)),
+        *(
+            [("expect.final_assignment", sc.expect.final_assignment)]
+            if sc.expect.final_assignment is not None
+            else []
+        ),
+    ]:
+        for name, expected in table.items():
+            if name not in names:
+                raise _fail(file, f"{key}.{name}", f"no client named {name!r}")
+            for role in ("active", "standby"):
+                for t in getattr(expected, role):
+                    try:
+                        TaskId.parse(t)
+                    except StreamsAssignmentError as exc:
+                        raise _fail(file, f"{key}.{name}.{role}", str(exc)) from None
+
+    probing = max(c.config.assignment.probing_rebalance_interval_ms for c in clients)
+    settle = sc.settle_ms if sc.settle_ms is not None else 5 * probing + 120_000
+    last = max(
+        [c.start_ms for c in clients if c.autostart]
+        + [s.at_ms + (s.down_ms if s.action == "restart" else 0) for s in steps]
+        + [0]
+    )
+    return LoadedStreamsScenario(
+        scenario=sc,
+        source=source,
+        clients=clients,
+        topology=topology,
+        steps=steps,
+        settle_ms=settle,
+        end_ms=last + settle,
+        coordinator_config=coordinator_config,
+    )
