@@ -583,6 +583,8 @@ class RunOutcome:
         converge_ms: from the end of the last fault to the last change of the running set
             (0 if nothing changed after it); ``None`` when not converged.
         wall_s: wall-clock seconds the simulation took.
+        cpu_s: CPU seconds of the whole run in its process (generate, load, simulate,
+            classify): what throughput on idle cores is made of.
     """
 
     index: int
@@ -597,6 +599,7 @@ class RunOutcome:
     task_downtime_max_ms: int
     converge_ms: int | None
     wall_s: float
+    cpu_s: float = 0.0
 
     @property
     def failed(self) -> bool:
@@ -731,7 +734,9 @@ def run_spec(spec: ChaosSpec, *, fast: bool = True) -> tuple[RunOutcome, RunResu
 
 def run_one(config: ChaosConfig, campaign_seed: int, index: int) -> RunOutcome:
     """Generate and simulate run ``index`` of a campaign."""
-    return run_spec(generate(config, campaign_seed, index))[0]
+    started = time.process_time()
+    outcome = run_spec(generate(config, campaign_seed, index))[0]
+    return replace(outcome, cpu_s=time.process_time() - started)
 
 
 # ----------------------------------------------------------------------------- shrinking
@@ -1069,7 +1074,20 @@ class CampaignResult:
 
     @property
     def runs_per_minute(self) -> float:
+        """Measured: runs per wall-clock minute."""
         return 60.0 * self.runs / self.wall_s if self.wall_s > 0 else 0.0
+
+    @property
+    def cpu_s_per_run(self) -> float:
+        """Mean CPU seconds of a run (in its worker process)."""
+        return sum(o.cpu_s for o in self.outcomes) / self.runs if self.runs else 0.0
+
+    def cpu_bound_runs_per_minute(self, cores: int = 2) -> float:
+        """Runs per minute ``cores`` idle cores give: ``cores × 60 / cpu_s_per_run`` (runs are
+        independent and CPU-bound; a measure that does not depend on what else the machine
+        runs)."""
+        per_run = self.cpu_s_per_run
+        return cores * 60.0 / per_run if per_run > 0 else 0.0
 
     def to_json(self) -> dict[str, Any]:
         p50d, p99d = self.downtime_percentiles()
@@ -1091,6 +1109,8 @@ class CampaignResult:
             "converge_ms_p99": p99c,
             "wall_s": round(self.wall_s, 3),
             "runs_per_minute": round(self.runs_per_minute, 1),
+            "cpu_s_per_run": round(self.cpu_s_per_run, 4),
+            "cpu_bound_runs_per_minute_2_cores": round(self.cpu_bound_runs_per_minute(2), 1),
             "reproducers": [
                 {
                     "index": r.index,

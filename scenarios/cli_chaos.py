@@ -141,7 +141,8 @@ def render_campaign(result: Any, console: Console) -> None:
         "runs",
         str(result.runs),
         f"{result.wall_s:.1f} s wall, {result.runs_per_minute:.0f} runs/min on {result.jobs} "
-        f"process{'es' if result.jobs != 1 else ''}",
+        f"process{'es' if result.jobs != 1 else ''} "
+        f"({result.cpu_s_per_run * 1000:.0f} CPU ms per run)",
     )
     table.add_row(
         "faults injected",
