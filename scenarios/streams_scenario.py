@@ -151,6 +151,8 @@ class StreamsExpect(_Base, frozen=True):
     max_total_downtime_ms: NonNegInt | None = None
     max_time_to_converge_ms: NonNegInt | None = None
     max_probing_rebalances: NonNegInt | None = None
+    distinct_tags: list[str] = []
+    max_final_cost: NonNegInt | None = None
     assignments: list[dict[str, ClientAssignment]] = []
     final_assignment: dict[str, ClientAssignment] | None = None
 

@@ -40,6 +40,7 @@ __all__ = [
     "StreamsWorld",
     "simulate_streams",
     "summarize_streams",
+    "tag_conflicts",
     "streams_end_violations",
     "STREAMS_GROUP_ID",
 ]
@@ -347,6 +348,7 @@ class _StreamsState:
         self.live: dict[str, None] = {}
         self.capacity: dict[str, int] = {}
         self.pid_name: dict[str, str] = {}
+        self.tags: dict[str, dict[str, str]] = {}
 
 
 def summarize_streams(
@@ -431,6 +433,7 @@ def summarize_streams(
             st.standby[m] = set()
             st.capacity[m] = int(cfg.get("num.stream.threads", 1))
             st.pid_name[str(cfg.get("process_id"))] = m
+            st.tags[m] = dict(cfg.get("client.tags") or {})
         elif kind in ("member_stop", "member_crash"):
             st.live.pop(m, None)
         elif kind == "active_task_start":
@@ -507,6 +510,10 @@ def summarize_streams(
             "probing_scheduled": probing_scheduled,
             "warmups": warmups,
             "costs": costs,
+            "final_cost": costs[-1]["after"]
+            if costs and decisions and "cost" in decisions[-1]
+            else None,
+            "client_tags": {c: st.tags.get(c, {}) for c in sorted(st.tags)},
             "final_holdings": {
                 c: {
                     "active": sorted(st.active.get(c, {}), key=_task_key),
@@ -587,13 +594,17 @@ def _end_problems(
     if max(active_load) - min(active_load) > 1.0:
         out["unbalanced"].append("active task load differs by more than 1 per thread")
     strategy = leader_cfg.rack_aware_assignment_strategy
-    if strategy != "min_traffic":
+    # KIP-708: standbys only move between clients with identical tags, so with
+    # rack.aware.assignment.tags Kafka does not balance the stateful (standby) load.
+    tags_on = bool(leader_cfg.rack_aware_assignment_tags)
+    if strategy != "min_traffic" and not tags_on:
         stateful_load = [
             len([t for t in decided[c]["active"] + decided[c]["standby"] if t in stateful]) / cap[c]
             for c in decided
         ]
         if max(stateful_load) - min(stateful_load) > 1.0:
             out["unbalanced"].append("stateful task load differs by more than 1 per thread")
+    if strategy != "min_traffic":
         threshold = 4 if strategy == "balance_subtopology" else 1
         by_sub: dict[int, list[int]] = {}
         for t in topo.tasks:
@@ -638,6 +649,26 @@ def streams_end_violations(summary: dict[str, Any]) -> list[dict[str, Any]]:
     return found
 
 
+def tag_conflicts(
+    assignment: dict[str, dict[str, list[str]]],
+    tags: dict[str, dict[str, str]],
+    keys: Sequence[str],
+) -> list[str]:
+    """Tasks whose active and standby clients repeat a value of one of the tag ``keys``
+    (KIP-708's ideal distribution has none), one line each."""
+    holders: dict[str, list[str]] = {}
+    for client, roles in assignment.items():
+        for task in roles["active"] + roles["standby"]:
+            holders.setdefault(task, []).append(client)
+    out: list[str] = []
+    for task in sorted(holders, key=_task_key):
+        for key in keys:
+            values = [tags.get(c, {}).get(key) for c in holders[task]]
+            if len(set(values)) != len(values):
+                out.append(f"{task}: {key} {values} on {holders[task]}")
+    return out
+
+
 def _expect_failures(expect: Any, summary: dict[str, Any]) -> list[str]:
     generic = {
         "converged": expect.converged,
@@ -671,6 +702,23 @@ def _expect_failures(expect: Any, summary: dict[str, Any]) -> list[str]:
             }
             for name, e in sorted(t.items())
         }
+
+    if expect.max_final_cost is not None:
+        cost = streams["final_cost"]
+        if cost is None or cost > expect.max_final_cost:
+            failures.append(
+                f"max_final_cost: expected <= {expect.max_final_cost}, got "
+                f"{'no rack-aware optimisation' if cost is None else cost}"
+            )
+    if expect.distinct_tags:
+        conflicts = tag_conflicts(
+            streams["final_assignment"], streams["client_tags"], expect.distinct_tags
+        )
+        if conflicts:
+            failures.append(
+                f"distinct_tags: {len(conflicts)} task(s) share a tag value among their "
+                f"copies: {'; '.join(conflicts[:4])}"
+            )
 
     history = streams["assignment_history"]
     i = 0
