@@ -453,7 +453,9 @@ class ClientDecision:
     Attributes:
         member_id: the client's group member id.
         active / standby: HATA's assignment (task ids, sorted).
-        warmups: standbys that are warmups (KIP-441 movements), a subset of ``standby``.
+        warmups: standbys that are warmups (KIP-441 movements), a subset of ``standby``:
+            Kafka's warmup map (active movements) plus, where a task has more standbys than
+            ``num.standby.replicas``, its copies on clients that are not caught up.
         withheld: actives not handed out yet because another client still owns their
             partition (COOPERATIVE); the client gets them as standbys meanwhile.
         next_rebalance_ms: the AssignmentInfo ``nextRebalanceMs`` sent to this member.
@@ -567,6 +569,19 @@ class StreamsPartitionAssignor:
             by_process, topology.stateful, topology.stateless, self.configs, rack_aware
         )
 
+        # Warmups: Kafka's map (active movements) plus, for a task with more standbys than
+        # num.standby.replicas (a standby movement kept the destination's copy), the copies on
+        # clients that are not caught up.
+        warm: dict[ProcessId, set[TaskId]] = {p: set(ts) for p, ts in result.warmups.items()}
+        acceptable = self.configs.acceptable_recovery_lag
+        for task in topology.stateful:
+            holders = [p for p in sorted(by_process) if task in by_process[p].standby]
+            if len(holders) > self.configs.num_standby_replicas:
+                for p in holders:
+                    lag = by_process[p].lags[task]
+                    if not (lag == LATEST_OFFSET or 0 <= lag <= acceptable):
+                        warm.setdefault(p, set()).add(task)
+
         # COOPERATIVE: an active whose partition another member still owns is withheld.
         decisions: dict[str, ClientDecision] = {}
         any_withheld = False
@@ -577,7 +592,7 @@ class StreamsPartitionAssignor:
                 member_id,
                 active=state.sorted_active(),
                 standby=state.sorted_standby(),
-                warmups=sorted(result.warmups.get(pid, ())),
+                warmups=sorted(warm.get(pid, ())),
             )
             for task in d.active:
                 owner = owner_of_partition.get(topology.source_partition(task))
