@@ -835,8 +835,12 @@ class ConnectWorker:
             )
             if connectors or tasks:
                 self._enqueue(_Job("stop", connectors, tasks, reason="coordinator_lost"), now_ms)
-            # The next JoinGroup carries no allocation: the worker starts over.
+            # The next JoinGroup carries no allocation: the worker starts over. A null snapshot
+            # makes WorkerCoordinator.rejoinNeededOrPending() true: it rejoins once it finds
+            # the coordinator again.
             self.assignment_snapshot = None
+            self.rejoin_needed = True
+            self.rejoin_reason = "assignment revoked after losing the coordinator"
 
     def _on_request_timeout(self, now_ms: int) -> None:
         """A JoinGroup/SyncGroup went unanswered: Kafka treats it as a lost connection."""
@@ -1149,6 +1153,9 @@ class ConnectWorker:
             self._log("task_stopped", task=str(task), reason="herder failed")
         self.running_connectors.clear()
         self.running_tasks.clear()
+        # DistributedHerder: "Uncaught exception in herder work thread, exiting" — the process
+        # exits without leaving the group.
+        self._log("member_crash", reason="herder thread died")
         self._stop_everything()
 
     def _stop_everything(self) -> None:

@@ -108,8 +108,9 @@ class InvariantChecker:
         self._applied_generation: dict[str, int | None] = {}
         self._generation: int | None = None
         self._protocol: str | None = None
-        # Members out of the group but possibly still running work: name -> known issue.
-        self._zombies: dict[str, str] = {}
+        # Members out of the group but possibly still running work:
+        # name -> (known issue, the group's generation when it was removed).
+        self._zombies: dict[str, tuple[str, int | None]] = {}
         self._downgrade_generation: int | None = None
         self._leader_id: str | None = None
         self._have_generation = False
@@ -201,7 +202,9 @@ class InvariantChecker:
                     "generation": generation,
                 }
             )
-            zombie = next((self._zombies[m] for m in others if m in self._zombies), None)
+            zombie = next(
+                (self._zombies[m][0] for m in [*others, member] if m in self._zombies), None
+            )
             if zombie is not None:
                 found[-1]["known_issue"] = zombie
             elif generation is not None and generation == self._downgrade_generation:
@@ -327,18 +330,25 @@ class InvariantChecker:
 
     def _on_member_removed(self, record: dict[str, Any]) -> list[Violation]:
         if record.get("reason") == "session_timeout":
-            self._zombies.setdefault(record.get("member"), KAFKA_9184)  # type: ignore[arg-type]
+            self._zombies[record.get("member")] = (KAFKA_9184, self._generation)  # type: ignore[index]
         return []
 
     def _on_leave_group(self, record: dict[str, Any]) -> list[Violation]:
         if record.get("reason") == "poll timeout expired":
-            self._zombies[record.get("member")] = KAFKA_16056  # type: ignore[index]
+            self._zombies[record.get("member")] = (KAFKA_16056, self._generation)  # type: ignore[index]
         return []
 
     def _on_assignment(self, record: dict[str, Any]) -> list[Violation]:
         member = record.get("member")
-        self._zombies.pop(member, None)  # type: ignore[arg-type]
         generation = record.get("generation")
+        # A removed member may still apply the answer to a SyncGroup it sent before its
+        # session expired (classicGroupSync answers in Stable without touching the session
+        # timer): it stays a zombie until it applies an assignment of the current generation.
+        removal = self._zombies.get(member)  # type: ignore[arg-type]
+        zombie = removal[0] if removal is not None else None
+        if removal is not None and (removal[1] is None or (generation or 0) > removal[1]):
+            self._zombies.pop(member, None)  # type: ignore[arg-type]
+            zombie = None
         self._applied_generation[member] = generation  # type: ignore[index]
         found: list[Violation] = []
         if generation != self._generation:
@@ -355,6 +365,8 @@ class InvariantChecker:
                     "group_generation": self._generation,
                 }
             )
+            if zombie is not None:
+                found[-1]["known_issue"] = zombie
         leader_id = record.get("leader_id")
         if self._have_generation and leader_id != self._leader_id:
             found.append(

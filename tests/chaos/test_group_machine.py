@@ -33,10 +33,7 @@ from scenarios.chaos import (
 
 #: Fault actions whose open groupsim bugs would fail this machine; each has a reproducer in
 #: tests/chaos/repro/ (test_repro.py). Empty it once they are fixed.
-PENDING: dict[str, str] = {
-    "coordinator_failover": "tests/chaos/repro/failover-no-rejoin.toml",
-    "latency": "tests/chaos/repro/latency-no-rejoin.toml, latency-late-sync-*.toml",
-}
+PENDING: dict[str, str] = {}
 
 GAP = st.integers(min_value=0, max_value=40_000)
 

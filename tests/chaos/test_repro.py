@@ -1,7 +1,11 @@
-"""Reproducers found by chaos campaigns (tests/chaos/repro/): each still fails as its header
-describes. They are strict xfails: once the bug is fixed (or the Kafka behaviour is named as a
-known issue in scenarios/invariants.py) the test passes, xfail(strict) reports it, and the
-reproducer's marker here — and its entry in test_group_machine.PENDING — should go."""
+"""Reproducers found by chaos campaigns (tests/chaos/repro/), kept as regression tests.
+
+Each one failed when it was found. The groupsim bugs are fixed (a worker that revoked
+everything after losing the coordinator now rejoins, as WorkerCoordinator.rejoinNeededOrPending
+does with a null snapshot; a worker whose herder thread dies is gone from the group's view);
+the Kafka behaviours are named (a member whose session expired while its SyncGroup answer was
+in flight applies and runs that stale generation: KAFKA-9184's zombie window). Every reproducer
+must now run clean or show only named upstream issues."""
 
 from __future__ import annotations
 
@@ -15,51 +19,31 @@ from scenarios.runner import simulate
 
 REPRO = Path(__file__).parent / "repro"
 
-#: file -> (the violation it shows, why it is open)
-OPEN = {
-    "failover-no-rejoin.toml": (
-        "liveness",
-        "groupsim bug: no rejoin after a coordinator-lost revoke",
+#: file -> (what it showed when found, how it was resolved)
+FOUND = {
+    "failover-no-rejoin.toml": ("liveness", "fixed: rejoin after a coordinator-lost revoke"),
+    "latency-no-rejoin.toml": ("liveness", "fixed: rejoin after a coordinator-lost revoke"),
+    "failover-then-protocol-change-balance.toml": (
+        "balance",
+        "fixed: a worker whose herder died (INCONSISTENT_GROUP_PROTOCOL after a failover, "
+        "Kafka's one-protocol replay) is no longer counted as live",
     ),
-    "latency-no-rejoin.toml": (
-        "liveness",
-        "groupsim bug: no rejoin after a coordinator-lost revoke",
-    ),
-    "failover-then-protocol-change-balance.toml": ("balance", "groupsim bug after a failover"),
-    "latency-late-sync-double-ownership.toml": (
-        "double_ownership",
-        "Kafka behaviour to name: session expired while a SyncGroup answer is in flight",
-    ),
-    "latency-late-sync-stale-generation.toml": (
-        "stale_generation",
-        "Kafka behaviour the checker flags: a late SyncGroup answer applied",
-    ),
+    "latency-late-sync-double-ownership.toml": ("double_ownership", "named: KAFKA-9184"),
+    "latency-late-sync-stale-generation.toml": ("stale_generation", "named: KAFKA-9184"),
 }
 
 
 def test_every_reproducer_is_listed() -> None:
-    assert sorted(p.name for p in REPRO.glob("*.toml")) == sorted(OPEN)
+    assert sorted(p.name for p in REPRO.glob("*.toml")) == sorted(FOUND)
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=why))
-        for n, (_, why) in OPEN.items()
-    ],
-)
-def test_reproducer_runs_clean(name: str) -> None:
-    loaded = load_scenario(REPRO / name)
-    result = simulate(loaded, loaded.scenario.seed)
-    violations, first_new = classify(result)
-    assert first_new is None, (OPEN[name][0], first_new)
-
-
-@pytest.mark.parametrize("name", sorted(OPEN))
-def test_reproducer_still_shows_its_violation(name: str) -> None:
+@pytest.mark.parametrize("name", sorted(FOUND))
+def test_reproducer_runs_clean_or_named(name: str) -> None:
     loaded = load_scenario(REPRO / name)
     result = simulate(loaded, loaded.scenario.seed)
     _, first_new = classify(result)
-    if first_new is None:
-        pytest.skip(f"{name} no longer fails: remove it (and its xfail) once confirmed")
-    assert first_new[0] == OPEN[name][0]
+    assert first_new is None, (FOUND[name], first_new)
+    assert result.failures == []
+    if FOUND[name][1].startswith("named"):
+        known = {r.get("known_issue") for r in result.records if r["kind"] == "violation"}
+        assert known == {"KAFKA-9184"}
