@@ -257,3 +257,12 @@ def test_chaos_sweep_and_report_are_commands(tmp_path: Path) -> None:
     assert invoke("sweep", "--help").exit_code == 0
     missing = invoke("report", str(tmp_path / "nothing-here"))
     assert missing.exit_code == 2 and "nothing-here" in missing.output
+
+
+def test_run_routes_streams_scenarios(tmp_path: Path) -> None:
+    out = tmp_path / "streams"
+    result = invoke("run", "kip-441-scale-out", "--out", str(out), "--no-plot")
+    assert result.exit_code == 0, result.output
+    first = json.loads((out / "events.jsonl").read_text().splitlines()[0])
+    assert first["kind"] == "run_start"
+    assert "kip-441-scale-out" in invoke("scenarios").output
