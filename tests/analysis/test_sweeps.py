@@ -280,3 +280,27 @@ def test_a_run_that_raises_is_a_failed_row(monkeypatch: pytest.MonkeyPatch) -> N
     assert row["status"] == "failed"
     assert row["error"] == "RuntimeError: simulated failure"
     assert row["scenario_workers"] == 3  # loaded fine, failed in the simulation
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["no-such-sweep"], "no-such-sweep: no such file and no such built-in sweep"),
+        (["delay-tuning", "--conf", "oops"], "--conf: expected KEY=VALUE, got 'oops'"),
+    ],
+)
+def test_sweep_command_bad_input(args: list[str], expected: str) -> None:
+    import typer
+    from typer.testing import CliRunner
+
+    from scenarios.cli_analysis import sweep
+
+    app = typer.Typer()
+    app.command()(sweep)
+    app.command("noop")(lambda: None)
+    result = CliRunner().invoke(app, ["sweep", *args])
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert lines == [f"groupsim: error: {expected}"] or (
+        len(lines) == 1 and lines[0].startswith(f"groupsim: error: {expected}")
+    )
