@@ -29,6 +29,10 @@ FOUND = {
         "Kafka's one-protocol replay) is no longer counted as live",
     ),
     "latency-late-sync-double-ownership.toml": ("double_ownership", "named: KAFKA-9184"),
+    "slow-removed-before-poll-timeout.toml": (
+        "double_ownership",
+        "Kafka behaviour to name: KAFKA-16056's window before the poll timer expires",
+    ),
     "latency-late-sync-stale-generation.toml": ("stale_generation", "named: KAFKA-9184"),
 }
 
@@ -37,7 +41,18 @@ def test_every_reproducer_is_listed() -> None:
     assert sorted(p.name for p in REPRO.glob("*.toml")) == sorted(FOUND)
 
 
-@pytest.mark.parametrize("name", sorted(FOUND))
+def _open(name: str) -> bool:
+    """Still open: a Kafka behaviour not named yet (or a bug not fixed yet)."""
+    return not FOUND[name][1].startswith(("fixed", "named"))
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=FOUND[n][1])) if _open(n) else n
+        for n in sorted(FOUND)
+    ],
+)
 def test_reproducer_runs_clean_or_named(name: str) -> None:
     loaded = load_scenario(REPRO / name)
     result = simulate(loaded, loaded.scenario.seed)
