@@ -31,9 +31,12 @@ from scenarios.chaos import (
     spec_to_toml,
 )
 
-#: Fault actions whose open groupsim bugs would fail this machine; each has a reproducer in
+#: Fault actions that would fail this machine on an open issue (a groupsim bug, or a Kafka
+#: window not named yet); each has a reproducer in
 #: tests/chaos/repro/ (test_repro.py). Empty it once they are fixed.
-PENDING: dict[str, str] = {}
+PENDING: dict[str, str] = {
+    "slow": "tests/chaos/repro/slow-removed-before-poll-timeout.toml",
+}
 
 GAP = st.integers(min_value=0, max_value=40_000)
 
