@@ -6,14 +6,17 @@ run ids, so every protocol and size is represented) twice with the same parallel
 - ``multiprocessing``: ``multiprocessing.Pool(N)`` mapping :func:`scenarios.sweeps.execute_run`
   over the runs (longest first, one run per task), results (rows and event columns) pickled
   back to the parent, nothing written;
+- ``multiprocessing`` + pyarrow (with events): the same pool, each worker writing its run's
+  events as one Parquet file under hive partitions, the parent writing ``runs/``;
 - ``spark local[N]``: :func:`scenarios.analysis.pipeline.run_sweep` into a temporary
-  directory (runs, events and aggregates written as Parquet), with the session's start-up
-  measured apart.
+  directory (runs, events and aggregates written as Parquet; events by the executors with
+  pyarrow unless ``--events-writer spark``), with the session's start-up measured apart.
 
 Prints runs per minute and Spark's overhead relative to the pool (target: ≤ 25 % without the
 JVM start-up). Needs the spark extra (``pip install -e ".[dev,spark]"``) and Java 17+.
 
     .venv/bin/python benchmarks/bench_sweep.py [--runs 200] [--workers 2] [--no-events]
+        [--events-writer auto|executors|spark]
 """
 
 from __future__ import annotations
@@ -66,6 +69,12 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--sweep", default="protocol-comparison")
     parser.add_argument("--no-events", action="store_true", help="do not keep event logs")
+    parser.add_argument(
+        "--events-writer",
+        default="auto",
+        choices=["auto", "executors", "spark"],
+        help="how the Spark sweep writes events/ (run_sweep's events_writer)",
+    )
     args = parser.parse_args()
 
     from scenarios.analysis.session import spark_problem
@@ -115,7 +124,14 @@ def main() -> int:
     try:
         with tempfile.TemporaryDirectory(prefix="groupsim-bench-sweep-") as tmp:
             start = time.perf_counter()
-            result = run_sweep(sweep, Path(tmp) / "out", spark=spark, specs=specs, events=events)
+            result = run_sweep(
+                sweep,
+                Path(tmp) / "out",
+                spark=spark,
+                specs=specs,
+                events=events,
+                events_writer=args.events_writer,
+            )
             spark_s = time.perf_counter() - start
     finally:
         spark.stop()
@@ -146,7 +162,8 @@ def main() -> int:
             str(failed_pool),
         )
     table.add_row(
-        f"spark local[{args.workers}], sweep only",
+        f"spark local[{args.workers}], sweep only"
+        + (f" (events writer: {args.events_writer})" if events else ""),
         f"{spark_s:.1f}",
         per_min(spark_s),
         f"{(spark_s / pool_s - 1) * 100:+.0f} %",

@@ -7,8 +7,10 @@ Layout of an output directory ``OUT`` (a local path, or any URL Spark writes to,
   ``batch``, the sweep parameters, then :data:`scenarios.sweeps.RUN_COLUMNS` (seed, status,
   error, summary metrics, violations by invariant, expectation failures).
 - ``OUT/events/``: one row per event-log record of every run, partitioned by the sweep
-  parameters (``events/protocol=eager/workers=5/part-….parquet``): ``run_id``, ``batch``,
-  ``seed``, then ``t_ms``, ``seq``, ``kind``, ``member``, ``fields`` (JSON of the other keys).
+  parameters as hive-style directories (``events/protocol=eager/workers=5/…``; one
+  ``run-<run_id>.parquet`` per run when executors write it, ``part-….parquet`` files when
+  Spark does): ``run_id``, ``batch``, ``seed``, then ``t_ms``, ``seq``, ``kind``,
+  ``member``, ``fields`` (JSON of the other keys).
 - ``OUT/aggregates/``: one row per parameter combination, recomputed from all of ``runs/``
   after every invocation (:func:`aggregate_columns`).
 - ``OUT/sweep.json`` (local paths only): the sweep's name, fingerprint, grid and file text.
@@ -17,15 +19,29 @@ How it runs: the driver builds one row per pending run (its id, seed, parameters
 scenario's TOML text) and Spark maps them with ``mapInArrow`` (Arrow batches in and out, no
 pandas conversion) onto :func:`scenarios.sweeps.execute_run` inside Python executors, one run
 per task, the longest first; there is no per-run JVM work besides moving the result rows.
-Each run's event rows come back as one Arrow batch and are written to ``events/`` by the same
-job; its ``runs`` row comes back to the driver through an accumulator and the driver writes
-the batch's ``runs`` rows after the events have committed. Runs are written in batches
+Each run's ``runs`` row comes back to the driver through an accumulator; the driver writes
+the batch's ``runs`` rows once the batch's events are written. Runs are written in batches
 (``batch_size`` runs, one Spark job each). A run that raises is a row with
 ``status = "failed"``.
 
-Resuming: runs whose ``run_id`` is already in ``runs/`` are skipped. ``events/`` rows of a
-batch that was interrupted after its events but before its runs were committed carry a
-``batch`` with no ``runs`` row: :func:`scenarios.analysis.tables.read_events` drops them.
+Events are written one of two ways (``events_writer``):
+
+- ``executors`` (the default for a local ``OUT``): the task that ran a run writes its events
+  itself with pyarrow, as one file ``events/<param>=<value>/…/run-<run_id>.parquet``, under a
+  hidden temporary name then renamed, before the run's row goes back to the driver; the JVM
+  carries only the small ``runs`` rows. ``OUT`` must then be a path every executor can
+  write: any path in local mode, a shared filesystem on a cluster.
+- ``spark`` (the default for a URL ``OUT``, e.g. ``hdfs://``, ``s3a://``): each run's events
+  come back to the JVM as one Arrow batch and Spark's Parquet writer appends them to
+  ``events/`` in the same job.
+
+The Spark conf ``spark.groupsim.eventsWriter`` (``auto``, ``executors``, ``spark``) overrides
+the default when ``events_writer`` is ``auto``.
+
+Resuming: runs whose ``run_id`` is already in ``runs/`` are skipped. A run whose events were
+written but whose ``runs`` row was not (an interrupted batch) runs again: an executor-written
+file has a fixed name per run and is replaced; in both ways the leftover rows carry a
+``batch`` with no ``runs`` row, and :func:`scenarios.analysis.tables.read_events` drops them.
 """
 
 from __future__ import annotations
@@ -53,6 +69,7 @@ from scenarios.sweeps import (
 )
 
 __all__ = [
+    "EVENTS_WRITERS",
     "SweepRun",
     "run_sweep",
     "spark_schema",
@@ -61,6 +78,12 @@ __all__ = [
     "out_path",
     "existing_run_ids",
 ]
+
+#: How ``events/`` is written (see the module doc); ``auto`` picks per ``out``.
+EVENTS_WRITERS = ("auto", "executors", "spark")
+
+#: The Spark conf that overrides ``events_writer="auto"``.
+EVENTS_WRITER_CONF = "spark.groupsim.eventsWriter"
 
 #: ``progress(done, total)``: runs finished in this invocation / runs to run.
 ProgressFn = Callable[[int, int], None]
@@ -225,6 +248,51 @@ class _ListParam:
         return a
 
 
+# Characters Spark escapes in partition directory names (ExternalCatalogUtils.escapePathName),
+# as %XX; pyarrow's hive partitioning and Spark's partition discovery both decode them.
+_ESCAPE = frozenset(
+    [chr(c) for c in range(0x01, 0x20)]
+    + ['"', "#", "%", "'", "*", "/", ":", "=", "?", "\\", "\x7f", "{", "[", "]", "^"]
+)
+
+
+def partition_value(value: Any) -> str:
+    """``value`` as Spark writes it in a partition directory name (``true``, ``5``,
+    ``0.5``, strings with special characters as ``%XX``)."""
+    if value is None:
+        return "__HIVE_DEFAULT_PARTITION__"
+    text = str(value).lower() if isinstance(value, bool) else str(value)
+    return "".join(f"%{ord(c):02X}" if c in _ESCAPE else c for c in text)
+
+
+def run_events_path(events_dir: str, params: Mapping[str, Any], run_id: str) -> Path:
+    """Where an executor writes one run's events:
+    ``events_dir/<param>=<value>/…/run-<run_id>.parquet``."""
+    parts = [f"{name}={partition_value(value)}" for name, value in params.items()]
+    return Path(events_dir).joinpath(*parts, f"run-{run_id}.parquet")
+
+
+def write_run_events(path: Path, batch: Any, param_names: Sequence[str]) -> None:
+    """Write one run's event batch (without the partition columns) to ``path`` atomically:
+    a hidden temporary file in the same directory (readers skip names starting with ``.``),
+    then a rename, which replaces the file of an earlier, interrupted attempt. A run
+    without events (a failed run) gets no file, and loses any earlier one."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if batch.num_rows == 0:
+        path.unlink(missing_ok=True)
+        return
+    table = pa.Table.from_batches([batch]).drop_columns(list(param_names))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    try:
+        pq.write_table(table, tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
 def _execute_batches(
     batches: Iterator[Any],
     *,
@@ -232,10 +300,13 @@ def _execute_batches(
     param_types: dict[str, str],
     batch: str,
     with_events: bool,
+    events_dir: str | None,
     rows: Any,
 ) -> Iterator[Any]:
-    """The executor side (``mapInArrow``): input rows → the runs' event rows (one record
-    batch per run); each run's ``runs`` row goes back to the driver through ``rows``."""
+    """The executor side (``mapInArrow``): runs each input row. With ``events_dir`` (the
+    ``executors`` writer) writes each run's events there and yields nothing; else yields
+    the runs' event rows (one record batch per run) when ``with_events``. Each run's
+    ``runs`` row goes back to the driver through ``rows``, after its events file exists."""
     schema = event_schema(param_types)
     for record_batch in batches:
         for row in record_batch.to_pylist():
@@ -249,8 +320,11 @@ def _execute_batches(
                 source=row["source"],
             )
             outcome = execute_run(spec, with_events=with_events)
+            if with_events and events_dir is not None:
+                path = run_events_path(events_dir, spec.params, spec.run_id)
+                write_run_events(path, event_batch(outcome, batch, schema), param_names)
             rows.add([dict(outcome.row, batch=batch)])
-            if with_events:
+            if with_events and events_dir is None:
                 yield event_batch(outcome, batch, schema)
 
 
@@ -262,6 +336,7 @@ def run_sweep(
     master: str | None = "local[*]",
     conf: Mapping[str, str] | None = None,
     events: bool = True,
+    events_writer: str = "auto",
     batch_size: int = 400,
     runs_per_task: int = 1,
     specs: Sequence[RunSpec] | None = None,
@@ -276,6 +351,10 @@ def run_sweep(
             :func:`scenarios.analysis.session.make_session` (``master``, ``conf``) and
             stopped at the end.
         events: also write ``events/`` (the full event logs).
+        events_writer: ``executors`` (each task writes its run's events with pyarrow; ``out``
+            must be a local or shared filesystem path), ``spark`` (Spark's Parquet writer;
+            any ``out``), or ``auto``: the Spark conf ``spark.groupsim.eventsWriter`` if set,
+            else ``executors`` for a path and ``spark`` for a URL.
         batch_size: runs per Spark write (the unit that resuming can lose).
         runs_per_task: runs per Spark task (1 balances best; more cuts task overhead).
         specs: the runs to consider (default ``sweep.runs``; tests pass crafted ones).
@@ -283,11 +362,19 @@ def run_sweep(
 
     Raises:
         SweepError: ``out`` holds another sweep's results.
+        ValueError: a bad ``batch_size``, ``runs_per_task`` or ``events_writer``
+            (``executors`` with a URL ``out``).
         RuntimeError: Spark cannot start (see :func:`scenarios.analysis.session.spark_problem`).
     """
     if batch_size < 1 or runs_per_task < 1:
         raise ValueError("batch_size and runs_per_task must be >= 1")
+    if events_writer not in EVENTS_WRITERS:
+        raise ValueError(
+            f"events_writer: {events_writer!r} is not one of {', '.join(EVENTS_WRITERS)}"
+        )
     out = out_path(out)
+    if events_writer == "executors" and not _is_local(out):
+        raise ValueError(f"events_writer 'executors' needs a filesystem path, not {out}")
     _check_meta(sweep, out)
     own = spark is None
     if own:
@@ -296,6 +383,7 @@ def run_sweep(
         spark = make_session(master, app_name=f"groupsim sweep {sweep.name}", conf=conf)
     started = time.perf_counter()
     try:
+        events_dir = _events_dir(spark, out, events, events_writer)
         all_specs = list(sweep.runs if specs is None else specs)
         done = existing_run_ids(spark, out)
         pending = [s for s in all_specs if s.run_id not in done]
@@ -311,7 +399,7 @@ def run_sweep(
                 if progress is not None:
                     progress(base + n, len(pending))
 
-            _run_batch(spark, sweep, out, chunk, events, runs_per_task, report, result)
+            _run_batch(spark, sweep, out, chunk, events, events_dir, runs_per_task, report, result)
             finished += len(chunk)
             result.batches += 1
             if progress is not None:
@@ -325,12 +413,36 @@ def run_sweep(
             spark.stop()
 
 
+def _events_dir(spark: Any, out: str, events: bool, events_writer: str) -> str | None:
+    """The local ``events/`` directory executors write into, or None when Spark writes the
+    events (or there are none)."""
+    if not events:
+        return None
+    writer = events_writer
+    if writer == "auto":
+        writer = str(spark.conf.get(EVENTS_WRITER_CONF, "auto") or "auto").strip().lower()
+        if writer not in EVENTS_WRITERS:
+            raise ValueError(
+                f"{EVENTS_WRITER_CONF}: {writer!r} is not one of {', '.join(EVENTS_WRITERS)}"
+            )
+        if writer == "executors" and not _is_local(out):
+            raise ValueError(f"{EVENTS_WRITER_CONF}=executors needs a filesystem path, not {out}")
+    if writer == "auto":
+        writer = "executors" if _is_local(out) else "spark"
+    if writer == "spark":
+        return None
+    events_dir = Path(out.removeprefix("file://")) / "events"
+    events_dir.mkdir(parents=True, exist_ok=True)
+    return str(events_dir)
+
+
 def _run_batch(
     spark: Any,
     sweep: LoadedSweep,
     out: str,
     chunk: list[RunSpec],
     events: bool,
+    events_dir: str | None,
     runs_per_task: int,
     report: Callable[[int], None],
     result: SweepRun,
@@ -353,6 +465,7 @@ def _run_batch(
         param_types=dict(sweep.param_types),
         batch=batch,
         with_events=events,
+        events_dir=events_dir,
         rows=rows,
     )
     event_rows = frame.mapInArrow(func, spark_schema(event_columns(sweep.param_types)))
@@ -365,7 +478,7 @@ def _run_batch(
     poller = threading.Thread(target=poll, name="groupsim-progress", daemon=True)
     poller.start()
     try:
-        if events:
+        if events and events_dir is None:
             writer = event_rows.write.mode("append")
             if param_names:
                 writer = writer.partitionBy(*param_names)

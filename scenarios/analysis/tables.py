@@ -2,7 +2,8 @@
 
 :func:`read_sweep` returns the ``runs`` and ``aggregates`` tables as lists of dicts (small:
 one row per run / per combination), for the report. :func:`read_events` gives the
-``events`` table as a Spark DataFrame, without the leftovers of an interrupted batch.
+``events`` table (a Spark DataFrame, or a pyarrow Table without Spark), without the
+leftovers of an interrupted batch.
 """
 
 from __future__ import annotations
@@ -138,9 +139,39 @@ def _sort_key(value: Any) -> tuple[int, Any]:
     return (1, str(value))
 
 
-def read_events(spark: Any, out: str) -> Any:
-    """``out/events`` as a Spark DataFrame, keeping only rows whose ``(run_id, batch)`` is
-    in ``out/runs`` (rows of an interrupted batch are dropped)."""
-    events = spark.read.parquet(f"{out}/events")
-    runs = spark.read.parquet(f"{out}/runs").select("run_id", "batch")
-    return events.join(runs, on=["run_id", "batch"], how="left_semi")
+def read_events(spark: Any, out: str | Path) -> Any:
+    """``out/events`` with the parameters as columns (from the partition directories),
+    keeping only rows whose ``(run_id, batch)`` is in ``out/runs`` (rows of an interrupted
+    batch are dropped).
+
+    With a SparkSession: a Spark DataFrame (partition types inferred by Spark). With
+    ``spark=None``: a ``pyarrow.Table`` read with pyarrow alone (``out`` local), the
+    parameters typed as ``sweep.json`` records them (inferred when it is absent).
+    """
+    if spark is not None:
+        events = spark.read.parquet(f"{out}/events")
+        runs = spark.read.parquet(f"{out}/runs").select("run_id", "batch")
+        return events.join(runs, on=["run_id", "batch"], how="left_semi")
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+
+    from scenarios.analysis.arrow import arrow_type
+
+    directory = Path(str(out).removeprefix("file://"))
+    partitioning: Any = "hive"
+    meta_path = directory / "sweep.json"
+    if meta_path.is_file():
+        param_types = json.loads(meta_path.read_text(encoding="utf-8")).get("param_types") or {}
+        if param_types:
+            schema = pa.schema([pa.field(n, arrow_type(t)) for n, t in param_types.items()])
+            partitioning = ds.partitioning(schema, flavor="hive")
+    events = ds.dataset(
+        str(directory / "events"),
+        format="parquet",
+        partitioning=partitioning,
+        ignore_prefixes=["_", "."],
+    ).to_table()
+    runs = ds.dataset(
+        str(directory / "runs"), format="parquet", partitioning=None, ignore_prefixes=["_", "."]
+    ).to_table(columns=["run_id", "batch"])
+    return events.join(runs, keys=["run_id", "batch"], join_type="left semi")
