@@ -697,10 +697,19 @@ class ConnectWorker:
             # The worker read past (or could not reach) the leader's offset: rejoin, start nothing.
             self._request_rejoin("config offset mismatch", now_ms)
             return
+        # The herder starts only what the config it has read defines: Worker.startConnector
+        # and startTask fail for a connector or task config that no longer exists.
+        configured = self.config_view.connectors
         start_connectors = [
-            c for c in dict.fromkeys(assignment.connectors) if c not in self.running_connectors
+            c
+            for c in dict.fromkeys(assignment.connectors)
+            if c not in self.running_connectors and c in configured
         ]
-        start_tasks = [t for t in dict.fromkeys(assignment.tasks) if t not in self.running_tasks]
+        start_tasks = [
+            t
+            for t in dict.fromkeys(assignment.tasks)
+            if t not in self.running_tasks and t.task < configured.get(t.connector, 0)
+        ]
         if start_connectors or start_tasks:
             self._enqueue(
                 _Job("start", start_connectors, start_tasks, generation=generation), now_ms

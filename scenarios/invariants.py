@@ -111,6 +111,7 @@ class InvariantChecker:
         # Members out of the group but possibly still running work:
         # name -> (known issue, the group's generation when it was removed).
         self._zombies: dict[str, tuple[str, int | None]] = {}
+        self._stalled_until: dict[str, int] = {}
         self._downgrade_generation: int | None = None
         self._leader_id: str | None = None
         self._have_generation = False
@@ -129,6 +130,7 @@ class InvariantChecker:
             "member_start": self._on_member_start,
             "member_removed": self._on_member_removed,
             "leave_group": self._on_leave_group,
+            "herder_stall": self._on_herder_stall,
             "assignment": self._on_assignment,
             "generation": self._on_generation,
             "group_state": self._on_group_state,
@@ -329,8 +331,21 @@ class InvariantChecker:
         return self._on_member_gone(record)
 
     def _on_member_removed(self, record: dict[str, Any]) -> list[Violation]:
-        if record.get("reason") == "session_timeout":
-            self._zombies[record.get("member")] = (KAFKA_9184, self._generation)  # type: ignore[index]
+        """The coordinator dropped a member that may still run work (it has not said so)."""
+        if record.get("reason") in ("session_timeout", "not_rejoined", "sync_timeout"):
+            member = record.get("member")
+            # A member dropped while its herder is stalled keeps its work past the poll
+            # timer (KAFKA-16056's family); otherwise it is a zombie until it gives up on
+            # the coordinator (KAFKA-9184's window).
+            stalled = record.get("t_ms", 0) < self._stalled_until.get(member, -1)  # type: ignore[arg-type]
+            issue = KAFKA_16056 if stalled else KAFKA_9184
+            self._zombies[member] = (issue, self._generation)  # type: ignore[index]
+        return []
+
+    def _on_herder_stall(self, record: dict[str, Any]) -> list[Violation]:
+        until = record.get("t_ms", 0) + (record.get("stall_ms") or 0)
+        member = record.get("member")
+        self._stalled_until[member] = max(until, self._stalled_until.get(member, 0))  # type: ignore[index,arg-type]
         return []
 
     def _on_leave_group(self, record: dict[str, Any]) -> list[Violation]:
