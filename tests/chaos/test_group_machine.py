@@ -35,7 +35,7 @@ from scenarios.chaos import (
 #: window not named yet); each has a reproducer in
 #: tests/chaos/repro/ (test_repro.py). Empty it once they are fixed.
 PENDING: dict[str, str] = {
-    "slow": "tests/chaos/repro/slow-removed-before-poll-timeout.toml",
+    "slow": "tests/chaos/repro/slow-then-downgrade-kafka-13816-per-member.toml",
 }
 
 GAP = st.integers(min_value=0, max_value=40_000)
