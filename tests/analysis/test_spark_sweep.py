@@ -185,3 +185,116 @@ def test_report_with_spark(swept: dict[str, Any], spark: Any) -> None:
     images, text = check_html(page)
     assert len(images) == 2  # the delay is not varied
     assert "1 failed" in text
+
+
+def _event_keys(rows: Any) -> list[tuple[Any, ...]]:
+    names = ("run_id", "batch", "seq", "t_ms", "kind", "member", "fields", "protocol", "workers")
+    return sorted(tuple(r[n] for n in names) for r in rows)
+
+
+def test_events_written_by_executors(swept: dict[str, Any]) -> None:
+    import pyarrow.parquet as pq
+
+    from scenarios.analysis.pipeline import run_events_path
+
+    events = swept["out"] / "events"
+    files = sorted(events.rglob("*.parquet"))
+    assert files and all(f.name.startswith("run-") for f in files)
+    assert not list(events.rglob(".*"))  # no temporary files left
+    sweep = swept["sweep"]
+    assert {f.name for f in files} == {f"run-{s.run_id}.parquet" for s in sweep.runs}
+    spec = sweep.runs[4]
+    path = run_events_path(str(events), spec.params, spec.run_id)
+    assert pq.read_table(path).column("seq").to_pylist() == execute_run(spec).events["seq"]
+
+
+def test_events_read_with_pyarrow(swept: dict[str, Any], spark: Any) -> None:
+    import pyarrow as pa
+
+    from scenarios.analysis.tables import read_events
+
+    table = read_events(None, swept["out"])
+    assert table.schema.field("workers").type == pa.int64()
+    assert table.schema.field("protocol").type == pa.string()
+    with_spark = read_events(spark, str(swept["out"])).collect()
+    assert _event_keys(table.to_pylist()) == _event_keys(r.asDict() for r in with_spark)
+
+
+def test_spark_events_writer(swept: dict[str, Any], spark: Any, tmp_path: Path) -> None:
+    """The fallback for URL outputs, forced in local mode: the same events/ table."""
+    from scenarios.analysis.pipeline import run_sweep
+    from scenarios.analysis.tables import read_events
+
+    sweep = swept["sweep"]
+    specs = [sweep.runs[0], sweep.runs[7]]
+    out = tmp_path / "out"
+    result = run_sweep(sweep, out, spark=spark, specs=specs, events_writer="spark")
+    assert (result.ran, result.failed) == (2, 0)
+    files = sorted((out / "events").rglob("*.parquet"))
+    assert files and all(f.name.startswith("part-") for f in files)
+    ids = {s.run_id for s in specs}
+    mine = [r for r in read_events(None, out).to_pylist() if r["run_id"] in ids]
+    theirs = [r for r in read_events(None, swept["out"]).to_pylist() if r["run_id"] in ids]
+    strip = [dict(r, batch=None) for r in mine], [dict(r, batch=None) for r in theirs]
+    assert _event_keys(strip[0]) == _event_keys(strip[1])
+    assert read_events(spark, str(out)).count() == len(mine)
+
+
+def test_events_writer_choice(spark: Any, tmp_path: Path) -> None:
+    from scenarios.analysis.pipeline import EVENTS_WRITER_CONF, _events_dir, run_sweep
+
+    sweep = loads_sweep(SWEEP, "spark-test.toml")
+    with pytest.raises(ValueError, match="needs a filesystem path"):
+        run_sweep(sweep, "s3a://bucket/out", spark=spark, events_writer="executors")
+    with pytest.raises(ValueError, match="events_writer"):
+        run_sweep(sweep, tmp_path, spark=spark, events_writer="jvm")
+    local = str(tmp_path / "o")
+    assert _events_dir(spark, "hdfs://nn/out", True, "auto") is None
+    assert _events_dir(spark, local, True, "auto") == f"{local}/events"
+    assert _events_dir(spark, local, False, "auto") is None
+    spark.conf.set(EVENTS_WRITER_CONF, "spark")
+    try:
+        assert _events_dir(spark, local, True, "auto") is None
+        assert _events_dir(spark, local, True, "executors") == f"{local}/events"
+    finally:
+        spark.conf.unset(EVENTS_WRITER_CONF)
+
+
+def test_resume_replaces_orphan_events(spark: Any, tmp_path: Path) -> None:
+    """Events files without a runs row (an interrupted batch) are replaced when their run
+    runs again, and ignored by read_events otherwise."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from scenarios.analysis.pipeline import run_events_path, run_sweep
+    from scenarios.analysis.tables import read_events
+
+    sweep = loads_sweep(SWEEP, "spark-test.toml")
+    spec = sweep.runs[1]
+    out = tmp_path / "out"
+    stale = pa.table(
+        {
+            "run_id": [spec.run_id, spec.run_id],
+            "batch": ["stale", "stale"],
+            "seed": [spec.seed, spec.seed],
+            "t_ms": [0, 1],
+            "seq": [0, 1],
+            "kind": ["x", "y"],
+            "member": pa.array([None, None], pa.string()),
+            "fields": ["{}", "{}"],
+        }
+    )
+    orphan = run_events_path(str(out / "events"), spec.params, spec.run_id)
+    other = run_events_path(str(out / "events"), spec.params, "ffffffffffffffff")
+    for path in (orphan, other):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(stale, path)
+    result = run_sweep(sweep, out, spark=spark, specs=[spec])
+    assert result.ran == 1
+    written = pq.read_table(orphan)
+    assert set(written.column("batch").to_pylist()) != {"stale"}
+    assert written.column("seq").to_pylist() == execute_run(spec).events["seq"]
+    assert other.exists()  # not a run of this invocation: left, but not read
+    table = read_events(None, out)
+    assert set(table.column("run_id").to_pylist()) == {spec.run_id}
+    assert table.num_rows == written.num_rows == read_events(spark, str(out)).count()
