@@ -112,6 +112,10 @@ class InvariantChecker:
         # name -> (known issue, the group's generation when it was removed).
         self._zombies: dict[str, tuple[str, int | None]] = {}
         self._stalled_until: dict[str, int] = {}
+        # The protocol of each member's latest applied assignment, and the protocol under
+        # which each (kind, instance, member) ownership began.
+        self._applied_protocol: dict[str, str | None] = {}
+        self._started_under: dict[tuple[str, str, str], str | None] = {}
         self._downgrade_generation: int | None = None
         self._leader_id: str | None = None
         self._have_generation = False
@@ -209,9 +213,18 @@ class InvariantChecker:
             )
             if zombie is not None:
                 found[-1]["known_issue"] = zombie
-            elif generation is not None and generation == self._downgrade_generation:
+            elif (generation is not None and generation == self._downgrade_generation) or (
+                self._protocol == "default"
+                and any(
+                    self._started_under.get((kind, instance, m)) not in (None, "default")  # type: ignore[arg-type]
+                    for m in others
+                )
+            ):
+                # An owner started it under a cooperative protocol and, joining its first
+                # eager generation, did not revoke it: KAFKA-13816, per member.
                 found[-1]["known_issue"] = KAFKA_13816
         owners[member] = None  # type: ignore[index]
+        self._started_under[(kind, instance, member)] = self._applied_protocol.get(member)  # type: ignore[index,arg-type]
         self._owned_by.setdefault(member, set()).add((kind, instance))  # type: ignore[arg-type]
         return found
 
@@ -355,6 +368,7 @@ class InvariantChecker:
 
     def _on_assignment(self, record: dict[str, Any]) -> list[Violation]:
         member = record.get("member")
+        self._applied_protocol[member] = record.get("protocol")  # type: ignore[index]
         generation = record.get("generation")
         # A removed member may still apply the answer to a SyncGroup it sent before its
         # session expired (classicGroupSync answers in Stable without touching the session

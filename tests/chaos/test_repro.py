@@ -32,7 +32,7 @@ FOUND = {
     "slow-removed-before-poll-timeout.toml": ("double_ownership", "named: KAFKA-16056"),
     "slow-then-downgrade-kafka-13816-per-member.toml": (
         "double_ownership",
-        "Kafka behaviour to name: KAFKA-13816 in a member's own first eager generation",
+        "named: KAFKA-13816",
     ),
     "latency-late-sync-stale-generation.toml": ("stale_generation", "named: KAFKA-9184"),
 }
