@@ -67,7 +67,13 @@ from protocol.group import (
     SyncGroupResponse,
 )
 from protocol.primitives import DecodeError
-from protocol.streams_codec import NO_NEXT_REBALANCE, StreamsVersionError
+from protocol.streams_codec import (
+    LATEST_SUPPORTED_VERSION,
+    NO_NEXT_REBALANCE,
+    StreamsAssignment,
+    StreamsVersionError,
+    next_subscription_version,
+)
 
 __all__ = ["StreamsClient", "StreamsClientConfig", "ClientPhase", "COORDINATOR_ADDRESS"]
 
@@ -116,6 +122,10 @@ class StreamsClientConfig:
             (45000 / 3000 / 300000); the rebalance timeout is ``max.poll.interval.ms``.
         restore_records_per_sec: groupsim's restore speed per task (records per virtual
             second) for restoring actives and updating standbys.
+        latest_supported_version: ``groupsim.latest.supported.version``: the client plays a
+            Streams release whose ``LATEST_SUPPORTED_VERSION`` is this (7-11; 11 = this
+            release). It subscribes with it, reads newer subscriptions as future ones when
+            leader, and follows version probing (docs/streams.md).
     """
 
     process_id: str
@@ -127,6 +137,7 @@ class StreamsClientConfig:
     heartbeat_interval_ms: int = 3_000
     max_poll_interval_ms: int = 300_000
     restore_records_per_sec: int = 10_000
+    latest_supported_version: int = LATEST_SUPPORTED_VERSION
 
 
 class StreamsClient:
@@ -177,6 +188,8 @@ class StreamsClient:
         self.standby: dict[TaskId, bool] = {}  # task -> caught up (within acceptable lag)
         self._started_at: dict[TaskId, int] = {}
         self._unique = 0
+        #: ``usedSubscriptionMetadataVersion``: starts at the release's latest version.
+        self.subscription_version = config.latest_supported_version
         self._heartbeat_in_flight = False
         self._heartbeat_generation = UNKNOWN_GENERATION_ID
         self._fx: list[Effect] = []
@@ -194,6 +207,8 @@ class StreamsClient:
             summary["client.rack"] = c.client_rack
         if c.client_tags:
             summary["client.tags"] = dict(c.client_tags)
+        if c.latest_supported_version != LATEST_SUPPORTED_VERSION:
+            summary["latest_supported_version"] = c.latest_supported_version
         self._log("member_start", config=summary, state_dir=sorted(map(str, self.stores)))
         self._maybe_rejoin(now_ms)
         return self._take()
@@ -312,6 +327,8 @@ class StreamsClient:
             self.offset_sums(now_ms),
             self.config.client_tags,
             self._unique,
+            version=self.subscription_version,
+            latest_supported_version=self.config.latest_supported_version,
         )
         return encode_consumer_subscription(
             ConsumerSubscription(
@@ -420,7 +437,12 @@ class StreamsClient:
     def _run_assignor(
         self, response: JoinGroupResponse, now_ms: int
     ) -> tuple[tuple[str, bytes], ...]:
-        assignor = StreamsPartitionAssignor(self.topology, self.config.assignment, self.process_id)
+        assignor = StreamsPartitionAssignor(
+            self.topology,
+            self.config.assignment,
+            self.process_id,
+            self.config.latest_supported_version,
+        )
         members = [(m.member_id, m.metadata) for m in response.members]
         out = assignor.assign(members, now_ms)
         self._log("streams_assignment", generation=self.generation, **out.record)
@@ -467,9 +489,23 @@ class StreamsClient:
     def _on_assignment(self, partitions: tuple, info: object, now_ms: int) -> None:
         """``ConsumerCoordinator.onJoinComplete`` (COOPERATIVE) +
         ``StreamsPartitionAssignor.onAssignment`` + ``TaskManager.handleAssignment``."""
-        from protocol.streams_codec import StreamsAssignment
-
         assert isinstance(info, StreamsAssignment)
+        # onAssignment: validateMetadataVersions + maybeUpdateSubscriptionVersion (version
+        # probing), only for an assignment without error.
+        used = self.subscription_version
+        new_version, version_rejoin = used, False
+        if info.error_code == 0:
+            try:
+                new_version, version_rejoin = next_subscription_version(
+                    used,
+                    info.version,
+                    info.commonly_supported_version,
+                    self.config.latest_supported_version,
+                )
+            except StreamsVersionError as exc:
+                self._log("member_fatal", error=f"assignment versions: {exc}")
+                self._fail(now_ms)
+                return
         self.state = ClientPhase.STABLE
         self.rejoin_needed = False
         topology = self.topology
@@ -517,6 +553,18 @@ class StreamsClient:
             self._set("probing-rebalance", max(now_ms, next_ms))
         else:
             self._cancel("probing-rebalance")
+        if version_rejoin:
+            self.subscription_version = new_version
+            self._log(
+                "subscription_version_update",
+                from_version=used,
+                to_version=new_version,
+                assignment_version=info.version,
+                commonly_supported_version=info.commonly_supported_version,
+            )
+            upgrade = new_version > used
+            why = "every member supports a newer version" if upgrade else "assignment is older"
+            self._request_rejoin(f"version probing: {why}", now_ms)
         if revoked:
             self._request_rejoin("need to revoke partitions and re-join", now_ms)
 

@@ -41,7 +41,7 @@ from members.assignors.streams import (
     TaskId,
     assign_high_availability,
 )
-from protocol.primitives import DecodeError, Reader, Writer
+from protocol.primitives import Reader, Writer
 from protocol.streams_codec import (
     LATEST_SUPPORTED_VERSION,
     NO_NEXT_REBALANCE,
@@ -59,6 +59,7 @@ from protocol.streams_codec import (
 __all__ = [
     "PROTOCOL_TYPE",
     "PROTOCOL_NAME",
+    "FUTURE_CLIENT",
     "THREADS_TRAILER",
     "Subtopology",
     "StreamsTopology",
@@ -85,6 +86,9 @@ PROTOCOL_NAME = "stream"
 THREADS_TRAILER = b"GSTH"
 #: ConsumerProtocol version groupsim writes (v3: owned partitions, generation, rack id).
 CONSUMER_PROTOCOL_VERSION = 3
+#: The process label under which a leader groups every member whose subscription is newer than
+#: it can read (Kafka's ``FUTURE_ID``): their process ids are not readable.
+FUTURE_CLIENT = "FUTURE"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -491,14 +495,23 @@ class StreamsPartitionAssignor:
         topology: the application (tasks, changelog end offsets, partition racks).
         configs: the leader's assignment configs (``StreamsConfig``).
         leader_process: the leader client's process id (``taskManager.processId()``).
+        latest_supported_version: the leader's release's ``LATEST_SUPPORTED_VERSION`` (11;
+            lower for a client emulating an older release): a subscription above it is a
+            future one (version probing), read only as ``(version, latest_supported_version)``
+            and grouped under the ``FUTURE`` client, as Kafka's ``FUTURE_ID``.
     """
 
     def __init__(
-        self, topology: StreamsTopology, configs: AssignmentConfigs, leader_process: uuid.UUID
+        self,
+        topology: StreamsTopology,
+        configs: AssignmentConfigs,
+        leader_process: uuid.UUID,
+        latest_supported_version: int = LATEST_SUPPORTED_VERSION,
     ) -> None:
         self.topology = topology
         self.configs = configs
         self.leader_process = leader_process
+        self.latest_supported_version = latest_supported_version
 
     def assign(self, members: Sequence[tuple[str, bytes]], now_ms: int) -> LeaderAssignment:
         """One assignment for the group's members (JoinGroup order, ``(member_id, metadata)``).
@@ -512,9 +525,14 @@ class StreamsPartitionAssignor:
         for member_id, metadata in members:
             consumer = decode_consumer_subscription(metadata)
             info = decode_subscription(consumer.user_data)
+            if info.version > self.latest_supported_version:
+                # An older leader reads only the header of a newer member's subscription.
+                info = StreamsSubscription(info.version, info.latest_supported_version, 0)
             subs.append((member_id, consumer, info))
-        used, common, _probing = choose_assignment_version(
-            [s.version for _, _, s in subs], [s.latest_supported_version for _, _, s in subs]
+        used, common, version_probing = choose_assignment_version(
+            [s.version for _, _, s in subs],
+            [s.latest_supported_version for _, _, s in subs],
+            self.latest_supported_version,
         )
 
         # ClientMetadata per process: its consumers, capacity, racks, offset sums.
@@ -522,10 +540,12 @@ class StreamsPartitionAssignor:
         member_of: dict[ProcessId, str] = {}
         owner_of_partition: dict[TopicPartition, str] = {}
         labels: dict[ProcessId, str] = {}
+        extra_members: list[str] = []  # further consumers of one process (FUTURE only)
         for member_id, consumer, info in subs:
-            if info.is_future:
-                raise DecodeError("user_data", 0, "future subscription versions are not modelled")
-            label = process_label(uuid.UUID(int=uuid.UUID(str(info.process_id)).int))
+            if info.version > self.latest_supported_version:
+                label = FUTURE_CLIENT
+            else:
+                label = process_label(uuid.UUID(int=uuid.UUID(str(info.process_id)).int))
             pid = ProcessId.of(label)
             labels[pid] = label
             capacity = consumer.threads or 1
@@ -540,6 +560,7 @@ class StreamsPartitionAssignor:
             prev_standby = {t for t in sums if t not in prev_active}
             if pid in by_process:  # another consumer of the same process (not modelled)
                 by_process[pid].capacity += capacity
+                extra_members.append(member_id)
                 continue
             member_of[pid] = member_id
             by_process[pid] = ClientState(
@@ -603,9 +624,11 @@ class StreamsPartitionAssignor:
                 d.next_rebalance_ms = 0
             decisions[labels[pid]] = d
 
+        # A version-probing rebalance (versionProbingAssignment) encodes no probing time: the
+        # future members resubscribe lower and rejoin at once, which is the follow-up.
         probing_at = None
         leader_pid = ProcessId.of(process_label(self.leader_process))
-        if result.probing_rebalance_needed and leader_pid in by_process:
+        if result.probing_rebalance_needed and leader_pid in by_process and not version_probing:
             d = decisions[labels[leader_pid]]
             if d.next_rebalance_ms != 0:
                 probing_at = now_ms + self.configs.probing_rebalance_interval_ms
@@ -630,11 +653,17 @@ class StreamsPartitionAssignor:
                 ConsumerAssignment(tuple(parts), encode_assignment(answer))
             )
             payload.append((d.member_id, body))
+        for member_id in extra_members:  # Kafka would spread the client's tasks over them
+            empty = StreamsAssignment(version=used, commonly_supported_version=common)
+            body = encode_consumer_assignment(ConsumerAssignment((), encode_assignment(empty)))
+            payload.append((member_id, body))
         member_order = {m: i for i, (m, _) in enumerate(members)}
         payload.sort(key=lambda item: member_order[item[0]])
 
         record: dict[str, Any] = {
             "version": used,
+            "commonly_supported_version": common,
+            "version_probing": version_probing,
             "clients": {
                 label: {
                     "member_id": d.member_id,
@@ -675,11 +704,13 @@ def subscription_user_data(
     client_tags: Mapping[str, str],
     unique_field: int,
     version: int = LATEST_SUPPORTED_VERSION,
+    latest_supported_version: int = LATEST_SUPPORTED_VERSION,
 ) -> bytes:
-    """A member's SubscriptionInfo bytes (version ``version``, offset sums from v7)."""
+    """A member's SubscriptionInfo bytes (version ``version``, offset sums from v7; client tags
+    only from v11), announcing ``latest_supported_version``."""
     info = StreamsSubscription(
         version=LATEST_SUPPORTED_VERSION,
-        latest_supported_version=LATEST_SUPPORTED_VERSION,
+        latest_supported_version=latest_supported_version,
         process_id=process_id,
         task_offset_sums={_to_wire(t): s for t, s in offset_sums.items()},
         unique_field=unique_field,

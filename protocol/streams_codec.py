@@ -1040,7 +1040,9 @@ def decode_assignment(data: bytes | bytearray | memoryview) -> StreamsAssignment
 
 
 def choose_assignment_version(
-    subscription_versions: Iterable[int], latest_supported_versions: Iterable[int]
+    subscription_versions: Iterable[int],
+    latest_supported_versions: Iterable[int],
+    latest: int = LATEST_SUPPORTED_VERSION,
 ) -> tuple[int, int, bool]:
     """The leader's version choice (``StreamsPartitionAssignor.assign`` +
     ``checkMetadataVersions``).
@@ -1048,27 +1050,30 @@ def choose_assignment_version(
     Args:
         subscription_versions: every member's subscription header (``version``).
         latest_supported_versions: every member's ``latest_supported_version`` (-1 for v1/v2).
+        latest: the leader's own ``LATEST_SUPPORTED_VERSION`` (11 for this release; lower to
+            emulate a leader of an older Streams release: a subscription above it is "future").
 
     Returns:
         ``(used_version, commonly_supported_version, is_version_probing)``:
-        ``used_version`` = min(11, every subscription version) — the version of every
-        assignment; ``commonly_supported_version`` = min(11, every latest supported version);
-        ``is_version_probing`` = some member sent a future (> 11) subscription. A probing
-        rebalance forces a follow-up rebalance (``rebalanceRequired``); the future member gets
-        an assignment it decodes at ``used_version`` and then resubscribes lower.
+        ``used_version`` = min(latest, every subscription version) — the version of every
+        assignment; ``commonly_supported_version`` = min(latest, every latest supported
+        version); ``is_version_probing`` = some member sent a future (> latest)
+        subscription. A probing rebalance forces a follow-up rebalance
+        (``rebalanceRequired``); the future member gets an assignment it decodes at
+        ``used_version`` and then resubscribes lower.
 
     Raises:
         StreamsVersionError: a future subscription together with one below
             ``EARLIEST_PROBEABLE_VERSION`` (3) — Kafka's "incompatible pre Kafka 2.0
             subscription", which newer releases turn into an ``ASSIGNMENT_ERROR`` assignment.
     """
-    min_received = LATEST_SUPPORTED_VERSION
+    min_received = latest
     future = UNKNOWN
     for v in subscription_versions:
         min_received = min(min_received, v)
-        if v > LATEST_SUPPORTED_VERSION:
+        if v > latest:
             future = v
-    min_supported = min([LATEST_SUPPORTED_VERSION, *latest_supported_versions])
+    min_supported = min([latest, *latest_supported_versions])
     if future == UNKNOWN:
         return min_received, min_supported, False
     if min_received >= EARLIEST_PROBEABLE_VERSION:

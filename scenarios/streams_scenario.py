@@ -30,6 +30,7 @@ from members.assignors.streams import (
 from members.assignors.streams.model import STRATEGIES
 from members.streams_client import StreamsClientConfig
 from members.streams_state import StreamsTopology, Subtopology, process_uuid
+from protocol.streams_codec import LATEST_SUPPORTED_VERSION
 from scenarios.loader import ScenarioError, _translate_validation_error
 from scenarios.schema import INT64_MAX, CoordinatorSettings, NetworkSettings, NonNegInt
 
@@ -67,7 +68,11 @@ STREAMS_CONFIG_KEYS: dict[str, Any] = {
     "heartbeat.interval.ms": 3_000,
     "max.poll.interval.ms": 300_000,
     "groupsim.restore.records.per.sec": 10_000,
+    "groupsim.latest.supported.version": 11,
 }
+#: ``groupsim.latest.supported.version`` range: HATA (KIP-441) and offset-sum subscriptions
+#: start at v7; 11 is this release's ``LATEST_SUPPORTED_VERSION``.
+MIN_EMULATED_VERSION = 7
 _TAG_PREFIX = "client.tag."
 
 
@@ -125,6 +130,7 @@ class RestartStep(_Step, frozen=True, tag="restart"):
     down_ms: NonNegInt = 0
     clean: bool = True
     wipe_state: bool = False
+    latest_supported_version: int | None = None
 
 
 class PhaseStep(_Step, frozen=True, tag="phase"):
@@ -200,6 +206,7 @@ class StreamsStep:
     down_ms: int = 0
     clean: bool = True
     wipe_state: bool = False
+    latest_supported_version: int | None = None
 
     def record_fields(self) -> dict[str, Any]:
         out: dict[str, Any] = {"action": self.action}
@@ -211,6 +218,8 @@ class StreamsStep:
             out["leave_group"] = True
         if self.action == "restart":
             out.update(down_ms=self.down_ms, clean=self.clean, wipe_state=self.wipe_state)
+            if self.latest_supported_version is not None:
+                out["latest_supported_version"] = self.latest_supported_version
         return out
 
 
@@ -408,6 +417,13 @@ def _client_config(
         get("groupsim.restore.records.per.sec"),
         0,
     )
+    latest_version = _int(
+        file,
+        at("groupsim.latest.supported.version"),
+        get("groupsim.latest.supported.version"),
+        MIN_EMULATED_VERSION,
+        LATEST_SUPPORTED_VERSION,
+    )
     assignment = AssignmentConfigs(
         acceptable_recovery_lag=lag,
         max_warmup_replicas=warmups,
@@ -428,6 +444,7 @@ def _client_config(
         heartbeat_interval_ms=heartbeat,
         max_poll_interval_ms=poll,
         restore_records_per_sec=restore,
+        latest_supported_version=latest_version,
     )
 
 
@@ -524,6 +541,14 @@ def _build(file: str, source: Path, sc: StreamsScenario) -> LoadedStreamsScenari
         elif isinstance(s, CrashStep):
             steps.append(StreamsStep(s.at_ms, "crash", who))
         else:
+            if s.latest_supported_version is not None:
+                _int(
+                    file,
+                    f"timeline[{i}].latest_supported_version",
+                    s.latest_supported_version,
+                    MIN_EMULATED_VERSION,
+                    LATEST_SUPPORTED_VERSION,
+                )
             steps.append(
                 StreamsStep(
                     s.at_ms,
@@ -532,6 +557,7 @@ def _build(file: str, source: Path, sc: StreamsScenario) -> LoadedStreamsScenari
                     down_ms=s.down_ms,
                     clean=s.clean,
                     wipe_state=s.wipe_state,
+                    latest_supported_version=s.latest_supported_version,
                 )
             )
     order = sorted(range(len(steps)), key=lambda k: (steps[k].at_ms, k))

@@ -19,6 +19,7 @@ import heapq
 import random
 import uuid
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import trio
@@ -279,6 +280,11 @@ class StreamsWorld:
         if step.action == "restart":
             if step.wipe_state:
                 self.state_dirs[name] = {}
+            if step.latest_supported_version is not None:  # an upgrade (or downgrade)
+                spec = self.specs[name]
+                version = step.latest_supported_version
+                config = replace(spec.config, latest_supported_version=version)
+                self.specs[name] = replace(spec, config=config)
             if address is None:
                 self._push(self.now_ms + step.down_ms, _START, name, None, None)
                 return

@@ -1,0 +1,149 @@
+"""Version probing when Streams clients of different releases share a group
+(``groupsim.latest.supported.version``, the ``version-probing-rolling-upgrade`` scenario)."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from members.assignors.streams import AssignmentConfigs
+from members.streams_state import (
+    FUTURE_CLIENT,
+    ConsumerSubscription,
+    StreamsPartitionAssignor,
+    StreamsTopology,
+    Subtopology,
+    encode_consumer_subscription,
+    read_assignment,
+    subscription_user_data,
+)
+from protocol.streams_codec import decode_subscription
+from scenarios.loader import ScenarioError
+from scenarios.streams_scenario import load_streams_scenario, loads_streams_scenario
+from scenarios.streams_world import simulate_streams
+
+TOPO = StreamsTopology([Subtopology(0, 2, True, changelog_records=100, changelog_rate=0)])
+NAME = "version-probing-rolling-upgrade"
+
+
+def _member(n: int, version: int, latest: int) -> bytes:
+    user = subscription_user_data(
+        uuid.UUID(int=n), {}, {"zone": "z"}, 1, version=version, latest_supported_version=latest
+    )
+    return encode_consumer_subscription(
+        ConsumerSubscription(topics=("input-0",), user_data=user, threads=1)
+    )
+
+
+def test_an_old_client_subscribes_with_its_latest_version() -> None:
+    raw = subscription_user_data(uuid.UUID(int=1), {}, {"zone": "z"}, 1, 8, 8)
+    info = decode_subscription(raw)
+    assert (info.version, info.latest_supported_version, info.client_tags) == (8, 8, {})
+
+
+def test_an_old_leader_reads_a_newer_subscription_as_future_and_probes() -> None:
+    assignor = StreamsPartitionAssignor(TOPO, AssignmentConfigs(), uuid.UUID(int=1), 8)
+    out = assignor.assign([("m1", _member(1, 8, 8)), ("m2", _member(2, 11, 11))], 0)
+    rec = out.record
+    assert (rec["version"], rec["commonly_supported_version"], rec["version_probing"]) == (
+        8,
+        8,
+        True,
+    )
+    assert set(rec["clients"]) == {"PID_1", FUTURE_CLIENT}
+    assert out.probing_at_ms is None  # the future member's rejoin is the follow-up
+    for _, body in out.assignments:
+        _, info = read_assignment(body)
+        assert (info.version, info.commonly_supported_version) == (8, 8)
+
+
+def test_a_new_leader_answers_at_the_minimum_used_version() -> None:
+    assignor = StreamsPartitionAssignor(TOPO, AssignmentConfigs(), uuid.UUID(int=1))
+    out = assignor.assign([("m1", _member(1, 11, 11)), ("m2", _member(2, 7, 7))], 0)
+    rec = out.record
+    assert (rec["version"], rec["commonly_supported_version"], rec["version_probing"]) == (
+        7,
+        7,
+        False,
+    )
+    # every member downgraded to 8 but supports 11: the leader announces 11
+    out = assignor.assign([("m1", _member(1, 8, 11)), ("m2", _member(2, 8, 11))], 0)
+    assert (out.record["version"], out.record["commonly_supported_version"]) == (8, 11)
+
+
+def _versions(records: list[dict]) -> list[tuple[int, int, int, bool]]:
+    return [
+        (r["generation"], r["version"], r["commonly_supported_version"], r["version_probing"])
+        for r in records
+        if r["kind"] == "streams_assignment"
+    ]
+
+
+def test_rolling_upgrade_runs_at_the_old_version_until_the_last_old_client_is_gone() -> None:
+    result = simulate_streams(load_streams_scenario(NAME), 0)
+    assert result.failures == []
+    assert result.summary["converged"]
+    assert result.summary["violations"] == {}
+    # (generation, used, commonly supported, version probing)
+    assert _versions(result.records) == [
+        (1, 8, 8, False),  # three old clients
+        (2, 8, 8, True),  # new I1 (v11) under old leader I3: a future subscription
+        (3, 8, 8, False),  # I1 resubscribed at v8; the follow-up moves tasks back
+        (4, 8, 8, False),
+        (5, 8, 8, True),  # new I2 under old leader I3
+        (6, 8, 8, False),
+        (7, 8, 8, False),
+        (8, 8, 11, False),  # new I3 leads: I1/I2 still send v8, all support 11
+        (9, 11, 11, False),  # everyone upgraded its subscription and rejoined at once
+    ]
+    changes = [
+        (r["member"], r["from_version"], r["to_version"])
+        for r in result.records
+        if r["kind"] == "subscription_version_update"
+    ]
+    assert changes == [
+        ("I1", 11, 8),
+        ("I2", 11, 8),
+        ("I3", 11, 11),  # its v11 assignment came back at v8: rejoin (Kafka's probing flag)
+        ("I2", 8, 11),
+        ("I1", 8, 11),
+    ]
+    gen9 = next(r for r in result.records if r["kind"] == "generation" and r["generation"] == 9)
+    upgrade = next(r for r in result.records if r["kind"] == "step" and r["member"] == "I3")
+    assert gen9["t_ms"] - upgrade["t_ms"] < 10_000  # upgrade rebalance right after the last
+
+
+def test_default_clients_speak_v11_without_probing() -> None:
+    result = simulate_streams(load_streams_scenario("kip-441-scale-out"), 1)
+    assert {v[1:] for v in _versions(result.records)} == {(11, 11, False)}
+    assert not any(r["kind"] == "subscription_version_update" for r in result.records)
+
+
+BASE = """
+kind = "streams"
+name = "t"
+[[subtopologies]]
+id = 0
+partitions = 2
+[[clients]]
+name = "a"
+"""
+
+
+@pytest.mark.parametrize(
+    ("extra", "where"),
+    [
+        ('[config]\n"groupsim.latest.supported.version" = 6\n', "groupsim.latest.supported"),
+        ('[config]\n"groupsim.latest.supported.version" = 12\n', "groupsim.latest.supported"),
+        (
+            '[[timeline]]\nat_ms = 1\naction = "restart"\nclient = "a"\n'
+            "latest_supported_version = 5\n",
+            "timeline[0].latest_supported_version",
+        ),
+    ],
+)
+def test_versions_outside_7_to_11_are_rejected(extra: str, where: str) -> None:
+    with pytest.raises(ScenarioError) as err:
+        loads_streams_scenario(BASE + extra, source="x.toml")
+    assert where in str(err.value)
