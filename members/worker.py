@@ -896,9 +896,25 @@ class ConnectWorker:
             self._maybe_rejoin(now_ms)
             return
         if old != update.connectors:
+            if not self.current_protocol.is_eager:
+                self._stop_removed_work(update.connectors, now_ms)
             # DistributedHerder: connectors added or removed, or task configs changed,
             # need a rebalance.
             self._request_rejoin("connector configuration changed", now_ms)
+
+    def _stop_removed_work(self, connectors: dict[str, int], now_ms: int) -> None:
+        """Stop work whose configuration is gone, without waiting for the leader.
+
+        DistributedHerder (incremental cooperative): a connector-only config update "by
+        stopping connector" when the connector was deleted, and a task config update "by
+        stopping tasks, which will be restarted after rebalance if still assigned".
+        """
+        gone_connectors = [c for c in self.running_connectors if c not in connectors]
+        gone_tasks = [t for t in self.running_tasks if t.task >= connectors.get(t.connector, 0)]
+        if gone_connectors or gone_tasks:
+            self._enqueue(
+                _Job("stop", gone_connectors, gone_tasks, reason="configuration removed"), now_ms
+            )
 
     def _read_config_to_end(self, now_ms: int, then: Callable[[int], None]) -> None:
         """configBackingStore.refresh(worker.sync.timeout.ms): block the herder until done."""

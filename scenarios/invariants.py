@@ -67,6 +67,7 @@ __all__ = [
     "KAFKA_9184",
     "KAFKA_16056",
     "KNOWN_ISSUES",
+    "FAILOVER_PROTOCOL_REPLAY",
 ]
 
 #: The upstream issue a downgrade to eager reproduces (reference/connect.md §7).
@@ -75,7 +76,11 @@ KAFKA_13816 = "KAFKA-13816"
 KAFKA_9184 = "KAFKA-9184"
 #: A worker whose poll timer expired leaves the group still running its work.
 KAFKA_16056 = "KAFKA-16056"
-KNOWN_ISSUES = (KAFKA_13816, KAFKA_9184, KAFKA_16056)
+#: After a coordinator failover the loaded group knows only each member's elected protocol
+#: (Kafka stores just that one); a worker rejoining with another protocol list is refused with
+#: INCONSISTENT_GROUP_PROTOCOL and its herder thread exits. Not a JIRA: Kafka's design.
+FAILOVER_PROTOCOL_REPLAY = "failover-protocol-replay"
+KNOWN_ISSUES = (KAFKA_13816, KAFKA_9184, KAFKA_16056, FAILOVER_PROTOCOL_REPLAY)
 
 SAFETY_INVARIANTS = (
     "double_ownership",

@@ -467,7 +467,7 @@ def liveness_violations(
     if summary["converged"]:
         return []
     conv = summary["convergence"]
-    issue = _duplicates_issue(records, conv)
+    issue = _duplicates_issue(records, conv) or _replay_refusal_issue(records, summary)
     end = summary["end_ms"]
     found: list[dict[str, Any]] = []
     parts: list[str] = []
@@ -513,6 +513,22 @@ def liveness_violations(
             ):
                 violation["known_issue"] = issue
     return found
+
+
+def _replay_refusal_issue(records: Sequence[dict[str, Any]], summary: Summary) -> str | None:
+    """``failover-protocol-replay`` when no worker is left because, after a coordinator
+    failover, workers were refused with INCONSISTENT_GROUP_PROTOCOL and their herders exited
+    (the loaded group knows only each member's elected protocol, as Kafka's replay does)."""
+    if summary.get("workers_final"):
+        return None
+    loaded = False
+    for r in records:
+        kind = r.get("kind")
+        if kind == "group_loaded":
+            loaded = True
+        elif loaded and kind == "member_fatal" and r.get("error") == "INCONSISTENT_GROUP_PROTOCOL":
+            return "failover-protocol-replay"
+    return None
 
 
 def _duplicates_issue(records: Sequence[dict[str, Any]], conv: dict[str, Any]) -> str | None:

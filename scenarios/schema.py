@@ -87,6 +87,7 @@ InvariantName = Literal[
     "KAFKA-13816",
     "KAFKA-9184",
     "KAFKA-16056",
+    "failover-protocol-replay",
 ]
 INVARIANTS: tuple[str, ...] = get_args(InvariantName)
 

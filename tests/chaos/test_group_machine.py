@@ -34,9 +34,7 @@ from scenarios.chaos import (
 #: Fault actions that would fail this machine on an open issue (a groupsim bug, or a Kafka
 #: window not named yet); each has a reproducer in
 #: tests/chaos/repro/ (test_repro.py). Empty it once they are fixed.
-PENDING: dict[str, str] = {
-    "remove_connector": "tests/chaos/repro/loss-deleted-connector-keeps-running.toml",
-}
+PENDING: dict[str, str] = {}
 
 GAP = st.integers(min_value=0, max_value=40_000)
 

@@ -36,8 +36,8 @@ FOUND = {
     ),
     "loss-deleted-connector-keeps-running.toml": (
         "liveness",
-        "open, probably a groupsim bug: a deleted connector started under a stale config view "
-        "is never revoked after its worker rejoins",
+        "fixed: a cooperative worker stops a deleted connector (and removed tasks) as soon as "
+        "it reads the config change, as DistributedHerder does",
     ),
     "latency-late-sync-stale-generation.toml": ("stale_generation", "named: KAFKA-9184"),
 }
