@@ -105,8 +105,22 @@ def test_a_small_clean_campaign(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_failing_campaign_exits_1_and_names_its_reproducer(tmp_path: Path) -> None:
-    # coordinator failovers hit an open groupsim bug (tests/chaos/repro/failover-no-rejoin)
+def test_a_failing_campaign_exits_1_and_names_its_reproducer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No groupsim bug is open, so plant one: the checker reports every connector start as a
+    # double ownership. With --jobs 1 the campaign and the shrinker run in this process.
+    from scenarios.invariants import InvariantChecker
+
+    original = InvariantChecker.feed
+
+    def planted(self: InvariantChecker, record: dict) -> list[dict]:
+        found = original(self, record)
+        if record.get("kind") == "connector_start":
+            found.append({"invariant": "double_ownership", "detail": "planted", "cause_seq": 0})
+        return found
+
+    monkeypatch.setattr(InvariantChecker, "feed", planted)
     result = CliRunner().invoke(
         app,
         [
@@ -114,9 +128,9 @@ def test_a_failing_campaign_exits_1_and_names_its_reproducer(tmp_path: Path) -> 
             "--runs",
             "2",
             "--members",
-            "1",
+            "2",
             "--faults",
-            "failover",
+            "crash",
             "--protocol",
             "eager",
             "--duration",
@@ -127,9 +141,7 @@ def test_a_failing_campaign_exits_1_and_names_its_reproducer(tmp_path: Path) -> 
             str(tmp_path),
         ],
     )
-    if result.exit_code == 0:
-        pytest.skip("the failover bug is fixed: nothing fails any more")
-    assert result.exit_code == 1
+    assert result.exit_code == 1, result.output
     written = sorted(p.name for p in tmp_path.iterdir())
     assert written and all(n.startswith("chaos-1-") and n.endswith(".toml") for n in written)
     assert "groupsim run" in result.output and "reproduces" in result.output
