@@ -416,6 +416,8 @@ class InvariantChecker:
                     "group_leader_id": self._leader_id,
                 }
             )
+            if zombie is not None:  # the same late answer to a removed member
+                found[-1]["known_issue"] = zombie
         return found
 
     def _on_generation(self, record: dict[str, Any]) -> list[Violation]:

@@ -40,6 +40,7 @@ FOUND = {
         "it reads the config change, as DistributedHerder does",
     ),
     "latency-late-sync-stale-generation.toml": ("stale_generation", "named: KAFKA-9184"),
+    "late-sync-foreign-assignment.toml": ("foreign_assignment", "named: KAFKA-9184"),
 }
 
 
