@@ -244,3 +244,31 @@ def test_join_leader_cannot_assign_follower_catches_up_then_rejoins() -> None:
     (join,) = sent(effects, JoinGroupRequest)
     assert decode_subscription(join.protocols[0][1]).config_offset == 9
     assert join.reason == "config mismatch"
+
+
+def test_garbage_member_metadata_ends_the_leader_not_the_simulation() -> None:
+    # The coordinator never decodes metadata, so it keeps serving; the leader's assignor
+    # throws out of poll() on an unreadable subscription and its herder exits (Kafka).
+    from protocol.group import JoinGroupResponseMember
+
+    worker = make_worker()
+    (join,) = sent(worker.start(0), JoinGroupRequest)
+    effects = worker.handle(
+        JoinGroupResponse(
+            error=ErrorCode.NONE,
+            generation_id=1,
+            protocol_type="connect",
+            protocol_name="sessioned",
+            leader="w2-id",
+            member_id="w2-id",
+            members=(
+                JoinGroupResponseMember("w2-id", None, join.protocols[0][1]),
+                JoinGroupResponseMember("bad-id", None, b"\x00\x02\xff"),
+            ),
+        ),
+        1,
+    )
+    (fatal,) = logs(effects, "member_fatal")
+    assert "assignor failed" in fatal["error"]
+    assert worker.state is MemberState.STOPPED
+    assert not sent(effects, SyncGroupRequest)
