@@ -53,6 +53,7 @@ from protocol.connect import (
     WorkerSubscription,
 )
 from protocol.connect_codec import decode_assignment, encode_subscription
+from scenarios.json_input import check_keys, require_object, type_name
 
 __all__ = ["AssignInputError", "run_assign"]
 
@@ -83,44 +84,17 @@ class AssignInputError(ValueError):
         self.detail = detail
 
 
-def _type_name(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
-
-
-def _join(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
-
-
 def _obj(value: object, path: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise AssignInputError(path, f"expected an object, got {_type_name(value)}")
-    return value
+    return require_object(value, path, AssignInputError)
 
 
 def _check_keys(obj: dict[str, Any], allowed: set[str], path: str) -> None:
-    for key in obj:
-        if key not in allowed:
-            known = ", ".join(sorted(allowed))
-            raise AssignInputError(_join(path, str(key)), f"unknown key (expected one of {known})")
+    check_keys(obj, allowed, path, AssignInputError)
 
 
 def _int(value: object, path: str, low: int, high: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise AssignInputError(path, f"expected an integer, got {_type_name(value)}")
+        raise AssignInputError(path, f"expected an integer, got {type_name(value)}")
     if value < low:
         raise AssignInputError(path, f"must be >= {low}, got {value}")
     if value > high:
@@ -130,7 +104,7 @@ def _int(value: object, path: str, low: int, high: int) -> int:
 
 def _str(value: object, path: str) -> str:
     if not isinstance(value, str):
-        raise AssignInputError(path, f"expected a string, got {_type_name(value)}")
+        raise AssignInputError(path, f"expected a string, got {type_name(value)}")
     return value
 
 
@@ -138,7 +112,7 @@ def _string_items(value: object, path: str) -> Iterator[tuple[str, str]]:
     """``(path of the item, item)`` for each item of the array ``value``, checked to be a
     string as it comes (one at a time, so the first bad item is the one reported)."""
     if not isinstance(value, list):
-        raise AssignInputError(path, f"expected an array, got {_type_name(value)}")
+        raise AssignInputError(path, f"expected an array, got {type_name(value)}")
     for i, item in enumerate(value):
         item_path = f"{path}[{i}]"
         yield item_path, _str(item, item_path)
@@ -236,7 +210,7 @@ def run_assign(doc: dict) -> dict:
         raise AssignInputError("rounds", "missing")
     rounds = doc["rounds"]
     if not isinstance(rounds, list):
-        raise AssignInputError("rounds", f"expected an array, got {_type_name(rounds)}")
+        raise AssignInputError("rounds", f"expected an array, got {type_name(rounds)}")
     if not rounds:
         raise AssignInputError("rounds", "must hold at least one round")
 

@@ -85,6 +85,7 @@ from members.assignors.streams.rack_aware import (
     STATELESS_NON_OVERLAP_COST,
     STATELESS_TRAFFIC_COST,
 )
+from scenarios.json_input import check_keys, require_object, type_name
 
 __all__ = ["STREAMS_ASSIGNORS", "StreamsAssignInputError", "run_assign_streams"]
 
@@ -133,46 +134,17 @@ class StreamsAssignInputError(ValueError):
 
 
 # --- small typed readers -------------------------------------------------------------------
-def _type_name(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
-
-
-def _join(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
-
-
 def _obj(value: object, path: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise StreamsAssignInputError(path, f"expected an object, got {_type_name(value)}")
-    return value
+    return require_object(value, path, StreamsAssignInputError)
 
 
 def _check_keys(obj: dict[str, Any], allowed: set[str], path: str) -> None:
-    for key in obj:
-        if key not in allowed:
-            known = ", ".join(sorted(allowed))
-            raise StreamsAssignInputError(
-                _join(path, str(key)), f"unknown key (expected one of {known})"
-            )
+    check_keys(obj, allowed, path, StreamsAssignInputError)
 
 
 def _int(value: object, path: str, low: int, high: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise StreamsAssignInputError(path, f"expected an integer, got {_type_name(value)}")
+        raise StreamsAssignInputError(path, f"expected an integer, got {type_name(value)}")
     if value < low:
         raise StreamsAssignInputError(path, f"must be >= {low}, got {value}")
     if value > high:
@@ -182,7 +154,7 @@ def _int(value: object, path: str, low: int, high: int) -> int:
 
 def _str(value: object, path: str) -> str:
     if not isinstance(value, str):
-        raise StreamsAssignInputError(path, f"expected a string, got {_type_name(value)}")
+        raise StreamsAssignInputError(path, f"expected a string, got {type_name(value)}")
     if not value:
         raise StreamsAssignInputError(path, "must not be empty")
     return value
@@ -190,7 +162,7 @@ def _str(value: object, path: str) -> str:
 
 def _items(value: object, path: str) -> Iterator[tuple[str, Any]]:
     if not isinstance(value, list):
-        raise StreamsAssignInputError(path, f"expected an array, got {_type_name(value)}")
+        raise StreamsAssignInputError(path, f"expected an array, got {type_name(value)}")
     for i, item in enumerate(value):
         yield f"{path}[{i}]", item
 
