@@ -31,8 +31,8 @@ from rich.table import Table
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from scenarios.chaos import PROTOCOLS, CampaignResult, ChaosConfig, run_campaign  # noqa: E402
-from scenarios.invariants import KNOWN_ISSUES  # noqa: E402
+from scenarios.campaigns.chaos import PROTOCOLS, CampaignResult, ChaosConfig, run_campaign  # noqa: E402
+from scenarios.check.invariants import KNOWN_ISSUES  # noqa: E402
 
 TARGET_PER_MIN = 600
 HOUR_MS = 3_600_000

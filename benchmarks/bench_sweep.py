@@ -3,7 +3,8 @@
 Runs 200 runs of the built-in ``protocol-comparison`` sweep (a fixed sample: the 200 lowest
 run ids, so every protocol and size is represented) twice with the same parallelism:
 
-- ``multiprocessing``: ``multiprocessing.Pool(N)`` mapping :func:`scenarios.sweeps.execute_run`
+- ``multiprocessing``: ``multiprocessing.Pool(N)`` mapping
+  :func:`scenarios.campaigns.sweeps.execute_run`
   over the runs (longest first, one run per task), results (rows and event columns) pickled
   back to the parent, nothing written;
 - ``multiprocessing`` + pyarrow (with events): the same pool, each worker writing its run's
@@ -31,7 +32,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from scenarios.sweeps import RunOutcome, RunSpec, execute_run, load_sweep
+from scenarios.campaigns.sweeps import RunOutcome, RunSpec, execute_run, load_sweep
 
 
 def _run(spec: RunSpec) -> RunOutcome:

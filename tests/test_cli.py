@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from scenarios.cli import app
+from scenarios.cli.main import app
 
 runner = CliRunner()
 

@@ -8,8 +8,8 @@ import pytest
 from typer.testing import CliRunner
 
 from protocol.connect import ConnectProtocol
-from scenarios.cli import app
-from scenarios.compat import SETTINGS, run_matrix
+from scenarios.campaigns.compat import SETTINGS, run_matrix
+from scenarios.cli.main import app
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,13 @@
-"""The import rules of DESIGN.md §2: protocol <- coordinator, members <- scenarios.
+"""The import rules of DESIGN.md §2: protocol <- coordinator, members <- scenarios, and inside
+``scenarios`` one job per subpackage with imports flowing one way:
 
-The coordinator never imports assignors (the leader member runs them, as in Kafka); the pure
-packages never import trio; only ``scenarios/analysis`` may import pyspark.
+    eventlog, input  <-  check  <-  sim  <-  campaigns, serve  <-  analysis  <-  cli
+    input  <-  assign  <-  cli
+
+The checkers are pure functions over the event log; the engine (``sim``) runs them online, so a
+violation sits in the log right after the record that caused it — which is why ``check`` sits
+below ``sim``. The coordinator never imports assignors (the leader member runs them, as in
+Kafka); the pure packages never import trio; only ``scenarios/analysis`` may import pyspark.
 """
 
 from __future__ import annotations
@@ -20,6 +26,20 @@ ALLOWED = {
     "coordinator": {"protocol", "coordinator"},
     "members": {"protocol", "members"},
     "scenarios": {"protocol", "coordinator", "members", "scenarios"},
+}
+
+
+# scenarios subpackage -> the scenarios subpackages it may import (besides itself)
+SCENARIOS_ALLOWED = {
+    "eventlog": set(),
+    "input": set(),
+    "check": {"eventlog", "input"},
+    "sim": {"eventlog", "input", "check"},
+    "assign": {"input"},
+    "campaigns": {"eventlog", "input", "check", "sim"},
+    "serve": {"eventlog", "input", "check", "sim"},
+    "analysis": {"eventlog", "input", "check", "sim", "campaigns"},
+    "cli": {"eventlog", "input", "check", "sim", "assign", "campaigns", "serve", "analysis"},
 }
 
 
@@ -68,6 +88,34 @@ def test_only_analysis_imports_pyspark() -> None:
             if any(n.split(".")[0] == "pyspark" for n in _imports(path)):
                 offenders.append(str(path.relative_to(ROOT)))
     assert not offenders, offenders
+
+
+def test_scenarios_is_split_into_the_known_subpackages() -> None:
+    loose = sorted(p.name for p in (ROOT / "scenarios").glob("*.py") if p.name != "__init__.py")
+    assert not loose, f"modules outside a subpackage: {loose}"
+    packages = {p.parent.name for p in (ROOT / "scenarios").glob("*/__init__.py")}
+    assert packages <= set(SCENARIOS_ALLOWED), packages - set(SCENARIOS_ALLOWED)
+
+
+@pytest.mark.parametrize("subpackage", sorted(SCENARIOS_ALLOWED))
+def test_scenarios_subpackages_import_one_way(subpackage: str) -> None:
+    allowed = SCENARIOS_ALLOWED[subpackage] | {subpackage}
+    offenders = []
+    for path in sorted((ROOT / "scenarios" / subpackage).rglob("*.py")):
+        for name in _imports(path):
+            parts = name.split(".")
+            if parts[0] == "scenarios" and len(parts) > 1 and parts[1] not in allowed:
+                offenders.append(f"{path.relative_to(ROOT)} imports {name}")
+    assert not offenders, offenders
+
+
+def test_no_scenarios_module_over_600_lines() -> None:
+    long = {
+        str(p.relative_to(ROOT)): n
+        for p in (ROOT / "scenarios").rglob("*.py")
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > 600
+    }
+    assert not long, long
 
 
 def test_the_rule_catches_a_violation(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ only lazily: importing this package needs neither pyspark nor Java. Install the 
   127.0.0.1 in local mode, quiet logs, executors on the driver's interpreter),
   :func:`~scenarios.analysis.session.spark_problem` (why Spark cannot run here, or ``None``).
 - :mod:`scenarios.analysis.pipeline`: :func:`~scenarios.analysis.pipeline.run_sweep` (runs a
-  :class:`scenarios.sweeps.LoadedSweep` in executors and writes ``runs/``, ``events/``,
+  :class:`scenarios.campaigns.sweeps.LoadedSweep` in executors and writes ``runs/``, ``events/``,
   ``aggregates/``), the table schemas.
 - :mod:`scenarios.analysis.tables`: :func:`~scenarios.analysis.tables.read_sweep` (the
   tables as Python rows, with Spark or with pyarrow).

@@ -1,7 +1,7 @@
 """The Arrow side of the pipeline (pyarrow only, no pyspark): column types, one run's output
 as a record batch (what executors hand back to Spark), and reading Parquet tables.
 
-Column types are the names of :data:`scenarios.sweeps.RUN_COLUMNS`: ``string``, ``long``,
+Column types are the names of :data:`scenarios.campaigns.sweeps.RUN_COLUMNS`: ``string``, ``long``,
 ``double``, ``boolean``, ``array<string>``.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from scenarios.sweeps import EVENT_COLUMNS, RUN_COLUMNS, RunOutcome
+from scenarios.campaigns.sweeps import EVENT_COLUMNS, RUN_COLUMNS, RunOutcome
 
 __all__ = [
     "arrow_type",
@@ -37,13 +37,14 @@ def arrow_type(name: str) -> Any:
 
 def run_columns(param_types: Mapping[str, str]) -> list[tuple[str, str]]:
     """The ``runs`` table's columns: ``run_id``, ``batch``, the parameters, then
-    :data:`scenarios.sweeps.RUN_COLUMNS`."""
+    :data:`scenarios.campaigns.sweeps.RUN_COLUMNS`."""
     return [("run_id", "string"), ("batch", "string"), *param_types.items(), *RUN_COLUMNS]
 
 
 def event_columns(param_types: Mapping[str, str]) -> list[tuple[str, str]]:
     """The ``events`` rows as executors produce them: ``run_id``, ``batch``, ``seed``,
-    :data:`scenarios.sweeps.EVENT_COLUMNS`, then the parameters (the partition columns, which
+    :data:`scenarios.campaigns.sweeps.EVENT_COLUMNS`, then the parameters (the partition columns,
+    which
     Parquet keeps in the directory names)."""
     return [
         ("run_id", "string"),

@@ -4,7 +4,8 @@ Layout of an output directory ``OUT`` (a local path, or any URL Spark writes to,
 ``hdfs://…``, ``s3a://…``):
 
 - ``OUT/runs/``: one row per run (:func:`scenarios.analysis.arrow.run_columns`): ``run_id``,
-  ``batch``, the sweep parameters, then :data:`scenarios.sweeps.RUN_COLUMNS` (seed, status,
+  ``batch``, the sweep parameters, then :data:`scenarios.campaigns.sweeps.RUN_COLUMNS` (seed,
+  status,
   error, summary metrics, violations by invariant, expectation failures).
 - ``OUT/events/``: one row per event-log record of every run, partitioned by the sweep
   parameters as hive-style directories (``events/protocol=eager/workers=5/…``; one
@@ -17,7 +18,8 @@ Layout of an output directory ``OUT`` (a local path, or any URL Spark writes to,
 
 How it runs: the driver builds one row per pending run (its id, seed, parameters and the
 scenario's TOML text) and Spark maps them with ``mapInArrow`` (Arrow batches in and out, no
-pandas conversion) onto :func:`scenarios.sweeps.execute_run` inside Python executors, one run
+pandas conversion) onto :func:`scenarios.campaigns.sweeps.execute_run` inside Python executors, one
+run
 per task, the longest first; there is no per-run JVM work besides moving the result rows.
 Each run's ``runs`` row comes back to the driver through an accumulator; the driver writes
 the batch's ``runs`` rows once the batch's events are written. Runs are written in batches
@@ -58,8 +60,7 @@ from pathlib import Path
 from typing import Any
 
 from scenarios.analysis.arrow import event_batch, event_columns, event_schema, run_columns
-from scenarios.schema import INVARIANTS
-from scenarios.sweeps import (
+from scenarios.campaigns.sweeps import (
     AGGREGATE_METRICS,
     PERCENTILES,
     LoadedSweep,
@@ -67,6 +68,7 @@ from scenarios.sweeps import (
     SweepError,
     execute_run,
 )
+from scenarios.input.schema import INVARIANTS
 
 __all__ = [
     "EVENTS_WRITERS",
@@ -136,7 +138,7 @@ def _spark_type(kind: str) -> Any:
 
 def spark_schema(columns: Sequence[tuple[str, str]]) -> Any:
     """A ``pyspark.sql.types.StructType`` of ``(name, type)`` columns (types as in
-    :data:`scenarios.sweeps.RUN_COLUMNS`)."""
+    :data:`scenarios.campaigns.sweeps.RUN_COLUMNS`)."""
     from pyspark.sql import types as T
 
     return T.StructType([T.StructField(n, _spark_type(t), True) for n, t in columns])
@@ -146,7 +148,7 @@ def aggregate_columns(param_types: Mapping[str, str]) -> list[tuple[str, str]]:
     """The ``aggregates`` table: the parameters; ``runs``, ``ok_runs``, ``failed_runs``,
     ``converged_runs``, ``expect_ok_runs``; ``scenario_workers``, ``scenario_protocol``,
     ``scenario_delay_ms`` (from the runs); per metric of
-    :data:`scenarios.sweeps.AGGREGATE_METRICS` its mean and p50/p95/p99 over ok runs
+    :data:`scenarios.campaigns.sweeps.AGGREGATE_METRICS` its mean and p50/p95/p99 over ok runs
     (doubles, virtual ms or counts; null when no ok run has a value); ``violations_total``,
     ``runs_with_violations`` and ``violations_<invariant>`` (sums over runs)."""
     cols: list[tuple[str, str]] = list(param_types.items())
@@ -345,7 +347,7 @@ def run_sweep(
     """Run every run of ``sweep`` not yet in ``out/runs/`` on Spark and write the tables.
 
     Args:
-        sweep: from :func:`scenarios.sweeps.load_sweep`.
+        sweep: from :func:`scenarios.campaigns.sweeps.load_sweep`.
         out: output directory (local path or URL); created when missing.
         spark: a SparkSession to use (kept running); default: one is made with
             :func:`scenarios.analysis.session.make_session` (``master``, ``conf``) and

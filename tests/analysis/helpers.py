@@ -10,8 +10,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-from scenarios.schema import INVARIANTS
-from scenarios.sweeps import AGGREGATE_METRICS, PERCENTILES, LoadedSweep, execute_run
+from scenarios.campaigns.sweeps import AGGREGATE_METRICS, PERCENTILES, LoadedSweep, execute_run
+from scenarios.input.schema import INVARIANTS
 
 
 def quantile(values: Sequence[float], q: float) -> float:

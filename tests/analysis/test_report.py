@@ -11,10 +11,11 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from scenarios.loader import load_scenario, resolve_scenario
-from scenarios.report import ReportError, write_report
-from scenarios.runner import simulate, write_outputs
-from scenarios.sweeps import loads_sweep
+from scenarios.campaigns.sweeps import loads_sweep
+from scenarios.cli.outputs import write_outputs
+from scenarios.cli.report import ReportError, write_report
+from scenarios.input.loader import load_scenario, resolve_scenario
+from scenarios.sim.runner import simulate
 
 from .helpers import check_html, write_sweep_with_pyarrow
 
@@ -122,7 +123,7 @@ def test_report_errors(tmp_path: Path) -> None:
 
 
 def test_report_command_errors(tmp_path: Path) -> None:
-    from scenarios.cli_analysis import report
+    from scenarios.cli.analysis_cmd import report
 
     app = typer.Typer()
     app.command()(report)

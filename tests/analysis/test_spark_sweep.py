@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from scenarios.sweeps import RUN_COLUMNS, RunSpec, execute_run, loads_sweep
+from scenarios.campaigns.sweeps import RUN_COLUMNS, RunSpec, execute_run, loads_sweep
 
 from .helpers import check_html, python_aggregates
 
@@ -170,7 +170,7 @@ def test_aggregates_match_python(swept: dict[str, Any]) -> None:
 
 def test_report_with_spark(swept: dict[str, Any], spark: Any) -> None:
     from scenarios.analysis.tables import read_sweep
-    from scenarios.report import render_sweep_html
+    from scenarios.cli.report import render_sweep_html
 
     with_spark = read_sweep(swept["out"], spark=spark)
     with_arrow = read_sweep(swept["out"], engine="pyarrow")

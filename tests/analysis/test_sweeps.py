@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from scenarios import sweeps
-from scenarios.sweeps import (
+from scenarios.campaigns import sweeps
+from scenarios.campaigns.sweeps import (
     RunSpec,
     SweepError,
     execute_run,
@@ -270,12 +270,12 @@ def test_a_run_that_raises_is_a_failed_row(monkeypatch: pytest.MonkeyPatch) -> N
     assert row["error"].startswith("ScenarioError: bad.toml: invalid TOML")
     assert row["rebalances"] is None and row["scenario"] is None
 
-    import scenarios.runner
+    import scenarios.sim.runner
 
     def boom(*args: object, **kwargs: object) -> None:
         raise RuntimeError("simulated\nfailure")
 
-    monkeypatch.setattr(scenarios.runner, "simulate", boom)
+    monkeypatch.setattr(scenarios.sim.runner, "simulate", boom)
     row = execute_run(spec).row
     assert row["status"] == "failed"
     assert row["error"] == "RuntimeError: simulated failure"
@@ -293,7 +293,7 @@ def test_sweep_command_bad_input(args: list[str], expected: str) -> None:
     import typer
     from typer.testing import CliRunner
 
-    from scenarios.cli_analysis import sweep
+    from scenarios.cli.analysis_cmd import sweep
 
     app = typer.Typer()
     app.command()(sweep)

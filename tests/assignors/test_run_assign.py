@@ -1,4 +1,4 @@
-"""``scenarios.assign.run_assign``: the engine of ``groupsim assign``."""
+"""``scenarios.assign.connect.run_assign``: the engine of ``groupsim assign``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import copy
 import pytest
 from assignor_helpers import load_vectors
 
-from scenarios.assign import AssignInputError, run_assign
+from scenarios.assign.connect import AssignInputError, run_assign
 
 SEQS = load_vectors("connect_assignor_sequences_examples.json")
 

@@ -11,8 +11,8 @@ from assignor_helpers import load_vectors
 from typer.testing import CliRunner
 
 from protocol.connect_codec import decode_assignment
-from scenarios.assign import AssignInputError, run_assign
-from scenarios.cli import app
+from scenarios.assign.connect import AssignInputError, run_assign
+from scenarios.cli.main import app
 
 SEQS = load_vectors("connect_assignor_sequences_examples.json")["sequences_incremental_full"]
 

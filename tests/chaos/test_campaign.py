@@ -1,4 +1,5 @@
-"""scenarios.chaos: campaigns (clean, deterministic across process counts), the shrinker, and
+"""scenarios.campaigns.chaos: campaigns (clean, deterministic across process counts), the shrinker,
+and
 the reproducers it writes."""
 
 from __future__ import annotations
@@ -7,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from scenarios.chaos import (
+from scenarios.campaigns.chaos import (
     ChaosConfig,
     ChaosSpec,
     classify,
@@ -22,9 +23,9 @@ from scenarios.chaos import (
     spec_to_toml,
     write_reproducer,
 )
-from scenarios.invariants import KNOWN_ISSUES
-from scenarios.loader import load_scenario, loads_scenario
-from scenarios.runner import simulate
+from scenarios.check.invariants import KNOWN_ISSUES
+from scenarios.input.loader import load_scenario, loads_scenario
+from scenarios.sim.runner import simulate
 
 #: Fault kinds with no open groupsim bug (see tests/chaos/repro/ for the others).
 CLEAN_FAULTS = ("crash", "leave", "partition", "loss")

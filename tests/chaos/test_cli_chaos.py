@@ -9,7 +9,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from scenarios.cli_chaos import (
+from scenarios.cli.chaos_cmd import (
     ChaosInputError,
     chaos,
     parse_duration_ms,
@@ -110,7 +110,7 @@ def test_a_failing_campaign_exits_1_and_names_its_reproducer(
 ) -> None:
     # No groupsim bug is open, so plant one: the checker reports every connector start as a
     # double ownership. With --jobs 1 the campaign and the shrinker run in this process.
-    from scenarios.invariants import InvariantChecker
+    from scenarios.check.invariants import InvariantChecker
 
     original = InvariantChecker.feed
 

@@ -1,4 +1,5 @@
-"""scenarios.chaos: the generator is deterministic, its scenarios load and last the bound."""
+"""scenarios.campaigns.chaos: the generator is deterministic, its scenarios load and last the
+bound."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import tomllib
 
 import pytest
 
-from scenarios.chaos import (
+from scenarios.campaigns.chaos import (
     ASSIGNOR_OF,
     BOUND_ROUNDS,
     FAULT_KINDS,
@@ -17,7 +18,7 @@ from scenarios.chaos import (
     liveness_bound_ms,
     spec_to_toml,
 )
-from scenarios.loader import library_dir, load_scenario, loads_scenario
+from scenarios.input.loader import library_dir, load_scenario, loads_scenario
 
 CONFIGS = [
     ChaosConfig(),

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from scenarios.chaos import classify
-from scenarios.loader import load_scenario
-from scenarios.runner import simulate
+from scenarios.campaigns.chaos import classify
+from scenarios.input.loader import load_scenario
+from scenarios.sim.runner import simulate
 
 REPRO = Path(__file__).parent / "repro"
 

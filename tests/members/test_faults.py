@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from test_worker_scenarios import kinds
 
-from scenarios.loader import loads_scenario
-from scenarios.runner import simulate
+from scenarios.input.loader import loads_scenario
+from scenarios.sim.runner import simulate
 
 BASE = """
 name = "faults"

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from scenarios.loader import loads_scenario
-from scenarios.runner import simulate
+from scenarios.input.loader import loads_scenario
+from scenarios.sim.runner import simulate
 
 BASE = """
 name = "t"

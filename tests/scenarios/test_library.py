@@ -8,8 +8,8 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from scenarios.loader import library_dir, load_scenario, loads_scenario
-from scenarios.runner import simulate
+from scenarios.input.loader import library_dir, load_scenario, loads_scenario
+from scenarios.sim.runner import simulate
 
 LIBRARY = sorted(p.stem for p in library_dir().glob("*.toml"))
 

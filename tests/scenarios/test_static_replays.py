@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from scenarios.loader import library_dir, load_scenario, loads_scenario
-from scenarios.runner import simulate
+from scenarios.input.loader import library_dir, load_scenario, loads_scenario
+from scenarios.sim.runner import simulate
 
 
 def run_library(name: str):
@@ -170,7 +170,7 @@ tasks = 1
 def test_bad_static_settings_are_one_line_errors() -> None:
     import pytest
 
-    from scenarios.loader import ScenarioError
+    from scenarios.input.loader import ScenarioError
 
     base = 'name = "bad"\n[cluster]\nsize = 1\n[cluster.config]\n'
     with pytest.raises(ScenarioError) as info:

@@ -1,4 +1,4 @@
-"""scenarios.expect.evaluate: one line per failed expectation."""
+"""scenarios.check.expect.evaluate: one line per failed expectation."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 import msgspec
 import pytest
 
-from scenarios.expect import evaluate
-from scenarios.schema import Expect
+from scenarios.check.expect import evaluate
+from scenarios.input.schema import Expect
 
 SUMMARY: dict[str, Any] = {
     "converged": True,

@@ -1,10 +1,10 @@
-"""scenarios.invariants: each safety invariant on hand-written record sequences."""
+"""scenarios.check.invariants: each safety invariant on hand-written record sequences."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from scenarios.invariants import InvariantChecker
+from scenarios.check.invariants import InvariantChecker
 
 from .logs import Log
 

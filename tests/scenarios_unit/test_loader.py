@@ -1,4 +1,5 @@
-"""scenarios.loader: happy path, rolling_restart expansion, config merging, every error kind."""
+"""scenarios.input.loader: happy path, rolling_restart expansion, config merging, every error
+kind."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from protocol.connect import ConnectProtocol
-from scenarios.loader import (
+from scenarios.input.loader import (
     SETTLE_MARGIN_MS,
     ScenarioError,
     library_dir,

@@ -1,18 +1,18 @@
-"""scenarios.loader: the fault actions (partition, heal, loss, latency, slow,
+"""scenarios.input.loader: the fault actions (partition, heal, loss, latency, slow,
 coordinator_failover), timeline order, and numbers too large for Kafka or for virtual time."""
 
 from __future__ import annotations
 
 import pytest
 
-from scenarios.loader import (
+from scenarios.input.loader import (
     ScenarioError,
     library_dir,
     library_names,
     load_scenario,
     loads_scenario,
 )
-from scenarios.schema import FAULT_ACTIONS, INT64_MAX, INT_MAX
+from scenarios.input.schema import FAULT_ACTIONS, INT64_MAX, INT_MAX
 
 
 def doc(*steps: str, workers: int = 3, extra: str = "") -> str:
@@ -375,8 +375,8 @@ def test_largest_values_still_load() -> None:
 
 
 def test_every_known_issue_can_be_expected() -> None:
-    from scenarios.invariants import KNOWN_ISSUES
-    from scenarios.schema import INVARIANTS
+    from scenarios.check.invariants import KNOWN_ISSUES
+    from scenarios.input.schema import INVARIANTS
 
     assert set(KNOWN_ISSUES) <= set(INVARIANTS)
     text = 'name = "x"\n[cluster]\nsize = 1\n[expect]\nexpected_violations = ["KAFKA-16056"]\n'

@@ -1,10 +1,10 @@
-"""scenarios.metrics: downtime arithmetic, movements, convergence, phases, liveness."""
+"""scenarios.check.metrics: downtime arithmetic, movements, convergence, phases, liveness."""
 
 from __future__ import annotations
 
 import json
 
-from scenarios.metrics import liveness_violations, summarize
+from scenarios.check.metrics import liveness_violations, summarize
 
 from .logs import Log
 

@@ -1,4 +1,5 @@
-"""scenarios.plots, scenarios.summary_view and scenarios.check on hand-written logs."""
+"""scenarios.cli.plots, scenarios.cli.summary_view and scenarios.check.log_check on hand-written
+logs."""
 
 from __future__ import annotations
 
@@ -7,11 +8,11 @@ from pathlib import Path
 
 from rich.console import Console
 
-from scenarios.check import check_log, check_records
+from scenarios.check.log_check import check_log, check_records
+from scenarios.check.metrics import summarize
+from scenarios.cli.plots import write_timeline_png
+from scenarios.cli.summary_view import render_summary
 from scenarios.eventlog import write_jsonl
-from scenarios.metrics import summarize
-from scenarios.plots import write_timeline_png
-from scenarios.summary_view import render_summary
 
 from .logs import Log
 from .test_metrics import two_worker_bounce

@@ -23,7 +23,7 @@ from members.assignors.streams import (
 )
 from members.assignors.streams._queues import ConstrainedPrioritySet, JavaPriorityQueue
 from members.assignors.streams.model import task_id_java_hash
-from scenarios.assign_streams import StreamsAssignInputError, run_assign_streams
+from scenarios.assign.streams import StreamsAssignInputError, run_assign_streams
 
 
 def test_process_id_order_is_java_uuid_order() -> None:

@@ -30,7 +30,7 @@ from members.assignors.streams import (
 )
 from members.assignors.streams.model import task_id_java_hash
 from protocol.java import grown_capacity, hash_order
-from scenarios.assign_streams import run_assign_streams
+from scenarios.assign.streams import run_assign_streams
 
 VECTORS = Path(__file__).resolve().parents[1] / "vectors" / "streams_cases.json"
 CASES: list[dict[str, Any]] = json.loads(VECTORS.read_text())["cases"]

@@ -18,9 +18,9 @@ from members.streams_state import (
 from protocol.effects import Log, Send
 from protocol.group import ErrorCode, JoinGroupRequest, JoinGroupResponse
 from protocol.streams_codec import TopicPartition, decode_subscription
-from scenarios.invariants import InvariantChecker
-from scenarios.loader import ScenarioError
-from scenarios.streams_scenario import loads_streams_scenario
+from scenarios.check.invariants import InvariantChecker
+from scenarios.input.loader import ScenarioError
+from scenarios.input.streams import loads_streams_scenario
 
 TOPO = StreamsTopology(
     [Subtopology(0, 2, True, changelog_records=1000, changelog_rate=10), Subtopology(1, 1, False)]

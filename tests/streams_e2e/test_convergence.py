@@ -7,8 +7,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scenarios.streams_scenario import loads_streams_scenario
-from scenarios.streams_world import simulate_streams
+from scenarios.input.streams import loads_streams_scenario
+from scenarios.sim.streams_world import simulate_streams
 
 PROBING_MS = 60_000
 

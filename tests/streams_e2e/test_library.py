@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from scenarios.runner import write_outputs
-from scenarios.streams_scenario import (
+from scenarios.cli.outputs import write_outputs
+from scenarios.input.streams import (
     is_streams_scenario,
     load_streams_scenario,
     streams_library_dir,
     streams_library_names,
 )
-from scenarios.streams_world import simulate_streams, tag_conflicts
+from scenarios.sim.streams_world import simulate_streams, tag_conflicts
 
 NAMES = streams_library_names()
 

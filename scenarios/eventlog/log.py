@@ -192,7 +192,7 @@ def write_jsonl(records: Iterable[Record], path: str | Path) -> None:
         raise
 
 
-#: Alias of :func:`write_jsonl` (the name ``scenarios.runner`` uses).
+#: Alias of :func:`write_jsonl` (the name ``scenarios.sim.runner`` uses).
 write_records_jsonl = write_jsonl
 
 

@@ -2,7 +2,7 @@
 
 The lead registers them on the app in ``scenarios/cli.py``::
 
-    from scenarios.cli_analysis import report, sweep
+    from scenarios.cli.analysis_cmd import report, sweep
     app.command()(sweep)
     app.command()(report)
 
@@ -111,8 +111,8 @@ def sweep(
     ] = None,
 ) -> None:
     """Run a sweep (parameter grid × seeds) on Spark; write runs/, events/, aggregates/."""
-    from scenarios.loader import ScenarioError
-    from scenarios.sweeps import SweepError, load_sweep
+    from scenarios.campaigns.sweeps import SweepError, load_sweep
+    from scenarios.input.loader import ScenarioError
 
     settings = _parse_conf(conf or [])
     try:
@@ -180,7 +180,7 @@ def report(
     ] = "auto",
 ) -> None:
     """Write report.html (tables and plots) for a sweep's or a single run's output."""
-    from scenarios.report import ReportError, write_report
+    from scenarios.cli.report import ReportError, write_report
 
     try:
         path = write_report(directory, out=out, engine=engine)

@@ -18,7 +18,7 @@ Three parts:
 - **Shrinker** (:func:`shrink`): delta debugging (ddmin) over the fault steps, keeping the
   failure signature (the first violation's invariant that is not a known upstream issue),
   then cheap number simplifications; the minimal scenario is written atomically as
-  ``chaos-<seed>-<index>.toml`` and verified to reproduce with :func:`scenarios.runner.simulate`
+  ``chaos-<seed>-<index>.toml`` and verified to reproduce with :func:`scenarios.sim.runner.simulate`
   (so ``groupsim run FILE`` reproduces it).
 
 Known upstream behaviours (violations carrying ``known_issue``: KAFKA-13816, KAFKA-9184,
@@ -42,13 +42,13 @@ from pathlib import Path
 from typing import Any
 
 from members.assignors.incremental_cooperative import exponential_backoff
+from scenarios.check.expect import evaluate
+from scenarios.check.invariants import KNOWN_ISSUES
+from scenarios.check.metrics import liveness_violations, summarize
 from scenarios.eventlog import EventLog
-from scenarios.expect import evaluate
-from scenarios.invariants import KNOWN_ISSUES
-from scenarios.loader import LoadedScenario, ScenarioError, loads_scenario
-from scenarios.metrics import liveness_violations, summarize
-from scenarios.runner import RunResult, simulate
-from scenarios.world import World
+from scenarios.input.loader import LoadedScenario, ScenarioError, loads_scenario
+from scenarios.sim.runner import RunResult, simulate
+from scenarios.sim.world import World
 
 __all__ = [
     "PROTOCOLS",
@@ -526,8 +526,8 @@ def _render(spec: ChaosSpec, settle_ms: int) -> str:
     out = [
         f"# {spec.description or spec.name}",
         f"# Reproduce: groupsim run {spec.name}.toml   (seed {spec.seed} is the file's own)",
-        f"# settle_ms is the liveness bound (scenarios.chaos.liveness_bound_ms) after the last "
-        f"fault ends at {max((_step_end(s) for s in spec.steps), default=0)} ms.",
+        "# settle_ms is the liveness bound (scenarios.campaigns.chaos.liveness_bound_ms) after the"
+        f" last fault ends at {max((_step_end(s) for s in spec.steps), default=0)} ms.",
         f"name = {_toml_value(spec.name)}",
         f"description = {_toml_value(spec.description)}",
         f"seed = {spec.seed}",
@@ -674,7 +674,7 @@ def failure_signature(result: RunResult) -> tuple[str, str] | None:
 
 
 def simulate_sync(loaded: LoadedScenario, seed: int) -> RunResult:
-    """:func:`scenarios.runner.simulate` without trio: the same world, driven by
+    """:func:`scenarios.sim.runner.simulate` without trio: the same world, driven by
     :meth:`World.run_until` (the same single ``(time, seq)`` queue, so the same event log, as a
     test checks), then the same end-of-run liveness check and ``[expect]`` evaluation. About a
     quarter faster, which campaigns need; reproducers are verified with ``simulate`` itself."""
@@ -697,7 +697,7 @@ def simulate_sync(loaded: LoadedScenario, seed: int) -> RunResult:
 
 def run_spec(spec: ChaosSpec, *, fast: bool = True) -> tuple[RunOutcome, RunResult]:
     """Write, load and simulate ``spec`` (with :func:`simulate_sync` when ``fast``, else
-    :func:`scenarios.runner.simulate`); its outcome and the full result."""
+    :func:`scenarios.sim.runner.simulate`); its outcome and the full result."""
     text = spec_to_toml(spec)
     loaded = loads_scenario(text, f"{spec.name}.toml")
     started = time.perf_counter()

@@ -166,7 +166,7 @@ class InvariantChecker:
         return found
 
     def finish(self) -> list[Violation]:
-        """End-of-run checks: none for safety (liveness is in :mod:`scenarios.metrics`)."""
+        """End-of-run checks: none for safety (liveness is in :mod:`scenarios.check.metrics`)."""
         return []
 
     def owners(self, kind: str, instance: str) -> list[str]:

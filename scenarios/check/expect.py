@@ -1,5 +1,5 @@
 """Check a scenario's ``[expect]`` table against a run summary
-(:func:`scenarios.metrics.summarize`).
+(:func:`scenarios.check.metrics.summarize`).
 
 Each failed expectation gives one human line, ``"<key>: expected <what>, got <value>"``,
 e.g. ``"max_rebalances: expected <= 40, got 53"``. Unset expectations (``None``) are not
@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from scenarios.schema import Expect
+from scenarios.input.schema import Expect
 
 __all__ = ["evaluate", "normalize_protocol"]
 
@@ -36,7 +36,7 @@ def evaluate(expect: Expect | Mapping[str, Any] | None, summary: Mapping[str, An
     """The failed expectations, one line each (``[]`` when all hold).
 
     Args:
-        expect: the scenario's :class:`~scenarios.schema.Expect`, a mapping with its keys, or
+        expect: the scenario's :class:`~scenarios.input.schema.Expect`, a mapping with its keys, or
             ``None`` (the defaults: only ``no_violations = true``).
         summary: the run's summary.
 

@@ -53,7 +53,7 @@ from protocol.connect import (
     WorkerSubscription,
 )
 from protocol.connect_codec import decode_assignment, encode_subscription
-from scenarios.json_input import check_keys, require_object, type_name
+from scenarios.input.json_input import check_keys, require_object, type_name
 
 __all__ = ["AssignInputError", "run_assign"]
 

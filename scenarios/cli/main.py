@@ -46,10 +46,10 @@ def _bad_input_types() -> tuple[type[BaseException], ...]:
     from protocol.connect import ConfigError
     from protocol.connect_codec import CodecInputError
     from protocol.primitives import DecodeError, EncodeError
-    from scenarios.assign import AssignInputError
-    from scenarios.assign_streams import StreamsAssignInputError
+    from scenarios.assign.connect import AssignInputError
+    from scenarios.assign.streams import StreamsAssignInputError
     from scenarios.eventlog import LogFormatError
-    from scenarios.loader import ScenarioError
+    from scenarios.input.loader import ScenarioError
 
     return (
         BadInput,
@@ -83,11 +83,12 @@ def run(
     plot: Annotated[bool, typer.Option(help="Write timeline.png.")] = True,
 ) -> None:
     """Run a scenario: print a summary, write events.jsonl, summary.json and timeline.png."""
-    from scenarios.loader import load_scenario, resolve_scenario
-    from scenarios.runner import simulate, write_outputs
-    from scenarios.streams_scenario import is_streams_scenario, load_streams_scenario
-    from scenarios.streams_world import simulate_streams
-    from scenarios.summary_view import render_summary
+    from scenarios.cli.outputs import write_outputs
+    from scenarios.cli.summary_view import render_summary
+    from scenarios.input.loader import load_scenario, resolve_scenario
+    from scenarios.input.streams import is_streams_scenario, load_streams_scenario
+    from scenarios.sim.runner import simulate
+    from scenarios.sim.streams_world import simulate_streams
 
     try:
         name = scenario or FLAGSHIP
@@ -145,7 +146,13 @@ def compat(
     seed: Annotated[int, typer.Option(help="Seed of every replay.")] = 1,
 ) -> None:
     """The protocol compatibility matrix: every mix and every rolling upgrade/downgrade path."""
-    from scenarios.compat import COLUMNS, render_markdown, row_cells, rows_to_json, run_matrix
+    from scenarios.campaigns.compat import (
+        COLUMNS,
+        render_markdown,
+        row_cells,
+        rows_to_json,
+        run_matrix,
+    )
 
     if output_format not in ("table", "json", "markdown"):
         _fail(f"--format: expected table, json or markdown, got {output_format!r}")
@@ -179,8 +186,8 @@ def list_scenarios() -> None:
     """List the built-in scenarios (run one with `groupsim run NAME`)."""
     from rich.table import Table
 
-    from scenarios.loader import library_dir, library_names, load_scenario
-    from scenarios.streams_scenario import load_streams_scenario, streams_library_names
+    from scenarios.input.loader import library_dir, library_names, load_scenario
+    from scenarios.input.streams import load_streams_scenario, streams_library_names
 
     table = Table(show_header=True, header_style="bold")
     table.add_column("name")
@@ -202,8 +209,8 @@ def assign(
     ],
 ) -> None:
     """Run a Connect assignor over rounds and print each member's assignment as JSON."""
-    from scenarios.assign import run_assign
-    from scenarios.assign_streams import STREAMS_ASSIGNORS, run_assign_streams
+    from scenarios.assign.connect import run_assign
+    from scenarios.assign.streams import STREAMS_ASSIGNORS, run_assign_streams
 
     try:
         doc = _read_json(input_file)
@@ -219,7 +226,7 @@ def check(
     events: Annotated[Path, typer.Argument(help="An events.jsonl written by groupsim run.")],
 ) -> None:
     """Re-check every invariant on a saved event log; exit 1 if any is violated."""
-    from scenarios.check import check_log
+    from scenarios.check.log_check import check_log
 
     try:
         if not events.is_file():
@@ -347,8 +354,8 @@ class _progress:
 
 def _register_commands() -> None:
     """Commands defined in their own modules (chaos campaigns, Spark sweeps, reports)."""
-    from scenarios.cli_analysis import report, sweep
-    from scenarios.cli_chaos import chaos
+    from scenarios.cli.analysis_cmd import report, sweep
+    from scenarios.cli.chaos_cmd import chaos
 
     app.command()(chaos)
     app.command()(sweep)

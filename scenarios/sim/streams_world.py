@@ -1,15 +1,16 @@
 """Kafka Streams clients replayed over virtual time: the world, the run and its summary.
 
-:class:`StreamsWorld` is :class:`scenarios.world.World`'s design applied to Streams clients
+:class:`StreamsWorld` is :class:`scenarios.sim.world.World`'s design applied to Streams clients
 (:class:`members.streams_client.StreamsClient`) around the same pure
 :class:`coordinator.group.GroupCoordinator`: **one queue ordered by (virtual time, sequence
 number)** carries every delivery, timer and timeline step; every random choice (member ids,
 network jitter) draws from one ``random.Random(seed)``. The queue/network code is a trimmed
-copy of ``scenarios.world`` (no config topic, no faults), because ``World`` is built around
+copy of ``scenarios.sim.world`` (no config topic, no faults), because ``World`` is built around
 Connect workers.
 
 :func:`simulate_streams` is what ``groupsim run`` calls for a Streams scenario; it returns a
-:class:`scenarios.runner.RunResult`, so :func:`scenarios.runner.write_outputs` and the summary
+:class:`scenarios.sim.runner.RunResult`, so :func:`scenarios.cli.outputs.write_outputs` and the
+summary
 view work unchanged. :func:`summarize_streams` is the Streams summary (docs/streams.md).
 """
 
@@ -30,12 +31,12 @@ from members.assignors.streams import TaskId
 from members.streams_client import COORDINATOR_ADDRESS, ClientPhase, StreamsClient
 from members.streams_state import StoreState
 from protocol.effects import CancelTimer, Effect, Log, Send, SetTimer
+from scenarios.check.expect import evaluate
+from scenarios.check.invariants import InvariantChecker
+from scenarios.check.metrics import summarize
 from scenarios.eventlog import LOG_VERSION, EventLog
-from scenarios.expect import evaluate
-from scenarios.invariants import InvariantChecker
-from scenarios.metrics import summarize
-from scenarios.runner import RunResult
-from scenarios.streams_scenario import ClientSpec, LoadedStreamsScenario, StreamsStep
+from scenarios.input.streams import ClientSpec, LoadedStreamsScenario, StreamsStep
+from scenarios.sim.runner import RunResult
 
 __all__ = [
     "StreamsWorld",
@@ -317,7 +318,8 @@ def _rename_members(fields: dict[str, Any]) -> dict[str, Any]:
 async def run_streams_world(
     world: StreamsWorld, *, on_progress: Callable[[int], None] | None = None
 ) -> None:
-    """Drive ``world`` to its end under trio's MockClock (as :func:`scenarios.world.run_world`)."""
+    """Drive ``world`` to its end under trio's MockClock (as
+    :func:`scenarios.sim.world.run_world`)."""
     clock = trio.lowlevel.current_clock()
     if not isinstance(clock, trio.testing.MockClock):
         raise RuntimeError("run_streams_world needs trio.testing.MockClock as the run's clock")
@@ -360,7 +362,7 @@ class _StreamsState:
 def summarize_streams(
     records: Sequence[dict[str, Any]], loaded: LoadedStreamsScenario
 ) -> dict[str, Any]:
-    """The run summary of a Streams log: :func:`scenarios.metrics.summarize`'s keys (phases,
+    """The run summary of a Streams log: :func:`scenarios.check.metrics.summarize`'s keys (phases,
     rebalances, rounds, violations, ...) with the task keys recomputed for Streams, plus
     ``streams`` (docs/streams.md):
 
@@ -757,14 +759,14 @@ def simulate_streams(
     """Simulate a Streams scenario with ``seed`` under trio's MockClock and evaluate it.
 
     Args:
-        loaded: from :func:`scenarios.streams_scenario.load_streams_scenario`.
+        loaded: from :func:`scenarios.input.streams.load_streams_scenario`.
         seed: the seed for every random choice of the run.
         log_heartbeats: log heartbeat RPCs (default: the scenario's ``log_heartbeats``).
         on_progress: called now and then with (virtual ms done, virtual ms in total).
 
     Returns:
-        :class:`scenarios.runner.RunResult` (records, :func:`summarize_streams` summary, unmet
-        ``[expect]`` lines). Nothing is written; use :func:`scenarios.runner.write_outputs`.
+        :class:`scenarios.sim.runner.RunResult` (records, :func:`summarize_streams` summary, unmet
+        ``[expect]`` lines). Nothing is written; use :func:`scenarios.cli.outputs.write_outputs`.
     """
     log = EventLog()
     world = StreamsWorld(loaded, seed, log=log, log_heartbeats=log_heartbeats)

@@ -1,4 +1,5 @@
-"""Load and validate scenario files (TOML → :class:`scenarios.schema.Scenario` → runnable steps).
+"""Load and validate scenario files (TOML → :class:`scenarios.input.schema.Scenario` → runnable
+steps).
 
 ``load_scenario(path)`` decodes the file with :mod:`tomllib`, converts it with
 ``msgspec.convert(..., type=Scenario)`` and then checks what a schema cannot: worker and
@@ -30,8 +31,8 @@ import msgspec
 from coordinator.config import COORDINATOR_CONFIG_KEYS, CoordinatorConfig
 from members.config import WorkerConfig
 from protocol.connect import ConfigError
-from scenarios import schema
-from scenarios.schema import Scenario
+from scenarios.input import schema
+from scenarios.input.schema import Scenario
 
 __all__ = [
     "ScenarioError",
@@ -230,7 +231,7 @@ class LoadedScenario:
 
 def library_dir() -> Path:
     """The built-in scenario library, ``scenarios/library/``."""
-    return Path(__file__).resolve().parent / "library"
+    return Path(__file__).resolve().parent.parent / "library"
 
 
 def library_names() -> list[str]:

@@ -16,7 +16,7 @@ from typing import Annotated, Any, NoReturn
 import typer
 from rich.console import Console
 
-from scenarios.chaos import ASSIGNOR_OF, FAULT_KINDS, PROTOCOLS
+from scenarios.campaigns.chaos import ASSIGNOR_OF, FAULT_KINDS, PROTOCOLS
 
 __all__ = [
     "chaos",
@@ -88,7 +88,8 @@ def parse_protocols(text: str) -> tuple[str, ...]:
 
 
 def parse_faults(text: str) -> tuple[str, ...]:
-    """A comma list of fault kinds (:data:`scenarios.chaos.FAULT_KINDS`); ``none`` for none."""
+    """A comma list of fault kinds (:data:`scenarios.campaigns.chaos.FAULT_KINDS`); ``none`` for
+    none."""
     if text.strip() == "none":
         return ()
     return _comma_list("--faults", text, FAULT_KINDS)
@@ -151,7 +152,7 @@ def render_campaign(result: Any, console: Console) -> None:
     )
     violations = result.violations
     runs_with = result.runs_with
-    from scenarios.invariants import KNOWN_ISSUES
+    from scenarios.check.invariants import KNOWN_ISSUES
 
     new = {k: v for k, v in violations.items() if k not in KNOWN_ISSUES}
     known = {k: v for k, v in violations.items() if k in KNOWN_ISSUES}
@@ -229,7 +230,7 @@ def chaos(
     ] = False,
 ) -> None:
     """Run seeded random fault campaigns; shrink each failing run to a scenario file."""
-    from scenarios.chaos import ChaosConfig, run_campaign
+    from scenarios.campaigns.chaos import ChaosConfig, run_campaign
 
     try:
         if runs < 1:

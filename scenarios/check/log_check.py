@@ -1,8 +1,8 @@
 """``groupsim check``: re-check the invariants of a saved event log.
 
 The recorded ``violation`` records are ignored; every other record is fed again to a fresh
-:class:`scenarios.invariants.InvariantChecker`, and the end-of-run liveness/balance check of
-:func:`scenarios.metrics.liveness_violations` is repeated on the whole log.
+:class:`scenarios.check.invariants.InvariantChecker`, and the end-of-run liveness/balance check of
+:func:`scenarios.check.metrics.liveness_violations` is repeated on the whole log.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from scenarios.check.invariants import InvariantChecker
+from scenarios.check.metrics import liveness_violations, summarize
 from scenarios.eventlog import read_jsonl
-from scenarios.invariants import InvariantChecker
-from scenarios.metrics import liveness_violations, summarize
 
 __all__ = ["check_log", "check_records"]
 

@@ -19,7 +19,7 @@ parameters' values written as TOML literals; a ``scenario`` file is read as is),
 assigns values at scenario key paths (a string that is exactly ``"${name}"`` takes the
 parameter's value and type; other strings have ``${name}`` replaced by the value's text),
 and the result is written back to TOML text and loaded with
-:func:`scenarios.loader.loads_scenario`. Every combination is loaded once when the sweep is
+:func:`scenarios.input.loader.loads_scenario`. Every combination is loaded once when the sweep is
 loaded, so a parameter value the scenario format rejects is reported before anything runs.
 
 Runs: one per (combination, seed), in grid order (the first parameter varies slowest), seeds
@@ -32,7 +32,7 @@ executors, the benchmark in a ``multiprocessing`` pool. A run that raises become
 ``status = "failed"`` and the error, never an exception.
 
 Errors: :class:`SweepError`, one line ``"<file>: <key path>: <problem>"`` as
-:class:`scenarios.loader.ScenarioError`.
+:class:`scenarios.input.loader.ScenarioError`.
 """
 
 from __future__ import annotations
@@ -51,8 +51,8 @@ from typing import Any
 
 import msgspec
 
-from scenarios.loader import LoadedScenario, ScenarioError, loads_scenario, resolve_scenario
-from scenarios.schema import INVARIANTS
+from scenarios.input.loader import LoadedScenario, ScenarioError, loads_scenario, resolve_scenario
+from scenarios.input.schema import INVARIANTS
 
 __all__ = [
     "SweepError",
@@ -563,7 +563,7 @@ def make_run_id(sweep: str, params: Mapping[str, Any], seed: int) -> str:
 
 def sweeps_dir() -> Path:
     """The built-in sweeps, ``scenarios/library/sweeps/``."""
-    return Path(__file__).resolve().parent / "library" / "sweeps"
+    return Path(__file__).resolve().parent.parent / "library" / "sweeps"
 
 
 def sweep_names() -> list[str]:
@@ -899,7 +899,7 @@ def execute_run(spec: RunSpec, *, with_events: bool = True) -> RunOutcome:
     metrics. ``with_events=False`` leaves ``events`` empty (the row's ``events`` column still
     counts the records).
     """
-    from scenarios.runner import simulate  # imported here: trio is heavy and not always needed
+    from scenarios.sim.runner import simulate  # imported here: trio is heavy and not always needed
 
     row: dict[str, Any] = {name: None for name, _ in RUN_COLUMNS}
     row.update(spec.params)

@@ -568,8 +568,8 @@ def write_report(
 
 
 def _run_report(directory: Path) -> str:
+    from scenarios.cli.plots import write_timeline_png
     from scenarios.eventlog import LogFormatError, read_jsonl
-    from scenarios.plots import write_timeline_png
 
     try:
         summary = json.loads((directory / "summary.json").read_text(encoding="utf-8"))
@@ -582,7 +582,7 @@ def _run_report(directory: Path) -> str:
     except LogFormatError as exc:
         raise ReportError(str(exc)) from None
     if "task_downtime_ms_total" not in summary:
-        from scenarios.metrics import summarize
+        from scenarios.check.metrics import summarize
 
         summary = {**summarize(records), **summary}
     with tempfile.TemporaryDirectory(prefix="groupsim-report-") as tmp:

@@ -1,4 +1,5 @@
-"""The scenario file format, as msgspec Structs (decoded from TOML by :mod:`scenarios.loader`).
+"""The scenario file format, as msgspec Structs (decoded from TOML by
+:mod:`scenarios.input.loader`).
 
 Every Struct rejects unknown keys (``forbid_unknown_fields=True``). Kafka settings keep their
 Kafka names (``"group.initial.rebalance.delay.ms"``); groupsim's own keys are snake_case.
@@ -361,7 +362,8 @@ FAULT_ACTIONS: tuple[str, ...] = (
 
 
 class Expect(_Base, frozen=True):
-    """``[expect]``: assertions on the run's summary, checked by :func:`scenarios.expect.evaluate`.
+    """``[expect]``: assertions on the run's summary, checked by
+    :func:`scenarios.check.expect.evaluate`.
 
     ``None`` means "not checked". ``no_violations`` is **true by default**, with or without an
     ``[expect]`` table: any violation fails the run unless its invariant is listed in

@@ -42,11 +42,11 @@ def render_summary(
     """Print the run summary to ``console``.
 
     Args:
-        summary: :func:`scenarios.metrics.summarize` output.
+        summary: :func:`scenarios.check.metrics.summarize` output.
         console: where to print (a ``Console(record=True)`` captures it).
         scenario_name: shown in the title.
         seed: shown in the title.
-        expectation_failures: :func:`scenarios.expect.evaluate` output; empty = all hold.
+        expectation_failures: :func:`scenarios.check.expect.evaluate` output; empty = all hold.
     """
     table = Table(title=f"{scenario_name} (seed {seed})", title_justify="left")
     table.add_column("phase")

@@ -25,9 +25,9 @@ from typing import Any
 import msgspec
 
 from protocol.connect import ConnectProtocol
-from scenarios.invariants import KAFKA_13816
-from scenarios.loader import loads_scenario
-from scenarios.runner import simulate
+from scenarios.check.invariants import KAFKA_13816
+from scenarios.input.loader import loads_scenario
+from scenarios.sim.runner import simulate
 
 __all__ = ["SETTINGS", "CompatRow", "run_matrix", "render_markdown"]
 

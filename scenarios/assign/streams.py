@@ -85,7 +85,7 @@ from members.assignors.streams.rack_aware import (
     STATELESS_NON_OVERLAP_COST,
     STATELESS_TRAFFIC_COST,
 )
-from scenarios.json_input import check_keys, require_object, type_name
+from scenarios.input.json_input import check_keys, require_object, type_name
 
 __all__ = ["STREAMS_ASSIGNORS", "StreamsAssignInputError", "run_assign_streams"]
 

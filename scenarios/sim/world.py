@@ -49,9 +49,9 @@ from protocol.group import (
     SyncGroupRequest,
     SyncGroupResponse,
 )
+from scenarios.check.invariants import InvariantChecker
 from scenarios.eventlog import EventLog
-from scenarios.invariants import InvariantChecker
-from scenarios.loader import LoadedScenario, Step
+from scenarios.input.loader import LoadedScenario, Step
 
 __all__ = ["World", "run_world", "GROUP_ID", "LOG_VERSION"]
 
@@ -499,7 +499,7 @@ async def run_world(world: World, *, on_progress: Callable[[int], None] | None =
     """Drive ``world`` to its end under trio, moving the MockClock to each event's time.
 
     Must run inside ``trio.run(..., clock=trio.testing.MockClock(autojump_threshold=0))``
-    (see :func:`scenarios.runner.run_scenario`). The clock is jumped synchronously rather than
+    (see :func:`scenarios.sim.runner.simulate`). The clock is jumped synchronously rather than
     slept on, so throughput is not bounded by trio's wake-ups; the loop still yields to trio
     every few thousand events so other tasks (a progress bar) can run.
     """

@@ -3,7 +3,7 @@
 A Streams scenario is a TOML file with the top-level key ``kind = "streams"``. Everything
 else mirrors the Connect format (``docs/scenario-format.md``): Kafka-named settings, integer
 virtual milliseconds, unknown keys rejected, and every problem reported as one line
-``"<file>: <key path>: <problem>"`` (:class:`scenarios.loader.ScenarioError`).
+``"<file>: <key path>: <problem>"`` (:class:`scenarios.input.loader.ScenarioError`).
 
 Entry points: :func:`is_streams_scenario`, :func:`load_streams_scenario`,
 :func:`loads_streams_scenario`, :func:`resolve_streams_scenario`,
@@ -31,8 +31,8 @@ from members.assignors.streams.model import STRATEGIES
 from members.streams_client import StreamsClientConfig
 from members.streams_state import StreamsTopology, Subtopology, process_uuid
 from protocol.streams_codec import LATEST_SUPPORTED_VERSION
-from scenarios.loader import ScenarioError, _translate_validation_error
-from scenarios.schema import INT64_MAX, CoordinatorSettings, NetworkSettings, NonNegInt
+from scenarios.input.loader import ScenarioError, _translate_validation_error
+from scenarios.input.schema import INT64_MAX, CoordinatorSettings, NetworkSettings, NonNegInt
 
 __all__ = [
     "STREAMS_CONFIG_KEYS",
@@ -146,7 +146,7 @@ class ClientAssignment(_Base, frozen=True):
 
 
 class StreamsExpect(_Base, frozen=True):
-    """``[expect]``: the generic checks of ``scenarios.expect`` plus Streams ones."""
+    """``[expect]``: the generic checks of ``scenarios.check.expect`` plus Streams ones."""
 
     converged: bool | None = None
     no_violations: bool = True
@@ -225,7 +225,8 @@ class StreamsStep:
 
 @dataclass
 class LoadedStreamsScenario:
-    """A validated Streams scenario (what :func:`scenarios.streams_world.simulate_streams` runs).
+    """A validated Streams scenario (what :func:`scenarios.sim.streams_world.simulate_streams`
+    runs).
 
     Attributes:
         scenario: the decoded file; source: its path.
@@ -264,7 +265,7 @@ class LoadedStreamsScenario:
 
 def streams_library_dir() -> Path:
     """``scenarios/library/streams/``."""
-    return Path(__file__).resolve().parent / "library" / "streams"
+    return Path(__file__).resolve().parent.parent / "library" / "streams"
 
 
 def streams_library_names() -> list[str]:

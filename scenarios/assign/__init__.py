@@ -1,0 +1,1 @@
+"""``groupsim assign``: run one assignor (Connect or Kafka Streams) over JSON input."""

@@ -1,0 +1,1 @@
+"""Campaigns of many runs: chaos testing, sweeps and the upgrade compatibility matrix."""

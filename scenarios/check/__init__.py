@@ -1,0 +1,1 @@
+"""Checks: invariants, metrics and ``[expect]`` evaluation — pure functions over the event log."""

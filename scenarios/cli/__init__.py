@@ -1,0 +1,1 @@
+"""The ``groupsim`` command line, its summaries, plots and reports."""
