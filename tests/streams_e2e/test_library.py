@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from scenarios.check.streams_summary import tag_conflicts
 from scenarios.cli.outputs import write_outputs
 from scenarios.input.streams import (
     is_streams_scenario,
@@ -15,7 +16,7 @@ from scenarios.input.streams import (
     streams_library_dir,
     streams_library_names,
 )
-from scenarios.sim.streams_world import simulate_streams, tag_conflicts
+from scenarios.sim.streams_world import simulate_streams
 
 NAMES = streams_library_names()
 

@@ -1,0 +1,427 @@
+"""The summary and end-of-run checks of a Kafka Streams run, from its event log.
+
+:func:`summarize_streams` extends :func:`scenarios.check.metrics.summarize` with Streams'
+task keys; :func:`streams_end_violations` is the end-of-run liveness/balance check (KIP-441);
+:func:`streams_expect_failures` evaluates a Streams ``[expect]`` table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from members.assignors.streams import TaskId
+from scenarios.check.expect import evaluate
+from scenarios.check.metrics import summarize
+from scenarios.input.streams import LoadedStreamsScenario
+
+__all__ = [
+    "summarize_streams",
+    "streams_end_violations",
+    "streams_expect_failures",
+    "tag_conflicts",
+]
+
+
+class _StreamsState:
+    """What the log says each client holds (names → task → state)."""
+
+    def __init__(self) -> None:
+        self.active: dict[str, dict[str, str]] = {}  # client -> task -> restoring|running
+        self.standby: dict[str, set[str]] = {}
+        self.live: dict[str, None] = {}
+        self.capacity: dict[str, int] = {}
+        self.pid_name: dict[str, str] = {}
+        self.tags: dict[str, dict[str, str]] = {}
+
+
+def summarize_streams(
+    records: Sequence[dict[str, Any]], loaded: LoadedStreamsScenario
+) -> dict[str, Any]:
+    """The run summary of a Streams log: :func:`scenarios.check.metrics.summarize`'s keys (phases,
+    rebalances, rounds, violations, ...) with the task keys recomputed for Streams, plus
+    ``streams`` (docs/streams.md):
+
+    - ``task_downtime_ms_total`` / ``_max``: per task, virtual ms in which no client ran it
+      as a RUNNING active (restoring does not count as running) after it first ran;
+      ``never_started``: tasks that never ran; ``task_movements``: active task starts on a
+      client other than the one that last ran it;
+    - ``converged``: see :func:`streams_end_violations`; ``convergence``: its details;
+    - ``streams.assignment_history``: the leader's distinct successive assignments
+      ``{client: {"active": [...], "standby": [...]}}`` (HATA's decision, before cooperative
+      withholding); ``streams.final_assignment``; ``streams.probing_rebalances`` (probing
+      rebalances that fired), ``streams.probing_scheduled``; ``streams.costs``: rack-aware
+      ``{generation, before, after}``; ``streams.warmups``: warmups handed out.
+    """
+    base = summarize(records)
+    topo = loaded.topology
+    tasks = [str(t) for t in topo.tasks]
+    st = _StreamsState()
+    running_on: dict[str, dict[str, None]] = {t: {} for t in tasks}
+    last_ran: dict[str, str] = {}
+    ever: set[str] = set()
+    down_since: dict[str, int] = {}
+    down_ms: dict[str, int] = dict.fromkeys(tasks, 0)
+    phases = base["phases"]
+    phase_down = [0] * len(phases)
+    phase_moves = [0] * len(phases)
+    starts = [p["start_ms"] for p in phases]
+    history: list[dict[str, dict[str, list[str]]]] = []
+    decisions: list[dict[str, Any]] = []
+    costs: list[dict[str, Any]] = []
+    probing_fired = probing_scheduled = warmups = 0
+    last_change = 0
+    last_step = None
+
+    def phase_at(t: int) -> int:
+        i = 0
+        while i + 1 < len(starts) and starts[i + 1] <= t:
+            i += 1
+        return i
+
+    def add_down(task: str, a: int, b: int) -> None:
+        down_ms[task] += b - a
+        while a < b:
+            i = phase_at(a)
+            end = starts[i + 1] if i + 1 < len(starts) else b
+            part = min(b, end) - a
+            phase_down[i] += part
+            a += part
+
+    def set_running(task: str, member: str, on: bool, t: int) -> None:
+        nonlocal last_change
+        holders = running_on[task]
+        if on:
+            if member in holders:
+                return
+            if not holders and task in down_since:
+                add_down(task, down_since.pop(task), t)
+            holders[member] = None
+            ever.add(task)
+        else:
+            if member not in holders:
+                return
+            del holders[member]
+            if not holders:
+                down_since[task] = t
+        last_change = t
+
+    for r in records:
+        kind = r["kind"]
+        t = r["t_ms"]
+        m: str = r.get("member") or ""
+        if kind == "member_start":
+            cfg = r.get("config") or {}
+            st.live[m] = None
+            st.active[m] = {}
+            st.standby[m] = set()
+            st.capacity[m] = int(cfg.get("num.stream.threads", 1))
+            st.pid_name[str(cfg.get("process_id"))] = m
+            st.tags[m] = dict(cfg.get("client.tags") or {})
+        elif kind in ("member_stop", "member_crash"):
+            st.live.pop(m, None)
+        elif kind == "active_task_start":
+            task = r["task"]
+            st.active.setdefault(m, {})[task] = "restoring"
+            if task in last_ran and last_ran[task] != m:
+                phase_moves[phase_at(t)] += 1
+            last_change = t
+        elif kind == "active_task_running":
+            task = r["task"]
+            st.active.setdefault(m, {})[task] = "running"
+            last_ran[task] = m
+            set_running(task, m, True, t)
+        elif kind == "active_task_stopped":
+            st.active.get(m, {}).pop(r["task"], None)
+            set_running(r["task"], m, False, t)
+        elif kind == "standby_task_start":
+            st.standby.setdefault(m, set()).add(r["task"])
+            last_change = t
+        elif kind == "standby_task_stopped":
+            st.standby.get(m, set()).discard(r["task"])
+            last_change = t
+        elif kind == "streams_assignment":
+            table = {
+                st.pid_name.get(pid, pid): {"active": c["active"], "standby": c["standby"]}
+                for pid, c in r["clients"].items()
+            }
+            table = dict(sorted(table.items()))
+            decisions.append(r)
+            warmups += sum(len(c["warmups"]) for c in r["clients"].values())
+            if not history or history[-1] != table:
+                history.append(table)
+            if "cost" in r:
+                costs.append({"generation": r.get("generation"), **r["cost"]})
+        elif kind == "probing_rebalance_scheduled":
+            probing_scheduled += 1
+        elif kind == "timer_fired" and r.get("key") == "probing-rebalance":
+            probing_fired += 1
+        elif kind == "step" and r.get("action") != "phase":
+            last_step = t
+
+    end = base["end_ms"]
+    never = sorted(t for t in tasks if t not in ever)
+    for task, since in down_since.items():
+        if task in ever and end > since:
+            add_down(task, since, end)
+    for task in never:  # never ran: the whole run counts
+        add_down(task, base["start_ms"], end)
+    movements = sum(phase_moves)
+    for i, p in enumerate(phases):
+        p["task_downtime_ms_total"] = phase_down[i]
+        p["task_movements"] = phase_moves[i]
+
+    problems = _end_problems(st, decisions, loaded, running_on)
+    converged = not any(problems.values())
+    since = last_step if last_step is not None else base["start_ms"]
+    counts = [len(st.active.get(c, {})) for c in st.live]
+    summary = dict(base)
+    summary.update(
+        tasks_configured=len(tasks),
+        task_downtime_ms_total=sum(down_ms.values()),
+        task_downtime_ms_max=max(down_ms.values(), default=0),
+        never_started=never,
+        task_movements=movements,
+        max_imbalance=(max(counts) - min(counts)) if counts else 0,
+        converged=converged,
+        convergence=problems,
+        time_to_converge_ms=max(0, last_change - since) if converged else None,
+        workers_final={c: {"connectors": 0, "tasks": len(st.active.get(c, {}))} for c in st.live},
+        streams={
+            "assignment_history": history,
+            "final_assignment": history[-1] if history else {},
+            "probing_rebalances": probing_fired,
+            "probing_scheduled": probing_scheduled,
+            "warmups": warmups,
+            "costs": costs,
+            "final_cost": costs[-1]["after"]
+            if costs and decisions and "cost" in decisions[-1]
+            else None,
+            "client_tags": {c: st.tags.get(c, {}) for c in sorted(st.tags)},
+            "final_holdings": {
+                c: {
+                    "active": sorted(st.active.get(c, {}), key=_task_key),
+                    "standby": sorted(st.standby.get(c, set()), key=_task_key),
+                }
+                for c in st.live
+            },
+        },
+    )
+    return summary
+
+
+def _task_key(text: str) -> tuple[int, int]:
+    t = TaskId.parse(text)
+    return (t.subtopology, t.partition)
+
+
+def _end_problems(
+    st: _StreamsState,
+    decisions: list[dict[str, Any]],
+    loaded: LoadedStreamsScenario,
+    running_on: dict[str, dict[str, None]],
+) -> dict[str, Any]:
+    topo = loaded.topology
+    live = list(st.live)
+    out: dict[str, Any] = {
+        "not_running_tasks": sorted(
+            (t for t, h in running_on.items() if not any(m in st.live for m in h)), key=_task_key
+        ),
+        "duplicate_tasks": sorted(
+            (t for t, h in running_on.items() if len([m for m in h if m in st.live]) > 1),
+            key=_task_key,
+        ),
+        "unsettled": [],
+        "invalid": [],
+        "unbalanced": [],
+    }
+    if not live:
+        return out
+    if not decisions:
+        out["unsettled"].append("no assignment was ever made")
+        return out
+    last = decisions[-1]
+    if last.get("probing_rebalance_needed"):
+        out["unsettled"].append("the last assignment still asked for a probing rebalance")
+    if last.get("followup_for_revocation"):
+        out["unsettled"].append("the last assignment withheld tasks pending revocation")
+    decided = {st.pid_name.get(pid, pid): c for pid, c in last["clients"].items()}
+    if sorted(decided) != sorted(live):
+        out["unsettled"].append(
+            f"the last assignment covers {sorted(decided)} but {sorted(live)} are live"
+        )
+    for c in live:
+        d = decided.get(c)
+        if d is None:
+            continue
+        if sorted(st.active.get(c, {})) != sorted(d["active"]) or sorted(
+            st.standby.get(c, set())
+        ) != sorted(d["standby"]):
+            out["unsettled"].append(f"{c} does not hold what the leader assigned it")
+    # KIP-441 validity and balance (Kafka's AssignmentTestUtils).
+    leader_cfg = loaded.clients[0].config.assignment
+    n_standby = leader_cfg.num_standby_replicas
+    stateful = {str(t) for t in topo.stateful}
+    for task in (str(t) for t in topo.tasks):
+        actives = [c for c in decided if task in decided[c]["active"]]
+        if len(actives) != 1:
+            out["invalid"].append(f"task {task} is active on {len(actives)} clients")
+        holders = actives + [c for c in decided if task in decided[c]["standby"]]
+        if task in stateful:
+            want = min(len(decided), 1 + n_standby)
+            if len(holders) != want:
+                out["invalid"].append(f"task {task} has {len(holders)} copies, expected {want}")
+        elif len(holders) != len(actives):
+            out["invalid"].append(f"stateless task {task} has a standby")
+    cap = {c: st.capacity.get(c, 1) for c in decided}
+    active_load = [len(decided[c]["active"]) / cap[c] for c in decided]
+    if max(active_load) - min(active_load) > 1.0:
+        out["unbalanced"].append("active task load differs by more than 1 per thread")
+    strategy = leader_cfg.rack_aware_assignment_strategy
+    # KIP-708: standbys only move between clients with identical tags, so with
+    # rack.aware.assignment.tags Kafka does not balance the stateful (standby) load.
+    tags_on = bool(leader_cfg.rack_aware_assignment_tags)
+    if strategy != "min_traffic" and not tags_on:
+        stateful_load = [
+            len([t for t in decided[c]["active"] + decided[c]["standby"] if t in stateful]) / cap[c]
+            for c in decided
+        ]
+        if max(stateful_load) - min(stateful_load) > 1.0:
+            out["unbalanced"].append("stateful task load differs by more than 1 per thread")
+    if strategy != "min_traffic":
+        threshold = 4 if strategy == "balance_subtopology" else 1
+        by_sub: dict[int, list[int]] = {}
+        for t in topo.tasks:
+            by_sub.setdefault(t.subtopology, [])
+        for sub in by_sub:
+            per_client = [
+                len([t for t in decided[c]["active"] if TaskId.parse(t).subtopology == sub])
+                for c in decided
+            ]
+            if max(per_client) - min(per_client) > threshold:
+                out["unbalanced"].append(f"subtopology {sub} skew exceeds {threshold}")
+    return out
+
+
+def streams_end_violations(summary: dict[str, Any]) -> list[dict[str, Any]]:
+    """End-of-run liveness/balance for Streams, as ``violation`` record fields: ``liveness``
+    when a task is not running exactly once or the group has not settled (probing rebalances
+    still requested, tasks withheld, holdings differ from the last assignment, or the last
+    assignment is invalid per KIP-441); ``balance`` when it is settled but not balanced."""
+    conv = summary["convergence"]
+    end = summary["end_ms"]
+    found: list[dict[str, Any]] = []
+    parts: list[str] = []
+    if conv["not_running_tasks"]:
+        parts.append(f"tasks not running: {', '.join(conv['not_running_tasks'][:8])}")
+    if conv["duplicate_tasks"]:
+        parts.append(f"tasks running twice: {', '.join(conv['duplicate_tasks'][:8])}")
+    parts.extend(conv["unsettled"][:4])
+    parts.extend(conv["invalid"][:4])
+    if parts:
+        found.append(
+            {
+                "invariant": "liveness",
+                "detail": f"at {end} ms: " + "; ".join(parts),
+                "tasks": conv["not_running_tasks"] + conv["duplicate_tasks"],
+            }
+        )
+    if conv["unbalanced"]:
+        found.append(
+            {"invariant": "balance", "detail": f"at {end} ms: " + "; ".join(conv["unbalanced"])}
+        )
+    return found
+
+
+def tag_conflicts(
+    assignment: dict[str, dict[str, list[str]]],
+    tags: dict[str, dict[str, str]],
+    keys: Sequence[str],
+) -> list[str]:
+    """Tasks whose active and standby clients repeat a value of one of the tag ``keys``
+    (KIP-708's ideal distribution has none), one line each."""
+    holders: dict[str, list[str]] = {}
+    for client, roles in assignment.items():
+        for task in roles["active"] + roles["standby"]:
+            holders.setdefault(task, []).append(client)
+    out: list[str] = []
+    for task in sorted(holders, key=_task_key):
+        for key in keys:
+            values = [tags.get(c, {}).get(key) for c in holders[task]]
+            if len(set(values)) != len(values):
+                out.append(f"{task}: {key} {values} on {holders[task]}")
+    return out
+
+
+def streams_expect_failures(expect: Any, summary: dict[str, Any]) -> list[str]:
+    generic = {
+        "converged": expect.converged,
+        "no_violations": False,
+        "max_rebalances": expect.max_rebalances,
+        "min_rebalances": expect.min_rebalances,
+        "max_task_downtime_ms": expect.max_task_downtime_ms,
+        "max_total_downtime_ms": expect.max_total_downtime_ms,
+        "max_time_to_converge_ms": expect.max_time_to_converge_ms,
+    }
+    failures = evaluate(generic, summary)
+    if expect.no_violations:
+        allowed = set(expect.expected_violations)
+        bad = {k: v for k, v in (summary.get("violations") or {}).items() if v and k not in allowed}
+        if bad:
+            listed = ", ".join(f"{n} {k}" for k, n in sorted(bad.items()))
+            failures.append(f"no_violations: expected none, got {listed}")
+    streams = summary["streams"]
+    if expect.max_probing_rebalances is not None:
+        n = streams["probing_rebalances"]
+        if n > expect.max_probing_rebalances:
+            failures.append(
+                f"max_probing_rebalances: expected <= {expect.max_probing_rebalances}, got {n}"
+            )
+
+    def table(t: dict[str, Any]) -> dict[str, dict[str, list[str]]]:
+        return {
+            name: {
+                "active": sorted(e.active, key=_task_key),
+                "standby": sorted(e.standby, key=_task_key),
+            }
+            for name, e in sorted(t.items())
+        }
+
+    if expect.max_final_cost is not None:
+        cost = streams["final_cost"]
+        if cost is None or cost > expect.max_final_cost:
+            failures.append(
+                f"max_final_cost: expected <= {expect.max_final_cost}, got "
+                f"{'no rack-aware optimisation' if cost is None else cost}"
+            )
+    if expect.distinct_tags:
+        conflicts = tag_conflicts(
+            streams["final_assignment"], streams["client_tags"], expect.distinct_tags
+        )
+        if conflicts:
+            failures.append(
+                f"distinct_tags: {len(conflicts)} task(s) share a tag value among their "
+                f"copies: {'; '.join(conflicts[:4])}"
+            )
+
+    history = streams["assignment_history"]
+    i = 0
+    for k, want in enumerate(expect.assignments):
+        w = table(want)
+        while i < len(history) and history[i] != w:
+            i += 1
+        if i == len(history):
+            failures.append(
+                f"assignments[{k}]: expected {w} to follow the previous expected assignment, "
+                f"not found in the leader's assignments"
+            )
+            break
+        i += 1
+    if expect.final_assignment is not None:
+        w = table(expect.final_assignment)
+        got = streams["final_assignment"]
+        if got != w:
+            failures.append(f"final_assignment: expected {w}, got {got}")
+    return failures
+
+
