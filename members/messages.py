@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import msgspec
 
+from members.group_client import PollStall
+
 __all__ = [
     "CONFIG_ADDRESS",
     "worker_address",
@@ -102,7 +104,5 @@ class TaskConfigsResponse(msgspec.Struct, frozen=True):
     reason: str = ""
 
 
-class HerderStall(msgspec.Struct, frozen=True):
-    """A fault: the worker's herder thread blocks for ``stall_ms`` virtual ms."""
-
-    stall_ms: int
+#: A fault: the worker's herder thread blocks (:class:`members.group_client.PollStall`).
+HerderStall = PollStall

@@ -2,7 +2,8 @@
 
 What one :class:`StreamsClient` plays, and the Kafka classes followed:
 
-* the group client (``AbstractCoordinator`` / ``ConsumerCoordinator`` with the COOPERATIVE
+* the group client (``AbstractCoordinator`` — :class:`members.group_client.GroupClient` —
+  and ``ConsumerCoordinator`` with the COOPERATIVE
   rebalance protocol): JoinGroup with protocol type ``consumer`` and the one protocol
   ``stream``; KIP-394 ``MEMBER_ID_REQUIRED``; SyncGroup; heartbeats; rediscovering the
   coordinator; ``onPartitionsRevoked`` for partitions no longer assigned followed by a rejoin;
@@ -23,10 +24,14 @@ or not their task runs; closing and starting tasks take no time; no EOS state wi
 Like Kafka Streams (``internal.leave.group.on.close=false``), a client that shuts down does not
 send LeaveGroup unless asked to (KIP-812's ``CloseOptions.leaveGroup``).
 
+A ``slow`` fault blocks the stream thread (:class:`members.group_client.PollStall`): it sends
+no JoinGroup until the stall ends, and a stall longer than ``max.poll.interval.ms`` expires the
+poll timer: the client leaves the group and loses its active tasks.
+
 Sans-IO: every entry point takes ``now_ms`` and returns effects (:mod:`protocol.effects`).
-Timer keys: ``heartbeat``, ``session``, ``request-timeout``, ``retry``, ``find-coordinator``,
-``probing-rebalance``, ``restore:<task>`` (an active task finishes restoring),
-``caught-up:<task>`` (a standby gets within ``acceptable.recovery.lag``).
+Timer keys besides the group client's: ``probing-rebalance``, ``restore:<task>`` (an active
+task finishes restoring), ``caught-up:<task>`` (a standby gets within
+``acceptable.recovery.lag``), ``stream-thread`` (a stall ends).
 """
 
 from __future__ import annotations
@@ -36,6 +41,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from members.assignors.streams import LATEST_OFFSET, AssignmentConfigs, TaskId
+from members.group_client import (
+    COORDINATOR_ADDRESS,
+    GroupClient,
+    GroupTimeouts,
+    MemberState,
+    PollStall,
+)
 from members.streams_state import (
     PROTOCOL_NAME,
     PROTOCOL_TYPE,
@@ -50,22 +62,8 @@ from members.streams_state import (
     subscription_user_data,
     wire_task,
 )
-from protocol.effects import CancelTimer, Effect, Log, Send, SetTimer
-from protocol.group import (
-    UNKNOWN_GENERATION_ID,
-    UNKNOWN_MEMBER_ID,
-    ErrorCode,
-    FindCoordinatorRequest,
-    FindCoordinatorResponse,
-    HeartbeatRequest,
-    HeartbeatResponse,
-    JoinGroupRequest,
-    JoinGroupResponse,
-    LeaveGroupRequest,
-    LeaveGroupResponse,
-    SyncGroupRequest,
-    SyncGroupResponse,
-)
+from protocol.effects import Effect
+from protocol.group import JoinGroupResponse
 from protocol.primitives import DecodeError
 from protocol.streams_codec import (
     LATEST_SUPPORTED_VERSION,
@@ -75,34 +73,10 @@ from protocol.streams_codec import (
     next_subscription_version,
 )
 
-__all__ = ["StreamsClient", "StreamsClientConfig", "ClientPhase", "COORDINATOR_ADDRESS"]
+__all__ = ["StreamsClient", "StreamsClientConfig", "MemberState", "COORDINATOR_ADDRESS"]
 
-COORDINATOR_ADDRESS = "coordinator"
-RETRY_BACKOFF_MS = 100
-REQUEST_TIMEOUT_MS = 30_000  # consumer request.timeout.ms default
-JOIN_GROUP_TIMEOUT_LAPSE_MS = 5_000
-FIND_COORDINATOR_RETRY_MS = 1_000
-
-_COORDINATOR_ERRORS = frozenset({ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_NOT_AVAILABLE})
-_FATAL_JOIN_ERRORS = frozenset(
-    {
-        ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
-        ErrorCode.INVALID_SESSION_TIMEOUT,
-        ErrorCode.INVALID_GROUP_ID,
-        ErrorCode.GROUP_MAX_SIZE_REACHED,
-        ErrorCode.FENCED_INSTANCE_ID,
-    }
-)
-
-
-class ClientPhase:
-    """Member states (``AbstractCoordinator.MemberState``) plus STOPPED."""
-
-    UNJOINED = "UNJOINED"
-    PREPARING_REBALANCE = "PREPARING_REBALANCE"
-    COMPLETING_REBALANCE = "COMPLETING_REBALANCE"
-    STABLE = "STABLE"
-    STOPPED = "STOPPED"
+#: The consumer's ``request.timeout.ms`` default.
+REQUEST_TIMEOUT_MS = 30_000
 
 
 @dataclass(frozen=True)
@@ -140,7 +114,7 @@ class StreamsClientConfig:
     latest_supported_version: int = LATEST_SUPPORTED_VERSION
 
 
-class StreamsClient:
+class StreamsClient(GroupClient):
     """A Kafka Streams instance in the group.
 
     Args:
@@ -157,6 +131,9 @@ class StreamsClient:
     :meth:`shutdown` (``KafkaStreams.close``), :meth:`crash`.
     """
 
+    ASSIGNOR_ERRORS = (DecodeError, StreamsVersionError)
+    SILENT_TIMER_PREFIXES = ("restore:", "caught-up:", "stream-thread")
+
     def __init__(
         self,
         name: str,
@@ -168,31 +145,31 @@ class StreamsClient:
         address: str | None = None,
         log_heartbeats: bool = False,
     ) -> None:
-        self.name = name
-        self.address = address or name
+        super().__init__(
+            name,
+            group_id=group_id,
+            protocol_type=PROTOCOL_TYPE,
+            timeouts=GroupTimeouts(
+                session_timeout_ms=config.session_timeout_ms,
+                heartbeat_interval_ms=config.heartbeat_interval_ms,
+                # The consumer's rebalance timeout is max.poll.interval.ms.
+                rebalance_timeout_ms=config.max_poll_interval_ms,
+                request_timeout_ms=REQUEST_TIMEOUT_MS,
+            ),
+            address=address,
+            log_heartbeats=log_heartbeats,
+        )
         self.config = config
         self.topology = topology
-        self.group_id = group_id
         self.process_id: uuid.UUID = process_uuid(config.process_id)
         self.stores: dict[TaskId, StoreState] = stores if stores is not None else {}
-        self.log_heartbeats = log_heartbeats
-
-        self.state = ClientPhase.UNJOINED
-        self.member_id = UNKNOWN_MEMBER_ID
-        self.generation = UNKNOWN_GENERATION_ID
-        self.leader_id: str | None = None
-        self.rejoin_needed = True
-        self.rejoin_reason = "start-up"
-        self.coordinator_known = True
         self.active: dict[TaskId, str] = {}  # task -> "restoring" | "running"
         self.standby: dict[TaskId, bool] = {}  # task -> caught up (within acceptable lag)
         self._started_at: dict[TaskId, int] = {}
         self._unique = 0
         #: ``usedSubscriptionMetadataVersion``: starts at the release's latest version.
         self.subscription_version = config.latest_supported_version
-        self._heartbeat_in_flight = False
-        self._heartbeat_generation = UNKNOWN_GENERATION_ID
-        self._fx: list[Effect] = []
+        self._stalled = False
 
     # ------------------------------------------------------------------ entry points
 
@@ -210,50 +187,24 @@ class StreamsClient:
         if c.latest_supported_version != LATEST_SUPPORTED_VERSION:
             summary["latest_supported_version"] = c.latest_supported_version
         self._log("member_start", config=summary, state_dir=sorted(map(str, self.stores)))
-        self._maybe_rejoin(now_ms)
-        return self._take()
+        return super().start(now_ms)
 
-    def handle(self, message: object, now_ms: int) -> list[Effect]:
-        """Process a message delivered to this client."""
-        if self.state == ClientPhase.STOPPED:
-            return []
-        if isinstance(message, HeartbeatResponse):
-            self._on_heartbeat_response(message, now_ms)
-        elif isinstance(message, JoinGroupResponse):
-            self._on_join_response(message, now_ms)
-        elif isinstance(message, SyncGroupResponse):
-            self._on_sync_response(message, now_ms)
-        elif isinstance(message, FindCoordinatorResponse):
-            self._on_find_coordinator_response(message, now_ms)
-        elif isinstance(message, LeaveGroupResponse):
-            pass
-        return self._take()
+    def on_message(self, message: object, now_ms: int) -> None:
+        if isinstance(message, PollStall):
+            self._stall(message.stall_ms, now_ms)
 
-    def fire(self, key: str, now_ms: int) -> list[Effect]:
-        """A timer this client armed is due."""
-        if self.state == ClientPhase.STOPPED:
-            return []
-        if key == "heartbeat":
-            self._send_heartbeat(now_ms)
-        elif key.startswith("restore:"):
+    def on_timer(self, key: str, now_ms: int) -> None:
+        if key == "probing-rebalance":
+            # StreamThread: now > nextScheduledRebalanceMs → enforceRebalance.
+            self.request_rejoin("scheduled probing rebalance", now_ms)
+
+    def on_silent_timer(self, key: str, now_ms: int) -> None:
+        if key.startswith("restore:"):
             self._on_restored(TaskId.parse(key[len("restore:") :]), now_ms)
         elif key.startswith("caught-up:"):
             self._on_standby_caught_up(TaskId.parse(key[len("caught-up:") :]), now_ms)
-        else:
-            self._log("timer_fired", key=key)
-            if key == "probing-rebalance":
-                # StreamThread: now > nextScheduledRebalanceMs → enforceRebalance.
-                self._request_rejoin("scheduled probing rebalance", now_ms)
-            elif key == "retry":
-                self._maybe_rejoin(now_ms)
-            elif key == "session":
-                if self.state in (ClientPhase.COMPLETING_REBALANCE, ClientPhase.STABLE):
-                    self._coordinator_unknown("session timed out", now_ms)
-            elif key == "request-timeout":
-                self._on_request_timeout(now_ms)
-            elif key == "find-coordinator" and not self.coordinator_known:
-                self._find_coordinator(now_ms)
-        return self._take()
+        elif key == "stream-thread":
+            self._end_stall(now_ms)
 
     def shutdown(self, now_ms: int, *, leave_group: bool = False) -> list[Effect]:
         """``KafkaStreams.close``: close every task (state stays on disk), stop.
@@ -263,30 +214,29 @@ class StreamsClient:
         ``session.timeout.ms``. ``leave_group=True`` is KIP-812's
         ``CloseOptions.leaveGroup(true)``.
         """
-        if self.state == ClientPhase.STOPPED:
+        if self.state is MemberState.STOPPED:
             return []
         self._close_all("shutdown", now_ms)
-        if leave_group and self.member_id and self.state != ClientPhase.UNJOINED:
-            self._log("leave_group", member_id=self.member_id, reason="shutdown")
-            self._send(
-                LeaveGroupRequest(
-                    group_id=self.group_id,
-                    member_ids=(self.member_id,),
-                    reason="the consumer is being closed",
-                )
-            )
+        if leave_group and self.member_id and self.state is not MemberState.UNJOINED:
+            self.leave_group("shutdown", "the consumer is being closed")
         self._log("member_stop")
         self._stop_everything()
         return self._take()
 
-    def crash(self, now_ms: int) -> list[Effect]:
-        """The process dies: no LeaveGroup; state on disk stays at the offsets reached."""
-        if self.state == ClientPhase.STOPPED:
-            return []
+    def on_crash(self, now_ms: int) -> None:
         self._close_all("crash", now_ms)
-        self._log("member_crash")
-        self._stop_everything()
-        return self._take()
+
+    def on_fatal(self, now_ms: int) -> None:
+        self._close_all("stream thread died", now_ms)
+
+    def on_partitions_lost(self, reason: str, now_ms: int) -> None:
+        self._lose_all(reason, now_ms)
+
+    def poll_blocked(self) -> bool:
+        return self._stalled
+
+    def extra_timer_keys(self) -> tuple[str, ...]:
+        return ("probing-rebalance", "stream-thread")
 
     # ------------------------------------------------------------------ views
 
@@ -308,16 +258,12 @@ class StreamsClient:
                 out[task] = LATEST_OFFSET
         return out
 
-    # ------------------------------------------------------------------ group protocol
+    # ------------------------------------------------------------------ ConsumerCoordinator
 
-    def _maybe_rejoin(self, now_ms: int) -> None:
-        if (
-            not self.rejoin_needed
-            or self.state not in (ClientPhase.UNJOINED, ClientPhase.STABLE)
-            or not self.coordinator_known
-        ):
-            return
-        self._send_join(now_ms)
+    def metadata(self, now_ms: int) -> tuple[tuple[str, bytes], ...]:
+        """The one protocol ``stream`` with the consumer subscription and Streams'
+        ``SubscriptionInfo`` as its user data."""
+        return ((PROTOCOL_NAME, self._subscription(now_ms)),)
 
     def _subscription(self, now_ms: int) -> bytes:
         self._unique = (self._unique + 1) % 128
@@ -341,98 +287,10 @@ class StreamsClient:
             )
         )
 
-    def _send_join(self, now_ms: int) -> None:
-        self.state = ClientPhase.PREPARING_REBALANCE
-        self._cancel("heartbeat")
-        self._cancel("session")
-        self._set(
-            "request-timeout",
-            now_ms + self.config.max_poll_interval_ms + JOIN_GROUP_TIMEOUT_LAPSE_MS,
-        )
-        self._log(
-            "join_group_request",
-            member_id=self.member_id,
-            protocols=[PROTOCOL_NAME],
-            reason=self.rejoin_reason,
-        )
-        self._send(
-            JoinGroupRequest(
-                group_id=self.group_id,
-                member_id=self.member_id,
-                protocol_type=PROTOCOL_TYPE,
-                protocols=((PROTOCOL_NAME, self._subscription(now_ms)),),
-                session_timeout_ms=self.config.session_timeout_ms,
-                rebalance_timeout_ms=self.config.max_poll_interval_ms,
-                client_id=self.name,
-                reason=self.rejoin_reason,
-            )
-        )
-
-    def _on_join_response(self, response: JoinGroupResponse, now_ms: int) -> None:
-        if self.state != ClientPhase.PREPARING_REBALANCE:
-            return
-        self._cancel("request-timeout")
-        error = response.error
-        self._log(
-            "join_group_response",
-            member_id=response.member_id or self.member_id,
-            error=error.name,
-            generation=response.generation_id,
-            protocol=response.protocol_name,
-            leader_id=response.leader,
-            is_leader=error == ErrorCode.NONE and response.leader == response.member_id,
-        )
-        if error == ErrorCode.NONE:
-            self.member_id = response.member_id
-            self.generation = response.generation_id
-            self.leader_id = response.leader
-            self.state = ClientPhase.COMPLETING_REBALANCE
-            self._arm_heartbeat(now_ms)
-            self._set("session", now_ms + self.config.session_timeout_ms)
-            is_leader = response.leader == response.member_id
-            assignments: tuple[tuple[str, bytes], ...] = ()
-            if is_leader:
-                try:
-                    assignments = self._run_assignor(response, now_ms)
-                except (DecodeError, StreamsVersionError) as exc:
-                    self._log("member_fatal", error=f"assignor failed: {exc}")
-                    self._fail(now_ms)
-                    return
-            self._log(
-                "sync_group_request",
-                member_id=self.member_id,
-                generation=self.generation,
-                is_leader=is_leader,
-            )
-            self._set("request-timeout", now_ms + REQUEST_TIMEOUT_MS)
-            self._send(
-                SyncGroupRequest(
-                    group_id=self.group_id,
-                    member_id=self.member_id,
-                    generation_id=self.generation,
-                    protocol_type=PROTOCOL_TYPE,
-                    protocol_name=response.protocol_name,
-                    assignments=assignments,
-                )
-            )
-            return
-        self.state = ClientPhase.UNJOINED
-        if error == ErrorCode.MEMBER_ID_REQUIRED:
-            self.member_id = response.member_id
-            self._maybe_rejoin(now_ms)
-        elif error == ErrorCode.UNKNOWN_MEMBER_ID:
-            self._reset_generation(reset_member_id=True)
-            self._lose_all("unknown member id", now_ms)
-            self._maybe_rejoin(now_ms)
-        elif error == ErrorCode.REBALANCE_IN_PROGRESS:
-            self._maybe_rejoin(now_ms)
-        elif error in _FATAL_JOIN_ERRORS:
-            self._log("member_fatal", error=error.name)
-            self._fail(now_ms)
-        elif error in _COORDINATOR_ERRORS:
-            self._coordinator_unknown(f"JoinGroup: {error.name}", now_ms)
-        else:
-            self._set("retry", now_ms + RETRY_BACKOFF_MS)
+    def perform_assignment(
+        self, response: JoinGroupResponse, now_ms: int
+    ) -> tuple[tuple[str, bytes], ...]:
+        return self._run_assignor(response, now_ms)
 
     def _run_assignor(
         self, response: JoinGroupResponse, now_ms: int
@@ -455,35 +313,12 @@ class StreamsClient:
             )
         return out.assignments
 
-    def _on_sync_response(self, response: SyncGroupResponse, now_ms: int) -> None:
-        if self.state != ClientPhase.COMPLETING_REBALANCE:
-            return
-        self._cancel("request-timeout")
-        error = response.error
-        self._log(
-            "sync_group_response",
-            member_id=self.member_id,
-            generation=self.generation,
-            error=error.name,
-        )
-        if error != ErrorCode.NONE:
-            self.state = ClientPhase.UNJOINED
-            if error == ErrorCode.UNKNOWN_MEMBER_ID:
-                self._reset_generation(reset_member_id=True)
-                self._lose_all("unknown member id", now_ms)
-            elif error == ErrorCode.ILLEGAL_GENERATION:
-                self._reset_generation(reset_member_id=False)
-                self._lose_all("illegal generation", now_ms)
-            elif error in _COORDINATOR_ERRORS:
-                self._coordinator_unknown(f"SyncGroup: {error.name}", now_ms)
-            self._request_rejoin(f"SyncGroup failed: {error.name}", now_ms)
-            return
-        try:
-            consumer, info = read_assignment(response.assignment)
-        except DecodeError as exc:
-            self._log("member_fatal", error=f"unreadable assignment: {exc}")
-            self._fail(now_ms)
-            return
+    def decode_assignment(self, data: bytes) -> object:
+        return read_assignment(data)
+
+    def on_join_complete(self, assignment: object, protocol_name: str, now_ms: int) -> None:
+        assert isinstance(assignment, tuple)
+        consumer, info = assignment
         self._on_assignment(consumer.partitions, info, now_ms)
 
     def _on_assignment(self, partitions: tuple, info: object, now_ms: int) -> None:
@@ -504,10 +339,9 @@ class StreamsClient:
                 )
             except StreamsVersionError as exc:
                 self._log("member_fatal", error=f"assignment versions: {exc}")
-                self._fail(now_ms)
+                self.fail(now_ms)
                 return
-        self.state = ClientPhase.STABLE
-        self.rejoin_needed = False
+        self.complete_join()
         topology = self.topology
         new_active = sorted(
             {t for tp in partitions if (t := topology.task_of_partition(tp)) is not None}
@@ -548,7 +382,7 @@ class StreamsClient:
         # StreamsPartitionAssignor.onAssignment: nextScheduledRebalanceMs.
         if next_ms == 0:
             self._cancel("probing-rebalance")
-            self._request_rejoin("follow-up rebalance requested by the leader", now_ms)
+            self.request_rejoin("follow-up rebalance requested by the leader", now_ms)
         elif next_ms != NO_NEXT_REBALANCE:
             self._set("probing-rebalance", max(now_ms, next_ms))
         else:
@@ -564,114 +398,24 @@ class StreamsClient:
             )
             upgrade = new_version > used
             why = "every member supports a newer version" if upgrade else "assignment is older"
-            self._request_rejoin(f"version probing: {why}", now_ms)
+            self.request_rejoin(f"version probing: {why}", now_ms)
         if revoked:
-            self._request_rejoin("need to revoke partitions and re-join", now_ms)
+            self.request_rejoin("need to revoke partitions and re-join", now_ms)
 
-    def _request_rejoin(self, reason: str, now_ms: int) -> None:
-        if not self.rejoin_needed:
-            self.rejoin_needed = True
-            self.rejoin_reason = reason
-        self._maybe_rejoin(now_ms)
+    # ------------------------------------------------------------------ the stream thread
 
-    def _reset_generation(self, *, reset_member_id: bool) -> None:
-        self.generation = UNKNOWN_GENERATION_ID
-        if reset_member_id:
-            self.member_id = UNKNOWN_MEMBER_ID
-        self._cancel("heartbeat")
-        self._cancel("session")
+    def _stall(self, stall_ms: int, now_ms: int) -> None:
+        """A fault: the stream thread blocks for ``stall_ms``; past ``max.poll.interval.ms``
+        the poll timer expires (the heartbeat thread leaves the group)."""
+        self._log("stream_thread_stall", stall_ms=stall_ms)
+        self._stalled = True
+        self._set("stream-thread", now_ms + stall_ms)
+        self._set("poll", now_ms + self.timeouts.rebalance_timeout_ms)
 
-    # ------------------------------------------------------------------ heartbeats
-
-    def _arm_heartbeat(self, now_ms: int) -> None:
-        self._set("heartbeat", now_ms + self.config.heartbeat_interval_ms)
-
-    def _send_heartbeat(self, now_ms: int) -> None:
-        if (
-            self.state not in (ClientPhase.COMPLETING_REBALANCE, ClientPhase.STABLE)
-            or not self.coordinator_known
-        ):
-            return
-        self._arm_heartbeat(now_ms)
-        if self._heartbeat_in_flight:
-            return
-        self._heartbeat_in_flight = True
-        self._heartbeat_generation = self.generation
-        if self.log_heartbeats:
-            self._log("heartbeat_request", member_id=self.member_id, generation=self.generation)
-        self._send(
-            HeartbeatRequest(
-                group_id=self.group_id, member_id=self.member_id, generation_id=self.generation
-            )
-        )
-
-    def _on_heartbeat_response(self, response: HeartbeatResponse, now_ms: int) -> None:
-        self._heartbeat_in_flight = False
-        error = response.error
-        if self.log_heartbeats:
-            self._log(
-                "heartbeat_response",
-                member_id=self.member_id,
-                generation=self.generation,
-                error=error.name,
-            )
-        if error == ErrorCode.NONE:
-            if self.state in (ClientPhase.COMPLETING_REBALANCE, ClientPhase.STABLE):
-                self._set("session", now_ms + self.config.session_timeout_ms)
-            return
-        if error == ErrorCode.REBALANCE_IN_PROGRESS:
-            if self.state == ClientPhase.STABLE:
-                self._request_rejoin("group is rebalancing", now_ms)
-            else:
-                self._set("session", now_ms + self.config.session_timeout_ms)
-            return
-        if error in _COORDINATOR_ERRORS:
-            self._coordinator_unknown(f"Heartbeat: {error.name}", now_ms)
-            return
-        if error in (ErrorCode.ILLEGAL_GENERATION, ErrorCode.UNKNOWN_MEMBER_ID):
-            if self._heartbeat_generation != self.generation:
-                return
-            if self.state in (ClientPhase.COMPLETING_REBALANCE, ClientPhase.STABLE):
-                self.state = ClientPhase.UNJOINED
-                self._reset_generation(reset_member_id=error == ErrorCode.UNKNOWN_MEMBER_ID)
-                # ConsumerCoordinator: fenced → onPartitionsLost (Streams: handleLostAll).
-                self._lose_all(f"heartbeat failed: {error.name}", now_ms)
-                self._request_rejoin(f"heartbeat failed: {error.name}", now_ms)
-
-    # ------------------------------------------------------------------ the coordinator
-
-    def _coordinator_unknown(self, reason: str, now_ms: int) -> None:
-        if not self.coordinator_known:
-            return
-        self.coordinator_known = False
-        self._heartbeat_in_flight = False
-        self._log("coordinator_unknown", member_id=self.member_id, reason=reason)
-        self._cancel("heartbeat")
-        self._cancel("session")
-        self._find_coordinator(now_ms)
-
-    def _find_coordinator(self, now_ms: int) -> None:
-        self._send(FindCoordinatorRequest(key=self.group_id))
-        self._set("find-coordinator", now_ms + FIND_COORDINATOR_RETRY_MS)
-
-    def _on_find_coordinator_response(self, response: FindCoordinatorResponse, now_ms: int) -> None:
-        if self.coordinator_known or response.error != ErrorCode.NONE:
-            return
-        self.coordinator_known = True
-        self._cancel("find-coordinator")
-        self._log("coordinator_found", member_id=self.member_id)
-        if self.state in (ClientPhase.COMPLETING_REBALANCE, ClientPhase.STABLE):
-            self._set("session", now_ms + self.config.session_timeout_ms)
-            self._send_heartbeat(now_ms)
-        self._maybe_rejoin(now_ms)
-
-    def _on_request_timeout(self, now_ms: int) -> None:
-        if self.state not in (ClientPhase.PREPARING_REBALANCE, ClientPhase.COMPLETING_REBALANCE):
-            return
-        self.state = ClientPhase.UNJOINED
-        self.rejoin_needed = True
-        self.rejoin_reason = "request timed out"
-        self._coordinator_unknown("request timed out", now_ms)
+    def _end_stall(self, now_ms: int) -> None:
+        self._stalled = False
+        self._cancel("poll")
+        self.maybe_rejoin(now_ms)
 
     # ------------------------------------------------------------------ tasks
 
@@ -780,40 +524,3 @@ class StreamsClient:
         """``TaskManager.handleLostAll``: active tasks are closed dirty; standbys stay."""
         for task in sorted(self.active):
             self._close_active(task, f"lost: {reason}", now_ms)
-
-    # ------------------------------------------------------------------ lifecycle
-
-    def _fail(self, now_ms: int) -> None:
-        self._close_all("stream thread died", now_ms)
-        self._stop_everything()
-
-    def _stop_everything(self) -> None:
-        self.state = ClientPhase.STOPPED
-        for key in (
-            "heartbeat",
-            "session",
-            "retry",
-            "request-timeout",
-            "find-coordinator",
-            "probing-rebalance",
-        ):
-            self._cancel(key)
-
-    # ------------------------------------------------------------------ effect helpers
-
-    def _take(self) -> list[Effect]:
-        effects, self._fx = self._fx, []
-        return effects
-
-    def _send(self, message: object) -> None:
-        self._fx.append(Send(COORDINATOR_ADDRESS, message))
-
-    def _set(self, key: str, at_ms: int) -> None:
-        self._fx.append(SetTimer(key, at_ms))
-
-    def _cancel(self, key: str) -> None:
-        self._fx.append(CancelTimer(key))
-
-    def _log(self, kind: str, **fields: object) -> None:
-        fields["member"] = self.name
-        self._fx.append(Log(kind, fields))

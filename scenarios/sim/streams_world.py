@@ -28,7 +28,7 @@ import trio.testing
 
 from coordinator.group import GroupCoordinator
 from members.assignors.streams import TaskId
-from members.streams_client import COORDINATOR_ADDRESS, ClientPhase, StreamsClient
+from members.streams_client import COORDINATOR_ADDRESS, MemberState, StreamsClient
 from members.streams_state import StoreState
 from protocol.effects import CancelTimer, Effect, Log, Send, SetTimer
 from scenarios.check.invariants import InvariantChecker
@@ -209,7 +209,7 @@ class StreamsWorld:
                 self.log.emit(self.now_ms, effect.kind, **fields)
         if owner != COORDINATOR_ADDRESS:
             client = self.clients.get(owner)
-            if client is not None and client.state == ClientPhase.STOPPED:
+            if client is not None and client.state is MemberState.STOPPED:
                 self._retire(owner)
 
     def _send(self, source: str, dest: str, message: Any) -> None:

@@ -1,0 +1,683 @@
+"""Kafka's group client, ``AbstractCoordinator``, once: the half every group member shares.
+
+A Kafka Connect worker (``WorkerCoordinator``) and a Kafka Streams client
+(``ConsumerCoordinator``) are both members of a classic group. What they share lives here:
+the member states and their transition table, FindCoordinator, JoinGroup, SyncGroup,
+Heartbeat and LeaveGroup with their timers, losing and rediscovering the coordinator, and
+the generation bookkeeping. What differs is behind hooks named as Kafka's:
+
+* :meth:`GroupClient.metadata` — the protocols and metadata of a JoinGroup
+  (``AbstractCoordinator.metadata()``);
+* :meth:`GroupClient.on_join_prepare` — before a JoinGroup (``onJoinPrepare``); returns False
+  when the member must first finish blocking work and will call :meth:`send_join` itself;
+* :meth:`GroupClient.perform_assignment` — the leader's assignor (``onLeaderElected`` /
+  ``performAssignment``);
+* :meth:`GroupClient.decode_assignment` and :meth:`GroupClient.on_join_complete` — the
+  SyncGroup answer (``onJoinComplete``);
+* :meth:`GroupClient.on_partitions_lost` — fenced: the generation is gone
+  (``ConsumerCoordinator.onPartitionsLost``; Connect keeps running, KAFKA-9184's window);
+* :meth:`GroupClient.on_leave` — the process stops (clean shutdown, crash, fatal error).
+
+Sans-IO: every entry point takes the virtual time ``now_ms`` and returns the effects to carry
+out (:mod:`protocol.effects`), in order. Timer keys owned here: ``heartbeat``, ``session``,
+``request-timeout``, ``retry``, ``find-coordinator``, ``poll``.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import ClassVar
+
+import msgspec
+
+from protocol.effects import CancelTimer, Effect, Log, Send, SetTimer
+from protocol.group import (
+    UNKNOWN_GENERATION_ID,
+    UNKNOWN_MEMBER_ID,
+    ErrorCode,
+    FindCoordinatorRequest,
+    FindCoordinatorResponse,
+    HeartbeatRequest,
+    HeartbeatResponse,
+    JoinGroupRequest,
+    JoinGroupResponse,
+    LeaveGroupRequest,
+    LeaveGroupResponse,
+    SyncGroupRequest,
+    SyncGroupResponse,
+)
+from protocol.primitives import DecodeError
+
+__all__ = [
+    "COORDINATOR_ADDRESS",
+    "GroupClient",
+    "GroupTimeouts",
+    "IllegalMemberTransition",
+    "MemberState",
+    "PollStall",
+    "VALID_PREVIOUS_STATES",
+]
+
+#: Network address of the group coordinator.
+COORDINATOR_ADDRESS = "coordinator"
+#: ``retry.backoff.ms`` default: wait before retrying a failed JoinGroup.
+RETRY_BACKOFF_MS = 100
+#: ``AbstractCoordinator.JOIN_GROUP_TIMEOUT_LAPSE``: a JoinGroup waits the rebalance timeout
+#: plus this before the client gives up on it.
+JOIN_GROUP_TIMEOUT_LAPSE_MS = 5_000
+#: How often an unreachable coordinator is looked up again (FindCoordinator round trips).
+FIND_COORDINATOR_RETRY_MS = 1_000
+
+#: JoinGroup errors after which ``AbstractCoordinator`` throws out of ``poll()``: the thread
+#: that polls (the Connect herder, the Streams stream thread) dies with it.
+FATAL_JOIN_ERRORS = frozenset(
+    {
+        ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
+        ErrorCode.INVALID_SESSION_TIMEOUT,
+        ErrorCode.INVALID_GROUP_ID,
+        ErrorCode.GROUP_MAX_SIZE_REACHED,
+        ErrorCode.FENCED_INSTANCE_ID,
+    }
+)
+#: Errors meaning "this broker is not (or no longer) the group coordinator": rediscover it.
+COORDINATOR_ERRORS = frozenset({ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_NOT_AVAILABLE})
+
+
+class MemberState(enum.Enum):
+    """``AbstractCoordinator.MemberState`` plus the process lifecycle (STOPPED).
+
+    * UNJOINED — no generation; a JoinGroup is sent when a rejoin is needed and the member
+      polls. *transition:* → PREPARING_REBALANCE (JoinGroup sent), → STOPPED.
+    * PREPARING_REBALANCE — a JoinGroup is in flight. *transition:* → COMPLETING_REBALANCE
+      (joined), → UNJOINED (error or timeout), → STOPPED.
+    * COMPLETING_REBALANCE — joined, SyncGroup in flight, heartbeating. *transition:* → STABLE
+      (assignment received), → UNJOINED (error, fenced, timeout), → STOPPED.
+    * STABLE — member of the generation, heartbeating. *transition:* → PREPARING_REBALANCE
+      (rejoin), → UNJOINED (fenced, poll timeout), → STOPPED.
+    * STOPPED — the process is gone; nothing leaves this state.
+    """
+
+    UNJOINED = "UNJOINED"
+    PREPARING_REBALANCE = "PREPARING_REBALANCE"
+    COMPLETING_REBALANCE = "COMPLETING_REBALANCE"
+    STABLE = "STABLE"
+    STOPPED = "STOPPED"
+
+
+_UNJOINED = MemberState.UNJOINED
+_PREPARING = MemberState.PREPARING_REBALANCE
+_COMPLETING = MemberState.COMPLETING_REBALANCE
+_STABLE = MemberState.STABLE
+_STOPPED = MemberState.STOPPED
+_IN_GENERATION = (_COMPLETING, _STABLE)
+
+#: target state -> the states it may be entered from (as ``ClassicGroupState`` declares its
+#: ``validPreviousStates``). UNJOINED from UNJOINED is ``resetStateAndGeneration`` on a member
+#: that had not joined (a poll timeout while rejoining).
+VALID_PREVIOUS_STATES: dict[MemberState, frozenset[MemberState]] = {
+    _UNJOINED: frozenset({_UNJOINED, _PREPARING, _COMPLETING, _STABLE}),
+    _PREPARING: frozenset({_UNJOINED, _STABLE}),
+    _COMPLETING: frozenset({_PREPARING}),
+    _STABLE: frozenset({_COMPLETING}),
+    _STOPPED: frozenset({_UNJOINED, _PREPARING, _COMPLETING, _STABLE}),
+}
+
+
+class PollStall(msgspec.Struct, frozen=True):
+    """A fault: the member's polling thread (the Connect herder, the Streams stream thread)
+    blocks for ``stall_ms`` virtual ms; the heartbeat thread goes on."""
+
+    stall_ms: int
+
+
+class IllegalMemberTransition(RuntimeError):
+    """A member state change the transition table forbids (a groupsim bug, never input)."""
+
+
+class GroupTimeouts:
+    """The group client's timeouts, virtual ms (``GroupRebalanceConfig`` and the client's
+    ``request.timeout.ms``; Connect's and the consumer's defaults differ)."""
+
+    __slots__ = (
+        "session_timeout_ms",
+        "heartbeat_interval_ms",
+        "rebalance_timeout_ms",
+        "request_timeout_ms",
+    )
+
+    def __init__(
+        self,
+        *,
+        session_timeout_ms: int,
+        heartbeat_interval_ms: int,
+        rebalance_timeout_ms: int,
+        request_timeout_ms: int,
+    ) -> None:
+        self.session_timeout_ms = session_timeout_ms
+        self.heartbeat_interval_ms = heartbeat_interval_ms
+        self.rebalance_timeout_ms = rebalance_timeout_ms
+        self.request_timeout_ms = request_timeout_ms
+
+
+class GroupClient:
+    """One classic-group member's ``AbstractCoordinator`` (see the module docstring).
+
+    Args:
+        name: the member's name: its ``client.id`` and, in the log, ``member``.
+        group_id: the group (Connect ``group.id``, Streams ``application.id``).
+        protocol_type: ``connect`` or ``consumer``.
+        timeouts: session, heartbeat, rebalance and request timeouts (virtual ms).
+        address: where responses reach this incarnation (defaults to ``name``).
+        log_heartbeats: also log heartbeat requests and responses.
+
+    Entry points, each returning effects: :meth:`start`, :meth:`handle` (a delivered message),
+    :meth:`fire` (a due timer), :meth:`crash`. Subclasses add their own shutdown.
+    """
+
+    #: Exceptions of :meth:`perform_assignment` that end the member (the assignor throws out
+    #: of ``poll()`` in Kafka and the polling thread dies).
+    ASSIGNOR_ERRORS: ClassVar[tuple[type[Exception], ...]] = (DecodeError,)
+    #: Timers that are part of the member's own work and are not logged when they fire.
+    SILENT_TIMER_PREFIXES: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        group_id: str,
+        protocol_type: str,
+        timeouts: GroupTimeouts,
+        address: str | None = None,
+        log_heartbeats: bool = False,
+    ) -> None:
+        self.name = name
+        self.address = address or name
+        self.group_id = group_id
+        self.protocol_type = protocol_type
+        self.timeouts = timeouts
+        self.log_heartbeats = log_heartbeats
+
+        self.state = _UNJOINED
+        self.member_id = UNKNOWN_MEMBER_ID
+        self.generation = UNKNOWN_GENERATION_ID
+        self.leader_id: str | None = None
+        self.rejoin_needed = True
+        self.rejoin_reason = "start-up"
+        # AbstractCoordinator.coordinatorUnknown(): found at start-up (the runtime's bootstrap).
+        self.coordinator_known = True
+        self._leaving = False
+        self._heartbeat_in_flight = False
+        self._heartbeat_generation = UNKNOWN_GENERATION_ID
+        self._fx: list[Effect] = []
+
+    # ------------------------------------------------------------------ hooks
+
+    def metadata(self, now_ms: int) -> tuple[tuple[str, bytes], ...]:
+        """``AbstractCoordinator.metadata()``: the JoinGroup's (protocol name, metadata) list,
+        in preference order."""
+        raise NotImplementedError
+
+    def on_join_prepare(self, now_ms: int) -> bool:
+        """``onJoinPrepare``: run before a JoinGroup. Return False to send it later (the member
+        calls :meth:`send_join` once its blocking work is done)."""
+        return True
+
+    def perform_assignment(
+        self, response: JoinGroupResponse, now_ms: int
+    ) -> tuple[tuple[str, bytes], ...]:
+        """The leader's assignor over ``response.members``: (member id, assignment) pairs.
+
+        Raises:
+            one of :attr:`ASSIGNOR_ERRORS`: a member's metadata cannot be read.
+        """
+        raise NotImplementedError
+
+    def decode_assignment(self, data: bytes) -> object:
+        """Decode this member's SyncGroup assignment.
+
+        Raises:
+            DecodeError: malformed bytes (the member's polling thread dies).
+        """
+        raise NotImplementedError
+
+    def on_join_complete(self, assignment: object, protocol_name: str, now_ms: int) -> None:
+        """``onJoinComplete``: act on a decoded assignment; call :meth:`complete_join` at the
+        point where the member is STABLE."""
+        raise NotImplementedError
+
+    def on_partitions_lost(self, reason: str, now_ms: int) -> None:
+        """The member was fenced (unknown member id, illegal generation): what it owned is
+        lost. Default: nothing (Connect workers keep running their work)."""
+
+    def on_coordinator_unknown(self, now_ms: int) -> None:
+        """Called once when the coordinator becomes unknown, before it is looked up again."""
+
+    def on_coordinator_found(self, now_ms: int) -> None:
+        """Called once when the coordinator is found again."""
+
+    def on_timer(self, key: str, now_ms: int) -> None:
+        """A due timer of the member's own (logged as ``timer_fired`` before this call)."""
+
+    def on_silent_timer(self, key: str, now_ms: int) -> None:
+        """A due timer whose key starts with one of :attr:`SILENT_TIMER_PREFIXES`."""
+
+    def on_message(self, message: object, now_ms: int) -> None:
+        """A delivered message that is not a group response."""
+
+    def on_crash(self, now_ms: int) -> None:
+        """The process dies: stop everything it runs at once (log what stops)."""
+
+    def on_fatal(self, now_ms: int) -> None:
+        """The polling thread died (a fatal error): stop everything it runs."""
+
+    def poll_blocked(self) -> bool:
+        """True while the member's polling thread is busy and cannot send a JoinGroup."""
+        return False
+
+    def extra_timer_keys(self) -> tuple[str, ...]:
+        """The member's own timer keys, cancelled when it stops."""
+        return ()
+
+    # ------------------------------------------------------------------ entry points
+
+    def start(self, now_ms: int) -> list[Effect]:
+        """The process starts: begin joining the group."""
+        self.maybe_rejoin(now_ms)
+        return self._take()
+
+    def handle(self, message: object, now_ms: int) -> list[Effect]:
+        """Process a message delivered to this member."""
+        if self.state is _STOPPED:
+            return []
+        kind = type(message)
+        if kind is HeartbeatResponse:
+            self._on_heartbeat_response(message, now_ms)  # type: ignore[arg-type]
+        elif kind is JoinGroupResponse:
+            self._on_join_response(message, now_ms)  # type: ignore[arg-type]
+        elif kind is SyncGroupResponse:
+            self._on_sync_response(message, now_ms)  # type: ignore[arg-type]
+        elif kind is FindCoordinatorResponse:
+            self._on_find_coordinator_response(message, now_ms)  # type: ignore[arg-type]
+        elif kind is not LeaveGroupResponse:
+            self.on_message(message, now_ms)
+        return self._take()
+
+    def fire(self, key: str, now_ms: int) -> list[Effect]:
+        """A timer this member armed is due."""
+        if self.state is _STOPPED:
+            return []
+        if key == "heartbeat":
+            self._send_heartbeat(now_ms)
+        elif key.startswith(self.SILENT_TIMER_PREFIXES):
+            self.on_silent_timer(key, now_ms)
+        else:
+            self._log("timer_fired", key=key)
+            if key == "retry":
+                self.maybe_rejoin(now_ms)
+            elif key == "session":
+                # Heartbeat.sessionTimerExpired: "session timed out without receiving a
+                # heartbeat response" marks the coordinator unknown.
+                if self.state in _IN_GENERATION:
+                    self._coordinator_unknown("session timed out", now_ms)
+            elif key == "request-timeout":
+                self._on_request_timeout(now_ms)
+            elif key == "find-coordinator":
+                if not self.coordinator_known:
+                    self._find_coordinator(now_ms)
+            elif key == "poll":
+                self._on_poll_timeout(now_ms)
+            else:
+                self.on_timer(key, now_ms)
+        return self._take()
+
+    def crash(self, now_ms: int) -> list[Effect]:
+        """The process dies: no LeaveGroup; everything it ran stops at once."""
+        if self.state is _STOPPED:
+            return []
+        self.on_crash(now_ms)
+        self._log("member_crash")
+        self._stop_everything()
+        return self._take()
+
+    # ------------------------------------------------------------------ joining
+
+    def maybe_rejoin(self, now_ms: int) -> None:
+        """Send JoinGroup if a rejoin is needed and the member is free to poll
+        (``AbstractCoordinator.ensureActiveGroup``)."""
+        if (
+            not self.rejoin_needed
+            or self._leaving
+            or self.state not in (_UNJOINED, _STABLE)
+            or not self.coordinator_known
+            or self.poll_blocked()
+        ):
+            return
+        if self.on_join_prepare(now_ms):
+            self.send_join(now_ms)
+
+    def request_rejoin(self, reason: str, now_ms: int) -> None:
+        """``AbstractCoordinator.requestRejoin``: join again as soon as the member polls."""
+        if not self.rejoin_needed:
+            self.rejoin_needed = True
+            self.rejoin_reason = reason
+        self.maybe_rejoin(now_ms)
+
+    def send_join(self, now_ms: int) -> None:
+        """``sendJoinGroupRequest``: the JoinGroup with :meth:`metadata`, under the rebalance
+        timeout plus ``JOIN_GROUP_TIMEOUT_LAPSE``."""
+        if self._leaving:
+            return  # shutting down: the revocation that preceded this was the last act
+        protocols = self.metadata(now_ms)
+        self._transition(_PREPARING)
+        self._cancel("heartbeat")
+        self._cancel("session")
+        timeouts = self.timeouts
+        self._set(
+            "request-timeout",
+            now_ms + timeouts.rebalance_timeout_ms + JOIN_GROUP_TIMEOUT_LAPSE_MS,
+        )
+        self._log(
+            "join_group_request",
+            member_id=self.member_id,
+            protocols=[name for name, _ in protocols],
+            reason=self.rejoin_reason,
+        )
+        self._send(
+            JoinGroupRequest(
+                group_id=self.group_id,
+                member_id=self.member_id,
+                protocol_type=self.protocol_type,
+                protocols=protocols,
+                session_timeout_ms=timeouts.session_timeout_ms,
+                rebalance_timeout_ms=timeouts.rebalance_timeout_ms,
+                client_id=self.name,
+                reason=self.rejoin_reason,
+            )
+        )
+
+    def _on_join_response(self, response: JoinGroupResponse, now_ms: int) -> None:
+        """``JoinGroupResponseHandler``."""
+        if self.state is not _PREPARING:
+            return
+        self._cancel("request-timeout")
+        error = response.error
+        self._log(
+            "join_group_response",
+            member_id=response.member_id or self.member_id,
+            error=error.name,
+            generation=response.generation_id,
+            protocol=response.protocol_name,
+            leader_id=response.leader,
+            is_leader=error == ErrorCode.NONE and response.leader == response.member_id,
+        )
+        if error == ErrorCode.NONE:
+            self._on_joined(response, now_ms)
+            return
+        self._transition(_UNJOINED)
+        if error == ErrorCode.MEMBER_ID_REQUIRED:
+            # KIP-394: adopt the id the coordinator made for us and join again at once.
+            self.member_id = response.member_id
+            self.maybe_rejoin(now_ms)
+        elif error == ErrorCode.UNKNOWN_MEMBER_ID:
+            self._reset_generation(reset_member_id=True)
+            self.on_partitions_lost("unknown member id", now_ms)
+            self.maybe_rejoin(now_ms)
+        elif error == ErrorCode.REBALANCE_IN_PROGRESS:
+            self.maybe_rejoin(now_ms)
+        elif error in FATAL_JOIN_ERRORS:
+            self._log("member_fatal", error=error.name)
+            self.fail(now_ms)
+        elif error in COORDINATOR_ERRORS:
+            self._coordinator_unknown(f"JoinGroup: {error.name}", now_ms)
+        else:  # coordinator moving or loading: back off and retry
+            self._set("retry", now_ms + RETRY_BACKOFF_MS)
+
+    def _on_joined(self, response: JoinGroupResponse, now_ms: int) -> None:
+        """Joined generation ``response.generation_id``: assign (leader), then SyncGroup."""
+        self.member_id = response.member_id
+        self.generation = response.generation_id
+        self.leader_id = response.leader
+        self._transition(_COMPLETING)
+        self._arm_heartbeat(now_ms)
+        self._set("session", now_ms + self.timeouts.session_timeout_ms)
+        is_leader = response.leader == response.member_id
+        assignments: tuple[tuple[str, bytes], ...] = ()
+        if is_leader:
+            try:
+                assignments = self.perform_assignment(response, now_ms)
+            except self.ASSIGNOR_ERRORS as exc:
+                # A member's metadata cannot be read: the assignor throws out of poll() and
+                # the leader's polling thread dies with it.
+                self._log("member_fatal", error=f"assignor failed: {exc}")
+                self.fail(now_ms)
+                return
+        self._log(
+            "sync_group_request",
+            member_id=self.member_id,
+            generation=self.generation,
+            is_leader=is_leader,
+        )
+        self._set("request-timeout", now_ms + self.timeouts.request_timeout_ms)
+        self._send(
+            SyncGroupRequest(
+                group_id=self.group_id,
+                member_id=self.member_id,
+                generation_id=self.generation,
+                protocol_type=self.protocol_type,
+                protocol_name=response.protocol_name,
+                assignments=assignments,
+            )
+        )
+
+    def _on_sync_response(self, response: SyncGroupResponse, now_ms: int) -> None:
+        """``SyncGroupResponseHandler``, then ``onJoinComplete``."""
+        if self.state is not _COMPLETING:
+            return
+        self._cancel("request-timeout")
+        error = response.error
+        self._log(
+            "sync_group_response",
+            member_id=self.member_id,
+            generation=self.generation,
+            error=error.name,
+        )
+        if error != ErrorCode.NONE:
+            self._transition(_UNJOINED)
+            if error == ErrorCode.UNKNOWN_MEMBER_ID:
+                self._reset_generation(reset_member_id=True)
+                self.on_partitions_lost("unknown member id", now_ms)
+            elif error == ErrorCode.ILLEGAL_GENERATION:
+                self._reset_generation(reset_member_id=False)
+                self.on_partitions_lost("illegal generation", now_ms)
+            elif error in COORDINATOR_ERRORS:
+                self._coordinator_unknown(f"SyncGroup: {error.name}", now_ms)
+            self.request_rejoin(f"SyncGroup failed: {error.name}", now_ms)
+            return
+        try:
+            assignment = self.decode_assignment(response.assignment)
+        except DecodeError as exc:
+            # onJoinComplete throws out of poll(): the polling thread dies (Connect's
+            # DistributedHerder: "Uncaught exception in herder work thread, exiting").
+            self._log("member_fatal", error=f"unreadable assignment: {exc}")
+            self.fail(now_ms)
+            return
+        self.on_join_complete(assignment, response.protocol_name or "default", now_ms)
+
+    def complete_join(self) -> None:
+        """The member is STABLE in its generation; no rejoin is pending."""
+        self._transition(_STABLE)
+        self.rejoin_needed = False
+
+    def _reset_generation(self, *, reset_member_id: bool) -> None:
+        """``resetGenerationOnResponseError``: forget the generation (and the member id)."""
+        self.generation = UNKNOWN_GENERATION_ID
+        if reset_member_id:
+            self.member_id = UNKNOWN_MEMBER_ID
+        self._cancel("heartbeat")
+        self._cancel("session")
+
+    # ------------------------------------------------------------------ heartbeats
+
+    def _arm_heartbeat(self, now_ms: int) -> None:
+        self._set("heartbeat", now_ms + self.timeouts.heartbeat_interval_ms)
+
+    def _send_heartbeat(self, now_ms: int) -> None:
+        """The heartbeat thread: one Heartbeat in flight at a time, every interval."""
+        if self.state not in _IN_GENERATION or not self.coordinator_known:
+            return
+        self._arm_heartbeat(now_ms)
+        if self._heartbeat_in_flight:
+            return
+        self._heartbeat_in_flight = True
+        self._heartbeat_generation = self.generation
+        if self.log_heartbeats:
+            self._log("heartbeat_request", member_id=self.member_id, generation=self.generation)
+        self._send(
+            HeartbeatRequest(
+                group_id=self.group_id, member_id=self.member_id, generation_id=self.generation
+            )
+        )
+
+    def _on_heartbeat_response(self, response: HeartbeatResponse, now_ms: int) -> None:
+        """``HeartbeatResponseHandler``."""
+        self._heartbeat_in_flight = False
+        error = response.error
+        if self.log_heartbeats:
+            self._log(
+                "heartbeat_response",
+                member_id=self.member_id,
+                generation=self.generation,
+                error=error.name,
+            )
+        if error == ErrorCode.NONE:
+            if self.state in _IN_GENERATION:
+                self._set("session", now_ms + self.timeouts.session_timeout_ms)
+            return
+        if error == ErrorCode.REBALANCE_IN_PROGRESS:
+            # Only a stable member rejoins; during a rebalance this counts as a success.
+            if self.state is _STABLE:
+                self.request_rejoin("group is rebalancing", now_ms)
+            else:
+                self._set("session", now_ms + self.timeouts.session_timeout_ms)
+            return
+        if error in COORDINATOR_ERRORS:
+            self._coordinator_unknown(f"Heartbeat: {error.name}", now_ms)
+            return
+        if error in (ErrorCode.ILLEGAL_GENERATION, ErrorCode.UNKNOWN_MEMBER_ID):
+            # Stale errors (for a generation we already left) are ignored.
+            if self._heartbeat_generation != self.generation:
+                return
+            if self.state in _IN_GENERATION:
+                self._transition(_UNJOINED)
+                self._reset_generation(reset_member_id=error == ErrorCode.UNKNOWN_MEMBER_ID)
+                self.on_partitions_lost(f"heartbeat failed: {error.name}", now_ms)
+                self.request_rejoin(f"heartbeat failed: {error.name}", now_ms)
+
+    # ------------------------------------------------------------------ the coordinator
+
+    def _coordinator_unknown(self, reason: str, now_ms: int) -> None:
+        """``markCoordinatorUnknown``: stop heartbeating and look the coordinator up again."""
+        if not self.coordinator_known:
+            return
+        self.coordinator_known = False
+        self._heartbeat_in_flight = False
+        self._log("coordinator_unknown", member_id=self.member_id, reason=reason)
+        self._cancel("heartbeat")
+        self._cancel("session")
+        self.on_coordinator_unknown(now_ms)
+        self._find_coordinator(now_ms)
+
+    def _find_coordinator(self, now_ms: int) -> None:
+        self._send(FindCoordinatorRequest(key=self.group_id))
+        self._set("find-coordinator", now_ms + FIND_COORDINATOR_RETRY_MS)
+
+    def _on_find_coordinator_response(self, response: FindCoordinatorResponse, now_ms: int) -> None:
+        if self.coordinator_known or response.error != ErrorCode.NONE:
+            return  # still unknown: the find-coordinator timer retries
+        self.coordinator_known = True
+        self._cancel("find-coordinator")
+        self.on_coordinator_found(now_ms)
+        self._log("coordinator_found", member_id=self.member_id)
+        if self.state in _IN_GENERATION:
+            # The heartbeat thread resumes; its answer says whether we are still a member.
+            self._set("session", now_ms + self.timeouts.session_timeout_ms)
+            self._send_heartbeat(now_ms)
+        self.maybe_rejoin(now_ms)
+
+    def _on_request_timeout(self, now_ms: int) -> None:
+        """A JoinGroup/SyncGroup went unanswered: Kafka treats it as a lost connection."""
+        if self.state not in (_PREPARING, _COMPLETING):
+            return
+        self._transition(_UNJOINED)
+        self.rejoin_needed = True
+        self.rejoin_reason = "request timed out"
+        self._coordinator_unknown("request timed out", now_ms)
+
+    def _on_poll_timeout(self, now_ms: int) -> None:
+        """``Heartbeat.pollTimer`` expired (the polling thread was blocked for longer than the
+        rebalance timeout): the heartbeat thread leaves the group (KAFKA-16056's path)."""
+        if self.member_id and self.state is not _UNJOINED:
+            self.leave_group("poll timeout expired", "consumer poll timeout has expired")
+        self._transition(_UNJOINED)
+        self._reset_generation(reset_member_id=True)
+        self.on_partitions_lost("poll timeout expired", now_ms)
+        self.rejoin_needed = True
+        self.rejoin_reason = "poll timeout expired"
+
+    # ------------------------------------------------------------------ leaving
+
+    def leave_group(self, reason: str, request_reason: str) -> None:
+        """``maybeLeaveGroup``: log and send a LeaveGroup for this member."""
+        self._log("leave_group", member_id=self.member_id, reason=reason)
+        self._send(
+            LeaveGroupRequest(
+                group_id=self.group_id,
+                member_ids=(self.member_id,),
+                reason=request_reason,
+            )
+        )
+
+    def fail(self, now_ms: int) -> None:
+        """The polling thread died: work stops abruptly and the member goes silent."""
+        self.on_fatal(now_ms)
+        self._stop_everything()
+
+    def _stop_everything(self) -> None:
+        self._transition(_STOPPED)
+        for key in (
+            "heartbeat",
+            "session",
+            "poll",
+            "retry",
+            "request-timeout",
+            "find-coordinator",
+            *self.extra_timer_keys(),
+        ):
+            self._cancel(key)
+
+    def _transition(self, target: MemberState) -> None:
+        """The one place the member state changes; raises on a move the table forbids."""
+        if self.state not in VALID_PREVIOUS_STATES[target]:
+            raise IllegalMemberTransition(
+                f"{self.name}: member state {self.state.name} cannot move to {target.name}"
+            )
+        self.state = target
+
+    # ------------------------------------------------------------------ effects
+
+    def _take(self) -> list[Effect]:
+        effects, self._fx = self._fx, []
+        return effects
+
+    def _send(self, message: object) -> None:
+        self._fx.append(Send(COORDINATOR_ADDRESS, message))
+
+    def _set(self, key: str, at_ms: int) -> None:
+        self._fx.append(SetTimer(key, at_ms))
+
+    def _cancel(self, key: str) -> None:
+        self._fx.append(CancelTimer(key))
+
+    def _log(self, kind: str, **fields: object) -> None:
+        fields["member"] = self.name
+        self._fx.append(Log(kind, fields))
