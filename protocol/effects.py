@@ -2,7 +2,7 @@
 
 Coordinator and members never perform I/O or read a clock. Their ``handle``/``fire`` methods
 take an input and the current virtual time and return a list of these values; the runtime
-(`scenarios.sim.world`) carries them out in list order. All times are virtual milliseconds.
+(`scenarios.sim.engine`) carries them out in list order. All times are virtual milliseconds.
 """
 
 from __future__ import annotations

@@ -42,13 +42,9 @@ from pathlib import Path
 from typing import Any
 
 from members.assignors.incremental_cooperative import exponential_backoff
-from scenarios.check.expect import evaluate
 from scenarios.check.invariants import KNOWN_ISSUES
-from scenarios.check.metrics import liveness_violations, summarize
-from scenarios.eventlog import EventLog
 from scenarios.input.loader import LoadedScenario, ScenarioError, loads_scenario
 from scenarios.sim.runner import RunResult, simulate
-from scenarios.sim.world import World
 
 __all__ = [
     "PROTOCOLS",
@@ -673,26 +669,9 @@ def failure_signature(result: RunResult) -> tuple[str, str] | None:
     return classify(result)[1]
 
 
-def simulate_sync(loaded: LoadedScenario, seed: int) -> RunResult:
-    """:func:`scenarios.sim.runner.simulate` without trio: the same world, driven by
-    :meth:`World.run_until` (the same single ``(time, seq)`` queue, so the same event log, as a
-    test checks), then the same end-of-run liveness check and ``[expect]`` evaluation. About a
-    quarter faster, which campaigns need; reproducers are verified with ``simulate`` itself."""
-    log = EventLog()
-    world = World(loaded, seed, log=log)
-    world.run_until()
-    summary = summarize(log.records)
-    for violation in liveness_violations(log.records, summary):
-        log.emit(world.now_ms, "violation", **violation)
-    log.emit(world.now_ms, "run_end")
-    summary = summarize(log.records)
-    return RunResult(
-        scenario=loaded.scenario.name,
-        seed=seed,
-        records=log.records,
-        summary=summary,
-        failures=evaluate(loaded.scenario.expect, summary),
-    )
+#: The same as :func:`scenarios.sim.runner.simulate` (the engine runs its own loop; there is no
+#: separate fast path any more). Kept for callers of the old name.
+simulate_sync = simulate
 
 
 def run_spec(spec: ChaosSpec, *, fast: bool = True) -> tuple[RunOutcome, RunResult]:

@@ -88,7 +88,6 @@ def run(
     from scenarios.input.loader import load_scenario, resolve_scenario
     from scenarios.input.streams import is_streams_scenario, load_streams_scenario
     from scenarios.sim.runner import simulate
-    from scenarios.sim.streams_world import simulate_streams
 
     try:
         name = scenario or FLAGSHIP
@@ -98,7 +97,7 @@ def run(
             scenario_name, default_seed = loaded_streams.name, loaded_streams.scenario.seed
             run_seed = default_seed if seed is None else seed
             with _progress("simulating") as advance:
-                result = simulate_streams(
+                result = simulate(
                     loaded_streams,
                     run_seed,
                     log_heartbeats=log_heartbeats or None,

@@ -19,7 +19,6 @@ that contain dots (``coordinator."group.initial.rebalance.delay.ms"``).
 from __future__ import annotations
 
 import heapq
-import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -32,12 +31,19 @@ from coordinator.config import COORDINATOR_CONFIG_KEYS, CoordinatorConfig
 from members.config import WorkerConfig
 from protocol.connect import ConfigError
 from scenarios.input import schema
+from scenarios.input.errors import (
+    ScenarioError,
+    Segment,
+    render_path,
+    translate_validation_error,
+)
 from scenarios.input.schema import Scenario
+from scenarios.input.steps import Planned
 
 __all__ = [
     "ScenarioError",
     "WorkerSpec",
-    "Step",
+    "Planned",
     "LoadedScenario",
     "load_scenario",
     "loads_scenario",
@@ -50,25 +56,7 @@ __all__ = [
 #: Default settle time after the last step: max scheduled.rebalance.max.delay.ms + this.
 SETTLE_MARGIN_MS = 120_000
 
-_Segment = str | int
-
-
-class ScenarioError(Exception):
-    """A scenario that cannot be loaded. ``str(err)`` is one line:
-    ``"<file>: <key path>: <problem>"`` (or ``"<file>: <problem>"`` when no key is involved).
-
-    Attributes:
-        file: the file name as shown (the base name of the path).
-        key_path: the TOML key path (``timeline[3].member``), or ``None``.
-        problem: what is wrong, one line.
-    """
-
-    def __init__(self, file: str, key_path: str | None, problem: str) -> None:
-        self.file = file
-        self.key_path = key_path
-        self.problem = " ".join(str(problem).split())
-        text = f"{file}: {key_path}: {self.problem}" if key_path else f"{file}: {self.problem}"
-        super().__init__(text)
+_Segment = Segment
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,92 +71,6 @@ class WorkerSpec:
     start_ms: int
     config: WorkerConfig
     raw_config: dict[str, Any]
-
-
-_RECORD_KEYS = (
-    "down_ms",
-    "clean",
-    "connector",
-    "tasks",
-    "name",
-    "duration_ms",
-    "direction",
-    "probability",
-    "extra_ms",
-    "stall_ms",
-)
-
-
-@dataclass(frozen=True, slots=True)
-class Step:
-    """One timeline step, ready to apply at ``at_ms`` (virtual ms).
-
-    Fields not used by an action are ``None``:
-
-    - ``join``: ``member``, ``config``/``raw_config`` (merged: for a new worker
-      ``cluster.config`` + overrides, else the worker's config so far + overrides),
-      ``overrides`` (the step's own ``config`` table).
-    - ``leave`` / ``crash``: ``member``.
-    - ``restart`` (also each expanded ``rolling_restart`` member): ``member``, merged
-      ``config``/``raw_config``, ``overrides``, ``down_ms`` (stop at ``at_ms``, start again at
-      ``at_ms + down_ms``), ``clean`` (LeaveGroup on shutdown, else a crash).
-    - ``add_connector`` / ``set_tasks``: ``connector``, ``tasks``. ``remove_connector``:
-      ``connector``.
-    - ``phase``: ``name``.
-    - ``partition``: ``member``, ``duration_ms`` (``None``: until a ``heal``). ``heal``:
-      ``member``.
-    - ``loss``: ``member``, ``direction`` (``"to_coordinator"``, ``"from_coordinator"`` or
-      ``"both"``), ``probability`` (0 < p ≤ 1), ``duration_ms``.
-    - ``latency``: ``member``, ``extra_ms``, ``duration_ms``.
-    - ``slow``: ``member``, ``stall_ms``.
-    - ``coordinator_failover``: ``down_ms`` (the group is reloaded ``down_ms`` later).
-
-    :attr:`end_ms` is when the step's effect is over (``at_ms`` plus ``down_ms``,
-    ``duration_ms`` or ``stall_ms``).
-
-    ``origin`` is the key path of the step in the file (``timeline[2]``, or
-    ``timeline[2].members[1]`` for an expanded rolling restart).
-    """
-
-    at_ms: int
-    action: str
-    origin: str
-    member: str | None = None
-    config: WorkerConfig | None = None
-    raw_config: dict[str, Any] | None = None
-    overrides: dict[str, Any] | None = None
-    down_ms: int | None = None
-    clean: bool | None = None
-    connector: str | None = None
-    tasks: int | None = None
-    name: str | None = None
-    duration_ms: int | None = None
-    direction: str | None = None
-    probability: float | None = None
-    extra_ms: int | None = None
-    stall_ms: int | None = None
-
-    @property
-    def end_ms(self) -> int:
-        """When this step's effect is over: ``at_ms`` + ``down_ms``/``duration_ms``/``stall_ms``."""
-        return self.at_ms + (self.down_ms or 0) + (self.duration_ms or 0) + (self.stall_ms or 0)
-
-    def record_fields(self) -> dict[str, Any]:
-        """The fields of this step's ``step`` event-log record (JSON-able, ``None``s left out):
-        ``action``, then ``member``, ``config`` (the step's overrides), ``down_ms``, ``clean``,
-        ``connector``, ``tasks``, ``name``, ``duration_ms``, ``direction``, ``probability``,
-        ``extra_ms``, ``stall_ms``, ``origin`` as they apply."""
-        out: dict[str, Any] = {"action": self.action}
-        if self.member is not None:
-            out["member"] = self.member
-        if self.overrides is not None:
-            out["config"] = self.overrides
-        for key in _RECORD_KEYS:
-            value = getattr(self, key)
-            if value is not None:
-                out[key] = value
-        out["origin"] = self.origin
-        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,7 +99,7 @@ class LoadedScenario:
     source: Path
     workers: list[WorkerSpec]
     connectors: dict[str, int]
-    steps: list[Step]
+    steps: list[Planned]
     settle_ms: int
     end_ms: int
     worker_names: list[str] = field(default_factory=list)
@@ -298,194 +200,9 @@ def loads_scenario(text: str, source: str | Path = "<string>") -> LoadedScenario
     try:
         scenario = msgspec.convert(raw, type=Scenario)
     except msgspec.ValidationError as exc:
-        key_path, problem = _translate_validation_error(str(exc), raw)
+        key_path, problem = translate_validation_error(str(exc), raw, Scenario)
         raise ScenarioError(file, key_path, problem) from None
     return _Builder(file, source, scenario).build()
-
-
-# --------------------------------------------------------------------------- key paths
-
-_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
-
-
-def _render_path(segments: list[_Segment]) -> str:
-    out: list[str] = []
-    for seg in segments:
-        if isinstance(seg, int):
-            out.append(f"[{seg}]")
-        else:
-            key = seg if _BARE_KEY.match(seg) else '"' + seg.replace('"', '\\"') + '"'
-            out.append(("." if out else "") + key)
-    return "".join(out)
-
-
-def _walk_msgspec_path(path: str, raw: Any) -> tuple[list[_Segment], Any]:
-    """Split msgspec's ``$.a.b[3].c`` into segments, using the raw data to keep dotted keys
-    (``$.coordinator.group.initial.rebalance.delay.ms``) whole. Returns (segments, value)."""
-    rest = path[1:] if path.startswith("$") else path
-    segments: list[_Segment] = []
-    cur: Any = raw
-    while rest:
-        if rest.startswith("["):
-            end = rest.index("]")
-            index = int(rest[1:end])
-            segments.append(index)
-            cur = cur[index] if isinstance(cur, list) and index < len(cur) else None
-            rest = rest[end + 1 :]
-            continue
-        if rest.startswith("."):
-            rest = rest[1:]
-        key = None
-        if isinstance(cur, dict):
-            for candidate in sorted(cur, key=len, reverse=True):
-                if rest == candidate or rest.startswith((candidate + ".", candidate + "[")):
-                    key = candidate
-                    break
-        if key is None:
-            match = re.match(r"[^.\[]+", rest)
-            key = match.group(0) if match else rest
-        segments.append(key)
-        cur = cur.get(key) if isinstance(cur, dict) else None
-        rest = rest[len(key) :]
-    return segments, cur
-
-
-def _type_at(segments: list[_Segment], raw: Any) -> Any:
-    """The msgspec.inspect type of the value at ``segments`` (a Struct for a table)."""
-    info: Any = msgspec.inspect.type_info(Scenario)
-    cur: Any = raw
-    for seg in segments:
-        info = _pick_struct(info, cur)
-        if isinstance(seg, int):
-            info = info.item_type if hasattr(info, "item_type") else None
-            cur = cur[seg] if isinstance(cur, list) and seg < len(cur) else None
-        elif isinstance(info, msgspec.inspect.StructType):
-            found = [f for f in info.fields if f.encode_name == seg]
-            info = found[0].type if found else None
-            cur = cur.get(seg) if isinstance(cur, dict) else None
-        elif isinstance(info, msgspec.inspect.DictType):
-            info = info.value_type
-            cur = cur.get(seg) if isinstance(cur, dict) else None
-        else:
-            return None
-    return _pick_struct(info, cur)
-
-
-def _pick_struct(info: Any, value: Any) -> Any:
-    """Resolve an Optional/tagged union to the member that applies to ``value``."""
-    if isinstance(info, msgspec.inspect.UnionType):
-        options = [t for t in info.types if not isinstance(t, msgspec.inspect.NoneType)]
-        if isinstance(value, dict):
-            for option in options:
-                if isinstance(option, msgspec.inspect.StructType) and (
-                    option.tag is None or option.tag == value.get(option.tag_field)
-                ):
-                    return option
-        if len(options) == 1:
-            return options[0]
-        for option in options:
-            if not isinstance(option, msgspec.inspect.StructType):
-                return option
-    return info
-
-
-_TYPE_WORDS = {
-    "int": "an integer",
-    "str": "a string",
-    "bool": "a boolean",
-    "float": "a float",
-    "object": "a table",
-    "array": "an array",
-    "null": "nothing",
-    "datetime": "a datetime",
-    "date": "a date",
-    "time": "a time",
-}
-
-
-def _describe(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return str(value)
-    if isinstance(value, str):
-        return repr(value)
-    if isinstance(value, dict):
-        return "a table"
-    if isinstance(value, list):
-        return "an array"
-    return type(value).__name__
-
-
-def _translate_validation_error(message: str, raw: dict[str, Any]) -> tuple[str | None, str]:
-    """msgspec's ``"<problem> - at `$.a[1].b`"`` → (``"a[1].b"``, readable problem)."""
-    text, sep, where = message.rpartition(" - at `")
-    if not sep:
-        text, where = message, "$`"
-    segments, value = _walk_msgspec_path(where.rstrip("`"), raw)
-
-    if m := re.fullmatch(r"Object missing required field `(.+)`", text):
-        key = m.group(1)
-        parent = _type_at(segments, raw)
-        if key == "action" and segments[:1] == ["timeline"]:
-            actions = ", ".join(schema.ACTIONS)
-            return _render_path([*segments, key]), f"missing required key (actions: {actions})"
-        what = "missing required key"
-        if isinstance(parent, msgspec.inspect.StructType) and parent.tag is not None:
-            what += f" for action {parent.tag!r}"
-        return _render_path([*segments, key]), what
-
-    if m := re.fullmatch(r"Object contains unknown field `(.+)`", text):
-        key = m.group(1)
-        parent = _type_at(segments, raw)
-        if isinstance(parent, msgspec.inspect.StructType):
-            known = ", ".join(f.encode_name for f in parent.fields)
-            if parent.tag is not None:
-                problem = f"not a key of action {parent.tag!r} (its keys: action, {known})"
-            else:
-                problem = f"unknown key (known: {known})"
-        else:
-            problem = "unknown key"
-        return _render_path([*segments, key]), problem
-
-    path = _render_path(segments) or None
-    if m := re.fullmatch(r"Invalid value '(.*)'", text):
-        if segments and segments[-1] == "action":
-            return path, f"unknown action {m.group(1)!r} (actions: {', '.join(schema.ACTIONS)})"
-        return path, f"invalid value {m.group(1)!r}"
-    if m := re.fullmatch(r"Invalid enum value '(.*)'", text):
-        info = _type_at(segments, raw)
-        if isinstance(info, msgspec.inspect.LiteralType):
-            allowed = ", ".join(str(v) for v in info.values)
-            return path, f"invalid value {m.group(1)!r} (expected one of: {allowed})"
-        return path, f"invalid value {m.group(1)!r}"
-    if m := re.fullmatch(r"Expected `(\w+)`, got `(\w+)`", text):
-        want, got = m.group(1), m.group(2)
-        got_text = _TYPE_WORDS.get(got, got)
-        if got in ("int", "float", "str", "bool"):
-            got_text = f"{got_text} ({_describe(value)})"
-        return path, f"expected {_TYPE_WORDS.get(want, want)}, got {got_text}"
-    if m := re.fullmatch(r"Expected `int` ([<>]=) (-?\d+)", text):
-        op, bound = m.group(1), int(m.group(2))
-        extra = " (a Java int)" if op == "<=" and bound == schema.INT_MAX else ""
-        if op == "<=" and bound == schema.INT64_MAX:
-            extra = " (2^63 - 1, the largest TOML integer)"
-        return path, f"expected an integer {op} {bound}{extra}, got {_describe(value)}"
-    if m := re.fullmatch(r"Expected `float` ([<>]=?) (\S+)", text):
-        info = _type_at(segments, raw)
-        low = getattr(info, "gt", None)
-        high = getattr(info, "le", None)
-        if low is not None and high is not None:
-            return path, f"expected a number > {low:g} and <= {high:g}, got {_describe(value)}"
-        return path, f"expected a number {m.group(1)} {m.group(2)}, got {_describe(value)}"
-    if re.fullmatch(r"Expected `str` matching regex '.*'", text):
-        return path, (
-            f"invalid name {_describe(value)} (use letters, digits, '.', '_' and '-', "
-            "starting with a letter or digit)"
-        )
-    if re.fullmatch(r"Expected `str` of length >= 1", text):
-        return path, "must not be empty"
-    return path, text[:1].lower() + text[1:]
 
 
 # --------------------------------------------------------------------------- semantics
@@ -515,7 +232,7 @@ class _Builder:
         self.max_delay_ms = 0
 
     def fail(self, segments: list[_Segment], problem: str) -> ScenarioError:
-        return ScenarioError(self.file, _render_path(segments) or None, problem)
+        return ScenarioError(self.file, render_path(segments) or None, problem)
 
     def config(
         self, merged: dict[str, Any], layer: list[_Segment], layer_keys: Mapping[str, Any]
@@ -631,7 +348,7 @@ class _Builder:
                     f"{cur} ms is earlier than timeline[{i - 1}].at_ms ({prev} ms): "
                     "write the steps in time order",
                 )
-        steps: list[Step] = []
+        steps: list[Planned] = []
         heap: list[tuple[int, int, int, Any]] = [
             (s.at_ms, i, 0, s) for i, s in enumerate(sc.timeline)
         ]
@@ -644,30 +361,24 @@ class _Builder:
                 self.expand_rolling(item, index, states, names, heap)
                 continue
             if isinstance(item, _RollingView):
+                restart = schema.Restart(
+                    at_ms=at_ms,
+                    member=item.members[sub - 1],
+                    config=item.config,
+                    down_ms=item.down_ms,
+                    clean=item.clean,
+                )
                 step = self.restart(
-                    at_ms,
-                    item.members[sub - 1],
-                    item.config,
-                    item.down_ms,
-                    item.clean,
+                    restart,
                     [*base, "members", sub - 1] if item.explicit else base,
                     base,
-                    f"{_render_path(base)}.members[{sub - 1}]",
+                    f"{render_path(base)}.members[{sub - 1}]",
                     states,
                     names,
                 )
             elif isinstance(item, schema.Restart):
                 step = self.restart(
-                    at_ms,
-                    item.member,
-                    item.config,
-                    item.down_ms,
-                    item.clean,
-                    [*base, "member"],
-                    base,
-                    _render_path(base),
-                    states,
-                    names,
+                    item, [*base, "member"], base, render_path(base), states, names
                 )
             elif isinstance(item, schema.Join):
                 step = self.join(item, base, states, names, base_raw)
@@ -677,20 +388,14 @@ class _Builder:
                 state.up_from = None
                 state.down_since = at_ms
                 state.down_how = "left" if action == "leave" else "crashed"
-                step = Step(at_ms, action, _render_path(base), member=item.member)
+                step = Planned(at_ms, item, render_path(base))
             elif isinstance(item, schema.AddConnector):
                 if item.connector in connectors:
                     raise self.fail(
                         [*base, "connector"], f"connector {item.connector!r} already exists"
                     )
                 connectors[item.connector] = item.tasks
-                step = Step(
-                    at_ms,
-                    "add_connector",
-                    _render_path(base),
-                    connector=item.connector,
-                    tasks=item.tasks,
-                )
+                step = Planned(at_ms, item, render_path(base))
             elif isinstance(item, schema.RemoveConnector | schema.SetTasks):
                 if item.connector not in connectors:
                     raise self.fail(
@@ -700,20 +405,11 @@ class _Builder:
                     )
                 if isinstance(item, schema.SetTasks):
                     connectors[item.connector] = item.tasks
-                    step = Step(
-                        at_ms,
-                        "set_tasks",
-                        _render_path(base),
-                        connector=item.connector,
-                        tasks=item.tasks,
-                    )
                 else:
                     del connectors[item.connector]
-                    step = Step(
-                        at_ms, "remove_connector", _render_path(base), connector=item.connector
-                    )
+                step = Planned(at_ms, item, render_path(base))
             elif isinstance(item, schema.Phase):
-                step = Step(at_ms, "phase", _render_path(base), name=item.name)
+                step = Planned(at_ms, item, render_path(base))
             else:
                 step = self.fault(item, base, states, names)
             if step.end_ms > schema.INT64_MAX:
@@ -756,44 +452,14 @@ class _Builder:
         base: list[_Segment],
         states: dict[str, _WorkerState],
         names: list[str],
-    ) -> Step:
+    ) -> Planned:
         """A fault step: ``partition``, ``heal``, ``loss``, ``latency``, ``slow`` (a known
         member, running or not: a fault is on its link or its herder, not its process) or
         ``coordinator_failover``."""
-        origin = _render_path(base)
-        if isinstance(item, schema.CoordinatorFailover):
-            return Step(item.at_ms, "coordinator_failover", origin, down_ms=item.down_ms)
-        member: str = item.member
-        if member not in states:
+        member = getattr(item, "member", None)
+        if member is not None and member not in states:
             raise self.unknown_worker(member, item.at_ms, [*base, "member"], names)
-        if isinstance(item, schema.Partition):
-            return Step(
-                item.at_ms, "partition", origin, member=member, duration_ms=item.duration_ms
-            )
-        if isinstance(item, schema.Heal):
-            return Step(item.at_ms, "heal", origin, member=member)
-        if isinstance(item, schema.Loss):
-            return Step(
-                item.at_ms,
-                "loss",
-                origin,
-                member=member,
-                direction=item.direction,
-                probability=item.probability,
-                duration_ms=item.duration_ms,
-            )
-        if isinstance(item, schema.Latency):
-            return Step(
-                item.at_ms,
-                "latency",
-                origin,
-                member=member,
-                extra_ms=item.extra_ms,
-                duration_ms=item.duration_ms,
-            )
-        if isinstance(item, schema.Slow):
-            return Step(item.at_ms, "slow", origin, member=member, stall_ms=item.stall_ms)
-        raise AssertionError(f"unhandled step {item!r}")  # pragma: no cover - closed union
+        return Planned(item.at_ms, item, render_path(base))
 
     def unknown_worker(
         self, member: str, at_ms: int, segments: list[_Segment], names: list[str]
@@ -831,7 +497,7 @@ class _Builder:
         states: dict[str, _WorkerState],
         names: list[str],
         base_raw: dict[str, Any],
-    ) -> Step:
+    ) -> Planned:
         state = states.get(item.member)
         if state is None:
             raw = {**base_raw, **item.config}
@@ -850,45 +516,23 @@ class _Builder:
             names.append(item.member)
         state.up_from = item.at_ms
         state.raw = raw
-        return Step(
-            item.at_ms,
-            "join",
-            _render_path(base),
-            member=item.member,
-            config=cfg,
-            raw_config=raw,
-            overrides=dict(item.config),
-        )
+        return Planned(item.at_ms, item, render_path(base), config=cfg, raw_config=raw)
 
     def restart(
         self,
-        at_ms: int,
-        member: str,
-        overrides: dict[str, Any],
-        down_ms: int,
-        clean: bool,
+        item: schema.Restart,
         member_path: list[_Segment],
         base: list[_Segment],
         origin: str,
         states: dict[str, _WorkerState],
         names: list[str],
-    ) -> Step:
-        state = self.running(member, at_ms, member_path, states, names)
-        raw = {**state.raw, **overrides}
-        cfg = self.config(raw, [*base, "config"], overrides)
+    ) -> Planned:
+        state = self.running(item.member, item.at_ms, member_path, states, names)
+        raw = {**state.raw, **item.config}
+        cfg = self.config(raw, [*base, "config"], item.config)
         state.raw = raw
-        state.up_from = at_ms + down_ms
-        return Step(
-            at_ms,
-            "restart",
-            origin,
-            member=member,
-            config=cfg,
-            raw_config=raw,
-            overrides=dict(overrides),
-            down_ms=down_ms,
-            clean=clean,
-        )
+        state.up_from = item.at_ms + item.down_ms
+        return Planned(item.at_ms, item, origin, config=cfg, raw_config=raw)
 
     def expand_rolling(
         self,

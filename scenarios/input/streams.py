@@ -31,14 +31,26 @@ from members.assignors.streams.model import STRATEGIES
 from members.streams_client import StreamsClientConfig
 from members.streams_state import StreamsTopology, Subtopology, process_uuid
 from protocol.streams_codec import LATEST_SUPPORTED_VERSION
-from scenarios.input.loader import ScenarioError, _translate_validation_error
-from scenarios.input.schema import INT64_MAX, CoordinatorSettings, NetworkSettings, NonNegInt
+from scenarios.input.errors import ScenarioError, translate_validation_error
+from scenarios.input.schema import (
+    INT64_MAX,
+    CoordinatorFailover,
+    CoordinatorSettings,
+    Heal,
+    Latency,
+    Loss,
+    NetworkSettings,
+    NonNegInt,
+    Partition,
+    Phase,
+    Slow,
+)
+from scenarios.input.steps import Planned
 
 __all__ = [
     "STREAMS_CONFIG_KEYS",
     "StreamsScenario",
     "ClientSpec",
-    "StreamsStep",
     "LoadedStreamsScenario",
     "is_streams_scenario",
     "load_streams_scenario",
@@ -133,11 +145,21 @@ class RestartStep(_Step, frozen=True, tag="restart"):
     latest_supported_version: int | None = None
 
 
-class PhaseStep(_Step, frozen=True, tag="phase"):
-    name: Annotated[str, Meta(min_length=1)]
-
-
-StepEntry = JoinStep | LeaveStep | CrashStep | RestartStep | PhaseStep
+#: A Streams timeline step: a client's lifecycle, a phase label, or any fault a Connect
+#: scenario accepts (faults name the client with ``member``).
+StepEntry = (
+    JoinStep
+    | LeaveStep
+    | CrashStep
+    | RestartStep
+    | Phase
+    | Partition
+    | Heal
+    | Loss
+    | Latency
+    | Slow
+    | CoordinatorFailover
+)
 
 
 class ClientAssignment(_Base, frozen=True):
@@ -194,38 +216,9 @@ class ClientSpec:
     state: dict[TaskId, int]
 
 
-@dataclass(frozen=True)
-class StreamsStep:
-    """A timeline step: ``action`` in join/leave/crash/restart/phase."""
-
-    at_ms: int
-    action: str
-    client: str | None = None
-    name: str | None = None
-    leave_group: bool = False
-    down_ms: int = 0
-    clean: bool = True
-    wipe_state: bool = False
-    latest_supported_version: int | None = None
-
-    def record_fields(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"action": self.action}
-        if self.client is not None:
-            out["member"] = self.client
-        if self.action == "phase":
-            out["name"] = self.name
-        if self.action == "leave" and self.leave_group:
-            out["leave_group"] = True
-        if self.action == "restart":
-            out.update(down_ms=self.down_ms, clean=self.clean, wipe_state=self.wipe_state)
-            if self.latest_supported_version is not None:
-                out["latest_supported_version"] = self.latest_supported_version
-        return out
-
-
 @dataclass
 class LoadedStreamsScenario:
-    """A validated Streams scenario (what :func:`scenarios.sim.streams_world.simulate_streams`
+    """A validated Streams scenario (what :func:`scenarios.sim.runner.simulate`
     runs).
 
     Attributes:
@@ -242,7 +235,7 @@ class LoadedStreamsScenario:
     source: Path
     clients: list[ClientSpec]
     topology: StreamsTopology
-    steps: list[StreamsStep]
+    steps: list[Planned]
     settle_ms: int
     end_ms: int
     coordinator_config: CoordinatorConfig = field(default_factory=CoordinatorConfig)
@@ -334,7 +327,7 @@ def loads_streams_scenario(text: str, source: str | Path = "<string>") -> Loaded
     try:
         scenario = msgspec.convert(raw, type=StreamsScenario)
     except msgspec.ValidationError as exc:
-        key_path, problem = _translate_validation_error(str(exc), raw)
+        key_path, problem = translate_validation_error(str(exc), raw, StreamsScenario)
         raise ScenarioError(file, key_path, problem) from None
     return _build(file, source, scenario)
 
@@ -528,39 +521,23 @@ def _build(file: str, source: Path, sc: StreamsScenario) -> LoadedStreamsScenari
             state[task] = lag
         clients.append(ClientSpec(client.name, config, client.start_ms, client.autostart, state))
 
-    steps: list[StreamsStep] = []
+    steps: list[Planned] = []
     for i, s in enumerate(sc.timeline):
-        who: str | None = getattr(s, "client", None)
-        if who is not None and who not in names:
-            raise _fail(file, f"timeline[{i}].client", f"no client named {who!r}")
-        if isinstance(s, PhaseStep):
-            steps.append(StreamsStep(s.at_ms, "phase", name=s.name))
-        elif isinstance(s, JoinStep):
-            steps.append(StreamsStep(s.at_ms, "join", who))
-        elif isinstance(s, LeaveStep):
-            steps.append(StreamsStep(s.at_ms, "leave", who, leave_group=s.leave_group))
-        elif isinstance(s, CrashStep):
-            steps.append(StreamsStep(s.at_ms, "crash", who))
-        else:
-            if s.latest_supported_version is not None:
-                _int(
-                    file,
-                    f"timeline[{i}].latest_supported_version",
-                    s.latest_supported_version,
-                    MIN_EMULATED_VERSION,
-                    LATEST_SUPPORTED_VERSION,
-                )
-            steps.append(
-                StreamsStep(
-                    s.at_ms,
-                    "restart",
-                    who,
-                    down_ms=s.down_ms,
-                    clean=s.clean,
-                    wipe_state=s.wipe_state,
-                    latest_supported_version=s.latest_supported_version,
-                )
+        origin = f"timeline[{i}]"
+        if isinstance(s, JoinStep | LeaveStep | CrashStep | RestartStep) and s.client not in names:
+            raise _fail(file, f"{origin}.client", f"no client named {s.client!r}")
+        member = getattr(s, "member", None)
+        if member is not None and member not in names:
+            raise _fail(file, f"{origin}.member", f"no client named {member!r}")
+        if isinstance(s, RestartStep) and s.latest_supported_version is not None:
+            _int(
+                file,
+                f"{origin}.latest_supported_version",
+                s.latest_supported_version,
+                MIN_EMULATED_VERSION,
+                LATEST_SUPPORTED_VERSION,
             )
+        steps.append(Planned(s.at_ms, s, origin))
     order = sorted(range(len(steps)), key=lambda k: (steps[k].at_ms, k))
     steps = [steps[k] for k in order]
 
@@ -586,7 +563,7 @@ def _build(file: str, source: Path, sc: StreamsScenario) -> LoadedStreamsScenari
     settle = sc.settle_ms if sc.settle_ms is not None else 5 * probing + 120_000
     last = max(
         [c.start_ms for c in clients if c.autostart]
-        + [s.at_ms + (s.down_ms if s.action == "restart" else 0) for s in steps]
+        + [s.end_ms for s in steps]
         + [0]
     )
     return LoadedStreamsScenario(

@@ -20,7 +20,7 @@ import pytest
 from scenarios.input.loader import library_dir, load_scenario
 from scenarios.input.streams import load_streams_scenario, streams_library_dir
 from scenarios.sim.runner import simulate
-from scenarios.sim.streams_world import simulate_streams
+from scenarios.sim.runner import simulate as simulate_streams
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "library_log_hashes.json"
 SEEDS = (1, 7)

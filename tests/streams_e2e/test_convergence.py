@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scenarios.input.streams import loads_streams_scenario
-from scenarios.sim.streams_world import simulate_streams
+from scenarios.sim.runner import simulate as simulate_streams
 
 PROBING_MS = 60_000
 

@@ -16,7 +16,7 @@ from scenarios.input.streams import (
     streams_library_dir,
     streams_library_names,
 )
-from scenarios.sim.streams_world import simulate_streams
+from scenarios.sim.runner import simulate as simulate_streams
 
 NAMES = streams_library_names()
 

@@ -21,7 +21,7 @@ from members.streams_state import (
 from protocol.streams_codec import decode_subscription
 from scenarios.input.loader import ScenarioError
 from scenarios.input.streams import load_streams_scenario, loads_streams_scenario
-from scenarios.sim.streams_world import simulate_streams
+from scenarios.sim.runner import simulate as simulate_streams
 
 TOPO = StreamsTopology([Subtopology(0, 2, True, changelog_records=100, changelog_rate=0)])
 NAME = "version-probing-rolling-upgrade"

@@ -1,0 +1,448 @@
+"""The one deterministic engine: a group coordinator, members of either kind, a network.
+
+Everything that happens goes through **one queue ordered by (virtual time, sequence number)**
+of typed events (:mod:`scenarios.sim.events`): message deliveries, timer firings, timeline
+steps, member starts. Ties at the same virtual time go in the order the events were scheduled,
+and every random choice (member ids, network jitter and loss) draws from one
+``random.Random(seed)``, so the same scenario and seed always give the same event log. The
+engine runs its own loop; nothing here depends on trio's task interleaving or on a clock.
+
+What differs between a Kafka Connect group and a Kafka Streams group — which members exist,
+how they start and stop, the Connect config topic — is the :class:`GroupKind` the engine
+hosts (:mod:`scenarios.sim.connect`, :mod:`scenarios.sim.streams`). The coordinator
+(:class:`coordinator.group.GroupCoordinator`), the member core
+(:class:`members.group_client.GroupClient`), the network with every fault, the timers and
+the invariant checker are shared.
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+import uuid
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from coordinator.group import GroupCoordinator
+from members.group_client import COORDINATOR_ADDRESS, GroupClient, MemberState, PollStall
+from protocol.effects import CancelTimer, Effect, Log, Send, SetTimer
+from protocol.group import (
+    ErrorCode,
+    FindCoordinatorRequest,
+    FindCoordinatorResponse,
+    HeartbeatRequest,
+    HeartbeatResponse,
+    JoinGroupRequest,
+    JoinGroupResponse,
+    LeaveGroupRequest,
+    LeaveGroupResponse,
+    SyncGroupRequest,
+    SyncGroupResponse,
+)
+from scenarios.check.invariants import InvariantChecker
+from scenarios.eventlog import LOG_VERSION, EventLog
+from scenarios.input import schema
+from scenarios.input import streams as streams_input
+from scenarios.input.steps import Planned
+from scenarios.sim.events import (
+    CoordinatorReload,
+    Deliver,
+    HealDue,
+    QueueEvent,
+    StartMember,
+    StepDue,
+    TimerDue,
+)
+from scenarios.sim.network import Network, member_name
+
+__all__ = ["Engine", "GroupKind"]
+
+#: What a broker that is not (or no longer) the coordinator answers each request with.
+_NOT_COORDINATOR: dict[type, Any] = {
+    JoinGroupRequest: JoinGroupResponse(error=ErrorCode.NOT_COORDINATOR),
+    SyncGroupRequest: SyncGroupResponse(error=ErrorCode.NOT_COORDINATOR),
+    HeartbeatRequest: HeartbeatResponse(error=ErrorCode.NOT_COORDINATOR),
+    LeaveGroupRequest: LeaveGroupResponse(error=ErrorCode.NOT_COORDINATOR),
+}
+
+_LEAVE = (schema.Leave, streams_input.LeaveStep)
+_RESTART = (schema.Restart, streams_input.RestartStep)
+
+
+class GroupKind(Protocol):
+    """What the engine needs from one kind of group (Connect workers or Streams clients).
+
+    ``loaded`` is the loaded scenario: ``scenario`` (its name, ``network``,
+    ``log_heartbeats``), ``steps`` (:class:`scenarios.input.steps.Planned`), ``end_ms`` and
+    ``coordinator_config``.
+    """
+
+    group_id: str
+    loaded: Any
+
+    def run_start_fields(self) -> dict[str, Any]:
+        """The kind's fields of the ``run_start`` record (after ``log_version``, ``scenario``,
+        ``seed``)."""
+
+    def plan(self, engine: Engine) -> list[tuple[int, str, Any]]:
+        """Prepare the run (initial config, state directories); return the initial member
+        starts as ``(at_ms, name, config)``."""
+
+    def new_member(self, engine: Engine, name: str, address: str, config: Any) -> GroupClient:
+        """A new incarnation of member ``name`` at ``address`` (``config`` from the start)."""
+
+    def start_config(self, engine: Engine, planned: Planned) -> Any:
+        """The config a ``join`` step starts its member with."""
+
+    def restart_config(self, engine: Engine, planned: Planned) -> Any:
+        """The config a ``restart`` step restarts its member with (and any state change the
+        restart makes, such as wiping a Streams state directory)."""
+
+    def shutdown(self, member: GroupClient, planned: Planned, now_ms: int) -> list[Effect]:
+        """A clean stop of ``member`` for a ``leave`` or clean ``restart`` step."""
+
+    def deliver(self, engine: Engine, dest: str, source: str, message: Any) -> bool:
+        """Deliver to an address that is not a member's (Connect's config topic, a worker's
+        REST address); False when ``dest`` is not the kind's."""
+
+    def apply_step(self, engine: Engine, planned: Planned) -> None:
+        """A timeline step only this kind has (Connect's connector changes)."""
+
+
+class Engine:
+    """A scenario in progress. Build it, then :meth:`run_until`.
+
+    Args:
+        kind: the kind of group and its loaded scenario.
+        seed: the run's seed; every random choice derives from it.
+        log: where records go (the invariant checker is subscribed to it here).
+        log_heartbeats: also log heartbeat requests and responses (default: the scenario's).
+
+    Attributes:
+        now_ms: the virtual time of the event being processed (virtual ms).
+        members: live members by address; ``addresses``: member name → current address.
+        end_ms: when the run ends.
+    """
+
+    def __init__(
+        self,
+        kind: GroupKind,
+        seed: int,
+        *,
+        log: EventLog | None = None,
+        log_heartbeats: bool | None = None,
+    ) -> None:
+        loaded = kind.loaded
+        scenario = loaded.scenario
+        self.kind = kind
+        self.seed = seed
+        self.rng = random.Random(seed)
+        self.log = log if log is not None else EventLog()
+        self.checker = InvariantChecker()
+        self.log.subscribe(self._check)
+        self._checking = False
+        self.log_heartbeats = scenario.log_heartbeats if log_heartbeats is None else log_heartbeats
+        self.network = Network(scenario.network.latency_ms, scenario.network.jitter_ms, self.rng)
+        self.now_ms = 0
+
+        self.coordinator = GroupCoordinator(
+            kind.group_id, loaded.coordinator_config, self._new_member_id
+        )
+        self.coordinator_up = True
+        self.members: dict[str, GroupClient] = {}  # address -> live member
+        self.addresses: dict[str, str] = {}  # name -> current address
+        self._incarnations: dict[str, int] = {}
+        self._pending_restart: dict[str, tuple[Any, int]] = {}
+
+        self._queue: list[tuple[int, int, QueueEvent]] = []
+        self._seq = 0
+        self._timers: dict[tuple[str, str], int] = {}
+        self.end_ms = self._plan()
+
+    # ------------------------------------------------------------------ set-up
+
+    def _plan(self) -> int:
+        loaded = self.kind.loaded
+        self.log.emit(
+            0,
+            "run_start",
+            log_version=LOG_VERSION,
+            scenario=loaded.scenario.name,
+            seed=self.seed,
+            **self.kind.run_start_fields(),
+        )
+        for at_ms, name, config in self.kind.plan(self):
+            self.push(at_ms, StartMember(name, config))
+        for planned in loaded.steps:
+            self.push(planned.at_ms, StepDue(planned))
+        return int(loaded.end_ms)
+
+    def _new_member_id(self, client_id: str) -> str:
+        return f"{client_id}-{uuid.UUID(int=self.rng.getrandbits(128), version=4)}"
+
+    # ------------------------------------------------------------------ queue
+
+    def push(self, at_ms: int, event: QueueEvent) -> None:
+        """Schedule ``event`` at virtual time ``at_ms``."""
+        self._seq += 1
+        heapq.heappush(self._queue, (at_ms, self._seq, event))
+
+    def next_time(self) -> int | None:
+        """Virtual time of the next queued event, or None when the queue is empty."""
+        return self._queue[0][0] if self._queue else None
+
+    def process_next(self) -> None:
+        """Pop the earliest event and carry it out."""
+        at_ms, _, event = heapq.heappop(self._queue)
+        self.now_ms = at_ms
+        match event:
+            case Deliver(dest, source, message):
+                self._deliver(dest, source, message)
+            case TimerDue(owner, key, token):
+                timers = self._timers
+                if timers.get((owner, key)) == token:
+                    del timers[(owner, key)]
+                    self._fire(owner, key)
+            case StepDue(planned):
+                self._apply_step(planned)
+            case StartMember(name, config):
+                self._start_member(name, config)
+            case HealDue(member):
+                self._heal(member)
+            case CoordinatorReload():
+                self._load_coordinator()
+
+    def run_until(
+        self, end_ms: int | None = None, *, on_progress: Callable[[int], None] | None = None
+    ) -> None:
+        """Process every event up to ``end_ms`` (default: the run's end); ``on_progress`` is
+        called with the virtual time every few thousand events."""
+        end = self.end_ms if end_ms is None else end_ms
+        queue = self._queue
+        processed = 0
+        while queue and queue[0][0] <= end:
+            self.process_next()
+            processed += 1
+            if on_progress is not None and processed & 0xFFF == 0:
+                on_progress(self.now_ms)
+        self.now_ms = max(self.now_ms, end)
+
+    # ------------------------------------------------------------------ dispatch
+
+    def _deliver(self, dest: str, source: str, message: Any) -> None:
+        now = self.now_ms
+        if dest == COORDINATOR_ADDRESS:
+            if type(message) is FindCoordinatorRequest:
+                up = self.coordinator_up
+                error = ErrorCode.NONE if up else ErrorCode.COORDINATOR_NOT_AVAILABLE
+                self.send(COORDINATOR_ADDRESS, source, FindCoordinatorResponse(error))
+            elif self.coordinator_up:
+                self.apply(COORDINATOR_ADDRESS, self.coordinator.handle(source, message, now))
+            else:  # the old coordinator's broker answers, the new one is still loading
+                reply = _NOT_COORDINATOR.get(type(message))
+                if reply is not None:
+                    self.send(COORDINATOR_ADDRESS, source, reply)
+        elif not self.kind.deliver(self, dest, source, message):
+            member = self.members.get(dest)
+            if member is not None:
+                self.apply(dest, member.handle(message, now))
+
+    def _fire(self, owner: str, key: str) -> None:
+        now = self.now_ms
+        if owner == COORDINATOR_ADDRESS:
+            if self.coordinator_up:
+                self.apply(owner, self.coordinator.fire(key, now))
+        else:
+            member = self.members.get(owner)
+            if member is not None:
+                self.apply(owner, member.fire(key, now))
+
+    def apply(self, owner: str, effects: list[Effect]) -> None:
+        """Carry out ``owner``'s effects in order; retire a member that stopped."""
+        for effect in effects:
+            kind = type(effect)
+            if kind is Send:
+                self.send(owner, effect.dest, effect.message)  # type: ignore[union-attr]
+            elif kind is SetTimer:
+                self._seq += 1
+                self._timers[(owner, effect.key)] = self._seq  # type: ignore[union-attr]
+                heapq.heappush(
+                    self._queue,
+                    (effect.at_ms, self._seq, TimerDue(owner, effect.key, self._seq)),  # type: ignore[union-attr]
+                )
+            elif kind is CancelTimer:
+                self._timers.pop((owner, effect.key), None)  # type: ignore[union-attr]
+            elif kind is Log:
+                fields = effect.fields  # type: ignore[union-attr]
+                if owner == COORDINATOR_ADDRESS:
+                    fields = _rename_members(fields)
+                self.log.emit(self.now_ms, effect.kind, **fields)  # type: ignore[union-attr]
+        if owner != COORDINATOR_ADDRESS:
+            member = self.members.get(owner)
+            if member is not None and member.state is MemberState.STOPPED:
+                self._retire(owner)
+
+    def send(self, source: str, dest: str, message: Any) -> None:
+        """Deliver ``message`` after the network's delay (dropped by a fault: not at all)."""
+        at = self.network.arrival_ms(source, dest, self.now_ms)
+        if at is not None:
+            self.push(at, Deliver(dest, source, message))
+
+    def _check(self, record: dict[str, Any]) -> None:
+        if self._checking or record["kind"] == "violation":
+            return
+        self._checking = True
+        try:
+            for violation in self.checker.feed(record):
+                self.log.emit(record["t_ms"], "violation", **violation)
+        finally:
+            self._checking = False
+
+    # ------------------------------------------------------------------ members
+
+    def _start_member(self, name: str, config: Any) -> None:
+        if name in self.addresses:
+            return  # already running: a join step for a live member does nothing
+        incarnation = self._incarnations.get(name, 0) + 1
+        self._incarnations[name] = incarnation
+        address = f"{name}#{incarnation}"
+        member = self.kind.new_member(self, name, address, config)
+        self.members[address] = member
+        self.addresses[name] = address
+        self.apply(address, member.start(self.now_ms))
+
+    def _retire(self, address: str) -> None:
+        """Forget a member whose process stopped; schedule its restart if one is pending."""
+        self.members.pop(address, None)
+        name = member_name(address)
+        if self.addresses.get(name) == address:
+            del self.addresses[name]
+        for key in [k for k in self._timers if k[0] == address]:
+            del self._timers[key]
+        restart = self._pending_restart.pop(name, None)
+        if restart is not None:
+            config, down_ms = restart
+            self.push(self.now_ms + down_ms, StartMember(name, config))
+
+    def _apply_step(self, planned: Planned) -> None:
+        self.log.emit(self.now_ms, "step", **planned.record_fields())
+        step = planned.step
+        match step:
+            case schema.Phase(name=name):
+                self.log.emit(self.now_ms, "phase", name=name)
+            case schema.Join() | streams_input.JoinStep():
+                self._start_member(planned.member or "", self.kind.start_config(self, planned))
+            case (
+                schema.Leave()
+                | schema.Crash()
+                | schema.Restart()
+                | streams_input.LeaveStep()
+                | streams_input.CrashStep()
+                | streams_input.RestartStep()
+            ):
+                self._stop_member(planned)
+            case (
+                schema.Partition()
+                | schema.Heal()
+                | schema.Loss()
+                | schema.Latency()
+                | schema.Slow()
+                | schema.CoordinatorFailover()
+            ):
+                self._apply_fault(planned)
+            case _:
+                self.kind.apply_step(self, planned)
+
+    def _stop_member(self, planned: Planned) -> None:
+        name = planned.member or ""
+        step = planned.step
+        address = self.addresses.get(name)
+        if isinstance(step, _RESTART):
+            config = self.kind.restart_config(self, planned)
+            if address is None:  # not running: just start it after the pause
+                self.push(self.now_ms + step.down_ms, StartMember(name, config))
+                return
+            self._pending_restart[name] = (config, step.down_ms)
+            clean = step.clean
+        else:
+            if address is None:
+                return
+            clean = isinstance(step, _LEAVE)
+        member = self.members[address]
+        if clean:
+            effects = self.kind.shutdown(member, planned, self.now_ms)
+        else:
+            effects = member.crash(self.now_ms)
+        self.apply(address, effects)
+
+    # ------------------------------------------------------------------ faults
+
+    def _apply_fault(self, planned: Planned) -> None:
+        """Inject a fault (DESIGN.md §6); each is a ``fault`` record in the log."""
+        step, now, network = planned.step, self.now_ms, self.network
+        member = getattr(step, "member", None)
+        fields: dict[str, Any] = {"fault": planned.action}
+        if member is not None:
+            fields["member"] = member
+        match step:
+            case schema.Partition(duration_ms=duration):
+                network.partition(step.member)
+                if duration:
+                    self.push(now + duration, HealDue(step.member))
+                    fields["duration_ms"] = duration
+            case schema.Heal():
+                network.heal(step.member)
+            case schema.Loss(direction=direction, probability=probability, duration_ms=duration):
+                p = float(probability)
+                network.lose(step.member, direction, p, now + duration)
+                fields.update(direction=direction, probability=p, until_ms=now + duration)
+            case schema.Latency(extra_ms=extra, duration_ms=duration):
+                network.slow_down(step.member, extra, now + duration)
+                fields.update(extra_ms=extra, until_ms=now + duration)
+            case schema.Slow(stall_ms=stall):
+                fields["stall_ms"] = stall
+                address = self.addresses.get(step.member)
+                if address is not None:
+                    self.push(now, Deliver(address, "fault", PollStall(stall)))
+            case schema.CoordinatorFailover(down_ms=down):
+                fields["down_ms"] = down
+                self._unload_coordinator()
+                self.push(now + down, CoordinatorReload())
+        self.log.emit(now, "fault", **fields)
+
+    def _heal(self, member: str) -> None:
+        if self.network.heal(member):
+            self.log.emit(self.now_ms, "fault", fault="heal", member=member)
+
+    def _unload_coordinator(self) -> None:
+        """The group's partition moves: in-flight joins and syncs get NOT_COORDINATOR."""
+        self.apply(COORDINATOR_ADDRESS, self.coordinator.unload(self.now_ms))
+        for key in [k for k in self._timers if k[0] == COORDINATOR_ADDRESS]:
+            del self._timers[key]
+        self.coordinator_up = False
+
+    def _load_coordinator(self) -> None:
+        """The new coordinator loads the group from its last stored record."""
+        record = self.coordinator.stored_record()
+        self.coordinator, effects = GroupCoordinator.load(
+            self.kind.group_id,
+            self.kind.loaded.coordinator_config,
+            self._new_member_id,
+            record,
+            self.now_ms,
+        )
+        self.coordinator_up = True
+        self.apply(COORDINATOR_ADDRESS, effects)
+
+
+def _rename_members(fields: dict[str, Any]) -> dict[str, Any]:
+    """Coordinator records name members by address; the log names them by member name."""
+    renamed = dict(fields)
+    for key in ("member", "leader"):
+        value = renamed.get(key)
+        if isinstance(value, str):
+            renamed[key] = member_name(value)
+    members = renamed.get("members")
+    if isinstance(members, list):
+        renamed["members"] = [member_name(m) if isinstance(m, str) else m for m in members]
+    return renamed
