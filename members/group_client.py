@@ -207,6 +207,7 @@ class GroupClient:
         self.coordinator_known = True
         self._leaving = False
         self._heartbeat_in_flight = False
+        self._heartbeat_sent_ms = 0
         self._heartbeat_generation = UNKNOWN_GENERATION_ID
         self._fx: list[Effect] = []
 
@@ -522,13 +523,20 @@ class GroupClient:
         self._set("heartbeat", now_ms + self.timeouts.heartbeat_interval_ms)
 
     def _send_heartbeat(self, now_ms: int) -> None:
-        """The heartbeat thread: one Heartbeat in flight at a time, every interval."""
+        """The heartbeat thread: one Heartbeat in flight at a time, every interval; one
+        unanswered for ``request.timeout.ms`` loses the coordinator (checked at each tick)."""
         if self.state not in _IN_GENERATION or not self.coordinator_known:
             return
         self._arm_heartbeat(now_ms)
         if self._heartbeat_in_flight:
+            if now_ms - self._heartbeat_sent_ms >= self.timeouts.request_timeout_ms:
+                # NetworkClient fails the unanswered request after request.timeout.ms; the
+                # HeartbeatResponseHandler marks the coordinator unknown (it is then found
+                # again, and the next heartbeat says whether we are still a member).
+                self._coordinator_unknown("heartbeat request timed out", now_ms)
             return
         self._heartbeat_in_flight = True
+        self._heartbeat_sent_ms = now_ms
         self._heartbeat_generation = self.generation
         if self.log_heartbeats:
             self._log("heartbeat_request", member_id=self.member_id, generation=self.generation)

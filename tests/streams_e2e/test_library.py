@@ -147,3 +147,26 @@ def test_write_outputs(tmp_path: Path) -> None:
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["converged"] is True
     assert (tmp_path / "timeline.png").exists()
+
+
+@pytest.mark.parametrize("seed", [1, 7])
+def test_scale_out_with_faults_survives_a_failover_and_a_partition(seed: int) -> None:
+    """The Streams world takes Connect's faults: a coordinator failover while I3's warm-ups
+    restore (the group is reloaded from its stored record) and I2 partitioned during a probing
+    rebalance (its unanswered heartbeat times out, it finds the coordinator again and rejoins)
+    — and still ends in KIP-441's stable state with no task active twice."""
+    result = _run("kip-441-scale-out-with-faults", seed)
+    kinds = [(r["kind"], r.get("fault")) for r in result.records]
+    assert ("fault", "coordinator_failover") in kinds
+    assert ("fault", "partition") in kinds and ("fault", "heal") in kinds
+    assert any(r["kind"] == "group_loaded" for r in result.records)
+    lost = [
+        r
+        for r in result.records
+        if r["kind"] == "coordinator_unknown" and r["member"] == "I2" and r["t_ms"] > 122_000
+    ]
+    assert lost and lost[0]["reason"] == "heartbeat request timed out"
+    assert 122_000 + 30_000 <= lost[0]["t_ms"] <= 122_000 + 30_000 + 3_000
+    assert result.failures == []
+    assert result.summary["violations"] == {}
+    assert result.summary["streams"]["final_assignment"]["I3"]["active"] == ["0_2"]

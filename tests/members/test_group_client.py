@@ -1,0 +1,114 @@
+"""members.group_client: the member state table, and behaviour both kinds share through it."""
+
+from __future__ import annotations
+
+import pytest
+
+from members.group_client import (
+    VALID_PREVIOUS_STATES,
+    GroupClient,
+    GroupTimeouts,
+    IllegalMemberTransition,
+    MemberState,
+)
+from scenarios.input.streams import loads_streams_scenario
+from scenarios.sim.runner import simulate
+
+
+def _client() -> GroupClient:
+    timeouts = GroupTimeouts(
+        session_timeout_ms=10_000,
+        heartbeat_interval_ms=3_000,
+        rebalance_timeout_ms=60_000,
+        request_timeout_ms=30_000,
+    )
+    return GroupClient("m1", group_id="g", protocol_type="consumer", timeouts=timeouts)
+
+
+def test_every_state_has_a_row_and_stopped_is_final() -> None:
+    assert set(VALID_PREVIOUS_STATES) == set(MemberState)
+    assert all(MemberState.STOPPED not in before for before in VALID_PREVIOUS_STATES.values())
+
+
+@pytest.mark.parametrize(
+    ("start", "target"),
+    [
+        (MemberState.UNJOINED, MemberState.STABLE),
+        (MemberState.UNJOINED, MemberState.COMPLETING_REBALANCE),
+        (MemberState.STABLE, MemberState.COMPLETING_REBALANCE),
+        (MemberState.PREPARING_REBALANCE, MemberState.STABLE),
+        (MemberState.STOPPED, MemberState.UNJOINED),
+    ],
+)
+def test_an_illegal_move_raises_and_leaves_the_state(
+    start: MemberState, target: MemberState
+) -> None:
+    client = _client()
+    client.state = start
+    with pytest.raises(IllegalMemberTransition, match=f"{start.name} cannot move to"):
+        client._transition(target)
+    assert client.state is start
+
+
+def test_a_legal_move_changes_the_state() -> None:
+    client = _client()
+    client._transition(MemberState.PREPARING_REBALANCE)
+    client._transition(MemberState.COMPLETING_REBALANCE)
+    client._transition(MemberState.STABLE)
+    assert client.state is MemberState.STABLE
+
+
+_STALL = """
+kind = "streams"
+name = "stall"
+settle_ms = 200000
+
+[config]
+"max.poll.interval.ms" = 60000
+"session.timeout.ms" = 10000
+
+[[subtopologies]]
+id = 0
+partitions = 4
+stateful = false
+
+[[clients]]
+name = "c1"
+
+[[clients]]
+name = "c2"
+
+[[timeline]]
+at_ms = 30000
+action = "slow"
+member = "c2"
+stall_ms = {stall}
+"""
+
+
+def test_a_stream_thread_stalled_past_max_poll_interval_leaves_and_loses_its_tasks() -> None:
+    result = simulate(loads_streams_scenario(_STALL.format(stall=90_000)), 1)
+    records = result.records
+    stall = next(r for r in records if r["kind"] == "stream_thread_stall")
+    assert (stall["t_ms"], stall["member"], stall["stall_ms"]) == (30_000, "c2", 90_000)
+    leave = next(r for r in records if r["kind"] == "leave_group")
+    assert (leave["t_ms"], leave["member"], leave["reason"]) == (
+        90_000,
+        "c2",
+        "poll timeout expired",
+    )
+    lost = [r for r in records if r["kind"] == "active_task_stopped" and r["member"] == "c2"]
+    assert lost and all(r["reason"] == "lost: poll timeout expired" for r in lost)
+    assert all(r["t_ms"] == 90_000 for r in lost)
+    # c2 rejoins once its thread runs again, and the group ends balanced and clean.
+    rejoin = [
+        r for r in records if r["kind"] == "join_group_request" and r["member"] == "c2"
+    ]
+    assert rejoin[-1]["t_ms"] >= 120_000
+    assert result.failures == []
+
+
+def test_a_short_stall_only_delays_the_rejoin() -> None:
+    result = simulate(loads_streams_scenario(_STALL.format(stall=5_000)), 1)
+    assert not any(r["kind"] == "leave_group" for r in result.records)
+    assert result.failures == []
