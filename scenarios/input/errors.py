@@ -170,9 +170,7 @@ def _describe(value: Any) -> str:
     return type(value).__name__
 
 
-def translate_validation_error(
-    message: str, raw: Any, root: Any
-) -> tuple[str | None, str]:
+def translate_validation_error(message: str, raw: Any, root: Any) -> tuple[str | None, str]:
     """msgspec's ``"<problem> - at `$.a[1].b`"`` → (``"a[1].b"``, readable problem).
 
     Args:

@@ -377,9 +377,7 @@ class _Builder:
                     names,
                 )
             elif isinstance(item, schema.Restart):
-                step = self.restart(
-                    item, [*base, "member"], base, render_path(base), states, names
-                )
+                step = self.restart(item, [*base, "member"], base, render_path(base), states, names)
             elif isinstance(item, schema.Join):
                 step = self.join(item, base, states, names, base_raw)
             elif isinstance(item, schema.Leave | schema.Crash):

@@ -561,11 +561,7 @@ def _build(file: str, source: Path, sc: StreamsScenario) -> LoadedStreamsScenari
 
     probing = max(c.config.assignment.probing_rebalance_interval_ms for c in clients)
     settle = sc.settle_ms if sc.settle_ms is not None else 5 * probing + 120_000
-    last = max(
-        [c.start_ms for c in clients if c.autostart]
-        + [s.end_ms for s in steps]
-        + [0]
-    )
+    last = max([c.start_ms for c in clients if c.autostart] + [s.end_ms for s in steps] + [0])
     return LoadedStreamsScenario(
         scenario=sc,
         source=source,

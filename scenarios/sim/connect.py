@@ -129,8 +129,9 @@ class ConnectKind:
                 engine.push(
                     engine.now_ms, Deliver(owner, "operator", ReconfigureTasks(connector, tasks))
                 )
-            case schema.AddConnector(connector=connector, tasks=tasks) | schema.SetTasks(
-                connector=connector, tasks=tasks
+            case (
+                schema.AddConnector(connector=connector, tasks=tasks)
+                | schema.SetTasks(connector=connector, tasks=tasks)
             ):
                 self._write_config({**self.connectors, connector: tasks})
             case schema.RemoveConnector(connector=connector):

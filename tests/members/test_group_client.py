@@ -101,9 +101,7 @@ def test_a_stream_thread_stalled_past_max_poll_interval_leaves_and_loses_its_tas
     assert lost and all(r["reason"] == "lost: poll timeout expired" for r in lost)
     assert all(r["t_ms"] == 90_000 for r in lost)
     # c2 rejoins once its thread runs again, and the group ends balanced and clean.
-    rejoin = [
-        r for r in records if r["kind"] == "join_group_request" and r["member"] == "c2"
-    ]
+    rejoin = [r for r in records if r["kind"] == "join_group_request" and r["member"] == "c2"]
     assert rejoin[-1]["t_ms"] >= 120_000
     assert result.failures == []
 
