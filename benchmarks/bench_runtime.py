@@ -18,7 +18,8 @@ from rich.table import Table
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from scenarios.input.loader import library_dir, load_scenario  # noqa: E402
+from scenarios.input.library import library_dir  # noqa: E402
+from scenarios.input.loader import load_scenario  # noqa: E402
 from scenarios.sim.runner import simulate  # noqa: E402
 
 HOUR_MS = 3_600_000

@@ -51,7 +51,8 @@ from typing import Any
 
 import msgspec
 
-from scenarios.input.loader import LoadedScenario, ScenarioError, loads_scenario, resolve_scenario
+from scenarios.input.library import resolve_scenario
+from scenarios.input.loader import LoadedScenario, ScenarioError, loads_scenario
 from scenarios.input.schema import INVARIANTS
 
 __all__ = [

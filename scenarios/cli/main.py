@@ -85,35 +85,20 @@ def run(
     """Run a scenario: print a summary, write events.jsonl, summary.json and timeline.png."""
     from scenarios.cli.outputs import write_outputs
     from scenarios.cli.summary_view import render_summary
-    from scenarios.input.loader import load_scenario, resolve_scenario
-    from scenarios.input.streams import is_streams_scenario, load_streams_scenario
+    from scenarios.input.library import load_any
     from scenarios.sim.runner import simulate
 
     try:
-        name = scenario or FLAGSHIP
-        if is_streams_scenario(name):
-            # A Kafka Streams scenario (top-level kind = "streams"; library/streams/).
-            loaded_streams = load_streams_scenario(name)
-            scenario_name, default_seed = loaded_streams.name, loaded_streams.scenario.seed
-            run_seed = default_seed if seed is None else seed
-            with _progress("simulating") as advance:
-                result = simulate(
-                    loaded_streams,
-                    run_seed,
-                    log_heartbeats=log_heartbeats or None,
-                    on_progress=advance,
-                )
-        else:
-            loaded = load_scenario(resolve_scenario(name))
-            scenario_name = loaded.scenario.name
-            run_seed = loaded.scenario.seed if seed is None else seed
-            with _progress("simulating") as advance:
-                result = simulate(
-                    loaded,
-                    run_seed,
-                    log_heartbeats=log_heartbeats or None,
-                    on_progress=advance,
-                )
+        loaded = load_any(scenario or FLAGSHIP)
+        scenario_name = loaded.scenario.name
+        run_seed = loaded.scenario.seed if seed is None else seed
+        with _progress("simulating") as advance:
+            result = simulate(
+                loaded,
+                run_seed,
+                log_heartbeats=log_heartbeats or None,
+                on_progress=advance,
+            )
         out_dir = out if out is not None else Path("groupsim-out") / scenario_name
         write_outputs(result, out_dir, plot=plot)
     except _bad_input_types() as exc:
@@ -185,19 +170,16 @@ def list_scenarios() -> None:
     """List the built-in scenarios (run one with `groupsim run NAME`)."""
     from rich.table import Table
 
-    from scenarios.input.loader import library_dir, library_names, load_scenario
-    from scenarios.input.streams import load_streams_scenario, streams_library_names
+    from scenarios.input.library import library_names, load_any
 
     table = Table(show_header=True, header_style="bold")
     table.add_column("name")
     table.add_column("kind")
     table.add_column("description")
-    for name in library_names():
-        scenario = load_scenario(library_dir() / f"{name}.toml").scenario
-        label = name + (" (default)" if name == FLAGSHIP else "")
-        table.add_row(label, "connect", scenario.description)
-    for name in streams_library_names():
-        table.add_row(name, "streams", load_streams_scenario(name).scenario.description)
+    for kind in ("connect", "streams"):
+        for name in library_names(kind):
+            label = name + (" (default)" if name == FLAGSHIP else "")
+            table.add_row(label, kind, load_any(name).scenario.description)
     Console(width=None if sys.stdout.isatty() else 120).print(table)
 
 

@@ -10,6 +10,8 @@ and a readable problem, and :class:`ScenarioError` carries them as one line
 from __future__ import annotations
 
 import re
+import tomllib
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -19,7 +21,14 @@ from protocol.config_values import JAVA_INT_MAX
 #: The largest TOML integer (a signed 64-bit ``long``): the bound of every virtual time.
 INT64_MAX = 2**63 - 1
 
-__all__ = ["ScenarioError", "render_path", "translate_validation_error", "Segment"]
+__all__ = [
+    "ScenarioError",
+    "Segment",
+    "parse_toml",
+    "read_text_file",
+    "render_path",
+    "translate_validation_error",
+]
 
 #: One step of a key path: a table key or an array index.
 Segment = str | int
@@ -42,6 +51,36 @@ class ScenarioError(Exception):
         self.problem = " ".join(str(problem).split())
         text = f"{file}: {key_path}: {self.problem}" if key_path else f"{file}: {self.problem}"
         super().__init__(text)
+
+
+def read_text_file(path: str | Path) -> str:
+    """The UTF-8 text of an input file.
+
+    Raises:
+        ScenarioError: ``"<file>: cannot read: ..."`` or ``"<file>: not UTF-8 text: ..."``.
+    """
+    source = Path(path)
+    try:
+        data = source.read_bytes()
+    except OSError as exc:
+        raise ScenarioError(source.name, None, f"cannot read: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        problem = f"not UTF-8 text: {exc.reason} at byte {exc.start}"
+        raise ScenarioError(source.name, None, problem) from None
+
+
+def parse_toml(text: str, file: str) -> dict[str, Any]:
+    """TOML text as a dict.
+
+    Raises:
+        ScenarioError: ``"<file>: invalid TOML: ..."`` (keeps tomllib's line and column).
+    """
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(file, None, f"invalid TOML: {exc}") from None
 
 
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")

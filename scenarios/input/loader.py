@@ -19,7 +19,6 @@ that contain dots (``coordinator."group.initial.rebalance.delay.ms"``).
 from __future__ import annotations
 
 import heapq
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +33,8 @@ from scenarios.input import schema
 from scenarios.input.errors import (
     ScenarioError,
     Segment,
+    parse_toml,
+    read_text_file,
     render_path,
     translate_validation_error,
 )
@@ -47,9 +48,6 @@ __all__ = [
     "LoadedScenario",
     "load_scenario",
     "loads_scenario",
-    "library_dir",
-    "library_names",
-    "resolve_scenario",
     "SETTLE_MARGIN_MS",
 ]
 
@@ -128,75 +126,24 @@ class LoadedScenario:
         return self.scenario.expect
 
 
-# --------------------------------------------------------------------------- library
-
-
-def library_dir() -> Path:
-    """The built-in scenario library, ``scenarios/library/``."""
-    return Path(__file__).resolve().parent.parent / "library"
-
-
-def library_names() -> list[str]:
-    """Names of the library scenarios (file stems), sorted."""
-    directory = library_dir()
-    if not directory.is_dir():
-        return []
-    return sorted(p.stem for p in directory.glob("*.toml"))
-
-
-def resolve_scenario(name_or_path: str | Path) -> Path:
-    """A scenario file path from a path or a library name (``rolling-upgrade-eager-to-sessioned``).
-
-    An existing file wins; otherwise a name without a directory part is looked up in
-    :func:`library_dir` (with or without ``.toml``).
-
-    Raises:
-        ScenarioError: neither a file nor a library scenario (the message lists the library).
-    """
-    text = str(name_or_path)
-    path = Path(text)
-    if path.is_file():
-        return path
-    if path.parent == Path(".") and text:
-        stem = text[: -len(".toml")] if text.endswith(".toml") else text
-        candidate = library_dir() / f"{stem}.toml"
-        if candidate.is_file():
-            return candidate
-    names = ", ".join(library_names()) or "none"
-    raise ScenarioError(text, None, f"no such file and no such library scenario (library: {names})")
-
-
 # --------------------------------------------------------------------------- loading
 
 
 def load_scenario(path: str | Path) -> LoadedScenario:
-    """Read, decode and validate a scenario file.
+    """Read, decode and validate a Connect scenario file.
 
     Raises:
         ScenarioError: the file cannot be read, is not TOML (the message keeps the line and
             column), or breaks a rule of ``docs/scenario-format.md``.
     """
-    source = Path(path)
-    try:
-        data = source.read_bytes()
-    except OSError as exc:
-        raise ScenarioError(source.name, None, f"cannot read: {exc.strerror or exc}") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        problem = f"not UTF-8 text: {exc.reason} at byte {exc.start}"
-        raise ScenarioError(source.name, None, problem) from None
-    return loads_scenario(text, source=source)
+    return loads_scenario(read_text_file(path), source=path)
 
 
 def loads_scenario(text: str, source: str | Path = "<string>") -> LoadedScenario:
     """Like :func:`load_scenario` for TOML text; ``source`` names it in errors."""
     source = Path(source)
     file = source.name
-    try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ScenarioError(file, None, f"invalid TOML: {exc}") from None
+    raw = parse_toml(text, file)
     try:
         scenario = msgspec.convert(raw, type=Scenario)
     except msgspec.ValidationError as exc:

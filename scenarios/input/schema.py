@@ -383,9 +383,11 @@ class Expect(_Base, frozen=True):
     expected_violations: list[InvariantName] = []
 
 
-class Scenario(_Base, frozen=True):
-    """A whole scenario file. Only ``name`` is required."""
+class Scenario(_Base, frozen=True, kw_only=True):
+    """A whole Connect scenario file. Only ``name`` is required (``kind`` may say
+    ``"connect"``; a Kafka Streams file says ``"streams"``, :mod:`scenarios.input.streams`)."""
 
+    kind: Literal["connect"] = "connect"
     name: Annotated[str, Meta(min_length=1)]
     description: str = ""
     seed: NonNegInt = 0

@@ -1,18 +1,18 @@
-"""Kafka Streams scenario files: schema, loader and library lookup (docs/streams.md).
+"""Kafka Streams scenario files: schema and loader (docs/streams.md).
 
 A Streams scenario is a TOML file with the top-level key ``kind = "streams"``. Everything
 else mirrors the Connect format (``docs/scenario-format.md``): Kafka-named settings, integer
 virtual milliseconds, unknown keys rejected, and every problem reported as one line
-``"<file>: <key path>: <problem>"`` (:class:`scenarios.input.loader.ScenarioError`).
+``"<file>: <key path>: <problem>"`` (:class:`scenarios.input.errors.ScenarioError`). The
+timeline accepts every fault action of the Connect format; faults name the client with
+``member``.
 
-Entry points: :func:`is_streams_scenario`, :func:`load_streams_scenario`,
-:func:`loads_streams_scenario`, :func:`resolve_streams_scenario`,
-:func:`streams_library_names`.
+Entry points: :func:`load_streams_scenario`, :func:`loads_streams_scenario`; the library and
+loading a file of either kind: :mod:`scenarios.input.library`.
 """
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -31,7 +31,12 @@ from members.assignors.streams.model import STRATEGIES
 from members.streams_client import StreamsClientConfig
 from members.streams_state import StreamsTopology, Subtopology, process_uuid
 from protocol.streams_codec import LATEST_SUPPORTED_VERSION
-from scenarios.input.errors import ScenarioError, translate_validation_error
+from scenarios.input.errors import (
+    ScenarioError,
+    parse_toml,
+    read_text_file,
+    translate_validation_error,
+)
 from scenarios.input.schema import (
     INT64_MAX,
     CoordinatorFailover,
@@ -52,12 +57,8 @@ __all__ = [
     "StreamsScenario",
     "ClientSpec",
     "LoadedStreamsScenario",
-    "is_streams_scenario",
     "load_streams_scenario",
     "loads_streams_scenario",
-    "resolve_streams_scenario",
-    "streams_library_dir",
-    "streams_library_names",
 ]
 
 ClientName = Annotated[str, Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")]
@@ -253,75 +254,25 @@ class LoadedStreamsScenario:
         return self.scenario.expect
 
 
-# --------------------------------------------------------------------------- library
-
-
-def streams_library_dir() -> Path:
-    """``scenarios/library/streams/``."""
-    return Path(__file__).resolve().parent.parent / "library" / "streams"
-
-
-def streams_library_names() -> list[str]:
-    """The Streams library scenario names (file stems), sorted."""
-    d = streams_library_dir()
-    return sorted(p.stem for p in d.glob("*.toml")) if d.is_dir() else []
-
-
-def resolve_streams_scenario(name_or_path: str | Path) -> Path | None:
-    """An existing file, or a Streams library scenario by name (with or without ``.toml``);
-    ``None`` if neither."""
-    path = Path(name_or_path)
-    if path.is_file():
-        return path
-    text = str(name_or_path)
-    if path.parent == Path(".") and text:
-        stem = text[: -len(".toml")] if text.endswith(".toml") else text
-        candidate = streams_library_dir() / f"{stem}.toml"
-        if candidate.is_file():
-            return candidate
-    return None
-
-
-def is_streams_scenario(path: str | Path) -> bool:
-    """True when ``path`` (a file or a Streams library name) is a TOML file whose top-level
-    ``kind`` is ``"streams"``. Never raises: unreadable or invalid files give ``False`` (the
-    Connect loader then reports the problem)."""
-    resolved = resolve_streams_scenario(path)
-    if resolved is None:
-        return False
-    try:
-        raw = tomllib.loads(resolved.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return False
-    return raw.get("kind") == "streams"
+# --------------------------------------------------------------------------- loading
 
 
 def load_streams_scenario(path: str | Path) -> LoadedStreamsScenario:
-    """Read, decode and validate a Streams scenario file (or library name).
+    """Read, decode and validate a Streams scenario file (for a library name, see
+    :func:`scenarios.input.library.load_any`).
 
     Raises:
         ScenarioError: unreadable, not TOML, not ``kind = "streams"``, or a bad key/value
             (the message names the key path).
     """
-    resolved = resolve_streams_scenario(path)
-    source = Path(path) if resolved is None else resolved
-    try:
-        text = source.read_bytes().decode("utf-8")
-    except OSError as exc:
-        raise ScenarioError(source.name, None, f"cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise ScenarioError(source.name, None, f"not UTF-8 text: {exc.reason}") from None
-    return loads_streams_scenario(text, source=source)
+    return loads_streams_scenario(read_text_file(path), source=path)
 
 
 def loads_streams_scenario(text: str, source: str | Path = "<string>") -> LoadedStreamsScenario:
     """Like :func:`load_streams_scenario` for TOML text; ``source`` names it in errors."""
     source = Path(source)
     file = source.name
-    try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ScenarioError(file, None, f"invalid TOML: {exc}") from None
+    raw = parse_toml(text, file)
     if raw.get("kind") != "streams":
         raise ScenarioError(file, "kind", 'a Streams scenario needs kind = "streams"')
     try:

@@ -14,7 +14,8 @@ from typer.testing import CliRunner
 from scenarios.campaigns.sweeps import loads_sweep
 from scenarios.cli.outputs import write_outputs
 from scenarios.cli.report import ReportError, write_report
-from scenarios.input.loader import load_scenario, resolve_scenario
+from scenarios.input.library import resolve_scenario
+from scenarios.input.loader import load_scenario
 from scenarios.sim.runner import simulate
 
 from .helpers import check_html, write_sweep_with_pyarrow

@@ -18,7 +18,8 @@ from scenarios.campaigns.chaos import (
     liveness_bound_ms,
     spec_to_toml,
 )
-from scenarios.input.loader import library_dir, load_scenario, loads_scenario
+from scenarios.input.library import library_dir
+from scenarios.input.loader import load_scenario, loads_scenario
 
 CONFIGS = [
     ChaosConfig(),

@@ -8,7 +8,8 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from scenarios.input.loader import library_dir, load_scenario, loads_scenario
+from scenarios.input.library import library_dir
+from scenarios.input.loader import load_scenario, loads_scenario
 from scenarios.sim.runner import simulate
 
 LIBRARY = sorted(p.stem for p in library_dir().glob("*.toml"))

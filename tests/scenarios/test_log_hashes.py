@@ -17,8 +17,9 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from scenarios.input.loader import library_dir, load_scenario
-from scenarios.input.streams import load_streams_scenario, streams_library_dir
+from scenarios.input.library import library_dir, streams_library_dir
+from scenarios.input.loader import load_scenario
+from scenarios.input.streams import load_streams_scenario
 from scenarios.sim.runner import simulate
 from scenarios.sim.runner import simulate as simulate_streams
 

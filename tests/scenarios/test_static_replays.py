@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from scenarios.input.loader import library_dir, load_scenario, loads_scenario
+from scenarios.input.library import library_dir
+from scenarios.input.loader import load_scenario, loads_scenario
 from scenarios.sim.runner import simulate
 
 

@@ -8,15 +8,8 @@ from pathlib import Path
 import pytest
 
 from protocol.connect import ConnectProtocol
-from scenarios.input.loader import (
-    SETTLE_MARGIN_MS,
-    ScenarioError,
-    library_dir,
-    library_names,
-    load_scenario,
-    loads_scenario,
-    resolve_scenario,
-)
+from scenarios.input.library import library_dir, library_names, loads_any, resolve_scenario
+from scenarios.input.loader import SETTLE_MARGIN_MS, ScenarioError, load_scenario, loads_scenario
 
 FULL = """
 name = "worker-bounce"
@@ -268,7 +261,7 @@ config = { "connect.protocol" = "eager" }
         ("seed = 1\n[cluster]\nsize = 1\n", "t.toml: name: missing required key"),
         (
             'name = "x"\nfoo = 1\n[cluster]\nsize = 1\n',
-            "t.toml: foo: unknown key (known: name, description, seed, settle_ms, "
+            "t.toml: foo: unknown key (known: kind, name, description, seed, settle_ms, "
             "log_heartbeats, coordinator, network, cluster, workload, timeline, expect)",
         ),
         (
@@ -608,7 +601,7 @@ def test_error_attributes() -> None:
 
 def test_library_and_resolve(tmp_path: Path) -> None:
     assert library_dir() == Path(__file__).resolve().parents[2] / "scenarios" / "library"
-    names = library_names()
+    names = library_names("connect")
     assert names == sorted(p.stem for p in library_dir().glob("*.toml"))
     if "rolling-upgrade-eager-to-sessioned" in names:
         path = resolve_scenario("rolling-upgrade-eager-to-sessioned")
@@ -621,12 +614,33 @@ def test_library_and_resolve(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError) as info:
         resolve_scenario("no-such-scenario")
     listed = ", ".join(names) or "none"
+    streams = ", ".join(library_names("streams"))
     assert str(info.value) == (
-        f"no-such-scenario: no such file and no such library scenario (library: {listed})"
+        "no-such-scenario: no such file and no such library scenario "
+        f"(Connect: {listed}; Streams: {streams})"
     )
+    assert "kip-441-scale-out" in streams
 
 
-@pytest.mark.parametrize("name", library_names())
+@pytest.mark.parametrize(
+    ("kind", "expected"),
+    [
+        ('"stream"', "t.toml: kind: must be connect or streams, got 'stream'"),
+        ("1", "t.toml: kind: must be connect or streams, got 1"),
+    ],
+)
+def test_an_unknown_kind_is_named(kind: str, expected: str) -> None:
+    with pytest.raises(ScenarioError) as info:
+        loads_any(f'kind = {kind}\nname = "x"\n[cluster]\nsize = 1\n', "t.toml")
+    assert str(info.value) == expected
+
+
+def test_kind_connect_may_be_written() -> None:
+    loaded = loads_any('kind = "connect"\nname = "x"\n[cluster]\nsize = 1\n', "t.toml")
+    assert loaded.scenario.kind == "connect"
+
+
+@pytest.mark.parametrize("name", library_names("connect"))
 def test_library_scenarios_load(name: str) -> None:
     loaded = load_scenario(resolve_scenario(name))
     assert loaded.name

@@ -10,19 +10,14 @@ import pytest
 
 from scenarios.check.streams_summary import tag_conflicts
 from scenarios.cli.outputs import write_outputs
-from scenarios.input.streams import (
-    is_streams_scenario,
-    load_streams_scenario,
-    streams_library_dir,
-    streams_library_names,
-)
+from scenarios.input.library import library_names, load_any, streams_library_dir
 from scenarios.sim.runner import simulate as simulate_streams
 
-NAMES = streams_library_names()
+NAMES = library_names("streams")
 
 
 def _run(name: str, seed: int = 1):
-    return simulate_streams(load_streams_scenario(name), seed)
+    return simulate_streams(load_any(name), seed)
 
 
 def test_library_lists_the_streams_scenarios() -> None:
@@ -34,8 +29,8 @@ def test_library_lists_the_streams_scenarios() -> None:
         "rack-aware-min-traffic",
     }
     for name in NAMES:
-        assert is_streams_scenario(name)
-        assert is_streams_scenario(streams_library_dir() / f"{name}.toml")
+        assert load_any(name).scenario.kind == "streams"
+        assert load_any(streams_library_dir() / f"{name}.toml").scenario.kind == "streams"
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -19,8 +19,9 @@ from members.streams_state import (
     subscription_user_data,
 )
 from protocol.streams_codec import decode_subscription
+from scenarios.input.library import load_any
 from scenarios.input.loader import ScenarioError
-from scenarios.input.streams import load_streams_scenario, loads_streams_scenario
+from scenarios.input.streams import loads_streams_scenario
 from scenarios.sim.runner import simulate as simulate_streams
 
 TOPO = StreamsTopology([Subtopology(0, 2, True, changelog_records=100, changelog_rate=0)])
@@ -81,7 +82,7 @@ def _versions(records: list[dict]) -> list[tuple[int, int, int, bool]]:
 
 
 def test_rolling_upgrade_runs_at_the_old_version_until_the_last_old_client_is_gone() -> None:
-    result = simulate_streams(load_streams_scenario(NAME), 0)
+    result = simulate_streams(load_any(NAME), 0)
     assert result.failures == []
     assert result.summary["converged"]
     assert result.summary["violations"] == {}
@@ -115,7 +116,7 @@ def test_rolling_upgrade_runs_at_the_old_version_until_the_last_old_client_is_go
 
 
 def test_default_clients_speak_v11_without_probing() -> None:
-    result = simulate_streams(load_streams_scenario("kip-441-scale-out"), 1)
+    result = simulate_streams(load_any("kip-441-scale-out"), 1)
     assert {v[1:] for v in _versions(result.records)} == {(11, 11, False)}
     assert not any(r["kind"] == "subscription_version_update" for r in result.records)
 

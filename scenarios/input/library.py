@@ -1,0 +1,97 @@
+"""The built-in scenario library, and loading a scenario file of either kind.
+
+A scenario file is a Kafka Connect scenario unless its top-level ``kind`` says ``"streams"``
+(``kind = "connect"`` may be written too). Library scenarios live in ``scenarios/library/``
+(Connect) and ``scenarios/library/streams/`` (Kafka Streams) and are found by name.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from scenarios.input.errors import ScenarioError, parse_toml, read_text_file
+from scenarios.input.loader import LoadedScenario, loads_scenario
+from scenarios.input.streams import LoadedStreamsScenario, loads_streams_scenario
+
+__all__ = [
+    "KINDS",
+    "library_dir",
+    "streams_library_dir",
+    "library_names",
+    "resolve_scenario",
+    "load_any",
+    "loads_any",
+]
+
+#: The kinds of scenario file (the top-level ``kind`` key; ``connect`` when absent).
+KINDS = ("connect", "streams")
+Kind = Literal["connect", "streams"]
+
+
+def library_dir() -> Path:
+    """The built-in Connect scenarios, ``scenarios/library/``."""
+    return Path(__file__).resolve().parent.parent / "library"
+
+
+def streams_library_dir() -> Path:
+    """The built-in Kafka Streams scenarios, ``scenarios/library/streams/``."""
+    return library_dir() / "streams"
+
+
+def library_names(kind: Kind | None = None) -> list[str]:
+    """Names (file stems) of the library scenarios of ``kind`` (default: both), sorted."""
+    dirs = {"connect": library_dir(), "streams": streams_library_dir()}
+    names: list[str] = []
+    for k in (kind,) if kind else KINDS:
+        names += [p.stem for p in dirs[k].glob("*.toml")]
+    return sorted(names)
+
+
+def resolve_scenario(name_or_path: str | Path) -> Path:
+    """A scenario file from a path or a library name (``rolling-upgrade-eager-to-sessioned``,
+    ``kip-441-scale-out``), with or without ``.toml``; an existing file wins.
+
+    Raises:
+        ScenarioError: neither a file nor a library scenario (the message lists the library
+            of both kinds).
+    """
+    text = str(name_or_path)
+    path = Path(text)
+    if path.is_file():
+        return path
+    if path.parent == Path(".") and text:
+        stem = text[: -len(".toml")] if text.endswith(".toml") else text
+        for directory in (library_dir(), streams_library_dir()):
+            candidate = directory / f"{stem}.toml"
+            if candidate.is_file():
+                return candidate
+    connect = ", ".join(library_names("connect")) or "none"
+    streams = ", ".join(library_names("streams")) or "none"
+    raise ScenarioError(
+        text,
+        None,
+        f"no such file and no such library scenario (Connect: {connect}; Streams: {streams})",
+    )
+
+
+def load_any(name_or_path: str | Path) -> LoadedScenario | LoadedStreamsScenario:
+    """Read, decode and validate a scenario file or library scenario of either kind.
+
+    Raises:
+        ScenarioError: not found, unreadable, not TOML, an unknown ``kind``, or a bad
+            key/value (one line naming the file and the key path).
+    """
+    path = resolve_scenario(name_or_path)
+    return loads_any(read_text_file(path), source=path)
+
+
+def loads_any(text: str, source: str | Path = "<string>") -> LoadedScenario | LoadedStreamsScenario:
+    """Like :func:`load_any` for TOML text; ``source`` names it in errors."""
+    file = Path(source).name
+    kind = parse_toml(text, file).get("kind", "connect")
+    if kind == "streams":
+        return loads_streams_scenario(text, source)
+    if kind != "connect":
+        raise ScenarioError(file, "kind", f"must be connect or streams, got {kind!r}")
+    return loads_scenario(text, source)
