@@ -1092,8 +1092,10 @@ class GroupCoordinator:
             if now_ms < pending.deadline:
                 return
             del self._pending[mid]
-            if self._state is _PREPARING:
-                self._maybe_complete_join_phase(now_ms, effects)
+            # removePendingMemberAndUpdateClassicGroup: completes the join directly, even
+            # during the initial rebalance (no previousState check, unlike maybeCompleteJoinPhase).
+            if self._state is _PREPARING and self._has_all_members_joined():
+                self._complete_join(now_ms, effects)
             return
         m = self._members.get(mid)
         if m is None or now_ms < m.hb_deadline:
@@ -1112,8 +1114,9 @@ class GroupCoordinator:
         state = self._state
         if state is _STABLE or state is _COMPLETING:
             self._maybe_prepare_rebalance_or_complete_join(now_ms, effects)
-        elif state is _PREPARING:
-            self._maybe_complete_join_phase(now_ms, effects)
+        elif state is _PREPARING and self._has_all_members_joined():
+            # Kafka completes the join directly here, even during the initial rebalance.
+            self._complete_join(now_ms, effects)
 
     # ------------------------------------------------------------------ SyncGroup
 

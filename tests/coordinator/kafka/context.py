@@ -14,8 +14,11 @@ Mapping of Kafka's test machinery:
   keeps its own reply slot.
 * Errors Kafka's manager throws (``UnknownMemberIdException``...) are the response's error
   code here (the runtime turns them into responses the same way).
-* ``MockCoordinatorTimer`` → the harness's timer table; :meth:`KafkaContext.sleep` fires due
-  timers by (deadline, arming order), each at its own deadline.
+* ``MockCoordinatorTimer`` → the harness's timer table. :meth:`KafkaContext.sleep` follows
+  ``MockTime.sleep`` + ``MockCoordinatorTimer.poll``: the clock moves to the end first, then
+  every due timer fires, by (deadline, arming order), **at the end time** (so a timer re-armed
+  while firing counts from the end of the sleep, as in Kafka's tests; the groupsim runtime
+  fires each timer at its own deadline).
 * Records and append futures: groupsim writes never fail, so an append completes at once;
   a test asserts :meth:`~coordinator.group.GroupCoordinator.stored_record` where Kafka
   asserts a record.
@@ -157,7 +160,7 @@ class KafkaContext(CoordinatorContext):
     def has_member(self, member_id: str) -> bool:
         return self.coordinator.member(member_id) is not None
 
-    def member_ids(self) -> set[str]:
+    def all_member_ids(self) -> set[str]:
         return {v.member_id for v in self.coordinator.members()}
 
     def static_member_ids(self) -> set[str]:
@@ -250,6 +253,20 @@ class KafkaContext(CoordinatorContext):
     def send_leave(self, *members: MemberIdentity, group_id: str = GROUP_ID) -> Reply:
         """``sendClassicGroupLeave`` with v3+ member identities."""
         return self.send(self._source(), LeaveGroupRequest(group_id=group_id, members=members))
+
+    def sleep(self, ms: int) -> list[tuple[str, Any]]:
+        """``context.sleep(ms)``: ``MockTime.sleep`` then ``MockCoordinatorTimer.poll`` (every
+        due timer fires at the new time). Returns the (dest, response) pairs delivered."""
+        self.now_ms += ms
+        first = len(self.sent)
+        while self.timers:
+            key, (deadline, _) = min(self.timers.items(), key=lambda kv: kv[1])
+            if deadline > self.now_ms:
+                break
+            del self.timers[key]
+            self.fired.append((self.now_ms, key))
+            self.apply(self.coordinator.fire(key, self.now_ms))
+        return [(dest, msg) for _, dest, msg in self.sent[first:]]
 
     def expire(self, ms: int) -> list[str]:
         """``sleep(ms)``, returning the keys of the timers that fired (Kafka's expired
@@ -364,7 +381,9 @@ class KafkaContext(CoordinatorContext):
             protocols=to_protocols("range"), rebalance_timeout_ms=10_000, session_timeout_ms=5000
         )
         leader = self.join_dynamic_and_complete_join(request)
-        sync = self.send_sync(leader.member_id, leader.generation_id, assignments=((leader.member_id, b""),))
+        sync = self.send_sync(
+            leader.member_id, leader.generation_id, assignments=((leader.member_id, b""),)
+        )
         assert sync.done and sync.error is E.NONE
         follower_join = self.send_join(request)
         assert not follower_join.done
@@ -379,7 +398,9 @@ class KafkaContext(CoordinatorContext):
         assert sync.done and sync.error is E.NONE and self.state is S.STABLE
         leader_join = self.send_join(with_(request, member_id=leader.member_id))
         assert not leader_join.done and self.state is S.PREPARING_REBALANCE
-        pending = self.send_join(with_(request, session_timeout_ms=2500), require_known_member_id=True)
+        pending = self.send_join(
+            with_(request, session_timeout_ms=2500), require_known_member_id=True
+        )
         assert pending.error is E.MEMBER_ID_REQUIRED and self.num_pending() == 1
         follower_join = self.send_join(with_(request, member_id=follower_id))
         assert not follower_join.done and self.state is S.PREPARING_REBALANCE
@@ -417,7 +438,7 @@ class KafkaContext(CoordinatorContext):
     def verify_session_expiration(self, timeout_ms: int) -> None:
         """``verifySessionExpiration``: every member's heartbeat expires; the group ends Empty
         with the empty group record written."""
-        keys = {f"heartbeat:{mid}" for mid in self.member_ids()}
+        keys = {f"heartbeat:{mid}" for mid in self.all_member_ids()}
         fired = self.expire(timeout_ms)
         assert set(fired) == keys
         assert self.state is S.EMPTY and self.num_members() == 0

@@ -23,7 +23,9 @@ def test_join_group_unknown_member_new_group() -> None:
     reply = ctx.send_join(join_request(member_id="member-id"))
     assert reply.done and reply.error is E.UNKNOWN_MEMBER_ID
     # Static member
-    reply = ctx.send_join(join_request(member_id="member-id", group_instance_id="group-instance-id"))
+    reply = ctx.send_join(
+        join_request(member_id="member-id", group_instance_id="group-instance-id")
+    )
     assert reply.done and reply.error is E.UNKNOWN_MEMBER_ID
     assert ctx.coordinator.stored_record() is None
 
@@ -171,7 +173,9 @@ def test_join_group_as_existing_leader_triggers_rebalance_in_stable_state() -> N
     assert ctx.state is S.COMPLETING_REBALANCE and ctx.generation == 2
 
 
-def test_join_group_as_existing_member_with_updated_metadata_triggers_rebalance_in_stable_state() -> None:  # noqa: E501
+def test_join_group_as_existing_member_with_updated_metadata_triggers_rebalance_in_stable_state() -> (
+    None
+):  # noqa: E501
     """``GroupMetadataManagerTest
     .testJoinGroupAsExistingMemberWithUpdatedMetadataTriggersRebalanceInStableState``."""
     ctx = KafkaContext()
@@ -331,5 +335,7 @@ def test_join_group_existing_pending_member_with_group_instance_id_throws_except
     assert reply.done and reply.error is E.MEMBER_ID_REQUIRED
     with pytest.raises(IllegalGroupState):
         ctx.send_join(
-            with_(request, member_id=reply.response.member_id, group_instance_id="group-instance-id")
+            with_(
+                request, member_id=reply.response.member_id, group_instance_id="group-instance-id"
+            )
         )
