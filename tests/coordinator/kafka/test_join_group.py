@@ -173,9 +173,7 @@ def test_join_group_as_existing_leader_triggers_rebalance_in_stable_state() -> N
     assert ctx.state is S.COMPLETING_REBALANCE and ctx.generation == 2
 
 
-def test_join_group_as_existing_member_with_updated_metadata_triggers_rebalance_in_stable_state() -> (
-    None
-):  # noqa: E501
+def test_join_group_as_existing_member_with_updated_metadata_triggers_rebalance_in_stable_state():  # noqa: E501, ANN201
     """``GroupMetadataManagerTest
     .testJoinGroupAsExistingMemberWithUpdatedMetadataTriggersRebalanceInStableState``."""
     ctx = KafkaContext()
