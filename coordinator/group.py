@@ -342,7 +342,13 @@ class GroupCoordinator:
                         protocol_type=record.protocol_type or "",
                         protocols=((protocol, rm.subscription),),
                         session_timeout_ms=rm.session_timeout_ms,
-                        rebalance_timeout_ms=rm.rebalance_timeout_ms,
+                        # A record written before rebalance timeouts existed says -1:
+                        # replay uses the session timeout (GroupMetadataManager#replay).
+                        rebalance_timeout_ms=(
+                            rm.rebalance_timeout_ms
+                            if rm.rebalance_timeout_ms >= 0
+                            else rm.session_timeout_ms
+                        ),
                         client_id=rm.client_id,
                         group_instance_id=rm.group_instance_id,
                     ),
