@@ -218,12 +218,23 @@ class GroupCoordinator:
       :meth:`unload` gives the group up and :meth:`load` builds the next coordinator from
       that record (see there for what survives).
 
-    Deviations: static membership (``group_instance_id``) is ignored — every member is
-    dynamic, as Connect forces it (``GroupRebalanceConfig``); no log writes exist, so none
-    fail; the ``member_removed`` reason ``max_size`` (a known member turned away by
-    GROUP_MAX_SIZE_REACHED) extends the event-log schema; a Dead (unloaded) group answers
-    every request COORDINATOR_NOT_AVAILABLE (§1.1) where a real broker would answer
-    NOT_COORDINATOR.
+    * **Static members** (KIP-345, ``group_instance_id``; Connect never sends one, see
+      ``GroupRebalanceConfig``). A new static member is added without MEMBER_ID_REQUIRED;
+      a known instance id joining with an unknown member id takes a fresh member id
+      (``replaceStaticMember``: the old id's parked JoinGroup/SyncGroup is answered
+      FENCED_INSTANCE_ID, assignment and leadership carry over, a ``member_replaced`` log
+      record). In Stable that costs no rebalance unless the selected protocol would change
+      (the group record is written and the joiner answered at once; v9+ tells a leader to
+      skip the assignment); in CompletingRebalance it always rebalances. Every request with
+      an instance id is checked by ``validateMember`` (UNKNOWN_MEMBER_ID /
+      FENCED_INSTANCE_ID). Join completion keeps static members that did not rejoin; only
+      session expiry (or the pending-sync timeout, or LeaveGroup by instance id) removes them.
+
+    Deviations (see docs/coordinator-fidelity.md): no log writes exist, so none fail (a
+    write's completion follows at once); the ``member_removed`` reason ``max_size`` (a known
+    member turned away by GROUP_MAX_SIZE_REACHED) and the ``member_replaced`` kind extend the
+    event-log schema; a Dead (unloaded) group answers every request COORDINATOR_NOT_AVAILABLE
+    (§1.1) where a real broker would answer NOT_COORDINATOR.
     """
 
     def __init__(
@@ -1130,10 +1141,12 @@ class GroupCoordinator:
         # GroupMetadataManager#classicGroupSync / validateSyncGroup.
         state = self._state
         m = self._members.get(req.member_id)
+        invalid = self._validate_member(req.member_id, req.group_instance_id)
+        error: ErrorCode | None
         if req.group_id != self.group_id or state is _DEAD:
             error = self._request_error(req.group_id, req.member_id)
-        elif (error := self._validate_member(req.member_id, req.group_instance_id)) is not None:
-            pass
+        elif invalid is not None:
+            error = invalid
         elif req.generation_id != self._generation:
             error = ErrorCode.ILLEGAL_GENERATION
         elif _inconsistent(req.protocol_type, self._protocol_type) or _inconsistent(
