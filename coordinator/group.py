@@ -800,12 +800,6 @@ class GroupCoordinator:
         if self._leader_id == old_id:
             self._leader_id = new_id
         self._static[iid] = new_id
-        effects.append(
-            Log(
-                "member_replaced",
-                {"member": m.source, "member_id": new_id, "old_member_id": old_id},
-            )
-        )
         return m
 
     def _update_static_member_then_rebalance_or_complete_join(
@@ -828,6 +822,12 @@ class GroupCoordinator:
             )
         current_leader = self._leader_id
         m = self._replace_static_member(iid, old_id, new_id, effects)
+        effects.append(
+            Log(
+                "member_replaced",
+                {"member": source, "member_id": new_id, "old_member_id": old_id},
+            )
+        )
         self._reschedule_heartbeat(m, now_ms, m.session_timeout_ms, effects)
         self._update_member(source, m, req)
         if state is _STABLE:
