@@ -22,6 +22,7 @@ from protocol.group import (
     JoinGroupRequest,
     JoinGroupResponse,
     JoinGroupResponseMember,
+    LeaveGroupMemberResponse,
     LeaveGroupRequest,
     LeaveGroupResponse,
     Request,
@@ -36,6 +37,7 @@ from .state import GroupState, check_transition
 
 __all__ = [
     "GroupCoordinator",
+    "IllegalGroupState",
     "GroupRecord",
     "GroupRecordMember",
     "MemberView",
@@ -60,6 +62,13 @@ _HB_NONE = HeartbeatResponse(ErrorCode.NONE)
 _HB_REBALANCE = HeartbeatResponse(ErrorCode.REBALANCE_IN_PROGRESS)
 _HB_ERRORS = {code: HeartbeatResponse(code) for code in ErrorCode}
 _JOIN_UNKNOWN = JoinGroupResponse(ErrorCode.UNKNOWN_MEMBER_ID, member_id="")
+_SYNC_FENCED = SyncGroupResponse(ErrorCode.FENCED_INSTANCE_ID)
+
+
+class IllegalGroupState(Exception):
+    """A request Kafka's coordinator rejects with ``IllegalStateException`` (a client bug):
+    a KIP-394 pending member rejoining with a ``group_instance_id``, or a known static
+    member rejoining an Empty group with an unknown member id."""
 
 
 class MemberView(msgspec.Struct, frozen=True):
@@ -77,6 +86,7 @@ class MemberView(msgspec.Struct, frozen=True):
         awaiting_join / awaiting_sync: a JoinGroup / SyncGroup of it is parked.
         pending_sync: it is in the current generation but has not sent SyncGroup yet.
         assignment: its assignment bytes from the leader (``b""`` when none).
+        group_instance_id: its KIP-345 static id, ``None`` for a dynamic member.
     """
 
     member_id: str
@@ -92,6 +102,7 @@ class MemberView(msgspec.Struct, frozen=True):
     awaiting_sync: bool
     pending_sync: bool
     assignment: bytes
+    group_instance_id: str | None = None
 
 
 class _Member:
@@ -113,6 +124,7 @@ class _Member:
         "sync_source",
         "assignment",
         "hb_deadline",
+        "group_instance_id",
     )
 
     def __init__(self, member_id: str, source: str, request: JoinGroupRequest) -> None:
@@ -130,6 +142,7 @@ class _Member:
         self.sync_source: str | None = None
         self.assignment = b""
         self.hb_deadline = 0
+        self.group_instance_id: str | None = request.group_instance_id
 
     def metadata(self, protocol: str) -> bytes:
         for name, data in self.protocols:
@@ -205,12 +218,23 @@ class GroupCoordinator:
       :meth:`unload` gives the group up and :meth:`load` builds the next coordinator from
       that record (see there for what survives).
 
-    Deviations: static membership (``group_instance_id``) is ignored — every member is
-    dynamic, as Connect forces it (``GroupRebalanceConfig``); no log writes exist, so none
-    fail; the ``member_removed`` reason ``max_size`` (a known member turned away by
-    GROUP_MAX_SIZE_REACHED) extends the event-log schema; a Dead (unloaded) group answers
-    every request COORDINATOR_NOT_AVAILABLE (§1.1) where a real broker would answer
-    NOT_COORDINATOR.
+    * **Static members** (KIP-345, ``group_instance_id``; Connect never sends one, see
+      ``GroupRebalanceConfig``). A new static member is added without MEMBER_ID_REQUIRED;
+      a known instance id joining with an unknown member id takes a fresh member id
+      (``replaceStaticMember``: the old id's parked JoinGroup/SyncGroup is answered
+      FENCED_INSTANCE_ID, assignment and leadership carry over, a ``member_replaced`` log
+      record). In Stable that costs no rebalance unless the selected protocol would change
+      (the group record is written and the joiner answered at once; v9+ tells a leader to
+      skip the assignment); in CompletingRebalance it always rebalances. Every request with
+      an instance id is checked by ``validateMember`` (UNKNOWN_MEMBER_ID /
+      FENCED_INSTANCE_ID). Join completion keeps static members that did not rejoin; only
+      session expiry (or the pending-sync timeout, or LeaveGroup by instance id) removes them.
+
+    Deviations (see docs/coordinator-fidelity.md): no log writes exist, so none fail (a
+    write's completion follows at once); the ``member_removed`` reason ``max_size`` (a known
+    member turned away by GROUP_MAX_SIZE_REACHED) and the ``member_replaced`` kind extend the
+    event-log schema; a Dead (unloaded) group answers every request COORDINATOR_NOT_AVAILABLE
+    (§1.1) where a real broker would answer NOT_COORDINATOR.
     """
 
     def __init__(
@@ -233,6 +257,7 @@ class GroupCoordinator:
         self._max_members = 0
         self._order: list[str] | None = None
         self._pending: dict[str, _Pending] = {}
+        self._static: dict[str, str] = {}  # group_instance_id -> member id (KIP-345)
         self._pending_sync: dict[str, None] = {}
         self._supported: dict[str, int] = {}
         self._num_awaiting_join = 0
@@ -328,12 +353,21 @@ class GroupCoordinator:
                         protocol_type=record.protocol_type or "",
                         protocols=((protocol, rm.subscription),),
                         session_timeout_ms=rm.session_timeout_ms,
-                        rebalance_timeout_ms=rm.rebalance_timeout_ms,
+                        # A record written before rebalance timeouts existed says -1:
+                        # replay uses the session timeout (GroupMetadataManager#replay).
+                        rebalance_timeout_ms=(
+                            rm.rebalance_timeout_ms
+                            if rm.rebalance_timeout_ms >= 0
+                            else rm.session_timeout_ms
+                        ),
                         client_id=rm.client_id,
+                        group_instance_id=rm.group_instance_id,
                     ),
                 )
                 m.assignment = rm.assignment
                 members[rm.member_id] = m
+                if rm.group_instance_id is not None:
+                    self._static[rm.group_instance_id] = rm.member_id
             if members:
                 self._max_members = len(members)
                 self._supported = {protocol: len(members)} if protocol is not None else {}
@@ -398,6 +432,7 @@ class GroupCoordinator:
                     session_timeout_ms=m.session_timeout_ms,
                     subscription=m.metadata(protocol) if protocol is not None else b"",
                     assignment=m.assignment,
+                    group_instance_id=m.group_instance_id,
                 )
             )
         self._record = GroupRecord(
@@ -451,6 +486,11 @@ class GroupCoordinator:
         m = self._members.get(member_id)
         return None if m is None else self._view(m)
 
+    def static_member_id(self, group_instance_id: str) -> str | None:
+        """The member id a static member's instance id maps to (``ClassicGroup
+        #staticMemberId``), ``None`` if no member has that instance id."""
+        return self._static.get(group_instance_id)
+
     def pending_member_ids(self) -> list[str]:
         """KIP-394 pending member ids (handed out, not yet rejoined), in hand-out order."""
         return list(self._pending)
@@ -480,6 +520,7 @@ class GroupCoordinator:
             awaiting_sync=m.sync_source is not None,
             pending_sync=m.member_id in self._pending_sync,
             assignment=m.assignment,
+            group_instance_id=m.group_instance_id,
         )
 
     # ------------------------------------------------------------------ inputs
@@ -559,9 +600,12 @@ class GroupCoordinator:
     def _heartbeat(self, source: str, req: HeartbeatRequest, now_ms: int) -> list[Effect]:
         # GroupMetadataManager#classicGroupHeartbeat: member, generation, then state.
         state = self._state
-        m = self._members.get(req.member_id)
-        if m is None or req.group_id != self.group_id or state is _DEAD:
+        if req.group_id != self.group_id or state is _DEAD:
             return [Send(source, _HB_ERRORS[self._request_error(req.group_id, req.member_id)])]
+        invalid = self._validate_member(req.member_id, req.group_instance_id)
+        if invalid is not None:
+            return [Send(source, _HB_ERRORS[invalid])]
+        m = self._members[req.member_id]
         if req.generation_id != self._generation:
             return [Send(source, _HB_ERRORS[ErrorCode.ILLEGAL_GENERATION])]
         if state is _EMPTY:
@@ -648,8 +692,22 @@ class GroupCoordinator:
         if not self._supports_protocols(req.protocol_type, req.protocols):
             effects.append(Send(source, JoinGroupResponse(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)))
             return
-        new_id = self._new_member_id(req.client_id)
-        if req.api_version >= 4:  # KIP-394: JoinGroupRequest.requiresKnownMemberId
+        iid = req.group_instance_id
+        # ClassicGroup#generateMemberId: "<group.instance.id or client.id>-<uuid>".
+        new_id = self._new_member_id(req.client_id if iid is None else iid)
+        if iid is not None:
+            # classicGroupJoinNewStaticMember: never MEMBER_ID_REQUIRED; a known instance id
+            # replaces its previous member id.
+            old_id = self._static.get(iid)
+            if old_id is not None:
+                self._update_static_member_then_rebalance_or_complete_join(
+                    source, req, old_id, new_id, now_ms, effects
+                )
+            else:
+                self._add_member_then_rebalance_or_complete_join(
+                    source, req, new_id, now_ms, effects
+                )
+        elif req.api_version >= 4:  # KIP-394: JoinGroupRequest.requiresKnownMemberId
             deadline = now_ms + req.session_timeout_ms
             self._pending[new_id] = _Pending(source, deadline)
             effects.append(SetTimer(HEARTBEAT_PREFIX + new_id, deadline))
@@ -673,11 +731,20 @@ class GroupCoordinator:
             )
             return
         if mid in self._pending:
+            if req.group_instance_id is not None:
+                raise IllegalGroupState(
+                    f"group {self.group_id!r}: unexpected JoinGroup with group_instance_id="
+                    f"{req.group_instance_id!r} for pending member {mid!r}"
+                )
             self._add_member_then_rebalance_or_complete_join(source, req, mid, now_ms, effects)
             return
-        m = self._members.get(mid)
+        error = self._validate_member(mid, req.group_instance_id)
+        if error is not None:
+            effects.append(Send(source, JoinGroupResponse(error, member_id=mid)))
+            return
+        m = self._members[mid]
         state = self._state
-        if m is None or state is _EMPTY:
+        if state is _EMPTY:
             effects.append(
                 Send(source, JoinGroupResponse(ErrorCode.UNKNOWN_MEMBER_ID, member_id=mid))
             )
@@ -694,6 +761,109 @@ class GroupCoordinator:
                 self._update_member_then_rebalance_or_complete_join(source, m, req, now_ms, effects)
             else:
                 effects.append(Send(source, self._current_join_response(m, with_members=False)))
+
+    def _validate_member(self, mid: str, group_instance_id: str | None) -> ErrorCode | None:
+        """``ClassicGroup#validateMember``: an unknown instance id or member id is
+        UNKNOWN_MEMBER_ID; an instance id mapped to another member id is FENCED_INSTANCE_ID."""
+        if group_instance_id is not None:
+            existing = self._static.get(group_instance_id)
+            if existing is None:
+                return ErrorCode.UNKNOWN_MEMBER_ID
+            if existing != mid:
+                return ErrorCode.FENCED_INSTANCE_ID
+        if mid not in self._members:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        return None
+
+    def _replace_static_member(
+        self, iid: str, old_id: str, new_id: str, effects: list[Effect]
+    ) -> _Member:
+        """``ClassicGroup#replaceStaticMember``: the member record moves to ``new_id`` (same
+        client id, address, timeouts, protocols and assignment; leadership follows); a parked
+        JoinGroup or SyncGroup of ``old_id`` is answered FENCED_INSTANCE_ID. The old id's
+        heartbeat timer is left to expire harmlessly; its pending-sync entry stays."""
+        old = self._members.pop(old_id)
+        self._complete_join_future(
+            old, JoinGroupResponse(ErrorCode.FENCED_INSTANCE_ID, member_id=old_id), effects
+        )
+        self._complete_sync_future(old, _SYNC_FENCED, effects)
+        m = _Member.__new__(_Member)
+        for slot in _Member.__slots__:
+            setattr(m, slot, getattr(old, slot))
+        m.member_id = new_id
+        m.hb_key = HEARTBEAT_PREFIX + new_id
+        m.is_new = False
+        m.join_source = None
+        m.sync_source = None
+        self._members[new_id] = m
+        self._order = None
+        if self._leader_id == old_id:
+            self._leader_id = new_id
+        self._static[iid] = new_id
+        return m
+
+    def _update_static_member_then_rebalance_or_complete_join(
+        self,
+        source: str,
+        req: JoinGroupRequest,
+        old_id: str,
+        new_id: str,
+        now_ms: int,
+        effects: list[Effect],
+    ) -> None:
+        # GroupMetadataManager#updateStaticMemberThenRebalanceOrCompleteJoin.
+        iid = req.group_instance_id
+        assert iid is not None
+        state = self._state
+        if state is _EMPTY or state is _DEAD:
+            raise IllegalGroupState(
+                f"group {self.group_id!r} was not supposed to be in the state {state.value} "
+                f"when the unknown static member {iid!r} rejoins"
+            )
+        current_leader = self._leader_id
+        m = self._replace_static_member(iid, old_id, new_id, effects)
+        effects.append(
+            Log(
+                "member_replaced",
+                {"member": source, "member_id": new_id, "old_member_id": old_id},
+            )
+        )
+        self._reschedule_heartbeat(m, now_ms, m.session_timeout_ms, effects)
+        self._update_member(source, m, req)
+        if state is _STABLE:
+            if self._protocol_name == self._select_protocol():
+                # The selected protocol stays: no rebalance. The group record with the new
+                # member id is written (writes never fail here) and the joiner answered.
+                self._store(now_ms)
+                if req.api_version >= 9:  # JoinGroupRequest.supportsSkippingAssignment
+                    is_leader = new_id == self._leader_id
+                    response = JoinGroupResponse(
+                        ErrorCode.NONE,
+                        generation_id=self._generation,
+                        protocol_type=self._protocol_type,
+                        protocol_name=self._protocol_name,
+                        leader=self._leader_id or "",
+                        member_id=new_id,
+                        members=self._leader_member_list() if is_leader else (),
+                        skip_assignment=is_leader,
+                    )
+                else:
+                    response = JoinGroupResponse(
+                        ErrorCode.NONE,
+                        generation_id=self._generation,
+                        protocol_type=self._protocol_type,
+                        protocol_name=self._protocol_name,
+                        leader=current_leader or "",
+                        member_id=new_id,
+                    )
+                self._complete_join_future(m, response, effects)
+            else:
+                self._maybe_prepare_rebalance_or_complete_join(now_ms, effects)
+        elif state is _COMPLETING:
+            # The leader may already hold an assignment keyed by the old member id.
+            self._prepare_rebalance(now_ms, effects)
+        else:
+            self._maybe_complete_join_phase(now_ms, effects)
 
     def _current_join_response(self, m: _Member, with_members: bool) -> JoinGroupResponse:
         is_leader = m.member_id == self._leader_id
@@ -713,7 +883,9 @@ class GroupCoordinator:
         assert protocol is not None
         members = self._members
         return tuple(
-            JoinGroupResponseMember(mid, None, members[mid].metadata(protocol))
+            JoinGroupResponseMember(
+                mid, members[mid].group_instance_id, members[mid].metadata(protocol)
+            )
             for mid in self._java_order()
         )
 
@@ -737,7 +909,12 @@ class GroupCoordinator:
         now_ms: int,
         effects: list[Effect],
     ) -> None:
-        # ClassicGroup#updateMember: a parked JoinGroup of the member is replaced.
+        self._update_member(source, m, req)
+        self._maybe_prepare_rebalance_or_complete_join(now_ms, effects)
+
+    def _update_member(self, source: str, m: _Member, req: JoinGroupRequest) -> None:
+        """``ClassicGroup#updateMember``: new protocols and timeouts, the JoinGroup parked (a
+        parked JoinGroup of the member is replaced)."""
         self._change_supported(m.names, -1)
         m.protocols = req.protocols
         m.names = _names(req.protocols)
@@ -748,7 +925,6 @@ class GroupCoordinator:
         if m.join_source is None:
             self._num_awaiting_join += 1
         m.join_source = source
-        self._maybe_prepare_rebalance_or_complete_join(now_ms, effects)
 
     # ------------------------------------------------------------------ rebalance machinery
 
@@ -810,7 +986,13 @@ class GroupCoordinator:
         # GroupMetadataManager#completeClassicGroupJoin.
         self._cancel_join_timer(effects)
         members = self._members
-        for mid in [mid for mid in self._java_order() if members[mid].join_source is None]:
+        # Static members that did not rejoin stay (KIP-345); only session expiry removes them.
+        stragglers = [
+            mid
+            for mid in self._java_order()
+            if members[mid].join_source is None and members[mid].group_instance_id is None
+        ]
+        for mid in stragglers:
             self._remove(mid, "not_rejoined", effects)
             effects.append(CancelTimer(HEARTBEAT_PREFIX + mid))
         if self._state is _DEAD:
@@ -927,8 +1109,10 @@ class GroupCoordinator:
             if now_ms < pending.deadline:
                 return
             del self._pending[mid]
-            if self._state is _PREPARING:
-                self._maybe_complete_join_phase(now_ms, effects)
+            # removePendingMemberAndUpdateClassicGroup: completes the join directly, even
+            # during the initial rebalance (no previousState check, unlike maybeCompleteJoinPhase).
+            if self._state is _PREPARING and self._has_all_members_joined():
+                self._complete_join(now_ms, effects)
             return
         m = self._members.get(mid)
         if m is None or now_ms < m.hb_deadline:
@@ -947,8 +1131,9 @@ class GroupCoordinator:
         state = self._state
         if state is _STABLE or state is _COMPLETING:
             self._maybe_prepare_rebalance_or_complete_join(now_ms, effects)
-        elif state is _PREPARING:
-            self._maybe_complete_join_phase(now_ms, effects)
+        elif state is _PREPARING and self._has_all_members_joined():
+            # Kafka completes the join directly here, even during the initial rebalance.
+            self._complete_join(now_ms, effects)
 
     # ------------------------------------------------------------------ SyncGroup
 
@@ -956,8 +1141,12 @@ class GroupCoordinator:
         # GroupMetadataManager#classicGroupSync / validateSyncGroup.
         state = self._state
         m = self._members.get(req.member_id)
-        if m is None or req.group_id != self.group_id or state is _DEAD:
+        invalid = self._validate_member(req.member_id, req.group_instance_id)
+        error: ErrorCode | None
+        if req.group_id != self.group_id or state is _DEAD:
             error = self._request_error(req.group_id, req.member_id)
+        elif invalid is not None:
+            error = invalid
         elif req.generation_id != self._generation:
             error = ErrorCode.ILLEGAL_GENERATION
         elif _inconsistent(req.protocol_type, self._protocol_type) or _inconsistent(
@@ -1020,43 +1209,63 @@ class GroupCoordinator:
     # ------------------------------------------------------------------ LeaveGroup
 
     def _leave(self, source: str, req: LeaveGroupRequest, now_ms: int) -> list[Effect]:
-        # GroupMetadataManager#classicGroupLeave (dynamic members only).
+        # GroupMetadataManager#classicGroupLeave / classicGroupLeaveToClassicGroup: each
+        # identity is handled (and removed) in request order.
         if not req.group_id:
             return [Send(source, LeaveGroupResponse(ErrorCode.INVALID_GROUP_ID))]
         if req.group_id != self.group_id:
             return [Send(source, LeaveGroupResponse(ErrorCode.NOT_COORDINATOR))]
+        if not self._exists:  # "Group not found": UnknownMemberIdException
+            return [Send(source, LeaveGroupResponse(ErrorCode.UNKNOWN_MEMBER_ID))]
         if self._state is _DEAD:
             return [Send(source, LeaveGroupResponse(ErrorCode.COORDINATOR_NOT_AVAILABLE))]
         effects: list[Effect] = []
-        member_errors: list[tuple[str, ErrorCode]] = []
-        leaving: list[str] = []
-        pending_left = False
-        for mid in req.member_ids:
-            if mid in self._pending:
-                del self._pending[mid]
+        answers: list[LeaveGroupMemberResponse] = []
+        for ident in req.identities():
+            mid, iid = ident.member_id, ident.group_instance_id
+            error: ErrorCode | None
+            if not mid:
+                # Administrative removal of a static member by its instance id.
+                static_id = self._static.get(iid) if iid is not None else None
+                if static_id is None:
+                    error = ErrorCode.UNKNOWN_MEMBER_ID
+                else:
+                    self._remove_current_member(static_id, effects)
+                    error = None
+            elif mid in self._pending:
+                self._remove(mid, "leave", effects)
                 effects.append(CancelTimer(HEARTBEAT_PREFIX + mid))
-                pending_left = True
-                member_errors.append((mid, ErrorCode.NONE))
-            elif mid and mid in self._members:
-                leaving.append(mid)
-                member_errors.append((mid, ErrorCode.NONE))
+                error = None
             else:
-                member_errors.append((mid, ErrorCode.UNKNOWN_MEMBER_ID))
-        removed = False
-        for mid in leaving:
-            m = self._members.get(mid)
-            if m is None:  # listed twice
-                continue
-            effects.append(CancelTimer(m.hb_key))
-            self._complete_join_future(m, _JOIN_UNKNOWN, effects)
-            self._remove(mid, "leave", effects)
-            removed = True
-        if removed:
-            self._maybe_prepare_rebalance_or_complete_join(now_ms, effects)
-        elif pending_left and self._state is _PREPARING:
-            self._maybe_complete_join_phase(now_ms, effects)
-        effects.append(Send(source, LeaveGroupResponse(ErrorCode.NONE, tuple(member_errors))))
+                error = self._validate_member(mid, iid)
+                if error is None:
+                    self._remove_current_member(mid, effects)
+            answers.append(LeaveGroupMemberResponse(mid, iid, error or ErrorCode.NONE))
+        if any(a.error is ErrorCode.NONE for a in answers):
+            state = self._state
+            if state is _STABLE or state is _COMPLETING:
+                self._maybe_prepare_rebalance_or_complete_join(now_ms, effects)
+            elif state is _PREPARING:
+                self._maybe_complete_join_phase(now_ms, effects)
+        effects.append(
+            Send(
+                source,
+                LeaveGroupResponse(
+                    ErrorCode.NONE,
+                    tuple((a.member_id, a.error) for a in answers),
+                    tuple(answers),
+                ),
+            )
+        )
         return effects
+
+    def _remove_current_member(self, mid: str, effects: list[Effect]) -> None:
+        """``removeCurrentMemberFromClassicGroup``: cancel the heartbeat, answer a parked
+        JoinGroup UNKNOWN_MEMBER_ID, remove the member (a parked SyncGroup goes with it)."""
+        m = self._members[mid]
+        effects.append(CancelTimer(m.hb_key))
+        self._complete_join_future(m, _JOIN_UNKNOWN, effects)
+        self._remove(mid, "leave", effects)
 
     # ------------------------------------------------------------------ ClassicGroup helpers
 
@@ -1091,6 +1300,8 @@ class GroupCoordinator:
         if self._leader_id is None:
             self._leader_id = mid
         self._pending.pop(mid, None)
+        if m.group_instance_id is not None:
+            self._static[m.group_instance_id] = mid
         effects.append(Log("member_added", {"member": m.source, "member_id": mid}))
 
     def _remove(self, mid: str, reason: str, effects: list[Effect]) -> None:
@@ -1102,6 +1313,8 @@ class GroupCoordinator:
             self._change_supported(m.names, -1)
             if m.join_source is not None:
                 self._num_awaiting_join -= 1
+            if m.group_instance_id is not None:
+                self._static.pop(m.group_instance_id, None)
             effects.append(
                 Log("member_removed", {"member": m.source, "member_id": mid, "reason": reason})
             )

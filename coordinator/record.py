@@ -8,7 +8,8 @@ partition over replays the log and keeps, per group, only the **last** record
 (``GroupMetadataManager#replay(GroupMetadataKey, GroupMetadataValue)``, driven by
 ``CoordinatorLoaderImpl``); :meth:`coordinator.group.GroupCoordinator.load` rebuilds the
 group from it. Field names follow ``GroupMetadataValue.json``; only the fields that change
-the protocol's behaviour are kept (no group instance id: Connect members are dynamic).
+the protocol's behaviour are kept, including each member's KIP-345 ``group_instance_id``
+(``None`` for a dynamic member; Connect members are always dynamic).
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ class GroupRecordMember(msgspec.Struct, frozen=True):
         subscription: its metadata **for the group's protocol only** (Kafka stores
             ``member.metadata(protocolName)``, not the member's whole protocol list).
         assignment: the assignment bytes the leader gave it (``b""`` when none).
+        group_instance_id: its static id (``MemberMetadata.groupInstanceId``), ``None`` for
+            a dynamic member.
     """
 
     member_id: str
@@ -38,6 +41,7 @@ class GroupRecordMember(msgspec.Struct, frozen=True):
     session_timeout_ms: int
     subscription: bytes
     assignment: bytes
+    group_instance_id: str | None = None
 
 
 class GroupRecord(msgspec.Struct, frozen=True):

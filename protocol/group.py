@@ -24,6 +24,8 @@ __all__ = [
     "HeartbeatResponse",
     "LeaveGroupRequest",
     "LeaveGroupResponse",
+    "MemberIdentity",
+    "LeaveGroupMemberResponse",
     "FindCoordinatorRequest",
     "FindCoordinatorResponse",
     "Request",
@@ -132,19 +134,54 @@ class HeartbeatResponse(msgspec.Struct, frozen=True, tag=True):
     error: ErrorCode
 
 
-class LeaveGroupRequest(msgspec.Struct, frozen=True, tag=True):
-    """LeaveGroup v3+: a batch of member ids leaving (Connect sends its own on close)."""
+class MemberIdentity(msgspec.Struct, frozen=True):
+    """One member leaving in a LeaveGroup v3+ batch (``LeaveGroupRequest.json`` ``members``).
 
-    group_id: str
-    member_ids: tuple[str, ...]
+    ``member_id`` may be ``""`` together with a ``group_instance_id``: the administrative
+    removal of a static member by its instance id (KIP-345).
+    """
+
+    member_id: str = UNKNOWN_MEMBER_ID
+    group_instance_id: str | None = None
     reason: str | None = None
 
 
+class LeaveGroupRequest(msgspec.Struct, frozen=True, tag=True):
+    """LeaveGroup v3+: a batch of members leaving (Connect sends its own member id on close).
+
+    ``member_ids`` are dynamic members given by id only (the shape every groupsim client
+    sends); ``members`` are full identities (member id and/or ``group_instance_id``). The
+    coordinator handles ``member_ids`` first, then ``members``, each in order.
+    """
+
+    group_id: str
+    member_ids: tuple[str, ...] = ()
+    reason: str | None = None
+    members: tuple[MemberIdentity, ...] = ()
+
+    def identities(self) -> tuple[MemberIdentity, ...]:
+        """Every leaving member as a :class:`MemberIdentity`, in handling order."""
+        return tuple(MemberIdentity(mid) for mid in self.member_ids) + self.members
+
+
+class LeaveGroupMemberResponse(msgspec.Struct, frozen=True):
+    """The answer for one leaving member (``LeaveGroupResponse.json`` ``members``)."""
+
+    member_id: str
+    group_instance_id: str | None
+    error: ErrorCode
+
+
 class LeaveGroupResponse(msgspec.Struct, frozen=True, tag=True):
-    """LeaveGroup response: top-level error plus one error per member id."""
+    """LeaveGroup response: top-level error plus one answer per leaving member.
+
+    ``member_errors`` is (member id, error) per member, ``members`` the same answers with
+    the group instance id (both in request order).
+    """
 
     error: ErrorCode
     member_errors: tuple[tuple[str, ErrorCode], ...] = ()
+    members: tuple[LeaveGroupMemberResponse, ...] = ()
 
 
 class FindCoordinatorRequest(msgspec.Struct, frozen=True, tag=True):
