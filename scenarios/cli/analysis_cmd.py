@@ -111,8 +111,8 @@ def sweep(
     ] = None,
 ) -> None:
     """Run a sweep (parameter grid × seeds) on Spark; write runs/, events/, aggregates/."""
-    from scenarios.campaigns.sweeps import SweepError, load_sweep
     from scenarios.input.loader import ScenarioError
+    from scenarios.input.sweep_file import SweepError, load_sweep
 
     settings = _parse_conf(conf or [])
     try:
