@@ -51,7 +51,11 @@ def summarize_streams(
       ``{client: {"active": [...], "standby": [...]}}`` (HATA's decision, before cooperative
       withholding); ``streams.final_assignment``; ``streams.probing_rebalances`` (probing
       rebalances that fired), ``streams.probing_scheduled``; ``streams.costs``: rack-aware
-      ``{generation, before, after}``; ``streams.warmups``: warmups handed out.
+      ``{generation, before, after}``; ``streams.warmups``: warmups handed out;
+    - ``streams.restoration``: ``restored`` (active tasks that went from restoring to
+      running), ``restore_ms_total`` / ``restore_ms_max`` (virtual ms from
+      ``active_task_start`` to ``active_task_running``), ``abandoned`` (stopped while still
+      restoring), ``restoring_at_end`` (active tasks of live clients still restoring).
     """
     base = summarize(records)
     topo = loaded.topology
@@ -70,6 +74,9 @@ def summarize_streams(
     decisions: list[dict[str, Any]] = []
     costs: list[dict[str, Any]] = []
     probing_fired = probing_scheduled = warmups = 0
+    restoring_since: dict[tuple[str, str], int] = {}
+    restore_ms: list[int] = []
+    abandoned = 0
     last_change = 0
     last_step = None
 
@@ -120,19 +127,26 @@ def summarize_streams(
             st.tags[m] = dict(cfg.get("client.tags") or {})
         elif kind in ("member_stop", "member_crash"):
             st.live.pop(m, None)
+            for key in [k for k in restoring_since if k[0] == m]:
+                del restoring_since[key]
+                abandoned += 1
         elif kind == "active_task_start":
             task = r["task"]
             st.active.setdefault(m, {})[task] = "restoring"
+            restoring_since[(m, task)] = t
             if task in last_ran and last_ran[task] != m:
                 phase_moves[phase_at(t)] += 1
             last_change = t
         elif kind == "active_task_running":
             task = r["task"]
             st.active.setdefault(m, {})[task] = "running"
+            if (m, task) in restoring_since:
+                restore_ms.append(t - restoring_since.pop((m, task)))
             last_ran[task] = m
             set_running(task, m, True, t)
         elif kind == "active_task_stopped":
             st.active.get(m, {}).pop(r["task"], None)
+            abandoned += restoring_since.pop((m, r["task"]), None) is not None
             set_running(r["task"], m, False, t)
         elif kind == "standby_task_start":
             st.standby.setdefault(m, set()).add(r["task"])
@@ -193,6 +207,15 @@ def summarize_streams(
             "probing_rebalances": probing_fired,
             "probing_scheduled": probing_scheduled,
             "warmups": warmups,
+            "restoration": {
+                "restored": len(restore_ms),
+                "restore_ms_total": sum(restore_ms),
+                "restore_ms_max": max(restore_ms, default=0),
+                "abandoned": abandoned,
+                "restoring_at_end": sum(
+                    state == "restoring" for c in st.live for state in st.active.get(c, {}).values()
+                ),
+            },
             "costs": costs,
             "final_cost": costs[-1]["after"]
             if costs and decisions and "cost" in decisions[-1]
@@ -423,5 +446,3 @@ def streams_expect_failures(expect: Any, summary: dict[str, Any]) -> list[str]:
         if got != w:
             failures.append(f"final_assignment: expected {w}, got {got}")
     return failures
-
-

@@ -20,6 +20,8 @@ from typing import Annotated, Any, NoReturn
 import typer
 from rich.console import Console
 
+from scenarios.cli.choices import ReportEngine
+
 __all__ = ["sweep", "report"]
 
 _stderr = Console(stderr=True, highlight=False)
@@ -111,8 +113,8 @@ def sweep(
     ] = None,
 ) -> None:
     """Run a sweep (parameter grid × seeds) on Spark; write runs/, events/, aggregates/."""
-    from scenarios.campaigns.sweeps import SweepError, load_sweep
     from scenarios.input.loader import ScenarioError
+    from scenarios.input.sweep_file import SweepError, load_sweep
 
     settings = _parse_conf(conf or [])
     try:
@@ -173,17 +175,17 @@ def report(
         Path | None, typer.Option(help="HTML file to write (default DIR/report.html).")
     ] = None,
     engine: Annotated[
-        str,
+        ReportEngine,
         typer.Option(
-            help="How to read a sweep's Parquet: auto (Spark if installed), spark, pyarrow."
+            help="How to read a sweep's Parquet: auto = Spark if installed, else pyarrow."
         ),
-    ] = "auto",
+    ] = ReportEngine.AUTO,
 ) -> None:
     """Write report.html (tables and plots) for a sweep's or a single run's output."""
     from scenarios.cli.report import ReportError, write_report
 
     try:
-        path = write_report(directory, out=out, engine=engine)
+        path = write_report(directory, out=out, engine=engine.value)
     except ReportError as exc:
         _fail(str(exc))
     typer.echo(f"wrote {path}")

@@ -17,6 +17,7 @@ import typer
 from rich.console import Console
 
 from scenarios.campaigns.chaos import ASSIGNOR_OF, FAULT_KINDS, PROTOCOLS
+from scenarios.cli.choices import ChaosAssignor
 
 __all__ = [
     "chaos",
@@ -208,10 +209,9 @@ def chaos(
         ),
     ] = ",".join(PROTOCOLS),
     assignor: Annotated[
-        str | None,
+        ChaosAssignor | None,
         typer.Option(
-            help="Check that every --protocol runs this assignor (eager, "
-            "incremental_cooperative, static); the protocol implies it."
+            help="Check that every --protocol runs this assignor (the protocol implies it)."
         ),
     ] = None,
     faults: Annotated[
@@ -240,7 +240,7 @@ def chaos(
         if not 1 <= jobs <= 256:
             raise ChaosInputError(f"--jobs: must be 1..256, got {jobs}")
         protocols = parse_protocols(protocol)
-        _check_assignor(assignor, protocols)
+        _check_assignor(assignor.value if assignor else None, protocols)
         config = ChaosConfig(
             members=parse_members(members),
             protocols=protocols,

@@ -14,6 +14,8 @@ from typing import Annotated, Any, NoReturn
 import typer
 from rich.console import Console
 
+from scenarios.cli.choices import ConnectMessage, OneLineErrors, OutputFormat
+
 __all__ = ["app", "main"]
 
 app = typer.Typer(
@@ -22,6 +24,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=OneLineErrors,
 )
 codec_app = typer.Typer(help="Decode and encode Kafka Connect subscriptions and assignments.")
 app.add_typer(codec_app, name="codec")
@@ -121,8 +124,8 @@ def run(
 @app.command()
 def compat(
     output_format: Annotated[
-        str, typer.Option("--format", help="table, json or markdown.")
-    ] = "table",
+        OutputFormat, typer.Option("--format", help="How to print the matrix.")
+    ] = OutputFormat.TABLE,
     allow_known: Annotated[
         bool,
         typer.Option("--allow-known", help="Do not fail on known upstream bugs (KAFKA-13816)."),
@@ -138,13 +141,11 @@ def compat(
         run_matrix,
     )
 
-    if output_format not in ("table", "json", "markdown"):
-        _fail(f"--format: expected table, json or markdown, got {output_format!r}")
     with _progress("replaying") as advance:
         rows = run_matrix(seed, on_progress=advance)
-    if output_format == "json":
+    if output_format is OutputFormat.JSON:
         typer.echo(json.dumps(rows_to_json(rows), indent=2))
-    elif output_format == "markdown":
+    elif output_format is OutputFormat.MARKDOWN:
         typer.echo(render_markdown(rows, allow_known=allow_known), nl=False)
     else:
         from rich.table import Table
@@ -223,7 +224,7 @@ def check(
 
 @codec_app.command("decode")
 def codec_decode(
-    message: Annotated[str, typer.Argument(help="subscription or assignment")],
+    message: Annotated[ConnectMessage, typer.Argument(help="Which Connect message.")],
     hex_bytes: Annotated[str, typer.Argument(metavar="HEX", help="The bytes, in hex.")],
 ) -> None:
     """Decode Connect bytes (hex) to JSON, reading them as Kafka's workers do."""
@@ -235,7 +236,7 @@ def codec_decode(
     )
 
     try:
-        kind = _message_kind(message)
+        kind = message.value
         data = _parse_hex(hex_bytes)
         if kind == "subscription":
             obj = subscription_to_json(decode_subscription(data))
@@ -248,7 +249,7 @@ def codec_decode(
 
 @codec_app.command("encode")
 def codec_encode(
-    message: Annotated[str, typer.Argument(help="subscription or assignment")],
+    message: Annotated[ConnectMessage, typer.Argument(help="Which Connect message.")],
     version: Annotated[
         int | None, typer.Option(help="Version to write (default: the JSON's version).")
     ] = None,
@@ -262,7 +263,7 @@ def codec_encode(
     )
 
     try:
-        kind = _message_kind(message)
+        kind = message.value
         if version is not None and not 0 <= version <= 3:
             raise BadInput(f"--version: must be 0..3, got {version}")
         doc = _read_json(Path("-"))
@@ -277,12 +278,6 @@ def codec_encode(
     except _bad_input_types() as exc:
         _fail(str(exc))
     typer.echo(data.hex())
-
-
-def _message_kind(message: str) -> str:
-    if message not in ("subscription", "assignment"):
-        raise BadInput(f"unknown message {message!r}: expected 'subscription' or 'assignment'")
-    return message
 
 
 def _parse_hex(text: str) -> bytes:

@@ -1,7 +1,17 @@
 """Timeline plot of a run: who ran how many tasks when, with rebalances and violations.
 
+One picture for both applications, chosen by the log's ``run_start`` (``app = "streams"``
+for Kafka Streams):
+
+- **Connect**: one row per worker with its running tasks (``task_started`` /
+  ``task_stop`` / ``task_stopped``), tasks running in total against tasks configured;
+- **Streams**: one row per client with its active tasks — running and restoring told apart
+  (``active_task_start`` = restoring, ``active_task_running``, ``active_task_stopped``) — and
+  its standby tasks (``standby_task_start`` / ``standby_task_stopped``; warm-up replicas are
+  standbys), totals below against the topology's task count.
+
 Drawn with matplotlib's Agg canvas directly (no pyplot, no display, no global backend
-switch). A handful of artists per worker, so it stays fast for long runs.
+switch). A handful of artists per member, so it stays fast for long runs.
 """
 
 from __future__ import annotations
@@ -9,12 +19,17 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+from matplotlib.ticker import MaxNLocator
 
 __all__ = ["write_timeline_png"]
 
@@ -24,196 +39,367 @@ _TASK_EVENTS = {
     "task_stopped": -1,
 }
 
+#: Colours of the task layers (Streams: running, restoring, standby; Connect: running).
+RUNNING = "tab:blue"
+RESTORING = "tab:orange"
+STANDBY = "tab:green"
+#: The band behind a member's row while its process is up; white where it is down.
+PROCESS_UP = "0.90"
+REBALANCE = "0.35"
+PHASE = "tab:purple"
+VIOLATION = "red"
+CONFIGURED = "0.3"
 
-def _series(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Per-worker running-task step series, live intervals, and the markers to draw."""
-    running: dict[str, set[str]] = {}
-    steps: dict[str, tuple[list[float], list[int]]] = {}
-    live_since: dict[str, float] = {}
-    live: dict[str, list[tuple[float, float]]] = {}
-    order: dict[str, None] = {}
-    generations: list[float] = []
-    violations: list[tuple[float, str | None]] = []
-    phases: list[tuple[float, str]] = []
-    total_x: list[float] = []
-    total_y: list[int] = []
-    conf_x: list[float] = []
-    conf_y: list[int] = []
-    total = 0
-    end = 0.0
+#: Layers of a Streams client's row, bottom up: (state, colour, legend label).
+_STREAMS_LAYERS = (
+    ("running", RUNNING, "active task, running"),
+    ("restoring", RESTORING, "active task, restoring"),
+    ("standby", STANDBY, "standby task (incl. warm-up)"),
+)
 
-    def point(member: str, t: float) -> None:
-        xs, ys = steps.setdefault(member, ([], []))
+
+@dataclass
+class _Series:
+    """What a timeline draws, in virtual seconds.
+
+    ``steps[member]`` is ``(times, [counts per layer])``: the counts after each change.
+    ``totals`` is the same over all members. ``configured`` is the tasks the workload
+    configures over time (a step line).
+    """
+
+    layers: tuple[str, ...]
+    order: dict[str, None] = field(default_factory=dict)
+    steps: dict[str, tuple[list[float], list[tuple[int, ...]]]] = field(default_factory=dict)
+    live: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
+    live_since: dict[str, float] = field(default_factory=dict)
+    totals: tuple[list[float], list[tuple[int, ...]]] = field(default_factory=lambda: ([], []))
+    configured: tuple[list[float], list[int]] = field(default_factory=lambda: ([], []))
+    generations: list[float] = field(default_factory=list)
+    violations: list[tuple[float, str | None]] = field(default_factory=list)
+    phases: list[tuple[float, str]] = field(default_factory=list)
+    end: float = 0.0
+
+    def point(self, member: str, t: float, counts: tuple[int, ...], total: tuple[int, ...]) -> None:
+        xs, ys = self.steps.setdefault(member, ([], []))
         xs.append(t)
-        ys.append(len(running[member]))
+        ys.append(counts)
+        self.totals[0].append(t)
+        self.totals[1].append(total)
+
+    def common(self, r: dict[str, Any], t: float) -> None:
+        """Records both applications draw alike: process up/down, rebalances, phases."""
+        kind = r.get("kind")
+        member = r.get("member")
+        if kind == "generation" and r.get("protocol") is not None:
+            self.generations.append(t)
+        elif kind == "member_start" and isinstance(member, str):
+            self.order.setdefault(member, None)
+            self.live_since.setdefault(member, t)
+        elif kind in ("member_stop", "member_crash") and isinstance(member, str):
+            if member in self.live_since:
+                self.live.setdefault(member, []).append((self.live_since.pop(member), t))
+        elif kind == "violation":
+            self.violations.append((t, member if isinstance(member, str) else None))
+        elif kind == "phase":
+            self.phases.append((t, str(r.get("name"))))
+
+    def close(self) -> None:
+        for member, since in self.live_since.items():
+            self.live.setdefault(member, []).append((since, self.end))
+        self.live_since.clear()
+
+
+def _is_streams(records: Sequence[dict[str, Any]]) -> bool:
+    return any(r.get("kind") == "run_start" and r.get("app") == "streams" for r in records[:5])
+
+
+def _connect_series(records: Sequence[dict[str, Any]]) -> _Series:
+    """Per-worker running-task counts, live intervals, and the markers to draw."""
+    data = _Series(layers=("running",))
+    running: dict[str, set[str]] = {}
+    total = 0
 
     for r in records:
         kind = r.get("kind")
         t = r.get("t_ms", 0) / 1000.0
-        end = t
-        delta = _TASK_EVENTS.get(kind)  # type: ignore[arg-type]
-        if delta is not None:
-            member, task = r.get("member"), r.get("task")
-            tasks = running.setdefault(member, set())  # type: ignore[arg-type]
+        data.end = t
+        member = r.get("member")
+        delta = _TASK_EVENTS.get(str(kind))
+        if delta is not None and isinstance(member, str):
+            tasks = running.setdefault(member, set())
             before = len(tasks)
             if delta > 0:
-                tasks.add(task)  # type: ignore[arg-type]
+                tasks.add(str(r.get("task")))
             else:
-                tasks.discard(task)  # type: ignore[arg-type]
+                tasks.discard(str(r.get("task")))
             if len(tasks) != before:
-                order.setdefault(member, None)  # type: ignore[arg-type]
-                point(member, t)  # type: ignore[arg-type]
+                data.order.setdefault(member, None)
                 total += len(tasks) - before
-                total_x.append(t)
-                total_y.append(total)
-        elif kind == "generation":
-            if r.get("protocol") is not None:
-                generations.append(t)
-        elif kind == "member_start":
-            member = r.get("member")
-            order.setdefault(member, None)  # type: ignore[arg-type]
-            live_since.setdefault(member, t)  # type: ignore[arg-type]
-        elif kind in ("member_stop", "member_crash"):
-            member = r.get("member")
-            gone = running.get(member)  # type: ignore[arg-type]
+                data.point(member, t, (len(tasks),), (total,))
+            continue
+        data.common(r, t)
+        if kind in ("member_stop", "member_crash") and isinstance(member, str):
+            gone = running.get(member)
             if gone:
                 total -= len(gone)
                 gone.clear()
-                point(member, t)  # type: ignore[arg-type]
-                total_x.append(t)
-                total_y.append(total)
-            if member in live_since:
-                live.setdefault(member, []).append((live_since.pop(member), t))  # type: ignore[arg-type]
-        elif kind == "violation":
-            violations.append((t, r.get("member")))
-        elif kind == "phase":
-            phases.append((t, str(r.get("name"))))
+                data.point(member, t, (0,), (total,))
         elif kind in ("config", "run_start") and isinstance(r.get("connectors"), dict):
-            if kind == "run_start" and conf_x:
+            if kind == "run_start" and data.configured[0]:
                 continue
-            conf_x.append(t)
-            conf_y.append(sum(int(n) for n in r["connectors"].values()))
-    for member, since in live_since.items():
-        live.setdefault(member, []).append((since, end))
-    return {
-        "order": list(order),
-        "steps": steps,
-        "live": live,
-        "generations": generations,
-        "violations": violations,
-        "phases": phases,
-        "total": (total_x, total_y),
-        "configured": (conf_x, conf_y),
-        "end": end,
-    }
+            data.configured[0].append(t)
+            data.configured[1].append(sum(int(n) for n in r["connectors"].values()))
+    data.close()
+    return data
+
+
+def _streams_series(records: Sequence[dict[str, Any]]) -> _Series:
+    """Per-client active (running, restoring) and standby task counts, and the markers."""
+    data = _Series(layers=tuple(name for name, _, _ in _STREAMS_LAYERS))
+    active: dict[str, dict[str, str]] = {}  # client -> task -> running | restoring
+    standby: dict[str, set[str]] = {}
+
+    def counts(client: str) -> tuple[int, int, int]:
+        states = list(active.get(client, {}).values())
+        running = states.count("running")
+        return running, len(states) - running, len(standby.get(client, ()))
+
+    def total() -> tuple[int, ...]:
+        per = [counts(c) for c in set(active) | set(standby)]
+        return tuple(sum(c[i] for c in per) for i in range(3))
+
+    for r in records:
+        kind = r.get("kind")
+        t = r.get("t_ms", 0) / 1000.0
+        data.end = t
+        client = r.get("member")
+        data.common(r, t)
+        if not isinstance(client, str):
+            if kind == "run_start" and isinstance(r.get("tasks"), dict):
+                configured = sum(len(v) for v in r["tasks"].values() if isinstance(v, list))
+                data.configured[0].append(t)
+                data.configured[1].append(configured)
+            continue
+        before = counts(client)
+        task = str(r.get("task"))
+        if kind == "active_task_start":
+            active.setdefault(client, {})[task] = "restoring"
+        elif kind == "active_task_running":
+            active.setdefault(client, {})[task] = "running"
+        elif kind == "active_task_stopped":
+            active.get(client, {}).pop(task, None)
+        elif kind == "standby_task_start":
+            standby.setdefault(client, set()).add(task)
+        elif kind == "standby_task_stopped":
+            standby.get(client, set()).discard(task)
+        elif kind in ("member_stop", "member_crash"):
+            active.pop(client, None)
+            standby.pop(client, None)
+        else:
+            continue
+        after = counts(client)
+        if after != before:
+            data.order.setdefault(client, None)
+            data.point(client, t, after, total())
+    data.close()
+    return data
 
 
 def write_timeline_png(records: Sequence[dict[str, Any]], path: str | Path) -> None:
     """Draw the run's timeline to a PNG at ``path`` (written atomically).
 
-    Top panel: one row per worker (in order of first start); a grey band while the worker
-    process is up and a filled step curve of its running task count (scaled to the largest
-    count; the count is in the row label). Bottom panel: tasks running in total and tasks
-    configured. Both: x in virtual seconds, a thin vertical line per rebalance (``generation``
-    record with a protocol), red lines at ``violation`` records, labelled ``phase`` starts.
+    Top panel: one row per member (in order of first start); a light grey band while its
+    process is up (white: not started, stopped or crashed) and a filled step curve of its
+    tasks scaled to the largest count any member had (the count at the end is in the row
+    label). Connect fills running tasks; Streams stacks running active, restoring active and
+    standby tasks. Bottom panel: the same counts summed over members, and the tasks
+    configured (dashed). Both: x in virtual seconds, a thin grey line per rebalance
+    (``generation`` record with a protocol), red lines at ``violation`` records, dotted
+    purple lines at ``phase`` starts, labelled above the top panel (staggered so that close
+    phases stay legible). A legend on the right says what each colour is.
 
     Raises:
         OSError: the file cannot be written (no partial file is left behind).
     """
-    data = _series(records)
-    order: list[str] = data["order"]
-    end = max(data["end"], 1e-3)
-    fig = Figure(figsize=(12, 1.2 + 0.45 * max(len(order), 1) + 1.8), dpi=100)
-    FigureCanvasAgg(fig)
-    top, bottom = fig.subplots(
-        2, 1, sharex=True, gridspec_kw={"height_ratios": [max(len(order), 1), 3]}
-    )
+    streams = _is_streams(records)
+    data = _streams_series(records) if streams else _connect_series(records)
+    fig = _figure(data, streams=streams)
+    _save(fig, Path(path))
+
+
+def _figure(data: _Series, *, streams: bool) -> Figure:
+    order = list(data.order)
     n = len(order)
-    peak = max((max(ys) for _, ys in data["steps"].values() if ys), default=1) or 1
+    end = max(data.end, 1e-3)
+    levels = _phase_levels(data.phases, end)
+    label_room = 0.18 * (max(levels, default=0) + 1)
+    fig = Figure(figsize=(13, 1.6 + label_room + 0.45 * max(n, 1) + 1.8), dpi=100)
+    FigureCanvasAgg(fig)
+    top, bottom = fig.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": [max(n, 1), 3]})
+    colours = [c for _, c, _ in _STREAMS_LAYERS] if streams else [RUNNING]
+    peak = max((sum(y) for _, ys in data.steps.values() for y in ys), default=1) or 1
     labels = []
     for i, member in enumerate(order):
         base = n - 1 - i
-        spans = [(a, max(b - a, 1e-3)) for a, b in data["live"].get(member, [])]
+        spans = [(a, max(b - a, 1e-3)) for a, b in data.live.get(member, [])]
         if spans:
-            top.broken_barh(spans, (base + 0.05, 0.9), facecolors="0.92", edgecolors="none")
-        xs, ys = data["steps"].get(member, ([], []))
+            top.broken_barh(spans, (base + 0.05, 0.9), facecolors=PROCESS_UP, edgecolors="none")
+        xs, ys = data.steps.get(member, ([], []))
+        final = ys[-1] if ys else (0,) * len(colours)
         if xs:
-            xs2 = [*xs, end]
-            ys2 = [*ys, ys[-1]]
-            top.fill_between(
-                xs2,
-                base + 0.05,
-                [base + 0.05 + 0.85 * y / peak for y in ys2],
-                step="post",
-                color="tab:blue",
-                alpha=0.75,
-                linewidth=0,
-            )
-        final = ys[-1] if ys else 0
-        labels.append(f"{member} ({final})")
+            row = _row_scale(base, peak)
+            _stacked(top, [*xs, end], [*ys, ys[-1]], colours, row)
+        labels.append(f"{member} ({_count_label(final, streams)})")
     top.set_yticks([n - 1 - i + 0.5 for i in range(n)], labels)
     top.set_ylim(0, max(n, 1))
-    top.set_ylabel("worker (tasks at end)")
-    top.set_title(f"running tasks per worker (full row = {peak} tasks)", fontsize=9, loc="right")
+    top.set_ylabel(f"{'client' if streams else 'worker'} (tasks at end)")
 
-    tx, ty = data["total"]
-    if tx:
-        bottom.step(
-            [0.0, *tx, end], [0, *ty, ty[-1]], where="post", color="tab:blue", label="running"
-        )
-    cx, cy = data["configured"]
-    if cx:
-        bottom.step(
-            [*cx, end], [*cy, cy[-1]], where="post", color="0.4", linestyle="--", label="configured"
-        )
-    bottom.set_ylabel("tasks")
-    bottom.set_xlabel("virtual time (s)")
-    if tx or cx:
-        bottom.legend(loc="lower right", fontsize=8)
-
-    gens = data["generations"]
-    bad = [t for t, _ in data["violations"]]
+    _totals(bottom, data, end, streams)
+    gens = data.generations
+    bad = [t for t, _ in data.violations]
     for ax in (top, bottom):
         if gens:
-            ax.vlines(
-                gens,
-                0,
-                1,
-                transform=ax.get_xaxis_transform(),
-                colors="0.35",
-                linewidth=0.5,
-                alpha=0.6,
-            )
+            ax.vlines(gens, 0, 1, transform=ax.get_xaxis_transform(), colors=REBALANCE,
+                      linewidth=0.6, alpha=0.7)  # fmt: skip
         if bad:
-            ax.vlines(bad, 0, 1, transform=ax.get_xaxis_transform(), colors="red", linewidth=1.2)
-        for t, _name in data["phases"]:
-            ax.axvline(t, color="tab:green", linewidth=1.0, linestyle=":")
-    for t, name in data["phases"]:
-        top.text(
-            t,
-            1.0,
-            f" {name}",
-            transform=top.get_xaxis_transform(),
+            ax.vlines(bad, 0, 1, transform=ax.get_xaxis_transform(), colors=VIOLATION,
+                      linewidth=1.2)  # fmt: skip
+        for t, _name in data.phases:
+            ax.axvline(t, color=PHASE, linewidth=1.0, linestyle=":")
+    for (t, name), level in zip(data.phases, levels, strict=True):
+        top.annotate(
+            name,
+            (t, 1.0),
+            xycoords=top.get_xaxis_transform(),
+            xytext=(2, 3 + 12 * level),
+            textcoords="offset points",
             fontsize=8,
-            color="tab:green",
+            color=PHASE,
             va="bottom",
             ha="left",
-            clip_on=False,
+            annotation_clip=False,
         )
-    marks = [(t, n - 1 - order.index(m) + 0.5) for t, m in data["violations"] if m in order]
+    marks = [(t, n - 1 - order.index(m) + 0.5) for t, m in data.violations if m in order]
     if marks:
-        top.scatter(
-            [t for t, _ in marks], [y for _, y in marks], color="red", marker="x", s=30, zorder=5
-        )
+        top.scatter([t for t, _ in marks], [y for _, y in marks], color=VIOLATION, marker="x",
+                    s=30, zorder=5)  # fmt: skip
     bottom.set_xlim(0, end)
+    app = "Kafka Streams" if streams else "Kafka Connect"
     fig.suptitle(
-        f"{len(gens)} rebalances, {len(bad)} violations",
+        f"{app}: {_plural(len(gens), 'rebalance')}, {_plural(len(bad), 'violation')}",
         fontsize=10,
-        color="red" if bad else "black",
+        color=VIOLATION if bad else "black",
     )
-    fig.tight_layout()
+    fig.legend(
+        handles=_legend_handles(streams),
+        title=f"a row's fill: its tasks\n(full row = {peak} tasks)",
+        title_fontsize=8,
+        alignment="left",
+        loc="upper left",
+        bbox_to_anchor=(0.805, 0.93),
+        fontsize=8,
+        frameon=False,
+    )
+    fig.tight_layout(rect=(0, 0, 0.8, 1))
+    return fig
 
-    path = Path(path)
+
+def _row_scale(base: int, peak: int) -> Callable[[int], float]:
+    """A member's row: ``peak`` tasks fill 0.85 of it."""
+    return lambda count: base + 0.05 + 0.85 * count / peak
+
+
+def _stacked(
+    ax: Axes,
+    xs: list[float],
+    ys: list[tuple[int, ...]],
+    colours: Sequence[str],
+    y_of: Callable[[int], float] = float,
+) -> None:
+    """Fill the layers (``ys[i][layer]``) bottom up as step-post areas, counts placed on the
+    y axis by ``y_of``."""
+    low = [0] * len(ys)
+    for layer, colour in enumerate(colours):
+        high = [lo + y[layer] for lo, y in zip(low, ys, strict=True)]
+        if any(h != lo for h, lo in zip(high, low, strict=True)):
+            ax.fill_between(
+                xs,
+                [y_of(v) for v in low],
+                [y_of(v) for v in high],
+                step="post",
+                color=colour,
+                alpha=0.8,
+                linewidth=0,
+            )
+        low = high
+
+
+def _count_label(counts: tuple[int, ...], streams: bool) -> str:
+    if not streams:
+        return str(counts[0])
+    running, restoring, standby = counts
+    active = f"{running + restoring} active" + (f", {restoring} restoring" if restoring else "")
+    return f"{active}, {standby} standby"
+
+
+def _totals(ax: Axes, data: _Series, end: float, streams: bool) -> None:
+    tx, ty = data.totals
+    if tx and streams:  # active (running, then restoring) below standby, stacked
+        colours = [c for _, c, _ in _STREAMS_LAYERS]
+        _stacked(ax, [0.0, *tx, end], [(0, 0, 0), *ty, ty[-1]], colours)
+    elif tx:
+        running = [y[0] for y in ty]
+        ax.step([0.0, *tx, end], [0, *running, running[-1]], where="post", color=RUNNING)
+    cx, cy = data.configured
+    if cx:
+        ax.step([*cx, end], [*cy, cy[-1]], where="post", color=CONFIGURED, linestyle="--")
+    ax.set_ylabel("tasks, all members")
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("virtual time (s)")
+
+
+def _phase_levels(phases: Sequence[tuple[float, str]], end: float) -> list[int]:
+    """A label row per phase: the lowest row whose last label ends before this one starts
+    (label width estimated from its characters at 8 pt on a ~10 in wide axis)."""
+    per_char = end * 0.0058
+    row_ends: list[float] = []
+    levels = []
+    for t, name in phases:
+        width = per_char * (len(name) + 2)
+        for level, row_end in enumerate(row_ends):
+            if t >= row_end:
+                row_ends[level] = t + width
+                levels.append(level)
+                break
+        else:
+            levels.append(len(row_ends))
+            row_ends.append(t + width)
+    return levels
+
+
+def _legend_handles(streams: bool) -> list[Any]:
+    tasks = (
+        [Patch(facecolor=c, alpha=0.8, label=label) for _, c, label in _STREAMS_LAYERS]
+        if streams
+        else [Patch(facecolor=RUNNING, alpha=0.8, label="running task")]
+    )
+    who = "client" if streams else "worker"
+    return [
+        *tasks,
+        Patch(facecolor=PROCESS_UP, label=f"{who} process up"),
+        Patch(facecolor="white", edgecolor="0.6", label=f"{who} process down"),
+        Line2D([], [], color=CONFIGURED, linestyle="--", label="tasks configured (lower panel)"),
+        Line2D([], [], color=REBALANCE, linewidth=0.8, label="rebalance (new generation)"),
+        Line2D([], [], color=PHASE, linestyle=":", label="phase start"),
+        Line2D([], [], color=VIOLATION, label="violation"),
+    ]
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _save(fig: Figure, path: Path) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".png", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as out:

@@ -3,6 +3,7 @@ with html.parser, and in headless Chromium when it is installed."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -110,6 +111,53 @@ def test_run_report(tmp_path: Path) -> None:
     assert "worker-bounce-within-delay" in text and "all expectations hold" in text
     if CHROMIUM:
         render_in_chromium(out, tmp_path)
+
+
+def test_run_report_escapes_what_the_run_names(tmp_path: Path) -> None:
+    """Autoescaping: a scenario name, an expectation failure and a violation name that hold
+    markup are shown as text, never run as script."""
+    loaded = load_scenario(resolve_scenario("worker-bounce-within-delay"))
+    write_outputs(simulate(loaded, 1), tmp_path, plot=False)
+    summary_path = tmp_path / "summary.json"
+    summary = json.loads(summary_path.read_text(encoding="utf-8"))
+    summary["scenario"] = "<script>alert('name')</script>"
+    summary["expectation_failures"] = ["rebalances <= 2 <b>x</b>"]
+    summary["violations"] = {"<img src=x onerror=alert(1)>": 1}
+    summary_path.write_text(json.dumps(summary), encoding="utf-8")
+    html = write_report(tmp_path).read_text(encoding="utf-8")
+    assert "<script" not in html and "<b>x" not in html and "<img src=x" not in html
+    assert "&lt;script&gt;alert(&#39;name&#39;)&lt;/script&gt;" in html
+    assert "rebalances &lt;= 2 &lt;b&gt;x&lt;/b&gt;" in html
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html
+    images, text = check_html(tmp_path / "report.html")
+    assert len(images) == 1
+    assert "<script>alert('name')</script>" in text  # the text a reader sees
+    assert "1 expectation(s) failed" in text
+
+
+def test_sweep_report_escapes_the_description(tmp_path: Path) -> None:
+    pytest.importorskip("pyarrow")
+    sweep = loads_sweep(
+        'name = "esc"\ndescription = "<script>alert(1)</script> & more"\n'
+        'generator = "rolling-bounce"\nseeds = 1\n[parameters]\nworkers = [3]\n',
+        "esc.toml",
+    )
+    write_sweep_with_pyarrow(sweep, tmp_path / "esc")
+    html = write_report(tmp_path / "esc", engine="pyarrow").read_text(encoding="utf-8")
+    assert "<script" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp; more" in html
+
+
+def test_run_report_of_a_streams_run_speaks_streams(tmp_path: Path) -> None:
+    from scenarios.input.library import load_any
+    from scenarios.sim.runner import simulate as simulate_streams
+
+    write_outputs(simulate_streams(load_any("kip-441-scale-out"), 1), tmp_path)
+    images, text = check_html(write_report(tmp_path))
+    assert len(images) == 1
+    assert "Clients at the end" in text and "standby tasks" in text
+    assert "active task downtime" in text
+    assert "connector" not in text.lower() and "worker" not in text.lower()
 
 
 def test_report_errors(tmp_path: Path) -> None:

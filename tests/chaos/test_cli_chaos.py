@@ -17,8 +17,9 @@ from scenarios.cli.chaos_cmd import (
     parse_members,
     parse_protocols,
 )
+from scenarios.cli.choices import OneLineErrors
 
-app = typer.Typer()
+app = typer.Typer(cls=OneLineErrors)  # groupsim's group: bad values in one line
 app.command()(chaos)
 
 
@@ -61,7 +62,11 @@ def test_parsers() -> None:
             ["--assignor", "eager", "--protocol", "eager,sessioned"],
             "--assignor: eager does not match --protocol (sessioned runs incremental_cooperative)",
         ),
-        (["--assignor", "round_robin"], "--assignor: unknown assignor 'round_robin'"),
+        (
+            ["--assignor", "round_robin"],
+            "Invalid value for '--assignor': Value error, 'round_robin' is not one of 'eager', "
+            "'incremental_cooperative', 'static'",
+        ),
         (["--runs", "0"], "--runs: must be at least 1, got 0"),
         (["--jobs", "0"], "--jobs: must be 1..256, got 0"),
     ],

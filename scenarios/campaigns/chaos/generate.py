@@ -1,0 +1,331 @@
+"""The chaos generator: from ``(campaign seed, run index)`` alone — one ``random.Random`` seeded
+with the string ``"groupsim-chaos/<seed>/<index>"``, nothing else random — a :class:`ChaosSpec`:
+a Connect cluster (member count, ``connect.protocol``, which implies the assignor, a few
+randomised timings), a workload, and a timeline of faults drawn from the enabled kinds at
+random times within the fault window, written in time order."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+__all__ = [
+    "PROTOCOLS",
+    "ASSIGNOR_OF",
+    "FAULT_KINDS",
+    "DEFAULT_FAULT_KINDS",
+    "ChaosConfig",
+    "ChaosSpec",
+    "generate",
+]
+
+#: ``connect.protocol`` values a chaos run can start from.
+PROTOCOLS = ("eager", "compatible", "sessioned", "static")
+#: The assignor the group's leader runs under each protocol.
+ASSIGNOR_OF = {
+    "eager": "eager",
+    "compatible": "incremental_cooperative",
+    "sessioned": "incremental_cooperative",
+    "static": "static",
+}
+#: Fault kinds: ``crash``/``leave`` (a worker stops, hard or clean, and mostly comes back),
+#: ``partition``, ``loss``, ``latency`` (its coordinator link), ``slow`` (its herder stalls),
+#: ``failover`` (the coordinator moves), ``config`` (connector writes and protocol changes).
+FAULT_KINDS = ("crash", "leave", "partition", "loss", "latency", "slow", "failover", "config")
+DEFAULT_FAULT_KINDS = FAULT_KINDS
+
+HOUR_MS = 3_600_000
+#: Faults per virtual hour at most (a run draws 1 … this × duration / 1 h).
+FAULTS_PER_HOUR = 20
+#: Largest task count a generated connector gets.
+MAX_TASKS = 8
+
+
+@dataclass(frozen=True)
+class ChaosConfig:
+    """What a campaign draws from.
+
+    Attributes:
+        members: (low, high) member count, inclusive.
+        protocols: ``connect.protocol`` values a run may start from (one per run).
+        faults: enabled fault kinds (:data:`FAULT_KINDS`).
+        duration_ms: the fault window: faults start in ``[0, duration_ms)``.
+        max_faults: at most this many faults per run (default: 20 per virtual hour, ≥ 1).
+    """
+
+    members: tuple[int, int] = (3, 10)
+    protocols: tuple[str, ...] = PROTOCOLS
+    faults: tuple[str, ...] = DEFAULT_FAULT_KINDS
+    duration_ms: int = HOUR_MS
+    max_faults: int | None = None
+
+    def __post_init__(self) -> None:
+        low, high = self.members
+        if not 1 <= low <= high:
+            raise ValueError(f"members: expected 1 <= low <= high, got {low}..{high}")
+        if not self.protocols or any(p not in PROTOCOLS for p in self.protocols):
+            raise ValueError(f"protocols: expected some of {', '.join(PROTOCOLS)}")
+        if any(f not in FAULT_KINDS for f in self.faults):
+            raise ValueError(f"faults: expected some of {', '.join(FAULT_KINDS)}")
+        if self.duration_ms < 1:
+            raise ValueError("duration_ms: expected >= 1")
+
+    @property
+    def fault_limit(self) -> int:
+        if not self.faults:
+            return 0
+        if self.max_faults is not None:
+            return max(0, self.max_faults)
+        return max(1, round(FAULTS_PER_HOUR * self.duration_ms / HOUR_MS))
+
+
+@dataclass
+class ChaosSpec:
+    """One chaos scenario, before it is written as TOML (:func:`spec_to_toml`).
+
+    ``steps`` are timeline tables in time order (``at_ms``, ``action``, the action's keys);
+    ``kinds[i]`` is the fault kind that produced ``steps[i]``. ``worker_configs`` holds each
+    worker's own settings on top of ``cluster_config``.
+    """
+
+    name: str
+    seed: int
+    campaign_seed: int
+    index: int
+    protocol: str
+    members: int
+    cluster_config: dict[str, Any]
+    worker_configs: dict[str, dict[str, Any]]
+    jitter_ms: int
+    connectors: list[tuple[str, int]]
+    steps: list[dict[str, Any]]
+    kinds: list[str]
+    duration_ms: int
+    description: str = ""
+
+    def with_steps(self, keep: Sequence[int]) -> ChaosSpec:
+        """A copy keeping only the steps at indexes ``keep`` (in order)."""
+        return replace(
+            self,
+            steps=[dict(self.steps[i]) for i in keep],
+            kinds=[self.kinds[i] for i in keep],
+        )
+
+    @property
+    def worker_names(self) -> list[str]:
+        return [f"w{i}" for i in range(1, self.members + 1)]
+
+
+def _rng(campaign_seed: int, index: int) -> random.Random:
+    return random.Random(f"groupsim-chaos/{campaign_seed}/{index}")
+
+
+def generate(config: ChaosConfig, campaign_seed: int, index: int) -> ChaosSpec:
+    """The chaos scenario of run ``index`` of campaign ``campaign_seed`` (deterministic)."""
+    rng = _rng(campaign_seed, index)
+    protocol = rng.choice(config.protocols)
+    n = rng.randint(*config.members)
+    names = [f"w{i}" for i in range(1, n + 1)]
+    max_delay = rng.choice((300_000, 300_000, 60_000, 10_000, 0))
+    herder = rng.choice((0, 0, 10, 50))
+    cluster_config: dict[str, Any] = {
+        "connect.protocol": protocol,
+        "scheduled.rebalance.max.delay.ms": max_delay,
+    }
+    if herder:
+        cluster_config["groupsim.task.start.ms"] = herder
+        cluster_config["groupsim.task.stop.ms"] = herder
+    jitter = rng.choice((0, 0, 1, 5))
+    connectors = [(f"c{i}", rng.randint(0, MAX_TASKS)) for i in range(1, rng.randint(1, n) + 1)]
+
+    worker_configs: dict[str, dict[str, Any]] = {}
+    static_workers: set[str] = set()
+    if protocol == "static" and n >= 3:
+        for name in rng.sample(names, rng.randint(0, n // 3)):
+            claimed = rng.sample(connectors, rng.randint(1, min(2, len(connectors))))
+            worker_configs[name] = {
+                "static.connectors": [c for c, _ in claimed],
+                "static.tasks": [f"{c}-0" for c, t in claimed if t > 0][:1],
+            }
+            static_workers.add(name)
+
+    gen = _Timeline(rng, names, static_workers, dict(connectors), protocol)
+    count = rng.randint(1, config.fault_limit) if config.fault_limit else 0
+    times = sorted(rng.randrange(config.duration_ms) for _ in range(count))
+    for at_ms in times:
+        gen.fault(rng.choice(config.faults), at_ms)
+
+    return ChaosSpec(
+        name=f"chaos-{campaign_seed}-{index}",
+        seed=rng.getrandbits(32),
+        campaign_seed=campaign_seed,
+        index=index,
+        protocol=protocol,
+        members=n,
+        cluster_config=cluster_config,
+        worker_configs=worker_configs,
+        jitter_ms=jitter,
+        connectors=connectors,
+        steps=gen.steps,
+        kinds=gen.kinds,
+        duration_ms=config.duration_ms,
+        description=(
+            f"groupsim chaos: campaign seed {campaign_seed}, run {index}: {n} {protocol} "
+            f"workers, {len(gen.steps)} faults in {config.duration_ms} ms"
+        ),
+    )
+
+
+class _Timeline:
+    """Draws fault steps that the loader accepts: a worker is stopped only while it runs, at
+    least half the workers (and, under ``static``, two wildcard workers) stay for good, and
+    connector writes follow the connectors that exist at that time."""
+
+    def __init__(
+        self,
+        rng: random.Random,
+        names: list[str],
+        static_workers: set[str],
+        connectors: dict[str, int],
+        protocol: str,
+    ) -> None:
+        self.rng = rng
+        self.names = names
+        self.static = static_workers
+        self.up_at = dict.fromkeys(names, 0)  # running from this time on
+        self.gone: set[str] = set()
+        self.connectors = connectors
+        self.protocol_of = dict.fromkeys(names, protocol)
+        self.next_connector = len(connectors) + 1
+        self.steps: list[dict[str, Any]] = []
+        self.kinds: list[str] = []
+
+    def add(self, kind: str, step: dict[str, Any]) -> None:
+        self.steps.append(step)
+        self.kinds.append(kind)
+
+    def running(self, at_ms: int) -> list[str]:
+        return [m for m in self.names if m not in self.gone and self.up_at[m] < at_ms]
+
+    def may_remove_for_good(self, member: str) -> bool:
+        staying = [m for m in self.names if m not in self.gone and m != member]
+        wildcard = [m for m in staying if m not in self.static]
+        return len(staying) >= max(2, math.ceil(len(self.names) / 2)) and len(wildcard) >= 2
+
+    def fault(self, kind: str, at_ms: int) -> None:
+        rng = self.rng
+        present = [m for m in self.names if m not in self.gone]
+        if kind in ("crash", "leave"):
+            running = self.running(at_ms)
+            if not running:
+                return
+            member = rng.choice(running)
+            if rng.random() < 0.2 and self.may_remove_for_good(member):
+                self.gone.add(member)
+                self.add(kind, {"at_ms": at_ms, "action": kind, "member": member})
+                return
+            down = rng.choice((0, rng.randint(1_000, 120_000)))
+            self.up_at[member] = at_ms + down
+            self.add(
+                kind,
+                {
+                    "at_ms": at_ms,
+                    "action": "restart",
+                    "member": member,
+                    "clean": kind == "leave",
+                    "down_ms": down,
+                },
+            )
+        elif kind == "partition":
+            self.add(
+                kind,
+                {
+                    "at_ms": at_ms,
+                    "action": "partition",
+                    "member": rng.choice(present),
+                    "duration_ms": rng.randint(1_000, 120_000),
+                },
+            )
+        elif kind == "loss":
+            self.add(
+                kind,
+                {
+                    "at_ms": at_ms,
+                    "action": "loss",
+                    "member": rng.choice(present),
+                    "direction": rng.choice(("to_coordinator", "from_coordinator", "both")),
+                    "probability": round(rng.uniform(0.05, 1.0), 2),
+                    "duration_ms": rng.randint(1_000, 60_000),
+                },
+            )
+        elif kind == "latency":
+            self.add(
+                kind,
+                {
+                    "at_ms": at_ms,
+                    "action": "latency",
+                    "member": rng.choice(present),
+                    "extra_ms": rng.randint(1, 5_000),
+                    "duration_ms": rng.randint(1_000, 60_000),
+                },
+            )
+        elif kind == "slow":
+            # half of the stalls outlast rebalance.timeout.ms (60 s): KAFKA-16056's path
+            stall = rng.choice((rng.randint(100, 30_000), rng.randint(60_001, 90_000)))
+            self.add(
+                kind,
+                {
+                    "at_ms": at_ms,
+                    "action": "slow",
+                    "member": rng.choice(present),
+                    "stall_ms": stall,
+                },
+            )
+        elif kind == "failover":
+            down = rng.choice((0, rng.randint(1, 10_000)))
+            self.add(kind, {"at_ms": at_ms, "action": "coordinator_failover", "down_ms": down})
+        elif kind == "config":
+            self.config_fault(at_ms)
+
+    def config_fault(self, at_ms: int) -> None:
+        rng = self.rng
+        roll = rng.random()
+        running = self.running(at_ms)
+        if roll < 0.15 and running:
+            # a worker restarted with another connect.protocol (upgrade or downgrade)
+            member = rng.choice(running)
+            target = rng.choice([p for p in PROTOCOLS if p != self.protocol_of[member]])
+            self.protocol_of[member] = target
+            self.add(
+                "config",
+                {
+                    "at_ms": at_ms,
+                    "action": "restart",
+                    "member": member,
+                    "config": {"connect.protocol": target},
+                },
+            )
+        elif roll < 0.5 or not self.connectors:
+            name = f"c{self.next_connector}"
+            self.next_connector += 1
+            tasks = rng.randint(0, MAX_TASKS)
+            self.connectors[name] = tasks
+            self.add(
+                "config",
+                {"at_ms": at_ms, "action": "add_connector", "connector": name, "tasks": tasks},
+            )
+        elif roll < 0.75:
+            name = rng.choice(sorted(self.connectors))
+            tasks = rng.randint(0, MAX_TASKS)
+            self.connectors[name] = tasks
+            self.add(
+                "config",
+                {"at_ms": at_ms, "action": "set_tasks", "connector": name, "tasks": tasks},
+            )
+        else:
+            name = rng.choice(sorted(self.connectors))
+            del self.connectors[name]
+            self.add("config", {"at_ms": at_ms, "action": "remove_connector", "connector": name})

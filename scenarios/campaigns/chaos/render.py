@@ -1,0 +1,63 @@
+"""A chaos scenario written as a scenario file (TOML, through
+:mod:`scenarios.input.toml_writer`): its ``settle_ms`` is the liveness bound after the last
+fault ends, and known upstream issues are expected (named, not failed)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scenarios.campaigns.chaos.bound import bound_for
+from scenarios.campaigns.chaos.generate import ChaosSpec
+from scenarios.check.invariants import KNOWN_ISSUES
+from scenarios.input import toml_writer
+from scenarios.input.loader import loads_scenario
+
+__all__ = ["spec_to_toml", "step_end"]
+
+
+def step_end(step: dict[str, Any]) -> int:
+    return int(step["at_ms"]) + sum(
+        int(step.get(k, 0)) for k in ("down_ms", "duration_ms", "stall_ms")
+    )
+
+
+def spec_to_toml(spec: ChaosSpec) -> str:
+    """The scenario file of ``spec``: ``settle_ms`` is its liveness bound, so the run lasts the
+    bound after the last fault ends; known upstream issues are expected (named, not failed)."""
+    text = _render(spec, settle_ms=0)
+    settle = bound_for(loads_scenario(text, f"{spec.name}.toml"))
+    return _render(spec, settle_ms=settle)
+
+
+def _render(spec: ChaosSpec, settle_ms: int) -> str:
+    fault_end = max((step_end(s) for s in spec.steps), default=0)
+    cluster: dict[str, Any] = {"size": spec.members, "config": dict(spec.cluster_config)}
+    if spec.worker_configs:
+        cluster["workers"] = [
+            {"name": name, **({"config": own} if (own := spec.worker_configs.get(name)) else {})}
+            for name in spec.worker_names
+        ]
+    doc: dict[str, Any] = {
+        "name": spec.name,
+        "description": spec.description,
+        "seed": spec.seed,
+        "settle_ms": settle_ms,
+        "network": {"latency_ms": 1, "jitter_ms": spec.jitter_ms},
+        "cluster": cluster,
+    }
+    if spec.connectors:
+        doc["workload"] = {
+            "connectors": [{"name": name, "tasks": tasks} for name, tasks in spec.connectors]
+        }
+    if spec.steps:
+        doc["timeline"] = [dict(step) for step in spec.steps]
+    doc["expect"] = {"expected_violations": list(KNOWN_ISSUES)}
+    comments = [
+        spec.description or spec.name,
+        f"Reproduce: groupsim run {spec.name}.toml   (seed {spec.seed} is the file's own)",
+        "settle_ms is the liveness bound (scenarios.campaigns.chaos.liveness_bound_ms) after the"
+        f" last fault ends at {fault_end} ms.",
+    ]
+    if spec.kinds:
+        comments.append(f"Faults, in timeline order: {', '.join(spec.kinds)}.")
+    return toml_writer.dumps(doc, comments=comments)

@@ -1,0 +1,105 @@
+"""The fixed sets of choices ``groupsim`` options take, as :class:`enum.StrEnum` classes (typer
+validates them and lists them in ``--help``), and the command group that reports a bad value in
+one line.
+
+Comma lists (``groupsim chaos --protocol eager,sessioned``, ``--faults crash,leave``) stay text,
+parsed in :mod:`scenarios.cli.chaos_cmd`; their help lists the choices of :class:`ChaosProtocol`
+and :class:`FaultKind`, which a test keeps equal to :data:`scenarios.campaigns.chaos.PROTOCOLS`
+and :data:`scenarios.campaigns.chaos.FAULT_KINDS`.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+import typer
+from rich.console import Console
+from typer.core import TyperGroup
+
+__all__ = [
+    "OutputFormat",
+    "ReportEngine",
+    "ConnectMessage",
+    "ChaosAssignor",
+    "ChaosProtocol",
+    "FaultKind",
+    "OneLineErrors",
+    "choices",
+]
+
+
+class OutputFormat(enum.StrEnum):
+    """``groupsim compat --format``."""
+
+    TABLE = "table"
+    JSON = "json"
+    MARKDOWN = "markdown"
+
+
+class ReportEngine(enum.StrEnum):
+    """``groupsim report --engine``: how a sweep's Parquet tables are read."""
+
+    AUTO = "auto"
+    SPARK = "spark"
+    PYARROW = "pyarrow"
+
+
+class ConnectMessage(enum.StrEnum):
+    """``groupsim codec decode|encode MESSAGE``: which Connect protocol message."""
+
+    SUBSCRIPTION = "subscription"
+    ASSIGNMENT = "assignment"
+
+
+class ChaosAssignor(enum.StrEnum):
+    """``groupsim chaos --assignor``: the assignor every drawn protocol must run
+    (:data:`scenarios.campaigns.chaos.ASSIGNOR_OF`)."""
+
+    EAGER = "eager"
+    INCREMENTAL_COOPERATIVE = "incremental_cooperative"
+    STATIC = "static"
+
+
+class ChaosProtocol(enum.StrEnum):
+    """``connect.protocol`` values ``groupsim chaos --protocol`` lists (comma separated)."""
+
+    EAGER = "eager"
+    COMPATIBLE = "compatible"
+    SESSIONED = "sessioned"
+    STATIC = "static"
+
+
+class FaultKind(enum.StrEnum):
+    """Fault kinds ``groupsim chaos --faults`` lists (comma separated)."""
+
+    CRASH = "crash"
+    LEAVE = "leave"
+    PARTITION = "partition"
+    LOSS = "loss"
+    LATENCY = "latency"
+    SLOW = "slow"
+    FAILOVER = "failover"
+    CONFIG = "config"
+
+
+def choices(kind: type[enum.Enum], sep: str = ", ") -> str:
+    """The values of ``kind``, joined for a help text."""
+    return sep.join(str(member.value) for member in kind)
+
+
+_stderr = Console(stderr=True, highlight=False)
+
+
+class OneLineErrors(TyperGroup):
+    """``groupsim``'s command group: a value typer rejects (not one of an option's choices,
+    not an integer, …: :class:`typer.BadParameter`) is reported as one line on stderr,
+    ``groupsim: error: <what>``, with exit code 2 — as every bad input is."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except typer.BadParameter as exc:
+            message = " ".join(exc.format_message().split())
+            _stderr.print(f"groupsim: error: {message}", markup=False, soft_wrap=True)
+            raise typer.Exit(2) from None
