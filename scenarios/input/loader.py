@@ -19,7 +19,6 @@ that contain dots (``coordinator."group.initial.rebalance.delay.ms"``).
 from __future__ import annotations
 
 import heapq
-import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -32,6 +31,10 @@ from coordinator.config import COORDINATOR_CONFIG_KEYS, CoordinatorConfig
 from members.config import WorkerConfig
 from protocol.connect import ConfigError
 from scenarios.input import schema
+from scenarios.input.errors import ScenarioError
+from scenarios.input.errors import Segment as _Segment
+from scenarios.input.errors import render_path as _render_path
+from scenarios.input.errors import translate_validation_error as _translate_validation_error
 from scenarios.input.schema import Scenario
 
 __all__ = [
@@ -49,27 +52,6 @@ __all__ = [
 
 #: Default settle time after the last step: max scheduled.rebalance.max.delay.ms + this.
 SETTLE_MARGIN_MS = 120_000
-
-_Segment = str | int
-
-
-class ScenarioError(Exception):
-    """A scenario that cannot be loaded. ``str(err)`` is one line:
-    ``"<file>: <key path>: <problem>"`` (or ``"<file>: <problem>"`` when no key is involved).
-
-    Attributes:
-        file: the file name as shown (the base name of the path).
-        key_path: the TOML key path (``timeline[3].member``), or ``None``.
-        problem: what is wrong, one line.
-    """
-
-    def __init__(self, file: str, key_path: str | None, problem: str) -> None:
-        self.file = file
-        self.key_path = key_path
-        self.problem = " ".join(str(problem).split())
-        text = f"{file}: {key_path}: {self.problem}" if key_path else f"{file}: {self.problem}"
-        super().__init__(text)
-
 
 @dataclass(frozen=True, slots=True)
 class WorkerSpec:
@@ -301,191 +283,6 @@ def loads_scenario(text: str, source: str | Path = "<string>") -> LoadedScenario
         key_path, problem = _translate_validation_error(str(exc), raw)
         raise ScenarioError(file, key_path, problem) from None
     return _Builder(file, source, scenario).build()
-
-
-# --------------------------------------------------------------------------- key paths
-
-_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
-
-
-def _render_path(segments: list[_Segment]) -> str:
-    out: list[str] = []
-    for seg in segments:
-        if isinstance(seg, int):
-            out.append(f"[{seg}]")
-        else:
-            key = seg if _BARE_KEY.match(seg) else '"' + seg.replace('"', '\\"') + '"'
-            out.append(("." if out else "") + key)
-    return "".join(out)
-
-
-def _walk_msgspec_path(path: str, raw: Any) -> tuple[list[_Segment], Any]:
-    """Split msgspec's ``$.a.b[3].c`` into segments, using the raw data to keep dotted keys
-    (``$.coordinator.group.initial.rebalance.delay.ms``) whole. Returns (segments, value)."""
-    rest = path[1:] if path.startswith("$") else path
-    segments: list[_Segment] = []
-    cur: Any = raw
-    while rest:
-        if rest.startswith("["):
-            end = rest.index("]")
-            index = int(rest[1:end])
-            segments.append(index)
-            cur = cur[index] if isinstance(cur, list) and index < len(cur) else None
-            rest = rest[end + 1 :]
-            continue
-        if rest.startswith("."):
-            rest = rest[1:]
-        key = None
-        if isinstance(cur, dict):
-            for candidate in sorted(cur, key=len, reverse=True):
-                if rest == candidate or rest.startswith((candidate + ".", candidate + "[")):
-                    key = candidate
-                    break
-        if key is None:
-            match = re.match(r"[^.\[]+", rest)
-            key = match.group(0) if match else rest
-        segments.append(key)
-        cur = cur.get(key) if isinstance(cur, dict) else None
-        rest = rest[len(key) :]
-    return segments, cur
-
-
-def _type_at(segments: list[_Segment], raw: Any) -> Any:
-    """The msgspec.inspect type of the value at ``segments`` (a Struct for a table)."""
-    info: Any = msgspec.inspect.type_info(Scenario)
-    cur: Any = raw
-    for seg in segments:
-        info = _pick_struct(info, cur)
-        if isinstance(seg, int):
-            info = info.item_type if hasattr(info, "item_type") else None
-            cur = cur[seg] if isinstance(cur, list) and seg < len(cur) else None
-        elif isinstance(info, msgspec.inspect.StructType):
-            found = [f for f in info.fields if f.encode_name == seg]
-            info = found[0].type if found else None
-            cur = cur.get(seg) if isinstance(cur, dict) else None
-        elif isinstance(info, msgspec.inspect.DictType):
-            info = info.value_type
-            cur = cur.get(seg) if isinstance(cur, dict) else None
-        else:
-            return None
-    return _pick_struct(info, cur)
-
-
-def _pick_struct(info: Any, value: Any) -> Any:
-    """Resolve an Optional/tagged union to the member that applies to ``value``."""
-    if isinstance(info, msgspec.inspect.UnionType):
-        options = [t for t in info.types if not isinstance(t, msgspec.inspect.NoneType)]
-        if isinstance(value, dict):
-            for option in options:
-                if isinstance(option, msgspec.inspect.StructType) and (
-                    option.tag is None or option.tag == value.get(option.tag_field)
-                ):
-                    return option
-        if len(options) == 1:
-            return options[0]
-        for option in options:
-            if not isinstance(option, msgspec.inspect.StructType):
-                return option
-    return info
-
-
-_TYPE_WORDS = {
-    "int": "an integer",
-    "str": "a string",
-    "bool": "a boolean",
-    "float": "a float",
-    "object": "a table",
-    "array": "an array",
-    "null": "nothing",
-    "datetime": "a datetime",
-    "date": "a date",
-    "time": "a time",
-}
-
-
-def _describe(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return str(value)
-    if isinstance(value, str):
-        return repr(value)
-    if isinstance(value, dict):
-        return "a table"
-    if isinstance(value, list):
-        return "an array"
-    return type(value).__name__
-
-
-def _translate_validation_error(message: str, raw: dict[str, Any]) -> tuple[str | None, str]:
-    """msgspec's ``"<problem> - at `$.a[1].b`"`` → (``"a[1].b"``, readable problem)."""
-    text, sep, where = message.rpartition(" - at `")
-    if not sep:
-        text, where = message, "$`"
-    segments, value = _walk_msgspec_path(where.rstrip("`"), raw)
-
-    if m := re.fullmatch(r"Object missing required field `(.+)`", text):
-        key = m.group(1)
-        parent = _type_at(segments, raw)
-        if key == "action" and segments[:1] == ["timeline"]:
-            actions = ", ".join(schema.ACTIONS)
-            return _render_path([*segments, key]), f"missing required key (actions: {actions})"
-        what = "missing required key"
-        if isinstance(parent, msgspec.inspect.StructType) and parent.tag is not None:
-            what += f" for action {parent.tag!r}"
-        return _render_path([*segments, key]), what
-
-    if m := re.fullmatch(r"Object contains unknown field `(.+)`", text):
-        key = m.group(1)
-        parent = _type_at(segments, raw)
-        if isinstance(parent, msgspec.inspect.StructType):
-            known = ", ".join(f.encode_name for f in parent.fields)
-            if parent.tag is not None:
-                problem = f"not a key of action {parent.tag!r} (its keys: action, {known})"
-            else:
-                problem = f"unknown key (known: {known})"
-        else:
-            problem = "unknown key"
-        return _render_path([*segments, key]), problem
-
-    path = _render_path(segments) or None
-    if m := re.fullmatch(r"Invalid value '(.*)'", text):
-        if segments and segments[-1] == "action":
-            return path, f"unknown action {m.group(1)!r} (actions: {', '.join(schema.ACTIONS)})"
-        return path, f"invalid value {m.group(1)!r}"
-    if m := re.fullmatch(r"Invalid enum value '(.*)'", text):
-        info = _type_at(segments, raw)
-        if isinstance(info, msgspec.inspect.LiteralType):
-            allowed = ", ".join(str(v) for v in info.values)
-            return path, f"invalid value {m.group(1)!r} (expected one of: {allowed})"
-        return path, f"invalid value {m.group(1)!r}"
-    if m := re.fullmatch(r"Expected `(\w+)`, got `(\w+)`", text):
-        want, got = m.group(1), m.group(2)
-        got_text = _TYPE_WORDS.get(got, got)
-        if got in ("int", "float", "str", "bool"):
-            got_text = f"{got_text} ({_describe(value)})"
-        return path, f"expected {_TYPE_WORDS.get(want, want)}, got {got_text}"
-    if m := re.fullmatch(r"Expected `int` ([<>]=) (-?\d+)", text):
-        op, bound = m.group(1), int(m.group(2))
-        extra = " (a Java int)" if op == "<=" and bound == schema.INT_MAX else ""
-        if op == "<=" and bound == schema.INT64_MAX:
-            extra = " (2^63 - 1, the largest TOML integer)"
-        return path, f"expected an integer {op} {bound}{extra}, got {_describe(value)}"
-    if m := re.fullmatch(r"Expected `float` ([<>]=?) (\S+)", text):
-        info = _type_at(segments, raw)
-        low = getattr(info, "gt", None)
-        high = getattr(info, "le", None)
-        if low is not None and high is not None:
-            return path, f"expected a number > {low:g} and <= {high:g}, got {_describe(value)}"
-        return path, f"expected a number {m.group(1)} {m.group(2)}, got {_describe(value)}"
-    if re.fullmatch(r"Expected `str` matching regex '.*'", text):
-        return path, (
-            f"invalid name {_describe(value)} (use letters, digits, '.', '_' and '-', "
-            "starting with a letter or digit)"
-        )
-    if re.fullmatch(r"Expected `str` of length >= 1", text):
-        return path, "must not be empty"
-    return path, text[:1].lower() + text[1:]
 
 
 # --------------------------------------------------------------------------- semantics

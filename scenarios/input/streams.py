@@ -3,7 +3,7 @@
 A Streams scenario is a TOML file with the top-level key ``kind = "streams"``. Everything
 else mirrors the Connect format (``docs/scenario-format.md``): Kafka-named settings, integer
 virtual milliseconds, unknown keys rejected, and every problem reported as one line
-``"<file>: <key path>: <problem>"`` (:class:`scenarios.input.loader.ScenarioError`).
+``"<file>: <key path>: <problem>"`` (:class:`scenarios.input.errors.ScenarioError`).
 
 Entry points: :func:`is_streams_scenario`, :func:`load_streams_scenario`,
 :func:`loads_streams_scenario`, :func:`resolve_streams_scenario`,
@@ -31,7 +31,7 @@ from members.assignors.streams.model import STRATEGIES
 from members.streams_client import StreamsClientConfig
 from members.streams_state import StreamsTopology, Subtopology, process_uuid
 from protocol.streams_codec import LATEST_SUPPORTED_VERSION
-from scenarios.input.loader import ScenarioError, _translate_validation_error
+from scenarios.input.errors import ScenarioError, translate_validation_error
 from scenarios.input.schema import INT64_MAX, CoordinatorSettings, NetworkSettings, NonNegInt
 
 __all__ = [
@@ -334,7 +334,7 @@ def loads_streams_scenario(text: str, source: str | Path = "<string>") -> Loaded
     try:
         scenario = msgspec.convert(raw, type=StreamsScenario)
     except msgspec.ValidationError as exc:
-        key_path, problem = _translate_validation_error(str(exc), raw)
+        key_path, problem = translate_validation_error(str(exc), raw, StreamsScenario)
         raise ScenarioError(file, key_path, problem) from None
     return _build(file, source, scenario)
 

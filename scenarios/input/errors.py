@@ -1,0 +1,266 @@
+"""One error for every input file, and one translator from msgspec's validation errors.
+
+:class:`ScenarioError` is what the scenario loaders raise (``"<file>: <key path>: <problem>"``).
+:func:`translate_validation_error` turns msgspec's ``"<problem> - at `$.a[1].b`"`` into a key
+path and a readable problem; the TOML loaders (Connect and Streams scenarios, sweeps) and the
+JSON inputs of ``groupsim assign`` (:mod:`scenarios.input.assign_schema`) all use it, so a
+wrong type, an unknown key or a value out of range reads the same everywhere. Two spellings:
+
+- TOML (the default): paths quote keys that contain dots (``coordinator."group.max.size"``),
+  an object is "a table", a range problem reads ``expected an integer >= 0, got -1``;
+- JSON (``json=True``): paths join keys with dots as written (``config.max.warmup.replicas``),
+  an object is "an object", a range problem reads ``must be >= 0, got -1``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import msgspec
+
+from scenarios.input import schema
+from scenarios.input.schema import Scenario
+
+__all__ = [
+    "ScenarioError",
+    "Segment",
+    "describe",
+    "render_path",
+    "translate_validation_error",
+    "walk_msgspec_path",
+]
+
+Segment = str | int
+
+
+class ScenarioError(Exception):
+    """A scenario that cannot be loaded. ``str(err)`` is one line:
+    ``"<file>: <key path>: <problem>"`` (or ``"<file>: <problem>"`` when no key is involved).
+
+    Attributes:
+        file: the file name as shown (the base name of the path).
+        key_path: the TOML key path (``timeline[3].member``), or ``None``.
+        problem: what is wrong, one line.
+    """
+
+    def __init__(self, file: str, key_path: str | None, problem: str) -> None:
+        self.file = file
+        self.key_path = key_path
+        self.problem = " ".join(str(problem).split())
+        text = f"{file}: {key_path}: {self.problem}" if key_path else f"{file}: {self.problem}"
+        super().__init__(text)
+
+
+# --------------------------------------------------------------------------- key paths
+
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def render_path(segments: list[Segment], *, json: bool = False) -> str:
+    """``["a", 1, "b.c"]`` → ``a[1]."b.c"`` (TOML) or ``a[1].b.c`` (``json``)."""
+    out: list[str] = []
+    for seg in segments:
+        if isinstance(seg, int):
+            out.append(f"[{seg}]")
+        else:
+            key = seg if json or _BARE_KEY.match(seg) else '"' + seg.replace('"', '\\"') + '"'
+            out.append(("." if out else "") + key)
+    return "".join(out)
+
+
+def walk_msgspec_path(path: str, raw: Any) -> tuple[list[Segment], Any]:
+    """Split msgspec's ``$.a.b[3].c`` into segments, using the raw data to keep dotted keys
+    (``$.coordinator.group.initial.rebalance.delay.ms``) whole. Returns (segments, value)."""
+    rest = path[1:] if path.startswith("$") else path
+    segments: list[Segment] = []
+    cur: Any = raw
+    while rest:
+        if rest.startswith("["):
+            end = rest.index("]")
+            index = int(rest[1:end])
+            segments.append(index)
+            cur = cur[index] if isinstance(cur, list) and index < len(cur) else None
+            rest = rest[end + 1 :]
+            continue
+        if rest.startswith("."):
+            rest = rest[1:]
+        key = None
+        if isinstance(cur, dict):
+            for candidate in sorted(cur, key=len, reverse=True):
+                if rest == candidate or rest.startswith((candidate + ".", candidate + "[")):
+                    key = candidate
+                    break
+        if key is None:
+            match = re.match(r"[^.\[]+", rest)
+            key = match.group(0) if match else rest
+        segments.append(key)
+        cur = cur.get(key) if isinstance(cur, dict) else None
+        rest = rest[len(key) :]
+    return segments, cur
+
+
+def _type_at(root: Any, segments: list[Segment], raw: Any) -> Any:
+    """The msgspec.inspect type of the value at ``segments`` (a Struct for a table)."""
+    info: Any = msgspec.inspect.type_info(root)
+    cur: Any = raw
+    for seg in segments:
+        info = _pick_struct(info, cur)
+        if isinstance(seg, int):
+            info = info.item_type if hasattr(info, "item_type") else None
+            cur = cur[seg] if isinstance(cur, list) and seg < len(cur) else None
+        elif isinstance(info, msgspec.inspect.StructType):
+            found = [f for f in info.fields if f.encode_name == seg]
+            info = found[0].type if found else None
+            cur = cur.get(seg) if isinstance(cur, dict) else None
+        elif isinstance(info, msgspec.inspect.DictType):
+            info = info.value_type
+            cur = cur.get(seg) if isinstance(cur, dict) else None
+        else:
+            return None
+    return _pick_struct(info, cur)
+
+
+def _pick_struct(info: Any, value: Any) -> Any:
+    """Resolve an Optional/tagged union to the member that applies to ``value``."""
+    if isinstance(info, msgspec.inspect.UnionType):
+        options = [t for t in info.types if not isinstance(t, msgspec.inspect.NoneType)]
+        if isinstance(value, dict):
+            for option in options:
+                if isinstance(option, msgspec.inspect.StructType) and (
+                    option.tag is None or option.tag == value.get(option.tag_field)
+                ):
+                    return option
+        if len(options) == 1:
+            return options[0]
+        for option in options:
+            if not isinstance(option, msgspec.inspect.StructType):
+                return option
+    return info
+
+
+_TYPE_WORDS = {
+    "int": "an integer",
+    "str": "a string",
+    "bool": "a boolean",
+    "float": "a float",
+    "object": "a table",
+    "array": "an array",
+    "null": "nothing",
+    "datetime": "a datetime",
+    "date": "a date",
+    "time": "a time",
+}
+_JSON_TYPE_WORDS = {**_TYPE_WORDS, "object": "an object", "null": "null", "float": "a number"}
+
+
+def describe(value: Any) -> str:
+    """A value as an error message shows it: ``true``, ``3``, ``'w1'``, ``a table``."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "an array"
+    return type(value).__name__
+
+
+def translate_validation_error(
+    message: str, raw: Any, root: Any = Scenario, *, json: bool = False
+) -> tuple[str | None, str]:
+    """msgspec's ``"<problem> - at `$.a[1].b`"`` → (``"a[1].b"``, readable problem).
+
+    Args:
+        message: ``str(msgspec.ValidationError)``.
+        raw: the data that was converted (to keep dotted keys whole and show bad values).
+        root: the type it was converted to (to name a table's keys); default a Connect
+            :class:`scenarios.input.schema.Scenario`.
+        json: JSON spelling (see the module docstring) instead of TOML's.
+
+    Returns:
+        (the key path, or ``None`` for the top level; the problem, one line).
+    """
+    words = _JSON_TYPE_WORDS if json else _TYPE_WORDS
+    text, sep, where = message.rpartition(" - at `")
+    if not sep:
+        text, where = message, "$`"
+    segments, value = walk_msgspec_path(where.rstrip("`"), raw)
+
+    def render(segs: list[Segment]) -> str:
+        return render_path(segs, json=json)
+
+    if m := re.fullmatch(r"Object missing required field `(.+)`", text):
+        key = m.group(1)
+        parent = _type_at(root, segments, raw)
+        if json:
+            return render([*segments, key]), "missing"
+        if key == "action" and segments[:1] == ["timeline"] and root is Scenario:
+            actions = ", ".join(schema.ACTIONS)
+            return render([*segments, key]), f"missing required key (actions: {actions})"
+        what = "missing required key"
+        if isinstance(parent, msgspec.inspect.StructType) and parent.tag is not None:
+            what += f" for action {parent.tag!r}"
+        return render([*segments, key]), what
+
+    if m := re.fullmatch(r"Object contains unknown field `(.+)`", text):
+        key = m.group(1)
+        parent = _type_at(root, segments, raw)
+        if isinstance(parent, msgspec.inspect.StructType):
+            known = ", ".join(f.encode_name for f in parent.fields)
+            if json:
+                known = ", ".join(sorted(f.encode_name for f in parent.fields))
+                problem = f"unknown key (expected one of {known})"
+            elif parent.tag is not None:
+                problem = f"not a key of action {parent.tag!r} (its keys: action, {known})"
+            else:
+                problem = f"unknown key (known: {known})"
+        else:
+            problem = "unknown key"
+        return render([*segments, key]), problem
+
+    path = render(segments) or None
+    if m := re.fullmatch(r"Invalid value '(.*)'", text):
+        if segments and segments[-1] == "action" and root is Scenario:
+            return path, f"unknown action {m.group(1)!r} (actions: {', '.join(schema.ACTIONS)})"
+        return path, f"invalid value {m.group(1)!r}"
+    if m := re.fullmatch(r"Invalid enum value '(.*)'", text):
+        info = _type_at(root, segments, raw)
+        if isinstance(info, msgspec.inspect.LiteralType):
+            allowed = ", ".join(str(v) for v in info.values)
+            return path, f"invalid value {m.group(1)!r} (expected one of: {allowed})"
+        return path, f"invalid value {m.group(1)!r}"
+    if m := re.fullmatch(r"Expected `(\w+)`, got `(\w+)`", text):
+        want, got = m.group(1), m.group(2)
+        got_text = words.get(got, got)
+        if got in ("int", "float", "str", "bool") and not json:
+            got_text = f"{got_text} ({describe(value)})"
+        return path, f"expected {words.get(want, want)}, got {got_text}"
+    if m := re.fullmatch(r"Expected `int` ([<>]=) (-?\d+)", text):
+        op, bound = m.group(1), int(m.group(2))
+        if json:
+            return path, f"must be {op} {bound}, got {describe(value)}"
+        extra = " (a Java int)" if op == "<=" and bound == schema.INT_MAX else ""
+        if op == "<=" and bound == schema.INT64_MAX:
+            extra = " (2^63 - 1, the largest TOML integer)"
+        return path, f"expected an integer {op} {bound}{extra}, got {describe(value)}"
+    if m := re.fullmatch(r"Expected `float` ([<>]=?) (\S+)", text):
+        info = _type_at(root, segments, raw)
+        low = getattr(info, "gt", None)
+        high = getattr(info, "le", None)
+        if low is not None and high is not None:
+            return path, f"expected a number > {low:g} and <= {high:g}, got {describe(value)}"
+        return path, f"expected a number {m.group(1)} {m.group(2)}, got {describe(value)}"
+    if re.fullmatch(r"Expected `str` matching regex '.*'", text):
+        return path, (
+            f"invalid name {describe(value)} (use letters, digits, '.', '_' and '-', "
+            "starting with a letter or digit)"
+        )
+    if re.fullmatch(r"Expected `str` of length >= 1", text) or (
+        json and re.fullmatch(r"Expected `(array|object)` of length >= 1", text)
+    ):
+        return path, "must not be empty"
+    return path, text[:1].lower() + text[1:]
