@@ -78,6 +78,11 @@ def walk_msgspec_path(path: str, raw: Any) -> tuple[list[Segment], Any]:
     while rest:
         if rest.startswith("["):
             end = rest.index("]")
+            if not rest[1:end].isdigit():  # "[...]": a dict value msgspec does not name
+                segments.append(rest[: end + 1])
+                cur = None
+                rest = rest[end + 1 :]
+                continue
             index = int(rest[1:end])
             segments.append(index)
             cur = cur[index] if isinstance(cur, list) and index < len(cur) else None
@@ -98,6 +103,45 @@ def walk_msgspec_path(path: str, raw: Any) -> tuple[list[Segment], Any]:
         cur = cur.get(key) if isinstance(cur, dict) else None
         rest = rest[len(key) :]
     return segments, cur
+
+
+def _name_dict_keys(text: str, where: str, raw: Any, root: Any) -> str:
+    """Replace each ``[...]`` of msgspec's path (a value inside a dict, whose key msgspec does
+    not report) by ``.<key>``: the first key whose value alone, in place of the whole dict,
+    makes the conversion fail with the same error."""
+    message = f"{text} - at `{where}`"
+    trial = raw
+    while "[...]" in where:
+        prefix, _, rest = where.partition("[...]")
+        segments, container = walk_msgspec_path(prefix, trial)
+        if not isinstance(container, dict):
+            break
+        for key, value in container.items():
+            candidate = _replace_at(trial, segments, {key: value})
+            try:
+                msgspec.convert(candidate, root)
+            except msgspec.ValidationError as exc:
+                if str(exc) == message:
+                    trial = candidate
+                    where = f"{prefix}.{key}{rest}"
+                    break
+        else:
+            break
+    return where
+
+
+def _replace_at(data: Any, segments: list[Segment], value: Any) -> Any:
+    """A copy of ``data`` with the item at ``segments`` replaced by ``value``."""
+    if not segments:
+        return value
+    head, tail = segments[0], segments[1:]
+    if isinstance(data, dict) and isinstance(head, str):
+        return {**data, head: _replace_at(data[head], tail, value)}
+    if isinstance(data, list) and isinstance(head, int):
+        out = list(data)
+        out[head] = _replace_at(data[head], tail, value)
+        return out
+    return data
 
 
 def _type_at(root: Any, segments: list[Segment], raw: Any) -> Any:
@@ -188,7 +232,8 @@ def translate_validation_error(
     text, sep, where = message.rpartition(" - at `")
     if not sep:
         text, where = message, "$`"
-    segments, value = walk_msgspec_path(where.rstrip("`"), raw)
+    where = _name_dict_keys(text, where.rstrip("`"), raw, root)
+    segments, value = walk_msgspec_path(where, raw)
 
     def render(segs: list[Segment]) -> str:
         return render_path(segs, json=json)
@@ -233,12 +278,13 @@ def translate_validation_error(
             allowed = ", ".join(str(v) for v in info.values)
             return path, f"invalid value {m.group(1)!r} (expected one of: {allowed})"
         return path, f"invalid value {m.group(1)!r}"
-    if m := re.fullmatch(r"Expected `(\w+)`, got `(\w+)`", text):
-        want, got = m.group(1), m.group(2)
+    if m := re.fullmatch(r"Expected `(\w+(?: \| \w+)*)`, got `(\w+)`", text):
+        want = " or ".join(words.get(w, w) for w in m.group(1).split(" | "))
+        got = m.group(2)
         got_text = words.get(got, got)
         if got in ("int", "float", "str", "bool") and not json:
             got_text = f"{got_text} ({describe(value)})"
-        return path, f"expected {words.get(want, want)}, got {got_text}"
+        return path, f"expected {want}, got {got_text}"
     if m := re.fullmatch(r"Expected `int` ([<>]=) (-?\d+)", text):
         op, bound = m.group(1), int(m.group(2))
         if json:
