@@ -24,7 +24,9 @@ from scenarios.eventlog import (
     record_to_dict,
     write_jsonl,
 )
-from scenarios.eventlog.records import ActiveTaskStart, Assignment, Fault, LogRecord
+from scenarios.eventlog.kinds import Assignment, Fault
+from scenarios.eventlog.kinds_streams import ActiveTaskStart
+from scenarios.eventlog.records import LogRecord
 from scenarios.input.loader import library_dir, load_scenario
 from scenarios.input.streams import load_streams_scenario, streams_library_dir
 from scenarios.sim.runner import simulate
