@@ -41,8 +41,9 @@ listing what each member decodes from its SyncGroup bytes (v1 reader, wire order
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable
+
+from msgspec import UNSET
 
 from members.assignors import ConfigSnapshot, UnknownAssignorError, create_assignor
 from protocol.connect import (
@@ -53,24 +54,12 @@ from protocol.connect import (
     WorkerSubscription,
 )
 from protocol.connect_codec import decode_assignment, encode_subscription
-from scenarios.input.json_input import check_keys, require_object, type_name
+from scenarios.input.assign_schema import ConnectAssignInput, ConnectMemberInput
+from scenarios.input.json_input import decode_json_input
 
 __all__ = ["AssignInputError", "run_assign"]
 
 _INT32_MAX = 2**31 - 1
-_INT64_MAX = 2**63 - 1
-_DELAY_KEY = "scheduled.rebalance.max.delay.ms"
-_TOP_KEYS = {"assignor", "protocol", "config", "rounds"}
-_ROUND_KEYS = {
-    "time_ms",
-    "generation",
-    "last_completed_generation",
-    "leader",
-    "config_offset",
-    "connectors",
-    "members",
-}
-_MEMBER_KEYS = {"url", "config_offset", "connectors", "tasks"}
 _STATIC_KEYS = ("static_connectors", "static_tasks")
 
 
@@ -84,52 +73,10 @@ class AssignInputError(ValueError):
         self.detail = detail
 
 
-def _obj(value: object, path: str) -> dict[str, Any]:
-    return require_object(value, path, AssignInputError)
-
-
-def _check_keys(obj: dict[str, Any], allowed: set[str], path: str) -> None:
-    check_keys(obj, allowed, path, AssignInputError)
-
-
-def _int(value: object, path: str, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise AssignInputError(path, f"expected an integer, got {type_name(value)}")
-    if value < low:
-        raise AssignInputError(path, f"must be >= {low}, got {value}")
-    if value > high:
-        raise AssignInputError(path, f"must be <= {high}, got {value}")
-    return value
-
-
-def _str(value: object, path: str) -> str:
-    if not isinstance(value, str):
-        raise AssignInputError(path, f"expected a string, got {type_name(value)}")
-    return value
-
-
-def _string_items(value: object, path: str) -> Iterator[tuple[str, str]]:
-    """``(path of the item, item)`` for each item of the array ``value``, checked to be a
-    string as it comes (one at a time, so the first bad item is the one reported)."""
-    if not isinstance(value, list):
-        raise AssignInputError(path, f"expected an array, got {type_name(value)}")
-    for i, item in enumerate(value):
+def _tasks(value: list[str], path: str) -> list[ConnectorTaskId]:
+    out = []
+    for i, text in enumerate(value):
         item_path = f"{path}[{i}]"
-        yield item_path, _str(item, item_path)
-
-
-def _strings(value: object, path: str) -> list[str]:
-    out = []
-    for item_path, name in _string_items(value, path):
-        if not name:
-            raise AssignInputError(item_path, "must not be empty")
-        out.append(name)
-    return out
-
-
-def _tasks(value: object, path: str) -> list[ConnectorTaskId]:
-    out = []
-    for item_path, text in _string_items(value, path):
         try:
             out.append(ConnectorTaskId.parse(text))
         except ValueError as exc:
@@ -139,12 +86,12 @@ def _tasks(value: object, path: str) -> list[ConnectorTaskId]:
     return out
 
 
-def _protocol(doc: dict[str, Any], assignor: str) -> ConnectProtocol:
-    if "protocol" not in doc:
+def _protocol(doc: ConnectAssignInput, assignor: str) -> ConnectProtocol:
+    if doc.protocol is UNSET:
         if assignor == "static":
             return ConnectProtocol.STATIC
         return ConnectProtocol.EAGER if assignor == "eager" else ConnectProtocol.SESSIONED
-    text = _str(doc["protocol"], "protocol")
+    text = doc.protocol
     try:
         # Either the connect.protocol setting (eager) or the JoinGroup name (default).
         proto = (
@@ -168,14 +115,19 @@ def _protocol(doc: dict[str, Any], assignor: str) -> ConnectProtocol:
     return proto
 
 
-def _max_delay(doc: dict[str, Any]) -> int:
-    if "config" not in doc:
-        return 300_000
-    config = _obj(doc["config"], "config")
-    _check_keys(config, {_DELAY_KEY}, "config")
-    if _DELAY_KEY not in config:
-        return 300_000
-    return _int(config[_DELAY_KEY], f"config.{_DELAY_KEY}", 0, _INT32_MAX)
+def _or_empty(items: list[str] | object) -> list[str]:
+    return items if isinstance(items, list) else []
+
+
+def _no_static_jobs(member: ConnectMemberInput, path: str, assignor: str) -> None:
+    """KIP-987's ``static_*`` settings are read only under the static assignor."""
+    for key in _STATIC_KEYS:
+        if getattr(member, key) is not UNSET:
+            raise AssignInputError(
+                f"{path}.{key}",
+                f"static assignments are read only by the static assignor "
+                f"(this input runs {assignor!r})",
+            )
 
 
 def _task_str(t: tuple[str, int]) -> str:
@@ -195,86 +147,59 @@ def run_assign(doc: dict) -> dict:
             does not run, or ``static_connectors`` / ``static_tasks`` for an assignor other
             than ``static``; the message names the key path.
     """
-    doc = _obj(doc, "")
-    _check_keys(doc, _TOP_KEYS, "")
-    if "assignor" not in doc:
-        raise AssignInputError("assignor", "missing")
-    name = _str(doc["assignor"], "assignor")
-    max_delay = _max_delay(doc)
+    typed = decode_json_input(doc, ConnectAssignInput, AssignInputError)
+    name = typed.assignor
+    max_delay = typed.config.scheduled_rebalance_max_delay_ms
     try:
         assignor = create_assignor(name, max_delay_ms=max_delay)
     except UnknownAssignorError as exc:
         raise AssignInputError("assignor", str(exc)) from None
-    proto = _protocol(doc, name)
-    if "rounds" not in doc:
-        raise AssignInputError("rounds", "missing")
-    rounds = doc["rounds"]
-    if not isinstance(rounds, list):
-        raise AssignInputError("rounds", f"expected an array, got {type_name(rounds)}")
+    proto = _protocol(typed, name)
+    rounds = typed.rounds
     if not rounds:
         raise AssignInputError("rounds", "must hold at least one round")
 
     out_rounds = []
     prev_time = 0
     prev_generation = 0
-    for ri, raw_round in enumerate(rounds):
+    for ri, rnd in enumerate(rounds):
         path = f"rounds[{ri}]"
-        rnd = _obj(raw_round, path)
-        _check_keys(rnd, _ROUND_KEYS, path)
-        time_ms = _int(rnd.get("time_ms", prev_time), f"{path}.time_ms", 0, _INT64_MAX)
+        time_ms = prev_time if rnd.time_ms is UNSET else rnd.time_ms
         if time_ms < prev_time:
             raise AssignInputError(
                 f"{path}.time_ms", f"time must not go backwards (previous round at {prev_time})"
             )
-        generation = _int(
-            rnd.get("generation", prev_generation + 1), f"{path}.generation", -1, _INT32_MAX
+        generation = prev_generation + 1 if rnd.generation is UNSET else rnd.generation
+        last_completed = (
+            generation - 1
+            if rnd.last_completed_generation is UNSET
+            else rnd.last_completed_generation
         )
-        last_completed = _int(
-            rnd.get("last_completed_generation", generation - 1),
-            f"{path}.last_completed_generation",
-            -1,
-            _INT32_MAX,
-        )
-        offset = _int(rnd.get("config_offset", 0), f"{path}.config_offset", 0, _INT64_MAX)
-        conns_raw = _obj(rnd.get("connectors", {}), f"{path}.connectors")
-        connectors: dict[str, int] = {}
-        for cname, count in conns_raw.items():
-            if not cname:
-                raise AssignInputError(f"{path}.connectors", "connector names must not be empty")
-            connectors[cname] = _int(count, f"{path}.connectors.{cname}", 0, _INT32_MAX)
-        if "members" not in rnd:
-            raise AssignInputError(f"{path}.members", "missing")
-        members_raw = _obj(rnd["members"], f"{path}.members")
+        offset = rnd.config_offset
+        connectors = dict(rnd.connectors)
+        if "" in connectors:
+            raise AssignInputError(f"{path}.connectors", "connector names must not be empty")
+        members_raw = rnd.members
         if not members_raw:
             raise AssignInputError(f"{path}.members", "must hold at least one member")
-        leader = _str(rnd.get("leader", next(iter(members_raw))), f"{path}.leader")
+        leader = next(iter(members_raw)) if rnd.leader is UNSET else rnd.leader
         if leader not in members_raw:
             raise AssignInputError(f"{path}.leader", f"{leader!r} is not one of the members")
 
         parsed = []
-        for mid, raw_member in members_raw.items():
+        for mid, member in members_raw.items():
             mpath = f"{path}.members.{mid}"
             if not mid:
                 raise AssignInputError(f"{path}.members", "member ids must not be empty")
-            member = _obj(raw_member, mpath)
-            if proto is ConnectProtocol.STATIC:
-                _check_keys(member, _MEMBER_KEYS | set(_STATIC_KEYS), mpath)
-            else:
-                for key in _STATIC_KEYS:
-                    if key in member:
-                        raise AssignInputError(
-                            f"{mpath}.{key}",
-                            f"static assignments are read only by the static assignor "
-                            f"(this input runs {name!r})",
-                        )
-                _check_keys(member, _MEMBER_KEYS, mpath)
-            url = _str(member.get("url", f"http://{mid}:8083"), f"{mpath}.url")
-            moff = _int(member.get("config_offset", 0), f"{mpath}.config_offset", 0, _INT64_MAX)
-            has_alloc = "connectors" in member or "tasks" in member
-            mconns = _strings(member.get("connectors", []), f"{mpath}.connectors")
-            mtasks = _tasks(member.get("tasks", []), f"{mpath}.tasks")
-            sconns = _strings(member.get("static_connectors", []), f"{mpath}.static_connectors")
-            stasks = _tasks(member.get("static_tasks", []), f"{mpath}.static_tasks")
+            if proto is not ConnectProtocol.STATIC:
+                _no_static_jobs(member, mpath, name)
+            url = f"http://{mid}:8083" if member.url is UNSET else member.url
+            moff = member.config_offset
+            has_alloc = member.connectors is not UNSET or member.tasks is not UNSET
+            mconns = _or_empty(member.connectors)
+            mtasks = _tasks(_or_empty(member.tasks), f"{mpath}.tasks")
+            sconns = _or_empty(member.static_connectors)
+            stasks = _tasks(_or_empty(member.static_tasks), f"{mpath}.static_tasks")
             parsed.append((mid, url, moff, has_alloc, mconns, mtasks, sconns, stasks))
         leader_url = next(p[1] for p in parsed if p[0] == leader)
 

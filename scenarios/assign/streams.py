@@ -61,11 +61,11 @@ actives): the cost of the placement each call started from and the minimum it re
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
 from typing import Any
 
+from msgspec import UNSET
+
 from members.assignors.streams import (
-    JAVA_LONG_MAX,
     AssignmentConfigs,
     ClientState,
     ClientTagAwareStandbyTaskAssignor,
@@ -78,49 +78,26 @@ from members.assignors.streams import (
     create_standby_assignor,
     validate_client_tags,
 )
-from members.assignors.streams.model import JAVA_INT_MAX, STRATEGIES
+from members.assignors.streams.model import STRATEGIES
 from members.assignors.streams.rack_aware import (
     DEFAULT_NON_OVERLAP_COST,
     DEFAULT_TRAFFIC_COST,
     STATELESS_NON_OVERLAP_COST,
     STATELESS_TRAFFIC_COST,
 )
-from scenarios.input.json_input import check_keys, require_object, type_name
+from scenarios.input.assign_schema import (
+    StreamsAssignConfig,
+    StreamsAssignInput,
+    StreamsClientInput,
+    StreamsTasksInput,
+)
+from scenarios.input.json_input import decode_json_input
 
 __all__ = ["STREAMS_ASSIGNORS", "StreamsAssignInputError", "run_assign_streams"]
 
 #: The ``assignor`` names this engine runs.
 STREAMS_ASSIGNORS = ("high_availability", "default_standby", "client_tag_standby", "rack_aware")
 _OPTIMIZE = ("active_tasks", "standby_tasks")
-_TOP_KEYS = {"assignor", "optimize", "config", "clients", "tasks"}
-_CLIENT_KEYS = {
-    "id",
-    "capacity",
-    "rack",
-    "tags",
-    "prev_active",
-    "prev_standby",
-    "task_lags",
-    "current_active",
-    "current_standby",
-}
-_TASK_KEYS = {
-    "stateful",
-    "stateless",
-    "subtopologies",
-    "task_source_partition_racks",
-    "task_changelog_partition_racks",
-}
-_CONFIG_KEYS = {
-    "acceptable.recovery.lag",
-    "max.warmup.replicas",
-    "num.standby.replicas",
-    "probing.rebalance.interval.ms",
-    "rack.aware.assignment.strategy",
-    "rack.aware.assignment.tags",
-    "rack.aware.assignment.traffic_cost",
-    "rack.aware.assignment.non_overlap_cost",
-}
 
 
 class StreamsAssignInputError(ValueError):
@@ -133,51 +110,19 @@ class StreamsAssignInputError(ValueError):
         self.detail = detail
 
 
-# --- small typed readers -------------------------------------------------------------------
-def _obj(value: object, path: str) -> dict[str, Any]:
-    return require_object(value, path, StreamsAssignInputError)
-
-
-def _check_keys(obj: dict[str, Any], allowed: set[str], path: str) -> None:
-    check_keys(obj, allowed, path, StreamsAssignInputError)
-
-
-def _int(value: object, path: str, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise StreamsAssignInputError(path, f"expected an integer, got {type_name(value)}")
-    if value < low:
-        raise StreamsAssignInputError(path, f"must be >= {low}, got {value}")
-    if value > high:
-        raise StreamsAssignInputError(path, f"must be <= {high}, got {value}")
-    return value
-
-
-def _str(value: object, path: str) -> str:
-    if not isinstance(value, str):
-        raise StreamsAssignInputError(path, f"expected a string, got {type_name(value)}")
-    if not value:
-        raise StreamsAssignInputError(path, "must not be empty")
-    return value
-
-
-def _items(value: object, path: str) -> Iterator[tuple[str, Any]]:
-    if not isinstance(value, list):
-        raise StreamsAssignInputError(path, f"expected an array, got {type_name(value)}")
-    for i, item in enumerate(value):
-        yield f"{path}[{i}]", item
-
-
-def _task(text: object, path: str) -> TaskId:
+# --- task ids ------------------------------------------------------------------------------
+def _task(text: str, path: str) -> TaskId:
     try:
-        return TaskId.parse(_str(text, path))
+        return TaskId.parse(text)
     except StreamsAssignmentError as exc:
         raise StreamsAssignInputError(path, str(exc)) from None
 
 
-def _task_list(value: object, path: str) -> list[TaskId]:
+def _task_list(items: list[str], path: str) -> list[TaskId]:
     out: list[TaskId] = []
     seen: set[TaskId] = set()
-    for item_path, item in _items(value, path):
+    for i, item in enumerate(items):
+        item_path = f"{path}[{i}]"
         task = _task(item, item_path)
         if task in seen:
             raise StreamsAssignInputError(item_path, f"task {task} is listed twice")
@@ -187,59 +132,44 @@ def _task_list(value: object, path: str) -> list[TaskId]:
 
 
 # --- config ----------------------------------------------------------------------------------
-def _config(doc: dict[str, Any]) -> AssignmentConfigs:
-    raw = _obj(doc.get("config", {}), "config")
-    _check_keys(raw, _CONFIG_KEYS, "config")
-
-    def path(key: str) -> str:
-        return f"config.{key}"
-
+def _config(raw: StreamsAssignConfig) -> AssignmentConfigs:
+    """``AssignmentConfigs`` from the decoded ``config`` (bounds checked by its Struct)."""
     kwargs: dict[str, Any] = {}
-    if "acceptable.recovery.lag" in raw:
-        key = "acceptable.recovery.lag"
-        kwargs["acceptable_recovery_lag"] = _int(raw[key], path(key), 0, JAVA_LONG_MAX)
-    if "max.warmup.replicas" in raw:
-        key = "max.warmup.replicas"
-        kwargs["max_warmup_replicas"] = _int(raw[key], path(key), 1, JAVA_INT_MAX)
-    if "num.standby.replicas" in raw:
-        key = "num.standby.replicas"
-        kwargs["num_standby_replicas"] = _int(raw[key], path(key), 0, JAVA_INT_MAX)
-    if "probing.rebalance.interval.ms" in raw:
-        key = "probing.rebalance.interval.ms"
-        kwargs["probing_rebalance_interval_ms"] = _int(raw[key], path(key), 60_000, JAVA_LONG_MAX)
-    if "rack.aware.assignment.strategy" in raw:
-        key = "rack.aware.assignment.strategy"
-        strategy = _str(raw[key], path(key))
+    for field in (
+        "acceptable_recovery_lag",
+        "max_warmup_replicas",
+        "num_standby_replicas",
+        "probing_rebalance_interval_ms",
+    ):
+        value = getattr(raw, field)
+        if value is not UNSET:
+            kwargs[field] = value
+    if raw.rack_aware_assignment_strategy is not UNSET:
+        strategy = raw.rack_aware_assignment_strategy
         if strategy not in STRATEGIES:
             raise StreamsAssignInputError(
-                path(key),
+                "config.rack.aware.assignment.strategy",
                 f"unknown strategy {strategy!r} (expected one of {', '.join(STRATEGIES)})",
             )
         kwargs["rack_aware_assignment_strategy"] = strategy
-    if "rack.aware.assignment.tags" in raw:
-        key = "rack.aware.assignment.tags"
-        tags = [_str(t, p) for p, t in _items(raw[key], path(key))]
+    if raw.rack_aware_assignment_tags is not UNSET:
+        tags = raw.rack_aware_assignment_tags
         if len(tags) > 5:
-            raise StreamsAssignInputError(path(key), f"at most 5 tags are allowed, got {len(tags)}")
+            raise StreamsAssignInputError(
+                "config.rack.aware.assignment.tags", f"at most 5 tags are allowed, got {len(tags)}"
+            )
         kwargs["rack_aware_assignment_tags"] = tuple(dict.fromkeys(tags))
-    for key, field in (
-        ("rack.aware.assignment.traffic_cost", "traffic_cost"),
-        ("rack.aware.assignment.non_overlap_cost", "non_overlap_cost"),
-    ):
-        if raw.get(key) is not None:
-            kwargs[field] = _int(raw[key], path(key), 0, JAVA_INT_MAX)
+    for field in ("traffic_cost", "non_overlap_cost"):
+        if getattr(raw, field) is not None:
+            kwargs[field] = getattr(raw, field)
     return AssignmentConfigs(**kwargs)
 
 
 # --- tasks -----------------------------------------------------------------------------------
 class _Tasks:
-    def __init__(self, doc: dict[str, Any]) -> None:
-        if "tasks" not in doc:
-            raise StreamsAssignInputError("tasks", "missing")
-        raw = _obj(doc["tasks"], "tasks")
-        _check_keys(raw, _TASK_KEYS, "tasks")
-        self.stateful = _task_list(raw.get("stateful", []), "tasks.stateful")
-        self.stateless = _task_list(raw.get("stateless", []), "tasks.stateless")
+    def __init__(self, raw: StreamsTasksInput) -> None:
+        self.stateful = _task_list(raw.stateful, "tasks.stateful")
+        self.stateless = _task_list(raw.stateless, "tasks.stateless")
         stateful_set = set(self.stateful)
         for i, task in enumerate(self.stateless):
             if task in stateful_set:
@@ -249,10 +179,9 @@ class _Tasks:
         self.all = stateful_set | set(self.stateless)
         self.stateful_set = stateful_set
         self.subtopologies: dict[int, list[TaskId]] | None = None
-        if "subtopologies" in raw:
-            subs = _obj(raw["subtopologies"], "tasks.subtopologies")
+        if raw.subtopologies is not UNSET:
             self.subtopologies = {}
-            for key, tasks in subs.items():
+            for key, tasks in raw.subtopologies.items():
                 path = f"tasks.subtopologies.{key}"
                 try:
                     sub = int(key)
@@ -268,8 +197,12 @@ class _Tasks:
                             f"{path}[{i}]", f"task {task} belongs to subtopology {task.subtopology}"
                         )
                 self.subtopologies[sub] = listed
-        self.source_racks = self._racks(raw, "task_source_partition_racks", self.all)
-        self.changelog_racks = self._racks(raw, "task_changelog_partition_racks", stateful_set)
+        self.source_racks = self._racks(
+            raw.task_source_partition_racks, "task_source_partition_racks", self.all
+        )
+        self.changelog_racks = self._racks(
+            raw.task_changelog_partition_racks, "task_changelog_partition_racks", stateful_set
+        )
 
     def _known(self, task: TaskId, path: str, within: set[TaskId] | None = None) -> None:
         if task not in (self.all if within is None else within):
@@ -277,76 +210,69 @@ class _Tasks:
             raise StreamsAssignInputError(path, f"{task} is not a {kind} of tasks")
 
     def _racks(
-        self, raw: dict[str, Any], key: str, within: set[TaskId]
+        self, raw: dict[str, list[str | list[str]]], key: str, within: set[TaskId]
     ) -> dict[TaskId, list[frozenset[str]]]:
-        if key not in raw:
-            return {}
+        """One rack set per partition: a list of lists is one per partition, a flat list of
+        rack names is the racks of the task's one partition."""
         base = f"tasks.{key}"
         out: dict[TaskId, list[frozenset[str]]] = {}
-        for name, racks in _obj(raw[key], base).items():
+        for name, racks in raw.items():
             path = f"{base}.{name}"
             task = _task(name, path)
             self._known(task, path, within)
-            items = list(_items(racks, path))
-            if items and all(isinstance(item, list) for _, item in items):
-                out[task] = [
-                    frozenset(_str(r, p2) for p2, r in _items(item, p)) for p, item in items
-                ]
-            else:
-                out[task] = [frozenset(_str(r, p) for p, r in items)]
+            if racks and all(isinstance(item, list) for item in racks):
+                out[task] = [frozenset(item) for item in racks]
+                continue
+            for i, item in enumerate(racks):
+                if isinstance(item, list):
+                    raise StreamsAssignInputError(
+                        f"{path}[{i}]", "expected a string, got an array"
+                    )
+            out[task] = [frozenset(r for r in racks if isinstance(r, str))]
         return out
 
 
 # --- clients ---------------------------------------------------------------------------------
-def _clients(doc: dict[str, Any], tasks: _Tasks, assignor: str) -> dict[ProcessId, ClientState]:
-    if "clients" not in doc:
-        raise StreamsAssignInputError("clients", "missing")
+def _clients(
+    raw_clients: list[StreamsClientInput], tasks: _Tasks, assignor: str, optimize: str | None
+) -> dict[ProcessId, ClientState]:
     clients: dict[ProcessId, ClientState] = {}
     active_owner: dict[TaskId, str] = {}
-    items = list(_items(doc["clients"], "clients"))
-    if not items:
+    if not raw_clients:
         raise StreamsAssignInputError("clients", "must hold at least one client")
-    for path, raw_client in items:
-        raw = _obj(raw_client, path)
-        _check_keys(raw, _CLIENT_KEYS, path)
-        if "id" not in raw:
-            raise StreamsAssignInputError(f"{path}.id", "missing")
-        label = _str(raw["id"], f"{path}.id")
+    for index, raw in enumerate(raw_clients):
+        path = f"clients[{index}]"
+        label = raw.id
         pid = ProcessId.of(label)
         if pid in clients:
             raise StreamsAssignInputError(
                 f"{path}.id", f"{label!r} is the same process as {clients[pid].process_id.label!r}"
             )
-        capacity = _int(raw.get("capacity", 1), f"{path}.capacity", 1, JAVA_INT_MAX)
-        rack = None if raw.get("rack") is None else _str(raw["rack"], f"{path}.rack")
-        tags: dict[str, str] = {}
-        for key, value in _obj(raw.get("tags", {}), f"{path}.tags").items():
-            tags[key] = _str(value, f"{path}.tags.{key}")
+        tags = dict(raw.tags)
         try:
             validate_client_tags(tags)
         except StreamsAssignmentError as exc:
             raise StreamsAssignInputError(f"{path}.tags", str(exc)) from None
-        prev_active = _task_list(raw.get("prev_active", []), f"{path}.prev_active")
-        prev_standby = _task_list(raw.get("prev_standby", []), f"{path}.prev_standby")
+        prev_active = _task_list(raw.prev_active, f"{path}.prev_active")
+        prev_standby = _task_list(raw.prev_standby, f"{path}.prev_standby")
         for i, task in enumerate(prev_standby):
             if task in prev_active:
                 raise StreamsAssignInputError(
                     f"{path}.prev_standby[{i}]", f"task {task} is also in prev_active"
                 )
         lags: dict[TaskId, int] = {}
-        for name, lag in _obj(raw.get("task_lags", {}), f"{path}.task_lags").items():
+        for name, lag in raw.task_lags.items():
             lag_path = f"{path}.task_lags.{name}"
             task = _task(name, lag_path)
             if task not in tasks.stateful_set:
                 raise StreamsAssignInputError(lag_path, f"{task} is not a stateful task")
-            lag = _int(lag, lag_path, -3, JAVA_LONG_MAX)
             if lag == -1:
                 raise StreamsAssignInputError(
                     lag_path, "a lag is -2 (running active), -3 (unknown) or >= 0"
                 )
             lags[task] = lag
-        current_active = _task_list(raw.get("current_active", []), f"{path}.current_active")
-        current_standby = _task_list(raw.get("current_standby", []), f"{path}.current_standby")
+        current_active = _task_list(raw.current_active, f"{path}.current_active")
+        current_standby = _task_list(raw.current_standby, f"{path}.current_standby")
         for key, listed in (
             ("current_active", current_active),
             ("current_standby", current_standby),
@@ -377,23 +303,23 @@ def _clients(doc: dict[str, Any], tasks: _Tasks, assignor: str) -> dict[ProcessI
                 raise StreamsAssignInputError(item, f"task {task} is also active on this client")
         clients[pid] = ClientState(
             pid,
-            capacity,
+            raw.capacity,
             prev_active=prev_active,
             prev_standby=prev_standby,
             lags=lags,
             tags=tags,
-            rack=rack,
+            rack=raw.rack,
             active=current_active,
             standby=current_standby,
         )
     if assignor == "high_availability":
-        for (path, _), state in zip(items, clients.values(), strict=True):
+        for index, state in enumerate(clients.values()):
             for task in tasks.stateful:
                 if task not in state.lags:
                     raise StreamsAssignInputError(
-                        f"{path}.task_lags", f"missing lag for stateful task {task}"
+                        f"clients[{index}].task_lags", f"missing lag for stateful task {task}"
                     )
-    if assignor == "rack_aware" and doc.get("optimize") == "active_tasks":
+    if assignor == "rack_aware" and optimize == "active_tasks":
         for group, name in ((tasks.stateful, "stateful"), (tasks.stateless, "stateless")):
             for i, task in enumerate(group):
                 if task not in active_owner:
@@ -440,11 +366,8 @@ def run_assign_streams(doc: dict) -> dict:
             or standbys of unknown/stateless tasks, an active on two clients, a missing lag);
             the message starts with the key path.
     """
-    doc = _obj(doc, "")
-    _check_keys(doc, _TOP_KEYS, "")
-    if "assignor" not in doc:
-        raise StreamsAssignInputError("assignor", "missing")
-    assignor = _str(doc["assignor"], "assignor")
+    typed = decode_json_input(doc, StreamsAssignInput, StreamsAssignInputError)
+    assignor = typed.assignor
     if assignor not in STREAMS_ASSIGNORS:
         raise StreamsAssignInputError(
             "assignor",
@@ -452,18 +375,22 @@ def run_assign_streams(doc: dict) -> dict:
         )
     optimize = None
     if assignor == "rack_aware":
-        if "optimize" not in doc:
+        if typed.optimize is UNSET:
             raise StreamsAssignInputError("optimize", "missing (active_tasks or standby_tasks)")
-        optimize = _str(doc["optimize"], "optimize")
+        optimize = typed.optimize
         if optimize not in _OPTIMIZE:
             raise StreamsAssignInputError(
                 "optimize", f"unknown value {optimize!r} (expected active_tasks or standby_tasks)"
             )
-    elif "optimize" in doc:
+    elif typed.optimize is not UNSET:
         raise StreamsAssignInputError("optimize", "only the rack_aware assignor takes it")
-    configs = _config(doc)
-    tasks = _Tasks(doc)
-    clients = _clients(doc, tasks, assignor)
+    configs = _config(typed.config)
+    if typed.tasks is UNSET:
+        raise StreamsAssignInputError("tasks", "missing")
+    tasks = _Tasks(typed.tasks)
+    if typed.clients is UNSET:
+        raise StreamsAssignInputError("clients", "missing")
+    clients = _clients(typed.clients, tasks, assignor, optimize)
     try:
         return _run(assignor, optimize, configs, tasks, clients)
     except StreamsAssignmentError as exc:  # consistent-looking input Kafka would still reject

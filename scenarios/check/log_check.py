@@ -44,8 +44,11 @@ def check_log(path: str | Path) -> list[dict[str, Any]]:
         (the end of the run for liveness/balance), "invariant": ..., "detail": ..., ...}``;
         safety violations also carry ``cause_seq``, the offending record's ``seq``.
 
+    Every record is validated against its kind's Struct (:mod:`scenarios.eventlog.records`)
+    first: an unknown kind or field, or a value of the wrong type, is a ``LogFormatError``.
+
     Raises:
         scenarios.eventlog.LogFormatError: the file is not a valid event log.
         OSError: the file cannot be read.
     """
-    return check_records(read_jsonl(path))
+    return check_records(read_jsonl(path, validate=True))

@@ -16,20 +16,24 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import tempfile
 from collections import deque
-from collections.abc import Callable, Iterable, MutableMapping
+from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import structlog
 
+from scenarios.eventlog.records import LogRecord
+
 __all__ = [
     "LOG_VERSION",
     "EventLog",
     "LogFormatError",
     "read_jsonl",
+    "read_typed",
     "write_jsonl",
     "write_records_jsonl",
 ]
@@ -45,6 +49,7 @@ Subscriber = Callable[[Record], object]
 _SUPPORTED_TEXT = ", ".join(map(str, sorted(SUPPORTED_LOG_VERSIONS)))
 _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder()
+_typed_decoder = msgspec.json.Decoder(LogRecord)
 
 
 class LogFormatError(ValueError):
@@ -196,21 +201,42 @@ def write_jsonl(records: Iterable[Record], path: str | Path) -> None:
 write_records_jsonl = write_jsonl
 
 
-def read_jsonl(path: str | Path) -> list[Record]:
-    """Read a saved event log.
+def read_jsonl(path: str | Path, *, validate: bool = False) -> list[Record]:
+    """Read a saved event log as dicts.
 
     Blank lines are skipped. The first record must carry a supported ``log_version``
     (``run_start``); every record must be a JSON object with an integer ``t_ms`` and ``seq``
-    and a string ``kind``.
+    and a string ``kind``. With ``validate``, every record must also match its kind's Struct
+    in :mod:`scenarios.eventlog.records` (no unknown kind or field, every value of its type).
 
     Raises:
         LogFormatError: ``"<file>:<line>: <problem>"`` for malformed JSON, a non-object line,
-            missing/mistyped ``t_ms``/``seq``/``kind``, an empty log, or a missing or
-            unsupported ``log_version``.
+            missing/mistyped ``t_ms``/``seq``/``kind``, an empty log, a missing or
+            unsupported ``log_version``, or (``validate``) a record that does not match its
+            kind (``"<file>:<line>: <kind> record: <field>: <problem>"``).
         OSError: the file cannot be read.
     """
-    path = Path(path)
     records: list[Record] = []
+    for lineno, line, record in _read_lines(Path(path)):
+        if validate:
+            _typed(path, lineno, line, record)
+        records.append(record)
+    return records
+
+
+def read_typed(path: str | Path) -> list[LogRecord]:
+    """Read a saved event log as typed records (:data:`scenarios.eventlog.records.LogRecord`).
+
+    Raises:
+        LogFormatError: as :func:`read_jsonl` with ``validate=True``.
+        OSError: the file cannot be read.
+    """
+    return [_typed(path, lineno, line, record) for lineno, line, record in _read_lines(Path(path))]
+
+
+def _read_lines(path: Path) -> Iterator[tuple[int, bytes, Record]]:
+    """``(line number, raw line, record dict)`` for every non-blank line, envelope-checked."""
+    first = True
     with path.open("rb") as src:
         for lineno, line in enumerate(src, start=1):
             if not line.strip():
@@ -227,7 +253,7 @@ def read_jsonl(path: str | Path) -> list[Record]:
                 value = record.get(key)
                 if not isinstance(value, typ) or isinstance(value, bool):
                     raise LogFormatError(f"{path}:{lineno}: record has no {typ.__name__} {key!r}")
-            if not records:
+            if first:
                 version = record.get("log_version")
                 if version is None:
                     raise LogFormatError(
@@ -239,7 +265,37 @@ def read_jsonl(path: str | Path) -> list[Record]:
                         f"{path}:{lineno}: unsupported log_version {version!r} "
                         f"(this groupsim reads {_SUPPORTED_TEXT})"
                     )
-            records.append(record)
-    if not records:
+                first = False
+            yield lineno, line, record
+    if first:
         raise LogFormatError(f"{path}:1: empty log (no records)")
-    return records
+
+
+def _typed(path: str | Path, lineno: int, line: bytes, record: Record) -> LogRecord:
+    """Decode one line against the record union, as a one-line :class:`LogFormatError`."""
+    try:
+        typed: LogRecord = _typed_decoder.decode(line)
+    except msgspec.ValidationError as exc:
+        problem = _explain(str(exc))
+        raise LogFormatError(f"{path}:{lineno}: {record['kind']} record: {problem}") from None
+    return typed
+
+
+def _explain(message: str) -> str:
+    """msgspec's ``"<problem> - at `$.a[0].b`"`` → ``"a[0].b: <problem>"`` in our words."""
+    text, sep, where = message.rpartition(" - at `")
+    if not sep:
+        text, where = message, "$`"
+    field = where.rstrip("`").removeprefix("$").removeprefix(".")
+    if m := re.fullmatch(r"Object contains unknown field `(.+)`", text):
+        return f"{_join(field, m.group(1))}: unknown field"
+    if m := re.fullmatch(r"Object missing required field `(.+)`", text):
+        return f"{_join(field, m.group(1))}: missing required field"
+    if field == "kind" and (m := re.fullmatch(r"Invalid value '(.*)'", text)):
+        return f"kind: unknown record kind {m.group(1)!r}"
+    problem = text[:1].lower() + text[1:]
+    return f"{field}: {problem}" if field else problem
+
+
+def _join(parent: str, key: str) -> str:
+    return f"{parent}.{key}" if parent else key

@@ -1,10 +1,15 @@
-"""One error type and one translator for every input groupsim reads.
+"""One error for every input file, and one translator from msgspec's validation errors.
 
-Scenario files (Connect and Kafka Streams), sweep files and ``groupsim assign`` JSON are all
-decoded into msgspec Structs with unknown keys forbidden. :func:`translate_validation_error`
-turns msgspec's ``"<problem> - at `$.a[1].b`"`` into a key path in the input's own spelling
-and a readable problem, and :class:`ScenarioError` carries them as one line
-``"<file>: <key path>: <problem>"``.
+:class:`ScenarioError` is what the scenario loaders raise (``"<file>: <key path>: <problem>"``).
+:func:`translate_validation_error` turns msgspec's ``"<problem> - at `$.a[1].b`"`` into a key
+path and a readable problem; the TOML loaders (Connect and Streams scenarios, sweeps) and the
+JSON inputs of ``groupsim assign`` (:mod:`scenarios.input.assign_schema`) all use it, so a
+wrong type, an unknown key or a value out of range reads the same everywhere. Two spellings:
+
+- TOML (the default): paths quote keys that contain dots (``coordinator."group.max.size"``),
+  an object is "a table", a range problem reads ``expected an integer >= 0, got -1``;
+- JSON (``json=True``): paths join keys with dots as written (``config.max.warmup.replicas``),
+  an object is "an object", a range problem reads ``must be >= 0, got -1``.
 """
 
 from __future__ import annotations
@@ -16,23 +21,21 @@ from typing import Any
 
 import msgspec
 
-from protocol.config_values import JAVA_INT_MAX
-
-#: The largest TOML integer (a signed 64-bit ``long``): the bound of every virtual time.
-INT64_MAX = 2**63 - 1
+from scenarios.input import schema
+from scenarios.input.schema import Scenario
 
 __all__ = [
     "ScenarioError",
     "Segment",
+    "describe",
     "parse_toml",
     "read_text_file",
     "render_path",
     "translate_validation_error",
+    "walk_msgspec_path",
 ]
 
-#: One step of a key path: a table key or an array index.
 Segment = str | int
-_Segment = Segment
 
 
 class ScenarioError(Exception):
@@ -83,29 +86,37 @@ def parse_toml(text: str, file: str) -> dict[str, Any]:
         raise ScenarioError(file, None, f"invalid TOML: {exc}") from None
 
 
+# --------------------------------------------------------------------------- key paths
+
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 
 
-def render_path(segments: list[_Segment]) -> str:
+def render_path(segments: list[Segment], *, json: bool = False) -> str:
+    """``["a", 1, "b.c"]`` → ``a[1]."b.c"`` (TOML) or ``a[1].b.c`` (``json``)."""
     out: list[str] = []
     for seg in segments:
         if isinstance(seg, int):
             out.append(f"[{seg}]")
         else:
-            key = seg if _BARE_KEY.match(seg) else '"' + seg.replace('"', '\\"') + '"'
+            key = seg if json or _BARE_KEY.match(seg) else '"' + seg.replace('"', '\\"') + '"'
             out.append(("." if out else "") + key)
     return "".join(out)
 
 
-def _walk_msgspec_path(path: str, raw: Any) -> tuple[list[_Segment], Any]:
+def walk_msgspec_path(path: str, raw: Any) -> tuple[list[Segment], Any]:
     """Split msgspec's ``$.a.b[3].c`` into segments, using the raw data to keep dotted keys
     (``$.coordinator.group.initial.rebalance.delay.ms``) whole. Returns (segments, value)."""
     rest = path[1:] if path.startswith("$") else path
-    segments: list[_Segment] = []
+    segments: list[Segment] = []
     cur: Any = raw
     while rest:
         if rest.startswith("["):
             end = rest.index("]")
+            if not rest[1:end].isdigit():  # "[...]": a dict value msgspec does not name
+                segments.append(rest[: end + 1])
+                cur = None
+                rest = rest[end + 1 :]
+                continue
             index = int(rest[1:end])
             segments.append(index)
             cur = cur[index] if isinstance(cur, list) and index < len(cur) else None
@@ -128,7 +139,46 @@ def _walk_msgspec_path(path: str, raw: Any) -> tuple[list[_Segment], Any]:
     return segments, cur
 
 
-def _type_at(segments: list[_Segment], raw: Any, root: Any) -> Any:
+def _name_dict_keys(text: str, where: str, raw: Any, root: Any) -> str:
+    """Replace each ``[...]`` of msgspec's path (a value inside a dict, whose key msgspec does
+    not report) by ``.<key>``: the first key whose value alone, in place of the whole dict,
+    makes the conversion fail with the same error."""
+    message = f"{text} - at `{where}`"
+    trial = raw
+    while "[...]" in where:
+        prefix, _, rest = where.partition("[...]")
+        segments, container = walk_msgspec_path(prefix, trial)
+        if not isinstance(container, dict):
+            break
+        for key, value in container.items():
+            candidate = _replace_at(trial, segments, {key: value})
+            try:
+                msgspec.convert(candidate, root)
+            except msgspec.ValidationError as exc:
+                if str(exc) == message:
+                    trial = candidate
+                    where = f"{prefix}.{key}{rest}"
+                    break
+        else:
+            break
+    return where
+
+
+def _replace_at(data: Any, segments: list[Segment], value: Any) -> Any:
+    """A copy of ``data`` with the item at ``segments`` replaced by ``value``."""
+    if not segments:
+        return value
+    head, tail = segments[0], segments[1:]
+    if isinstance(data, dict) and isinstance(head, str):
+        return {**data, head: _replace_at(data[head], tail, value)}
+    if isinstance(data, list) and isinstance(head, int):
+        out = list(data)
+        out[head] = _replace_at(data[head], tail, value)
+        return out
+    return data
+
+
+def _type_at(root: Any, segments: list[Segment], raw: Any) -> Any:
     """The msgspec.inspect type of the value at ``segments`` (a Struct for a table)."""
     info: Any = msgspec.inspect.type_info(root)
     cur: Any = raw
@@ -149,7 +199,7 @@ def _type_at(segments: list[_Segment], raw: Any, root: Any) -> Any:
     return _pick_struct(info, cur)
 
 
-def _union_tags(segments: list[_Segment], root: Any) -> list[str]:
+def _union_tags(segments: list[Segment], root: Any) -> list[str]:
     """The tags of the tagged union at ``segments`` (the actions a timeline step may have)."""
     info: Any = msgspec.inspect.type_info(root)
     for seg in segments:
@@ -193,9 +243,11 @@ _TYPE_WORDS = {
     "date": "a date",
     "time": "a time",
 }
+_JSON_TYPE_WORDS = {**_TYPE_WORDS, "object": "an object", "null": "null", "float": "a number"}
 
 
-def _describe(value: Any) -> str:
+def describe(value: Any) -> str:
+    """A value as an error message shows it: ``true``, ``3``, ``'w1'``, ``a table``."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):
@@ -209,80 +261,101 @@ def _describe(value: Any) -> str:
     return type(value).__name__
 
 
-def translate_validation_error(message: str, raw: Any, root: Any) -> tuple[str | None, str]:
+def translate_validation_error(
+    message: str, raw: Any, root: Any = Scenario, *, json: bool = False
+) -> tuple[str | None, str]:
     """msgspec's ``"<problem> - at `$.a[1].b`"`` → (``"a[1].b"``, readable problem).
 
     Args:
         message: ``str(msgspec.ValidationError)``.
-        raw: the decoded input (TOML or JSON) the error is about.
-        root: the Struct type the input was converted to (names the keys a table knows and
-            the actions a tagged union accepts).
+        raw: the data that was converted (to keep dotted keys whole and show bad values).
+        root: the type it was converted to (to name a table's keys); default a Connect
+            :class:`scenarios.input.schema.Scenario`.
+        json: JSON spelling (see the module docstring) instead of TOML's.
+
+    Returns:
+        (the key path, or ``None`` for the top level; the problem, one line).
     """
+    words = _JSON_TYPE_WORDS if json else _TYPE_WORDS
     text, sep, where = message.rpartition(" - at `")
     if not sep:
         text, where = message, "$`"
-    segments, value = _walk_msgspec_path(where.rstrip("`"), raw)
+    where = _name_dict_keys(text, where.rstrip("`"), raw, root)
+    segments, value = walk_msgspec_path(where, raw)
+
+    def render(segs: list[Segment]) -> str:
+        return render_path(segs, json=json)
 
     if m := re.fullmatch(r"Object missing required field `(.+)`", text):
         key = m.group(1)
-        parent = _type_at(segments, raw, root)
+        parent = _type_at(root, segments, raw)
+        if json:
+            return render([*segments, key]), "missing"
         if key == "action" and segments[:1] == ["timeline"]:
             actions = ", ".join(_union_tags(segments, root))
-            return render_path([*segments, key]), f"missing required key (actions: {actions})"
+            return render([*segments, key]), f"missing required key (actions: {actions})"
         what = "missing required key"
         if isinstance(parent, msgspec.inspect.StructType) and parent.tag is not None:
             what += f" for action {parent.tag!r}"
-        return render_path([*segments, key]), what
+        return render([*segments, key]), what
 
     if m := re.fullmatch(r"Object contains unknown field `(.+)`", text):
         key = m.group(1)
-        parent = _type_at(segments, raw, root)
+        parent = _type_at(root, segments, raw)
         if isinstance(parent, msgspec.inspect.StructType):
             known = ", ".join(f.encode_name for f in parent.fields)
-            if parent.tag is not None:
+            if json:
+                known = ", ".join(sorted(f.encode_name for f in parent.fields))
+                problem = f"unknown key (expected one of {known})"
+            elif parent.tag is not None:
                 problem = f"not a key of action {parent.tag!r} (its keys: action, {known})"
             else:
                 problem = f"unknown key (known: {known})"
         else:
             problem = "unknown key"
-        return render_path([*segments, key]), problem
+        return render([*segments, key]), problem
 
-    path = render_path(segments) or None
+    path = render(segments) or None
     if m := re.fullmatch(r"Invalid value '(.*)'", text):
-        if segments and segments[-1] == "action":
+        if segments and segments[-1] == "action" and segments[:1] == ["timeline"]:
             actions = ", ".join(_union_tags(segments[:-1], root))
             return path, f"unknown action {m.group(1)!r} (actions: {actions})"
         return path, f"invalid value {m.group(1)!r}"
     if m := re.fullmatch(r"Invalid enum value '(.*)'", text):
-        info = _type_at(segments, raw, root)
+        info = _type_at(root, segments, raw)
         if isinstance(info, msgspec.inspect.LiteralType):
             allowed = ", ".join(str(v) for v in info.values)
             return path, f"invalid value {m.group(1)!r} (expected one of: {allowed})"
         return path, f"invalid value {m.group(1)!r}"
-    if m := re.fullmatch(r"Expected `(\w+)`, got `(\w+)`", text):
-        want, got = m.group(1), m.group(2)
-        got_text = _TYPE_WORDS.get(got, got)
-        if got in ("int", "float", "str", "bool"):
-            got_text = f"{got_text} ({_describe(value)})"
-        return path, f"expected {_TYPE_WORDS.get(want, want)}, got {got_text}"
+    if m := re.fullmatch(r"Expected `(\w+(?: \| \w+)*)`, got `(\w+)`", text):
+        want = " or ".join(words.get(w, w) for w in m.group(1).split(" | "))
+        got = m.group(2)
+        got_text = words.get(got, got)
+        if got in ("int", "float", "str", "bool") and not json:
+            got_text = f"{got_text} ({describe(value)})"
+        return path, f"expected {want}, got {got_text}"
     if m := re.fullmatch(r"Expected `int` ([<>]=) (-?\d+)", text):
         op, bound = m.group(1), int(m.group(2))
-        extra = " (a Java int)" if op == "<=" and bound == JAVA_INT_MAX else ""
-        if op == "<=" and bound == INT64_MAX:
+        if json:
+            return path, f"must be {op} {bound}, got {describe(value)}"
+        extra = " (a Java int)" if op == "<=" and bound == schema.INT_MAX else ""
+        if op == "<=" and bound == schema.INT64_MAX:
             extra = " (2^63 - 1, the largest TOML integer)"
-        return path, f"expected an integer {op} {bound}{extra}, got {_describe(value)}"
+        return path, f"expected an integer {op} {bound}{extra}, got {describe(value)}"
     if m := re.fullmatch(r"Expected `float` ([<>]=?) (\S+)", text):
-        info = _type_at(segments, raw, root)
+        info = _type_at(root, segments, raw)
         low = getattr(info, "gt", None)
         high = getattr(info, "le", None)
         if low is not None and high is not None:
-            return path, f"expected a number > {low:g} and <= {high:g}, got {_describe(value)}"
-        return path, f"expected a number {m.group(1)} {m.group(2)}, got {_describe(value)}"
+            return path, f"expected a number > {low:g} and <= {high:g}, got {describe(value)}"
+        return path, f"expected a number {m.group(1)} {m.group(2)}, got {describe(value)}"
     if re.fullmatch(r"Expected `str` matching regex '.*'", text):
         return path, (
-            f"invalid name {_describe(value)} (use letters, digits, '.', '_' and '-', "
+            f"invalid name {describe(value)} (use letters, digits, '.', '_' and '-', "
             "starting with a letter or digit)"
         )
-    if re.fullmatch(r"Expected `str` of length >= 1", text):
+    if re.fullmatch(r"Expected `str` of length >= 1", text) or (
+        json and re.fullmatch(r"Expected `(array|object)` of length >= 1", text)
+    ):
         return path, "must not be empty"
     return path, text[:1].lower() + text[1:]

@@ -6,7 +6,9 @@ from typing import Any
 
 
 class Log:
-    """Builds records like the runtime does: ``log.add(t_ms, kind, **fields)``."""
+    """Builds records like the runtime does: ``log.add(t_ms, kind, **fields)``. The helpers
+    write complete records (``groupsim check`` validates them against
+    ``scenarios/eventlog/records.py``)."""
 
     def __init__(self) -> None:
         self.records: list[dict[str, Any]] = []
@@ -42,6 +44,7 @@ class Log:
             leader="w1",
             leader_id=leader_id,
             members=[],
+            member_ids=[],
         )
 
     def assignment(self, t: int, member: str, gen: int, leader_id: str = "w1-1") -> None:
@@ -54,8 +57,12 @@ class Log:
             protocol="sessioned",
             leader_id=leader_id,
             error=0,
+            config_offset=1,
             connectors=[],
             tasks=[],
+            revoked_connectors=[],
+            revoked_tasks=[],
+            delay_ms=0,
         )
 
     def run_task(self, t: int, member: str, task: str, gen: int, start_ms: int = 0) -> None:

@@ -1,0 +1,531 @@
+"""The event-log record kinds as msgspec Structs (the union is in :mod:`.records`).
+
+The log itself stays a list of dicts (:mod:`scenarios.eventlog.log`); these Structs are its
+closed schema (log_version 1). Every record is ``t_ms`` (virtual ms), ``seq``, ``kind``, then
+the kind's fields in the order the emitters write them. A field that some records of a kind
+carry and others do not defaults to :data:`msgspec.UNSET`, so an absent key stays absent and
+an explicit ``null`` stays ``null`` when a record is re-encoded (:func:`record_to_dict`).
+The Streams-only kinds are in :mod:`.kinds_streams`. Kinds that Connect and Kafka Streams
+both write with different payloads (``run_start``,
+``member_start``, ``step``, ``assignment``) have the union of both apps' fields, in an order
+that is a common super-sequence of the two. ``docs/event-log.md`` says what each kind means;
+``docs/event-log.schema.json`` is :func:`log_schema`'s output.
+
+Emitters: ``coordinator/group.py`` (``Log(...)``), ``members/worker.py`` and
+``members/streams_client.py`` (``self._log(...)``), ``scenarios/sim/*`` (``log.emit(...)``),
+the checkers in ``scenarios/check`` (``violation`` payloads).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+__all__ = [
+    "Assignment",
+    "Assignor",
+    "Config",
+    "ConnectorStart",
+    "ConnectorStarted",
+    "ConnectorStop",
+    "ConnectorStopped",
+    "CoordinatorFound",
+    "CoordinatorUnknown",
+    "Fault",
+    "Generation",
+    "GroupLoaded",
+    "GroupState",
+    "HeartbeatRequest",
+    "HeartbeatResponse",
+    "HerderStall",
+    "InternalRequest",
+    "InternalRequestRejected",
+    "InternalRequestVerified",
+    "JoinGroupRequest",
+    "JoinGroupResponse",
+    "LeaveGroup",
+    "MemberAdded",
+    "MemberConfig",
+    "MemberCrash",
+    "MemberFatal",
+    "MemberRemoved",
+    "MemberStart",
+    "MemberStop",
+    "Phase",
+    "ProtocolDowngrade",
+    "Revoke",
+    "RunEnd",
+    "RunStart",
+    "SessionKey",
+    "StaticConfigIgnored",
+    "StaticPlacement",
+    "Step",
+    "StreamsTasks",
+    "SyncGroupRequest",
+    "SyncGroupResponse",
+    "TaskStart",
+    "TaskStarted",
+    "TaskStop",
+    "TaskStopped",
+    "TimerFired",
+    "Violation",
+    "Work",
+]
+
+_CONFIG = {"forbid_unknown_fields": True, "omit_defaults": True, "kw_only": True}
+
+
+class _Part(msgspec.Struct, **_CONFIG):  # type: ignore[call-arg,misc]
+    """A nested object of a record (closed: unknown keys are rejected)."""
+
+
+class _Rec(msgspec.Struct, tag_field="kind", **_CONFIG):  # type: ignore[call-arg,misc]
+    """The envelope every record has: virtual time (ms) and position in the log."""
+
+    t_ms: int
+    seq: int
+
+
+# ----------------------------------------------------------------------------- nested objects
+
+
+class StreamsTasks(_Part, kw_only=True):
+    """``run_start.tasks`` of a Streams run: task ids ``"<subtopology>_<partition>"``."""
+
+    stateful: list[str]
+    stateless: list[str]
+
+
+class MemberConfig(_Part, kw_only=True):
+    """``member_start.config``: the settings that shape the member (Connect worker: its
+    ``connect.protocol`` and KIP-987 ``static.*``; Streams client: process id, threads, rack,
+    tags and a non-default ``latest_supported_version``)."""
+
+    connect_protocol: str | UnsetType = msgspec.field(default=UNSET, name="connect.protocol")
+    static_connectors: list[str] | UnsetType = msgspec.field(
+        default=UNSET, name="static.connectors"
+    )
+    static_tasks: list[str] | UnsetType = msgspec.field(default=UNSET, name="static.tasks")
+    process_id: str | UnsetType = UNSET
+    num_stream_threads: int | UnsetType = msgspec.field(default=UNSET, name="num.stream.threads")
+    client_rack: str | UnsetType = msgspec.field(default=UNSET, name="client.rack")
+    client_tags: dict[str, str] | UnsetType = msgspec.field(default=UNSET, name="client.tags")
+    latest_supported_version: int | UnsetType = UNSET
+
+
+class Work(_Part, kw_only=True):
+    """Connectors and task ids (``"<connector>-<n>"``) of one worker."""
+
+    connectors: list[str]
+    tasks: list[str]
+
+
+class StaticPlacement(_Part, kw_only=True):
+    """KIP-987 step 6: ``job`` went to ``worker``, chosen by ``rule`` among ``candidates``."""
+
+    job: str
+    kind: Literal["connector", "task"]
+    worker: str
+    candidates: list[str]
+    rule: str
+
+
+# ----------------------------------------------------------------------------- run
+
+
+class RunStart(_Rec, tag="run_start", kw_only=True):
+    """First record. Streams runs add ``app: "streams"`` and ``tasks``."""
+
+    log_version: int
+    scenario: str
+    seed: int
+    app: Literal["streams"] | UnsetType = UNSET
+    workers: list[str]
+    connectors: dict[str, int]
+    tasks: StreamsTasks | UnsetType = UNSET
+
+
+class Phase(_Rec, tag="phase", kw_only=True):
+    name: str
+
+
+class Step(_Rec, tag="step", kw_only=True):
+    """A timeline step; which parameters it has depends on ``action`` (Connect steps end with
+    ``origin``, the step's key path in the scenario file; Streams steps have none). ``config``
+    is the step's own worker-config table as written in the scenario."""
+
+    action: str
+    name: str | UnsetType = UNSET
+    member: str | UnsetType = UNSET
+    config: dict[str, Any] | UnsetType = UNSET
+    down_ms: int | UnsetType = UNSET
+    clean: bool | UnsetType = UNSET
+    connector: str | UnsetType = UNSET
+    tasks: int | UnsetType = UNSET
+    duration_ms: int | UnsetType = UNSET
+    direction: str | UnsetType = UNSET
+    probability: float | UnsetType = UNSET
+    extra_ms: int | UnsetType = UNSET
+    stall_ms: int | UnsetType = UNSET
+    wipe_state: bool | UnsetType = UNSET
+    latest_supported_version: int | UnsetType = UNSET
+    leave_group: bool | UnsetType = UNSET
+    origin: str | UnsetType = UNSET
+
+
+class Config(_Rec, tag="config", kw_only=True):
+    """A config-topic write: the connectors ``{name: task count}`` after it."""
+
+    offset: int
+    connectors: dict[str, int]
+    session_key_id: int | UnsetType = UNSET
+
+
+class Fault(_Rec, tag="fault", kw_only=True):
+    fault: str
+    member: str | UnsetType = UNSET
+    duration_ms: int | UnsetType = UNSET
+    direction: str | UnsetType = UNSET
+    probability: float | UnsetType = UNSET
+    extra_ms: int | UnsetType = UNSET
+    until_ms: int | UnsetType = UNSET
+    stall_ms: int | UnsetType = UNSET
+    down_ms: int | UnsetType = UNSET
+
+
+class RunEnd(_Rec, tag="run_end", kw_only=True):
+    """Last record."""
+
+
+# ----------------------------------------------------------------------------- coordinator
+
+
+class GroupState(_Rec, tag="group_state", kw_only=True):
+    """A ``ClassicGroupState`` transition."""
+
+    from_: str = msgspec.field(name="from")
+    to: str
+    generation: int
+
+
+class Generation(_Rec, tag="generation", kw_only=True):
+    """``initNextGeneration`` (``protocol``/``leader``/``leader_id`` null when Empty)."""
+
+    generation: int
+    protocol: str | None
+    leader: str | None
+    leader_id: str | None
+    members: list[str]
+    member_ids: list[str]
+
+
+class GroupLoaded(_Rec, tag="group_loaded", kw_only=True):
+    generation: int
+    protocol: str | None
+    state: str
+    leader: str | None
+    leader_id: str | None
+    members: list[str]
+    member_ids: list[str]
+
+
+class MemberAdded(_Rec, tag="member_added", kw_only=True):
+    member: str
+    member_id: str
+
+
+class MemberRemoved(_Rec, tag="member_removed", kw_only=True):
+    member: str
+    member_id: str
+    reason: str
+
+
+# ----------------------------------------------------------------------------- members
+# Member records end with ``member``, the member's scenario name.
+
+
+class MemberStart(_Rec, tag="member_start", kw_only=True):
+    config: MemberConfig
+    state_dir: list[str] | UnsetType = UNSET
+    member: str
+
+
+class MemberStop(_Rec, tag="member_stop", kw_only=True):
+    member: str
+
+
+class MemberCrash(_Rec, tag="member_crash", kw_only=True):
+    reason: str | UnsetType = UNSET
+    member: str
+
+
+class MemberFatal(_Rec, tag="member_fatal", kw_only=True):
+    error: str
+    member: str
+
+
+class JoinGroupRequest(_Rec, tag="join_group_request", kw_only=True):
+    member_id: str
+    protocols: list[str]
+    reason: str
+    member: str
+
+
+class JoinGroupResponse(_Rec, tag="join_group_response", kw_only=True):
+    member_id: str
+    error: str
+    generation: int
+    protocol: str | None
+    leader_id: str
+    is_leader: bool
+    member: str
+
+
+class SyncGroupRequest(_Rec, tag="sync_group_request", kw_only=True):
+    member_id: str
+    generation: int
+    is_leader: bool
+    member: str
+
+
+class SyncGroupResponse(_Rec, tag="sync_group_response", kw_only=True):
+    member_id: str
+    generation: int
+    error: str
+    member: str
+
+
+class HeartbeatRequest(_Rec, tag="heartbeat_request", kw_only=True):
+    member_id: str
+    generation: int
+    member: str
+
+
+class HeartbeatResponse(_Rec, tag="heartbeat_response", kw_only=True):
+    member_id: str
+    generation: int
+    error: str
+    member: str
+
+
+class LeaveGroup(_Rec, tag="leave_group", kw_only=True):
+    member_id: str
+    reason: str
+    member: str
+
+
+class TimerFired(_Rec, tag="timer_fired", kw_only=True):
+    key: str
+    member: str
+
+
+class CoordinatorUnknown(_Rec, tag="coordinator_unknown", kw_only=True):
+    member_id: str
+    reason: str
+    member: str
+
+
+class CoordinatorFound(_Rec, tag="coordinator_found", kw_only=True):
+    member_id: str
+    member: str
+
+
+class Assignor(_Rec, tag="assignor", kw_only=True):
+    """The Connect leader ran its assignor; ``assigned``/``revoked`` keyed by member id."""
+
+    generation: int
+    protocol: str
+    assignor: str
+    error: int
+    delay_ms: int
+    config_offset: int
+    assigned: dict[str, Work]
+    revoked: dict[str, Work]
+    static_placements: list[StaticPlacement] | UnsetType = UNSET
+    unassigned_static_jobs: Work | UnsetType = UNSET
+    member: str
+
+
+_CONNECT_ASSIGNMENT = (
+    "config_offset",
+    "connectors",
+    "tasks",
+    "revoked_connectors",
+    "revoked_tasks",
+    "delay_ms",
+)
+_STREAMS_ASSIGNMENT = ("active", "standby", "revoked", "next_rebalance_ms")
+
+
+class Assignment(_Rec, tag="assignment", kw_only=True):
+    """A member applies its SyncGroup assignment: Connect's fields (``config_offset`` …
+    ``delay_ms``) or Streams' (``active`` … ``next_rebalance_ms``), all of one and none of
+    the other."""
+
+    member_id: str
+    generation: int
+    protocol: str
+    leader_id: str
+    error: int
+    config_offset: int | UnsetType = UNSET
+    connectors: list[str] | UnsetType = UNSET
+    tasks: list[str] | UnsetType = UNSET
+    revoked_connectors: list[str] | UnsetType = UNSET
+    revoked_tasks: list[str] | UnsetType = UNSET
+    delay_ms: int | UnsetType = UNSET
+    active: list[str] | UnsetType = UNSET
+    standby: list[str] | UnsetType = UNSET
+    revoked: list[str] | UnsetType = UNSET
+    next_rebalance_ms: int | None | UnsetType = UNSET
+    member: str
+
+    def __post_init__(self) -> None:
+        connect = [getattr(self, f) is not UNSET for f in _CONNECT_ASSIGNMENT]
+        streams = [getattr(self, f) is not UNSET for f in _STREAMS_ASSIGNMENT]
+        if not ((all(connect) and not any(streams)) or (all(streams) and not any(connect))):
+            raise ValueError(
+                "expected either the Connect fields "
+                f"({', '.join(_CONNECT_ASSIGNMENT)}) or the Streams fields "
+                f"({', '.join(_STREAMS_ASSIGNMENT)})"
+            )
+
+
+class Revoke(_Rec, tag="revoke", kw_only=True):
+    generation: int
+    connectors: list[str]
+    tasks: list[str]
+    reason: str
+    member: str
+
+
+class ConnectorStart(_Rec, tag="connector_start", kw_only=True):
+    connector: str
+    generation: int
+    member: str
+
+
+class ConnectorStarted(_Rec, tag="connector_started", kw_only=True):
+    connector: str
+    generation: int
+    member: str
+
+
+class ConnectorStop(_Rec, tag="connector_stop", kw_only=True):
+    connector: str
+    reason: str
+    member: str
+
+
+class ConnectorStopped(_Rec, tag="connector_stopped", kw_only=True):
+    connector: str
+    reason: str
+    member: str
+
+
+class TaskStart(_Rec, tag="task_start", kw_only=True):
+    task: str
+    generation: int
+    member: str
+
+
+class TaskStarted(_Rec, tag="task_started", kw_only=True):
+    task: str
+    generation: int
+    member: str
+
+
+class TaskStop(_Rec, tag="task_stop", kw_only=True):
+    task: str
+    reason: str
+    member: str
+
+
+class TaskStopped(_Rec, tag="task_stopped", kw_only=True):
+    task: str
+    reason: str
+    member: str
+
+
+class StaticConfigIgnored(_Rec, tag="static_config_ignored", kw_only=True):
+    protocol: str
+    member: str
+
+
+class SessionKey(_Rec, tag="session_key", kw_only=True):
+    key_id: int
+    created_ms: int
+    reason: str
+    member: str
+
+
+class InternalRequest(_Rec, tag="internal_request", kw_only=True):
+    """``to`` is null when the worker knows no leader; ``key_id`` null when unsigned."""
+
+    to: str | None
+    connector: str
+    tasks: int
+    key_id: int | None
+    signed: bool
+    member: str
+
+
+class InternalRequestVerified(_Rec, tag="internal_request_verified", kw_only=True):
+    origin: str
+    connector: str
+    tasks: int
+    validation: bool
+    reason: str | None
+    member: str
+
+
+class InternalRequestRejected(_Rec, tag="internal_request_rejected", kw_only=True):
+    origin: str
+    connector: str
+    tasks: int
+    validation: bool
+    reason: str | None
+    member: str
+
+
+class HerderStall(_Rec, tag="herder_stall", kw_only=True):
+    stall_ms: int
+    member: str
+
+
+class ProtocolDowngrade(_Rec, tag="protocol_downgrade", kw_only=True):
+    from_version: int
+    to_version: int
+    member: str
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+class Violation(_Rec, tag="violation", kw_only=True):
+    """An invariant failed. Which items it names depends on ``invariant`` (see
+    ``scenarios/check/invariants.py`` and the end-of-run checks); ``cause_seq`` is set for
+    safety invariants, ``known_issue`` when the violation is a known upstream behaviour."""
+
+    invariant: str
+    detail: str
+    from_: str | UnsetType = msgspec.field(default=UNSET, name="from")
+    to: str | UnsetType = UNSET
+    previous: str | None | UnsetType = UNSET
+    task: str | UnsetType = UNSET
+    connector: str | UnsetType = UNSET
+    tasks: list[str] | UnsetType = UNSET
+    connectors: list[str] | UnsetType = UNSET
+    task_counts: dict[str, int] | UnsetType = UNSET
+    connector_counts: dict[str, int] | UnsetType = UNSET
+    role: str | UnsetType = UNSET
+    member: str | UnsetType = UNSET
+    owners: list[str] | UnsetType = UNSET
+    generation: int | None | UnsetType = UNSET
+    assignment_generation: int | None | UnsetType = UNSET
+    group_generation: int | None | UnsetType = UNSET
+    leader_id: str | UnsetType = UNSET
+    group_leader_id: str | None | UnsetType = UNSET
+    known_issue: str | UnsetType = UNSET
+    cause_seq: int | UnsetType = UNSET

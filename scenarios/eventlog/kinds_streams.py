@@ -1,0 +1,118 @@
+"""The event-log record kinds only Kafka Streams runs write (docs/event-log.md, "Kafka Streams
+runs"; emitted by ``members/streams_client.py``). Shared kinds are in :mod:`.kinds`."""
+
+from __future__ import annotations
+
+from msgspec import UNSET, UnsetType
+
+from scenarios.eventlog.kinds import _Part, _Rec
+
+__all__ = [
+    "ActiveTaskRunning",
+    "ActiveTaskStart",
+    "ActiveTaskStopped",
+    "AssignmentCost",
+    "ProbingRebalanceScheduled",
+    "StandbyTaskCaughtUp",
+    "StandbyTaskStart",
+    "StandbyTaskStopped",
+    "StreamsAssignment",
+    "StreamsClientDecision",
+    "SubscriptionVersionUpdate",
+]
+
+
+class StreamsClientDecision(_Part, kw_only=True):
+    """One client's part of a ``streams_assignment``: task ids per role."""
+
+    member_id: str
+    active: list[str]
+    standby: list[str]
+    warmups: list[str]
+    withheld: list[str]
+
+
+class AssignmentCost(_Part, kw_only=True):
+    """Rack-aware assignment cost before and after the optimisation (KIP-925)."""
+
+    before: int
+    after: int | None
+
+
+# ----------------------------------------------------------------------------- Kafka Streams
+
+
+class SubscriptionVersionUpdate(_Rec, tag="subscription_version_update", kw_only=True):
+    from_version: int
+    to_version: int
+    assignment_version: int
+    commonly_supported_version: int
+    member: str
+
+
+class StreamsAssignment(_Rec, tag="streams_assignment", kw_only=True):
+    """The Streams leader ran the assignor. ``clients`` and ``lags`` are keyed by process
+    id; a lag is records behind, −2 for a running active, −3 unknown."""
+
+    generation: int
+    version: int
+    commonly_supported_version: int
+    version_probing: bool
+    clients: dict[str, StreamsClientDecision]
+    lags: dict[str, dict[str, int]]
+    probing_rebalance_needed: bool
+    active_movements: int
+    standby_movements: int
+    followup_for_revocation: bool
+    cost: AssignmentCost | UnsetType = UNSET
+    notes: list[str] | UnsetType = UNSET
+    member: str
+
+
+class ProbingRebalanceScheduled(_Rec, tag="probing_rebalance_scheduled", kw_only=True):
+    generation: int
+    at_ms: int
+    interval_ms: int
+    member: str
+
+
+class ActiveTaskStart(_Rec, tag="active_task_start", kw_only=True):
+    """``lag`` is null for a stateless task."""
+
+    task: str
+    generation: int
+    lag: int | None
+    member: str
+
+
+class ActiveTaskRunning(_Rec, tag="active_task_running", kw_only=True):
+    task: str
+    generation: int
+    restore_ms: int
+    member: str
+
+
+class ActiveTaskStopped(_Rec, tag="active_task_stopped", kw_only=True):
+    task: str
+    reason: str
+    member: str
+
+
+class StandbyTaskStart(_Rec, tag="standby_task_start", kw_only=True):
+    task: str
+    generation: int
+    lag: int
+    member: str
+
+
+class StandbyTaskCaughtUp(_Rec, tag="standby_task_caught_up", kw_only=True):
+    task: str
+    lag: int
+    acceptable_recovery_lag: int
+    member: str
+
+
+class StandbyTaskStopped(_Rec, tag="standby_task_stopped", kw_only=True):
+    task: str
+    reason: str
+    member: str

@@ -1,0 +1,127 @@
+"""Typed event-log records: one msgspec Struct per record kind, a tagged union on ``kind``.
+
+The log itself stays a list of dicts (:mod:`scenarios.eventlog.log`); the Structs of
+:mod:`scenarios.eventlog.kinds` and :mod:`scenarios.eventlog.kinds_streams` are its closed
+schema (log_version 1). Every record is ``t_ms`` (virtual ms), ``seq``, ``kind``, then the
+kind's fields in the order the emitters write them. A field that some records of a kind carry
+and others do not defaults to :data:`msgspec.UNSET`, so an absent key stays absent and an
+explicit ``null`` stays ``null`` when a record is re-encoded (:func:`record_to_dict`).
+``docs/event-log.md`` says what each kind means; ``docs/event-log.schema.json`` is
+:func:`log_schema`'s output.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from scenarios.eventlog import kinds as k
+from scenarios.eventlog import kinds_streams as ks
+
+__all__ = [
+    "LogRecord",
+    "RECORD_TYPES",
+    "decode_record",
+    "log_schema",
+    "record_to_dict",
+]
+
+# ----------------------------------------------------------------------------- the union
+
+LogRecord = (
+    k.RunStart
+    | k.Phase
+    | k.Step
+    | k.Config
+    | k.Fault
+    | k.RunEnd
+    | k.GroupState
+    | k.Generation
+    | k.GroupLoaded
+    | k.MemberAdded
+    | k.MemberRemoved
+    | k.MemberStart
+    | k.MemberStop
+    | k.MemberCrash
+    | k.MemberFatal
+    | k.JoinGroupRequest
+    | k.JoinGroupResponse
+    | k.SyncGroupRequest
+    | k.SyncGroupResponse
+    | k.HeartbeatRequest
+    | k.HeartbeatResponse
+    | k.LeaveGroup
+    | k.TimerFired
+    | k.CoordinatorUnknown
+    | k.CoordinatorFound
+    | k.Assignor
+    | k.Assignment
+    | k.Revoke
+    | k.ConnectorStart
+    | k.ConnectorStarted
+    | k.ConnectorStop
+    | k.ConnectorStopped
+    | k.TaskStart
+    | k.TaskStarted
+    | k.TaskStop
+    | k.TaskStopped
+    | k.StaticConfigIgnored
+    | k.SessionKey
+    | k.InternalRequest
+    | k.InternalRequestVerified
+    | k.InternalRequestRejected
+    | k.HerderStall
+    | k.ProtocolDowngrade
+    | ks.SubscriptionVersionUpdate
+    | ks.StreamsAssignment
+    | ks.ProbingRebalanceScheduled
+    | ks.ActiveTaskStart
+    | ks.ActiveTaskRunning
+    | ks.ActiveTaskStopped
+    | ks.StandbyTaskStart
+    | ks.StandbyTaskCaughtUp
+    | ks.StandbyTaskStopped
+    | k.Violation
+)
+
+#: ``{kind: Struct}`` for every record kind.
+RECORD_TYPES: dict[str, type[k._Rec]] = {
+    cls.__struct_config__.tag: cls  # type: ignore[misc]
+    for cls in LogRecord.__args__  # type: ignore[attr-defined]
+}
+
+
+def decode_record(record: dict[str, Any]) -> LogRecord:
+    """Validate a record dict against its kind's Struct.
+
+    Raises:
+        msgspec.ValidationError: unknown ``kind``, an unknown or missing field, or a value of
+            the wrong type (the message names the field as ``$.field``).
+    """
+    return msgspec.convert(record, LogRecord)  # type: ignore[arg-type]
+
+
+def record_to_dict(record: LogRecord) -> dict[str, Any]:
+    """The record as the event log writes it: ``t_ms``, ``seq``, ``kind``, then the kind's
+    fields in definition order; UNSET fields absent, ``None`` as ``null``."""
+    fields = msgspec.to_builtins(record)
+    kind = fields.pop("kind")
+    out = {"t_ms": fields.pop("t_ms"), "seq": fields.pop("seq"), "kind": kind}
+    out.update(fields)
+    return out
+
+
+def log_schema() -> dict[str, Any]:
+    """The JSON Schema (2020-12) of one event-log line: the tagged union over every kind."""
+    schema: dict[str, Any] = msgspec.json.schema(LogRecord)  # type: ignore[arg-type]
+    schema = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "groupsim event-log record (log_version 1)",
+        "description": (
+            "One line of events.jsonl. Generated from scenarios/eventlog/records.py; "
+            "see docs/event-log.md."
+        ),
+        **schema,
+    }
+    return schema
