@@ -26,7 +26,7 @@ out (:mod:`protocol.effects`), in order. Timer keys owned here: ``heartbeat``, `
 from __future__ import annotations
 
 import enum
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 import msgspec
 
@@ -134,29 +134,14 @@ class IllegalMemberTransition(RuntimeError):
     """A member state change the transition table forbids (a groupsim bug, never input)."""
 
 
-class GroupTimeouts:
+class GroupTimeouts(NamedTuple):
     """The group client's timeouts, virtual ms (``GroupRebalanceConfig`` and the client's
     ``request.timeout.ms``; Connect's and the consumer's defaults differ)."""
 
-    __slots__ = (
-        "session_timeout_ms",
-        "heartbeat_interval_ms",
-        "rebalance_timeout_ms",
-        "request_timeout_ms",
-    )
-
-    def __init__(
-        self,
-        *,
-        session_timeout_ms: int,
-        heartbeat_interval_ms: int,
-        rebalance_timeout_ms: int,
-        request_timeout_ms: int,
-    ) -> None:
-        self.session_timeout_ms = session_timeout_ms
-        self.heartbeat_interval_ms = heartbeat_interval_ms
-        self.rebalance_timeout_ms = rebalance_timeout_ms
-        self.request_timeout_ms = request_timeout_ms
+    session_timeout_ms: int
+    heartbeat_interval_ms: int
+    rebalance_timeout_ms: int
+    request_timeout_ms: int
 
 
 class GroupClient:
@@ -183,10 +168,10 @@ class GroupClient:
     def __init__(
         self,
         name: str,
-        *,
         group_id: str,
         protocol_type: str,
         timeouts: GroupTimeouts,
+        *,
         address: str | None = None,
         log_heartbeats: bool = False,
     ) -> None:

@@ -145,20 +145,13 @@ class StreamsClient(GroupClient):
         address: str | None = None,
         log_heartbeats: bool = False,
     ) -> None:
-        super().__init__(
-            name,
-            group_id=group_id,
-            protocol_type=PROTOCOL_TYPE,
-            timeouts=GroupTimeouts(
-                session_timeout_ms=config.session_timeout_ms,
-                heartbeat_interval_ms=config.heartbeat_interval_ms,
-                # The consumer's rebalance timeout is max.poll.interval.ms.
-                rebalance_timeout_ms=config.max_poll_interval_ms,
-                request_timeout_ms=REQUEST_TIMEOUT_MS,
-            ),
-            address=address,
-            log_heartbeats=log_heartbeats,
+        # The consumer's rebalance timeout is max.poll.interval.ms.
+        poll_ms = config.max_poll_interval_ms
+        timeouts = GroupTimeouts(
+            config.session_timeout_ms, config.heartbeat_interval_ms, poll_ms, REQUEST_TIMEOUT_MS
         )
+        super().__init__(name, group_id, PROTOCOL_TYPE, timeouts, address=address)
+        self.log_heartbeats = log_heartbeats
         self.config = config
         self.topology = topology
         self.process_id: uuid.UUID = process_uuid(config.process_id)

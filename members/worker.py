@@ -100,19 +100,14 @@ class ConnectWorker(HerderQueue, SessionKeys, GroupClient):
         log_heartbeats: bool = False,
         session_key: SessionKey | None = None,
     ) -> None:
-        super().__init__(
-            name,
-            group_id=group_id,
-            protocol_type=PROTOCOL_TYPE,
-            timeouts=GroupTimeouts(
-                session_timeout_ms=config.session_timeout_ms,
-                heartbeat_interval_ms=config.heartbeat_interval_ms,
-                rebalance_timeout_ms=config.rebalance_timeout_ms,
-                request_timeout_ms=REQUEST_TIMEOUT_MS,
-            ),
-            address=address,
-            log_heartbeats=log_heartbeats,
+        timeouts = GroupTimeouts(
+            config.session_timeout_ms,
+            config.heartbeat_interval_ms,
+            config.rebalance_timeout_ms,
+            REQUEST_TIMEOUT_MS,
         )
+        super().__init__(name, group_id, PROTOCOL_TYPE, timeouts, address=address)
+        self.log_heartbeats = log_heartbeats
         self.config = config
         self.url = config.url(name)
         self.config_view = config_view

@@ -39,7 +39,7 @@ from scenarios.input.errors import (
     translate_validation_error,
 )
 from scenarios.input.schema import Scenario
-from scenarios.input.steps import Planned
+from scenarios.input.steps import LoadedView, Planned
 
 __all__ = [
     "ScenarioError",
@@ -72,7 +72,7 @@ class WorkerSpec:
 
 
 @dataclass(frozen=True, slots=True)
-class LoadedScenario:
+class LoadedScenario(LoadedView):
     """A validated scenario, ready to run.
 
     Attributes:
@@ -104,15 +104,6 @@ class LoadedScenario:
     coordinator_config: CoordinatorConfig = field(default_factory=CoordinatorConfig)
 
     @property
-    def name(self) -> str:
-        return self.scenario.name
-
-    @property
-    def seed(self) -> int:
-        """The default seed (``--seed`` overrides it)."""
-        return self.scenario.seed
-
-    @property
     def coordinator(self) -> schema.CoordinatorSettings:
         """``[coordinator]`` as written (only the keys set; see :attr:`coordinator_config`)."""
         return self.scenario.coordinator
@@ -121,9 +112,6 @@ class LoadedScenario:
     def network(self) -> schema.NetworkSettings:
         return self.scenario.network
 
-    @property
-    def expect(self) -> schema.Expect:
-        return self.scenario.expect
 
 
 # --------------------------------------------------------------------------- loading

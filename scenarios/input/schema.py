@@ -38,6 +38,7 @@ __all__ = [
     "GenerateConnectors",
     "Expect",
     "TimelineStep",
+    "StepBase",
     "Join",
     "Leave",
     "Crash",
@@ -192,30 +193,33 @@ class Workload(_Base, frozen=True):
 # ----------------------------------------------------------------------------- timeline
 
 
-class _Step(_Base, frozen=True, tag_field="action"):
+class StepBase(_Base, frozen=True, tag_field="action"):
+    """A timeline step (either kind of scenario): ``action`` is its tag; ``at_ms`` when it
+    applies (virtual ms)."""
+
     at_ms: NonNegInt
 
 
-class Join(_Step, frozen=True, tag="join"):
+class Join(StepBase, frozen=True, tag="join"):
     """A worker process starts (a new name introduces a new worker)."""
 
     member: WorkerName
     config: dict[str, Any] = {}
 
 
-class Leave(_Step, frozen=True, tag="leave"):
+class Leave(StepBase, frozen=True, tag="leave"):
     """A worker shuts down cleanly (LeaveGroup)."""
 
     member: WorkerName
 
 
-class Crash(_Step, frozen=True, tag="crash"):
+class Crash(StepBase, frozen=True, tag="crash"):
     """A worker process dies (no LeaveGroup; the coordinator notices at session timeout)."""
 
     member: WorkerName
 
 
-class Restart(_Step, frozen=True, tag="restart"):
+class Restart(StepBase, frozen=True, tag="restart"):
     """Stop a worker (clean or crash), start it again ``down_ms`` later with new config."""
 
     member: WorkerName
@@ -224,7 +228,7 @@ class Restart(_Step, frozen=True, tag="restart"):
     clean: bool = True
 
 
-class RollingRestart(_Step, frozen=True, tag="rolling_restart"):
+class RollingRestart(StepBase, frozen=True, tag="rolling_restart"):
     """One ``restart`` per member, ``interval_ms`` apart, starting at ``at_ms``."""
 
     interval_ms: NonNegInt
@@ -234,27 +238,27 @@ class RollingRestart(_Step, frozen=True, tag="rolling_restart"):
     clean: bool = True
 
 
-class AddConnector(_Step, frozen=True, tag="add_connector"):
+class AddConnector(StepBase, frozen=True, tag="add_connector"):
     """Create a connector with ``tasks`` tasks (a config-topic write)."""
 
     connector: ConnectorName
     tasks: JavaInt
 
 
-class RemoveConnector(_Step, frozen=True, tag="remove_connector"):
+class RemoveConnector(StepBase, frozen=True, tag="remove_connector"):
     """Delete a connector (a config-topic write)."""
 
     connector: ConnectorName
 
 
-class SetTasks(_Step, frozen=True, tag="set_tasks"):
+class SetTasks(StepBase, frozen=True, tag="set_tasks"):
     """Change a connector's task count (a config-topic write)."""
 
     connector: ConnectorName
     tasks: JavaInt
 
 
-class Phase(_Step, frozen=True, tag="phase"):
+class Phase(StepBase, frozen=True, tag="phase"):
     """Label the timeline from here on (until the next phase) for the summary."""
 
     name: Annotated[str, Meta(min_length=1)]
@@ -266,7 +270,7 @@ class Phase(_Step, frozen=True, tag="phase"):
 LossDirection = Literal["to_coordinator", "from_coordinator", "both"]
 
 
-class Partition(_Step, frozen=True, tag="partition"):
+class Partition(StepBase, frozen=True, tag="partition"):
     """The member cannot reach the coordinator, nor the coordinator it (both directions).
 
     Heals after ``duration_ms`` when given, else at a ``heal`` step."""
@@ -275,13 +279,13 @@ class Partition(_Step, frozen=True, tag="partition"):
     duration_ms: PosMs | None = None
 
 
-class Heal(_Step, frozen=True, tag="heal"):
+class Heal(StepBase, frozen=True, tag="heal"):
     """End a partition of the member (a member that is not partitioned is unaffected)."""
 
     member: WorkerName
 
 
-class Loss(_Step, frozen=True, tag="loss"):
+class Loss(StepBase, frozen=True, tag="loss"):
     """Each message on the member's coordinator link, in ``direction``, is dropped with
     ``probability`` (seeded), for ``duration_ms``."""
 
@@ -291,7 +295,7 @@ class Loss(_Step, frozen=True, tag="loss"):
     direction: LossDirection = "both"
 
 
-class Latency(_Step, frozen=True, tag="latency"):
+class Latency(StepBase, frozen=True, tag="latency"):
     """``extra_ms`` more one-way latency on the member's coordinator link, for ``duration_ms``."""
 
     member: WorkerName
@@ -299,7 +303,7 @@ class Latency(_Step, frozen=True, tag="latency"):
     duration_ms: PosMs
 
 
-class Slow(_Step, frozen=True, tag="slow"):
+class Slow(StepBase, frozen=True, tag="slow"):
     """The member's herder thread stalls for ``stall_ms`` (more than ``rebalance.timeout.ms``
     expires its poll timer: the member leaves the group, KAFKA-16056's path)."""
 
@@ -307,7 +311,7 @@ class Slow(_Step, frozen=True, tag="slow"):
     stall_ms: PosMs
 
 
-class CoordinatorFailover(_Step, frozen=True, tag="coordinator_failover"):
+class CoordinatorFailover(StepBase, frozen=True, tag="coordinator_failover"):
     """The group is unloaded, and reloaded from its last stored record ``down_ms`` later."""
 
     down_ms: NonNegInt = 0
@@ -332,7 +336,7 @@ TimelineStep = (
 )
 
 #: Action name -> its Struct.
-ACTIONS: dict[str, type[_Step]] = {
+ACTIONS: dict[str, type[StepBase]] = {
     "join": Join,
     "leave": Leave,
     "crash": Crash,

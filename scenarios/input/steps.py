@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Planned", "RECORD_KEYS"]
+__all__ = ["Planned", "RECORD_KEYS", "LoadedView"]
 
 #: The step Struct fields copied into a ``step`` log record, in record order (after
 #: ``action``, ``member`` and ``config``; ``origin`` comes last).
@@ -105,3 +105,23 @@ class Planned:
                 out[key] = value
         out["origin"] = self.origin
         return out
+
+
+class LoadedView:
+    """What a loaded scenario of either kind shows of its file: :attr:`name`, the default
+    :attr:`seed` (``--seed`` overrides it) and the ``[expect]`` table."""
+
+    scenario: Any
+
+    @property
+    def name(self) -> str:
+        return str(self.scenario.name)
+
+    @property
+    def seed(self) -> int:
+        """The default seed (``--seed`` overrides it)."""
+        return int(self.scenario.seed)
+
+    @property
+    def expect(self) -> Any:
+        return self.scenario.expect

@@ -49,8 +49,9 @@ from scenarios.input.schema import (
     Partition,
     Phase,
     Slow,
+    StepBase,
 )
-from scenarios.input.steps import Planned
+from scenarios.input.steps import LoadedView, Planned
 
 __all__ = [
     "STREAMS_CONFIG_KEYS",
@@ -121,24 +122,20 @@ class ChangelogOverride(_Base, frozen=True):
     rate: NonNegInt = 0
 
 
-class _Step(_Base, frozen=True, tag_field="action"):
-    at_ms: NonNegInt
-
-
-class JoinStep(_Step, frozen=True, tag="join"):
+class JoinStep(StepBase, frozen=True, tag="join"):
     client: ClientName
 
 
-class LeaveStep(_Step, frozen=True, tag="leave"):
+class LeaveStep(StepBase, frozen=True, tag="leave"):
     client: ClientName
     leave_group: bool = False
 
 
-class CrashStep(_Step, frozen=True, tag="crash"):
+class CrashStep(StepBase, frozen=True, tag="crash"):
     client: ClientName
 
 
-class RestartStep(_Step, frozen=True, tag="restart"):
+class RestartStep(StepBase, frozen=True, tag="restart"):
     client: ClientName
     down_ms: NonNegInt = 0
     clean: bool = True
@@ -218,7 +215,7 @@ class ClientSpec:
 
 
 @dataclass
-class LoadedStreamsScenario:
+class LoadedStreamsScenario(LoadedView):
     """A validated Streams scenario (what :func:`scenarios.sim.runner.simulate`
     runs).
 
@@ -241,17 +238,6 @@ class LoadedStreamsScenario:
     end_ms: int
     coordinator_config: CoordinatorConfig = field(default_factory=CoordinatorConfig)
 
-    @property
-    def name(self) -> str:
-        return self.scenario.name
-
-    @property
-    def seed(self) -> int:
-        return self.scenario.seed
-
-    @property
-    def expect(self) -> StreamsExpect:
-        return self.scenario.expect
 
 
 # --------------------------------------------------------------------------- loading

@@ -16,13 +16,8 @@ from scenarios.sim.runner import simulate
 
 
 def _client() -> GroupClient:
-    timeouts = GroupTimeouts(
-        session_timeout_ms=10_000,
-        heartbeat_interval_ms=3_000,
-        rebalance_timeout_ms=60_000,
-        request_timeout_ms=30_000,
-    )
-    return GroupClient("m1", group_id="g", protocol_type="consumer", timeouts=timeouts)
+    timeouts = GroupTimeouts(10_000, 3_000, 60_000, 30_000)
+    return GroupClient("m1", "g", "consumer", timeouts)
 
 
 def test_every_state_has_a_row_and_stopped_is_final() -> None:
