@@ -38,6 +38,7 @@ __all__ = [
     "GenerateConnectors",
     "Expect",
     "TimelineStep",
+    "FaultStep",
     "StepBase",
     "Join",
     "Leave",
@@ -317,6 +318,9 @@ class CoordinatorFailover(StepBase, frozen=True, tag="coordinator_failover"):
     down_ms: NonNegInt = 0
 
 
+#: The fault steps, shared by Connect and Kafka Streams scenarios.
+FaultStep = Partition | Heal | Loss | Latency | Slow | CoordinatorFailover
+
 TimelineStep = (
     Join
     | Leave
@@ -327,12 +331,7 @@ TimelineStep = (
     | RemoveConnector
     | SetTasks
     | Phase
-    | Partition
-    | Heal
-    | Loss
-    | Latency
-    | Slow
-    | CoordinatorFailover
+    | FaultStep
 )
 
 #: Action name -> its Struct.

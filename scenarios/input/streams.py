@@ -39,16 +39,11 @@ from scenarios.input.errors import (
 )
 from scenarios.input.schema import (
     INT64_MAX,
-    CoordinatorFailover,
     CoordinatorSettings,
-    Heal,
-    Latency,
-    Loss,
+    FaultStep,
     NetworkSettings,
     NonNegInt,
-    Partition,
     Phase,
-    Slow,
     StepBase,
 )
 from scenarios.input.steps import LoadedView, Planned
@@ -145,19 +140,7 @@ class RestartStep(StepBase, frozen=True, tag="restart"):
 
 #: A Streams timeline step: a client's lifecycle, a phase label, or any fault a Connect
 #: scenario accepts (faults name the client with ``member``).
-StepEntry = (
-    JoinStep
-    | LeaveStep
-    | CrashStep
-    | RestartStep
-    | Phase
-    | Partition
-    | Heal
-    | Loss
-    | Latency
-    | Slow
-    | CoordinatorFailover
-)
+StepEntry = JoinStep | LeaveStep | CrashStep | RestartStep | Phase | FaultStep
 
 
 class ClientAssignment(_Base, frozen=True):
