@@ -32,7 +32,6 @@ from protocol.connect import (
     ConnectProtocol,
 )
 from protocol.java import (
-    grown_capacity,
     hash_order,
     java_string_key,
     presized_capacity,
@@ -441,7 +440,11 @@ class IncrementalCooperativeAssignor:
         if configured is not None:
             conf_c, conf_t = configured
         members = list(member_assignments)
-        order = hash_order(members, string_hash) if len(members) > 1 else members
+        # memberConfigs (put in JoinGroup order), then transformValues' HashMap (put in
+        # memberConfigs' order): two HashMaps, whose orders differ once a bin is crowded
+        if len(members) > 1:
+            members = hash_order(hash_order(members, string_hash), string_hash)
+        order = members
         held_c: dict[str, Sequence[str]] = {}
         held_t: dict[str, Sequence[Task]] = {}
         for w in order:
@@ -649,7 +652,7 @@ class IncrementalCooperativeAssignor:
             return out_c, out_t
         empties = [load.worker for load in workers if load.is_empty()]
         if len(empties) > 1:
-            empties = hash_order(empties, string_hash, grown_capacity(len(empties)))
+            empties = hash_order(empties, string_hash)
         for w in empties:
             self._candidates.setdefault(w, None)
         if now_ms < self.scheduled_rebalance_ms:

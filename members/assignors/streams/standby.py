@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 
-from protocol.java import grown_capacity, hash_order
+from protocol.java import hash_order
 
 from ._queues import ConstrainedPrioritySet
 from .model import AssignmentConfigs, ClientState, ProcessId, TaskId, task_id_java_hash
@@ -157,9 +157,9 @@ class ClientTagAwareStandbyTaskAssignor(StandbyTaskAssignor):
                     )
         if remaining:
             load_set.offer_all(clients)
-            # a HashMap filled by put in task order (capacity grown), entries removed since
-            table = grown_capacity(len(stateful))
-            for task in hash_order(stateful, task_id_java_hash, table):
+            # a HashMap filled by put in task order, entries removed since (removals keep
+            # chain order; a tree bin could reorder, see docs/fidelity.md)
+            for task in hash_order(stateful, task_id_java_hash):
                 if task in remaining:
                     remaining[task] = _fill_least_loaded(
                         clients, load_set, task, remaining[task], self.num_standby_replicas
