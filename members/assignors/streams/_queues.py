@@ -1,8 +1,10 @@
 """Priority containers with Kafka's semantics.
 
-* :class:`ConstrainedPrioritySet` — Kafka ``ConstrainedPrioritySet``: clients ordered by
-  (weight, ProcessId); ``poll`` pops in that order until one satisfies the constraint;
-  rejected clients go back in; ``offer`` of a present client refreshes its weight.
+* :class:`ConstrainedPrioritySet` — Kafka ``ConstrainedPrioritySet``: a
+  ``java.util.PriorityQueue<ProcessId>`` whose comparator reads each client's *live* weight
+  (then ``ProcessId.compareTo``), replayed slot by slot. A client's weight can change while it
+  sits in the heap (a task moved to or from it), so the heap is not re-ordered and a later poll
+  can return a client that is not the lightest — as in Kafka.
 * :class:`JavaPriorityQueue` — ``java.util.PriorityQueue``'s binary heap (siftUp/siftDown
   exactly as OpenJDK), needed where elements compare equal and Java's heap layout decides the
   order (two movements of one task in ``TaskMovement``'s queue).
@@ -10,89 +12,140 @@
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Callable, Iterable
 from typing import Any, Generic, TypeVar
 
-from .model import ProcessId, TaskId
+from protocol.java import hash_order
+
+from .model import ProcessId, TaskId, process_id_java_hash
 
 __all__ = ["ConstrainedPrioritySet", "JavaPriorityQueue"]
 
 T = TypeVar("T")
 
 
+def _pid_key(pid: ProcessId) -> Any:
+    return pid.key
+
+
 class ConstrainedPrioritySet:
-    """Clients by ``(weight(client), client)``, polled under a (client, task) constraint.
+    """Kafka ``ConstrainedPrioritySet``: clients in a JDK heap, polled under a constraint.
+
+    The heap is ``java.util.PriorityQueue`` (OpenJDK 17): ``offer`` = append + siftUp, ``poll``
+    = take slot 0, move the last slot down (siftDown), ``remove(client)`` = ``removeAt`` of the
+    first equal slot (siftDown, then siftUp if it did not move). Every comparison evaluates
+    ``weight`` afresh, as Kafka's ``Comparator.comparing(weight)`` does.
 
     Args:
         constraint: ``(client, task) -> bool``, the hard constraint of every poll.
-        weight: ``client -> float``, evaluated when a client is (re-)inserted.
-        candidates: optional ``task -> clients`` holding every client that can satisfy the
-            constraint for ``task`` (e.g. the caught-up clients); ``poll`` then scans only
-            those instead of popping the whole queue — same result, since a client's entry
-            only changes when it is re-offered.
+        weight: ``client -> float``, the client's current load (read at each comparison).
     """
 
-    __slots__ = ("_constraint", "_weight", "_heap", "_current", "_candidates")
+    __slots__ = ("_constraint", "_weight", "_heap", "_present")
 
     def __init__(
         self,
         constraint: Callable[[ProcessId, TaskId], bool],
         weight: Callable[[ProcessId], float],
-        candidates: Callable[[TaskId], Iterable[ProcessId]] | None = None,
     ) -> None:
         self._constraint = constraint
         self._weight = weight
-        self._candidates = candidates
-        self._heap: list[tuple[float, Any, ProcessId]] = []
-        self._current: dict[ProcessId, tuple[float, Any, ProcessId]] = {}
+        self._heap: list[ProcessId] = []
+        self._present: set[ProcessId] = set()  # Kafka's uniqueClients
+
+    def __len__(self) -> int:
+        return len(self._heap)
+
+    def heap(self) -> list[ProcessId]:
+        """The heap array, slot 0 first (for tests and debugging)."""
+        return list(self._heap)
+
+    def _cmp(self, a: ProcessId, b: ProcessId) -> int:
+        wa, wb = self._weight(a), self._weight(b)
+        if wa != wb:
+            return -1 if wa < wb else 1
+        if a.key == b.key:
+            return 0
+        return -1 if a < b else 1
+
+    def _sift_up(self, k: int, x: ProcessId) -> None:
+        es = self._heap
+        while k > 0:
+            parent = (k - 1) >> 1
+            e = es[parent]
+            if self._cmp(x, e) >= 0:
+                break
+            es[k] = e
+            k = parent
+        es[k] = x
+
+    def _sift_down(self, k: int, x: ProcessId) -> None:
+        es = self._heap
+        n = len(es)
+        half = n >> 1
+        while k < half:
+            child = 2 * k + 1
+            c = es[child]
+            right = child + 1
+            if right < n and self._cmp(c, es[right]) > 0:
+                child = right
+                c = es[child]
+            if self._cmp(x, c) <= 0:
+                break
+            es[k] = c
+            k = child
+        es[k] = x
+
+    def _remove_at(self, i: int) -> None:
+        es = self._heap
+        moved = es.pop()
+        if i == len(es):
+            return
+        self._sift_down(i, moved)
+        if es[i] is moved:
+            self._sift_up(i, moved)
+
+    def _poll_next(self) -> ProcessId:
+        es = self._heap
+        result = es[0]
+        self._remove_at(0)
+        self._present.discard(result)
+        return result
 
     def offer(self, client: ProcessId) -> None:
-        """Insert ``client``, or re-insert it with its current weight."""
-        entry = (self._weight(client), client.key, client)
-        self._current[client] = entry
-        if self._candidates is None:
-            heapq.heappush(self._heap, entry)
+        """Insert ``client``; a present client is removed first, then inserted again."""
+        if client in self._present:
+            self._remove_at(self._heap.index(client))
+        else:
+            self._present.add(client)
+        self._heap.append(client)
+        self._sift_up(len(self._heap) - 1, client)
 
     def offer_all(self, clients: Iterable[ProcessId]) -> None:
+        """``offerAll``: :meth:`offer` each client in the given order."""
         for c in clients:
             self.offer(c)
 
     def poll(
         self, task: TaskId, extra: Callable[[ProcessId], bool] | None = None
     ) -> ProcessId | None:
-        """Remove and return the lightest client satisfying the constraint (and ``extra``).
+        """Poll until a client satisfies the constraint (and ``extra``) for ``task``.
 
-        Returns ``None`` (and keeps every client) when none qualifies.
+        Clients polled and rejected go back in ``HashSet<ProcessId>`` iteration order, as
+        Kafka's ``invalidPolledClients`` does. Returns ``None`` (keeping every client) when
+        none qualifies.
         """
-        current = self._current
-        if self._candidates is not None:
-            best: tuple[float, Any, ProcessId] | None = None
-            for client in self._candidates(task):
-                entry = current.get(client)
-                if entry is None or (best is not None and entry[:2] >= best[:2]):
-                    continue
-                if self._constraint(client, task) and (extra is None or extra(client)):
-                    best = entry
-            if best is None:
-                return None
-            del current[best[2]]  # its heap entry is now stale
-            return best[2]
         rejected: list[ProcessId] = []
         found: ProcessId | None = None
-        heap = self._heap
-        while heap:
-            entry = heapq.heappop(heap)
-            client = entry[2]
-            if current.get(client) is not entry:
-                continue  # stale entry of a re-offered client
-            del current[client]
+        while self._heap:
+            client = self._poll_next()
             if self._constraint(client, task) and (extra is None or extra(client)):
                 found = client
                 break
             rejected.append(client)
-        for client in rejected:
-            self.offer(client)
+        if len(rejected) > 1:
+            rejected = hash_order(rejected, process_id_java_hash, compare_key=_pid_key)
+        self.offer_all(rejected)
         return found
 
 

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from protocol.java import java_string_key
+from protocol.java import java_string_key, string_hash, uuid_hash
 
 __all__ = [
     "LATEST_OFFSET",
@@ -39,6 +39,7 @@ __all__ = [
     "ClientState",
     "AssignmentConfigs",
     "task_id_java_hash",
+    "process_id_java_hash",
     "validate_client_tags",
 ]
 
@@ -122,6 +123,18 @@ _UUID_RE = re.compile(
 def task_id_java_hash(task: TaskId) -> int:
     """Java ``TaskId.hashCode()``: ``Objects.hash(subtopology, partition, null)`` as int32."""
     return _int32(31 * (31 * (31 + task.subtopology) + task.partition))
+
+
+def process_id_java_hash(pid: ProcessId) -> int:
+    """Java ``ProcessId.hashCode()`` = ``UUID.hashCode()`` of its id (int32).
+
+    A label that is not a UUID (groupsim's extension; Kafka only has UUIDs) hashes as its
+    ``String.hashCode()``.
+    """
+    key = pid.key
+    if len(key) == 3:
+        return uuid_hash(key[1], key[2])
+    return string_hash(pid.label)
 
 
 class ProcessId:

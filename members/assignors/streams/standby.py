@@ -105,7 +105,7 @@ class DefaultStandbyTaskAssignor(StandbyTaskAssignor):
 
     def assign(self, clients: Mapping[ProcessId, ClientState], stateful: Sequence[TaskId]) -> None:
         load_set = _least_loaded(clients)
-        load_set.offer_all(clients)
+        load_set.offer_all(sorted(clients))  # the TreeMap's keySet
         for task in stateful:
             _fill_least_loaded(
                 clients, load_set, task, self.num_standby_replicas, self.num_standby_replicas
@@ -156,7 +156,7 @@ class ClientTagAwareStandbyTaskAssignor(StandbyTaskAssignor):
                         clients, load_set, task, pid, remaining, values_of_key, clients_of_entry
                     )
         if remaining:
-            load_set.offer_all(clients)
+            load_set.offer_all(sorted(clients))  # the TreeMap's keySet
             # a HashMap filled by put in task order, entries removed since (removals keep
             # chain order; a tree bin could reorder, see docs/fidelity.md)
             for task in hash_order(stateful, task_id_java_hash):
@@ -175,7 +175,7 @@ class ClientTagAwareStandbyTaskAssignor(StandbyTaskAssignor):
         values_of_key: Mapping[str, set[str]],
         clients_of_entry: Mapping[tuple[str, str], set[ProcessId]],
     ) -> None:
-        load_set.offer_all(clients)
+        load_set.offer_all(sorted(clients))  # the TreeMap's keySet
         used_count = 1
         left = remaining[task]
         used_entries: dict[tuple[str, str], set[ProcessId]] = {}

@@ -233,7 +233,6 @@ def assign_active_task_movements(
     load_set = ConstrainedPrioritySet(
         lambda c, t: c in caught_up[t],
         lambda c: clients[c].assigned_task_load,
-        candidates=caught_up.__getitem__,
     )
     queue = _movement_queue(caught_up)
     for pid in order:
@@ -266,8 +265,9 @@ def assign_active_task_movements(
                     _swap(task, clients[source], dest_state)
                 else:
                     _move_active_and_try_warmup(task, clients[source], dest_state, budget, warmups)
-        load_set.offer(dest)
+        # Kafka: offerAll(asList(source, destination))
         load_set.offer(source)
+        load_set.offer(dest)
     return needed
 
 
@@ -287,7 +287,6 @@ def assign_standby_task_movements(
     load_set = ConstrainedPrioritySet(
         lambda c, t: c in caught_up[t],
         lambda c: clients[c].assigned_task_load,
-        candidates=caught_up.__getitem__,
     )
     queue = _movement_queue(caught_up)
     for pid in order:
