@@ -222,11 +222,15 @@ def _held_twice(lists: Iterable[Sequence]) -> set:
 def _retain_hash_order(
     held: Sequence[Any], keep: set[Any], hashed: Callable[[list[Any], int], list[Any]]
 ) -> list[Any]:
-    """``new HashSet<>(held)`` then ``retainAll(keep)``: survivors in that set's order."""
+    """``new HashSet<>(held)`` then ``retainAll(keep)``: survivors in that set's order.
+
+    ``retainAll`` removes through the iterator (``removeNode`` with ``movable`` false), which
+    only unlinks nodes: the survivors keep the order the full set had.
+    """
     survivors = [x for x in held if x in keep]
     if len(survivors) <= 1:
         return survivors
-    return hashed(survivors, presized_capacity(len(held)))
+    return [x for x in hashed(list(held), presized_capacity(len(held))) if x in keep]
 
 
 class IncrementalCooperativeAssignor:
