@@ -51,6 +51,7 @@ __all__ = [
     "presized_capacity",
     "table_size_for",
     "hash_order",
+    "chain_order",
     "JavaHashMap",
     "java_string_key",
     "java_sorted_strings",
@@ -738,32 +739,57 @@ def hash_order(
         64 slots or become tree bins at 64+, exactly as :class:`JavaHashMap` replays.
     """
     unique = list(dict.fromkeys(keys))
-    start = 16 if capacity is None else table_size_for(capacity)
-    n = len(unique)
-    if n > TREEIFY_THRESHOLD:
-        mask0 = start - 1
-        counts: dict[int, int] = {}
-        crowded = False
+    spreads = []
+    for k in unique:
+        u = hash_fn(k) & _MASK32
+        spreads.append(u ^ (u >> 16))
+    order = chain_order(spreads, capacity)
+    if order is None:  # a crowded bin: replay the whole table
+        m = JavaHashMap(hash_fn, capacity if capacity is not None else 16, compare_key)
         for k in unique:
-            i = spread(hash_fn(k)) & mask0
+            m.add(k)
+        return list(m)
+    return [unique[i] for i in order]
+
+
+def chain_order(spreads: list[int], capacity: int | None = None) -> list[int] | None:
+    """Iteration order (as indices) of distinct keys put in order, if no bin ever crowds.
+
+    Args:
+        spreads: the distinct keys' spread hashes (:func:`spread`), in insertion order.
+        capacity: the initial capacity as in :func:`hash_order`.
+
+    Returns:
+        Indices into ``spreads`` in iteration order, or ``None`` if some chain would reach 9
+        keys (then only a full replay, :class:`JavaHashMap`, gives the order).
+    """
+    n = len(spreads)
+    cap = 16 if capacity is None else table_size_for(capacity)
+    # Replay only the bin sizes: while no chain reaches 9 keys, only the load factor resizes
+    # and every bin is a chain in insertion order.
+    if n > TREEIFY_THRESHOLD:
+        threshold = _threshold(cap)
+        mask = cap - 1
+        counts: dict[int, int] = {}
+        for size, h in enumerate(spreads, 1):
+            i = h & mask
             c = counts.get(i, 0) + 1
-            counts[i] = c
             if c > TREEIFY_THRESHOLD:
-                crowded = True
-                break
-        if crowded:
-            m = JavaHashMap(hash_fn, start, compare_key)
-            for k in unique:
-                m.add(k)
-            return list(m)
-    # no bin of the starting table ever holds 9 keys, so only the load factor resizes:
-    # every bin is a chain in insertion order.
-    cap = start
-    while n > _threshold(cap):
-        cap *= 2
+                return None
+            counts[i] = c
+            if size > threshold:
+                cap *= 2
+                threshold = _threshold(cap)
+                mask = cap - 1
+                counts = {}
+                for h2 in spreads[:size]:
+                    counts[h2 & mask] = counts.get(h2 & mask, 0) + 1
+    else:
+        while n > _threshold(cap):
+            cap *= 2
     mask = cap - 1
     # sorted() is stable, so keys in one bucket keep their insertion order.
-    return sorted(unique, key=lambda k: spread(hash_fn(k)) & mask)
+    return sorted(range(n), key=lambda i: spreads[i] & mask)
 
 
 def java_string_key(text: str) -> bytes:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, Generic, TypeVar
 
-from protocol.java import hash_order
+from protocol.java import chain_order, hash_order
 
 from .model import ProcessId, TaskId, process_id_java_hash
 
@@ -28,69 +28,89 @@ def _pid_key(pid: ProcessId) -> Any:
     return pid.key
 
 
+def _entry_sort_key(entry: list[Any]) -> Any:
+    return entry[0]
+
+
 class ConstrainedPrioritySet:
     """Kafka ``ConstrainedPrioritySet``: clients in a JDK heap, polled under a constraint.
 
     The heap is ``java.util.PriorityQueue`` (OpenJDK 17): ``offer`` = append + siftUp, ``poll``
     = take slot 0, move the last slot down (siftDown), ``remove(client)`` = ``removeAt`` of the
-    first equal slot (siftDown, then siftUp if it did not move). Every comparison evaluates
-    ``weight`` afresh, as Kafka's ``Comparator.comparing(weight)`` does.
+    client's slot (siftDown, then siftUp if it did not move). Every comparison uses the
+    client's *current* weight, as Kafka's ``Comparator.comparing(weight)`` does; since weights
+    only change between calls, each call reads a client's weight at most once.
 
     Args:
         constraint: ``(client, task) -> bool``, the hard constraint of every poll.
-        weight: ``client -> float``, the client's current load (read at each comparison).
+        weight: ``client -> float``, the client's current load.
+        candidates: optional ``task -> clients`` holding every client that can satisfy the
+            constraint for ``task`` (e.g. its caught-up clients). Only a speed-up, never a
+            change of result: a poll that no present candidate satisfies empties the heap and
+            re-offers everyone, which is computed without replaying each removal when the heap
+            is in order (see :meth:`poll`).
     """
 
-    __slots__ = ("_constraint", "_weight", "_heap", "_present")
+    __slots__ = ("_constraint", "_weight", "_candidates", "_heap", "_present", "_op")
 
     def __init__(
         self,
         constraint: Callable[[ProcessId, TaskId], bool],
         weight: Callable[[ProcessId], float],
+        candidates: Callable[[TaskId], Iterable[ProcessId]] | None = None,
     ) -> None:
         self._constraint = constraint
         self._weight = weight
-        self._heap: list[ProcessId] = []
-        self._present: set[ProcessId] = set()  # Kafka's uniqueClients
+        self._candidates = candidates
+        # heap slots: [sort key (weight, ProcessId key), call stamp of that key, client]
+        self._heap: list[list[Any]] = []
+        # Kafka's uniqueClients: ProcessId key -> the client's heap slot entry
+        self._present: dict[Any, list[Any]] = {}
+        self._op = 0
 
     def __len__(self) -> int:
         return len(self._heap)
 
     def heap(self) -> list[ProcessId]:
         """The heap array, slot 0 first (for tests and debugging)."""
-        return list(self._heap)
+        return [e[2] for e in self._heap]
 
-    def _cmp(self, a: ProcessId, b: ProcessId) -> int:
-        wa, wb = self._weight(a), self._weight(b)
-        if wa != wb:
-            return -1 if wa < wb else 1
-        if a.key == b.key:
-            return 0
-        return -1 if a < b else 1
+    def _key(self, e: list[Any]) -> Any:
+        if e[1] != self._op:
+            e[0] = (self._weight(e[2]), e[2].key)
+            e[1] = self._op
+        return e[0]
 
-    def _sift_up(self, k: int, x: ProcessId) -> None:
+    def _sift_up(self, k: int, x: list[Any]) -> None:
         es = self._heap
+        kx = self._key(x)
         while k > 0:
             parent = (k - 1) >> 1
             e = es[parent]
-            if self._cmp(x, e) >= 0:
+            if not kx < self._key(e):
                 break
             es[k] = e
             k = parent
         es[k] = x
 
-    def _sift_down(self, k: int, x: ProcessId) -> None:
+    def _sift_down(self, k: int, x: list[Any]) -> None:
         es = self._heap
+        key = self._key
         n = len(es)
         half = n >> 1
+        kx = key(x)
         while k < half:
             child = 2 * k + 1
             c = es[child]
+            kc = key(c)
             right = child + 1
-            if right < n and self._cmp(c, es[right]) > 0:
-                child = right
-                c = es[child]
-            if self._cmp(x, c) <= 0:
+            if right < n:
+                kr = key(es[right])
+                if kc > kr:
+                    child = right
+                    c = es[child]
+                    kc = kr
+            if not kx > kc:
                 break
             es[k] = c
             k = child
@@ -105,26 +125,84 @@ class ConstrainedPrioritySet:
         if es[i] is moved:
             self._sift_up(i, moved)
 
-    def _poll_next(self) -> ProcessId:
+    def _offer(self, client: ProcessId) -> None:
         es = self._heap
-        result = es[0]
-        self._remove_at(0)
-        self._present.discard(result)
-        return result
+        entry = self._present.get(client.key)
+        if entry is not None:
+            self._remove_at(es.index(entry))
+        else:
+            entry = self._present[client.key] = [None, -1, client]
+        # append + siftUp, inlined
+        op = self._op
+        if entry[1] != op:
+            entry[0] = (self._weight(client), client.key)
+            entry[1] = op
+        kx = entry[0]
+        k = len(es)
+        es.append(entry)
+        while k > 0:
+            parent = (k - 1) >> 1
+            e = es[parent]
+            if e[1] != op:
+                e[0] = (self._weight(e[2]), e[2].key)
+                e[1] = op
+            if not kx < e[0]:
+                break
+            es[k] = e
+            k = parent
+        es[k] = entry
 
     def offer(self, client: ProcessId) -> None:
         """Insert ``client``; a present client is removed first, then inserted again."""
-        if client in self._present:
-            self._remove_at(self._heap.index(client))
-        else:
-            self._present.add(client)
-        self._heap.append(client)
-        self._sift_up(len(self._heap) - 1, client)
+        self._op += 1
+        self._offer(client)
 
     def offer_all(self, clients: Iterable[ProcessId]) -> None:
         """``offerAll``: :meth:`offer` each client in the given order."""
         for c in clients:
             self.offer(c)
+
+    def _any_qualifies(self, task: TaskId, extra: Callable[[ProcessId], bool] | None) -> bool:
+        assert self._candidates is not None
+        present = self._present
+        for client in self._candidates(task):
+            if (
+                client.key in present
+                and self._constraint(client, task)
+                and (extra is None or extra(client))
+            ):
+                return True
+        return False
+
+    @staticmethod
+    def _hash_set_order(entries: list[list[Any]]) -> list[list[Any]]:
+        """Entries of distinct clients in the order a ``HashSet`` filled with them iterates."""
+        if len(entries) <= 1:
+            return entries
+        order = chain_order([e[2].java_spread for e in entries])
+        if order is None:
+            by_key = {e[2].key: e for e in entries}
+            clients = hash_order([e[2] for e in entries], process_id_java_hash, None, _pid_key)
+            return [by_key[c.key] for c in clients]
+        return [entries[i] for i in order]
+
+    def _sorted_if_in_order(self) -> list[list[Any]] | None:
+        """The heap entries in poll order if every slot is <= its children (else ``None``).
+
+        Then successive polls return the clients in ascending (weight, id) order, whatever
+        the heap's layout.
+        """
+        es = self._heap
+        op = self._op
+        weight = self._weight
+        for e in es:
+            if e[1] != op:
+                e[0] = (weight(e[2]), e[2].key)
+                e[1] = op
+        for i in range(1, len(es)):
+            if es[(i - 1) >> 1][0] > es[i][0]:
+                return None
+        return sorted(es, key=_entry_sort_key)
 
     def poll(
         self, task: TaskId, extra: Callable[[ProcessId], bool] | None = None
@@ -135,17 +213,82 @@ class ConstrainedPrioritySet:
         Kafka's ``invalidPolledClients`` does. Returns ``None`` (keeping every client) when
         none qualifies.
         """
+        self._op += 1
+        if self._candidates is not None and not self._any_qualifies(task, extra):
+            entries = self._sorted_if_in_order()
+            if entries is not None:
+                # Every client is polled (in key order, the heap being in order), rejected,
+                # and re-offered from the HashSet: the same as offering them to an empty heap.
+                entries = self._hash_set_order(entries)
+                es = self._heap
+                es.clear()
+                for entry in entries:  # offer = append + siftUp; keys are this call's
+                    kx = entry[0]
+                    k = len(es)
+                    es.append(entry)
+                    while k > 0:
+                        parent = (k - 1) >> 1
+                        e = es[parent]
+                        if not kx < e[0]:
+                            break
+                        es[k] = e
+                        k = parent
+                    es[k] = entry
+                return None
+        op = self._op
+        weight = self._weight
+        constraint = self._constraint
+        present = self._present
+        es = self._heap
         rejected: list[ProcessId] = []
         found: ProcessId | None = None
-        while self._heap:
-            client = self._poll_next()
-            if self._constraint(client, task) and (extra is None or extra(client)):
+        while es:
+            client = es[0][2]
+            # removeAt(0) with the siftDown inlined (this loop dominates the assignors' time)
+            x = es.pop()
+            n = len(es)
+            if n:
+                if x[1] != op:
+                    x[0] = (weight(x[2]), x[2].key)
+                    x[1] = op
+                kx = x[0]
+                k = 0
+                half = n >> 1
+                while k < half:
+                    child = 2 * k + 1
+                    c = es[child]
+                    if c[1] != op:
+                        c[0] = (weight(c[2]), c[2].key)
+                        c[1] = op
+                    kc = c[0]
+                    right = child + 1
+                    if right < n:
+                        r = es[right]
+                        if r[1] != op:
+                            r[0] = (weight(r[2]), r[2].key)
+                            r[1] = op
+                        if kc > r[0]:
+                            child = right
+                            c = r
+                            kc = r[0]
+                    if not kx > kc:
+                        break
+                    es[k] = c
+                    k = child
+                es[k] = x
+            del present[client.key]
+            if constraint(client, task) and (extra is None or extra(client)):
                 found = client
                 break
             rejected.append(client)
         if len(rejected) > 1:
-            rejected = hash_order(rejected, process_id_java_hash, compare_key=_pid_key)
-        self.offer_all(rejected)
+            order = chain_order([c.java_spread for c in rejected])
+            if order is None:
+                rejected = hash_order(rejected, process_id_java_hash, None, _pid_key)
+            else:
+                rejected = [rejected[i] for i in order]
+        for client in rejected:  # weights have not changed: one call for all these offers
+            self._offer(client)
         return found
 
 

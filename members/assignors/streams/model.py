@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from protocol.java import java_string_key, string_hash, uuid_hash
+from protocol.java import java_string_key, spread, string_hash, uuid_hash
 
 __all__ = [
     "LATEST_OFFSET",
@@ -131,10 +131,13 @@ def process_id_java_hash(pid: ProcessId) -> int:
     A label that is not a UUID (groupsim's extension; Kafka only has UUIDs) hashes as its
     ``String.hashCode()``.
     """
-    key = pid.key
+    return pid.java_hash
+
+
+def _java_hash_of(label: str, key: tuple[int, int, int] | tuple[int, bytes]) -> int:
     if len(key) == 3:
         return uuid_hash(key[1], key[2])
-    return string_hash(pid.label)
+    return string_hash(label)
 
 
 class ProcessId:
@@ -146,12 +149,16 @@ class ProcessId:
     are the same process. Build with :meth:`of`.
     """
 
-    __slots__ = ("label", "key", "_hash")
+    __slots__ = ("label", "key", "_hash", "java_hash", "java_spread")
 
     def __init__(self, label: str, key: tuple[int, int, int] | tuple[int, bytes]) -> None:
         self.label = label
         self.key = key
         self._hash = hash(key)
+        #: Java ``ProcessId.hashCode()`` (:func:`process_id_java_hash`)
+        self.java_hash = _java_hash_of(label, key)
+        #: ``HashMap.hash`` of it (:func:`protocol.java.spread`)
+        self.java_spread = spread(self.java_hash)
 
     @classmethod
     def of(cls, label: str) -> ProcessId:

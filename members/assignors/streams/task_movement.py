@@ -233,6 +233,7 @@ def assign_active_task_movements(
     load_set = ConstrainedPrioritySet(
         lambda c, t: c in caught_up[t],
         lambda c: clients[c].assigned_task_load,
+        candidates=caught_up.__getitem__,
     )
     queue = _movement_queue(caught_up)
     for pid in order:
@@ -287,6 +288,7 @@ def assign_standby_task_movements(
     load_set = ConstrainedPrioritySet(
         lambda c, t: c in caught_up[t],
         lambda c: clients[c].assigned_task_load,
+        candidates=caught_up.__getitem__,
     )
     queue = _movement_queue(caught_up)
     for pid in order:
