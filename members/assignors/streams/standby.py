@@ -101,7 +101,8 @@ class StandbyTaskAssignor:
 
 class DefaultStandbyTaskAssignor(StandbyTaskAssignor):
     """Kafka ``DefaultStandbyTaskAssignor``: for each stateful task in the given order, up to
-    ``num.standby.replicas`` times, the least-loaded client not holding it gets a standby."""
+    ``num.standby.replicas`` times, the client Kafka's load-ordered heap polls (the least
+    loaded not holding it, unless the heap went stale: see docs/fidelity.md) gets a standby."""
 
     def assign(self, clients: Mapping[ProcessId, ClientState], stateful: Sequence[TaskId]) -> None:
         load_set = _least_loaded(clients)
