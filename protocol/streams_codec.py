@@ -89,7 +89,7 @@ from typing import NamedTuple, TypeVar
 
 import msgspec
 
-from protocol.java import grown_capacity, hash_order, string_hash
+from protocol.java import hash_order, string_hash
 from protocol.primitives import (
     INT32_MAX,
     INT32_MIN,
@@ -387,7 +387,7 @@ def _java_order(keys: Sequence[_K], hash_fn: Callable[[_K], int]) -> list[_K]:
     """Iteration order of a ``HashMap``/``HashSet`` grown by ``put`` in ``keys`` order."""
     if len(keys) <= 1:
         return list(keys)
-    return hash_order(keys, hash_fn, grown_capacity(len(set(keys))))
+    return hash_order(keys, hash_fn)
 
 
 # ----------------------------------------------------------------------------------------------

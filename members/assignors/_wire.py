@@ -101,7 +101,7 @@ def task_hash_order(tasks: Sequence[tuple[str, int]], capacity: int) -> list[tup
     """Iteration order of a Java ``HashSet<ConnectorTaskId>`` of ``tasks`` (table ``capacity``)."""
     if len(tasks) <= 1:
         return list(tasks)
-    return hash_order(tasks, lambda t: task_id_hash(t[0], t[1]), capacity)
+    return hash_order(tasks, lambda t: task_id_hash(t[0], t[1]), capacity, _task_java_key)
 
 
 # --------------------------------------------------------------------------------------------

@@ -32,7 +32,6 @@ from protocol.connect import (
     ConnectProtocol,
 )
 from protocol.java import (
-    grown_capacity,
     hash_order,
     java_string_key,
     presized_capacity,
@@ -223,11 +222,15 @@ def _held_twice(lists: Iterable[Sequence]) -> set:
 def _retain_hash_order(
     held: Sequence[Any], keep: set[Any], hashed: Callable[[list[Any], int], list[Any]]
 ) -> list[Any]:
-    """``new HashSet<>(held)`` then ``retainAll(keep)``: survivors in that set's order."""
+    """``new HashSet<>(held)`` then ``retainAll(keep)``: survivors in that set's order.
+
+    ``retainAll`` removes through the iterator (``removeNode`` with ``movable`` false), which
+    only unlinks nodes: the survivors keep the order the full set had.
+    """
     survivors = [x for x in held if x in keep]
     if len(survivors) <= 1:
         return survivors
-    return hashed(survivors, presized_capacity(len(held)))
+    return [x for x in hashed(list(held), presized_capacity(len(held))) if x in keep]
 
 
 class IncrementalCooperativeAssignor:
@@ -441,7 +444,11 @@ class IncrementalCooperativeAssignor:
         if configured is not None:
             conf_c, conf_t = configured
         members = list(member_assignments)
-        order = hash_order(members, string_hash) if len(members) > 1 else members
+        # memberConfigs (put in JoinGroup order), then transformValues' HashMap (put in
+        # memberConfigs' order): two HashMaps, whose orders differ once a bin is crowded
+        if len(members) > 1:
+            members = hash_order(hash_order(members, string_hash), string_hash)
+        order = members
         held_c: dict[str, Sequence[str]] = {}
         held_t: dict[str, Sequence[Task]] = {}
         for w in order:
@@ -649,7 +656,7 @@ class IncrementalCooperativeAssignor:
             return out_c, out_t
         empties = [load.worker for load in workers if load.is_empty()]
         if len(empties) > 1:
-            empties = hash_order(empties, string_hash, grown_capacity(len(empties)))
+            empties = hash_order(empties, string_hash)
         for w in empties:
             self._candidates.setdefault(w, None)
         if now_ms < self.scheduled_rebalance_ms:

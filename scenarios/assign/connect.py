@@ -21,7 +21,11 @@ Input (JSON object; keys outside these are rejected)::
           "worker3": {"static_connectors": ["connector1"],   # static assignor only
                       "static_tasks": ["connector1-0"]}}}]}  # (KIP-987 static.* settings)
 
-One assignor instance (the leader's) is kept across rounds, as a leader worker keeps its own.
+Every worker has its own assignor (Kafka's ``WorkerCoordinator`` builds one per worker), so
+each round runs the assignor of that round's leader: a worker leading for the first time
+starts clean (no previous assignment, no scheduled delay — Kafka's
+``IncrementalCooperativeAssignorTest.testTaskAssignmentWhenLeaderLeavesPermanently``), and a
+worker that leads again resumes the state it left.
 Each round builds every member's JoinGroup metadata at the protocol's version (eager: v0, no
 allocation; otherwise the allocation is embedded with the same header; ``static``: v3, which
 also carries the member's ``static_connectors`` / ``static_tasks``, absent = none, i.e. a
@@ -42,6 +46,7 @@ listing what each member decodes from its SyncGroup bytes (v1 reader, wire order
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from msgspec import UNSET
 
@@ -151,9 +156,10 @@ def run_assign(doc: dict) -> dict:
     name = typed.assignor
     max_delay = typed.config.scheduled_rebalance_max_delay_ms
     try:
-        assignor = create_assignor(name, max_delay_ms=max_delay)
+        create_assignor(name, max_delay_ms=max_delay)
     except UnknownAssignorError as exc:
         raise AssignInputError("assignor", str(exc)) from None
+    assignors: dict[str, Any] = {}  # leader id -> that worker's own assignor
     proto = _protocol(typed, name)
     rounds = typed.rounds
     if not rounds:
@@ -216,6 +222,9 @@ def run_assign(doc: dict) -> dict:
             members.append((mid, encode_subscription(sub, proto.version)))
 
         snapshot = ConfigSnapshot(offset, connectors)
+        assignor = assignors.get(leader)
+        if assignor is None:
+            assignor = assignors[leader] = create_assignor(name, max_delay_ms=max_delay)
         result = assignor.perform_assignment(
             leader_id=leader,
             protocol=proto,

@@ -1,8 +1,10 @@
 """Priority containers with Kafka's semantics.
 
-* :class:`ConstrainedPrioritySet` — Kafka ``ConstrainedPrioritySet``: clients ordered by
-  (weight, ProcessId); ``poll`` pops in that order until one satisfies the constraint;
-  rejected clients go back in; ``offer`` of a present client refreshes its weight.
+* :class:`ConstrainedPrioritySet` — Kafka ``ConstrainedPrioritySet``: a
+  ``java.util.PriorityQueue<ProcessId>`` whose comparator reads each client's *live* weight
+  (then ``ProcessId.compareTo``), replayed slot by slot. A client's weight can change while it
+  sits in the heap (a task moved to or from it), so the heap is not re-ordered and a later poll
+  can return a client that is not the lightest — as in Kafka.
 * :class:`JavaPriorityQueue` — ``java.util.PriorityQueue``'s binary heap (siftUp/siftDown
   exactly as OpenJDK), needed where elements compare equal and Java's heap layout decides the
   order (two movements of one task in ``TaskMovement``'s queue).
@@ -10,30 +12,46 @@
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Callable, Iterable
 from typing import Any, Generic, TypeVar
 
-from .model import ProcessId, TaskId
+from protocol.java import chain_order, hash_order
+
+from .model import ProcessId, TaskId, process_id_java_hash
 
 __all__ = ["ConstrainedPrioritySet", "JavaPriorityQueue"]
 
 T = TypeVar("T")
 
 
+def _pid_key(pid: ProcessId) -> Any:
+    return pid.key
+
+
+def _entry_sort_key(entry: list[Any]) -> Any:
+    return entry[0]
+
+
 class ConstrainedPrioritySet:
-    """Clients by ``(weight(client), client)``, polled under a (client, task) constraint.
+    """Kafka ``ConstrainedPrioritySet``: clients in a JDK heap, polled under a constraint.
+
+    The heap is ``java.util.PriorityQueue`` (OpenJDK 17): ``offer`` = append + siftUp, ``poll``
+    = take slot 0, move the last slot down (siftDown), ``remove(client)`` = ``removeAt`` of the
+    client's slot (siftDown, then siftUp if it did not move). Every comparison uses the
+    client's *current* weight, as Kafka's ``Comparator.comparing(weight)`` does; since weights
+    only change between calls, each call reads a client's weight at most once.
 
     Args:
         constraint: ``(client, task) -> bool``, the hard constraint of every poll.
-        weight: ``client -> float``, evaluated when a client is (re-)inserted.
+        weight: ``client -> float``, the client's current load.
         candidates: optional ``task -> clients`` holding every client that can satisfy the
-            constraint for ``task`` (e.g. the caught-up clients); ``poll`` then scans only
-            those instead of popping the whole queue — same result, since a client's entry
-            only changes when it is re-offered.
+            constraint for ``task`` (e.g. its caught-up clients). Only a speed-up, never a
+            change of result: a poll that no present candidate satisfies empties the heap and
+            re-offers everyone, which is computed without replaying each removal when the heap
+            is in order (see :meth:`poll`).
     """
 
-    __slots__ = ("_constraint", "_weight", "_heap", "_current", "_candidates")
+    __slots__ = ("_constraint", "_weight", "_candidates", "_heap", "_present", "_op")
 
     def __init__(
         self,
@@ -44,55 +62,233 @@ class ConstrainedPrioritySet:
         self._constraint = constraint
         self._weight = weight
         self._candidates = candidates
-        self._heap: list[tuple[float, Any, ProcessId]] = []
-        self._current: dict[ProcessId, tuple[float, Any, ProcessId]] = {}
+        # heap slots: [sort key (weight, ProcessId key), call stamp of that key, client]
+        self._heap: list[list[Any]] = []
+        # Kafka's uniqueClients: ProcessId key -> the client's heap slot entry
+        self._present: dict[Any, list[Any]] = {}
+        self._op = 0
+
+    def __len__(self) -> int:
+        return len(self._heap)
+
+    def heap(self) -> list[ProcessId]:
+        """The heap array, slot 0 first (for tests and debugging)."""
+        return [e[2] for e in self._heap]
+
+    def _key(self, e: list[Any]) -> Any:
+        if e[1] != self._op:
+            e[0] = (self._weight(e[2]), e[2].key)
+            e[1] = self._op
+        return e[0]
+
+    def _sift_up(self, k: int, x: list[Any]) -> None:
+        es = self._heap
+        kx = self._key(x)
+        while k > 0:
+            parent = (k - 1) >> 1
+            e = es[parent]
+            if not kx < self._key(e):
+                break
+            es[k] = e
+            k = parent
+        es[k] = x
+
+    def _sift_down(self, k: int, x: list[Any]) -> None:
+        es = self._heap
+        key = self._key
+        n = len(es)
+        half = n >> 1
+        kx = key(x)
+        while k < half:
+            child = 2 * k + 1
+            c = es[child]
+            kc = key(c)
+            right = child + 1
+            if right < n:
+                kr = key(es[right])
+                if kc > kr:
+                    child = right
+                    c = es[child]
+                    kc = kr
+            if not kx > kc:
+                break
+            es[k] = c
+            k = child
+        es[k] = x
+
+    def _remove_at(self, i: int) -> None:
+        es = self._heap
+        moved = es.pop()
+        if i == len(es):
+            return
+        self._sift_down(i, moved)
+        if es[i] is moved:
+            self._sift_up(i, moved)
+
+    def _offer(self, client: ProcessId) -> None:
+        es = self._heap
+        entry = self._present.get(client.key)
+        if entry is not None:
+            self._remove_at(es.index(entry))
+        else:
+            entry = self._present[client.key] = [None, -1, client]
+        # append + siftUp, inlined
+        op = self._op
+        if entry[1] != op:
+            entry[0] = (self._weight(client), client.key)
+            entry[1] = op
+        kx = entry[0]
+        k = len(es)
+        es.append(entry)
+        while k > 0:
+            parent = (k - 1) >> 1
+            e = es[parent]
+            if e[1] != op:
+                e[0] = (self._weight(e[2]), e[2].key)
+                e[1] = op
+            if not kx < e[0]:
+                break
+            es[k] = e
+            k = parent
+        es[k] = entry
 
     def offer(self, client: ProcessId) -> None:
-        """Insert ``client``, or re-insert it with its current weight."""
-        entry = (self._weight(client), client.key, client)
-        self._current[client] = entry
-        if self._candidates is None:
-            heapq.heappush(self._heap, entry)
+        """Insert ``client``; a present client is removed first, then inserted again."""
+        self._op += 1
+        self._offer(client)
 
     def offer_all(self, clients: Iterable[ProcessId]) -> None:
+        """``offerAll``: :meth:`offer` each client in the given order."""
         for c in clients:
             self.offer(c)
+
+    def _any_qualifies(self, task: TaskId, extra: Callable[[ProcessId], bool] | None) -> bool:
+        assert self._candidates is not None
+        present = self._present
+        for client in self._candidates(task):
+            if (
+                client.key in present
+                and self._constraint(client, task)
+                and (extra is None or extra(client))
+            ):
+                return True
+        return False
+
+    @staticmethod
+    def _hash_set_order(entries: list[list[Any]]) -> list[list[Any]]:
+        """Entries of distinct clients in the order a ``HashSet`` filled with them iterates."""
+        if len(entries) <= 1:
+            return entries
+        order = chain_order([e[2].java_spread for e in entries])
+        if order is None:
+            by_key = {e[2].key: e for e in entries}
+            clients = hash_order([e[2] for e in entries], process_id_java_hash, None, _pid_key)
+            return [by_key[c.key] for c in clients]
+        return [entries[i] for i in order]
+
+    def _sorted_if_in_order(self) -> list[list[Any]] | None:
+        """The heap entries in poll order if every slot is <= its children (else ``None``).
+
+        Then successive polls return the clients in ascending (weight, id) order, whatever
+        the heap's layout.
+        """
+        es = self._heap
+        op = self._op
+        weight = self._weight
+        for e in es:
+            if e[1] != op:
+                e[0] = (weight(e[2]), e[2].key)
+                e[1] = op
+        for i in range(1, len(es)):
+            if es[(i - 1) >> 1][0] > es[i][0]:
+                return None
+        return sorted(es, key=_entry_sort_key)
 
     def poll(
         self, task: TaskId, extra: Callable[[ProcessId], bool] | None = None
     ) -> ProcessId | None:
-        """Remove and return the lightest client satisfying the constraint (and ``extra``).
+        """Poll until a client satisfies the constraint (and ``extra``) for ``task``.
 
-        Returns ``None`` (and keeps every client) when none qualifies.
+        Clients polled and rejected go back in ``HashSet<ProcessId>`` iteration order, as
+        Kafka's ``invalidPolledClients`` does. Returns ``None`` (keeping every client) when
+        none qualifies.
         """
-        current = self._current
-        if self._candidates is not None:
-            best: tuple[float, Any, ProcessId] | None = None
-            for client in self._candidates(task):
-                entry = current.get(client)
-                if entry is None or (best is not None and entry[:2] >= best[:2]):
-                    continue
-                if self._constraint(client, task) and (extra is None or extra(client)):
-                    best = entry
-            if best is None:
+        self._op += 1
+        if self._candidates is not None and not self._any_qualifies(task, extra):
+            entries = self._sorted_if_in_order()
+            if entries is not None:
+                # Every client is polled (in key order, the heap being in order), rejected,
+                # and re-offered from the HashSet: the same as offering them to an empty heap.
+                entries = self._hash_set_order(entries)
+                es = self._heap
+                es.clear()
+                for entry in entries:  # offer = append + siftUp; keys are this call's
+                    kx = entry[0]
+                    k = len(es)
+                    es.append(entry)
+                    while k > 0:
+                        parent = (k - 1) >> 1
+                        e = es[parent]
+                        if not kx < e[0]:
+                            break
+                        es[k] = e
+                        k = parent
+                    es[k] = entry
                 return None
-            del current[best[2]]  # its heap entry is now stale
-            return best[2]
+        op = self._op
+        weight = self._weight
+        constraint = self._constraint
+        present = self._present
+        es = self._heap
         rejected: list[ProcessId] = []
         found: ProcessId | None = None
-        heap = self._heap
-        while heap:
-            entry = heapq.heappop(heap)
-            client = entry[2]
-            if current.get(client) is not entry:
-                continue  # stale entry of a re-offered client
-            del current[client]
-            if self._constraint(client, task) and (extra is None or extra(client)):
+        while es:
+            client = es[0][2]
+            # removeAt(0) with the siftDown inlined (this loop dominates the assignors' time)
+            x = es.pop()
+            n = len(es)
+            if n:
+                if x[1] != op:
+                    x[0] = (weight(x[2]), x[2].key)
+                    x[1] = op
+                kx = x[0]
+                k = 0
+                half = n >> 1
+                while k < half:
+                    child = 2 * k + 1
+                    c = es[child]
+                    if c[1] != op:
+                        c[0] = (weight(c[2]), c[2].key)
+                        c[1] = op
+                    kc = c[0]
+                    right = child + 1
+                    if right < n:
+                        r = es[right]
+                        if r[1] != op:
+                            r[0] = (weight(r[2]), r[2].key)
+                            r[1] = op
+                        if kc > r[0]:
+                            child = right
+                            c = r
+                            kc = r[0]
+                    if not kx > kc:
+                        break
+                    es[k] = c
+                    k = child
+                es[k] = x
+            del present[client.key]
+            if constraint(client, task) and (extra is None or extra(client)):
                 found = client
                 break
             rejected.append(client)
-        for client in rejected:
-            self.offer(client)
+        if len(rejected) > 1:
+            order = chain_order([c.java_spread for c in rejected])
+            if order is None:
+                rejected = hash_order(rejected, process_id_java_hash, None, _pid_key)
+            else:
+                rejected = [rejected[i] for i in order]
+        for client in rejected:  # weights have not changed: one call for all these offers
+            self._offer(client)
         return found
 
 

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from protocol.java import java_string_key
+from protocol.java import java_string_key, spread, string_hash, uuid_hash
 
 __all__ = [
     "LATEST_OFFSET",
@@ -39,6 +39,7 @@ __all__ = [
     "ClientState",
     "AssignmentConfigs",
     "task_id_java_hash",
+    "process_id_java_hash",
     "validate_client_tags",
 ]
 
@@ -124,6 +125,21 @@ def task_id_java_hash(task: TaskId) -> int:
     return _int32(31 * (31 * (31 + task.subtopology) + task.partition))
 
 
+def process_id_java_hash(pid: ProcessId) -> int:
+    """Java ``ProcessId.hashCode()`` = ``UUID.hashCode()`` of its id (int32).
+
+    A label that is not a UUID (groupsim's extension; Kafka only has UUIDs) hashes as its
+    ``String.hashCode()``.
+    """
+    return pid.java_hash
+
+
+def _java_hash_of(label: str, key: tuple[int, int, int] | tuple[int, bytes]) -> int:
+    if len(key) == 3:
+        return uuid_hash(key[1], key[2])
+    return string_hash(label)
+
+
 class ProcessId:
     """A Streams client's process id (Kafka ``ProcessId`` wrapping a ``java.util.UUID``).
 
@@ -133,12 +149,16 @@ class ProcessId:
     are the same process. Build with :meth:`of`.
     """
 
-    __slots__ = ("label", "key", "_hash")
+    __slots__ = ("label", "key", "_hash", "java_hash", "java_spread")
 
     def __init__(self, label: str, key: tuple[int, int, int] | tuple[int, bytes]) -> None:
         self.label = label
         self.key = key
         self._hash = hash(key)
+        #: Java ``ProcessId.hashCode()`` (:func:`process_id_java_hash`)
+        self.java_hash = _java_hash_of(label, key)
+        #: ``HashMap.hash`` of it (:func:`protocol.java.spread`)
+        self.java_spread = spread(self.java_hash)
 
     @classmethod
     def of(cls, label: str) -> ProcessId:

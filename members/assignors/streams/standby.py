@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 
-from protocol.java import grown_capacity, hash_order
+from protocol.java import hash_order
 
 from ._queues import ConstrainedPrioritySet
 from .model import AssignmentConfigs, ClientState, ProcessId, TaskId, task_id_java_hash
@@ -101,11 +101,12 @@ class StandbyTaskAssignor:
 
 class DefaultStandbyTaskAssignor(StandbyTaskAssignor):
     """Kafka ``DefaultStandbyTaskAssignor``: for each stateful task in the given order, up to
-    ``num.standby.replicas`` times, the least-loaded client not holding it gets a standby."""
+    ``num.standby.replicas`` times, the client Kafka's load-ordered heap polls (the least
+    loaded not holding it, unless the heap went stale: see docs/fidelity.md) gets a standby."""
 
     def assign(self, clients: Mapping[ProcessId, ClientState], stateful: Sequence[TaskId]) -> None:
         load_set = _least_loaded(clients)
-        load_set.offer_all(clients)
+        load_set.offer_all(sorted(clients))  # the TreeMap's keySet
         for task in stateful:
             _fill_least_loaded(
                 clients, load_set, task, self.num_standby_replicas, self.num_standby_replicas
@@ -156,10 +157,10 @@ class ClientTagAwareStandbyTaskAssignor(StandbyTaskAssignor):
                         clients, load_set, task, pid, remaining, values_of_key, clients_of_entry
                     )
         if remaining:
-            load_set.offer_all(clients)
-            # a HashMap filled by put in task order (capacity grown), entries removed since
-            table = grown_capacity(len(stateful))
-            for task in hash_order(stateful, task_id_java_hash, table):
+            load_set.offer_all(sorted(clients))  # the TreeMap's keySet
+            # a HashMap filled by put in task order, entries removed since (removals keep
+            # chain order; a tree bin could reorder, see docs/fidelity.md)
+            for task in hash_order(stateful, task_id_java_hash):
                 if task in remaining:
                     remaining[task] = _fill_least_loaded(
                         clients, load_set, task, remaining[task], self.num_standby_replicas
@@ -175,7 +176,7 @@ class ClientTagAwareStandbyTaskAssignor(StandbyTaskAssignor):
         values_of_key: Mapping[str, set[str]],
         clients_of_entry: Mapping[tuple[str, str], set[ProcessId]],
     ) -> None:
-        load_set.offer_all(clients)
+        load_set.offer_all(sorted(clients))  # the TreeMap's keySet
         used_count = 1
         left = remaining[task]
         used_entries: dict[tuple[str, str], set[ProcessId]] = {}

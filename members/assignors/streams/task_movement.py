@@ -266,8 +266,9 @@ def assign_active_task_movements(
                     _swap(task, clients[source], dest_state)
                 else:
                     _move_active_and_try_warmup(task, clients[source], dest_state, budget, warmups)
-        load_set.offer(dest)
+        # Kafka: offerAll(asList(source, destination))
         load_set.offer(source)
+        load_set.offer(dest)
     return needed
 
 
