@@ -18,6 +18,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable, Iterable, Sequence
 from itertools import repeat
+from operator import itemgetter
 
 from protocol.java import (
     hash_order,
@@ -90,11 +91,24 @@ def sorted_tasks(tasks: Iterable[tuple[str, int]]) -> list[tuple[str, int]]:
     return items
 
 
+class _StringHashes(dict[str, int]):
+    """Java ``String.hashCode`` by name; ``__getitem__`` stays a C call for known names."""
+
+    def __missing__(self, text: str) -> int:
+        value = string_hash(text)
+        if len(self) < 1_000_000:
+            self[text] = value
+        return value
+
+
+_string_hashes = _StringHashes()
+
+
 def connector_hash_order(names: Sequence[str], capacity: int) -> list[str]:
     """Iteration order of a Java ``HashSet<String>`` of ``names`` with table ``capacity``."""
     if len(names) <= 1:
         return list(names)
-    return hash_order(names, string_hash, capacity)
+    return hash_order(names, _string_hashes.__getitem__, capacity)
 
 
 def task_hash_order(tasks: Sequence[tuple[str, int]], capacity: int) -> list[tuple[str, int]]:
@@ -367,6 +381,44 @@ def _no_items() -> tuple[list[str], list[tuple[str, int]]]:
     return [], []
 
 
+_task_entry_cache: dict[tuple[str, int], bytes] = {}
+_TASK_ENTRIES_KEPT = 500_000
+_connector_of = itemgetter(0)
+
+
+def task_entry(task: tuple[str, int]) -> bytes:
+    """The ConnectorAssignment bytes of a lone task: connector STRING, ARRAY [n] (cached)."""
+    entry = _task_entry_cache.get(task)
+    if entry is None:
+        c, t = task
+        entry = string_chunk(c) + _value_bytes([t])
+        if len(_task_entry_cache) < _TASK_ENTRIES_KEPT:
+            _task_entry_cache[task] = entry
+    return entry
+
+
+_connector_entry_cache: dict[str, bytes] = {}
+_CONNECTOR_ONLY = _ONE + _I.pack(-1)
+
+
+def connector_entry(connector: str) -> bytes:
+    """The ConnectorAssignment bytes of a connector without tasks: STRING, ARRAY [-1]."""
+    entry = _connector_entry_cache.get(connector)
+    if entry is None:
+        entry = string_chunk(connector) + _CONNECTOR_ONLY
+        if len(_connector_entry_cache) < _TASK_ENTRIES_KEPT:
+            _connector_entry_cache[connector] = entry
+    return entry
+
+
+def _task_entries(tasks: Sequence[tuple[str, int]]) -> bytes:
+    """The concatenated :func:`task_entry` bytes of ``tasks``, in order."""
+    try:
+        return b"".join(map(_task_entry_cache.__getitem__, tasks))
+    except KeyError:
+        return b"".join(map(task_entry, tasks))
+
+
 def _encode_assigned(
     connectors: Sequence[str], tasks: Sequence[tuple[str, int]]
 ) -> tuple[bytes, View]:
@@ -375,37 +427,42 @@ def _encode_assigned(
     order = (
         connector_hash_order(connectors, presized_capacity(len(connectors))) if connectors else []
     )
+    task_conns = set(map(_connector_of, tasks))
     own_tasks: list[tuple[str, int]] = []
     rest: Sequence[tuple[str, int]] = tasks
-    if order and tasks:
+    distinct = len(task_conns) == len(tasks)
+    if order and tasks and not task_conns.isdisjoint(order):
         own = set(order)
         rest = [x for x in tasks if x[0] not in own]
-        if len(rest) != len(tasks):
-            own_tasks = [x for x in tasks if x[0] in own]
-    if len({c for c, _ in rest}) != len(rest) or len(order) * len(own_tasks) > 10_000:
+        own_tasks = [x for x in tasks if x[0] in own]
+        distinct = len({c for c, _ in rest}) == len(rest)
+    if not distinct or len(order) * len(own_tasks) > 10_000:
         entries = connector_entries(connectors, tasks)
         return encode_entries(entries), lambda: entries_view(entries)
     # every other task has its own entry, in task order: the common shape after water filling
     chunk = string_chunk
     parts: list[bytes] = []
     grouped_own: list[tuple[str, int]] = []
+    numbers: dict[str, list[int]] = {}
+    for oc, t in own_tasks:
+        got = numbers.get(oc)
+        if got is None:
+            numbers[oc] = [-1, t]
+        else:
+            got.append(t)
     for c in order:
-        values = [-1]
-        for oc, t in own_tasks:
-            if oc == c:
-                values.append(t)
-                grouped_own.append((oc, t))
-        parts.append(chunk(c) + _value_bytes(values))
-    table = int4_table(4096)
-    try:
-        parts.extend([chunk(c) + _ONE + table[t] for c, t in rest])
-    except IndexError:
-        parts.extend([chunk(c) + _value_bytes([t]) for c, t in rest])
-    task_view = grouped_own + list(rest)
-    return (
-        _IHEAD.pack(len(order) + len(rest)) + b"".join(parts),
-        lambda: (list(order), list(task_view)),
-    )
+        values = numbers.get(c)
+        if values is None:
+            parts.append(connector_entry(c))
+        else:
+            parts.append(chunk(c) + _value_bytes(values))
+            grouped_own.extend(zip(repeat(c), values[1:]))
+    parts.append(_task_entries(rest))
+
+    def view() -> tuple[list[str], list[tuple[str, int]]]:
+        return list(order), grouped_own + list(rest)
+
+    return _IHEAD.pack(len(order) + len(rest)) + b"".join(parts), view
 
 
 def encode_assignment_fast(

@@ -25,6 +25,7 @@ from .base import (
     check_members,
     config_mismatch_round,
     leader_config_offset,
+    pauses_gc,
 )
 
 __all__ = ["EagerAssignor"]
@@ -45,6 +46,7 @@ class EagerAssignor:
 
     name = "eager"
 
+    @pauses_gc
     def perform_assignment(
         self,
         *,

@@ -56,6 +56,8 @@ from .base import (
     check_members,
     config_mismatch_round,
     leader_config_offset,
+    pauses_gc,
+    snapshot_tables,
 )
 
 __all__ = [
@@ -265,10 +267,7 @@ class IncrementalCooperativeAssignor:
         self.previous_generation_id = -1
         self.previous_members: list[str] = []
         self.num_successive_revoking_rebalances = 0
-        self._conf_key: tuple[int, dict[str, int]] | None = None
-        self._conf: tuple[set[str], set[Task]] = (set(), set())
         self._metadata_cache: dict[str, tuple[bytes, MemberState]] = {}
-        self._conf_sorted: list[Task] | None = None
 
     # ----------------------------------------------------------------------------- state
 
@@ -297,32 +296,24 @@ class IncrementalCooperativeAssignor:
         self.delay_ms = 0
 
     def _configured(self, snapshot: ConfigSnapshot) -> tuple[set[str], set[Task]]:
-        key = self._conf_key
-        if key is not None and key[0] == snapshot.offset and key[1] == snapshot.connectors:
-            return self._conf
-        conns = set(snapshot.connectors)
-        tasks = {(c, i) for c, n in snapshot.connectors.items() for i in range(n)}
-        self._conf_key = (snapshot.offset, dict(snapshot.connectors))
-        self._conf = (conns, tasks)
-        self._conf_sorted = None
-        return self._conf
+        """The configured (connectors, tasks) of ``snapshot``: shared sets, never mutated."""
+        tables = snapshot_tables(snapshot)
+        return tables.connector_set, tables.task_set
 
     def _sorted_configured_subset(self, snapshot: ConfigSnapshot, subset: set[Task]) -> list[Task]:
         """``subset`` (⊆ configured tasks) in ConnectorTaskId order."""
         if not subset:
             return []
-        if len(subset) * 8 < len(self._conf[1]):
+        tables = snapshot_tables(snapshot)
+        if len(subset) * 8 < len(tables.task_set):
             return sorted_tasks(subset)
-        if self._conf_sorted is None:
-            self._conf_sorted = [
-                (c, i) for c in snapshot.connector_names() for i in range(snapshot.connectors[c])
-            ]
-        if len(subset) == len(self._conf_sorted):
-            return list(self._conf_sorted)
-        return [t for t in self._conf_sorted if t in subset]
+        if len(subset) == len(tables.sorted_tasks):
+            return list(tables.sorted_tasks)
+        return [t for t in tables.sorted_tasks if t in subset]
 
     # ------------------------------------------------------------------- performAssignment
 
+    @pauses_gc
     def perform_assignment(
         self,
         *,
@@ -404,6 +395,7 @@ class IncrementalCooperativeAssignor:
 
     # --------------------------------------------------------------- performTaskAssignment
 
+    @pauses_gc
     def perform_task_assignment(
         self,
         snapshot: ConfigSnapshot,
