@@ -9,13 +9,14 @@ from __future__ import annotations
 import functools
 import gc
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from itertools import accumulate
 from typing import ParamSpec, Protocol, TypeVar
 
 import msgspec
 
 from protocol.connect import CONFIG_MISMATCH, ConnectAssignment, ConnectorTaskId, ConnectProtocol
 
-from ._wire import assignment_header, encode_assignment_fast, sorted_connectors
+from ._wire import assignment_header, encode_assignment_fast, sorted_connectors, task_entry
 
 __all__ = [
     "ConfigSnapshot",
@@ -76,6 +77,9 @@ class SnapshotTables:
         sorted_names: the connector names in Java ``TreeSet<String>`` order.
         sorted_tasks: every configured task ``(connector, n)`` in ``ConnectorTaskId`` order.
         task_set: the same task tuples (the same objects) as a set.
+        task_offsets: ``task_offsets[j]`` is the position in ``sorted_tasks`` of the first
+            task of ``sorted_names[j]``; one more entry holds the total.
+        max_tasks: the largest task count of one connector (0 without connectors).
     """
 
     __slots__ = (
@@ -85,6 +89,9 @@ class SnapshotTables:
         "sorted_names",
         "sorted_tasks",
         "task_set",
+        "task_offsets",
+        "max_tasks",
+        "_task_entries",
     )
 
     def __init__(self, snapshot: ConfigSnapshot) -> None:
@@ -97,6 +104,16 @@ class SnapshotTables:
             (c, i) for c in self.sorted_names for i in range(counts[c])
         ]
         self.task_set: set[tuple[str, int]] = set(self.sorted_tasks)
+        self.task_offsets = [0, *accumulate(counts[c] for c in self.sorted_names)]
+        self.max_tasks = max(counts.values(), default=0)
+        self._task_entries: list[bytes] | None = None
+
+    def task_entries(self) -> list[bytes]:
+        """The lone-task entry bytes (:func:`~._wire.task_entry`) of ``sorted_tasks``, in order
+        (built on first use)."""
+        if self._task_entries is None:
+            self._task_entries = [task_entry(t) for t in self.sorted_tasks]
+        return self._task_entries
 
     def matches(self, snapshot: ConfigSnapshot) -> bool:
         """True when ``snapshot`` has the content these tables were built from."""
