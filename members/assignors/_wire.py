@@ -266,17 +266,37 @@ def _read_fast(data: bytes) -> MemberState:
     return MemberState(version, url, offset, connectors, tasks, alloc_version)
 
 
+_small_states: dict[bytes, MemberState] = {}
+_SMALL_METADATA = 512
+_SMALL_STATES_KEPT = 16_384
+
+
 def read_member_state(data: bytes) -> MemberState:
     """Decode JoinGroup metadata as Kafka's v1 subscription reader does.
 
     Well-formed v0/v1/v2(/v3) metadata is read directly; anything else (null arrays,
     truncation, negative lengths) is handed to ``protocol.connect_codec.decode_subscription_v1``,
-    which raises the codec's error for malformed bytes.
+    which raises the codec's error for malformed bytes. Small well-formed blobs (≤ 512 bytes:
+    a worker holding little or nothing) are remembered by content, so the same bytes give the
+    same :class:`MemberState` object: callers must treat it as read-only.
     """
+    if type(data) is not bytes:
+        data = bytes(data)
+    small = len(data) <= _SMALL_METADATA
+    if small:
+        known = _small_states.get(data)
+        if known is not None:
+            return known
     try:
-        return _read_fast(bytes(data))
+        state = _read_fast(data)
     except (_Fallback, struct.error, UnicodeDecodeError):
         pass
+    else:
+        if small:
+            if len(_small_states) >= _SMALL_STATES_KEPT:
+                _small_states.clear()
+            _small_states[data] = state
+        return state
     from protocol.connect_codec import decode_subscription_v1
 
     sub = decode_subscription_v1(data)
