@@ -47,6 +47,7 @@ _HH = struct.Struct(">hh")
 _IHEAD = struct.Struct(">i")
 
 _chunk_cache: dict[str, bytes] = {}
+_connector_of = itemgetter(0)
 
 
 def string_chunk(text: str) -> bytes:
@@ -74,7 +75,7 @@ def _task_java_key(t: tuple[str, int]) -> tuple[bytes, int]:
 def sorted_connectors(names: Iterable[str]) -> list[str]:
     """Connector names in Java ``TreeSet<String>`` order (UTF-16 code units)."""
     items = list(names)
-    if all(n.isascii() for n in items):
+    if "".join(items).isascii():
         items.sort()
     else:
         items.sort(key=java_string_key)
@@ -84,7 +85,7 @@ def sorted_connectors(names: Iterable[str]) -> list[str]:
 def sorted_tasks(tasks: Iterable[tuple[str, int]]) -> list[tuple[str, int]]:
     """Task ids in Java ``ConnectorTaskId.compareTo`` order: connector (UTF-16), then number."""
     items = list(tasks)
-    if all(c.isascii() for c in {t[0] for t in items}):
+    if "".join(set(map(_connector_of, items))).isascii():
         items.sort()
     else:
         items.sort(key=_task_java_key)
@@ -102,6 +103,8 @@ class _StringHashes(dict[str, int]):
 
 
 _string_hashes = _StringHashes()
+#: Java ``String.hashCode`` of a name, remembered (a C-level dict lookup once known).
+cached_string_hash: Callable[[str], int] = _string_hashes.__getitem__
 
 
 def connector_hash_order(names: Sequence[str], capacity: int) -> list[str]:
@@ -403,7 +406,6 @@ def _no_items() -> tuple[list[str], list[tuple[str, int]]]:
 
 _task_entry_cache: dict[tuple[str, int], bytes] = {}
 _TASK_ENTRIES_KEPT = 500_000
-_connector_of = itemgetter(0)
 
 
 def task_entry(task: tuple[str, int]) -> bytes:
@@ -439,50 +441,69 @@ def _task_entries(tasks: Sequence[tuple[str, int]]) -> bytes:
         return b"".join(map(task_entry, tasks))
 
 
+def _connector_order(connectors: Sequence[str]) -> list[str]:
+    """``new HashSet<>(connectors)`` iteration order (Kafka ``Assignment.asMap()``)."""
+    if len(connectors) <= 1:
+        return list(connectors)
+    return connector_hash_order(connectors, presized_capacity(len(connectors)))
+
+
+def _items_view(order: list[str], tasks: list[tuple[str, int]]) -> View:
+    return lambda: (list(order), list(tasks))
+
+
 def _encode_assigned(
     connectors: Sequence[str], tasks: Sequence[tuple[str, int]]
 ) -> tuple[bytes, View]:
-    if not connectors and not tasks:
-        return _EMPTY_ARRAY, _no_items
-    order = (
-        connector_hash_order(connectors, presized_capacity(len(connectors))) if connectors else []
-    )
+    if not tasks:
+        if not connectors:
+            return _EMPTY_ARRAY, _no_items
+        order = _connector_order(connectors)
+        body = b"".join(map(connector_entry, order))
+        return _IHEAD.pack(len(order)) + body, _items_view(order, [])
+    order = _connector_order(connectors) if connectors else []
     task_conns = set(map(_connector_of, tasks))
-    own_tasks: list[tuple[str, int]] = []
-    rest: Sequence[tuple[str, int]] = tasks
-    distinct = len(task_conns) == len(tasks)
-    if order and tasks and not task_conns.isdisjoint(order):
-        own = set(order)
-        rest = [x for x in tasks if x[0] not in own]
-        own_tasks = [x for x in tasks if x[0] in own]
-        distinct = len({c for c, _ in rest}) == len(rest)
-    if not distinct or len(order) * len(own_tasks) > 10_000:
-        entries = connector_entries(connectors, tasks)
-        return encode_entries(entries), lambda: entries_view(entries)
-    # every other task has its own entry, in task order: the common shape after water filling
+    if not order or task_conns.isdisjoint(order):
+        if len(task_conns) != len(tasks):
+            return _encode_entries_of(connectors, tasks)
+        # no task of a held connector, one task per connector: the shape after water filling
+        body = _task_entries(tasks)
+        if order:
+            body = b"".join(map(connector_entry, order)) + body
+        return _IHEAD.pack(len(order) + len(tasks)) + body, _items_view(order, list(tasks))
+    own = task_conns.intersection(order)
+    rest = [x for x in tasks if x[0] not in own]
+    if len(task_conns) != len(tasks) and len({c for c, _ in rest}) != len(rest):
+        return _encode_entries_of(connectors, tasks)
+    # tasks of held connectors join those entries; every other task has an entry of its own
+    numbers: dict[str, list[int]] = {}
+    for oc, t in tasks:
+        if oc in own:
+            got = numbers.get(oc)
+            if got is None:
+                numbers[oc] = [-1, t]
+            else:
+                got.append(t)
     chunk = string_chunk
     parts: list[bytes] = []
-    grouped_own: list[tuple[str, int]] = []
-    numbers: dict[str, list[int]] = {}
-    for oc, t in own_tasks:
-        got = numbers.get(oc)
-        if got is None:
-            numbers[oc] = [-1, t]
-        else:
-            got.append(t)
+    grouped: list[tuple[str, int]] = []
     for c in order:
         values = numbers.get(c)
         if values is None:
             parts.append(connector_entry(c))
         else:
             parts.append(chunk(c) + _value_bytes(values))
-            grouped_own.extend(zip(repeat(c), values[1:]))
+            grouped.extend(zip(repeat(c), values[1:]))
     parts.append(_task_entries(rest))
+    grouped.extend(rest)
+    return _IHEAD.pack(len(order) + len(rest)) + b"".join(parts), _items_view(order, grouped)
 
-    def view() -> tuple[list[str], list[tuple[str, int]]]:
-        return list(order), grouped_own + list(rest)
 
-    return _IHEAD.pack(len(order) + len(rest)) + b"".join(parts), view
+def _encode_entries_of(
+    connectors: Sequence[str], tasks: Sequence[tuple[str, int]]
+) -> tuple[bytes, View]:
+    entries = connector_entries(connectors, tasks)
+    return encode_entries(entries), lambda: entries_view(entries)
 
 
 def encode_assignment_fast(

@@ -42,6 +42,10 @@ class ConfigSnapshot(msgspec.Struct, frozen=True):
     connector to its task count (tasks are numbered ``0..n-1``; a count of 0 models a connector
     with no task configs yet, or one Kafka flags inconsistent: ``ClusterConfigState.tasks(c)``
     is empty for both).
+
+    Never mutate ``connectors`` after construction (the Struct is frozen; the dict must be
+    treated so too): the assignors cache tables derived from a snapshot per object
+    (:func:`snapshot_tables`).
     """
 
     offset: int
@@ -83,6 +87,7 @@ class SnapshotTables:
     """
 
     __slots__ = (
+        "source",
         "offset",
         "connectors",
         "connector_set",
@@ -95,6 +100,7 @@ class SnapshotTables:
     )
 
     def __init__(self, snapshot: ConfigSnapshot) -> None:
+        self.source = snapshot
         self.offset = snapshot.offset
         self.connectors = dict(snapshot.connectors)
         self.connector_set = set(self.connectors)
@@ -129,10 +135,18 @@ def snapshot_tables(snapshot: ConfigSnapshot) -> SnapshotTables:
 
     A leader assigns from the same snapshot round after round (and every leader of a group
     from the same content), so the configured sets and the sorted task list are built once
-    per content instead of once per round. The cache keeps the last few contents only.
+    per content instead of once per round. The cache keeps the last few contents only. The
+    snapshot object last matched is remembered, so asking again with the same (unmutated,
+    see :class:`ConfigSnapshot`) object skips comparing the connector maps.
     """
     for i, tables in enumerate(_TABLES):
-        if tables.matches(snapshot):
+        if tables.source is snapshot and tables.offset == snapshot.offset:
+            hit = len(tables.connectors) == len(snapshot.connectors)
+        else:
+            hit = tables.matches(snapshot)
+            if hit:
+                tables.source = snapshot
+        if hit:
             if i:
                 del _TABLES[i]
                 _TABLES.insert(0, tables)

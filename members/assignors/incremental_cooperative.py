@@ -42,6 +42,7 @@ from protocol.java import (
 from ._wire import (
     MemberState,
     assignment_header,
+    cached_string_hash,
     connector_hash_order,
     encode_assignment_fast,
     read_member_state,
@@ -300,6 +301,15 @@ class IncrementalCooperativeAssignor:
         tables = snapshot_tables(snapshot)
         return tables.connector_set, tables.task_set
 
+    def _sorted_configured_names(self, snapshot: ConfigSnapshot, subset: set[str]) -> list[str]:
+        """``subset`` (⊆ configured connectors) in Java String order."""
+        if len(subset) * 8 < len(snapshot.connectors):
+            return sorted_connectors(subset)
+        names = snapshot_tables(snapshot).sorted_names
+        if len(subset) == len(names):
+            return list(names)
+        return [c for c in names if c in subset]
+
     def _sorted_configured_subset(self, snapshot: ConfigSnapshot, subset: set[Task]) -> list[Task]:
         """``subset`` (⊆ configured tasks) in ConnectorTaskId order."""
         if not subset:
@@ -433,7 +443,7 @@ class IncrementalCooperativeAssignor:
         if configured is not None:
             conf_c, conf_t = configured
         members = list(member_assignments)
-        order = hash_order(members, string_hash) if len(members) > 1 else members
+        order = hash_order(members, cached_string_hash) if len(members) > 1 else members
         held_c: dict[str, Sequence[str]] = {}
         held_t: dict[str, Sequence[Task]] = {}
         for w in order:
@@ -461,8 +471,8 @@ class IncrementalCooperativeAssignor:
         # 4. derived sets
         deleted_c = prev_c - conf_c
         deleted_t = prev_t - conf_t
-        lost_c = sorted_connectors(prev_c - active_c - deleted_c)
-        created_c = sorted_connectors(conf_c - prev_c - active_c)
+        lost_c = self._sorted_configured_names(snapshot, prev_c - active_c - deleted_c)
+        created_c = self._sorted_configured_names(snapshot, conf_c - prev_c - active_c)
         if prev_t is active_t or prev_t == active_t:
             lost_t: list[Task] = []
             if not deleted_t and len(conf_t) == len(prev_t):
@@ -572,11 +582,10 @@ class IncrementalCooperativeAssignor:
         rev_all_t: set[Task] = set().union(*revoke_t.values())
         new_prev_c = active_c - rev_all_c if rev_all_c else set(active_c)
         new_prev_t = active_t - rev_all_t if rev_all_t else active_t.copy()
-        for w in members:
-            if na_c[w]:
-                new_prev_c.update(na_c[w])
-            if na_t[w]:
-                new_prev_t.update(na_t[w])
+        if loads:
+            # ∪ newly assigned = what step 9 dealt (+ lost items dealt in step 7, added below)
+            _add_dealt(new_prev_c, to_assign_c, conf_c)
+            _add_dealt(new_prev_t, to_assign_t, conf_t)
         if rev_all_c:
             new_prev_c -= rev_all_c
         if rev_all_t:
@@ -695,6 +704,15 @@ class IncrementalCooperativeAssignor:
         key = _worker_sort_key(w.worker for w in workers)
         workers.sort(key=lambda w: (len(w.tasks), key(w.worker)))
         _water_fill([w.tasks for w in workers], list(tasks))
+
+
+def _add_dealt(into: set[_T], dealt: Sequence[_T], configured: set[_T]) -> None:
+    """Add the distinct configured items ``dealt`` this round to ``into``; when they are all
+    of ``configured``, merge that set (its hashes are stored) instead of the list."""
+    if len(dealt) == len(configured):
+        into |= configured
+    elif dealt:
+        into.update(dealt)
 
 
 def _lb_for(total: int, held: list[list]) -> dict[int, list]:
