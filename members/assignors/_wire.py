@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from itertools import repeat
 from operator import itemgetter
 
@@ -33,6 +34,8 @@ __all__ = [
     "read_member_state",
     "string_chunk",
     "encode_assignment_fast",
+    "encode_assigned",
+    "no_revocations_tail",
     "connector_entries",
     "sorted_connectors",
     "sorted_tasks",
@@ -448,13 +451,24 @@ def _connector_order(connectors: Sequence[str]) -> list[str]:
     return connector_hash_order(connectors, presized_capacity(len(connectors)))
 
 
-def _items_view(order: list[str], tasks: list[tuple[str, int]]) -> View:
-    return lambda: (list(order), list(tasks))
+def _view_of(
+    order: Sequence[str], tasks: Sequence[tuple[str, int]]
+) -> tuple[list[str], list[tuple[str, int]]]:
+    return list(order), list(tasks)
 
 
-def _encode_assigned(
+def _items_view(order: Sequence[str], tasks: Sequence[tuple[str, int]]) -> View:
+    return partial(_view_of, order, tasks)
+
+
+def encode_assigned(
     connectors: Sequence[str], tasks: Sequence[tuple[str, int]]
 ) -> tuple[bytes, View]:
+    """The assigned ARRAY(ConnectorAssignment) bytes of ``connectors``/``tasks`` (Kafka
+    ``Assignment.asMap()`` order) and a view of the decoded (connectors, tasks).
+
+    The lists are read again when the view is called: do not change them afterwards.
+    """
     if not tasks:
         if not connectors:
             return _EMPTY_ARRAY, _no_items
@@ -470,7 +484,7 @@ def _encode_assigned(
         body = _task_entries(tasks)
         if order:
             body = b"".join(map(connector_entry, order)) + body
-        return _IHEAD.pack(len(order) + len(tasks)) + body, _items_view(order, list(tasks))
+        return _IHEAD.pack(len(order) + len(tasks)) + body, _items_view(order, tasks)
     own = task_conns.intersection(order)
     rest = [x for x in tasks if x[0] not in own]
     if len(task_conns) != len(tasks) and len({c for c, _ in rest}) != len(rest):
@@ -520,7 +534,7 @@ def encode_assignment_fast(
     Returns ``(bytes, assigned view, revoked view)``; each view returns the decoded
     ``(connectors, tasks)`` in wire order. Version 0 has no revoked array and no delay.
     """
-    body, assigned = _encode_assigned(connectors, tasks)
+    body, assigned = encode_assigned(connectors, tasks)
     if version == 0:
         return header + body, assigned, _no_items
     if revoked_connectors or revoked_tasks:
@@ -531,6 +545,12 @@ def encode_assignment_fast(
         rbody = _EMPTY_ARRAY
         rview = _no_items
     return header + body + rbody + _I.pack(delay_ms), assigned, rview
+
+
+def no_revocations_tail(version: int, delay_ms: int) -> bytes:
+    """What follows the assigned array when nothing is revoked: an empty revoked array and
+    the delay (v1+), nothing (v0)."""
+    return _EMPTY_ARRAY + _I.pack(delay_ms) if version else b""
 
 
 def entries_view(entries: dict[str, list[int]]) -> tuple[list[str], list[tuple[str, int]]]:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import partial
 from typing import Any, TypeVar
 
 from protocol.connect import (
@@ -44,7 +45,9 @@ from ._wire import (
     assignment_header,
     cached_string_hash,
     connector_hash_order,
+    encode_assigned,
     encode_assignment_fast,
+    no_revocations_tail,
     read_member_state,
     sorted_connectors,
     sorted_tasks,
@@ -787,57 +790,58 @@ def encode_incremental_round(
     (virtual ms). Members with nothing to start or stop share one encoded buffer.
     """
     header = assignment_header(version, NO_ERROR, leader_id, leader_url, offset)
-    empty_data: bytes | None = None
-    empty_builder: Callable[[], ConnectAssignment] | None = None
+    tail = no_revocations_tail(version, delay)
+    build = partial(_build_decoded, version, leader_id, leader_url, offset, delay)
+    empty: tuple[bytes, Callable[[], ConnectAssignment]] | None = None
     assignments: dict[str, bytes] = {}
     builders: dict[str, Callable[[], ConnectAssignment]] = {}
     for m in order:
-        ac = na_c.get(m, ())
-        at = na_t.get(m, ())
-        rc = nr_c.get(m, ())
-        rt = nr_t.get(m, ())
-        if not (ac or at or rc or rt):
-            if empty_data is None or empty_builder is None:
-                empty_data, assigned, revoked = encode_assignment_fast(
-                    header, version, (), (), (), (), delay
-                )
-                empty_builder = _decoded_builder(
-                    version, leader_id, leader_url, offset, assigned, revoked, delay
-                )
-            assignments[m] = empty_data
-            builders[m] = empty_builder
-            continue
-        data, assigned, revoked = encode_assignment_fast(header, version, ac, at, rc, rt, delay)
-        assignments[m] = data
-        builders[m] = _decoded_builder(
-            version, leader_id, leader_url, offset, assigned, revoked, delay
-        )
+        ac = na_c.get(m) or ()
+        at = na_t.get(m) or ()
+        rc = nr_c.get(m) or ()
+        rt = nr_t.get(m) or ()
+        if rc or rt or not version:
+            data, assigned, revoked = encode_assignment_fast(header, version, ac, at, rc, rt, delay)
+            assignments[m] = data
+            builders[m] = partial(build, assigned, revoked)
+        elif ac or at:
+            body, assigned = encode_assigned(ac, at)
+            assignments[m] = b"".join((header, body, tail))
+            builders[m] = partial(build, assigned, _no_items)
+        else:
+            if empty is None:
+                empty_data = b"".join((header, encode_assigned((), ())[0], tail))
+                empty = (empty_data, partial(build, _no_items, _no_items))
+            assignments[m] = empty[0]
+            builders[m] = empty[1]
     return AssignmentRound(assignments, LazyDecoded(builders), delay, NO_ERROR, offset, used)
 
 
-def _decoded_builder(
+def _no_items() -> tuple[list[str], list[Task]]:
+    return [], []
+
+
+def _build_decoded(
     version: int,
     leader: str,
     leader_url: str,
     offset: int,
+    delay: int,
     assigned: Callable[[], tuple[list[str], list[Task]]],
     revoked: Callable[[], tuple[list[str], list[Task]]],
-    delay: int,
-) -> Callable[[], ConnectAssignment]:
-    def build() -> ConnectAssignment:
-        ac, at = assigned()
-        rc, rt = revoked()
-        return ConnectAssignment(
-            version,
-            NO_ERROR,
-            leader,
-            leader_url,
-            offset,
-            tuple(ac),
-            tuple(ConnectorTaskId(c, n) for c, n in at),
-            tuple(rc),
-            tuple(ConnectorTaskId(c, n) for c, n in rt),
-            delay,
-        )
-
-    return build
+) -> ConnectAssignment:
+    """The :class:`ConnectAssignment` a member decodes, from views of its wire lists."""
+    ac, at = assigned()
+    rc, rt = revoked()
+    return ConnectAssignment(
+        version,
+        NO_ERROR,
+        leader,
+        leader_url,
+        offset,
+        tuple(ac),
+        tuple(ConnectorTaskId(c, n) for c, n in at),
+        tuple(rc),
+        tuple(ConnectorTaskId(c, n) for c, n in rt),
+        delay,
+    )
