@@ -481,10 +481,13 @@ def encode_assigned(
         if len(task_conns) != len(tasks):
             return _encode_entries_of(connectors, tasks)
         # no task of a held connector, one task per connector: the shape after water filling
-        body = _task_entries(tasks)
+        try:
+            body = b"".join(map(_task_entry_cache.__getitem__, tasks))
+        except KeyError:
+            body = b"".join(map(task_entry, tasks))
         if order:
             body = b"".join(map(connector_entry, order)) + body
-        return _IHEAD.pack(len(order) + len(tasks)) + body, _items_view(order, tasks)
+        return _IHEAD.pack(len(order) + len(tasks)) + body, partial(_view_of, order, tasks)
     own = task_conns.intersection(order)
     rest = [x for x in tasks if x[0] not in own]
     if len(task_conns) != len(tasks) and len({c for c, _ in rest}) != len(rest):
