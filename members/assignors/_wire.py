@@ -408,7 +408,8 @@ def _no_items() -> tuple[list[str], list[tuple[str, int]]]:
 
 
 _task_entry_cache: dict[tuple[str, int], bytes] = {}
-_TASK_ENTRIES_KEPT = 500_000
+#: Entries remembered before the caches start afresh (bounded memory in long campaigns).
+_TASK_ENTRIES_KEPT = 250_000
 
 
 def task_entry(task: tuple[str, int]) -> bytes:
@@ -417,8 +418,9 @@ def task_entry(task: tuple[str, int]) -> bytes:
     if entry is None:
         c, t = task
         entry = string_chunk(c) + _value_bytes([t])
-        if len(_task_entry_cache) < _TASK_ENTRIES_KEPT:
-            _task_entry_cache[task] = entry
+        if len(_task_entry_cache) >= _TASK_ENTRIES_KEPT:
+            _task_entry_cache.clear()
+        _task_entry_cache[task] = entry
     return entry
 
 
@@ -431,8 +433,9 @@ def connector_entry(connector: str) -> bytes:
     entry = _connector_entry_cache.get(connector)
     if entry is None:
         entry = string_chunk(connector) + _CONNECTOR_ONLY
-        if len(_connector_entry_cache) < _TASK_ENTRIES_KEPT:
-            _connector_entry_cache[connector] = entry
+        if len(_connector_entry_cache) >= _TASK_ENTRIES_KEPT:
+            _connector_entry_cache.clear()
+        _connector_entry_cache[connector] = entry
     return entry
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Sequence
+from functools import partial
 
 from protocol.connect import NO_ERROR, ConnectAssignment, ConnectorTaskId, ConnectProtocol
 from protocol.java import java_sorted_strings, presized_capacity
@@ -208,6 +209,7 @@ class EagerAssignor:
         m_count = len(sorted_members)
         index = {m: i for i, m in enumerate(sorted_members)}
         pack = struct.pack
+        int4 = _I.pack
         assignments: dict[str, bytes] = {}
         builders = {}
         for member in order:
@@ -216,7 +218,7 @@ class EagerAssignor:
             stream = entries[first::m_count]
             own_ci = range(mi, c_total, m_count)
             if not own_ci:
-                assignments[member] = header + pack(">i", len(stream)) + b"".join(stream)
+                assignments[member] = b"".join((header, int4(len(stream)), *stream))
             else:
                 # the own connector's task (if any) is position k ≡ first (mod M) of its range
                 own_entries: dict[str, bytes] = {}
@@ -237,7 +239,7 @@ class EagerAssignor:
                     names = connector_hash_order(names, presized_capacity(len(names)))
                 assignments[member] = (
                     header
-                    + pack(">i", len(names) + len(stream))
+                    + int4(len(names) + len(stream))
                     + b"".join([own_entries[c] for c in names])
                     + b"".join(stream)
                 )
@@ -254,22 +256,30 @@ def _decoder(
     mi: int,
     m_count: int,
 ) -> Callable[[], ConnectAssignment]:
-    def build() -> ConnectAssignment:
-        connectors = tables.sorted_names
-        counts = tables.connectors
-        offsets = tables.task_offsets
-        c_total = len(connectors)
-        names = [connectors[ci] for ci in own_ci]
-        wire_conns = connector_hash_order(names, presized_capacity(len(names))) if names else []
-        by_conn: dict[str, list[int]] = {c: [] for c in wire_conns}
-        for ci, name in enumerate(connectors):
-            n = counts[name]
-            first = (mi - (c_total + offsets[ci]) % m_count) % m_count
-            if first < n:
-                by_conn.setdefault(name, []).extend(range(first, n, m_count))
-        tasks = tuple(ConnectorTaskId(c, t) for c, ts in by_conn.items() for t in ts)
-        return ConnectAssignment(
-            0, NO_ERROR, leader_id, leader_url, offset, tuple(wire_conns), tasks
-        )
+    """A builder of what member ``mi`` (of ``m_count``, in sorted order) decodes."""
+    return partial(_decoded, leader_id, leader_url, offset, tables, own_ci, mi, m_count)
 
-    return build
+
+def _decoded(
+    leader_id: str,
+    leader_url: str,
+    offset: int,
+    tables: SnapshotTables,
+    own_ci: Sequence[int],
+    mi: int,
+    m_count: int,
+) -> ConnectAssignment:
+    connectors = tables.sorted_names
+    counts = tables.connectors
+    offsets = tables.task_offsets
+    c_total = len(connectors)
+    names = [connectors[ci] for ci in own_ci]
+    wire_conns = connector_hash_order(names, presized_capacity(len(names))) if names else []
+    by_conn: dict[str, list[int]] = {c: [] for c in wire_conns}
+    for ci, name in enumerate(connectors):
+        n = counts[name]
+        first = (mi - (c_total + offsets[ci]) % m_count) % m_count
+        if first < n:
+            by_conn.setdefault(name, []).extend(range(first, n, m_count))
+    tasks = tuple(ConnectorTaskId(c, t) for c, ts in by_conn.items() for t in ts)
+    return ConnectAssignment(0, NO_ERROR, leader_id, leader_url, offset, tuple(wire_conns), tasks)

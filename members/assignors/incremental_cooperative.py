@@ -201,7 +201,7 @@ class ClusterAssignment:
 
 
 def _worker_sort_key(ids: Iterable[str]) -> Callable[[str], object]:
-    if all(w.isascii() for w in ids):
+    if "".join(ids).isascii():
         return lambda w: w
     return java_string_key
 
