@@ -43,7 +43,6 @@ from protocol.java import (
 from ._wire import (
     MemberState,
     assignment_header,
-    cached_string_hash,
     connector_hash_order,
     encode_assigned,
     encode_assignment_fast,
@@ -446,7 +445,7 @@ class IncrementalCooperativeAssignor:
         if configured is not None:
             conf_c, conf_t = configured
         members = list(member_assignments)
-        order = hash_order(members, cached_string_hash) if len(members) > 1 else members
+        order = hash_order(members, string_hash) if len(members) > 1 else members
         held_c: dict[str, Sequence[str]] = {}
         held_t: dict[str, Sequence[Task]] = {}
         for w in order:
