@@ -475,21 +475,27 @@ def encode_assigned(
     if not tasks:
         if not connectors:
             return _EMPTY_ARRAY, _no_items
-        order = _connector_order(connectors)
-        body = b"".join(map(connector_entry, order))
-        return _IHEAD.pack(len(order)) + body, _items_view(order, [])
-    order = _connector_order(connectors) if connectors else []
+        names = _connector_order(connectors)
+        body = b"".join(map(connector_entry, names))
+        return _IHEAD.pack(len(names)) + body, _items_view(names, [])
+    order: Sequence[str] = connectors if len(connectors) <= 1 else _connector_order(connectors)
     task_conns = set(map(_connector_of, tasks))
     if not order or task_conns.isdisjoint(order):
         if len(task_conns) != len(tasks):
             return _encode_entries_of(connectors, tasks)
         # no task of a held connector, one task per connector: the shape after water filling
         try:
-            body = b"".join(map(_task_entry_cache.__getitem__, tasks))
+            if order:
+                body = b"".join(
+                    [
+                        *map(_connector_entry_cache.__getitem__, order),
+                        *map(_task_entry_cache.__getitem__, tasks),
+                    ]
+                )
+            else:
+                body = b"".join(map(_task_entry_cache.__getitem__, tasks))
         except KeyError:
-            body = b"".join(map(task_entry, tasks))
-        if order:
-            body = b"".join(map(connector_entry, order)) + body
+            body = b"".join(map(connector_entry, order)) + b"".join(map(task_entry, tasks))
         return _IHEAD.pack(len(order) + len(tasks)) + body, partial(_view_of, order, tasks)
     own = task_conns.intersection(order)
     rest = [x for x in tasks if x[0] not in own]
