@@ -507,12 +507,7 @@ class IncrementalCooperativeAssignor:
                 rt.extend(x for x in _retain_hash_order(t, dup_t, task_hash_order) if x not in seen)
             revoke_c[w] = rc
             revoke_t[w] = rt
-            load = WorkerLoad(w)
-            load.connectors = _without(c, rc)
-            load.tasks = _without(t, rt)
-            load._cur_c = len(load.connectors)
-            load._cur_t = len(load.tasks)
-            loads.append(load)
+            loads.append(WorkerLoad(w, _without(c, rc) if rc else c, _without(t, rt) if rt else t))
 
         # 7. lost assignments
         reassign_c, reassign_t = self.handle_lost_assignments(lost_c, lost_t, loads, now_ms)
