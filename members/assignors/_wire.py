@@ -114,7 +114,7 @@ def connector_hash_order(names: Sequence[str], capacity: int) -> list[str]:
     """Iteration order of a Java ``HashSet<String>`` of ``names`` with table ``capacity``."""
     if len(names) <= 1:
         return list(names)
-    return hash_order(names, _string_hashes.__getitem__, capacity)
+    return hash_order(names, cached_string_hash, capacity)
 
 
 def task_hash_order(tasks: Sequence[tuple[str, int]], capacity: int) -> list[tuple[str, int]]:
