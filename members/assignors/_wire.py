@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from itertools import repeat
+from operator import itemgetter
 
 from protocol.java import (
     hash_order,
@@ -32,6 +34,8 @@ __all__ = [
     "read_member_state",
     "string_chunk",
     "encode_assignment_fast",
+    "encode_assigned",
+    "no_revocations_tail",
     "connector_entries",
     "sorted_connectors",
     "sorted_tasks",
@@ -46,6 +50,7 @@ _HH = struct.Struct(">hh")
 _IHEAD = struct.Struct(">i")
 
 _chunk_cache: dict[str, bytes] = {}
+_connector_of = itemgetter(0)
 
 
 def string_chunk(text: str) -> bytes:
@@ -73,7 +78,7 @@ def _task_java_key(t: tuple[str, int]) -> tuple[bytes, int]:
 def sorted_connectors(names: Iterable[str]) -> list[str]:
     """Connector names in Java ``TreeSet<String>`` order (UTF-16 code units)."""
     items = list(names)
-    if all(n.isascii() for n in items):
+    if "".join(items).isascii():
         items.sort()
     else:
         items.sort(key=java_string_key)
@@ -83,18 +88,33 @@ def sorted_connectors(names: Iterable[str]) -> list[str]:
 def sorted_tasks(tasks: Iterable[tuple[str, int]]) -> list[tuple[str, int]]:
     """Task ids in Java ``ConnectorTaskId.compareTo`` order: connector (UTF-16), then number."""
     items = list(tasks)
-    if all(c.isascii() for c in {t[0] for t in items}):
+    if "".join(set(map(_connector_of, items))).isascii():
         items.sort()
     else:
         items.sort(key=_task_java_key)
     return items
 
 
+class _StringHashes(dict[str, int]):
+    """Java ``String.hashCode`` by name; ``__getitem__`` stays a C call for known names."""
+
+    def __missing__(self, text: str) -> int:
+        value = string_hash(text)
+        if len(self) < 1_000_000:
+            self[text] = value
+        return value
+
+
+_string_hashes = _StringHashes()
+#: Java ``String.hashCode`` of a name, remembered (a C-level dict lookup once known).
+cached_string_hash: Callable[[str], int] = _string_hashes.__getitem__
+
+
 def connector_hash_order(names: Sequence[str], capacity: int) -> list[str]:
     """Iteration order of a Java ``HashSet<String>`` of ``names`` with table ``capacity``."""
     if len(names) <= 1:
         return list(names)
-    return hash_order(names, string_hash, capacity)
+    return hash_order(names, cached_string_hash, capacity)
 
 
 def task_hash_order(tasks: Sequence[tuple[str, int]], capacity: int) -> list[tuple[str, int]]:
@@ -252,17 +272,37 @@ def _read_fast(data: bytes) -> MemberState:
     return MemberState(version, url, offset, connectors, tasks, alloc_version)
 
 
+_small_states: dict[bytes, MemberState] = {}
+_SMALL_METADATA = 512
+_SMALL_STATES_KEPT = 16_384
+
+
 def read_member_state(data: bytes) -> MemberState:
     """Decode JoinGroup metadata as Kafka's v1 subscription reader does.
 
     Well-formed v0/v1/v2(/v3) metadata is read directly; anything else (null arrays,
     truncation, negative lengths) is handed to ``protocol.connect_codec.decode_subscription_v1``,
-    which raises the codec's error for malformed bytes.
+    which raises the codec's error for malformed bytes. Small well-formed blobs (≤ 512 bytes:
+    a worker holding little or nothing) are remembered by content, so the same bytes give the
+    same :class:`MemberState` object: callers must treat it as read-only.
     """
+    if type(data) is not bytes:
+        data = bytes(data)
+    small = len(data) <= _SMALL_METADATA
+    if small:
+        known = _small_states.get(data)
+        if known is not None:
+            return known
     try:
-        return _read_fast(bytes(data))
+        state = _read_fast(data)
     except (_Fallback, struct.error, UnicodeDecodeError):
         pass
+    else:
+        if small:
+            if len(_small_states) >= _SMALL_STATES_KEPT:
+                _small_states.clear()
+            _small_states[data] = state
+        return state
     from protocol.connect_codec import decode_subscription_v1
 
     sub = decode_subscription_v1(data)
@@ -367,45 +407,129 @@ def _no_items() -> tuple[list[str], list[tuple[str, int]]]:
     return [], []
 
 
-def _encode_assigned(
+_task_entry_cache: dict[tuple[str, int], bytes] = {}
+#: Entries remembered before the caches start afresh (bounded memory in long campaigns).
+_TASK_ENTRIES_KEPT = 250_000
+
+
+def task_entry(task: tuple[str, int]) -> bytes:
+    """The ConnectorAssignment bytes of a lone task: connector STRING, ARRAY [n] (cached)."""
+    entry = _task_entry_cache.get(task)
+    if entry is None:
+        c, t = task
+        entry = string_chunk(c) + _value_bytes([t])
+        if len(_task_entry_cache) >= _TASK_ENTRIES_KEPT:
+            _task_entry_cache.clear()
+        _task_entry_cache[task] = entry
+    return entry
+
+
+_connector_entry_cache: dict[str, bytes] = {}
+_CONNECTOR_ONLY = _ONE + _I.pack(-1)
+
+
+def connector_entry(connector: str) -> bytes:
+    """The ConnectorAssignment bytes of a connector without tasks: STRING, ARRAY [-1]."""
+    entry = _connector_entry_cache.get(connector)
+    if entry is None:
+        entry = string_chunk(connector) + _CONNECTOR_ONLY
+        if len(_connector_entry_cache) >= _TASK_ENTRIES_KEPT:
+            _connector_entry_cache.clear()
+        _connector_entry_cache[connector] = entry
+    return entry
+
+
+def _task_entries(tasks: Sequence[tuple[str, int]]) -> bytes:
+    """The concatenated :func:`task_entry` bytes of ``tasks``, in order."""
+    try:
+        return b"".join(map(_task_entry_cache.__getitem__, tasks))
+    except KeyError:
+        return b"".join(map(task_entry, tasks))
+
+
+def _connector_order(connectors: Sequence[str]) -> list[str]:
+    """``new HashSet<>(connectors)`` iteration order (Kafka ``Assignment.asMap()``)."""
+    if len(connectors) <= 1:
+        return list(connectors)
+    return connector_hash_order(connectors, presized_capacity(len(connectors)))
+
+
+def _view_of(
+    order: Sequence[str], tasks: Sequence[tuple[str, int]]
+) -> tuple[list[str], list[tuple[str, int]]]:
+    return list(order), list(tasks)
+
+
+def _items_view(order: Sequence[str], tasks: Sequence[tuple[str, int]]) -> View:
+    return partial(_view_of, order, tasks)
+
+
+def encode_assigned(
     connectors: Sequence[str], tasks: Sequence[tuple[str, int]]
 ) -> tuple[bytes, View]:
-    if not connectors and not tasks:
-        return _EMPTY_ARRAY, _no_items
-    order = (
-        connector_hash_order(connectors, presized_capacity(len(connectors))) if connectors else []
-    )
-    own_tasks: list[tuple[str, int]] = []
-    rest: Sequence[tuple[str, int]] = tasks
-    if order and tasks:
-        own = set(order)
-        rest = [x for x in tasks if x[0] not in own]
-        if len(rest) != len(tasks):
-            own_tasks = [x for x in tasks if x[0] in own]
-    if len({c for c, _ in rest}) != len(rest) or len(order) * len(own_tasks) > 10_000:
-        entries = connector_entries(connectors, tasks)
-        return encode_entries(entries), lambda: entries_view(entries)
-    # every other task has its own entry, in task order: the common shape after water filling
+    """The assigned ARRAY(ConnectorAssignment) bytes of ``connectors``/``tasks`` (Kafka
+    ``Assignment.asMap()`` order) and a view of the decoded (connectors, tasks).
+
+    The lists are read again when the view is called: do not change them afterwards.
+    """
+    if not tasks:
+        if not connectors:
+            return _EMPTY_ARRAY, _no_items
+        names = _connector_order(connectors)
+        body = b"".join(map(connector_entry, names))
+        return _IHEAD.pack(len(names)) + body, _items_view(names, [])
+    order: Sequence[str] = connectors if len(connectors) <= 1 else _connector_order(connectors)
+    task_conns = set(map(_connector_of, tasks))
+    if not order or task_conns.isdisjoint(order):
+        if len(task_conns) != len(tasks):
+            return _encode_entries_of(connectors, tasks)
+        # no task of a held connector, one task per connector: the shape after water filling
+        try:
+            if order:
+                body = b"".join(
+                    [
+                        *map(_connector_entry_cache.__getitem__, order),
+                        *map(_task_entry_cache.__getitem__, tasks),
+                    ]
+                )
+            else:
+                body = b"".join(map(_task_entry_cache.__getitem__, tasks))
+        except KeyError:
+            body = b"".join(map(connector_entry, order)) + b"".join(map(task_entry, tasks))
+        return _IHEAD.pack(len(order) + len(tasks)) + body, partial(_view_of, order, tasks)
+    own = task_conns.intersection(order)
+    rest = [x for x in tasks if x[0] not in own]
+    if len(task_conns) != len(tasks) and len({c for c, _ in rest}) != len(rest):
+        return _encode_entries_of(connectors, tasks)
+    # tasks of held connectors join those entries; every other task has an entry of its own
+    numbers: dict[str, list[int]] = {}
+    for oc, t in tasks:
+        if oc in own:
+            got = numbers.get(oc)
+            if got is None:
+                numbers[oc] = [-1, t]
+            else:
+                got.append(t)
     chunk = string_chunk
     parts: list[bytes] = []
-    grouped_own: list[tuple[str, int]] = []
+    grouped: list[tuple[str, int]] = []
     for c in order:
-        values = [-1]
-        for oc, t in own_tasks:
-            if oc == c:
-                values.append(t)
-                grouped_own.append((oc, t))
-        parts.append(chunk(c) + _value_bytes(values))
-    table = int4_table(4096)
-    try:
-        parts.extend([chunk(c) + _ONE + table[t] for c, t in rest])
-    except IndexError:
-        parts.extend([chunk(c) + _value_bytes([t]) for c, t in rest])
-    task_view = grouped_own + list(rest)
-    return (
-        _IHEAD.pack(len(order) + len(rest)) + b"".join(parts),
-        lambda: (list(order), list(task_view)),
-    )
+        values = numbers.get(c)
+        if values is None:
+            parts.append(connector_entry(c))
+        else:
+            parts.append(chunk(c) + _value_bytes(values))
+            grouped.extend(zip(repeat(c), values[1:]))
+    parts.append(_task_entries(rest))
+    grouped.extend(rest)
+    return _IHEAD.pack(len(order) + len(rest)) + b"".join(parts), _items_view(order, grouped)
+
+
+def _encode_entries_of(
+    connectors: Sequence[str], tasks: Sequence[tuple[str, int]]
+) -> tuple[bytes, View]:
+    entries = connector_entries(connectors, tasks)
+    return encode_entries(entries), lambda: entries_view(entries)
 
 
 def encode_assignment_fast(
@@ -422,7 +546,7 @@ def encode_assignment_fast(
     Returns ``(bytes, assigned view, revoked view)``; each view returns the decoded
     ``(connectors, tasks)`` in wire order. Version 0 has no revoked array and no delay.
     """
-    body, assigned = _encode_assigned(connectors, tasks)
+    body, assigned = encode_assigned(connectors, tasks)
     if version == 0:
         return header + body, assigned, _no_items
     if revoked_connectors or revoked_tasks:
@@ -433,6 +557,12 @@ def encode_assignment_fast(
         rbody = _EMPTY_ARRAY
         rview = _no_items
     return header + body + rbody + _I.pack(delay_ms), assigned, rview
+
+
+def no_revocations_tail(version: int, delay_ms: int) -> bytes:
+    """What follows the assigned array when nothing is revoked: an empty revoked array and
+    the delay (v1+), nothing (v0)."""
+    return _EMPTY_ARRAY + _I.pack(delay_ms) if version else b""
 
 
 def entries_view(entries: dict[str, list[int]]) -> tuple[list[str], list[tuple[str, int]]]:

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Sequence
+from functools import partial
 
 from protocol.connect import NO_ERROR, ConnectAssignment, ConnectorTaskId, ConnectProtocol
 from protocol.java import java_sorted_strings, presized_capacity
 
 from ._wire import (
     assignment_header,
+    connector_entry,
     connector_hash_order,
     int4_table,
     read_member_state,
@@ -22,9 +24,12 @@ from .base import (
     AssignmentRound,
     ConfigSnapshot,
     LazyDecoded,
+    SnapshotTables,
     check_members,
     config_mismatch_round,
     leader_config_offset,
+    pauses_gc,
+    snapshot_tables,
 )
 
 __all__ = ["EagerAssignor"]
@@ -45,6 +50,7 @@ class EagerAssignor:
 
     name = "eager"
 
+    @pauses_gc
     def perform_assignment(
         self,
         *,
@@ -90,8 +96,13 @@ class EagerAssignor:
         header = assignment_header(0, NO_ERROR, leader_id, leader_url, offset)
         sorted_members = java_sorted_strings(order)
         m_count = len(sorted_members)
-        connectors = snapshot.connector_names()
-        counts = snapshot.connectors
+        tables = snapshot_tables(snapshot)
+        if tables.max_tasks <= m_count:
+            return self._round_robin_spread(
+                order, sorted_members, header, leader_id, leader_url, offset, snapshot, tables
+            )
+        connectors = tables.sorted_names
+        counts = tables.connectors
         c_total = len(connectors)
         chunks = [string_chunk(c) for c in connectors]
 
@@ -170,9 +181,69 @@ class EagerAssignor:
             else:
                 body = b"".join(member_parts)
             assignments[member] = header + int4(entries) + body
-            builders[member] = _decoder(
-                leader_id, leader_url, offset, connectors, counts, own_ci, starts, mi, m_count
-            )
+            builders[member] = _decoder(leader_id, leader_url, offset, tables, own_ci, mi, m_count)
+        return AssignmentRound(assignments, LazyDecoded(builders), 0, NO_ERROR, offset, snapshot)
+
+    @staticmethod
+    def _round_robin_spread(
+        order: list[str],
+        sorted_members: list[str],
+        header: bytes,
+        leader_id: str,
+        leader_url: str,
+        offset: int,
+        snapshot: ConfigSnapshot,
+        tables: SnapshotTables,
+    ) -> AssignmentRound:
+        """:meth:`_round_robin` when no connector has more tasks than there are members.
+
+        Then a member gets at most one task of each connector, so every task it gets from a
+        connector it does not own is an entry of its own (cached bytes), and its tasks are the
+        slice ``[first::M]`` of all tasks in order (task k goes to member (C + k) mod M). A
+        task of a connector the member owns joins that connector's entry instead.
+        """
+        connectors = tables.sorted_names
+        offsets = tables.task_offsets
+        entries = tables.task_entries()
+        c_total = len(connectors)
+        m_count = len(sorted_members)
+        index = {m: i for i, m in enumerate(sorted_members)}
+        pack = struct.pack
+        int4 = _I.pack
+        assignments: dict[str, bytes] = {}
+        builders = {}
+        for member in order:
+            mi = index[member]
+            first = (mi - c_total) % m_count
+            stream = entries[first::m_count]
+            own_ci = range(mi, c_total, m_count)
+            if not own_ci:
+                assignments[member] = b"".join((header, int4(len(stream)), *stream))
+            else:
+                # the own connector's task (if any) is position k ≡ first (mod M) of its range
+                own_entries: dict[str, bytes] = {}
+                merged: list[int] = []
+                for ci in own_ci:
+                    name = connectors[ci]
+                    base = offsets[ci]
+                    k = base + (first - base) % m_count
+                    if k < offsets[ci + 1]:
+                        own_entries[name] = string_chunk(name) + pack(">iii", 2, -1, k - base)
+                        merged.append((k - first) // m_count)
+                    else:
+                        own_entries[name] = connector_entry(name)
+                for i in reversed(merged):
+                    del stream[i]
+                names = list(own_entries)
+                if len(names) > 1:
+                    names = connector_hash_order(names, presized_capacity(len(names)))
+                assignments[member] = (
+                    header
+                    + int4(len(names) + len(stream))
+                    + b"".join([own_entries[c] for c in names])
+                    + b"".join(stream)
+                )
+            builders[member] = _decoder(leader_id, leader_url, offset, tables, own_ci, mi, m_count)
         return AssignmentRound(assignments, LazyDecoded(builders), 0, NO_ERROR, offset, snapshot)
 
 
@@ -180,25 +251,35 @@ def _decoder(
     leader_id: str,
     leader_url: str,
     offset: int,
-    connectors: list[str],
-    counts: dict[str, int],
-    own_ci: list[int],
-    starts: list[int],
+    tables: SnapshotTables,
+    own_ci: Sequence[int],
     mi: int,
     m_count: int,
 ) -> Callable[[], ConnectAssignment]:
-    def build() -> ConnectAssignment:
-        names = [connectors[ci] for ci in own_ci]
-        wire_conns = connector_hash_order(names, presized_capacity(len(names))) if names else []
-        by_conn: dict[str, list[int]] = {c: [] for c in wire_conns}
-        for ci, name in enumerate(connectors):
-            n = counts[name]
-            first = (mi - starts[ci]) % m_count if ci < len(starts) else n
-            if first < n:
-                by_conn.setdefault(name, []).extend(range(first, n, m_count))
-        tasks = tuple(ConnectorTaskId(c, t) for c, ts in by_conn.items() for t in ts)
-        return ConnectAssignment(
-            0, NO_ERROR, leader_id, leader_url, offset, tuple(wire_conns), tasks
-        )
+    """A builder of what member ``mi`` (of ``m_count``, in sorted order) decodes."""
+    return partial(_decoded, leader_id, leader_url, offset, tables, own_ci, mi, m_count)
 
-    return build
+
+def _decoded(
+    leader_id: str,
+    leader_url: str,
+    offset: int,
+    tables: SnapshotTables,
+    own_ci: Sequence[int],
+    mi: int,
+    m_count: int,
+) -> ConnectAssignment:
+    connectors = tables.sorted_names
+    counts = tables.connectors
+    offsets = tables.task_offsets
+    c_total = len(connectors)
+    names = [connectors[ci] for ci in own_ci]
+    wire_conns = connector_hash_order(names, presized_capacity(len(names))) if names else []
+    by_conn: dict[str, list[int]] = {c: [] for c in wire_conns}
+    for ci, name in enumerate(connectors):
+        n = counts[name]
+        first = (mi - (c_total + offsets[ci]) % m_count) % m_count
+        if first < n:
+            by_conn.setdefault(name, []).extend(range(first, n, m_count))
+    tasks = tuple(ConnectorTaskId(c, t) for c, ts in by_conn.items() for t in ts)
+    return ConnectAssignment(0, NO_ERROR, leader_id, leader_url, offset, tuple(wire_conns), tasks)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import partial
 from typing import Any, TypeVar
 
 from protocol.connect import (
@@ -42,7 +43,9 @@ from ._wire import (
     MemberState,
     assignment_header,
     connector_hash_order,
+    encode_assigned,
     encode_assignment_fast,
+    no_revocations_tail,
     read_member_state,
     sorted_connectors,
     sorted_tasks,
@@ -55,6 +58,8 @@ from .base import (
     check_members,
     config_mismatch_round,
     leader_config_offset,
+    pauses_gc,
+    snapshot_tables,
 )
 
 __all__ = [
@@ -194,7 +199,7 @@ class ClusterAssignment:
 
 
 def _worker_sort_key(ids: Iterable[str]) -> Callable[[str], object]:
-    if all(w.isascii() for w in ids):
+    if "".join(ids).isascii():
         return lambda w: w
     return java_string_key
 
@@ -268,10 +273,7 @@ class IncrementalCooperativeAssignor:
         self.previous_generation_id = -1
         self.previous_members: list[str] = []
         self.num_successive_revoking_rebalances = 0
-        self._conf_key: tuple[int, dict[str, int]] | None = None
-        self._conf: tuple[set[str], set[Task]] = (set(), set())
         self._metadata_cache: dict[str, tuple[bytes, MemberState]] = {}
-        self._conf_sorted: list[Task] | None = None
 
     # ----------------------------------------------------------------------------- state
 
@@ -300,32 +302,33 @@ class IncrementalCooperativeAssignor:
         self.delay_ms = 0
 
     def _configured(self, snapshot: ConfigSnapshot) -> tuple[set[str], set[Task]]:
-        key = self._conf_key
-        if key is not None and key[0] == snapshot.offset and key[1] == snapshot.connectors:
-            return self._conf
-        conns = set(snapshot.connectors)
-        tasks = {(c, i) for c, n in snapshot.connectors.items() for i in range(n)}
-        self._conf_key = (snapshot.offset, dict(snapshot.connectors))
-        self._conf = (conns, tasks)
-        self._conf_sorted = None
-        return self._conf
+        """The configured (connectors, tasks) of ``snapshot``: shared sets, never mutated."""
+        tables = snapshot_tables(snapshot)
+        return tables.connector_set, tables.task_set
+
+    def _sorted_configured_names(self, snapshot: ConfigSnapshot, subset: set[str]) -> list[str]:
+        """``subset`` (⊆ configured connectors) in Java String order."""
+        if len(subset) * 8 < len(snapshot.connectors):
+            return sorted_connectors(subset)
+        names = snapshot_tables(snapshot).sorted_names
+        if len(subset) == len(names):
+            return list(names)
+        return [c for c in names if c in subset]
 
     def _sorted_configured_subset(self, snapshot: ConfigSnapshot, subset: set[Task]) -> list[Task]:
         """``subset`` (⊆ configured tasks) in ConnectorTaskId order."""
         if not subset:
             return []
-        if len(subset) * 8 < len(self._conf[1]):
+        tables = snapshot_tables(snapshot)
+        if len(subset) * 8 < len(tables.task_set):
             return sorted_tasks(subset)
-        if self._conf_sorted is None:
-            self._conf_sorted = [
-                (c, i) for c in snapshot.connector_names() for i in range(snapshot.connectors[c])
-            ]
-        if len(subset) == len(self._conf_sorted):
-            return list(self._conf_sorted)
-        return [t for t in self._conf_sorted if t in subset]
+        if len(subset) == len(tables.sorted_tasks):
+            return list(tables.sorted_tasks)
+        return [t for t in tables.sorted_tasks if t in subset]
 
     # ------------------------------------------------------------------- performAssignment
 
+    @pauses_gc
     def perform_assignment(
         self,
         *,
@@ -407,6 +410,7 @@ class IncrementalCooperativeAssignor:
 
     # --------------------------------------------------------------- performTaskAssignment
 
+    @pauses_gc
     def perform_task_assignment(
         self,
         snapshot: ConfigSnapshot,
@@ -476,8 +480,8 @@ class IncrementalCooperativeAssignor:
         # 4. derived sets
         deleted_c = prev_c - conf_c
         deleted_t = prev_t - conf_t
-        lost_c = sorted_connectors(prev_c - active_c - deleted_c)
-        created_c = sorted_connectors(conf_c - prev_c - active_c)
+        lost_c = self._sorted_configured_names(snapshot, prev_c - active_c - deleted_c)
+        created_c = self._sorted_configured_names(snapshot, conf_c - prev_c - active_c)
         if prev_t is active_t or prev_t == active_t:
             lost_t: list[Task] = []
             if not deleted_t and len(conf_t) == len(prev_t):
@@ -510,12 +514,7 @@ class IncrementalCooperativeAssignor:
                 rt.extend(x for x in _retain_hash_order(t, dup_t, task_hash_order) if x not in seen)
             revoke_c[w] = rc
             revoke_t[w] = rt
-            load = WorkerLoad(w)
-            load.connectors = _without(c, rc)
-            load.tasks = _without(t, rt)
-            load._cur_c = len(load.connectors)
-            load._cur_t = len(load.tasks)
-            loads.append(load)
+            loads.append(WorkerLoad(w, _without(c, rc) if rc else c, _without(t, rt) if rt else t))
 
         # 7. lost assignments
         reassign_c, reassign_t = self.handle_lost_assignments(lost_c, lost_t, loads, now_ms)
@@ -587,11 +586,10 @@ class IncrementalCooperativeAssignor:
         rev_all_t: set[Task] = set().union(*revoke_t.values())
         new_prev_c = active_c - rev_all_c if rev_all_c else set(active_c)
         new_prev_t = active_t - rev_all_t if rev_all_t else active_t.copy()
-        for w in members:
-            if na_c[w]:
-                new_prev_c.update(na_c[w])
-            if na_t[w]:
-                new_prev_t.update(na_t[w])
+        if loads:
+            # ∪ newly assigned = what step 9 dealt (+ lost items dealt in step 7, added below)
+            _add_dealt(new_prev_c, to_assign_c, conf_c)
+            _add_dealt(new_prev_t, to_assign_t, conf_t)
         if rev_all_c:
             new_prev_c -= rev_all_c
         if rev_all_t:
@@ -712,6 +710,15 @@ class IncrementalCooperativeAssignor:
         _water_fill([w.tasks for w in workers], list(tasks))
 
 
+def _add_dealt(into: set[_T], dealt: Sequence[_T], configured: set[_T]) -> None:
+    """Add the distinct configured items ``dealt`` this round to ``into``; when they are all
+    of ``configured``, merge that set (its hashes are stored) instead of the list."""
+    if len(dealt) == len(configured):
+        into |= configured
+    elif dealt:
+        into.update(dealt)
+
+
 def _lb_for(total: int, held: list[list]) -> dict[int, list]:
     n = len(held)
     low = total // n
@@ -784,57 +791,58 @@ def encode_incremental_round(
     (virtual ms). Members with nothing to start or stop share one encoded buffer.
     """
     header = assignment_header(version, NO_ERROR, leader_id, leader_url, offset)
-    empty_data: bytes | None = None
-    empty_builder: Callable[[], ConnectAssignment] | None = None
+    tail = no_revocations_tail(version, delay)
+    build = partial(_build_decoded, version, leader_id, leader_url, offset, delay)
+    empty: tuple[bytes, Callable[[], ConnectAssignment]] | None = None
     assignments: dict[str, bytes] = {}
     builders: dict[str, Callable[[], ConnectAssignment]] = {}
     for m in order:
-        ac = na_c.get(m, ())
-        at = na_t.get(m, ())
-        rc = nr_c.get(m, ())
-        rt = nr_t.get(m, ())
-        if not (ac or at or rc or rt):
-            if empty_data is None or empty_builder is None:
-                empty_data, assigned, revoked = encode_assignment_fast(
-                    header, version, (), (), (), (), delay
-                )
-                empty_builder = _decoded_builder(
-                    version, leader_id, leader_url, offset, assigned, revoked, delay
-                )
-            assignments[m] = empty_data
-            builders[m] = empty_builder
-            continue
-        data, assigned, revoked = encode_assignment_fast(header, version, ac, at, rc, rt, delay)
-        assignments[m] = data
-        builders[m] = _decoded_builder(
-            version, leader_id, leader_url, offset, assigned, revoked, delay
-        )
+        ac = na_c.get(m) or ()
+        at = na_t.get(m) or ()
+        rc = nr_c.get(m) or ()
+        rt = nr_t.get(m) or ()
+        if rc or rt or not version:
+            data, assigned, revoked = encode_assignment_fast(header, version, ac, at, rc, rt, delay)
+            assignments[m] = data
+            builders[m] = partial(build, assigned, revoked)
+        elif ac or at:
+            body, assigned = encode_assigned(ac, at)
+            assignments[m] = b"".join((header, body, tail))
+            builders[m] = partial(build, assigned, _no_items)
+        else:
+            if empty is None:
+                empty_data = b"".join((header, encode_assigned((), ())[0], tail))
+                empty = (empty_data, partial(build, _no_items, _no_items))
+            assignments[m] = empty[0]
+            builders[m] = empty[1]
     return AssignmentRound(assignments, LazyDecoded(builders), delay, NO_ERROR, offset, used)
 
 
-def _decoded_builder(
+def _no_items() -> tuple[list[str], list[Task]]:
+    return [], []
+
+
+def _build_decoded(
     version: int,
     leader: str,
     leader_url: str,
     offset: int,
+    delay: int,
     assigned: Callable[[], tuple[list[str], list[Task]]],
     revoked: Callable[[], tuple[list[str], list[Task]]],
-    delay: int,
-) -> Callable[[], ConnectAssignment]:
-    def build() -> ConnectAssignment:
-        ac, at = assigned()
-        rc, rt = revoked()
-        return ConnectAssignment(
-            version,
-            NO_ERROR,
-            leader,
-            leader_url,
-            offset,
-            tuple(ac),
-            tuple(ConnectorTaskId(c, n) for c, n in at),
-            tuple(rc),
-            tuple(ConnectorTaskId(c, n) for c, n in rt),
-            delay,
-        )
-
-    return build
+) -> ConnectAssignment:
+    """The :class:`ConnectAssignment` a member decodes, from views of its wire lists."""
+    ac, at = assigned()
+    rc, rt = revoked()
+    return ConnectAssignment(
+        version,
+        NO_ERROR,
+        leader,
+        leader_url,
+        offset,
+        tuple(ac),
+        tuple(ConnectorTaskId(c, n) for c, n in at),
+        tuple(rc),
+        tuple(ConnectorTaskId(c, n) for c, n in rt),
+        delay,
+    )

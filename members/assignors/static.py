@@ -62,6 +62,7 @@ from .base import (
     check_members,
     config_mismatch_round,
     leader_config_offset,
+    pauses_gc,
 )
 from .incremental_cooperative import (
     ClusterAssignment,
@@ -212,6 +213,7 @@ class StaticAssignor:
 
     # ------------------------------------------------------------------- performAssignment
 
+    @pauses_gc
     def perform_assignment(
         self,
         *,
@@ -307,6 +309,7 @@ class StaticAssignor:
 
     # ----------------------------------------------------------------- the eight KIP steps
 
+    @pauses_gc
     def perform_task_assignment(
         self,
         snapshot: ConfigSnapshot,

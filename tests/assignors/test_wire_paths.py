@@ -127,6 +127,19 @@ member_ids = st.lists(
     counts=st.dictionaries(names, st.integers(0, 45), max_size=18),
 )
 def test_eager_matches_plain_round_robin(members, counts):
+    _check_eager_round(members, counts)
+
+
+@given(members=member_ids, data=st.data())
+def test_eager_spread_path_matches_plain_round_robin(members, data):
+    # no connector has more tasks than there are members: the sliced fast path
+    counts = data.draw(
+        st.dictionaries(names, st.integers(0, len(members)), max_size=24), label="counts"
+    )
+    _check_eager_round(members, counts)
+
+
+def _check_eager_round(members: list[str], counts: dict[str, int]) -> None:
     snap = ConfigSnapshot(3, counts)
     md = [(m, encode_subscription(WorkerSubscription(0, f"http://{m}", 3))) for m in members]
     res = EagerAssignor().perform_assignment(
@@ -145,3 +158,12 @@ def test_eager_matches_plain_round_robin(members, counts):
         data = encode_assignment(want, 0)
         assert res.assignments[m] == data
         assert res.decoded[m] == decode_assignment(data)
+
+
+
+def test_small_metadata_is_decoded_once_per_content() -> None:
+    data = encode_subscription(WorkerSubscription(1, "http://w:8083", 7, None))
+    first = read_member_state(data)
+    again = read_member_state(bytearray(data))  # same content, another buffer type
+    assert again is first
+    assert (again.url, again.config_offset, again.tasks) == ("http://w:8083", 7, [])
