@@ -6,10 +6,14 @@ wire protocol (messages (de)serialised by ``kio``, see :mod:`scenarios.serve.wir
 it under trio; :mod:`scenarios.serve.config` reads serve scenarios (topics, broker settings,
 fault timeline); :mod:`scenarios.serve.command` is the ``groupsim serve`` command. Needs the
 ``serve`` extra (``pip install groupsim[serve]``). User guide: ``docs/serve.md``.
+
+Names are imported lazily, so ``groupsim`` starts without ``kio`` installed.
 """
 
-from .broker import Broker, GroupSnapshot, open_broker
-from .config import ServeInputError, ServeOptions, ServeScenario, load_serve_scenario
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __all__ = [
     "Broker",
@@ -20,3 +24,20 @@ __all__ = [
     "ServeInputError",
     "load_serve_scenario",
 ]
+
+_WHERE = {
+    "Broker": "broker",
+    "GroupSnapshot": "broker",
+    "open_broker": "broker",
+    "ServeOptions": "config",
+    "ServeScenario": "config",
+    "ServeInputError": "config",
+    "load_serve_scenario": "config",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'scenarios.serve' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"scenarios.serve.{module}"), name)
