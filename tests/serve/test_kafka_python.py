@@ -158,3 +158,43 @@ async def test_a_coordinator_failover_answers_not_coordinator_then_reloads_the_g
             await a.stop()
             await b.stop()
     assert check_records(broker.log.records) == []
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=False, reason="needs KIP-345 in the coordinator")
+async def test_a_static_member_restarted_within_its_session_timeout_gets_its_partitions_back():
+    """KIP-345: a static member (``group.instance.id``) that restarts within
+    ``session.timeout.ms`` rejoins under its instance id and gets its old partitions with no
+    rebalance (Kafka ``GroupMetadataManager#updateStaticMemberThenRebalanceOrCompleteJoin``:
+    in a Stable group the new member id replaces the old one and the member gets the
+    current assignment)."""
+    async with open_broker(options()) as broker:
+        static = {"session_timeout_ms": 6000}
+        a = kafka_python(broker.port, "sa", group_instance_id="instance-a", **static).start()
+        b = kafka_python(broker.port, "sb", group_instance_id="instance-b", **static).start()
+        try:
+            await wait_for(
+                lambda: partition_counts(broker) == {"sa": 3, "sb": 3}
+                and b.assignment is not None
+                and len(b.assignment) == 3,
+                30,
+                "a Stable group of two static members",
+            )
+            requests = [r for r in broker.log.records if r["kind"] == "wire_request"]
+            assert {r["group_instance_id"] for r in requests if r["api"] == "JoinGroup"} == {
+                "instance-a",
+                "instance-b",
+            }
+            before = list(b.assignment)
+            generation = broker.snapshot(GROUP).generation
+            await b.stop()  # a static member does not send LeaveGroup on close
+            b = kafka_python(broker.port, "sb", group_instance_id="instance-b", **static).start()
+            await wait_for(
+                lambda: b.assignment is not None and len(b.assignment) == 3, 30, "b back"
+            )
+            assert b.assignment == before
+            assert broker.snapshot(GROUP).generation == generation
+            assert not [r for r in broker.log.records if r["kind"] == "member_removed"]
+        finally:
+            await a.stop()
+            await b.stop()
