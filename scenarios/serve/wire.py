@@ -166,8 +166,9 @@ def decode_request(frame: bytes) -> Request:
         raise WireError(f"unsupported {name} version {version} (groupsim serves {low}-{high})")
     read_header, read_body, _ = _request_reader(api_key, version)
     try:
-        header, offset = read_header(frame, 0)
-        body, _end = read_body(frame, offset)
+        # kio readers return (value, number of bytes read)
+        header, header_size = read_header(frame, 0)
+        body, _body_size = read_body(frame, header_size)
     except Exception as exc:  # kio raises several types on a malformed body
         raise WireError(f"cannot decode {API_NAMES[api_key]} v{version}: {exc}") from None
     return Request(api_key, version, correlation_id, header.client_id or "", body)
