@@ -41,7 +41,15 @@ from protocol.effects import CancelTimer, Effect, Log, Send, SetTimer
 from scenarios.eventlog import LOG_VERSION, EventLog
 
 from . import wire
-from .config import FaultStep, ServeOptions
+from .config import (
+    CoordinatorFailover,
+    FaultStep,
+    Heal,
+    Latency,
+    Loss,
+    Partition,
+    ServeOptions,
+)
 from .wire import build, kio_error, td
 
 __all__ = ["Broker", "open_broker", "GroupSnapshot"]
@@ -348,40 +356,34 @@ class Broker:
         stored record ``down_ms`` later (``GroupCoordinator.load``).
         """
         now = self.now_ms()
-        action = type(step).__struct_config__.tag  # type: ignore[attr-defined]
+        action = type(step).__struct_config__.tag
         fields: dict[str, Any] = {"fault": action}
-        member = getattr(step, "member", None)
-        if member is not None:
-            fields["member"] = member
-        if action == "partition":
-            self._partitioned.add(member)
-            duration = step.duration_ms  # type: ignore[union-attr]
-            if duration:
-                fields["duration_ms"] = duration
-                self._later(duration, lambda: self._heal(member, logged=True))
-        elif action == "heal":
-            self._heal(member, logged=False)
-        elif action == "loss":
-            until = now + step.duration_ms  # type: ignore[union-attr]
-            direction, probability = step.direction, step.probability  # type: ignore[union-attr]
-            self._loss[member] = (direction, probability, until)
-            fields.update(direction=direction, probability=probability, until_ms=until)
-        elif action == "latency":
-            extra = step.extra_ms  # type: ignore[union-attr]
-            until = now + step.duration_ms  # type: ignore[union-attr]
-            self._latency[member] = (extra, until)
-            fields.update(extra_ms=extra, until_ms=until)
-        elif action == "slow":
-            stall = step.stall_ms  # type: ignore[union-attr]
-            self._slow[member] = now + stall
-            fields["stall_ms"] = stall
-        elif action == "coordinator_failover":
-            down = step.down_ms  # type: ignore[union-attr]
-            fields["down_ms"] = down
+        if isinstance(step, CoordinatorFailover):
+            fields["down_ms"] = step.down_ms
             self._emit("fault", **fields)
             self._unload_all()
-            self._later(down, self._load_all)
+            self._later(step.down_ms, self._load_all)
             return
+        member = step.member
+        fields["member"] = member
+        if isinstance(step, Partition):
+            self._partitioned.add(member)
+            if step.duration_ms:
+                fields["duration_ms"] = step.duration_ms
+                self._later(step.duration_ms, lambda: self._heal(member, logged=True))
+        elif isinstance(step, Heal):
+            self._heal(member, logged=False)
+        elif isinstance(step, Loss):
+            until = now + step.duration_ms
+            self._loss[member] = (step.direction, step.probability, until)
+            fields.update(direction=step.direction, probability=step.probability, until_ms=until)
+        elif isinstance(step, Latency):
+            until = now + step.duration_ms
+            self._latency[member] = (step.extra_ms, until)
+            fields.update(extra_ms=step.extra_ms, until_ms=until)
+        else:  # Slow
+            self._slow[member] = now + step.stall_ms
+            fields["stall_ms"] = step.stall_ms
         self._emit("fault", **fields)
 
     def _later(self, delay_ms: int, action: Callable[[], None]) -> None:
@@ -494,7 +496,9 @@ class Broker:
             slot = _Slot()
             conn.slot = slot
             coord = self._coordinator(group_request.group_id)
-            self._apply(group_request.group_id, coord.handle(conn.address, group_request, self.now_ms()))
+            self._apply(
+                group_request.group_id, coord.handle(conn.address, group_request, self.now_ms())
+            )
             await self._await_slot(conn, slot)
             conn.slot = None
             if slot.answer is None:
@@ -694,9 +698,9 @@ class Broker:
         version = request.api_version
         mod = wire.module(8, version, True)
         req = request.body
-        generation = getattr(req, "generation_id_or_member_epoch", None)
-        if generation is None:
-            generation = getattr(req, "generation_id", -1)
+        generation: int = getattr(
+            req, "generation_id_or_member_epoch", getattr(req, "generation_id", -1)
+        )
         error = self._commit_error(req.group_id, generation, req.member_id)
         topics = []
         for t in req.topics:
@@ -712,7 +716,9 @@ class Broker:
                         error_code=kio_error(error),
                     )
                 )
-            topics.append(build(mod.OffsetCommitResponseTopic, name=t.name, partitions=tuple(parts)))
+            topics.append(
+                build(mod.OffsetCommitResponseTopic, name=t.name, partitions=tuple(parts))
+            )
         self._emit(
             "offset_commit",
             member=conn.address,
@@ -757,7 +763,11 @@ class Broker:
         mod = wire.module(9, version, True)
         req = request.body
         if version >= 8:
-            names = ("partition_indexes", "OffsetFetchResponsePartitions", "OffsetFetchResponseTopics")
+            names = (
+                "partition_indexes",
+                "OffsetFetchResponsePartitions",
+                "OffsetFetchResponseTopics",
+            )
             groups = []
             for g in req.groups:
                 topics, error = self._fetched_topics(mod, g.group_id, g.topics, names)
@@ -1066,9 +1076,7 @@ def _from_group_response(request: wire.Request, req: pg.Request, answer: Any) ->
 
 
 @asynccontextmanager
-async def open_broker(
-    options: ServeOptions, out: Path | None = None
-) -> AsyncIterator[Broker]:
+async def open_broker(options: ServeOptions, out: Path | None = None) -> AsyncIterator[Broker]:
     """Run a :class:`Broker` in the background for the body of the ``async with``.
 
     On exit (normal, error or cancellation) the server stops, ``run_end`` is logged and, with

@@ -26,12 +26,15 @@ _CONTROL_HELP = (
 def serve(
     scenario: Annotated[
         Path | None,
-        typer.Option(help="Serve scenario file (TOML: topics, coordinator settings, fault timeline)."),
+        typer.Option(
+            help="Serve scenario file (TOML: topics, coordinator settings, fault timeline)."
+        ),
     ] = None,
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on (0: any free port).")] = 9092,
     seed: Annotated[
-        int | None, typer.Option(help="Seed of member ids and loss draws (default: the scenario's).")
+        int | None,
+        typer.Option(help="Seed of member ids and loss draws (default: the scenario's)."),
     ] = None,
     out: Annotated[
         Path, typer.Option(help="Where events.jsonl and summary.json are written on exit.")

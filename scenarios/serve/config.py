@@ -43,6 +43,12 @@ from scenarios.schema import (
 
 __all__ = [
     "FaultStep",
+    "Partition",
+    "Heal",
+    "Loss",
+    "Latency",
+    "Slow",
+    "CoordinatorFailover",
     "ServeScenario",
     "ServeOptions",
     "ServeInputError",
@@ -118,7 +124,9 @@ def load_serve_scenario(path: str | Path) -> ServeScenario:
     except msgspec.DecodeError as exc:
         raise ServeInputError(f"{path}: malformed TOML: {exc}") from None
     try:
-        CoordinatorConfig.from_mapping(scenario.coordinator, where=f"{path}: coordinator")
+        CoordinatorConfig.from_mapping(
+            scenario.coordinator.to_mapping(), where=f"{path}: coordinator"
+        )
     except ConfigError as exc:
         raise ServeInputError(str(exc)) from None
     return scenario
@@ -158,11 +166,7 @@ def parse_setting(text: str) -> tuple[str, Any]:
     key, sep, raw = text.partition("=")
     if not sep or not key:
         raise ServeInputError(f"--set {text!r}: expected KEY=VALUE")
-    value: Any = raw
-    try:
-        value = int(raw)
-    except ValueError:
-        pass
+    value: Any = int(raw) if raw.strip().lstrip("-").isdigit() else raw
     return key.strip(), value
 
 

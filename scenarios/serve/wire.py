@@ -113,8 +113,9 @@ class Request:
 @cache
 def module(api_key: int, version: int, response: bool) -> types.ModuleType:
     """The kio schema module of one API's request or response at ``version``."""
-    kind = EntityType.response if response else EntityType.request
-    return load_payload_module(api_key, version, kind)
+    if response:
+        return load_payload_module(api_key, version, EntityType.response)
+    return load_payload_module(api_key, version, EntityType.request)
 
 
 def _payload_class(api_key: int, version: int, response: bool) -> type:

@@ -77,7 +77,7 @@ def test_a_serve_scenario_takes_fault_steps_only(tmp_path: Path):
     with pytest.raises(ServeInputError, match=r"bad\.toml: .*timeline\[0\]"):
         load_serve_scenario(bad)
     unknown = tmp_path / "unknown.toml"
-    unknown.write_text("[coordinator]\n\"group.max.sizes\" = 3\n")
+    unknown.write_text('[coordinator]\n"group.max.sizes" = 3\n')
     with pytest.raises(ServeInputError, match="group.max.sizes"):
         load_serve_scenario(unknown)
 
@@ -103,8 +103,17 @@ def test_sigint_stops_the_server_and_leaves_a_checkable_log(tmp_path: Path):
     )
     out = tmp_path / "out"
     proc = _groupsim(
-        "serve", "--port", "0", "--scenario", str(scenario), "--topic", "orders:4",
-        "--out", str(out), "--seed", "9",
+        "serve",
+        "--port",
+        "0",
+        "--scenario",
+        str(scenario),
+        "--topic",
+        "orders:4",
+        "--out",
+        str(out),
+        "--seed",
+        "9",
     )
     try:
         port = _port(proc)
@@ -133,16 +142,17 @@ def test_sigint_stops_the_server_and_leaves_a_checkable_log(tmp_path: Path):
     assert check_log(out / "events.jsonl") == []
     check = subprocess.run(
         [sys.executable, "-m", "scenarios.cli", "check", str(out / "events.jsonl")],
-        cwd=ROOT, capture_output=True, text=True, timeout=60,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert check.returncode == 0, check.stdout
 
 
 def test_control_commands_on_stdin_inject_faults_and_stop(tmp_path: Path):
     out = tmp_path / "out"
-    proc = _groupsim(
-        "serve", "--port", "0", "--control", "--out", str(out), stdin=subprocess.PIPE
-    )
+    proc = _groupsim("serve", "--port", "0", "--control", "--out", str(out), stdin=subprocess.PIPE)
     try:
         _port(proc)
         stdout, stderr = proc.communicate(
@@ -156,4 +166,7 @@ def test_control_commands_on_stdin_inject_faults_and_stop(tmp_path: Path):
     assert proc.returncode == 0, stderr
     assert "bogus" in stderr
     faults = [r for r in read_jsonl(out / "events.jsonl") if r["kind"] == "fault"]
-    assert [(f["fault"], f["member"]) for f in faults][:2] == [("partition", "c1"), ("latency", "c2")]
+    assert [(f["fault"], f["member"]) for f in faults][:2] == [
+        ("partition", "c1"),
+        ("latency", "c2"),
+    ]

@@ -34,7 +34,9 @@ async def test_three_consumers_share_six_partitions_and_a_closed_one_hands_its_p
         clients = {f"c{i}": kafka_python(broker.port, f"c{i}").start() for i in range(3)}
         try:
             await wait_for(
-                lambda: all(c.assignment is not None and len(c.assignment) == 2 for c in clients.values()),
+                lambda: all(
+                    c.assignment is not None and len(c.assignment) == 2 for c in clients.values()
+                ),
                 30,
                 "three consumers with 2 partitions each",
             )
@@ -46,7 +48,9 @@ async def test_three_consumers_share_six_partitions_and_a_closed_one_hands_its_p
             moved = set(leaving.assignment)
             await leaving.stop()  # KafkaConsumer.close(): LeaveGroup
             await wait_for(
-                lambda: all(c.assignment is not None and len(c.assignment) == 3 for c in clients.values()),
+                lambda: all(
+                    c.assignment is not None and len(c.assignment) == 3 for c in clients.values()
+                ),
                 30,
                 "the two remaining consumers with 3 partitions each",
             )
@@ -68,9 +72,11 @@ async def test_a_killed_consumer_is_removed_after_its_session_timeout():
         victim = killable_kafka_python(broker.port, "victim", session_timeout_ms=1500)
         try:
             await wait_for(
-                lambda: partition_counts(broker) == {"alive": 3, "victim": 3}
-                and survivor.assignment is not None
-                and len(survivor.assignment) == 3,
+                lambda: (
+                    partition_counts(broker) == {"alive": 3, "victim": 3}
+                    and survivor.assignment is not None
+                    and len(survivor.assignment) == 3
+                ),
                 30,
                 "a Stable group of two with 3 partitions each",
             )
@@ -101,9 +107,11 @@ async def test_a_partitioned_consumer_loses_and_regains_its_partitions():
         b = kafka_python(broker.port, "b", session_timeout_ms=1500).start()
         try:
             await wait_for(
-                lambda: partition_counts(broker) == {"a": 3, "b": 3}
-                and b.assignment is not None
-                and len(b.assignment) == 3,
+                lambda: (
+                    partition_counts(broker) == {"a": 3, "b": 3}
+                    and b.assignment is not None
+                    and len(b.assignment) == 3
+                ),
                 30,
                 "a Stable group of two",
             )
@@ -115,9 +123,11 @@ async def test_a_partitioned_consumer_loses_and_regains_its_partitions():
             )
             broker.inject(Heal(at_ms=0, member="b"))
             await wait_for(
-                lambda: partition_counts(broker) == {"a": 3, "b": 3}
-                and b.assignment is not None
-                and len(b.assignment) == 3,
+                lambda: (
+                    partition_counts(broker) == {"a": 3, "b": 3}
+                    and b.assignment is not None
+                    and len(b.assignment) == 3
+                ),
                 40,
                 "b to rejoin and get 3 partitions back",
             )
@@ -174,9 +184,11 @@ async def test_a_static_member_restarted_within_its_session_timeout_gets_its_par
         b = kafka_python(broker.port, "sb", group_instance_id="instance-b", **static).start()
         try:
             await wait_for(
-                lambda: partition_counts(broker) == {"sa": 3, "sb": 3}
-                and b.assignment is not None
-                and len(b.assignment) == 3,
+                lambda: (
+                    partition_counts(broker) == {"sa": 3, "sb": 3}
+                    and b.assignment is not None
+                    and len(b.assignment) == 3
+                ),
                 30,
                 "a Stable group of two static members",
             )

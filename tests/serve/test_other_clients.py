@@ -1,4 +1,4 @@
-"""confluent-kafka (librdkafka), its admin client, aiokafka and kafkajs against ``groupsim serve``."""
+"""confluent-kafka (librdkafka), its admin client, aiokafka and kafkajs against groupsim serve."""
 
 from __future__ import annotations
 

@@ -14,14 +14,18 @@ pytest.importorskip("kio")
 from kio.schema.errors import ErrorCode  # noqa: E402
 from kio.serial import entity_reader, entity_writer  # noqa: E402
 
-from scenarios.serve import open_broker  # noqa: E402
-from scenarios.serve import wire  # noqa: E402
+from scenarios.serve import (
+    open_broker,  # noqa: E402
+    wire,  # noqa: E402
+)
 from scenarios.serve.config import CoordinatorFailover  # noqa: E402
 
 from .clients import options  # noqa: E402
 
 
-def _request_frame(api_key: int, version: int, correlation_id: int, client_id: str, **body) -> bytes:
+def _request_frame(
+    api_key: int, version: int, correlation_id: int, client_id: str, **body
+) -> bytes:
     cls = wire._payload_class(api_key, version, False)
     header_cls = cls.__header_schema__
     buffer = io.BytesIO()
@@ -60,13 +64,17 @@ def test_a_flexible_request_is_decoded_with_header_v2_and_answered_with_header_v
     assert (request.body.group_id, request.body.generation_id) == ("g", 3)
     cls = wire.response_class(12, 4)
     data = wire.encode_response(
-        12, 4, 77, cls(throttle_time=datetime.timedelta(0), error_code=ErrorCode.rebalance_in_progress)
+        12,
+        4,
+        77,
+        cls(throttle_time=datetime.timedelta(0), error_code=ErrorCode.rebalance_in_progress),
     )
     # header v1: correlation id then an empty tagged-field section (one zero byte)
     assert data[4:9] == struct.pack(">i", 77) + b"\x00"
-    assert _decode_response(12, 4, data) == (77, cls(
-        throttle_time=datetime.timedelta(0), error_code=ErrorCode.rebalance_in_progress
-    ))
+    assert _decode_response(12, 4, data) == (
+        77,
+        cls(throttle_time=datetime.timedelta(0), error_code=ErrorCode.rebalance_in_progress),
+    )
 
 
 def test_an_apiversions_response_always_has_header_v0():
