@@ -170,3 +170,23 @@ def test_control_commands_on_stdin_inject_faults_and_stop(tmp_path: Path):
         ("partition", "c1"),
         ("latency", "c2"),
     ]
+
+
+def test_check_takes_the_groups_of_a_served_log_one_at_a_time():
+    from scenarios.check import check_records
+
+    def state(t: int, group: str, old: str, new: str) -> dict:
+        return {"t_ms": t, "seq": t, "kind": "group_state", "group": group, "from": old, "to": new}
+
+    records = [
+        {"t_ms": 0, "seq": 0, "kind": "run_start", "log_version": 1},
+        state(1, "a", "Empty", "PreparingRebalance"),
+        state(2, "b", "Empty", "PreparingRebalance"),
+        state(3, "a", "PreparingRebalance", "CompletingRebalance"),
+        state(4, "b", "PreparingRebalance", "CompletingRebalance"),
+    ]
+    assert check_records(records) == []
+    broken = [*records, state(5, "b", "PreparingRebalance", "Stable")]
+    assert [(v["invariant"], v["group"]) for v in check_records(broken)] == [
+        ("illegal_transition", "b")
+    ]
