@@ -517,7 +517,9 @@ class Broker:
             "group": req.group_id,
         }
         if isinstance(req, pg.LeaveGroupRequest):
-            fields["member_ids"] = list(req.member_ids)
+            fields["member_ids"] = list(req.member_ids) + [
+                m.member_id for m in getattr(req, "members", ())
+            ]
         else:
             fields["member_id"] = req.member_id
         if isinstance(req, pg.JoinGroupRequest):
@@ -1002,11 +1004,19 @@ def _to_group_request(request: wire.Request) -> pg.Request:
             generation_id=body.generation_id,
             group_instance_id=instance,
         )
-    if version >= 3:
-        ids = tuple(m.member_id for m in body.members)
-        reason = next((m.reason for m in body.members if getattr(m, "reason", None)), None)
-    else:
-        ids, reason = (body.member_id,), None
+    if version < 3:
+        return pg.LeaveGroupRequest(group_id=body.group_id, member_ids=(body.member_id,))
+    reason = next((m.reason for m in body.members if getattr(m, "reason", None)), None)
+    identity = getattr(pg, "MemberIdentity", None)
+    if identity is not None:
+        # A KIP-345 coordinator takes full identities (member id and/or group.instance.id).
+        members = tuple(
+            identity(m.member_id, m.group_instance_id, getattr(m, "reason", None))
+            for m in body.members
+        )
+        extra: dict[str, Any] = {"members": members}
+        return pg.LeaveGroupRequest(group_id=body.group_id, reason=reason, **extra)
+    ids = tuple(m.member_id for m in body.members)
     return pg.LeaveGroupRequest(group_id=body.group_id, member_ids=ids, reason=reason)
 
 
@@ -1061,9 +1071,20 @@ def _from_group_response(request: wire.Request, req: pg.Request, answer: Any) ->
         return build(cls, throttle_time=td(0), error_code=error)
     assert isinstance(req, pg.LeaveGroupRequest)
     errors = dict(answer.member_errors)
-    members = ()
-    if version >= 3:
-        members = tuple(
+    leaving: tuple[Any, ...] = ()
+    answers = getattr(answer, "members", ())  # a KIP-345 coordinator's per-member answers
+    if version >= 3 and answers:
+        leaving = tuple(
+            build(
+                mod.MemberResponse,
+                member_id=a.member_id,
+                group_instance_id=a.group_instance_id,
+                error_code=kio_error(int(a.error)),
+            )
+            for a in answers
+        )
+    elif version >= 3:
+        leaving = tuple(
             build(
                 mod.MemberResponse,
                 member_id=mid,
@@ -1072,7 +1093,7 @@ def _from_group_response(request: wire.Request, req: pg.Request, answer: Any) ->
             )
             for mid in req.member_ids
         )
-    return build(cls, throttle_time=td(0), error_code=error, members=members)
+    return build(cls, throttle_time=td(0), error_code=error, members=leaving)
 
 
 @asynccontextmanager
