@@ -60,6 +60,7 @@ _GROUP_APIS = {11: "JoinGroup", 14: "SyncGroup", 12: "Heartbeat", 13: "LeaveGrou
 _E = pg.ErrorCode
 _UNKNOWN_TOPIC_OR_PARTITION = 3
 _UNKNOWN_TOPIC_ID = 100
+_GROUP_ID_NOT_FOUND = 69
 _UNSUPPORTED_VERSION = 35
 _COORDINATOR_KEY_TYPE_GROUP = 0
 
@@ -677,21 +678,44 @@ class Broker:
             port=port,
         )
 
-    def _commit_error(self, group_id: str, generation: int, member_id: str) -> _E:
-        """``ClassicGroup#validateOffsetCommit`` (Kafka 4.0's classic group rules)."""
+    def _commit_error(
+        self, group_id: str, generation: int, member_id: str, instance_id: str | None, version: int
+    ) -> int:
+        """The error of an OffsetCommit, as Kafka 4.0 checks it for a classic group
+        (``OffsetMetadataManager#validateOffsetCommit`` then ``ClassicGroup
+        #validateOffsetCommit`` / ``#validateMember``).
+
+        Groupsim does not create Kafka's "simple" group for a generation -1 commit to an
+        unknown group; the commit is accepted and the group stays unknown.
+        """
         if self.down:
             return _E.NOT_COORDINATOR
         coord = self.groups.get(group_id)
-        if coord is None or (generation < 0 and not member_id):
-            if coord is not None and coord.members():
-                return _E.UNKNOWN_MEMBER_ID  # a "simple" commit into a group with members
+        if coord is None:
+            if generation < 0:
+                return _E.NONE
+            return _GROUP_ID_NOT_FOUND if version >= 9 else _E.ILLEGAL_GENERATION
+        state = coord.state.value
+        if state == "Dead":
+            return _E.COORDINATOR_NOT_AVAILABLE
+        if generation < 0 and state == "Empty":
             return _E.NONE
-        if coord.state.value == "CompletingRebalance":
-            return _E.REBALANCE_IN_PROGRESS
-        if coord.member(member_id) is None:
+        if generation >= 0 or member_id or instance_id is not None:
+            static_member_id = getattr(coord, "static_member_id", None)  # KIP-345 coordinators
+            if instance_id is not None and static_member_id is not None:
+                existing = static_member_id(instance_id)
+                if existing is None:
+                    return _E.UNKNOWN_MEMBER_ID
+                if existing != member_id:
+                    return _E.FENCED_INSTANCE_ID
+            if coord.member(member_id) is None:
+                return _E.UNKNOWN_MEMBER_ID
+            if generation != coord.generation_id:
+                return _E.ILLEGAL_GENERATION
+        elif state != "Empty":
             return _E.UNKNOWN_MEMBER_ID
-        if generation != coord.generation_id:
-            return _E.ILLEGAL_GENERATION
+        if state == "CompletingRebalance":
+            return _E.REBALANCE_IN_PROGRESS
         return _E.NONE
 
     async def _offset_commit(self, conn: _Conn, request: wire.Request) -> Any:
@@ -703,12 +727,18 @@ class Broker:
         generation: int = getattr(
             req, "generation_id_or_member_epoch", getattr(req, "generation_id", -1)
         )
-        error = self._commit_error(req.group_id, generation, req.member_id)
+        error = self._commit_error(
+            req.group_id,
+            generation,
+            req.member_id,
+            getattr(req, "group_instance_id", None),
+            version,
+        )
         topics = []
         for t in req.topics:
             parts = []
             for p in t.partitions:
-                if error is _E.NONE:
+                if error == _E.NONE:
                     key = (req.group_id, t.name, p.partition_index)
                     self.offsets[key] = (p.committed_offset, p.committed_metadata)
                 parts.append(
@@ -727,7 +757,7 @@ class Broker:
             group=req.group_id,
             member_id=req.member_id,
             generation=generation,
-            error=error.name,
+            error=kio_error(error).name.upper(),
             partitions=sum(len(t.partitions) for t in req.topics),
         )
         return build(wire.response_class(8, version), throttle_time=td(0), topics=tuple(topics))
@@ -870,8 +900,9 @@ class Broker:
         )
 
     async def _describe_groups(self, conn: _Conn, request: wire.Request) -> Any:
-        """DescribeGroups (``ClassicGroup#describe``): members with metadata and assignment
-        when Stable, without them otherwise; an unknown group is ``Dead`` with no error."""
+        """DescribeGroups (``GroupMetadataManager#describeGroups``): protocol, members with
+        metadata and assignment when Stable, members without them otherwise; an unknown group
+        is ``Dead`` with no error."""
         version = request.api_version
         mod = wire.module(15, version, True)
         described = []
@@ -884,8 +915,9 @@ class Broker:
             else:
                 state = coord.state.value
                 protocol_type = coord.protocol_type or ""
-                protocol = coord.protocol_name or ""
                 stable = state == "Stable"
+                # GroupMetadataManager#describeGroups: the protocol only when Stable
+                protocol = (coord.protocol_name or "") if stable else ""
                 for m in coord.members():
                     members.append(
                         build(

@@ -179,3 +179,61 @@ async def test_join_group_goes_through_kip394_then_the_initial_delay():
     assert kinds[0] == "run_start" and broker.log.records[0]["log_version"] == 1
     assert kinds[-1] == "run_end"
     assert "generation" in kinds and "fault" in kinds
+
+
+async def test_offset_commits_follow_kafkas_classic_group_checks_and_are_fetched_back():
+    async with open_broker(options()) as broker:
+        def commit(version: int, generation: int, offset: int) -> bytes:
+            module = wire.module(8, version, False)
+            partition = wire.build(
+                module.OffsetCommitRequestPartition,
+                partition_index=2,
+                committed_offset=offset,
+                committed_leader_epoch=-1,
+                committed_metadata="m",
+            )
+            topic = module.OffsetCommitRequestTopic(name="orders", partitions=(partition,))
+            return _request_frame(
+                8,
+                version,
+                3,
+                "raw",
+                group_id="simple",
+                generation_id_or_member_epoch=generation,
+                member_id="",
+                group_instance_id=None,
+                topics=(topic,),
+            )
+
+        async def commit_error(version: int, generation: int, offset: int) -> ErrorCode:
+            _, body = await _roundtrip(broker.port, 8, version, commit(version, generation, offset))
+            return body.topics[0].partitions[0].error_code
+
+        # OffsetMetadataManager#validateOffsetCommit: an unknown group with a generation
+        assert await commit_error(8, 5, 10) == ErrorCode.illegal_generation
+        assert await commit_error(9, 5, 10) == ErrorCode.group_id_not_found
+        # generation -1: a "simple" commit is accepted
+        assert await commit_error(9, -1, 42) == ErrorCode.none
+        fetch = wire.module(9, 7, False)
+        frame = _request_frame(
+            9,
+            7,
+            4,
+            "raw",
+            group_id="simple",
+            topics=(fetch.OffsetFetchRequestTopic(name="orders", partition_indexes=(2, 3)),),
+            require_stable=False,
+        )
+        _, body = await _roundtrip(broker.port, 9, 7, frame)
+        offsets = {p.partition_index: p.committed_offset for p in body.topics[0].partitions}
+        assert offsets == {2: 42, 3: -1}
+
+
+async def test_describe_groups_of_an_unknown_group_is_dead_without_error():
+    async with open_broker(options()) as broker:
+        frame = _request_frame(
+            15, 5, 6, "raw", groups=("nobody",), include_authorized_operations=False
+        )
+        _, body = await _roundtrip(broker.port, 15, 5, frame)
+        (group,) = body.groups
+        assert (group.error_code, group.group_state, group.members) == (ErrorCode.none, "Dead", ())
