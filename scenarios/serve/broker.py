@@ -148,7 +148,10 @@ class Broker:
     def __init__(self, options: ServeOptions, log: EventLog | None = None) -> None:
         self.options = options
         self.log = log if log is not None else EventLog()
+        # Member ids and loss draws have their own generators: a loss fault never changes
+        # the member ids a seed gives.
         self.rng = random.Random(options.seed)
+        self.loss_rng = random.Random(f"loss:{options.seed}")
         self.port = options.port
         self.groups: dict[str, GroupCoordinator] = {}
         self.offsets: dict[tuple[str, str, int], tuple[int, str | None]] = {}
@@ -263,6 +266,9 @@ class Broker:
             pass
         except wire.WireError as exc:
             self._emit("connection_error", member=conn.address, error=str(exc))
+        except Exception as exc:  # a groupsim bug must not stop the broker: log, close
+            error = f"internal error: {type(exc).__name__}: {exc}"
+            self._emit("connection_error", member=conn.address, error=error)
         finally:
             if self._conns.get(conn.address) is conn:
                 del self._conns[conn.address]
@@ -328,7 +334,7 @@ class Broker:
             return False
         if way not in ("both", direction):
             return False
-        return self.rng.random() < probability
+        return self.loss_rng.random() < probability
 
     async def _delay(self, client: str) -> None:
         latency = self._latency.get(client)

@@ -52,6 +52,12 @@ async def wait_for(predicate: Callable[[], bool], timeout_s: float, what: str) -
         raise AssertionError(f"timed out after {timeout_s} s waiting for {what}") from None
 
 
+def assert_clean(broker: Any) -> None:
+    """No connection was closed for a frame groupsim could not serve or an internal error."""
+    errors = [r for r in broker.log.records if r["kind"] == "connection_error"]
+    assert errors == []
+
+
 def partition_counts(broker: Any, group: str = GROUP) -> dict[str, int]:
     """client.id -> number of partitions the coordinator's stored assignment gives it."""
     snap = broker.snapshot(group)

@@ -14,8 +14,9 @@ from scenarios.check import check_records  # noqa: E402
 from scenarios.serve import open_broker  # noqa: E402
 from scenarios.serve.config import Heal, Partition  # noqa: E402
 
-from .clients import (  # noqa: E402
+from .clients import (
     GROUP,
+    assert_clean,  # noqa: E402
     kafka_python,
     killable_kafka_python,
     options,
@@ -63,6 +64,8 @@ async def test_three_consumers_share_six_partitions_and_a_closed_one_hands_its_p
             for c in clients.values():
                 await c.stop()
         assert check_records(broker.log.records) == []
+        assert_clean(broker)
+    assert_clean(broker)
 
 
 @pytest.mark.slow
@@ -98,6 +101,7 @@ async def test_a_killed_consumer_is_removed_after_its_session_timeout():
             victim.wait()
             await survivor.stop()
     assert check_records(broker.log.records) == []
+    assert_clean(broker)
 
 
 @pytest.mark.slow
@@ -140,6 +144,7 @@ async def test_a_partitioned_consumer_loses_and_regains_its_partitions():
     removed = [r for r in records if r["kind"] == "member_removed"]
     assert removed[0]["reason"] == "session_timeout" and removed[0]["member"].startswith("b#")
     assert check_records(records) == []
+    assert_clean(broker)
 
 
 @pytest.mark.slow
@@ -168,6 +173,7 @@ async def test_a_coordinator_failover_answers_not_coordinator_then_reloads_the_g
             await a.stop()
             await b.stop()
     assert check_records(broker.log.records) == []
+    assert_clean(broker)
 
 
 @pytest.mark.slow

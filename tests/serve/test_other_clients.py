@@ -18,7 +18,16 @@ pytest.importorskip("kio")
 from scenarios.check import check_records  # noqa: E402
 from scenarios.serve import open_broker  # noqa: E402
 
-from .clients import GROUP, TOPIC, ThreadClient, confluent, options, partition_counts, wait_for  # noqa: E402
+from .clients import (
+    GROUP,
+    TOPIC,
+    ThreadClient,
+    assert_clean,
+    confluent,
+    options,
+    partition_counts,
+    wait_for,
+)  # noqa: E402
 
 
 def _both_have_three(clients: list[ThreadClient]) -> bool:
@@ -46,6 +55,7 @@ async def test_confluent_kafka_consumers_split_the_topic(strategy):
     versions = {r["api"]: r["version"] for r in broker.log.records if r["kind"] == "wire_request"}
     assert versions["JoinGroup"] == 5 and versions["SyncGroup"] == 3  # librdkafka 2.x
     assert check_records(broker.log.records) == []
+    assert_clean(broker)
 
 
 @pytest.mark.slow
@@ -128,6 +138,7 @@ async def test_aiokafka_two_members_split_the_topic():
             await trio.to_thread.run_sync(thread.join, 30)
     assert sorted(seen["a1"] + seen["a2"]) == list(range(6))
     assert check_records(broker.log.records) == []
+    assert_clean(broker)
 
 
 _KAFKAJS = r"""
@@ -211,3 +222,4 @@ async def test_kafkajs_consumers_split_the_topic(kafkajs_dir: Path):
     last = [out[-1]["joined"] for out in outputs]
     assert sorted(last[0] + last[1]) == list(range(6))
     assert check_records(broker.log.records) == []
+    assert_clean(broker)

@@ -183,6 +183,7 @@ async def test_join_group_goes_through_kip394_then_the_initial_delay():
 
 async def test_offset_commits_follow_kafkas_classic_group_checks_and_are_fetched_back():
     async with open_broker(options()) as broker:
+
         def commit(version: int, generation: int, offset: int) -> bytes:
             module = wire.module(8, version, False)
             partition = wire.build(
@@ -237,3 +238,37 @@ async def test_describe_groups_of_an_unknown_group_is_dead_without_error():
         _, body = await _roundtrip(broker.port, 15, 5, frame)
         (group,) = body.groups
         assert (group.error_code, group.group_state, group.members) == (ErrorCode.none, "Dead", ())
+
+
+async def test_timeline_faults_fire_on_trios_clock_and_a_lossy_link_drops_answers():
+    from scenarios.serve.config import Loss, Partition
+
+    timeline = (Partition(at_ms=50, member="raw", duration_ms=100),)
+    async with open_broker(options(timeline=timeline)) as broker:
+        await trio.sleep(0.3)
+        faults = [(r["fault"], r["member"]) for r in broker.log.records if r["kind"] == "fault"]
+        assert faults == [("partition", "raw"), ("heal", "raw")]
+        broker.inject(
+            Loss(
+                at_ms=0,
+                member="raw",
+                probability=1.0,
+                duration_ms=60_000,
+                direction="from_coordinator",
+            )
+        )
+        frame = _request_frame(
+            18, 3, 8, "raw", client_software_name="t", client_software_version="1"
+        )
+        with trio.move_on_after(0.5) as timed_out:
+            await _roundtrip(broker.port, 18, 3, frame)
+        assert timed_out.cancelled_caught, "the answer should have been lost"
+        _, body = await _roundtrip(
+            broker.port,
+            18,
+            3,
+            _request_frame(
+                18, 3, 9, "other", client_software_name="t", client_software_version="1"
+            ),
+        )
+        assert body.error_code == ErrorCode.none  # another client's link is intact
