@@ -153,6 +153,8 @@ class Broker:
         self.rng = random.Random(options.seed)
         self.loss_rng = random.Random(f"loss:{options.seed}")
         self.port = options.port
+        #: The host Metadata and FindCoordinator give for node 0.
+        self.advertised_host = options.advertised_host or options.host
         self.groups: dict[str, GroupCoordinator] = {}
         self.offsets: dict[tuple[str, str, int], tuple[int, str | None]] = {}
         self.down = False
@@ -635,7 +637,11 @@ class Broker:
                 )
             )
         broker = build(
-            mod.MetadataResponseBroker, node_id=0, host=self.options.host, port=self.port, rack=None
+            mod.MetadataResponseBroker,
+            node_id=0,
+            host=self.advertised_host,
+            port=self.port,
+            rack=None,
         )
         return build(
             wire.response_class(3, version),
@@ -657,7 +663,7 @@ class Broker:
         key_type = getattr(req, "key_type", _COORDINATOR_KEY_TYPE_GROUP)
         bad = self.down or key_type != _COORDINATOR_KEY_TYPE_GROUP
         error = _E.COORDINATOR_NOT_AVAILABLE if bad else _E.NONE
-        node, host, port = (-1, "", -1) if bad else (0, self.options.host, self.port)
+        node, host, port = (-1, "", -1) if bad else (0, self.advertised_host, self.port)
         if version >= 4:
             coordinators = tuple(
                 build(

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Annotated, Any
 
+import msgspec
 import typer
 
 __all__ = ["serve"]
@@ -32,6 +33,10 @@ def serve(
     ] = None,
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on (0: any free port).")] = 9092,
+    advertised_host: Annotated[
+        str | None,
+        typer.Option(help="Host clients are told to connect to (default: --host)."),
+    ] = None,
     seed: Annotated[
         int | None,
         typer.Option(help="Seed of member ids and loss draws (default: the scenario's)."),
@@ -64,6 +69,8 @@ def serve(
         _fail(f"groupsim serve needs the serve extra (pip install 'groupsim[serve]'): {exc}")
     try:
         options = _options(scenario, host, port, seed, topic or [], setting or [], log_heartbeats)
+        if advertised_host is not None:
+            options = msgspec.structs.replace(options, advertised_host=advertised_host)
     except ServeInputError as exc:
         _fail(str(exc))
     import trio

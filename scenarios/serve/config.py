@@ -84,6 +84,8 @@ class ServeOptions(msgspec.Struct, frozen=True, kw_only=True):
 
     Attributes:
         host / port: where to listen (port 0: an ephemeral port, see ``Broker.port``).
+        advertised_host: the host clients are told to connect to for node 0 (Metadata,
+            FindCoordinator); ``None``: ``host``. Kafka's ``advertised.listeners``.
         topics: topic name -> partition count (served by Metadata, empty for Fetch).
         coordinator: the group coordinators' broker settings.
         seed: seeds member ids (``<client.id>-<uuid>``) and ``loss`` draws.
@@ -96,6 +98,7 @@ class ServeOptions(msgspec.Struct, frozen=True, kw_only=True):
 
     host: str = "127.0.0.1"
     port: int = 9092
+    advertised_host: str | None = None
     topics: dict[str, int] = {}
     coordinator: CoordinatorConfig = msgspec.field(default_factory=CoordinatorConfig)
     seed: int = 0

@@ -272,3 +272,24 @@ async def test_timeline_faults_fire_on_trios_clock_and_a_lossy_link_drops_answer
             ),
         )
         assert body.error_code == ErrorCode.none  # another client's link is intact
+
+
+async def test_metadata_advertises_node_0_at_the_advertised_host_leading_every_partition():
+    async with open_broker(options(advertised_host="kafka.example")) as broker:
+        frame = _request_frame(
+            3,
+            12,
+            2,
+            "raw",
+            topics=None,
+            allow_auto_topic_creation=False,
+            include_topic_authorized_operations=False,
+        )
+        _, body = await _roundtrip(broker.port, 3, 12, frame)
+    (node,) = body.brokers
+    assert (node.node_id, node.host, node.port) == (0, "kafka.example", broker.port)
+    (topic,) = body.topics
+    assert topic.name == "orders" and topic.topic_id == broker.topic_ids["orders"]
+    assert [(p.partition_index, p.leader_id) for p in topic.partitions] == [
+        (i, 0) for i in range(6)
+    ]
