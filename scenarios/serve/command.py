@@ -62,11 +62,12 @@ def serve(
 ) -> None:
     """Serve groupsim's group coordinator to real Kafka clients over TCP until Ctrl-C."""
     from scenarios.cli import _fail
+    from scenarios.serve.config import ServeInputError
 
     try:
-        from scenarios.serve.config import ServeInputError
-    except ImportError as exc:  # pragma: no cover - the serve extra is missing
-        _fail(f"groupsim serve needs the serve extra (pip install 'groupsim[serve]'): {exc}")
+        import kio  # noqa: F401  (Kafka's messages; the serve extra)
+    except ImportError:
+        _fail("groupsim serve needs kio: pip install 'groupsim[serve]'")
     try:
         options = _options(scenario, host, port, seed, topic or [], setting or [], log_heartbeats)
         if advertised_host is not None:
