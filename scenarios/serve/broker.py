@@ -292,8 +292,8 @@ class Broker:
             if self._cut(client, "to_coordinator"):
                 continue  # lost on the way in: never answered
             await self._delay(client)
-            if self._cut(client, "to_coordinator"):
-                continue
+            if client in self._partitioned:
+                continue  # partitioned while the request was delayed
             body = await self._dispatch[request.api_key](conn, request)
             if conn.eof or body is None:
                 return
