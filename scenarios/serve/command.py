@@ -77,10 +77,16 @@ def serve(
     import trio
 
     try:
-        violations = trio.run(_main, options, out, control)
+        result = trio.run(_main, options, out, control)
     except OSError as exc:
         _fail(f"cannot serve on {host}:{port}: {exc.strerror or exc}")
+    for group_id, group in result["groups"].items():
+        typer.echo(
+            f"group {group_id}: {group['state']}, generation {group['generation']}, "
+            f"{len(group['members'])} member(s), {group['rebalances']} rebalance(s)"
+        )
     typer.echo(f"wrote {out / 'events.jsonl'} and {out / 'summary.json'}")
+    violations = len(result["violations"])
     typer.echo(f"{violations} violation(s) (groupsim check {out / 'events.jsonl'})")
 
 
@@ -120,7 +126,8 @@ def _options(
     )
 
 
-async def _main(options: Any, out: Path, control: bool) -> int:
+async def _main(options: Any, out: Path, control: bool) -> dict[str, Any]:
+    """Serve until a signal, ``stop`` or end of stdin; the summary of :mod:`.outputs`."""
     import trio
 
     from scenarios.serve.broker import open_broker
@@ -143,7 +150,7 @@ async def _main(options: Any, out: Path, control: bool) -> int:
         nursery.start_soon(on_signal)
         if control:
             nursery.start_soon(_control_loop, broker, nursery.cancel_scope)
-    return len(summary(broker)["violations"])
+    return summary(broker)
 
 
 async def _control_loop(broker: Any, scope: Any) -> None:

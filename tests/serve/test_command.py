@@ -132,6 +132,7 @@ def test_sigint_stops_the_server_and_leaves_a_checkable_log(tmp_path: Path):
             proc.kill()
     assert proc.returncode == 0, stderr
     assert "0 violation(s)" in stdout
+    assert "group g: Empty, generation 2, 0 member(s), 2 rebalance(s)" in stdout
     records = read_jsonl(out / "events.jsonl")
     assert records[0]["kind"] == "run_start" and records[0]["seed"] == 9
     assert records[-1]["kind"] == "run_end"
