@@ -223,3 +223,46 @@ async def test_kafkajs_consumers_split_the_topic(kafkajs_dir: Path):
     assert sorted(last[0] + last[1]) == list(range(6))
     assert check_records(broker.log.records) == []
     assert_clean(broker)
+
+
+@pytest.mark.slow
+async def test_cooperative_sticky_moves_partitions_in_two_rounds_when_a_member_joins():
+    """KIP-429 through groupsim's coordinator: when a third librdkafka consumer joins, the
+    old members first keep a subset of what they owned (the moved partitions are revoked,
+    nothing is added), and a follow-up rebalance hands the revoked partitions to the new one."""
+    pytest.importorskip("confluent_kafka")
+    strategy = {"partition.assignment.strategy": "cooperative-sticky"}
+    async with open_broker(options()) as broker:
+        clients = [confluent(broker.port, f"k{i}", **strategy).start() for i in range(2)]
+        try:
+            await wait_for(lambda: _both_have_three(clients), 30, "two cooperative consumers")
+            before = {f"k{i}": set(c.assignment) for i, c in enumerate(clients)}
+            generation = broker.snapshot(GROUP).generation
+            clients.append(confluent(broker.port, "k2", **strategy).start())
+            await wait_for(
+                lambda: (
+                    partition_counts(broker) == {"k0": 2, "k1": 2, "k2": 2}
+                    and all(c.assignment is not None and len(c.assignment) == 2 for c in clients)
+                ),
+                30,
+                "three consumers with 2 partitions each",
+            )
+        finally:
+            for c in clients:
+                await c.stop()
+    syncs = [
+        r
+        for r in broker.log.records
+        if r["kind"] == "wire_response" and r["api"] == "SyncGroup" and r["generation"] > generation
+    ]
+    first = min(r["generation"] for r in syncs)
+    revoking = {
+        r["member"].split("#")[0]: r["partitions"] for r in syncs if r["generation"] == first
+    }
+    for client, owned in before.items():
+        kept = {int(p.rsplit("-", 1)[1]) for p in revoking[client]}
+        assert kept < owned  # revoked one partition, gained none
+    assert revoking["k2"] == []
+    assert max(r["generation"] for r in syncs) == first + 1
+    assert check_records(broker.log.records) == []
+    assert_clean(broker)
