@@ -3,7 +3,8 @@
 :class:`Broker` (in :mod:`scenarios.serve.broker`) is a one-node Kafka cluster speaking the
 wire protocol (messages (de)serialised by ``kio``, see :mod:`scenarios.serve.wire`) with
 :class:`coordinator.group.GroupCoordinator` behind its group APIs; :func:`open_broker` runs
-it under trio; :mod:`scenarios.serve.config` reads serve scenarios (topics, broker settings,
+it under trio; :mod:`scenarios.serve.translate` maps kio's group messages to and from
+:mod:`protocol.group`; :mod:`scenarios.serve.config` reads serve scenarios (topics, broker settings,
 fault timeline); :mod:`scenarios.serve.command` is the ``groupsim serve`` command. Needs the
 ``serve`` extra (``pip install groupsim[serve]``). User guide: ``docs/serve.md``.
 
