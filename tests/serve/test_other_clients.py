@@ -255,14 +255,19 @@ async def test_cooperative_sticky_moves_partitions_in_two_rounds_when_a_member_j
         for r in broker.log.records
         if r["kind"] == "wire_response" and r["api"] == "SyncGroup" and r["generation"] > generation
     ]
+    seen = [(r["generation"], r["member"], r["partitions"]) for r in syncs]
     first = min(r["generation"] for r in syncs)
     revoking = {
         r["member"].split("#")[0]: r["partitions"] for r in syncs if r["generation"] == first
     }
+    assert sorted(revoking) == ["k0", "k1", "k2"], seen
     for client, owned in before.items():
         kept = {int(p.rsplit("-", 1)[1]) for p in revoking[client]}
-        assert kept < owned  # revoked one partition, gained none
-    assert revoking["k2"] == []
-    assert max(r["generation"] for r in syncs) == first + 1
+        assert kept < owned, seen  # revoked one partition, gained none
+    assert revoking["k2"] == [], seen
+    # The revoked partitions reach k2 in a later generation (librdkafka may need more than
+    # one more round, e.g. when its metadata changes meanwhile).
+    gained = [g for g, member, parts in seen if member.startswith("k2#") and parts]
+    assert gained and min(gained) > first, seen
     assert check_records(broker.log.records) == []
     assert_clean(broker)
