@@ -1014,19 +1014,23 @@ async def open_broker(options: ServeOptions, out: Path | None = None) -> AsyncIt
 
     On exit (normal, error or cancellation) the server stops, ``run_end`` is logged and, with
     ``out``, ``events.jsonl`` and ``summary.json`` are written there (see
-    :func:`scenarios.serve.outputs.write_outputs`).
+    :func:`scenarios.serve.outputs.write_outputs`). If the server never listened (the
+    address is taken: ``OSError``, possibly inside an exception group) nothing is written.
     """
     broker = Broker(options)
+    listening = False
     try:
         async with trio.open_nursery() as nursery:
             await nursery.start(broker.run)
+            listening = True
             try:
                 yield broker
             finally:
                 nursery.cancel_scope.cancel()
     finally:
-        broker.finish()
-        if out is not None:
-            from .outputs import write_outputs
+        if listening:
+            broker.finish()
+            if out is not None:
+                from .outputs import write_outputs
 
-            write_outputs(broker, out)
+                write_outputs(broker, out)

@@ -78,8 +78,11 @@ def serve(
 
     try:
         result = trio.run(_main, options, out, control)
-    except OSError as exc:
-        _fail(f"cannot serve on {host}:{port}: {exc.strerror or exc}")
+    except (OSError, BaseExceptionGroup) as exc:
+        error = _os_error(exc)
+        if error is None:
+            raise
+        _fail(f"cannot serve on {host}:{port}: {error.strerror or error}")
     for group_id, group in result["groups"].items():
         typer.echo(
             f"group {group_id}: {group['state']}, generation {group['generation']}, "
@@ -88,6 +91,15 @@ def serve(
     typer.echo(f"wrote {out / 'events.jsonl'} and {out / 'summary.json'}")
     violations = len(result["violations"])
     typer.echo(f"{violations} violation(s) (groupsim check {out / 'events.jsonl'})")
+
+
+def _os_error(exc: BaseException) -> OSError | None:
+    """The ``OSError`` (e.g. the address is in use) behind trio's exception groups, if any."""
+    if isinstance(exc, OSError):
+        return exc
+    if isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        return _os_error(exc.exceptions[0])
+    return None
 
 
 def _options(

@@ -191,3 +191,18 @@ def test_check_takes_the_groups_of_a_served_log_one_at_a_time():
     assert [(v["invariant"], v["group"]) for v in check_records(broken)] == [
         ("illegal_transition", "b")
     ]
+
+
+def test_a_taken_port_is_one_line_exit_code_2_and_no_files(tmp_path: Path):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        proc = _groupsim("serve", "--port", str(port), "--out", str(tmp_path / "out"))
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2
+    (line,) = err.strip().splitlines()
+    assert line.startswith(f"groupsim: error: cannot serve on 127.0.0.1:{port}: ")
+    assert not (tmp_path / "out").exists()
