@@ -19,7 +19,28 @@ __all__ = ["check_log", "check_records"]
 
 
 def check_records(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Re-check a log's records (see :func:`check_log`)."""
+    """Re-check a log's records (see :func:`check_log`).
+
+    A log of several groups (``groupsim serve`` tags coordinator records with ``group``) is
+    checked one group at a time: each group's records, with the records that name no group.
+    """
+    groups = _group_ids(records)
+    if len(groups) <= 1:
+        return _check_one_group(records)
+    found: list[dict[str, Any]] = []
+    for group in groups:
+        own = [r for r in records if r.get("group", group) == group]
+        found.extend({**v, "group": group} for v in _check_one_group(own))
+    found.sort(key=lambda v: v.get("t_ms") or 0)
+    return found
+
+
+def _group_ids(records: Sequence[dict[str, Any]]) -> list[str]:
+    """The distinct ``group`` values of a log, in order of appearance."""
+    return list(dict.fromkeys(r["group"] for r in records if "group" in r))
+
+
+def _check_one_group(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     checker = InvariantChecker()
     found: list[dict[str, Any]] = []
     for record in records:

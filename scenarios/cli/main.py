@@ -341,6 +341,16 @@ def _register_commands() -> None:
 _register_commands()
 
 
+def _register_serve() -> None:
+    """``groupsim serve`` (scenarios/serve/; its broker and kio load only when it runs)."""
+    from scenarios.cli.serve_cmd import serve
+
+    app.command()(serve)
+
+
+_register_serve()
+
+
 def main() -> None:
     """Console-script entry point."""
     app()

@@ -20,9 +20,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from scenarios.assign.streams import run_assign_streams
-
 from scenarios.assign.connect import run_assign
+from scenarios.assign.streams import run_assign_streams
 
 _EXAMPLES = json.loads(
     (Path(__file__).parents[1] / "vectors" / "fidelity_examples.json").read_text()

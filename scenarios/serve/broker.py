@@ -1,0 +1,1036 @@
+"""The served broker: one trio TCP server, groupsim's group coordinators behind it.
+
+Real Kafka clients connect to ``host:port`` and see a one-broker cluster: node 0 is every
+partition's leader and every group's coordinator. Group requests (JoinGroup, SyncGroup,
+Heartbeat, LeaveGroup) are translated into :mod:`protocol.group` values and handed to a
+:class:`coordinator.group.GroupCoordinator` — one per group id, created on first use — and
+its effects are carried out here: ``Send`` answers the connection the request came from,
+``SetTimer``/``CancelTimer`` arm keyed timers on trio's clock, ``Log`` goes to the event
+log. The other APIs (ApiVersions, Metadata, FindCoordinator, OffsetCommit/OffsetFetch in
+memory, ListOffsets, Fetch of empty partitions, DescribeGroups, ListGroups) are answered
+here.
+
+Like a Kafka broker (``SocketServer`` mutes a channel while its request is processed), each
+connection has at most one request in progress: a JoinGroup or SyncGroup the coordinator
+parks blocks its connection until it is answered. Time is virtual ms = real ms since the
+server started (``trio.current_time()``), so the coordinator's timers run on trio's clock.
+
+Network addresses: a connection is ``"<client.id>#<n>"`` (``n`` counts connections), so a
+member's ``source`` in the coordinator and ``member`` in the log name its client and
+connection. Faults match clients by ``client.id``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import random
+import struct
+import uuid
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from heapq import heappop, heappush
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from coordinator.group import GroupCoordinator
+from protocol import group as pg
+from protocol.effects import CancelTimer, Effect, Log, Send, SetTimer
+from scenarios.eventlog import LOG_VERSION, EventLog
+
+from . import wire
+from .config import (
+    CoordinatorFailover,
+    FaultStep,
+    Heal,
+    Latency,
+    Loss,
+    Partition,
+    ServeOptions,
+)
+from .translate import error_response, from_group_response, to_group_request
+from .wire import build, kio_error, td
+
+__all__ = ["Broker", "open_broker", "GroupSnapshot"]
+
+_CLUSTER_ID = "groupsim"
+_NO_AUTH_OPS = -(2**31)  # "authorized operations not requested"
+_GROUP_APIS = {11: "JoinGroup", 14: "SyncGroup", 12: "Heartbeat", 13: "LeaveGroup"}
+_E = pg.ErrorCode
+_UNKNOWN_TOPIC_OR_PARTITION = 3
+_UNKNOWN_TOPIC_ID = 100
+_GROUP_ID_NOT_FOUND = 69
+_UNSUPPORTED_VERSION = 35
+_COORDINATOR_KEY_TYPE_GROUP = 0
+
+
+@dataclasses.dataclass
+class _Slot:
+    """The one in-progress request of a connection: filled by a coordinator ``Send``."""
+
+    answer: Any = None
+    done: trio.Event = dataclasses.field(default_factory=trio.Event)
+
+
+class _Conn:
+    """One client connection: a buffered reader over the socket stream."""
+
+    def __init__(self, number: int, stream: trio.SocketStream, host: str) -> None:
+        self.number = number
+        self.stream = stream
+        self.host = host
+        self.buffer = bytearray()
+        self.eof = False
+        self.client_id = ""
+        self.address = f"?#{number}"
+        self.slot: _Slot | None = None
+
+    async def _fill(self) -> bool:
+        data = await self.stream.receive_some(65536)
+        if not data:
+            self.eof = True
+            return False
+        self.buffer += data
+        return True
+
+    async def read_frame(self) -> bytes | None:
+        """The next request frame (without its size), or ``None`` at end of stream."""
+        buffer = self.buffer
+        while len(buffer) < 4:
+            if self.eof or not await self._fill():
+                return None
+        (size,) = struct.unpack_from(">i", buffer)
+        if size < 0 or size > wire.MAX_FRAME_BYTES:
+            raise wire.WireError(f"frame size {size} out of range")
+        while len(buffer) < 4 + size:
+            if self.eof or not await self._fill():
+                return None
+        frame = bytes(buffer[4 : 4 + size])
+        del buffer[: 4 + size]
+        return frame
+
+    async def watch_eof(self) -> None:
+        """Read ahead (pipelined requests stay buffered) until the peer closes."""
+        while not self.eof and await self._fill():
+            pass
+
+
+@dataclasses.dataclass(frozen=True)
+class GroupSnapshot:
+    """A group as the broker sees it (for tests and summaries).
+
+    ``assignments`` maps member id -> its consumer-protocol partitions ``"<topic>-<n>"``
+    (``None`` when the bytes are not a consumer assignment); ``clients`` maps member id ->
+    its ``client.id``.
+    """
+
+    group_id: str
+    state: str
+    generation: int
+    protocol: str | None
+    leader_id: str | None
+    members: tuple[str, ...]
+    clients: dict[str, str]
+    assignments: dict[str, list[str] | None]
+
+
+class Broker:
+    """The served broker (see the module docstring).
+
+    Args:
+        options: listen address, topics, coordinator settings, seed, fault timeline.
+        log: the event log to write into (a new one by default).
+
+    Use :func:`open_broker` to run it; :attr:`port` is the bound port once it listens.
+    """
+
+    def __init__(self, options: ServeOptions, log: EventLog | None = None) -> None:
+        self.options = options
+        self.log = log if log is not None else EventLog()
+        # Member ids and loss draws have their own generators: a loss fault never changes
+        # the member ids a seed gives.
+        self.rng = random.Random(options.seed)
+        self.loss_rng = random.Random(f"loss:{options.seed}")
+        self.port = options.port
+        #: The host Metadata and FindCoordinator give for node 0.
+        self.advertised_host = options.advertised_host or options.host
+        self.groups: dict[str, GroupCoordinator] = {}
+        self.offsets: dict[tuple[str, str, int], tuple[int, str | None]] = {}
+        self.down = False
+        self.topic_ids = {
+            name: uuid.uuid5(uuid.NAMESPACE_URL, f"groupsim:{name}") for name in options.topics
+        }
+        self._ids_topic = {tid: name for name, tid in self.topic_ids.items()}
+        self._conns: dict[str, _Conn] = {}
+        self._hosts: dict[str, str] = {}
+        self._conn_count = 0
+        self._t0 = 0.0
+        self._timers: dict[tuple[str, str], tuple[int, int]] = {}
+        self._heap: list[tuple[int, int, str, str]] = []
+        self._timer_seq = 0
+        self._timer_changed = trio.Event()
+        self._partitioned: set[str] = set()
+        self._loss: dict[str, tuple[str, float, int]] = {}
+        self._latency: dict[str, tuple[int, int]] = {}
+        self._slow: dict[str, int] = {}
+        self._nursery: trio.Nursery | None = None
+        self._dispatch: dict[int, Callable[[_Conn, wire.Request], Any]] = {
+            18: self._api_versions,
+            3: self._metadata,
+            10: self._find_coordinator,
+            11: self._group_request,
+            14: self._group_request,
+            12: self._group_request,
+            13: self._group_request,
+            8: self._offset_commit,
+            9: self._offset_fetch,
+            2: self._list_offsets,
+            1: self._fetch,
+            15: self._describe_groups,
+            16: self._list_groups,
+        }
+
+    # ------------------------------------------------------------------ clock and log
+
+    def now_ms(self) -> int:
+        """Virtual time: whole real milliseconds since the server started."""
+        return max(0, int((trio.current_time() - self._t0) * 1000))
+
+    def _emit(self, kind: str, **fields: Any) -> None:
+        self.log.emit(self.now_ms(), kind, **fields)
+
+    # ------------------------------------------------------------------ running
+
+    async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+        """Listen, serve connections, run timers and the fault timeline until cancelled."""
+        self._t0 = trio.current_time()
+        options = self.options
+        self._emit(
+            "run_start",
+            log_version=LOG_VERSION,
+            scenario=options.name,
+            seed=options.seed,
+            mode="serve",
+            host=options.host,
+            port=options.port,
+            topics=dict(options.topics),
+            workers=[],
+            connectors={},
+        )
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            listeners = await nursery.start(
+                _serve_tcp, self._handle_connection, options.port, options.host, nursery
+            )
+            self.port = listeners[0].socket.getsockname()[1]
+            self._emit("listening", host=options.host, port=self.port)
+            nursery.start_soon(self._timer_loop)
+            for step in options.timeline:
+                nursery.start_soon(self._run_step, step)
+            task_status.started(self.port)
+
+    def finish(self) -> None:
+        """Append ``run_end`` (call once, after :meth:`run` returned)."""
+        self._emit("run_end", groups=[self.snapshot(g).state for g in sorted(self.groups)])
+
+    def snapshot(self, group_id: str) -> GroupSnapshot:
+        """The group ``group_id`` now (an Empty, generation-0 view if it never existed)."""
+        coord = self.groups.get(group_id)
+        if coord is None:
+            return GroupSnapshot(group_id, "Empty", 0, None, None, (), {}, {})
+        members = coord.members()
+        return GroupSnapshot(
+            group_id=group_id,
+            state=coord.state.value,
+            generation=coord.generation_id,
+            protocol=coord.protocol_name,
+            leader_id=coord.leader_id,
+            members=tuple(m.member_id for m in members),
+            clients={m.member_id: m.client_id for m in members},
+            assignments={
+                m.member_id: wire.decode_consumer_assignment(m.assignment) for m in members
+            },
+        )
+
+    # ------------------------------------------------------------------ connections
+
+    async def _handle_connection(self, stream: trio.SocketStream) -> None:
+        self._conn_count += 1
+        try:
+            host = stream.socket.getpeername()[0]
+        except OSError:
+            host = "unknown"
+        conn = _Conn(self._conn_count, stream, host)
+        try:
+            await self._serve_connection(conn)
+        except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError):
+            pass
+        except wire.WireError as exc:
+            self._emit("connection_error", member=conn.address, error=str(exc))
+        except Exception as exc:  # a groupsim bug must not stop the broker: log, close
+            error = f"internal error: {type(exc).__name__}: {exc}"
+            self._emit("connection_error", member=conn.address, error=error)
+        finally:
+            if self._conns.get(conn.address) is conn:
+                del self._conns[conn.address]
+            with trio.CancelScope(shield=True):
+                await stream.aclose()
+
+    async def _serve_connection(self, conn: _Conn) -> None:
+        while True:
+            frame = await conn.read_frame()
+            if frame is None:
+                return
+            request = wire.decode_request(frame)
+            if not conn.client_id and conn.address.startswith("?"):
+                conn.client_id = request.client_id
+                conn.address = f"{request.client_id or 'client'}#{conn.number}"
+                self._conns[conn.address] = conn
+                self._hosts[conn.address] = conn.host
+            client = conn.client_id
+            if self._cut(client, "to_coordinator"):
+                continue  # lost on the way in: never answered
+            await self._delay(client)
+            if client in self._partitioned:
+                continue  # partitioned while the request was delayed
+            body = await self._dispatch[request.api_key](conn, request)
+            if conn.eof or body is None:
+                return
+            await self._delay(client)
+            until = self._slow.get(client)
+            if until is not None and until > self.now_ms():
+                await trio.sleep((until - self.now_ms()) / 1000)
+            if self._cut(client, "from_coordinator"):
+                continue  # the answer is lost: the client times the request out
+            # An ApiVersions request of an unknown version is answered in v0 (KIP-511).
+            version = request.api_version if request.body is not None else 0
+            data = wire.encode_response(request.api_key, version, request.correlation_id, body)
+            await conn.stream.send_all(data)
+
+    async def _await_slot(self, conn: _Conn, slot: _Slot) -> None:
+        """Wait for a parked request's answer; give up if the peer closes meanwhile."""
+        if slot.answer is not None:
+            return
+        async with trio.open_nursery() as nursery:
+
+            async def watch() -> None:
+                await conn.watch_eof()
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(watch)
+            await slot.done.wait()
+            nursery.cancel_scope.cancel()
+
+    # ------------------------------------------------------------------ faults
+
+    def _cut(self, client: str, direction: str) -> bool:
+        if client in self._partitioned:
+            return True
+        loss = self._loss.get(client)
+        if loss is None:
+            return False
+        way, probability, until = loss
+        if self.now_ms() >= until:
+            del self._loss[client]
+            return False
+        if way not in ("both", direction):
+            return False
+        return self.loss_rng.random() < probability
+
+    async def _delay(self, client: str) -> None:
+        latency = self._latency.get(client)
+        if latency is None:
+            return
+        extra, until = latency
+        if self.now_ms() >= until:
+            del self._latency[client]
+            return
+        await trio.sleep(extra / 1000)
+
+    async def _run_step(self, step: FaultStep) -> None:
+        await trio.sleep_until(self._t0 + step.at_ms / 1000)
+        self.inject(step)
+
+    def inject(self, step: FaultStep) -> None:
+        """Apply a fault step now (its ``at_ms`` is ignored); logs a ``fault`` record.
+
+        ``partition``: the client's requests and answers are dropped (both ways) until
+        ``heal`` or ``duration_ms``; ``loss``: each is dropped with ``probability`` in
+        ``direction`` for ``duration_ms``; ``latency``: ``extra_ms`` before processing each
+        request and before writing each answer; ``slow``: answers to the client are held
+        until ``stall_ms`` from now; ``coordinator_failover``: every group is unloaded
+        (parked requests answered NOT_COORDINATOR, group requests answered NOT_COORDINATOR
+        and FindCoordinator COORDINATOR_NOT_AVAILABLE while down), then loaded from its last
+        stored record ``down_ms`` later (``GroupCoordinator.load``).
+        """
+        now = self.now_ms()
+        action = type(step).__struct_config__.tag
+        fields: dict[str, Any] = {"fault": action}
+        if isinstance(step, CoordinatorFailover):
+            fields["down_ms"] = step.down_ms
+            self._emit("fault", **fields)
+            self._unload_all()
+            self._later(step.down_ms, self._load_all)
+            return
+        member = step.member
+        fields["member"] = member
+        if isinstance(step, Partition):
+            self._partitioned.add(member)
+            if step.duration_ms:
+                fields["duration_ms"] = step.duration_ms
+                self._later(step.duration_ms, lambda: self._heal(member, logged=True))
+        elif isinstance(step, Heal):
+            self._heal(member, logged=False)
+        elif isinstance(step, Loss):
+            until = now + step.duration_ms
+            self._loss[member] = (step.direction, step.probability, until)
+            fields.update(direction=step.direction, probability=step.probability, until_ms=until)
+        elif isinstance(step, Latency):
+            until = now + step.duration_ms
+            self._latency[member] = (step.extra_ms, until)
+            fields.update(extra_ms=step.extra_ms, until_ms=until)
+        else:  # Slow
+            self._slow[member] = now + step.stall_ms
+            fields["stall_ms"] = step.stall_ms
+        self._emit("fault", **fields)
+
+    def _later(self, delay_ms: int, action: Callable[[], None]) -> None:
+        assert self._nursery is not None
+
+        async def run() -> None:
+            await trio.sleep(delay_ms / 1000)
+            action()
+
+        self._nursery.start_soon(run)
+
+    def _heal(self, member: str, logged: bool) -> None:
+        if member in self._partitioned:
+            self._partitioned.discard(member)
+            if logged:
+                self._emit("fault", fault="heal", member=member)
+
+    def _unload_all(self) -> None:
+        self.down = True
+        now = self.now_ms()
+        for group_id, coord in self.groups.items():
+            self._apply(group_id, coord.unload(now))
+            for key in [k for k in self._timers if k[0] == group_id]:
+                del self._timers[key]
+
+    def _load_all(self) -> None:
+        now = self.now_ms()
+        for group_id, old in list(self.groups.items()):
+            coord, effects = GroupCoordinator.load(
+                group_id, self.options.coordinator, self._new_member_id, old.stored_record(), now
+            )
+            self.groups[group_id] = coord
+            self._apply(group_id, effects)
+        self.down = False
+
+    # ------------------------------------------------------------------ coordinators
+
+    def _new_member_id(self, client_id: str) -> str:
+        """``ClassicGroup#generateMemberId``: ``<client.id>-<uuid4>`` (seeded)."""
+        return f"{client_id}-{uuid.UUID(int=self.rng.getrandbits(128), version=4)}"
+
+    def _coordinator(self, group_id: str) -> GroupCoordinator:
+        coord = self.groups.get(group_id)
+        if coord is None:
+            coord = GroupCoordinator(group_id, self.options.coordinator, self._new_member_id)
+            self.groups[group_id] = coord
+        return coord
+
+    def _apply(self, group_id: str, effects: list[Effect]) -> None:
+        """Carry out a coordinator's effects in list order."""
+        for effect in effects:
+            if isinstance(effect, Send):
+                self._deliver(group_id, effect.dest, effect.message)
+            elif isinstance(effect, SetTimer):
+                self._set_timer(group_id, effect.key, effect.at_ms)
+            elif isinstance(effect, CancelTimer):
+                self._timers.pop((group_id, effect.key), None)
+            elif isinstance(effect, Log):
+                self._emit(effect.kind, group=group_id, **effect.fields)
+
+    def _deliver(self, group_id: str, dest: str, message: Any) -> None:
+        conn = self._conns.get(dest)
+        slot = conn.slot if conn is not None else None
+        if slot is None or slot.answer is not None:
+            self._emit("answer_dropped", group=group_id, member=dest, api=type(message).__name__)
+            return
+        slot.answer = message
+        slot.done.set()
+
+    def _set_timer(self, group_id: str, key: str, at_ms: int) -> None:
+        self._timer_seq += 1
+        entry = (at_ms, self._timer_seq)
+        self._timers[(group_id, key)] = entry
+        heappush(self._heap, (at_ms, self._timer_seq, group_id, key))
+        if self._heap[0][1] == self._timer_seq:
+            self._timer_changed.set()
+
+    async def _timer_loop(self) -> None:
+        heap = self._heap
+        while True:
+            while heap:
+                at_ms, seq, group_id, key = heap[0]
+                if self._timers.get((group_id, key)) != (at_ms, seq):
+                    heappop(heap)  # replaced or cancelled
+                    continue
+                if at_ms > self.now_ms():
+                    break
+                heappop(heap)
+                del self._timers[(group_id, key)]
+                coord = self.groups.get(group_id)
+                if coord is not None and not self.down:
+                    self._apply(group_id, coord.fire(key, self.now_ms()))
+            self._timer_changed = trio.Event()
+            deadline = math.inf if not heap else self._t0 + heap[0][0] / 1000 + 0.0005
+            with trio.move_on_at(deadline):
+                await self._timer_changed.wait()
+
+    # ------------------------------------------------------------------ group APIs
+
+    async def _group_request(self, conn: _Conn, request: wire.Request) -> Any:
+        """JoinGroup / SyncGroup / Heartbeat / LeaveGroup through the group's coordinator."""
+        group_request = to_group_request(request)
+        api = _GROUP_APIS[request.api_key]
+        log_it = request.api_key != 12 or self.options.log_heartbeats
+        if log_it:
+            self._log_request(conn, api, request.api_version, group_request)
+        if self.down:
+            answer: Any = error_response(group_request, _E.NOT_COORDINATOR)
+        else:
+            slot = _Slot()
+            conn.slot = slot
+            coord = self._coordinator(group_request.group_id)
+            self._apply(
+                group_request.group_id, coord.handle(conn.address, group_request, self.now_ms())
+            )
+            await self._await_slot(conn, slot)
+            conn.slot = None
+            if slot.answer is None:
+                return None  # the peer closed while its request was parked
+            answer = slot.answer
+        if log_it:
+            self._log_response(conn, api, group_request, answer)
+        return from_group_response(request, group_request, answer)
+
+    def _log_request(self, conn: _Conn, api: str, version: int, req: Any) -> None:
+        fields: dict[str, Any] = {
+            "api": api,
+            "version": version,
+            "member": conn.address,
+            "client_id": conn.client_id,
+            "group": req.group_id,
+        }
+        if isinstance(req, pg.LeaveGroupRequest):
+            fields["member_ids"] = list(req.member_ids) + [
+                m.member_id for m in getattr(req, "members", ())
+            ]
+        else:
+            fields["member_id"] = req.member_id
+        if isinstance(req, pg.JoinGroupRequest):
+            fields["protocols"] = [name for name, _ in req.protocols]
+            fields["group_instance_id"] = req.group_instance_id
+        elif isinstance(req, pg.SyncGroupRequest | pg.HeartbeatRequest):
+            fields["generation"] = req.generation_id
+        self._emit("wire_request", **fields)
+
+    def _log_response(self, conn: _Conn, api: str, req: Any, answer: Any) -> None:
+        fields: dict[str, Any] = {
+            "api": api,
+            "member": conn.address,
+            "group": req.group_id,
+            "error": _E(answer.error).name,
+        }
+        if isinstance(answer, pg.JoinGroupResponse):
+            fields.update(
+                member_id=answer.member_id,
+                generation=answer.generation_id,
+                protocol=answer.protocol_name,
+                leader_id=answer.leader,
+            )
+        elif isinstance(answer, pg.SyncGroupResponse):
+            fields.update(
+                member_id=req.member_id,
+                generation=req.generation_id,
+                partitions=wire.decode_consumer_assignment(answer.assignment),
+            )
+        self._emit("wire_response", **fields)
+
+    # ------------------------------------------------------------------ other APIs
+
+    async def _api_versions(self, conn: _Conn, request: wire.Request) -> Any:
+        """ApiVersions (KIP-511): the served ranges; an unknown version gets a v0 answer with
+        UNSUPPORTED_VERSION (the framing of that answer is v0's)."""
+        version = request.api_version
+        error = 0
+        if request.body is None:
+            version, error = 0, _UNSUPPORTED_VERSION
+        mod = wire.module(18, version, True)
+        keys = tuple(
+            build(mod.ApiVersion, api_key=key, min_version=low, max_version=high)
+            for key, (low, high) in sorted(wire.API_VERSIONS.items())
+        )
+        body = build(
+            wire.response_class(18, version),
+            error_code=kio_error(error),
+            api_keys=keys,
+            throttle_time=td(0),
+        )
+        return body
+
+    async def _metadata(self, conn: _Conn, request: wire.Request) -> Any:
+        version = request.api_version
+        mod = wire.module(3, version, True)
+        req = request.body
+        topics = self.options.topics
+        if req.topics is None or (version == 0 and not req.topics):
+            names = sorted(topics)
+        else:
+            names = []
+            for t in req.topics:
+                name = t.name
+                if name is None and getattr(t, "topic_id", None) is not None:
+                    name = self._ids_topic.get(t.topic_id)
+                names.append(name or "")
+        result = []
+        for name in names:
+            count = topics.get(name)
+            if count is None:
+                result.append(
+                    build(
+                        mod.MetadataResponseTopic,
+                        error_code=kio_error(_UNKNOWN_TOPIC_OR_PARTITION),
+                        name=name,
+                        topic_id=uuid.UUID(int=0),
+                        is_internal=False,
+                        partitions=(),
+                        topic_authorized_operations=_NO_AUTH_OPS,
+                    )
+                )
+                continue
+            partitions = tuple(
+                build(
+                    mod.MetadataResponsePartition,
+                    error_code=kio_error(0),
+                    partition_index=p,
+                    leader_id=0,
+                    leader_epoch=0,
+                    replica_nodes=(0,),
+                    isr_nodes=(0,),
+                    offline_replicas=(),
+                )
+                for p in range(count)
+            )
+            result.append(
+                build(
+                    mod.MetadataResponseTopic,
+                    error_code=kio_error(0),
+                    name=name,
+                    topic_id=self.topic_ids[name],
+                    is_internal=False,
+                    partitions=partitions,
+                    topic_authorized_operations=_NO_AUTH_OPS,
+                )
+            )
+        broker = build(
+            mod.MetadataResponseBroker,
+            node_id=0,
+            host=self.advertised_host,
+            port=self.port,
+            rack=None,
+        )
+        return build(
+            wire.response_class(3, version),
+            throttle_time=td(0),
+            brokers=(broker,),
+            cluster_id=_CLUSTER_ID,
+            controller_id=0,
+            topics=tuple(result),
+            cluster_authorized_operations=_NO_AUTH_OPS,
+            error_code=kio_error(0),
+        )
+
+    async def _find_coordinator(self, conn: _Conn, request: wire.Request) -> Any:
+        """FindCoordinator: node 0 for every group; COORDINATOR_NOT_AVAILABLE while a
+        failover is in progress or for transaction coordinators (none here)."""
+        version = request.api_version
+        mod = wire.module(10, version, True)
+        req = request.body
+        key_type = getattr(req, "key_type", _COORDINATOR_KEY_TYPE_GROUP)
+        bad = self.down or key_type != _COORDINATOR_KEY_TYPE_GROUP
+        error = _E.COORDINATOR_NOT_AVAILABLE if bad else _E.NONE
+        node, host, port = (-1, "", -1) if bad else (0, self.advertised_host, self.port)
+        if version >= 4:
+            coordinators = tuple(
+                build(
+                    mod.Coordinator,
+                    key=key,
+                    node_id=node,
+                    host=host,
+                    port=port,
+                    error_code=kio_error(error),
+                    error_message=None,
+                )
+                for key in req.coordinator_keys
+            )
+            return build(
+                wire.response_class(10, version), throttle_time=td(0), coordinators=coordinators
+            )
+        return build(
+            wire.response_class(10, version),
+            throttle_time=td(0),
+            error_code=kio_error(error),
+            error_message=None,
+            node_id=node,
+            host=host,
+            port=port,
+        )
+
+    def _commit_error(
+        self, group_id: str, generation: int, member_id: str, instance_id: str | None, version: int
+    ) -> int:
+        """The error of an OffsetCommit, as Kafka 4.0 checks it for a classic group
+        (``OffsetMetadataManager#validateOffsetCommit`` then ``ClassicGroup
+        #validateOffsetCommit`` / ``#validateMember``).
+
+        Groupsim does not create Kafka's "simple" group for a generation -1 commit to an
+        unknown group; the commit is accepted and the group stays unknown.
+        """
+        if self.down:
+            return _E.NOT_COORDINATOR
+        coord = self.groups.get(group_id)
+        if coord is None:
+            if generation < 0:
+                return _E.NONE
+            return _GROUP_ID_NOT_FOUND if version >= 9 else _E.ILLEGAL_GENERATION
+        state = coord.state.value
+        if state == "Dead":
+            return _E.COORDINATOR_NOT_AVAILABLE
+        if generation < 0 and state == "Empty":
+            return _E.NONE
+        if generation >= 0 or member_id or instance_id is not None:
+            static_member_id = getattr(coord, "static_member_id", None)  # KIP-345 coordinators
+            if instance_id is not None and static_member_id is not None:
+                existing = static_member_id(instance_id)
+                if existing is None:
+                    return _E.UNKNOWN_MEMBER_ID
+                if existing != member_id:
+                    return _E.FENCED_INSTANCE_ID
+            if coord.member(member_id) is None:
+                return _E.UNKNOWN_MEMBER_ID
+            if generation != coord.generation_id:
+                return _E.ILLEGAL_GENERATION
+        elif state != "Empty":
+            return _E.UNKNOWN_MEMBER_ID
+        if state == "CompletingRebalance":
+            return _E.REBALANCE_IN_PROGRESS
+        return _E.NONE
+
+    async def _offset_commit(self, conn: _Conn, request: wire.Request) -> Any:
+        """OffsetCommit, kept in memory (survives a coordinator failover, as
+        ``__consumer_offsets`` does)."""
+        version = request.api_version
+        mod = wire.module(8, version, True)
+        req = request.body
+        generation: int = getattr(
+            req, "generation_id_or_member_epoch", getattr(req, "generation_id", -1)
+        )
+        error = self._commit_error(
+            req.group_id,
+            generation,
+            req.member_id,
+            getattr(req, "group_instance_id", None),
+            version,
+        )
+        topics = []
+        for t in req.topics:
+            parts = []
+            for p in t.partitions:
+                if error == _E.NONE:
+                    key = (req.group_id, t.name, p.partition_index)
+                    self.offsets[key] = (p.committed_offset, p.committed_metadata)
+                parts.append(
+                    build(
+                        mod.OffsetCommitResponsePartition,
+                        partition_index=p.partition_index,
+                        error_code=kio_error(error),
+                    )
+                )
+            topics.append(
+                build(mod.OffsetCommitResponseTopic, name=t.name, partitions=tuple(parts))
+            )
+        self._emit(
+            "offset_commit",
+            member=conn.address,
+            group=req.group_id,
+            member_id=req.member_id,
+            generation=generation,
+            error=kio_error(error).name.upper(),
+            partitions=sum(len(t.partitions) for t in req.topics),
+        )
+        return build(wire.response_class(8, version), throttle_time=td(0), topics=tuple(topics))
+
+    def _fetched_topics(self, mod: Any, group_id: str, topics: Any, names: tuple[str, ...]) -> Any:
+        error = _E.NOT_COORDINATOR if self.down else _E.NONE
+        if topics is None:  # all committed offsets of the group
+            wanted: dict[str, list[int]] = {}
+            for g, topic, part in sorted(self.offsets):
+                if g == group_id:
+                    wanted.setdefault(topic, []).append(part)
+            pairs = list(wanted.items())
+        else:
+            pairs = [(t.name, list(getattr(t, names[0]))) for t in topics]
+        result = []
+        for topic, parts in pairs:
+            entries = []
+            for part in parts:
+                offset, metadata = self.offsets.get((group_id, topic, part), (-1, ""))
+                entries.append(
+                    build(
+                        getattr(mod, names[1]),
+                        partition_index=part,
+                        committed_offset=offset,
+                        committed_leader_epoch=-1,
+                        metadata=metadata if metadata is not None else "",
+                        error_code=kio_error(error),
+                    )
+                )
+            result.append(build(getattr(mod, names[2]), name=topic, partitions=tuple(entries)))
+        return tuple(result), error
+
+    async def _offset_fetch(self, conn: _Conn, request: wire.Request) -> Any:
+        version = request.api_version
+        mod = wire.module(9, version, True)
+        req = request.body
+        if version >= 8:
+            names = (
+                "partition_indexes",
+                "OffsetFetchResponsePartitions",
+                "OffsetFetchResponseTopics",
+            )
+            groups = []
+            for g in req.groups:
+                topics, error = self._fetched_topics(mod, g.group_id, g.topics, names)
+                groups.append(
+                    build(
+                        mod.OffsetFetchResponseGroup,
+                        group_id=g.group_id,
+                        topics=topics,
+                        error_code=kio_error(error),
+                    )
+                )
+            return build(wire.response_class(9, version), throttle_time=td(0), groups=tuple(groups))
+        names = ("partition_indexes", "OffsetFetchResponsePartition", "OffsetFetchResponseTopic")
+        topics, error = self._fetched_topics(mod, req.group_id, req.topics, names)
+        return build(
+            wire.response_class(9, version),
+            throttle_time=td(0),
+            topics=topics,
+            error_code=kio_error(error),
+        )
+
+    async def _list_offsets(self, conn: _Conn, request: wire.Request) -> Any:
+        """ListOffsets: every partition is empty, so earliest = latest = 0."""
+        version = request.api_version
+        mod = wire.module(2, version, True)
+        topics = []
+        for t in request.body.topics:
+            known = self.options.topics.get(t.name)
+            parts = tuple(
+                build(
+                    mod.ListOffsetsPartitionResponse,
+                    partition_index=p.partition_index,
+                    error_code=kio_error(
+                        0
+                        if known is not None and 0 <= p.partition_index < known
+                        else _UNKNOWN_TOPIC_OR_PARTITION
+                    ),
+                    timestamp=-1,
+                    offset=0,
+                    leader_epoch=0,
+                )
+                for p in t.partitions
+            )
+            topics.append(build(mod.ListOffsetsTopicResponse, name=t.name, partitions=parts))
+        return build(wire.response_class(2, version), throttle_time=td(0), topics=tuple(topics))
+
+    async def _fetch(self, conn: _Conn, request: wire.Request) -> Any:
+        """Fetch: no records; answered after ``min(max_wait_ms, fetch_wait_cap_ms)`` as a
+        broker answers a fetch that finds no data (``DelayedFetch``)."""
+        version = request.api_version
+        mod = wire.module(1, version, True)
+        req = request.body
+        wait_ms = min(max(wire.ms(req.max_wait, 0), 0), self.options.fetch_wait_cap_ms)
+        responses = []
+        for t in req.topics:
+            if version >= 13:
+                name = self._ids_topic.get(t.topic_id)
+                missing = _UNKNOWN_TOPIC_ID
+            else:
+                name = t.topic
+                missing = _UNKNOWN_TOPIC_OR_PARTITION
+            count = self.options.topics.get(name or "")
+            parts = tuple(
+                build(
+                    mod.PartitionData,
+                    partition_index=p.partition,
+                    error_code=kio_error(
+                        0 if count is not None and 0 <= p.partition < count else missing
+                    ),
+                    high_watermark=0,
+                    last_stable_offset=0,
+                    log_start_offset=0,
+                    aborted_transactions=None,
+                    preferred_read_replica=-1,
+                    records=b"",
+                )
+                for p in t.partitions
+            )
+            responses.append(
+                build(
+                    mod.FetchableTopicResponse,
+                    topic=name or "",
+                    topic_id=getattr(t, "topic_id", None),
+                    partitions=parts,
+                )
+            )
+        if wait_ms and responses:
+            with trio.move_on_after(wait_ms / 1000):
+                await conn.watch_eof()
+            if conn.eof:
+                return None
+        return build(
+            wire.response_class(1, version),
+            throttle_time=td(0),
+            error_code=kio_error(0),
+            session_id=0,
+            responses=tuple(responses),
+        )
+
+    async def _describe_groups(self, conn: _Conn, request: wire.Request) -> Any:
+        """DescribeGroups (``GroupMetadataManager#describeGroups``): protocol, members with
+        metadata and assignment when Stable, members without them otherwise; an unknown group
+        is ``Dead`` with no error."""
+        version = request.api_version
+        mod = wire.module(15, version, True)
+        described = []
+        for group_id in request.body.groups:
+            coord = self.groups.get(group_id)
+            error = _E.NOT_COORDINATOR if self.down else _E.NONE
+            members = []
+            if coord is None or self.down:
+                state, protocol_type, protocol = "Dead", "", ""
+            else:
+                state = coord.state.value
+                protocol_type = coord.protocol_type or ""
+                stable = state == "Stable"
+                # GroupMetadataManager#describeGroups: the protocol only when Stable
+                protocol = (coord.protocol_name or "") if stable else ""
+                for m in coord.members():
+                    members.append(
+                        build(
+                            mod.DescribedGroupMember,
+                            member_id=m.member_id,
+                            group_instance_id=getattr(m, "group_instance_id", None),
+                            client_id=m.client_id,
+                            client_host="/" + self._hosts.get(m.source, "unknown"),
+                            member_metadata=_metadata(m, protocol) if stable else b"",
+                            member_assignment=m.assignment if stable else b"",
+                        )
+                    )
+            described.append(
+                build(
+                    mod.DescribedGroup,
+                    error_code=kio_error(error),
+                    error_message=None,
+                    group_id=group_id,
+                    group_state=state,
+                    protocol_type=protocol_type,
+                    protocol_data=protocol,
+                    members=tuple(members),
+                    authorized_operations=_NO_AUTH_OPS,
+                )
+            )
+        return build(wire.response_class(15, version), throttle_time=td(0), groups=tuple(described))
+
+    async def _list_groups(self, conn: _Conn, request: wire.Request) -> Any:
+        version = request.api_version
+        mod = wire.module(16, version, True)
+        wanted = {s.lower() for s in getattr(request.body, "states_filter", ())}
+        types = {s.lower() for s in getattr(request.body, "types_filter", ())}
+        listed = []
+        if not self.down and (not types or "classic" in types):
+            for group_id in sorted(self.groups):
+                coord = self.groups[group_id]
+                state = coord.state.value
+                if wanted and state.lower() not in wanted:
+                    continue
+                listed.append(
+                    build(
+                        mod.ListedGroup,
+                        group_id=group_id,
+                        protocol_type=coord.protocol_type or "",
+                        group_state=state,
+                        group_type="classic",
+                    )
+                )
+        error = _E.COORDINATOR_NOT_AVAILABLE if self.down else _E.NONE
+        return build(
+            wire.response_class(16, version),
+            throttle_time=td(0),
+            error_code=kio_error(error),
+            groups=tuple(listed),
+        )
+
+
+def _metadata(member: Any, protocol: str) -> bytes:
+    for name, data in member.protocols:
+        if name == protocol:
+            return bytes(data)
+    return b""
+
+
+async def _serve_tcp(
+    handler: Callable[[trio.SocketStream], Any],
+    port: int,
+    host: str,
+    handler_nursery: trio.Nursery,
+    *,
+    task_status: Any = trio.TASK_STATUS_IGNORED,
+) -> None:
+    await trio.serve_tcp(
+        handler, port, host=host, handler_nursery=handler_nursery, task_status=task_status
+    )
+
+
+@asynccontextmanager
+async def open_broker(options: ServeOptions, out: Path | None = None) -> AsyncIterator[Broker]:
+    """Run a :class:`Broker` in the background for the body of the ``async with``.
+
+    On exit (normal, error or cancellation) the server stops, ``run_end`` is logged and, with
+    ``out``, ``events.jsonl`` and ``summary.json`` are written there (see
+    :func:`scenarios.serve.outputs.write_outputs`). If the server never listened (the
+    address is taken: ``OSError``, possibly inside an exception group) nothing is written.
+    """
+    broker = Broker(options)
+    listening = False
+    try:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(broker.run)
+            listening = True
+            try:
+                yield broker
+            finally:
+                nursery.cancel_scope.cancel()
+    finally:
+        if listening:
+            broker.finish()
+            if out is not None:
+                from .outputs import write_outputs
+
+                write_outputs(broker, out)
