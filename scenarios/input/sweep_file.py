@@ -48,7 +48,7 @@ from typing import Any
 import msgspec
 
 from scenarios.input import toml_writer
-from scenarios.input.errors import ScenarioError
+from scenarios.input.errors import ScenarioError, translate_validation_error
 from scenarios.input.library import resolve_scenario
 from scenarios.input.loader import LoadedScenario, loads_scenario
 from scenarios.input.sweep_columns import (
@@ -95,16 +95,9 @@ __all__ = [
 toml_dumps = toml_writer.dumps
 
 
-class SweepError(Exception):
+class SweepError(ScenarioError):
     """A sweep file that cannot be used: ``"<file>: <key path>: <problem>"`` (one line), or
     ``"<file>: <problem>"`` when no key is involved."""
-
-    def __init__(self, file: str, key_path: str | None, problem: str) -> None:
-        self.file = file
-        self.key_path = key_path
-        self.problem = " ".join(str(problem).split())
-        text = f"{file}: {key_path}: {self.problem}" if key_path else f"{file}: {self.problem}"
-        super().__init__(text)
 
 
 class SweepFile(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
@@ -274,7 +267,7 @@ def loads_sweep(text: str, source: str | Path = "<string>") -> LoadedSweep:
     try:
         sweep = msgspec.convert(raw, type=SweepFile)
     except msgspec.ValidationError as exc:
-        key, problem = _translate(str(exc))
+        key, problem = translate_validation_error(str(exc), raw, SweepFile)
         raise SweepError(file, key, problem) from None
 
     def fail(key: str | None, problem: str) -> SweepError:
@@ -429,6 +422,8 @@ def loads_sweep(text: str, source: str | Path = "<string>") -> LoadedSweep:
                     raise fail(where, str(exc)) from None
             scenario_text = toml_dumps(doc)
             loaded = loads_scenario(scenario_text, source=combo_source)
+        except SweepError:
+            raise
         except ScenarioError as exc:
             raise fail(None, f"combination {label or '(no parameters)'}: {exc}") from None
         combos.append(combination_of(params, scenario_text, combo_source, loaded))
@@ -500,24 +495,3 @@ def combination_of(
         delay_ms=delay,
         cost=float(max(workers, 1) * max(loaded.end_ms, 1)),
     )
-
-
-def _translate(message: str) -> tuple[str | None, str]:
-    """msgspec's ``"<problem> - at `$.a[1]`"`` → (``"a[1]"``, readable problem)."""
-    text, sep, where = message.rpartition(" - at `")
-    if not sep:
-        text, where = message, "$`"
-    path = where.rstrip("`")
-    path = path[1:] if path.startswith("$") else path
-    path = path.lstrip(".")
-    path = re.sub(r"\[(['\"])(.*?)\1\]", lambda m: "." + _toml_key(m.group(2)), path).lstrip(".")
-    known = ", ".join(f.encode_name for f in msgspec.structs.fields(SweepFile))
-    if m := re.fullmatch(r"Object contains unknown field `(.+)`", text):
-        key = ".".join(p for p in (path, _toml_key(m.group(1))) if p)
-        return key, (f"unknown key (known: {known})" if not path else "unknown key")
-    if m := re.fullmatch(r"Object missing required field `(.+)`", text):
-        return ".".join(p for p in (path, m.group(1)) if p), "missing required key"
-    if m := re.fullmatch(r"Expected `(.+)`, got `(\w+)`", text):
-        want = m.group(1).replace("int | array", "an integer or an array of integers")
-        return path or None, f"expected {want}, got {m.group(2)}"
-    return path or None, text[:1].lower() + text[1:]
