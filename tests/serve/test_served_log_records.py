@@ -9,6 +9,7 @@ validate, decode into the Structs and encode back to the very same lines.
 from __future__ import annotations
 
 import datetime
+import json
 import struct
 from pathlib import Path
 
@@ -37,6 +38,7 @@ from scenarios.serve.config import (  # noqa: E402
 from .clients import options  # noqa: E402
 from .test_wire import _request_frame, _roundtrip  # noqa: E402
 
+SCHEMA = Path(__file__).resolve().parents[2] / "docs" / "event-log.schema.json"
 SERVE_KINDS = {getattr(kinds_serve, name).__struct_config__.tag for name in kinds_serve.__all__}
 COORDINATOR_KINDS = {kind for kind, cls in RECORD_TYPES.items() if issubclass(cls, _CoordRec)}
 
@@ -140,6 +142,20 @@ async def test_a_served_log_decodes_and_reencodes_to_the_same_lines(tmp_path: Pa
         if record["kind"] in COORDINATOR_KINDS:
             assert list(record)[3] == "group", record
     check_log(path)  # validates every line (violations of raw clients are beside the point)
+
+
+async def test_a_served_log_validates_against_the_shipped_json_schema(tmp_path: Path) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    await _serve_everything(tmp_path)
+    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    by_kind = {
+        kind: jsonschema.Draft202012Validator({"$defs": schema["$defs"], "$ref": ref})
+        for kind, ref in schema["discriminator"]["mapping"].items()
+    }
+    for record in read_jsonl(tmp_path / "events.jsonl"):
+        by_kind[record["kind"]].validate(record)
+    with pytest.raises(jsonschema.ValidationError):
+        by_kind["listening"].validate({"t_ms": 0, "seq": 1, "kind": "listening", "host": "h"})
 
 
 def test_a_served_record_with_an_unknown_field_is_rejected(tmp_path: Path) -> None:
