@@ -136,12 +136,18 @@ class StaticPlacement(_Part, kw_only=True):
 
 
 class RunStart(_Rec, tag="run_start", kw_only=True):
-    """First record. Streams runs add ``app: "streams"`` and ``tasks``."""
+    """First record. Streams runs add ``app: "streams"`` and ``tasks``; a ``groupsim serve``
+    log adds ``mode: "serve"``, the listen ``host`` and ``port`` (0: an ephemeral port, the
+    bound one is in ``listening``) and ``topics`` ({name: partition count})."""
 
     log_version: int
     scenario: str
     seed: int
     app: Literal["streams"] | UnsetType = UNSET
+    mode: Literal["serve"] | UnsetType = UNSET
+    host: str | UnsetType = UNSET
+    port: int | UnsetType = UNSET
+    topics: dict[str, int] | UnsetType = UNSET
     workers: list[str]
     connectors: dict[str, int]
     tasks: StreamsTasks | UnsetType = UNSET
@@ -196,13 +202,24 @@ class Fault(_Rec, tag="fault", kw_only=True):
 
 
 class RunEnd(_Rec, tag="run_end", kw_only=True):
-    """Last record."""
+    """Last record. A ``groupsim serve`` log gives each group's final state (``groups``, in
+    group-id order)."""
+
+    groups: list[str] | UnsetType = UNSET
 
 
 # ----------------------------------------------------------------------------- coordinator
 
 
-class GroupState(_Rec, tag="group_state", kw_only=True):
+class _CoordRec(_Rec, kw_only=True):
+    """A coordinator record (a ``Log`` effect of ``coordinator/group.py``). ``groupsim serve``
+    runs one coordinator per group id and tags its records with ``group``, right after
+    ``kind``; a simulated run has one group and leaves it out."""
+
+    group: str | UnsetType = UNSET
+
+
+class GroupState(_CoordRec, tag="group_state", kw_only=True):
     """A ``ClassicGroupState`` transition."""
 
     from_: str = msgspec.field(name="from")
@@ -210,7 +227,7 @@ class GroupState(_Rec, tag="group_state", kw_only=True):
     generation: int
 
 
-class Generation(_Rec, tag="generation", kw_only=True):
+class Generation(_CoordRec, tag="generation", kw_only=True):
     """``initNextGeneration`` (``protocol``/``leader``/``leader_id`` null when Empty)."""
 
     generation: int
@@ -221,7 +238,7 @@ class Generation(_Rec, tag="generation", kw_only=True):
     member_ids: list[str]
 
 
-class GroupLoaded(_Rec, tag="group_loaded", kw_only=True):
+class GroupLoaded(_CoordRec, tag="group_loaded", kw_only=True):
     generation: int
     protocol: str | None
     state: str
@@ -231,12 +248,12 @@ class GroupLoaded(_Rec, tag="group_loaded", kw_only=True):
     member_ids: list[str]
 
 
-class MemberAdded(_Rec, tag="member_added", kw_only=True):
+class MemberAdded(_CoordRec, tag="member_added", kw_only=True):
     member: str
     member_id: str
 
 
-class MemberRemoved(_Rec, tag="member_removed", kw_only=True):
+class MemberRemoved(_CoordRec, tag="member_removed", kw_only=True):
     member: str
     member_id: str
     reason: str

@@ -18,6 +18,7 @@ __all__ = [
     "StandbyTaskStopped",
     "StreamsAssignment",
     "StreamsClientDecision",
+    "StreamThreadStall",
     "SubscriptionVersionUpdate",
 ]
 
@@ -115,4 +116,16 @@ class StandbyTaskCaughtUp(_Rec, tag="standby_task_caught_up", kw_only=True):
 class StandbyTaskStopped(_Rec, tag="standby_task_stopped", kw_only=True):
     task: str
     reason: str
+    member: str
+
+
+class StreamThreadStall(_Rec, tag="stream_thread_stall", kw_only=True):
+    """A ``slow`` fault blocks the client's stream thread for ``stall_ms`` (virtual ms): it
+    does not poll, so past ``max.poll.interval.ms`` the heartbeat thread leaves the group
+    (``leave_group`` with reason ``poll timeout expired``: ``AbstractCoordinator``'s
+    heartbeat thread calls ``maybeLeaveGroup`` when ``pollTimer`` expires) and the client's
+    active tasks are closed as lost (``active_task_stopped`` ``lost: poll timeout
+    expired``)."""
+
+    stall_ms: int
     member: str

@@ -1,8 +1,9 @@
 """Typed event-log records: one msgspec Struct per record kind, a tagged union on ``kind``.
 
 The log itself stays a list of dicts (:mod:`scenarios.eventlog.log`); the Structs of
-:mod:`scenarios.eventlog.kinds` and :mod:`scenarios.eventlog.kinds_streams` are its closed
-schema (log_version 1). Every record is ``t_ms`` (virtual ms), ``seq``, ``kind``, then the
+:mod:`scenarios.eventlog.kinds`, :mod:`scenarios.eventlog.kinds_streams` and
+:mod:`scenarios.eventlog.kinds_serve` (``groupsim serve``) are its closed schema
+(log_version 1). Every record is ``t_ms`` (virtual ms), ``seq``, ``kind``, then the
 kind's fields in the order the emitters write them. A field that some records of a kind carry
 and others do not defaults to :data:`msgspec.UNSET`, so an absent key stays absent and an
 explicit ``null`` stays ``null`` when a record is re-encoded (:func:`record_to_dict`).
@@ -17,6 +18,7 @@ from typing import Any
 import msgspec
 
 from scenarios.eventlog import kinds as k
+from scenarios.eventlog import kinds_serve as kv
 from scenarios.eventlog import kinds_streams as ks
 
 __all__ = [
@@ -82,7 +84,15 @@ LogRecord = (
     | ks.StandbyTaskStart
     | ks.StandbyTaskCaughtUp
     | ks.StandbyTaskStopped
+    | ks.StreamThreadStall
     | k.Violation
+    | kv.MemberReplaced
+    | kv.Listening
+    | kv.WireRequest
+    | kv.WireResponse
+    | kv.ConnectionErrorRecord
+    | kv.AnswerDropped
+    | kv.OffsetCommit
 )
 
 #: ``{kind: Struct}`` for every record kind.

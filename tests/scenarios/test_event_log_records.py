@@ -19,6 +19,7 @@ from scenarios.eventlog import (
     RECORD_TYPES,
     LogFormatError,
     decode_record,
+    kinds_serve,
     read_jsonl,
     read_typed,
     record_to_dict,
@@ -29,7 +30,7 @@ from scenarios.eventlog.kinds_streams import ActiveTaskStart
 from scenarios.eventlog.records import LogRecord
 from scenarios.input.library import library_dir, streams_library_dir
 from scenarios.input.loader import load_scenario
-from scenarios.input.streams import load_streams_scenario
+from scenarios.input.streams import load_streams_scenario, loads_streams_scenario
 from scenarios.sim.runner import simulate
 from scenarios.sim.runner import simulate as simulate_streams
 
@@ -45,6 +46,11 @@ RARE_KINDS = {
     "internal_request_verified",
     "internal_request_rejected",
 }
+# Kinds only ``groupsim serve`` writes (tests/serve/test_served_log_records.py round-trips
+# them) and the Streams stall of a ``slow`` fault (no library scenario has one; round-tripped
+# by test_a_stalled_stream_thread_round_trips below).
+SERVE_KINDS = {getattr(kinds_serve, name).__struct_config__.tag for name in kinds_serve.__all__}
+STALL_KINDS = {"stream_thread_stall"}
 
 
 def _cases() -> list[tuple[str, Path]]:
@@ -107,8 +113,58 @@ def test_the_runs_write_every_kind_but_the_rare_ones() -> None:
         if (key, 1, False) not in _KINDS:
             _KINDS[(key, 1, False)] = {r["kind"] for r in _run(key, path, 1, False)}
         seen |= _KINDS[(key, 1, False)]
-    assert set(RECORD_TYPES) - RARE_KINDS <= seen, sorted(set(RECORD_TYPES) - RARE_KINDS - seen)
+    expected = set(RECORD_TYPES) - RARE_KINDS - SERVE_KINDS - STALL_KINDS
+    assert expected <= seen, sorted(expected - seen)
     assert not RARE_KINDS & seen, "a rare kind is now written by the library: drop it from RARE"
+    assert not SERVE_KINDS & seen, "a simulated run wrote a serve-only kind"
+    assert not STALL_KINDS & seen, "the library now stalls a stream thread: drop STALL_KINDS"
+
+
+_STALL = """
+kind = "streams"
+name = "stall"
+settle_ms = 200000
+
+[config]
+"max.poll.interval.ms" = 60000
+
+[[subtopologies]]
+id = 0
+partitions = 4
+stateful = false
+
+[[clients]]
+name = "c1"
+
+[[clients]]
+name = "c2"
+
+[[timeline]]
+at_ms = 30000
+action = "slow"
+member = "c2"
+stall_ms = 90000
+"""
+
+
+def test_a_stalled_stream_thread_round_trips() -> None:
+    """A ``slow`` fault on a Streams client: ``stream_thread_stall``, then the poll timeout's
+    ``leave_group`` and lost tasks, all decode and re-encode to the same lines."""
+    records = simulate_streams(loads_streams_scenario(_STALL), 1).records
+    data = _encoder.encode_lines(records)
+    typed = _typed.decode(b"[" + data.replace(b"\n", b",").rstrip(b",") + b"]")
+    for line, struct in zip(data.splitlines(), typed, strict=True):
+        assert _encoder.encode(record_to_dict(struct)) == line
+    stall = [r for r in records if r["kind"] == "stream_thread_stall"]
+    assert [(r["member"], r["stall_ms"]) for r in stall] == [("c2", 90_000)]
+    leaves = [(r["member"], r["reason"]) for r in records if r["kind"] == "leave_group"]
+    assert leaves == [("c2", "poll timeout expired")]
+    lost = {
+        r["reason"]
+        for r in records
+        if r["kind"] == "active_task_stopped" and r["member"] == "c2" and r["t_ms"] == 90_000
+    }
+    assert lost == {"lost: poll timeout expired"}
 
 
 def test_every_kind_is_documented() -> None:
