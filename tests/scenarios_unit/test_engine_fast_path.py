@@ -8,6 +8,7 @@ scenarios, with heartbeat records on and off. A change that reorders any event f
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
@@ -64,3 +65,18 @@ def test_more_chaos_logs_are_unchanged(
     loaded = loads_scenario(spec_to_toml(spec), f"{spec.name}.toml")
     lazy, eager = _both(monkeypatch, loaded, index, log_heartbeats)
     assert lazy == eager
+
+
+@pytest.mark.parametrize("jitter_ms", [1, 5, 8, 100])
+def test_jitter_draws_are_random_randint(jitter_ms: int) -> None:
+    """The network's inlined jitter draw gives ``randint(0, jitter_ms)``'s numbers and leaves
+    the generator in the same state (later draws, member ids, stay the same)."""
+    from members.group_client import COORDINATOR_ADDRESS
+    from scenarios.sim.network import Network
+
+    rng, reference = random.Random(5), random.Random(5)
+    network = Network(10, jitter_ms, rng)
+    for i in range(2000):  # a fresh link per message: no FIFO clamping
+        at = network.arrival_ms(f"w{i}#1", COORDINATOR_ADDRESS, 0)
+        assert at == 10 + reference.randint(0, jitter_ms)
+    assert rng.getstate() == reference.getstate()
