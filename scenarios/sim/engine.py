@@ -54,6 +54,7 @@ from scenarios.sim.events import (
     TimerDue,
 )
 from scenarios.sim.network import Network, member_name
+from scenarios.sim.quiet import QuietSkipper, heartbeat_timer
 
 __all__ = ["Engine", "GroupKind"]
 
@@ -113,8 +114,10 @@ class Engine:
     """A scenario in progress. Build it, then :meth:`run_until`.
 
     ``LAZY_TIMERS`` (class attribute, default True) enables the lazy re-arming of
-    :meth:`_set_timer`; False pushes every arming at once (the reference the equivalence test
-    ``tests/scenarios_unit/test_engine_fast_path.py`` compares logs against).
+    :meth:`_set_timer`; False pushes every arming at once. ``SKIP_QUIET`` (default True, and
+    only while heartbeats are not logged) skips whole heartbeat periods of a quiet group
+    (:mod:`scenarios.sim.quiet`). With both False the engine processes every event one by
+    one: the reference ``tests/scenarios_unit/test_engine_fast_path.py`` compares logs with.
 
     Args:
         kind: the kind of group and its loaded scenario.
@@ -129,6 +132,7 @@ class Engine:
     """
 
     LAZY_TIMERS = True
+    SKIP_QUIET = True
 
     def __init__(
         self,
@@ -167,6 +171,10 @@ class Engine:
         # yet -> its due time; and per timer the queued entry (at_ms, seq) that pushes it.
         self._deferred: dict[tuple[str, str], int] = {}
         self._sentinel: dict[tuple[str, str], tuple[int, int]] = {}
+        # Quiet stretches (scenarios.sim.quiet): False after anything but a heartbeat step.
+        self._quiet_ok = False
+        self._run_end = 0
+        self._skipper = QuietSkipper(self) if self.SKIP_QUIET and not self.log_heartbeats else None
         self.end_ms = self._plan()
 
     # ------------------------------------------------------------------ set-up
@@ -211,13 +219,16 @@ class Engine:
         elif kind is TimerDue:
             self._timer_due(event.owner, event.key, event.token)  # type: ignore[union-attr]
         elif kind is StepDue:
+            self._quiet_ok = False
             self._apply_step(event.planned)  # type: ignore[union-attr]
-        elif kind is StartMember:
-            self._start_member(event.name, event.config)  # type: ignore[union-attr]
-        elif kind is HealDue:
-            self._heal(event.member)  # type: ignore[union-attr]
-        elif kind is CoordinatorReload:
-            self._load_coordinator()
+        else:
+            self._quiet_ok = False
+            if kind is StartMember:
+                self._start_member(event.name, event.config)  # type: ignore[union-attr]
+            elif kind is HealDue:
+                self._heal(event.member)  # type: ignore[union-attr]
+            elif kind is CoordinatorReload:
+                self._load_coordinator()
 
     # ------------------------------------------------------------------ timers
 
@@ -259,6 +270,11 @@ class Engine:
         if timers.get(timer) == token:
             del timers[timer]
             self._fire(owner, key)
+            if key == "heartbeat" and owner != COORDINATOR_ADDRESS:
+                if self._skipper is not None:
+                    self._skipper.after_heartbeat(owner)
+            elif not heartbeat_timer(owner, key):
+                self._quiet_ok = False
 
     def _disarm(self, owner: str) -> None:
         """Disarm every timer of ``owner`` (a retired member, an unloaded coordinator)."""
@@ -272,6 +288,7 @@ class Engine:
         """Process every event up to ``end_ms`` (default: the run's end); ``on_progress`` is
         called with the virtual time every few thousand events."""
         end = self.end_ms if end_ms is None else end_ms
+        self._run_end = end
         queue = self._queue
         processed = 0
         while queue and queue[0][0] <= end:
@@ -285,6 +302,12 @@ class Engine:
 
     def _deliver(self, dest: str, source: str, message: Any) -> None:
         now = self.now_ms
+        message_type = type(message)
+        if message_type is HeartbeatResponse:
+            if message.error != ErrorCode.NONE:
+                self._quiet_ok = False
+        elif message_type is not HeartbeatRequest:
+            self._quiet_ok = False
         if dest == COORDINATOR_ADDRESS:
             if type(message) is FindCoordinatorRequest:
                 up = self.coordinator_up
@@ -318,12 +341,17 @@ class Engine:
             if kind is Send:
                 self.send(owner, effect.dest, effect.message)  # type: ignore[union-attr]
             elif kind is SetTimer:
-                self._set_timer(owner, effect.key, effect.at_ms)  # type: ignore[union-attr]
+                key = effect.key  # type: ignore[union-attr]
+                if self._quiet_ok and not heartbeat_timer(owner, key):
+                    self._quiet_ok = False
+                self._set_timer(owner, key, effect.at_ms)  # type: ignore[union-attr]
             elif kind is CancelTimer:
+                self._quiet_ok = False
                 timer = (owner, effect.key)  # type: ignore[union-attr]
                 self._timers.pop(timer, None)
                 self._deferred.pop(timer, None)
             elif kind is Log:
+                self._quiet_ok = False
                 fields = effect.fields  # type: ignore[union-attr]
                 if owner == COORDINATOR_ADDRESS:
                     fields = _rename_members(fields)
@@ -364,6 +392,7 @@ class Engine:
 
     def _retire(self, address: str) -> None:
         """Forget a member whose process stopped; schedule its restart if one is pending."""
+        self._quiet_ok = False
         self.members.pop(address, None)
         name = member_name(address)
         if self.addresses.get(name) == address:

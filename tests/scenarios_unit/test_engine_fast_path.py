@@ -1,9 +1,11 @@
-"""The engine's lazy timer re-arming changes no event log.
+"""The engine's fast paths change no event log.
 
 ``Engine.LAZY_TIMERS`` pushes a re-armed timer's queue entry only when its earlier entry
-comes up (see ``Engine._set_timer``). These tests run the same scenarios with and without it
-and require identical records: chaos scenarios with every fault kind, Kafka Streams library
-scenarios, with heartbeat records on and off. A change that reorders any event fails here.
+comes up (see ``Engine._set_timer``); ``Engine.SKIP_QUIET`` skips whole heartbeat periods of a
+quiet group (:mod:`scenarios.sim.quiet`). These tests run the same scenarios with both and
+with neither and require identical records: chaos scenarios with every fault kind, Kafka
+Streams library scenarios, stable clusters with changes after long quiet stretches, with
+heartbeat records on and off. A change that reorders any event fails here.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from scenarios.input.library import streams_library_dir
 from scenarios.input.loader import loads_scenario
 from scenarios.input.streams import load_streams_scenario
 from scenarios.sim.engine import Engine
+from scenarios.sim.quiet import QuietSkipper
 from scenarios.sim.runner import simulate
 
 # Short fault windows keep each run well under a second; every fault kind is enabled.
@@ -29,8 +32,9 @@ def _both(
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     lazy = simulate(loaded, seed, log_heartbeats=log_heartbeats).records
     monkeypatch.setattr(Engine, "LAZY_TIMERS", False)
+    monkeypatch.setattr(Engine, "SKIP_QUIET", False)
     eager = simulate(loaded, seed, log_heartbeats=log_heartbeats).records
-    monkeypatch.setattr(Engine, "LAZY_TIMERS", True)
+    monkeypatch.undo()
     return lazy, eager
 
 
@@ -44,6 +48,60 @@ def test_chaos_logs_are_unchanged(
     lazy, eager = _both(monkeypatch, loaded, index, log_heartbeats)
     assert any(r["kind"] == "step" for r in eager)  # the faults and config changes
     assert any(r["kind"] == "heartbeat_request" for r in eager) is log_heartbeats
+    assert lazy == eager
+
+
+STABLE = """
+name = "stable-then-changes"
+seed = 1
+settle_ms = 600000
+[cluster]
+size = {size}
+[cluster.config]
+"connect.protocol" = "{protocol}"
+[network]
+latency_ms = {latency}
+[workload.generate]
+count = {size}
+tasks = 3
+prefix = "connector"
+[[timeline]]
+at_ms = 1200000
+action = "leave"
+member = "w2"
+[[timeline]]
+at_ms = 2460000
+action = "join"
+member = "w2"
+[[timeline]]
+at_ms = 3300000
+action = "partition"
+member = "w1"
+duration_ms = 40000
+"""
+
+
+@pytest.mark.parametrize("log_heartbeats", [False, True])
+@pytest.mark.parametrize(
+    ("size", "protocol", "latency"), [(3, "sessioned", 1), (7, "eager", 2), (12, "compatible", 5)]
+)
+def test_quiet_stretches_are_skipped_without_a_trace(
+    monkeypatch: pytest.MonkeyPatch, size: int, protocol: str, latency: int, log_heartbeats: bool
+) -> None:
+    text = STABLE.format(size=size, protocol=protocol, latency=latency)
+    loaded = loads_scenario(text, "stable.toml")
+    skipped: list[int] = []
+    original = QuietSkipper._shift
+
+    def spy(self: QuietSkipper, dt: int, ds: int) -> None:
+        skipped.append(dt)
+        original(self, dt, ds)
+
+    monkeypatch.setattr(QuietSkipper, "_shift", spy)
+    lazy, eager = _both(monkeypatch, loaded, 5, log_heartbeats)
+    # Heartbeat records leave nothing to skip; without them most of the hour is skipped.
+    assert (sum(skipped) > 30 * 60_000) is not log_heartbeats
+    assert any(r["kind"] == "fault" for r in eager)
     assert lazy == eager
 
 
