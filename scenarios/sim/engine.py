@@ -174,7 +174,9 @@ class Engine:
         # Quiet stretches (scenarios.sim.quiet): False after anything but a heartbeat step.
         self._quiet_ok = False
         self._run_end = 0
-        self._skipper = QuietSkipper(self) if self.SKIP_QUIET and not self.log_heartbeats else None
+        # Jitter draws from the run's generator for every message: never periodic.
+        skip = self.SKIP_QUIET and not self.log_heartbeats and not scenario.network.jitter_ms
+        self._skipper = QuietSkipper(self) if skip else None
         self.end_ms = self._plan()
 
     # ------------------------------------------------------------------ set-up
@@ -273,7 +275,7 @@ class Engine:
             if key == "heartbeat" and owner != COORDINATOR_ADDRESS:
                 if self._skipper is not None:
                     self._skipper.after_heartbeat(owner)
-            elif not heartbeat_timer(owner, key):
+            elif self._quiet_ok and not heartbeat_timer(owner, key):
                 self._quiet_ok = False
 
     def _disarm(self, owner: str) -> None:
@@ -302,12 +304,13 @@ class Engine:
 
     def _deliver(self, dest: str, source: str, message: Any) -> None:
         now = self.now_ms
-        message_type = type(message)
-        if message_type is HeartbeatResponse:
-            if message.error != ErrorCode.NONE:
+        if self._quiet_ok:
+            message_type = type(message)
+            if message_type is HeartbeatResponse:
+                if message.error != ErrorCode.NONE:
+                    self._quiet_ok = False
+            elif message_type is not HeartbeatRequest:
                 self._quiet_ok = False
-        elif message_type is not HeartbeatRequest:
-            self._quiet_ok = False
         if dest == COORDINATOR_ADDRESS:
             if type(message) is FindCoordinatorRequest:
                 up = self.coordinator_up
@@ -338,8 +341,13 @@ class Engine:
         """Carry out ``owner``'s effects in order; retire a member that stopped."""
         for effect in effects:
             kind = type(effect)
-            if kind is Send:
-                self.send(owner, effect.dest, effect.message)  # type: ignore[union-attr]
+            if kind is Send:  # self.send, inlined (the most frequent effect)
+                dest = effect.dest  # type: ignore[union-attr]
+                at = self.network.arrival_ms(owner, dest, self.now_ms)
+                if at is not None:
+                    self._seq += 1
+                    deliver = Deliver(dest, owner, effect.message)  # type: ignore[union-attr]
+                    heapq.heappush(self._queue, (at, self._seq, deliver))
             elif kind is SetTimer:
                 key = effect.key  # type: ignore[union-attr]
                 if self._quiet_ok and not heartbeat_timer(owner, key):
