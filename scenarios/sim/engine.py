@@ -350,8 +350,8 @@ class Engine:
                     heapq.heappush(self._queue, (at, self._seq, deliver))
             elif kind is SetTimer:
                 key = effect.key  # type: ignore[union-attr]
-                if self._quiet_ok and not heartbeat_timer(owner, key):
-                    self._quiet_ok = False
+                if self._quiet_ok and key != "session" and not heartbeat_timer(owner, key):
+                    self._quiet_ok = False  # ("session": a member's; the coordinator has none)
                 self._set_timer(owner, key, effect.at_ms)  # type: ignore[union-attr]
             elif kind is CancelTimer:
                 self._quiet_ok = False
