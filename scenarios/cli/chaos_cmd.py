@@ -16,7 +16,9 @@ from typing import Annotated, Any, NoReturn
 import typer
 from rich.console import Console
 
-from scenarios.campaigns.chaos import ASSIGNOR_OF, FAULT_KINDS, PROTOCOLS
+# The light vocabulary module, not scenarios.campaigns.chaos (engine + assignors): the CLI
+# imports this module at start-up; run_campaign is imported when the command runs.
+from scenarios.campaigns.chaos_names import ASSIGNOR_OF, FAULT_KINDS, PROTOCOLS
 from scenarios.cli.choices import ChaosAssignor
 
 __all__ = [

@@ -54,6 +54,7 @@ from scenarios.sim.events import (
     TimerDue,
 )
 from scenarios.sim.network import Network, member_name
+from scenarios.sim.quiet import QuietSkipper, heartbeat_timer
 
 __all__ = ["Engine", "GroupKind"]
 
@@ -112,6 +113,12 @@ class GroupKind(Protocol):
 class Engine:
     """A scenario in progress. Build it, then :meth:`run_until`.
 
+    ``LAZY_TIMERS`` (class attribute, default True) enables the lazy re-arming of
+    :meth:`_set_timer`; False pushes every arming at once. ``SKIP_QUIET`` (default True, and
+    only while heartbeats are not logged) skips whole heartbeat periods of a quiet group
+    (:mod:`scenarios.sim.quiet`). With both False the engine processes every event one by
+    one: the reference ``tests/scenarios_unit/test_engine_fast_path.py`` compares logs with.
+
     Args:
         kind: the kind of group and its loaded scenario.
         seed: the run's seed; every random choice derives from it.
@@ -123,6 +130,9 @@ class Engine:
         members: live members by address; ``addresses``: member name → current address.
         end_ms: when the run ends.
     """
+
+    LAZY_TIMERS = True
+    SKIP_QUIET = True
 
     def __init__(
         self,
@@ -156,7 +166,17 @@ class Engine:
 
         self._queue: list[tuple[int, int, QueueEvent]] = []
         self._seq = 0
-        self._timers: dict[tuple[str, str], int] = {}
+        self._timers: dict[tuple[str, str], int] = {}  # armed timer -> its token (seq)
+        # Lazy re-arming (see _set_timer): a re-armed timer whose queue entry is not pushed
+        # yet -> its due time; and per timer the queued entry (at_ms, seq) that pushes it.
+        self._deferred: dict[tuple[str, str], int] = {}
+        self._sentinel: dict[tuple[str, str], tuple[int, int]] = {}
+        # Quiet stretches (scenarios.sim.quiet): False after anything but a heartbeat step.
+        self._quiet_ok = False
+        self._run_end = 0
+        # Jitter draws from the run's generator for every message: never periodic.
+        skip = self.SKIP_QUIET and not self.log_heartbeats and not scenario.network.jitter_ms
+        self._skipper = QuietSkipper(self) if skip else None
         self.end_ms = self._plan()
 
     # ------------------------------------------------------------------ set-up
@@ -195,22 +215,74 @@ class Engine:
         """Pop the earliest event and carry it out."""
         at_ms, _, event = heapq.heappop(self._queue)
         self.now_ms = at_ms
-        match event:
-            case Deliver(dest, source, message):
-                self._deliver(dest, source, message)
-            case TimerDue(owner, key, token):
-                timers = self._timers
-                if timers.get((owner, key)) == token:
-                    del timers[(owner, key)]
-                    self._fire(owner, key)
-            case StepDue(planned):
-                self._apply_step(planned)
-            case StartMember(name, config):
-                self._start_member(name, config)
-            case HealDue(member):
-                self._heal(member)
-            case CoordinatorReload():
+        kind = type(event)  # by type, most frequent first (cheaper than ``match``)
+        if kind is Deliver:
+            self._deliver(event.dest, event.source, event.message)  # type: ignore[union-attr]
+        elif kind is TimerDue:
+            self._timer_due(event.owner, event.key, event.token)  # type: ignore[union-attr]
+        elif kind is StepDue:
+            self._quiet_ok = False
+            self._apply_step(event.planned)  # type: ignore[union-attr]
+        else:
+            self._quiet_ok = False
+            if kind is StartMember:
+                self._start_member(event.name, event.config)  # type: ignore[union-attr]
+            elif kind is HealDue:
+                self._heal(event.member)  # type: ignore[union-attr]
+            elif kind is CoordinatorReload:
                 self._load_coordinator()
+
+    # ------------------------------------------------------------------ timers
+
+    def _set_timer(self, owner: str, key: str, at_ms: int) -> None:
+        """Arm ``owner``'s timer ``key`` at ``at_ms`` (replacing any earlier arming).
+
+        The timer takes the next sequence number now, as every push does, so ties at equal
+        virtual times resolve exactly as if it were pushed now. But when the timer already
+        has an entry in the queue due no later than ``at_ms`` (a heartbeat deadline pushed
+        back again), the new entry is pushed only when that one comes up: the queue holds the
+        same ``(at_ms, seq)`` keys at every moment they can be popped, so the order of all
+        events is unchanged, with far fewer stale entries (one per timer, not one per
+        heartbeat).
+        """
+        self._seq += 1
+        seq = self._seq
+        timer = (owner, key)
+        self._timers[timer] = seq
+        sentinel = self._sentinel.get(timer)
+        if sentinel is not None and sentinel[0] <= at_ms and self.LAZY_TIMERS:
+            self._deferred[timer] = at_ms
+            return
+        self._deferred.pop(timer, None)
+        self._sentinel[timer] = (at_ms, seq)
+        heapq.heappush(self._queue, (at_ms, seq, TimerDue(owner, key, seq)))
+
+    def _timer_due(self, owner: str, key: str, token: int) -> None:
+        timer = (owner, key)
+        sentinel = self._sentinel.get(timer)
+        if sentinel is not None and sentinel[1] == token:
+            del self._sentinel[timer]
+            at_ms = self._deferred.pop(timer, None)
+            if at_ms is not None:  # re-armed later meanwhile: its entry goes in now
+                seq = self._timers[timer]
+                self._sentinel[timer] = (at_ms, seq)
+                heapq.heappush(self._queue, (at_ms, seq, TimerDue(owner, key, seq)))
+                return
+        timers = self._timers
+        if timers.get(timer) == token:
+            del timers[timer]
+            self._fire(owner, key)
+            if key == "heartbeat" and owner != COORDINATOR_ADDRESS:
+                if self._skipper is not None:
+                    self._skipper.after_heartbeat(owner)
+            elif self._quiet_ok and not heartbeat_timer(owner, key):
+                self._quiet_ok = False
+
+    def _disarm(self, owner: str) -> None:
+        """Disarm every timer of ``owner`` (a retired member, an unloaded coordinator)."""
+        for timers in (self._timers, self._deferred):
+            for timer in [k for k in timers if k[0] == owner]:
+                del timers[timer]
 
     def run_until(
         self, end_ms: int | None = None, *, on_progress: Callable[[int], None] | None = None
@@ -218,6 +290,7 @@ class Engine:
         """Process every event up to ``end_ms`` (default: the run's end); ``on_progress`` is
         called with the virtual time every few thousand events."""
         end = self.end_ms if end_ms is None else end_ms
+        self._run_end = end
         queue = self._queue
         processed = 0
         while queue and queue[0][0] <= end:
@@ -231,6 +304,13 @@ class Engine:
 
     def _deliver(self, dest: str, source: str, message: Any) -> None:
         now = self.now_ms
+        if self._quiet_ok:
+            message_type = type(message)
+            if message_type is HeartbeatResponse:
+                if message.error != ErrorCode.NONE:
+                    self._quiet_ok = False
+            elif message_type is not HeartbeatRequest:
+                self._quiet_ok = False
         if dest == COORDINATOR_ADDRESS:
             if type(message) is FindCoordinatorRequest:
                 up = self.coordinator_up
@@ -261,18 +341,25 @@ class Engine:
         """Carry out ``owner``'s effects in order; retire a member that stopped."""
         for effect in effects:
             kind = type(effect)
-            if kind is Send:
-                self.send(owner, effect.dest, effect.message)  # type: ignore[union-attr]
+            if kind is Send:  # self.send, inlined (the most frequent effect)
+                dest = effect.dest  # type: ignore[union-attr]
+                at = self.network.arrival_ms(owner, dest, self.now_ms)
+                if at is not None:
+                    self._seq += 1
+                    deliver = Deliver(dest, owner, effect.message)  # type: ignore[union-attr]
+                    heapq.heappush(self._queue, (at, self._seq, deliver))
             elif kind is SetTimer:
-                self._seq += 1
-                self._timers[(owner, effect.key)] = self._seq  # type: ignore[union-attr]
-                heapq.heappush(
-                    self._queue,
-                    (effect.at_ms, self._seq, TimerDue(owner, effect.key, self._seq)),  # type: ignore[union-attr]
-                )
+                key = effect.key  # type: ignore[union-attr]
+                if self._quiet_ok and key != "session" and not heartbeat_timer(owner, key):
+                    self._quiet_ok = False  # ("session": a member's; the coordinator has none)
+                self._set_timer(owner, key, effect.at_ms)  # type: ignore[union-attr]
             elif kind is CancelTimer:
-                self._timers.pop((owner, effect.key), None)  # type: ignore[union-attr]
+                self._quiet_ok = False
+                timer = (owner, effect.key)  # type: ignore[union-attr]
+                self._timers.pop(timer, None)
+                self._deferred.pop(timer, None)
             elif kind is Log:
+                self._quiet_ok = False
                 fields = effect.fields  # type: ignore[union-attr]
                 if owner == COORDINATOR_ADDRESS:
                     fields = _rename_members(fields)
@@ -313,12 +400,12 @@ class Engine:
 
     def _retire(self, address: str) -> None:
         """Forget a member whose process stopped; schedule its restart if one is pending."""
+        self._quiet_ok = False
         self.members.pop(address, None)
         name = member_name(address)
         if self.addresses.get(name) == address:
             del self.addresses[name]
-        for key in [k for k in self._timers if k[0] == address]:
-            del self._timers[key]
+        self._disarm(address)
         restart = self._pending_restart.pop(name, None)
         if restart is not None:
             config, down_ms = restart
@@ -417,8 +504,7 @@ class Engine:
     def _unload_coordinator(self) -> None:
         """The group's partition moves: in-flight joins and syncs get NOT_COORDINATOR."""
         self.apply(COORDINATOR_ADDRESS, self.coordinator.unload(self.now_ms))
-        for key in [k for k in self._timers if k[0] == COORDINATOR_ADDRESS]:
-            del self._timers[key]
+        self._disarm(COORDINATOR_ADDRESS)
         self.coordinator_up = False
 
     def _load_coordinator(self) -> None:

@@ -38,6 +38,11 @@ class Network:
         self._loss: dict[str, tuple[str, float, int]] = {}  # direction, probability, until
         self._latency: dict[str, tuple[int, int]] = {}  # extra ms, until
         self._link_clock: dict[tuple[str, str], int] = {}
+        self._names: dict[str, str] = {}  # address -> member name (a cache)
+        # rng.randint(0, jitter_ms) drawn as CPython's Random does it (getrandbits of the
+        # width's bit length until below the width): the same numbers, without the layers.
+        self._jitter_width = jitter_ms + 1
+        self._jitter_bits = self._jitter_width.bit_length()
 
     def arrival_ms(self, source: str, dest: str, now_ms: int) -> int | None:
         """When a message sent now from ``source`` to ``dest`` arrives, or ``None`` when a
@@ -45,10 +50,19 @@ class Network:
         rng = self.rng
         latency = self.latency_ms
         if self.jitter_ms:
-            latency += rng.randint(0, self.jitter_ms)
-        if source == COORDINATOR_ADDRESS or dest == COORDINATOR_ADDRESS:
+            width, bits = self._jitter_width, self._jitter_bits
+            extra = rng.getrandbits(bits)
+            while extra >= width:
+                extra = rng.getrandbits(bits)
+            latency += extra
+        if not (self.partitioned or self._loss or self._latency):
+            pass  # no fault was ever injected: nothing to look up
+        elif source == COORDINATOR_ADDRESS or dest == COORDINATOR_ADDRESS:
             outbound = dest == COORDINATOR_ADDRESS
-            member = member_name(source if outbound else dest)
+            address = source if outbound else dest
+            member = self._names.get(address)
+            if member is None:
+                member = self._names[address] = member_name(address)
             if member in self.partitioned:
                 return None
             loss = self._loss.get(member)

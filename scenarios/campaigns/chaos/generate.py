@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from scenarios.campaigns.chaos_names import ASSIGNOR_OF, FAULT_KINDS, PROTOCOLS
+
 __all__ = [
     "PROTOCOLS",
     "ASSIGNOR_OF",
@@ -22,19 +24,8 @@ __all__ = [
     "generate",
 ]
 
-#: ``connect.protocol`` values a chaos run can start from.
-PROTOCOLS = ("eager", "compatible", "sessioned", "static")
-#: The assignor the group's leader runs under each protocol.
-ASSIGNOR_OF = {
-    "eager": "eager",
-    "compatible": "incremental_cooperative",
-    "sessioned": "incremental_cooperative",
-    "static": "static",
-}
-#: Fault kinds: ``crash``/``leave`` (a worker stops, hard or clean, and mostly comes back),
-#: ``partition``, ``loss``, ``latency`` (its coordinator link), ``slow`` (its herder stalls),
-#: ``failover`` (the coordinator moves), ``config`` (connector writes and protocol changes).
-FAULT_KINDS = ("crash", "leave", "partition", "loss", "latency", "slow", "failover", "config")
+# PROTOCOLS, ASSIGNOR_OF and FAULT_KINDS live in the light chaos_names module, so the CLI can
+# name them without importing the engine.
 DEFAULT_FAULT_KINDS = FAULT_KINDS
 
 HOUR_MS = 3_600_000

@@ -1,0 +1,25 @@
+"""The chaos campaign's vocabulary (protocols, assignors, fault kinds) without its machinery.
+
+``groupsim chaos`` builds its option help from these names when the CLI starts; importing
+:mod:`scenarios.campaigns.chaos` itself pulls in the engine and every assignor, which would
+slow down every ``groupsim`` command (``groupsim --help`` included). The campaign uses the
+same values (``tests/cli/test_startup.py`` checks that they agree).
+"""
+
+from __future__ import annotations
+
+__all__ = ["PROTOCOLS", "ASSIGNOR_OF", "FAULT_KINDS"]
+
+#: ``connect.protocol`` values a chaos run can start from.
+PROTOCOLS = ("eager", "compatible", "sessioned", "static")
+#: The assignor the group's leader runs under each protocol.
+ASSIGNOR_OF = {
+    "eager": "eager",
+    "compatible": "incremental_cooperative",
+    "sessioned": "incremental_cooperative",
+    "static": "static",
+}
+#: Fault kinds: ``crash``/``leave`` (a worker stops, hard or clean, and mostly comes back),
+#: ``partition``, ``loss``, ``latency`` (its coordinator link), ``slow`` (its herder stalls),
+#: ``failover`` (the coordinator moves), ``config`` (connector writes and protocol changes).
+FAULT_KINDS = ("crash", "leave", "partition", "loss", "latency", "slow", "failover", "config")

@@ -1,0 +1,202 @@
+"""Skipping the quiet stretches of a run: whole periods of nothing but heartbeats.
+
+A stable group with no fault, no jitter and no heartbeat records does the same thing every
+heartbeat period: each member's heartbeat timer fires, its Heartbeat reaches the coordinator,
+which pushes the member's session deadline back and answers NONE; the member pushes its own
+session timer back. Processing is translation invariant (every time is ``now`` plus a
+constant), so once two moments a period apart look the same *relative to now* — the queued
+heartbeat events and timers (times and sequence numbers), each member's heartbeat fields, the
+coordinator's session deadlines — every further period repeats them exactly, shifted by the
+period in virtual time and by the number of pushes per period in sequence numbers. The
+:class:`QuietSkipper` then moves all of it forward by whole periods at once, up to (never
+reaching) the next event of any other kind and never past the run's end. Nothing is logged
+in such a stretch, so the event log is byte for byte the one of the run without skipping
+(``tests/scenarios_unit/test_engine_fast_path.py`` compares them).
+
+Engine contract: the engine clears :attr:`Engine._quiet_ok` on every event or effect that is
+not a pure heartbeat step (see ``Engine.apply``), and calls :meth:`QuietSkipper.after_heartbeat`
+after a member's heartbeat timer fired.
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from coordinator.group import HEARTBEAT_PREFIX
+from members.group_client import COORDINATOR_ADDRESS
+from protocol.group import HeartbeatRequest, HeartbeatResponse
+from scenarios.sim.events import Deliver, TimerDue
+
+if TYPE_CHECKING:
+    from scenarios.sim.engine import Engine
+
+__all__ = ["QuietSkipper", "heartbeat_timer"]
+
+#: Snapshots kept per quiet stretch before giving up on finding a period in it.
+MAX_SNAPSHOTS = 16
+
+
+def heartbeat_timer(owner: str, key: str) -> bool:
+    """True for the timers a heartbeat re-arms: a member's ``heartbeat`` and ``session``,
+    the coordinator's ``heartbeat:<member id>`` session deadlines."""
+    if owner == COORDINATOR_ADDRESS:
+        return key.startswith(HEARTBEAT_PREFIX)
+    return key == "heartbeat" or key == "session"
+
+
+def _is_heartbeat_entry(event: Any) -> bool:
+    """A queued timer of :func:`heartbeat_timer`, or a Heartbeat request or response."""
+    if isinstance(event, TimerDue):
+        return heartbeat_timer(event.owner, event.key)
+    return isinstance(event, Deliver) and type(event.message) in _HEARTBEAT_MESSAGES
+
+
+def _relative(event: Deliver | TimerDue, seq: int) -> tuple[Any, ...]:
+    """A heartbeat entry with its timer token relative to sequence number ``seq``."""
+    if isinstance(event, TimerDue):
+        return (event.owner, event.key, event.token - seq)
+    message = event.message
+    return (event.dest, event.source, type(message).__name__, msgspec.structs.astuple(message))
+
+
+_HEARTBEAT_MESSAGES = (HeartbeatRequest, HeartbeatResponse)
+
+
+class QuietSkipper:
+    """Finds the period of a quiet stretch and skips whole periods of it.
+
+    Args:
+        engine: the engine to fast-forward (its queue, timers, members and coordinator).
+    """
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.anchor: str | None = None
+        self.seen: dict[Any, tuple[int, int]] = {}
+        self.skipped_ms = 0  # virtual ms skipped so far (for benchmarks and tests)
+
+    def after_heartbeat(self, owner: str) -> None:
+        """Member ``owner``'s heartbeat timer fired (its effects are applied)."""
+        engine = self.engine
+        if not engine._quiet_ok:
+            engine._quiet_ok = True
+            self.anchor = owner
+            self.seen.clear()
+        elif owner != self.anchor or len(self.seen) >= MAX_SNAPSHOTS:
+            return
+        if not self._network_quiet():
+            return
+        signature, others_at = self._signature()
+        now, seq = engine.now_ms, engine._seq
+        earlier = self.seen.get(signature)
+        if earlier is None:
+            self.seen[signature] = (now, seq)
+            return
+        period, pushes = now - earlier[0], seq - earlier[1]
+        limit = min(others_at - 1, engine._run_end)  # the last time the skip may reach
+        periods = (limit - now) // period if period > 0 else 0
+        if periods > 0:
+            self._shift(periods * period, periods * pushes)
+            self.seen = {signature: (engine.now_ms, engine._seq)}
+
+    # ------------------------------------------------------------------ internals
+
+    def _network_quiet(self) -> bool:
+        network, now = self.engine.network, self.engine.now_ms
+        if network.partitioned or network.jitter_ms:
+            return False
+        if any(until > now for _, _, until in network._loss.values()):
+            return False
+        return not any(until > now for _, until in network._latency.values())
+
+    def _signature(self) -> tuple[Any, int]:
+        """Everything a heartbeat period touches, relative to now; and the earliest time of
+        any other queued event."""
+        engine = self.engine
+        now, seq = engine.now_ms, engine._seq
+        others_at = 1 << 62
+        entries = []
+        for at, s, event in engine._queue:
+            if _is_heartbeat_entry(event):
+                entries.append((at - now, s - seq, _relative(event, seq)))  # type: ignore[arg-type]
+            elif at < others_at:
+                others_at = at
+        entries.sort()
+        timers = sorted(
+            (owner, key, token - seq)
+            for (owner, key), token in engine._timers.items()
+            if heartbeat_timer(owner, key)
+        )
+        deferred = sorted(
+            (owner, key, at - now)
+            for (owner, key), at in engine._deferred.items()
+            if heartbeat_timer(owner, key)
+        )
+        sentinels = sorted(
+            (owner, key, at - now, s - seq)
+            for (owner, key), (at, s) in engine._sentinel.items()
+            if heartbeat_timer(owner, key)
+        )
+        members = tuple(
+            (
+                address,
+                m.state,
+                m.generation,
+                m.coordinator_known,
+                m._heartbeat_in_flight,
+                m._heartbeat_sent_ms - now,
+                m._heartbeat_generation,
+            )
+            for address, m in sorted(engine.members.items())
+        )
+        coordinator = engine.coordinator
+        deadlines = tuple(
+            (mid, m.hb_deadline - now) for mid, m in sorted(coordinator._members.items())
+        )
+        signature = (
+            tuple(entries),
+            tuple(timers),
+            tuple(deferred),
+            tuple(sentinels),
+            members,
+            deadlines,
+            engine.coordinator_up,
+            id(coordinator),
+        )
+        return signature, others_at
+
+    def _shift(self, dt: int, ds: int) -> None:
+        """Move every heartbeat event, timer and time forward by ``dt`` virtual ms and
+        ``ds`` sequence numbers (what ``dt / period`` periods of processing would do)."""
+        engine = self.engine
+        queue = []
+        for at, s, event in engine._queue:
+            if _is_heartbeat_entry(event):
+                if isinstance(event, TimerDue):
+                    event = TimerDue(event.owner, event.key, event.token + ds)
+                queue.append((at + dt, s + ds, event))
+            else:
+                queue.append((at, s, event))
+        heapq.heapify(queue)
+        engine._queue[:] = queue
+        for timer, token in engine._timers.items():
+            if heartbeat_timer(*timer):
+                engine._timers[timer] = token + ds
+        for timer, at in engine._deferred.items():
+            if heartbeat_timer(*timer):
+                engine._deferred[timer] = at + dt
+        for timer, (at, s) in engine._sentinel.items():
+            if heartbeat_timer(*timer):
+                engine._sentinel[timer] = (at + dt, s + ds)
+        for member in engine.members.values():
+            member._heartbeat_sent_ms += dt
+        for m in engine.coordinator._members.values():
+            m.hb_deadline += dt
+        # The network's per-link clocks stay: with no jitter and no latency fault in force,
+        # every later message arrives after any clock value, the skipped ones' included.
+        engine.now_ms += dt
+        engine._seq += ds
+        self.skipped_ms += dt

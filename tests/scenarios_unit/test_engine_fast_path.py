@@ -1,0 +1,140 @@
+"""The engine's fast paths change no event log.
+
+``Engine.LAZY_TIMERS`` pushes a re-armed timer's queue entry only when its earlier entry
+comes up (see ``Engine._set_timer``); ``Engine.SKIP_QUIET`` skips whole heartbeat periods of a
+quiet group (:mod:`scenarios.sim.quiet`). These tests run the same scenarios with both and
+with neither and require identical records: chaos scenarios with every fault kind, Kafka
+Streams library scenarios, stable clusters with changes after long quiet stretches, with
+heartbeat records on and off. A change that reorders any event fails here.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from scenarios.campaigns.chaos import ChaosConfig, generate, spec_to_toml
+from scenarios.input.library import streams_library_dir
+from scenarios.input.loader import loads_scenario
+from scenarios.input.streams import load_streams_scenario
+from scenarios.sim.engine import Engine
+from scenarios.sim.quiet import QuietSkipper
+from scenarios.sim.runner import simulate
+
+# Short fault windows keep each run well under a second; every fault kind is enabled.
+CHAOS = ChaosConfig(members=(2, 6), duration_ms=600_000)
+
+
+def _both(
+    monkeypatch: pytest.MonkeyPatch, loaded: Any, seed: int, log_heartbeats: bool
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    lazy = simulate(loaded, seed, log_heartbeats=log_heartbeats).records
+    monkeypatch.setattr(Engine, "LAZY_TIMERS", False)
+    monkeypatch.setattr(Engine, "SKIP_QUIET", False)
+    eager = simulate(loaded, seed, log_heartbeats=log_heartbeats).records
+    monkeypatch.undo()
+    return lazy, eager
+
+
+@pytest.mark.parametrize("log_heartbeats", [False, True])
+@pytest.mark.parametrize("index", range(4))
+def test_chaos_logs_are_unchanged(
+    monkeypatch: pytest.MonkeyPatch, index: int, log_heartbeats: bool
+) -> None:
+    spec = generate(CHAOS, 13, index)
+    loaded = loads_scenario(spec_to_toml(spec), f"{spec.name}.toml")
+    lazy, eager = _both(monkeypatch, loaded, index, log_heartbeats)
+    assert any(r["kind"] == "step" for r in eager)  # the faults and config changes
+    assert any(r["kind"] == "heartbeat_request" for r in eager) is log_heartbeats
+    assert lazy == eager
+
+
+STABLE = """
+name = "stable-then-changes"
+seed = 1
+settle_ms = 600000
+[cluster]
+size = {size}
+[cluster.config]
+"connect.protocol" = "{protocol}"
+[network]
+latency_ms = {latency}
+[workload.generate]
+count = {size}
+tasks = 3
+prefix = "connector"
+[[timeline]]
+at_ms = 1200000
+action = "leave"
+member = "w2"
+[[timeline]]
+at_ms = 2460000
+action = "join"
+member = "w2"
+[[timeline]]
+at_ms = 3300000
+action = "partition"
+member = "w1"
+duration_ms = 40000
+"""
+
+
+@pytest.mark.parametrize("log_heartbeats", [False, True])
+@pytest.mark.parametrize(
+    ("size", "protocol", "latency"), [(3, "sessioned", 1), (7, "eager", 2), (12, "compatible", 5)]
+)
+def test_quiet_stretches_are_skipped_without_a_trace(
+    monkeypatch: pytest.MonkeyPatch, size: int, protocol: str, latency: int, log_heartbeats: bool
+) -> None:
+    text = STABLE.format(size=size, protocol=protocol, latency=latency)
+    loaded = loads_scenario(text, "stable.toml")
+    skipped: list[int] = []
+    original = QuietSkipper._shift
+
+    def spy(self: QuietSkipper, dt: int, ds: int) -> None:
+        skipped.append(dt)
+        original(self, dt, ds)
+
+    monkeypatch.setattr(QuietSkipper, "_shift", spy)
+    lazy, eager = _both(monkeypatch, loaded, 5, log_heartbeats)
+    # Heartbeat records leave nothing to skip; without them most of the hour is skipped.
+    assert (sum(skipped) > 30 * 60_000) is not log_heartbeats
+    assert any(r["kind"] == "fault" for r in eager)
+    assert lazy == eager
+
+
+@pytest.mark.parametrize("log_heartbeats", [False, True])
+def test_streams_logs_are_unchanged(monkeypatch: pytest.MonkeyPatch, log_heartbeats: bool) -> None:
+    path = streams_library_dir() / "kip-441-scale-out-with-faults.toml"
+    loaded = load_streams_scenario(path)
+    lazy, eager = _both(monkeypatch, loaded, 3, log_heartbeats)
+    assert lazy == eager
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("log_heartbeats", [False, True])
+@pytest.mark.parametrize("index", range(4, 40))
+def test_more_chaos_logs_are_unchanged(
+    monkeypatch: pytest.MonkeyPatch, index: int, log_heartbeats: bool
+) -> None:
+    spec = generate(ChaosConfig(members=(2, 12)), 29, index)
+    loaded = loads_scenario(spec_to_toml(spec), f"{spec.name}.toml")
+    lazy, eager = _both(monkeypatch, loaded, index, log_heartbeats)
+    assert lazy == eager
+
+
+@pytest.mark.parametrize("jitter_ms", [1, 5, 8, 100])
+def test_jitter_draws_are_random_randint(jitter_ms: int) -> None:
+    """The network's inlined jitter draw gives ``randint(0, jitter_ms)``'s numbers and leaves
+    the generator in the same state (later draws, member ids, stay the same)."""
+    from members.group_client import COORDINATOR_ADDRESS
+    from scenarios.sim.network import Network
+
+    rng, reference = random.Random(5), random.Random(5)
+    network = Network(10, jitter_ms, rng)
+    for i in range(2000):  # a fresh link per message: no FIFO clamping
+        at = network.arrival_ms(f"w{i}#1", COORDINATOR_ADDRESS, 0)
+        assert at == 10 + reference.randint(0, jitter_ms)
+    assert rng.getstate() == reference.getstate()
