@@ -75,7 +75,9 @@ def run(
         str | None,
         typer.Argument(help=f"Scenario file or library name (default: {FLAGSHIP})."),
     ] = None,
-    seed: Annotated[int | None, typer.Option(help="Seed (default: the scenario's).")] = None,
+    seed: Annotated[
+        int | None, typer.Option(min=0, help="Seed, >= 0 (default: the scenario's).")
+    ] = None,
     out: Annotated[
         Path | None,
         typer.Option(help="Output directory (default: ./groupsim-out/<scenario>)."),
@@ -86,7 +88,12 @@ def run(
     plot: Annotated[bool, typer.Option(help="Write timeline.png.")] = True,
 ) -> None:
     """Run a scenario: print a summary, write events.jsonl, summary.json and timeline.png."""
-    from scenarios.cli.outputs import write_outputs
+    from scenarios.cli.outputs import (
+        OutputDirError,
+        discard_stage,
+        prepare_outputs,
+        write_outputs,
+    )
     from scenarios.cli.summary_view import render_summary
     from scenarios.input.library import load_any
     from scenarios.sim.runner import simulate
@@ -95,6 +102,11 @@ def run(
         loaded = load_any(scenario or FLAGSHIP)
         scenario_name = loaded.scenario.name
         run_seed = loaded.scenario.seed if seed is None else seed
+        out_dir = out if out is not None else Path("groupsim-out") / scenario_name
+        stage = prepare_outputs(out_dir)  # before the simulation: a bad --out fails at once
+    except (*_bad_input_types(), OutputDirError) as exc:
+        _fail(str(exc))
+    try:
         with _progress("simulating") as advance:
             result = simulate(
                 loaded,
@@ -102,10 +114,13 @@ def run(
                 log_heartbeats=log_heartbeats or None,
                 on_progress=advance,
             )
-        out_dir = out if out is not None else Path("groupsim-out") / scenario_name
-        write_outputs(result, out_dir, plot=plot)
+        write_outputs(result, out_dir, plot=plot, stage=stage)
     except _bad_input_types() as exc:
         _fail(str(exc))
+    except OSError as exc:
+        _fail(f"--out: cannot write {out_dir}: {exc.strerror or exc}")
+    finally:
+        discard_stage(stage)
     # Piped output gets a fixed width wide enough for the phase table.
     console = Console(width=None if sys.stdout.isatty() else 110)
     render_summary(
@@ -130,7 +145,7 @@ def compat(
         bool,
         typer.Option("--allow-known", help="Do not fail on known upstream bugs (KAFKA-13816)."),
     ] = False,
-    seed: Annotated[int, typer.Option(help="Seed of every replay.")] = 1,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of every replay (>= 0).")] = 1,
 ) -> None:
     """The protocol compatibility matrix: every mix and every rolling upgrade/downgrade path."""
     from scenarios.campaigns.compat import (
