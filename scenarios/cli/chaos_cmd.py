@@ -230,7 +230,7 @@ def chaos(
     ] = False,
 ) -> None:
     """Run seeded random fault campaigns; shrink each failing run to a scenario file."""
-    from scenarios.campaigns.chaos import ChaosConfig, run_campaign
+    from scenarios.campaigns.chaos import CampaignInterrupted, ChaosConfig, run_campaign
 
     try:
         if runs < 1:
@@ -251,21 +251,46 @@ def chaos(
             raise ChaosInputError(f"--out: {out} exists and is not a directory")
     except ChaosInputError as exc:
         _fail(str(exc))
-    with _Progress(runs) as advance:
-        result = run_campaign(
-            config,
-            runs,
-            seed,
-            jobs=jobs,
-            out_dir=out,
-            shrink_failures=shrink,
-            on_progress=advance,
-        )
+    try:
+        with _Progress(runs) as advance:
+            result = run_campaign(
+                config,
+                runs,
+                seed,
+                jobs=jobs,
+                out_dir=out,
+                shrink_failures=shrink,
+                on_progress=advance,
+            )
+    except CampaignInterrupted as stop:
+        _interrupted(stop.partial, out)
     if json_out:
         typer.echo(json.dumps(result.to_json(), indent=2))
     else:
         render_campaign(result, Console(width=None if sys.stdout.isatty() else 120))
     raise typer.Exit(1 if result.failed else 0)
+
+
+def _interrupted(partial: Any, out: Path) -> NoReturn:
+    """Ctrl-C: keep what finished (``OUT/chaos-<seed>-interrupted.json``, the ``--json``
+    shape of the finished runs; reproducers already written stay), say so in one line and
+    exit 130 (128 + SIGINT, as a shell reports it)."""
+    from scenarios.eventlog.atomic import atomic_write_text
+
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(
+            out / f"chaos-{partial.seed}-interrupted.json",
+            json.dumps(partial.to_json(), indent=2) + "\n",
+        )
+    except OSError:
+        pass
+    _stderr.print(
+        f"interrupted after {partial.runs} runs; results so far in {out}",
+        markup=False,
+        soft_wrap=True,
+    )
+    raise typer.Exit(130)
 
 
 class _Progress:

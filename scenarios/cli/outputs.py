@@ -82,7 +82,8 @@ def write_outputs(
         summary["scenario"] = result.scenario
         summary["seed"] = result.seed
         summary["expectation_failures"] = result.failures
-        atomic_write_text(stage / "summary.json", json.dumps(summary, indent=2, sort_keys=True) + "\n")
+        text = json.dumps(summary, indent=2, sort_keys=True) + "\n"
+        atomic_write_text(stage / "summary.json", text)
         if plot:
             from scenarios.cli.plots import write_timeline_png
 
