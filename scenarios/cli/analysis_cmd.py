@@ -177,7 +177,7 @@ def report(
     engine: Annotated[
         ReportEngine,
         typer.Option(
-            help="How to read a sweep's Parquet: auto = Spark if installed, else pyarrow."
+            help="How to read a sweep's Parquet: auto = pyarrow if installed, else Spark."
         ),
     ] = ReportEngine.AUTO,
 ) -> None:
