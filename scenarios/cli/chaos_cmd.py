@@ -113,6 +113,16 @@ def _check_assignor(assignor: str | None, protocols: tuple[str, ...]) -> None:
         )
 
 
+def _check_size(key: str, value: int, name: str) -> None:
+    """A size above its limit (docs/limits.md) is bad input."""
+    from scenarios.input.limits import LimitExceeded, check_limit
+
+    try:
+        check_limit(key, value, name)
+    except LimitExceeded as exc:
+        raise ChaosInputError(str(exc)) from None
+
+
 def _fail(message: str) -> NoReturn:
     _stderr.print(f"groupsim: error: {message}", markup=False, soft_wrap=True)
     raise typer.Exit(2)
@@ -235,10 +245,12 @@ def chaos(
     try:
         if runs < 1:
             raise ChaosInputError(f"--runs: must be at least 1, got {runs}")
+        _check_size("--runs", runs, "runs")
         if seed < 0:
             raise ChaosInputError(f"--seed: must be >= 0, got {seed}")
         if not 1 <= jobs <= 256:
             raise ChaosInputError(f"--jobs: must be 1..256, got {jobs}")
+        _check_size("--members", parse_members(members)[1], "members")
         protocols = parse_protocols(protocol)
         _check_assignor(assignor.value if assignor else None, protocols)
         config = ChaosConfig(

@@ -52,6 +52,7 @@ def _bad_input_types() -> tuple[type[BaseException], ...]:
     from scenarios.assign.connect import AssignInputError
     from scenarios.assign.streams import StreamsAssignInputError
     from scenarios.eventlog import LogFormatError
+    from scenarios.input.limits import LimitExceeded
     from scenarios.input.loader import ScenarioError
 
     return (
@@ -66,6 +67,7 @@ def _bad_input_types() -> tuple[type[BaseException], ...]:
         StreamsAssignmentError,
         UnknownAssignorError,
         LogFormatError,
+        LimitExceeded,
     )
 
 
@@ -207,10 +209,13 @@ def assign(
 ) -> None:
     """Run a Connect assignor over rounds and print each member's assignment as JSON."""
     from scenarios.assign.connect import run_assign
+    from scenarios.assign.limits import check_assign_limits
     from scenarios.assign.streams import STREAMS_ASSIGNORS, run_assign_streams
 
     try:
         doc = _read_json(input_file)
+        check_assign_limits(doc)
+        _check_assignor_name(doc, STREAMS_ASSIGNORS)
         streams = isinstance(doc, dict) and doc.get("assignor") in STREAMS_ASSIGNORS
         output = run_assign_streams(doc) if streams else run_assign(doc)
     except _bad_input_types() as exc:
@@ -293,6 +298,19 @@ def codec_encode(
     except _bad_input_types() as exc:
         _fail(str(exc))
     typer.echo(data.hex())
+
+
+def _check_assignor_name(doc: Any, streams_assignors: tuple[str, ...]) -> None:
+    """An unknown ``assignor`` is named with every assignor ``assign`` runs, Connect's and
+    Streams' alike."""
+    from members.assignors import ASSIGNORS
+
+    if not isinstance(doc, dict) or not isinstance(doc.get("assignor"), str):
+        return  # the assignor's own reader names a missing or mistyped key
+    name = doc["assignor"]
+    known = [*sorted(ASSIGNORS), *streams_assignors]
+    if name not in known:
+        raise BadInput(f"assignor: unknown assignor {name!r} (known: {', '.join(known)})")
 
 
 def _parse_hex(text: str) -> bytes:
