@@ -161,15 +161,17 @@ def compat(
     with _progress("replaying") as advance:
         rows = run_matrix(seed, on_progress=advance)
     if output_format is OutputFormat.JSON:
-        typer.echo(json.dumps(rows_to_json(rows), indent=2))
+        typer.echo(json.dumps(rows_to_json(rows, allow_known=allow_known), indent=2))
     elif output_format is OutputFormat.MARKDOWN:
         typer.echo(render_markdown(rows, allow_known=allow_known), nl=False)
     else:
         from rich.table import Table
 
         table = Table(title=f"Connect protocol compatibility (seed {seed})")
+        widest_case = max((len(row.case) for row in rows), default=4)
         for column in COLUMNS:
-            table.add_column(column)
+            # case names whole, never cut to "…": the other columns wrap instead
+            table.add_column(column, min_width=widest_case if column == "case" else None)
         for row in rows:
             table.add_row(*row_cells(row, allow_known=allow_known))
         Console(width=None if sys.stdout.isatty() else 130).print(table)
