@@ -39,7 +39,8 @@ DEFAULT_LIMITS: Mapping[str, tuple[int, str]] = {
 
 
 class LimitExceeded(ValueError):
-    """A size above its limit (or, with ``name`` ``""``, a malformed ``GROUPSIM_LIMITS``). ``str(err)`` is one line without the file (the loaders add it).
+    """A size above its limit (or, with ``name`` ``""``, a malformed ``GROUPSIM_LIMITS``).
+    ``str(err)`` is one line without the file (the loaders add it).
 
     Attributes:
         key: the input key (``workload.generate.count``, ``--runs``); value: the size;
