@@ -293,9 +293,7 @@ def test_output_files_honour_the_umask(tmp_path: Path) -> None:
     old = os.umask(0o022)
     try:
         (tmp_path / "timeline.png").write_bytes(b"previous run")
-        result = CliRunner().invoke(
-            app, ["run", "scale-out", "--out", str(tmp_path), "--no-plot"]
-        )
+        result = CliRunner().invoke(app, ["run", "scale-out", "--out", str(tmp_path), "--no-plot"])
     finally:
         os.umask(old)
     assert result.exit_code == 0, result.output
