@@ -215,7 +215,8 @@ def chaos(
     protocol: Annotated[
         str,
         typer.Option(
-            help="connect.protocol per run: one or a comma list of " + ", ".join(PROTOCOLS)
+            help="connect.protocol per run: one or a comma list of " + ", ".join(PROTOCOLS),
+            show_default="all of them",
         ),
     ] = ",".join(PROTOCOLS),
     assignor: Annotated[
@@ -225,7 +226,11 @@ def chaos(
         ),
     ] = None,
     faults: Annotated[
-        str, typer.Option(help="Fault kinds, comma list: " + ",".join(FAULT_KINDS) + ", or none.")
+        str,
+        typer.Option(
+            help="Fault kinds, comma list of " + ", ".join(FAULT_KINDS) + "; or none.",
+            show_default="all of them",
+        ),
     ] = ",".join(FAULT_KINDS),
     duration: Annotated[
         str, typer.Option(help="Fault window per run: 1h, 30m, 90s, 500ms.")

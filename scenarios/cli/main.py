@@ -14,24 +14,66 @@ from typing import Annotated, Any, NoReturn
 import typer
 from rich.console import Console
 
-from scenarios.cli.choices import ConnectMessage, OneLineErrors, OutputFormat
+from scenarios.cli.choices import ConnectMessage, OneLineErrors, OutputFormat, plain_help
 
 __all__ = ["app", "main"]
 
+plain_help()
+
 app = typer.Typer(
     name="groupsim",
-    help="Replay Kafka Connect group rebalances deterministically, before you run them for real.",
+    help="Replay Kafka Connect and Kafka Streams group rebalances deterministically, before "
+    "you run them for real.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
     cls=OneLineErrors,
 )
-codec_app = typer.Typer(help="Decode and encode Kafka Connect subscriptions and assignments.")
+codec_app = typer.Typer(
+    help="Decode and encode Kafka Connect subscriptions and assignments.", cls=OneLineErrors
+)
 app.add_typer(codec_app, name="codec")
 
 FLAGSHIP = "rolling-upgrade-eager-to-sessioned"
 
 _stderr = Console(stderr=True, highlight=False)
+
+
+def _version() -> str:
+    """The installed distribution's version (``pyproject.toml``'s when run from a checkout
+    that is not installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("groupsim")
+    except PackageNotFoundError:
+        import tomllib
+
+        pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+        with pyproject.open("rb") as handle:
+            return str(tomllib.load(handle)["project"]["version"])
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"groupsim {_version()}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_print_version,
+            is_eager=True,
+            help="Print groupsim's version and exit.",
+        ),
+    ] = False,
+) -> None:
+    """Replay Kafka Connect and Kafka Streams group rebalances deterministically, before you
+    run them for real."""
 
 
 class BadInput(Exception):
