@@ -148,7 +148,9 @@ def run(
         run_seed = loaded.scenario.seed if seed is None else seed
         out_dir = out if out is not None else Path("groupsim-out") / scenario_name
         stage = prepare_outputs(out_dir)  # before the simulation: a bad --out fails at once
-    except (*_bad_input_types(), OutputDirError) as exc:
+    except OutputDirError as exc:
+        _fail(str(exc))
+    except _bad_input_types() as exc:
         _fail(str(exc))
     try:
         with _progress("simulating") as advance:
