@@ -312,3 +312,25 @@ def test_run_out_is_checked_before_simulating(tmp_path: Path) -> None:
     assert result.output.strip() == expected
     inside = CliRunner().invoke(app, ["run", "--out", str(blocker / "sub")])
     assert inside.exit_code == 2 and inside.output.count("\n") == 1
+
+
+def test_unknown_assignor_lists_connect_and_streams_assignors() -> None:
+    result = invoke("assign", "-", stdin='{"assignor": "sticky", "rounds": []}')
+    assert_one_line_error(
+        result, "assignor: unknown assignor 'sticky'", "incremental_cooperative", "rack_aware"
+    )
+
+
+@pytest.mark.parametrize("command", [["run"], ["compat"], ["chaos", "--runs", "1"]])
+def test_negative_seeds_are_rejected(command: list[str]) -> None:
+    assert_one_line_error(invoke(*command, "--seed", "-1"), "--seed")
+
+
+def test_every_library_scenario_defaults_to_seed_1() -> None:
+    """Issue 14: Connect and Streams library files say the same default seed."""
+    from scenarios.input.library import library_names, load_any
+
+    for kind in ("connect", "streams"):
+        names = library_names(kind)
+        assert names
+        assert {name: load_any(name).scenario.seed for name in names} == dict.fromkeys(names, 1)

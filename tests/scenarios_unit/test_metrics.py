@@ -242,3 +242,21 @@ def test_time_to_converge_counts_from_the_end_of_the_last_step() -> None:
     ]
     assert measured is not None and measured > 0
     assert summarize(as_instant)["time_to_converge_ms"] == measured + down
+
+
+def test_streams_time_to_converge_counts_from_the_end_of_the_last_fault() -> None:
+    """The Streams summary measures from the same end as Connect's: a partition's heal."""
+    from scenarios.check.streams_summary import summarize_streams
+    from scenarios.input.library import load_any
+    from scenarios.sim.runner import simulate
+
+    loaded = load_any("kip-441-scale-out-with-faults")
+    records = simulate(loaded, 1).records
+    last = [r for r in records if r["kind"] == "step" and r.get("action") == "partition"][-1]
+    measured = summarize_streams(records, loaded)["time_to_converge_ms"]
+    as_instant = [
+        {k: v for k, v in r.items() if k != "duration_ms"} if r is last else r for r in records
+    ]
+    assert measured is not None and measured > 0
+    expected = measured + last["duration_ms"]
+    assert summarize_streams(as_instant, loaded)["time_to_converge_ms"] == expected
