@@ -266,3 +266,71 @@ def test_run_routes_streams_scenarios(tmp_path: Path) -> None:
     first = json.loads((out / "events.jsonl").read_text().splitlines()[0])
     assert first["kind"] == "run_start"
     assert "kip-441-scale-out" in invoke("scenarios").output
+
+
+def test_check_allow_known_excuses_named_upstream_issues_but_lists_them(tmp_path: Path) -> None:
+    """Issue 14: KAFKA-13816's double ownership (a downgrade to eager) fails a plain check,
+    passes with --allow-known, and is listed either way."""
+    runner = CliRunner()
+    ran = runner.invoke(
+        app, ["run", "downgrade-sessioned-to-eager", "--out", str(tmp_path), "--no-plot"]
+    )
+    assert ran.exit_code == 0, ran.output
+    log = str(tmp_path / "events.jsonl")
+    strict = runner.invoke(app, ["check", log])
+    allowed = runner.invoke(app, ["check", "--allow-known", log])
+    assert strict.exit_code == 1 and allowed.exit_code == 0
+    for result in (strict, allowed):
+        assert '"known_issue": "KAFKA-13816"' in result.output
+    assert "(allowed by --allow-known)" in allowed.output
+
+
+def test_output_files_honour_the_umask(tmp_path: Path) -> None:
+    """Issue 14: outputs are written under a temporary name (mode 0600) but renamed with the
+    permissions a plain open() gives, and a new run replaces the previous run's set."""
+    import os
+
+    old = os.umask(0o022)
+    try:
+        (tmp_path / "timeline.png").write_bytes(b"previous run")
+        result = CliRunner().invoke(app, ["run", "scale-out", "--out", str(tmp_path), "--no-plot"])
+    finally:
+        os.umask(old)
+    assert result.exit_code == 0, result.output
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == ["events.jsonl", "summary.json"]  # no stale timeline, no staging dir
+    for name in names:
+        assert (tmp_path / name).stat().st_mode & 0o777 == 0o644
+
+
+def test_run_out_is_checked_before_simulating(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    result = CliRunner().invoke(app, ["run", "--out", str(blocker)])
+    assert result.exit_code == 2
+    expected = f"groupsim: error: --out: {blocker} exists and is not a directory"
+    assert result.output.strip() == expected
+    inside = CliRunner().invoke(app, ["run", "--out", str(blocker / "sub")])
+    assert inside.exit_code == 2 and inside.output.count("\n") == 1
+
+
+def test_unknown_assignor_lists_connect_and_streams_assignors() -> None:
+    result = invoke("assign", "-", stdin='{"assignor": "sticky", "rounds": []}')
+    assert_one_line_error(
+        result, "assignor: unknown assignor 'sticky'", "incremental_cooperative", "rack_aware"
+    )
+
+
+@pytest.mark.parametrize("command", [["run"], ["compat"], ["chaos", "--runs", "1"]])
+def test_negative_seeds_are_rejected(command: list[str]) -> None:
+    assert_one_line_error(invoke(*command, "--seed", "-1"), "--seed")
+
+
+def test_every_library_scenario_defaults_to_seed_1() -> None:
+    """Issue 14: Connect and Streams library files say the same default seed."""
+    from scenarios.input.library import library_names, load_any
+
+    for kind in ("connect", "streams"):
+        names = library_names(kind)
+        assert names
+        assert {name: load_any(name).scenario.seed for name in names} == dict.fromkeys(names, 1)

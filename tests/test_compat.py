@@ -63,6 +63,15 @@ def test_cli_formats_and_exit_codes() -> None:
     assert as_json.exit_code == 0
     parsed = json.loads(as_json.output)
     assert {row["case"] for row in parsed} >= {"+".join([s, s]) for s in SETTINGS}
+    assert all(row["safe"] is True for row in parsed)  # as the table's "safe" column
+    strict_out = runner.invoke(app, ["compat", "--format", "json"]).output
+    strict_json = json.loads(strict_out[: strict_out.rindex("]") + 1])  # then stderr's line
+    unsafe = {row["case"] for row in strict_json if not row["safe"]}
+    assert unsafe and unsafe == {
+        row["case"] for row in strict_json if row["violations"].get("KAFKA-13816")
+    }
+    for row in strict_json:  # the table prints every case name whole
+        assert row["case"] in strict.output
     markdown = runner.invoke(app, ["compat", "--format", "markdown", "--allow-known"])
     assert markdown.output.startswith("| kind | case |")
     bad = runner.invoke(app, ["compat", "--format", "xml"])

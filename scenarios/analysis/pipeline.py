@@ -48,6 +48,7 @@ file has a fixed name per run and is replaced; in both ways the leftover rows ca
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -60,6 +61,13 @@ from pathlib import Path
 from typing import Any
 
 from scenarios.analysis.arrow import event_batch, event_columns, event_schema, run_columns
+from scenarios.analysis.interrupt import (
+    SweepInterrupted,
+    drop_empty_meta,
+    plain_sigint,
+    quiet_interrupt,
+    save_finished_rows,
+)
 from scenarios.campaigns.sweeps import (
     AGGREGATE_METRICS,
     PERCENTILES,
@@ -73,6 +81,7 @@ from scenarios.input.schema import INVARIANTS
 __all__ = [
     "EVENTS_WRITERS",
     "SweepRun",
+    "SweepInterrupted",
     "run_sweep",
     "spark_schema",
     "aggregate_columns",
@@ -309,6 +318,12 @@ def _execute_batches(
     ``executors`` writer) writes each run's events there and yields nothing; else yields
     the runs' event rows (one record batch per run) when ``with_events``. Each run's
     ``runs`` row goes back to the driver through ``rows``, after its events file exists."""
+    import signal
+
+    # The terminal's Ctrl-C reaches Spark's Python workers too (pyspark's daemon restores the
+    # default SIGINT handler in them): ignore it here; the driver cancels the job instead.
+    with contextlib.suppress(ValueError):  # not the main thread of the worker
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     schema = event_schema(param_types)
     for record_batch in batches:
         for row in record_batch.to_pylist():
@@ -382,8 +397,14 @@ def run_sweep(
     if own:
         from scenarios.analysis.session import make_session
 
-        spark = make_session(master, app_name=f"groupsim sweep {sweep.name}", conf=conf)
+        try:
+            spark = make_session(master, app_name=f"groupsim sweep {sweep.name}", conf=conf)
+        except KeyboardInterrupt:
+            drop_empty_meta(out)
+            raise SweepInterrupted(0, out) from None
+        plain_sigint()
     started = time.perf_counter()
+    written_before = 0
     try:
         events_dir = _events_dir(spark, out, events, events_writer)
         all_specs = list(sweep.runs if specs is None else specs)
@@ -391,6 +412,7 @@ def run_sweep(
         pending = [s for s in all_specs if s.run_id not in done]
         pending.sort(key=lambda s: -s.cost)  # longest first (stable for equal costs)
         result = SweepRun(out=out, total=len(all_specs), skipped=len(all_specs) - len(pending))
+        written_before = result.skipped
         if progress is not None:
             progress(0, len(pending))
         finished = 0
@@ -401,7 +423,14 @@ def run_sweep(
                 if progress is not None:
                     progress(base + n, len(pending))
 
-            _run_batch(spark, sweep, out, chunk, events, events_dir, runs_per_task, report, result)
+            try:
+                _run_batch(
+                    spark, sweep, out, chunk, events, events_dir, runs_per_task, report, result
+                )
+            except KeyboardInterrupt:
+                quiet_interrupt(spark)
+                drop_empty_meta(out)
+                raise SweepInterrupted(result.skipped + result.ran, out) from None
             finished += len(chunk)
             result.batches += 1
             if progress is not None:
@@ -410,6 +439,12 @@ def run_sweep(
             compute_aggregates(spark, sweep.param_types, out)
         result.seconds = time.perf_counter() - started
         return result
+    except KeyboardInterrupt as stop:  # before the first batch, or while aggregating
+        if isinstance(stop, SweepInterrupted):
+            raise
+        quiet_interrupt(spark)
+        drop_empty_meta(out)
+        raise SweepInterrupted(written_before, out) from None
     finally:
         if own:
             spark.stop()
@@ -487,6 +522,12 @@ def _run_batch(
             writer.parquet(f"{out}/events")
         else:
             event_rows.count()
+    except KeyboardInterrupt:
+        stop.set()
+        quiet_interrupt(spark)  # Spark's rows never arrive: keep the finished runs' rows
+        if events_dir is not None or not events:  # their events files exist
+            result.ran += save_finished_rows(out, rows.value, run_columns(sweep.param_types))
+        raise
     finally:
         stop.set()
         poller.join()

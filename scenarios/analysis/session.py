@@ -161,8 +161,7 @@ def jvm_log_path() -> Path:
 def _log4j2_file() -> Path:
     path = Path(tempfile.gettempdir()) / "groupsim-spark-log4j2.properties"
     if not path.exists() or path.read_text(encoding="utf-8") != _LOG4J2:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".groupsim-log4j2.", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(_LOG4J2)
-        os.replace(tmp, path)
+        from scenarios.eventlog.atomic import atomic_write_text
+
+        atomic_write_text(path, _LOG4J2)
     return path

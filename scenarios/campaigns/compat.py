@@ -202,6 +202,10 @@ def render_markdown(rows: list[CompatRow], *, allow_known: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
-def rows_to_json(rows: list[CompatRow]) -> list[dict[str, Any]]:
-    """The rows as JSON-able dicts."""
-    return [msgspec.to_builtins(row) for row in rows]
+def rows_to_json(rows: list[CompatRow], *, allow_known: bool = False) -> list[dict[str, Any]]:
+    """The rows as JSON-able dicts, each with ``safe`` as the table's column says it (known
+    upstream issues excused when ``allow_known``)."""
+    return [
+        {**msgspec.to_builtins(row), "safe": not row.unsafe(allow_known=allow_known)}
+        for row in rows
+    ]

@@ -24,7 +24,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["summarize", "liveness_violations", "Summary"]
+__all__ = ["summarize", "liveness_violations", "step_end_ms", "Summary"]
 
 Summary = dict[str, Any]
 
@@ -36,6 +36,19 @@ _TASK_EVENTS = {
     "connector_stop": ("connector", False),
     "connector_stopped": ("connector", False),
 }
+
+
+def step_end_ms(record: dict[str, Any]) -> int:
+    """When a ``step`` record's action is over (virtual ms): ``t_ms`` plus the longest of its
+    ``down_ms`` (a restart: the worker is back), ``duration_ms`` (a partition, loss, latency
+    or slow fault heals) and ``stall_ms`` (a stall ends). "Converged N s after the last step"
+    counts from here, so a restart written as one step or as a crash and a later start gives
+    the same figure."""
+    length = max(
+        (v for k in ("down_ms", "duration_ms", "stall_ms") if isinstance(v := record.get(k), int)),
+        default=0,
+    )
+    return int(record["t_ms"]) + length
 
 
 class _Inst:
@@ -166,7 +179,8 @@ class _Summarizer:
                 self.apply_config(r["connectors"], t)
         elif kind == "step":
             if r.get("action") != "phase":
-                self.last_step_ms = t
+                end = step_end_ms(r)
+                self.last_step_ms = max(end, self.last_step_ms or end)
                 self.saw_step = True
         elif kind == "phase":
             name = str(r.get("name"))
@@ -430,8 +444,10 @@ def summarize(records: Sequence[dict[str, Any]]) -> Summary:
       over live workers; ``convergence`` gives the details (``not_running_tasks``,
       ``duplicate_tasks``, ``unconfigured_running_tasks``, the same for connectors,
       ``task_spread``, ``connector_spread``);
-    - ``time_to_converge_ms``: from the last ``step`` record that is not a phase (else the run
-      start) to the last change of the running set, at least 0; ``None`` if not converged;
+    - ``time_to_converge_ms``: from the end of the last ``step`` that is not a phase (the
+      latest :func:`step_end_ms`: a ``restart`` ends when its worker is back, a fault when it
+      heals; else the run start) to the last change of the running set, at least 0; ``None``
+      if not converged;
     - ``violations``: ``{invariant: count}`` of ``violation`` records;
     - ``final_protocol``: protocol of the last ``generation`` record with one (or ``None``);
     - ``workers_final``: ``{worker: {"connectors": n, "tasks": m}}`` for live workers, in order

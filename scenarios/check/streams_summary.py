@@ -12,7 +12,7 @@ from typing import Any
 
 from members.assignors.streams import TaskId
 from scenarios.check.expect import evaluate
-from scenarios.check.metrics import summarize
+from scenarios.check.metrics import step_end_ms, summarize
 from scenarios.input.streams import LoadedStreamsScenario
 
 __all__ = [
@@ -171,7 +171,8 @@ def summarize_streams(
         elif kind == "timer_fired" and r.get("key") == "probing-rebalance":
             probing_fired += 1
         elif kind == "step" and r.get("action") != "phase":
-            last_step = t
+            end = step_end_ms(r)  # from the step's end, as Connect's summary
+            last_step = end if last_step is None else max(last_step, end)
 
     end = base["end_ms"]
     never = sorted(t for t in tasks if t not in ever)

@@ -72,12 +72,13 @@ class _Bar:
                 transient=True,
             )
             self.bar.start()
-            self.task = self.bar.add_task(self.label, total=None)
+            # Spark takes a while to start: say so until the first run is under way
+            self.task = self.bar.add_task(f"{self.label} (starting Spark)", total=None)
         return self
 
     def __call__(self, done: int, total: int) -> None:
         if self.bar is not None:
-            self.bar.update(self.task, completed=done, total=total)
+            self.bar.update(self.task, completed=done, total=total, description=self.label)
 
     def __exit__(self, *exc: object) -> None:
         if self.bar is not None:
@@ -147,6 +148,18 @@ def sweep(
             )
     except SweepError as exc:
         _fail(str(exc))
+    except KeyboardInterrupt as stop:  # Ctrl-C: pipeline.SweepInterrupted, or during start-up
+        from scenarios.analysis.interrupt import stop_jvm
+
+        stop_jvm()  # no JVM or Spark Python worker outlives the command
+        written = getattr(stop, "written", 0)
+        _stderr.print(
+            f"interrupted after {written} runs; results so far in {target} "
+            "(run the same command again to resume)",
+            markup=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit(130) from None
     except Exception as exc:  # Spark failures: a bad master URL, an unreachable cluster
         if type(exc).__module__.startswith(("pyspark", "py4j")):
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -177,7 +190,7 @@ def report(
     engine: Annotated[
         ReportEngine,
         typer.Option(
-            help="How to read a sweep's Parquet: auto = Spark if installed, else pyarrow."
+            help="How to read a sweep's Parquet: auto = pyarrow if installed, else Spark."
         ),
     ] = ReportEngine.AUTO,
 ) -> None:

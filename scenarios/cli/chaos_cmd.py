@@ -115,6 +115,16 @@ def _check_assignor(assignor: str | None, protocols: tuple[str, ...]) -> None:
         )
 
 
+def _check_size(key: str, value: int, name: str) -> None:
+    """A size above its limit (docs/limits.md) is bad input."""
+    from scenarios.input.limits import LimitExceeded, check_limit
+
+    try:
+        check_limit(key, value, name)
+    except LimitExceeded as exc:
+        raise ChaosInputError(str(exc)) from None
+
+
 def _fail(message: str) -> NoReturn:
     _stderr.print(f"groupsim: error: {message}", markup=False, soft_wrap=True)
     raise typer.Exit(2)
@@ -207,7 +217,8 @@ def chaos(
     protocol: Annotated[
         str,
         typer.Option(
-            help="connect.protocol per run: one or a comma list of " + ", ".join(PROTOCOLS)
+            help="connect.protocol per run: one or a comma list of " + ", ".join(PROTOCOLS),
+            show_default="all of them",
         ),
     ] = ",".join(PROTOCOLS),
     assignor: Annotated[
@@ -217,7 +228,11 @@ def chaos(
         ),
     ] = None,
     faults: Annotated[
-        str, typer.Option(help="Fault kinds, comma list: " + ",".join(FAULT_KINDS) + ", or none.")
+        str,
+        typer.Option(
+            help="Fault kinds, comma list of " + ", ".join(FAULT_KINDS) + "; or none.",
+            show_default="all of them",
+        ),
     ] = ",".join(FAULT_KINDS),
     duration: Annotated[
         str, typer.Option(help="Fault window per run: 1h, 30m, 90s, 500ms.")
@@ -232,15 +247,17 @@ def chaos(
     ] = False,
 ) -> None:
     """Run seeded random fault campaigns; shrink each failing run to a scenario file."""
-    from scenarios.campaigns.chaos import ChaosConfig, run_campaign
+    from scenarios.campaigns.chaos import CampaignInterrupted, ChaosConfig, run_campaign
 
     try:
         if runs < 1:
             raise ChaosInputError(f"--runs: must be at least 1, got {runs}")
+        _check_size("--runs", runs, "runs")
         if seed < 0:
             raise ChaosInputError(f"--seed: must be >= 0, got {seed}")
         if not 1 <= jobs <= 256:
             raise ChaosInputError(f"--jobs: must be 1..256, got {jobs}")
+        _check_size("--members", parse_members(members)[1], "members")
         protocols = parse_protocols(protocol)
         _check_assignor(assignor.value if assignor else None, protocols)
         config = ChaosConfig(
@@ -253,21 +270,46 @@ def chaos(
             raise ChaosInputError(f"--out: {out} exists and is not a directory")
     except ChaosInputError as exc:
         _fail(str(exc))
-    with _Progress(runs) as advance:
-        result = run_campaign(
-            config,
-            runs,
-            seed,
-            jobs=jobs,
-            out_dir=out,
-            shrink_failures=shrink,
-            on_progress=advance,
-        )
+    try:
+        with _Progress(runs) as advance:
+            result = run_campaign(
+                config,
+                runs,
+                seed,
+                jobs=jobs,
+                out_dir=out,
+                shrink_failures=shrink,
+                on_progress=advance,
+            )
+    except CampaignInterrupted as stop:
+        _interrupted(stop.partial, out)
     if json_out:
         typer.echo(json.dumps(result.to_json(), indent=2))
     else:
         render_campaign(result, Console(width=None if sys.stdout.isatty() else 120))
     raise typer.Exit(1 if result.failed else 0)
+
+
+def _interrupted(partial: Any, out: Path) -> NoReturn:
+    """Ctrl-C: keep what finished (``OUT/chaos-<seed>-interrupted.json``, the ``--json``
+    shape of the finished runs; reproducers already written stay), say so in one line and
+    exit 130 (128 + SIGINT, as a shell reports it)."""
+    from scenarios.eventlog.atomic import atomic_write_text
+
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(
+            out / f"chaos-{partial.seed}-interrupted.json",
+            json.dumps(partial.to_json(), indent=2) + "\n",
+        )
+    except OSError:
+        pass
+    _stderr.print(
+        f"interrupted after {partial.runs} runs; results so far in {out}",
+        markup=False,
+        soft_wrap=True,
+    )
+    raise typer.Exit(130)
 
 
 class _Progress:

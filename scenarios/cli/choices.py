@@ -26,6 +26,7 @@ __all__ = [
     "FaultKind",
     "OneLineErrors",
     "choices",
+    "plain_help",
 ]
 
 
@@ -103,3 +104,26 @@ class OneLineErrors(TyperGroup):
             message = " ".join(exc.format_message().split())
             _stderr.print(f"groupsim: error: {message}", markup=False, soft_wrap=True)
             raise typer.Exit(2) from None
+
+
+def plain_help() -> None:
+    """Tidy typer's ``--help`` for groupsim (called once when the app is built): flags show no
+    ``<bool>`` type (``--json`` takes no value), and a required argument reads ``NAME`` in the
+    usage line rather than ``{name}`` (which looks like a placeholder to fill in)."""
+    from typer import core
+
+    if getattr(core.TyperOption, "_groupsim_plain", False):
+        return
+    flag_type = core.TyperOption.display_type_rich
+
+    def display_type_rich(self: Any, ctx: Any) -> str | None:
+        return None if self.is_flag else flag_type(self, ctx)
+
+    def usage_name(self: Any) -> str:
+        name = str(self.display_name_raw).upper()
+        name = name if self.required else f"[{name}]"
+        return name + ("..." if self.nargs != 1 else "")
+
+    core.TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+    core.TyperArgument._usage_display_name = usage_name  # type: ignore[method-assign]
+    core.TyperOption._groupsim_plain = True  # type: ignore[attr-defined]

@@ -14,24 +14,66 @@ from typing import Annotated, Any, NoReturn
 import typer
 from rich.console import Console
 
-from scenarios.cli.choices import ConnectMessage, OneLineErrors, OutputFormat
+from scenarios.cli.choices import ConnectMessage, OneLineErrors, OutputFormat, plain_help
 
 __all__ = ["app", "main"]
 
+plain_help()
+
 app = typer.Typer(
     name="groupsim",
-    help="Replay Kafka Connect group rebalances deterministically, before you run them for real.",
+    help="Replay Kafka Connect and Kafka Streams group rebalances deterministically, before "
+    "you run them for real.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
     cls=OneLineErrors,
 )
-codec_app = typer.Typer(help="Decode and encode Kafka Connect subscriptions and assignments.")
+codec_app = typer.Typer(
+    help="Decode and encode Kafka Connect subscriptions and assignments.", cls=OneLineErrors
+)
 app.add_typer(codec_app, name="codec")
 
 FLAGSHIP = "rolling-upgrade-eager-to-sessioned"
 
 _stderr = Console(stderr=True, highlight=False)
+
+
+def _version() -> str:
+    """The installed distribution's version (``pyproject.toml``'s when run from a checkout
+    that is not installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("groupsim")
+    except PackageNotFoundError:
+        import tomllib
+
+        pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+        with pyproject.open("rb") as handle:
+            return str(tomllib.load(handle)["project"]["version"])
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"groupsim {_version()}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_print_version,
+            is_eager=True,
+            help="Print groupsim's version and exit.",
+        ),
+    ] = False,
+) -> None:
+    """Replay Kafka Connect and Kafka Streams group rebalances deterministically, before you
+    run them for real."""
 
 
 class BadInput(Exception):
@@ -52,6 +94,7 @@ def _bad_input_types() -> tuple[type[BaseException], ...]:
     from scenarios.assign.connect import AssignInputError
     from scenarios.assign.streams import StreamsAssignInputError
     from scenarios.eventlog import LogFormatError
+    from scenarios.input.limits import LimitExceeded
     from scenarios.input.loader import ScenarioError
 
     return (
@@ -66,6 +109,7 @@ def _bad_input_types() -> tuple[type[BaseException], ...]:
         StreamsAssignmentError,
         UnknownAssignorError,
         LogFormatError,
+        LimitExceeded,
     )
 
 
@@ -75,7 +119,9 @@ def run(
         str | None,
         typer.Argument(help=f"Scenario file or library name (default: {FLAGSHIP})."),
     ] = None,
-    seed: Annotated[int | None, typer.Option(help="Seed (default: the scenario's).")] = None,
+    seed: Annotated[
+        int | None, typer.Option(min=0, help="Seed, >= 0 (default: the scenario's).")
+    ] = None,
     out: Annotated[
         Path | None,
         typer.Option(help="Output directory (default: ./groupsim-out/<scenario>)."),
@@ -86,7 +132,12 @@ def run(
     plot: Annotated[bool, typer.Option(help="Write timeline.png.")] = True,
 ) -> None:
     """Run a scenario: print a summary, write events.jsonl, summary.json and timeline.png."""
-    from scenarios.cli.outputs import write_outputs
+    from scenarios.cli.outputs import (
+        OutputDirError,
+        discard_stage,
+        prepare_outputs,
+        write_outputs,
+    )
     from scenarios.cli.summary_view import render_summary
     from scenarios.input.library import load_any
     from scenarios.sim.runner import simulate
@@ -95,6 +146,13 @@ def run(
         loaded = load_any(scenario or FLAGSHIP)
         scenario_name = loaded.scenario.name
         run_seed = loaded.scenario.seed if seed is None else seed
+        out_dir = out if out is not None else Path("groupsim-out") / scenario_name
+        stage = prepare_outputs(out_dir)  # before the simulation: a bad --out fails at once
+    except OutputDirError as exc:
+        _fail(str(exc))
+    except _bad_input_types() as exc:
+        _fail(str(exc))
+    try:
         with _progress("simulating") as advance:
             result = simulate(
                 loaded,
@@ -102,10 +160,13 @@ def run(
                 log_heartbeats=log_heartbeats or None,
                 on_progress=advance,
             )
-        out_dir = out if out is not None else Path("groupsim-out") / scenario_name
-        write_outputs(result, out_dir, plot=plot)
+        write_outputs(result, out_dir, plot=plot, stage=stage)
     except _bad_input_types() as exc:
         _fail(str(exc))
+    except OSError as exc:
+        _fail(f"--out: cannot write {out_dir}: {exc.strerror or exc}")
+    finally:
+        discard_stage(stage)
     # Piped output gets a fixed width wide enough for the phase table.
     console = Console(width=None if sys.stdout.isatty() else 110)
     render_summary(
@@ -130,7 +191,7 @@ def compat(
         bool,
         typer.Option("--allow-known", help="Do not fail on known upstream bugs (KAFKA-13816)."),
     ] = False,
-    seed: Annotated[int, typer.Option(help="Seed of every replay.")] = 1,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of every replay (>= 0).")] = 1,
 ) -> None:
     """The protocol compatibility matrix: every mix and every rolling upgrade/downgrade path."""
     from scenarios.campaigns.compat import (
@@ -144,15 +205,17 @@ def compat(
     with _progress("replaying") as advance:
         rows = run_matrix(seed, on_progress=advance)
     if output_format is OutputFormat.JSON:
-        typer.echo(json.dumps(rows_to_json(rows), indent=2))
+        typer.echo(json.dumps(rows_to_json(rows, allow_known=allow_known), indent=2))
     elif output_format is OutputFormat.MARKDOWN:
         typer.echo(render_markdown(rows, allow_known=allow_known), nl=False)
     else:
         from rich.table import Table
 
         table = Table(title=f"Connect protocol compatibility (seed {seed})")
+        widest_case = max((len(row.case) for row in rows), default=4)
         for column in COLUMNS:
-            table.add_column(column)
+            # case names whole, never cut to "…": the other columns wrap instead
+            table.add_column(column, min_width=widest_case if column == "case" else None)
         for row in rows:
             table.add_row(*row_cells(row, allow_known=allow_known))
         Console(width=None if sys.stdout.isatty() else 130).print(table)
@@ -192,10 +255,13 @@ def assign(
 ) -> None:
     """Run a Connect assignor over rounds and print each member's assignment as JSON."""
     from scenarios.assign.connect import run_assign
+    from scenarios.assign.limits import check_assign_limits
     from scenarios.assign.streams import STREAMS_ASSIGNORS, run_assign_streams
 
     try:
         doc = _read_json(input_file)
+        check_assign_limits(doc)
+        _check_assignor_name(doc, STREAMS_ASSIGNORS)
         streams = isinstance(doc, dict) and doc.get("assignor") in STREAMS_ASSIGNORS
         output = run_assign_streams(doc) if streams else run_assign(doc)
     except _bad_input_types() as exc:
@@ -206,6 +272,14 @@ def assign(
 @app.command()
 def check(
     events: Annotated[Path, typer.Argument(help="An events.jsonl written by groupsim run.")],
+    allow_known: Annotated[
+        bool,
+        typer.Option(
+            "--allow-known",
+            help="Do not fail on violations of named upstream issues (known_issue, e.g. "
+            "KAFKA-13816); they are still listed.",
+        ),
+    ] = False,
 ) -> None:
     """Re-check every invariant on a saved event log; exit 1 if any is violated."""
     from scenarios.check.log_check import check_log
@@ -218,8 +292,14 @@ def check(
         _fail(str(exc))
     for violation in violations:
         typer.echo(json.dumps(violation, sort_keys=True))
-    typer.echo(f"{len(violations)} violation(s) in {events}")
-    raise typer.Exit(1 if violations else 0)
+    known = [v for v in violations if v.get("known_issue")]
+    failing = [v for v in violations if not (allow_known and v.get("known_issue"))]
+    typer.echo(
+        f"{len(violations)} violation(s) in {events}"
+        + (f", {len(known)} of them known upstream issues" if known else "")
+        + (" (allowed by --allow-known)" if known and allow_known else "")
+    )
+    raise typer.Exit(1 if failing else 0)
 
 
 @codec_app.command("decode")
@@ -278,6 +358,19 @@ def codec_encode(
     except _bad_input_types() as exc:
         _fail(str(exc))
     typer.echo(data.hex())
+
+
+def _check_assignor_name(doc: Any, streams_assignors: tuple[str, ...]) -> None:
+    """An unknown ``assignor`` is named with every assignor ``assign`` runs, Connect's and
+    Streams' alike."""
+    from members.assignors import ASSIGNORS
+
+    if not isinstance(doc, dict) or not isinstance(doc.get("assignor"), str):
+        return  # the assignor's own reader names a missing or mistyped key
+    name = doc["assignor"]
+    known = [*sorted(ASSIGNORS), *streams_assignors]
+    if name not in known:
+        raise BadInput(f"assignor: unknown assignor {name!r} (known: {', '.join(known)})")
 
 
 def _parse_hex(text: str) -> bytes:

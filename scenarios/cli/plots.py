@@ -16,9 +16,6 @@ switch). A handful of artists per member, so it stays fast for long runs.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -400,12 +397,7 @@ def _plural(n: int, word: str) -> str:
 
 
 def _save(fig: Figure, path: Path) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".png", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            fig.savefig(out, format="png")
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    from scenarios.eventlog.atomic import atomic_open
+
+    with atomic_open(path, "wb") as out:
+        fig.savefig(out, format="png")

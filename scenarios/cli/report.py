@@ -25,7 +25,6 @@ from __future__ import annotations
 import base64
 import functools
 import json
-import os
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -105,15 +104,10 @@ def _table(headers: Sequence[str], rows: Iterable[Sequence[Any]], left: int = 1)
 
 
 def _atomic_write(path: Path, text: str) -> None:
+    from scenarios.eventlog.atomic import atomic_write_text
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_text(path, text)
 
 
 # --------------------------------------------------------------------------- sweep page

@@ -14,10 +14,7 @@ subscriber sees records in ``seq`` order.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
-import tempfile
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from pathlib import Path
@@ -172,29 +169,22 @@ def write_jsonl(records: Iterable[Record], path: str | Path) -> None:
 
     Atomic: the data goes to a temporary file in the same directory, is flushed and fsynced,
     then renamed over ``path`` with :func:`os.replace`; on error the temporary file is removed.
+    The file gets the umask's permissions, as a plain ``open`` would give it.
 
     Raises:
         OSError: the directory does not exist or is not writable.
     """
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            batch: list[Record] = []
-            for record in records:
-                batch.append(record)
-                if len(batch) >= 4096:
-                    out.write(_encoder.encode_lines(batch))
-                    batch.clear()
-            if batch:
+    from scenarios.eventlog.atomic import atomic_open
+
+    with atomic_open(path, "wb", fsync=True) as out:
+        batch: list[Record] = []
+        for record in records:
+            batch.append(record)
+            if len(batch) >= 4096:
                 out.write(_encoder.encode_lines(batch))
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+                batch.clear()
+        if batch:
+            out.write(_encoder.encode_lines(batch))
 
 
 #: Alias of :func:`write_jsonl` (the name ``scenarios.sim.runner`` uses).

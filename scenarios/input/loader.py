@@ -38,6 +38,7 @@ from scenarios.input.errors import (
     render_path,
     translate_validation_error,
 )
+from scenarios.input.limits import LimitExceeded, check_connect_scenario
 from scenarios.input.schema import Scenario
 from scenarios.input.steps import LoadedView, Planned
 
@@ -137,6 +138,10 @@ def loads_scenario(text: str, source: str | Path = "<string>") -> LoadedScenario
     except msgspec.ValidationError as exc:
         key_path, problem = translate_validation_error(str(exc), raw, Scenario)
         raise ScenarioError(file, key_path, problem) from None
+    try:
+        check_connect_scenario(scenario)  # sizes before any work (docs/limits.md)
+    except LimitExceeded as exc:
+        raise ScenarioError(file, exc.key, exc.problem) from None
     return _Builder(file, source, scenario).build()
 
 

@@ -37,6 +37,7 @@ from scenarios.input.errors import (
     read_text_file,
     translate_validation_error,
 )
+from scenarios.input.limits import LimitExceeded, check_streams_scenario
 from scenarios.input.schema import (
     INT64_MAX,
     CoordinatorSettings,
@@ -249,6 +250,10 @@ def loads_streams_scenario(text: str, source: str | Path = "<string>") -> Loaded
     except msgspec.ValidationError as exc:
         key_path, problem = translate_validation_error(str(exc), raw, StreamsScenario)
         raise ScenarioError(file, key_path, problem) from None
+    try:
+        check_streams_scenario(scenario)  # sizes before any work (docs/limits.md)
+    except LimitExceeded as exc:
+        raise ScenarioError(file, exc.key, exc.problem) from None
     return _build(file, source, scenario)
 
 

@@ -50,6 +50,7 @@ import msgspec
 from scenarios.input import toml_writer
 from scenarios.input.errors import ScenarioError, translate_validation_error
 from scenarios.input.library import resolve_scenario
+from scenarios.input.limits import LimitExceeded, check_grid, check_limit
 from scenarios.input.loader import LoadedScenario, loads_scenario
 from scenarios.input.sweep_columns import (
     AGGREGATE_METRICS,
@@ -280,6 +281,10 @@ def loads_sweep(text: str, source: str | Path = "<string>") -> LoadedSweep:
     if isinstance(sweep.seeds, int):
         if sweep.seeds < 1:
             raise fail("seeds", f"expected an integer >= 1 (a count), got {sweep.seeds}")
+        try:
+            check_limit("seeds", sweep.seeds, "runs")
+        except LimitExceeded as exc:
+            raise fail(exc.key, exc.problem) from None
         seeds = list(range(sweep.seeds))
     else:
         if not sweep.seeds:
@@ -407,6 +412,10 @@ def loads_sweep(text: str, source: str | Path = "<string>") -> LoadedSweep:
         ).encode("utf-8")
     ).hexdigest()
 
+    try:
+        check_grid(sweep.parameters, len(seeds))  # before expanding it (docs/limits.md)
+    except LimitExceeded as exc:
+        raise fail(exc.key, exc.problem) from None
     combos: list[Combination] = []
     names = list(sweep.parameters)
     for point in itertools.product(*(sweep.parameters[n] for n in names)):

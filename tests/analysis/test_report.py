@@ -182,3 +182,13 @@ def test_report_command_errors(tmp_path: Path) -> None:
     assert result.output.strip().startswith("groupsim: error: ")
     assert "no such directory" in result.output
     assert len(result.output.strip().splitlines()) == 1
+
+
+def test_auto_engine_reads_a_local_sweep_with_pyarrow() -> None:
+    """Issue 14: Spark takes a minute to start where pyarrow takes seconds; ``auto`` picks
+    pyarrow whenever it is installed."""
+    pytest.importorskip("pyarrow")
+    from scenarios.analysis.tables import choose_engine
+
+    assert choose_engine("auto") == "pyarrow"
+    assert choose_engine("pyarrow") == "pyarrow"

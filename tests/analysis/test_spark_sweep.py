@@ -18,7 +18,9 @@ from scenarios.campaigns.sweeps import RUN_COLUMNS, RunSpec, execute_run, loads_
 
 from .helpers import check_html, python_aggregates
 
-pytestmark = pytest.mark.spark
+# Starting Spark takes a minute or more on a busy machine: these end-to-end runs are slow
+# tests (`pytest -m slow`, and in .ci/run); the pyarrow path is covered by the default run.
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 SWEEP = """
 name = "spark-test"

@@ -304,3 +304,17 @@ def test_sweep_command_bad_input(args: list[str], expected: str) -> None:
     assert lines == [f"groupsim: error: {expected}"] or (
         len(lines) == 1 and lines[0].startswith(f"groupsim: error: {expected}")
     )
+
+
+def test_grid_and_runs_are_bounded_before_expansion(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 14: the grid is checked before it is expanded (docs/limits.md)."""
+    monkeypatch.setenv("GROUPSIM_LIMITS", "combinations=3")
+    assert error_of(SMALL, "small.toml") == (
+        "small.toml: parameters: 4 exceeds the limit of 3 combinations "
+        "(raise it with GROUPSIM_LIMITS=combinations=N)"
+    )
+    monkeypatch.setenv("GROUPSIM_LIMITS", "runs=11")
+    assert "seeds: 12 exceeds the limit of 11 runs" in error_of(SMALL, "small.toml")
+    monkeypatch.delenv("GROUPSIM_LIMITS")
+    huge = SMALL.replace("seeds = 3", "seeds = 1000000000000")
+    assert "seeds: 1000000000000 exceeds the limit of 1000000 runs" in error_of(huge)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
@@ -38,6 +39,7 @@ def configs(draw: st.DrawFn) -> CoordinatorConfig:
     )
 
 
+@pytest.mark.slow  # a deep property run (~8 s): `pytest -m slow`, and in .ci/run
 @settings(max_examples=max(300, settings().max_examples))
 @given(config=configs(), data=st.data())
 def test_random_sequences(config: CoordinatorConfig, data: st.DataObject) -> None:

@@ -32,6 +32,7 @@ import itertools
 import os
 from typing import Any
 
+import pytest
 from hypothesis import event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
@@ -432,3 +433,5 @@ CoordinatorMachine.TestCase.settings = settings(
     deadline=None,
 )
 TestCoordinatorStateful = CoordinatorMachine.TestCase
+# a deep stateful run (~7 s): `pytest -m slow`, and in .ci/run
+TestCoordinatorStateful.pytestmark = [pytest.mark.slow]  # type: ignore[attr-defined]

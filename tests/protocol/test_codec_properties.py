@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -397,6 +398,7 @@ def mutated(draw: st.DrawFn) -> bytes:
     return bytes(data)
 
 
+@pytest.mark.slow  # deep fuzzing (~5 s): `pytest -m slow`, and in .ci/run
 @FUZZ
 @given(mutated())
 def test_mutated_bytes_only_raise_decode_error(data: bytes) -> None:

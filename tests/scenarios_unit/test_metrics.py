@@ -219,3 +219,44 @@ def test_run_start_connectors_until_first_config_and_empty_log() -> None:
     assert empty["converged"] is True and empty["rebalances"] == 0
     assert [p["name"] for p in empty["phases"]] == ["start"]
     assert liveness_violations([], empty) == []
+
+
+def test_time_to_converge_counts_from_the_end_of_the_last_step() -> None:
+    """Issue 14: "converged N s after the last step" counts from when a restart's worker is
+    back (at_ms + down_ms), not from when it went down: the same log read as if the restart
+    had no downtime converges exactly ``down_ms`` later."""
+    from scenarios.check.metrics import step_end_ms
+    from scenarios.input.library import load_any
+    from scenarios.sim.runner import simulate
+
+    assert step_end_ms({"t_ms": 10, "down_ms": 5}) == 15
+    assert step_end_ms({"t_ms": 10, "duration_ms": 7, "action": "partition"}) == 17
+    assert step_end_ms({"t_ms": 10, "action": "join"}) == 10
+    records = simulate(load_any("worker-bounce-within-delay"), 1).records
+    steps = [r for r in records if r["kind"] == "step" and r.get("action") == "restart"]
+    assert steps and steps[-1]["down_ms"] > 0
+    down = steps[-1]["down_ms"]
+    measured = summarize(records)["time_to_converge_ms"]
+    as_instant = [
+        {k: v for k, v in r.items() if k != "down_ms"} if r is steps[-1] else r for r in records
+    ]
+    assert measured is not None and measured > 0
+    assert summarize(as_instant)["time_to_converge_ms"] == measured + down
+
+
+def test_streams_time_to_converge_counts_from_the_end_of_the_last_fault() -> None:
+    """The Streams summary measures from the same end as Connect's: a partition's heal."""
+    from scenarios.check.streams_summary import summarize_streams
+    from scenarios.input.library import load_any
+    from scenarios.sim.runner import simulate
+
+    loaded = load_any("kip-441-scale-out-with-faults")
+    records = simulate(loaded, 1).records
+    last = [r for r in records if r["kind"] == "step" and r.get("action") == "partition"][-1]
+    measured = summarize_streams(records, loaded)["time_to_converge_ms"]
+    as_instant = [
+        {k: v for k, v in r.items() if k != "duration_ms"} if r is last else r for r in records
+    ]
+    assert measured is not None and measured > 0
+    expected = measured + last["duration_ms"]
+    assert summarize_streams(as_instant, loaded)["time_to_converge_ms"] == expected

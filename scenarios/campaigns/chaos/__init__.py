@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from scenarios.campaigns.chaos.bound import BOUND_ROUNDS, bound_for, liveness_bound_ms
 from scenarios.campaigns.chaos.campaign import (
+    CampaignInterrupted,
     CampaignResult,
     Reproducer,
     percentile,
@@ -72,6 +73,7 @@ __all__ = [
     "simulate_sync",
     "run_one",
     "run_campaign",
+    "CampaignInterrupted",
     "failure_signature",
     "classify",
     "known_issue_of",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import multiprocessing
+import signal
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -18,7 +19,7 @@ from scenarios.campaigns.chaos.render import spec_to_toml
 from scenarios.campaigns.chaos.run import RunOutcome, run_one, simulated_signature
 from scenarios.campaigns.chaos.shrink import shrink, write_reproducer
 
-__all__ = ["Reproducer", "CampaignResult", "percentile", "run_campaign"]
+__all__ = ["Reproducer", "CampaignResult", "CampaignInterrupted", "percentile", "run_campaign"]
 
 
 @dataclass
@@ -140,6 +141,15 @@ class CampaignResult:
         }
 
 
+class CampaignInterrupted(KeyboardInterrupt):
+    """Ctrl-C (SIGINT) stopped a campaign; ``partial`` holds the runs that finished (sorted by
+    index, not shrunk). The worker processes are gone when it is raised."""
+
+    def __init__(self, partial: CampaignResult) -> None:
+        super().__init__(f"interrupted after {partial.runs} runs")
+        self.partial = partial
+
+
 def percentile(values: Sequence[int], pct: float) -> int:
     """Nearest-rank percentile (0 for no values)."""
     if not values:
@@ -208,14 +218,26 @@ def run_campaign(
     try:
         iterator: Iterable[RunOutcome]
         if pool is not None:
-            chunk = max(1, min(16, runs // (jobs * 8) or 1))
-            iterator = pool.imap_unordered(_run_task, tasks, chunksize=chunk)
+            # one run per task: Ctrl-C keeps every run that finished (a run takes far
+            # longer than handing it to a worker)
+            iterator = pool.imap_unordered(_run_task, tasks, chunksize=1)
         else:
             iterator = map(_run_task, tasks)
-        for outcome in iterator:
-            outcomes.append(outcome)
-            if on_progress is not None:
-                on_progress(len(outcomes), runs)
+        try:
+            for outcome in iterator:
+                outcomes.append(outcome)
+                if on_progress is not None:
+                    on_progress(len(outcomes), runs)
+        except KeyboardInterrupt:
+            if pool is not None:
+                pool.terminate()  # do not wait for the queued runs
+                pool.join()
+                pool = None
+            outcomes.sort(key=lambda o: o.index)
+            wall = time.perf_counter() - started
+            raise CampaignInterrupted(
+                CampaignResult(config, seed, outcomes, wall_s=wall, jobs=jobs)
+            ) from None
         outcomes.sort(key=lambda o: o.index)
         wall = time.perf_counter() - started
         result = CampaignResult(config, seed, outcomes, wall_s=wall, jobs=jobs)
@@ -232,10 +254,17 @@ def run_campaign(
                 )
                 for o in failed
             ]
-            if pool is not None and len(shrink_tasks) > 1:
-                reproducers = list(pool.imap(_shrink_task, shrink_tasks))
-            else:
-                reproducers = [_shrink_task(t) for t in shrink_tasks]
+            try:
+                if pool is not None and len(shrink_tasks) > 1:
+                    reproducers = list(pool.imap(_shrink_task, shrink_tasks))
+                else:
+                    reproducers = [_shrink_task(t) for t in shrink_tasks]
+            except KeyboardInterrupt:
+                if pool is not None:
+                    pool.terminate()
+                    pool.join()
+                    pool = None
+                raise CampaignInterrupted(result) from None
             result.reproducers = sorted(reproducers, key=lambda r: r.index)
         return result
     finally:
@@ -250,4 +279,11 @@ def _pool(jobs: int) -> Any:
     # bar, no shared locks). Elsewhere spawn.
     methods = multiprocessing.get_all_start_methods()
     method = "fork" if "fork" in methods else "spawn"
-    return multiprocessing.get_context(method).Pool(processes=jobs)
+    return multiprocessing.get_context(method).Pool(processes=jobs, initializer=_ignore_sigint)
+
+
+def _ignore_sigint() -> None:
+    """Worker processes ignore Ctrl-C (the terminal sends SIGINT to the whole process group):
+    the parent stops them with :meth:`multiprocessing.pool.Pool.terminate` instead, so no
+    worker prints a traceback."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)

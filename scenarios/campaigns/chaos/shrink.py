@@ -5,8 +5,6 @@ atomically as ``chaos-<seed>-<index>.toml``."""
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -16,6 +14,7 @@ from scenarios.campaigns.chaos.classify import failure_signature
 from scenarios.campaigns.chaos.generate import ChaosSpec
 from scenarios.campaigns.chaos.render import spec_to_toml
 from scenarios.campaigns.chaos.run import run_spec
+from scenarios.eventlog.atomic import atomic_write_text
 from scenarios.input.loader import ScenarioError
 
 __all__ = ["ddmin", "ShrinkResult", "shrink", "write_reproducer"]
@@ -272,12 +271,5 @@ def write_reproducer(out_dir: Path, spec: ChaosSpec, text: str | None = None) ->
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / f"chaos-{spec.campaign_seed}-{spec.index}.toml"
     body = text if text is not None else spec_to_toml(spec)
-    fd, tmp = tempfile.mkstemp(dir=out_dir, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(body)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_text(path, body)
     return path

@@ -1,0 +1,144 @@
+"""Ctrl-C during ``groupsim sweep``: what :func:`scenarios.analysis.pipeline.run_sweep` does
+when SIGINT arrives (cancel the Spark jobs, keep every finished batch, leave no ``sweep.json``
+behind when no run was written) and the exception it raises."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from pathlib import Path
+from typing import Any
+
+__all__ = ["SweepInterrupted", "quiet_interrupt", "drop_empty_meta", "plain_sigint", "stop_jvm"]
+
+
+class SweepInterrupted(KeyboardInterrupt):
+    """Ctrl-C (SIGINT) stopped :func:`run_sweep` after its Spark jobs were cancelled.
+
+    Attributes:
+        written: runs in ``out/runs/`` now (earlier invocations' included); the runs of the
+            batch that was interrupted are not among them and run again on resume.
+        out: the output directory.
+    """
+
+    def __init__(self, written: int, out: str) -> None:
+        super().__init__(f"interrupted after {written} runs")
+        self.written = written
+        self.out = out
+
+
+def quiet_interrupt(spark: Any) -> None:
+    """After Ctrl-C: cancel the Spark jobs and silence py4j's logging of the connection that
+    the interrupt broke (its tracebacks would bury the one line the user needs)."""
+    _FILTER.interrupted = True
+    with contextlib.suppress(Exception):
+        spark.sparkContext.cancelAllJobs()
+
+
+def drop_empty_meta(out: str) -> None:
+    """Remove ``sweep.json`` when no run was ever written (``runs/`` is absent): an
+    interrupted first invocation leaves no directory that looks like a sweep's results."""
+    if "://" in out and not out.startswith("file://"):
+        return  # a URL: sweep.json is written for local paths only
+    directory = Path(out.removeprefix("file://"))
+    if not (directory / "runs").exists():
+        (directory / "sweep.json").unlink(missing_ok=True)
+
+
+class _AfterInterrupt(logging.Filter):
+    """Once Ctrl-C arrived, drop py4j's log records: it logs the call the interrupt broke, and
+    closing that connection, as full tracebacks (some with ``logging.exception`` on the root
+    logger). Before an interrupt nothing is dropped."""
+
+    interrupted = False
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not self.interrupted:
+            return True
+        return not (record.name.startswith("py4j") or "while sending command" in record.msg)
+
+
+_FILTER = _AfterInterrupt()
+
+
+def _on_sigint(signum: int, frame: Any) -> None:
+    _FILTER.interrupted = True
+    raise KeyboardInterrupt
+
+
+def plain_sigint() -> None:
+    """Make Ctrl-C a plain :class:`KeyboardInterrupt` in the driver (call once the session
+    exists, in the main thread). pyspark's own SIGINT handler calls into the JVM from inside
+    the interrupted py4j call (a reentrant call that fails with pages of tracebacks);
+    :func:`quiet_interrupt` cancels the jobs afterwards instead."""
+    import signal
+    import threading
+
+    _FILTER.interrupted = False
+    for name in ("", "py4j.clientserver", "py4j.java_gateway"):
+        logging.getLogger(name).addFilter(_FILTER)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, _on_sigint)
+
+
+def stop_jvm(timeout_s: float = 10.0) -> None:
+    """After an interrupted sweep (its session stopped): close the py4j gateway and wait for
+    the JVM to exit — it exits when its stdin closes, and Spark's Python daemon with it — so
+    no process outlives ``groupsim``; killed if it takes longer than ``timeout_s``."""
+    import subprocess
+    import sys
+
+    if "pyspark" not in sys.modules:
+        return
+    from pyspark import SparkContext
+
+    gateway = SparkContext._gateway
+    if gateway is None:
+        return
+    proc = getattr(gateway, "proc", None)
+    with contextlib.suppress(Exception):
+        gateway.shutdown()
+    SparkContext._gateway = None
+    SparkContext._jvm = None
+    if proc is None:
+        return
+    with contextlib.suppress(Exception):
+        if proc.stdin is not None:
+            proc.stdin.close()
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def save_finished_rows(out: str, rows: list[dict[str, Any]], columns: list[tuple[str, str]]) -> int:
+    """Write the ``runs`` rows of an interrupted batch's finished runs to ``out/runs/`` with
+    pyarrow (no Spark job: the user is waiting), as one more Parquet file of the dataset.
+    Only for a local ``out`` whose events, if any, the executors wrote (each run's file exists
+    before its row reaches the driver). Returns the rows written (0 when none or not local).
+    """
+    if not rows or ("://" in out and not out.startswith("file://")):
+        return 0
+    import uuid
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from scenarios.analysis.arrow import arrow_type
+
+    by_id = {row["run_id"]: row for row in rows}  # a retried task reports twice
+    schema = pa.schema([pa.field(name, arrow_type(kind)) for name, kind in columns])
+    table = pa.Table.from_pylist(
+        [{name: row.get(name) for name, _ in columns} for row in by_id.values()], schema=schema
+    )
+    directory = Path(out.removeprefix("file://")) / "runs"
+    directory.mkdir(parents=True, exist_ok=True)
+    name = f"part-interrupted-{uuid.uuid4().hex}.parquet"
+    tmp = directory / f".{name}.tmp"
+    try:
+        pq.write_table(table, tmp)
+        tmp.replace(directory / name)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return len(by_id)
