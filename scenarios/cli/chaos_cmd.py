@@ -20,6 +20,7 @@ from rich.console import Console
 # imports this module at start-up; run_campaign is imported when the command runs.
 from scenarios.campaigns.chaos_names import ASSIGNOR_OF, FAULT_KINDS, PROTOCOLS
 from scenarios.cli.choices import ChaosAssignor
+from scenarios.cli.progress import ProgressBar
 
 __all__ = [
     "chaos",
@@ -271,7 +272,7 @@ def chaos(
     except ChaosInputError as exc:
         _fail(str(exc))
     try:
-        with _Progress(runs) as advance:
+        with ProgressBar("chaos runs", total=runs) as advance:
             result = run_campaign(
                 config,
                 runs,
@@ -310,30 +311,3 @@ def _interrupted(partial: Any, out: Path) -> NoReturn:
         soft_wrap=True,
     )
     raise typer.Exit(130)
-
-
-class _Progress:
-    """A transient progress bar on stderr when it is a terminal (runs done)."""
-
-    def __init__(self, total: int) -> None:
-        self.total = total
-        self.bar: Any = None
-        self.task: Any = None
-
-    def __enter__(self) -> Any:
-        if not sys.stderr.isatty():
-            return None
-        from rich.progress import Progress
-
-        self.bar = Progress(console=_stderr, transient=True)
-        self.bar.start()
-        self.task = self.bar.add_task("chaos runs", total=self.total)
-
-        def advance(done: int, total: int) -> None:
-            self.bar.update(self.task, completed=done, total=total)
-
-        return advance
-
-    def __exit__(self, *exc: object) -> None:
-        if self.bar is not None:
-            self.bar.stop()

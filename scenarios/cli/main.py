@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 
 from scenarios.cli.choices import ConnectMessage, OneLineErrors, OutputFormat, plain_help
+from scenarios.cli.progress import ProgressBar
 
 __all__ = ["app", "main"]
 
@@ -153,7 +154,7 @@ def run(
     except _bad_input_types() as exc:
         _fail(str(exc))
     try:
-        with _progress("simulating") as advance:
+        with ProgressBar("simulating") as advance:
             result = simulate(
                 loaded,
                 run_seed,
@@ -202,7 +203,7 @@ def compat(
         run_matrix,
     )
 
-    with _progress("replaying") as advance:
+    with ProgressBar("replaying") as advance:
         rows = run_matrix(seed, on_progress=advance)
     if output_format is OutputFormat.JSON:
         typer.echo(json.dumps(rows_to_json(rows, allow_known=allow_known), indent=2))
@@ -392,33 +393,6 @@ def _read_json(path: Path) -> Any:
         raise BadInput(
             f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
         ) from None
-
-
-class _progress:
-    """A transient progress bar on stderr when it is a terminal (virtual time done)."""
-
-    def __init__(self, label: str) -> None:
-        self.label = label
-        self.bar: Any = None
-        self.task: Any = None
-
-    def __enter__(self) -> Any:
-        if not sys.stderr.isatty():
-            return None
-        from rich.progress import Progress
-
-        self.bar = Progress(console=_stderr, transient=True)
-        self.bar.start()
-        self.task = self.bar.add_task(self.label, total=None)
-
-        def advance(done_ms: int, total_ms: int) -> None:
-            self.bar.update(self.task, completed=done_ms, total=total_ms)
-
-        return advance
-
-    def __exit__(self, *exc: object) -> None:
-        if self.bar is not None:
-            self.bar.stop()
 
 
 def _register_commands() -> None:
