@@ -37,6 +37,7 @@ __all__ = [
     "ConnectorEntry",
     "GenerateConnectors",
     "Expect",
+    "ExpectBase",
     "TimelineStep",
     "FaultStep",
     "StepBase",
@@ -85,6 +86,7 @@ InvariantName = Literal[
     "stale_generation",
     "illegal_transition",
     "foreign_assignment",
+    "active_and_standby",
     "liveness",
     "balance",
     "KAFKA-13816",
@@ -364,7 +366,20 @@ FAULT_ACTIONS: tuple[str, ...] = (
 )
 
 
-class Expect(_Base, frozen=True):
+class ExpectBase(_Base, frozen=True):
+    """The ``[expect]`` checks both kinds of scenario share (see :class:`Expect`)."""
+
+    converged: bool | None = None
+    no_violations: bool = True
+    max_rebalances: NonNegInt | None = None
+    min_rebalances: NonNegInt | None = None
+    max_task_downtime_ms: NonNegInt | None = None
+    max_total_downtime_ms: NonNegInt | None = None
+    max_time_to_converge_ms: NonNegInt | None = None
+    expected_violations: list[InvariantName] = []
+
+
+class Expect(ExpectBase, frozen=True):
     """``[expect]``: assertions on the run's summary, checked by
     :func:`scenarios.check.expect.evaluate`.
 
@@ -374,16 +389,8 @@ class Expect(_Base, frozen=True):
     ``double_ownership`` on a downgrade to eager). Downtimes are virtual ms of task downtime.
     """
 
-    converged: bool | None = None
-    no_violations: bool = True
-    max_rebalances: NonNegInt | None = None
-    min_rebalances: NonNegInt | None = None
-    max_task_downtime_ms: NonNegInt | None = None
-    max_total_downtime_ms: NonNegInt | None = None
     max_task_movements: NonNegInt | None = None
     final_protocol: ProtocolName | None = None
-    max_time_to_converge_ms: NonNegInt | None = None
-    expected_violations: list[InvariantName] = []
 
 
 class Scenario(_Base, frozen=True, kw_only=True):

@@ -41,6 +41,7 @@ from scenarios.input.limits import LimitExceeded, check_streams_scenario
 from scenarios.input.schema import (
     INT64_MAX,
     CoordinatorSettings,
+    ExpectBase,
     FaultStep,
     NetworkSettings,
     NonNegInt,
@@ -149,17 +150,10 @@ class ClientAssignment(_Base, frozen=True):
     standby: list[str] = []
 
 
-class StreamsExpect(_Base, frozen=True):
-    """``[expect]``: the generic checks of ``scenarios.check.expect`` plus Streams ones."""
+class StreamsExpect(ExpectBase, frozen=True):
+    """``[expect]``: the checks both kinds share (:class:`scenarios.input.schema.ExpectBase`)
+    plus Streams ones."""
 
-    converged: bool | None = None
-    no_violations: bool = True
-    expected_violations: list[str] = []
-    max_rebalances: NonNegInt | None = None
-    min_rebalances: NonNegInt | None = None
-    max_task_downtime_ms: NonNegInt | None = None
-    max_total_downtime_ms: NonNegInt | None = None
-    max_time_to_converge_ms: NonNegInt | None = None
     max_probing_rebalances: NonNegInt | None = None
     distinct_tags: list[str] = []
     max_final_cost: NonNegInt | None = None
