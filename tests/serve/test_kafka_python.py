@@ -177,7 +177,6 @@ async def test_a_coordinator_failover_answers_not_coordinator_then_reloads_the_g
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=False, reason="needs KIP-345 in the coordinator")
 async def test_a_static_member_restarted_within_its_session_timeout_gets_its_partitions_back():
     """KIP-345: a static member (``group.instance.id``) that restarts within
     ``session.timeout.ms`` rejoins under its instance id and gets its old partitions with no
