@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, Generic, TypeVar
 
-from protocol.java import chain_order, hash_order
+from protocol.java import TREEIFY_THRESHOLD, _threshold, chain_order, hash_order
 
 from .model import ProcessId, TaskId, process_id_java_hash
 
@@ -51,7 +51,7 @@ class ConstrainedPrioritySet:
             is in order (see :meth:`poll`).
     """
 
-    __slots__ = ("_constraint", "_weight", "_candidates", "_heap", "_present", "_op")
+    __slots__ = ("_constraint", "_weight", "_candidates", "_heap", "_present", "_op", "_masks")
 
     def __init__(
         self,
@@ -67,6 +67,9 @@ class ConstrainedPrioritySet:
         # Kafka's uniqueClients: ProcessId key -> the client's heap slot entry
         self._present: dict[Any, list[Any]] = {}
         self._op = 0
+        # sorted spreads of a client set -> its HashSet's final bucket mask, or None if some
+        # bin could crowd (see _bucket_mask)
+        self._masks: dict[tuple[int, ...], int | None] = {}
 
     def __len__(self) -> int:
         return len(self._heap)
@@ -174,12 +177,48 @@ class ConstrainedPrioritySet:
                 return True
         return False
 
-    @staticmethod
-    def _hash_set_order(entries: list[list[Any]]) -> list[list[Any]]:
+    def _bucket_mask(self, spreads: list[int]) -> int | None:
+        """The final bucket mask of a ``HashSet`` of these distinct clients, if no bin crowds.
+
+        A bin of a prefix of the insertion order never holds more keys than that bin of the
+        whole set at the same capacity, so when the whole set has no bin above
+        ``TREEIFY_THRESHOLD`` at any capacity the table passes through, the iteration order
+        is the insertion order stably sorted by ``spread & mask``, whatever the insertion
+        order (:func:`protocol.java.chain_order`). Cached by the set. ``None``: replay.
+        """
+        n = len(spreads)
+        key = tuple(sorted(spreads))
+        try:
+            return self._masks[key]
+        except KeyError:
+            pass
+        cap = 16
+        result: int | None = None
+        while True:
+            if n > TREEIFY_THRESHOLD:
+                counts: dict[int, int] = {}
+                mask = cap - 1
+                for h in spreads:
+                    counts[h & mask] = counts.get(h & mask, 0) + 1
+                if max(counts.values()) > TREEIFY_THRESHOLD:
+                    break
+            if n <= _threshold(cap):
+                result = cap - 1
+                break
+            cap *= 2
+        self._masks[key] = result
+        return result
+
+    def _hash_set_order(self, entries: list[list[Any]]) -> list[list[Any]]:
         """Entries of distinct clients in the order a ``HashSet`` filled with them iterates."""
         if len(entries) <= 1:
             return entries
-        order = chain_order([e[2].java_spread for e in entries])
+        spreads = [e[2].java_spread for e in entries]
+        mask = self._bucket_mask(spreads)
+        if mask is not None:
+            m = mask
+            return [entries[i] for i in sorted(range(len(entries)), key=lambda i: spreads[i] & m)]
+        order = chain_order(spreads)
         if order is None:
             by_key = {e[2].key: e for e in entries}
             clients = hash_order([e[2] for e in entries], process_id_java_hash, None, _pid_key)
@@ -282,7 +321,14 @@ class ConstrainedPrioritySet:
                 break
             rejected.append(client)
         if len(rejected) > 1:
-            order = chain_order([c.java_spread for c in rejected])
+            spreads = [c.java_spread for c in rejected]
+            mask = self._bucket_mask(spreads)
+            order: list[int] | None
+            if mask is not None:
+                m = mask
+                order = sorted(range(len(rejected)), key=lambda i: spreads[i] & m)
+            else:
+                order = chain_order(spreads)
             if order is None:
                 rejected = hash_order(rejected, process_id_java_hash, None, _pid_key)
             else:
