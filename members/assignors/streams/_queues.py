@@ -49,15 +49,28 @@ class ConstrainedPrioritySet:
             change of result: a poll that no present candidate satisfies empties the heap and
             re-offers everyone, which is computed without replaying each removal when the heap
             is in order (see :meth:`poll`).
+        cache_weights: if true, a client's weight is read once when it enters the heap and
+            again only after :meth:`load_changed` names it; the caller must report every
+            change of a present client's weight. Same results, far fewer weight reads.
     """
 
-    __slots__ = ("_constraint", "_weight", "_candidates", "_heap", "_present", "_op", "_masks")
+    __slots__ = (
+        "_constraint",
+        "_weight",
+        "_candidates",
+        "_heap",
+        "_present",
+        "_op",
+        "_masks",
+        "_step",
+    )
 
     def __init__(
         self,
         constraint: Callable[[ProcessId, TaskId], bool],
         weight: Callable[[ProcessId], float],
         candidates: Callable[[TaskId], Iterable[ProcessId]] | None = None,
+        cache_weights: bool = False,
     ) -> None:
         self._constraint = constraint
         self._weight = weight
@@ -67,6 +80,8 @@ class ConstrainedPrioritySet:
         # Kafka's uniqueClients: ProcessId key -> the client's heap slot entry
         self._present: dict[Any, list[Any]] = {}
         self._op = 0
+        # how much each call advances the stamp: 0 keeps every cached weight valid
+        self._step = 0 if cache_weights else 1
         # sorted spreads of a client set -> its HashSet's final bucket mask, or None if some
         # bin could crowd (see _bucket_mask)
         self._masks: dict[tuple[int, ...], int | None] = {}
@@ -155,9 +170,17 @@ class ConstrainedPrioritySet:
             k = parent
         es[k] = entry
 
+    def load_changed(self, *clients: ProcessId) -> None:
+        """Report that these clients' weights changed (needed only with ``cache_weights``)."""
+        present = self._present
+        for c in clients:
+            entry = present.get(c.key)
+            if entry is not None:
+                entry[1] = -1
+
     def offer(self, client: ProcessId) -> None:
         """Insert ``client``; a present client is removed first, then inserted again."""
-        self._op += 1
+        self._op += self._step
         self._offer(client)
 
     def offer_all(self, clients: Iterable[ProcessId]) -> None:
@@ -252,7 +275,7 @@ class ConstrainedPrioritySet:
         Kafka's ``invalidPolledClients`` does. Returns ``None`` (keeping every client) when
         none qualifies.
         """
-        self._op += 1
+        self._op += self._step
         if self._candidates is not None and not self._any_qualifies(task, extra):
             entries = self._sorted_if_in_order()
             if entries is not None:
