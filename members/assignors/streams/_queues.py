@@ -248,11 +248,12 @@ class ConstrainedPrioritySet:
             return [by_key[c.key] for c in clients]
         return [entries[i] for i in order]
 
-    def _sorted_if_in_order(self) -> list[list[Any]] | None:
-        """The heap entries in poll order if every slot is <= its children (else ``None``).
+    def _rejected_order_if_in_order(self) -> list[list[Any]] | None:
+        """The heap entries in ``HashSet`` order of their poll order, if the heap is in order.
 
-        Then successive polls return the clients in ascending (weight, id) order, whatever
-        the heap's layout.
+        ``None`` unless every slot is <= its children; then successive polls return the
+        clients in ascending (weight, id) order, whatever the heap's layout, and the
+        entries come back in the order a ``HashSet`` filled in that order iterates.
         """
         es = self._heap
         op = self._op
@@ -264,7 +265,11 @@ class ConstrainedPrioritySet:
         for i in range(1, len(es)):
             if es[(i - 1) >> 1][0] > es[i][0]:
                 return None
-        return sorted(es, key=_entry_sort_key)
+        mask = self._bucket_mask([e[2].java_spread for e in es]) if len(es) > 1 else None
+        if mask is not None:  # poll order stably sorted by bucket, in one sort (keys differ)
+            m = mask
+            return sorted(es, key=lambda e: (e[2].java_spread & m, e[0]))
+        return self._hash_set_order(sorted(es, key=_entry_sort_key))
 
     def poll(
         self, task: TaskId, extra: Callable[[ProcessId], bool] | None = None
@@ -277,11 +282,10 @@ class ConstrainedPrioritySet:
         """
         self._op += self._step
         if self._candidates is not None and not self._any_qualifies(task, extra):
-            entries = self._sorted_if_in_order()
+            entries = self._rejected_order_if_in_order()
             if entries is not None:
                 # Every client is polled (in key order, the heap being in order), rejected,
                 # and re-offered from the HashSet: the same as offering them to an empty heap.
-                entries = self._hash_set_order(entries)
                 es = self._heap
                 es.clear()
                 for entry in entries:  # offer = append + siftUp; keys are this call's
