@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jdk_priority_oracle import OracleConstrainedPrioritySet
 
 from members.assignors.streams import ProcessId, TaskId
 from members.assignors.streams._queues import ConstrainedPrioritySet
@@ -82,3 +83,55 @@ def test_candidates_hint_never_changes_a_result(
             extra = None if b == 0 else (lambda c: c.key[2] % 2 == 1)
             assert plain.poll(task, extra) == hinted.poll(task, extra)
         assert plain.heap() == hinted.heap()
+
+
+_fast_op = st.one_of(
+    st.tuples(st.just("weight"), st.integers(0, 29), st.integers(0, 8)),
+    st.tuples(st.just("offer"), st.integers(0, 29), st.just(0)),
+    st.tuples(st.just("poll"), st.integers(0, 3), st.integers(0, 1)),
+)
+
+
+@pytest.mark.parametrize("cache_weights", [False, True])
+@settings(max_examples=200, deadline=None)
+@given(
+    ops=st.lists(_fast_op, max_size=120),
+    caught_up_ids=st.lists(st.sets(st.integers(0, 29)), min_size=4, max_size=4),
+    n_clients=st.integers(1, 30),
+)
+def test_fast_paths_match_straightforward_jdk_replay(
+    cache_weights: bool,
+    ops: list[tuple[str, int, int]],
+    caught_up_ids: list[set[int]],
+    n_clients: int,
+) -> None:
+    # every shortcut (cached weights reported by load_changed, candidates hint, cached HashSet
+    # bucket masks) against a replay that reads the weight on every comparison; weights
+    # change while clients sit in the heap, so heaps go stale exactly as in Kafka
+    labels = [f"PID_{i * 977 + 1}" for i in range(n_clients - n_clients // 3)]
+    labels += [f"{i:08x}-0000-4000-8000-{i * 31:012x}" for i in range(n_clients // 3)]
+    pids = [ProcessId.of(label) for label in labels]
+    weights = {p: 0.0 for p in pids}
+    caught = {
+        TaskId(0, t): {pids[i % n_clients] for i in ids} for t, ids in enumerate(caught_up_ids)
+    }
+    oracle = OracleConstrainedPrioritySet(lambda c, t: c in caught[t], weights.__getitem__)
+    fast = ConstrainedPrioritySet(
+        lambda c, t: c in caught[t],
+        weights.__getitem__,
+        candidates=caught.__getitem__,
+        cache_weights=cache_weights,
+    )
+    for kind, a, b in ops:
+        pid = pids[a % n_clients]
+        if kind == "weight":
+            weights[pid] = b / 4
+            fast.load_changed(pid)
+        elif kind == "offer":
+            oracle.offer(pid)
+            fast.offer(pid)
+        else:
+            task = TaskId(0, a)
+            extra = None if b == 0 else (lambda c: c.java_hash % 2 == 1)
+            assert fast.poll(task, extra) == oracle.poll(task, extra)
+        assert fast.heap() == oracle.queue

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, Generic, TypeVar
 
-from protocol.java import chain_order, hash_order
+from protocol.java import TREEIFY_THRESHOLD, _threshold, chain_order, hash_order
 
 from .model import ProcessId, TaskId, process_id_java_hash
 
@@ -49,15 +49,28 @@ class ConstrainedPrioritySet:
             change of result: a poll that no present candidate satisfies empties the heap and
             re-offers everyone, which is computed without replaying each removal when the heap
             is in order (see :meth:`poll`).
+        cache_weights: if true, a client's weight is read once when it enters the heap and
+            again only after :meth:`load_changed` names it; the caller must report every
+            change of a present client's weight. Same results, far fewer weight reads.
     """
 
-    __slots__ = ("_constraint", "_weight", "_candidates", "_heap", "_present", "_op")
+    __slots__ = (
+        "_constraint",
+        "_weight",
+        "_candidates",
+        "_heap",
+        "_present",
+        "_op",
+        "_masks",
+        "_step",
+    )
 
     def __init__(
         self,
         constraint: Callable[[ProcessId, TaskId], bool],
         weight: Callable[[ProcessId], float],
         candidates: Callable[[TaskId], Iterable[ProcessId]] | None = None,
+        cache_weights: bool = False,
     ) -> None:
         self._constraint = constraint
         self._weight = weight
@@ -67,6 +80,11 @@ class ConstrainedPrioritySet:
         # Kafka's uniqueClients: ProcessId key -> the client's heap slot entry
         self._present: dict[Any, list[Any]] = {}
         self._op = 0
+        # how much each call advances the stamp: 0 keeps every cached weight valid
+        self._step = 0 if cache_weights else 1
+        # sorted spreads of a client set -> its HashSet's final bucket mask, or None if some
+        # bin could crowd (see _bucket_mask)
+        self._masks: dict[tuple[int, ...], int | None] = {}
 
     def __len__(self) -> int:
         return len(self._heap)
@@ -152,9 +170,17 @@ class ConstrainedPrioritySet:
             k = parent
         es[k] = entry
 
+    def load_changed(self, *clients: ProcessId) -> None:
+        """Report that these clients' weights changed (needed only with ``cache_weights``)."""
+        present = self._present
+        for c in clients:
+            entry = present.get(c.key)
+            if entry is not None:
+                entry[1] = -1
+
     def offer(self, client: ProcessId) -> None:
         """Insert ``client``; a present client is removed first, then inserted again."""
-        self._op += 1
+        self._op += self._step
         self._offer(client)
 
     def offer_all(self, clients: Iterable[ProcessId]) -> None:
@@ -174,23 +200,60 @@ class ConstrainedPrioritySet:
                 return True
         return False
 
-    @staticmethod
-    def _hash_set_order(entries: list[list[Any]]) -> list[list[Any]]:
+    def _bucket_mask(self, spreads: list[int]) -> int | None:
+        """The final bucket mask of a ``HashSet`` of these distinct clients, if no bin crowds.
+
+        A bin of a prefix of the insertion order never holds more keys than that bin of the
+        whole set at the same capacity, so when the whole set has no bin above
+        ``TREEIFY_THRESHOLD`` at any capacity the table passes through, the iteration order
+        is the insertion order stably sorted by ``spread & mask``, whatever the insertion
+        order (:func:`protocol.java.chain_order`). Cached by the set. ``None``: replay.
+        """
+        n = len(spreads)
+        key = tuple(sorted(spreads))
+        try:
+            return self._masks[key]
+        except KeyError:
+            pass
+        cap = 16
+        result: int | None = None
+        while True:
+            if n > TREEIFY_THRESHOLD:
+                counts: dict[int, int] = {}
+                mask = cap - 1
+                for h in spreads:
+                    counts[h & mask] = counts.get(h & mask, 0) + 1
+                if max(counts.values()) > TREEIFY_THRESHOLD:
+                    break
+            if n <= _threshold(cap):
+                result = cap - 1
+                break
+            cap *= 2
+        self._masks[key] = result
+        return result
+
+    def _hash_set_order(self, entries: list[list[Any]]) -> list[list[Any]]:
         """Entries of distinct clients in the order a ``HashSet`` filled with them iterates."""
         if len(entries) <= 1:
             return entries
-        order = chain_order([e[2].java_spread for e in entries])
+        spreads = [e[2].java_spread for e in entries]
+        mask = self._bucket_mask(spreads)
+        if mask is not None:
+            m = mask
+            return [entries[i] for i in sorted(range(len(entries)), key=lambda i: spreads[i] & m)]
+        order = chain_order(spreads)
         if order is None:
             by_key = {e[2].key: e for e in entries}
             clients = hash_order([e[2] for e in entries], process_id_java_hash, None, _pid_key)
             return [by_key[c.key] for c in clients]
         return [entries[i] for i in order]
 
-    def _sorted_if_in_order(self) -> list[list[Any]] | None:
-        """The heap entries in poll order if every slot is <= its children (else ``None``).
+    def _rejected_order_if_in_order(self) -> list[list[Any]] | None:
+        """The heap entries in ``HashSet`` order of their poll order, if the heap is in order.
 
-        Then successive polls return the clients in ascending (weight, id) order, whatever
-        the heap's layout.
+        ``None`` unless every slot is <= its children; then successive polls return the
+        clients in ascending (weight, id) order, whatever the heap's layout, and the
+        entries come back in the order a ``HashSet`` filled in that order iterates.
         """
         es = self._heap
         op = self._op
@@ -202,7 +265,11 @@ class ConstrainedPrioritySet:
         for i in range(1, len(es)):
             if es[(i - 1) >> 1][0] > es[i][0]:
                 return None
-        return sorted(es, key=_entry_sort_key)
+        mask = self._bucket_mask([e[2].java_spread for e in es]) if len(es) > 1 else None
+        if mask is not None:  # poll order stably sorted by bucket, in one sort (keys differ)
+            m = mask
+            return sorted(es, key=lambda e: (e[2].java_spread & m, e[0]))
+        return self._hash_set_order(sorted(es, key=_entry_sort_key))
 
     def poll(
         self, task: TaskId, extra: Callable[[ProcessId], bool] | None = None
@@ -213,13 +280,12 @@ class ConstrainedPrioritySet:
         Kafka's ``invalidPolledClients`` does. Returns ``None`` (keeping every client) when
         none qualifies.
         """
-        self._op += 1
+        self._op += self._step
         if self._candidates is not None and not self._any_qualifies(task, extra):
-            entries = self._sorted_if_in_order()
+            entries = self._rejected_order_if_in_order()
             if entries is not None:
                 # Every client is polled (in key order, the heap being in order), rejected,
                 # and re-offered from the HashSet: the same as offering them to an empty heap.
-                entries = self._hash_set_order(entries)
                 es = self._heap
                 es.clear()
                 for entry in entries:  # offer = append + siftUp; keys are this call's
@@ -282,7 +348,14 @@ class ConstrainedPrioritySet:
                 break
             rejected.append(client)
         if len(rejected) > 1:
-            order = chain_order([c.java_spread for c in rejected])
+            spreads = [c.java_spread for c in rejected]
+            mask = self._bucket_mask(spreads)
+            order: list[int] | None
+            if mask is not None:
+                m = mask
+                order = sorted(range(len(rejected)), key=lambda i: spreads[i] & m)
+            else:
+                order = chain_order(spreads)
             if order is None:
                 rejected = hash_order(rejected, process_id_java_hash, None, _pid_key)
             else:

@@ -234,6 +234,7 @@ def assign_active_task_movements(
         lambda c, t: c in caught_up[t],
         lambda c: clients[c].assigned_task_load,
         candidates=caught_up.__getitem__,
+        cache_weights=True,  # every load change below is reported by load_changed
     )
     queue = _movement_queue(caught_up)
     for pid in order:
@@ -267,6 +268,7 @@ def assign_active_task_movements(
                 else:
                     _move_active_and_try_warmup(task, clients[source], dest_state, budget, warmups)
         # Kafka: offerAll(asList(source, destination))
+        load_set.load_changed(source, dest)
         load_set.offer(source)
         load_set.offer(dest)
     return needed
@@ -289,6 +291,7 @@ def assign_standby_task_movements(
         lambda c, t: c in caught_up[t],
         lambda c: clients[c].assigned_task_load,
         candidates=caught_up.__getitem__,
+        cache_weights=True,  # every load change below is reported by load_changed
     )
     queue = _movement_queue(caught_up)
     for pid in order:
@@ -315,6 +318,7 @@ def assign_standby_task_movements(
         clients[source].assign_standby(task)
         if not budget.take():
             clients[dest].unassign_standby(task)
+        load_set.load_changed(source, dest)
         load_set.offer(source)
         load_set.offer(dest)
         moved += 1
