@@ -27,6 +27,12 @@ end of every simulated run (``end_violations`` of both kinds) and in ``groupsim 
     Every member runs the elected protocol: an ``assignment`` of generation *g* must carry the
     ``protocol`` of the ``generation`` record of *g* (``JoinGroupResponse.protocolName``;
     Connect's ``WorkerCoordinator#onJoinComplete`` decodes with it).
+``static_placement``
+    KIP-987 (groupsim's reading, ``members/assignors/static.py``): in a ``static`` round (an
+    ``assignor`` record with ``protocol: "static"``), a newly assigned connector or task that
+    a member of that generation names (``static.connectors`` / ``static.tasks`` of its latest
+    ``member_start``) goes only to a worker that names it, and a job nobody in the
+    generation names never goes to a static worker (one that names any job).
 ``stale_active_task``
     Kafka Streams: a client runs as active only what its latest assignment gives it
     (``TaskManager#handleAssignment`` closes the rest). Checked at each later ``assignment``
@@ -44,6 +50,7 @@ __all__ = [
     "check_member_generation",
     "check_stale_generation_accepted",
     "check_elected_protocol",
+    "check_static_placement",
     "check_streams_active_follows_assignment",
     "protocol_violations",
 ]
@@ -56,6 +63,7 @@ PROTOCOL_INVARIANTS = (
     "member_generation_regressed",
     "stale_generation_accepted",
     "protocol_mismatch",
+    "static_placement",
     "stale_active_task",
 )
 
@@ -200,6 +208,42 @@ def check_elected_protocol(records: Sequence[Record]) -> list[Violation]:
     return found
 
 
+def check_static_placement(records: Sequence[Record]) -> list[Violation]:
+    """``static_placement``: KIP-987 static jobs go only to workers that name them, wildcard
+    jobs only to wildcard workers (judged on the leader's ``assignor`` records)."""
+    found: list[Violation] = []
+    names: dict[str, frozenset[str]] = {}  # member -> the jobs its static config names
+    members_of: dict[int, dict[str, str]] = {}  # generation -> member id -> member
+    for r in records:
+        kind = r.get("kind")
+        if kind == "member_start":
+            config = r.get("config") or {}
+            named = [*config.get("static.connectors", ()), *config.get("static.tasks", ())]
+            names[r.get("member", "")] = frozenset(named)
+        elif kind == "generation" and isinstance(r.get("generation"), int):
+            ids, who = r.get("member_ids") or [], r.get("members") or []
+            members_of[r["generation"]] = dict(zip(ids, who, strict=False))
+        elif kind == "assignor" and r.get("protocol") == "static":
+            in_gen = members_of.get(r.get("generation"), {})  # type: ignore[arg-type]
+            namers: dict[str, set[str]] = {}
+            for member in in_gen.values():
+                for job in names.get(member, ()):
+                    namers.setdefault(job, set()).add(member)
+            for member_id, given in (r.get("assigned") or {}).items():
+                member = in_gen.get(member_id, member_id)
+                jobs = [*given.get("connectors", ()), *given.get("tasks", ())]
+                for job in jobs:
+                    want = namers.get(job)
+                    if want and member not in want:
+                        why = f"static job {job} given to {member}; named by {sorted(want)}"
+                    elif not want and names.get(member):
+                        why = f"wildcard job {job} given to static worker {member}"
+                    else:
+                        continue
+                    found.append(_violation("static_placement", why, r, member=member, job=job))
+    return found
+
+
 def check_streams_active_follows_assignment(records: Sequence[Record]) -> list[Violation]:
     """``stale_active_task``: a Streams client holds as active only tasks of its latest
     assignment, by its next assignment and at the end of the run."""
@@ -250,6 +294,7 @@ _CHECKERS: tuple[Callable[[Sequence[Record]], list[Violation]], ...] = (
     check_member_generation,
     check_stale_generation_accepted,
     check_elected_protocol,
+    check_static_placement,
     check_streams_active_follows_assignment,
 )
 

@@ -94,6 +94,7 @@ InvariantName = Literal[
     "member_generation_regressed",
     "stale_generation_accepted",
     "protocol_mismatch",
+    "static_placement",
     "stale_active_task",
 ]
 INVARIANTS: tuple[str, ...] = get_args(InvariantName)

@@ -153,3 +153,26 @@ def test_groupsim_check_names_the_new_invariant(connect_log: Records, tmp_path: 
     result = CliRunner().invoke(app, ["check", str(path)])
     assert result.exit_code == 1
     assert "protocol_mismatch" in result.output
+
+
+def test_kip_987_static_job_goes_only_to_a_worker_that_names_it() -> None:
+    log = copy.deepcopy(simulate(load_any("kip-987-test-plan"), 1).records)
+    assert protocol_violations(log) == []
+    starts = {r["member"]: r["config"] for r in log if r["kind"] == "member_start"}
+    rounds = [r for r in log if r["kind"] == "assignor" and r["protocol"] == "static"]
+    gen = {r["generation"]: r for r in log if r["kind"] == "generation"}
+    # the static assignor gives a static task to a worker that does not name it
+    for rnd in rounds:
+        g = gen[rnd["generation"]]
+        ids = dict(zip(g["member_ids"], g["members"], strict=True))
+        static = [m for m in ids.values() if starts[m].get("static.tasks")]
+        wildcard = [i for i, m in ids.items() if not starts[m].get("static.tasks")]
+        if static and wildcard:
+            job = starts[static[0]]["static.tasks"][0]
+            given = rnd["assigned"].setdefault(wildcard[0], {"connectors": [], "tasks": []})
+            given["tasks"] = [*given["tasks"], job]
+            break
+    else:
+        pytest.fail("no static round with a static and a wildcard worker")
+    found = [v for v in check_records(log) if v["invariant"] == "static_placement"]
+    assert found and found[0]["job"] == job
