@@ -19,9 +19,14 @@ from typing import Any
 import msgspec
 
 from coordinator.group import GroupCoordinator
+from members.assignors.eager import EagerAssignor
+from members.assignors.incremental_cooperative import IncrementalCooperativeAssignor
+from members.assignors.static import StaticAssignor
 from members.group_client import GroupClient
 from members.streams_client import StreamsClient
 from members.worker import ConnectWorker
+from protocol.connect import ConnectAssignment
+from protocol.connect_codec import encode_assignment
 from protocol.group import ErrorCode
 from scenarios.campaigns.chaos import ChaosConfig, run_one
 from scenarios.input.library import load_any
@@ -132,6 +137,64 @@ def _wrong_protocol_applied(original: Callable[..., Any]) -> Callable[..., Any]:
     return _on_join_complete
 
 
+# ---------------------------------------------------------------- Connect assignor bugs
+
+
+def _rewrite_round(
+    change: Callable[[dict[str, ConnectAssignment]], dict[str, ConnectAssignment]],
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Wrap an assignor's ``perform_assignment`` so its result goes through ``change``
+    (member id -> assignment), re-encoded as the wire bytes too."""
+
+    def wrap(original: Callable[..., Any]) -> Callable[..., Any]:
+        def perform_assignment(self: Any, **kwargs: Any) -> Any:
+            result = original(self, **kwargs)
+            if result.error != 0 or len(result.assignments) < 2:
+                return result
+            decoded = change({mid: result.decoded[mid] for mid in result.assignments})
+            result.assignments = {m: encode_assignment(a) for m, a in decoded.items()}
+            result.decoded = decoded
+            return result
+
+        return perform_assignment
+
+    return wrap
+
+
+def _drop_last_task(round_: dict[str, ConnectAssignment]) -> dict[str, ConnectAssignment]:
+    # an off-by-one in the round robin: the highest task number of each connector is skipped
+    top: dict[str, int] = {}
+    for a in round_.values():
+        for t in a.tasks:
+            top[t.connector] = max(t.task, top.get(t.connector, -1))
+    return {
+        m: msgspec.structs.replace(
+            a, tasks=tuple(t for t in a.tasks if t.task != top[t.connector] or t.task == 0)
+        )
+        for m, a in round_.items()
+    }
+
+
+def _assign_without_revoking(round_: dict[str, ConnectAssignment]) -> dict[str, ConnectAssignment]:
+    # a task newly given to one worker is also given to the next one (a move without the
+    # revocation round of KIP-415)
+    ids = list(round_)
+    out = dict(round_)
+    for i, mid in enumerate(ids):
+        if round_[mid].tasks:
+            nxt = ids[(i + 1) % len(ids)]
+            extra = round_[mid].tasks[:1]
+            out[nxt] = msgspec.structs.replace(out[nxt], tasks=(*out[nxt].tasks, *extra))
+            break
+    return out
+
+
+def _members_off_by_one(round_: dict[str, ConnectAssignment]) -> dict[str, ConnectAssignment]:
+    # each member receives the assignment computed for the member after it
+    ids = list(round_)
+    return {mid: round_[ids[(i + 1) % len(ids)]] for i, mid in enumerate(ids)}
+
+
 # ---------------------------------------------------------------- Streams client bugs
 
 
@@ -194,6 +257,36 @@ CATALOGUE: tuple[PlantedBug, ...] = (
         "a worker applies the assignment under its configured protocol, not the elected one",
         "connect",
         ((ConnectWorker, "_on_join_complete", _wrong_protocol_applied),),
+    ),
+    PlantedBug(
+        "eager-assignor-skips-last-task",
+        "members/assignors/eager.py EagerAssignor.perform_assignment",
+        "the eager round robin skips the highest task number of each connector",
+        "connect",
+        ((EagerAssignor, "perform_assignment", _rewrite_round(_drop_last_task)),),
+        ("eager",),
+    ),
+    PlantedBug(
+        "cooperative-assignor-moves-without-revoking",
+        "members/assignors/incremental_cooperative.py perform_assignment",
+        "a task is given to a second worker without being revoked from its owner",
+        "connect",
+        (
+            (
+                IncrementalCooperativeAssignor,
+                "perform_assignment",
+                _rewrite_round(_assign_without_revoking),
+            ),
+        ),
+        ("compatible", "sessioned"),
+    ),
+    PlantedBug(
+        "static-assignor-members-off-by-one",
+        "members/assignors/static.py StaticAssignor.perform_assignment",
+        "each member receives the assignment computed for the next member",
+        "connect",
+        ((StaticAssignor, "perform_assignment", _rewrite_round(_members_off_by_one)),),
+        ("static",),
     ),
     PlantedBug(
         "streams-keeps-revoked-active",
