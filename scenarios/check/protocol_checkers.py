@@ -37,6 +37,8 @@ end of every simulated run (``end_violations`` of both kinds) and in ``groupsim 
     Kafka Streams: a client runs as active only what its latest assignment gives it
     (``TaskManager#handleAssignment`` closes the rest). Checked at each later ``assignment``
     of the same client and at the end of the run, for clients still running.
+``active_and_standby`` (on the assignment)
+    Kafka Streams: an ``assignment`` listing a task both as active and as standby.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ __all__ = [
     "check_elected_protocol",
     "check_static_placement",
     "check_streams_active_follows_assignment",
+    "check_streams_assignment_disjoint",
     "protocol_violations",
 ]
 
@@ -289,6 +292,27 @@ def check_streams_active_follows_assignment(records: Sequence[Record]) -> list[V
     return found
 
 
+def check_streams_assignment_disjoint(records: Sequence[Record]) -> list[Violation]:
+    """``active_and_standby`` on the assignment itself: a Streams ``assignment`` that lists a
+    task both as active and as standby (Kafka's ``ClientState#assignStandby`` refuses it; the
+    client would hide it by not creating the standby)."""
+    found: list[Violation] = []
+    for r in records:
+        if r.get("kind") == "assignment" and "active" in r and "standby" in r:
+            both = sorted(set(r.get("active") or ()) & set(r.get("standby") or ()))
+            if both:
+                found.append(
+                    _violation(
+                        "active_and_standby",
+                        f"{r.get('member')} is assigned {both[0]} both as active and standby",
+                        r,
+                        member=r.get("member"),
+                        task=both[0],
+                    )
+                )
+    return found
+
+
 _CHECKERS: tuple[Callable[[Sequence[Record]], list[Violation]], ...] = (
     check_generation_increases,
     check_member_generation,
@@ -296,6 +320,7 @@ _CHECKERS: tuple[Callable[[Sequence[Record]], list[Violation]], ...] = (
     check_elected_protocol,
     check_static_placement,
     check_streams_active_follows_assignment,
+    check_streams_assignment_disjoint,
 )
 
 

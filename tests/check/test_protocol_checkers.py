@@ -176,3 +176,13 @@ def test_kip_987_static_job_goes_only_to_a_worker_that_names_it() -> None:
         pytest.fail("no static round with a static and a wildcard worker")
     found = [v for v in check_records(log) if v["invariant"] == "static_placement"]
     assert found and found[0]["job"] == job
+
+
+def test_a_streams_assignment_never_lists_a_task_as_active_and_standby(
+    streams_log: Records,
+) -> None:
+    log = copy.deepcopy(streams_log)
+    a = next(r for r in log if r["kind"] == "assignment" and r["active"])
+    a["standby"] = [*a["standby"], a["active"][0]]
+    found = [v for v in check_records(log) if v["invariant"] == "active_and_standby"]
+    assert found and found[0]["task"] == a["active"][0]

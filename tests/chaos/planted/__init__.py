@@ -22,6 +22,7 @@ from coordinator.group import GroupCoordinator
 from members.assignors.eager import EagerAssignor
 from members.assignors.incremental_cooperative import IncrementalCooperativeAssignor
 from members.assignors.static import StaticAssignor
+from members.assignors.streams.standby import DefaultStandbyTaskAssignor
 from members.group_client import GroupClient
 from members.streams_client import StreamsClient
 from members.worker import ConnectWorker
@@ -207,6 +208,20 @@ def _keep_revoked_active(original: Callable[..., Any]) -> Callable[..., Any]:
     return _close_active
 
 
+def _standby_beside_active(original: Callable[..., Any]) -> Callable[..., Any]:
+    # StandbyTaskAssignor that does not exclude the client holding the active copy
+    def assign(self: Any, clients: Any, stateful: Any) -> Any:
+        original(self, clients, stateful)
+        for state in clients.values():
+            for task in sorted(state.active):
+                if task in stateful and task not in state.standby:
+                    state.standby.add(task)
+                    return None
+        return None
+
+    return assign
+
+
 CATALOGUE: tuple[PlantedBug, ...] = (
     PlantedBug(
         "coordinator-sync-any-generation",
@@ -287,6 +302,13 @@ CATALOGUE: tuple[PlantedBug, ...] = (
         "connect",
         ((StaticAssignor, "perform_assignment", _rewrite_round(_members_off_by_one)),),
         ("static",),
+    ),
+    PlantedBug(
+        "standby-assignor-beside-active",
+        "members/assignors/streams/standby.py DefaultStandbyTaskAssignor.assign",
+        "a standby is placed on the client that holds the task's active copy",
+        "streams",
+        ((DefaultStandbyTaskAssignor, "assign", _standby_beside_active),),
     ),
     PlantedBug(
         "streams-keeps-revoked-active",
