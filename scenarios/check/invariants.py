@@ -117,6 +117,10 @@ class InvariantChecker:
         # name -> (known issue, the group's generation when it was removed).
         self._zombies: dict[str, tuple[str, int | None]] = {}
         self._stalled_until: dict[str, int] = {}
+        # KAFKA-9184's trigger: when each member's coordinator link last had a network fault
+        # (partition/loss/latency) end, and when the last coordinator failover ended.
+        self._link_fault_until: dict[str, int] = {}
+        self._failover_until = -1
         # The protocol of each member's latest applied assignment, and the protocol under
         # which each (kind, instance, member) ownership began.
         self._applied_protocol: dict[str, str | None] = {}
@@ -140,6 +144,7 @@ class InvariantChecker:
             "member_removed": self._on_member_removed,
             "leave_group": self._on_leave_group,
             "herder_stall": self._on_herder_stall,
+            "step": self._on_step,
             "assignment": self._on_assignment,
             "generation": self._on_generation,
             "group_state": self._on_group_state,
@@ -355,9 +360,44 @@ class InvariantChecker:
             # A member dropped while its herder is stalled keeps its work past the poll
             # timer (KAFKA-16056's family); otherwise it is a zombie until it gives up on
             # the coordinator (KAFKA-9184's window).
-            stalled = record.get("t_ms", 0) < self._stalled_until.get(member, -1)  # type: ignore[arg-type]
-            issue = KAFKA_16056 if stalled else KAFKA_9184
-            self._zombies[member] = (issue, self._generation)  # type: ignore[index]
+            now = record.get("t_ms", 0)
+            stalled = now < self._stalled_until.get(member, -1)  # type: ignore[arg-type]
+            if stalled:
+                self._zombies[member] = (KAFKA_16056, self._generation)  # type: ignore[index]
+            elif self._could_not_hear(str(member), now):  # type: ignore[arg-type]
+                self._zombies[member] = (KAFKA_9184, self._generation)  # type: ignore[index]
+        return []
+
+    #: How far back a network fault on a member's link (or a coordinator failover) still
+    #: explains its removal: ``rebalance.timeout.ms`` (a ``not_rejoined`` removal ends a join
+    #: phase that lasts at most that) + ``session.timeout.ms``, Connect's defaults (ms).
+    HEAR_WINDOW_MS = 60_000 + 10_000
+
+    def _could_not_hear(self, member: str, now_ms: int) -> bool:
+        """KAFKA-9184's trigger: the member was removed while it could not hear the
+        coordinator — a partition, loss or latency on its link, or a coordinator failover,
+        ended less than :attr:`HEAR_WINDOW_MS` before the removal. A member removed while its
+        link was fine (e.g. one that ignored REBALANCE_IN_PROGRESS and never rejoined) is not
+        Kafka's zombie: its double ownership is a new violation."""
+        last = max(self._link_fault_until.get(member, -1), self._failover_until)
+        return last >= 0 and now_ms - last <= self.HEAR_WINDOW_MS
+
+    def _on_step(self, record: dict[str, Any]) -> list[Violation]:
+        action = record.get("action")
+        start = record.get("t_ms", 0)
+        if action in ("partition", "loss", "latency"):
+            member = str(record.get("member"))
+            duration = record.get("duration_ms")
+            # without a duration the fault lasts until a ``heal`` step
+            end = start + int(duration) if duration is not None else 1 << 62
+            self._link_fault_until[member] = max(end, self._link_fault_until.get(member, -1))
+        elif action == "heal":
+            member = str(record.get("member"))
+            if self._link_fault_until.get(member, -1) > start:
+                self._link_fault_until[member] = start
+        elif action == "coordinator_failover":
+            end = start + int(record.get("down_ms") or 0)
+            self._failover_until = max(end, self._failover_until)
         return []
 
     def _on_herder_stall(self, record: dict[str, Any]) -> list[Violation]:

@@ -2,7 +2,9 @@
 
 The recorded ``violation`` records are ignored; every other record is fed again to a fresh
 :class:`scenarios.check.invariants.InvariantChecker`, and the end-of-run liveness/balance check of
-:func:`scenarios.check.metrics.liveness_violations` is repeated on the whole log.
+:func:`scenarios.check.metrics.liveness_violations` is repeated on the whole log, and so are
+the protocol checkers of :mod:`scenarios.check.protocol_checkers` (each violation at its
+offending record's time).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 
 from scenarios.check.invariants import InvariantChecker
 from scenarios.check.metrics import liveness_violations, summarize
+from scenarios.check.protocol_checkers import protocol_violations
 from scenarios.eventlog import read_jsonl
 
 __all__ = ["check_log", "check_records"]
@@ -54,6 +57,9 @@ def _check_one_group(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     live = [r for r in records if r.get("kind") != "violation"]
     for violation in liveness_violations(live, summarize(live)):
         found.append({"t_ms": end_ms, **violation})
+    by_seq = {r.get("seq"): r.get("t_ms") for r in live}
+    for violation in protocol_violations(live):
+        found.append({"t_ms": by_seq.get(violation.get("cause_seq"), end_ms), **violation})
     return found
 
 

@@ -93,6 +93,13 @@ InvariantName = Literal[
     "KAFKA-9184",
     "KAFKA-16056",
     "failover-protocol-replay",
+    # scenarios.check.protocol_checkers
+    "generation_regressed",
+    "member_generation_regressed",
+    "stale_generation_accepted",
+    "protocol_mismatch",
+    "static_placement",
+    "stale_active_task",
 ]
 INVARIANTS: tuple[str, ...] = get_args(InvariantName)
 

@@ -28,6 +28,7 @@ from members.worker import ConnectWorker
 from protocol.effects import Effect
 from scenarios.check.expect import evaluate
 from scenarios.check.metrics import liveness_violations, summarize
+from scenarios.check.protocol_checkers import protocol_violations
 from scenarios.input import schema
 from scenarios.input.loader import LoadedScenario
 from scenarios.input.steps import Planned
@@ -148,8 +149,9 @@ class ConnectKind:
     def end_violations(
         self, records: list[dict[str, Any]], summary: dict[str, Any]
     ) -> list[dict[str, Any]]:
-        """The end-of-run liveness and balance check (DESIGN.md §7)."""
-        return liveness_violations(records, summary)
+        """The end-of-run liveness and balance check (DESIGN.md §7), then the protocol
+        checkers over the whole log (:mod:`scenarios.check.protocol_checkers`)."""
+        return liveness_violations(records, summary) + protocol_violations(records)
 
     def expect_failures(self, summary: dict[str, Any]) -> list[str]:
         """The scenario's unmet ``[expect]`` lines."""

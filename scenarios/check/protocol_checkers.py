@@ -1,0 +1,334 @@
+"""Protocol checkers: pure functions over a whole event log (docs/event-log.md).
+
+Each checker takes the records of one run, in ``seq`` order (``violation`` records are
+skipped), and returns violations as dicts of fields for a ``violation`` record:
+``{"invariant": name, "detail": one line, "cause_seq": seq of the offending record, ...}``.
+They complement :class:`scenarios.check.invariants.InvariantChecker` (ownership and state
+table) with the group protocol's own rules; :func:`protocol_violations` runs them all, at the
+end of every simulated run (``end_violations`` of both kinds) and in ``groupsim check``.
+
+``generation_regressed``
+    The group's ``generation`` records must strictly increase (Kafka's
+    ``ClassicGroup#initNextGeneration`` only ever adds one). A coordinator failover reloads
+    the stored record (``group_loaded``): the next generation must exceed the loaded one.
+``member_generation_regressed``
+    A member never applies (``assignment``) a generation older than one it already applied
+    since its process started (``member_start``); a ``group_loaded`` of an older generation
+    lowers what it may apply next to that generation (``AbstractCoordinator`` takes the
+    generation from the SyncGroup it sent, which the coordinator accepted only if current).
+``stale_generation_accepted``
+    The coordinator answers SyncGroup and Heartbeat only for the current generation
+    (``GroupMetadataManager#classicGroupSync`` / ``#classicGroupHeartbeat``: ILLEGAL_GENERATION
+    otherwise). A ``sync_group_request`` or ``heartbeat_request`` whose ``generation`` was
+    already older than the group's latest ``generation`` record when it was sent, answered
+    with ``error: "NONE"``, is a violation (unless a ``group_loaded`` came in between: a
+    failover may reload an older generation).
+``protocol_mismatch``
+    Every member runs the elected protocol: an ``assignment`` of generation *g* must carry the
+    ``protocol`` of the ``generation`` record of *g* (``JoinGroupResponse.protocolName``;
+    Connect's ``WorkerCoordinator#onJoinComplete`` decodes with it).
+``static_placement``
+    KIP-987 (groupsim's reading, ``members/assignors/static.py``): in a ``static`` round (an
+    ``assignor`` record with ``protocol: "static"``), a newly assigned connector or task that
+    a member of that generation names (``static.connectors`` / ``static.tasks`` of its latest
+    ``member_start``) goes only to a worker that names it, and a job nobody in the
+    generation names never goes to a static worker (one that names any job).
+``stale_active_task``
+    Kafka Streams: a client runs as active only what its latest assignment gives it
+    (``TaskManager#handleAssignment`` closes the rest). Checked at each later ``assignment``
+    of the same client and at the end of the run, for clients still running.
+``active_and_standby`` (on the assignment)
+    Kafka Streams: an ``assignment`` listing a task both as active and as standby.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+__all__ = [
+    "PROTOCOL_INVARIANTS",
+    "check_generation_increases",
+    "check_member_generation",
+    "check_stale_generation_accepted",
+    "check_elected_protocol",
+    "check_static_placement",
+    "check_streams_active_follows_assignment",
+    "check_streams_assignment_disjoint",
+    "protocol_violations",
+]
+
+Record = dict[str, Any]
+Violation = dict[str, Any]
+
+PROTOCOL_INVARIANTS = (
+    "generation_regressed",
+    "member_generation_regressed",
+    "stale_generation_accepted",
+    "protocol_mismatch",
+    "static_placement",
+    "stale_active_task",
+)
+
+
+def _violation(invariant: str, detail: str, record: Record, **extra: Any) -> Violation:
+    return {"invariant": invariant, "detail": detail, **extra, "cause_seq": record.get("seq")}
+
+
+def check_generation_increases(records: Sequence[Record]) -> list[Violation]:
+    """``generation_regressed``: each ``generation`` record exceeds the previous one (or the
+    generation of the latest ``group_loaded``)."""
+    found: list[Violation] = []
+    last: int | None = None
+    for r in records:
+        kind = r.get("kind")
+        if kind == "group_loaded":
+            last = r.get("generation")
+        elif kind == "generation":
+            gen = r.get("generation")
+            if isinstance(gen, int) and last is not None and gen <= last:
+                found.append(
+                    _violation(
+                        "generation_regressed",
+                        f"generation {gen} follows generation {last}",
+                        r,
+                        generation=gen,
+                    )
+                )
+            last = gen if isinstance(gen, int) else last
+    return found
+
+
+def check_member_generation(records: Sequence[Record]) -> list[Violation]:
+    """``member_generation_regressed``: per member process, applied generations never go
+    back (lowered by a ``group_loaded`` of an older generation)."""
+    found: list[Violation] = []
+    applied: dict[str, int] = {}
+    for r in records:
+        kind = r.get("kind")
+        if kind == "member_start":
+            applied.pop(r.get("member", ""), None)
+        elif kind == "group_loaded":
+            loaded = r.get("generation")
+            if isinstance(loaded, int):
+                for name, applied_gen in applied.items():
+                    applied[name] = min(applied_gen, loaded)
+        elif kind == "assignment":
+            member = r.get("member", "")
+            gen = r.get("generation")
+            if not isinstance(gen, int):
+                continue
+            before = applied.get(member)
+            if before is not None and gen < before:
+                found.append(
+                    _violation(
+                        "member_generation_regressed",
+                        f"{member} applied generation {gen} after generation {before}",
+                        r,
+                        member=member,
+                        generation=gen,
+                    )
+                )
+            applied[member] = max(gen, before if before is not None else gen)
+    return found
+
+
+def check_stale_generation_accepted(records: Sequence[Record]) -> list[Violation]:
+    """``stale_generation_accepted``: SyncGroup/Heartbeat answered NONE for a generation that
+    was already stale when the request was sent (requests and responses are paired per member
+    and kind, in order: a member has one of each in flight)."""
+    found: list[Violation] = []
+    group_gen: int | None = None
+    loads = 0
+    # (member, "sync"/"heartbeat") -> [(request generation, group generation, loads)]
+    pending: dict[tuple[str, str], list[tuple[Any, int | None, int]]] = {}
+    for r in records:
+        kind = r.get("kind")
+        if kind == "generation":
+            group_gen = r.get("generation")
+        elif kind == "group_loaded":
+            group_gen = r.get("generation")
+            loads += 1
+        elif kind in ("member_start", "member_crash", "member_stop"):
+            member = r.get("member", "")
+            pending.pop((member, "sync"), None)
+            pending.pop((member, "heartbeat"), None)
+        elif kind in ("sync_group_request", "heartbeat_request"):
+            key = (r.get("member", ""), kind.split("_")[0])
+            pending.setdefault(key, []).append((r.get("generation"), group_gen, loads))
+        elif kind in ("sync_group_response", "heartbeat_response"):
+            rpc = kind.split("_")[0]
+            queue = pending.get((r.get("member", ""), rpc))
+            if not queue:
+                continue
+            sent_gen, current, loads_then = queue.pop(0)
+            if (
+                r.get("error") == "NONE"
+                and loads_then == loads
+                and isinstance(sent_gen, int)
+                and isinstance(current, int)
+                and sent_gen < current
+            ):
+                name = "SyncGroup" if rpc == "sync" else "Heartbeat"
+                found.append(
+                    _violation(
+                        "stale_generation_accepted",
+                        f"{name} of {r.get('member')} for generation {sent_gen} answered NONE"
+                        f" while the group was at generation {current}",
+                        r,
+                        member=r.get("member"),
+                        generation=sent_gen,
+                    )
+                )
+    return found
+
+
+def check_elected_protocol(records: Sequence[Record]) -> list[Violation]:
+    """``protocol_mismatch``: an assignment's ``protocol`` is its generation's protocol."""
+    found: list[Violation] = []
+    elected: dict[int, Any] = {}
+    for r in records:
+        kind = r.get("kind")
+        if kind in ("generation", "group_loaded"):
+            gen = r.get("generation")
+            if isinstance(gen, int):
+                elected[gen] = r.get("protocol")
+        elif kind == "assignment" and r.get("error", 0) in (0, None):
+            gen = r.get("generation")
+            protocol = r.get("protocol")
+            want = elected.get(gen) if isinstance(gen, int) else None
+            if want is not None and protocol is not None and protocol != want:
+                found.append(
+                    _violation(
+                        "protocol_mismatch",
+                        f"{r.get('member')} applied generation {gen} as {protocol!r};"
+                        f" the group elected {want!r}",
+                        r,
+                        member=r.get("member"),
+                        generation=gen,
+                    )
+                )
+    return found
+
+
+def check_static_placement(records: Sequence[Record]) -> list[Violation]:
+    """``static_placement``: KIP-987 static jobs go only to workers that name them, wildcard
+    jobs only to wildcard workers (judged on the leader's ``assignor`` records)."""
+    found: list[Violation] = []
+    names: dict[str, frozenset[str]] = {}  # member -> the jobs its static config names
+    members_of: dict[int, dict[str, str]] = {}  # generation -> member id -> member
+    for r in records:
+        kind = r.get("kind")
+        if kind == "member_start":
+            config = r.get("config") or {}
+            named = [*config.get("static.connectors", ()), *config.get("static.tasks", ())]
+            names[r.get("member", "")] = frozenset(named)
+        elif kind == "generation" and isinstance(r.get("generation"), int):
+            ids, who = r.get("member_ids") or [], r.get("members") or []
+            members_of[r["generation"]] = dict(zip(ids, who, strict=False))
+        elif kind == "assignor" and r.get("protocol") == "static":
+            in_gen = members_of.get(r.get("generation"), {})  # type: ignore[arg-type]
+            namers: dict[str, set[str]] = {}
+            for member in in_gen.values():
+                for job in names.get(member, ()):
+                    namers.setdefault(job, set()).add(member)
+            for member_id, given in (r.get("assigned") or {}).items():
+                member = in_gen.get(member_id, member_id)
+                jobs = [*given.get("connectors", ()), *given.get("tasks", ())]
+                for job in jobs:
+                    want = namers.get(job)
+                    if want and member not in want:
+                        why = f"static job {job} given to {member}; named by {sorted(want)}"
+                    elif not want and names.get(member):
+                        why = f"wildcard job {job} given to static worker {member}"
+                    else:
+                        continue
+                    found.append(_violation("static_placement", why, r, member=member, job=job))
+    return found
+
+
+def check_streams_active_follows_assignment(records: Sequence[Record]) -> list[Violation]:
+    """``stale_active_task``: a Streams client holds as active only tasks of its latest
+    assignment, by its next assignment and at the end of the run."""
+    found: list[Violation] = []
+    held: dict[str, dict[str, None]] = {}
+    latest: dict[str, set[str]] = {}
+    last_record: Record | None = None
+
+    def stale(member: str, at: Record) -> None:
+        given = latest.get(member)
+        if given is None:
+            return
+        for task in held.get(member, {}):
+            if task not in given:
+                found.append(
+                    _violation(
+                        "stale_active_task",
+                        f"{member} still runs active task {task} its latest assignment"
+                        " does not give it",
+                        at,
+                        member=member,
+                        task=task,
+                    )
+                )
+
+    for r in records:
+        kind = r.get("kind")
+        member = r.get("member", "")
+        last_record = r
+        if kind == "active_task_start":
+            held.setdefault(member, {})[r.get("task", "")] = None
+        elif kind == "active_task_stopped":
+            held.get(member, {}).pop(r.get("task", ""), None)
+        elif kind in ("member_start", "member_crash", "member_stop"):
+            held.pop(member, None)
+            latest.pop(member, None)
+        elif kind == "assignment" and "active" in r:
+            stale(member, r)
+            latest[member] = set(r.get("active") or ())
+    if last_record is not None:
+        for member in list(held):
+            stale(member, last_record)
+    return found
+
+
+def check_streams_assignment_disjoint(records: Sequence[Record]) -> list[Violation]:
+    """``active_and_standby`` on the assignment itself: a Streams ``assignment`` that lists a
+    task both as active and as standby (Kafka's ``ClientState#assignStandby`` refuses it; the
+    client would hide it by not creating the standby)."""
+    found: list[Violation] = []
+    for r in records:
+        if r.get("kind") == "assignment" and "active" in r and "standby" in r:
+            both = sorted(set(r.get("active") or ()) & set(r.get("standby") or ()))
+            if both:
+                found.append(
+                    _violation(
+                        "active_and_standby",
+                        f"{r.get('member')} is assigned {both[0]} both as active and standby",
+                        r,
+                        member=r.get("member"),
+                        task=both[0],
+                    )
+                )
+    return found
+
+
+_CHECKERS: tuple[Callable[[Sequence[Record]], list[Violation]], ...] = (
+    check_generation_increases,
+    check_member_generation,
+    check_stale_generation_accepted,
+    check_elected_protocol,
+    check_static_placement,
+    check_streams_active_follows_assignment,
+    check_streams_assignment_disjoint,
+)
+
+
+def protocol_violations(records: Sequence[Record]) -> list[Violation]:
+    """Every protocol checker over ``records`` (``violation`` records are ignored), in
+    checker order."""
+    live = [r for r in records if r.get("kind") != "violation"]
+    found: list[Violation] = []
+    for checker in _CHECKERS:
+        found.extend(checker(live))
+    return found

@@ -1,0 +1,188 @@
+"""The protocol checkers (scenarios/check/protocol_checkers.py): each one is silent on the
+logs of clean library runs and reports its invariant by name, through ``groupsim check``, on a
+log that breaks it (a clean log with one record changed or added, as a planted bug would)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from scenarios.check.log_check import check_records
+from scenarios.check.protocol_checkers import PROTOCOL_INVARIANTS, protocol_violations
+from scenarios.cli.main import app
+from scenarios.input.library import load_any
+from scenarios.input.schema import INVARIANTS
+from scenarios.sim.runner import simulate
+
+Records = list[dict[str, Any]]
+
+
+@pytest.fixture(scope="module")
+def connect_log() -> Records:
+    # heartbeats are logged in this library scenario
+    return simulate(load_any("worker-bounce-within-delay"), 1, log_heartbeats=True).records
+
+
+@pytest.fixture(scope="module")
+def streams_log() -> Records:
+    return simulate(load_any("kip-441-scale-out"), 1).records
+
+
+def _names(records: Records) -> set[str]:
+    return {v["invariant"] for v in check_records(records)}
+
+
+def _first(records: Records, kind: str, **match: Any) -> int:
+    return next(
+        i
+        for i, r in enumerate(records)
+        if r["kind"] == kind and all(r.get(k) == v for k, v in match.items())
+    )
+
+
+def test_every_name_is_a_schema_invariant() -> None:
+    assert set(PROTOCOL_INVARIANTS) <= set(INVARIANTS)
+
+
+def test_clean_library_logs_break_no_protocol_rule(
+    connect_log: Records, streams_log: Records
+) -> None:
+    assert protocol_violations(connect_log) == []
+    assert protocol_violations(streams_log) == []
+
+
+def test_generation_must_increase_except_after_a_failover_reload(connect_log: Records) -> None:
+    log = copy.deepcopy(connect_log)
+    gens = [r for r in log if r["kind"] == "generation"]
+    gens[-1]["generation"] = gens[-2]["generation"]  # "bumped only on the first rebalance"
+    assert "generation_regressed" in _names(log)
+    # the same generation after a group_loaded of an older one is legitimate
+    i = log.index(gens[-1])
+    log.insert(i, {**gens[-2], "kind": "group_loaded", "generation": gens[-2]["generation"] - 1})
+    found = protocol_violations(log)
+    assert [v for v in found if v["invariant"] == "generation_regressed"] == []
+
+
+def test_a_member_never_applies_an_older_generation(connect_log: Records) -> None:
+    log = copy.deepcopy(connect_log)
+    assignments = [r for r in log if r["kind"] == "assignment"]
+    last = assignments[-1]
+    older = next(
+        a
+        for a in assignments
+        if a["member"] == last["member"] and a["generation"] < last["generation"]
+    )
+    log.append({**older, "seq": log[-1]["seq"] + 1, "t_ms": log[-1]["t_ms"]})
+    found = [v for v in check_records(log) if v["invariant"] == "member_generation_regressed"]
+    assert found and found[0]["member"] == last["member"]
+
+
+def test_coordinator_answers_sync_only_for_the_current_generation(connect_log: Records) -> None:
+    log = copy.deepcopy(connect_log)
+    # a SyncGroup for generation 1 sent once generation 2 exists, answered NONE
+    g2 = _first(log, "generation", generation=2)
+    member = log[_first(log, "sync_group_request")]["member"]
+    t = log[g2]["t_ms"]
+    log[g2 + 1 : g2 + 1] = [
+        {"t_ms": t, "seq": -1, "kind": "sync_group_request", "member": member, "generation": 1},
+        {
+            "t_ms": t + 2,
+            "seq": -2,
+            "kind": "sync_group_response",
+            "member": member,
+            "generation": 1,
+            "error": "NONE",
+        },
+    ]
+    assert "stale_generation_accepted" in _names(log)
+    log[g2 + 2]["error"] = "ILLEGAL_GENERATION"
+    assert "stale_generation_accepted" not in _names(log)
+
+
+def test_coordinator_answers_heartbeat_only_for_the_current_generation(
+    connect_log: Records,
+) -> None:
+    log = copy.deepcopy(connect_log)
+    g2 = _first(log, "generation", generation=2)
+    hb = _first(log, "heartbeat_request")
+    assert log[hb]["generation"] < 2
+    member, t = log[hb]["member"], log[g2]["t_ms"]
+    log[g2 + 1 : g2 + 1] = [
+        {"t_ms": t, "seq": -1, "kind": "heartbeat_request", "member": member, "generation": 1},
+        {
+            "t_ms": t + 2,
+            "seq": -2,
+            "kind": "heartbeat_response",
+            "member": member,
+            "generation": 1,
+            "error": "NONE",
+        },
+    ]
+    found = [v for v in check_records(log) if v["invariant"] == "stale_generation_accepted"]
+    assert found and "Heartbeat" in found[0]["detail"]
+
+
+def test_every_member_runs_the_elected_protocol(connect_log: Records) -> None:
+    log = copy.deepcopy(connect_log)
+    a = _first(log, "assignment")
+    log[a]["protocol"] = "default" if log[a]["protocol"] != "default" else "sessioned"
+    assert "protocol_mismatch" in _names(log)
+
+
+def test_streams_client_runs_only_its_latest_assignment(streams_log: Records) -> None:
+    log = copy.deepcopy(streams_log)
+    # a client keeps an active task the leader took away: drop the stop of a revoked task
+    stops = [i for i, r in enumerate(log) if r["kind"] == "active_task_stopped"]
+    assert stops, "the scenario moves at least one active task"
+    del log[stops[0]]
+    found = [v for v in check_records(log) if v["invariant"] == "stale_active_task"]
+    assert found and found[0]["task"] == streams_log[stops[0]]["task"]
+
+
+def test_groupsim_check_names_the_new_invariant(connect_log: Records, tmp_path: Path) -> None:
+    log = copy.deepcopy(connect_log)
+    a = _first(log, "assignment")
+    log[a]["protocol"] = "default" if log[a]["protocol"] != "default" else "sessioned"
+    path = tmp_path / "events.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in log) + "\n")
+    result = CliRunner().invoke(app, ["check", str(path)])
+    assert result.exit_code == 1
+    assert "protocol_mismatch" in result.output
+
+
+def test_kip_987_static_job_goes_only_to_a_worker_that_names_it() -> None:
+    log = copy.deepcopy(simulate(load_any("kip-987-test-plan"), 1).records)
+    assert protocol_violations(log) == []
+    starts = {r["member"]: r["config"] for r in log if r["kind"] == "member_start"}
+    rounds = [r for r in log if r["kind"] == "assignor" and r["protocol"] == "static"]
+    gen = {r["generation"]: r for r in log if r["kind"] == "generation"}
+    # the static assignor gives a static task to a worker that does not name it
+    for rnd in rounds:
+        g = gen[rnd["generation"]]
+        ids = dict(zip(g["member_ids"], g["members"], strict=True))
+        static = [m for m in ids.values() if starts[m].get("static.tasks")]
+        wildcard = [i for i, m in ids.items() if not starts[m].get("static.tasks")]
+        if static and wildcard:
+            job = starts[static[0]]["static.tasks"][0]
+            given = rnd["assigned"].setdefault(wildcard[0], {"connectors": [], "tasks": []})
+            given["tasks"] = [*given["tasks"], job]
+            break
+    else:
+        pytest.fail("no static round with a static and a wildcard worker")
+    found = [v for v in check_records(log) if v["invariant"] == "static_placement"]
+    assert found and found[0]["job"] == job
+
+
+def test_a_streams_assignment_never_lists_a_task_as_active_and_standby(
+    streams_log: Records,
+) -> None:
+    log = copy.deepcopy(streams_log)
+    a = next(r for r in log if r["kind"] == "assignment" and r["active"])
+    a["standby"] = [*a["standby"], a["active"][0]]
+    found = [v for v in check_records(log) if v["invariant"] == "active_and_standby"]
+    assert found and found[0]["task"] == a["active"][0]
