@@ -2,7 +2,8 @@
 
     .venv/bin/python benchmarks/bench_planted.py [--runs 300] [--seed 1] [--no-shrink]
 
-For each bug of ``tests/chaos/planted`` (applied by monkeypatching), runs chaos runs (Connect:
+For each bug of ``tests/scenarios/campaigns/chaos/planted`` (applied by monkeypatching), runs chaos
+runs (Connect:
 5 workers, 10 virtual minutes of faults, protocols cycled) or the Streams library scenarios
 until a violation that is not a known upstream issue, then (Connect) shrinks that run with
 :func:`scenarios.campaigns.chaos.shrink` and reports its timeline steps. Prints a table.
@@ -18,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from scenarios.campaigns.chaos import ChaosConfig, generate, shrink  # noqa: E402
-from tests.chaos.planted import CATALOGUE, PlantedBug, detect  # noqa: E402
+from tests.scenarios.campaigns.chaos.planted import CATALOGUE, PlantedBug, detect  # noqa: E402
 
 
 def _shrunk_steps(bug: PlantedBug, seed: int, index: int) -> int | None:

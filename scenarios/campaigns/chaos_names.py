@@ -3,7 +3,7 @@
 ``groupsim chaos`` builds its option help from these names when the CLI starts; importing
 :mod:`scenarios.campaigns.chaos` itself pulls in the engine and every assignor, which would
 slow down every ``groupsim`` command (``groupsim --help`` included). The campaign uses the
-same values (``tests/cli/test_startup.py`` checks that they agree).
+same values (``tests/scenarios/cli/test_startup.py`` checks that they agree).
 """
 
 from __future__ import annotations

@@ -117,7 +117,7 @@ class Engine:
     :meth:`_set_timer`; False pushes every arming at once. ``SKIP_QUIET`` (default True, and
     only while heartbeats are not logged) skips whole heartbeat periods of a quiet group
     (:mod:`scenarios.sim.quiet`). With both False the engine processes every event one by
-    one: the reference ``tests/scenarios_unit/test_engine_fast_path.py`` compares logs with.
+    one: the reference ``tests/scenarios/sim/test_engine_fast_path.py`` compares logs with.
 
     Args:
         kind: the kind of group and its loaded scenario.

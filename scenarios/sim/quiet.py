@@ -11,7 +11,7 @@ period in virtual time and by the number of pushes per period in sequence number
 :class:`QuietSkipper` then moves all of it forward by whole periods at once, up to (never
 reaching) the next event of any other kind and never past the run's end. Nothing is logged
 in such a stretch, so the event log is byte for byte the one of the run without skipping
-(``tests/scenarios_unit/test_engine_fast_path.py`` compares them).
+(``tests/scenarios/sim/test_engine_fast_path.py`` compares them).
 
 Engine contract: the engine clears :attr:`Engine._quiet_ok` on every event or effect that is
 not a pure heartbeat step (see ``Engine.apply``), and calls :meth:`QuietSkipper.after_heartbeat`

@@ -1,0 +1,380 @@
+"""A catalogue of planted protocol bugs, each applied by monkeypatching (never by editing
+sources), to measure whether chaos and the checkers catch realistic mistakes.
+
+Each :class:`PlantedBug` names where the bug lives and what a careless implementation of the
+Kafka class would do; :meth:`PlantedBug.applied` is a context manager that patches it in and
+out. :func:`detect` runs chaos runs (Connect) or the Streams library scenarios (Streams: there
+is no Streams chaos generator yet) with the bug in place until one fails with a violation that
+is not a known upstream issue. ``benchmarks/bench_planted.py`` reports runs-to-detection for
+each; ``tests/scenarios/campaigns/chaos/test_planted.py`` runs a fast subset.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from coordinator.group import GroupCoordinator
+from members.assignors.eager import EagerAssignor
+from members.assignors.incremental_cooperative import IncrementalCooperativeAssignor
+from members.assignors.static import StaticAssignor
+from members.assignors.streams.standby import DefaultStandbyTaskAssignor
+from members.group_client import GroupClient
+from members.streams_client import StreamsClient
+from members.worker import ConnectWorker
+from protocol.connect import ConnectAssignment
+from protocol.connect_codec import encode_assignment
+from protocol.group import ErrorCode
+from scenarios.campaigns.chaos import ChaosConfig, run_one
+from scenarios.input.library import load_any
+from scenarios.sim.runner import simulate
+
+__all__ = ["PlantedBug", "CATALOGUE", "Detection", "detect", "by_name"]
+
+Patch = tuple[type, str, Callable[[Callable[..., Any]], Callable[..., Any]]]
+
+
+@dataclass(frozen=True)
+class PlantedBug:
+    """One planted bug: ``patches`` are ``(class, method name, wrap)``: the method becomes
+    ``wrap(original)`` while :meth:`applied` is active. ``kind`` is ``connect`` or
+    ``streams`` (which runs can reach it); ``protocols`` the Connect protocols to run."""
+
+    name: str
+    where: str
+    description: str
+    kind: str
+    patches: tuple[Patch, ...]
+    protocols: tuple[str, ...] = ("eager", "compatible", "sessioned", "static")
+
+    @contextlib.contextmanager
+    def applied(self) -> Iterator[None]:
+        saved = [(cls, attr, cls.__dict__[attr]) for cls, attr, _ in self.patches]
+        try:
+            for cls, attr, wrap in self.patches:
+                setattr(cls, attr, wrap(getattr(cls, attr)))
+            yield
+        finally:
+            for cls, attr, original in reversed(saved):
+                setattr(cls, attr, original)
+
+
+# ---------------------------------------------------------------- coordinator bugs
+
+
+def _sync_any_generation(original: Callable[..., Any]) -> Callable[..., Any]:
+    def _sync(self: Any, source: str, req: Any, now_ms: int) -> Any:
+        if self._members.get(req.member_id) is not None and req.generation_id >= 0:
+            req = msgspec.structs.replace(req, generation_id=self._generation)
+        return original(self, source, req, now_ms)
+
+    return _sync
+
+
+def _heartbeat_any_generation(original: Callable[..., Any]) -> Callable[..., Any]:
+    def _heartbeat(self: Any, source: str, req: Any, now_ms: int) -> Any:
+        if self._members.get(req.member_id) is not None and req.generation_id >= 0:
+            req = msgspec.structs.replace(req, generation_id=self._generation)
+        return original(self, source, req, now_ms)
+
+    return _heartbeat
+
+
+def _generation_bumped_once(original: Callable[..., Any]) -> Callable[..., Any]:
+    # _select_protocol runs right after initNextGeneration's increment: undo all but the first.
+    def _select_protocol(self: Any) -> Any:
+        if self._generation > 1:
+            self._generation = max(1, getattr(self, "_planted_first_generation", 1))
+        else:
+            self._planted_first_generation = self._generation
+        return original(self)
+
+    return _select_protocol
+
+
+# ---------------------------------------------------------------- group client bugs
+
+
+def _ignore_rebalance_in_progress(original: Callable[..., Any]) -> Callable[..., Any]:
+    def _on_heartbeat_response(self: Any, response: Any, now_ms: int) -> Any:
+        if response.error == ErrorCode.REBALANCE_IN_PROGRESS:
+            response = msgspec.structs.replace(response, error=ErrorCode.NONE)
+        return original(self, response, now_ms)
+
+    return _on_heartbeat_response
+
+
+def _ignore_illegal_generation(original: Callable[..., Any]) -> Callable[..., Any]:
+    # A client that treats ILLEGAL_GENERATION on a heartbeat as transient and keeps going.
+    def _on_heartbeat_response(self: Any, response: Any, now_ms: int) -> Any:
+        if response.error == ErrorCode.ILLEGAL_GENERATION:
+            response = msgspec.structs.replace(response, error=ErrorCode.NONE)
+        return original(self, response, now_ms)
+
+    return _on_heartbeat_response
+
+
+# ---------------------------------------------------------------- Connect worker bugs
+
+
+def _ignore_revocations(original: Callable[..., Any]) -> Callable[..., Any]:
+    # WorkerCoordinator#onJoinComplete that forgets the revoked lists (KIP-415 step 1).
+    def _on_join_complete(self: Any, assignment: Any, protocol_name: str, now_ms: int) -> Any:
+        assignment = msgspec.structs.replace(assignment, revoked_connectors=(), revoked_tasks=())
+        return original(self, assignment, protocol_name, now_ms)
+
+    return _on_join_complete
+
+
+def _wrong_protocol_applied(original: Callable[..., Any]) -> Callable[..., Any]:
+    # A worker that decodes with its own configured protocol, not the elected one.
+    def _on_join_complete(self: Any, assignment: Any, protocol_name: str, now_ms: int) -> Any:
+        return original(self, assignment, self.config.connect_protocol.protocol_name, now_ms)
+
+    return _on_join_complete
+
+
+# ---------------------------------------------------------------- Connect assignor bugs
+
+
+def _rewrite_round(
+    change: Callable[[dict[str, ConnectAssignment]], dict[str, ConnectAssignment]],
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Wrap an assignor's ``perform_assignment`` so its result goes through ``change``
+    (member id -> assignment), re-encoded as the wire bytes too."""
+
+    def wrap(original: Callable[..., Any]) -> Callable[..., Any]:
+        def perform_assignment(self: Any, **kwargs: Any) -> Any:
+            result = original(self, **kwargs)
+            if result.error != 0 or len(result.assignments) < 2:
+                return result
+            decoded = change({mid: result.decoded[mid] for mid in result.assignments})
+            result.assignments = {m: encode_assignment(a) for m, a in decoded.items()}
+            result.decoded = decoded
+            return result
+
+        return perform_assignment
+
+    return wrap
+
+
+def _drop_last_task(round_: dict[str, ConnectAssignment]) -> dict[str, ConnectAssignment]:
+    # an off-by-one in the round robin: the highest task number of each connector is skipped
+    top: dict[str, int] = {}
+    for a in round_.values():
+        for t in a.tasks:
+            top[t.connector] = max(t.task, top.get(t.connector, -1))
+    return {
+        m: msgspec.structs.replace(
+            a, tasks=tuple(t for t in a.tasks if t.task != top[t.connector] or t.task == 0)
+        )
+        for m, a in round_.items()
+    }
+
+
+def _assign_without_revoking(round_: dict[str, ConnectAssignment]) -> dict[str, ConnectAssignment]:
+    # a task newly given to one worker is also given to the next one (a move without the
+    # revocation round of KIP-415)
+    ids = list(round_)
+    out = dict(round_)
+    for i, mid in enumerate(ids):
+        if round_[mid].tasks:
+            nxt = ids[(i + 1) % len(ids)]
+            extra = round_[mid].tasks[:1]
+            out[nxt] = msgspec.structs.replace(out[nxt], tasks=(*out[nxt].tasks, *extra))
+            break
+    return out
+
+
+def _members_off_by_one(round_: dict[str, ConnectAssignment]) -> dict[str, ConnectAssignment]:
+    # each member receives the assignment computed for the member after it
+    ids = list(round_)
+    return {mid: round_[ids[(i + 1) % len(ids)]] for i, mid in enumerate(ids)}
+
+
+# ---------------------------------------------------------------- Streams client bugs
+
+
+def _keep_revoked_active(original: Callable[..., Any]) -> Callable[..., Any]:
+    def _close_active(self: Any, task: Any, reason: str, now_ms: int) -> Any:
+        if reason == "revoked":
+            return None  # onPartitionsRevoked forgets to close the task
+        return original(self, task, reason, now_ms)
+
+    return _close_active
+
+
+def _standby_beside_active(original: Callable[..., Any]) -> Callable[..., Any]:
+    # StandbyTaskAssignor that does not exclude the client holding the active copy
+    def assign(self: Any, clients: Any, stateful: Any) -> Any:
+        original(self, clients, stateful)
+        for state in clients.values():
+            for task in sorted(state.active):
+                if task in stateful and task not in state.standby:
+                    state.standby.add(task)
+                    return None
+        return None
+
+    return assign
+
+
+CATALOGUE: tuple[PlantedBug, ...] = (
+    PlantedBug(
+        "coordinator-sync-any-generation",
+        "coordinator/group.py GroupCoordinator._sync",
+        "SyncGroup accepted from a stale generation (no ILLEGAL_GENERATION check)",
+        "connect",
+        ((GroupCoordinator, "_sync", _sync_any_generation),),
+    ),
+    PlantedBug(
+        "coordinator-heartbeat-any-generation",
+        "coordinator/group.py GroupCoordinator._heartbeat",
+        "Heartbeat accepted from a stale generation",
+        "connect",
+        ((GroupCoordinator, "_heartbeat", _heartbeat_any_generation),),
+    ),
+    PlantedBug(
+        "coordinator-generation-bumped-once",
+        "coordinator/group.py initNextGeneration",
+        "the generation is bumped only on the first rebalance",
+        "connect",
+        ((GroupCoordinator, "_select_protocol", _generation_bumped_once),),
+    ),
+    PlantedBug(
+        "client-ignores-rebalance-in-progress",
+        "members/group_client.py GroupClient._on_heartbeat_response",
+        "a member ignores REBALANCE_IN_PROGRESS in heartbeats",
+        "connect",
+        ((GroupClient, "_on_heartbeat_response", _ignore_rebalance_in_progress),),
+    ),
+    PlantedBug(
+        "client-ignores-illegal-generation",
+        "members/group_client.py GroupClient._on_heartbeat_response",
+        "a member ignores ILLEGAL_GENERATION in heartbeats",
+        "connect",
+        ((GroupClient, "_on_heartbeat_response", _ignore_illegal_generation),),
+    ),
+    PlantedBug(
+        "worker-ignores-revocations",
+        "members/worker.py ConnectWorker._on_join_complete",
+        "a cooperative worker ignores the revoked connectors and tasks of its assignment",
+        "connect",
+        ((ConnectWorker, "_on_join_complete", _ignore_revocations),),
+        ("compatible", "sessioned", "static"),
+    ),
+    PlantedBug(
+        "worker-applies-own-protocol",
+        "members/worker.py ConnectWorker._on_join_complete",
+        "a worker applies the assignment under its configured protocol, not the elected one",
+        "connect",
+        ((ConnectWorker, "_on_join_complete", _wrong_protocol_applied),),
+    ),
+    PlantedBug(
+        "eager-assignor-skips-last-task",
+        "members/assignors/eager.py EagerAssignor.perform_assignment",
+        "the eager round robin skips the highest task number of each connector",
+        "connect",
+        ((EagerAssignor, "perform_assignment", _rewrite_round(_drop_last_task)),),
+        ("eager",),
+    ),
+    PlantedBug(
+        "cooperative-assignor-moves-without-revoking",
+        "members/assignors/incremental_cooperative.py perform_assignment",
+        "a task is given to a second worker without being revoked from its owner",
+        "connect",
+        (
+            (
+                IncrementalCooperativeAssignor,
+                "perform_assignment",
+                _rewrite_round(_assign_without_revoking),
+            ),
+        ),
+        ("compatible", "sessioned"),
+    ),
+    PlantedBug(
+        "static-assignor-members-off-by-one",
+        "members/assignors/static.py StaticAssignor.perform_assignment",
+        "each member receives the assignment computed for the next member",
+        "connect",
+        ((StaticAssignor, "perform_assignment", _rewrite_round(_members_off_by_one)),),
+        ("static",),
+    ),
+    PlantedBug(
+        "standby-assignor-beside-active",
+        "members/assignors/streams/standby.py DefaultStandbyTaskAssignor.assign",
+        "a standby is placed on the client that holds the task's active copy",
+        "streams",
+        ((DefaultStandbyTaskAssignor, "assign", _standby_beside_active),),
+    ),
+    PlantedBug(
+        "streams-keeps-revoked-active",
+        "members/streams_client.py StreamsClient._close_active",
+        "a Streams client keeps an active task the leader took away",
+        "streams",
+        ((StreamsClient, "_close_active", _keep_revoked_active),),
+    ),
+)
+
+
+def by_name(name: str) -> PlantedBug:
+    """The catalogue entry called ``name`` (KeyError if none)."""
+    for bug in CATALOGUE:
+        if bug.name == name:
+            return bug
+    raise KeyError(name)
+
+
+@dataclass(frozen=True)
+class Detection:
+    """``runs``: runs made; ``found_at``: index of the first failing run (``None``: not found
+    within the budget); ``invariant``: its first new violation."""
+
+    bug: str
+    runs: int
+    found_at: int | None
+    invariant: str | None
+
+
+STREAMS_LIBRARY = (
+    "kip-441-scale-out",
+    "kip-441-scale-in-lagging",
+    "kip-441-scale-out-with-faults",
+    "kip-441-scale-in-in-sync",
+    "kip-708-nine-nodes",
+    "version-probing-rolling-upgrade",
+)
+
+
+def detect(bug: PlantedBug, runs: int, *, seed: int = 1, members: int = 5) -> Detection:
+    """Run up to ``runs`` runs with ``bug`` applied; stop at the first new violation.
+
+    Connect: chaos runs ``0 .. runs-1`` of campaign ``seed`` (protocols cycled over
+    ``bug.protocols``, ``members`` workers, 10 virtual minutes of faults). Streams: the
+    Streams library scenarios with seeds ``seed, seed+1, …`` round robin.
+    """
+    with bug.applied():
+        for i in range(runs):
+            if bug.kind == "streams":
+                name = STREAMS_LIBRARY[i % len(STREAMS_LIBRARY)]
+                result = simulate(load_any(name), seed + i // len(STREAMS_LIBRARY))
+                bad = [
+                    r
+                    for r in result.records
+                    if r.get("kind") == "violation" and not r.get("known_issue")
+                ]
+                if bad:
+                    return Detection(bug.name, i + 1, i, bad[0]["invariant"])
+                continue
+            protocol = bug.protocols[i % len(bug.protocols)]
+            config = ChaosConfig(
+                members=(members, members), protocols=(protocol,), duration_ms=600_000
+            )
+            outcome = run_one(config, seed, i)
+            if outcome.failed:
+                invariant = outcome.first_new[0] if outcome.first_new else None
+                return Detection(bug.name, i + 1, i, invariant)
+    return Detection(bug.name, runs, None, None)

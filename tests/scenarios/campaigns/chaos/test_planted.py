@@ -1,0 +1,40 @@
+"""Fast subset of the planted-bug catalogue (tests/scenarios/campaigns/chaos/planted): chaos and
+the checkers
+find each of these bugs within a few runs, and a bug is patched out again afterwards.
+``benchmarks/bench_planted.py`` measures the whole catalogue."""
+
+from __future__ import annotations
+
+import pytest
+
+from coordinator.group import GroupCoordinator
+
+from .planted import CATALOGUE, by_name, detect
+
+
+@pytest.mark.parametrize(
+    ("name", "budget", "invariants"),
+    [
+        ("coordinator-generation-bumped-once", 5, {"generation_regressed"}),
+        ("worker-ignores-revocations", 40, {"double_ownership", "balance", "liveness"}),
+        ("client-ignores-rebalance-in-progress", 40, {"balance", "liveness", "double_ownership"}),
+    ],
+)
+def test_chaos_finds_the_planted_bug(name: str, budget: int, invariants: set[str]) -> None:
+    found = detect(by_name(name), budget)
+    assert found.found_at is not None, f"{name} not found in {budget} runs"
+    assert found.invariant in invariants
+
+
+@pytest.mark.slow
+def test_chaos_finds_an_elected_protocol_bug_and_a_streams_bug() -> None:
+    assert detect(by_name("worker-applies-own-protocol"), 300).invariant == "protocol_mismatch"
+    assert detect(by_name("streams-keeps-revoked-active"), 30).invariant == "stale_active_task"
+
+
+def test_a_planted_bug_is_patched_out_afterwards() -> None:
+    original = GroupCoordinator.__dict__["_sync"]
+    with by_name("coordinator-sync-any-generation").applied():
+        assert GroupCoordinator.__dict__["_sync"] is not original
+    assert GroupCoordinator.__dict__["_sync"] is original
+    assert len({bug.name for bug in CATALOGUE}) == len(CATALOGUE)

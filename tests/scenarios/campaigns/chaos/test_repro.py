@@ -1,0 +1,73 @@
+"""Reproducers found by chaos campaigns (tests/scenarios/campaigns/chaos/repro/), kept as
+regression tests.
+
+Each one failed when it was found. The groupsim bugs are fixed (a worker that revoked
+everything after losing the coordinator now rejoins, as WorkerCoordinator.rejoinNeededOrPending
+does with a null snapshot; a worker whose herder thread dies is gone from the group's view);
+the Kafka behaviours are named (a member whose session expired while its SyncGroup answer was
+in flight applies and runs that stale generation: KAFKA-9184's zombie window). Every reproducer
+must now run clean or show only named upstream issues."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from scenarios.campaigns.chaos import classify
+from scenarios.input.loader import load_scenario
+from scenarios.sim.runner import simulate
+
+REPRO = Path(__file__).parent / "repro"
+
+#: file -> (what it showed when found, how it was resolved)
+FOUND = {
+    "failover-no-rejoin.toml": ("liveness", "fixed: rejoin after a coordinator-lost revoke"),
+    "latency-no-rejoin.toml": ("liveness", "fixed: rejoin after a coordinator-lost revoke"),
+    "failover-then-protocol-change-balance.toml": (
+        "balance",
+        "fixed: a worker whose herder died (INCONSISTENT_GROUP_PROTOCOL after a failover, "
+        "Kafka's one-protocol replay) is no longer counted as live",
+    ),
+    "latency-late-sync-double-ownership.toml": ("double_ownership", "named: KAFKA-9184"),
+    "slow-removed-before-poll-timeout.toml": ("double_ownership", "named: KAFKA-16056"),
+    "slow-then-downgrade-kafka-13816-per-member.toml": (
+        "double_ownership",
+        "named: KAFKA-13816",
+    ),
+    "loss-deleted-connector-keeps-running.toml": (
+        "liveness",
+        "fixed: a cooperative worker stops a deleted connector (and removed tasks) as soon as "
+        "it reads the config change, as DistributedHerder does",
+    ),
+    "latency-late-sync-stale-generation.toml": ("stale_generation", "named: KAFKA-9184"),
+    "late-sync-foreign-assignment.toml": ("foreign_assignment", "named: KAFKA-9184"),
+}
+
+
+def test_every_reproducer_is_listed() -> None:
+    assert sorted(p.name for p in REPRO.glob("*.toml")) == sorted(FOUND)
+
+
+def _open(name: str) -> bool:
+    """Still open: a Kafka behaviour not named yet (or a bug not fixed yet)."""
+    return not FOUND[name][1].startswith(("fixed", "named"))
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=FOUND[n][1])) if _open(n) else n
+        for n in sorted(FOUND)
+    ],
+)
+def test_reproducer_runs_clean_or_named(name: str) -> None:
+    loaded = load_scenario(REPRO / name)
+    result = simulate(loaded, loaded.scenario.seed)
+    _, first_new = classify(result)
+    assert first_new is None, (FOUND[name], first_new)
+    assert result.failures == []
+    if FOUND[name][1].startswith("named"):
+        known = {r.get("known_issue") for r in result.records if r["kind"] == "violation"}
+        assert FOUND[name][1].removeprefix("named: ") in known
+        assert known <= {"KAFKA-9184", "KAFKA-16056", "KAFKA-13816"}

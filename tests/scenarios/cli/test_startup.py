@@ -1,0 +1,49 @@
+"""CLI start-up: importing the ``groupsim`` app leaves the heavy libraries unloaded.
+
+Matplotlib (plots), pyarrow and pyspark (sweeps, reports), OR-Tools and numpy (the Streams
+assignor) and the engine are imported only by the commands that use them, so ``groupsim
+--help`` and every other command start fast. A behaviour test: it checks ``sys.modules`` in a
+fresh interpreter, never a time.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from scenarios.campaigns import chaos, chaos_names
+
+ROOT = Path(__file__).resolve().parents[3]
+
+HEAVY = ("matplotlib", "pyarrow", "pyspark", "ortools", "numpy", "scenarios.campaigns.chaos")
+
+
+def _modules_after(code: str) -> set[str]:
+    probe = f"{code}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    return set(json.loads(done.stdout.splitlines()[-1]))
+
+
+def test_importing_the_cli_loads_no_heavy_library() -> None:
+    loaded = _modules_after("import scenarios.cli.main")
+    assert "scenarios.cli.chaos_cmd" in loaded  # the commands are registered
+    assert sorted(m for m in HEAVY if m in loaded) == []
+
+
+def test_help_loads_no_heavy_library() -> None:
+    code = (
+        "import sys\nfrom scenarios.cli.main import main\nsys.argv = ['groupsim', '--help']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass"
+    )
+    loaded = _modules_after(code)
+    assert sorted(m for m in HEAVY if m in loaded) == []
+
+
+def test_the_cli_vocabulary_is_the_campaigns() -> None:
+    assert chaos_names.PROTOCOLS == chaos.PROTOCOLS
+    assert chaos_names.ASSIGNOR_OF == chaos.ASSIGNOR_OF
+    assert chaos_names.FAULT_KINDS == chaos.FAULT_KINDS
