@@ -91,7 +91,7 @@ def execute_run(spec: RunSpec, *, with_events: bool = True) -> RunOutcome:
     metrics. ``with_events=False`` leaves ``events`` empty (the row's ``events`` column still
     counts the records).
     """
-    from scenarios.sim.runner import simulate  # imported here: trio is heavy and not always needed
+    from scenarios.sim.runner import simulate  # imported here: the engine is only needed to run
 
     row: dict[str, Any] = {name: None for name, _ in RUN_COLUMNS}
     row.update(spec.params)

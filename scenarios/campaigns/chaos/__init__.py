@@ -52,7 +52,7 @@ from scenarios.campaigns.chaos.generate import (
     generate,
 )
 from scenarios.campaigns.chaos.render import spec_to_toml
-from scenarios.campaigns.chaos.run import RunOutcome, run_one, run_spec, simulate_sync
+from scenarios.campaigns.chaos.run import RunOutcome, run_one, run_spec
 from scenarios.campaigns.chaos.shrink import ShrinkResult, ddmin, shrink, write_reproducer
 
 __all__ = [
@@ -70,7 +70,6 @@ __all__ = [
     "generate",
     "spec_to_toml",
     "run_spec",
-    "simulate_sync",
     "run_one",
     "run_campaign",
     "CampaignInterrupted",

@@ -1,8 +1,8 @@
 """One chaos run: write, load and simulate a :class:`ChaosSpec`, and classify its result.
 
-The only chaos module that drives the engine (:mod:`scenarios.sim`): :func:`simulate_sync`
-(the world without trio, for campaigns) and :func:`simulated_signature` (the trio runner
-itself, to verify what a reproducer file does)."""
+The only chaos module that drives the engine (:mod:`scenarios.sim`): :func:`run_spec` (one
+campaign run) and :func:`simulated_signature` (what a reproducer file does, for the
+shrinker)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ from scenarios.sim.runner import RunResult, simulate
 
 __all__ = [
     "RunOutcome",
-    "simulate_sync",
     "run_spec",
     "run_one",
     "simulated_signature",
@@ -65,18 +64,13 @@ class RunOutcome:
         return bool(self.new_violations)
 
 
-#: The same as :func:`scenarios.sim.runner.simulate`: the engine runs its own loop, so there is
-#: no separate fast path any more. Kept for callers of the old name.
-simulate_sync = simulate
-
-
-def run_spec(spec: ChaosSpec, *, fast: bool = True) -> tuple[RunOutcome, RunResult]:
-    """Write, load and simulate ``spec`` (with :func:`simulate_sync` when ``fast``, else
-    :func:`scenarios.sim.runner.simulate`); its outcome and the full result."""
+def run_spec(spec: ChaosSpec) -> tuple[RunOutcome, RunResult]:
+    """Write, load and simulate ``spec`` with :func:`scenarios.sim.runner.simulate` (the same
+    run ``groupsim run`` gives its reproducer file); its outcome and the full result."""
     text = spec_to_toml(spec)
     loaded = loads_scenario(text, f"{spec.name}.toml")
     started = time.perf_counter()
-    result = simulate_sync(loaded, spec.seed) if fast else simulate(loaded, spec.seed)
+    result = simulate(loaded, spec.seed)
     wall = time.perf_counter() - started
     summary = result.summary
     violations, first_new = classify(result)
