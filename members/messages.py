@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import msgspec
 
-from members.group_client import PollStall
-
 __all__ = [
     "CONFIG_ADDRESS",
     "worker_address",
@@ -29,7 +27,6 @@ __all__ = [
     "ReconfigureTasks",
     "TaskConfigsRequest",
     "TaskConfigsResponse",
-    "HerderStall",
 ]
 
 #: Network address of the simulated config topic.
@@ -102,7 +99,3 @@ class TaskConfigsResponse(msgspec.Struct, frozen=True):
     tasks: int
     accepted: bool
     reason: str = ""
-
-
-#: A fault: the worker's herder thread blocks (:class:`members.group_client.PollStall`).
-HerderStall = PollStall

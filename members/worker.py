@@ -30,12 +30,12 @@ from members.group_client import (
     GroupClient,
     GroupTimeouts,
     MemberState,
+    PollStall,
 )
 from members.herder import HerderQueue, Job
 from members.messages import (
     CONFIG_ADDRESS,
     ConfigUpdate,
-    HerderStall,
     ReadConfigToEnd,
     ReconfigureTasks,
     SessionKey,
@@ -152,7 +152,7 @@ class ConnectWorker(HerderQueue, SessionKeys, GroupClient):
             self._on_task_configs_request(message, now_ms)
         elif isinstance(message, TaskConfigsResponse):
             self._on_task_configs_response(message, now_ms)
-        elif isinstance(message, HerderStall):
+        elif isinstance(message, PollStall):
             # A fault: the herder thread blocks (a slow connector start, a long GC, ...).
             self._enqueue(Job("stall", [], [], duration_ms=message.stall_ms), now_ms)
 

@@ -207,10 +207,6 @@ class Engine:
         self._seq += 1
         heapq.heappush(self._queue, (at_ms, self._seq, event))
 
-    def next_time(self) -> int | None:
-        """Virtual time of the next queued event, or None when the queue is empty."""
-        return self._queue[0][0] if self._queue else None
-
     def process_next(self) -> None:
         """Pop the earliest event and carry it out."""
         at_ms, _, event = heapq.heappop(self._queue)
