@@ -378,6 +378,11 @@ def tag_conflicts(
 
 
 def streams_expect_failures(expect: Any, summary: dict[str, Any]) -> list[str]:
+    """One line per unmet check of a Streams ``[expect]`` table
+    (:class:`scenarios.input.streams.StreamsExpect`) against :func:`summarize_streams`'s
+    summary: the shared checks of :func:`scenarios.check.expect.evaluate`, ``no_violations``
+    (minus ``expected_violations``), probing rebalances, the rack-aware cost, KIP-708 tag
+    distinctness, and the expected assignments (in order) and final assignment."""
     generic = {
         "converged": expect.converged,
         "no_violations": False,

@@ -488,6 +488,8 @@ def _find_file(value: str, source: Path, *, library: bool) -> Path | None:
 def combination_of(
     params: dict[str, Any], text: str, source: str, loaded: LoadedScenario
 ) -> Combination:
+    """The :class:`Combination` of one grid point: its ``params``, the scenario TOML ``text``
+    it expands to, the name ``source`` that text is loaded under, and the loaded scenario."""
     configs = [w.config for w in loaded.workers]
     configs += [s.config for s in loaded.steps if s.action == "join" and s.config is not None]
     protocols = sorted({c.connect_protocol.setting for c in configs})

@@ -73,6 +73,8 @@ def to_group_request(request: wire.Request) -> pg.Request:
 
 
 def error_response(req: pg.Request, error: pg.ErrorCode) -> pg.Response:
+    """The response of ``req``'s type carrying only ``error`` (what a broker that cannot serve
+    the group answers, e.g. NOT_COORDINATOR during a failover)."""
     if isinstance(req, pg.JoinGroupRequest):
         return pg.JoinGroupResponse(error, member_id=req.member_id)
     if isinstance(req, pg.SyncGroupRequest):
