@@ -102,6 +102,7 @@ def stop_jvm(timeout_s: float = 10.0) -> None:
     SparkContext._jvm = None
     if proc is None:
         return
+    workers = _descendants(proc.pid)  # Spark's Python daemon and its workers
     with contextlib.suppress(Exception):
         if proc.stdin is not None:
             proc.stdin.close()
@@ -110,6 +111,46 @@ def stop_jvm(timeout_s: float = 10.0) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+    _wait_gone(workers, timeout_s)
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (Linux ``/proc``; elsewhere none are known)."""
+    parents: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            # "pid (comm) state ppid ...": comm may hold spaces, so split after its ')'
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            parents.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        children = parents.get(todo.pop(), [])
+        found += children
+        todo += children
+    return found
+
+
+def _wait_gone(pids: list[int], timeout_s: float) -> None:
+    """Wait until none of ``pids`` runs (they exit once the JVM closed their pipes); kill
+    those still running after ``timeout_s``."""
+    import os
+    import signal
+    import time
+
+    def alive(pid: int) -> bool:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return False
+        return state != "Z"  # a zombie has exited; init reaps it
+
+    deadline = time.monotonic() + timeout_s
+    while (left := [pid for pid in pids if alive(pid)]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    for pid in left:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def save_finished_rows(out: str, rows: list[dict[str, Any]], columns: list[tuple[str, str]]) -> int:

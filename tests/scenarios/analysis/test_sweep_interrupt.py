@@ -19,7 +19,18 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 
 def _group(pgid: int) -> list[str]:
-    return subprocess.run(["pgrep", "-g", str(pgid)], capture_output=True, text=True).stdout.split()
+    """The processes of group ``pgid`` still running (a zombie has exited: whoever inherited
+    it reaps it, and a container's init may be slow to)."""
+    pids = subprocess.run(["pgrep", "-g", str(pgid)], capture_output=True, text=True).stdout
+    running = []
+    for pid in pids.split():
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state != "Z":
+            running.append(pid)
+    return running
 
 
 def test_sigint_stops_a_sweep_and_keeps_the_finished_runs(tmp_path: Path) -> None:
