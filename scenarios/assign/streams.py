@@ -225,9 +225,7 @@ class _Tasks:
                 continue
             for i, item in enumerate(racks):
                 if isinstance(item, list):
-                    raise StreamsAssignInputError(
-                        f"{path}[{i}]", "expected a string, got an array"
-                    )
+                    raise StreamsAssignInputError(f"{path}[{i}]", "expected a string, got an array")
             out[task] = [frozenset(r for r in racks if isinstance(r, str))]
         return out
 

@@ -114,7 +114,6 @@ class LoadedScenario(LoadedView):
         return self.scenario.network
 
 
-
 # --------------------------------------------------------------------------- loading
 
 

@@ -217,7 +217,6 @@ class LoadedStreamsScenario(LoadedView):
     coordinator_config: CoordinatorConfig = field(default_factory=CoordinatorConfig)
 
 
-
 # --------------------------------------------------------------------------- loading
 
 

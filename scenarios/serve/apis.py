@@ -32,7 +32,6 @@ _UNSUPPORTED_VERSION = 35
 _COORDINATOR_KEY_TYPE_GROUP = 0
 
 
-
 if TYPE_CHECKING:
     from .broker import _Conn
 
@@ -55,7 +54,6 @@ class OtherApis:
 
     def _emit(self, kind: str, **fields: Any) -> None:
         raise NotImplementedError
-
 
     async def _api_versions(self, conn: _Conn, request: wire.Request) -> Any:
         """ApiVersions (KIP-511): the served ranges; an unknown version gets a v0 answer with
@@ -274,9 +272,7 @@ class OtherApis:
         )
         return build(wire.response_class(8, version), throttle_time=td(0), topics=tuple(topics))
 
-    def _fetched_topics(
-        self, mod: Any, group_id: str, topics: Any, names: tuple[str, ...]
-    ) -> Any:
+    def _fetched_topics(self, mod: Any, group_id: str, topics: Any, names: tuple[str, ...]) -> Any:
         error = _E.NOT_COORDINATOR if self.down else _E.NONE
         if topics is None:  # all committed offsets of the group
             wanted: dict[str, list[int]] = {}

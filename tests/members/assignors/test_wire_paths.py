@@ -160,7 +160,6 @@ def _check_eager_round(members: list[str], counts: dict[str, int]) -> None:
         assert res.decoded[m] == decode_assignment(data)
 
 
-
 def test_small_metadata_is_decoded_once_per_content() -> None:
     data = encode_subscription(WorkerSubscription(1, "http://w:8083", 7, None))
     first = read_member_state(data)

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,22 +19,9 @@ ROOT = Path(__file__).resolve().parents[3]
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 
-def _group(pgid: int) -> list[str]:
-    """The processes of group ``pgid`` still running (a zombie has exited: whoever inherited
-    it reaps it, and a container's init may be slow to)."""
-    pids = subprocess.run(["pgrep", "-g", str(pgid)], capture_output=True, text=True).stdout
-    running = []
-    for pid in pids.split():
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if state != "Z":
-            running.append(pid)
-    return running
-
-
-def test_sigint_stops_a_sweep_and_keeps_the_finished_runs(tmp_path: Path) -> None:
+def test_sigint_stops_a_sweep_and_keeps_the_finished_runs(
+    tmp_path: Path, running_in_group: Callable[[int], list[int]]
+) -> None:
     import pyarrow.parquet as pq
 
     out = tmp_path / "sweep"
@@ -61,7 +49,7 @@ def test_sigint_stops_a_sweep_and_keeps_the_finished_runs(tmp_path: Path) -> Non
     assert match is not None and match.group(2) == str(out), lines[0]
     written = int(match.group(1))
     time.sleep(0.5)
-    assert _group(proc.pid) == []
+    assert running_in_group(proc.pid) == []
     if written:
         assert pq.read_table(out / "runs").num_rows == written
         assert (out / "sweep.json").is_file()

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -22,15 +23,12 @@ def _children(pid: int) -> list[int]:
     return [int(p) for p in found.stdout.split()]
 
 
-def _group_alive(pgid: int) -> list[int]:
-    found = subprocess.run(["pgrep", "-g", str(pgid)], capture_output=True, text=True)
-    return [int(p) for p in found.stdout.split()]
-
-
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and process groups")
 @pytest.mark.slow
 @pytest.mark.parametrize("jobs", [1, 2])
-def test_sigint_stops_the_campaign(tmp_path: Path, jobs: int) -> None:
+def test_sigint_stops_the_campaign(
+    tmp_path: Path, jobs: int, running_in_group: Callable[[int], list[int]]
+) -> None:
     out = tmp_path / "chaos"
     argv = [sys.executable, "-m", "scenarios.cli.main", "chaos", "--runs", "2000"]
     argv += ["--jobs", str(jobs), "--out", str(out), "--members", "3..4"]
@@ -63,4 +61,4 @@ def test_sigint_stops_the_campaign(tmp_path: Path, jobs: int) -> None:
     saved = json.loads((out / "chaos-1-interrupted.json").read_text(encoding="utf-8"))
     assert saved["runs"] == int(match.group(1))
     time.sleep(0.2)
-    assert _group_alive(proc.pid) == []
+    assert running_in_group(proc.pid) == []
