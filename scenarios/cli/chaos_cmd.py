@@ -246,6 +246,18 @@ def chaos(
     json_out: Annotated[
         bool, typer.Option("--json", help="Print the result as JSON instead of a table.")
     ] = False,
+    master: Annotated[
+        str | None,
+        typer.Option(
+            help="Run on Spark: a master URL (local[*], local[N], spark://host:7077, …); "
+            "--out then holds runs/ (Parquet) and re-running resumes. Needs the spark extra.",
+            show_default="a local process pool (--jobs)",
+        ),
+    ] = None,
+    conf: Annotated[
+        list[str] | None,
+        typer.Option(help="Extra Spark setting KEY=VALUE (repeatable; with --master)."),
+    ] = None,
 ) -> None:
     """Run seeded random fault campaigns; shrink each failing run to a scenario file."""
     from scenarios.campaigns.chaos import CampaignInterrupted, ChaosConfig, run_campaign
@@ -271,6 +283,21 @@ def chaos(
             raise ChaosInputError(f"--out: {out} exists and is not a directory")
     except ChaosInputError as exc:
         _fail(str(exc))
+    if master is not None:
+        from scenarios.cli.chaos_spark_cmd import run_on_spark
+
+        with ProgressBar("chaos runs", total=runs) as advance:
+            result = run_on_spark(
+                config,
+                runs,
+                seed,
+                out,
+                master=master,
+                conf=conf or [],
+                shrink=shrink,
+                progress=advance,
+            )
+        _print_result(result, json_out)
     try:
         with ProgressBar("chaos runs", total=runs) as advance:
             result = run_campaign(
@@ -284,6 +311,11 @@ def chaos(
             )
     except CampaignInterrupted as stop:
         _interrupted(stop.partial, out)
+    _print_result(result, json_out)
+
+
+def _print_result(result: Any, json_out: bool) -> NoReturn:
+    """Print a campaign (a table, or ``--json``) and exit 1 when a run failed, else 0."""
     if json_out:
         typer.echo(json.dumps(result.to_json(), indent=2))
     else:
