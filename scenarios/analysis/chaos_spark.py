@@ -215,6 +215,7 @@ def run_campaign_on_spark(
     if own:
         from scenarios.analysis.session import make_session
 
+        plain_sigint()  # Ctrl-C while the JVM starts: py4j's tracebacks stay quiet too
         try:
             spark = make_session(master, app_name=f"groupsim chaos {seed}", conf=conf)
         except KeyboardInterrupt:
