@@ -13,13 +13,15 @@ Layout of an output directory ``OUT`` (a local path, or any URL Spark writes to)
 
 How it runs (as :func:`scenarios.analysis.pipeline.run_sweep`): the driver makes one input
 row per pending run index and Spark maps them with ``mapInArrow`` onto
-:func:`scenarios.analysis.chaos_rows.chaos_row` in Python executors, one run per task; each
-run's row comes back through an accumulator. **Failing runs are shrunk on the executor that
-ran them** (up to ``shrink_budget`` simulations each, the costly part of a campaign that
-finds bugs, so it spreads over the cluster); the reproducer's text comes back in the row
-and the driver writes the file under a local ``OUT`` (so executors need no shared
-filesystem). Runs go in batches of ``batch_size`` (one Spark job each); the driver writes
-a batch's reproducers, then its rows to ``runs/``.
+:func:`scenarios.analysis.chaos_rows.chaos_row` in Python executors, up to
+:data:`MAX_RUNS_PER_TASK` runs per task (a Spark task costs ~0.1 s of its own, about a
+10-member run's CPU time); each run's row comes back through an accumulator when its task
+ends. **Failing runs are shrunk on the executor that ran them** (up to ``shrink_budget``
+simulations each, the costly part of a campaign that finds bugs, so it spreads over the
+cluster); the reproducer's text comes back in the row and the driver writes the file under a
+local ``OUT`` (so executors need no shared filesystem). Runs go in batches (one Spark job
+each, :func:`default_sizes`); the driver writes a batch's reproducers, then its rows to
+``runs/``.
 
 Resuming: run indexes already in ``runs/`` are skipped, so the same command again finishes an
 interrupted campaign, and a larger ``runs`` extends one. Ctrl-C cancels the job, keeps the
@@ -62,10 +64,26 @@ __all__ = [
     "run_campaign_on_spark",
     "existing_run_indexes",
     "BATCH_SIZE",
+    "MAX_RUNS_PER_TASK",
+    "default_sizes",
 ]
 
-#: Runs per Spark job (what an interruption can lose, at most).
+#: Runs per Spark job at least (what an interruption can lose, at most): the default batch is
+#: this or 100 runs per core of the cluster, whichever is more.
 BATCH_SIZE = 1000
+#: Runs per Spark task at most by default (a task costs ~0.1 s besides its runs; a 10-member
+#: run ~0.13 s of CPU): four tasks per core and batch, at most this many runs each.
+MAX_RUNS_PER_TASK = 25
+
+
+def default_sizes(pending: int, parallelism: int) -> tuple[int, int]:
+    """``(batch_size, runs_per_task)`` for ``pending`` runs on ``parallelism`` cores: batches
+    of max(:data:`BATCH_SIZE`, 100 × cores) runs, and tasks of up to
+    :data:`MAX_RUNS_PER_TASK` runs, so that a batch still has four tasks per core."""
+    cores = max(1, parallelism)
+    batch = max(BATCH_SIZE, 100 * cores)
+    per_task = max(1, min(MAX_RUNS_PER_TASK, -(-min(batch, pending) // (4 * cores))))
+    return batch, per_task
 
 
 class SparkUnavailable(RuntimeError):
@@ -174,7 +192,8 @@ def run_campaign_on_spark(
     conf: Mapping[str, str] | None = None,
     shrink_failures: bool = True,
     shrink_budget: int = 400,
-    batch_size: int = BATCH_SIZE,
+    batch_size: int | None = None,
+    runs_per_task: int | None = None,
     on_progress: Callable[[int, int], None] | None = None,
 ) -> SparkCampaign:
     """Run runs ``0 … runs-1`` of campaign ``seed`` not yet in ``out/runs/`` on Spark.
@@ -187,7 +206,8 @@ def run_campaign_on_spark(
             stopped at the end.
         shrink_failures, shrink_budget: shrink each failing run on its executor, with at
             most this many simulations.
-        batch_size: runs per Spark job.
+        batch_size, runs_per_task: runs per Spark job, and per task (default:
+            :func:`default_sizes`). Ctrl-C keeps the runs of the tasks that finished.
         on_progress: called with (runs done, runs in total), skipped runs counted as done.
 
     Returns the campaign built from ``runs/`` (every run index below ``runs``): the same
@@ -198,10 +218,10 @@ def run_campaign_on_spark(
         SparkUnavailable: Spark cannot run here.
         CampaignOutError: ``out`` holds another campaign's runs.
         SweepInterrupted: Ctrl-C (the job is cancelled; finished runs are kept).
-        ValueError: ``runs`` or ``batch_size`` below 1.
+        ValueError: ``runs``, ``batch_size`` or ``runs_per_task`` below 1.
     """
-    if runs < 1 or batch_size < 1:
-        raise ValueError("runs and batch_size must be >= 1")
+    if runs < 1 or (batch_size or 1) < 1 or (runs_per_task or 1) < 1:
+        raise ValueError("runs, batch_size and runs_per_task must be >= 1")
     if spark is None:
         from scenarios.analysis.session import spark_problem
 
@@ -229,6 +249,11 @@ def run_campaign_on_spark(
         written = len(done)
         pending = [i for i in range(runs) if i not in done]
         skipped = runs - len(pending)
+        auto_batch, auto_per_task = default_sizes(
+            len(pending), int(spark.sparkContext.defaultParallelism)
+        )
+        batch_size = batch_size or auto_batch
+        runs_per_task = runs_per_task or auto_per_task
         if on_progress is not None:
             on_progress(skipped, runs)
         for start in range(0, len(pending), batch_size):
@@ -241,7 +266,14 @@ def run_campaign_on_spark(
 
             try:
                 written += _run_batch(
-                    spark, config, seed, out, chunk, shrink_failures, shrink_budget, report
+                    spark,
+                    config,
+                    seed,
+                    out,
+                    chunk,
+                    runs_per_task,
+                    (shrink_failures, shrink_budget),
+                    report,
                 )
             except KeyboardInterrupt as stop:
                 quiet_interrupt(spark)
@@ -284,18 +316,18 @@ def _run_batch(
     seed: int,
     out: str,
     chunk: list[int],
-    shrink: bool,
-    shrink_budget: int,
+    runs_per_task: int,
+    shrinking: tuple[bool, int],
     report: Callable[[int], None],
 ) -> int:
-    """One Spark job: the runs ``chunk``; writes their reproducers and ``runs`` rows.
-    Returns the rows written."""
+    """One Spark job: the runs ``chunk``, ``runs_per_task`` per task; writes their
+    reproducers and ``runs`` rows. Returns the rows written."""
     from pyspark.accumulators import AccumulatorParam
 
     sc = spark.sparkContext
     batch = time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
     frame = spark.createDataFrame(
-        sc.parallelize([(i,) for i in chunk], len(chunk)), "run_index long"
+        sc.parallelize([(i,) for i in chunk], -(-len(chunk) // runs_per_task)), "run_index long"
     )
     param: AccumulatorParam[list[Any]] = _ListParam()  # type: ignore[assignment]
     rows = sc.accumulator([], param)
@@ -305,8 +337,8 @@ def _run_batch(
         config=config,
         seed=seed,
         batch=batch,
-        shrink=shrink,
-        shrink_budget=shrink_budget,
+        shrink=shrinking[0],
+        shrink_budget=shrinking[1],
         local_out=local_out,
         rows=rows,
     )

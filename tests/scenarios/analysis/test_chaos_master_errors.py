@@ -1,5 +1,5 @@
 """``groupsim chaos --master`` without Spark, or with bad Spark options: one line on stderr,
-exit 2, nothing run (no Spark needed for these tests)."""
+exit 2, nothing run; the default batch and task sizes (no Spark needed for these tests)."""
 
 from __future__ import annotations
 
@@ -56,3 +56,12 @@ def test_bad_conf_is_one_line(tmp_path: Path) -> None:
     )
     assert result.exit_code == 2
     assert result.stderr.strip() == "groupsim: error: --conf: expected KEY=VALUE, got 'novalue'"
+
+
+def test_default_sizes_keep_four_tasks_per_core() -> None:
+    from scenarios.analysis.chaos_spark import BATCH_SIZE, MAX_RUNS_PER_TASK, default_sizes
+
+    assert default_sizes(100_000, 2) == (BATCH_SIZE, MAX_RUNS_PER_TASK)
+    assert default_sizes(20, 2) == (BATCH_SIZE, 3)  # 7 tasks of up to 3 runs
+    assert default_sizes(100_000, 200) == (20_000, 25)  # 800 tasks per batch
+    assert default_sizes(1, 8) == (BATCH_SIZE, 1)
