@@ -40,6 +40,7 @@ __all__ = [
 CHAOS_RUN_COLUMNS: list[tuple[str, str]] = [
     ("run_id", "string"),  # chaos-<campaign seed>-<run index>, the reproducer's stem
     ("batch", "string"),  # the Spark job that wrote the row
+    ("batch_wall_s", "double"),  # that job's wall-clock seconds (to the interrupt, if one)
     ("run_index", "long"),
     ("campaign_seed", "long"),
     ("seed", "long"),  # the simulation seed (the scenario file's own)
@@ -166,13 +167,15 @@ def result_from_rows(
     rows: Iterable[Mapping[str, Any]],
     *,
     out_dir: Path | None,
-    wall_s: float,
     jobs: int,
+    wall_s: float | None = None,
 ) -> CampaignResult:
     """The :class:`scenarios.campaigns.chaos.CampaignResult` of runs ``0 … runs-1`` in
     ``rows`` (other indexes, and repeats of one, are ignored): outcomes sorted by index,
     reproducers from the rows that carry one (``path`` under ``out_dir`` as the caller
-    named it, when the row's file was written)."""
+    named it, when the row's file was written). ``wall_s`` defaults to the sum of the
+    rows' batches' ``batch_wall_s`` (the Spark jobs that ran them, over every invocation:
+    a resumed campaign's runs per minute stay what its jobs took)."""
     by_index: dict[int, Mapping[str, Any]] = {}
     for row in rows:
         index = int(row["run_index"])
@@ -198,6 +201,9 @@ def result_from_rows(
         if row["reproducer_toml"] is not None
     ]
     outcomes = [outcome_of(row) for row in ordered]
+    if wall_s is None:
+        batches = {str(row["batch"]): float(row["batch_wall_s"] or 0.0) for row in ordered}
+        wall_s = sum(batches.values())
     return CampaignResult(config, seed, outcomes, reproducers, wall_s=wall_s, jobs=jobs)
 
 

@@ -212,7 +212,8 @@ def run_campaign_on_spark(
 
     Returns the campaign built from ``runs/`` (every run index below ``runs``): the same
     :class:`~scenarios.campaigns.chaos.CampaignResult` as :func:`run_campaign` gives
-    (``wall_s`` of this invocation, ``jobs`` Spark's default parallelism).
+    (``wall_s`` the Spark jobs' wall time that ran them, summed over invocations; ``jobs``
+    Spark's default parallelism).
 
     Raises:
         SparkUnavailable: Spark cannot run here.
@@ -242,7 +243,6 @@ def run_campaign_on_spark(
             _drop_empty_meta(out)
             raise SweepInterrupted(0, out) from None
         plain_sigint()
-    started = time.perf_counter()
     written = 0
     try:
         done = existing_run_indexes(spark, out)
@@ -287,7 +287,6 @@ def run_campaign_on_spark(
             runs,
             rows,
             out_dir=given,
-            wall_s=time.perf_counter() - started,
             jobs=int(spark.sparkContext.defaultParallelism),
         )
         return SparkCampaign(result, out, skipped, len(pending))
@@ -324,6 +323,7 @@ def _run_batch(
     reproducers and ``runs`` rows. Returns the rows written."""
     from pyspark.accumulators import AccumulatorParam
 
+    started = time.perf_counter()
     sc = spark.sparkContext
     batch = time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
     frame = spark.createDataFrame(
@@ -355,7 +355,7 @@ def _run_batch(
     except KeyboardInterrupt:
         stop.set()
         quiet_interrupt(spark)  # keep the finished runs (a local OUT; their rows are here)
-        finished = list({row["run_id"]: row for row in rows.value}.values())
+        finished = _with_wall({row["run_id"]: row for row in rows.value}, started)
         saved = 0
         if local_out is not None:
             write_row_reproducers(finished)
@@ -364,12 +364,21 @@ def _run_batch(
     finally:
         stop.set()
         poller.join()
-    by_id = {row["run_id"]: row for row in rows.value}  # a retried task reports twice
-    write_row_reproducers(by_id.values())
-    records = [tuple(row.get(name) for name, _ in CHAOS_RUN_COLUMNS) for row in by_id.values()]
+    finished = _with_wall({row["run_id"]: row for row in rows.value}, started)
+    write_row_reproducers(finished)
+    records = [tuple(row.get(name) for name, _ in CHAOS_RUN_COLUMNS) for row in finished]
     frame = spark.createDataFrame(records, spark_schema(CHAOS_RUN_COLUMNS))
     frame.coalesce(1).write.mode("append").parquet(f"{out}/runs")
-    return len(by_id)
+    return len(finished)
+
+
+def _with_wall(by_id: dict[str, dict[str, Any]], started: float) -> list[dict[str, Any]]:
+    """The rows (one per run: a retried task reports twice), each with its batch's
+    ``batch_wall_s``: the seconds since ``started``."""
+    wall = time.perf_counter() - started
+    for row in by_id.values():
+        row["batch_wall_s"] = wall
+    return list(by_id.values())
 
 
 def _read_rows(spark: Any, out: str, runs: int) -> list[dict[str, Any]]:

@@ -71,6 +71,8 @@ def test_resume_skips_the_runs_already_written(campaign: dict[str, Any]) -> None
     assert (first.skipped, first.ran, first.result.runs) == (0, 12, 12)
     assert (second.skipped, second.ran, second.result.runs) == (12, 8, RUNS)
     assert campaign["progress"][0] == (12, RUNS) and campaign["progress"][-1] == (RUNS, RUNS)
+    # wall time: the Spark jobs that ran the runs, summed over both invocations
+    assert 0 < first.result.wall_s < second.result.wall_s
 
 
 def test_runs_table_schema_and_reproducers(campaign: dict[str, Any]) -> None:
