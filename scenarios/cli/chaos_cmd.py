@@ -1,6 +1,9 @@
 """``groupsim chaos``: seeded random fault campaigns (a plain typer command function; the
 ``groupsim`` app registers it). See docs/chaos.md.
 
+With ``--master`` the campaign is a Spark job (:mod:`scenarios.cli.chaos_spark_cmd`; a
+``runs`` Parquet table under ``--out``, resumable) and prints the same table or JSON.
+
 Exit codes as every ``groupsim`` command: 0 no violation (known upstream issues are reported
 under their names and do not count), 1 a violation, 2 bad input (one line on stderr).
 """
@@ -241,7 +244,7 @@ def chaos(
     out: Annotated[
         Path, typer.Option(help="Where shrunk reproducers (chaos-<seed>-<run>.toml) go.")
     ] = Path("groupsim-out/chaos"),
-    jobs: Annotated[int, typer.Option(help="Worker processes.")] = 2,
+    jobs: Annotated[int, typer.Option(help="Worker processes (without --master).")] = 2,
     shrink: Annotated[bool, typer.Option(help="Shrink failing runs to minimal scenarios.")] = True,
     json_out: Annotated[
         bool, typer.Option("--json", help="Print the result as JSON instead of a table.")

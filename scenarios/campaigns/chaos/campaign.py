@@ -185,8 +185,9 @@ def shrink_run(
     ``invariant``) and verify the TOML: loaded and simulated, it must fail with the same
     invariant, else the unshrunk scenario is kept. Writes nothing: the result's ``text`` is
     the file's content and ``path`` is ``None`` (the caller writes it, e.g. with
-    :func:`scenarios.campaigns.chaos.shrink.write_reproducer_text`). Runs anywhere the campaign's
-    runs do (a pool process, a Spark executor): it depends only on its arguments."""
+    :func:`scenarios.campaigns.chaos.shrink.write_reproducer_text`). Runs wherever the
+    campaign's runs do (a pool process, a Spark executor): it depends only on its arguments.
+    At most ``budget`` simulations for the shrinking, two more for the check."""
     spec = generate(config, seed, index)
     try:
         shrunk = shrink(spec, invariant, budget=budget)
