@@ -14,4 +14,8 @@ only lazily: importing this package needs neither pyspark nor Java. Install the 
   tables as Python rows, with Spark or with pyarrow).
 - :mod:`scenarios.analysis.arrow`: the Arrow side shared by executors and readers (no
   pyspark).
+- :mod:`scenarios.analysis.chaos_spark`:
+  :func:`~scenarios.analysis.chaos_spark.run_campaign_on_spark` (``groupsim chaos --master``:
+  a chaos campaign's runs in executors, failing runs shrunk there, a ``runs`` table);
+  :mod:`scenarios.analysis.chaos_rows`: that table's rows (no pyspark).
 """

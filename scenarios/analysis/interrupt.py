@@ -93,7 +93,8 @@ def stop_jvm(timeout_s: float = 10.0) -> None:
     from pyspark import SparkContext
 
     gateway = SparkContext._gateway
-    if gateway is None:
+    if gateway is None:  # Ctrl-C while the JVM was starting: pyspark holds no handle to it
+        _terminate_children(timeout_s)
         return
     proc = getattr(gateway, "proc", None)
     with contextlib.suppress(Exception):
@@ -112,6 +113,20 @@ def stop_jvm(timeout_s: float = 10.0) -> None:
         proc.kill()
         proc.wait()
     _wait_gone(workers, timeout_s)
+
+
+def _terminate_children(timeout_s: float) -> None:
+    """SIGTERM every process below this one (a JVM whose launch was interrupted, before
+    pyspark kept a handle on it: it ignores SIGINT and has not started watching its stdin),
+    then wait for them; killed after ``timeout_s``."""
+    import os
+    import signal
+
+    children = _descendants(os.getpid())
+    for pid in children:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGTERM)
+    _wait_gone(children, timeout_s)
 
 
 def _descendants(pid: int) -> list[int]:

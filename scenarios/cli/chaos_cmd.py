@@ -1,6 +1,9 @@
 """``groupsim chaos``: seeded random fault campaigns (a plain typer command function; the
 ``groupsim`` app registers it). See docs/chaos.md.
 
+With ``--master`` the campaign is a Spark job (:mod:`scenarios.cli.chaos_spark_cmd`; a
+``runs`` Parquet table under ``--out``, resumable) and prints the same table or JSON.
+
 Exit codes as every ``groupsim`` command: 0 no violation (known upstream issues are reported
 under their names and do not count), 1 a violation, 2 bad input (one line on stderr).
 """
@@ -241,11 +244,23 @@ def chaos(
     out: Annotated[
         Path, typer.Option(help="Where shrunk reproducers (chaos-<seed>-<run>.toml) go.")
     ] = Path("groupsim-out/chaos"),
-    jobs: Annotated[int, typer.Option(help="Worker processes.")] = 2,
+    jobs: Annotated[int, typer.Option(help="Worker processes (without --master).")] = 2,
     shrink: Annotated[bool, typer.Option(help="Shrink failing runs to minimal scenarios.")] = True,
     json_out: Annotated[
         bool, typer.Option("--json", help="Print the result as JSON instead of a table.")
     ] = False,
+    master: Annotated[
+        str | None,
+        typer.Option(
+            help="Run on Spark: a master URL (local[*], local[N], spark://host:7077, …); "
+            "--out then holds runs/ (Parquet) and re-running resumes. Needs the spark extra.",
+            show_default="a local process pool (--jobs)",
+        ),
+    ] = None,
+    conf: Annotated[
+        list[str] | None,
+        typer.Option(help="Extra Spark setting KEY=VALUE (repeatable; with --master)."),
+    ] = None,
 ) -> None:
     """Run seeded random fault campaigns; shrink each failing run to a scenario file."""
     from scenarios.campaigns.chaos import CampaignInterrupted, ChaosConfig, run_campaign
@@ -271,6 +286,21 @@ def chaos(
             raise ChaosInputError(f"--out: {out} exists and is not a directory")
     except ChaosInputError as exc:
         _fail(str(exc))
+    if master is not None:
+        from scenarios.cli.chaos_spark_cmd import run_on_spark
+
+        with ProgressBar("chaos runs", total=runs) as advance:
+            result = run_on_spark(
+                config,
+                runs,
+                seed,
+                out,
+                master=master,
+                conf=conf or [],
+                shrink=shrink,
+                progress=advance,
+            )
+        _print_result(result, json_out)
     try:
         with ProgressBar("chaos runs", total=runs) as advance:
             result = run_campaign(
@@ -284,6 +314,11 @@ def chaos(
             )
     except CampaignInterrupted as stop:
         _interrupted(stop.partial, out)
+    _print_result(result, json_out)
+
+
+def _print_result(result: Any, json_out: bool) -> NoReturn:
+    """Print a campaign (a table, or ``--json``) and exit 1 when a run failed, else 0."""
     if json_out:
         typer.echo(json.dumps(result.to_json(), indent=2))
     else:

@@ -40,6 +40,7 @@ from scenarios.campaigns.chaos.campaign import (
     Reproducer,
     percentile,
     run_campaign,
+    shrink_run,
 )
 from scenarios.campaigns.chaos.classify import classify, failure_signature, known_issue_of
 from scenarios.campaigns.chaos.generate import (
@@ -53,7 +54,14 @@ from scenarios.campaigns.chaos.generate import (
 )
 from scenarios.campaigns.chaos.render import spec_to_toml
 from scenarios.campaigns.chaos.run import RunOutcome, run_one, run_spec
-from scenarios.campaigns.chaos.shrink import ShrinkResult, ddmin, shrink, write_reproducer
+from scenarios.campaigns.chaos.shrink import (
+    ShrinkResult,
+    ddmin,
+    reproducer_path,
+    shrink,
+    write_reproducer,
+    write_reproducer_text,
+)
 
 __all__ = [
     "PROTOCOLS",
@@ -79,6 +87,9 @@ __all__ = [
     "shrink",
     "ddmin",
     "write_reproducer",
+    "write_reproducer_text",
+    "reproducer_path",
+    "shrink_run",
     "percentile",
     "Reproducer",
     "ShrinkResult",

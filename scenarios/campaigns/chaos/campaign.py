@@ -10,16 +10,23 @@ import signal
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from scenarios.campaigns.chaos.generate import ChaosConfig, generate
 from scenarios.campaigns.chaos.render import spec_to_toml
 from scenarios.campaigns.chaos.run import RunOutcome, run_one, simulated_signature
-from scenarios.campaigns.chaos.shrink import shrink, write_reproducer
+from scenarios.campaigns.chaos.shrink import shrink, write_reproducer_text
 
-__all__ = ["Reproducer", "CampaignResult", "CampaignInterrupted", "percentile", "run_campaign"]
+__all__ = [
+    "Reproducer",
+    "CampaignResult",
+    "CampaignInterrupted",
+    "percentile",
+    "run_campaign",
+    "shrink_run",
+]
 
 
 @dataclass
@@ -33,6 +40,8 @@ class Reproducer:
     steps_before: int
     steps_after: int
     verified: bool
+    #: the scenario file's text (TOML)
+    text: str = field(default="", repr=False)
 
 
 @dataclass
@@ -165,28 +174,42 @@ def _run_task(args: tuple[ChaosConfig, int, int]) -> RunOutcome:
 
 def _shrink_task(args: tuple[ChaosConfig, int, int, str, str, int]) -> Reproducer:
     config, seed, index, invariant, out, budget = args
+    rep = shrink_run(config, seed, index, invariant, budget=budget)
+    return replace(rep, path=write_reproducer_text(Path(out), seed, index, rep.text))
+
+
+def shrink_run(
+    config: ChaosConfig, seed: int, index: int, invariant: str, *, budget: int = 400
+) -> Reproducer:
+    """Shrink failing run ``index`` of campaign ``seed`` (its first new violation's
+    ``invariant``) and verify the TOML: loaded and simulated, it must fail with the same
+    invariant, else the unshrunk scenario is kept. Writes nothing: the result's ``text`` is
+    the file's content and ``path`` is ``None`` (the caller writes it, e.g. with
+    :func:`scenarios.campaigns.chaos.shrink.write_reproducer_text`). Runs wherever the
+    campaign's runs do (a pool process, a Spark executor): it depends only on its arguments.
+    At most ``budget`` simulations for the shrinking, two more for the check."""
     spec = generate(config, seed, index)
     try:
         shrunk = shrink(spec, invariant, budget=budget)
         best, text = shrunk.spec, shrunk.text
     except ValueError:  # pragma: no cover - the run failed once; it fails again (deterministic)
         best, text = spec, spec_to_toml(spec)
-    # verify: the written file, loaded and simulated, fails the same way
+    # verify: the file's text, loaded and simulated, fails the same way
     found = simulated_signature(text, best.name, best.seed)
     verified = found is not None and found[0] == invariant
     if not verified:
         best, text = spec, spec_to_toml(spec)
         found = simulated_signature(text, best.name, best.seed)
         verified = found is not None and found[0] == invariant
-    path = write_reproducer(Path(out), best, text)
     return Reproducer(
         index=index,
         invariant=invariant,
         detail=found[1] if found else "",
-        path=path,
+        path=None,
         steps_before=len(spec.steps),
         steps_after=len(best.steps),
         verified=verified,
+        text=text,
     )
 
 

@@ -17,7 +17,14 @@ from scenarios.campaigns.chaos.run import run_spec
 from scenarios.eventlog.atomic import atomic_write_text
 from scenarios.input.loader import ScenarioError
 
-__all__ = ["ddmin", "ShrinkResult", "shrink", "write_reproducer"]
+__all__ = [
+    "ddmin",
+    "ShrinkResult",
+    "shrink",
+    "write_reproducer",
+    "write_reproducer_text",
+    "reproducer_path",
+]
 
 
 def ddmin(items: Sequence[int], fails: Callable[[list[int]], bool]) -> list[int]:
@@ -265,11 +272,23 @@ def _drop_last_member(spec: ChaosSpec) -> ChaosSpec | None:
     return replace(spec, members=spec.members - 1, worker_configs=configs)
 
 
+def reproducer_path(out_dir: Path, campaign_seed: int, index: int) -> Path:
+    """Where run ``index`` of campaign ``campaign_seed`` is written:
+    ``out_dir/chaos-<campaign seed>-<index>.toml``."""
+    return out_dir / f"chaos-{campaign_seed}-{index}.toml"
+
+
+def write_reproducer_text(out_dir: Path, campaign_seed: int, index: int, text: str) -> Path:
+    """Write a reproducer's TOML ``text`` to :func:`reproducer_path` atomically (a temporary
+    name in the same directory, then a rename); ``out_dir`` is created when missing."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = reproducer_path(out_dir, campaign_seed, index)
+    atomic_write_text(path, text)
+    return path
+
+
 def write_reproducer(out_dir: Path, spec: ChaosSpec, text: str | None = None) -> Path:
     """Write ``spec``'s TOML as ``out_dir/chaos-<campaign seed>-<index>.toml`` atomically (a
     temporary name in the same directory, then a rename)."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / f"chaos-{spec.campaign_seed}-{spec.index}.toml"
     body = text if text is not None else spec_to_toml(spec)
-    atomic_write_text(path, body)
-    return path
+    return write_reproducer_text(out_dir, spec.campaign_seed, spec.index, body)
