@@ -24,7 +24,7 @@ from typing import Any
 
 from members.assignors import create_assignor
 from members.assignors.base import ConfigSnapshot
-from members.config import WorkerConfig
+from members.config import LOGGED_TIMING_KEYS, WORKER_CONFIG_KEYS, WorkerConfig
 from members.group_client import (
     COORDINATOR_ADDRESS,
     GroupClient,
@@ -587,4 +587,12 @@ class ConnectWorker(HerderQueue, SessionKeys, GroupClient):
             summary["static.connectors"] = list(self.config.static_connectors)
         if self.config.static_tasks:
             summary["static.tasks"] = [str(t) for t in self.config.static_tasks]
+        # The timers the checkers bound windows with (scheduled delay, KAFKA-9184, quiet
+        # periods), only where they differ from Kafka's defaults: default logs stay unchanged.
+        default = WorkerConfig()
+        for key in LOGGED_TIMING_KEYS:
+            field = WORKER_CONFIG_KEYS[key]
+            value = getattr(self.config, field)
+            if value != getattr(default, field):
+                summary[key] = value
         return summary

@@ -100,6 +100,7 @@ InvariantName = Literal[
     "protocol_mismatch",
     "static_placement",
     "stale_active_task",
+    "scheduled_delay",
 ]
 INVARIANTS: tuple[str, ...] = get_args(InvariantName)
 

@@ -196,6 +196,20 @@ def _members_off_by_one(round_: dict[str, ConnectAssignment]) -> dict[str, Conne
     return {mid: round_[ids[(i + 1) % len(ids)]] for i, mid in enumerate(ids)}
 
 
+def _delay_never_cleared(original: Callable[..., Any]) -> Callable[..., Any]:
+    # handleLostAssignments whose expiry branch hands the lost work out but forgets
+    # resetDelay(): the old delay and scheduledRebalance stay (KIP-415).
+    def handle_lost_assignments(self: Any, lost_c: Any, lost_t: Any, workers: Any, now: int) -> Any:
+        due, delay = self.scheduled_rebalance_ms, self.delay_ms
+        fired = due > 0 and now >= due and (lost_c or lost_t)
+        out = original(self, lost_c, lost_t, workers, now)
+        if fired:
+            self.scheduled_rebalance_ms, self.delay_ms = due, delay
+        return out
+
+    return handle_lost_assignments
+
+
 # ---------------------------------------------------------------- Streams client bugs
 
 
@@ -294,6 +308,14 @@ CATALOGUE: tuple[PlantedBug, ...] = (
             ),
         ),
         ("compatible", "sessioned"),
+    ),
+    PlantedBug(
+        "cooperative-delay-never-cleared",
+        "members/assignors/incremental_cooperative.py handle_lost_assignments",
+        "the leader never clears its scheduled delay after the delayed rebalance fired",
+        "connect",
+        ((IncrementalCooperativeAssignor, "handle_lost_assignments", _delay_never_cleared),),
+        ("compatible", "sessioned", "static"),
     ),
     PlantedBug(
         "static-assignor-members-off-by-one",
