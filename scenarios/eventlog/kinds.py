@@ -558,4 +558,12 @@ class Violation(_Rec, tag="violation", kw_only=True):
     leader_id: str | UnsetType = UNSET
     group_leader_id: str | None | UnsetType = UNSET
     known_issue: str | UnsetType = UNSET
+    # scheduled_delay (scenarios/check/scheduled_delay.py)
+    delay_ms: int | UnsetType = UNSET
+    max_delay_ms: int | UnsetType = UNSET
+    scheduled_ms: int | UnsetType = UNSET
+    # quiet_period_balance (scenarios/check/quiet_periods.py)
+    quiet_from_ms: int | UnsetType = UNSET
+    checked_at_ms: int | UnsetType = UNSET
+    bound_ms: int | UnsetType = UNSET
     cause_seq: int | UnsetType = UNSET

@@ -101,6 +101,7 @@ InvariantName = Literal[
     "static_placement",
     "stale_active_task",
     "scheduled_delay",
+    "quiet_period_balance",
 ]
 INVARIANTS: tuple[str, ...] = get_args(InvariantName)
 
