@@ -101,8 +101,8 @@ class StreamsTasks(_Part, kw_only=True):
 class MemberConfig(_Part, kw_only=True):
     """``member_start.config``: the settings that shape the member (Connect worker: its
     ``connect.protocol``, KIP-987 ``static.*`` and the timing settings of
-    ``members.config.LOGGED_TIMING_KEYS`` that differ from Kafka's defaults; Streams client: process id, threads, rack,
-    tags and a non-default ``latest_supported_version``)."""
+    ``members.config.LOGGED_TIMING_KEYS`` that differ from Kafka's defaults; Streams client:
+    process id, threads, rack, tags and a non-default ``latest_supported_version``)."""
 
     connect_protocol: str | UnsetType = msgspec.field(default=UNSET, name="connect.protocol")
     static_connectors: list[str] | UnsetType = msgspec.field(
@@ -115,17 +115,33 @@ class MemberConfig(_Part, kw_only=True):
     client_tags: dict[str, str] | UnsetType = msgspec.field(default=UNSET, name="client.tags")
     latest_supported_version: int | UnsetType = UNSET
     # Connect: timing settings that differ from Kafka's defaults (LOGGED_TIMING_KEYS)
-    scheduled_rebalance_max_delay_ms: int | UnsetType = msgspec.field(default=UNSET, name="scheduled.rebalance.max.delay.ms")
+    scheduled_rebalance_max_delay_ms: int | UnsetType = msgspec.field(
+        default=UNSET, name="scheduled.rebalance.max.delay.ms"
+    )
     session_timeout_ms: int | UnsetType = msgspec.field(default=UNSET, name="session.timeout.ms")
-    heartbeat_interval_ms: int | UnsetType = msgspec.field(default=UNSET, name="heartbeat.interval.ms")
-    rebalance_timeout_ms: int | UnsetType = msgspec.field(default=UNSET, name="rebalance.timeout.ms")
-    worker_sync_timeout_ms: int | UnsetType = msgspec.field(default=UNSET, name="worker.sync.timeout.ms")
-    worker_unsync_backoff_ms: int | UnsetType = msgspec.field(default=UNSET, name="worker.unsync.backoff.ms")
-    connector_start_ms: int | UnsetType = msgspec.field(default=UNSET, name="groupsim.connector.start.ms")
-    connector_stop_ms: int | UnsetType = msgspec.field(default=UNSET, name="groupsim.connector.stop.ms")
+    heartbeat_interval_ms: int | UnsetType = msgspec.field(
+        default=UNSET, name="heartbeat.interval.ms"
+    )
+    rebalance_timeout_ms: int | UnsetType = msgspec.field(
+        default=UNSET, name="rebalance.timeout.ms"
+    )
+    worker_sync_timeout_ms: int | UnsetType = msgspec.field(
+        default=UNSET, name="worker.sync.timeout.ms"
+    )
+    worker_unsync_backoff_ms: int | UnsetType = msgspec.field(
+        default=UNSET, name="worker.unsync.backoff.ms"
+    )
+    connector_start_ms: int | UnsetType = msgspec.field(
+        default=UNSET, name="groupsim.connector.start.ms"
+    )
+    connector_stop_ms: int | UnsetType = msgspec.field(
+        default=UNSET, name="groupsim.connector.stop.ms"
+    )
     task_start_ms: int | UnsetType = msgspec.field(default=UNSET, name="groupsim.task.start.ms")
     task_stop_ms: int | UnsetType = msgspec.field(default=UNSET, name="groupsim.task.stop.ms")
-    config_read_lag_ms: int | UnsetType = msgspec.field(default=UNSET, name="groupsim.config.read.lag.ms")
+    config_read_lag_ms: int | UnsetType = msgspec.field(
+        default=UNSET, name="groupsim.config.read.lag.ms"
+    )
 
 
 class Work(_Part, kw_only=True):
