@@ -130,6 +130,15 @@ def _ignore_revocations(original: Callable[..., Any]) -> Callable[..., Any]:
     return _on_join_complete
 
 
+def _never_revokes_on_coordinator_loss(original: Callable[..., Any]) -> Callable[..., Any]:
+    # WorkerCoordinator#poll before KAFKA-9184's fix: a worker that cannot find the
+    # coordinator keeps running its work however long it is cut off.
+    def _on_coordinator_lost(self: Any, now_ms: int) -> None:
+        return None
+
+    return _on_coordinator_lost
+
+
 def _wrong_protocol_applied(original: Callable[..., Any]) -> Callable[..., Any]:
     # A worker that decodes with its own configured protocol, not the elected one.
     def _on_join_complete(self: Any, assignment: Any, protocol_name: str, now_ms: int) -> Any:
@@ -279,6 +288,13 @@ CATALOGUE: tuple[PlantedBug, ...] = (
         "connect",
         ((ConnectWorker, "_on_join_complete", _ignore_revocations),),
         ("compatible", "sessioned", "static"),
+    ),
+    PlantedBug(
+        "worker-never-revokes-on-coordinator-loss",
+        "members/worker.py ConnectWorker._on_coordinator_lost",
+        "a worker cut off from the coordinator never revokes its work (KAFKA-9184 unfixed)",
+        "connect",
+        ((ConnectWorker, "_on_coordinator_lost", _never_revokes_on_coordinator_loss),),
     ),
     PlantedBug(
         "worker-applies-own-protocol",
