@@ -151,6 +151,10 @@ class InvariantChecker:
             "leave_group": self._on_leave_group,
             "herder_stall": self._on_herder_stall,
             "revoke": self._on_revoke,
+            "join_group_request": self._on_group_request,
+            "sync_group_request": self._on_group_request,
+            "join_group_response": self._on_group_response,
+            "sync_group_response": self._on_group_response,
             "step": self._on_step,
             "assignment": self._on_assignment,
             "generation": self._on_generation,
@@ -398,6 +402,14 @@ class InvariantChecker:
 
     def _on_herder_stall(self, record: dict[str, Any]) -> list[Violation]:
         self._windows.on_herder_stall(record)
+        return []
+
+    def _on_group_request(self, record: dict[str, Any]) -> list[Violation]:
+        self._windows.on_request(record)
+        return []
+
+    def _on_group_response(self, record: dict[str, Any]) -> list[Violation]:
+        self._windows.on_response(record)
         return []
 
     def _on_revoke(self, record: dict[str, Any]) -> list[Violation]:

@@ -21,8 +21,13 @@ give-up time, per fault ``F`` (``[start, end]``, extra latency ``L``) on its lin
 
 - cut off from ``c = max(removal, F.start)``, the member got its last answer by ``c + L``; its
   session timer (``AbstractCoordinator``'s heartbeat thread: no successful heartbeat response
-  for ``session.timeout.ms``) marks the coordinator unknown by ``c + L + S``, and
-  ``WorkerCoordinator#poll`` revokes everything ``H`` later: ``give_up = c + L + S + H``;
+  for ``session.timeout.ms``) marks the coordinator unknown by ``c + L + S`` — unless it
+  waits on a JoinGroup or SyncGroup it had in flight at ``c`` or sent before then (the log's
+  ``*_request``/``*_response`` records; the heartbeat thread is off during a rebalance),
+  which marks it unknown only when that request times out (JoinGroup:
+  ``rebalance.timeout.ms`` + ``JOIN_GROUP_TIMEOUT_LAPSE`` 5 s; SyncGroup:
+  ``request.timeout.ms`` 40 s); ``WorkerCoordinator#poll`` revokes everything ``H`` later:
+  ``give_up = max(c + L + S, request sent + its timeout) + H``;
 - if ``F`` ends before that, or does not cut every message (a ``loss`` with probability < 1,
   a ``latency``: FindCoordinator may still succeed, so the member never gives up), the
   member hears the coordinator again: its next heartbeat (``H``) gets UNKNOWN_MEMBER_ID and
@@ -76,6 +81,8 @@ class KnownIssueWindows:
         self._link: dict[str, list[tuple[int, int, int, bool]]] = {}
         self._failovers: list[tuple[int, int]] = []
         self._stalled_until: dict[str, int] = {}
+        # member -> its latest JoinGroup/SyncGroup requests: [sent, answered (or None), timeout]
+        self._requests: dict[str, list[list[int | None]]] = {}
         self._group_rebalance_ms = _DEFAULT.rebalance_timeout_ms
 
     # ------------------------------------------------------------------ feeding
@@ -85,6 +92,7 @@ class KnownIssueWindows:
         member = str(record.get("member"))
         self._config[member] = config
         self._stalled_until.pop(member, None)
+        self._requests.pop(member, None)
         self._group_rebalance_ms = max(
             self._group_rebalance_ms, _setting(config, "rebalance.timeout.ms")
         )
@@ -107,6 +115,37 @@ class KnownIssueWindows:
             ]
         elif action == "coordinator_failover":
             self._failovers.append((start, start + int(record.get("down_ms") or 0)))
+
+    def on_request(self, record: dict[str, Any]) -> None:
+        """A ``join_group_request``/``sync_group_request``: in flight until its response or
+        its timeout (JoinGroup: ``rebalance.timeout.ms`` + 5 s; SyncGroup:
+        ``request.timeout.ms``)."""
+        member = str(record.get("member"))
+        if record.get("kind") == "join_group_request":
+            timeout = self._timer(member, "rebalance.timeout.ms") + JOIN_GROUP_TIMEOUT_LAPSE_MS
+        else:
+            timeout = REQUEST_TIMEOUT_MS
+        requests = self._requests.setdefault(member, [])
+        requests.append([int(record.get("t_ms") or 0), None, timeout])
+        del requests[:-8]
+
+    def on_response(self, record: dict[str, Any]) -> None:
+        """A ``join_group_response``/``sync_group_response``: its request is answered."""
+        for request in reversed(self._requests.get(str(record.get("member")), [])):
+            if request[1] is None:
+                request[1] = int(record.get("t_ms") or 0)
+                break
+
+    def _waiting_until(self, member: str, cut_ms: int, session_ms: int) -> int:
+        """When the member stops waiting on a JoinGroup/SyncGroup it had in flight when it was
+        cut off at ``cut_ms``, or sent before its session timer would expire (the heartbeat
+        thread is off during a rebalance): that request's timeout; else 0."""
+        until = 0
+        for sent, answered, timeout in self._requests.get(member, []):
+            assert sent is not None and timeout is not None
+            if sent <= cut_ms + session_ms and (answered is None or answered > cut_ms):
+                until = max(until, sent + timeout)
+        return until
 
     def on_herder_stall(self, record: dict[str, Any]) -> None:
         member = str(record.get("member"))
@@ -154,7 +193,7 @@ class KnownIssueWindows:
             if start > now_ms or end < removed_ms - window:
                 continue
             cut = max(removed_ms, start) + extra + NETWORK_ALLOWANCE_MS
-            give_up = cut + session + heartbeat
+            give_up = max(cut + session, self._waiting_until(member, cut, session)) + heartbeat
             if full and end >= give_up:
                 close = max(close, give_up)
             else:
