@@ -9,11 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 from scenarios.campaigns.chaos import ChaosConfig, generate
 from scenarios.campaigns.chaos.run import run_spec
 from scenarios.check.log_check import check_log, check_records
 from scenarios.check.scheduled_delay import backoff_values, check_scheduled_delay
+from scenarios.cli.main import app
 
 
 def _log(rounds: list[tuple[int, int]], max_delay: int | None = 10_000) -> list[dict[str, Any]]:
@@ -136,3 +138,14 @@ def test_a_real_run_passes_and_its_mutations_fail(
             r["delay_ms"] = delayed_run[first]["delay_ms"]
     found = check_log(_write(mutated, tmp_path / "never-cleared.jsonl"))
     assert "scheduled_delay" in {v["invariant"] for v in found}
+
+
+def test_the_check_command_names_it(delayed_run: list[dict[str, Any]], tmp_path: Path) -> None:
+    first = next(
+        i for i, r in enumerate(delayed_run) if r.get("kind") == "assignor" and r.get("delay_ms")
+    )
+    mutated = [dict(r) for r in delayed_run]
+    mutated[first]["delay_ms"] = 10**9  # above any max
+    result = CliRunner().invoke(app, ["check", str(_write(mutated, tmp_path / "e.jsonl"))])
+    assert result.exit_code == 1
+    assert "scheduled_delay" in result.output
