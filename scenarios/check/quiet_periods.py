@@ -24,8 +24,9 @@ tasks and connectors over live workers is at most 1 (under ``static``, of wildca
 wildcard workers) — the end-of-run ``liveness``/``balance`` rules of
 :func:`scenarios.check.metrics.liveness_violations`, applied to the log up to ``E + B``. A
 quiet period that lasts to the end of the run is left to the end-of-run check. What the
-end-of-run check attributes to a known upstream issue (e.g. KAFKA-13816's duplicate, which
-lasts until the next eager rebalance) carries the same ``known_issue`` here. Kafka Streams
+end-of-run check (or chaos's ``known_issue_of``) attributes to a known upstream issue — only
+duplicates left by double ownerships a known issue explains, e.g. KAFKA-13816's, which lasts
+until the next eager rebalance — carries that ``known_issue`` here too. Kafka Streams
 logs are not judged here (their settling rules are KIP-441's, docs/streams.md).
 """
 
@@ -114,6 +115,36 @@ def _with_safety_violations(records: Sequence[dict[str, Any]]) -> list[dict[str,
     return out
 
 
+def _duplicates_started_by_known_issues(
+    records: Sequence[dict[str, Any]], summary: dict[str, Any]
+) -> str | None:
+    """The rule chaos applies to the end of a run (``campaigns.chaos.known_issue_of``): when
+    the only problem is instances running twice, each started by a double ownership that a
+    known upstream issue explains, and the spread is at most 1 + their number, the label of the
+    first one; else None."""
+    conv = summary["convergence"]
+    if any(
+        conv[f"{k}_{w}s"]
+        for k in ("not_running", "unconfigured_running")
+        for w in ("task", "connector")
+    ):
+        return None
+    issues: dict[tuple[str, str], str] = {}
+    for r in records:
+        if r.get("kind") == "violation" and r.get("known_issue"):
+            for what in ("task", "connector"):
+                if r.get(what) is not None:
+                    issues[(what, str(r[what]))] = str(r["known_issue"])
+    duplicates = [("task", t) for t in conv["duplicate_tasks"]] + [
+        ("connector", c) for c in conv["duplicate_connectors"]
+    ]
+    if not duplicates or any(d not in issues for d in duplicates):
+        return None
+    if max(conv["task_spread"], conv["connector_spread"]) > 1 + len(duplicates):
+        return None
+    return issues[duplicates[0]]
+
+
 def check_quiet_period_balance(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """``quiet_period_balance`` violations of a Connect log (``[]`` for Streams logs): one per
     quiet period longer than the bound after which the group had not converged, with the
@@ -136,8 +167,13 @@ def check_quiet_period_balance(records: Sequence[dict[str, Any]]) -> list[dict[s
         if ok:
             continue
         prefix = [r for r in live if r.get("t_ms", 0) <= at]
-        judged = liveness_violations(_with_safety_violations(prefix), summarize(prefix))
+        checked = _with_safety_violations(prefix)
+        summary = summarize(prefix)
+        judged = liveness_violations(checked, summary)
+        issue = _duplicates_started_by_known_issues(checked, summary)
         for violation in judged:
+            if issue is not None and "known_issue" not in violation:
+                violation["known_issue"] = issue
             what = "converged" if violation["invariant"] == "liveness" else "balanced"
             detail = violation["detail"].split(": ", 1)[-1]
             found.append(

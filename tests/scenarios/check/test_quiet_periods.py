@@ -88,3 +88,44 @@ def test_streams_logs_are_not_judged() -> None:
     log = _log(LOPSIDED, BOUND + 1)
     log[0]["app"] = "streams"
     assert check_quiet_period_balance(log) == []
+
+
+def test_a_duplicate_left_by_kafka_13816_keeps_its_label() -> None:
+    # w1 runs c-0 and c-1 under sessioned; the group downgrades and w2 starts them too (w1 did
+    # not revoke: KAFKA-13816), and nothing rebalances during the quiet period
+    log = _log(BALANCED, BOUND + 1)
+    gen = {"kind": "generation", "leader": "w1", "leader_id": "w1-x"}
+    extra: list[dict[str, Any]] = [
+        {"t_ms": 1900, **gen, "generation": 1, "protocol": "sessioned"},
+        {
+            "t_ms": 1900,
+            "kind": "assignment",
+            "member": "w1",
+            "generation": 1,
+            "protocol": "sessioned",
+            "leader_id": "w1-x",
+        },
+        *[
+            {"t_ms": 1900, "kind": "task_start", "member": "w1", "task": t, "generation": 1}
+            for t in ("c-0", "c-1")
+        ],
+        {"t_ms": 2100, **gen, "generation": 2, "protocol": "default"},
+        {
+            "t_ms": 2100,
+            "kind": "assignment",
+            "member": "w2",
+            "generation": 2,
+            "protocol": "default",
+            "leader_id": "w1-x",
+        },
+        *[
+            {"t_ms": 2100, "kind": k, "member": "w2", "task": t, "generation": 2}
+            for t in ("c-0", "c-1")
+            for k in ("task_start", "task_started")
+        ],
+    ]
+    records = sorted(log[:-2] + extra, key=lambda r: r["t_ms"]) + log[-2:]
+    records = [{**r, "seq": i} for i, r in enumerate(records)]
+    found = check_quiet_period_balance(records)
+    assert [v["invariant"] for v in found] == ["quiet_period_balance"] * 2  # liveness, balance
+    assert {v.get("known_issue") for v in found} == {"KAFKA-13816"}
