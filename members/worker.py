@@ -297,6 +297,15 @@ class ConnectWorker(HerderQueue, SessionKeys, GroupClient):
                 "connectors": list(connectors),
                 "tasks": [str(ConnectorTaskId(*t)) for t in tasks],
             }
+        lost = getattr(getattr(assignor, "wildcard", assignor), "last_lost", None)
+        if lost is not None and result.error == 0:
+            # KIP-415: what the leader found lost this round (the scheduled_delay checker
+            # judges whether it was postponed or handed out)
+            extra["lost"] = {
+                "connectors": list(lost[0]),
+                "tasks": [str(ConnectorTaskId(*t)) for t in lost[1]],
+            }
+            extra["previous_members_present"] = lost[2]
         self._log(
             "assignor",
             generation=self.generation,

@@ -30,6 +30,18 @@ satisfy:
 - **starts at a known value**: with no countdown running (``S`` = 0), ``d`` is 0, ``D``
   (lost work first seen: ``delay = maxDelay``) or a successive-revocation backoff
   ``ExponentialBackoff(1, 40, D)(n)`` for some ``n >= 1`` (40, 1600, 64000, … capped at ``D``).
+
+When the round found work lost (the record's ``lost``: the items of the previous assignment
+no member holds now, and ``previous_members_present``: every member of the leader's previous
+round is back), ``handleLostAssignments`` decides, and the record must show it (an item is
+*handed out* when it is in ``assigned`` — or in ``revoked``: load balancing may take it back
+from the candidate it was dealt to in the same round):
+
+- a countdown runs (``t < S``): nothing lost is handed out and ``d = S - t``;
+- the delayed rebalance fired (``t >= S > 0``), or no countdown runs and every previous
+  member is present (the work was never delivered, not abandoned), or ``D`` = 0: all of it
+  is handed out;
+- otherwise (lost work of a departed worker, first seen): none is handed out and ``d = D``.
 """
 
 from __future__ import annotations
@@ -88,7 +100,7 @@ def check_scheduled_delay(records: Sequence[dict[str, Any]]) -> list[dict[str, A
             if not isinstance(delay, int):
                 continue
             due = scheduled.get(key, 0)
-            problem = _problem(t, delay, due, top)
+            problem = _problem(t, delay, due, top) or _lost_problem(r, t, delay, due, top)
             if problem is not None:
                 found.append(
                     {
@@ -104,6 +116,40 @@ def check_scheduled_delay(records: Sequence[dict[str, Any]]) -> list[dict[str, A
                 )
             scheduled[key] = t + delay if delay > 0 else 0
     return found
+
+
+def _items(work: Any) -> set[str]:
+    """The connectors and tasks of a ``Work`` dict (or of a ``{member id: Work}`` map)."""
+    if not isinstance(work, dict):
+        return set()
+    if "connectors" in work or "tasks" in work:
+        return {*work.get("connectors", ()), *work.get("tasks", ())}
+    return set().union(*(_items(w) for w in work.values())) if work else set()
+
+
+def _lost_problem(r: dict[str, Any], t: int, delay: int, due: int, top: int) -> str | None:
+    """KIP-415's handling of the work the leader found lost (``lost``), or None."""
+    lost = _items(r.get("lost"))
+    if not lost:
+        return None
+    handed = lost & (_items(r.get("assigned")) | _items(r.get("revoked")))
+    shown = ", ".join(sorted(lost)[:3]) + (", …" if len(lost) > 3 else "")
+    if due > 0 and t < due:
+        if handed:
+            return f"lost work ({shown}) handed out {due - t} ms before the scheduled rebalance"
+        if delay != due - t:
+            return f"lost work ({shown}) waits but the delay {delay} ms does not count down"
+        return None
+    if due > 0 or r.get("previous_members_present") or top == 0:
+        # the delay expired, or no worker left (an undelivered assignment), or delays are off
+        if handed != lost:
+            return f"lost work ({shown}) not handed out ({len(lost - handed)} left)"
+        return None
+    if handed:
+        return f"lost work ({shown}) of a departed worker handed out without the delay"
+    if delay != top:
+        return f"lost work ({shown}) first seen with delay {delay} ms, not the max {top} ms"
+    return None
 
 
 def _problem(t: int, delay: int, due: int, top: int) -> str | None:

@@ -391,6 +391,9 @@ class Assignor(_Rec, tag="assignor", kw_only=True):
     revoked: dict[str, Work]
     static_placements: list[StaticPlacement] | UnsetType = UNSET
     unassigned_static_jobs: Work | UnsetType = UNSET
+    # incremental assignors, when the round found work lost (KIP-415's handleLostAssignments)
+    lost: Work | UnsetType = UNSET
+    previous_members_present: bool | UnsetType = UNSET
     member: str
 
 

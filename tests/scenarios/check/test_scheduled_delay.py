@@ -102,6 +102,56 @@ def test_a_restart_and_a_config_mismatch_round_keep_kafkas_state() -> None:
     assert _names(mismatch) == []
 
 
+def _lost_round(
+    t: int, delay: int, handed: bool, present: bool = False, seq: int = 0
+) -> dict[str, Any]:
+    """An assignor round of w1 that found task c-0 lost, handing it out or not."""
+    return {
+        "t_ms": t,
+        "seq": seq,
+        "kind": "assignor",
+        "member": "w1",
+        "generation": seq,
+        "assignor": "incremental_cooperative",
+        "error": 0,
+        "delay_ms": delay,
+        "assigned": {"w2-x": {"connectors": [], "tasks": ["c-0"]}} if handed else {},
+        "revoked": {},
+        "lost": {"connectors": [], "tasks": ["c-0"]},
+        "previous_members_present": present,
+    }
+
+
+def _with_rounds(*rounds: dict[str, Any]) -> list[dict[str, Any]]:
+    return [*_log([]), *rounds]
+
+
+def test_lost_work_waits_the_delay_and_is_handed_out_when_it_fires() -> None:
+    ok = _with_rounds(
+        _lost_round(1000, 10_000, handed=False, seq=1),
+        _lost_round(4000, 7000, handed=False, seq=2),
+        _lost_round(11_000, 0, handed=True, seq=3),
+    )
+    assert _names(ok) == []
+    # work never delivered (every previous member is back) goes out at once
+    assert _names(_with_rounds(_lost_round(1000, 0, handed=True, present=True, seq=1))) == []
+
+
+def test_lost_work_handed_out_early_or_kept_after_the_delay_is_a_violation() -> None:
+    at_once = _with_rounds(_lost_round(1000, 0, handed=True, seq=1))
+    assert _names(at_once) == ["scheduled_delay"]
+    early = _with_rounds(
+        _lost_round(1000, 10_000, handed=False, seq=1), _lost_round(4000, 7000, True, seq=2)
+    )
+    assert _names(early) == ["scheduled_delay"]
+    kept = _with_rounds(
+        _lost_round(1000, 10_000, handed=False, seq=1), _lost_round(11_000, 0, False, seq=2)
+    )
+    found = check_scheduled_delay(kept)
+    assert [v["invariant"] for v in found] == ["scheduled_delay"]
+    assert "not handed out" in found[0]["detail"]
+
+
 def test_groupsim_check_reports_it_by_name() -> None:
     found = check_records(_log([(1000, 10_000), (11_000, 2000)]))
     assert "scheduled_delay" in {v["invariant"] for v in found}

@@ -19,6 +19,7 @@ from .planted import CATALOGUE, by_name, detect
         ("worker-ignores-revocations", 40, {"double_ownership", "balance", "liveness"}),
         ("client-ignores-rebalance-in-progress", 40, {"balance", "liveness", "double_ownership"}),
         ("cooperative-delay-never-cleared", 20, {"scheduled_delay"}),
+        ("cooperative-lost-work-without-delay", 20, {"scheduled_delay"}),
         ("worker-never-revokes-on-coordinator-loss", 40, {"double_ownership"}),
     ],
 )

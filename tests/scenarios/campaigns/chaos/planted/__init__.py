@@ -219,6 +219,17 @@ def _delay_never_cleared(original: Callable[..., Any]) -> Callable[..., Any]:
     return handle_lost_assignments
 
 
+def _lost_work_without_delay(original: Callable[..., Any]) -> Callable[..., Any]:
+    # handleLostAssignments that reassigns a departed worker's work at once, as if
+    # scheduled.rebalance.max.delay.ms were 0 (KIP-415's delay ignored).
+    def handle_lost_assignments(self: Any, lost_c: Any, lost_t: Any, workers: Any, now: int) -> Any:
+        original(self, lost_c, lost_t, workers, now)
+        self._reset_delay()
+        return list(lost_c), list(lost_t)
+
+    return handle_lost_assignments
+
+
 # ---------------------------------------------------------------- Streams client bugs
 
 
@@ -331,6 +342,14 @@ CATALOGUE: tuple[PlantedBug, ...] = (
         "the leader never clears its scheduled delay after the delayed rebalance fired",
         "connect",
         ((IncrementalCooperativeAssignor, "handle_lost_assignments", _delay_never_cleared),),
+        ("compatible", "sessioned", "static"),
+    ),
+    PlantedBug(
+        "cooperative-lost-work-without-delay",
+        "members/assignors/incremental_cooperative.py handle_lost_assignments",
+        "the leader reassigns a departed worker's work at once instead of waiting the delay",
+        "connect",
+        ((IncrementalCooperativeAssignor, "handle_lost_assignments", _lost_work_without_delay),),
         ("compatible", "sessioned", "static"),
     ),
     PlantedBug(
