@@ -35,7 +35,8 @@ When the round found work lost (the record's ``lost``: the items of the previous
 no member holds now, and ``previous_members_present``: every member of the leader's previous
 round is back), ``handleLostAssignments`` decides, and the record must show it (an item is
 *handed out* when it is in ``assigned`` — or in ``revoked``: load balancing may take it back
-from the candidate it was dealt to in the same round):
+from the candidate it was dealt to in the same round; under ``static``, a wildcard job with
+no wildcard worker to go to is listed in ``unassigned_static_jobs`` instead):
 
 - a countdown runs (``t < S``): nothing lost is handed out and ``d = S - t``;
 - the delayed rebalance fired (``t >= S > 0``), or no countdown runs and every previous
@@ -141,9 +142,11 @@ def _lost_problem(r: dict[str, Any], t: int, delay: int, due: int, top: int) -> 
             return f"lost work ({shown}) waits but the delay {delay} ms does not count down"
         return None
     if due > 0 or r.get("previous_members_present") or top == 0:
-        # the delay expired, or no worker left (an undelivered assignment), or delays are off
-        if handed != lost:
-            return f"lost work ({shown}) not handed out ({len(lost - handed)} left)"
+        # the delay expired, or no worker left (an undelivered assignment), or delays are off;
+        # under static (KIP-987) a wildcard job has nowhere to go without a wildcard worker
+        left = lost - handed - _items(r.get("unassigned_static_jobs"))
+        if left:
+            return f"lost work ({shown}) not handed out ({len(left)} left)"
         return None
     if handed:
         return f"lost work ({shown}) of a departed worker handed out without the delay"

@@ -199,3 +199,9 @@ def test_the_check_command_names_it(delayed_run: list[dict[str, Any]], tmp_path:
     result = CliRunner().invoke(app, ["check", str(_write(mutated, tmp_path / "e.jsonl"))])
     assert result.exit_code == 1
     assert "scheduled_delay" in result.output
+
+
+def test_static_lost_work_with_no_wildcard_worker_stays_unassigned() -> None:
+    fired = _lost_round(11_000, 0, handed=False, seq=2)
+    fired["unassigned_static_jobs"] = {"connectors": [], "tasks": ["c-0"]}
+    assert _names(_with_rounds(_lost_round(1000, 10_000, handed=False, seq=1), fired)) == []
