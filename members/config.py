@@ -15,7 +15,7 @@ import msgspec
 from protocol.config_values import java_int_setting, string_setting
 from protocol.connect import ConfigError, ConnectorTaskId, ConnectProtocol
 
-__all__ = ["WorkerConfig", "WORKER_CONFIG_KEYS"]
+__all__ = ["WorkerConfig", "WORKER_CONFIG_KEYS", "LOGGED_TIMING_KEYS"]
 
 
 class WorkerConfig(msgspec.Struct, frozen=True):
@@ -94,6 +94,22 @@ WORKER_CONFIG_KEYS: dict[str, str] = {
     "groupsim.task.stop.ms": "task_stop_ms",
     "groupsim.config.read.lag.ms": "config_read_lag_ms",
 }
+
+#: The time settings a worker's ``member_start`` record carries when they are not Kafka's
+#: defaults (the log checkers bound their windows with them; docs/event-log.md).
+LOGGED_TIMING_KEYS = (
+    "scheduled.rebalance.max.delay.ms",
+    "session.timeout.ms",
+    "heartbeat.interval.ms",
+    "rebalance.timeout.ms",
+    "worker.sync.timeout.ms",
+    "worker.unsync.backoff.ms",
+    "groupsim.connector.start.ms",
+    "groupsim.connector.stop.ms",
+    "groupsim.task.start.ms",
+    "groupsim.task.stop.ms",
+    "groupsim.config.read.lag.ms",
+)
 
 
 def _convert(field: str, value: Any, where: str) -> Any:

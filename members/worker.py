@@ -24,7 +24,7 @@ from typing import Any
 
 from members.assignors import create_assignor
 from members.assignors.base import ConfigSnapshot
-from members.config import WorkerConfig
+from members.config import LOGGED_TIMING_KEYS, WORKER_CONFIG_KEYS, WorkerConfig
 from members.group_client import (
     COORDINATOR_ADDRESS,
     GroupClient,
@@ -297,6 +297,15 @@ class ConnectWorker(HerderQueue, SessionKeys, GroupClient):
                 "connectors": list(connectors),
                 "tasks": [str(ConnectorTaskId(*t)) for t in tasks],
             }
+        lost = getattr(getattr(assignor, "wildcard", assignor), "last_lost", None)
+        if lost is not None and result.error == 0:
+            # KIP-415: what the leader found lost this round (the scheduled_delay checker
+            # judges whether it was postponed or handed out)
+            extra["lost"] = {
+                "connectors": list(lost[0]),
+                "tasks": [str(ConnectorTaskId(*t)) for t in lost[1]],
+            }
+            extra["previous_members_present"] = lost[2]
         self._log(
             "assignor",
             generation=self.generation,
@@ -587,4 +596,12 @@ class ConnectWorker(HerderQueue, SessionKeys, GroupClient):
             summary["static.connectors"] = list(self.config.static_connectors)
         if self.config.static_tasks:
             summary["static.tasks"] = [str(t) for t in self.config.static_tasks]
+        # The timers the checkers bound windows with (scheduled delay, KAFKA-9184, quiet
+        # periods), only where they differ from Kafka's defaults: default logs stay unchanged.
+        default = WorkerConfig()
+        for key in LOGGED_TIMING_KEYS:
+            field = WORKER_CONFIG_KEYS[key]
+            value = getattr(self.config, field)
+            if value != getattr(default, field):
+                summary[key] = value
         return summary

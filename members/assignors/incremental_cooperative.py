@@ -274,6 +274,9 @@ class IncrementalCooperativeAssignor:
         self.previous_members: list[str] = []
         self.num_successive_revoking_rebalances = 0
         self._metadata_cache: dict[str, tuple[bytes, MemberState]] = {}
+        # The last round's inputs to handleLostAssignments when something was lost: (lost
+        # connectors, lost tasks, every previous member present); None when nothing was.
+        self.last_lost: tuple[list[str], list[Task], bool] | None = None
 
     # ----------------------------------------------------------------------------- state
 
@@ -517,6 +520,11 @@ class IncrementalCooperativeAssignor:
             loads.append(WorkerLoad(w, _without(c, rc) if rc else c, _without(t, rt) if rt else t))
 
         # 7. lost assignments
+        self.last_lost = (
+            (lost_c, lost_t, set(members).issuperset(self.previous_members))
+            if lost_c or lost_t
+            else None
+        )
         reassign_c, reassign_t = self.handle_lost_assignments(lost_c, lost_t, loads, now_ms)
 
         # 8. load-balancing revocations

@@ -40,11 +40,14 @@ contain them:
     An ``active_task_start`` whose ``generation`` is not the generation of that client's
     latest applied ``assignment``.
 
-Known upstream behaviour is named, not hidden: a ``double_ownership`` in the first ``default``
-(eager) generation after a cooperative one carries ``known_issue: "KAFKA-13816"``
-("Downgrading Connect rebalancing protocol from incremental to eager causes duplicate task
-instances"; reference/connect.md §7): cooperative workers do not revoke before that join, and
-the eager leader's fresh round robin hands their tasks to others.
+Known upstream behaviour is named, not hidden: a ``double_ownership`` while the group runs
+``default`` (eager), where an existing owner started the instance under a cooperative
+protocol and has not revoked it on an eager rejoin since, carries ``known_issue:
+"KAFKA-13816"`` ("Downgrading Connect rebalancing protocol from incremental to eager causes
+duplicate task instances"; reference/connect.md §7): cooperative workers do not revoke before
+their first eager join (``WorkerCoordinator#onJoinPrepare`` revokes only under eager), and the
+eager leader's fresh round robin hands their tasks to others; the owner's next eager rejoin
+(a ``revoke`` with reason ``eager_rejoin``) ends the window.
 
 Two more windows are Kafka's own and named likewise: a worker the coordinator removed (its
 session expired, e.g. behind a network partition) keeps its work until it has failed to
@@ -52,12 +55,18 @@ rediscover the coordinator for ``heartbeat.interval.ms`` (``KAFKA-9184``, whose 
 delay), so the group may already have handed that work to others; and a worker whose poll
 timer expired (herder stalled past ``rebalance.timeout.ms``) leaves the group without revoking
 anything (``KAFKA-16056``, unfixed at the Kafka commit groupsim follows). A double ownership in
-which one owner is such a worker, before it has applied a new assignment, carries that name.
+which one owner is such a worker, before it has applied a new assignment, carries that name
+— only inside the window of :mod:`scenarios.check.known_windows`: KAFKA-9184 opens when the
+member was removed while a fault kept it from hearing the coordinator, and both close when
+Kafka's client, by its own timers, would have given up (session, heartbeat, rebalance and
+request timeouts of that member). Outside its window a double ownership is a new violation.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from scenarios.check.known_windows import KnownIssueWindows
 
 __all__ = [
     "InvariantChecker",
@@ -113,14 +122,11 @@ class InvariantChecker:
         self._applied_generation: dict[str, int | None] = {}
         self._generation: int | None = None
         self._protocol: str | None = None
-        # Members out of the group but possibly still running work:
-        # name -> (known issue, the group's generation when it was removed).
-        self._zombies: dict[str, tuple[str, int | None]] = {}
-        self._stalled_until: dict[str, int] = {}
-        # KAFKA-9184's trigger: when each member's coordinator link last had a network fault
-        # (partition/loss/latency) end, and when the last coordinator failover ended.
-        self._link_fault_until: dict[str, int] = {}
-        self._failover_until = -1
+        # Members out of the group but possibly still running work: name -> (known issue,
+        # the group's generation when it was removed, when). Each window closes when Kafka's
+        # client would have given up (scenarios/check/known_windows.py).
+        self._zombies: dict[str, tuple[str, int | None, int]] = {}
+        self._windows = KnownIssueWindows()
         # The protocol of each member's latest applied assignment, and the protocol under
         # which each (kind, instance, member) ownership began.
         self._applied_protocol: dict[str, str | None] = {}
@@ -144,6 +150,11 @@ class InvariantChecker:
             "member_removed": self._on_member_removed,
             "leave_group": self._on_leave_group,
             "herder_stall": self._on_herder_stall,
+            "revoke": self._on_revoke,
+            "join_group_request": self._on_group_request,
+            "sync_group_request": self._on_group_request,
+            "join_group_response": self._on_group_response,
+            "sync_group_response": self._on_group_response,
             "step": self._on_step,
             "assignment": self._on_assignment,
             "generation": self._on_generation,
@@ -218,20 +229,25 @@ class InvariantChecker:
                     "generation": generation,
                 }
             )
+            now = int(record.get("t_ms") or 0)
             zombie = next(
-                (self._zombies[m][0] for m in [*others, member] if m in self._zombies), None
+                (
+                    issue
+                    for m in [*others, member]
+                    if (issue := self._zombie_issue(str(m), now)) is not None
+                ),
+                None,
             )
             if zombie is not None:
                 found[-1]["known_issue"] = zombie
-            elif (generation is not None and generation == self._downgrade_generation) or (
-                self._protocol == "default"
-                and any(
-                    self._started_under.get((kind, instance, m)) not in (None, "default")  # type: ignore[arg-type]
-                    for m in others
-                )
+            elif self._protocol == "default" and any(
+                self._started_under.get((kind, instance, m)) not in (None, "default")  # type: ignore[arg-type]
+                for m in others
             ):
                 # An owner started it under a cooperative protocol and, joining its first
-                # eager generation, did not revoke it: KAFKA-13816, per member.
+                # eager generation, did not revoke it (WorkerCoordinator#onJoinPrepare revokes
+                # only under eager): KAFKA-13816, per member, until that owner's first eager
+                # rejoin revokes everything it owns (its ownership ends there).
                 found[-1]["known_issue"] = KAFKA_13816
         owners[member] = None  # type: ignore[index]
         self._started_under[(kind, instance, member)] = self._applied_protocol.get(member)  # type: ignore[index,arg-type]
@@ -351,64 +367,66 @@ class InvariantChecker:
 
     def _on_member_start(self, record: dict[str, Any]) -> list[Violation]:
         self._zombies.pop(record.get("member"), None)  # type: ignore[arg-type]
+        self._windows.on_member_start(record)
         return self._on_member_gone(record)
+
+    def _zombie_issue(self, member: str, now_ms: int) -> str | None:
+        """The known issue under which ``member`` may still run work it was removed with at
+        ``now_ms``, or None (not removed, or past the time Kafka's client gives up)."""
+        zombie = self._zombies.get(member)
+        if zombie is None:
+            return None
+        issue, _, removed_ms = zombie
+        owned = len(self._owned_by.get(member, ()))
+        if now_ms > self._windows.deadline(member, issue, removed_ms, now_ms, owned):
+            return None
+        return issue
 
     def _on_member_removed(self, record: dict[str, Any]) -> list[Violation]:
         """The coordinator dropped a member that may still run work (it has not said so)."""
         if record.get("reason") in ("session_timeout", "not_rejoined", "sync_timeout"):
             member = record.get("member")
             # A member dropped while its herder is stalled keeps its work past the poll
-            # timer (KAFKA-16056's family); otherwise it is a zombie until it gives up on
-            # the coordinator (KAFKA-9184's window).
-            now = record.get("t_ms", 0)
-            stalled = now < self._stalled_until.get(member, -1)  # type: ignore[arg-type]
-            if stalled:
-                self._zombies[member] = (KAFKA_16056, self._generation)  # type: ignore[index]
-            elif self._could_not_hear(str(member), now):  # type: ignore[arg-type]
-                self._zombies[member] = (KAFKA_9184, self._generation)  # type: ignore[index]
+            # timer (KAFKA-16056's family); one dropped while it could not hear the
+            # coordinator is a zombie until it gives up on it (KAFKA-9184's window).
+            now = int(record.get("t_ms") or 0)
+            if self._windows.stalled(str(member), now):
+                self._zombies[member] = (KAFKA_16056, self._generation, now)  # type: ignore[index]
+            elif self._windows.could_not_hear(str(member), now):
+                self._zombies[member] = (KAFKA_9184, self._generation, now)  # type: ignore[index]
         return []
 
-    #: How far back a network fault on a member's link (or a coordinator failover) still
-    #: explains its removal: ``rebalance.timeout.ms`` (a ``not_rejoined`` removal ends a join
-    #: phase that lasts at most that) + ``session.timeout.ms``, Connect's defaults (ms).
-    HEAR_WINDOW_MS = 60_000 + 10_000
-
-    def _could_not_hear(self, member: str, now_ms: int) -> bool:
-        """KAFKA-9184's trigger: the member was removed while it could not hear the
-        coordinator — a partition, loss or latency on its link, or a coordinator failover,
-        ended less than :attr:`HEAR_WINDOW_MS` before the removal. A member removed while its
-        link was fine (e.g. one that ignored REBALANCE_IN_PROGRESS and never rejoined) is not
-        Kafka's zombie: its double ownership is a new violation."""
-        last = max(self._link_fault_until.get(member, -1), self._failover_until)
-        return last >= 0 and now_ms - last <= self.HEAR_WINDOW_MS
-
     def _on_step(self, record: dict[str, Any]) -> list[Violation]:
-        action = record.get("action")
-        start = record.get("t_ms", 0)
-        if action in ("partition", "loss", "latency"):
-            member = str(record.get("member"))
-            duration = record.get("duration_ms")
-            # without a duration the fault lasts until a ``heal`` step
-            end = start + int(duration) if duration is not None else 1 << 62
-            self._link_fault_until[member] = max(end, self._link_fault_until.get(member, -1))
-        elif action == "heal":
-            member = str(record.get("member"))
-            if self._link_fault_until.get(member, -1) > start:
-                self._link_fault_until[member] = start
-        elif action == "coordinator_failover":
-            end = start + int(record.get("down_ms") or 0)
-            self._failover_until = max(end, self._failover_until)
+        self._windows.on_step(record)
         return []
 
     def _on_herder_stall(self, record: dict[str, Any]) -> list[Violation]:
-        until = record.get("t_ms", 0) + (record.get("stall_ms") or 0)
-        member = record.get("member")
-        self._stalled_until[member] = max(until, self._stalled_until.get(member, 0))  # type: ignore[index,arg-type]
+        self._windows.on_herder_stall(record)
+        return []
+
+    def _on_group_request(self, record: dict[str, Any]) -> list[Violation]:
+        self._windows.on_request(record)
+        return []
+
+    def _on_group_response(self, record: dict[str, Any]) -> list[Violation]:
+        self._windows.on_response(record)
+        return []
+
+    def _on_revoke(self, record: dict[str, Any]) -> list[Violation]:
+        """An eager rejoin revokes (and stops) everything the member owns: what it started
+        under a cooperative protocol no longer opens a KAFKA-13816 window."""
+        if record.get("reason") == "eager_rejoin":
+            member = str(record.get("member"))
+            for kind, key in (("connector", "connectors"), ("task", "tasks")):
+                for instance in record.get(key) or ():
+                    if (kind, instance, member) in self._started_under:
+                        self._started_under[(kind, instance, member)] = "default"
         return []
 
     def _on_leave_group(self, record: dict[str, Any]) -> list[Violation]:
         if record.get("reason") == "poll timeout expired":
-            self._zombies[record.get("member")] = (KAFKA_16056, self._generation)  # type: ignore[index]
+            now = int(record.get("t_ms") or 0)
+            self._zombies[record.get("member")] = (KAFKA_16056, self._generation, now)  # type: ignore[index]
         return []
 
     def _on_assignment(self, record: dict[str, Any]) -> list[Violation]:
@@ -419,7 +437,7 @@ class InvariantChecker:
         # session expired (classicGroupSync answers in Stable without touching the session
         # timer): it stays a zombie until it applies an assignment of the current generation.
         removal = self._zombies.get(member)  # type: ignore[arg-type]
-        zombie = removal[0] if removal is not None else None
+        zombie = self._zombie_issue(str(member), int(record.get("t_ms") or 0))
         if removal is not None and (removal[1] is None or (generation or 0) > removal[1]):
             self._zombies.pop(member, None)  # type: ignore[arg-type]
             zombie = None

@@ -37,6 +37,13 @@ end of every simulated run (``end_violations`` of both kinds) and in ``groupsim 
     Kafka Streams: a client runs as active only what its latest assignment gives it
     (``TaskManager#handleAssignment`` closes the rest). Checked at each later ``assignment``
     of the same client and at the end of the run, for clients still running.
+``scheduled_delay``
+    KIP-415's scheduled-rebalance delay on the leader's ``assignor`` records: never above
+    ``scheduled.rebalance.max.delay.ms``, counts down while lost work waits, cleared once the
+    delayed rebalance fired (:mod:`scenarios.check.scheduled_delay`).
+``quiet_period_balance``
+    Connect: converged and balanced at the end of every quiet period longer than the
+    liveness bound, not only at the end of the run (:mod:`scenarios.check.quiet_periods`).
 ``active_and_standby`` (on the assignment)
     Kafka Streams: an ``assignment`` listing a task both as active and as standby.
 """
@@ -45,6 +52,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from typing import Any
+
+from scenarios.check.quiet_periods import QUIET_PERIOD_BALANCE, check_quiet_period_balance
+from scenarios.check.scheduled_delay import SCHEDULED_DELAY, check_scheduled_delay
 
 __all__ = [
     "PROTOCOL_INVARIANTS",
@@ -68,6 +78,8 @@ PROTOCOL_INVARIANTS = (
     "protocol_mismatch",
     "static_placement",
     "stale_active_task",
+    SCHEDULED_DELAY,
+    QUIET_PERIOD_BALANCE,
 )
 
 
@@ -321,6 +333,8 @@ _CHECKERS: tuple[Callable[[Sequence[Record]], list[Violation]], ...] = (
     check_static_placement,
     check_streams_active_follows_assignment,
     check_streams_assignment_disjoint,
+    check_scheduled_delay,
+    check_quiet_period_balance,
 )
 
 

@@ -100,8 +100,9 @@ class StreamsTasks(_Part, kw_only=True):
 
 class MemberConfig(_Part, kw_only=True):
     """``member_start.config``: the settings that shape the member (Connect worker: its
-    ``connect.protocol`` and KIP-987 ``static.*``; Streams client: process id, threads, rack,
-    tags and a non-default ``latest_supported_version``)."""
+    ``connect.protocol``, KIP-987 ``static.*`` and the timing settings of
+    ``members.config.LOGGED_TIMING_KEYS`` that differ from Kafka's defaults; Streams client:
+    process id, threads, rack, tags and a non-default ``latest_supported_version``)."""
 
     connect_protocol: str | UnsetType = msgspec.field(default=UNSET, name="connect.protocol")
     static_connectors: list[str] | UnsetType = msgspec.field(
@@ -113,6 +114,34 @@ class MemberConfig(_Part, kw_only=True):
     client_rack: str | UnsetType = msgspec.field(default=UNSET, name="client.rack")
     client_tags: dict[str, str] | UnsetType = msgspec.field(default=UNSET, name="client.tags")
     latest_supported_version: int | UnsetType = UNSET
+    # Connect: timing settings that differ from Kafka's defaults (LOGGED_TIMING_KEYS)
+    scheduled_rebalance_max_delay_ms: int | UnsetType = msgspec.field(
+        default=UNSET, name="scheduled.rebalance.max.delay.ms"
+    )
+    session_timeout_ms: int | UnsetType = msgspec.field(default=UNSET, name="session.timeout.ms")
+    heartbeat_interval_ms: int | UnsetType = msgspec.field(
+        default=UNSET, name="heartbeat.interval.ms"
+    )
+    rebalance_timeout_ms: int | UnsetType = msgspec.field(
+        default=UNSET, name="rebalance.timeout.ms"
+    )
+    worker_sync_timeout_ms: int | UnsetType = msgspec.field(
+        default=UNSET, name="worker.sync.timeout.ms"
+    )
+    worker_unsync_backoff_ms: int | UnsetType = msgspec.field(
+        default=UNSET, name="worker.unsync.backoff.ms"
+    )
+    connector_start_ms: int | UnsetType = msgspec.field(
+        default=UNSET, name="groupsim.connector.start.ms"
+    )
+    connector_stop_ms: int | UnsetType = msgspec.field(
+        default=UNSET, name="groupsim.connector.stop.ms"
+    )
+    task_start_ms: int | UnsetType = msgspec.field(default=UNSET, name="groupsim.task.start.ms")
+    task_stop_ms: int | UnsetType = msgspec.field(default=UNSET, name="groupsim.task.stop.ms")
+    config_read_lag_ms: int | UnsetType = msgspec.field(
+        default=UNSET, name="groupsim.config.read.lag.ms"
+    )
 
 
 class Work(_Part, kw_only=True):
@@ -362,6 +391,9 @@ class Assignor(_Rec, tag="assignor", kw_only=True):
     revoked: dict[str, Work]
     static_placements: list[StaticPlacement] | UnsetType = UNSET
     unassigned_static_jobs: Work | UnsetType = UNSET
+    # incremental assignors, when the round found work lost (KIP-415's handleLostAssignments)
+    lost: Work | UnsetType = UNSET
+    previous_members_present: bool | UnsetType = UNSET
     member: str
 
 
@@ -545,4 +577,12 @@ class Violation(_Rec, tag="violation", kw_only=True):
     leader_id: str | UnsetType = UNSET
     group_leader_id: str | None | UnsetType = UNSET
     known_issue: str | UnsetType = UNSET
+    # scheduled_delay (scenarios/check/scheduled_delay.py)
+    delay_ms: int | UnsetType = UNSET
+    max_delay_ms: int | UnsetType = UNSET
+    scheduled_ms: int | UnsetType = UNSET
+    # quiet_period_balance (scenarios/check/quiet_periods.py)
+    quiet_from_ms: int | UnsetType = UNSET
+    checked_at_ms: int | UnsetType = UNSET
+    bound_ms: int | UnsetType = UNSET
     cause_seq: int | UnsetType = UNSET

@@ -100,6 +100,8 @@ InvariantName = Literal[
     "protocol_mismatch",
     "static_placement",
     "stale_active_task",
+    "scheduled_delay",
+    "quiet_period_balance",
 ]
 INVARIANTS: tuple[str, ...] = get_args(InvariantName)
 

@@ -18,6 +18,9 @@ from .planted import CATALOGUE, by_name, detect
         ("coordinator-generation-bumped-once", 5, {"generation_regressed"}),
         ("worker-ignores-revocations", 40, {"double_ownership", "balance", "liveness"}),
         ("client-ignores-rebalance-in-progress", 40, {"balance", "liveness", "double_ownership"}),
+        ("cooperative-delay-never-cleared", 20, {"scheduled_delay"}),
+        ("cooperative-lost-work-without-delay", 20, {"scheduled_delay"}),
+        ("worker-never-revokes-on-coordinator-loss", 40, {"double_ownership"}),
     ],
 )
 def test_chaos_finds_the_planted_bug(name: str, budget: int, invariants: set[str]) -> None:

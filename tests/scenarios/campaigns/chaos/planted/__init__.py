@@ -130,6 +130,15 @@ def _ignore_revocations(original: Callable[..., Any]) -> Callable[..., Any]:
     return _on_join_complete
 
 
+def _never_revokes_on_coordinator_loss(original: Callable[..., Any]) -> Callable[..., Any]:
+    # WorkerCoordinator#poll before KAFKA-9184's fix: a worker that cannot find the
+    # coordinator keeps running its work however long it is cut off.
+    def _on_coordinator_lost(self: Any, now_ms: int) -> None:
+        return None
+
+    return _on_coordinator_lost
+
+
 def _wrong_protocol_applied(original: Callable[..., Any]) -> Callable[..., Any]:
     # A worker that decodes with its own configured protocol, not the elected one.
     def _on_join_complete(self: Any, assignment: Any, protocol_name: str, now_ms: int) -> Any:
@@ -194,6 +203,31 @@ def _members_off_by_one(round_: dict[str, ConnectAssignment]) -> dict[str, Conne
     # each member receives the assignment computed for the member after it
     ids = list(round_)
     return {mid: round_[ids[(i + 1) % len(ids)]] for i, mid in enumerate(ids)}
+
+
+def _delay_never_cleared(original: Callable[..., Any]) -> Callable[..., Any]:
+    # handleLostAssignments whose expiry branch hands the lost work out but forgets
+    # resetDelay(): the old delay and scheduledRebalance stay (KIP-415).
+    def handle_lost_assignments(self: Any, lost_c: Any, lost_t: Any, workers: Any, now: int) -> Any:
+        due, delay = self.scheduled_rebalance_ms, self.delay_ms
+        fired = due > 0 and now >= due and (lost_c or lost_t)
+        out = original(self, lost_c, lost_t, workers, now)
+        if fired:
+            self.scheduled_rebalance_ms, self.delay_ms = due, delay
+        return out
+
+    return handle_lost_assignments
+
+
+def _lost_work_without_delay(original: Callable[..., Any]) -> Callable[..., Any]:
+    # handleLostAssignments that reassigns a departed worker's work at once, as if
+    # scheduled.rebalance.max.delay.ms were 0 (KIP-415's delay ignored).
+    def handle_lost_assignments(self: Any, lost_c: Any, lost_t: Any, workers: Any, now: int) -> Any:
+        original(self, lost_c, lost_t, workers, now)
+        self._reset_delay()
+        return list(lost_c), list(lost_t)
+
+    return handle_lost_assignments
 
 
 # ---------------------------------------------------------------- Streams client bugs
@@ -267,6 +301,13 @@ CATALOGUE: tuple[PlantedBug, ...] = (
         ("compatible", "sessioned", "static"),
     ),
     PlantedBug(
+        "worker-never-revokes-on-coordinator-loss",
+        "members/worker.py ConnectWorker._on_coordinator_lost",
+        "a worker cut off from the coordinator never revokes its work (KAFKA-9184 unfixed)",
+        "connect",
+        ((ConnectWorker, "_on_coordinator_lost", _never_revokes_on_coordinator_loss),),
+    ),
+    PlantedBug(
         "worker-applies-own-protocol",
         "members/worker.py ConnectWorker._on_join_complete",
         "a worker applies the assignment under its configured protocol, not the elected one",
@@ -294,6 +335,22 @@ CATALOGUE: tuple[PlantedBug, ...] = (
             ),
         ),
         ("compatible", "sessioned"),
+    ),
+    PlantedBug(
+        "cooperative-delay-never-cleared",
+        "members/assignors/incremental_cooperative.py handle_lost_assignments",
+        "the leader never clears its scheduled delay after the delayed rebalance fired",
+        "connect",
+        ((IncrementalCooperativeAssignor, "handle_lost_assignments", _delay_never_cleared),),
+        ("compatible", "sessioned", "static"),
+    ),
+    PlantedBug(
+        "cooperative-lost-work-without-delay",
+        "members/assignors/incremental_cooperative.py handle_lost_assignments",
+        "the leader reassigns a departed worker's work at once instead of waiting the delay",
+        "connect",
+        ((IncrementalCooperativeAssignor, "handle_lost_assignments", _lost_work_without_delay),),
+        ("compatible", "sessioned", "static"),
     ),
     PlantedBug(
         "static-assignor-members-off-by-one",

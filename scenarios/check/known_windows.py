@@ -1,0 +1,211 @@
+"""The windows in which a removed member's work may still run in Kafka (KAFKA-9184,
+KAFKA-16056): when they open and when Kafka's own client would have given up.
+
+:class:`KnownIssueWindows` follows, from the event log, each member's timers (its
+``member_start`` config: ``session.timeout.ms`` S, ``heartbeat.interval.ms`` H,
+``rebalance.timeout.ms`` R, the herder's stop and start times), the network faults on its
+coordinator link, coordinator failovers and herder stalls. The
+:class:`scenarios.check.invariants.InvariantChecker` asks it whether a removal opens a window
+(:meth:`KnownIssueWindows.trigger`) and whether a time is still inside it
+(:meth:`KnownIssueWindows.deadline`). All times are virtual ms.
+
+**KAFKA-9184** ("Redundant task creation after worker fails to rejoin"; its fix is
+``WorkerCoordinator#poll`` revoking everything once the coordinator has been unknown for
+``heartbeat.interval.ms``): opens when the coordinator removes a member (``session_timeout``,
+``not_rejoined``, ``sync_timeout``) while it could not hear the coordinator — a ``partition``,
+``loss`` or ``latency`` step on its link, or a ``coordinator_failover``, that ended no more
+than ``R_group + S`` before the removal (``R_group``: the largest ``rebalance.timeout.ms`` of
+the group, how long a join phase that ends in ``not_rejoined`` lasts; ``S``: the member's own
+session timeout, how long the coordinator waits for a heartbeat). It closes at the member's
+give-up time, per fault ``F`` (``[start, end]``, extra latency ``L``) on its link from then on:
+
+- cut off from ``c = max(removal, F.start)``, the member got its last answer by ``c + L``; its
+  session timer (``AbstractCoordinator``'s heartbeat thread: no successful heartbeat response
+  for ``session.timeout.ms``) marks the coordinator unknown by ``c + L + S`` — unless it
+  waits on a JoinGroup or SyncGroup it had in flight at ``c`` or sent before then (the log's
+  ``*_request``/``*_response`` records; the heartbeat thread is off during a rebalance),
+  which marks it unknown only when that request times out (JoinGroup:
+  ``rebalance.timeout.ms`` + ``JOIN_GROUP_TIMEOUT_LAPSE`` 5 s; SyncGroup:
+  ``request.timeout.ms`` 40 s); ``WorkerCoordinator#poll`` revokes everything ``H`` later:
+  ``give_up = max(c + L + S, request sent + its timeout) + H``;
+- if ``F`` ends before that, or does not cut every message (a ``loss`` with probability < 1,
+  a ``latency``: FindCoordinator may still succeed, so the member never gives up), the
+  member hears the coordinator again: its next heartbeat (``H``) gets UNKNOWN_MEMBER_ID and
+  it rejoins; a JoinGroup (or other request) lost meanwhile is retried only after its timeout
+  (``rebalance.timeout.ms`` + ``JOIN_GROUP_TIMEOUT_LAPSE`` 5 s, or ``request.timeout.ms``
+  40 s, whichever is longer); the join phase lasts at most ``R_group``; so the next
+  generation's assignment — which revokes what others now own — comes by
+  ``F.end + L + H + timeout + R_group`` (+ network): the window is ``max(give_up, that)``;
+
+plus :data:`NETWORK_ALLOWANCE_MS` for each of four messages, the herder's time to stop what
+the member owns (and to finish a start job), and, if its herder is stalled meanwhile, the rest
+of the stall. The window also closes earlier, when the member applies an assignment of a later
+generation or restarts (the checker's own rule).
+
+**KAFKA-16056** ("Worker poll timeout expiry fails to revoke"): opens when a member's poll
+timer expires (``leave_group`` with reason ``poll timeout expired``: its herder stalled past
+``rebalance.timeout.ms``) or the coordinator removes it while its herder is stalled. Kafka's
+client leaves without revoking; once the herder runs again it rejoins (eager: revoking all
+first; cooperative: the next assignment revokes the duplicates). It closes at
+``stall end + H + R_group`` plus the same allowances, or later per link fault as above.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from members.config import WORKER_CONFIG_KEYS, WorkerConfig
+from members.group_client import JOIN_GROUP_TIMEOUT_LAPSE_MS
+from members.worker import REQUEST_TIMEOUT_MS
+
+__all__ = ["KnownIssueWindows", "NETWORK_ALLOWANCE_MS"]
+
+#: One-way delay allowed per message (virtual ms): the scenario's base latency and jitter are
+#: not in the log (chaos draws at most 6 ms).
+NETWORK_ALLOWANCE_MS = 100
+_DEFAULT = WorkerConfig()
+_NEVER = 1 << 62
+
+
+def _setting(config: dict[str, Any], key: str) -> int:
+    return int(config.get(key, getattr(_DEFAULT, WORKER_CONFIG_KEYS[key])))
+
+
+class KnownIssueWindows:
+    """Per-member timers and faults, fed the log's records in order (see module docstring)."""
+
+    def __init__(self) -> None:
+        self._config: dict[str, dict[str, Any]] = {}
+        # member -> [(start, end, extra latency, full cut)] of partition/loss/latency on its
+        # link; a full cut (a partition, a loss of every message) stops FindCoordinator too
+        self._link: dict[str, list[tuple[int, int, int, bool]]] = {}
+        self._failovers: list[tuple[int, int]] = []
+        self._stalled_until: dict[str, int] = {}
+        # member -> its latest JoinGroup/SyncGroup requests: [sent, answered (or None), timeout]
+        self._requests: dict[str, list[list[int | None]]] = {}
+        self._group_rebalance_ms = _DEFAULT.rebalance_timeout_ms
+
+    # ------------------------------------------------------------------ feeding
+
+    def on_member_start(self, record: dict[str, Any]) -> None:
+        config = dict(record.get("config") or {})
+        member = str(record.get("member"))
+        self._config[member] = config
+        self._stalled_until.pop(member, None)
+        self._requests.pop(member, None)
+        self._group_rebalance_ms = max(
+            self._group_rebalance_ms, _setting(config, "rebalance.timeout.ms")
+        )
+
+    def on_step(self, record: dict[str, Any]) -> None:
+        action = record.get("action")
+        start = int(record.get("t_ms") or 0)
+        if action in ("partition", "loss", "latency"):
+            duration = record.get("duration_ms")
+            end = start + int(duration) if duration is not None else _NEVER
+            extra = int(record.get("extra_ms") or 0) if action == "latency" else 0
+            full = action == "partition" or (
+                action == "loss" and float(record.get("probability") or 0) >= 1
+            )
+            self._link.setdefault(str(record.get("member")), []).append((start, end, extra, full))
+        elif action == "heal":
+            faults = self._link.get(str(record.get("member")), [])
+            self._link[str(record.get("member"))] = [
+                (s, min(e, start), x, f) if s <= start else (s, e, x, f) for s, e, x, f in faults
+            ]
+        elif action == "coordinator_failover":
+            self._failovers.append((start, start + int(record.get("down_ms") or 0)))
+
+    def on_request(self, record: dict[str, Any]) -> None:
+        """A ``join_group_request``/``sync_group_request``: in flight until its response or
+        its timeout (JoinGroup: ``rebalance.timeout.ms`` + 5 s; SyncGroup:
+        ``request.timeout.ms``)."""
+        member = str(record.get("member"))
+        if record.get("kind") == "join_group_request":
+            timeout = self._timer(member, "rebalance.timeout.ms") + JOIN_GROUP_TIMEOUT_LAPSE_MS
+        else:
+            timeout = REQUEST_TIMEOUT_MS
+        requests = self._requests.setdefault(member, [])
+        requests.append([int(record.get("t_ms") or 0), None, timeout])
+        del requests[:-8]
+
+    def on_response(self, record: dict[str, Any]) -> None:
+        """A ``join_group_response``/``sync_group_response``: its request is answered."""
+        for request in reversed(self._requests.get(str(record.get("member")), [])):
+            if request[1] is None:
+                request[1] = int(record.get("t_ms") or 0)
+                break
+
+    def _waiting_until(self, member: str, cut_ms: int, session_ms: int) -> int:
+        """When the member stops waiting on a JoinGroup/SyncGroup it had in flight when it was
+        cut off at ``cut_ms``, or sent before its session timer would expire (the heartbeat
+        thread is off during a rebalance): that request's timeout; else 0."""
+        until = 0
+        for sent, answered, timeout in self._requests.get(member, []):
+            assert sent is not None and timeout is not None
+            if sent <= cut_ms + session_ms and (answered is None or answered > cut_ms):
+                until = max(until, sent + timeout)
+        return until
+
+    def on_herder_stall(self, record: dict[str, Any]) -> None:
+        member = str(record.get("member"))
+        until = int(record.get("t_ms") or 0) + int(record.get("stall_ms") or 0)
+        self._stalled_until[member] = max(until, self._stalled_until.get(member, 0))
+
+    # ------------------------------------------------------------------ questions
+
+    def stalled(self, member: str, now_ms: int) -> bool:
+        """The member's herder thread is blocked at ``now_ms`` (a ``slow`` fault)."""
+        return now_ms < self._stalled_until.get(member, -1)
+
+    def _faults(self, member: str) -> list[tuple[int, int, int, bool]]:
+        return self._link.get(member, []) + [(s, e, 0, True) for s, e in self._failovers]
+
+    def could_not_hear(self, member: str, now_ms: int) -> bool:
+        """KAFKA-9184's trigger: a fault on the member's link (or a coordinator failover) was
+        active or ended no more than ``R_group + S`` before ``now_ms``."""
+        window = self._group_rebalance_ms + self._timer(member, "session.timeout.ms")
+        return any(s <= now_ms and now_ms - e <= window for s, e, _, _ in self._faults(member))
+
+    def _timer(self, member: str, key: str) -> int:
+        return _setting(self._config.get(member, {}), key)
+
+    def deadline(self, member: str, issue: str, removed_ms: int, now_ms: int, owned: int) -> int:
+        """When the window ``issue`` (``KAFKA-9184``/``KAFKA-16056``) opened at ``removed_ms``
+        closes, as known at ``now_ms`` (faults that start later may extend it); ``owned`` is
+        how many instances the member owns (its herder stops them one by one)."""
+        session = self._timer(member, "session.timeout.ms")
+        heartbeat = self._timer(member, "heartbeat.interval.ms")
+        # the next heartbeat, a JoinGroup (or other request) lost meanwhile timing out, the
+        # join phase, four messages
+        outstanding = max(
+            self._timer(member, "rebalance.timeout.ms") + JOIN_GROUP_TIMEOUT_LAPSE_MS,
+            REQUEST_TIMEOUT_MS,
+        )
+        rejoin = heartbeat + outstanding + self._group_rebalance_ms + 4 * NETWORK_ALLOWANCE_MS
+        stall_end = self._stalled_until.get(member, -1)
+        if issue == "KAFKA-16056":
+            close = max(removed_ms, stall_end) + rejoin
+        else:
+            close = removed_ms + session + heartbeat + 4 * NETWORK_ALLOWANCE_MS
+        window = self._group_rebalance_ms + session
+        for start, end, extra, full in self._faults(member):
+            if start > now_ms or end < removed_ms - window:
+                continue
+            cut = max(removed_ms, start) + extra + NETWORK_ALLOWANCE_MS
+            give_up = max(cut + session, self._waiting_until(member, cut, session)) + heartbeat
+            if full and end >= give_up:
+                close = max(close, give_up)
+            else:
+                close = max(close, give_up, min(end, _NEVER) + extra + rejoin)
+        if stall_end > removed_ms:
+            close = max(close, stall_end)
+        config = self._config.get(member, {})
+        per_job = max(
+            _setting(config, "groupsim.task.stop.ms"),
+            _setting(config, "groupsim.connector.stop.ms"),
+        ) + max(
+            _setting(config, "groupsim.task.start.ms"),
+            _setting(config, "groupsim.connector.start.ms"),
+        )
+        return close + (owned + 1) * per_job

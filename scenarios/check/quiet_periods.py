@@ -1,0 +1,193 @@
+"""``quiet_period_balance``: a Connect group converges and is balanced at the end of every
+quiet period of a run, not only at its end (a pure function over a whole event log).
+
+A **disturbance** is anything that may legitimately unsettle the group:
+
+- a ``step`` record other than ``phase`` (a fault, a restart, a config write, …), from its
+  ``t_ms`` to :func:`scenarios.check.metrics.step_end_ms` (a fault heals, a restarted worker
+  is back, a stall ends);
+- a ``fault`` record (from ``t_ms`` to its ``until_ms`` / ``t_ms`` + its ``duration_ms``,
+  ``stall_ms`` or ``down_ms``), for faults injected without a step;
+- a ``config`` record (a config-topic write: the connectors changed, e.g. a connector's new
+  task count forwarded some ms after its ``set_tasks`` step);
+- a ``member_start``, ``member_stop`` or ``member_crash`` (a process joins or goes away).
+
+A coordinator's ``member_removed`` is not one: a removal is the group reacting to a
+disturbance (or to a bug), within the bound.
+
+A **quiet period** starts when every disturbance so far has ended (at ``E``) and lasts until
+the next one starts. If it is longer than the liveness bound ``B``
+(:func:`scenarios.check.bounds.bound_from_log`: the bound chaos gives a run after its last
+fault, computed from the log's worker settings), the group must have converged by ``E + B``:
+every configured connector and task runs exactly once, nothing else runs, and the spread of
+tasks and connectors over live workers is at most 1 (under ``static``, of wildcard jobs over
+wildcard workers) — the end-of-run ``liveness``/``balance`` rules of
+:func:`scenarios.check.metrics.liveness_violations`, applied to the log up to ``E + B``. A
+quiet period that lasts to the end of the run is left to the end-of-run check. What the
+end-of-run check (or chaos's ``known_issue_of``) attributes to a known upstream issue — only
+duplicates left by double ownerships a known issue explains, e.g. KAFKA-13816's, which lasts
+until the next eager rebalance — carries that ``known_issue`` here too. Kafka Streams
+logs are not judged here (their settling rules are KIP-441's, docs/streams.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from scenarios.check.bounds import bound_from_log
+from scenarios.check.invariants import InvariantChecker
+from scenarios.check.metrics import _Summarizer, liveness_violations, step_end_ms, summarize
+
+__all__ = ["QUIET_PERIOD_BALANCE", "quiet_periods", "check_quiet_period_balance"]
+
+QUIET_PERIOD_BALANCE = "quiet_period_balance"
+
+_LIFECYCLE = ("member_start", "member_stop", "member_crash", "config")
+
+
+def _disturbance(record: dict[str, Any]) -> tuple[int, int] | None:
+    """``(start, end)`` of the disturbance ``record`` is (virtual ms), or None."""
+    kind = record.get("kind")
+    t = int(record.get("t_ms") or 0)
+    if kind == "step":
+        return None if record.get("action") == "phase" else (t, step_end_ms(record))
+    if kind == "fault":
+        until = record.get("until_ms")
+        end = until if isinstance(until, int) else step_end_ms(record)
+        return t, max(t, end)
+    if kind in _LIFECYCLE:
+        return t, t
+    return None
+
+
+def quiet_periods(records: Sequence[dict[str, Any]], bound_ms: int) -> list[tuple[int, int]]:
+    """The quiet periods of ``records`` longer than ``bound_ms`` that end before the run does,
+    as ``(start, next disturbance)`` pairs (virtual ms)."""
+    out: list[tuple[int, int]] = []
+    settled: int | None = None  # when every disturbance so far has ended
+    for record in records:
+        span = _disturbance(record)
+        if span is None:
+            continue
+        start, end = span
+        if settled is not None and start - settled > bound_ms:
+            out.append((settled, start))
+        settled = end if settled is None else max(settled, end)
+    return out
+
+
+def _converged_at(records: Sequence[dict[str, Any]], times: Sequence[int]) -> list[bool]:
+    """Whether the run had converged (``summarize``'s ``converged``) after every record with
+    ``t_ms`` <= each of ``times`` (ascending). One pass."""
+    summarizer = _Summarizer()
+    out: list[bool] = []
+    pending = list(times)
+
+    def judge() -> bool:
+        problems = summarizer.convergence()
+        return not any(v for k, v in problems.items() if not k.endswith("_spread")) and (
+            problems["task_spread"] <= 1 and problems["connector_spread"] <= 1
+        )
+
+    for record in records:
+        while pending and record.get("t_ms", 0) > pending[0]:
+            out.append(judge())
+            pending.pop(0)
+        if not pending:
+            return out
+        summarizer.feed(record)
+    out.extend(judge() for _ in pending)
+    return out
+
+
+def _with_safety_violations(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``records`` with the safety checker's ``violation`` records in place (re-derived, so a
+    log read back without them attributes known issues the same way)."""
+    checker = InvariantChecker()
+    out: list[dict[str, Any]] = []
+    for record in records:
+        if record.get("kind") == "violation":
+            continue
+        out.append(record)
+        for violation in checker.feed(record):
+            out.append({"t_ms": record.get("t_ms"), "kind": "violation", **violation})
+    return out
+
+
+def _duplicates_started_by_known_issues(
+    records: Sequence[dict[str, Any]], summary: dict[str, Any]
+) -> str | None:
+    """The rule chaos applies to the end of a run (``campaigns.chaos.known_issue_of``): when
+    the only problem is instances running twice, each started by a double ownership that a
+    known upstream issue explains, and the spread is at most 1 + their number, the label of the
+    first one; else None."""
+    conv = summary["convergence"]
+    if any(
+        conv[f"{k}_{w}s"]
+        for k in ("not_running", "unconfigured_running")
+        for w in ("task", "connector")
+    ):
+        return None
+    issues: dict[tuple[str, str], str] = {}
+    for r in records:
+        if r.get("kind") == "violation" and r.get("known_issue"):
+            for what in ("task", "connector"):
+                if r.get(what) is not None:
+                    issues[(what, str(r[what]))] = str(r["known_issue"])
+    duplicates = [("task", t) for t in conv["duplicate_tasks"]] + [
+        ("connector", c) for c in conv["duplicate_connectors"]
+    ]
+    if not duplicates or any(d not in issues for d in duplicates):
+        return None
+    if max(conv["task_spread"], conv["connector_spread"]) > 1 + len(duplicates):
+        return None
+    return issues[duplicates[0]]
+
+
+def check_quiet_period_balance(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``quiet_period_balance`` violations of a Connect log (``[]`` for Streams logs): one per
+    quiet period longer than the bound after which the group had not converged, with the
+    end-of-run check's fields (``tasks``/``connectors`` or ``task_counts``/
+    ``connector_counts``), ``quiet_from_ms``, ``checked_at_ms``, ``bound_ms``, ``known_issue``
+    when a known upstream issue explains it, and ``cause_seq`` (the last record at or before
+    the checked time)."""
+    if not records or any(
+        r.get("kind") == "run_start" and r.get("app") == "streams" for r in records[:3]
+    ):
+        return []
+    live = [r for r in records if r.get("kind") != "violation"]
+    bound = bound_from_log(live)
+    periods = quiet_periods(live, bound)
+    if not periods:
+        return []
+    checks = [start + bound for start, _ in periods]
+    found: list[dict[str, Any]] = []
+    for (start, _), at, ok in zip(periods, checks, _converged_at(live, checks), strict=True):
+        if ok:
+            continue
+        prefix = [r for r in live if r.get("t_ms", 0) <= at]
+        checked = _with_safety_violations(prefix)
+        summary = summarize(prefix)
+        judged = liveness_violations(checked, summary)
+        issue = _duplicates_started_by_known_issues(checked, summary)
+        for violation in judged:
+            if issue is not None and "known_issue" not in violation:
+                violation["known_issue"] = issue
+            what = "converged" if violation["invariant"] == "liveness" else "balanced"
+            detail = violation["detail"].split(": ", 1)[-1]
+            found.append(
+                {
+                    **violation,
+                    "invariant": QUIET_PERIOD_BALANCE,
+                    "detail": (
+                        f"not {what} {bound} ms into the quiet period from {start} ms "
+                        f"(at {at} ms): {detail}"
+                    ),
+                    "quiet_from_ms": start,
+                    "checked_at_ms": at,
+                    "bound_ms": bound,
+                    "cause_seq": prefix[-1].get("seq") if prefix else None,
+                }
+            )
+    return found
