@@ -375,7 +375,7 @@ class InvariantChecker:
 
     def _could_not_hear(self, member: str, now_ms: int) -> bool:
         """KAFKA-9184's trigger: the member was removed while it could not hear the
-        coordinator — a partition, loss or latency on its link, or a coordinator failover,
+        coordinator — a partition, loss, latency or delay_request on its link, or a coordinator failover,
         ended less than :attr:`HEAR_WINDOW_MS` before the removal. A member removed while its
         link was fine (e.g. one that ignored REBALANCE_IN_PROGRESS and never rejoined) is not
         Kafka's zombie: its double ownership is a new violation."""
@@ -385,11 +385,13 @@ class InvariantChecker:
     def _on_step(self, record: dict[str, Any]) -> list[Violation]:
         action = record.get("action")
         start = record.get("t_ms", 0)
-        if action in ("partition", "loss", "latency"):
+        if action in ("partition", "loss", "latency", "delay_request"):
             member = str(record.get("member"))
             duration = record.get("duration_ms")
-            # without a duration the fault lasts until a ``heal`` step
+            # without a duration the fault lasts until a ``heal`` step; a delay_request's
+            # last held request arrives delay_ms after its window
             end = start + int(duration) if duration is not None else 1 << 62
+            end += int(record.get("delay_ms") or 0)
             self._link_fault_until[member] = max(end, self._link_fault_until.get(member, -1))
         elif action == "heal":
             member = str(record.get("member"))
