@@ -375,10 +375,10 @@ class InvariantChecker:
 
     def _could_not_hear(self, member: str, now_ms: int) -> bool:
         """KAFKA-9184's trigger: the member was removed while it could not hear the
-        coordinator — a partition, loss, latency or delay_request on its link, or a coordinator failover,
-        ended less than :attr:`HEAR_WINDOW_MS` before the removal. A member removed while its
-        link was fine (e.g. one that ignored REBALANCE_IN_PROGRESS and never rejoined) is not
-        Kafka's zombie: its double ownership is a new violation."""
+        coordinator — a partition, loss, latency or delay_request on its link, or a
+        coordinator failover, ended less than :attr:`HEAR_WINDOW_MS` before the removal. A
+        member removed while its link was fine (e.g. one that ignored REBALANCE_IN_PROGRESS
+        and never rejoined) is not Kafka's zombie: its double ownership is a new violation."""
         last = max(self._link_fault_until.get(member, -1), self._failover_until)
         return last >= 0 and now_ms - last <= self.HEAR_WINDOW_MS
 

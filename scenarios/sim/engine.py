@@ -346,9 +346,12 @@ class Engine:
             if kind is Send:  # self.send, inlined (the most frequent effect)
                 dest = effect.dest  # type: ignore[union-attr]
                 at = self.network.arrival_ms(owner, dest, self.now_ms)
-                if (self.network.delays or self._held) and dest == COORDINATOR_ADDRESS:
-                    if self._hold(owner, effect.message, at):  # type: ignore[union-attr]
-                        continue
+                if (
+                    (self.network.delays or self._held)
+                    and dest == COORDINATOR_ADDRESS
+                    and self._hold(owner, effect.message, at)  # type: ignore[union-attr]
+                ):
+                    continue
                 if at is not None:
                     self._seq += 1
                     deliver = Deliver(dest, owner, effect.message)  # type: ignore[union-attr]
