@@ -1,5 +1,6 @@
 """scenarios.input.loader: the fault actions (partition, heal, loss, latency, slow,
-coordinator_failover, delay_request), timeline order, and numbers too large for Kafka or for virtual time."""
+coordinator_failover, delay_request), timeline order, and numbers too large for Kafka or for
+virtual time."""
 
 from __future__ import annotations
 
