@@ -5,8 +5,9 @@ another ``connect.protocol``), connectors are added, removed and resized, and th
 (partition, loss, latency, slow, coordinator failover, delay_request) hit members and the
 coordinator — at increasing virtual times. At the end the scenario runs for the liveness bound
 after its last fault (scenarios.campaigns.chaos.liveness_bound_ms) and must show no violation
-except known upstream issues, and must have converged. The default profile runs a few bounded examples; the
-``long`` profile (``HYPOTHESIS_PROFILE=long``) runs 2,000 (README, docs/chaos.md).
+except known upstream issues, and must have converged. The default profile runs a few bounded
+examples; the ``long`` profile (``HYPOTHESIS_PROFILE=long``) runs 2,000 (README,
+docs/chaos.md).
 """
 
 from __future__ import annotations
