@@ -21,5 +21,16 @@ ASSIGNOR_OF = {
 }
 #: Fault kinds: ``crash``/``leave`` (a worker stops, hard or clean, and mostly comes back),
 #: ``partition``, ``loss``, ``latency`` (its coordinator link), ``slow`` (its herder stalls),
-#: ``failover`` (the coordinator moves), ``config`` (connector writes and protocol changes).
-FAULT_KINDS = ("crash", "leave", "partition", "loss", "latency", "slow", "failover", "config")
+#: ``failover`` (the coordinator moves), ``config`` (connector writes and protocol changes),
+#: ``delay`` (a ``delay_request``: a member's requests reach the coordinator late, overtaken).
+FAULT_KINDS = (
+    "crash",
+    "leave",
+    "partition",
+    "loss",
+    "latency",
+    "slow",
+    "failover",
+    "config",
+    "delay",
+)

@@ -13,10 +13,11 @@ coordinator link, coordinator failovers and herder stalls. The
 ``WorkerCoordinator#poll`` revoking everything once the coordinator has been unknown for
 ``heartbeat.interval.ms``): opens when the coordinator removes a member (``session_timeout``,
 ``not_rejoined``, ``sync_timeout``) while it could not hear the coordinator — a ``partition``,
-``loss`` or ``latency`` step on its link, or a ``coordinator_failover``, that ended no more
-than ``R_group + S`` before the removal (``R_group``: the largest ``rebalance.timeout.ms`` of
-the group, how long a join phase that ends in ``not_rejoined`` lasts; ``S``: the member's own
-session timeout, how long the coordinator waits for a heartbeat). It closes at the member's
+``loss``, ``latency`` or ``delay_request`` step on its link, or a ``coordinator_failover``,
+whose last message arrived no more than ``R_group + S`` before the removal (``R_group``:
+the largest ``rebalance.timeout.ms`` of the group, how long a join phase that ends in
+``not_rejoined`` lasts; ``S``: the member's own session timeout, how long the coordinator
+waits for a heartbeat). It closes at the member's
 give-up time, per fault ``F`` (``[start, end]``, extra latency ``L``) on its link from then on:
 
 - cut off from ``c = max(removal, F.start)``, the member got its last answer by ``c + L``; its
@@ -100,10 +101,13 @@ class KnownIssueWindows:
     def on_step(self, record: dict[str, Any]) -> None:
         action = record.get("action")
         start = int(record.get("t_ms") or 0)
-        if action in ("partition", "loss", "latency"):
+        if action in ("partition", "loss", "latency", "delay_request"):
             duration = record.get("duration_ms")
             end = start + int(duration) if duration is not None else _NEVER
-            extra = int(record.get("extra_ms") or 0) if action == "latency" else 0
+            # a latency adds extra_ms to every message; a delay_request holds the member's
+            # requests sent in its window for delay_ms
+            extra_key = {"latency": "extra_ms", "delay_request": "delay_ms"}.get(str(action))
+            extra = int(record.get(extra_key) or 0) if extra_key else 0
             full = action == "partition" or (
                 action == "loss" and float(record.get("probability") or 0) >= 1
             )
@@ -165,7 +169,9 @@ class KnownIssueWindows:
         """KAFKA-9184's trigger: a fault on the member's link (or a coordinator failover) was
         active or ended no more than ``R_group + S`` before ``now_ms``."""
         window = self._group_rebalance_ms + self._timer(member, "session.timeout.ms")
-        return any(s <= now_ms and now_ms - e <= window for s, e, _, _ in self._faults(member))
+        return any(
+            s <= now_ms and now_ms - (e + x) <= window for s, e, x, _ in self._faults(member)
+        )
 
     def _timer(self, member: str, key: str) -> int:
         return _setting(self._config.get(member, {}), key)

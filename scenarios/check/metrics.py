@@ -41,13 +41,16 @@ _TASK_EVENTS = {
 def step_end_ms(record: dict[str, Any]) -> int:
     """When a ``step`` record's action is over (virtual ms): ``t_ms`` plus the longest of its
     ``down_ms`` (a restart: the worker is back), ``duration_ms`` (a partition, loss, latency
-    or slow fault heals) and ``stall_ms`` (a stall ends). "Converged N s after the last step"
-    counts from here, so a restart written as one step or as a crash and a later start gives
-    the same figure."""
+    or slow fault heals) and ``stall_ms`` (a stall ends); a ``delay_request`` lasts
+    its ``duration_ms`` + ``delay_ms`` (its last held request arrives). "Converged N s after
+    the last step" counts from here, so a restart written as one step or as a crash and a
+    later start gives the same figure."""
     length = max(
         (v for k in ("down_ms", "duration_ms", "stall_ms") if isinstance(v := record.get(k), int)),
         default=0,
     )
+    if isinstance(delay := record.get("delay_ms"), int):
+        length = max(length, int(record.get("duration_ms") or 0) + delay)
     return int(record["t_ms"]) + length
 
 

@@ -22,7 +22,10 @@ end of every simulated run (``end_violations`` of both kinds) and in ``groupsim 
     otherwise). A ``sync_group_request`` or ``heartbeat_request`` whose ``generation`` was
     already older than the group's latest ``generation`` record when it was sent, answered
     with ``error: "NONE"``, is a violation (unless a ``group_loaded`` came in between: a
-    failover may reload an older generation).
+    failover may reload an older generation). A ``late_request`` (a SyncGroup or Heartbeat
+    held by a ``delay_request`` fault) is judged when it arrives: if its ``generation`` is not
+    the group's latest, any answer but an error (``NONE``, ``REBALANCE_IN_PROGRESS``, or
+    parked: ``error: null``) is a violation.
 ``protocol_mismatch``
     Every member runs the elected protocol: an ``assignment`` of generation *g* must carry the
     ``protocol`` of the ``generation`` record of *g* (``JoinGroupResponse.protocolName``;
@@ -168,6 +171,10 @@ def check_stale_generation_accepted(records: Sequence[Record]) -> list[Violation
         elif kind in ("sync_group_request", "heartbeat_request"):
             key = (r.get("member", ""), kind.split("_")[0])
             pending.setdefault(key, []).append((r.get("generation"), group_gen, loads))
+        elif kind == "late_request" and r.get("request") in ("sync_group", "heartbeat"):
+            late = _late_stale_accepted(r, group_gen)
+            if late is not None:
+                found.append(late)
         elif kind in ("sync_group_response", "heartbeat_response"):
             rpc = kind.split("_")[0]
             queue = pending.get((r.get("member", ""), rpc))
@@ -193,6 +200,27 @@ def check_stale_generation_accepted(records: Sequence[Record]) -> list[Violation
                     )
                 )
     return found
+
+
+def _late_stale_accepted(r: Record, group_gen: int | None) -> Violation | None:
+    """A held SyncGroup/Heartbeat (``late_request``) of another generation than the group's
+    when it arrived, not answered with an error: ``classicGroupSync``/``classicGroupHeartbeat``
+    answer ILLEGAL_GENERATION once the member is known."""
+    sent_gen = r.get("generation")
+    if not isinstance(sent_gen, int) or not isinstance(group_gen, int) or sent_gen == group_gen:
+        return None
+    answer = r.get("error")
+    if answer not in (None, "NONE", "REBALANCE_IN_PROGRESS"):
+        return None
+    name = "SyncGroup" if r.get("request") == "sync_group" else "Heartbeat"
+    return _violation(
+        "stale_generation_accepted",
+        f"late {name} of {r.get('member')} for generation {sent_gen} answered"
+        f" {answer or 'later (parked)'} while the group was at generation {group_gen}",
+        r,
+        member=r.get("member"),
+        generation=sent_gen,
+    )
 
 
 def check_elected_protocol(records: Sequence[Record]) -> list[Violation]:

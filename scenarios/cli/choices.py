@@ -82,6 +82,7 @@ class FaultKind(enum.StrEnum):
     SLOW = "slow"
     FAILOVER = "failover"
     CONFIG = "config"
+    DELAY = "delay"
 
 
 def choices(kind: type[enum.Enum], sep: str = ", ") -> str:

@@ -45,6 +45,7 @@ __all__ = [
     "InternalRequestVerified",
     "JoinGroupRequest",
     "JoinGroupResponse",
+    "LateRequest",
     "LeaveGroup",
     "MemberAdded",
     "MemberConfig",
@@ -204,6 +205,8 @@ class Step(_Rec, tag="step", kw_only=True):
     probability: float | UnsetType = UNSET
     extra_ms: int | UnsetType = UNSET
     stall_ms: int | UnsetType = UNSET
+    request: str | UnsetType = UNSET
+    delay_ms: int | UnsetType = UNSET
     wipe_state: bool | UnsetType = UNSET
     latest_supported_version: int | UnsetType = UNSET
     leave_group: bool | UnsetType = UNSET
@@ -225,9 +228,28 @@ class Fault(_Rec, tag="fault", kw_only=True):
     direction: str | UnsetType = UNSET
     probability: float | UnsetType = UNSET
     extra_ms: int | UnsetType = UNSET
+    request: str | UnsetType = UNSET
+    delay_ms: int | UnsetType = UNSET
     until_ms: int | UnsetType = UNSET
     stall_ms: int | UnsetType = UNSET
     down_ms: int | UnsetType = UNSET
+
+
+class LateRequest(_Rec, tag="late_request", kw_only=True):
+    """A request held by a ``delay_request`` fault reaches the coordinator (sent at
+    ``sent_ms``, held ``delay_ms``). ``request``: ``heartbeat``, ``sync_group``,
+    ``join_group`` or ``leave_group``; ``generation``: the request's generation (SyncGroup,
+    Heartbeat); ``error``: the coordinator's answer, ``null`` while it is parked (a JoinGroup
+    or SyncGroup answered later); ``dropped``: the member no longer waits for it (it sent
+    another request of the same type, or stopped), so the answer is not delivered."""
+
+    member: str
+    request: str
+    generation: int | UnsetType = UNSET
+    sent_ms: int
+    delay_ms: int
+    error: str | None
+    dropped: bool
 
 
 class RunEnd(_Rec, tag="run_end", kw_only=True):

@@ -37,6 +37,7 @@ LogRecord = (
     | k.Step
     | k.Config
     | k.Fault
+    | k.LateRequest
     | k.RunEnd
     | k.GroupState
     | k.Generation

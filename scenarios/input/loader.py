@@ -350,7 +350,8 @@ class _Builder:
             else:
                 step = self.fault(item, base, states, names)
             if step.end_ms > schema.INT64_MAX:
-                key = next(k for k in ("down_ms", "duration_ms", "stall_ms") if getattr(step, k))
+                keys = ("down_ms", "duration_ms", "stall_ms", "delay_ms")
+                key = next(k for k in keys if getattr(step, k))
                 raise self.fail(
                     [*base, key],
                     f"the step ends at {step.end_ms} ms, after 2^63 - 1 ms (the largest "

@@ -56,6 +56,8 @@ __all__ = [
     "Latency",
     "Slow",
     "CoordinatorFailover",
+    "DelayRequest",
+    "DelayedRequest",
     "INT64_MAX",
     "PosMs",
     "LossDirection",
@@ -329,8 +331,26 @@ class CoordinatorFailover(StepBase, frozen=True, tag="coordinator_failover"):
     down_ms: NonNegInt = 0
 
 
+#: Which of a member's requests a ``delay_request`` holds: one group RPC, or every one.
+DelayedRequest = Literal["heartbeat", "sync_group", "join_group", "any"]
+
+
+class DelayRequest(StepBase, frozen=True, tag="delay_request"):
+    """Each ``request`` the member sends to the coordinator during ``duration_ms`` reaches it
+    ``delay_ms`` late, **overtaken** by the member's later messages (they are not queued behind
+    it): a request that sat in a send buffer or on a slow path while the group moved on, so it
+    may reach the coordinator for an older generation. Its answer goes back as usual, unless
+    the member has sent another request of the same kind since (it gave up on this one: the
+    answer is dropped). Each held request is a ``late_request`` record when it arrives."""
+
+    member: WorkerName
+    delay_ms: PosMs
+    duration_ms: PosMs
+    request: DelayedRequest = "any"
+
+
 #: The fault steps, shared by Connect and Kafka Streams scenarios.
-FaultStep = Partition | Heal | Loss | Latency | Slow | CoordinatorFailover
+FaultStep = Partition | Heal | Loss | Latency | Slow | CoordinatorFailover | DelayRequest
 
 TimelineStep = (
     Join
@@ -362,6 +382,7 @@ ACTIONS: dict[str, type[StepBase]] = {
     "latency": Latency,
     "slow": Slow,
     "coordinator_failover": CoordinatorFailover,
+    "delay_request": DelayRequest,
 }
 
 #: The fault actions (network, herder and coordinator faults; the world applies them).
@@ -372,6 +393,7 @@ FAULT_ACTIONS: tuple[str, ...] = (
     "latency",
     "slow",
     "coordinator_failover",
+    "delay_request",
 )
 
 

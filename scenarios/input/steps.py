@@ -30,6 +30,8 @@ RECORD_KEYS = (
     "probability",
     "extra_ms",
     "stall_ms",
+    "request",
+    "delay_ms",
 )
 
 
@@ -78,13 +80,15 @@ class Planned:
 
     @property
     def end_ms(self) -> int:
-        """When the step's effect is over: ``at_ms`` + ``down_ms``/``duration_ms``/``stall_ms``."""
+        """When the step's effect is over: ``at_ms`` + ``down_ms``/``duration_ms``/``stall_ms``
+        (+ ``delay_ms``: a ``delay_request``'s last held request arrives that much later)."""
         step = self.step
         return (
             self.at_ms
             + (getattr(step, "down_ms", None) or 0)
             + (getattr(step, "duration_ms", None) or 0)
             + (getattr(step, "stall_ms", None) or 0)
+            + (getattr(step, "delay_ms", None) or 0)
         )
 
     def record_fields(self) -> dict[str, Any]:

@@ -44,10 +44,12 @@ from scenarios.eventlog import LOG_VERSION, EventLog
 from scenarios.input import schema
 from scenarios.input import streams as streams_input
 from scenarios.input.steps import Planned
+from scenarios.sim import late as late_requests
 from scenarios.sim.events import (
     CoordinatorReload,
     Deliver,
     HealDue,
+    LateDeliver,
     QueueEvent,
     StartMember,
     StepDue,
@@ -177,6 +179,8 @@ class Engine:
         # Jitter draws from the run's generator for every message: never periodic.
         skip = self.SKIP_QUIET and not self.log_heartbeats and not scenario.network.jitter_ms
         self._skipper = QuietSkipper(self) if skip else None
+        # delay_request: held requests not arrived yet, by (sender address, request type).
+        self._held: dict[tuple[str, type], list[LateDeliver]] = {}
         self.end_ms = self._plan()
 
     # ------------------------------------------------------------------ set-up
@@ -227,6 +231,8 @@ class Engine:
                 self._heal(event.member)  # type: ignore[union-attr]
             elif kind is CoordinatorReload:
                 self._load_coordinator()
+            elif kind is LateDeliver:
+                self._deliver_late(event)  # type: ignore[arg-type]
 
     # ------------------------------------------------------------------ timers
 
@@ -340,6 +346,12 @@ class Engine:
             if kind is Send:  # self.send, inlined (the most frequent effect)
                 dest = effect.dest  # type: ignore[union-attr]
                 at = self.network.arrival_ms(owner, dest, self.now_ms)
+                if (
+                    (self.network.delays or self._held)
+                    and dest == COORDINATOR_ADDRESS
+                    and self._hold(owner, effect.message, at)  # type: ignore[union-attr]
+                ):
+                    continue
                 if at is not None:
                     self._seq += 1
                     deliver = Deliver(dest, owner, effect.message)  # type: ignore[union-attr]
@@ -431,6 +443,7 @@ class Engine:
                 | schema.Latency()
                 | schema.Slow()
                 | schema.CoordinatorFailover()
+                | schema.DelayRequest()
             ):
                 self._apply_fault(planned)
             case _:
@@ -487,11 +500,21 @@ class Engine:
                 address = self.addresses.get(step.member)
                 if address is not None:
                     self.push(now, Deliver(address, "fault", PollStall(stall)))
+            case schema.DelayRequest(request=request, delay_ms=delay, duration_ms=duration):
+                network.delay_requests(step.member, request, delay, now + duration)
+                fields.update(request=request, delay_ms=delay, until_ms=now + duration)
             case schema.CoordinatorFailover(down_ms=down):
                 fields["down_ms"] = down
                 self._unload_coordinator()
                 self.push(now + down, CoordinatorReload())
         self.log.emit(now, "fault", **fields)
+
+    def _hold(self, owner: str, message: Any, at: int | None) -> bool:
+        """A ``delay_request`` fault may hold this request (:func:`scenarios.sim.late.hold`)."""
+        return late_requests.hold(self, owner, message, at)
+
+    def _deliver_late(self, late: LateDeliver) -> None:
+        late_requests.deliver(self, late)
 
     def _heal(self, member: str) -> None:
         if self.network.heal(member):

@@ -18,6 +18,7 @@ __all__ = [
     "StartMember",
     "HealDue",
     "CoordinatorReload",
+    "LateDeliver",
     "QueueEvent",
 ]
 
@@ -64,4 +65,16 @@ class CoordinatorReload(msgspec.Struct, tag=True):
     stored record."""
 
 
-QueueEvent = Deliver | TimerDue | StepDue | StartMember | HealDue | CoordinatorReload
+class LateDeliver(msgspec.Struct, tag=True):
+    """A request ``message`` of the member at ``source``, held by a ``delay_request`` fault since
+    ``sent_ms``, reaches the coordinator. ``superseded`` turns true when the member sends another
+    request of the same kind meanwhile (it no longer waits for this one's answer)."""
+
+    source: str
+    message: Any
+    sent_ms: int
+    delay_ms: int
+    superseded: bool = False
+
+
+QueueEvent = Deliver | TimerDue | StepDue | StartMember | HealDue | CoordinatorReload | LateDeliver

@@ -1,5 +1,5 @@
 """The simulated network: latency, per-link FIFO order, and the faults on a member's link with
-the group coordinator (partition, loss, extra latency).
+the group coordinator (partition, loss, extra latency, delayed requests).
 
 Every message between two addresses takes ``latency_ms`` plus a seeded uniform extra in
 ``[0, jitter_ms]`` (virtual ms) and never overtakes an earlier message on the same link, as
@@ -37,6 +37,7 @@ class Network:
         self.partitioned: set[str] = set()
         self._loss: dict[str, tuple[str, float, int]] = {}  # direction, probability, until
         self._latency: dict[str, tuple[int, int]] = {}  # extra ms, until
+        self.delays: dict[str, tuple[str, int, int]] = {}  # request kind, delay ms, until
         self._link_clock: dict[tuple[str, str], int] = {}
         self._names: dict[str, str] = {}  # address -> member name (a cache)
         # rng.randint(0, jitter_ms) drawn as CPython's Random does it (getrandbits of the
@@ -99,3 +100,16 @@ class Network:
     def slow_down(self, member: str, extra_ms: int, until_ms: int) -> None:
         """Add ``extra_ms`` one-way latency on the member's link until ``until_ms``."""
         self._latency[member] = (extra_ms, until_ms)
+
+    def delay_requests(self, member: str, request: str, delay_ms: int, until_ms: int) -> None:
+        """Hold the member's ``request`` requests (``heartbeat``, ``sync_group``,
+        ``join_group`` or ``any``) sent before ``until_ms`` for ``delay_ms`` more, out of
+        their link's FIFO order (a ``delay_request`` fault)."""
+        self.delays[member] = (request, delay_ms, until_ms)
+
+    def request_delay(self, member: str, request: str, now_ms: int) -> int | None:
+        """The extra ms a ``request`` of ``member`` sent now is held for, or ``None``."""
+        held = self.delays.get(member)
+        if held is None or now_ms >= held[2] or held[0] not in ("any", request):
+            return None
+        return held[1]

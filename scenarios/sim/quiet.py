@@ -110,6 +110,8 @@ class QuietSkipper:
             return False
         if any(until > now for _, _, until in network._loss.values()):
             return False
+        if any(until > now for _, _, until in network.delays.values()):
+            return False
         return not any(until > now for _, until in network._latency.values())
 
     def _signature(self) -> tuple[Any, int]:

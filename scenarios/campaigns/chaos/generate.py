@@ -110,8 +110,27 @@ class ChaosSpec:
         return [f"w{i}" for i in range(1, self.members + 1)]
 
 
-def _rng(campaign_seed: int, index: int) -> random.Random:
-    return random.Random(f"groupsim-chaos/{campaign_seed}/{index}")
+def _rng(campaign_seed: int, index: int, part: str = "") -> random.Random:
+    suffix = f"/{part}" if part else ""
+    return random.Random(f"groupsim-chaos/{campaign_seed}/{index}{suffix}")
+
+
+def _add_delays(gen: _Timeline, config: ChaosConfig, rng: random.Random, times: list[int]) -> None:
+    """The ``delay`` faults of a run, drawn from their own generator (``.../<index>/delay``) so
+    the run's other draws are those of a campaign without them: 1 … ¼ of the fault limit
+    ``delay_request`` steps (fewer when the run's other faults leave no room under the limit),
+    each (when the run has other faults) starting up to 5 s before one of them — the
+    rebalance that fault starts is when a held request can go stale."""
+    wanted = rng.randint(1, max(1, round(config.fault_limit / 4)))
+    for _ in range(min(wanted, config.fault_limit - len(gen.steps))):
+        if times:
+            at_ms = max(0, rng.choice(times) - rng.randint(0, 5_000))
+        else:
+            at_ms = rng.randrange(config.duration_ms)
+        gen.delay_request(rng, at_ms)
+    order = sorted(range(len(gen.steps)), key=lambda i: gen.steps[i]["at_ms"])
+    gen.steps = [gen.steps[i] for i in order]
+    gen.kinds = [gen.kinds[i] for i in order]
 
 
 def generate(config: ChaosConfig, campaign_seed: int, index: int) -> ChaosSpec:
@@ -146,8 +165,11 @@ def generate(config: ChaosConfig, campaign_seed: int, index: int) -> ChaosSpec:
     gen = _Timeline(rng, names, static_workers, dict(connectors), protocol)
     count = rng.randint(1, config.fault_limit) if config.fault_limit else 0
     times = sorted(rng.randrange(config.duration_ms) for _ in range(count))
-    for at_ms in times:
-        gen.fault(rng.choice(config.faults), at_ms)
+    kinds = [k for k in config.faults if k != "delay"]
+    for at_ms in times if kinds else ():
+        gen.fault(rng.choice(kinds), at_ms)
+    if "delay" in config.faults:
+        _add_delays(gen, config, _rng(campaign_seed, index, "delay"), times)
 
     return ChaosSpec(
         name=f"chaos-{campaign_seed}-{index}",
@@ -280,6 +302,25 @@ class _Timeline:
             self.add(kind, {"at_ms": at_ms, "action": "coordinator_failover", "down_ms": down})
         elif kind == "config":
             self.config_fault(at_ms)
+
+    def delay_request(self, rng: random.Random, at_ms: int) -> None:
+        """A ``delay_request`` on any member's link, drawn from ``rng``: which requests, held
+        for a 1–30 s window, each 1–10 s (within ``session.timeout.ms``), 10–40 s or 40–70 s
+        (past ``request.timeout.ms``: the member gives up on it and rejoins), a third each."""
+        delay = rng.choice(
+            (rng.randint(1, 10_000), rng.randint(10_001, 40_000), rng.randint(40_001, 70_000))
+        )
+        self.add(
+            "delay",
+            {
+                "at_ms": at_ms,
+                "action": "delay_request",
+                "member": rng.choice(self.names),
+                "request": rng.choice(("heartbeat", "sync_group", "join_group", "any")),
+                "delay_ms": delay,
+                "duration_ms": rng.randint(1_000, 30_000),
+            },
+        )
 
     def config_fault(self, at_ms: int) -> None:
         rng = self.rng

@@ -17,7 +17,7 @@ __all__ = ["spec_to_toml", "step_end"]
 
 def step_end(step: dict[str, Any]) -> int:
     return int(step["at_ms"]) + sum(
-        int(step.get(k, 0)) for k in ("down_ms", "duration_ms", "stall_ms")
+        int(step.get(k, 0)) for k in ("down_ms", "duration_ms", "stall_ms", "delay_ms")
     )
 
 

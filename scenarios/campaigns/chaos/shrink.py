@@ -161,6 +161,8 @@ def _simplifications(spec: ChaosSpec) -> Iterable[_Simplify]:
             yield _set(i, "probability", 1.0)
         if "extra_ms" in spec.steps[i]:
             yield _halve(i, "extra_ms", 1)
+        if "delay_ms" in spec.steps[i]:
+            yield _halve(i, "delay_ms", 1)
     yield _shift_earlier
     yield _compact_members
     for name, _ in list(spec.connectors):

@@ -127,6 +127,42 @@ def test_coordinator_answers_heartbeat_only_for_the_current_generation(
     assert found and "Heartbeat" in found[0]["detail"]
 
 
+@pytest.mark.parametrize(
+    ("request_kind", "generation", "error", "fires"),
+    [
+        ("sync_group", 1, "NONE", True),
+        ("sync_group", 1, None, True),  # parked: the coordinator took it as current
+        ("heartbeat", 1, "REBALANCE_IN_PROGRESS", True),
+        ("heartbeat", 3, "NONE", True),  # newer than the group's: not its generation either
+        ("heartbeat", 1, "ILLEGAL_GENERATION", False),
+        ("sync_group", 1, "UNKNOWN_MEMBER_ID", False),
+        ("heartbeat", 2, "NONE", False),  # the current generation
+        ("join_group", None, "NONE", False),  # a JoinGroup carries no generation
+    ],
+)
+def test_a_late_request_is_judged_when_it_arrives(
+    connect_log: Records, request_kind: str, generation: int | None, error: str | None, fires: bool
+) -> None:
+    log = copy.deepcopy(connect_log)
+    g2 = _first(log, "generation", generation=2)
+    late: dict[str, Any] = {
+        "t_ms": log[g2]["t_ms"],
+        "seq": -1,
+        "kind": "late_request",
+        "member": log[g2]["members"][0],
+        "request": request_kind,
+        "sent_ms": 0,
+        "delay_ms": 5000,
+        "error": error,
+        "dropped": False,
+    }
+    if generation is not None:
+        late["generation"] = generation
+    log.insert(g2 + 1, late)
+    found = [v for v in check_records(log) if v["invariant"] == "stale_generation_accepted"]
+    assert [v["cause_seq"] for v in found] == ([-1] if fires else [])
+
+
 def test_every_member_runs_the_elected_protocol(connect_log: Records) -> None:
     log = copy.deepcopy(connect_log)
     a = _first(log, "assignment")

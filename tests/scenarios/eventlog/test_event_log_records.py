@@ -45,6 +45,7 @@ RARE_KINDS = {
     "internal_request",
     "internal_request_verified",
     "internal_request_rejected",
+    "late_request",  # a delay_request fault's held request arriving (chaos runs write it)
 }
 # Kinds only ``groupsim serve`` writes (tests/scenarios/serve/test_served_log_records.py round-trips
 # them) and the Streams stall of a ``slow`` fault (no library scenario has one; round-tripped
@@ -205,6 +206,25 @@ RARE = [
         validation=False,
         reason=None,
         member="w1",
+    ),
+    _line(
+        kind="late_request",
+        member="w1",
+        request="heartbeat",
+        generation=1,
+        sent_ms=30004,
+        delay_ms=8000,
+        error="ILLEGAL_GENERATION",
+        dropped=False,
+    ),
+    _line(
+        kind="late_request",
+        member="w2",
+        request="join_group",
+        sent_ms=100,
+        delay_ms=50,
+        error=None,
+        dropped=False,
     ),
 ]
 

@@ -367,13 +367,13 @@ def step(body: str, workers: int = 3, extra: str = "") -> str:
             'at_ms = 1\naction = "explode"\n',
             "t.toml: timeline[0].action: unknown action 'explode' (actions: join, leave, "
             "crash, restart, rolling_restart, add_connector, remove_connector, set_tasks, "
-            "phase, partition, heal, loss, latency, slow, coordinator_failover)",
+            "phase, partition, heal, loss, latency, slow, coordinator_failover, delay_request)",
         ),
         (
             "at_ms = 1\n",
             "t.toml: timeline[0].action: missing required key (actions: join, leave, "
             "crash, restart, rolling_restart, add_connector, remove_connector, set_tasks, "
-            "phase, partition, heal, loss, latency, slow, coordinator_failover)",
+            "phase, partition, heal, loss, latency, slow, coordinator_failover, delay_request)",
         ),
         (
             'action = "leave"\nmember = "w1"\n',

@@ -1,5 +1,6 @@
 """scenarios.input.loader: the fault actions (partition, heal, loss, latency, slow,
-coordinator_failover), timeline order, and numbers too large for Kafka or for virtual time."""
+coordinator_failover, delay_request), timeline order, and numbers too large for Kafka or for
+virtual time."""
 
 from __future__ import annotations
 
@@ -34,6 +35,8 @@ FAULTS = doc(
     'at_ms = 9000\naction = "slow"\nmember = "w3"\nstall_ms = 70000\n',
     'at_ms = 10000\naction = "coordinator_failover"\ndown_ms = 2000\n',
     'at_ms = 11000\naction = "coordinator_failover"\n',
+    'at_ms = 12000\naction = "delay_request"\nmember = "w1"\nrequest = "sync_group"\n'
+    "delay_ms = 45000\nduration_ms = 5000\n",
 )
 
 
@@ -63,7 +66,17 @@ def test_fault_steps_load_with_their_fields() -> None:
         (9000, "slow", "w3", None, None, None, None, 70000, None),
         (10000, "coordinator_failover", None, None, None, None, None, None, 2000),
         (11000, "coordinator_failover", None, None, None, None, None, None, 0),
+        (12000, "delay_request", "w1", 5000, None, None, None, None, None),
     ]
+    assert loaded.steps[-1].end_ms == 12000 + 5000 + 45000  # the last held request arrives
+    assert loaded.steps[-1].record_fields() == {
+        "action": "delay_request",
+        "member": "w1",
+        "duration_ms": 5000,
+        "request": "sync_group",
+        "delay_ms": 45000,
+        "origin": "timeline[9]",
+    }
     assert set(FAULT_ACTIONS) == {s.action for s in loaded.steps}
 
 

@@ -28,6 +28,7 @@ CONFIGS = [
     ChaosConfig(members=(1, 2), faults=("crash", "leave"), duration_ms=90_000),
     ChaosConfig(members=(3, 5), faults=("config",), duration_ms=500),
     ChaosConfig(members=(4, 4), faults=(), duration_ms=60_000),
+    ChaosConfig(members=(2, 4), faults=("delay",), duration_ms=120_000),
 ]
 
 
@@ -138,3 +139,28 @@ def test_config_rejects_nonsense() -> None:
         ChaosConfig(faults=("meteor",))
     with pytest.raises(ValueError):
         ChaosConfig(duration_ms=0)
+
+
+def test_delay_faults_leave_the_other_draws_unchanged() -> None:
+    # delay_request steps come from their own generator: without the "delay" kind a run is
+    # what it was before the kind existed, and with it only delay_request steps are added.
+    without = ChaosConfig(faults=tuple(k for k in FAULT_KINDS if k != "delay"))
+    with_delay = ChaosConfig()
+    added = 0
+    for index in range(40):
+        before, after = generate(without, 3, index), generate(with_delay, 3, index)
+        assert "delay" not in before.kinds
+        assert (before.seed, before.protocol, before.members) == (
+            after.seed,
+            after.protocol,
+            after.members,
+        )
+        assert [s for s in after.steps if s["action"] != "delay_request"] == before.steps
+        delays = [s for s in after.steps if s["action"] == "delay_request"]
+        assert len(after.steps) <= with_delay.fault_limit
+        assert [s["at_ms"] for s in after.steps] == sorted(s["at_ms"] for s in after.steps)
+        for step in delays:
+            assert step["request"] in ("heartbeat", "sync_group", "join_group", "any")
+            assert 1 <= step["delay_ms"] <= 70_000 and 1_000 <= step["duration_ms"] <= 30_000
+        added += len(delays)
+    assert added > 0

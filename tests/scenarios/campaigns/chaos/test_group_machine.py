@@ -2,11 +2,12 @@
 
 Rules append timeline steps to a scenario — workers join, leave, crash and restart (also with
 another ``connect.protocol``), connectors are added, removed and resized, and the fault actions
-(partition, loss, latency, slow, coordinator failover) hit members and the coordinator — at
-increasing virtual times. At the end the scenario runs for the liveness bound after its last
-fault (scenarios.campaigns.chaos.liveness_bound_ms) and must show no violation except known upstream
-issues, and must have converged. The default profile runs a few bounded examples; the
-``long`` profile (``HYPOTHESIS_PROFILE=long``) runs 2,000 (README, docs/chaos.md).
+(partition, loss, latency, slow, coordinator failover, delay_request) hit members and the
+coordinator — at increasing virtual times. At the end the scenario runs for the liveness bound
+after its last fault (scenarios.campaigns.chaos.liveness_bound_ms) and must show no violation
+except known upstream issues, and must have converged. The default profile runs a few bounded
+examples; the ``long`` profile (``HYPOTHESIS_PROFILE=long``) runs 2,000 (README,
+docs/chaos.md).
 """
 
 from __future__ import annotations
@@ -215,6 +216,30 @@ class ConnectGroup(RuleBasedStateMachine):
     @rule(gap=GAP, down=st.sampled_from([0, 1_500, 8_000]))
     def coordinator_failover(self, gap: int, down: int) -> None:
         self.add("failover", gap, {"action": "coordinator_failover", "down_ms": down})
+
+    @precondition(lambda self: "delay_request" not in PENDING)
+    @rule(
+        gap=GAP,
+        data=st.data(),
+        request=st.sampled_from(["heartbeat", "sync_group", "join_group", "any"]),
+        delay=st.sampled_from([500, 8_000, 25_000, 50_000]),
+        duration=st.integers(1_000, 20_000),
+    )
+    def delay_request(
+        self, gap: int, data: st.DataObject, request: str, delay: int, duration: int
+    ) -> None:
+        member = data.draw(st.sampled_from(self.present()))
+        self.add(
+            "delay",
+            gap,
+            {
+                "action": "delay_request",
+                "member": member,
+                "request": request,
+                "delay_ms": delay,
+                "duration_ms": duration,
+            },
+        )
 
     # ----------------------------------------------------------------- the run
 
