@@ -5,7 +5,7 @@
 For each bug of ``tests/scenarios/campaigns/chaos/planted`` (applied by monkeypatching), runs chaos
 runs (Connect:
 5 workers, 10 virtual minutes of faults, protocols cycled) or the Streams library scenarios
-until a violation that is not a known upstream issue, then (Connect) shrinks that run with
+until a violation that is not a known upstream issue, then shrinks that run with
 :func:`scenarios.campaigns.chaos.shrink` and reports its timeline steps. Prints a table.
 """
 
@@ -18,14 +18,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from scenarios.campaigns.chaos import ChaosConfig, generate, shrink  # noqa: E402
-from tests.scenarios.campaigns.chaos.planted import CATALOGUE, PlantedBug, detect  # noqa: E402
+from scenarios.campaigns.chaos import generate, shrink  # noqa: E402
+from tests.scenarios.campaigns.chaos.planted import (  # noqa: E402
+    CATALOGUE,
+    PlantedBug,
+    chaos_config,
+    detect,
+)
 
 
 def _shrunk_steps(bug: PlantedBug, seed: int, index: int) -> int | None:
-    protocol = bug.protocols[index % len(bug.protocols)]
-    config = ChaosConfig(members=(5, 5), protocols=(protocol,), duration_ms=600_000)
-    spec = generate(config, seed, index)
+    spec = generate(chaos_config(bug, index), seed, index)
     with bug.applied():
         return len(shrink(spec).spec.steps)
 
@@ -44,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
         start = time.process_time()
         found = detect(bug, args.runs, seed=args.seed)
         steps: int | None = None
-        if found.found_at is not None and bug.kind == "connect" and not args.no_shrink:
+        if found.found_at is not None and not args.no_shrink:
             steps = _shrunk_steps(bug, args.seed, found.found_at)
         missed += found.found_at is None
         print(

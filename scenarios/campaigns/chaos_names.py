@@ -8,7 +8,10 @@ same values (``tests/scenarios/cli/test_startup.py`` checks that they agree).
 
 from __future__ import annotations
 
-__all__ = ["PROTOCOLS", "ASSIGNOR_OF", "FAULT_KINDS"]
+__all__ = ["KINDS", "PROTOCOLS", "ASSIGNOR_OF", "FAULT_KINDS"]
+
+#: What a campaign generates: Connect groups or Kafka Streams applications (``--kind``).
+KINDS = ("connect", "streams")
 
 #: ``connect.protocol`` values a chaos run can start from.
 PROTOCOLS = ("eager", "compatible", "sessioned", "static")
@@ -21,7 +24,8 @@ ASSIGNOR_OF = {
 }
 #: Fault kinds: ``crash``/``leave`` (a worker stops, hard or clean, and mostly comes back),
 #: ``partition``, ``loss``, ``latency`` (its coordinator link), ``slow`` (its herder stalls),
-#: ``failover`` (the coordinator moves), ``config`` (connector writes and protocol changes),
+#: ``failover`` (the coordinator moves), ``config`` (connector writes and protocol changes;
+#: for Streams: a restart with a wiped state directory),
 #: ``delay`` (a ``delay_request``: a member's requests reach the coordinator late, overtaken).
 FAULT_KINDS = (
     "crash",

@@ -77,6 +77,7 @@ __all__ = [
     "KAFKA_16056",
     "KNOWN_ISSUES",
     "FAILOVER_PROTOCOL_REPLAY",
+    "STREAMS_ZOMBIE",
 ]
 
 #: The upstream issue a downgrade to eager reproduces (reference/connect.md §7).
@@ -89,7 +90,14 @@ KAFKA_16056 = "KAFKA-16056"
 #: (Kafka stores just that one); a worker rejoining with another protocol list is refused with
 #: INCONSISTENT_GROUP_PROTOCOL and its herder thread exits. Not a JIRA: Kafka's design.
 FAILOVER_PROTOCOL_REPLAY = "failover-protocol-replay"
-KNOWN_ISSUES = (KAFKA_13816, KAFKA_9184, KAFKA_16056, FAILOVER_PROTOCOL_REPLAY)
+#: A Kafka Streams client the coordinator removed while it could not hear it keeps
+#: processing its active tasks until it hears the coordinator again: its consumer keeps
+#: fetching while the coordinator is unknown, and only the next Heartbeat's
+#: UNKNOWN_MEMBER_ID makes ``ConsumerCoordinator`` call ``onPartitionsLost`` (the
+#: StreamThread then closes its tasks dirty). Not a JIRA: Kafka's design — exactly-once
+#: fences the zombie's producer (KIP-447), at-least-once may process records twice.
+STREAMS_ZOMBIE = "streams-zombie"
+KNOWN_ISSUES = (KAFKA_13816, KAFKA_9184, KAFKA_16056, FAILOVER_PROTOCOL_REPLAY, STREAMS_ZOMBIE)
 
 SAFETY_INVARIANTS = (
     "double_ownership",
@@ -150,6 +158,7 @@ class InvariantChecker:
             "member_removed": self._on_member_removed,
             "leave_group": self._on_leave_group,
             "herder_stall": self._on_herder_stall,
+            "stream_thread_stall": self._on_herder_stall,  # a Streams client's thread stalls
             "revoke": self._on_revoke,
             "join_group_request": self._on_group_request,
             "sync_group_request": self._on_group_request,
@@ -324,6 +333,11 @@ class InvariantChecker:
                     "generation": generation,
                 }
             )
+            # every other holder a removed client inside its window: Kafka's zombie
+            now = int(record.get("t_ms") or 0)
+            issues = {self._zombie_issue(other, now) for other in others}
+            if len(issues) == 1 and None not in issues:
+                found[-1]["known_issue"] = issues.pop()
         if task in self._streams_standby.get(member, ()):
             found.append(
                 {
@@ -390,10 +404,14 @@ class InvariantChecker:
             # timer (KAFKA-16056's family); one dropped while it could not hear the
             # coordinator is a zombie until it gives up on it (KAFKA-9184's window).
             now = int(record.get("t_ms") or 0)
+            streams = self._windows.is_streams(str(member))
             if self._windows.stalled(str(member), now):
-                self._zombies[member] = (KAFKA_16056, self._generation, now)  # type: ignore[index]
+                # a stalled StreamThread closes its tasks as lost once it polls again
+                issue = STREAMS_ZOMBIE if streams else KAFKA_16056
+                self._zombies[member] = (issue, self._generation, now)  # type: ignore[index]
             elif self._windows.could_not_hear(str(member), now):
-                self._zombies[member] = (KAFKA_9184, self._generation, now)  # type: ignore[index]
+                issue = STREAMS_ZOMBIE if streams else KAFKA_9184
+                self._zombies[member] = (issue, self._generation, now)  # type: ignore[index]
         return []
 
     def _on_step(self, record: dict[str, Any]) -> list[Violation]:

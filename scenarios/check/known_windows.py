@@ -57,6 +57,7 @@ from typing import Any
 
 from members.config import WORKER_CONFIG_KEYS, WorkerConfig
 from members.group_client import JOIN_GROUP_TIMEOUT_LAPSE_MS
+from members.streams_client import REQUEST_TIMEOUT_MS as STREAMS_REQUEST_TIMEOUT
 from members.worker import REQUEST_TIMEOUT_MS
 
 __all__ = ["KnownIssueWindows", "NETWORK_ALLOWANCE_MS"]
@@ -65,6 +66,17 @@ __all__ = ["KnownIssueWindows", "NETWORK_ALLOWANCE_MS"]
 #: not in the log (chaos draws at most 6 ms).
 NETWORK_ALLOWANCE_MS = 100
 _DEFAULT = WorkerConfig()
+#: Kafka Streams' consumer defaults (``StreamsConfig``/``ConsumerConfig``) for a client whose
+#: ``member_start`` config leaves them out.
+_STREAMS_DEFAULTS = {
+    "session.timeout.ms": 45_000,
+    "heartbeat.interval.ms": 3_000,
+    "max.poll.interval.ms": 300_000,
+}
+#: Kafka Streams' consumer ``request.timeout.ms`` (``members.streams_client``).
+STREAMS_REQUEST_TIMEOUT_MS = STREAMS_REQUEST_TIMEOUT
+#: The group client's FindCoordinator retry backoff (``retry.backoff.ms``) with slack.
+FIND_COORDINATOR_BACKOFF_MS = 1_000
 _NEVER = 1 << 62
 
 
@@ -85,6 +97,7 @@ class KnownIssueWindows:
         # member -> its latest JoinGroup/SyncGroup requests: [sent, answered (or None), timeout]
         self._requests: dict[str, list[list[int | None]]] = {}
         self._group_rebalance_ms = _DEFAULT.rebalance_timeout_ms
+        self._streams: set[str] = set()
 
     # ------------------------------------------------------------------ feeding
 
@@ -92,10 +105,12 @@ class KnownIssueWindows:
         config = dict(record.get("config") or {})
         member = str(record.get("member"))
         self._config[member] = config
+        if "process_id" in config:  # a Kafka Streams client (docs/streams.md)
+            self._streams.add(member)
         self._stalled_until.pop(member, None)
         self._requests.pop(member, None)
         self._group_rebalance_ms = max(
-            self._group_rebalance_ms, _setting(config, "rebalance.timeout.ms")
+            self._group_rebalance_ms, self._timer(member, "rebalance.timeout.ms")
         )
 
     def on_step(self, record: dict[str, Any]) -> None:
@@ -173,13 +188,54 @@ class KnownIssueWindows:
             s <= now_ms and now_ms - (e + x) <= window for s, e, x, _ in self._faults(member)
         )
 
+    def is_streams(self, member: str) -> bool:
+        """``member`` is a Kafka Streams client (its ``member_start`` names a process id)."""
+        return member in self._streams
+
     def _timer(self, member: str, key: str) -> int:
-        return _setting(self._config.get(member, {}), key)
+        config = self._config.get(member, {})
+        if member in self._streams:
+            # Streams' consumer configs; the rebalance timeout is max.poll.interval.ms
+            key = "max.poll.interval.ms" if key == "rebalance.timeout.ms" else key
+            return int(config.get(key, _STREAMS_DEFAULTS[key]))
+        return _setting(config, key)
+
+    def streams_deadline(self, member: str, removed_ms: int, now_ms: int) -> int:
+        """When a removed Streams client stops running its active tasks, as known at
+        ``now_ms``: it never gives up on the coordinator by itself (its consumer keeps
+        fetching while the coordinator is unknown), so per fault ``F`` on its link it hears
+        the coordinator again at ``F.end + L`` (a partition without an end: never, yet) — or,
+        with a Heartbeat lost in the fault still in flight, when that request times out
+        (the consumer's ``request.timeout.ms``, 30 s) — finds it (``retry.backoff.ms``), and
+        its next Heartbeat (``H``) gets UNKNOWN_MEMBER_ID:
+        ``onPartitionsLost`` closes its tasks. A JoinGroup or SyncGroup it had in flight is
+        answered (or times out) first: that request's timeout bounds it too. A client removed
+        while its StreamThread stalls (``stream_thread_stall``) closes them once it polls
+        again, at the stall's end."""
+        heartbeat = self._timer(member, "heartbeat.interval.ms")
+        session = self._timer(member, "session.timeout.ms")
+        window = self._group_rebalance_ms + session
+        close = removed_ms + heartbeat
+        for start, end, extra, _ in self._faults(member):
+            if start > now_ms or end < removed_ms - window:
+                continue
+            if end >= _NEVER:
+                return _NEVER
+            # a Heartbeat lost in the fault is waited for until request.timeout.ms first
+            heard = end + extra + STREAMS_REQUEST_TIMEOUT_MS + FIND_COORDINATOR_BACKOFF_MS
+            close = max(close, heard + heartbeat)
+            close = max(close, self._waiting_until(member, end, 0) + heartbeat)
+        # a stalled StreamThread finds it left the group on its next poll: onPartitionsLost
+        close = max(close, self._stalled_until.get(member, -1))
+        return close + 4 * NETWORK_ALLOWANCE_MS
 
     def deadline(self, member: str, issue: str, removed_ms: int, now_ms: int, owned: int) -> int:
         """When the window ``issue`` (``KAFKA-9184``/``KAFKA-16056``) opened at ``removed_ms``
         closes, as known at ``now_ms`` (faults that start later may extend it); ``owned`` is
-        how many instances the member owns (its herder stops them one by one)."""
+        how many instances the member owns (its herder stops them one by one). A Streams
+        client's ``streams-zombie`` window: :meth:`streams_deadline`."""
+        if issue == "streams-zombie":
+            return self.streams_deadline(member, removed_ms, now_ms)
         session = self._timer(member, "session.timeout.ms")
         heartbeat = self._timer(member, "heartbeat.interval.ms")
         # the next heartbeat, a JoinGroup (or other request) lost meanwhile timing out, the

@@ -298,6 +298,11 @@ def _end_problems(
         elif len(holders) != len(actives):
             out["invalid"].append(f"stateless task {task} has a standby")
     cap = {c: st.capacity.get(c, 1) for c in decided}
+    # Kafka asserts balance (TaskAssignorConvergenceTest#verifyBalancedAssignment) for
+    # clients of one capacity; with num.stream.threads differing, ClientState's load ties
+    # and the standby constraints leave assignments Kafka does not call unbalanced.
+    if len(set(cap.values())) > 1:
+        return out
     active_load = [len(decided[c]["active"]) / cap[c] for c in decided]
     if max(active_load) - min(active_load) > 1.0:
         out["unbalanced"].append("active task load differs by more than 1 per thread")

@@ -22,7 +22,7 @@ from rich.console import Console
 # The light vocabulary module, not scenarios.campaigns.chaos (engine + assignors): the CLI
 # imports this module at start-up; run_campaign is imported when the command runs.
 from scenarios.campaigns.chaos_names import ASSIGNOR_OF, FAULT_KINDS, PROTOCOLS
-from scenarios.cli.choices import ChaosAssignor
+from scenarios.cli.choices import ChaosAssignor, ChaosKind
 from scenarios.cli.progress import ProgressBar
 
 __all__ = [
@@ -147,7 +147,8 @@ def render_campaign(result: Any, console: Console) -> None:
     low, high = config.members
     title = (
         f"groupsim chaos (seed {result.seed}, {result.runs} runs, "
-        f"{low if low == high else f'{low}..{high}'} members, {', '.join(config.protocols)}, "
+        f"{low if low == high else f'{low}..{high}'} members, "
+        f"{'Kafka Streams' if config.kind == 'streams' else ', '.join(config.protocols)}, "
         f"{config.duration_ms / 1000:g} s of faults)"
     )
     table = Table(title=title, show_header=True, header_style="bold")
@@ -218,13 +219,19 @@ def chaos(
     members: Annotated[
         str, typer.Option(help="Members per run: N or A..B (drawn per run).")
     ] = "3..10",
+    kind: Annotated[
+        ChaosKind,
+        typer.Option(help="Generate Connect groups or Kafka Streams applications."),
+    ] = ChaosKind.CONNECT,
     protocol: Annotated[
-        str,
+        str | None,
         typer.Option(
-            help="connect.protocol per run: one or a comma list of " + ", ".join(PROTOCOLS),
+            help="connect.protocol per run: one or a comma list of "
+            + ", ".join(PROTOCOLS)
+            + " (--kind connect).",
             show_default="all of them",
         ),
-    ] = ",".join(PROTOCOLS),
+    ] = None,
     assignor: Annotated[
         ChaosAssignor | None,
         typer.Option(
@@ -274,13 +281,20 @@ def chaos(
         if not 1 <= jobs <= 256:
             raise ChaosInputError(f"--jobs: must be 1..256, got {jobs}")
         _check_size("--members", parse_members(members)[1], "members")
-        protocols = parse_protocols(protocol)
+        if kind is ChaosKind.STREAMS and (protocol is not None or assignor is not None):
+            given = "--protocol" if protocol is not None else "--assignor"
+            raise ChaosInputError(
+                f"{given}: Connect only; a Streams campaign (--kind streams) runs Kafka "
+                "Streams' high-availability assignor"
+            )
+        protocols = parse_protocols(protocol if protocol is not None else ",".join(PROTOCOLS))
         _check_assignor(assignor.value if assignor else None, protocols)
         config = ChaosConfig(
             members=parse_members(members),
             protocols=protocols,
             faults=parse_faults(faults),
             duration_ms=parse_duration_ms(duration),
+            kind=kind.value,
         )
         if out.exists() and not out.is_dir():
             raise ChaosInputError(f"--out: {out} exists and is not a directory")

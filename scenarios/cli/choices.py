@@ -53,6 +53,14 @@ class ConnectMessage(enum.StrEnum):
     ASSIGNMENT = "assignment"
 
 
+class ChaosKind(enum.StrEnum):
+    """``groupsim chaos --kind``: what each run generates
+    (:data:`scenarios.campaigns.chaos_names.KINDS`)."""
+
+    CONNECT = "connect"
+    STREAMS = "streams"
+
+
 class ChaosAssignor(enum.StrEnum):
     """``groupsim chaos --assignor``: the assignor every drawn protocol must run
     (:data:`scenarios.campaigns.chaos.ASSIGNOR_OF`)."""

@@ -27,10 +27,6 @@ __all__ = [
     "Assignment",
     "Assignor",
     "Config",
-    "ConnectorStart",
-    "ConnectorStarted",
-    "ConnectorStop",
-    "ConnectorStopped",
     "CoordinatorFound",
     "CoordinatorUnknown",
     "Fault",
@@ -39,10 +35,6 @@ __all__ = [
     "GroupState",
     "HeartbeatRequest",
     "HeartbeatResponse",
-    "HerderStall",
-    "InternalRequest",
-    "InternalRequestRejected",
-    "InternalRequestVerified",
     "JoinGroupRequest",
     "JoinGroupResponse",
     "LateRequest",
@@ -55,21 +47,14 @@ __all__ = [
     "MemberStart",
     "MemberStop",
     "Phase",
-    "ProtocolDowngrade",
     "Revoke",
     "RunEnd",
     "RunStart",
-    "SessionKey",
-    "StaticConfigIgnored",
     "StaticPlacement",
     "Step",
     "StreamsTasks",
     "SyncGroupRequest",
     "SyncGroupResponse",
-    "TaskStart",
-    "TaskStarted",
-    "TaskStop",
-    "TaskStopped",
     "TimerFired",
     "Violation",
     "Work",
@@ -468,106 +453,6 @@ class Revoke(_Rec, tag="revoke", kw_only=True):
     connectors: list[str]
     tasks: list[str]
     reason: str
-    member: str
-
-
-class ConnectorStart(_Rec, tag="connector_start", kw_only=True):
-    connector: str
-    generation: int
-    member: str
-
-
-class ConnectorStarted(_Rec, tag="connector_started", kw_only=True):
-    connector: str
-    generation: int
-    member: str
-
-
-class ConnectorStop(_Rec, tag="connector_stop", kw_only=True):
-    connector: str
-    reason: str
-    member: str
-
-
-class ConnectorStopped(_Rec, tag="connector_stopped", kw_only=True):
-    connector: str
-    reason: str
-    member: str
-
-
-class TaskStart(_Rec, tag="task_start", kw_only=True):
-    task: str
-    generation: int
-    member: str
-
-
-class TaskStarted(_Rec, tag="task_started", kw_only=True):
-    task: str
-    generation: int
-    member: str
-
-
-class TaskStop(_Rec, tag="task_stop", kw_only=True):
-    task: str
-    reason: str
-    member: str
-
-
-class TaskStopped(_Rec, tag="task_stopped", kw_only=True):
-    task: str
-    reason: str
-    member: str
-
-
-class StaticConfigIgnored(_Rec, tag="static_config_ignored", kw_only=True):
-    protocol: str
-    member: str
-
-
-class SessionKey(_Rec, tag="session_key", kw_only=True):
-    key_id: int
-    created_ms: int
-    reason: str
-    member: str
-
-
-class InternalRequest(_Rec, tag="internal_request", kw_only=True):
-    """``to`` is null when the worker knows no leader; ``key_id`` null when unsigned."""
-
-    to: str | None
-    connector: str
-    tasks: int
-    key_id: int | None
-    signed: bool
-    member: str
-
-
-class InternalRequestVerified(_Rec, tag="internal_request_verified", kw_only=True):
-    origin: str
-    connector: str
-    tasks: int
-    validation: bool
-    reason: str | None
-    member: str
-
-
-class InternalRequestRejected(_Rec, tag="internal_request_rejected", kw_only=True):
-    origin: str
-    connector: str
-    tasks: int
-    validation: bool
-    reason: str | None
-    member: str
-
-
-class HerderStall(_Rec, tag="herder_stall", kw_only=True):
-    stall_ms: int
-    member: str
-
-
-class ProtocolDowngrade(_Rec, tag="protocol_downgrade", kw_only=True):
-    from_version: int
-    to_version: int
     member: str
 
 

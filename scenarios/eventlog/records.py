@@ -1,7 +1,8 @@
 """Typed event-log records: one msgspec Struct per record kind, a tagged union on ``kind``.
 
 The log itself stays a list of dicts (:mod:`scenarios.eventlog.log`); the Structs of
-:mod:`scenarios.eventlog.kinds`, :mod:`scenarios.eventlog.kinds_streams` and
+:mod:`scenarios.eventlog.kinds`, :mod:`scenarios.eventlog.kinds_connect`,
+:mod:`scenarios.eventlog.kinds_streams` and
 :mod:`scenarios.eventlog.kinds_serve` (``groupsim serve``) are its closed schema
 (log_version 1). Every record is ``t_ms`` (virtual ms), ``seq``, ``kind``, then the
 kind's fields in the order the emitters write them. A field that some records of a kind carry
@@ -18,6 +19,7 @@ from typing import Any
 import msgspec
 
 from scenarios.eventlog import kinds as k
+from scenarios.eventlog import kinds_connect as kc
 from scenarios.eventlog import kinds_serve as kv
 from scenarios.eventlog import kinds_streams as ks
 
@@ -61,21 +63,21 @@ LogRecord = (
     | k.Assignor
     | k.Assignment
     | k.Revoke
-    | k.ConnectorStart
-    | k.ConnectorStarted
-    | k.ConnectorStop
-    | k.ConnectorStopped
-    | k.TaskStart
-    | k.TaskStarted
-    | k.TaskStop
-    | k.TaskStopped
-    | k.StaticConfigIgnored
-    | k.SessionKey
-    | k.InternalRequest
-    | k.InternalRequestVerified
-    | k.InternalRequestRejected
-    | k.HerderStall
-    | k.ProtocolDowngrade
+    | kc.ConnectorStart
+    | kc.ConnectorStarted
+    | kc.ConnectorStop
+    | kc.ConnectorStopped
+    | kc.TaskStart
+    | kc.TaskStarted
+    | kc.TaskStop
+    | kc.TaskStopped
+    | kc.StaticConfigIgnored
+    | kc.SessionKey
+    | kc.InternalRequest
+    | kc.InternalRequestVerified
+    | kc.InternalRequestRejected
+    | kc.HerderStall
+    | kc.ProtocolDowngrade
     | ks.SubscriptionVersionUpdate
     | ks.StreamsAssignment
     | ks.ProbingRebalanceScheduled

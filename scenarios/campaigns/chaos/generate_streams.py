@@ -1,0 +1,240 @@
+"""The Streams chaos generator (``groupsim chaos --kind streams``): from ``(campaign seed, run
+index)`` alone — one ``random.Random`` seeded with ``"groupsim-chaos-streams/<seed>/<index>"``,
+the ``delay_request`` faults from a second one, nothing else random — a Kafka Streams
+application and a timeline of faults, as a :class:`ChaosSpec` whose ``streams`` holds the
+scenario file's body (docs/streams.md, docs/chaos.md "Streams campaigns").
+
+Drawn per run (KIP-441 / KIP-708 / KIP-925 settings across their ranges):
+
+- clients: ``num.stream.threads`` 1–3 (the capacity the HA assignor balances by), a
+  ``client.rack`` when the run is rack-aware, a ``client.tag.zone`` when it uses
+  ``rack.aware.assignment.tags``, a state directory with some tasks at some lag, and a quarter
+  of them (never the first) joining later (scale-out);
+- the topology: 1–3 subtopologies of 1–8 partitions, stateful or stateless, changelogs of
+  0–500,000 records that keep growing (0–50 records/s, restored at 20,000–100,000 records/s
+  per task, so warm-ups catch up);
+- ``num.standby.replicas`` 0–2, ``max.warmup.replicas`` 1–4, ``acceptable.recovery.lag``
+  1,000–100,000,
+  ``probing.rebalance.interval.ms`` 60–300 s, ``rack.aware.assignment.strategy`` none /
+  ``min_traffic`` / ``balance_subtopology``;
+- faults of every kind the engine takes for Streams: ``crash`` (restart without LeaveGroup),
+  ``leave`` (clean restart, or a client gone for good), ``partition``, ``loss``, ``latency``,
+  ``slow`` (the stream thread stalls; past ``max.poll.interval.ms`` the client leaves),
+  ``failover``, ``config`` (a restart with its state directory wiped: every store restores
+  from scratch) and ``delay`` (``delay_request``).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from scenarios.campaigns.chaos.generate import ChaosConfig, ChaosSpec, _add_delays, _rng
+
+__all__ = ["generate_streams", "STREAMS_MAX_POLL_MS"]
+
+#: ``max.poll.interval.ms`` of generated clients (Kafka Streams' default is 300000; a shorter
+#: one lets a stream-thread stall outlast it within a short run).
+STREAMS_MAX_POLL_MS = 60_000
+_RESTORE_RATES = (20_000, 50_000, 100_000)
+
+
+def generate_streams(config: ChaosConfig, campaign_seed: int, index: int) -> ChaosSpec:
+    """The Streams chaos scenario of run ``index`` of campaign ``campaign_seed``
+    (deterministic: the same arguments give the same spec)."""
+    rng = random.Random(f"groupsim-chaos-streams/{campaign_seed}/{index}")
+    n = rng.randint(*config.members)
+    names = [f"s{i}" for i in range(1, n + 1)]
+    restore = rng.choice(_RESTORE_RATES)
+    strategy = rng.choice(("none", "none", "min_traffic", "balance_subtopology"))
+    tagged = strategy == "none" and rng.random() < 0.3
+    app: dict[str, Any] = {
+        "num.standby.replicas": rng.choice((0, 1, 1, 2)),
+        "max.warmup.replicas": rng.randint(1, 4),
+        # not 0: see docs/chaos.md "Streams campaigns" (a task moving under a growing
+        # changelog flaps between two clients when only its running active counts as caught up)
+        "acceptable.recovery.lag": rng.choice((1_000, 10_000, 100_000)),
+        "probing.rebalance.interval.ms": rng.choice((60_000, 120_000, 300_000)),
+        "max.poll.interval.ms": STREAMS_MAX_POLL_MS,
+        "groupsim.restore.records.per.sec": restore,
+    }
+    if strategy != "none":
+        app["rack.aware.assignment.strategy"] = strategy
+    if tagged:
+        app["rack.aware.assignment.tags"] = ["zone"]
+    racks = [f"r{i}" for i in range(rng.randint(2, 3))]
+
+    subtopologies: list[dict[str, Any]] = []
+    for sub in range(rng.randint(1, 3)):
+        partitions = rng.randint(1, 8)
+        entry: dict[str, Any] = {"id": sub, "partitions": partitions}
+        if sub > 0 and rng.random() < 0.35:
+            entry["stateful"] = False
+        else:
+            records = rng.choice((0, 10_000, 100_000, 500_000))
+            entry["changelog_records"] = records
+            # growth far below the restore rate: a warm-up always catches up
+            entry["changelog_rate"] = rng.choice((0, 10, 50)) if records else 0
+            if strategy != "none":
+                entry["changelog_racks"] = [[rng.choice(racks)] for _ in range(partitions)]
+        if strategy != "none":
+            entry["source_racks"] = [[rng.choice(racks)] for _ in range(partitions)]
+        subtopologies.append(entry)
+    tasks = [f"{s['id']}_{p}" for s in subtopologies for p in range(s["partitions"])]
+    stateful = [
+        f"{s['id']}_{p}"
+        for s in subtopologies
+        if s.get("stateful", True)
+        for p in range(s["partitions"])
+    ]
+
+    clients: list[dict[str, Any]] = []
+    late: list[str] = []
+    for i, name in enumerate(names):
+        own: dict[str, Any] = {}
+        threads = rng.choice((1, 1, 2, 3))
+        if threads > 1:
+            own["num.stream.threads"] = threads
+        if strategy != "none":
+            own["client.rack"] = rng.choice(racks)
+        if tagged:
+            own["client.tag.zone"] = f"z{rng.randint(1, 3)}"
+        client: dict[str, Any] = {"name": name}
+        if own:
+            client["config"] = own
+        held = rng.sample(stateful, rng.randint(0, len(stateful))) if stateful else []
+        if held:
+            client["state"] = {
+                t: rng.choice((0, 0, 500, 50_000)) for t in sorted(held, key=_task_order)
+            }
+        if i > 0 and rng.random() < 0.25:
+            client["autostart"] = False
+            late.append(name)
+        clients.append(client)
+
+    gen = _StreamsTimeline(rng, names)
+    for name in late:
+        gen.join(name, rng.randrange(config.duration_ms))
+    count = rng.randint(1, config.fault_limit) if config.fault_limit else 0
+    times = sorted(rng.randrange(config.duration_ms) for _ in range(count))
+    kinds = [k for k in config.faults if k != "delay"]
+    for at_ms in times if kinds else ():
+        gen.fault(rng.choice(kinds), at_ms)
+    if "delay" in config.faults:
+        _add_delays(gen, config, _rng(campaign_seed, index, "streams-delay"), times)
+    gen.sort()
+
+    body = {"config": app, "subtopologies": subtopologies, "clients": clients}
+    return ChaosSpec(
+        name=f"chaos-streams-{campaign_seed}-{index}",
+        seed=rng.getrandbits(32),
+        campaign_seed=campaign_seed,
+        index=index,
+        protocol="streams",
+        members=n,
+        cluster_config={},
+        worker_configs={},
+        jitter_ms=rng.choice((0, 0, 1, 5)),
+        connectors=[],
+        steps=gen.steps,
+        kinds=gen.kinds,
+        duration_ms=config.duration_ms,
+        description=(
+            f"groupsim chaos --kind streams: campaign seed {campaign_seed}, run {index}: {n} "
+            f"clients, {len(tasks)} tasks ({len(stateful)} stateful), "
+            f"{len(gen.steps)} steps in {config.duration_ms} ms"
+        ),
+        streams=body,
+    )
+
+
+def _task_order(task: str) -> tuple[int, int]:
+    sub, part = task.split("_")
+    return int(sub), int(part)
+
+
+class _StreamsTimeline:
+    """Draws steps the Streams loader accepts: a client is stopped only while it runs (a late
+    client only after its ``join``), and at least half the clients stay for good."""
+
+    def __init__(self, rng: random.Random, names: list[str]) -> None:
+        self.rng = rng
+        self.names = names
+        self.up_at = dict.fromkeys(names, 0)
+        self.gone: set[str] = set()
+        self.steps: list[dict[str, Any]] = []
+        self.kinds: list[str] = []
+
+    def add(self, kind: str, step: dict[str, Any]) -> None:
+        self.steps.append(step)
+        self.kinds.append(kind)
+
+    def sort(self) -> None:
+        order = sorted(range(len(self.steps)), key=lambda i: self.steps[i]["at_ms"])
+        self.steps = [self.steps[i] for i in order]
+        self.kinds = [self.kinds[i] for i in order]
+
+    def join(self, name: str, at_ms: int) -> None:
+        self.up_at[name] = at_ms
+        self.add("join", {"at_ms": at_ms, "action": "join", "client": name})
+
+    def running(self, at_ms: int) -> list[str]:
+        return [m for m in self.names if m not in self.gone and self.up_at[m] < at_ms]
+
+    def may_remove_for_good(self, name: str) -> bool:
+        staying = [m for m in self.names if m not in self.gone and m != name]
+        return len(staying) >= max(1, (len(self.names) + 1) // 2)
+
+    def fault(self, kind: str, at_ms: int) -> None:
+        rng = self.rng
+        running = self.running(at_ms)
+        if not running:
+            return
+        member = rng.choice(running)
+        if kind in ("crash", "leave", "config"):
+            if kind == "leave" and rng.random() < 0.2 and self.may_remove_for_good(member):
+                self.gone.add(member)
+                step = {"at_ms": at_ms, "action": "leave", "client": member}
+                self.add(kind, {**step, "leave_group": rng.random() < 0.5})
+                return
+            down = rng.choice((0, rng.randint(1_000, 120_000)))
+            self.up_at[member] = at_ms + down
+            step = {"at_ms": at_ms, "action": "restart", "client": member, "down_ms": down}
+            step["clean"] = kind == "leave"
+            if kind == "config":
+                step["wipe_state"] = True
+            self.add(kind, step)
+        elif kind == "partition":
+            duration = rng.randint(1_000, 120_000)
+            self.add(kind, {**_fault(at_ms, "partition", member), "duration_ms": duration})
+        elif kind == "loss":
+            step = _fault(at_ms, "loss", member)
+            step["direction"] = rng.choice(("to_coordinator", "from_coordinator", "both"))
+            step["probability"] = round(rng.uniform(0.05, 1.0), 2)
+            step["duration_ms"] = rng.randint(1_000, 60_000)
+            self.add(kind, step)
+        elif kind == "latency":
+            step = {**_fault(at_ms, "latency", member), "extra_ms": rng.randint(1, 5_000)}
+            self.add(kind, {**step, "duration_ms": rng.randint(1_000, 60_000)})
+        elif kind == "slow":
+            # half of the stalls outlast max.poll.interval.ms: the client leaves the group
+            stall = rng.choice(
+                (rng.randint(100, 30_000), rng.randint(STREAMS_MAX_POLL_MS + 1, 90_000))
+            )
+            self.add(kind, {**_fault(at_ms, "slow", member), "stall_ms": stall})
+        elif kind == "failover":
+            down = rng.choice((0, rng.randint(1, 10_000)))
+            self.add(kind, {"at_ms": at_ms, "action": "coordinator_failover", "down_ms": down})
+
+    def delay_request(self, rng: random.Random, at_ms: int) -> None:
+        """A ``delay_request`` (see :meth:`generate._Timeline.delay_request`)."""
+        delay = rng.choice(
+            (rng.randint(1, 10_000), rng.randint(10_001, 40_000), rng.randint(40_001, 70_000))
+        )
+        step = _fault(at_ms, "delay_request", rng.choice(self.names))
+        step["request"] = rng.choice(("heartbeat", "sync_group", "join_group", "any"))
+        self.add("delay", {**step, "delay_ms": delay, "duration_ms": rng.randint(1_000, 30_000)})
+
+
+def _fault(at_ms: int, action: str, member: str) -> dict[str, Any]:
+    return {"at_ms": at_ms, "action": action, "member": member}
