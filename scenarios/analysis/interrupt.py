@@ -77,8 +77,32 @@ def plain_sigint() -> None:
     _FILTER.interrupted = False
     for name in ("", "py4j.clientserver", "py4j.java_gateway"):
         logging.getLogger(name).addFilter(_FILTER)
+    _quiet_accumulator_server()
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, _on_sigint)
+
+
+def _quiet_accumulator_server() -> None:
+    """pyspark's accumulator server (a ``socketserver.TCPServer`` in the driver) prints a
+    traceback to stderr when the JVM — which gets Ctrl-C too — drops its connection
+    mid-request; once Ctrl-C arrived that traceback is noise, so it is dropped."""
+    import sys
+
+    if "pyspark" not in sys.modules:
+        return
+    from pyspark import SparkContext
+
+    server = getattr(SparkContext._active_spark_context, "_accumulatorServer", None)
+    if server is None or getattr(server, "_groupsim_quiet", False):
+        return
+    report = server.handle_error
+
+    def handle_error(request: Any, client_address: Any) -> None:
+        if not _FILTER.interrupted:
+            report(request, client_address)
+
+    server.handle_error = handle_error
+    server._groupsim_quiet = True
 
 
 def stop_jvm(timeout_s: float = 10.0) -> None:
