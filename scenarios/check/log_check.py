@@ -2,7 +2,7 @@
 
 The recorded ``violation`` records are ignored; every other record is fed again to a fresh
 :class:`scenarios.check.invariants.InvariantChecker`, and the end-of-run liveness/balance check of
-:func:`scenarios.check.metrics.liveness_violations` is repeated on the whole log, and so are
+:func:`scenarios.check.liveness.liveness_violations` is repeated on the whole log, and so are
 the protocol checkers of :mod:`scenarios.check.protocol_checkers` (each violation at its
 offending record's time).
 """
@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from scenarios.check.invariants import InvariantChecker
-from scenarios.check.metrics import liveness_violations, summarize
+from scenarios.check.liveness import liveness_violations
+from scenarios.check.metrics import summarize
 from scenarios.check.protocol_checkers import protocol_violations
 from scenarios.eventlog import read_jsonl
 

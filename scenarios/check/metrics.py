@@ -1,5 +1,5 @@
-"""Run metrics from an event log: :func:`summarize` (written to ``summary.json``) and the
-end-of-run liveness check :func:`liveness_violations`.
+"""Run metrics from an event log: :func:`summarize` (written to ``summary.json``; the
+end-of-run liveness check over it is :func:`scenarios.check.liveness.liveness_violations`).
 
 All times are virtual milliseconds (ints). One pass over the records, O(1) per record except
 ``config`` records (O(configured tasks)) and ``generation`` records (O(live workers)).
@@ -24,7 +24,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["summarize", "liveness_violations", "step_end_ms", "Summary"]
+__all__ = ["summarize", "step_end_ms", "Summary"]
 
 Summary = dict[str, Any]
 
@@ -102,6 +102,11 @@ class _Summarizer:
         self.configured: dict[str, int] = {}
         self.seen_config = False
         self.member_running: dict[str, dict[str, dict[str, None]]] = {}
+        # A task a worker's herder stopped because its config was removed stays in that
+        # worker's assignment until a revocation names it: the leader counts it as that
+        # worker's load (IncrementalCooperativeAssignor), e.g. a new leader whose view of
+        # the previous assignment was cleared, so balance counts it too while unconfigured.
+        self.member_parked: dict[str, set[str]] = {}
         self.live: dict[str, None] = {}
         # KIP-987: what each live static worker claims (static.connectors + static.tasks).
         self.static_claims: dict[str, set[str]] = {}
@@ -138,8 +143,16 @@ class _Summarizer:
         ev = _TASK_EVENTS.get(kind)  # type: ignore[arg-type]
         if ev is not None:
             what, started = ev
+            if kind == "task_stop" and r.get("reason") == "configuration removed":
+                self.member_parked.setdefault(str(r.get("member")), set()).add(str(r.get("task")))
             self.set_running(what, r.get(what), r.get("member"), started, t)
             return
+        if kind == "revoke":
+            self.member_parked.get(str(r.get("member")), set()).difference_update(
+                r.get("tasks") or ()
+            )
+        elif kind == "assignment" and r.get("protocol") == "default":
+            self.member_parked.pop(str(r.get("member")), None)  # eager: a whole assignment
         if kind == "generation":
             self.sample_imbalance()
             protocol = r.get("protocol")
@@ -265,6 +278,7 @@ class _Summarizer:
         self.last_change_ms = t
 
     def member_gone(self, member: Any, t: int) -> None:
+        self.member_parked.pop(str(member), None)
         per_member = self.member_running.get(member)
         if per_member is None:
             return
@@ -296,8 +310,19 @@ class _Summarizer:
     def spread(self, what: str) -> int:
         if not self.live:
             return 0
-        counts = [len(self.member_running[m][what]) for m in self.live]
+        counts = [len(self.member_running[m][what]) + self.parked(m, what) for m in self.live]
         return max(counts) - min(counts)
+
+    def parked(self, member: str, what: str) -> int:
+        """Tasks ``member`` still holds in its assignment though its herder stopped them
+        because their config was removed (see ``member_parked``)."""
+        if what != "task":
+            return 0
+        held = self.member_parked.get(member)
+        if not held:
+            return 0
+        tasks = self.insts["task"]
+        return sum(1 for name in held if name in tasks and not tasks[name].configured)
 
     def balance_spread(self, what: str) -> int:
         """The spread that convergence demands be <= 1.
@@ -314,7 +339,9 @@ class _Summarizer:
         if not wildcard:
             return 0
         counts = [
-            sum(1 for name in self.member_running[m][what] if name not in claims) for m in wildcard
+            sum(1 for name in self.member_running[m][what] if name not in claims)
+            + self.parked(m, what)
+            for m in wildcard
         ]
         return max(counts) - min(counts)
 
@@ -465,116 +492,3 @@ def summarize(records: Sequence[dict[str, Any]]) -> Summary:
     for record in records:
         summarizer.feed(record)
     return summarizer.result()
-
-
-def liveness_violations(
-    records: Sequence[dict[str, Any]], summary: Summary | None = None
-) -> list[dict[str, Any]]:
-    """End-of-run liveness and balance (DESIGN.md §7), as fields for ``violation`` records.
-
-    The runtime calls it before emitting ``run_end`` (then the end is the last record's time).
-    Returns ``[]`` when converged; otherwise a ``liveness`` violation when some configured
-    instance is not running exactly once (or a removed one still runs), and/or a ``balance``
-    violation when max − min running tasks or connectors over live workers exceeds 1.
-
-    Args:
-        records: the log so far.
-        summary: :func:`summarize` of ``records``, if already computed.
-    """
-    if summary is None:
-        summary = summarize(records)
-    if summary["converged"]:
-        return []
-    conv = summary["convergence"]
-    issue = _duplicates_issue(records, conv) or _replay_refusal_issue(records, summary)
-    end = summary["end_ms"]
-    found: list[dict[str, Any]] = []
-    parts: list[str] = []
-    for what in ("task", "connector"):
-        for key, text in (
-            (f"not_running_{what}s", "configured {what}s not running"),
-            (f"duplicate_{what}s", "{what}s running more than once"),
-            (f"unconfigured_running_{what}s", "removed {what}s still running"),
-        ):
-            items = conv[key]
-            if items:
-                shown = ", ".join(items[:5]) + (", …" if len(items) > 5 else "")
-                parts.append(f"{len(items)} {text.format(what=what)} ({shown})")
-    if parts:
-        found.append(
-            {
-                "invariant": "liveness",
-                "detail": f"at {end} ms: " + "; ".join(parts),
-                "tasks": conv["not_running_tasks"] + conv["duplicate_tasks"],
-                "connectors": conv["not_running_connectors"] + conv["duplicate_connectors"],
-            }
-        )
-    if conv["task_spread"] > 1 or conv["connector_spread"] > 1:
-        counts = summary["workers_final"]
-        found.append(
-            {
-                "invariant": "balance",
-                "detail": (
-                    f"at {end} ms: running tasks per live worker differ by "
-                    f"{conv['task_spread']} and connectors by {conv['connector_spread']} "
-                    "(max - min must be <= 1)"
-                ),
-                "task_counts": {m: c["tasks"] for m, c in counts.items()},
-                "connector_counts": {m: c["connectors"] for m, c in counts.items()},
-            }
-        )
-    if issue is not None:
-        # What is left is a known upstream issue's duplicate, e.g. KAFKA-13816's: it lasts
-        # until the next eager rebalance, and a quiet end of run brings none.
-        for violation in found:
-            if violation["invariant"] == "liveness" or conv["task_spread"] <= 1 + len(
-                conv["duplicate_tasks"]
-            ):
-                violation["known_issue"] = issue
-    return found
-
-
-def _replay_refusal_issue(records: Sequence[dict[str, Any]], summary: Summary) -> str | None:
-    """``failover-protocol-replay`` when no worker is left because, after a coordinator
-    failover, workers were refused with INCONSISTENT_GROUP_PROTOCOL and their herders exited
-    (the loaded group knows only each member's elected protocol, as Kafka's replay does)."""
-    if summary.get("workers_final"):
-        return None
-    loaded = False
-    for r in records:
-        kind = r.get("kind")
-        if kind == "group_loaded":
-            loaded = True
-        elif loaded and kind == "member_fatal" and r.get("error") == "INCONSISTENT_GROUP_PROTOCOL":
-            return "failover-protocol-replay"
-    return None
-
-
-def _duplicates_issue(records: Sequence[dict[str, Any]], conv: dict[str, Any]) -> str | None:
-    """The known issue behind the end-of-run state, when its only fault is instances running
-    twice that a known-issue ``double_ownership`` started; else None."""
-    if any(
-        conv[k]
-        for k in (
-            "not_running_tasks",
-            "not_running_connectors",
-            "unconfigured_running_tasks",
-            "unconfigured_running_connectors",
-        )
-    ):
-        return None
-    duplicates = [("task", t) for t in conv["duplicate_tasks"]] + [
-        ("connector", c) for c in conv["duplicate_connectors"]
-    ]
-    if not duplicates:
-        return None
-    issues: dict[tuple[str, str], str] = {}
-    for r in records:
-        if r.get("kind") == "violation" and r.get("known_issue"):
-            for what in ("task", "connector"):
-                if r.get(what) is not None:
-                    issues[(what, r[what])] = str(r["known_issue"])
-    named = {issues.get(d) for d in duplicates}
-    if None in named or len(named) != 1:
-        return None
-    return named.pop()

@@ -22,7 +22,7 @@ fault, computed from the log's worker settings), the group must have converged b
 every configured connector and task runs exactly once, nothing else runs, and the spread of
 tasks and connectors over live workers is at most 1 (under ``static``, of wildcard jobs over
 wildcard workers) — the end-of-run ``liveness``/``balance`` rules of
-:func:`scenarios.check.metrics.liveness_violations`, applied to the log up to ``E + B``. A
+:func:`scenarios.check.liveness.liveness_violations`, applied to the log up to ``E + B``. A
 quiet period that lasts to the end of the run is left to the end-of-run check. What the
 end-of-run check (or chaos's ``known_issue_of``) attributes to a known upstream issue — only
 duplicates left by double ownerships a known issue explains, e.g. KAFKA-13816's, which lasts
@@ -37,7 +37,8 @@ from typing import Any
 
 from scenarios.check.bounds import bound_from_log
 from scenarios.check.invariants import InvariantChecker
-from scenarios.check.metrics import _Summarizer, liveness_violations, step_end_ms, summarize
+from scenarios.check.liveness import liveness_violations
+from scenarios.check.metrics import _Summarizer, step_end_ms, summarize
 
 __all__ = ["QUIET_PERIOD_BALANCE", "quiet_periods", "check_quiet_period_balance"]
 

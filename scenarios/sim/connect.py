@@ -27,7 +27,8 @@ from members.messages import (
 from members.worker import ConnectWorker
 from protocol.effects import Effect
 from scenarios.check.expect import evaluate
-from scenarios.check.metrics import liveness_violations, summarize
+from scenarios.check.liveness import liveness_violations
+from scenarios.check.metrics import summarize
 from scenarios.check.protocol_checkers import protocol_violations
 from scenarios.input import schema
 from scenarios.input.loader import LoadedScenario
