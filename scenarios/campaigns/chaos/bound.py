@@ -67,9 +67,10 @@ def streams_bound_for(loaded: LoadedStreamsScenario, fault_end_ms: int) -> int:
     ``2 × (S + H) + P + G`` — the coordinator notices a crashed client (session timeout ``S``,
     heartbeat ``H``), a join phase lasts at most the rebalance timeout (Streams' consumers use
     ``max.poll.interval.ms`` ``P``), the initial rebalance delay ``G`` — plus
-    ``(ceil(stateful tasks / max.warmup.replicas) + 3) × probing.rebalance.interval.ms ×
-    ceil(restore / probing interval)`` plus ``restore``: KIP-441 moves at most
-    ``max.warmup.replicas`` tasks per probing rebalance, each warm-up restoring in parallel;
+    ``(ceil(stateful tasks × (1 + num.standby.replicas) / max.warmup.replicas) + 3) ×
+    probing.rebalance.interval.ms × ceil(restore / probing interval)`` plus ``restore``:
+    KIP-441 moves at most ``max.warmup.replicas`` task copies (active or standby,
+    ``TaskMovement``) per probing rebalance, each warm-up restoring in parallel;
     ``restore`` is the longest full restoration of a changelog at the end of the run
     (``records + rate × t`` at ``groupsim.restore.records.per.sec − rate``).
     """
@@ -90,7 +91,11 @@ def streams_bound_for(loaded: LoadedStreamsScenario, fault_end_ms: int) -> int:
             longest = max(longest, -(-records * 1000 // max(1, restore_rate - rate)))
         return longest
 
-    rounds = -(-len(topology.stateful) // max(1, warmups)) + STREAMS_EXTRA_ROUNDS
+    # every copy of a stateful task (active and standbys) may move, each through a warm-up
+    # (TaskMovement moves actives and standbys alike)
+    replicas = 1 + max(c.assignment.num_standby_replicas for c in configs)
+    movable = len(topology.stateful) * replicas
+    rounds = -(-movable // max(1, warmups)) + STREAMS_EXTRA_ROUNDS
     network = 10 * (loaded.scenario.network.latency_ms + loaded.scenario.network.jitter_ms)
     initial = loaded.coordinator_config.initial_rebalance_delay_ms
     fixed = 2 * (session + heartbeat) + poll + initial + network
