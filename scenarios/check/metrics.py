@@ -102,11 +102,6 @@ class _Summarizer:
         self.configured: dict[str, int] = {}
         self.seen_config = False
         self.member_running: dict[str, dict[str, dict[str, None]]] = {}
-        # A task a worker's herder stopped because its config was removed stays in that
-        # worker's assignment until a revocation names it: the leader counts it as that
-        # worker's load (IncrementalCooperativeAssignor), e.g. a new leader whose view of
-        # the previous assignment was cleared, so balance counts it too while unconfigured.
-        self.member_parked: dict[str, set[str]] = {}
         self.live: dict[str, None] = {}
         # KIP-987: what each live static worker claims (static.connectors + static.tasks).
         self.static_claims: dict[str, set[str]] = {}
@@ -143,16 +138,8 @@ class _Summarizer:
         ev = _TASK_EVENTS.get(kind)  # type: ignore[arg-type]
         if ev is not None:
             what, started = ev
-            if kind == "task_stop" and r.get("reason") == "configuration removed":
-                self.member_parked.setdefault(str(r.get("member")), set()).add(str(r.get("task")))
             self.set_running(what, r.get(what), r.get("member"), started, t)
             return
-        if kind == "revoke":
-            self.member_parked.get(str(r.get("member")), set()).difference_update(
-                r.get("tasks") or ()
-            )
-        elif kind == "assignment" and r.get("protocol") == "default":
-            self.member_parked.pop(str(r.get("member")), None)  # eager: a whole assignment
         if kind == "generation":
             self.sample_imbalance()
             protocol = r.get("protocol")
@@ -278,7 +265,6 @@ class _Summarizer:
         self.last_change_ms = t
 
     def member_gone(self, member: Any, t: int) -> None:
-        self.member_parked.pop(str(member), None)
         per_member = self.member_running.get(member)
         if per_member is None:
             return
@@ -310,19 +296,8 @@ class _Summarizer:
     def spread(self, what: str) -> int:
         if not self.live:
             return 0
-        counts = [len(self.member_running[m][what]) + self.parked(m, what) for m in self.live]
+        counts = [len(self.member_running[m][what]) for m in self.live]
         return max(counts) - min(counts)
-
-    def parked(self, member: str, what: str) -> int:
-        """Tasks ``member`` still holds in its assignment though its herder stopped them
-        because their config was removed (see ``member_parked``)."""
-        if what != "task":
-            return 0
-        held = self.member_parked.get(member)
-        if not held:
-            return 0
-        tasks = self.insts["task"]
-        return sum(1 for name in held if name in tasks and not tasks[name].configured)
 
     def balance_spread(self, what: str) -> int:
         """The spread that convergence demands be <= 1.
@@ -339,9 +314,7 @@ class _Summarizer:
         if not wildcard:
             return 0
         counts = [
-            sum(1 for name in self.member_running[m][what] if name not in claims)
-            + self.parked(m, what)
-            for m in wildcard
+            sum(1 for name in self.member_running[m][what] if name not in claims) for m in wildcard
         ]
         return max(counts) - min(counts)
 

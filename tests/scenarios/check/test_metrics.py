@@ -261,27 +261,3 @@ def test_streams_time_to_converge_counts_from_the_end_of_the_last_fault() -> Non
     assert measured is not None and measured > 0
     expected = measured + last["duration_ms"]
     assert summarize_streams(as_instant, loaded)["time_to_converge_ms"] == expected
-
-
-def test_a_task_stopped_for_a_removed_config_counts_until_a_revocation_names_it() -> None:
-    """IncrementalCooperativeAssignor counts what a worker's assignment holds: a new leader
-    (its view of the previous assignment cleared) neither revokes nor discounts a task whose
-    config was removed, though the worker's herder already stopped it; balance follows the
-    leader's count until a revocation names the task."""
-    log = Log().start({"a": 2, "b": 2}, ["w1", "w2"])
-    log.generation(1000, 1)
-    log.assignment(1000, "w1", 1)
-    log.assignment(1000, "w2", 1)
-    log.run_task(1000, "w1", "a-0", 1)
-    log.run_task(1000, "w1", "a-1", 1)
-    log.run_task(1000, "w2", "b-0", 1)
-    log.run_task(1000, "w2", "b-1", 1)
-    log.add(5000, "config", connectors={"a": 2, "b": 1})
-    log.stop_task(5000, "w2", "b-1", reason="configuration removed")
-    parked = summarize([*log.records, {"t_ms": 9000, "seq": 99, "kind": "run_end"}])
-    assert parked["workers_final"]["w2"]["tasks"] == 1
-    assert parked["convergence"]["task_spread"] == 0  # w2 still holds b-1: 2 and 2
-    log.add(9000, "revoke", member="w2", generation=2, tasks=["b-1"], connectors=[])
-    log.add(9500, "run_end")
-    revoked = summarize(log.records)
-    assert revoked["convergence"]["task_spread"] == 1  # 2 and 1
