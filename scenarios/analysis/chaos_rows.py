@@ -34,6 +34,7 @@ __all__ = [
     "result_from_rows",
     "write_row_reproducers",
     "config_fingerprint",
+    "same_campaign",
 ]
 
 #: The ``runs`` table of a campaign on Spark, in order (name, type).
@@ -229,3 +230,16 @@ def config_fingerprint(config: ChaosConfig, seed: int) -> dict[str, Any]:
     its :class:`scenarios.campaigns.chaos.ChaosConfig`, as JSON values."""
     fields = json.loads(json.dumps(dataclasses.asdict(config)))
     return {"seed": seed, "config": fields}
+
+
+def same_campaign(meta: Mapping[str, Any], want: Mapping[str, Any]) -> bool:
+    """Whether a ``campaign.json`` document ``meta`` names the campaign ``want``
+    (:func:`config_fingerprint`). A :class:`ChaosConfig` field ``meta`` lacks (written before
+    the field existed, e.g. ``kind`` before ``--kind streams``) counts as its default: the
+    runs of such a campaign are the default's."""
+    defaults = config_fingerprint(ChaosConfig(), 0)["config"]
+    config = meta.get("config")
+    if not isinstance(config, Mapping):
+        return dict(meta) == dict(want)
+    filled = {**{k: v for k, v in defaults.items() if k not in config}, **config}
+    return {**meta, "config": filled} == dict(want)

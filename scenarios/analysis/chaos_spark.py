@@ -46,6 +46,7 @@ from scenarios.analysis.chaos_rows import (
     chaos_row,
     config_fingerprint,
     result_from_rows,
+    same_campaign,
     write_row_reproducers,
 )
 from scenarios.analysis.interrupt import (
@@ -127,7 +128,7 @@ def _check_campaign(out: str, config: ChaosConfig, seed: int) -> None:
             meta = json.loads(meta_path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise CampaignOutError(f"{meta_path}: unreadable: {exc}") from None
-        if meta != want:
+        if not same_campaign(meta, want):
             raise CampaignOutError(
                 f"{directory} holds the runs of another chaos campaign (seed "
                 f"{meta.get('seed')}; see its campaign.json); use another --out"

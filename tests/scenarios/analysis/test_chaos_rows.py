@@ -5,6 +5,7 @@ campaign's, field for field, reproducer files included."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from scenarios.analysis.chaos_rows import (
     chaos_row,
     config_fingerprint,
     result_from_rows,
+    same_campaign,
     write_row_reproducers,
 )
 from scenarios.campaigns.chaos import ChaosConfig, run_campaign
@@ -103,3 +105,16 @@ def test_fingerprint_names_every_config_field() -> None:
     assert config_fingerprint(ChaosConfig(members=(3, 5)), 7) != config_fingerprint(
         ChaosConfig(members=(3, 4)), 7
     )
+
+
+def test_a_campaign_json_from_before_a_config_field_counts_it_as_its_default() -> None:
+    """A ``campaign.json`` written before ``kind`` existed is the same Connect campaign (a
+    resume goes on), never a Streams one or one with other members."""
+    old = config_fingerprint(CONFIG, 7)
+    del old["config"]["kind"]
+    assert same_campaign(old, config_fingerprint(CONFIG, 7))
+    streams = dataclasses.replace(CONFIG, kind="streams")
+    assert not same_campaign(old, config_fingerprint(streams, 7))
+    wider = dataclasses.replace(CONFIG, members=(3, 5))
+    assert not same_campaign(old, config_fingerprint(wider, 7))
+    assert not same_campaign(old, config_fingerprint(CONFIG, 8))
