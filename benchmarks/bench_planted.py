@@ -4,8 +4,8 @@
 
 For each bug of ``tests/scenarios/campaigns/chaos/planted`` (applied by monkeypatching), runs chaos
 runs (Connect:
-5 workers, 10 virtual minutes of faults, protocols cycled) or the Streams library scenarios
-until a violation that is not a known upstream issue, then shrinks that run with
+5 workers, 10 virtual minutes of faults, protocols cycled; Streams bugs: ``--kind streams``
+runs of 5 clients) until a violation that is not a known upstream issue, then shrinks that run with
 :func:`scenarios.campaigns.chaos.shrink` and reports its timeline steps. Prints a table.
 """
 
