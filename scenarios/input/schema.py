@@ -96,6 +96,7 @@ InvariantName = Literal[
     "KAFKA-16056",
     "failover-protocol-replay",
     "streams-zombie",
+    "deleted-not-revoked",
     # scenarios.check.protocol_checkers
     "generation_regressed",
     "member_generation_regressed",

@@ -19,6 +19,9 @@ from .planted import CATALOGUE, by_name, detect
         ("worker-ignores-revocations", 40, {"double_ownership", "balance", "liveness"}),
         ("client-ignores-rebalance-in-progress", 40, {"balance", "liveness", "double_ownership"}),
         ("cooperative-delay-never-cleared", 20, {"scheduled_delay"}),
+        # not excused as deleted-not-revoked: the leader's view of the previous assignment
+        # was valid, so Kafka would have revoked the deleted work
+        ("cooperative-assignor-keeps-deleted", 30, {"balance", "quiet_period_balance"}),
         ("cooperative-lost-work-without-delay", 20, {"scheduled_delay"}),
         ("worker-never-revokes-on-coordinator-loss", 40, {"double_ownership"}),
         # reached through delay_request faults (a late Heartbeat of an older generation)

@@ -40,6 +40,11 @@ FOUND = {
         "fixed: a cooperative worker stops a deleted connector (and removed tasks) as soon as "
         "it reads the config change, as DistributedHerder does",
     ),
+    "crash-leader-deleted-tasks-not-discounted.toml": ("balance", "named: deleted-not-revoked"),
+    "chaos-1368-deleted-task-not-discounted.toml": (
+        "quiet_period_balance",
+        "named: deleted-not-revoked",
+    ),
     "latency-late-sync-stale-generation.toml": ("stale_generation", "named: KAFKA-9184"),
     "late-sync-foreign-assignment.toml": ("foreign_assignment", "named: KAFKA-9184"),
 }
@@ -70,4 +75,4 @@ def test_reproducer_runs_clean_or_named(name: str) -> None:
     if FOUND[name][1].startswith("named"):
         known = {r.get("known_issue") for r in result.records if r["kind"] == "violation"}
         assert FOUND[name][1].removeprefix("named: ") in known
-        assert known <= {"KAFKA-9184", "KAFKA-16056", "KAFKA-13816"}
+        assert known <= {"KAFKA-9184", "KAFKA-16056", "KAFKA-13816", "deleted-not-revoked"}

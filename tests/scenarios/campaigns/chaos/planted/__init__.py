@@ -228,6 +228,17 @@ def _lost_work_without_delay(original: Callable[..., Any]) -> Callable[..., Any]
     return handle_lost_assignments
 
 
+def _deleted_counted_as_configured(original: Callable[..., Any]) -> Callable[..., Any]:
+    # performTaskAssignment that takes the configured set to include what it assigned before:
+    # "deleted" (previous - configured) is always empty, so deleted work is neither revoked
+    # nor left out of its worker's load.
+    def _configured(self: Any, snapshot: Any) -> Any:
+        conf_c, conf_t = original(self, snapshot)
+        return conf_c | self._prev_c, conf_t | self._prev_t
+
+    return _configured
+
+
 # ---------------------------------------------------------------- Streams client bugs
 
 
@@ -349,6 +360,14 @@ CATALOGUE: tuple[PlantedBug, ...] = (
         "connect",
         ((IncrementalCooperativeAssignor, "handle_lost_assignments", _lost_work_without_delay),),
         ("compatible", "sessioned", "static"),
+    ),
+    PlantedBug(
+        "cooperative-assignor-keeps-deleted",
+        "members/assignors/incremental_cooperative.py perform_assignment",
+        "deleted connectors and tasks are neither revoked nor left out of their worker's load",
+        "connect",
+        ((IncrementalCooperativeAssignor, "_configured", _deleted_counted_as_configured),),
+        ("compatible", "sessioned"),
     ),
     PlantedBug(
         "static-assignor-members-off-by-one",

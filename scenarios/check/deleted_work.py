@@ -1,0 +1,134 @@
+"""``deleted-not-revoked``: deleted work a Connect leader with no view of the previous
+assignment neither revokes nor leaves out of its owner's load (Kafka's design, not a JIRA).
+
+What Kafka does (``IncrementalCooperativeAssignor#performTaskAssignment`` at the reference
+commit):
+
+- the *deleted* set is ``previousAssignment − configured``: only deleted connectors and tasks
+  are revoked from the workers that report them, and only they are left out of each worker's
+  load when new work is spread;
+- ``previousAssignment`` is the leader's own last computed assignment. It is cleared when
+  ``previousGenerationId`` differs from the coordinator's ``lastCompletedGenerationId``
+  (KAFKA-9848: the leader did not lead the last completed generation, or its SyncGroup
+  failed), and it is empty in a worker that has not led since it started;
+- a worker's assignment snapshot (``WorkerCoordinator#onJoinComplete``) keeps every item
+  until an assignment revokes it, also a task whose config went away and that its herder
+  stopped (``DistributedHerder#stopReconfiguredTasks``) or never started (config offset
+  mismatch), and the next JoinGroup reports it as owned.
+
+So a leader whose view is cleared counts such a *ghost* as its owner's load: its own count is
+balanced while the running count is not, until a later rebalance whose leader knew the ghost.
+
+**Predicate** (:func:`deleted_not_revoked`): a ``balance`` problem at time ``T`` belongs to
+this behaviour when (1) nothing else is wrong (every configured connector and task runs
+exactly once and nothing removed runs), (2) counting each live worker's ghosts (owned per its
+assignment snapshot, no longer configured) as its load makes the spread of tasks and of
+connectors at most 1, and (3) no assignor run could have revoked any ghost: every one after
+the config write that removed it, with a config offset at or past that write, had a cleared
+view, or its leader's previous generation did not include the ghost's owner. Runs under the
+``static`` protocol are not judged (their balance counts only wildcard jobs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from scenarios.check.invariants import DELETED_NOT_REVOKED
+from scenarios.check.metrics import Summary
+
+__all__ = ["DELETED_NOT_REVOKED", "deleted_not_revoked"]
+
+_EAGER_PROTOCOL = "default"
+
+
+class _Process:
+    """One worker process's assignor bookkeeping and assignment snapshot."""
+
+    __slots__ = ("last_led", "last_completed", "connectors", "tasks")
+
+    def __init__(self) -> None:
+        self.last_led = -1  # IncrementalCooperativeAssignor.previousGenerationId
+        self.last_completed = -1  # WorkerCoordinator.lastCompletedGenerationId
+        self.connectors: set[str] = set()
+        self.tasks: set[str] = set()
+
+
+def _configured(connectors: dict[str, int]) -> tuple[set[str], set[str]]:
+    tasks = {f"{c}-{i}" for c, n in connectors.items() for i in range(int(n))}
+    return set(connectors), tasks
+
+
+def deleted_not_revoked(records: Sequence[dict[str, Any]], summary: Summary) -> str | None:
+    """:data:`DELETED_NOT_REVOKED` when the end state of ``records`` (a Connect log, already
+    summarized as ``summary``) is unbalanced only by ghosts no leader could revoke, per the
+    module's predicate; else None. One pass over ``records``."""
+    conv = summary["convergence"]
+    if summary.get("final_protocol") == "static" or any(
+        conv[f"{k}_{w}s"]
+        for k in ("not_running", "duplicate", "unconfigured_running")
+        for w in ("task", "connector")
+    ):
+        return None
+    procs: dict[str, _Process] = {}
+    members_of: dict[int, set[str]] = {}
+    configured: tuple[set[str], set[str]] = (set(), set())
+    removed_at: dict[str, int] = {}  # instance -> config offset of the write that removed it
+    # assignor runs: (config offset, members its leader's view covered, or None when cleared)
+    runs: list[tuple[int, set[str] | None]] = []
+    for r in records:
+        kind = r.get("kind")
+        member = r.get("member")
+        if kind == "config":
+            now = _configured(r.get("connectors") or {})
+            offset = int(r.get("offset") or 0)
+            for old, new in zip(configured, now, strict=True):
+                for gone in old - new:
+                    removed_at[gone] = offset
+            configured = now
+        elif kind == "generation":
+            members_of[int(r["generation"])] = set(r.get("members") or ())
+        elif kind in ("member_start", "member_crash", "member_stop") and member:
+            procs[member] = _Process()
+        elif kind == "assignor" and member:
+            proc = procs.setdefault(member, _Process())
+            valid = proc.last_led != -1 and proc.last_led == proc.last_completed
+            runs.append(
+                (int(r.get("config_offset") or 0), members_of.get(proc.last_led) if valid else None)
+            )
+            proc.last_led = int(r["generation"])
+        elif kind == "assignment" and member:
+            proc = procs.setdefault(member, _Process())
+            if r.get("protocol") == _EAGER_PROTOCOL:
+                proc.connectors, proc.tasks = set(), set()
+            proc.connectors -= set(r.get("revoked_connectors") or ())
+            proc.tasks -= set(r.get("revoked_tasks") or ())
+            proc.connectors |= set(r.get("connectors") or ())
+            proc.tasks |= set(r.get("tasks") or ())
+            proc.last_completed = int(r["generation"])
+        elif kind == "revoke" and member and r.get("reason") == "coordinator_lost":
+            # the snapshot is dropped: the next JoinGroup reports nothing owned
+            proc = procs.setdefault(member, _Process())
+            proc.connectors, proc.tasks = set(), set()
+    final = summary["workers_final"]
+    ghosts: dict[str, tuple[set[str], set[str]]] = {}
+    for worker in final:
+        proc = procs.get(worker)
+        if proc is None:
+            continue
+        ghosts[worker] = (proc.connectors - configured[0], proc.tasks - configured[1])
+    if not any(c or t for c, t in ghosts.values()):
+        return None
+    for worker, (conns, tasks) in ghosts.items():
+        for ghost in conns | tasks:
+            offset = removed_at.get(ghost)
+            if offset is None:
+                return None
+            for config_offset, view in runs:
+                if config_offset >= offset and view is not None and worker in view:
+                    return None  # a leader that knew the ghost ran: it should be gone
+    for i, what in enumerate(("connectors", "tasks")):
+        counts = [c[what] + len(ghosts.get(w, (set(), set()))[i]) for w, c in final.items()]
+        if counts and max(counts) - min(counts) > 1:
+            return None
+    return DELETED_NOT_REVOKED
