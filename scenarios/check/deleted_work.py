@@ -113,19 +113,18 @@ def deleted_not_revoked(records: Sequence[dict[str, Any]], summary: Summary) -> 
     final = summary["workers_final"]
     ghosts: dict[str, tuple[set[str], set[str]]] = {}
     for worker in final:
-        proc = procs.get(worker)
-        if proc is None:
-            continue
-        ghosts[worker] = (proc.connectors - configured[0], proc.tasks - configured[1])
+        owner = procs.get(worker)
+        if owner is not None:
+            ghosts[worker] = (owner.connectors - configured[0], owner.tasks - configured[1])
     if not any(c or t for c, t in ghosts.values()):
         return None
     for worker, (conns, tasks) in ghosts.items():
         for ghost in conns | tasks:
-            offset = removed_at.get(ghost)
-            if offset is None:
+            removal = removed_at.get(ghost)
+            if removal is None:
                 return None
             for config_offset, view in runs:
-                if config_offset >= offset and view is not None and worker in view:
+                if config_offset >= removal and view is not None and worker in view:
                     return None  # a leader that knew the ghost ran: it should be gone
     for i, what in enumerate(("connectors", "tasks")):
         counts = [c[what] + len(ghosts.get(w, (set(), set()))[i]) for w, c in final.items()]
