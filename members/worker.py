@@ -536,24 +536,27 @@ class ConnectWorker(HerderQueue, SessionKeys, GroupClient):
             return
         if old != update.connectors:
             if not self.current_protocol.is_eager:
-                self._stop_removed_work(update.connectors, now_ms)
+                self._stop_reconfigured_tasks(old, update.connectors, now_ms)
             # DistributedHerder: connectors added or removed, or task configs changed,
             # need a rebalance.
             self.request_rejoin("connector configuration changed", now_ms)
 
-    def _stop_removed_work(self, connectors: dict[str, int], now_ms: int) -> None:
-        """Stop work whose configuration is gone, without waiting for the leader.
+    def _stop_reconfigured_tasks(
+        self, old: dict[str, int], new: dict[str, int], now_ms: int
+    ) -> None:
+        """Stop the local tasks of every connector whose task configs were rewritten.
 
-        DistributedHerder (incremental cooperative): a connector-only config update "by
-        stopping connector" when the connector was deleted, and a task config update "by
-        stopping tasks, which will be restarted after rebalance if still assigned".
+        DistributedHerder (incremental cooperative): a connector whose task count changed had
+        all its task configs written again (``onTaskConfigUpdate``), so every task of it this
+        worker runs is stopped at once (``stopReconfiguredTasks``) and restarted after the
+        rebalance if still assigned (``startWork``'s ``tasksToRestart``). A deleted connector
+        only requests a rebalance (``onConnectorConfigRemove``): it and its tasks run until an
+        assignment revokes them.
         """
-        gone_connectors = [c for c in self.running_connectors if c not in connectors]
-        gone_tasks = [t for t in self.running_tasks if t.task >= connectors.get(t.connector, 0)]
-        if gone_connectors or gone_tasks:
-            self._enqueue(
-                Job("stop", gone_connectors, gone_tasks, reason="configuration removed"), now_ms
-            )
+        rewritten = {c for c, n in new.items() if c in old and old[c] != n}
+        stop = [t for t in self.running_tasks if t.connector in rewritten]
+        if stop:
+            self._enqueue(Job("stop", [], stop, reason="task configs rewritten"), now_ms)
 
     def _read_config_to_end(self, now_ms: int, then: Callable[[int], None]) -> None:
         """configBackingStore.refresh(worker.sync.timeout.ms): block the herder until done."""

@@ -19,10 +19,13 @@ commit):
 So a leader whose view is cleared counts such a *ghost* as its owner's load: its own count is
 balanced while the running count is not, until a later rebalance whose leader knew the ghost.
 
-**Predicate** (:func:`deleted_not_revoked`): a ``balance`` problem at time ``T`` belongs to
-this behaviour when (1) nothing else is wrong (every configured connector and task runs
-exactly once and nothing removed runs), (2) counting each live worker's ghosts (owned per its
-assignment snapshot, no longer configured) as its load makes the spread of tasks and of
+A ghost the herder did not stop — a deleted connector and its tasks: ``onConnectorConfigRemove``
+only requests a rebalance — keeps running meanwhile.
+
+**Predicate** (:func:`deleted_not_revoked`): a ``balance`` or ``liveness`` problem at time
+``T`` belongs to this behaviour when (1) every configured connector and task runs exactly once
+and whatever removed work runs is a ghost, (2) counting each live worker's ghosts (owned per
+its assignment snapshot, no longer configured) as its load makes the spread of tasks and of
 connectors at most 1, and (3) no assignor run could have revoked any ghost: every one after
 the config write that removed it, with a config offset at or past that write, had a cleared
 view, or its leader's previous generation did not include the ghost's owner. Runs under the
@@ -60,14 +63,13 @@ def _configured(connectors: dict[str, int]) -> tuple[set[str], set[str]]:
 
 
 def deleted_not_revoked(records: Sequence[dict[str, Any]], summary: Summary) -> str | None:
-    """:data:`DELETED_NOT_REVOKED` when the end state of ``records`` (a Connect log, already
-    summarized as ``summary``) is unbalanced only by ghosts no leader could revoke, per the
-    module's predicate; else None. One pass over ``records``."""
+    """:data:`DELETED_NOT_REVOKED` when what is wrong with the end state of ``records`` (a
+    Connect log, already summarized as ``summary``) is only ghosts no leader could revoke —
+    still running, or stopped but counted as their owner's load — per the module's
+    predicate; else None. One pass over ``records``."""
     conv = summary["convergence"]
     if summary.get("final_protocol") == "static" or any(
-        conv[f"{k}_{w}s"]
-        for k in ("not_running", "duplicate", "unconfigured_running")
-        for w in ("task", "connector")
+        conv[f"{k}_{w}s"] for k in ("not_running", "duplicate") for w in ("task", "connector")
     ):
         return None
     procs: dict[str, _Process] = {}
@@ -118,6 +120,16 @@ def deleted_not_revoked(records: Sequence[dict[str, Any]], summary: Summary) -> 
             ghosts[worker] = (owner.connectors - configured[0], owner.tasks - configured[1])
     if not any(c or t for c, t in ghosts.values()):
         return None
+    running = (
+        set(conv["unconfigured_running_connectors"]),
+        set(conv["unconfigured_running_tasks"]),
+    )
+    owned = (
+        set().union(*(c for c, _ in ghosts.values())),
+        set().union(*(t for _, t in ghosts.values())),
+    )
+    if not (running[0] <= owned[0] and running[1] <= owned[1]):
+        return None  # removed work runs that no live worker's snapshot holds
     for worker, (conns, tasks) in ghosts.items():
         for ghost in conns | tasks:
             removal = removed_at.get(ghost)
@@ -127,7 +139,10 @@ def deleted_not_revoked(records: Sequence[dict[str, Any]], summary: Summary) -> 
                 if config_offset >= removal and view is not None and worker in view:
                     return None  # a leader that knew the ghost ran: it should be gone
     for i, what in enumerate(("connectors", "tasks")):
-        counts = [c[what] + len(ghosts.get(w, (set(), set()))[i]) for w, c in final.items()]
+        # running counts already hold the ghosts that still run
+        counts = [
+            c[what] + len(ghosts.get(w, (set(), set()))[i] - running[i]) for w, c in final.items()
+        ]
         if counts and max(counts) - min(counts) > 1:
             return None
     return DELETED_NOT_REVOKED

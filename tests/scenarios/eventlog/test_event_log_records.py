@@ -42,10 +42,7 @@ _encoder = msgspec.json.Encoder()
 # Kinds no library scenario or reproducer writes (real records from chaos runs below).
 RARE_KINDS = {
     "static_config_ignored",
-    "internal_request",
-    "internal_request_verified",
     "internal_request_rejected",
-    "late_request",  # a delay_request fault's held request arriving (chaos runs write it)
 }
 # Kinds only ``groupsim serve`` writes (tests/scenarios/serve/test_served_log_records.py round-trips
 # them) and the Streams stall of a ``slow`` fault (no library scenario has one; round-tripped

@@ -35,11 +35,7 @@ FOUND = {
         "double_ownership",
         "named: KAFKA-13816",
     ),
-    "loss-deleted-connector-keeps-running.toml": (
-        "liveness",
-        "fixed: a cooperative worker stops a deleted connector (and removed tasks) as soon as "
-        "it reads the config change, as DistributedHerder does",
-    ),
+    "loss-deleted-connector-keeps-running.toml": ("liveness", "named: deleted-not-revoked"),
     "crash-leader-deleted-tasks-not-discounted.toml": ("balance", "named: deleted-not-revoked"),
     "chaos-1368-deleted-task-not-discounted.toml": (
         "quiet_period_balance",

@@ -239,6 +239,32 @@ def _deleted_counted_as_configured(original: Callable[..., Any]) -> Callable[...
     return _configured
 
 
+def _deleted_never_revoked(original: Callable[..., Any]) -> Callable[..., Any]:
+    # performAssignment that computes the deleted set but drops its revocations: a deleted
+    # connector or task keeps running on its worker (the herder waits for the leader).
+    def perform_assignment(self: Any, **kwargs: Any) -> Any:
+        result = original(self, **kwargs)
+        if result.error != 0:
+            return result
+        counts = kwargs["snapshot"].connectors
+
+        def keep(a: ConnectAssignment) -> ConnectAssignment:
+            return msgspec.structs.replace(
+                a,
+                revoked_connectors=tuple(c for c in a.revoked_connectors if c in counts),
+                revoked_tasks=tuple(
+                    t for t in a.revoked_tasks if t.task < counts.get(t.connector, 0)
+                ),
+            )
+
+        decoded = {mid: keep(result.decoded[mid]) for mid in result.assignments}
+        result.assignments = {m: encode_assignment(a) for m, a in decoded.items()}
+        result.decoded = decoded
+        return result
+
+    return perform_assignment
+
+
 # ---------------------------------------------------------------- Streams client bugs
 
 
@@ -367,6 +393,14 @@ CATALOGUE: tuple[PlantedBug, ...] = (
         "deleted connectors and tasks are neither revoked nor left out of their worker's load",
         "connect",
         ((IncrementalCooperativeAssignor, "_configured", _deleted_counted_as_configured),),
+        ("compatible", "sessioned"),
+    ),
+    PlantedBug(
+        "cooperative-assignor-never-revokes-deleted",
+        "members/assignors/incremental_cooperative.py perform_assignment",
+        "deleted connectors and tasks are left out of the load but never revoked",
+        "connect",
+        ((IncrementalCooperativeAssignor, "perform_assignment", _deleted_never_revoked),),
         ("compatible", "sessioned"),
     ),
     PlantedBug(
