@@ -29,7 +29,8 @@ its assignment snapshot, no longer configured) as its load makes the spread of t
 connectors at most 1, and (3) no assignor run could have revoked any ghost: every one after
 the config write that removed it, with a config offset at or past that write, had a cleared
 view, or its leader's previous generation did not include the ghost's owner. Runs under the
-``static`` protocol are not judged (their balance counts only wildcard jobs).
+``static`` protocol with a worker that names static jobs are not judged (their balance counts
+only wildcard jobs over wildcard workers).
 """
 
 from __future__ import annotations
@@ -68,9 +69,7 @@ def deleted_not_revoked(records: Sequence[dict[str, Any]], summary: Summary) -> 
     still running, or stopped but counted as their owner's load — per the module's
     predicate; else None. One pass over ``records``."""
     conv = summary["convergence"]
-    if summary.get("final_protocol") == "static" or any(
-        conv[f"{k}_{w}s"] for k in ("not_running", "duplicate") for w in ("task", "connector")
-    ):
+    if any(conv[f"{k}_{w}s"] for k in ("not_running", "duplicate") for w in ("task", "connector")):
         return None
     procs: dict[str, _Process] = {}
     members_of: dict[int, set[str]] = {}
@@ -78,6 +77,7 @@ def deleted_not_revoked(records: Sequence[dict[str, Any]], summary: Summary) -> 
     removed_at: dict[str, int] = {}  # instance -> config offset of the write that removed it
     # assignor runs: (config offset, members its leader's view covered, or None when cleared)
     runs: list[tuple[int, set[str] | None]] = []
+    claims: set[str] = set()  # workers that ever named static jobs (KIP-987)
     for r in records:
         kind = r.get("kind")
         member = r.get("member")
@@ -92,6 +92,9 @@ def deleted_not_revoked(records: Sequence[dict[str, Any]], summary: Summary) -> 
             members_of[int(r["generation"])] = set(r.get("members") or ())
         elif kind in ("member_start", "member_crash", "member_stop") and member:
             procs[member] = _Process()
+            config = r.get("config") or {}
+            if config.get("static.connectors") or config.get("static.tasks"):
+                claims.add(member)
         elif kind == "assignor" and member:
             proc = procs.setdefault(member, _Process())
             valid = proc.last_led != -1 and proc.last_led == proc.last_completed
@@ -113,6 +116,8 @@ def deleted_not_revoked(records: Sequence[dict[str, Any]], summary: Summary) -> 
             proc = procs.setdefault(member, _Process())
             proc.connectors, proc.tasks = set(), set()
     final = summary["workers_final"]
+    if summary.get("final_protocol") == "static" and claims & set(final):
+        return None  # balance counts only wildcard jobs over wildcard workers there
     ghosts: dict[str, tuple[set[str], set[str]]] = {}
     for worker in final:
         owner = procs.get(worker)

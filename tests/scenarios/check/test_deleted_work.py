@@ -1,0 +1,90 @@
+"""``deleted-not-revoked`` (scenarios.check.deleted_work): deleted work that a leader with no
+view of the previous assignment neither revokes nor leaves out of its owner's load is named,
+and only while no leader that knew it has run."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scenarios.campaigns.chaos import ChaosSpec, classify, run_spec
+from scenarios.check.deleted_work import DELETED_NOT_REVOKED, deleted_not_revoked
+from scenarios.check.metrics import summarize
+from scenarios.input.loader import load_scenario
+from scenarios.sim.runner import simulate
+
+REPRO = Path(__file__).parents[1] / "campaigns" / "chaos" / "repro"
+
+
+def _records(name: str) -> list[dict[str, Any]]:
+    loaded = load_scenario(REPRO / name)
+    result = simulate(loaded, loaded.scenario.seed)
+    return [r for r in result.records if r["kind"] not in ("violation", "run_end")]
+
+
+def test_the_crashed_leaders_successor_leaves_the_deleted_tasks_in_w2s_load() -> None:
+    records = _records("crash-leader-deleted-tasks-not-discounted.toml")
+    summary = summarize(records)
+    # w2 owns c1-1 and c1-3 (never started: config offset mismatch), c1 is gone
+    assert summary["workers_final"] == {
+        "w1": {"connectors": 2, "tasks": 3},
+        "w2": {"connectors": 1, "tasks": 0},
+    }
+    assert deleted_not_revoked(records, summary) == DELETED_NOT_REVOKED
+
+
+def test_a_later_leader_that_knew_the_ghosts_ends_the_window() -> None:
+    records = _records("crash-leader-deleted-tasks-not-discounted.toml")
+    last = max(r["t_ms"] for r in records)
+    generation = next(r for r in reversed(records) if r["kind"] == "generation")
+    assignor = next(r for r in reversed(records) if r["kind"] == "assignor")
+    # w1 led generation 3 and applied it: a generation-4 round by w1 has a valid view that
+    # holds w2's c1-1 and c1-3, so Kafka would have revoked them
+    later = [
+        {**copy.deepcopy(generation), "t_ms": last + 1, "generation": 4},
+        {**copy.deepcopy(assignor), "t_ms": last + 2, "generation": 4},
+    ]
+    extended = records + later
+    assert deleted_not_revoked(extended, summarize(extended)) is None
+
+
+def test_ghosts_that_do_not_explain_the_spread_are_not_named() -> None:
+    records = _records("crash-leader-deleted-tasks-not-discounted.toml")
+    summary = summarize(records)
+    summary["workers_final"]["w1"]["tasks"] = 5  # 5 beside 0 + 2 ghosts
+    assert deleted_not_revoked(records, summary) is None
+
+
+@pytest.mark.parametrize("protocol", ["compatible", "static"])
+def test_the_state_machines_leader_crash_after_a_task_count_change_is_named(
+    protocol: str,
+) -> None:
+    # found by the Connect-group state machine under static: c1's tasks go from 2 to 0 while
+    # the leader w1 crashes; its restarted process leads with no previous view
+    spec = ChaosSpec(
+        name="machine",
+        seed=1,
+        campaign_seed=0,
+        index=0,
+        protocol=protocol,
+        members=2,
+        cluster_config={"connect.protocol": protocol, "scheduled.rebalance.max.delay.ms": 0},
+        worker_configs={},
+        jitter_ms=0,
+        connectors=[("c1", 2)],
+        steps=[
+            {"at_ms": 0, "action": "join", "member": "w3"},
+            {"at_ms": 6005, "action": "add_connector", "connector": "c2", "tasks": 3},
+            {"at_ms": 6005, "action": "set_tasks", "connector": "c1", "tasks": 0},
+            {"at_ms": 6005, "action": "restart", "member": "w1", "clean": False, "down_ms": 0},
+        ],
+        kinds=["join", "config", "config", "crash"],
+        duration_ms=6006,
+    )
+    _, result = run_spec(spec)
+    counts, first_new = classify(result)
+    assert first_new is None
+    assert counts.get(DELETED_NOT_REVOKED, 0) >= 1
