@@ -28,7 +28,9 @@ and whatever removed work runs is a ghost, (2) counting each live worker's ghost
 its assignment snapshot, no longer configured) as its load makes the spread of tasks and of
 connectors at most 1, and (3) no assignor run could have revoked any ghost: every one after
 the config write that removed it, with a config offset at or past that write, had a cleared
-view, or its leader's previous generation did not include the ghost's owner. Runs under the
+view, or its leader's previous generation did not include the ghost's owner, or the owner
+never applied that generation's assignment (its SyncGroup failed: the revocation never
+reached it). Runs under the
 ``static`` protocol with a worker that names static jobs are not judged (their balance counts
 only wildcard jobs over wildcard workers).
 """
@@ -49,11 +51,12 @@ _EAGER_PROTOCOL = "default"
 class _Process:
     """One worker process's assignor bookkeeping and assignment snapshot."""
 
-    __slots__ = ("last_led", "last_completed", "connectors", "tasks")
+    __slots__ = ("last_led", "last_completed", "applied", "connectors", "tasks")
 
     def __init__(self) -> None:
         self.last_led = -1  # IncrementalCooperativeAssignor.previousGenerationId
         self.last_completed = -1  # WorkerCoordinator.lastCompletedGenerationId
+        self.applied: set[int] = set()  # generations whose assignment this process applied
         self.connectors: set[str] = set()
         self.tasks: set[str] = set()
 
@@ -75,8 +78,9 @@ def deleted_not_revoked(records: Sequence[dict[str, Any]], summary: Summary) -> 
     members_of: dict[int, set[str]] = {}
     configured: tuple[set[str], set[str]] = (set(), set())
     removed_at: dict[str, int] = {}  # instance -> config offset of the write that removed it
-    # assignor runs: (config offset, members its leader's view covered, or None when cleared)
-    runs: list[tuple[int, set[str] | None]] = []
+    # assignor runs: (generation, config offset, members its leader's view covered, or None
+    # when the view was cleared)
+    runs: list[tuple[int, int, set[str] | None]] = []
     claims: set[str] = set()  # workers that ever named static jobs (KIP-987)
     for r in records:
         kind = r.get("kind")
@@ -99,7 +103,11 @@ def deleted_not_revoked(records: Sequence[dict[str, Any]], summary: Summary) -> 
             proc = procs.setdefault(member, _Process())
             valid = proc.last_led != -1 and proc.last_led == proc.last_completed
             runs.append(
-                (int(r.get("config_offset") or 0), members_of.get(proc.last_led) if valid else None)
+                (
+                    int(r["generation"]),
+                    int(r.get("config_offset") or 0),
+                    members_of.get(proc.last_led) if valid else None,
+                )
             )
             proc.last_led = int(r["generation"])
         elif kind == "assignment" and member:
@@ -111,6 +119,7 @@ def deleted_not_revoked(records: Sequence[dict[str, Any]], summary: Summary) -> 
             proc.connectors |= set(r.get("connectors") or ())
             proc.tasks |= set(r.get("tasks") or ())
             proc.last_completed = int(r["generation"])
+            proc.applied.add(proc.last_completed)
         elif kind == "revoke" and member and r.get("reason") == "coordinator_lost":
             # the snapshot is dropped: the next JoinGroup reports nothing owned
             proc = procs.setdefault(member, _Process())
@@ -136,13 +145,19 @@ def deleted_not_revoked(records: Sequence[dict[str, Any]], summary: Summary) -> 
     if not (running[0] <= owned[0] and running[1] <= owned[1]):
         return None  # removed work runs that no live worker's snapshot holds
     for worker, (conns, tasks) in ghosts.items():
+        applied = procs[worker].applied
         for ghost in conns | tasks:
             removal = removed_at.get(ghost)
             if removal is None:
                 return None
-            for config_offset, view in runs:
-                if config_offset >= removal and view is not None and worker in view:
-                    return None  # a leader that knew the ghost ran: it should be gone
+            for generation, config_offset, view in runs:
+                if (
+                    config_offset >= removal
+                    and view is not None
+                    and worker in view
+                    and generation in applied
+                ):
+                    return None  # a leader that knew the ghost revoked it, and it arrived
     for i, what in enumerate(("connectors", "tasks")):
         # running counts already hold the ghosts that still run
         counts = [

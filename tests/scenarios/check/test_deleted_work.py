@@ -41,6 +41,9 @@ def test_a_later_leader_that_knew_the_ghosts_ends_the_window() -> None:
     last = max(r["t_ms"] for r in records)
     generation = next(r for r in reversed(records) if r["kind"] == "generation")
     assignor = next(r for r in reversed(records) if r["kind"] == "assignor")
+    applied = next(
+        r for r in reversed(records) if r["kind"] == "assignment" and r["member"] == "w2"
+    )
     # w1 led generation 3 and applied it: a generation-4 round by w1 has a valid view that
     # holds w2's c1-1 and c1-3, so Kafka would have revoked them
     later = [
@@ -48,6 +51,9 @@ def test_a_later_leader_that_knew_the_ghosts_ends_the_window() -> None:
         {**copy.deepcopy(assignor), "t_ms": last + 2, "generation": 4},
     ]
     extended = records + later
+    # ... but only once w2 applies generation 4 does the revocation reach it
+    assert deleted_not_revoked(extended, summarize(extended)) == DELETED_NOT_REVOKED
+    extended.append({**copy.deepcopy(applied), "t_ms": last + 3, "generation": 4})
     assert deleted_not_revoked(extended, summarize(extended)) is None
 
 
@@ -58,12 +64,44 @@ def test_ghosts_that_do_not_explain_the_spread_are_not_named() -> None:
     assert deleted_not_revoked(records, summary) is None
 
 
-@pytest.mark.parametrize("protocol", ["compatible", "static"])
-def test_the_state_machines_leader_crash_after_a_task_count_change_is_named(
-    protocol: str,
-) -> None:
-    # found by the Connect-group state machine under static: c1's tasks go from 2 to 0 while
-    # the leader w1 crashes; its restarted process leads with no previous view
+#: Cases the Connect-group state machine's long profile found (2 workers, no delay).
+_LEADER_CRASH = [
+    # c1's tasks go from 2 to 0 while the leader w1 crashes; its restarted process leads
+    # with no previous view
+    {"at_ms": 0, "action": "join", "member": "w3"},
+    {"at_ms": 6005, "action": "add_connector", "connector": "c2", "tasks": 3},
+    {"at_ms": 6005, "action": "set_tasks", "connector": "c1", "tasks": 0},
+    {"at_ms": 6005, "action": "restart", "member": "w1", "clean": False, "down_ms": 0},
+]
+_REVOCATION_LOST = [
+    # generation 2's leader knew c1-1 was gone and revoked it, but w2 never applied
+    # generation 2 (the leader's SyncGroup was held, then it crashed); generation 3's leader
+    # is w1's new process
+    {"at_ms": 6002, "action": "add_connector", "connector": "c2", "tasks": 0},
+    {"at_ms": 6002, "action": "add_connector", "connector": "c3", "tasks": 0},
+    {"at_ms": 6002, "action": "set_tasks", "connector": "c1", "tasks": 0},
+    {"at_ms": 6002, "action": "set_tasks", "connector": "c2", "tasks": 2},
+    {
+        "at_ms": 6005,
+        "action": "delay_request",
+        "member": "w1",
+        "request": "sync_group",
+        "delay_ms": 500,
+        "duration_ms": 1000,
+    },
+    {"at_ms": 6009, "action": "restart", "member": "w1", "clean": False, "down_ms": 0},
+]
+
+
+@pytest.mark.parametrize(
+    ("protocol", "steps"),
+    [
+        ("compatible", _LEADER_CRASH),
+        ("static", _LEADER_CRASH),
+        ("compatible", _REVOCATION_LOST),
+    ],
+)
+def test_the_state_machines_cases_are_named(protocol: str, steps: list[dict[str, Any]]) -> None:
     spec = ChaosSpec(
         name="machine",
         seed=1,
@@ -75,14 +113,9 @@ def test_the_state_machines_leader_crash_after_a_task_count_change_is_named(
         worker_configs={},
         jitter_ms=0,
         connectors=[("c1", 2)],
-        steps=[
-            {"at_ms": 0, "action": "join", "member": "w3"},
-            {"at_ms": 6005, "action": "add_connector", "connector": "c2", "tasks": 3},
-            {"at_ms": 6005, "action": "set_tasks", "connector": "c1", "tasks": 0},
-            {"at_ms": 6005, "action": "restart", "member": "w1", "clean": False, "down_ms": 0},
-        ],
-        kinds=["join", "config", "config", "crash"],
-        duration_ms=6006,
+        steps=steps,
+        kinds=["step"] * len(steps),
+        duration_ms=steps[-1]["at_ms"] + 1,
     )
     _, result = run_spec(spec)
     counts, first_new = classify(result)
