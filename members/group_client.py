@@ -43,6 +43,7 @@ from protocol.group import (
     JoinGroupResponse,
     LeaveGroupRequest,
     LeaveGroupResponse,
+    MemberIdentity,
     SyncGroupRequest,
     SyncGroupResponse,
 )
@@ -183,6 +184,9 @@ class GroupClient:
         self.log_heartbeats = log_heartbeats
 
         self.state = _UNJOINED
+        #: KIP-345 ``group.instance.id`` (``GroupRebalanceConfig.groupInstanceId``): ``None``
+        #: for a dynamic member. Connect never sets one; a Streams client may.
+        self.group_instance_id: str | None = None
         self.member_id = UNKNOWN_MEMBER_ID
         self.generation = UNKNOWN_GENERATION_ID
         self.leader_id: str | None = None
@@ -377,6 +381,7 @@ class GroupClient:
                 session_timeout_ms=timeouts.session_timeout_ms,
                 rebalance_timeout_ms=timeouts.rebalance_timeout_ms,
                 client_id=self.name,
+                group_instance_id=self.group_instance_id,
                 reason=self.rejoin_reason,
             )
         )
@@ -428,7 +433,9 @@ class GroupClient:
         self._set("session", now_ms + self.timeouts.session_timeout_ms)
         is_leader = response.leader == response.member_id
         assignments: tuple[tuple[str, bytes], ...] = ()
-        if is_leader:
+        # KIP-345 (JoinGroup v9+): a static leader that rejoined a Stable group is told to
+        # skip the assignment; it sends an empty SyncGroup and keeps what it had.
+        if is_leader and not response.skip_assignment:
             try:
                 assignments = self.perform_assignment(response, now_ms)
             except self.ASSIGNOR_ERRORS as exc:
@@ -452,6 +459,7 @@ class GroupClient:
                 protocol_type=self.protocol_type,
                 protocol_name=response.protocol_name,
                 assignments=assignments,
+                group_instance_id=self.group_instance_id,
             )
         )
 
@@ -467,6 +475,12 @@ class GroupClient:
             generation=self.generation,
             error=error.name,
         )
+        if error == ErrorCode.FENCED_INSTANCE_ID:
+            # SyncGroupResponseHandler raises FencedInstanceIdException out of poll(): another
+            # process took over this group.instance.id (KIP-345).
+            self._log("member_fatal", error=error.name)
+            self.fail(now_ms)
+            return
         if error != ErrorCode.NONE:
             self._transition(_UNJOINED)
             if error == ErrorCode.UNKNOWN_MEMBER_ID:
@@ -527,7 +541,10 @@ class GroupClient:
             self._log("heartbeat_request", member_id=self.member_id, generation=self.generation)
         self._send(
             HeartbeatRequest(
-                group_id=self.group_id, member_id=self.member_id, generation_id=self.generation
+                group_id=self.group_id,
+                member_id=self.member_id,
+                generation_id=self.generation,
+                group_instance_id=self.group_instance_id,
             )
         )
 
@@ -555,6 +572,11 @@ class GroupClient:
             return
         if error in COORDINATOR_ERRORS:
             self._coordinator_unknown(f"Heartbeat: {error.name}", now_ms)
+            return
+        if error == ErrorCode.FENCED_INSTANCE_ID:
+            # HeartbeatResponseHandler raises it: fatal, as for SyncGroup (KIP-345).
+            self._log("member_fatal", error=error.name)
+            self.fail(now_ms)
             return
         if error in (ErrorCode.ILLEGAL_GENERATION, ErrorCode.UNKNOWN_MEMBER_ID):
             # Stale errors (for a generation we already left) are ignored.
@@ -609,7 +631,9 @@ class GroupClient:
     def _on_poll_timeout(self, now_ms: int) -> None:
         """``Heartbeat.pollTimer`` expired (the polling thread was blocked for longer than the
         rebalance timeout): the heartbeat thread leaves the group (KAFKA-16056's path)."""
-        if self.member_id and self.state is not _UNJOINED:
+        # maybeLeaveGroup: only a dynamic member sends LeaveGroup (KIP-345: a static one is
+        # removed by session expiry alone); both forget the generation and member id.
+        if self.member_id and self.state is not _UNJOINED and self.group_instance_id is None:
             self.leave_group("poll timeout expired", "consumer poll timeout has expired")
         self._transition(_UNJOINED)
         self._reset_generation(reset_member_id=True)
@@ -622,13 +646,15 @@ class GroupClient:
     def leave_group(self, reason: str, request_reason: str) -> None:
         """``maybeLeaveGroup``: log and send a LeaveGroup for this member."""
         self._log("leave_group", member_id=self.member_id, reason=reason)
-        self._send(
-            LeaveGroupRequest(
-                group_id=self.group_id,
-                member_ids=(self.member_id,),
-                reason=request_reason,
+        if self.group_instance_id is not None:
+            # a static member leaves by its full identity (KIP-345 / KIP-812 close)
+            identity = MemberIdentity(self.member_id, self.group_instance_id, request_reason)
+            request = LeaveGroupRequest(group_id=self.group_id, members=(identity,))
+        else:
+            request = LeaveGroupRequest(
+                group_id=self.group_id, member_ids=(self.member_id,), reason=request_reason
             )
-        )
+        self._send(request)
 
     def fail(self, now_ms: int) -> None:
         """The polling thread died: work stops abruptly and the member goes silent."""

@@ -88,6 +88,9 @@ class StreamsClientConfig:
         num_stream_threads: ``num.stream.threads`` = the client's capacity.
         client_rack: the consumers' ``client.rack`` (KIP-925), or ``None``.
         client_tags: ``client.tag.<key>`` values (KIP-708).
+        group_instance_id: the consumers' ``group.instance.id`` (KIP-345 static membership),
+            or ``None`` for a dynamic member. A restarted client rejoins under the same id
+            and takes over its assignment, without a rebalance in a Stable group.
         assignment: the ``StreamsConfig`` assignment configs (``acceptable.recovery.lag``,
             ``max.warmup.replicas``, ``num.standby.replicas``,
             ``probing.rebalance.interval.ms``, ``rack.aware.assignment.*``); the leader uses
@@ -106,6 +109,7 @@ class StreamsClientConfig:
     num_stream_threads: int = 1
     client_rack: str | None = None
     client_tags: Mapping[str, str] = field(default_factory=dict)
+    group_instance_id: str | None = None
     assignment: AssignmentConfigs = field(default_factory=AssignmentConfigs)
     session_timeout_ms: int = 45_000
     heartbeat_interval_ms: int = 3_000
@@ -152,6 +156,7 @@ class StreamsClient(GroupClient):
         )
         super().__init__(name, group_id, PROTOCOL_TYPE, timeouts, address=address)
         self.log_heartbeats = log_heartbeats
+        self.group_instance_id = config.group_instance_id
         self.config = config
         self.topology = topology
         self.process_id: uuid.UUID = process_uuid(config.process_id)
@@ -177,6 +182,8 @@ class StreamsClient(GroupClient):
             summary["client.rack"] = c.client_rack
         if c.client_tags:
             summary["client.tags"] = dict(c.client_tags)
+        if c.group_instance_id is not None:
+            summary["group.instance.id"] = c.group_instance_id
         if c.latest_supported_version != LATEST_SUPPORTED_VERSION:
             summary["latest_supported_version"] = c.latest_supported_version
         self._log("member_start", config=summary, state_dir=sorted(map(str, self.stores)))

@@ -79,6 +79,7 @@ __all__ = [
     "FAILOVER_PROTOCOL_REPLAY",
     "STREAMS_ZOMBIE",
     "DELETED_NOT_REVOKED",
+    "STATIC_MEMBER_KEPT",
 ]
 
 #: The upstream issue a downgrade to eager reproduces (reference/connect.md §7).
@@ -98,11 +99,14 @@ FAILOVER_PROTOCOL_REPLAY = "failover-protocol-replay"
 #: StreamThread then closes its tasks dirty). Not a JIRA: Kafka's design — exactly-once
 #: fences the zombie's producer (KIP-447), at-least-once may process records twice.
 STREAMS_ZOMBIE = "streams-zombie"
-#: A Connect leader whose view of the previous assignment is cleared (it did not lead the last
-#: completed generation) neither revokes deleted work a worker still owns nor leaves it out of
-#: that worker's load (``IncrementalCooperativeAssignor``): the running count stays unbalanced
-#: until the next rebalance. Not a JIRA: Kafka's design (scenarios.check.deleted_work).
+#: A Connect leader whose view of the previous assignment is cleared neither revokes deleted
+#: work a worker still owns nor leaves it out of that worker's load
+#: (``IncrementalCooperativeAssignor``). Not a JIRA: Kafka's design (check/deleted_work.py).
 DELETED_NOT_REVOKED = "deleted-not-revoked"
+#: A gone KIP-345 static Streams client stays a member while rebalances follow each other
+#: faster than its session timeout (``completeClassicGroupJoin`` reschedules every member's
+#: session) and keeps being assigned tasks. Not a JIRA: Kafka's design (docs/chaos.md).
+STATIC_MEMBER_KEPT = "static-member-kept"
 KNOWN_ISSUES = (
     KAFKA_13816,
     KAFKA_9184,
@@ -110,6 +114,7 @@ KNOWN_ISSUES = (
     FAILOVER_PROTOCOL_REPLAY,
     STREAMS_ZOMBIE,
     DELETED_NOT_REVOKED,
+    STATIC_MEMBER_KEPT,
 )
 
 SAFETY_INVARIANTS = (
@@ -154,6 +159,11 @@ class InvariantChecker:
         self._started_under: dict[tuple[str, str, str], str | None] = {}
         self._downgrade_generation: int | None = None
         self._leader_id: str | None = None
+        # member ids that took over the leader's group.instance.id in this generation (KIP-345
+        # replaceStaticMember: leadership carries over to the new member id)
+        self._leader_aliases: set[str] = set()
+        # members with a JoinGroup sent and not answered yet: in the join phase under way
+        self._join_pending: set[str] = set()
         self._have_generation = False
         self._state: str | None = None
         # Kafka Streams: task -> clients holding it as active; client -> standby tasks.
@@ -182,6 +192,7 @@ class InvariantChecker:
             "generation": self._on_generation,
             "group_state": self._on_group_state,
             "group_loaded": self._on_group_loaded,
+            "member_replaced": self._on_member_replaced,
             "active_task_start": self._on_streams_active_start,
             "active_task_stopped": self._on_streams_active_stopped,
             "standby_task_start": self._on_streams_standby_start,
@@ -437,10 +448,14 @@ class InvariantChecker:
 
     def _on_group_request(self, record: dict[str, Any]) -> list[Violation]:
         self._windows.on_request(record)
+        if record.get("kind") == "join_group_request":
+            self._join_pending.add(str(record.get("member")))
         return []
 
     def _on_group_response(self, record: dict[str, Any]) -> list[Violation]:
         self._windows.on_response(record)
+        if record.get("kind") == "join_group_response":
+            self._join_pending.discard(str(record.get("member")))
         return []
 
     def _on_revoke(self, record: dict[str, Any]) -> list[Violation]:
@@ -491,7 +506,11 @@ class InvariantChecker:
             if zombie is not None:
                 found[-1]["known_issue"] = zombie
         leader_id = record.get("leader_id")
-        if self._have_generation and leader_id != self._leader_id:
+        if (
+            self._have_generation
+            and leader_id != self._leader_id
+            and leader_id not in self._leader_aliases
+        ):
             found.append(
                 {
                     "invariant": "foreign_assignment",
@@ -515,9 +534,34 @@ class InvariantChecker:
             self._downgrade_generation = record.get("generation")
         if protocol is not None:
             self._protocol = protocol
+        self._static_stragglers(record)
         self._generation = record.get("generation")
         self._leader_id = record.get("leader_id")
+        self._leader_aliases.clear()
         self._have_generation = True
+        return []
+
+    def _static_stragglers(self, record: dict[str, Any]) -> None:
+        """``streams-zombie`` for a KIP-345 static Streams client that the join phase kept
+        without its JoinGroup (``completeClassicGroupJoin`` keeps static members) while it
+        could not hear the coordinator or its StreamThread stalled: the leader's assignment
+        rests on its last subscription, so a task it got after that can go to another client
+        while it still runs it, until its next Heartbeat gets ILLEGAL_GENERATION
+        (``onPartitionsLost``) — the removed client's window, opened now."""
+        now = int(record.get("t_ms") or 0)
+        for member in record.get("members") or ():
+            member = str(member)
+            if member in self._join_pending or not self._windows.is_streams(member):
+                continue
+            if self._windows.stalled(member, now) or self._windows.could_not_hear(member, now):
+                self._zombies[member] = (STREAMS_ZOMBIE, self._generation, now)
+
+    def _on_member_replaced(self, record: dict[str, Any]) -> list[Violation]:
+        """A static member rejoined under a new member id (KIP-345): if it led the current
+        generation, assignments naming either id come from that generation's leader."""
+        old = record.get("old_member_id")
+        if old == self._leader_id or old in self._leader_aliases:
+            self._leader_aliases.add(str(record.get("member_id")))
         return []
 
     def _on_group_loaded(self, record: dict[str, Any]) -> list[Violation]:
@@ -526,6 +570,7 @@ class InvariantChecker:
         self._state = record.get("state")
         self._generation = record.get("generation")
         self._leader_id = record.get("leader_id")
+        self._leader_aliases.clear()
         return []
 
     def _on_group_state(self, record: dict[str, Any]) -> list[Violation]:

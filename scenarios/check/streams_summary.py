@@ -12,6 +12,7 @@ from typing import Any
 
 from members.assignors.streams import TaskId
 from scenarios.check.expect import evaluate
+from scenarios.check.invariants import STATIC_MEMBER_KEPT
 from scenarios.check.metrics import step_end_ms, summarize
 from scenarios.input.streams import LoadedStreamsScenario
 
@@ -79,6 +80,7 @@ def summarize_streams(
     abandoned = 0
     last_change = 0
     last_step = None
+    last_members: list[str] = []
 
     def phase_at(t: int) -> int:
         i = 0
@@ -170,6 +172,8 @@ def summarize_streams(
             probing_scheduled += 1
         elif kind == "timer_fired" and r.get("key") == "probing-rebalance":
             probing_fired += 1
+        elif kind == "generation":
+            last_members = list(r.get("members") or ())
         elif kind == "step" and r.get("action") != "phase":
             end = step_end_ms(r)  # from the step's end, as Connect's summary
             last_step = end if last_step is None else max(last_step, end)
@@ -222,6 +226,7 @@ def summarize_streams(
             if costs and decisions and "cost" in decisions[-1]
             else None,
             "client_tags": {c: st.tags.get(c, {}) for c in sorted(st.tags)},
+            "static_kept": _static_kept(loaded, last_members, st, decisions),
             "final_holdings": {
                 c: {
                     "active": sorted(st.active.get(c, {}), key=_task_key),
@@ -332,6 +337,32 @@ def _end_problems(
     return out
 
 
+def _static_kept(
+    loaded: LoadedStreamsScenario,
+    members: list[str],
+    st: _StreamsState,
+    decisions: list[dict[str, Any]],
+) -> list[str]:
+    """Gone static clients still members of the last generation whose session outlasts the
+    group's rebalance timeout (``static-member-kept``: each join completion reschedules their
+    session, so rebalances that follow each other keep them in the group) — when exactly
+    they are the clients the last assignment covers beyond the live ones; else ``[]``."""
+    configs = {c.name: c.config for c in loaded.clients}
+    rebalance_ms = max((c.max_poll_interval_ms for c in configs.values()), default=0)
+    kept = sorted(
+        m
+        for m in members
+        if m not in st.live
+        and m in configs
+        and configs[m].group_instance_id is not None
+        and configs[m].session_timeout_ms > rebalance_ms
+    )
+    if not kept or not decisions:
+        return []
+    decided = {st.pid_name.get(pid, pid) for pid in decisions[-1]["clients"]}
+    return kept if sorted(decided - set(st.live)) == kept else []
+
+
 def streams_end_violations(summary: dict[str, Any]) -> list[dict[str, Any]]:
     """End-of-run liveness/balance for Streams, as ``violation`` record fields: ``liveness``
     when a task is not running exactly once or the group has not settled (probing rebalances
@@ -355,6 +386,11 @@ def streams_end_violations(summary: dict[str, Any]) -> list[dict[str, Any]]:
                 "tasks": conv["not_running_tasks"] + conv["duplicate_tasks"],
             }
         )
+        kept = (summary.get("streams") or {}).get("static_kept") or []
+        if kept and not conv["duplicate_tasks"]:
+            # the group waits for, and assigns tasks to, gone static members (KIP-345)
+            found[-1]["members"] = kept
+            found[-1]["known_issue"] = STATIC_MEMBER_KEPT
     if conv["unbalanced"]:
         found.append(
             {"invariant": "balance", "detail": f"at {end} ms: " + "; ".join(conv["unbalanced"])}

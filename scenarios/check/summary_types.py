@@ -119,6 +119,8 @@ class StreamsDetails(_Closed, kw_only=True):
     costs: list[AssignmentCost]
     final_cost: int | None
     client_tags: dict[str, dict[str, str]]
+    #: gone KIP-345 static clients the last generation still holds (``static-member-kept``)
+    static_kept: list[str]
     final_holdings: dict[str, ClientTasks]
 
 

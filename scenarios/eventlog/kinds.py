@@ -88,7 +88,8 @@ class MemberConfig(_Part, kw_only=True):
     """``member_start.config``: the settings that shape the member (Connect worker: its
     ``connect.protocol``, KIP-987 ``static.*`` and the timing settings of
     ``members.config.LOGGED_TIMING_KEYS`` that differ from Kafka's defaults; Streams client:
-    process id, threads, rack, tags and a non-default ``latest_supported_version``)."""
+    process id, threads, rack, tags, a KIP-345 ``group.instance.id`` and a non-default
+    ``latest_supported_version``)."""
 
     connect_protocol: str | UnsetType = msgspec.field(default=UNSET, name="connect.protocol")
     static_connectors: list[str] | UnsetType = msgspec.field(
@@ -99,6 +100,7 @@ class MemberConfig(_Part, kw_only=True):
     num_stream_threads: int | UnsetType = msgspec.field(default=UNSET, name="num.stream.threads")
     client_rack: str | UnsetType = msgspec.field(default=UNSET, name="client.rack")
     client_tags: dict[str, str] | UnsetType = msgspec.field(default=UNSET, name="client.tags")
+    group_instance_id: str | UnsetType = msgspec.field(default=UNSET, name="group.instance.id")
     latest_supported_version: int | UnsetType = UNSET
     # Connect: timing settings that differ from Kafka's defaults (LOGGED_TIMING_KEYS)
     scheduled_rebalance_max_delay_ms: int | UnsetType = msgspec.field(
@@ -478,6 +480,7 @@ class Violation(_Rec, tag="violation", kw_only=True):
     role: str | UnsetType = UNSET
     member: str | UnsetType = UNSET
     owners: list[str] | UnsetType = UNSET
+    members: list[str] | UnsetType = UNSET  # static-member-kept: the gone static members
     generation: int | None | UnsetType = UNSET
     assignment_generation: int | None | UnsetType = UNSET
     group_generation: int | None | UnsetType = UNSET

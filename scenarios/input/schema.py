@@ -97,6 +97,7 @@ InvariantName = Literal[
     "failover-protocol-replay",
     "streams-zombie",
     "deleted-not-revoked",
+    "static-member-kept",
     # scenarios.check.protocol_checkers
     "generation_regressed",
     "member_generation_regressed",

@@ -75,6 +75,7 @@ STREAMS_CONFIG_KEYS: dict[str, Any] = {
     "rack.aware.assignment.traffic_cost": None,
     "rack.aware.assignment.non_overlap_cost": None,
     "client.rack": None,
+    "group.instance.id": None,
     "session.timeout.ms": 45_000,
     "heartbeat.interval.ms": 3_000,
     "max.poll.interval.ms": 300_000,
@@ -318,6 +319,9 @@ def _client_config(
     rack = get("client.rack")
     if rack is not None and (not isinstance(rack, str) or not rack):
         raise _fail(file, at("client.rack"), "expected a non-empty string")
+    instance = get("group.instance.id")
+    if instance is not None and (not isinstance(instance, str) or not instance):
+        raise _fail(file, at("group.instance.id"), "expected a non-empty string")
     session = _int(file, at("session.timeout.ms"), get("session.timeout.ms"), 1, 2**31 - 1)
     heartbeat = _int(file, at("heartbeat.interval.ms"), get("heartbeat.interval.ms"), 1, 2**31 - 1)
     if heartbeat >= session:
@@ -351,6 +355,7 @@ def _client_config(
         num_stream_threads=threads,
         client_rack=rack,
         client_tags=tags,
+        group_instance_id=instance,
         assignment=assignment,
         session_timeout_ms=session,
         heartbeat_interval_ms=heartbeat,

@@ -1,12 +1,15 @@
 """The Streams chaos generator (``groupsim chaos --kind streams``): from ``(campaign seed, run
 index)`` alone — one ``random.Random`` seeded with ``"groupsim-chaos-streams/<seed>/<index>"``,
-the ``delay_request`` faults from a second one, nothing else random — a Kafka Streams
+the ``delay_request`` faults from a second one, static membership from a third, nothing else
+random — a Kafka Streams
 application and a timeline of faults, as a :class:`ChaosSpec` whose ``streams`` holds the
 scenario file's body (docs/streams.md, docs/chaos.md "Streams campaigns").
 
 Drawn per run (KIP-441 / KIP-708 / KIP-925 settings across their ranges):
 
-- clients: ``num.stream.threads`` 1–3 (the capacity the HA assignor balances by), a
+- clients: ``group.instance.id`` (KIP-345 static membership, with a longer
+  ``session.timeout.ms`` in most such runs) for most clients of two runs in five (from a third
+  random stream), ``num.stream.threads`` 1–3 (the capacity the HA assignor balances by), a
   ``client.rack`` when the run is rack-aware, a ``client.tag.zone`` when it uses
   ``rack.aware.assignment.tags``, a state directory with some tasks at some lag, and a quarter
   of them (never the first) joining later (scale-out);
@@ -37,6 +40,24 @@ __all__ = ["generate_streams", "STREAMS_MAX_POLL_MS"]
 #: one lets a stream-thread stall outlast it within a short run).
 STREAMS_MAX_POLL_MS = 60_000
 _RESTORE_RATES = (20_000, 50_000, 100_000)
+
+
+def _draw_static_members(rng: random.Random, clients: list[dict[str, Any]]) -> None:
+    """KIP-345: in two runs of five, some clients set ``group.instance.id`` (each with
+    probability 3/4) and, in two of those three, a longer ``session.timeout.ms`` (120 or
+    300 s). Drawn from a stream of their own, so every other draw of a run is the same as
+    without static members."""
+    if rng.random() >= 0.4:
+        return
+    # static members are run with a session timeout that outlasts a restart (KIP-345's
+    # advice); above max.poll.interval.ms a member that misses a join phase stays in the group
+    session = rng.choice((45_000, 120_000, 300_000))
+    for client in clients:
+        if rng.random() < 0.75:
+            own = client.setdefault("config", {})
+            own["group.instance.id"] = f"{client['name']}-static"
+            if session != 45_000:
+                own["session.timeout.ms"] = session
 
 
 def generate_streams(config: ChaosConfig, campaign_seed: int, index: int) -> ChaosSpec:
@@ -111,6 +132,8 @@ def generate_streams(config: ChaosConfig, campaign_seed: int, index: int) -> Cha
             client["autostart"] = False
             late.append(name)
         clients.append(client)
+
+    _draw_static_members(_rng(campaign_seed, index, "streams-static"), clients)
 
     gen = _StreamsTimeline(rng, names)
     for name in late:

@@ -28,7 +28,7 @@ from scenarios.eventlog import (
 from scenarios.eventlog.kinds import Assignment, Fault
 from scenarios.eventlog.kinds_streams import ActiveTaskStart
 from scenarios.eventlog.records import LogRecord
-from scenarios.input.library import library_dir, streams_library_dir
+from scenarios.input.library import library_dir, load_any, streams_library_dir
 from scenarios.input.loader import load_scenario
 from scenarios.input.streams import load_streams_scenario, loads_streams_scenario
 from scenarios.sim.runner import simulate
@@ -63,7 +63,7 @@ def _run(key: str, path: Path, seed: int, heartbeats: bool) -> list[dict]:
         return simulate_streams(
             load_streams_scenario(path), seed, log_heartbeats=heartbeats
         ).records
-    return simulate(load_scenario(path), seed, log_heartbeats=heartbeats).records
+    return simulate(load_any(path), seed, log_heartbeats=heartbeats).records
 
 
 _PARAMS = [

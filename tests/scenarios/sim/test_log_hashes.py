@@ -17,8 +17,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from scenarios.input.library import library_dir, streams_library_dir
-from scenarios.input.loader import load_scenario
+from scenarios.input.library import library_dir, load_any, streams_library_dir
 from scenarios.input.streams import load_streams_scenario
 from scenarios.sim.runner import simulate
 from scenarios.sim.runner import simulate as simulate_streams
@@ -40,7 +39,7 @@ def _log_sha256(key: str, path: Path, seed: int) -> str:
     if key.startswith("streams/"):
         result = simulate_streams(load_streams_scenario(path), seed)
     else:
-        result = simulate(load_scenario(path), seed)
+        result = simulate(load_any(path), seed)
     data = msgspec.json.Encoder().encode_lines(result.records)
     return hashlib.sha256(data).hexdigest()
 

@@ -138,6 +138,7 @@ name = "a"
         ('[config]\n"no.such" = 1\n', "config.no.such"),
         ('[[timeline]]\nat_ms = 1\naction = "join"\nclient = "zz"\n', "timeline[0].client"),
         ('[[timeline]]\nat_ms = 1\naction = "fly"\n', "timeline[0]"),
+        ('[config]\n"group.instance.id" = ""\n', "config.group.instance.id"),
     ],
 )
 def test_bad_files_name_the_key(extra: str, where: str) -> None:

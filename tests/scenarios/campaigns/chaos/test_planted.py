@@ -55,3 +55,12 @@ def test_a_planted_bug_is_patched_out_afterwards() -> None:
         assert GroupCoordinator.__dict__["_sync"] is not original
     assert GroupCoordinator.__dict__["_sync"] is original
     assert len({bug.name for bug in CATALOGUE}) == len(CATALOGUE)
+
+
+@pytest.mark.slow
+def test_chaos_finds_a_client_ignoring_illegal_generation_through_static_members() -> None:
+    # only a KIP-345 static member that missed a join phase stays in the next generation and
+    # hears ILLEGAL_GENERATION for the one it runs (Streams chaos draws static members)
+    found = detect(by_name("client-ignores-illegal-generation"), 150)
+    assert found.found_at is not None
+    assert found.invariant in {"double_ownership", "stale_active_task", "stale_generation"}
