@@ -56,7 +56,7 @@ from scenarios.sim.events import (
     TimerDue,
 )
 from scenarios.sim.network import Network, member_name
-from scenarios.sim.quiet import QuietSkipper, heartbeat_timer
+from scenarios.sim.quiet import QuietSkipper, QuietTail, heartbeat_timer
 
 __all__ = ["Engine", "GroupKind"]
 
@@ -177,8 +177,11 @@ class Engine:
         self._quiet_ok = False
         self._run_end = 0
         # Jitter draws from the run's generator for every message: never periodic.
-        skip = self.SKIP_QUIET and not self.log_heartbeats and not scenario.network.jitter_ms
-        self._skipper = QuietSkipper(self) if skip else None
+        skip = self.SKIP_QUIET and not self.log_heartbeats
+        self._skipper: QuietSkipper | QuietTail | None = None
+        if skip:
+            # a jittered run is never periodic: only its quiet tail can go (QuietTail)
+            self._skipper = QuietTail(self) if scenario.network.jitter_ms else QuietSkipper(self)
         # delay_request: held requests not arrived yet, by (sender address, request type).
         self._held: dict[tuple[str, type], list[LateDeliver]] = {}
         self.end_ms = self._plan()

@@ -33,7 +33,7 @@ from scenarios.sim.events import Deliver, TimerDue
 if TYPE_CHECKING:
     from scenarios.sim.engine import Engine
 
-__all__ = ["QuietSkipper", "heartbeat_timer"]
+__all__ = ["QuietSkipper", "QuietTail", "heartbeat_timer"]
 
 #: Snapshots kept per quiet stretch before giving up on finding a period in it.
 MAX_SNAPSHOTS = 16
@@ -202,3 +202,84 @@ class QuietSkipper:
         engine.now_ms += dt
         engine._seq += ds
         self.skipped_ms += dt
+
+
+class QuietTail:
+    """Ends a jittered run early once nothing but heartbeats can happen before its end.
+
+    Jitter draws from the run's generator for every message, so a jittered stretch never
+    repeats and :class:`QuietSkipper` cannot skip it. But once a whole heartbeat period has
+    passed with nothing else, no other event is queued before the run's end, no fault is in
+    force, the group and every member are Stable, and every member's session outlasts its
+    heartbeat interval by more than two round trips at the worst jitter, the rest of the run
+    is heartbeats that log nothing: each Heartbeat is answered NONE and no session timer can
+    expire. Dropping them leaves the event log byte for byte the same
+    (``tests/scenarios/sim/test_engine_fast_path.py``); the generator's later state is never
+    used.
+
+    Engine contract: as :class:`QuietSkipper`'s (``_quiet_ok``, ``after_heartbeat``).
+    """
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.anchor: str | None = None
+        self.skipped_ms = 0
+
+    def after_heartbeat(self, owner: str) -> None:
+        """Member ``owner``'s heartbeat timer fired (its effects are applied)."""
+        engine = self.engine
+        if not engine._quiet_ok:
+            engine._quiet_ok = True
+            self.anchor = owner
+            return
+        end = engine._run_end
+        if owner != self.anchor or end != engine.end_ms or not self._safe(end):
+            return
+        self.skipped_ms += max(0, end - engine.now_ms)
+        engine._queue.clear()  # only heartbeats are left (checked by _safe)
+
+    def _safe(self, end: int) -> bool:
+        engine = self.engine
+        network = engine.network
+        now = engine.now_ms
+        if network.partitioned or not engine.coordinator_up:
+            return False
+        if any(until > now for _, _, until in network._loss.values()):
+            return False
+        if any(until > now for _, _, until in network.delays.values()):
+            return False
+        if any(until > now for _, until in network._latency.values()) or engine._held:
+            return False
+        for at, _, event in engine._queue:
+            if at <= end and not _is_heartbeat_entry(event) and self._live(event):
+                return False
+        coordinator = engine.coordinator
+        if coordinator.state.name != "STABLE":
+            return False
+        round_trip = 2 * (network.latency_ms + network.jitter_ms)
+        for member in engine.members.values():
+            t = member.timeouts
+            if member.state.name != "STABLE" or not member.coordinator_known:
+                return False
+            if t.session_timeout_ms - t.heartbeat_interval_ms <= 2 * round_trip + 1:
+                return False
+            if t.request_timeout_ms <= round_trip + 1:
+                return False
+        for m in coordinator._members.values():
+            if m.session_timeout_ms <= 2 * round_trip + 1 + max(
+                (x.timeouts.heartbeat_interval_ms for x in engine.members.values()), default=0
+            ):
+                return False
+        return len(coordinator._members) == len(engine.members)
+
+    def _live(self, event: Any) -> bool:
+        """False for a queued timer entry that was cancelled or re-armed (the engine drops it
+        when it comes up, see ``Engine._timer_due``); True for everything else."""
+        if not isinstance(event, TimerDue):
+            return True
+        engine = self.engine
+        timer = (event.owner, event.key)
+        if engine._timers.get(timer) == event.token:
+            return True
+        sentinel = engine._sentinel.get(timer)
+        return sentinel is not None and sentinel[1] == event.token and timer in engine._deferred

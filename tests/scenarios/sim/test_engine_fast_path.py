@@ -20,7 +20,7 @@ from scenarios.input.library import streams_library_dir
 from scenarios.input.loader import loads_scenario
 from scenarios.input.streams import load_streams_scenario
 from scenarios.sim.engine import Engine
-from scenarios.sim.quiet import QuietSkipper
+from scenarios.sim.quiet import QuietSkipper, QuietTail
 from scenarios.sim.runner import simulate
 
 # Short fault windows keep each run well under a second; every fault kind is enabled.
@@ -138,3 +138,28 @@ def test_jitter_draws_are_random_randint(jitter_ms: int) -> None:
         at = network.arrival_ms(f"w{i}#1", COORDINATOR_ADDRESS, 0)
         assert at == 10 + reference.randint(0, jitter_ms)
     assert rng.getstate() == reference.getstate()
+
+
+@pytest.mark.parametrize("index", range(6))
+def test_jittered_chaos_logs_are_unchanged_when_the_quiet_tail_is_dropped(
+    monkeypatch: pytest.MonkeyPatch, index: int
+) -> None:
+    # QuietTail: a jittered run ends early once only heartbeats are left
+    spec = generate(CHAOS, 29, index)
+    text = spec_to_toml(spec).replace("jitter_ms = 0", "jitter_ms = 5")
+    loaded = loads_scenario(text, f"{spec.name}.toml")
+    assert loaded.scenario.network.jitter_ms == 5
+    ended: list[int] = []
+    original = QuietTail.after_heartbeat
+
+    def spy(self: QuietTail, owner: str) -> None:
+        original(self, owner)
+        ended.append(self.skipped_ms)
+
+    monkeypatch.setattr(QuietTail, "after_heartbeat", spy)
+    fast = simulate(loaded, index, log_heartbeats=False).records
+    monkeypatch.undo()
+    monkeypatch.setattr(Engine, "SKIP_QUIET", False)
+    slow = simulate(loaded, index, log_heartbeats=False).records
+    assert fast == slow
+    assert max(ended, default=0) > 0  # the tail was dropped
