@@ -25,14 +25,14 @@ only requests a rebalance — keeps running meanwhile.
 **Predicate** (:func:`deleted_not_revoked`): a ``balance`` or ``liveness`` problem at time
 ``T`` belongs to this behaviour when (1) every configured connector and task runs exactly once
 and whatever removed work runs is a ghost, (2) counting each live worker's ghosts (owned per
-its assignment snapshot, no longer configured) as its load makes the spread of tasks and of
-connectors at most 1, and (3) no assignor run could have revoked any ghost: every one after
-the config write that removed it, with a config offset at or past that write, had a cleared
-view, or its leader's previous generation did not include the ghost's owner, or the owner
-never applied that generation's assignment (its SyncGroup failed: the revocation never
-reached it). Runs under the
-``static`` protocol with a worker that names static jobs are not judged (their balance counts
-only wildcard jobs over wildcard workers).
+its assignment snapshot, no longer configured) as its load — or leaving them out: balancing
+moves configured work — makes the spread of tasks and of connectors at most 1, and (3) no
+assignor run could have revoked any ghost: every one after the config write that removed it,
+with a config offset at or past that write, had a cleared view, or its leader's previous
+generation did not include the ghost's owner, or the owner never applied that generation's
+assignment (its SyncGroup failed: the revocation never reached it). Runs under the ``static``
+protocol with a worker that names static jobs are not judged (their balance counts only
+wildcard jobs over wildcard workers).
 """
 
 from __future__ import annotations
@@ -158,11 +158,28 @@ def deleted_not_revoked(records: Sequence[dict[str, Any]], summary: Summary) -> 
                     and generation in applied
                 ):
                     return None  # a leader that knew the ghost revoked it, and it arrived
-    for i, what in enumerate(("connectors", "tasks")):
-        # running counts already hold the ghosts that still run
-        counts = [
-            c[what] + len(ghosts.get(w, (set(), set()))[i] - running[i]) for w, c in final.items()
-        ]
-        if counts and max(counts) - min(counts) > 1:
-            return None
-    return DELETED_NOT_REVOKED
+    return DELETED_NOT_REVOKED if _balanced(final, ghosts, running) else None
+
+
+def _balanced(
+    final: dict[str, Any],
+    ghosts: dict[str, tuple[set[str], set[str]]],
+    running: tuple[set[str], set[str]],
+) -> bool:
+    """Spreads of at most 1 either with each worker's ghosts counted as its load (the leader's
+    view) or with them left out (configured work only: balancing moves configured work)."""
+    none: tuple[set[str], set[str]] = (set(), set())
+    for with_ghosts in (True, False):
+        ok = True
+        for i, what in enumerate(("connectors", "tasks")):
+            counts = []
+            for worker, c in final.items():
+                mine = ghosts.get(worker, none)[i]
+                # running counts already hold the ghosts that still run
+                n = c[what] - len(mine & running[i])
+                counts.append(n + len(mine) if with_ghosts else n)
+            if counts and max(counts) - min(counts) > 1:
+                ok = False
+        if ok:
+            return True
+    return False

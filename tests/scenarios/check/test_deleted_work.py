@@ -93,26 +93,56 @@ _REVOCATION_LOST = [
 ]
 
 
+_ALL_DELETED = [
+    # both connectors are deleted while w1 (which runs c1, c2-0 and c2-4) is cut off; it is
+    # expired and rejoins still running them, and the leader's previous generation had no w1:
+    # nothing is "deleted" for it, and with nothing configured it balances nothing
+    {"at_ms": 0, "action": "latency", "member": "w1", "extra_ms": 1, "duration_ms": 1},
+    {"at_ms": 6006, "action": "coordinator_failover", "down_ms": 0},
+    {"at_ms": 6006, "action": "remove_connector", "connector": "c1"},
+    {
+        "at_ms": 6006,
+        "action": "loss",
+        "member": "w1",
+        "probability": 0.1,
+        "direction": "to_coordinator",
+        "duration_ms": 1,
+    },
+    {"at_ms": 6006, "action": "remove_connector", "connector": "c2"},
+    {
+        "at_ms": 6006,
+        "action": "delay_request",
+        "member": "w1",
+        "request": "heartbeat",
+        "delay_ms": 500,
+        "duration_ms": 1000,
+    },
+]
+
+
 @pytest.mark.parametrize(
-    ("protocol", "steps"),
+    ("protocol", "size", "connectors", "steps"),
     [
-        ("compatible", _LEADER_CRASH),
-        ("static", _LEADER_CRASH),
-        ("compatible", _REVOCATION_LOST),
+        ("compatible", 2, [("c1", 2)], _LEADER_CRASH),
+        ("static", 2, [("c1", 2)], _LEADER_CRASH),
+        ("compatible", 2, [("c1", 2)], _REVOCATION_LOST),
+        ("compatible", 4, [("c1", 0), ("c2", 5)], _ALL_DELETED),
     ],
 )
-def test_the_state_machines_cases_are_named(protocol: str, steps: list[dict[str, Any]]) -> None:
+def test_the_state_machines_cases_are_named(
+    protocol: str, size: int, connectors: list[tuple[str, int]], steps: list[dict[str, Any]]
+) -> None:
     spec = ChaosSpec(
         name="machine",
         seed=1,
         campaign_seed=0,
         index=0,
         protocol=protocol,
-        members=2,
+        members=size,
         cluster_config={"connect.protocol": protocol, "scheduled.rebalance.max.delay.ms": 0},
         worker_configs={},
         jitter_ms=0,
-        connectors=[("c1", 2)],
+        connectors=connectors,
         steps=steps,
         kinds=["step"] * len(steps),
         duration_ms=steps[-1]["at_ms"] + 1,
