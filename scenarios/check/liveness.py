@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from scenarios.check.deleted_work import deleted_not_revoked
+from scenarios.check.invariants import KAFKA_13816
 from scenarios.check.metrics import Summary, summarize
 
 __all__ = ["liveness_violations"]
@@ -81,9 +82,8 @@ def liveness_violations(
         # What is left is a known upstream issue's duplicate, e.g. KAFKA-13816's: it lasts
         # until the next eager rebalance, and a quiet end of run brings none.
         for violation in found:
-            if violation["invariant"] == "liveness" or conv["task_spread"] <= 1 + len(
-                conv["duplicate_tasks"]
-            ):
+            extra = len(conv["duplicate_tasks"]) + len(conv["unconfigured_running_tasks"])
+            if violation["invariant"] == "liveness" or conv["task_spread"] <= 1 + extra:
                 violation["known_issue"] = issue
     return found
 
@@ -104,24 +104,52 @@ def _replay_refusal_issue(records: Sequence[dict[str, Any]], summary: Summary) -
     return None
 
 
+def _kept_across_downgrade(records: Sequence[dict[str, Any]]) -> set[tuple[str, str]]:
+    """Instances a cooperative worker was running when the group went eager and still runs,
+    not having revoked everything on an eager rejoin since (KAFKA-13816: its first eager
+    join keeps its work, and the eager leader never revokes)."""
+    running: dict[str, set[tuple[str, str]]] = {}
+    kept: dict[str, set[tuple[str, str]]] = {}
+    protocol: str | None = None
+    for r in records:
+        kind = r.get("kind")
+        member = str(r.get("member"))
+        if kind in ("task_start", "connector_start"):
+            what = kind.removesuffix("_start")
+            running.setdefault(member, set()).add((what, str(r[what])))
+        elif kind in ("task_stopped", "connector_stopped"):
+            what = kind.removesuffix("_stopped")
+            running.get(member, set()).discard((what, str(r[what])))
+        elif kind in ("member_start", "member_stop", "member_crash"):
+            running.pop(member, None)
+            kept.pop(member, None)
+        elif kind == "generation":
+            new = r.get("protocol")
+            if new == "default" and protocol not in (None, "default"):
+                kept = {m: set(owned) for m, owned in running.items()}
+            if new is not None:
+                protocol = new
+        elif kind == "revoke" and r.get("reason") == "eager_rejoin":
+            kept.pop(member, None)
+    return {inst for m, owned in kept.items() for inst in owned & running.get(m, set())}
+
+
 def _duplicates_issue(records: Sequence[dict[str, Any]], conv: dict[str, Any]) -> str | None:
     """The known issue behind the end-of-run state, when its only fault is instances running
-    twice that a known-issue ``double_ownership`` started; else None."""
-    if any(
-        conv[k]
-        for k in (
-            "not_running_tasks",
-            "not_running_connectors",
-            "unconfigured_running_tasks",
-            "unconfigured_running_connectors",
-        )
-    ):
+    twice that a known-issue ``double_ownership`` started, and removed instances a worker kept
+    across a downgrade to eager (KAFKA-13816); else None."""
+    if any(conv[k] for k in ("not_running_tasks", "not_running_connectors")):
+        return None
+    removed = [("task", t) for t in conv["unconfigured_running_tasks"]] + [
+        ("connector", c) for c in conv["unconfigured_running_connectors"]
+    ]
+    if removed and not set(removed) <= _kept_across_downgrade(records):
         return None
     duplicates = [("task", t) for t in conv["duplicate_tasks"]] + [
         ("connector", c) for c in conv["duplicate_connectors"]
     ]
     if not duplicates:
-        return None
+        return KAFKA_13816 if removed else None
     issues: dict[tuple[str, str], str] = {}
     for r in records:
         if r.get("kind") == "violation" and r.get("known_issue"):

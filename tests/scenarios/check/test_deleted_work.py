@@ -151,3 +151,39 @@ def test_the_state_machines_cases_are_named(
     counts, first_new = classify(result)
     assert first_new is None
     assert counts.get(DELETED_NOT_REVOKED, 0) >= 1
+
+
+def test_a_deleted_task_kept_across_a_downgrade_to_eager_is_kafka_13816() -> None:
+    # w2 starts c1-1 from a config view that has not seen c1's deletion; then w1 restarts as
+    # eager and the group goes eager: w2's first eager join keeps what it runs (KAFKA-13816),
+    # so the deleted c1-1 runs on beside the duplicated connector c2
+    spec = ChaosSpec(
+        name="downgrade",
+        seed=1,
+        campaign_seed=0,
+        index=0,
+        protocol="compatible",
+        members=2,
+        cluster_config={"connect.protocol": "compatible", "scheduled.rebalance.max.delay.ms": 0},
+        worker_configs={},
+        jitter_ms=0,
+        connectors=[("c1", 2), ("c2", 0)],
+        steps=[
+            {"at_ms": 6005, "action": "join", "member": "w3"},
+            {"at_ms": 6006, "action": "remove_connector", "connector": "c1"},
+            {
+                "at_ms": 6006,
+                "action": "restart",
+                "member": "w1",
+                "config": {"connect.protocol": "eager"},
+            },
+        ],
+        kinds=["join", "config", "config"],
+        duration_ms=6007,
+    )
+    _, result = run_spec(spec)
+    counts, first_new = classify(result)
+    assert first_new is None
+    assert result.summary["convergence"]["unconfigured_running_tasks"] == ["c1-1"]
+    end = [r for r in result.records if r["kind"] == "violation" and r["invariant"] == "liveness"]
+    assert [r.get("known_issue") for r in end] == ["KAFKA-13816"]
