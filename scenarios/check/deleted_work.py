@@ -30,9 +30,9 @@ moves configured work — makes the spread of tasks and of connectors at most 1,
 assignor run could have revoked any ghost: every one after the config write that removed it,
 with a config offset at or past that write, had a cleared view, or its leader's previous
 generation did not include the ghost's owner, or the owner never applied that generation's
-assignment (its SyncGroup failed: the revocation never reached it). Runs under the ``static``
-protocol with a worker that names static jobs are not judged (their balance counts only
-wildcard jobs over wildcard workers).
+assignment (its SyncGroup failed: the revocation never reached it). Under the ``static``
+protocol with a worker that names static jobs, balance counts only wildcard jobs over wildcard
+workers: there (2) is that balance holding as it is (only ghosts may be wrong).
 """
 
 from __future__ import annotations
@@ -125,8 +125,11 @@ def deleted_not_revoked(records: Sequence[dict[str, Any]], summary: Summary) -> 
             proc = procs.setdefault(member, _Process())
             proc.connectors, proc.tasks = set(), set()
     final = summary["workers_final"]
-    if summary.get("final_protocol") == "static" and claims & set(final):
-        return None  # balance counts only wildcard jobs over wildcard workers there
+    # under static with a worker that names static jobs, balance counts only wildcard jobs
+    # over wildcard workers: that balance must hold as it is, only ghosts may run
+    wildcard_only = summary.get("final_protocol") == "static" and bool(claims & set(final))
+    if wildcard_only and max(conv["task_spread"], conv["connector_spread"]) > 1:
+        return None
     ghosts: dict[str, tuple[set[str], set[str]]] = {}
     for worker in final:
         owner = procs.get(worker)
@@ -158,7 +161,9 @@ def deleted_not_revoked(records: Sequence[dict[str, Any]], summary: Summary) -> 
                     and generation in applied
                 ):
                     return None  # a leader that knew the ghost revoked it, and it arrived
-    return DELETED_NOT_REVOKED if _balanced(final, ghosts, running) else None
+    if wildcard_only or _balanced(final, ghosts, running):
+        return DELETED_NOT_REVOKED
+    return None
 
 
 def _balanced(
