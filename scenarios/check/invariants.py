@@ -542,18 +542,18 @@ class InvariantChecker:
         return []
 
     def _static_stragglers(self, record: dict[str, Any]) -> None:
-        """``streams-zombie`` for a KIP-345 static Streams client that the join phase kept
-        without its JoinGroup (``completeClassicGroupJoin`` keeps static members) while it
-        could not hear the coordinator or its StreamThread stalled: the leader's assignment
-        rests on its last subscription, so a task it got after that can go to another client
-        while it still runs it, until its next Heartbeat gets ILLEGAL_GENERATION
-        (``onPartitionsLost``) — the removed client's window, opened now."""
+        """``streams-zombie`` for a KIP-345 static Streams client the join phase kept
+        (``completeClassicGroupJoin`` keeps static members) while it could not hear the
+        coordinator, or stalled with no JoinGroup sent: the assignment rests on its last
+        subscription, so a task it got since can go to another client while it still runs
+        it, until a Heartbeat hears ILLEGAL_GENERATION — the removed client's window."""
         now = int(record.get("t_ms") or 0)
-        for member in record.get("members") or ():
-            member = str(member)
-            if member in self._join_pending or not self._windows.is_streams(member):
+        for member in map(str, record.get("members") or ()):
+            if not self._windows.is_streams(member):
                 continue
-            if self._windows.stalled(member, now) or self._windows.could_not_hear(member, now):
+            if self._windows.could_not_hear(member, now) or (  # its JoinGroup may be lost
+                member not in self._join_pending and self._windows.stalled(member, now)
+            ):
                 self._zombies[member] = (STREAMS_ZOMBIE, self._generation, now)
 
     def _on_member_replaced(self, record: dict[str, Any]) -> list[Violation]:

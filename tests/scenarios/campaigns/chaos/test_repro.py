@@ -42,6 +42,7 @@ FOUND = {
         "named: deleted-not-revoked",
     ),
     "static-straggler-keeps-task.toml": ("double_ownership", "named: streams-zombie"),
+    "static-join-held-keeps-task.toml": ("double_ownership", "named: streams-zombie"),
     "static-rejoined-worker-keeps-deleted-task.toml": ("liveness", "named: deleted-not-revoked"),
     "static-member-gone-never-expires.toml": ("liveness", "named: static-member-kept"),
     "latency-late-sync-stale-generation.toml": ("stale_generation", "named: KAFKA-9184"),
