@@ -178,6 +178,12 @@ class GroupClient:
     ) -> None:
         self.name = name
         self.address = address or name
+        #: Where the coordinator's answers reach this member: its connection to the
+        #: coordinator. ``markCoordinatorUnknown`` disconnects (``client.disconnectAsync``),
+        #: so every request still in flight on the old connection goes unanswered; the next
+        #: request opens connection ``address/1``, then ``address/2``, ...
+        self.connection_address = self.address
+        self._connections = 0
         self.group_id = group_id
         self.protocol_type = protocol_type
         self.timeouts = timeouts
@@ -596,6 +602,8 @@ class GroupClient:
             return
         self.coordinator_known = False
         self._heartbeat_in_flight = False
+        self._connections += 1
+        self.connection_address = f"{self.address}/{self._connections}"
         self._log("coordinator_unknown", member_id=self.member_id, reason=reason)
         self._cancel("heartbeat")
         self._cancel("session")
@@ -689,7 +697,7 @@ class GroupClient:
         return effects
 
     def _send(self, message: object) -> None:
-        self._fx.append(Send(COORDINATOR_ADDRESS, message))
+        self._fx.append(Send(COORDINATOR_ADDRESS, message, self.connection_address))
 
     def _set(self, key: str, at_ms: int) -> None:
         self._fx.append(SetTimer(key, at_ms))

@@ -15,10 +15,17 @@ __all__ = ["Send", "SetTimer", "CancelTimer", "Log", "Effect"]
 
 
 class Send(msgspec.Struct, frozen=True):
-    """Send ``message`` to the network address ``dest`` (``"coordinator"`` or a member name)."""
+    """Send ``message`` to the network address ``dest`` (``"coordinator"`` or a member name).
+
+    ``via``: the sender's connection, the address the answer goes back to (``None``: the
+    sender's own address). A group member opens a new connection to the coordinator each time
+    it drops the old one, and answers on a dropped connection are lost, as in Kafka's
+    ``NetworkClient`` (:attr:`members.group_client.GroupClient.connection_address`).
+    """
 
     dest: str
     message: Any
+    via: str | None = None
 
 
 class SetTimer(msgspec.Struct, frozen=True):

@@ -127,7 +127,8 @@ def summarize_streams(
             st.capacity[m] = int(cfg.get("num.stream.threads", 1))
             st.pid_name[str(cfg.get("process_id"))] = m
             st.tags[m] = dict(cfg.get("client.tags") or {})
-        elif kind in ("member_stop", "member_crash"):
+        elif kind in ("member_stop", "member_crash", "member_fatal"):
+            # member_fatal: the stream thread died (e.g. FENCED_INSTANCE_ID); it runs nothing
             st.live.pop(m, None)
             for key in [k for k in restoring_since if k[0] == m]:
                 del restoring_since[key]

@@ -44,6 +44,7 @@ __all__ = [
     "MemberCrash",
     "MemberFatal",
     "MemberRemoved",
+    "MemberReplaced",
     "MemberStart",
     "MemberStop",
     "Phase",
@@ -295,6 +296,17 @@ class MemberRemoved(_CoordRec, tag="member_removed", kw_only=True):
     member: str
     member_id: str
     reason: str
+
+
+class MemberReplaced(_CoordRec, tag="member_replaced", kw_only=True):
+    """A KIP-345 static member rejoined with an unknown member id and took over the place of
+    its old member id (``GroupMetadataManager#updateStaticMemberThenRebalanceOrCompleteJoin``,
+    ``ClassicGroup#replaceStaticMember``): a Streams client with ``group.instance.id``, or a
+    real client of ``groupsim serve``."""
+
+    member: str
+    member_id: str
+    old_member_id: str
 
 
 # ----------------------------------------------------------------------------- members

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 from msgspec import UNSET, UnsetType
 
-from scenarios.eventlog.kinds import _CoordRec, _Rec
+from scenarios.eventlog.kinds import _Rec
 
 __all__ = [
     "AnswerDropped",
     "ConnectionErrorRecord",
     "Listening",
-    "MemberReplaced",
     "OffsetCommit",
     "WireRequest",
     "WireResponse",
@@ -98,13 +97,3 @@ class OffsetCommit(_Rec, tag="offset_commit", kw_only=True):
     generation: int
     error: str
     partitions: int
-
-
-class MemberReplaced(_CoordRec, tag="member_replaced", kw_only=True):
-    """A KIP-345 static member rejoined with an unknown member id and took over the place of
-    its old member id (``GroupMetadataManager#updateStaticMemberThenRebalanceOrCompleteJoin``,
-    ``ClassicGroup#replaceStaticMember``); only served logs have static members."""
-
-    member: str
-    member_id: str
-    old_member_id: str

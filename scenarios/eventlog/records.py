@@ -89,7 +89,7 @@ LogRecord = (
     | ks.StandbyTaskStopped
     | ks.StreamThreadStall
     | k.Violation
-    | kv.MemberReplaced
+    | k.MemberReplaced
     | kv.Listening
     | kv.WireRequest
     | kv.WireResponse

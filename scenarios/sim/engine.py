@@ -329,6 +329,13 @@ class Engine:
                     self.send(COORDINATOR_ADDRESS, source, reply)
         elif not self.kind.deliver(self, dest, source, message):
             member = self.members.get(dest)
+            if source == COORDINATOR_ADDRESS:
+                # an answer travels on the connection its request came on (Send.via)
+                if member is None:
+                    member = self.member_at(dest)
+                    dest = member.address if member is not None else dest
+                elif member.connection_address != dest:
+                    return  # that connection was dropped: the answer is lost
             if member is not None:
                 self.apply(dest, member.handle(message, now))
 
@@ -348,16 +355,17 @@ class Engine:
             kind = type(effect)
             if kind is Send:  # self.send, inlined (the most frequent effect)
                 dest = effect.dest  # type: ignore[union-attr]
-                at = self.network.arrival_ms(owner, dest, self.now_ms)
+                source = effect.via or owner  # type: ignore[union-attr]
+                at = self.network.arrival_ms(source, dest, self.now_ms)
                 if (
                     (self.network.delays or self._held)
                     and dest == COORDINATOR_ADDRESS
-                    and self._hold(owner, effect.message, at)  # type: ignore[union-attr]
+                    and self._hold(source, effect.message, at)  # type: ignore[union-attr]
                 ):
                     continue
                 if at is not None:
                     self._seq += 1
-                    deliver = Deliver(dest, owner, effect.message)  # type: ignore[union-attr]
+                    deliver = Deliver(dest, source, effect.message)  # type: ignore[union-attr]
                     heapq.heappush(self._queue, (at, self._seq, deliver))
             elif kind is SetTimer:
                 key = effect.key  # type: ignore[union-attr]
@@ -379,6 +387,17 @@ class Engine:
             member = self.members.get(owner)
             if member is not None and member.state is MemberState.STOPPED:
                 self._retire(owner)
+
+    def member_at(self, address: str) -> GroupClient | None:
+        """The live member that a message to ``address`` reaches: an incarnation's address, or
+        its current connection's (``w1#2/3``); ``None`` for a dropped connection."""
+        member = self.members.get(address)
+        if member is None:
+            incarnation, slash, _ = address.partition("/")
+            member = self.members.get(incarnation) if slash else None
+            if member is not None and member.connection_address != address:
+                return None
+        return member
 
     def send(self, source: str, dest: str, message: Any) -> None:
         """Deliver ``message`` after the network's delay (dropped by a fault: not at all)."""

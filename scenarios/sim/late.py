@@ -61,7 +61,8 @@ _NOT_COORDINATOR: dict[type, Any] = {
 
 
 def hold(engine: Engine, owner: str, message: Any, at: int | None) -> bool:
-    """Member ``owner`` sends ``message`` to the coordinator, due at ``at`` (``None``: lost).
+    """Member connection ``owner`` (``Send.via``) sends ``message`` to the coordinator, due at
+    ``at`` (``None``: lost).
 
     Marks the member's held requests of the same type as superseded; if a ``delay_request``
     of the member covers this request now, schedules its late arrival and returns True (the
@@ -70,7 +71,7 @@ def hold(engine: Engine, owner: str, message: Any, at: int | None) -> bool:
     name = REQUEST_NAME.get(kind)
     if name is None:
         return False
-    key = (owner, kind)
+    key = (owner.partition("/")[0], kind)  # the member's, over all its connections
     for late in engine._held.get(key, ()):
         late.superseded = True
     delay = engine.network.request_delay(member_name(owner), name, engine.now_ms)
@@ -88,7 +89,7 @@ def deliver(engine: Engine, late: LateDeliver) -> None:
     member no longer waits for it), then carry out the coordinator's effects."""
     source, message = late.source, late.message
     kind = type(message)
-    key = (source, kind)
+    key = (source.partition("/")[0], kind)
     held = engine._held.get(key, [])
     if late in held:
         held.remove(late)
@@ -107,7 +108,7 @@ def deliver(engine: Engine, late: LateDeliver) -> None:
         ),
         None,
     )
-    dropped = answer is not None and (late.superseded or source not in engine.members)
+    dropped = answer is not None and (late.superseded or engine.member_at(source) is None)
     if dropped:
         effects = [e for e in effects if e is not answer]
     fields: dict[str, Any] = {"member": member_name(source), "request": REQUEST_NAME[kind]}

@@ -11,6 +11,8 @@ from members.group_client import (
     IllegalMemberTransition,
     MemberState,
 )
+from protocol.effects import Send
+from protocol.group import ErrorCode, FindCoordinatorResponse
 from scenarios.input.streams import loads_streams_scenario
 from scenarios.sim.runner import simulate
 
@@ -51,6 +53,28 @@ def test_a_legal_move_changes_the_state() -> None:
     client._transition(MemberState.COMPLETING_REBALANCE)
     client._transition(MemberState.STABLE)
     assert client.state is MemberState.STABLE
+
+
+def test_losing_the_coordinator_drops_the_connection_its_requests_went_on() -> None:
+    """AbstractCoordinator#markCoordinatorUnknown disconnects (client.disconnectAsync): the
+    answers to requests in flight on the old connection never arrive, so the member's requests
+    go out on a new connection, and the engine delivers answers only on the current one."""
+
+    class Member(GroupClient):
+        def metadata(self, now_ms: int) -> tuple[tuple[str, bytes], ...]:
+            return (("range", b""),)
+
+    timeouts = GroupTimeouts(10_000, 3_000, 60_000, 30_000)
+    client = Member("m1", "g", "consumer", timeouts, address="m1#1")
+    first = [e for e in client.start(0) if isinstance(e, Send)]
+    assert [e.via for e in first] == ["m1#1"]
+    client._on_request_timeout(1)
+    effects = client._take()
+    assert client.connection_address == "m1#1/1"
+    assert {e.via for e in effects if isinstance(e, Send)} == {"m1#1/1"}
+    client.handle(FindCoordinatorResponse(ErrorCode.NONE), 2)
+    client._coordinator_unknown("again", 3)
+    assert client.connection_address == "m1#1/2"
 
 
 _STALL = """

@@ -261,3 +261,21 @@ def test_streams_time_to_converge_counts_from_the_end_of_the_last_fault() -> Non
     assert measured is not None and measured > 0
     expected = measured + last["duration_ms"]
     assert summarize_streams(as_instant, loaded)["time_to_converge_ms"] == expected
+
+
+def test_a_streams_client_whose_stream_thread_died_is_not_live() -> None:
+    """member_fatal (a FENCED_INSTANCE_ID, an unreadable assignment) ends the client's work:
+    the end-of-run checks must not expect the last assignment to cover it."""
+    from scenarios.check.streams_summary import summarize_streams
+    from scenarios.input.library import load_any
+    from scenarios.sim.runner import simulate
+
+    loaded = load_any("kip-441-scale-out-with-faults")
+    records = simulate(loaded, 1).records
+    alive = summarize_streams(records, loaded)["workers_final"]
+    victim = sorted(alive)[-1]
+    end = records[-1]
+    fatal = {"t_ms": end["t_ms"], "seq": end["seq"], "kind": "member_fatal", "member": victim}
+    fatal["error"] = "FENCED_INSTANCE_ID"
+    died = summarize_streams([*records[:-1], fatal, end], loaded)["workers_final"]
+    assert sorted(died) == sorted(set(alive) - {victim})

@@ -29,6 +29,10 @@ FOUND = {
         "fixed: a worker whose herder died (INCONSISTENT_GROUP_PROTOCOL after a failover, "
         "Kafka's one-protocol replay) is no longer counted as live",
     ),
+    "static-fenced-answer-on-dropped-connection.toml": (
+        "liveness",
+        "fixed: an answer on a connection the member dropped never arrives (NetworkClient)",
+    ),
     "latency-late-sync-double-ownership.toml": ("double_ownership", "named: KAFKA-9184"),
     "slow-removed-before-poll-timeout.toml": ("double_ownership", "named: KAFKA-16056"),
     "slow-then-downgrade-kafka-13816-per-member.toml": (
