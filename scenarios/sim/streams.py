@@ -17,6 +17,7 @@ from members.streams_client import StreamsClient
 from members.streams_state import StoreState
 from protocol.effects import Effect
 from scenarios.check.protocol_checkers import protocol_violations
+from scenarios.check.streams_quiet import streams_quiet_period_violations
 from scenarios.check.streams_summary import (
     streams_end_violations,
     streams_expect_failures,
@@ -115,9 +116,14 @@ class StreamsKind:
     def end_violations(
         self, records: list[dict[str, Any]], summary: dict[str, Any]
     ) -> list[dict[str, Any]]:
-        """The end-of-run liveness and KIP-441 balance check, then the protocol checkers
+        """The end-of-run liveness and KIP-441 balance check, the same at the end of every
+        long quiet period (:mod:`scenarios.check.streams_quiet`), then the protocol checkers
         over the whole log (:mod:`scenarios.check.protocol_checkers`)."""
-        return streams_end_violations(summary) + protocol_violations(records)
+        return (
+            streams_end_violations(summary)
+            + streams_quiet_period_violations(records, self.loaded)
+            + protocol_violations(records)
+        )
 
     def expect_failures(self, summary: dict[str, Any]) -> list[str]:
         """The scenario's unmet ``[expect]`` lines."""
