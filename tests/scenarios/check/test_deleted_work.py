@@ -120,6 +120,28 @@ _ALL_DELETED = [
 ]
 
 
+def _spec(
+    protocol: str, size: int, connectors: list[tuple[str, int]], steps: list[dict[str, Any]]
+) -> ChaosSpec:
+    """A jitter-free chaos run of ``size`` workers under ``protocol`` (no scheduled delay)
+    with ``steps`` as its whole timeline."""
+    return ChaosSpec(
+        name="deleted-work",
+        seed=1,
+        campaign_seed=0,
+        index=0,
+        protocol=protocol,
+        members=size,
+        cluster_config={"connect.protocol": protocol, "scheduled.rebalance.max.delay.ms": 0},
+        worker_configs={},
+        jitter_ms=0,
+        connectors=connectors,
+        steps=steps,
+        kinds=[str(step["action"]) for step in steps],
+        duration_ms=steps[-1]["at_ms"] + 1,
+    )
+
+
 @pytest.mark.parametrize(
     ("protocol", "size", "connectors", "steps"),
     [
@@ -132,22 +154,7 @@ _ALL_DELETED = [
 def test_the_state_machines_cases_are_named(
     protocol: str, size: int, connectors: list[tuple[str, int]], steps: list[dict[str, Any]]
 ) -> None:
-    spec = ChaosSpec(
-        name="machine",
-        seed=1,
-        campaign_seed=0,
-        index=0,
-        protocol=protocol,
-        members=size,
-        cluster_config={"connect.protocol": protocol, "scheduled.rebalance.max.delay.ms": 0},
-        worker_configs={},
-        jitter_ms=0,
-        connectors=connectors,
-        steps=steps,
-        kinds=["step"] * len(steps),
-        duration_ms=steps[-1]["at_ms"] + 1,
-    )
-    _, result = run_spec(spec)
+    _, result = run_spec(_spec(protocol, size, connectors, steps))
     counts, first_new = classify(result)
     assert first_new is None
     assert counts.get(DELETED_NOT_REVOKED, 0) >= 1
@@ -157,31 +164,17 @@ def test_a_deleted_task_kept_across_a_downgrade_to_eager_is_kafka_13816() -> Non
     # w2 starts c1-1 from a config view that has not seen c1's deletion; then w1 restarts as
     # eager and the group goes eager: w2's first eager join keeps what it runs (KAFKA-13816),
     # so the deleted c1-1 runs on beside the duplicated connector c2
-    spec = ChaosSpec(
-        name="downgrade",
-        seed=1,
-        campaign_seed=0,
-        index=0,
-        protocol="compatible",
-        members=2,
-        cluster_config={"connect.protocol": "compatible", "scheduled.rebalance.max.delay.ms": 0},
-        worker_configs={},
-        jitter_ms=0,
-        connectors=[("c1", 2), ("c2", 0)],
-        steps=[
-            {"at_ms": 6005, "action": "join", "member": "w3"},
-            {"at_ms": 6006, "action": "remove_connector", "connector": "c1"},
-            {
-                "at_ms": 6006,
-                "action": "restart",
-                "member": "w1",
-                "config": {"connect.protocol": "eager"},
-            },
-        ],
-        kinds=["join", "config", "config"],
-        duration_ms=6007,
-    )
-    _, result = run_spec(spec)
+    steps = [
+        {"at_ms": 6005, "action": "join", "member": "w3"},
+        {"at_ms": 6006, "action": "remove_connector", "connector": "c1"},
+        {
+            "at_ms": 6006,
+            "action": "restart",
+            "member": "w1",
+            "config": {"connect.protocol": "eager"},
+        },
+    ]
+    _, result = run_spec(_spec("compatible", 2, [("c1", 2), ("c2", 0)], steps))
     counts, first_new = classify(result)
     assert first_new is None
     assert result.summary["convergence"]["unconfigured_running_tasks"] == ["c1-1"]
