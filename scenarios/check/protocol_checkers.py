@@ -30,6 +30,15 @@ end of every simulated run (``end_violations`` of both kinds) and in ``groupsim 
     Every member runs the elected protocol: an ``assignment`` of generation *g* must carry the
     ``protocol`` of the ``generation`` record of *g* (``JoinGroupResponse.protocolName``;
     Connect's ``WorkerCoordinator#onJoinComplete`` decodes with it).
+``protocol_vote``
+    The coordinator elects by vote (``ClassicGroup#selectProtocol``): the candidates are the
+    protocols every member of the generation supports, each member votes for the first
+    candidate in its own list, and the protocol with the most votes wins (any of them on a
+    tie: Kafka breaks it by ``HashMap`` order, not part of the protocol). Each member's list is
+    that of its member id's JoinGroup as the member logged it (``join_group_request`` with
+    that id, or the request a ``join_group_response`` gave that id to); a generation with a
+    member whose list the log does not show is not judged. In a Connect group this means the
+    lowest protocol every worker speaks: one eager worker pins the group to ``default``.
 ``static_placement``
     KIP-987 (groupsim's reading, ``members/assignors/static.py``): in a ``static`` round (an
     ``assignor`` record with ``protocol: "static"``), a newly assigned connector or task that
@@ -65,6 +74,7 @@ __all__ = [
     "check_member_generation",
     "check_stale_generation_accepted",
     "check_elected_protocol",
+    "check_protocol_vote",
     "check_static_placement",
     "check_streams_active_follows_assignment",
     "check_streams_assignment_disjoint",
@@ -79,6 +89,7 @@ PROTOCOL_INVARIANTS = (
     "member_generation_regressed",
     "stale_generation_accepted",
     "protocol_mismatch",
+    "protocol_vote",
     "static_placement",
     "stale_active_task",
     SCHEDULED_DELAY,
@@ -251,6 +262,56 @@ def check_elected_protocol(records: Sequence[Record]) -> list[Violation]:
     return found
 
 
+def check_protocol_vote(records: Sequence[Record]) -> list[Violation]:
+    """``protocol_vote``: each ``generation`` record's ``protocol`` wins the vote of its
+    members' protocol lists (see the module docstring)."""
+    found: list[Violation] = []
+    current: dict[str, list[str]] = {}  # member name -> its process's protocol list
+    by_id: dict[str, list[str]] = {}  # member id -> the list its JoinGroups carried
+    for r in records:
+        kind = r.get("kind")
+        name = str(r.get("member"))
+        if kind == "member_start":
+            current.pop(name, None)
+        elif kind == "join_group_request":
+            current[name] = list(r.get("protocols") or ())
+            if r.get("member_id"):
+                by_id[str(r["member_id"])] = current[name]
+        elif kind == "join_group_response" and r.get("member_id") and name in current:
+            by_id.setdefault(str(r["member_id"]), current[name])
+        elif kind == "generation" and r.get("protocol") is not None:
+            lists = [by_id.get(str(mid)) for mid in r.get("member_ids") or ()]
+            if not lists or any(not p for p in lists):
+                continue
+            winners, candidates = _vote([p for p in lists if p])
+            elected = r["protocol"]
+            if elected not in winners:
+                found.append(
+                    _violation(
+                        "protocol_vote",
+                        f"generation {r.get('generation')} elected {elected!r}; the vote of "
+                        f"its members gives {' or '.join(map(repr, winners)) or 'no protocol'}"
+                        f" (supported by all: {sorted(candidates)})",
+                        r,
+                        generation=r.get("generation"),
+                    )
+                )
+    return found
+
+
+def _vote(lists: list[list[str]]) -> tuple[list[str], set[str]]:
+    """``ClassicGroup#selectProtocol`` over the members' protocol lists: the protocols with
+    the most votes (ties: all of them), and the candidates."""
+    candidates = set(lists[0]).intersection(*lists[1:])
+    votes: dict[str, int] = {}
+    for protocols in lists:
+        vote = next((p for p in protocols if p in candidates), None)
+        if vote is not None:
+            votes[vote] = votes.get(vote, 0) + 1
+    most = max(votes.values(), default=0)
+    return sorted(p for p, n in votes.items() if n == most), candidates
+
+
 def check_static_placement(records: Sequence[Record]) -> list[Violation]:
     """``static_placement``: KIP-987 static jobs go only to workers that name them, wildcard
     jobs only to wildcard workers (judged on the leader's ``assignor`` records)."""
@@ -358,6 +419,7 @@ _CHECKERS: tuple[Callable[[Sequence[Record]], list[Violation]], ...] = (
     check_member_generation,
     check_stale_generation_accepted,
     check_elected_protocol,
+    check_protocol_vote,
     check_static_placement,
     check_streams_active_follows_assignment,
     check_streams_assignment_disjoint,

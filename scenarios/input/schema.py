@@ -103,6 +103,7 @@ InvariantName = Literal[
     "member_generation_regressed",
     "stale_generation_accepted",
     "protocol_mismatch",
+    "protocol_vote",
     "static_placement",
     "stale_active_task",
     "scheduled_delay",

@@ -170,6 +170,27 @@ def test_every_member_runs_the_elected_protocol(connect_log: Records) -> None:
     assert "protocol_mismatch" in _names(log)
 
 
+def test_the_elected_protocol_must_win_the_members_vote(connect_log: Records) -> None:
+    log = copy.deepcopy(connect_log)
+    g = _first(log, "generation")
+    assert log[g]["protocol"] != "default"  # every worker speaks the newer protocols
+    assert protocol_violations(log) == []
+    log[g]["protocol"] = "default"  # supported by all, but nobody's first choice
+    found = [v for v in protocol_violations(log) if v["invariant"] == "protocol_vote"]
+    assert [v["cause_seq"] for v in found] == [log[g]["seq"]]
+    assert "elected 'default'" in found[0]["detail"]
+
+
+def test_the_vote_counts_first_candidates_and_accepts_any_tied_winner() -> None:
+    from scenarios.check.protocol_checkers import _vote
+
+    # ClassicGroup#selectProtocol: candidates are common to all; each votes its first one
+    lists = [["sessioned", "compatible", "default"], ["compatible", "default"], ["default"]]
+    assert _vote(lists) == (["default"], {"default"})
+    assert _vote([["a", "b"], ["b", "a"]]) == (["a", "b"], {"a", "b"})  # a tie: either
+    assert _vote([["a", "b"], ["b", "a"], ["b"]]) == (["b"], {"b"})
+
+
 def test_streams_client_runs_only_its_latest_assignment(streams_log: Records) -> None:
     log = copy.deepcopy(streams_log)
     # a client keeps an active task the leader took away: drop the stop of a revoked task

@@ -26,6 +26,8 @@ from .planted import CATALOGUE, by_name, detect
         ("worker-never-revokes-on-coordinator-loss", 40, {"double_ownership"}),
         # reached through delay_request faults (a late Heartbeat of an older generation)
         ("coordinator-heartbeat-any-generation", 10, {"stale_generation_accepted"}),
+        # every member still applies the (wrongly) elected protocol: only the vote shows it
+        ("coordinator-votes-least-preferred", 3, {"protocol_vote"}),
     ],
 )
 def test_chaos_finds_the_planted_bug(name: str, budget: int, invariants: set[str]) -> None:

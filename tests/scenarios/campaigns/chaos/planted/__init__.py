@@ -94,6 +94,22 @@ def _generation_bumped_once(original: Callable[..., Any]) -> Callable[..., Any]:
     return _select_protocol
 
 
+def _votes_least_preferred(original: Callable[..., Any]) -> Callable[..., Any]:
+    # ClassicGroupMember#vote reading each member's protocol list backwards (oldest first):
+    # every member votes for its least preferred candidate.
+    def _select_protocol(self: Any) -> Any:
+        saved = {mid: m.names for mid, m in self._members.items()}
+        try:
+            for m in self._members.values():
+                m.names = tuple(reversed(m.names))
+            return original(self)
+        finally:
+            for mid, names in saved.items():
+                self._members[mid].names = names
+
+    return _select_protocol
+
+
 # ---------------------------------------------------------------- group client bugs
 
 
@@ -312,6 +328,14 @@ CATALOGUE: tuple[PlantedBug, ...] = (
         "the generation is bumped only on the first rebalance",
         "connect",
         ((GroupCoordinator, "_select_protocol", _generation_bumped_once),),
+    ),
+    PlantedBug(
+        "coordinator-votes-least-preferred",
+        "coordinator/group.py GroupCoordinator._select_protocol",
+        "each member votes for the last candidate in its protocol list, not the first",
+        "connect",
+        ((GroupCoordinator, "_select_protocol", _votes_least_preferred),),
+        ("compatible", "sessioned", "static"),
     ),
     PlantedBug(
         "client-ignores-rebalance-in-progress",
