@@ -675,6 +675,7 @@ class StreamsPartitionAssignor:
                 for label, d in decisions.items()
             },
             "lags": lag_table,
+            "acceptable_recovery_lag": self.configs.acceptable_recovery_lag,
             "probing_rebalance_needed": result.probing_rebalance_needed,
             "active_movements": result.active_movements,
             "standby_movements": result.standby_movements,

@@ -56,6 +56,12 @@ end of every simulated run (``end_violations`` of both kinds) and in ``groupsim 
 ``quiet_period_balance``
     Connect: converged and balanced at the end of every quiet period longer than the
     liveness bound, not only at the end of the run (:mod:`scenarios.check.quiet_periods`).
+``active_not_caught_up``
+    Kafka Streams, KIP-441: after the Streams leader's assignor ran (a ``streams_assignment``
+    record, not a version-probing one), every stateful active task sits on a client caught up
+    on it (lag within ``acceptable.recovery.lag``, or −2: it ran the task as active) or on one
+    of the clients with the smallest lag: ``TaskMovement#assignActiveTaskMovements`` moves
+    every other one to a caught-up client, warming up the destination instead.
 ``active_and_standby`` (on the assignment)
     Kafka Streams: an ``assignment`` listing a task both as active and as standby.
 """
@@ -65,6 +71,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from members.assignors.streams.task_movement import is_caught_up
 from scenarios.check.quiet_periods import QUIET_PERIOD_BALANCE, check_quiet_period_balance
 from scenarios.check.scheduled_delay import SCHEDULED_DELAY, check_scheduled_delay
 
@@ -78,6 +85,7 @@ __all__ = [
     "check_static_placement",
     "check_streams_active_follows_assignment",
     "check_streams_assignment_disjoint",
+    "check_streams_active_caught_up",
     "protocol_violations",
 ]
 
@@ -90,6 +98,7 @@ PROTOCOL_INVARIANTS = (
     "stale_generation_accepted",
     "protocol_mismatch",
     "protocol_vote",
+    "active_not_caught_up",
     "static_placement",
     "stale_active_task",
     SCHEDULED_DELAY,
@@ -414,6 +423,39 @@ def check_streams_assignment_disjoint(records: Sequence[Record]) -> list[Violati
     return found
 
 
+def check_streams_active_caught_up(records: Sequence[Record]) -> list[Violation]:
+    """``active_not_caught_up``: each Streams leader decision puts a stateful active task on
+    a caught-up client, or on a client with the smallest lag when none is caught up (see the
+    module docstring). Records without ``acceptable_recovery_lag`` are not judged."""
+    found: list[Violation] = []
+    for r in records:
+        if r.get("kind") != "streams_assignment" or r.get("version_probing"):
+            continue
+        acceptable = r.get("acceptable_recovery_lag")
+        lags: dict[str, dict[str, int]] = r.get("lags") or {}
+        if not isinstance(acceptable, int) or not lags:
+            continue
+        for client, decision in sorted((r.get("clients") or {}).items()):
+            for task in decision.get("active") or ():
+                mine = lags.get(client, {}).get(task)
+                if mine is None or is_caught_up(mine, acceptable):
+                    continue  # stateless, or caught up
+                best = min(lag.get(task, mine) for lag in lags.values())
+                if best < mine:
+                    found.append(
+                        _violation(
+                            "active_not_caught_up",
+                            f"generation {r.get('generation')} gives active {task} to "
+                            f"{client} (lag {mine}) while a client has lag {best} "
+                            f"(acceptable.recovery.lag {acceptable})",
+                            r,
+                            task=task,
+                            generation=r.get("generation"),
+                        )
+                    )
+    return found
+
+
 _CHECKERS: tuple[Callable[[Sequence[Record]], list[Violation]], ...] = (
     check_generation_increases,
     check_member_generation,
@@ -423,6 +465,7 @@ _CHECKERS: tuple[Callable[[Sequence[Record]], list[Violation]], ...] = (
     check_static_placement,
     check_streams_active_follows_assignment,
     check_streams_assignment_disjoint,
+    check_streams_active_caught_up,
     check_scheduled_delay,
     check_quiet_period_balance,
 )

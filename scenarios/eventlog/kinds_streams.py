@@ -53,7 +53,8 @@ class SubscriptionVersionUpdate(_Rec, tag="subscription_version_update", kw_only
 
 class StreamsAssignment(_Rec, tag="streams_assignment", kw_only=True):
     """The Streams leader ran the assignor. ``clients`` and ``lags`` are keyed by process
-    id; a lag is records behind, −2 for a running active, −3 unknown."""
+    id; a lag is records behind, −2 for a running active, −3 unknown.
+    ``acceptable_recovery_lag``: the leader's setting, by which a lag counts as caught up."""
 
     generation: int
     version: int
@@ -61,6 +62,7 @@ class StreamsAssignment(_Rec, tag="streams_assignment", kw_only=True):
     version_probing: bool
     clients: dict[str, StreamsClientDecision]
     lags: dict[str, dict[str, int]]
+    acceptable_recovery_lag: int | UnsetType = UNSET
     probing_rebalance_needed: bool
     active_movements: int
     standby_movements: int

@@ -104,6 +104,7 @@ InvariantName = Literal[
     "stale_generation_accepted",
     "protocol_mismatch",
     "protocol_vote",
+    "active_not_caught_up",
     "static_placement",
     "stale_active_task",
     "scheduled_delay",

@@ -191,6 +191,30 @@ def test_the_vote_counts_first_candidates_and_accepts_any_tied_winner() -> None:
     assert _vote([["a", "b"], ["b", "a"], ["b"]]) == (["b"], {"b"})
 
 
+def test_a_stateful_active_goes_to_a_caught_up_client(streams_log: Records) -> None:
+    """KIP-441 (TaskMovement#assignActiveTaskMovements): an active stays on a client that is
+    not caught up only while no client has a smaller lag."""
+    from scenarios.check.protocol_checkers import check_streams_active_caught_up
+
+    log = copy.deepcopy(streams_log)
+    a = _first(log, "streams_assignment")
+    record = log[a]
+    client, decision = sorted(record["clients"].items())[0]
+    task = decision["active"][0]
+    acceptable = record["acceptable_recovery_lag"]
+    assert check_streams_active_caught_up(log) == []
+    # the holder falls behind, but every client is as far behind: still the best it has
+    for lags in record["lags"].values():
+        lags[task] = acceptable + 5
+    assert check_streams_active_caught_up(log) == []
+    # another client is caught up: Kafka would have moved the task there
+    other = next(c for c in record["lags"] if c != client)
+    record["lags"][other][task] = 0
+    found = check_streams_active_caught_up(log)
+    assert [(v["invariant"], v["task"]) for v in found] == [("active_not_caught_up", task)]
+    assert "active_not_caught_up" in _names(log)
+
+
 def test_streams_client_runs_only_its_latest_assignment(streams_log: Records) -> None:
     log = copy.deepcopy(streams_log)
     # a client keeps an active task the leader took away: drop the stop of a revoked task

@@ -22,6 +22,7 @@ from coordinator.group import GroupCoordinator
 from members.assignors.eager import EagerAssignor
 from members.assignors.incremental_cooperative import IncrementalCooperativeAssignor
 from members.assignors.static import StaticAssignor
+from members.assignors.streams import high_availability
 from members.assignors.streams.standby import DefaultStandbyTaskAssignor
 from members.group_client import GroupClient
 from members.streams_client import StreamsClient
@@ -33,7 +34,7 @@ from scenarios.campaigns.chaos import ChaosConfig, run_one
 
 __all__ = ["PlantedBug", "CATALOGUE", "Detection", "detect", "by_name", "chaos_config"]
 
-Patch = tuple[type, str, Callable[[Callable[..., Any]], Callable[..., Any]]]
+Patch = tuple[Any, str, Callable[[Callable[..., Any]], Callable[..., Any]]]  # a class or module
 
 
 @dataclass(frozen=True)
@@ -307,6 +308,15 @@ def _standby_beside_active(original: Callable[..., Any]) -> Callable[..., Any]:
     return assign
 
 
+def _no_active_movements(original: Callable[..., Any]) -> Callable[..., Any]:
+    # HighAvailabilityTaskAssignor without TaskMovement.assignActiveTaskMovements: actives stay
+    # where the balancing put them, restoring from scratch, and no warmups are handed out.
+    def assign_active_task_movements(*args: Any, **kwargs: Any) -> int:
+        return 0
+
+    return assign_active_task_movements
+
+
 CATALOGUE: tuple[PlantedBug, ...] = (
     PlantedBug(
         "coordinator-sync-any-generation",
@@ -444,6 +454,13 @@ CATALOGUE: tuple[PlantedBug, ...] = (
         "a standby is placed on the client that holds the task's active copy",
         "streams",
         ((DefaultStandbyTaskAssignor, "assign", _standby_beside_active),),
+    ),
+    PlantedBug(
+        "hata-skips-active-movements",
+        "members/assignors/streams/high_availability.py assign_high_availability",
+        "active tasks are never moved to caught-up clients (no TaskMovement, no warmups)",
+        "streams",
+        ((high_availability, "assign_active_task_movements", _no_active_movements),),
     ),
     PlantedBug(
         "streams-keeps-revoked-active",
