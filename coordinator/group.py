@@ -58,9 +58,6 @@ _COMPLETING = GroupState.COMPLETING_REBALANCE
 _STABLE = GroupState.STABLE
 _DEAD = GroupState.DEAD
 
-_HB_NONE = HeartbeatResponse(ErrorCode.NONE)
-_HB_REBALANCE = HeartbeatResponse(ErrorCode.REBALANCE_IN_PROGRESS)
-_HB_ERRORS = {code: HeartbeatResponse(code) for code in ErrorCode}
 _JOIN_UNKNOWN = JoinGroupResponse(ErrorCode.UNKNOWN_MEMBER_ID, member_id="")
 _SYNC_FENCED = SyncGroupResponse(ErrorCode.FENCED_INSTANCE_ID)
 
@@ -600,22 +597,22 @@ class GroupCoordinator:
     def _heartbeat(self, source: str, req: HeartbeatRequest, now_ms: int) -> list[Effect]:
         # GroupMetadataManager#classicGroupHeartbeat: member, generation, then state.
         state = self._state
+        corr = req.correlation_id
         if req.group_id != self.group_id or state is _DEAD:
-            return [Send(source, _HB_ERRORS[self._request_error(req.group_id, req.member_id)])]
+            error = self._request_error(req.group_id, req.member_id)
+            return [Send(source, HeartbeatResponse(error, corr))]
         invalid = self._validate_member(req.member_id, req.group_instance_id)
         if invalid is not None:
-            return [Send(source, _HB_ERRORS[invalid])]
+            return [Send(source, HeartbeatResponse(invalid, corr))]
         m = self._members[req.member_id]
         if req.generation_id != self._generation:
-            return [Send(source, _HB_ERRORS[ErrorCode.ILLEGAL_GENERATION])]
+            return [Send(source, HeartbeatResponse(ErrorCode.ILLEGAL_GENERATION, corr))]
         if state is _EMPTY:
-            return [Send(source, _HB_ERRORS[ErrorCode.UNKNOWN_MEMBER_ID])]
+            return [Send(source, HeartbeatResponse(ErrorCode.UNKNOWN_MEMBER_ID, corr))]
         deadline = now_ms + m.session_timeout_ms
         m.hb_deadline = deadline
-        return [
-            SetTimer(m.hb_key, deadline),
-            Send(source, _HB_REBALANCE if state is _PREPARING else _HB_NONE),
-        ]
+        error = ErrorCode.REBALANCE_IN_PROGRESS if state is _PREPARING else ErrorCode.NONE
+        return [SetTimer(m.hb_key, deadline), Send(source, HeartbeatResponse(error, corr))]
 
     def _request_error(self, group_id: str, member_id: str) -> ErrorCode:
         """The error of a SyncGroup/Heartbeat that fails before member validation passes."""
@@ -1315,9 +1312,15 @@ class GroupCoordinator:
                 self._num_awaiting_join -= 1
             if m.group_instance_id is not None:
                 self._static.pop(m.group_instance_id, None)
-            effects.append(
-                Log("member_removed", {"member": m.source, "member_id": mid, "reason": reason})
-            )
+            # with the timeouts it was held to (its JoinGroup's): what a removal is judged by
+            fields: dict[str, object] = {
+                "member": m.source,
+                "member_id": mid,
+                "reason": reason,
+                "session_timeout_ms": m.session_timeout_ms,
+                "rebalance_timeout_ms": m.rebalance_timeout_ms,
+            }
+            effects.append(Log("member_removed", fields))
         if self._leader_id == mid:
             order = self._java_order()
             self._leader_id = order[0] if order else None

@@ -201,9 +201,10 @@ class GroupClient:
         # AbstractCoordinator.coordinatorUnknown(): found at start-up (the runtime's bootstrap).
         self.coordinator_known = True
         self._leaving = False
-        self._heartbeat_in_flight = False
-        self._heartbeat_sent_ms = 0
-        self._heartbeat_generation = UNKNOWN_GENERATION_ID
+        # Heartbeats in flight on the current connection, oldest first: correlation id (its
+        # send time, virtual ms) -> the generation it was sent with (HeartbeatResponseHandler's
+        # sentGeneration)
+        self._heartbeats: dict[int, int] = {}
         self._fx: list[Effect] = []
 
     # ------------------------------------------------------------------ hooks
@@ -528,21 +529,24 @@ class GroupClient:
         self._set("heartbeat", now_ms + self.timeouts.heartbeat_interval_ms)
 
     def _send_heartbeat(self, now_ms: int) -> None:
-        """The heartbeat thread: one Heartbeat in flight at a time, every interval; one
-        unanswered for ``request.timeout.ms`` loses the coordinator (checked at each tick)."""
+        """The heartbeat thread (``AbstractCoordinator.HeartbeatThread``): a Heartbeat every
+        ``heartbeat.interval.ms``, whether or not earlier ones were answered
+        (``Heartbeat#shouldHeartbeat`` looks only at its timer); one unanswered for
+        ``request.timeout.ms`` loses the coordinator (checked at each tick): NetworkClient
+        fails it and disconnects."""
         if self.state not in _IN_GENERATION or not self.coordinator_known:
             return
         self._arm_heartbeat(now_ms)
-        if self._heartbeat_in_flight:
-            if now_ms - self._heartbeat_sent_ms >= self.timeouts.request_timeout_ms:
-                # NetworkClient fails the unanswered request after request.timeout.ms; the
-                # HeartbeatResponseHandler marks the coordinator unknown (it is then found
-                # again, and the next heartbeat says whether we are still a member).
-                self._coordinator_unknown("heartbeat request timed out", now_ms)
+        heartbeats = self._heartbeats
+        if heartbeats and now_ms - next(iter(heartbeats)) >= self.timeouts.request_timeout_ms:
+            # the HeartbeatResponseHandler marks the coordinator unknown (it is then found
+            # again, and the next heartbeat says whether we are still a member)
+            self._coordinator_unknown("heartbeat request timed out", now_ms)
             return
-        self._heartbeat_in_flight = True
-        self._heartbeat_sent_ms = now_ms
-        self._heartbeat_generation = self.generation
+        correlation_id = now_ms
+        while correlation_id in heartbeats:  # a second Heartbeat in the same ms
+            correlation_id += 1
+        heartbeats[correlation_id] = self.generation
         if self.log_heartbeats:
             self._log("heartbeat_request", member_id=self.member_id, generation=self.generation)
         self._send(
@@ -551,12 +555,15 @@ class GroupClient:
                 member_id=self.member_id,
                 generation_id=self.generation,
                 group_instance_id=self.group_instance_id,
+                correlation_id=correlation_id,
             )
         )
 
     def _on_heartbeat_response(self, response: HeartbeatResponse, now_ms: int) -> None:
-        """``HeartbeatResponseHandler``."""
-        self._heartbeat_in_flight = False
+        """``HeartbeatResponseHandler`` of the request ``response.correlation_id`` names."""
+        sent_generation = self._heartbeats.pop(response.correlation_id, None)
+        if sent_generation is None:
+            return  # not a request in flight on this connection: NetworkClient drops it
         error = response.error
         if self.log_heartbeats:
             self._log(
@@ -586,7 +593,7 @@ class GroupClient:
             return
         if error in (ErrorCode.ILLEGAL_GENERATION, ErrorCode.UNKNOWN_MEMBER_ID):
             # Stale errors (for a generation we already left) are ignored.
-            if self._heartbeat_generation != self.generation:
+            if sent_generation != self.generation:
                 return
             if self.state in _IN_GENERATION:
                 self._transition(_UNJOINED)
@@ -601,7 +608,7 @@ class GroupClient:
         if not self.coordinator_known:
             return
         self.coordinator_known = False
-        self._heartbeat_in_flight = False
+        self._heartbeats.clear()
         self._connections += 1
         self.connection_address = f"{self.address}/{self._connections}"
         self._log("coordinator_unknown", member_id=self.member_id, reason=reason)

@@ -120,18 +120,22 @@ class SyncGroupResponse(msgspec.Struct, frozen=True, tag=True):
 
 
 class HeartbeatRequest(msgspec.Struct, frozen=True, tag=True):
-    """Heartbeat for ``member_id`` at ``generation_id``."""
+    """Heartbeat for ``member_id`` at ``generation_id``. ``correlation_id`` stands for the
+    request header's (``RequestHeader.correlationId``), which the response header echoes:
+    several Heartbeats may be in flight, and the client matches each answer to its request."""
 
     group_id: str
     member_id: str
     generation_id: int
     group_instance_id: str | None = None
+    correlation_id: int = 0
 
 
 class HeartbeatResponse(msgspec.Struct, frozen=True, tag=True):
-    """Heartbeat response."""
+    """Heartbeat response; ``correlation_id`` echoes the request's (its response header)."""
 
     error: ErrorCode
+    correlation_id: int = 0
 
 
 class MemberIdentity(msgspec.Struct, frozen=True):

@@ -53,6 +53,10 @@ end of every simulated run (``end_violations`` of both kinds) and in ``groupsim 
     KIP-415's scheduled-rebalance delay on the leader's ``assignor`` records: never above
     ``scheduled.rebalance.max.delay.ms``, counts down while lost work waits, cleared once the
     delayed rebalance fired (:mod:`scenarios.check.scheduled_delay`).
+``unexplained_removal``
+    The coordinator evicts (session timeout, not rejoined, SyncGroup timeout) only a member
+    that went silent: a running member's current id needs a fault on its link, or a failover,
+    within the timeout before (:mod:`scenarios.check.removals`).
 ``quiet_period_balance``
     Connect: converged and balanced at the end of every quiet period longer than the
     liveness bound, not only at the end of the run (:mod:`scenarios.check.quiet_periods`).
@@ -73,6 +77,7 @@ from typing import Any
 
 from members.assignors.streams.task_movement import is_caught_up
 from scenarios.check.quiet_periods import QUIET_PERIOD_BALANCE, check_quiet_period_balance
+from scenarios.check.removals import UNEXPLAINED_REMOVAL, check_unexplained_removal
 from scenarios.check.scheduled_delay import SCHEDULED_DELAY, check_scheduled_delay
 
 __all__ = [
@@ -102,6 +107,7 @@ PROTOCOL_INVARIANTS = (
     "static_placement",
     "stale_active_task",
     SCHEDULED_DELAY,
+    UNEXPLAINED_REMOVAL,
     QUIET_PERIOD_BALANCE,
 )
 
@@ -467,6 +473,7 @@ _CHECKERS: tuple[Callable[[Sequence[Record]], list[Violation]], ...] = (
     check_streams_assignment_disjoint,
     check_streams_active_caught_up,
     check_scheduled_delay,
+    check_unexplained_removal,
     check_quiet_period_balance,
 )
 

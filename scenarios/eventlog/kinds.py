@@ -293,9 +293,14 @@ class MemberAdded(_CoordRec, tag="member_added", kw_only=True):
 
 
 class MemberRemoved(_CoordRec, tag="member_removed", kw_only=True):
+    """``ClassicGroup#remove``; ``session_timeout_ms`` and ``rebalance_timeout_ms`` are the
+    member's, from its latest JoinGroup (virtual ms)."""
+
     member: str
     member_id: str
     reason: str
+    session_timeout_ms: int | UnsetType = UNSET
+    rebalance_timeout_ms: int | UnsetType = UNSET
 
 
 class MemberReplaced(_CoordRec, tag="member_replaced", kw_only=True):

@@ -108,6 +108,7 @@ InvariantName = Literal[
     "static_placement",
     "stale_active_task",
     "scheduled_delay",
+    "unexplained_removal",
     "quiet_period_balance",
 ]
 INVARIANTS: tuple[str, ...] = get_args(InvariantName)

@@ -32,12 +32,6 @@ from protocol.group import (
     FindCoordinatorResponse,
     HeartbeatRequest,
     HeartbeatResponse,
-    JoinGroupRequest,
-    JoinGroupResponse,
-    LeaveGroupRequest,
-    LeaveGroupResponse,
-    SyncGroupRequest,
-    SyncGroupResponse,
 )
 from scenarios.check.invariants import InvariantChecker
 from scenarios.eventlog import LOG_VERSION, EventLog
@@ -60,13 +54,6 @@ from scenarios.sim.quiet import QuietSkipper, QuietTail, heartbeat_timer
 
 __all__ = ["Engine", "GroupKind"]
 
-#: What a broker that is not (or no longer) the coordinator answers each request with.
-_NOT_COORDINATOR: dict[type, Any] = {
-    JoinGroupRequest: JoinGroupResponse(error=ErrorCode.NOT_COORDINATOR),
-    SyncGroupRequest: SyncGroupResponse(error=ErrorCode.NOT_COORDINATOR),
-    HeartbeatRequest: HeartbeatResponse(error=ErrorCode.NOT_COORDINATOR),
-    LeaveGroupRequest: LeaveGroupResponse(error=ErrorCode.NOT_COORDINATOR),
-}
 
 _LEAVE = (schema.Leave, streams_input.LeaveStep)
 _RESTART = (schema.Restart, streams_input.RestartStep)
@@ -324,18 +311,18 @@ class Engine:
             elif self.coordinator_up:
                 self.apply(COORDINATOR_ADDRESS, self.coordinator.handle(source, message, now))
             else:  # the old coordinator's broker answers, the new one is still loading
-                reply = _NOT_COORDINATOR.get(type(message))
+                reply = late_requests.not_coordinator(message)
                 if reply is not None:
                     self.send(COORDINATOR_ADDRESS, source, reply)
         elif not self.kind.deliver(self, dest, source, message):
             member = self.members.get(dest)
-            if source == COORDINATOR_ADDRESS:
-                # an answer travels on the connection its request came on (Send.via)
-                if member is None:
-                    member = self.member_at(dest)
-                    dest = member.address if member is not None else dest
-                elif member.connection_address != dest:
-                    return  # that connection was dropped: the answer is lost
+            # an answer travels on the connection its request came on (Send.via); on a
+            # dropped connection it is lost
+            if source == COORDINATOR_ADDRESS and (
+                member is None or member.connection_address != dest
+            ):
+                member = self.member_at(dest)
+                dest = member.address if member is not None else dest
             if member is not None:
                 self.apply(dest, member.handle(message, now))
 
@@ -389,14 +376,12 @@ class Engine:
                 self._retire(owner)
 
     def member_at(self, address: str) -> GroupClient | None:
-        """The live member that a message to ``address`` reaches: an incarnation's address, or
-        its current connection's (``w1#2/3``); ``None`` for a dropped connection."""
-        member = self.members.get(address)
-        if member is None:
-            incarnation, slash, _ = address.partition("/")
-            member = self.members.get(incarnation) if slash else None
-            if member is not None and member.connection_address != address:
-                return None
+        """The live member whose current connection to the coordinator is ``address`` (its
+        incarnation's address, or ``w1#2/3`` after it reconnected); ``None`` for a dropped
+        connection or a stopped process."""
+        member = self.members.get(address.partition("/")[0])
+        if member is None or member.connection_address != address:
+            return None
         return member
 
     def send(self, source: str, dest: str, message: Any) -> None:

@@ -6,10 +6,11 @@ it) and arrives ``delay_ms`` after it. When it arrives it is handled like any re
 ``late_request`` record tells what the coordinator answered: that is how a request of an
 older generation reaching the coordinator shows in the log (``stale_generation_accepted``,
 :mod:`scenarios.check.protocol_checkers`). The answer goes back to the member unless the
-member no longer waits for it — it sent another request of the same type since, or its
-process stopped: Kafka's ``NetworkClient`` has failed that request and closed the connection,
-so its answer never arrives (``AbstractCoordinator`` keeps one Heartbeat and one
-JoinGroup/SyncGroup in flight).
+member no longer waits for it — it sent another JoinGroup, SyncGroup or LeaveGroup since, it
+dropped the connection the request came on, or its process stopped: Kafka's ``NetworkClient``
+has failed that request and closed the connection, so its answer never arrives
+(``AbstractCoordinator`` keeps one JoinGroup/SyncGroup in flight; Heartbeats go every
+interval, and each is answered).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from scenarios.sim.network import member_name
 if TYPE_CHECKING:
     from scenarios.sim.engine import Engine
 
-__all__ = ["REQUEST_NAME", "hold", "deliver"]
+__all__ = ["REQUEST_NAME", "hold", "deliver", "not_coordinator"]
 
 #: A ``delay_request``'s name of each group request.
 REQUEST_NAME: dict[type, str] = {
@@ -53,11 +54,19 @@ _RESPONSE_OF: dict[type, type] = {
     LeaveGroupRequest: LeaveGroupResponse,
 }
 _NOT_COORDINATOR: dict[type, Any] = {
-    HeartbeatRequest: HeartbeatResponse(error=ErrorCode.NOT_COORDINATOR),
     SyncGroupRequest: SyncGroupResponse(error=ErrorCode.NOT_COORDINATOR),
     JoinGroupRequest: JoinGroupResponse(error=ErrorCode.NOT_COORDINATOR),
     LeaveGroupRequest: LeaveGroupResponse(error=ErrorCode.NOT_COORDINATOR),
 }
+
+
+def not_coordinator(request: Any) -> Any:
+    """What a broker that is not (or no longer) the coordinator answers ``request`` with
+    (``None`` for anything but a group request); a Heartbeat's answer echoes its correlation
+    id."""
+    if type(request) is HeartbeatRequest:
+        return HeartbeatResponse(ErrorCode.NOT_COORDINATOR, request.correlation_id)
+    return _NOT_COORDINATOR.get(type(request))
 
 
 def hold(engine: Engine, owner: str, message: Any, at: int | None) -> bool:
@@ -72,8 +81,9 @@ def hold(engine: Engine, owner: str, message: Any, at: int | None) -> bool:
     if name is None:
         return False
     key = (owner.partition("/")[0], kind)  # the member's, over all its connections
-    for late in engine._held.get(key, ()):
-        late.superseded = True
+    if kind is not HeartbeatRequest:  # heartbeats go every interval, each one answered
+        for late in engine._held.get(key, ()):
+            late.superseded = True
     delay = engine.network.request_delay(member_name(owner), name, engine.now_ms)
     if delay is None or at is None:
         return False
@@ -98,7 +108,7 @@ def deliver(engine: Engine, late: LateDeliver) -> None:
     if engine.coordinator_up:
         effects = engine.coordinator.handle(source, message, engine.now_ms)
     else:  # the old coordinator's broker answers, the new one is still loading
-        effects = [Send(source, _NOT_COORDINATOR[kind])]
+        effects = [Send(source, not_coordinator(message))]
     response = _RESPONSE_OF[kind]
     answer = next(
         (

@@ -54,12 +54,15 @@ def _is_heartbeat_entry(event: Any) -> bool:
     return isinstance(event, Deliver) and type(event.message) in _HEARTBEAT_MESSAGES
 
 
-def _relative(event: Deliver | TimerDue, seq: int) -> tuple[Any, ...]:
-    """A heartbeat entry with its timer token relative to sequence number ``seq``."""
+def _relative(event: Deliver | TimerDue, seq: int, now: int) -> tuple[Any, ...]:
+    """A heartbeat entry with its timer token relative to sequence number ``seq`` and its
+    message's correlation id (a send time) relative to ``now``."""
     if isinstance(event, TimerDue):
         return (event.owner, event.key, event.token - seq)
     message = event.message
-    return (event.dest, event.source, type(message).__name__, msgspec.structs.astuple(message))
+    fields = msgspec.structs.astuple(msgspec.structs.replace(message, correlation_id=0))
+    relative = message.correlation_id - now
+    return (event.dest, event.source, type(message).__name__, fields, relative)
 
 
 _HEARTBEAT_MESSAGES = (HeartbeatRequest, HeartbeatResponse)
@@ -123,7 +126,8 @@ class QuietSkipper:
         entries = []
         for at, s, event in engine._queue:
             if _is_heartbeat_entry(event):
-                entries.append((at - now, s - seq, _relative(event, seq)))  # type: ignore[arg-type]
+                entry = _relative(event, seq, now)  # type: ignore[arg-type]
+                entries.append((at - now, s - seq, entry))
             elif at < others_at:
                 others_at = at
         entries.sort()
@@ -148,9 +152,7 @@ class QuietSkipper:
                 m.state,
                 m.generation,
                 m.coordinator_known,
-                m._heartbeat_in_flight,
-                m._heartbeat_sent_ms - now,
-                m._heartbeat_generation,
+                tuple((sent - now, generation) for sent, generation in m._heartbeats.items()),
             )
             for address, m in sorted(engine.members.items())
         )
@@ -179,6 +181,11 @@ class QuietSkipper:
             if _is_heartbeat_entry(event):
                 if isinstance(event, TimerDue):
                     event = TimerDue(event.owner, event.key, event.token + ds)
+                elif isinstance(event, Deliver):  # a Heartbeat or its answer:
+                    message = event.message  # its correlation id is a send time
+                    shifted = message.correlation_id + dt
+                    message = msgspec.structs.replace(message, correlation_id=shifted)
+                    event = Deliver(event.dest, event.source, message)
                 queue.append((at + dt, s + ds, event))
             else:
                 queue.append((at, s, event))
@@ -194,7 +201,7 @@ class QuietSkipper:
             if heartbeat_timer(*timer):
                 engine._sentinel[timer] = (at + dt, s + ds)
         for member in engine.members.values():
-            member._heartbeat_sent_ms += dt
+            member._heartbeats = {sent + dt: g for sent, g in member._heartbeats.items()}
         for m in engine.coordinator._members.values():
             m.hb_deadline += dt
         # The network's per-link clocks stay: with no jitter and no latency fault in force,
@@ -265,6 +272,8 @@ class QuietTail:
                 return False
             if t.request_timeout_ms <= round_trip + 1:
                 return False
+            if any(now - sent > round_trip for sent in member._heartbeats):
+                return False  # an answer was lost: that request will time out
         for m in coordinator._members.values():
             if m.session_timeout_ms <= 2 * round_trip + 1 + max(
                 (x.timeouts.heartbeat_interval_ms for x in engine.members.values()), default=0

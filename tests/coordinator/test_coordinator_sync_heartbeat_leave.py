@@ -148,11 +148,11 @@ def test_heartbeat_hot_path_effects() -> None:
     ctx = CoordinatorContext()
     ids = ctx.stable_group(["w1"])
     mid = ids["w1"]
-    req = HeartbeatRequest(GROUP, mid, ctx.generation)
+    req = HeartbeatRequest(GROUP, mid, ctx.generation, correlation_id=49_997)
     effects = ctx.coordinator.handle("w1", req, 50_000)
     assert effects == [
         SetTimer(f"heartbeat:{mid}", 60_000),
-        Send("w1", HeartbeatResponse(E.NONE)),
+        Send("w1", HeartbeatResponse(E.NONE, 49_997)),  # echoes the correlation id
     ]
 
 

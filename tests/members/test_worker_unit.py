@@ -16,6 +16,7 @@ from protocol.connect_codec import decode_subscription, encode_assignment
 from protocol.effects import Log, Send, SetTimer
 from protocol.group import (
     ErrorCode,
+    HeartbeatRequest,
     HeartbeatResponse,
     JoinGroupRequest,
     JoinGroupResponse,
@@ -39,6 +40,14 @@ def make_worker(protocol: str = "sessioned") -> ConnectWorker:
 
 def sent(effects: list, kind: type) -> list:
     return [e.message for e in effects if isinstance(e, Send) and isinstance(e.message, kind)]
+
+
+def heartbeat(worker: ConnectWorker, error: ErrorCode, now_ms: int) -> list:
+    """The worker's heartbeat timer fires at ``now_ms`` and its Heartbeat is answered with
+    ``error`` (the answer echoes the request's correlation id)."""
+    (request,) = sent(worker.fire("heartbeat", now_ms), HeartbeatRequest)
+    response = HeartbeatResponse(error=error, correlation_id=request.correlation_id)
+    return worker.handle(response, now_ms)
 
 
 def logs(effects: list, kind: str) -> list[dict]:
@@ -118,7 +127,7 @@ def test_incremental_assignments_merge_and_survive_a_failed_round() -> None:
 
     # A rebalance starts: the member rejoins, advertising its cumulative assignment.
     (join,) = sent(
-        worker.handle(HeartbeatResponse(error=ErrorCode.REBALANCE_IN_PROGRESS), 20),
+        heartbeat(worker, ErrorCode.REBALANCE_IN_PROGRESS, 20),
         JoinGroupRequest,
     )
     held = allocation_in(join)
@@ -181,7 +190,7 @@ def test_eager_member_revokes_everything_before_rejoining() -> None:
         SyncGroupResponse(error=ErrorCode.NONE, protocol_name="default", assignment=v0), 2
     )
     assert worker.current_protocol is ConnectProtocol.EAGER
-    effects = worker.handle(HeartbeatResponse(error=ErrorCode.REBALANCE_IN_PROGRESS), 3)
+    effects = heartbeat(worker, ErrorCode.REBALANCE_IN_PROGRESS, 3)
     kinds = [e.kind for e in effects if isinstance(e, Log)]
     # onJoinPrepare: revoke, stop every instance, and only then send JoinGroup.
     assert kinds.index("revoke") < kinds.index("task_stopped") < kinds.index("join_group_request")

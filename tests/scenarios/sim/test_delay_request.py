@@ -95,15 +95,18 @@ def test_a_coordinator_accepting_the_late_heartbeat_is_a_violation() -> None:
 
 
 def test_the_answer_to_a_request_the_member_gave_up_on_is_dropped() -> None:
-    # held 50 s: w1's own session timer expires (no heartbeat answer for 10 s), it finds the
-    # coordinator again and sends a new heartbeat after the 1 s window; the held one's answer
-    # would reach a closed connection.
+    # held 50 s: w1 keeps heartbeating (each later one answered), but the held one times out
+    # after request.timeout.ms (40 s): NetworkClient disconnects, w1 finds the coordinator
+    # again on a new connection, and the held one's answer reaches the closed one.
     text = LATE_HEARTBEAT.replace("delay_ms = 8000", "delay_ms = 50000").replace(
         "duration_ms = 3000", "duration_ms = 1000"
     )
     records = _run(text)
     [late] = _kinds(records, "late_request")
     assert late["dropped"] is True
+    [lost] = [r for r in _kinds(records, "coordinator_unknown") if r["member"] == "w1"]
+    assert lost["reason"] == "heartbeat request timed out"
+    assert late["sent_ms"] + 40_000 <= lost["t_ms"] < late["t_ms"]
     sent = [r for r in _kinds(records, "heartbeat_request") if r["member"] == "w1"]
     assert any(late["sent_ms"] < r["t_ms"] < late["t_ms"] for r in sent)
     answered = [r for r in _kinds(records, "heartbeat_response") if r["member"] == "w1"]

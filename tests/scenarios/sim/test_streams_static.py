@@ -128,6 +128,9 @@ def test_a_fenced_instance_is_fatal(static: bool) -> None:
         ),
         1,
     )
-    effects = client.handle(HeartbeatResponse(ErrorCode.FENCED_INSTANCE_ID), 2)
+    sent = client.fire("heartbeat", 2)
+    (request,) = [e.message for e in sent if isinstance(e, Send)]
+    answer = HeartbeatResponse(ErrorCode.FENCED_INSTANCE_ID, request.correlation_id)
+    effects = client.handle(answer, 2)
     fatal = [e for e in effects if isinstance(e, Log) and e.kind == "member_fatal"]
     assert [e.fields["error"] for e in fatal] == ["FENCED_INSTANCE_ID"]

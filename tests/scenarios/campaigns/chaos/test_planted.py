@@ -31,6 +31,7 @@ from .planted import CATALOGUE, by_name, detect
         # the HA assignor's balance holds and every task restores in the end: only the
         # per-assignment KIP-441 rule shows it
         ("hata-skips-active-movements", 3, {"active_not_caught_up"}),
+        ("coordinator-heartbeat-keeps-deadline", 3, {"unexplained_removal"}),
     ],
 )
 def test_chaos_finds_the_planted_bug(name: str, budget: int, invariants: set[str]) -> None:

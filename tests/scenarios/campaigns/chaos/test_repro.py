@@ -33,6 +33,10 @@ FOUND = {
         "liveness",
         "fixed: an answer on a connection the member dropped never arrives (NetworkClient)",
     ),
+    "lost-heartbeat-answer-evicts-member.toml": (
+        "unexplained_removal",
+        "fixed: a Heartbeat every interval, answers matched by correlation id (HeartbeatThread)",
+    ),
     "latency-late-sync-double-ownership.toml": ("double_ownership", "named: KAFKA-9184"),
     "slow-removed-before-poll-timeout.toml": ("double_ownership", "named: KAFKA-16056"),
     "slow-then-downgrade-kafka-13816-per-member.toml": (

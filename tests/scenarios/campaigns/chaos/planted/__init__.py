@@ -29,6 +29,7 @@ from members.streams_client import StreamsClient
 from members.worker import ConnectWorker
 from protocol.connect import ConnectAssignment
 from protocol.connect_codec import encode_assignment
+from protocol.effects import SetTimer
 from protocol.group import ErrorCode
 from scenarios.campaigns.chaos import ChaosConfig, run_one
 
@@ -109,6 +110,21 @@ def _votes_least_preferred(original: Callable[..., Any]) -> Callable[..., Any]:
                 self._members[mid].names = names
 
     return _select_protocol
+
+
+def _heartbeat_keeps_deadline(original: Callable[..., Any]) -> Callable[..., Any]:
+    # A Heartbeat is answered but does not extend the member's session: only a JoinGroup or
+    # SyncGroup does (GroupMetadataManager#classicGroupHeartbeat without the rescheduling).
+    def _heartbeat(self: Any, source: str, req: Any, now_ms: int) -> Any:
+        m = self._members.get(req.member_id)
+        before = m.hb_deadline if m is not None else None
+        effects = original(self, source, req, now_ms)
+        if m is not None and before is not None:
+            m.hb_deadline = before
+            effects = [e for e in effects if not isinstance(e, SetTimer)]
+        return effects
+
+    return _heartbeat
 
 
 # ---------------------------------------------------------------- group client bugs
@@ -346,6 +362,13 @@ CATALOGUE: tuple[PlantedBug, ...] = (
         "connect",
         ((GroupCoordinator, "_select_protocol", _votes_least_preferred),),
         ("compatible", "sessioned", "static"),
+    ),
+    PlantedBug(
+        "coordinator-heartbeat-keeps-deadline",
+        "coordinator/group.py GroupCoordinator._heartbeat",
+        "a Heartbeat does not extend the member's session (only JoinGroup/SyncGroup do)",
+        "connect",
+        ((GroupCoordinator, "_heartbeat", _heartbeat_keeps_deadline),),
     ),
     PlantedBug(
         "client-ignores-rebalance-in-progress",

@@ -1,0 +1,117 @@
+"""``unexplained_removal``: the coordinator never evicts a healthy member.
+
+In Kafka's classic protocol a member is removed without asking (``member_removed`` with reason
+``session_timeout``, ``not_rejoined`` or ``sync_timeout``) only when it went silent: no
+Heartbeat for ``session.timeout.ms`` (``GroupMetadataManager#onHeartbeatExpiration``), no
+JoinGroup within the rebalance timeout of a join phase (``ClassicGroup#maybeCompleteJoin``'s
+``notYetRejoinedMembers``) or no SyncGroup within it after one
+(``GroupMetadataManager#expirePendingSync``). A member whose process runs and whose link with
+the coordinator works heartbeats every ``heartbeat.interval.ms`` from its own thread and
+answers REBALANCE_IN_PROGRESS at once, so it is never removed that way.
+
+**Predicate.** Such a removal is *explained* when the member id belongs to a process that no
+longer runs (a crash, a stop, a restart, a fatal error: the id of an earlier incarnation), or
+when a fault touched the member, or the coordinator failed over, at some moment within the
+timeout the reason names (``session_timeout_ms`` for ``session_timeout``,
+``rebalance_timeout_ms`` for the others, as the ``member_removed`` record carries them) plus
+:data:`SLACK_MS` before the removal. A fault touches a member from its start to its end:
+``partition`` until its ``duration_ms`` or its ``heal``; ``loss`` until ``until_ms``;
+``latency`` and ``delay_request`` until ``until_ms`` plus their extra delay (a message sent
+just before then arrives that much later); ``slow`` for ``stall_ms``; ``coordinator_failover``
+(every member) for ``down_ms``. Anything else is a violation: a coordinator that drops healthy
+members, or a client that stops heartbeating or rejoining while healthy.
+
+Only logs whose members log their own side are judged (``member_start`` and
+``join_group_response``): a ``groupsim serve`` log of real clients is not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["UNEXPLAINED_REMOVAL", "SLACK_MS", "check_unexplained_removal"]
+
+UNEXPLAINED_REMOVAL = "unexplained_removal"
+
+#: Allowance beyond the timeout for the network and timer granularity (virtual ms): a
+#: heartbeat interval's worth of messages in flight.
+SLACK_MS = 3_000
+
+_EVICTIONS = ("session_timeout", "not_rejoined", "sync_timeout")
+_GONE = ("member_stop", "member_crash", "member_fatal")
+_OPEN = 1 << 62  # a partition with no duration: until its heal
+
+
+def _fault_span(r: dict[str, Any]) -> tuple[int, int]:
+    """``(start, end)`` of a ``fault`` record's effect on its member's link (virtual ms)."""
+    t = int(r.get("t_ms") or 0)
+    fault = r.get("fault")
+    until = r.get("until_ms")
+    if fault == "partition":
+        duration = r.get("duration_ms")
+        return t, t + int(duration) if duration else _OPEN
+    if fault in ("latency", "delay_request"):
+        extra = int(r.get("extra_ms") or r.get("delay_ms") or 0)
+        return t, int(until if until is not None else t) + extra
+    if fault == "slow":
+        return t, t + int(r.get("stall_ms") or 0)
+    if fault == "coordinator_failover":
+        return t, t + int(r.get("down_ms") or 0)
+    return t, int(until) if until is not None else t
+
+
+def check_unexplained_removal(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``unexplained_removal`` violations (see the module docstring), one per removal."""
+    found: list[dict[str, Any]] = []
+    running: set[str] = set()  # members whose process runs
+    ids: dict[str, set[str]] = {}  # member -> member ids of its running process
+    touched: dict[str, list[list[int]]] = {}  # member -> fault spans on its link
+    everyone: list[tuple[int, int]] = []  # coordinator failovers
+    for r in records:
+        kind = r.get("kind")
+        member = str(r.get("member"))
+        if kind == "member_start":
+            running.add(member)
+            ids[member] = set()
+        elif kind in _GONE:
+            running.discard(member)
+        elif kind in ("join_group_response", "join_group_request") and r.get("member_id"):
+            ids.setdefault(member, set()).add(str(r["member_id"]))
+        elif kind == "member_replaced":
+            ids.setdefault(member, set()).add(str(r.get("member_id")))
+        elif kind == "fault":
+            span = list(_fault_span(r))
+            if r.get("fault") == "heal":
+                for open_span in touched.get(member, ()):
+                    if open_span[1] == _OPEN:
+                        open_span[1] = span[0]
+            elif r.get("member") is None:
+                everyone.append((span[0], span[1]))
+            else:
+                touched.setdefault(member, []).append(span)
+        elif kind == "member_removed" and r.get("reason") in _EVICTIONS:
+            if member not in running or str(r.get("member_id")) not in ids.get(member, ()):
+                continue  # an earlier incarnation's id, or a process that stopped
+            reason = r["reason"]
+            key = "session_timeout_ms" if reason == "session_timeout" else "rebalance_timeout_ms"
+            timeout = r.get(key)
+            if not isinstance(timeout, int):
+                continue  # a log from before removals carried their timeouts
+            t = int(r.get("t_ms") or 0)
+            since = t - timeout - SLACK_MS
+            spans = [*touched.get(member, ()), *everyone]
+            if any(start <= t and end >= since for start, end in spans):
+                continue
+            found.append(
+                {
+                    "invariant": UNEXPLAINED_REMOVAL,
+                    "detail": (
+                        f"the coordinator removed {member} ({reason}) at {t} ms though its "
+                        f"process runs and no fault touched it in the {timeout} ms before"
+                    ),
+                    "member": member,
+                    "cause_seq": r.get("seq"),
+                }
+            )
+    return found
