@@ -253,6 +253,8 @@ def _end_problems(
 ) -> dict[str, Any]:
     topo = loaded.topology
     live = list(st.live)
+    if not live:  # no client runs: nothing can run a task, nothing to judge
+        running_on = {}
     out: dict[str, Any] = {
         "not_running_tasks": sorted(
             (t for t, h in running_on.items() if not any(m in st.live for m in h)), key=_task_key

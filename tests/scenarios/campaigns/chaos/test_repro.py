@@ -37,6 +37,10 @@ FOUND = {
         "unexplained_removal",
         "fixed: a Heartbeat every interval, answers matched by correlation id (HeartbeatThread)",
     ),
+    "no-client-left-in-a-quiet-period.toml": (
+        "quiet_period_balance",
+        "fixed: with no client alive, no task is expected to run",
+    ),
     "latency-late-sync-double-ownership.toml": ("double_ownership", "named: KAFKA-9184"),
     "slow-removed-before-poll-timeout.toml": ("double_ownership", "named: KAFKA-16056"),
     "slow-then-downgrade-kafka-13816-per-member.toml": (
