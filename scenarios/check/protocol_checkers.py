@@ -30,6 +30,9 @@ end of every simulated run (``end_violations`` of both kinds) and in ``groupsim 
     Every member runs the elected protocol: an ``assignment`` of generation *g* must carry the
     ``protocol`` of the ``generation`` record of *g* (``JoinGroupResponse.protocolName``;
     Connect's ``WorkerCoordinator#onJoinComplete`` decodes with it).
+``leader_changed``
+    A dynamic leader that is a member of the next generation leads it too; every generation's
+    leader is one of its members (:mod:`scenarios.check.leadership`).
 ``protocol_vote``
     The coordinator elects by vote (``ClassicGroup#selectProtocol``): the candidates are the
     protocols every member of the generation supports, each member votes for the first
@@ -76,6 +79,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from members.assignors.streams.task_movement import is_caught_up
+from scenarios.check.leadership import LEADER_CHANGED, check_leader_continuity
 from scenarios.check.quiet_periods import QUIET_PERIOD_BALANCE, check_quiet_period_balance
 from scenarios.check.removals import UNEXPLAINED_REMOVAL, check_unexplained_removal
 from scenarios.check.scheduled_delay import SCHEDULED_DELAY, check_scheduled_delay
@@ -103,6 +107,7 @@ PROTOCOL_INVARIANTS = (
     "stale_generation_accepted",
     "protocol_mismatch",
     "protocol_vote",
+    LEADER_CHANGED,
     "active_not_caught_up",
     "static_placement",
     "stale_active_task",
@@ -468,6 +473,7 @@ _CHECKERS: tuple[Callable[[Sequence[Record]], list[Violation]], ...] = (
     check_stale_generation_accepted,
     check_elected_protocol,
     check_protocol_vote,
+    check_leader_continuity,
     check_static_placement,
     check_streams_active_follows_assignment,
     check_streams_assignment_disjoint,

@@ -104,6 +104,7 @@ InvariantName = Literal[
     "stale_generation_accepted",
     "protocol_mismatch",
     "protocol_vote",
+    "leader_changed",
     "active_not_caught_up",
     "static_placement",
     "stale_active_task",

@@ -215,6 +215,24 @@ def test_a_stateful_active_goes_to_a_caught_up_client(streams_log: Records) -> N
     assert "active_not_caught_up" in _names(log)
 
 
+def test_a_dynamic_leader_that_stays_a_member_keeps_the_leadership(
+    connect_log: Records,
+) -> None:
+    from scenarios.check.leadership import check_leader_continuity
+
+    log = copy.deepcopy(connect_log)
+    gens = [i for i, r in enumerate(log) if r["kind"] == "generation" and r["member_ids"]]
+    later = next(i for i in gens[1:] if log[gens[0]]["leader_id"] in log[i]["member_ids"])
+    assert check_leader_continuity(log) == []
+    old = log[later]["leader_id"]
+    log[later]["leader_id"] = next(m for m in log[later]["member_ids"] if m != old)
+    found = check_leader_continuity(log)
+    assert found[0]["cause_seq"] == log[later]["seq"]
+    assert "still a member" in found[0]["detail"]
+    log[later]["leader_id"] = "nobody"
+    assert "not a member" in check_leader_continuity(log)[0]["detail"]
+
+
 def test_streams_client_runs_only_its_latest_assignment(streams_log: Records) -> None:
     log = copy.deepcopy(streams_log)
     # a client keeps an active task the leader took away: drop the stop of a revoked task

@@ -32,6 +32,7 @@ from .planted import CATALOGUE, by_name, detect
         # per-assignment KIP-441 rule shows it
         ("hata-skips-active-movements", 3, {"active_not_caught_up"}),
         ("coordinator-heartbeat-keeps-deadline", 3, {"unexplained_removal"}),
+        ("coordinator-leader-first-joiner", 3, {"leader_changed"}),
     ],
 )
 def test_chaos_finds_the_planted_bug(name: str, budget: int, invariants: set[str]) -> None:

@@ -127,6 +127,19 @@ def _heartbeat_keeps_deadline(original: Callable[..., Any]) -> Callable[..., Any
     return _heartbeat
 
 
+def _leader_first_joiner(original: Callable[..., Any]) -> Callable[..., Any]:
+    # maybeElectNewJoinedLeader that always hands leadership to the first rejoined member in
+    # coordinator order, even when the leader rejoined.
+    def _maybe_elect_new_joined_leader(self: Any) -> bool:
+        for mid in self._java_order():
+            if self._members[mid].join_source is not None:
+                self._leader_id = mid
+                return True
+        return bool(original(self))
+
+    return _maybe_elect_new_joined_leader
+
+
 # ---------------------------------------------------------------- group client bugs
 
 
@@ -369,6 +382,13 @@ CATALOGUE: tuple[PlantedBug, ...] = (
         "a Heartbeat does not extend the member's session (only JoinGroup/SyncGroup do)",
         "connect",
         ((GroupCoordinator, "_heartbeat", _heartbeat_keeps_deadline),),
+    ),
+    PlantedBug(
+        "coordinator-leader-first-joiner",
+        "coordinator/group.py GroupCoordinator._maybe_elect_new_joined_leader",
+        "each join phase makes the first rejoined member leader, even if the leader rejoined",
+        "connect",
+        ((GroupCoordinator, "_maybe_elect_new_joined_leader", _leader_first_joiner),),
     ),
     PlantedBug(
         "client-ignores-rebalance-in-progress",
