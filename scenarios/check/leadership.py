@@ -9,7 +9,10 @@ generation too. A KIP-345 static leader may be kept in the next generation witho
 rejoined, and then loses the leadership: static members are not judged. A coordinator failover
 reloads the leader with the group (``group_loaded``).
 
-Also every generation with members names a leader among them.
+Also every generation with members names a leader among them, and every member's successful
+JoinGroup answer of a generation names that generation's leader (the coordinator answers all
+members of a join phase with one leader id; a static leader replaced by a new member id,
+``member_replaced``, hands its leadership to that id).
 """
 
 from __future__ import annotations
@@ -29,9 +32,27 @@ def check_leader_continuity(records: Sequence[dict[str, Any]]) -> list[dict[str,
     static: set[str] = set()  # members whose process has a group.instance.id
     name_of: dict[str, str] = {}  # member id -> member name (its join answers)
     leader: str | None = None
+    leader_of: dict[int, str | None] = {}  # generation -> its leader id
     for r in records:
         kind = r.get("kind")
-        if kind == "member_start":
+        if kind == "join_group_response" and r.get("error") == "NONE":
+            told, generation = r.get("leader_id"), r.get("generation")
+            want = leader_of.get(generation) if isinstance(generation, int) else None
+            if want is not None and told != want:
+                found.append(
+                    _violation(
+                        r,
+                        f"{r.get('member')} was told leader {told}, the generation's is {want}",
+                    )
+                )
+        if kind == "member_replaced":
+            old, new_id = r.get("old_member_id"), r.get("member_id")
+            for generation, was in leader_of.items():
+                if was == old:
+                    leader_of[generation] = new_id
+            if leader == old:
+                leader = new_id
+        elif kind == "member_start":
             member = str(r.get("member"))
             if (r.get("config") or {}).get("group.instance.id"):
                 static.add(member)
@@ -41,9 +62,13 @@ def check_leader_continuity(records: Sequence[dict[str, Any]]) -> list[dict[str,
             name_of[str(r["member_id"])] = str(r.get("member"))
         elif kind == "group_loaded":
             leader = r.get("leader_id")
+            if isinstance(r.get("generation"), int):
+                leader_of[r["generation"]] = leader
         elif kind == "generation":
             member_ids = [str(m) for m in r.get("member_ids") or ()]
             new = r.get("leader_id")
+            if isinstance(r.get("generation"), int):
+                leader_of[r["generation"]] = new
             if member_ids and new not in member_ids:
                 found.append(_violation(r, f"leader {new} is not a member of the generation"))
             elif (

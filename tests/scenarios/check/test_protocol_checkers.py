@@ -233,6 +233,20 @@ def test_a_dynamic_leader_that_stays_a_member_keeps_the_leadership(
     assert "not a member" in check_leader_continuity(log)[0]["detail"]
 
 
+def test_every_member_is_told_the_generations_leader(connect_log: Records) -> None:
+    from scenarios.check.leadership import check_leader_continuity
+
+    log = copy.deepcopy(connect_log)
+    j = next(
+        i
+        for i, r in enumerate(log)
+        if r["kind"] == "join_group_response" and r["error"] == "NONE" and not r["is_leader"]
+    )
+    log[j]["leader_id"] = log[j]["member_id"]  # a follower told it leads
+    [found] = check_leader_continuity(log)
+    assert found["invariant"] == "leader_changed" and "was told leader" in found["detail"]
+
+
 def test_streams_client_runs_only_its_latest_assignment(streams_log: Records) -> None:
     log = copy.deepcopy(streams_log)
     # a client keeps an active task the leader took away: drop the stop of a revoked task
