@@ -41,6 +41,10 @@ FOUND = {
         "quiet_period_balance",
         "fixed: with no client alive, no task is expected to run",
     ),
+    "static-leader-replaced-during-join-answers.toml": (
+        "leader_changed",
+        "fixed: a JoinGroup answer may name a static leader's id from before its replacement",
+    ),
     "latency-late-sync-double-ownership.toml": ("double_ownership", "named: KAFKA-9184"),
     "slow-removed-before-poll-timeout.toml": ("double_ownership", "named: KAFKA-16056"),
     "slow-then-downgrade-kafka-13816-per-member.toml": (
