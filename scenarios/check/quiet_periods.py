@@ -40,7 +40,12 @@ from scenarios.check.invariants import InvariantChecker
 from scenarios.check.liveness import liveness_violations
 from scenarios.check.metrics import _Summarizer, step_end_ms, summarize
 
-__all__ = ["QUIET_PERIOD_BALANCE", "quiet_periods", "check_quiet_period_balance"]
+__all__ = [
+    "QUIET_PERIOD_BALANCE",
+    "quiet_periods",
+    "check_quiet_period_balance",
+    "as_quiet_period_violation",
+]
 
 QUIET_PERIOD_BALANCE = "quiet_period_balance"
 
@@ -175,20 +180,34 @@ def check_quiet_period_balance(records: Sequence[dict[str, Any]]) -> list[dict[s
         for violation in judged:
             if issue is not None and "known_issue" not in violation:
                 violation["known_issue"] = issue
-            what = "converged" if violation["invariant"] == "liveness" else "balanced"
-            detail = violation["detail"].split(": ", 1)[-1]
-            found.append(
-                {
-                    **violation,
-                    "invariant": QUIET_PERIOD_BALANCE,
-                    "detail": (
-                        f"not {what} {bound} ms into the quiet period from {start} ms "
-                        f"(at {at} ms): {detail}"
-                    ),
-                    "quiet_from_ms": start,
-                    "checked_at_ms": at,
-                    "bound_ms": bound,
-                    "cause_seq": prefix[-1].get("seq") if prefix else None,
-                }
-            )
+            found.append(as_quiet_period_violation(violation, "converged", start, bound, prefix))
     return found
+
+
+def as_quiet_period_violation(
+    violation: dict[str, Any],
+    unsettled: str,
+    start: int,
+    bound: int,
+    prefix: Sequence[dict[str, Any]],
+) -> dict[str, Any]:
+    """An end-of-run ``liveness``/``balance`` violation judged ``bound`` virtual ms into the
+    quiet period from ``start`` (over ``prefix``, the log up to then), as a
+    ``quiet_period_balance`` violation: its fields, a detail naming the period (``unsettled``
+    words what a ``liveness`` problem means: Connect's "converged", Streams' "settled"),
+    ``quiet_from_ms``, ``checked_at_ms``, ``bound_ms`` and ``cause_seq`` (the last record of
+    ``prefix``)."""
+    at = start + bound
+    what = unsettled if violation["invariant"] == "liveness" else "balanced"
+    detail = violation["detail"].split(": ", 1)[-1]
+    return {
+        **violation,
+        "invariant": QUIET_PERIOD_BALANCE,
+        "detail": (
+            f"not {what} {bound} ms into the quiet period from {start} ms (at {at} ms): {detail}"
+        ),
+        "quiet_from_ms": start,
+        "checked_at_ms": at,
+        "bound_ms": bound,
+        "cause_seq": prefix[-1].get("seq") if prefix else None,
+    }

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from scenarios.check.quiet_periods import QUIET_PERIOD_BALANCE, quiet_periods
+from scenarios.check.quiet_periods import as_quiet_period_violation, quiet_periods
 from scenarios.check.streams_bounds import streams_bound_for
 from scenarios.check.streams_summary import streams_end_violations, summarize_streams
 from scenarios.input.streams import LoadedStreamsScenario
@@ -45,20 +45,5 @@ def streams_quiet_period_violations(
             continue
         prefix = [r for r in live if r.get("t_ms", 0) <= at]
         for violation in streams_end_violations(summarize_streams(prefix, loaded)):
-            what = "settled" if violation["invariant"] == "liveness" else "balanced"
-            detail = violation["detail"].split(": ", 1)[-1]
-            found.append(
-                {
-                    **violation,
-                    "invariant": QUIET_PERIOD_BALANCE,
-                    "detail": (
-                        f"not {what} {bound} ms into the quiet period from {start} ms "
-                        f"(at {at} ms): {detail}"
-                    ),
-                    "quiet_from_ms": start,
-                    "checked_at_ms": at,
-                    "bound_ms": bound,
-                    "cause_seq": prefix[-1].get("seq") if prefix else None,
-                }
-            )
+            found.append(as_quiet_period_violation(violation, "settled", start, bound, prefix))
     return found
