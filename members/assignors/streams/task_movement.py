@@ -8,12 +8,14 @@ more caught-up client exists) to a caught-up or the most caught-up client, leavi
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
-from ._queues import ConstrainedPrioritySet, JavaPriorityQueue
+from ._load_set import ReportedLoadSet
+from ._queues import JavaPriorityQueue
 from .model import (
     JAVA_LONG_MAX,
     LATEST_OFFSET,
@@ -181,6 +183,26 @@ def _needs_movement(
     return clients[most].lag_for(task) < clients[client].lag_for(task)
 
 
+def _load_key(clients: Mapping[ProcessId, ClientState]) -> Callable[[ProcessId], int]:
+    """Kafka's load-set order (``assignedTaskLoad``, then ``ProcessId``) as one int.
+
+    ``count / capacity`` is written ``count * (L / capacity)`` over ``L``, the capacities'
+    least common multiple, so loads compare exactly; the client's rank in ProcessId order
+    breaks ties. Two different loads of clients with realistic capacities differ far beyond a
+    double's resolution, so Java's ``double`` comparison orders them the same way.
+    """
+    order = sorted(clients)
+    n = len(order)
+    lcm = math.lcm(*(clients[p].capacity for p in order)) if order else 1
+    info = {p: (clients[p], lcm // clients[p].capacity * n, rank) for rank, p in enumerate(order)}
+
+    def key(client: ProcessId) -> int:
+        state, scale, rank = info[client]
+        return (len(state.active) + len(state.standby)) * scale + rank
+
+    return key
+
+
 def _movement_queue(
     caught_up: Mapping[TaskId, set[ProcessId]],
 ) -> JavaPriorityQueue[tuple[TaskId, ProcessId]]:
@@ -230,11 +252,10 @@ def assign_active_task_movements(
             cannot happen with consistent lags.
     """
     order = sorted(clients)
-    load_set = ConstrainedPrioritySet(
+    load_set = ReportedLoadSet(
         lambda c, t: c in caught_up[t],
-        lambda c: clients[c].assigned_task_load,
-        candidates=caught_up.__getitem__,
-        cache_weights=True,  # every load change below is reported by load_changed
+        _load_key(clients),  # every load change below is reported by load_changed
+        caught_up.__getitem__,
     )
     queue = _movement_queue(caught_up)
     for pid in order:
@@ -287,11 +308,10 @@ def assign_standby_task_movements(
     left alone. A movement without any eligible source client is dropped and not counted.
     """
     order = sorted(clients)
-    load_set = ConstrainedPrioritySet(
+    load_set = ReportedLoadSet(
         lambda c, t: c in caught_up[t],
-        lambda c: clients[c].assigned_task_load,
-        candidates=caught_up.__getitem__,
-        cache_weights=True,  # every load change below is reported by load_changed
+        _load_key(clients),  # every load change below is reported by load_changed
+        caught_up.__getitem__,
     )
     queue = _movement_queue(caught_up)
     for pid in order:
