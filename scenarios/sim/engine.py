@@ -23,7 +23,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from coordinator.group import GroupCoordinator
+from coordinator.group import HEARTBEAT_PREFIX, GroupCoordinator
 from members.group_client import COORDINATOR_ADDRESS, GroupClient, MemberState, PollStall
 from protocol.effects import CancelTimer, Effect, Log, Send, SetTimer
 from protocol.group import (
@@ -51,6 +51,8 @@ from scenarios.sim.events import (
 )
 from scenarios.sim.network import Network, member_name
 from scenarios.sim.quiet import QuietSkipper, QuietTail, heartbeat_timer
+
+_STOPPED = MemberState.STOPPED
 
 __all__ = ["Engine", "GroupKind"]
 
@@ -155,11 +157,12 @@ class Engine:
 
         self._queue: list[tuple[int, int, QueueEvent]] = []
         self._seq = 0
-        self._timers: dict[tuple[str, str], int] = {}  # armed timer -> its token (seq)
-        # Lazy re-arming (see _set_timer): a re-armed timer whose queue entry is not pushed
-        # yet -> its due time; and per timer the queued entry (at_ms, seq) that pushes it.
-        self._deferred: dict[tuple[str, str], int] = {}
-        self._sentinel: dict[tuple[str, str], tuple[int, int]] = {}
+        # (owner, key) -> [token (seq) of its arming, None once fired or disarmed;
+        #                  its entry (at_ms, seq) in the queue, or None;
+        #                  lazy re-arming (see _set_timer): the due time of a later arming
+        #                  whose entry is pushed when that entry comes up, or None]
+        # (one record per timer: a heartbeat re-arms three timers, each with one lookup)
+        self._timer_state: dict[tuple[str, str], list[Any]] = {}
         # Quiet stretches (scenarios.sim.quiet): False after anything but a heartbeat step.
         self._quiet_ok = False
         self._run_end = 0
@@ -201,16 +204,9 @@ class Engine:
         self._seq += 1
         heapq.heappush(self._queue, (at_ms, self._seq, event))
 
-    def process_next(self) -> None:
-        """Pop the earliest event and carry it out."""
-        at_ms, _, event = heapq.heappop(self._queue)
-        self.now_ms = at_ms
-        kind = type(event)  # by type, most frequent first (cheaper than ``match``)
-        if kind is Deliver:
-            self._deliver(event.dest, event.source, event.message)  # type: ignore[union-attr]
-        elif kind is TimerDue:
-            self._timer_due(event.owner, event.key, event.token)  # type: ignore[union-attr]
-        elif kind is StepDue:
+    def _process_rare(self, kind: type, event: QueueEvent) -> None:
+        """Every queue event but a delivery and a timer: steps, starts, heals, reloads."""
+        if kind is StepDue:
             self._quiet_ok = False
             self._apply_step(event.planned)  # type: ignore[union-attr]
         else:
@@ -240,41 +236,50 @@ class Engine:
         self._seq += 1
         seq = self._seq
         timer = (owner, key)
-        self._timers[timer] = seq
-        sentinel = self._sentinel.get(timer)
-        if sentinel is not None and sentinel[0] <= at_ms and self.LAZY_TIMERS:
-            self._deferred[timer] = at_ms
-            return
-        self._deferred.pop(timer, None)
-        self._sentinel[timer] = (at_ms, seq)
+        state = self._timer_state.get(timer)
+        if state is None:
+            state = self._timer_state[timer] = [seq, None, None]
+        else:
+            state[0] = seq
+            sentinel = state[1]
+            if sentinel is not None and sentinel[0] <= at_ms and self.LAZY_TIMERS:
+                state[2] = at_ms
+                return
+        state[2] = None
+        state[1] = (at_ms, seq)
         heapq.heappush(self._queue, (at_ms, seq, TimerDue(owner, key, seq)))
 
     def _timer_due(self, owner: str, key: str, token: int) -> None:
-        timer = (owner, key)
-        sentinel = self._sentinel.get(timer)
+        state = self._timer_state.get((owner, key))
+        if state is None:
+            return
+        sentinel = state[1]
         if sentinel is not None and sentinel[1] == token:
-            del self._sentinel[timer]
-            at_ms = self._deferred.pop(timer, None)
+            at_ms = state[2]
             if at_ms is not None:  # re-armed later meanwhile: its entry goes in now
-                seq = self._timers[timer]
-                self._sentinel[timer] = (at_ms, seq)
+                seq = state[0]
+                state[1] = (at_ms, seq)
+                state[2] = None
                 heapq.heappush(self._queue, (at_ms, seq, TimerDue(owner, key, seq)))
                 return
-        timers = self._timers
-        if timers.get(timer) == token:
-            del timers[timer]
+            state[1] = None
+        if state[0] == token:
+            state[0] = None
             self._fire(owner, key)
             if key == "heartbeat" and owner != COORDINATOR_ADDRESS:
-                if self._skipper is not None:
-                    self._skipper.after_heartbeat(owner)
+                skipper = self._skipper
+                # (after_heartbeat returns at once unless the stretch just became quiet or
+                # this is the member it watches)
+                if skipper is not None and (not self._quiet_ok or owner == skipper.anchor):
+                    skipper.after_heartbeat(owner)
             elif self._quiet_ok and not heartbeat_timer(owner, key):
                 self._quiet_ok = False
 
     def _disarm(self, owner: str) -> None:
         """Disarm every timer of ``owner`` (a retired member, an unloaded coordinator)."""
-        for timers in (self._timers, self._deferred):
-            for timer in [k for k in timers if k[0] == owner]:
-                del timers[timer]
+        for timer, state in self._timer_state.items():
+            if timer[0] == owner:
+                state[0] = state[2] = None  # its queued entry, if any, comes up stale
 
     def run_until(
         self, end_ms: int | None = None, *, on_progress: Callable[[int], None] | None = None
@@ -284,12 +289,29 @@ class Engine:
         end = self.end_ms if end_ms is None else end_ms
         self._run_end = end
         queue = self._queue
+        pop, push = heapq.heappop, heapq.heappush
+        deliver, timer_due, process = self._deliver, self._timer_due, self._process_rare
+        # by type, the two most frequent kinds first (cheaper than ``match``); the first
+        # event past the end is popped and put back
         processed = 0
-        while queue and queue[0][0] <= end:
-            self.process_next()
-            processed += 1
-            if on_progress is not None and processed & 0xFFF == 0:
-                on_progress(self.now_ms)
+        while queue:
+            entry = pop(queue)
+            at_ms, _, event = entry
+            if at_ms > end:
+                push(queue, entry)
+                break
+            self.now_ms = at_ms
+            kind = type(event)
+            if kind is Deliver:
+                deliver(event.dest, event.source, event.message)  # type: ignore[union-attr]
+            elif kind is TimerDue:
+                timer_due(event.owner, event.key, event.token)  # type: ignore[union-attr]
+            else:
+                process(kind, event)
+            if on_progress is not None:
+                processed += 1
+                if processed & 0xFFF == 0:
+                    on_progress(self.now_ms)
         self.now_ms = max(self.now_ms, end)
 
     # ------------------------------------------------------------------ dispatch
@@ -314,8 +336,10 @@ class Engine:
                 reply = late_requests.not_coordinator(message)
                 if reply is not None:
                     self.send(COORDINATOR_ADDRESS, source, reply)
-        elif not self.kind.deliver(self, dest, source, message):
+        else:
             member = self.members.get(dest)
+            if member is None and self.kind.deliver(self, dest, source, message):
+                return  # the kind's own address (Connect's config topic or REST)
             # an answer travels on the connection its request came on (Send.via); on a
             # dropped connection it is lost
             if source == COORDINATOR_ADDRESS and (
@@ -343,9 +367,10 @@ class Engine:
             if kind is Send:  # self.send, inlined (the most frequent effect)
                 dest = effect.dest  # type: ignore[union-attr]
                 source = effect.via or owner  # type: ignore[union-attr]
-                at = self.network.arrival_ms(source, dest, self.now_ms)
+                network = self.network
+                at = network.arrival_ms(source, dest, self.now_ms)
                 if (
-                    (self.network.delays or self._held)
+                    (network.delays or self._held)
                     and dest == COORDINATOR_ADDRESS
                     and self._hold(source, effect.message, at)  # type: ignore[union-attr]
                 ):
@@ -356,14 +381,18 @@ class Engine:
                     heapq.heappush(self._queue, (at, self._seq, deliver))
             elif kind is SetTimer:
                 key = effect.key  # type: ignore[union-attr]
-                if self._quiet_ok and key != "session" and not heartbeat_timer(owner, key):
-                    self._quiet_ok = False  # ("session": a member's; the coordinator has none)
+                if self._quiet_ok and not (
+                    key.startswith(HEARTBEAT_PREFIX)
+                    if owner == COORDINATOR_ADDRESS
+                    else key == "heartbeat" or key == "session"
+                ):  # heartbeat_timer, inlined
+                    self._quiet_ok = False
                 self._set_timer(owner, key, effect.at_ms)  # type: ignore[union-attr]
             elif kind is CancelTimer:
                 self._quiet_ok = False
-                timer = (owner, effect.key)  # type: ignore[union-attr]
-                self._timers.pop(timer, None)
-                self._deferred.pop(timer, None)
+                state = self._timer_state.get((owner, effect.key))  # type: ignore[union-attr]
+                if state is not None:
+                    state[0] = state[2] = None
             elif kind is Log:
                 self._quiet_ok = False
                 fields = effect.fields  # type: ignore[union-attr]
@@ -372,7 +401,7 @@ class Engine:
                 self.log.emit(self.now_ms, effect.kind, **fields)  # type: ignore[union-attr]
         if owner != COORDINATOR_ADDRESS:
             member = self.members.get(owner)
-            if member is not None and member.state is MemberState.STOPPED:
+            if member is not None and member.state is _STOPPED:
                 self._retire(owner)
 
     def member_at(self, address: str) -> GroupClient | None:

@@ -44,19 +44,21 @@ class Network:
         # width's bit length until below the width): the same numbers, without the layers.
         self._jitter_width = jitter_ms + 1
         self._jitter_bits = self._jitter_width.bit_length()
+        self._getrandbits = rng.getrandbits
+        # True once any partition, loss or latency fault was injected (then looked up)
+        self._faulted = False
 
     def arrival_ms(self, source: str, dest: str, now_ms: int) -> int | None:
         """When a message sent now from ``source`` to ``dest`` arrives, or ``None`` when a
         fault drops it."""
-        rng = self.rng
         latency = self.latency_ms
         if self.jitter_ms:
-            width, bits = self._jitter_width, self._jitter_bits
-            extra = rng.getrandbits(bits)
+            width, bits, draw = self._jitter_width, self._jitter_bits, self._getrandbits
+            extra = draw(bits)
             while extra >= width:
-                extra = rng.getrandbits(bits)
+                extra = draw(bits)
             latency += extra
-        if not (self.partitioned or self._loss or self._latency):
+        if not self._faulted:
             pass  # no fault was ever injected: nothing to look up
         elif source == COORDINATOR_ADDRESS or dest == COORDINATOR_ADDRESS:
             outbound = dest == COORDINATOR_ADDRESS
@@ -69,7 +71,7 @@ class Network:
             loss = self._loss.get(member)
             if loss is not None and now_ms < loss[2]:
                 direction = "to_coordinator" if outbound else "from_coordinator"
-                if loss[0] in ("both", direction) and rng.random() < loss[1]:
+                if loss[0] in ("both", direction) and self.rng.random() < loss[1]:
                     return None
             slow = self._latency.get(member)
             if slow is not None and now_ms < slow[1]:
@@ -85,6 +87,7 @@ class Network:
     def partition(self, member: str) -> None:
         """Cut the member's link with the coordinator, both ways."""
         self.partitioned.add(member)
+        self._faulted = True
 
     def heal(self, member: str) -> bool:
         """End the member's partition; True if it was partitioned."""
@@ -96,10 +99,12 @@ class Network:
     def lose(self, member: str, direction: str, probability: float, until_ms: int) -> None:
         """Drop each message on the member's link in ``direction`` with ``probability``."""
         self._loss[member] = (direction, probability, until_ms)
+        self._faulted = True
 
     def slow_down(self, member: str, extra_ms: int, until_ms: int) -> None:
         """Add ``extra_ms`` one-way latency on the member's link until ``until_ms``."""
         self._latency[member] = (extra_ms, until_ms)
+        self._faulted = True
 
     def delay_requests(self, member: str, request: str, delay_ms: int, until_ms: int) -> None:
         """Hold the member's ``request`` requests (``heartbeat``, ``sync_group``,

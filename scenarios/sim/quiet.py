@@ -131,20 +131,17 @@ class QuietSkipper:
             elif at < others_at:
                 others_at = at
         entries.sort()
+        states = [(t, st) for t, st in engine._timer_state.items() if heartbeat_timer(*t)]
         timers = sorted(
-            (owner, key, token - seq)
-            for (owner, key), token in engine._timers.items()
-            if heartbeat_timer(owner, key)
+            (owner, key, st[0] - seq) for (owner, key), st in states if st[0] is not None
         )
         deferred = sorted(
-            (owner, key, at - now)
-            for (owner, key), at in engine._deferred.items()
-            if heartbeat_timer(owner, key)
+            (owner, key, st[2] - now) for (owner, key), st in states if st[2] is not None
         )
         sentinels = sorted(
-            (owner, key, at - now, s - seq)
-            for (owner, key), (at, s) in engine._sentinel.items()
-            if heartbeat_timer(owner, key)
+            (owner, key, st[1][0] - now, st[1][1] - seq)
+            for (owner, key), st in states
+            if st[1] is not None
         )
         members = tuple(
             (
@@ -191,15 +188,15 @@ class QuietSkipper:
                 queue.append((at, s, event))
         heapq.heapify(queue)
         engine._queue[:] = queue
-        for timer, token in engine._timers.items():
+        for timer, state in engine._timer_state.items():
             if heartbeat_timer(*timer):
-                engine._timers[timer] = token + ds
-        for timer, at in engine._deferred.items():
-            if heartbeat_timer(*timer):
-                engine._deferred[timer] = at + dt
-        for timer, (at, s) in engine._sentinel.items():
-            if heartbeat_timer(*timer):
-                engine._sentinel[timer] = (at + dt, s + ds)
+                token, sentinel, deferred = state
+                if token is not None:
+                    state[0] = token + ds
+                if sentinel is not None:
+                    state[1] = (sentinel[0] + dt, sentinel[1] + ds)
+                if deferred is not None:
+                    state[2] = deferred + dt
         for member in engine.members.values():
             member._heartbeats = {sent + dt: g for sent, g in member._heartbeats.items()}
         for m in engine.coordinator._members.values():
@@ -231,6 +228,9 @@ class QuietTail:
         self.engine = engine
         self.anchor: str | None = None
         self.skipped_ms = 0
+        # the time of the last queued event found that is neither a heartbeat nor a timer
+        # (so it cannot be cancelled): while it is still to come, the tail cannot go
+        self._blocked_until = -1
 
     def after_heartbeat(self, owner: str) -> None:
         """Member ``owner``'s heartbeat timer fired (its effects are applied)."""
@@ -257,8 +257,12 @@ class QuietTail:
             return False
         if any(until > now for _, until in network._latency.values()) or engine._held:
             return False
+        if now < self._blocked_until <= end:
+            return False  # that event is still queued (the queue pops in time order)
         for at, _, event in engine._queue:
             if at <= end and not _is_heartbeat_entry(event) and self._live(event):
+                if not isinstance(event, TimerDue):
+                    self._blocked_until = at
                 return False
         coordinator = engine.coordinator
         if coordinator.state.name != "STABLE":
@@ -288,7 +292,10 @@ class QuietTail:
             return True
         engine = self.engine
         timer = (event.owner, event.key)
-        if engine._timers.get(timer) == event.token:
+        state = engine._timer_state.get(timer)
+        if state is None:
+            return False
+        if state[0] == event.token:
             return True
-        sentinel = engine._sentinel.get(timer)
-        return sentinel is not None and sentinel[1] == event.token and timer in engine._deferred
+        sentinel = state[1]
+        return sentinel is not None and sentinel[1] == event.token and state[2] is not None
