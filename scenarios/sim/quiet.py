@@ -126,22 +126,21 @@ class QuietSkipper:
         entries = []
         for at, s, event in engine._queue:
             if _is_heartbeat_entry(event):
+                if type(event) is TimerDue:
+                    continue  # stated by its timer below, wherever lazy re-arming has it
                 entry = _relative(event, seq, now)  # type: ignore[arg-type]
                 entries.append((at - now, s - seq, entry))
             elif at < others_at:
                 others_at = at
         entries.sort()
-        states = [(t, st) for t, st in engine._timer_state.items() if heartbeat_timer(*t)]
+        # Each armed heartbeat timer by when it fires and its token. Lazy re-arming keeps
+        # an earlier entry queued that pushes the real one when it comes up (Engine._set_timer);
+        # where that entry is does not change when or in which order anything happens, so
+        # it is left out: a period is found even when the re-arming cycle is longer.
         timers = sorted(
-            (owner, key, st[0] - seq) for (owner, key), st in states if st[0] is not None
-        )
-        deferred = sorted(
-            (owner, key, st[2] - now) for (owner, key), st in states if st[2] is not None
-        )
-        sentinels = sorted(
-            (owner, key, st[1][0] - now, st[1][1] - seq)
-            for (owner, key), st in states
-            if st[1] is not None
+            (owner, key, (st[1][0] if st[2] is None else st[2]) - now, st[0] - seq)
+            for (owner, key), st in engine._timer_state.items()
+            if st[0] is not None and heartbeat_timer(owner, key)
         )
         members = tuple(
             (
@@ -160,8 +159,6 @@ class QuietSkipper:
         signature = (
             tuple(entries),
             tuple(timers),
-            tuple(deferred),
-            tuple(sentinels),
             members,
             deadlines,
             engine.coordinator_up,
