@@ -549,14 +549,16 @@ class GroupClient:
         heartbeats[correlation_id] = self.generation
         if self.log_heartbeats:
             self._log("heartbeat_request", member_id=self.member_id, generation=self.generation)
-        self._send(
-            HeartbeatRequest(
-                group_id=self.group_id,
-                member_id=self.member_id,
-                generation_id=self.generation,
-                group_instance_id=self.group_instance_id,
-                correlation_id=correlation_id,
-            )
+        self._send(self.heartbeat_request(correlation_id))
+
+    def heartbeat_request(self, correlation_id: int) -> HeartbeatRequest:
+        """The Heartbeat this member sends now, numbered ``correlation_id``."""
+        return HeartbeatRequest(
+            group_id=self.group_id,
+            member_id=self.member_id,
+            generation_id=self.generation,
+            group_instance_id=self.group_instance_id,
+            correlation_id=correlation_id,
         )
 
     def _on_heartbeat_response(self, response: HeartbeatResponse, now_ms: int) -> None:

@@ -11,7 +11,10 @@ period in virtual time and by the number of pushes per period in sequence number
 :class:`QuietSkipper` then moves all of it forward by whole periods at once, up to (never
 reaching) the next event of any other kind and never past the run's end. Nothing is logged
 in such a stretch, so the event log is byte for byte the one of the run without skipping
-(``tests/scenarios/sim/test_engine_fast_path.py`` compares them).
+(``tests/scenarios/sim/test_engine_fast_path.py`` compares them). Between its snapshots,
+after the skip, while a fault is in force and when no period shows, the heartbeat rounds are
+replayed on a small queue of their own (:mod:`scenarios.sim.heartbeat_forward`), which gives
+the same log too; so does :class:`QuietTail`, for jittered runs.
 
 Engine contract: the engine clears :attr:`Engine._quiet_ok` on every event or effect that is
 not a pure heartbeat step (see ``Engine.apply``), and calls :meth:`QuietSkipper.after_heartbeat`
@@ -29,6 +32,7 @@ from coordinator.group import HEARTBEAT_PREFIX
 from members.group_client import COORDINATOR_ADDRESS
 from protocol.group import HeartbeatRequest, HeartbeatResponse
 from scenarios.sim.events import Deliver, TimerDue
+from scenarios.sim.heartbeat_forward import drop_stale, forward_heartbeats, timer_entry_live
 
 if TYPE_CHECKING:
     from scenarios.sim.engine import Engine
@@ -68,6 +72,16 @@ def _relative(event: Deliver | TimerDue, seq: int, now: int) -> tuple[Any, ...]:
 _HEARTBEAT_MESSAGES = (HeartbeatRequest, HeartbeatResponse)
 
 
+def _faults_end(engine: Engine, end: int) -> int:
+    """``end``, or the end of the loss and latency faults in force if that is sooner."""
+    network, now = engine.network, engine.now_ms
+    until = max(
+        [u for _, _, u in network._loss.values()] + [u for _, u in network._latency.values()],
+        default=0,
+    )
+    return min(end, until) if until > now else end
+
+
 class QuietSkipper:
     """Finds the period of a quiet stretch and skips whole periods of it.
 
@@ -80,6 +94,7 @@ class QuietSkipper:
         self.anchor: str | None = None
         self.seen: dict[Any, tuple[int, int]] = {}
         self.skipped_ms = 0  # virtual ms skipped so far (for benchmarks and tests)
+        self.forwarded_ms = 0  # virtual ms of heartbeats replayed by forward_heartbeats
 
     def after_heartbeat(self, owner: str) -> None:
         """Member ``owner``'s heartbeat timer fired (its effects are applied)."""
@@ -88,22 +103,33 @@ class QuietSkipper:
             engine._quiet_ok = True
             self.anchor = owner
             self.seen.clear()
-        elif owner != self.anchor or len(self.seen) >= MAX_SNAPSHOTS:
+        elif owner != self.anchor:
             return
-        if not self._network_quiet():
+        end = engine._run_end
+        if len(self.seen) >= MAX_SNAPSHOTS:  # no period found: replay to the next event
+            self.forwarded_ms += forward_heartbeats(engine, (end + 1, 0))
+            return
+        if not self._network_quiet():  # replay to the end of the faults in force
+            self.forwarded_ms += forward_heartbeats(engine, (_faults_end(engine, end) + 1, 0))
             return
         signature, others_at = self._signature()
         now, seq = engine.now_ms, engine._seq
         earlier = self.seen.get(signature)
         if earlier is None:
+            # replay up to this member's next heartbeat, which takes the next snapshot
             self.seen[signature] = (now, seq)
+            state = engine._timer_state[(owner, "heartbeat")]
+            next_heartbeat = state[1] if state[0] is not None else None
+            self.forwarded_ms += forward_heartbeats(engine, next_heartbeat or (end + 1, 0))
             return
         period, pushes = now - earlier[0], seq - earlier[1]
-        limit = min(others_at - 1, engine._run_end)  # the last time the skip may reach
+        limit = min(others_at - 1, end)  # the last time the skip may reach
         periods = (limit - now) // period if period > 0 else 0
         if periods > 0:
             self._shift(periods * period, periods * pushes)
             self.seen = {signature: (engine.now_ms, engine._seq)}
+        # less than a period is left before the next other event: replay it
+        self.forwarded_ms += forward_heartbeats(engine, (end + 1, 0))
 
     # ------------------------------------------------------------------ internals
 
@@ -130,8 +156,10 @@ class QuietSkipper:
                     continue  # stated by its timer below, wherever lazy re-arming has it
                 entry = _relative(event, seq, now)  # type: ignore[arg-type]
                 entries.append((at - now, s - seq, entry))
-            elif at < others_at:
-                others_at = at
+            elif at < others_at and (
+                type(event) is not TimerDue or timer_entry_live(engine, event)  # type: ignore[arg-type]
+            ):
+                others_at = at  # (a stale timer entry changes nothing when it comes up)
         entries.sort()
         # Each armed heartbeat timer by when it fires and its token. Lazy re-arming keeps
         # an earlier entry queued that pushes the real one when it comes up (Engine._set_timer);
@@ -181,8 +209,10 @@ class QuietSkipper:
                     message = msgspec.structs.replace(message, correlation_id=shifted)
                     event = Deliver(event.dest, event.source, message)
                 queue.append((at + dt, s + ds, event))
-            else:
-                queue.append((at, s, event))
+            elif at >= engine.now_ms + dt or not (
+                type(event) is TimerDue and drop_stale(engine, at, s, event)  # type: ignore[arg-type]
+            ):
+                queue.append((at, s, event))  # (a stale timer entry skipped over goes)
         heapq.heapify(queue)
         engine._queue[:] = queue
         for timer, state in engine._timer_state.items():
@@ -206,7 +236,9 @@ class QuietSkipper:
 
 
 class QuietTail:
-    """Ends a jittered run early once nothing but heartbeats can happen before its end.
+    """Ends a jittered run early once nothing but heartbeats can happen before its end, and
+    replays the heartbeat rounds before any other event on a small queue of their own
+    (:func:`scenarios.sim.heartbeat_forward.forward_heartbeats`).
 
     Jitter draws from the run's generator for every message, so a jittered stretch never
     repeats and :class:`QuietSkipper` cannot skip it. But once a whole heartbeat period has
@@ -216,7 +248,9 @@ class QuietTail:
     is heartbeats that log nothing: each Heartbeat is answered NONE and no session timer can
     expire. Dropping them leaves the event log byte for byte the same
     (``tests/scenarios/sim/test_engine_fast_path.py``); the generator's later state is never
-    used.
+    used. Until then, from the first heartbeat of a quiet stretch, the heartbeat rounds are
+    replayed up to the next other event (or the end of the faults in force, so that the tail
+    can still go).
 
     Engine contract: as :class:`QuietSkipper`'s (``_quiet_ok``, ``after_heartbeat``).
     """
@@ -224,25 +258,40 @@ class QuietTail:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self.anchor: str | None = None
-        self.skipped_ms = 0
-        # the time of the last queued event found that is neither a heartbeat nor a timer
-        # (so it cannot be cancelled): while it is still to come, the tail cannot go
-        self._blocked_until = -1
+        self.skipped_ms = 0  # virtual ms dropped at the end of runs
+        self.forwarded_ms = 0  # virtual ms of heartbeats replayed by forward_heartbeats
 
     def after_heartbeat(self, owner: str) -> None:
         """Member ``owner``'s heartbeat timer fired (its effects are applied)."""
         engine = self.engine
-        if not engine._quiet_ok:
+        end = engine._run_end
+        first = not engine._quiet_ok
+        if first:
             engine._quiet_ok = True
             self.anchor = owner
+        elif owner != self.anchor:
             return
-        end = engine._run_end
-        if owner != self.anchor or end != engine.end_ms or not self._safe(end):
+        if end == engine.end_ms and self._safe() and not self._other_before(end):
+            if not first:  # a whole quiet heartbeat period has passed
+                self.skipped_ms += max(0, end - engine.now_ms)
+                engine._queue.clear()  # only heartbeats are left (checked by _other_before)
             return
-        self.skipped_ms += max(0, end - engine.now_ms)
-        engine._queue.clear()  # only heartbeats are left (checked by _safe)
+        # up to the end of the faults in force at most, so that the tail can still go
+        self.forwarded_ms += forward_heartbeats(engine, (_faults_end(engine, end) + 1, 0))
 
-    def _safe(self, end: int) -> bool:
+    def _other_before(self, end: int) -> bool:
+        """Some queued event due by ``end`` is neither a heartbeat step nor a stale timer
+        entry."""
+        for at, _, event in self.engine._queue:
+            if (
+                at <= end
+                and not _is_heartbeat_entry(event)
+                and (not isinstance(event, TimerDue) or timer_entry_live(self.engine, event))
+            ):
+                return True
+        return False
+
+    def _safe(self) -> bool:
         engine = self.engine
         network = engine.network
         now = engine.now_ms
@@ -254,13 +303,6 @@ class QuietTail:
             return False
         if any(until > now for _, until in network._latency.values()) or engine._held:
             return False
-        if now < self._blocked_until <= end:
-            return False  # that event is still queued (the queue pops in time order)
-        for at, _, event in engine._queue:
-            if at <= end and not _is_heartbeat_entry(event) and self._live(event):
-                if not isinstance(event, TimerDue):
-                    self._blocked_until = at
-                return False
         coordinator = engine.coordinator
         if coordinator.state.name != "STABLE":
             return False
@@ -281,18 +323,3 @@ class QuietTail:
             ):
                 return False
         return len(coordinator._members) == len(engine.members)
-
-    def _live(self, event: Any) -> bool:
-        """False for a queued timer entry that was cancelled or re-armed (the engine drops it
-        when it comes up, see ``Engine._timer_due``); True for everything else."""
-        if not isinstance(event, TimerDue):
-            return True
-        engine = self.engine
-        timer = (event.owner, event.key)
-        state = engine._timer_state.get(timer)
-        if state is None:
-            return False
-        if state[0] == event.token:
-            return True
-        sentinel = state[1]
-        return sentinel is not None and sentinel[1] == event.token and state[2] is not None

@@ -2,7 +2,8 @@
 
 ``Engine.LAZY_TIMERS`` pushes a re-armed timer's queue entry only when its earlier entry
 comes up (see ``Engine._set_timer``); ``Engine.SKIP_QUIET`` skips whole heartbeat periods of a
-quiet group (:mod:`scenarios.sim.quiet`). These tests run the same scenarios with both and
+quiet group (:mod:`scenarios.sim.quiet`) and replays the heartbeat rounds between other
+events on a small queue (:mod:`scenarios.sim.heartbeat_forward`). These tests run the same scenarios with both and
 with neither and require identical records: chaos scenarios with every fault kind, Kafka
 Streams library scenarios, stable clusters with changes after long quiet stretches, with
 heartbeat records on and off. A change that reorders any event fails here.
@@ -19,6 +20,7 @@ from scenarios.campaigns.chaos import ChaosConfig, generate, spec_to_toml
 from scenarios.input.library import streams_library_dir
 from scenarios.input.loader import loads_scenario
 from scenarios.input.streams import load_streams_scenario
+from scenarios.sim import heartbeat_forward, quiet
 from scenarios.sim.engine import Engine
 from scenarios.sim.quiet import QuietSkipper, QuietTail
 from scenarios.sim.runner import simulate
@@ -103,6 +105,66 @@ def test_quiet_stretches_are_skipped_without_a_trace(
     assert (sum(skipped) > 30 * 60_000) is not log_heartbeats
     assert any(r["kind"] == "fault" for r in eager)
     assert lazy == eager
+
+
+FAULTS = """
+name = "heartbeats-under-faults"
+seed = 1
+settle_ms = 600000
+[cluster]
+size = 5
+[cluster.config]
+"connect.protocol" = "sessioned"
+[network]
+latency_ms = 1
+jitter_ms = {jitter}
+[workload.generate]
+count = 5
+tasks = 3
+prefix = "connector"
+[[timeline]]
+at_ms = 600000
+action = "loss"
+member = "w2"
+probability = 0.3
+duration_ms = 20000
+[[timeline]]
+at_ms = 900000
+action = "latency"
+member = "w3"
+extra_ms = 400
+duration_ms = 60000
+[[timeline]]
+at_ms = 1500000
+action = "partition"
+member = "w4"
+duration_ms = 45000
+"""
+
+
+@pytest.mark.parametrize("jitter", [0, 5])
+def test_heartbeat_rounds_are_replayed_without_a_trace(
+    monkeypatch: pytest.MonkeyPatch, jitter: int
+) -> None:
+    # forward_heartbeats replays heartbeat rounds while faults are in force too: lost and
+    # slow messages, and a partition whose member's session runs out during a replay
+    loaded = loads_scenario(FAULTS.format(jitter=jitter), "faults.toml")
+    replays: list[tuple[int, int, bool]] = []  # (from, to, partition in force)
+    original = heartbeat_forward.forward_heartbeats
+
+    def spy(engine: Engine, until: tuple[int, int]) -> int:
+        before, partitioned = engine.now_ms, bool(engine.network.partitioned)
+        forwarded = original(engine, until)
+        replays.append((before, engine.now_ms, partitioned))
+        return forwarded
+
+    monkeypatch.setattr(quiet, "forward_heartbeats", spy)
+    lazy, eager = _both(monkeypatch, loaded, 3, False)
+    assert lazy == eager
+    expired = [r for r in eager if r["kind"] == "timer_fired" and r["member"] == "w4"]
+    assert expired and expired[0]["t_ms"] < 1_545_000  # w4's session ran out, partitioned
+    assert any(b > a and p for a, b, p in replays)  # replayed with the partition in force
+    assert sum(b - a for a, b, _ in replays) > 5 * 60_000 * (jitter > 0)
 
 
 @pytest.mark.parametrize("log_heartbeats", [False, True])
