@@ -34,7 +34,7 @@ __all__ = ["drop_stale", "forward_heartbeats", "timer_entry_live"]
 # heartbeat round (the heartbeat timer fires, the Heartbeat and its answer arrive), and when
 # a member's session timer or its deadline at the coordinator is due (one entry each, moved
 # on when it comes up re-armed, as Engine._set_timer does)
-_FIRE, _REQUEST, _RESPONSE, _SESSION, _DEADLINE = 0, 1, 2, 3, 4
+_FIRE, _REQUEST, _RESPONSE, _SESSION, _DEADLINE, _STOP = 0, 1, 2, 3, 4, 5
 
 
 class _Member:
@@ -83,23 +83,25 @@ def _armed(engine: Engine, owner: str, key: str) -> list[int] | None:
     return [state[0], state[1][0] if state[2] is None else state[2]]
 
 
-def _members(engine: Engine) -> list[_Member] | None:
-    """Every live member, Stable in the coordinator's generation with its timers armed, when
-    the coordinator is up and Stable and no request can be held; else ``None`` (then
-    nothing is forwarded)."""
+def _members(engine: Engine) -> list[_Member]:
+    """The members whose heartbeat rounds can be replayed: Stable in the coordinator's
+    generation and knowing it, with their timers armed, and no ``delay_request`` fault on
+    their Heartbeats in force; none unless the coordinator is up and Stable. The others'
+    queued events (a partitioned member's, a rejoining member's) are where the replay stops."""
     coordinator = engine.coordinator
+    if not engine.coordinator_up or coordinator.state is not GroupState.STABLE:
+        return []
     now = engine.now_ms
-    if (
-        not engine.coordinator_up
-        or coordinator.state is not GroupState.STABLE
-        or engine._held
-        or any(until > now for _, _, until in engine.network.delays.values())
-    ):
-        return None
+    held = {
+        member
+        for member, (request, _, until) in engine.network.delays.items()
+        if until > now and request in ("heartbeat", "any")
+    }
     records = coordinator._members
     generation = coordinator.generation_id
+    timer_state = engine._timer_state
     members = []
-    for address, client in sorted(engine.members.items()):
+    for address, client in engine.members.items():
         record = records.get(client.member_id)
         if (
             record is None
@@ -107,14 +109,15 @@ def _members(engine: Engine) -> list[_Member] | None:
             or not client.coordinator_known
             or client.generation != generation
             or client.log_heartbeats
+            or client.name in held
             or coordinator._validate_member(client.member_id, client.group_instance_id) is not None
         ):
-            return None
+            continue
         session = _armed(engine, address, "session")
         deadline = _armed(engine, COORDINATOR_ADDRESS, record.hb_key)
-        heartbeat = engine._timer_state.get((address, "heartbeat"))
+        heartbeat = timer_state.get((address, "heartbeat"))
         if session is None or deadline is None or heartbeat is None or heartbeat[2] is not None:
-            return None
+            continue
         members.append(_Member(client, record, session, deadline))
     return members
 
@@ -125,12 +128,12 @@ def forward_heartbeats(engine: Engine, until: tuple[int, int]) -> int:
     as the engine would; return the virtual ms forwarded.
 
     A queued entry this replay does not know (another kind of event, a stale generation's
-    Heartbeat, another member id's deadline) is where the engine takes over. With a member
-    that is not Stable in the coordinator's generation or logs heartbeats, a coordinator that
-    is down or not Stable, or a ``delay_request`` fault in force, nothing is forwarded.
+    Heartbeat, another member id's deadline, an event of a member it does not replay: see
+    :func:`_members`) is where the engine takes over. With the coordinator down or not Stable
+    nothing is forwarded.
     """
     members = _members(engine)
-    if members is None:
+    if not members:
         return 0
     started = engine.now_ms
     small, messages, rest, stop = _split(engine, members, until)
@@ -238,12 +241,15 @@ def _replay(
     arrival = network.arrival_ms
     latency, jitter = network.latency_ms, network.jitter_ms
     width, bits, draw = network._jitter_width, network._jitter_bits, network._getrandbits
-    clocks = network._link_clock
     pop, push, replace = heapq.heappop, heapq.heappush, heapq.heapreplace
     generation = engine.coordinator.generation_id
     in_flight = [m.client._heartbeats for m in members]
-    outbound = [(m.connection, COORDINATOR_ADDRESS) for m in members]
-    inbound = [(COORDINATOR_ADDRESS, m.connection) for m in members]
+    # each member's two links with the coordinator, and their FIFO clocks (written back)
+    links = [
+        ((m.connection, COORDINATOR_ADDRESS), (COORDINATOR_ADDRESS, m.connection)) for m in members
+    ]
+    clocks = network._link_clock
+    clock = [[clocks.get(out, 0), clocks.get(back, 0)] for out, back in links]
     intervals = [m.client.timeouts.heartbeat_interval_ms for m in members]
     request_timeouts = [m.client.timeouts.request_timeout_ms for m in members]
     sessions = [m.client.timeouts.session_timeout_ms for m in members]
@@ -251,11 +257,9 @@ def _replay(
     session = [m.session for m in members]
     deadline = [m.deadline for m in members]
     seq = engine._seq
-    stop_at, stop_seq = stop
-    while small:
+    push(small, (*stop, _STOP, 0, 0))  # comes up after every entry before ``stop``
+    while True:
         at, s, step, i, corr = small[0]
-        if at > stop_at or (at == stop_at and s >= stop_seq):
-            break
         if step == _FIRE:
             heartbeats = in_flight[i]
             if heartbeats and at - next(iter(heartbeats)) >= request_timeouts[i]:
@@ -266,12 +270,12 @@ def _replay(
             while corr in heartbeats:
                 corr += 1
             heartbeats[corr] = generation
-            link = outbound[i]
+            direction = 0
         elif step == _REQUEST:
             seq += 1  # the session deadline pushed back, then the answer sent
             timer = deadline[i]
             timer[0], timer[1] = seq, at + coordinator_sessions[i]
-            link = inbound[i]
+            direction = 1
             pop(small)
         elif step == _RESPONSE:
             pop(small)
@@ -281,15 +285,18 @@ def _replay(
                 timer[0], timer[1] = seq, at + sessions[i]
             now = at
             continue
+        elif step == _STOP:
+            break
         else:  # a session timer or deadline due: expired, or re-armed later meanwhile
             timer = session[i] if step == _SESSION else deadline[i]
             if timer[0] == s:
                 break  # it expires: the engine fires it
             replace(small, (timer[1], timer[0], step, i, 0))
             continue
+        now = at
         if faulted:
+            link = links[i][direction]
             arrive = arrival(link[0], link[1], at)
-            now = at
             if arrive is None:
                 continue  # dropped (a partition or a loss fault): no sequence number
         else:
@@ -299,13 +306,17 @@ def _replay(
                 while extra >= width:
                     extra = draw(bits)
                 arrive += extra
-            previous = clocks.get(link, 0)
-            if arrive < previous:
-                arrive = previous
-            clocks[link] = arrive
+            member_clock = clock[i]
+            if arrive < member_clock[direction]:
+                arrive = member_clock[direction]
+            member_clock[direction] = arrive
         seq += 1
         push(small, (arrive, seq, step + 1, i, corr))  # the Heartbeat, or its answer
-        now = at
+    small.remove(next(e for e in small if e[2] == _STOP))
+    heapq.heapify(small)
+    if not faulted:
+        for (out, back), (out_clock, back_clock) in zip(links, clock, strict=True):
+            clocks[out], clocks[back] = out_clock, back_clock
     engine._seq = seq
     engine.now_ms = now
 

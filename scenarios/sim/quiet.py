@@ -73,10 +73,13 @@ _HEARTBEAT_MESSAGES = (HeartbeatRequest, HeartbeatResponse)
 
 
 def _faults_end(engine: Engine, end: int) -> int:
-    """``end``, or the end of the loss and latency faults in force if that is sooner."""
+    """``end``, or the end of the loss, latency and delay faults in force if that is
+    sooner."""
     network, now = engine.network, engine.now_ms
     until = max(
-        [u for _, _, u in network._loss.values()] + [u for _, u in network._latency.values()],
+        [u for _, _, u in network._loss.values()]
+        + [u for _, u in network._latency.values()]
+        + [u for _, _, u in network.delays.values()],
         default=0,
     )
     return min(end, until) if until > now else end

@@ -3,10 +3,11 @@
 ``Engine.LAZY_TIMERS`` pushes a re-armed timer's queue entry only when its earlier entry
 comes up (see ``Engine._set_timer``); ``Engine.SKIP_QUIET`` skips whole heartbeat periods of a
 quiet group (:mod:`scenarios.sim.quiet`) and replays the heartbeat rounds between other
-events on a small queue (:mod:`scenarios.sim.heartbeat_forward`). These tests run the same scenarios with both and
-with neither and require identical records: chaos scenarios with every fault kind, Kafka
-Streams library scenarios, stable clusters with changes after long quiet stretches, with
-heartbeat records on and off. A change that reorders any event fails here.
+events on a small queue (:mod:`scenarios.sim.heartbeat_forward`). These tests run the same
+scenarios with both and with neither and require identical records: chaos scenarios with
+every fault kind, Kafka Streams library scenarios, stable clusters with changes after long
+quiet stretches, heartbeats under faults, with heartbeat records on and off. A change that
+reorders any event fails here.
 """
 
 from __future__ import annotations
