@@ -21,6 +21,17 @@ just before then arrives that much later); ``slow`` for ``stall_ms``; ``coordina
 (every member) for ``down_ms``. Anything else is a violation: a coordinator that drops healthy
 members, or a client that stops heartbeating or rejoining while healthy.
 
+A ``loss`` of answers only (``direction = "from_coordinator"``) is weaker: the member's
+Heartbeats still arrive. A Connect worker that was Stable when it began (a SyncGroup answered
+NONE, no lost coordinator between that and the loss, no JoinGroup or SyncGroup since up to
+the removal) keeps heartbeating every ``heartbeat.interval.ms`` until its own
+session timer, last pushed back by an answer sent before the loss, runs out
+(``Heartbeat#sessionTimerExpired`` marks the coordinator unknown), so the coordinator cannot
+expire it before ``2 × (session.timeout.ms − heartbeat.interval.ms)`` after the loss began
+(less :data:`SLACK_MS`); an earlier ``session_timeout`` removal is not explained by that loss
+(a client that stops heartbeating while an answer is missing would be caught here). Kafka
+Streams logs do not carry their heartbeat interval: there any loss explains.
+
 Only logs whose members log their own side are judged (``member_start`` and
 ``join_group_response``): a ``groupsim serve`` log of real clients is not.
 """
@@ -39,7 +50,10 @@ UNEXPLAINED_REMOVAL = "unexplained_removal"
 SLACK_MS = 3_000
 
 _EVICTIONS = ("session_timeout", "not_rejoined", "sync_timeout")
+#: Connect's ``heartbeat.interval.ms`` default (a worker's ``member_start`` logs another one)
+_HEARTBEAT_INTERVAL_MS = 3_000
 _GONE = ("member_stop", "member_crash", "member_fatal")
+_JOINING = ("member_start", "join_group_request", "sync_group_request")
 _OPEN = 1 << 62  # a partition with no duration: until its heal
 
 
@@ -61,6 +75,31 @@ def _fault_span(r: dict[str, Any]) -> tuple[int, int]:
     return t, int(until) if until is not None else t
 
 
+def _answers_lost_explain(
+    start: int,
+    t: int,
+    session_ms: int,
+    heartbeat_ms: int | None,
+    settled: int | None,
+    joined: int,
+    lost: int,
+) -> bool:
+    """A loss of the coordinator's answers to a member from ``start`` explains its
+    ``session_timeout`` removal at ``t`` (see the module docstring). ``heartbeat_ms``: a
+    Connect worker's interval (``None`` for a Streams client); ``settled``, ``joined``,
+    ``lost``: when the member last became Stable, last sent a JoinGroup or SyncGroup (or
+    started), last lost the coordinator."""
+    if (
+        heartbeat_ms is None  # a Streams client
+        or settled is None
+        or settled > start  # not Stable yet when the loss began
+        or joined >= settled  # rejoining since
+        or settled <= lost < start  # lost the coordinator before the loss began
+    ):
+        return True
+    return t >= start + 2 * (session_ms - heartbeat_ms) - SLACK_MS
+
+
 def check_unexplained_removal(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """``unexplained_removal`` violations (see the module docstring), one per removal."""
     found: list[dict[str, Any]] = []
@@ -68,15 +107,32 @@ def check_unexplained_removal(records: Sequence[dict[str, Any]]) -> list[dict[st
     ids: dict[str, set[str]] = {}  # member -> member ids of its running process
     touched: dict[str, list[list[int]]] = {}  # member -> fault spans on its link
     everyone: list[tuple[int, int]] = []  # coordinator failovers
+    interval: dict[str, int] = {}  # Connect worker -> heartbeat.interval.ms
+    # member -> when it last started joining (a start, a JoinGroup or SyncGroup sent), last
+    # lost the coordinator, and last became Stable (a SyncGroup answered NONE)
+    joined: dict[str, int] = {}
+    lost: dict[str, int] = {}
+    settled: dict[str, int] = {}
     for r in records:
         kind = r.get("kind")
         member = str(r.get("member"))
         if kind == "member_start":
             running.add(member)
             ids[member] = set()
+            config = r.get("config") or {}
+            if "connect.protocol" in config:
+                interval[member] = int(config.get("heartbeat.interval.ms", _HEARTBEAT_INTERVAL_MS))
+            else:
+                interval.pop(member, None)
+        if kind in _JOINING:
+            joined[member] = int(r.get("t_ms") or 0)
+        elif kind == "coordinator_unknown":
+            lost[member] = int(r.get("t_ms") or 0)
+        elif kind == "sync_group_response" and r.get("error") == "NONE":
+            settled[member] = int(r.get("t_ms") or 0)
         elif kind in _GONE:
             running.discard(member)
-        elif kind in ("join_group_response", "join_group_request") and r.get("member_id"):
+        if kind in ("join_group_response", "join_group_request") and r.get("member_id"):
             ids.setdefault(member, set()).add(str(r["member_id"]))
         elif kind == "member_replaced":
             ids.setdefault(member, set()).add(str(r.get("member_id")))
@@ -88,6 +144,8 @@ def check_unexplained_removal(records: Sequence[dict[str, Any]]) -> list[dict[st
                         open_span[1] = span[0]
             elif r.get("member") is None:
                 everyone.append((span[0], span[1]))
+            elif r.get("fault") == "loss" and r.get("direction") == "from_coordinator":
+                touched.setdefault(member, []).append([*span, 1])  # answers lost only
             else:
                 touched.setdefault(member, []).append(span)
         elif kind == "member_removed" and r.get("reason") in _EVICTIONS:
@@ -100,8 +158,25 @@ def check_unexplained_removal(records: Sequence[dict[str, Any]]) -> list[dict[st
                 continue  # a log from before removals carried their timeouts
             t = int(r.get("t_ms") or 0)
             since = t - timeout - SLACK_MS
-            spans = [*touched.get(member, ()), *everyone]
-            if any(start <= t and end >= since for start, end in spans):
+            spans = [*touched.get(member, ()), *([start, end] for start, end in everyone)]
+            if any(
+                span[0] <= t
+                and span[1] >= since
+                and (
+                    len(span) == 2
+                    or reason != "session_timeout"
+                    or _answers_lost_explain(
+                        span[0],
+                        t,
+                        timeout,
+                        interval.get(member),
+                        settled.get(member),
+                        joined.get(member, 0),
+                        lost.get(member, 0),
+                    )
+                )
+                for span in spans
+            ):
                 continue
             found.append(
                 {

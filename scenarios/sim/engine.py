@@ -49,6 +49,7 @@ from scenarios.sim.events import (
     StepDue,
     TimerDue,
 )
+from scenarios.sim.heartbeat_forward import replay_holds
 from scenarios.sim.network import Network, member_name
 from scenarios.sim.quiet import QuietSkipper, QuietTail, heartbeat_timer
 
@@ -168,6 +169,7 @@ class Engine:
         self._run_end = 0
         # Jitter draws from the run's generator for every message: never periodic.
         skip = self.SKIP_QUIET and not self.log_heartbeats
+        self._replay = skip and replay_holds()  # scenarios.sim.heartbeat_forward
         self._skipper: QuietSkipper | QuietTail | None = None
         if skip:
             # a jittered run is never periodic: only its quiet tail can go (QuietTail)

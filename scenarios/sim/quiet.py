@@ -72,6 +72,11 @@ def _relative(event: Deliver | TimerDue, seq: int, now: int) -> tuple[Any, ...]:
 _HEARTBEAT_MESSAGES = (HeartbeatRequest, HeartbeatResponse)
 
 
+def _forward(engine: Engine, until: tuple[int, int]) -> int:
+    """:func:`forward_heartbeats`, where the replay holds (``Engine._replay``)."""
+    return forward_heartbeats(engine, until) if engine._replay else 0
+
+
 def _faults_end(engine: Engine, end: int) -> int:
     """``end``, or the end of the loss, latency and delay faults in force if that is
     sooner."""
@@ -110,10 +115,10 @@ class QuietSkipper:
             return
         end = engine._run_end
         if len(self.seen) >= MAX_SNAPSHOTS:  # no period found: replay to the next event
-            self.forwarded_ms += forward_heartbeats(engine, (end + 1, 0))
+            self.forwarded_ms += _forward(engine, (end + 1, 0))
             return
         if not self._network_quiet():  # replay to the end of the faults in force
-            self.forwarded_ms += forward_heartbeats(engine, (_faults_end(engine, end) + 1, 0))
+            self.forwarded_ms += _forward(engine, (_faults_end(engine, end) + 1, 0))
             return
         signature, others_at = self._signature()
         now, seq = engine.now_ms, engine._seq
@@ -123,7 +128,7 @@ class QuietSkipper:
             self.seen[signature] = (now, seq)
             state = engine._timer_state[(owner, "heartbeat")]
             next_heartbeat = state[1] if state[0] is not None else None
-            self.forwarded_ms += forward_heartbeats(engine, next_heartbeat or (end + 1, 0))
+            self.forwarded_ms += _forward(engine, next_heartbeat or (end + 1, 0))
             return
         period, pushes = now - earlier[0], seq - earlier[1]
         limit = min(others_at - 1, end)  # the last time the skip may reach
@@ -132,7 +137,7 @@ class QuietSkipper:
             self._shift(periods * period, periods * pushes)
             self.seen = {signature: (engine.now_ms, engine._seq)}
         # less than a period is left before the next other event: replay it
-        self.forwarded_ms += forward_heartbeats(engine, (end + 1, 0))
+        self.forwarded_ms += _forward(engine, (end + 1, 0))
 
     # ------------------------------------------------------------------ internals
 
@@ -274,13 +279,15 @@ class QuietTail:
             self.anchor = owner
         elif owner != self.anchor:
             return
+        if not engine._replay:  # the heartbeat code is not what the replay models
+            return
         if end == engine.end_ms and self._safe() and not self._other_before(end):
             if not first:  # a whole quiet heartbeat period has passed
                 self.skipped_ms += max(0, end - engine.now_ms)
                 engine._queue.clear()  # only heartbeats are left (checked by _other_before)
             return
         # up to the end of the faults in force at most, so that the tail can still go
-        self.forwarded_ms += forward_heartbeats(engine, (_faults_end(engine, end) + 1, 0))
+        self.forwarded_ms += _forward(engine, (_faults_end(engine, end) + 1, 0))
 
     def _other_before(self, end: int) -> bool:
         """Some queued event due by ``end`` is neither a heartbeat step nor a stale timer

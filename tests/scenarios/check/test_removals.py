@@ -78,3 +78,41 @@ def test_an_earlier_incarnations_id_or_a_stopped_process_is_not_judged() -> None
 def test_a_failover_touches_every_member() -> None:
     failover = {"t_ms": 95_000, "kind": "fault", "fault": "coordinator_failover", "down_ms": 0}
     assert check_unexplained_removal(_log(failover)) == []
+
+
+def _answers_lost(at: int) -> dict[str, Any]:
+    return {
+        "t_ms": at,
+        "kind": "fault",
+        "fault": "loss",
+        "member": "w1",
+        "direction": "from_coordinator",
+        "probability": 1.0,
+        "until_ms": at + 30_000,
+    }
+
+
+def _connect_log(*extra: dict[str, Any]) -> list[dict[str, Any]]:
+    """_log for a Connect worker (heartbeat.interval.ms 3 s) that became Stable at 10 ms."""
+    records = _log(*extra)
+    records[0]["config"] = {"connect.protocol": "sessioned"}
+    stable = {"t_ms": 10, "kind": "sync_group_response", "member": "w1", "error": "NONE"}
+    records.insert(2, stable)
+    return records
+
+
+def test_lost_answers_explain_a_stable_workers_removal_only_after_its_own_session_ran_out() -> None:
+    # answers lost from L: the worker's session timer runs out by L + 10 s - 3 s, its last
+    # Heartbeat arrives by then, the coordinator's deadline 10 s later: not before
+    # L + 2 * (10 s - 3 s), less the slack
+    earliest = 100_000 - 2 * (10_000 - 3_000) + SLACK_MS
+    assert check_unexplained_removal(_connect_log(_answers_lost(earliest))) == []
+    [found] = check_unexplained_removal(_connect_log(_answers_lost(earliest + 1)))
+    assert found["invariant"] == "unexplained_removal"
+    # both directions, or a worker rejoining since the loss began: explained as before
+    both = {**_answers_lost(earliest + 1), "direction": "both"}
+    assert check_unexplained_removal(_connect_log(both)) == []
+    rejoin = {"t_ms": earliest + 500, "kind": "join_group_request", "member": "w1"}
+    assert check_unexplained_removal(_connect_log(_answers_lost(earliest + 1), rejoin)) == []
+    # a Streams log does not carry its heartbeat interval: any loss explains
+    assert check_unexplained_removal(_log(_answers_lost(earliest + 1))) == []

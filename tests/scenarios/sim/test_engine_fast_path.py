@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from members.group_client import GroupClient
 from scenarios.campaigns.chaos import ChaosConfig, generate, spec_to_toml
 from scenarios.input.library import streams_library_dir
 from scenarios.input.loader import loads_scenario
@@ -226,3 +227,25 @@ def test_jittered_chaos_logs_are_unchanged_when_the_quiet_tail_is_dropped(
     slow = simulate(loaded, index, log_heartbeats=False).records
     assert fast == slow
     assert max(ended, default=0) > 0  # the tail was dropped
+
+
+def test_the_replay_stays_off_when_the_heartbeat_code_behaves_otherwise(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a bug planted in the code the replay stands for (here: an answer no longer pushes the
+    # member's session timer back) must reach the run, not be replayed away
+    assert heartbeat_forward.replay_holds()
+    correct = GroupClient._on_heartbeat_response
+
+    def forgets_session(self: GroupClient, response: Any, now_ms: int) -> None:
+        if response.error.name == "NONE":
+            self._heartbeats.pop(response.correlation_id, None)
+            return
+        correct(self, response, now_ms)
+
+    monkeypatch.setattr(GroupClient, "_on_heartbeat_response", forgets_session)
+    assert not heartbeat_forward.replay_holds()
+    loaded = loads_scenario(FAULTS.format(jitter=5), "faults.toml")
+    lazy, eager = _both(monkeypatch, loaded, 3, False)
+    assert lazy == eager  # every heartbeat went through the (buggy) client
+    assert any(r["kind"] == "coordinator_unknown" for r in eager)
