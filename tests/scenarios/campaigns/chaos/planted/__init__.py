@@ -162,6 +162,18 @@ def _ignore_illegal_generation(original: Callable[..., Any]) -> Callable[..., An
     return _on_heartbeat_response
 
 
+def _one_heartbeat_in_flight(original: Callable[..., Any]) -> Callable[..., Any]:
+    # A heartbeat thread that waits for each answer before the next Heartbeat (Kafka's
+    # HeartbeatThread sends one every interval and matches answers by correlation id).
+    def _send_heartbeat(self: Any, now_ms: int) -> Any:
+        if self._heartbeats:
+            self._arm_heartbeat(now_ms)
+            return None
+        return original(self, now_ms)
+
+    return _send_heartbeat
+
+
 # ---------------------------------------------------------------- Connect worker bugs
 
 
@@ -406,6 +418,13 @@ CATALOGUE: tuple[PlantedBug, ...] = (
         # ILLEGAL_GENERATION for the generation it still runs
         "streams",
         ((GroupClient, "_on_heartbeat_response", _ignore_illegal_generation),),
+    ),
+    PlantedBug(
+        "client-one-heartbeat-in-flight",
+        "members/group_client.py GroupClient._send_heartbeat",
+        "no Heartbeat while an earlier one is unanswered, so a lost answer silences the member",
+        "connect",
+        ((GroupClient, "_send_heartbeat", _one_heartbeat_in_flight),),
     ),
     PlantedBug(
         "worker-ignores-revocations",
