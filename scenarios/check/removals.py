@@ -32,6 +32,12 @@ expire it before ``2 × (session.timeout.ms − heartbeat.interval.ms)`` after t
 (a client that stops heartbeating while an answer is missing would be caught here). Kafka
 Streams logs do not carry their heartbeat interval: there any loss explains.
 
+A member that sent a LeaveGroup (``leave_group``) is removed by it
+(``GroupMetadataManager#classicGroupLeave``), at once: an eviction of that member id later,
+even after its process stopped, is a violation unless a fault touched its link, or the
+coordinator failed over, between the LeaveGroup and the eviction (a coordinator that ignores
+LeaveGroup only shows this way: the member is evicted one session timeout later).
+
 Only logs whose members log their own side are judged (``member_start`` and
 ``join_group_response``): a ``groupsim serve`` log of real clients is not.
 """
@@ -100,6 +106,18 @@ def _answers_lost_explain(
     return t >= start + 2 * (session_ms - heartbeat_ms) - SLACK_MS
 
 
+def _left_but_evicted(r: dict[str, Any], member: str, sent: int) -> dict[str, Any]:
+    return {
+        "invariant": UNEXPLAINED_REMOVAL,
+        "detail": (
+            f"the coordinator removed {member} ({r.get('reason')}) at {r.get('t_ms')} ms though "
+            f"it sent LeaveGroup at {sent} ms and no fault touched its link since"
+        ),
+        "member": member,
+        "cause_seq": r.get("seq"),
+    }
+
+
 def check_unexplained_removal(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """``unexplained_removal`` violations (see the module docstring), one per removal."""
     found: list[dict[str, Any]] = []
@@ -113,9 +131,12 @@ def check_unexplained_removal(records: Sequence[dict[str, Any]]) -> list[dict[st
     joined: dict[str, int] = {}
     lost: dict[str, int] = {}
     settled: dict[str, int] = {}
+    left: dict[str, int] = {}  # member id -> when its LeaveGroup was sent
     for r in records:
         kind = r.get("kind")
         member = str(r.get("member"))
+        if kind == "leave_group" and r.get("member_id"):
+            left[str(r["member_id"])] = int(r.get("t_ms") or 0)
         if kind == "member_start":
             running.add(member)
             ids[member] = set()
@@ -149,6 +170,13 @@ def check_unexplained_removal(records: Sequence[dict[str, Any]]) -> list[dict[st
             else:
                 touched.setdefault(member, []).append(span)
         elif kind == "member_removed" and r.get("reason") in _EVICTIONS:
+            t = int(r.get("t_ms") or 0)
+            sent = left.get(str(r.get("member_id")))
+            if sent is not None:
+                spans = [*touched.get(member, ()), *([start, end] for start, end in everyone)]
+                if not any(s[0] <= t and s[1] >= sent - SLACK_MS for s in spans):
+                    found.append(_left_but_evicted(r, member, sent))
+                continue
             if member not in running or str(r.get("member_id")) not in ids.get(member, ()):
                 continue  # an earlier incarnation's id, or a process that stopped
             reason = r["reason"]
@@ -156,7 +184,6 @@ def check_unexplained_removal(records: Sequence[dict[str, Any]]) -> list[dict[st
             timeout = r.get(key)
             if not isinstance(timeout, int):
                 continue  # a log from before removals carried their timeouts
-            t = int(r.get("t_ms") or 0)
             since = t - timeout - SLACK_MS
             spans = [*touched.get(member, ()), *([start, end] for start, end in everyone)]
             if any(

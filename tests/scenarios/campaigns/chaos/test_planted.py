@@ -35,6 +35,8 @@ from .planted import CATALOGUE, by_name, detect
         # evictions under a loss of answers only, sooner than a correct worker's own session
         # timer can run out (found at run 23 of seed 1)
         ("client-one-heartbeat-in-flight", 30, {"unexplained_removal"}),
+        # the leaving member is evicted a session timeout later instead of at once
+        ("coordinator-ignores-leave", 10, {"unexplained_removal"}),
         ("coordinator-leader-first-joiner", 3, {"leader_changed"}),
     ],
 )

@@ -29,8 +29,8 @@ from members.streams_client import StreamsClient
 from members.worker import ConnectWorker
 from protocol.connect import ConnectAssignment
 from protocol.connect_codec import encode_assignment
-from protocol.effects import SetTimer
-from protocol.group import ErrorCode
+from protocol.effects import Send, SetTimer
+from protocol.group import ErrorCode, LeaveGroupResponse
 from scenarios.campaigns.chaos import ChaosConfig, run_one
 
 __all__ = ["PlantedBug", "CATALOGUE", "Detection", "detect", "by_name", "chaos_config"]
@@ -125,6 +125,14 @@ def _heartbeat_keeps_deadline(original: Callable[..., Any]) -> Callable[..., Any
         return effects
 
     return _heartbeat
+
+
+def _leave_ignored(original: Callable[..., Any]) -> Callable[..., Any]:
+    # A coordinator that answers LeaveGroup but keeps the member until its session expires.
+    def _leave(self: Any, source: str, req: Any, now_ms: int) -> Any:
+        return [Send(source, LeaveGroupResponse(ErrorCode.NONE))]
+
+    return _leave
 
 
 def _leader_first_joiner(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -394,6 +402,13 @@ CATALOGUE: tuple[PlantedBug, ...] = (
         "a Heartbeat does not extend the member's session (only JoinGroup/SyncGroup do)",
         "connect",
         ((GroupCoordinator, "_heartbeat", _heartbeat_keeps_deadline),),
+    ),
+    PlantedBug(
+        "coordinator-ignores-leave",
+        "coordinator/group.py GroupCoordinator._leave",
+        "LeaveGroup is answered NONE but the member stays until its session times out",
+        "connect",
+        ((GroupCoordinator, "_leave", _leave_ignored),),
     ),
     PlantedBug(
         "coordinator-leader-first-joiner",
