@@ -32,6 +32,12 @@ expire it before ``2 × (session.timeout.ms − heartbeat.interval.ms)`` after t
 (a client that stops heartbeating while an answer is missing would be caught here). Kafka
 Streams logs do not carry their heartbeat interval: there any loss explains.
 
+A member whose process crashed while Stable (a SyncGroup answered NONE, no JoinGroup or
+SyncGroup since) has no request parked at the coordinator, so its last Heartbeat arrived by
+the crash and ``session.timeout.ms`` later its deadline expires: its eviction later than that
+(plus :data:`SLACK_MS`) is a violation unless a fault touched its link, or the coordinator
+failed over, from the crash on (a coordinator that expires members late only shows this way).
+
 A member that sent a LeaveGroup (``leave_group``) is removed by it
 (``GroupMetadataManager#classicGroupLeave``), at once: an eviction of that member id later,
 even after its process stopped, is a violation unless a fault touched its link, or the
@@ -106,6 +112,19 @@ def _answers_lost_explain(
     return t >= start + 2 * (session_ms - heartbeat_ms) - SLACK_MS
 
 
+def _evicted_late(r: dict[str, Any], member: str, crash: int, session: int) -> dict[str, Any]:
+    return {
+        "invariant": UNEXPLAINED_REMOVAL,
+        "detail": (
+            f"the coordinator removed {member} ({r.get('reason')}) at {r.get('t_ms')} ms, "
+            f"{int(r.get('t_ms') or 0) - crash} ms after its process crashed while Stable: "
+            f"later than session.timeout.ms ({session} ms) with no fault on its link since"
+        ),
+        "member": member,
+        "cause_seq": r.get("seq"),
+    }
+
+
 def _left_but_evicted(r: dict[str, Any], member: str, sent: int) -> dict[str, Any]:
     return {
         "invariant": UNEXPLAINED_REMOVAL,
@@ -132,9 +151,15 @@ def check_unexplained_removal(records: Sequence[dict[str, Any]]) -> list[dict[st
     lost: dict[str, int] = {}
     settled: dict[str, int] = {}
     left: dict[str, int] = {}  # member id -> when its LeaveGroup was sent
+    crashed: dict[str, int] = {}  # member id -> when its process crashed while Stable
     for r in records:
         kind = r.get("kind")
         member = str(r.get("member"))
+        if kind == "member_crash" and member in running:
+            stable_from = settled.get(member)
+            if stable_from is not None and joined.get(member, 0) < stable_from:
+                for mid in ids.get(member, ()):
+                    crashed[mid] = int(r.get("t_ms") or 0)
         if kind == "leave_group" and r.get("member_id"):
             left[str(r["member_id"])] = int(r.get("t_ms") or 0)
         if kind == "member_start":
@@ -176,6 +201,13 @@ def check_unexplained_removal(records: Sequence[dict[str, Any]]) -> list[dict[st
                 spans = [*touched.get(member, ()), *([start, end] for start, end in everyone)]
                 if not any(s[0] <= t and s[1] >= sent - SLACK_MS for s in spans):
                     found.append(_left_but_evicted(r, member, sent))
+                continue
+            crash = crashed.get(str(r.get("member_id")))
+            session = r.get("session_timeout_ms")
+            if crash is not None and isinstance(session, int) and t > crash + session + SLACK_MS:
+                spans = [*touched.get(member, ()), *([start, end] for start, end in everyone)]
+                if not any(s[0] <= t and s[1] >= crash - SLACK_MS for s in spans):
+                    found.append(_evicted_late(r, member, crash, session))
                 continue
             if member not in running or str(r.get("member_id")) not in ids.get(member, ()):
                 continue  # an earlier incarnation's id, or a process that stopped

@@ -116,3 +116,42 @@ def test_lost_answers_explain_a_stable_workers_removal_only_after_its_own_sessio
     assert check_unexplained_removal(_connect_log(_answers_lost(earliest + 1), rejoin)) == []
     # a Streams log does not carry its heartbeat interval: any loss explains
     assert check_unexplained_removal(_log(_answers_lost(earliest + 1))) == []
+
+
+def test_a_member_crashed_while_stable_is_evicted_within_its_session_timeout() -> None:
+    # w1 Stable from 10 ms, crashes at 80 s: its deadline expires by 90 s (+ slack)
+    crash = {"t_ms": 80_000, "kind": "member_crash", "member": "w1"}
+    late = _connect_log(crash)
+    assert (
+        check_unexplained_removal(late[:-1] + [{**late[-1], "t_ms": 80_000 + 10_000 + SLACK_MS}])
+        == []
+    )
+    [found] = check_unexplained_removal(late[:-1] + [{**late[-1], "t_ms": 94_000}])
+    assert "after its process crashed" in found["detail"]
+    # a fault on its link from the crash on (a Heartbeat delayed in flight) explains it
+    slow = {
+        "t_ms": 79_000,
+        "kind": "fault",
+        "fault": "latency",
+        "member": "w1",
+        "extra_ms": 9_000,
+        "until_ms": 80_500,
+    }
+    assert (
+        check_unexplained_removal(_connect_log(slow, crash)[:-1] + [{**late[-1], "t_ms": 94_000}])
+        == []
+    )
+    # a JoinGroup parked at the coordinator when it crashed: not judged
+    join = {"t_ms": 70_000, "kind": "join_group_request", "member": "w1"}
+    assert (
+        check_unexplained_removal(_connect_log(join, crash)[:-1] + [{**late[-1], "t_ms": 94_000}])
+        == []
+    )
+
+
+def test_a_member_that_sent_leave_group_is_removed_by_it() -> None:
+    leave = {"t_ms": 80_000, "kind": "leave_group", "member": "w1", "member_id": "a"}
+    stop = {"t_ms": 80_000, "kind": "member_stop", "member": "w1"}
+    [found] = check_unexplained_removal(_log(leave, stop))  # evicted at 100 s instead
+    assert "sent LeaveGroup at 80000 ms" in found["detail"]
+    assert check_unexplained_removal(_log(leave, stop, _partition(80_001, 5_000))) == []

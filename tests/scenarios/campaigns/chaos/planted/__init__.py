@@ -127,6 +127,21 @@ def _heartbeat_keeps_deadline(original: Callable[..., Any]) -> Callable[..., Any
     return _heartbeat
 
 
+def _deadline_uses_rebalance_timeout(original: Callable[..., Any]) -> Callable[..., Any]:
+    # A Heartbeat pushes the deadline back by the rebalance timeout instead of the session
+    # timeout: a crashed member lingers in the group for a minute instead of seconds.
+    def _heartbeat(self: Any, source: str, req: Any, now_ms: int) -> Any:
+        effects = original(self, source, req, now_ms)
+        m = self._members.get(req.member_id)
+        for i, effect in enumerate(effects):
+            if isinstance(effect, SetTimer) and m is not None and effect.key == m.hb_key:
+                m.hb_deadline = now_ms + m.rebalance_timeout_ms
+                effects[i] = SetTimer(effect.key, m.hb_deadline)
+        return effects
+
+    return _heartbeat
+
+
 def _leave_ignored(original: Callable[..., Any]) -> Callable[..., Any]:
     # A coordinator that answers LeaveGroup but keeps the member until its session expires.
     def _leave(self: Any, source: str, req: Any, now_ms: int) -> Any:
@@ -402,6 +417,13 @@ CATALOGUE: tuple[PlantedBug, ...] = (
         "a Heartbeat does not extend the member's session (only JoinGroup/SyncGroup do)",
         "connect",
         ((GroupCoordinator, "_heartbeat", _heartbeat_keeps_deadline),),
+    ),
+    PlantedBug(
+        "coordinator-deadline-by-rebalance-timeout",
+        "coordinator/group.py GroupCoordinator._heartbeat",
+        "a Heartbeat pushes the session deadline back by the rebalance timeout",
+        "connect",
+        ((GroupCoordinator, "_heartbeat", _deadline_uses_rebalance_timeout),),
     ),
     PlantedBug(
         "coordinator-ignores-leave",
