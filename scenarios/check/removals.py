@@ -152,6 +152,14 @@ def check_unexplained_removal(records: Sequence[dict[str, Any]]) -> list[dict[st
     settled: dict[str, int] = {}
     left: dict[str, int] = {}  # member id -> when its LeaveGroup was sent
     crashed: dict[str, int] = {}  # member id -> when its process crashed while Stable
+
+    def link_spans(member: str) -> list[list[int]]:
+        """The fault spans on ``member``'s link, and the coordinator failovers."""
+        return [*touched.get(member, ()), *([start, end] for start, end in everyone)]
+
+    def touched_between(member: str, start: int, end: int) -> bool:
+        return any(span[0] <= end and span[1] >= start for span in link_spans(member))
+
     for r in records:
         kind = r.get("kind")
         member = str(r.get("member"))
@@ -197,16 +205,14 @@ def check_unexplained_removal(records: Sequence[dict[str, Any]]) -> list[dict[st
         elif kind == "member_removed" and r.get("reason") in _EVICTIONS:
             t = int(r.get("t_ms") or 0)
             sent = left.get(str(r.get("member_id")))
-            if sent is not None:
-                spans = [*touched.get(member, ()), *([start, end] for start, end in everyone)]
-                if not any(s[0] <= t and s[1] >= sent - SLACK_MS for s in spans):
+            if sent is not None:  # it left: removed by its LeaveGroup unless a fault intervened
+                if not touched_between(member, sent - SLACK_MS, t):
                     found.append(_left_but_evicted(r, member, sent))
                 continue
             crash = crashed.get(str(r.get("member_id")))
             session = r.get("session_timeout_ms")
             if crash is not None and isinstance(session, int) and t > crash + session + SLACK_MS:
-                spans = [*touched.get(member, ()), *([start, end] for start, end in everyone)]
-                if not any(s[0] <= t and s[1] >= crash - SLACK_MS for s in spans):
+                if not touched_between(member, crash - SLACK_MS, t):
                     found.append(_evicted_late(r, member, crash, session))
                 continue
             if member not in running or str(r.get("member_id")) not in ids.get(member, ()):
@@ -217,7 +223,6 @@ def check_unexplained_removal(records: Sequence[dict[str, Any]]) -> list[dict[st
             if not isinstance(timeout, int):
                 continue  # a log from before removals carried their timeouts
             since = t - timeout - SLACK_MS
-            spans = [*touched.get(member, ()), *([start, end] for start, end in everyone)]
             if any(
                 span[0] <= t
                 and span[1] >= since
@@ -234,7 +239,7 @@ def check_unexplained_removal(records: Sequence[dict[str, Any]]) -> list[dict[st
                         lost.get(member, 0),
                     )
                 )
-                for span in spans
+                for span in link_spans(member)
             ):
                 continue
             found.append(
