@@ -151,6 +151,7 @@ class Engine:
             kind.group_id, loaded.coordinator_config, self._new_member_id
         )
         self.coordinator_up = True
+        self.coordinator_epoch = 0  # coordinator failovers so far (scenarios.sim.late)
         self.members: dict[str, GroupClient] = {}  # address -> live member
         self.addresses: dict[str, str] = {}  # name -> current address
         self._incarnations: dict[str, int] = {}
@@ -563,6 +564,7 @@ class Engine:
         self.apply(COORDINATOR_ADDRESS, self.coordinator.unload(self.now_ms))
         self._disarm(COORDINATOR_ADDRESS)
         self.coordinator_up = False
+        self.coordinator_epoch += 1
 
     def _load_coordinator(self) -> None:
         """The new coordinator loads the group from its last stored record."""

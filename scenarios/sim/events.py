@@ -68,13 +68,16 @@ class CoordinatorReload(msgspec.Struct, tag=True):
 class LateDeliver(msgspec.Struct, tag=True):
     """A request ``message`` of the member at ``source``, held by a ``delay_request`` fault since
     ``sent_ms``, reaches the coordinator. ``superseded`` turns true when the member sends another
-    request of the same kind meanwhile (it no longer waits for this one's answer)."""
+    request of the same kind meanwhile (it no longer waits for this one's answer).
+    ``coordinator_epoch``: the engine's count of coordinator failovers when it was sent (after
+    one, the broker it went to no longer hosts the group)."""
 
     source: str
     message: Any
     sent_ms: int
     delay_ms: int
     superseded: bool = False
+    coordinator_epoch: int = 0
 
 
 QueueEvent = Deliver | TimerDue | StepDue | StartMember | HealDue | CoordinatorReload | LateDeliver

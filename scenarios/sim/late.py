@@ -87,7 +87,9 @@ def hold(engine: Engine, owner: str, message: Any, at: int | None) -> bool:
     delay = engine.network.request_delay(member_name(owner), name, engine.now_ms)
     if delay is None or at is None:
         return False
-    late = LateDeliver(owner, message, engine.now_ms, delay)
+    late = LateDeliver(
+        owner, message, engine.now_ms, delay, coordinator_epoch=engine.coordinator_epoch
+    )
     engine._held.setdefault(key, []).append(late)
     engine.push(at + delay, late)
     return True
@@ -105,9 +107,9 @@ def deliver(engine: Engine, late: LateDeliver) -> None:
         held.remove(late)
     if not held:
         engine._held.pop(key, None)
-    if engine.coordinator_up:
+    if engine.coordinator_up and late.coordinator_epoch == engine.coordinator_epoch:
         effects = engine.coordinator.handle(source, message, engine.now_ms)
-    else:  # the old coordinator's broker answers, the new one is still loading
+    else:  # sent to a broker that no longer hosts the group (a failover since): it answers
         effects = [Send(source, not_coordinator(message))]
     response = _RESPONSE_OF[kind]
     answer = next(

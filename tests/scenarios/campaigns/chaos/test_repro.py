@@ -63,6 +63,14 @@ FOUND = {
     "static-member-gone-never-expires.toml": ("liveness", "named: static-member-kept"),
     "latency-late-sync-stale-generation.toml": ("stale_generation", "named: KAFKA-9184"),
     "late-sync-foreign-assignment.toml": ("foreign_assignment", "named: KAFKA-9184"),
+    # seed 7, run 1794: the leader's SyncGroup, held by a delay_request fault, reached the
+    # coordinator loaded after a failover, whose rebalance had reused its generation id, and
+    # installed the stale assignment (a connector ran nowhere for 18 minutes)
+    "failover-late-sync-reused-generation.toml": (
+        "quiet_period_balance",
+        "fixed: a request sent before a coordinator failover is answered NOT_COORDINATOR by "
+        "the broker it went to, never handled by the new coordinator",
+    ),
 }
 
 
