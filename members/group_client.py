@@ -552,7 +552,9 @@ class GroupClient:
         self._send(self.heartbeat_request(correlation_id))
 
     def heartbeat_request(self, correlation_id: int) -> HeartbeatRequest:
-        """The Heartbeat this member sends now, numbered ``correlation_id``."""
+        """The HeartbeatRequest this member sends now (``AbstractCoordinator.sendHeartbeatRequest``:
+        its group, member id, generation and instance id), ``correlation_id`` standing for the
+        request header's."""
         return HeartbeatRequest(
             group_id=self.group_id,
             member_id=self.member_id,

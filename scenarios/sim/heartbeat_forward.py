@@ -11,7 +11,8 @@ number)`` order, with the engine's sequence numbers and the network's arrivals a
 (jitter, loss), on plain tuples; then puts the engine's queue, timers, deadlines and clocks
 where the engine would have them. It stops at the first moment anything else would happen:
 an event of another kind, a session timer or deadline that expires (a partitioned member's),
-a Heartbeat that timed out. The event log is byte for byte the one of the run without it
+a round whose previous answer is still missing (the member's own code decides that one).
+The event log is byte for byte the one of the run without it
 (``tests/scenarios/sim/test_engine_fast_path.py``).
 """
 
@@ -316,8 +317,8 @@ def _replay(
     ``GroupCoordinator._heartbeat`` and ``GroupClient._on_heartbeat_response`` of a Stable
     member, with the effects in the order ``Engine.apply`` carries them out (a timer armed
     takes a sequence number, a message sent draws its arrival and, unless a fault drops it,
-    takes one). Stops early where a session timer or deadline expires or a Heartbeat timed
-    out, leaving that entry first in ``small``."""
+    takes one). Stops early where a session timer or deadline expires or a member's previous
+    answer is still missing, leaving that entry first in ``small``."""
     network = engine.network
     now = engine.now_ms
     # With no fault in force (none can start before the next other event), an arrival is
@@ -355,9 +356,7 @@ def _replay(
                 break  # an answer is missing (lost, or slow): the member's own code decides
             seq += 1  # the heartbeat timer re-armed, then the Heartbeat sent
             replace(small, (at + intervals[i], seq, _FIRE, i, 0))
-            corr = at
-            while corr in heartbeats:
-                corr += 1
+            corr = at  # its correlation id: the send time (none other is in flight)
             heartbeats[corr] = generation
             direction = 0
         elif step == _REQUEST:

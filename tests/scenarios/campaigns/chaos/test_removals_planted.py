@@ -4,11 +4,10 @@ heartbeating until its own session timer runs out, the buggy one stops at once."
 
 from __future__ import annotations
 
-import pytest
-
-from members.group_client import GroupClient
 from scenarios.input.loader import loads_scenario
 from scenarios.sim.runner import simulate
+
+from .planted import by_name
 
 SCENARIO = """
 name = "answers-lost"
@@ -49,14 +48,6 @@ def test_a_correct_worker_is_never_flagged() -> None:
     assert not any(_removals(at) for at in STARTS)
 
 
-def test_a_worker_that_waits_for_each_answer_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
-    correct = GroupClient._send_heartbeat
-
-    def one_in_flight(self: GroupClient, now_ms: int) -> None:
-        if self._heartbeats:  # the planted bug: no Heartbeat while one is unanswered
-            self._arm_heartbeat(now_ms)
-            return
-        correct(self, now_ms)
-
-    monkeypatch.setattr(GroupClient, "_send_heartbeat", one_in_flight)
-    assert any(_removals(at) for at in STARTS)
+def test_a_worker_that_waits_for_each_answer_is_caught() -> None:
+    with by_name("client-one-heartbeat-in-flight").applied():
+        assert any(_removals(at) for at in STARTS)
