@@ -1,7 +1,7 @@
 """The import rules of DESIGN.md §2: protocol <- coordinator, members <- scenarios, and inside
 ``scenarios`` one job per subpackage with imports flowing one way:
 
-    eventlog, input  <-  check  <-  sim  <-  campaigns, serve  <-  analysis  <-  cli
+    eventlog, input  <-  check  <-  sim  <-  campaigns, serve  <-  record, analysis  <-  cli
     input  <-  assign  <-  cli
 
 The checkers are pure functions over the event log; the engine (``sim``) runs them online, so a
@@ -38,8 +38,11 @@ SCENARIOS_ALLOWED = {
     "assign": {"input"},
     "campaigns": {"eventlog", "input", "check", "sim"},
     "serve": {"eventlog", "input", "check", "sim"},
+    "record": {"eventlog", "input", "check", "sim", "serve"},
     "analysis": {"eventlog", "input", "check", "sim", "campaigns"},
-    "cli": {"eventlog", "input", "check", "sim", "assign", "campaigns", "serve", "analysis"},
+    "cli": {
+        "eventlog", "input", "check", "sim", "assign", "campaigns", "serve", "record", "analysis",
+    },
 }
 
 

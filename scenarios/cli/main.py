@@ -418,6 +418,16 @@ def _register_serve() -> None:
 _register_serve()
 
 
+def _register_record() -> None:
+    """``groupsim record`` (scenarios/record/; the proxy and kio load only when it runs)."""
+    from scenarios.cli.record_cmd import record
+
+    app.command()(record)
+
+
+_register_record()
+
+
 def main() -> None:
     """Console-script entry point."""
     app()

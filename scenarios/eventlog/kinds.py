@@ -156,13 +156,15 @@ class StaticPlacement(_Part, kw_only=True):
 class RunStart(_Rec, tag="run_start", kw_only=True):
     """First record. Streams runs add ``app: "streams"`` and ``tasks``; a ``groupsim serve``
     log adds ``mode: "serve"``, the listen ``host`` and ``port`` (0: an ephemeral port, the
-    bound one is in ``listening``) and ``topics`` ({name: partition count})."""
+    bound one is in ``listening``) and ``topics`` ({name: partition count}); a ``groupsim
+    record`` log has ``mode: "record"`` and the proxy's listen address (its topics are the
+    real cluster's, not listed)."""
 
     log_version: int
     scenario: str
     seed: int
     app: Literal["streams"] | UnsetType = UNSET
-    mode: Literal["serve"] | UnsetType = UNSET
+    mode: Literal["serve", "record"] | UnsetType = UNSET
     host: str | UnsetType = UNSET
     port: int | UnsetType = UNSET
     topics: dict[str, int] | UnsetType = UNSET
