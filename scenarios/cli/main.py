@@ -420,9 +420,10 @@ _register_serve()
 
 def _register_record() -> None:
     """``groupsim record`` (scenarios/record/; the proxy and kio load only when it runs)."""
-    from scenarios.cli.record_cmd import record
+    from scenarios.cli.record_cmd import record, replay
 
     app.command()(record)
+    app.command()(replay)
 
 
 _register_record()

@@ -5,6 +5,7 @@ Importing this module imports only typer; the proxy (trio, kio) loads when it ru
 
 from __future__ import annotations
 
+import json
 import signal
 import time
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
-__all__ = ["record"]
+__all__ = ["record", "replay"]
 
 
 def _address(text: str) -> tuple[str, int]:
@@ -128,3 +129,87 @@ async def _main(options: Any, out: Path) -> bool:
     finally:
         recording.close()
     return signalled
+
+
+def replay(
+    conform: Annotated[
+        Path,
+        typer.Option(
+            "--conform",
+            help="A groupsim record directory: hold groupsim to its trace.jsonl.",
+        ),
+    ],
+    setting: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            help="The real broker's group setting KEY=VALUE, e.g. "
+            "group.initial.rebalance.delay.ms=0 (Kafka's defaults otherwise).",
+        ),
+    ] = None,
+    tolerance_ms: Annotated[
+        int,
+        typer.Option(help="How far the broker's timer wheel may stray from exact deadlines."),
+    ] = 100,
+) -> None:
+    """Replay a recorded trace through groupsim's coordinator; exit 1 on any divergence.
+
+    Every recorded JoinGroup, SyncGroup, Heartbeat and LeaveGroup goes, in recorded order and at
+    recorded times, through groupsim's coordinator; each answer must equal the recorded one
+    field by field. Writes DIR/conformance.json and prints a table.
+    """
+    from rich.console import Console
+    from rich.table import Table
+
+    from scenarios.cli.main import _fail
+    from scenarios.serve.config import (
+        ServeInputError,
+        ServeScenario,
+        coordinator_config,
+        parse_setting,
+    )
+
+    try:
+        import kio  # noqa: F401
+    except ImportError:
+        _fail("groupsim replay needs kio: pip install 'groupsim[serve]'")
+    from scenarios.record.conform import TraceError, conform_coordinator, read_exchanges
+
+    if tolerance_ms < 0:
+        _fail(f"--tolerance-ms {tolerance_ms}: must be >= 0")
+    trace = conform / "trace.jsonl" if conform.is_dir() else conform
+    try:
+        overrides = dict(parse_setting(text) for text in setting or [])
+        config = coordinator_config(ServeScenario(), overrides)
+        exchanges = read_exchanges(trace)
+    except (ServeInputError, TraceError) as exc:
+        _fail(str(exc))
+    verdict = conform_coordinator(exchanges, config, tolerance_ms)
+    table = Table(title=f"conformance of groupsim's coordinator to {trace}")
+    for column in ("api", "compared"):
+        table.add_column(column, justify="right" if column == "compared" else "left")
+    for api, count in sorted(verdict.compared.items()):
+        table.add_row(api, str(count))
+    console = Console()
+    console.print(table)
+    console.print(
+        f"equal: {verdict.equal}   timing-only differences: {len(verdict.timing)}   "
+        f"divergences: {len(verdict.divergences)}",
+        markup=False,
+    )
+    for skipped, count in verdict.skipped.items():
+        console.print(f"skipped {count}: {skipped}", markup=False)
+    for d in verdict.divergences[:10]:
+        console.print(
+            f"divergence at {d.t_ms} ms, connection {d.conn}, {d.api} of group {d.group}: "
+            f"{d.field}: recorded {d.recorded!r}, groupsim {d.groupsim!r}",
+            markup=False,
+        )
+    out = conform if conform.is_dir() else conform.parent
+    try:
+        (out / "conformance.json").write_text(json.dumps(verdict.to_json(), indent=2) + "\n")
+    except OSError as exc:
+        _fail(f"cannot write {out / 'conformance.json'}: {exc.strerror or exc}")
+    console.print(f"wrote {out / 'conformance.json'}", markup=False)
+    if verdict.divergences:
+        raise typer.Exit(1)

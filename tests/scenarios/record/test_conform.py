@@ -1,0 +1,145 @@
+"""``groupsim replay --conform``: a recorded trace replayed through groupsim's coordinator.
+
+``groupsim serve`` (groupsim's own coordinator) stands in for the cluster here, so a faithful
+replay must find every answer equal; a coordinator changed with monkeypatch must be caught,
+naming the API and the field. The real-cluster traces are in tests/kafka_oracle.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import trio
+
+pytest.importorskip("kio")
+pytest.importorskip("kafka")
+
+from coordinator.config import CoordinatorConfig  # noqa: E402
+from scenarios.record.conform import conform_coordinator, read_exchanges  # noqa: E402
+from scenarios.record.proxy import Proxy, RecordOptions  # noqa: E402
+from scenarios.record.trace import Recording  # noqa: E402
+from scenarios.serve import open_broker  # noqa: E402
+from tests.scenarios.serve.clients import FAST, kafka_python, options, wait_for  # noqa: E402
+
+_SETTINGS = [
+    f"group.initial.rebalance.delay.ms={FAST.initial_rebalance_delay_ms}",
+    f"group.min.session.timeout.ms={FAST.min_session_timeout_ms}",
+    f"group.max.session.timeout.ms={FAST.max_session_timeout_ms}",
+]
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A trace of three kafka-python consumers joining, one leaving, through the proxy."""
+    out = tmp_path_factory.mktemp("recorded")
+
+    async def main() -> None:
+        async with open_broker(options()) as broker, trio.open_nursery() as nursery:
+            recording = Recording(out, int(time.time() * 1000), "serve", "127.0.0.1", 0)
+            proxy = Proxy(
+                RecordOptions(("127.0.0.1", broker.port)), recording, lambda: time.time() * 1000
+            )
+            port = await nursery.start(proxy.run)
+            clients = [kafka_python(port, f"c{i}").start() for i in range(3)]
+            try:
+                await wait_for(
+                    lambda: all(
+                        c.assignment is not None and len(c.assignment) == 2 for c in clients
+                    ),
+                    30,
+                    "three consumers with 2 partitions each",
+                )
+                await clients.pop().stop()
+                await wait_for(
+                    lambda: all(
+                        c.assignment is not None and len(c.assignment) == 3 for c in clients
+                    ),
+                    30,
+                    "two consumers with 3 partitions each",
+                )
+            finally:
+                for c in clients:
+                    await c.stop()
+            nursery.cancel_scope.cancel()
+        recording.close()
+
+    trio.run(main)
+    return out
+
+
+def test_a_faithful_coordinator_answers_every_recorded_request_alike(recorded: Path) -> None:
+    exchanges = read_exchanges(recorded / "trace.jsonl")
+    verdict = conform_coordinator(exchanges, FAST, tolerance_ms=500)
+    assert verdict.divergences == []
+    assert {"JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup"} <= set(verdict.compared)
+    # Every answer is equal, or equal but late/early; a request order other than the proxy's
+    # (two connections, two network threads at the broker) is a timing note of its own.
+    late = [d for d in verdict.timing if d.field != "order"]
+    assert verdict.equal + len(late) == sum(verdict.compared.values())
+    assert verdict.equal > 0
+
+
+def test_a_planted_divergence_is_named_by_api_and_field(
+    recorded: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Planted: every JoinGroup answer of groupsim's names the generation one too high.
+    import msgspec
+
+    import scenarios.record.conform as conform_mod
+    from protocol import group as pg
+
+    real_from = conform_mod.from_group_response
+
+    def bumped(request, req, answer):  # type: ignore[no-untyped-def]
+        if isinstance(answer, pg.JoinGroupResponse) and answer.generation_id >= 0:
+            answer = msgspec.structs.replace(answer, generation_id=answer.generation_id + 1)
+        return real_from(request, req, answer)
+
+    monkeypatch.setattr(conform_mod, "from_group_response", bumped)
+    verdict = conform_coordinator(read_exchanges(recorded / "trace.jsonl"), FAST, 500)
+    first = verdict.divergences[0]
+    assert (first.api, first.field) == ("JoinGroup", "generation_id")
+    assert first.groupsim == first.recorded + 1
+
+
+def test_the_command_exits_1_on_a_divergence_and_0_without(recorded: Path, tmp_path: Path) -> None:
+    command = [
+        sys.executable,
+        "-m",
+        "scenarios.cli.main",
+        "replay",
+        "--conform",
+        str(recorded),
+        "--tolerance-ms",
+        "500",
+    ]
+    settings = [arg for s in _SETTINGS for arg in ("--set", s)]
+    done = subprocess.run([*command, *settings], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "divergences: 0" in done.stdout
+    report = json.loads((recorded / "conformance.json").read_text())
+    assert report["divergences"] == 0 and report["total"] > 0
+    # The broker's real settings matter: with Kafka's default 3 s initial delay the first
+    # JoinGroup answers come later than recorded (a timing difference) or differ.
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    report = json.loads((recorded / "conformance.json").read_text())
+    assert report["timing_differences"] + report["divergences"] > 0
+    assert done.returncode == (1 if report["divergences"] else 0)
+
+
+def test_a_bad_trace_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "trace.jsonl").write_text('{"t_ms": 1}\nnot json\n')
+    done = subprocess.run(
+        [sys.executable, "-m", "scenarios.cli.main", "replay", "--conform", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "trace.jsonl:2: not JSON" in done.stderr and "Traceback" not in done.stderr
+    assert CoordinatorConfig()  # Kafka's defaults are what --set overrides
