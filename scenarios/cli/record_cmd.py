@@ -194,9 +194,16 @@ def replay(
     console.print(table)
     console.print(
         f"equal: {verdict.equal}   timing-only differences: {len(verdict.timing)}   "
-        f"divergences: {len(verdict.divergences)}",
+        f"divergences: {len(verdict.divergences)}   join timers run late by the broker: "
+        f"{verdict.deferred_timers}",
         markup=False,
     )
+    for d in verdict.timing[:10]:
+        console.print(
+            f"timing at {d.t_ms} ms, connection {d.conn}, {d.api}: {d.field}: "
+            f"recorded {d.recorded!r}, groupsim {d.groupsim!r}",
+            markup=False,
+        )
     for skipped, count in verdict.skipped.items():
         console.print(f"skipped {count}: {skipped}", markup=False)
     for d in verdict.divergences[:10]:

@@ -24,14 +24,14 @@ import copy
 import itertools
 import json
 from collections import defaultdict, deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from heapq import heappop, heappush
 from pathlib import Path
 from typing import Any
 
 from coordinator.config import CoordinatorConfig
-from coordinator.group import GroupCoordinator
+from coordinator.group import JOIN_TIMER, GroupCoordinator
 from protocol import group as pg
 from protocol.effects import CancelTimer, Send, SetTimer
 from scenarios.serve import wire
@@ -54,6 +54,8 @@ DEFAULT_TOLERANCE_MS = 100
 MAX_REORDER = 5
 #: Default closeness of two requests on different connections that may be reordered (ms).
 DEFAULT_REORDER_MS = 5
+#: Default of how much later than its deadline the broker may run a join timer (ms).
+DEFAULT_MAX_LAG_MS = 2000
 
 
 class TraceError(ValueError):
@@ -104,6 +106,7 @@ class Conformance:
     equal: int = 0
     differences: list[Difference] = field(default_factory=list)
     skipped: dict[str, int] = field(default_factory=dict)
+    deferred_timers: int = 0
 
     @property
     def divergences(self) -> list[Difference]:
@@ -122,6 +125,7 @@ class Conformance:
             "timing_differences": len(self.timing),
             "divergences": len(self.divergences),
             "skipped": dict(sorted(self.skipped.items())),
+            "deferred_join_timers": self.deferred_timers,
             "differences": [
                 {
                     "kind": d.kind,
@@ -195,7 +199,9 @@ def read_exchanges(path: Path) -> list[Exchange]:
 class _Replay:
     """The coordinators, their timers and the answers they send, replaying one trace."""
 
-    def __init__(self, config: CoordinatorConfig, member_ids: dict[str, deque[str]]) -> None:
+    def __init__(
+        self, config: CoordinatorConfig, member_ids: dict[str, deque[str]], max_lag_ms: int
+    ) -> None:
         self.config = config
         self._member_ids = member_ids
         self._made = 0
@@ -206,6 +212,10 @@ class _Replay:
         # conn -> answers sent to it and not yet matched: (time, message)
         self.answers: dict[int, list[tuple[int, Any]]] = defaultdict(list)
         self.fired_at: list[int] = []
+        #: group id -> when the broker first answered a JoinGroup groupsim holds (or None)
+        self.join_evidence: Callable[[str], int | None] | None = None
+        self.max_lag_ms = max_lag_ms
+        self.deferred = 0
 
     def _new_member_id(self, prefix: str) -> str:
         queue = self._member_ids.get(prefix)
@@ -233,12 +243,29 @@ class _Replay:
                 self._timers.pop((group_id, effect.key), None)
 
     def advance(self, until_ms: int) -> None:
-        """Fires every timer due at or before ``until_ms``, in (deadline, arming) order."""
+        """Fires every timer due at or before ``until_ms``, in (deadline, arming) order.
+
+        A ``join`` timer (the rebalance's join phase ends) does not fire before the broker
+        showed it fired: while the recorded answers of the JoinGroups it would answer all came
+        later than its deadline, it waits until just before the first of them, at most
+        ``max_lag_ms`` (a loaded broker runs its timer wheel and event loop late; those are
+        deferrals, counted in ``deferred``).
+        """
         heap = self._heap
         while heap and heap[0][0] <= until_ms:
             at_ms, seq, group_id, key = heappop(heap)
             if self._timers.get((group_id, key)) != (at_ms, seq):
                 continue  # re-armed or cancelled since
+            if key == JOIN_TIMER and self.join_evidence is not None:
+                shown = self.join_evidence(group_id)
+                if shown is not None and shown - 1 > at_ms:
+                    later = min(shown - 1, at_ms + self.max_lag_ms)
+                    if later > at_ms:
+                        self.deferred += 1
+                        self._seq += 1
+                        self._timers[(group_id, key)] = (later, self._seq)
+                        heappush(heap, (later, self._seq, group_id, key))
+                        continue
             del self._timers[(group_id, key)]
             self.fired_at.append(at_ms)
             self.apply(group_id, self.groups[group_id].fire(key, at_ms), at_ms)
@@ -271,10 +298,30 @@ def _recorded_member_ids(exchanges: list[Exchange]) -> dict[str, deque[str]]:
     return found
 
 
+#: Errors a broker answers before the group's state machine runs
+#: (``GroupCoordinatorService``/``CoordinatorRuntime``: the group's shard is not loaded).
+_UNAVAILABLE = {
+    14: "COORDINATOR_LOAD_IN_PROGRESS",
+    15: "COORDINATOR_NOT_AVAILABLE",
+    16: "NOT_COORDINATOR",
+}
+
+
+def _coordinator_unavailable(ex: Exchange) -> str | None:
+    """The name of the recorded answer's error when it is one of :data:`_UNAVAILABLE`."""
+    if ex.response_raw is None:
+        return None
+    _, answer = decode_response(ex.response_raw, ex.api_key, ex.version)
+    code = getattr(answer, "error_code", None)
+    if code is None:
+        return None
+    return _UNAVAILABLE.get(int(getattr(code, "value", code)))
+
+
 def _first_difference(recorded: Any, ours: Any, path: str = "") -> tuple[str, Any, Any] | None:
     """The first field (dotted path) where two decoded answers differ, or None."""
     if isinstance(recorded, dict) and isinstance(ours, dict):
-        for key in recorded.keys() | ours.keys():
+        for key in dict.fromkeys([*recorded, *ours]):  # the message's field order
             if key == "throttle_time":
                 continue
             found = _first_difference(recorded.get(key), ours.get(key), f"{path}.{key}")
@@ -297,6 +344,7 @@ def conform_coordinator(
     config: CoordinatorConfig | None = None,
     tolerance_ms: int = DEFAULT_TOLERANCE_MS,
     reorder_ms: int = DEFAULT_REORDER_MS,
+    max_lag_ms: int = DEFAULT_MAX_LAG_MS,
 ) -> Conformance:
     """Replays the exchanges through groupsim's coordinator and compares every answer.
 
@@ -312,11 +360,14 @@ def conform_coordinator(
             Kafka's defaults when None.
         tolerance_ms: how far the broker's timer wheel may stray from exact deadlines (ms).
         reorder_ms: how close two requests on different connections must be to be reorderable.
+        max_lag_ms: how much later than its deadline the broker may have run a join timer
+            (see :meth:`_Replay.advance`).
 
     Returns:
         the :class:`Conformance` verdict.
     """
-    state = _State(_Replay(config or CoordinatorConfig(), _recorded_member_ids(exchanges)))
+    replay = _Replay(config or CoordinatorConfig(), _recorded_member_ids(exchanges), max_lag_ms)
+    state = _State(replay)
     i = 0
     while i < len(exchanges):
         window = _reorderable(exchanges, i, reorder_ms)
@@ -329,6 +380,7 @@ def conform_coordinator(
     end = max((ex.response_t_ms or ex.t_ms for ex in exchanges), default=0)
     state.finish(end + tolerance_ms, tolerance_ms)
     verdict = state.verdict
+    verdict.deferred_timers = state.replay.deferred
     verdict.differences.sort(key=lambda d: (d.kind != "timing", d.t_ms))
     return verdict
 
@@ -394,6 +446,17 @@ class _State:
         self.verdict = Conformance()
         # conn -> the requests sent on it still waiting for groupsim's answer
         self.waiting: dict[int, deque[tuple[Exchange, Any, Any]]] = defaultdict(deque)
+        replay.join_evidence = self.first_join_answer
+
+    def first_join_answer(self, group_id: str) -> int | None:
+        """When the broker first answered one of the group's JoinGroups groupsim still holds."""
+        times = [
+            ex.response_t_ms
+            for queue in self.waiting.values()
+            for ex, _request, req in queue
+            if ex.api_key == 11 and req.group_id == group_id and ex.response_t_ms is not None
+        ]
+        return min(times, default=None)
 
     def step(self, ex: Exchange, tolerance_ms: int) -> None:
         """Delivers one recorded request at its recorded time."""
@@ -404,6 +467,14 @@ class _State:
             req = to_group_request(request)
         except wire.WireError as exc:
             reason = f"{ex.api} v{ex.version}: {exc}"
+            self.verdict.skipped[reason] = self.verdict.skipped.get(reason, 0) + 1
+            return
+        unloaded = _coordinator_unavailable(ex)
+        if unloaded:
+            # GroupCoordinatorService answers these before any group state is read (the
+            # __consumer_offsets partition is not loaded here yet, or has moved): the group's
+            # state machine never saw the request, so groupsim's does not either.
+            reason = f"answered {unloaded} by the broker, not by the group (coordinator loading)"
             self.verdict.skipped[reason] = self.verdict.skipped.get(reason, 0) + 1
             return
         self.waiting[ex.conn].append((ex, request, req))
