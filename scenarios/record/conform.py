@@ -10,8 +10,8 @@ same API version, decoded by kio; ``throttle_time_ms`` aside).
 Times: the real broker's timers run on a timer wheel and its purgatory, groupsim's on exact
 deadlines, and the trace's times are the proxy's, not the broker's. So an answer that is equal
 but comes more than ``tolerance_ms`` earlier or later than recorded is a *timing difference*,
-and an answer that differs while one of groupsim's timers fell within ``tolerance_ms`` of the
-request is reported as a timing difference too (the two orderings of a timeout and a request
+and an answer that differs while one of groupsim's timers fell within :data:`TIMER_SLACK_MS` of
+the request is reported as a timing difference too (the two orderings of a timeout and a request
 are both Kafka's). Everything else that differs is a divergence, with the first differing
 field. Nothing is dropped silently: requests groupsim cannot replay are counted as skipped
 with their reason.
@@ -54,6 +54,9 @@ DEFAULT_TOLERANCE_MS = 100
 MAX_REORDER = 5
 #: Default closeness of two requests on different connections that may be reordered (ms).
 DEFAULT_REORDER_MS = 5
+#: How close a timer and a request must be for a differing answer to count as a timing
+#: difference (the two orders of a timeout and a request are both Kafka's), ms.
+TIMER_SLACK_MS = 20
 #: Default of how much later than its deadline the broker may run a join timer (ms).
 DEFAULT_MAX_LAG_MS = 2000
 
@@ -245,8 +248,8 @@ class _Replay:
     def advance(self, until_ms: int) -> None:
         """Fires every timer due at or before ``until_ms``, in (deadline, arming) order.
 
-        A ``join`` timer (the rebalance's join phase ends) does not fire before the broker
-        showed it fired: while the recorded answers of the JoinGroups it would answer all came
+        A ``join`` timer that would end the join phase does not fire before the broker showed
+        it fired: while the recorded answers of the JoinGroups it would answer all came
         later than its deadline, it waits until just before the first of them, at most
         ``max_lag_ms`` (a loaded broker runs its timer wheel and event loop late; those are
         deferrals, counted in ``deferred``).
@@ -258,7 +261,7 @@ class _Replay:
                 continue  # re-armed or cancelled since
             if key == JOIN_TIMER and self.join_evidence is not None:
                 shown = self.join_evidence(group_id)
-                if shown is not None and shown - 1 > at_ms:
+                if shown is not None and shown - 1 > at_ms and self._answers_joins(group_id, at_ms):
                     later = min(shown - 1, at_ms + self.max_lag_ms)
                     if later > at_ms:
                         self.deferred += 1
@@ -269,6 +272,15 @@ class _Replay:
             del self._timers[(group_id, key)]
             self.fired_at.append(at_ms)
             self.apply(group_id, self.groups[group_id].fire(key, at_ms), at_ms)
+
+    def _answers_joins(self, group_id: str, at_ms: int) -> bool:
+        """Whether the join timer firing now would answer JoinGroups (complete the join
+        phase) rather than only extend the initial delay (``InitialDelayedJoin``)."""
+        trial = copy.deepcopy(self.groups[group_id])
+        effects = trial.fire(JOIN_TIMER, at_ms)
+        return any(
+            isinstance(e, Send) and isinstance(e.message, pg.JoinGroupResponse) for e in effects
+        )
 
     def timer_near(self, t_ms: int, tolerance_ms: int) -> bool:
         """A timer fired, or is armed to fire, within ``tolerance_ms`` of ``t_ms``."""
@@ -569,7 +581,7 @@ def _differ(
     ours: Any,
     tolerance_ms: int,
 ) -> None:
-    kind = "timing" if replay.timer_near(ex.t_ms, tolerance_ms) else "divergence"
+    kind = "timing" if replay.timer_near(ex.t_ms, TIMER_SLACK_MS) else "divergence"
     if name == "answer":
         verdict.compared[ex.api] = verdict.compared.get(ex.api, 0) + 1
     verdict.differences.append(

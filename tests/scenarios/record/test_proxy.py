@@ -60,7 +60,7 @@ async def test_two_consumers_through_the_proxy_are_recorded_and_checked(tmp_path
     assert not any(c.state["error"] for c in clients)
     trace = _lines(tmp_path / "trace.jsonl")
     apis = {e["api"] for e in trace if "api" in e}
-    assert {"Metadata", "FindCoordinator", "JoinGroup", "SyncGroup", "Heartbeat"} <= apis
+    assert {"Metadata", "FindCoordinator", "JoinGroup", "SyncGroup"} <= apis
     # Every Metadata/FindCoordinator answer sent to the clients names the proxy, not serve.
     for entry in trace:
         if entry.get("dir") == "response" and entry["api"] == "Metadata":
