@@ -90,10 +90,23 @@ def build(version: str | None = None) -> list[str]:
         failure = " | ".join((done.stdout + done.stderr).strip().splitlines()[-5:])
     else:
         raise OracleUnavailable(f"Maven could not build the Kafka oracle: {failure}")
+    return java_command("groupsim.oracle.Main", version)
+
+
+def java_command(main_class: str, version: str | None = None, heap: str = "") -> list[str]:
+    """``java -cp <harness classes and Kafka's jars> main_class`` for a built harness
+    (:func:`build` first). ``heap`` is an ``-Xmx`` value, e.g. ``"512m"``."""
     target = _target_dir(version)
     classpath = (target / "classpath.txt").read_text().strip()
-    return ["java", "-Xss8m", "-cp", f"{target / 'classes'}{os.pathsep}{classpath}",
-            "groupsim.oracle.Main"]
+    memory = [f"-Xmx{heap}"] if heap else []
+    return [
+        "java",
+        "-Xss8m",
+        *memory,
+        "-cp",
+        f"{target / 'classes'}{os.pathsep}{classpath}",
+        main_class,
+    ]
 
 
 def _target_dir(version: str | None) -> Path:

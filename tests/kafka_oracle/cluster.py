@@ -1,0 +1,149 @@
+"""Real Kafka processes for the real-cluster tests: a single-node KRaft broker on loopback.
+
+The broker is Kafka's own (``kafka.Kafka`` from the ``kafka_2.13`` artifact on the harness's
+class path, the version pinned in ``pom.xml``), with fresh KRaft storage formatted per run in a
+temporary directory, listening on free loopback ports. Every wait is bounded, and the broker is
+stopped by its pid (SIGTERM, then SIGKILL) when the ``with`` block ends, also when a test fails.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import signal
+import socket
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.kafka_oracle.oracle import build, java_command, requested_version
+
+#: Longest a broker may take to start listening (a loaded 2-core machine needs most of it).
+START_TIMEOUT_S = 120
+
+
+def free_port() -> int:
+    """A loopback TCP port nobody listens on right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass(frozen=True)
+class Broker:
+    """A running broker: clients bootstrap from ``127.0.0.1:port``; ``log`` is its output."""
+
+    port: int
+    pid: int
+    log: Path
+
+    @property
+    def bootstrap(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM the broker's process group, then SIGKILL it if it has not gone in 20 s."""
+    if proc.poll() is not None:
+        return
+    for sig, wait_s in ((signal.SIGTERM, 20), (signal.SIGKILL, 10)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=wait_s)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+@contextmanager
+def kafka_broker(workdir: Path, **settings: str | int) -> Iterator[Broker]:
+    """A fresh single-node KRaft broker (``process.roles=broker,controller``) for the block.
+
+    Args:
+        workdir: an empty directory for the config, the KRaft storage and the log.
+        settings: broker settings on top of the defaults below, with ``.`` written as ``_``
+            (``group_initial_rebalance_delay_ms=0``).
+
+    Raises:
+        tests.kafka_oracle.oracle.OracleUnavailable: the harness cannot be built.
+        RuntimeError: the broker did not start listening within :data:`START_TIMEOUT_S`
+            (the end of its log is in the message).
+    """
+    build(requested_version())
+    port, controller = free_port(), free_port()
+    values: dict[str, str | int] = {
+        "process.roles": "broker,controller",
+        "node.id": 1,
+        "controller.quorum.voters": f"1@127.0.0.1:{controller}",
+        "listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller}",
+        "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
+        "controller.listener.names": "CONTROLLER",
+        "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+        "inter.broker.listener.name": "PLAINTEXT",
+        "log.dirs": str(workdir / "data"),
+        "offsets.topic.replication.factor": 1,
+        "offsets.topic.num.partitions": 1,
+        "transaction.state.log.replication.factor": 1,
+        "transaction.state.log.min.isr": 1,
+        "group.min.session.timeout.ms": 500,
+    }
+    values.update({k.replace("_", "."): v for k, v in settings.items()})
+    config = workdir / "server.properties"
+    config.write_text("".join(f"{k}={v}\n" for k, v in values.items()))
+    log = workdir / "broker.log"
+    version = requested_version()
+    subprocess.run(
+        [
+            *java_command("kafka.tools.StorageTool", version),
+            "format",
+            "-t",
+            _cluster_id(),
+            "-c",
+            str(config),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=START_TIMEOUT_S,
+    )
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [*java_command("kafka.Kafka", version, heap="768m"), str(config)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"the broker exited ({proc.returncode}): {_tail(log)}")
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"the broker did not listen in time: {_tail(log)}") from None
+                time.sleep(0.25)
+        yield Broker(port, proc.pid, log)
+    finally:
+        _stop(proc)
+
+
+def _cluster_id() -> str:
+    """A fresh cluster id as Kafka writes one (``Uuid.randomUuid().toString()``: URL-safe
+    base64 of 16 bytes, no padding)."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode("ascii").rstrip("=")
+
+
+def _tail(path: Path) -> str:
+    try:
+        return " | ".join(path.read_text(errors="replace").splitlines()[-5:])
+    except OSError:
+        return "(no log)"
