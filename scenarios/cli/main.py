@@ -1,4 +1,4 @@
-"""The ``groupsim`` command line (DESIGN.md §8).
+"""The ``groupsim`` command line (docs/commands.md).
 
 Exit codes: 0 success (every ``[expect]`` holds), 1 an expectation failed or an invariant was
 violated, 2 bad input (one line on stderr, no traceback, no output files left behind).
