@@ -251,7 +251,7 @@ def list_scenarios() -> None:
 @app.command()
 def assign(
     input_file: Annotated[
-        Path, typer.Argument(help="Rounds as JSON (see README), or - for stdin.")
+        Path, typer.Argument(help="Rounds as JSON (docs/cli-contracts.md), or - for stdin.")
     ],
 ) -> None:
     """Run a Connect assignor over rounds and print each member's assignment as JSON."""
