@@ -6,6 +6,7 @@ no code or test cites a design note that is not in the repository (issue 24, ite
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -109,6 +110,42 @@ def test_the_first_setup_command_prints_what_the_readme_shows(tmp_path: Path) ->
     assert printed == [line.rstrip() for line in match.group(1).splitlines()]
     out = tmp_path / "groupsim-out" / "rolling-upgrade-eager-to-sessioned"
     assert {p.name for p in out.iterdir()} >= {"events.jsonl", "summary.json", "timeline.png"}
+
+
+def _groupsim(*args: str, stdin: str | None = None, cwd: Path | None = None):
+    groupsim = Path(sys.executable).with_name("groupsim")
+    return subprocess.run(
+        [str(groupsim), *args], input=stdin, cwd=cwd, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_the_commands_page_codec_and_streams_assign_examples_print_what_it_shows(
+    tmp_path: Path,
+) -> None:
+    text = (ROOT / "docs" / "commands.md").read_text(encoding="utf-8")
+    codec = re.search(
+        r"\$ echo '(.*?)' \| \.venv/bin/groupsim codec encode assignment\n(\w+)\n"
+        r"\$ \.venv/bin/groupsim codec decode assignment (\w+)\n(groupsim: error: [^\n]*)\n",
+        text,
+        re.S,
+    )
+    assert codec is not None, "docs/commands.md lost the codec example"
+    encoded = _groupsim("codec", "encode", "assignment", stdin=codec.group(1))
+    assert (encoded.returncode, encoded.stdout.strip()) == (0, codec.group(2))
+    decoded = _groupsim("codec", "decode", "assignment", codec.group(3))
+    assert (decoded.returncode, decoded.stderr.strip()) == (2, codec.group(4))
+
+    streams = re.search(
+        r"\$ cat streams-input\.json\n(.*?)\n\$ \.venv/bin/groupsim assign streams-input\.json\n"
+        r"(.*?)\n```",
+        text,
+        re.S,
+    )
+    assert streams is not None, "docs/commands.md lost the Streams assign example"
+    (tmp_path / "streams-input.json").write_text(streams.group(1), encoding="utf-8")
+    assigned = _groupsim("assign", "streams-input.json", cwd=tmp_path)
+    assert assigned.returncode == 0, assigned.stderr
+    assert json.loads(assigned.stdout) == json.loads(streams.group(2))
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
