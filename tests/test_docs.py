@@ -148,6 +148,17 @@ def test_the_commands_page_codec_and_streams_assign_examples_print_what_it_shows
     assert json.loads(assigned.stdout) == json.loads(streams.group(2))
 
 
+def test_the_upgrades_page_shows_what_groupsim_compat_prints() -> None:
+    rows = [
+        line
+        for line in (ROOT / "docs" / "upgrades.md").read_text(encoding="utf-8").splitlines()
+        if line.startswith("| ")
+    ]
+    compat = _groupsim("compat", "--format", "markdown", "--allow-known", "--seed", "1")
+    assert compat.returncode == 0, compat.stderr
+    assert rows == [line for line in compat.stdout.splitlines() if line.startswith("| ")]
+
+
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_relative_link_resolves_to_a_file_and_heading(page: Path) -> None:
     broken = []
