@@ -191,12 +191,17 @@ def test_the_slugs_follow_github() -> None:
     )
 
 
-def test_the_library_page_names_every_built_in_scenario_and_sweep() -> None:
-    page = (ROOT / "docs" / "library.md").read_text(encoding="utf-8")
-    library = ROOT / "scenarios" / "library"
-    names = [p.stem for p in library.rglob("*.toml")]
+@pytest.mark.parametrize(
+    ("page", "folder"),
+    [("library.md", ""), ("streams.md", "streams"), ("sweeps.md", "sweeps")],
+)
+def test_the_docs_name_every_built_in_scenario_and_sweep(page: str, folder: str) -> None:
+    """library.md names every file of scenarios/library/; streams.md's and sweeps.md's tables
+    every one of theirs."""
+    text = (ROOT / "docs" / page).read_text(encoding="utf-8")
+    names = [p.stem for p in (ROOT / "scenarios" / "library" / folder).rglob("*.toml")]
     assert names
-    assert [n for n in names if f"`{n}`" not in page] == []
+    assert [n for n in names if f"`{n}`" not in text] == []
 
 
 def test_default_output_directories_are_ignored_by_git() -> None:
