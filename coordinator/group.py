@@ -2,7 +2,7 @@
 
 Follows ``GroupMetadataManager`` (classicGroupJoin, classicGroupSync, classicGroupHeartbeat,
 classicGroupLeave and their helpers), ``ClassicGroup``, ``ClassicGroupMember`` and
-``ClassicGroupState`` of Apache Kafka 4.0 (see ``reference/coordinator.md`` §1). Nothing
+``ClassicGroupState`` of Apache Kafka 4.0 (docs/coordinator-fidelity.md). Nothing
 here reads a clock, draws random numbers or does I/O: :meth:`GroupCoordinator.handle` and
 :meth:`GroupCoordinator.fire` take the virtual time and return effects.
 """
@@ -231,7 +231,7 @@ class GroupCoordinator:
     write's completion follows at once); the ``member_removed`` reason ``max_size`` (a known
     member turned away by GROUP_MAX_SIZE_REACHED) and the ``member_replaced`` kind extend the
     event-log schema; a Dead (unloaded) group answers every request COORDINATOR_NOT_AVAILABLE
-    (§1.1) where a real broker would answer NOT_COORDINATOR.
+    (``ClassicGroupState.DEAD``) where a real broker would answer NOT_COORDINATOR.
     """
 
     def __init__(

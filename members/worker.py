@@ -486,7 +486,7 @@ class ConnectWorker(HerderQueue, SessionKeys, GroupClient):
     def on_coordinator_unknown(self, now_ms: int) -> None:
         """WorkerCoordinator.poll gives discovery ``heartbeat.interval.ms``; if the coordinator
         is still unknown then, the worker revokes its whole assignment (KAFKA-9184's fix,
-        reference/connect.md §4.4)."""
+        ``WorkerCoordinator#onJoinPrepare`` / ``AbstractCoordinator#markCoordinatorUnknown``)."""
         self._set("coordinator-lost", now_ms + self.config.heartbeat_interval_ms)
 
     def on_coordinator_found(self, now_ms: int) -> None:

@@ -5,7 +5,7 @@ These are plain values; the byte layouts live in :mod:`protocol.connect_codec`.
 Kafka sources: ``ConnectProtocolCompatibility.java`` (protocol names and versions),
 ``ConnectProtocol.java`` / ``IncrementalCooperativeConnectProtocol.java`` (message fields),
 ``ExtendedAssignment.java``, ``ConnectorTaskId.java``. ``static`` (v3) is KIP-987, which Kafka
-has not implemented; groupsim's encoding for it is fixed in DESIGN.md §4.
+has not implemented; groupsim's encoding for it is in docs/upgrades.md.
 """
 
 from __future__ import annotations
@@ -162,7 +162,7 @@ class WorkerSubscription(msgspec.Struct, frozen=True):
 
     ``allocation`` is the worker's cumulative assignment embedded from v1 on; ``None`` is the
     wire null (no assignment yet). ``static_connectors``/``static_tasks`` exist only in v3
-    (KIP-987, DESIGN.md §4).
+    (KIP-987, docs/upgrades.md).
     """
 
     version: int

@@ -1,7 +1,7 @@
 """Kafka Connect group-protocol encodings, byte-identical to Kafka's (v0-v2) plus groupsim's v3.
 
-Layouts (``reference/connect.md`` §2, ``DESIGN.md`` §4); every message starts with an INT16
-header ``version``:
+Layouts (Kafka ``ConnectProtocol``, ``IncrementalCooperativeConnectProtocol``; v3 is KIP-987,
+docs/upgrades.md); every message starts with an INT16 header ``version``:
 
 * subscription v0 (``ConnectProtocol``): ``version, url STRING, config_offset INT64``.
 * subscription v1/v2 (``IncrementalCooperativeConnectProtocol``): v0 fields +
@@ -232,8 +232,9 @@ def encode_subscription(s: WorkerSubscription, version: int | None = None) -> by
 
     Follows ``ConnectProtocol.serializeMetadata`` (version 0) and
     ``IncrementalCooperativeConnectProtocol.serializeMetadata`` (1 = compatible,
-    2 = sessioned); version 3 (``static``, DESIGN.md §4) appends ``static_connectors`` and
-    ``static_tasks`` (one entry per connector, first-seen order, task numbers >= 0).
+    2 = sessioned); version 3 (``static``, KIP-987, docs/upgrades.md) appends
+    ``static_connectors`` and ``static_tasks`` (one entry per connector, first-seen order, task
+    numbers >= 0).
 
     Args:
         s: the subscription.
@@ -267,7 +268,8 @@ def _subscription_bytes(s: WorkerSubscription, v: int, allocation_body: bytes | 
         w.string(s.url, "url")
         w.int64(s.config_offset, "config_offset")
         if v >= 1:
-            # the allocation carries the same header as the subscription (connect.md §2.2)
+            # the allocation carries the same header as the subscription
+            # (IncrementalCooperativeConnectProtocol)
             allocation = None if allocation_body is None else _I16.pack(v) + allocation_body
             w.nullable_bytes(allocation, "allocation")
         if v >= 3:
@@ -560,7 +562,7 @@ def decode_subscription(data: bytes) -> WorkerSubscription:
 
 
 # ----------------------------------------------------------------------------------------------
-# JSON forms (``groupsim codec``, DESIGN.md §8)
+# JSON forms (``groupsim codec``, docs/cli-contracts.md)
 
 
 def _task_str(task: ConnectorTaskId) -> str:
@@ -568,7 +570,7 @@ def _task_str(task: ConnectorTaskId) -> str:
 
 
 def assignment_to_json(a: ConnectAssignment) -> dict[str, Any]:
-    """The ``groupsim codec`` JSON object of an assignment (DESIGN.md §8).
+    """The ``groupsim codec`` JSON object of an assignment (docs/cli-contracts.md).
 
     Keys: ``version, error, leader, leader_url, config_offset, connectors, tasks`` and, from
     version 1, ``revoked_connectors, revoked_tasks, delay_ms``. Tasks are ``"<connector>-<n>"``
@@ -591,7 +593,7 @@ def assignment_to_json(a: ConnectAssignment) -> dict[str, Any]:
 
 
 def subscription_to_json(s: WorkerSubscription) -> dict[str, Any]:
-    """The ``groupsim codec`` JSON object of a subscription (DESIGN.md §8).
+    """The ``groupsim codec`` JSON object of a subscription (docs/cli-contracts.md).
 
     Keys: ``version, url, config_offset``; from version 1 ``allocation`` (``null`` or an
     assignment object, see :func:`assignment_to_json`); in version 3 also

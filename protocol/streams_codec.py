@@ -3,8 +3,8 @@
 A Streams member puts a *SubscriptionInfo* in the ``userData`` of its consumer subscription
 (JoinGroup metadata) and the leader answers each member with an *AssignmentInfo* in the
 ``userData`` of its consumer assignment (SyncGroup). Versions 1-11 exist
-(``StreamsAssignmentProtocolVersions.LATEST_SUPPORTED_VERSION = 11``); ``reference/streams.md``
-§8 summarises them. Everything is big-endian.
+(``StreamsAssignmentProtocolVersions.LATEST_SUPPORTED_VERSION = 11``); ``SubscriptionInfo`` and
+``AssignmentInfo`` document them. Everything is big-endian.
 
 **SubscriptionInfo** (Kafka: ``SubscriptionInfo.java`` over the generated
 ``SubscriptionInfoData``, ``SubscriptionInfoData.json``: validVersions 1-11, *not* flexible, so

@@ -1,5 +1,5 @@
-"""The import rules of DESIGN.md §2: protocol <- coordinator, members <- scenarios, and inside
-``scenarios`` one job per subpackage with imports flowing one way:
+"""The import rules of docs/development.md: protocol <- coordinator, members <- scenarios, and
+inside ``scenarios`` one job per subpackage with imports flowing one way:
 
     eventlog, input  <-  check  <-  sim  <-  campaigns, serve  <-  record, analysis  <-  cli
     input  <-  assign  <-  cli

@@ -7,10 +7,11 @@ the same bytes with per-connector chunks instead. They are an optimisation only:
 them byte for byte against the codec, and anything unusual (truncated buffers, null arrays,
 negative lengths) falls back to the codec so errors and tolerance rules stay Kafka's.
 
-Layouts (connect.md §2): STRING = INT16 length + UTF-8; subscription v1/v2 = version, url,
-configOffset INT64, allocation NULLABLE_BYTES (a whole v1/v2 assignment); assignment v0 =
-version, error, leader, leaderUrl, configOffset, ARRAY(entry); v1+ adds nullable ARRAY revoked
-and INT32 delay. An entry = connector STRING + ARRAY(INT32) where -1 marks the connector itself.
+Layouts (Kafka ``ConnectProtocol``, ``IncrementalCooperativeConnectProtocol``): STRING = INT16
+length + UTF-8; subscription v1/v2 = version, url, configOffset INT64, allocation
+NULLABLE_BYTES (a whole v1/v2 assignment); assignment v0 = version, error, leader, leaderUrl,
+configOffset, ARRAY(entry); v1+ adds nullable ARRAY revoked and INT32 delay. An entry =
+connector STRING + ARRAY(INT32) where -1 marks the connector itself.
 """
 
 from __future__ import annotations

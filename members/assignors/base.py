@@ -293,7 +293,8 @@ def leader_config_offset(
     snapshot: ConfigSnapshot,
     refresh_snapshot: Callable[[], ConfigSnapshot],
 ) -> tuple[int, ConfigSnapshot] | None:
-    """Kafka ``ensureLeaderConfig`` (shared by both assignors, connect.md §3 step 2).
+    """Kafka ``ensureLeaderConfig`` (shared by both assignors: ``EagerAssignor``,
+    ``IncrementalCooperativeAssignor``).
 
     Returns ``(offset to label the assignment with, snapshot to assign from)``, or None when
     even a fresh snapshot is behind ``max_offset`` (the caller answers CONFIG_MISMATCH):

@@ -1,6 +1,6 @@
 """Kafka Connect's stop-the-world round-robin assignor (protocol ``default``, v0).
 
-Kafka: ``EagerAssignor.performAssignment`` (connect.md §3). Stateless between rounds.
+Kafka: ``EagerAssignor.performAssignment`` (``EagerAssignor.java``). Stateless between rounds.
 """
 
 from __future__ import annotations

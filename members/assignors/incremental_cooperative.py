@@ -1,6 +1,6 @@
 """Kafka Connect's incremental cooperative assignor (protocols ``compatible`` / ``sessioned``).
 
-Kafka: ``IncrementalCooperativeAssignor`` (KIP-415), connect.md §5. The leader keeps state
+Kafka: ``IncrementalCooperativeAssignor`` (KIP-415). The leader keeps state
 between the rounds it leads (previous assignment and revocation, delays, candidate workers,
 generation), so one instance must live as long as the leader worker.
 
@@ -246,7 +246,7 @@ class IncrementalCooperativeAssignor:
             work waits for its worker to come back, and the cap of the successive-revocation
             backoff. 0 disables both.
 
-    Readable state (connect.md §5.1): ``previous_assignment`` (connectors, tasks),
+    Readable state (the assignor's fields in Kafka): ``previous_assignment`` (connectors, tasks),
     ``previous_revocation``, ``revoked_in_previous``, ``candidate_workers`` (insertion order),
     ``scheduled_rebalance_ms`` (absolute virtual ms, 0 = none), ``delay_ms``,
     ``previous_generation_id`` (−1 initially), ``previous_members``,
@@ -344,7 +344,7 @@ class IncrementalCooperativeAssignor:
         generation: int,
         now_ms: int,
     ) -> AssignmentRound:
-        """Kafka ``IncrementalCooperativeAssignor.performAssignment`` (connect.md §5.2).
+        """Kafka ``IncrementalCooperativeAssignor.performAssignment``.
 
         Decodes each member's metadata (v1 reader; its embedded allocation is what it holds),
         takes ``maxOffset``, runs the leader config check, then :meth:`perform_task_assignment`
@@ -424,7 +424,7 @@ class IncrementalCooperativeAssignor:
         configured: tuple[set[str], set[Task]] | None = None,
     ) -> ClusterAssignment:
         """Kafka ``performTaskAssignment(configSnapshot, lastCompletedGen, currentGen,
-        memberAssignments)``: steps 1–11 of connect.md §5.3, updating the leader state.
+        memberAssignments)``: its steps in Kafka's order, updating the leader state.
 
         Args:
             snapshot: the config to assign (connectors and task counts).
@@ -621,7 +621,7 @@ class IncrementalCooperativeAssignor:
         workers: list[WorkerLoad],
         now_ms: int,
     ) -> tuple[list[str], list[Task]]:
-        """Kafka ``handleLostAssignments(lost, lostAssignmentsToReassign, workers)`` (§5.4).
+        """Kafka ``handleLostAssignments(lost, lostAssignmentsToReassign, workers)``.
 
         Args:
             lost_connectors / lost_tasks: items that were assigned last round and that no
@@ -679,7 +679,7 @@ class IncrementalCooperativeAssignor:
     def _load_balancing_revocations(
         total_connectors: int, total_tasks: int, workers: Sequence[WorkerLoad]
     ) -> dict[str, tuple[list[str], list[Task]]]:
-        """Kafka ``performLoadBalancingRevocations`` (§5.5): worker → (connectors, tasks)."""
+        """Kafka ``performLoadBalancingRevocations``: worker → (connectors, tasks)."""
         if all(w.is_empty() for w in workers):
             return {}
         if total_connectors == 0 and total_tasks == 0:
@@ -698,21 +698,22 @@ class IncrementalCooperativeAssignor:
         self, configured: ConfigSnapshot, workers: Sequence[WorkerLoad]
     ) -> dict[str, tuple[list[str], list[Task]]]:
         """Which items to revoke from which worker to approach balance over the configured
-        totals, walking ``workers`` in list order (§5.5). Pure: changes nothing."""
+        totals, walking ``workers`` in list order (``performLoadBalancingRevocations``). Pure:
+        changes nothing."""
         conf_c, conf_t = self._configured(configured)
         return self._load_balancing_revocations(len(conf_c), len(conf_t), workers)
 
     # ------------------------------------------------------------- assignConnectors / Tasks
 
     def assign_connectors(self, workers: list[WorkerLoad], connectors: Iterable[str]) -> None:
-        """Kafka ``assignConnectors`` (§5.6): sorts ``workers`` in place by (connector count,
+        """Kafka ``assignConnectors``: sorts ``workers`` in place by (connector count,
         id), then fills the least-loaded level by level, appending to ``connectors``."""
         key = _worker_sort_key(w.worker for w in workers)
         workers.sort(key=lambda w: (len(w.connectors), key(w.worker)))
         _water_fill([w.connectors for w in workers], list(connectors))
 
     def assign_tasks(self, workers: list[WorkerLoad], tasks: Iterable[Task]) -> None:
-        """Kafka ``assignTasks`` (§5.6): like :meth:`assign_connectors`, by task count."""
+        """Kafka ``assignTasks``: like :meth:`assign_connectors`, by task count."""
         key = _worker_sort_key(w.worker for w in workers)
         workers.sort(key=lambda w: (len(w.tasks), key(w.worker)))
         _water_fill([w.tasks for w in workers], list(tasks))
@@ -790,7 +791,8 @@ def encode_incremental_round(
     delay: int,
     used: ConfigSnapshot,
 ) -> AssignmentRound:
-    """The SyncGroup side of an incremental round (connect.md §5.2 step 4), shared by the
+    """The SyncGroup side of an incremental round (the end of Kafka's
+    ``performAssignment``: ``fillAssignments`` and ``serializeAssignments``), shared by the
     incremental cooperative and the static (KIP-987) assignors.
 
     Every member of ``order`` gets ``error = 0``, header ``version``, ``leader_id`` /

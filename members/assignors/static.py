@@ -1,8 +1,8 @@
 """The ``static`` assignor of KIP-987 "Connect Static Assignments" (protocol ``static``, v3).
 
-KIP-987 (reference/kips/KIP-987-connect-static-assignments.txt, "Proposed Changes") is a
-proposal Kafka has not implemented (connect.md §8); this module is groupsim's reading of it.
-Each worker's v3 subscription (DESIGN.md §4) carries its ``static.connectors`` and
+KIP-987 ("Connect Static Assignments", section "Proposed Changes") is a
+proposal Kafka has not implemented; this module is groupsim's reading of it.
+Each worker's v3 subscription (docs/upgrades.md) carries its ``static.connectors`` and
 ``static.tasks``; the leader runs the KIP's eight steps:
 
 1. a **static worker** names at least one connector or task (existing or not: a worker whose
@@ -20,7 +20,7 @@ Each worker's v3 subscription (DESIGN.md §4) carries its ``static.connectors`` 
    (its ``perform_task_assignment``, kept as leader state in :attr:`StaticAssignor.wildcard`)
    runs on the wildcard workers only, over the wildcard jobs only.
 
-Rules this module adds where the KIP is silent (DESIGN.md §4 "choose a rule, document it"):
+Rules this module adds where the KIP is silent (each documented in docs/upgrades.md):
 
 * **Tie rule** (:data:`STATIC_TIE_RULE`, KIP step 6 "choosing arbitrarily"): a static job
   stays with its holder when exactly one member holds it and that member names it;
@@ -28,9 +28,9 @@ Rules this module adds where the KIP is silent (DESIGN.md §4 "choose a rule, do
   in Java ``String.compareTo`` order. Every step-6 choice is reported as a
   :class:`StaticPlacement` (``to_json()`` gives the event-log form).
 * **Duplicates**: a static job held by more than one member is revoked from every holder
-  (as the incremental assignor does, connect.md §5.3 step 5) and placed in a later round.
-* **Nothing is assigned in the round it is revoked** (the cooperative rule, connect.md §9
-  item 5): a static job revoked in steps 3–5 is placed in step 6 of the *next* round; a
+  (as ``IncrementalCooperativeAssignor#performTaskAssignment`` does) and placed in a later round.
+* **Nothing is assigned in the round it is revoked** (the cooperative rule of
+  KIP-415): a static job revoked in steps 3–5 is placed in step 6 of the *next* round; a
   wildcard job revoked from a static worker in step 5 and held by no wildcard worker is
   left out of the wildcard jobs for this round, so steps 7–8 create it next round.
 * **A departed static worker's jobs** are not held back by
@@ -228,8 +228,8 @@ class StaticAssignor:
     ) -> StaticAssignmentRound:
         """The ``static`` leader's SyncGroup assignments (``ConnectAssignor`` protocol).
 
-        As the incremental assignor's (connect.md §5.2): each member's held items come from
-        the allocation its metadata embeds (v1 reader), ``maxOffset`` and the leader config
+        As ``IncrementalCooperativeAssignor#performAssignment``'s: each member's held items come
+        from the allocation its metadata embeds (v1 reader), ``maxOffset`` and the leader config
         check pick the snapshot (CONFIG_MISMATCH: every member gets error 1, nothing changes
         in the state), then :meth:`perform_task_assignment` runs and every member gets its
         new and revoked items with header ``protocol.version`` (3 for ``static``) and the

@@ -1,4 +1,4 @@
-"""The engine of ``groupsim assign`` for Kafka Streams assignors (DESIGN.md §8).
+"""The engine of ``groupsim assign`` for Kafka Streams assignors (docs/cli-contracts.md).
 
 Input (JSON object; keys outside these are rejected)::
 
@@ -350,7 +350,7 @@ def run_assign_streams(doc: dict) -> dict:
     """Run one Kafka Streams assignor on a decoded ``groupsim assign`` document.
 
     Args:
-        doc: the input object (shape in the module docstring, DESIGN.md §8).
+        doc: the input object (shape in the module docstring, docs/cli-contracts.md).
 
     Returns:
         ``{"clients": {id: {"active": [...], "standby": [...]}}, "probing_rebalance_needed":

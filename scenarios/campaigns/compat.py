@@ -4,8 +4,9 @@ Two families of replays, each a small generated scenario run through the normal 
 
 * **mixes** — every pair and every three-member mix of ``connect.protocol`` settings
   (``eager``, ``compatible``, ``sessioned``, ``static``) started together: which protocol the
-  vote settles on (ConnectProtocolCompatibility: the lowest common one, reference/connect.md
-  §1), how many rebalances it takes, and whether KIP-507 request signing is on;
+  vote settles on (ConnectProtocolCompatibility: the lowest common one,
+  ``ClassicGroup#selectProtocol``), how many rebalances it takes, and whether KIP-507 request
+  signing is on;
 * **paths** — every upgrade or downgrade between two settings, rolled one worker at a time
   (three workers; each restarted cleanly with the new setting, 60 s apart): the protocols the
   group went through, rebalances, worst task downtime, double ownership (KAFKA-13816 is named

@@ -1,4 +1,4 @@
-"""Safety invariants, checked on every event-log record (DESIGN.md §7).
+"""Safety invariants, checked on every event-log record (docs/event-log.md).
 
 :class:`InvariantChecker` is fed each record in ``seq`` order and returns the violations that
 record causes, as dicts of fields for a ``violation`` record (``invariant``, ``detail``, the
@@ -44,7 +44,7 @@ Known upstream behaviour is named, not hidden: a ``double_ownership`` while the 
 ``default`` (eager), where an existing owner started the instance under a cooperative
 protocol and has not revoked it on an eager rejoin since, carries ``known_issue:
 "KAFKA-13816"`` ("Downgrading Connect rebalancing protocol from incremental to eager causes
-duplicate task instances"; reference/connect.md §7): cooperative workers do not revoke before
+duplicate task instances"): cooperative workers do not revoke before
 their first eager join (``WorkerCoordinator#onJoinPrepare`` revokes only under eager), and the
 eager leader's fresh round robin hands their tasks to others; the owner's next eager rejoin
 (a ``revoke`` with reason ``eager_rejoin``) ends the window.
@@ -82,7 +82,7 @@ __all__ = [
     "STATIC_MEMBER_KEPT",
 ]
 
-#: The upstream issue a downgrade to eager reproduces (reference/connect.md §7).
+#: The upstream issue a downgrade to eager reproduces (docs/upgrades.md).
 KAFKA_13816 = "KAFKA-13816"
 #: A removed member's work runs until it gives up on the coordinator (zombie window).
 KAFKA_9184 = "KAFKA-9184"

@@ -17,7 +17,7 @@ __all__ = ["liveness_violations"]
 def liveness_violations(
     records: Sequence[dict[str, Any]], summary: Summary | None = None
 ) -> list[dict[str, Any]]:
-    """End-of-run liveness and balance (DESIGN.md §7), as fields for ``violation`` records.
+    """End-of-run liveness and balance (docs/event-log.md), as fields for ``violation`` records.
 
     The runtime calls it before emitting ``run_end`` (then the end is the last record's time).
     Returns ``[]`` when converged; otherwise a ``liveness`` violation when some configured

@@ -2,7 +2,7 @@
 records (docs/event-log.md), a pure function over a whole event log.
 
 Kafka: ``IncrementalCooperativeAssignor`` (``handleLostAssignments``, ``performTaskAssignment``
-step 8, ``resetDelay``, ``calculateDelay``) at commit 1eb7644; reference/connect.md §5.3–5.4.
+step 8, ``resetDelay``, ``calculateDelay``) at commit 1eb7644 (KIP-415).
 The leader keeps ``scheduledRebalance`` (absolute ms) and ``delay`` in its assignor, an
 object that lives as long as the worker process (``WorkerCoordinator`` builds it once): so
 the state is followed per (leader process, assignor), from its ``member_start``. Every member

@@ -1,4 +1,4 @@
-"""The ``groupsim`` command line (DESIGN.md §8).
+"""The ``groupsim`` command line (docs/commands.md).
 
 Exit codes: 0 success (every ``[expect]`` holds), 1 an expectation failed or an invariant was
 violated, 2 bad input (one line on stderr, no traceback, no output files left behind).
@@ -251,7 +251,7 @@ def list_scenarios() -> None:
 @app.command()
 def assign(
     input_file: Annotated[
-        Path, typer.Argument(help="Rounds as JSON (see README), or - for stdin.")
+        Path, typer.Argument(help="Rounds as JSON (docs/cli-contracts.md), or - for stdin.")
     ],
 ) -> None:
     """Run a Connect assignor over rounds and print each member's assignment as JSON."""

@@ -365,8 +365,8 @@ def write_report(
         directory: ``groupsim sweep``'s ``--out`` (has ``runs/``) or ``groupsim run``'s
             (has ``events.jsonl`` and ``summary.json``).
         out: the HTML file (default ``directory/report.html``).
-        engine: how to read a sweep's Parquet: ``auto`` (Spark when installed, else pyarrow),
-            ``spark`` or ``pyarrow``.
+        engine: how to read a sweep's Parquet: ``auto`` (pyarrow when installed, else Spark:
+            :func:`scenarios.analysis.tables.choose_engine`), ``spark`` or ``pyarrow``.
 
     Raises:
         ReportError: ``directory`` is neither kind, or its files cannot be read.

@@ -1,4 +1,4 @@
-"""The event log: the product's data (DESIGN.md §5).
+"""The event log: the product's data (docs/event-log.md).
 
 Records are written by the engine (:mod:`scenarios.sim`), read back by the checkers
 (:mod:`scenarios.check`) and saved as JSON Lines. ``docs/event-log.md`` describes every kind;

@@ -2,7 +2,7 @@
 
 A record is a plain dict ``{"t_ms": int, "seq": int, "kind": str, **fields}`` (key order as
 written; schema in ``docs/event-log.md``). :meth:`EventLog.emit` routes every record through a
-structlog logger (DESIGN.md §5): its processor chain stamps the virtual time and sequence
+structlog logger (docs/event-log.md): its processor chain stamps the virtual time and sequence
 number and its final step hands the record to :class:`_Sink`, which keeps it and calls the
 subscribers. No stdlib logging and no global structlog configuration are involved.
 

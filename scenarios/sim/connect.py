@@ -150,7 +150,7 @@ class ConnectKind:
     def end_violations(
         self, records: list[dict[str, Any]], summary: dict[str, Any]
     ) -> list[dict[str, Any]]:
-        """The end-of-run liveness and balance check (DESIGN.md §7), then the protocol
+        """The end-of-run liveness and balance check (docs/event-log.md), then the protocol
         checkers over the whole log (:mod:`scenarios.check.protocol_checkers`)."""
         return liveness_violations(records, summary) + protocol_violations(records)
 

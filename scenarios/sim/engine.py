@@ -513,7 +513,7 @@ class Engine:
     # ------------------------------------------------------------------ faults
 
     def _apply_fault(self, planned: Planned) -> None:
-        """Inject a fault (DESIGN.md §6); each is a ``fault`` record in the log."""
+        """Inject a fault (docs/scenario-format.md); each is a ``fault`` record in the log."""
         step, now, network = planned.step, self.now_ms, self.network
         member = getattr(step, "member", None)
         fields: dict[str, Any] = {"fault": planned.action}

@@ -1,5 +1,5 @@
 """Coordinator failover: the group metadata record, unload, and load from the last record
-(coordinator.md §1.1 Dead/unload, §1.7 NOT_COORDINATOR; Kafka ``GroupMetadataManager#replay``
+(Dead on unload, NOT_COORDINATOR; Kafka ``GroupMetadataManager#replay``
 and ``#onLoaded``)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""JoinGroup: the request x state table (coordinator.md §1.1), KIP-394, the initial delay,
-join completion, leader choice, session-timeout bounds, group.max.size."""
+"""JoinGroup: the request x state table (``GroupMetadataManager#classicGroupJoin``), KIP-394,
+the initial delay, join completion, leader choice, session-timeout bounds, group.max.size."""
 
 from __future__ import annotations
 

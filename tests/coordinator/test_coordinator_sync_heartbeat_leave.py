@@ -1,5 +1,6 @@
-"""SyncGroup, Heartbeat (incl. session expiry) and LeaveGroup per state (coordinator.md
-§1.1, §1.4–§1.7), the sync timer, unload, and the event-log records."""
+"""SyncGroup, Heartbeat (incl. session expiry) and LeaveGroup per state
+(``GroupMetadataManager#classicGroupSync``/``Heartbeat``/``Leave``), the sync timer, unload,
+and the event-log records."""
 
 from __future__ import annotations
 

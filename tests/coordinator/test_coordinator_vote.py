@@ -49,7 +49,8 @@ def test_group_moves_up_once_the_old_worker_leaves() -> None:
 
 
 def test_connect_buckets() -> None:
-    # coordinator.md §1.3.10: compatible and default share bucket 2, sessioned is 15.
+    # ClassicGroup#selectProtocol's HashMap of votes: compatible and default share bucket 2,
+    # sessioned is 15.
     buckets = {n: spread(string_hash(n)) & 15 for n in ("compatible", "default", "sessioned")}
     assert buckets == {"compatible": 2, "default": 2, "sessioned": 15}
 

@@ -1,7 +1,7 @@
 """The Connect worker's reactions, observed end to end in small scenarios.
 
 Each test runs a tiny cluster through the real coordinator and checks the event log for one
-behaviour of ``WorkerCoordinator`` / ``DistributedHerder`` (reference/connect.md §4).
+behaviour of ``WorkerCoordinator`` / ``DistributedHerder``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Connect encodings against Kafka's golden vectors, plus the codec's own contracts.
 
-Vectors (copied from ``shared/reference/vectors``): ``connect_encodings.json`` (bytes from
+Vectors (in ``tests/vectors/``): ``connect_encodings.json`` (bytes from
 Kafka's own serializers), the ``"kind": "encoding"`` cases of ``connect_cases.json`` (Kafka's
 unit tests as data, run through a small interpreter below) and the ``assignment_hex`` of
 ``connect_assignor_sequences_examples.json``.
@@ -144,7 +144,7 @@ def test_assignment_encoding_golden(case: dict[str, Any], version: int) -> None:
     expected = bytes.fromhex(case[f"v{version}_hex"])
     assert encode_assignment(a) == expected
     assert encode_assignment(a, version) == expected
-    # decode -> encode gives the same bytes (DESIGN.md §8)
+    # decode -> encode gives the same bytes (docs/cli-contracts.md)
     assert encode_assignment(decode_assignment(expected)) == expected
     assert encode_assignment(decode_assignment_v0(expected), 0) == bytes.fromhex(case["v0_hex"])
 
@@ -460,7 +460,7 @@ def test_assignor_output_bytes(name: str, w: dict[str, Any]) -> None:
 
 
 # ----------------------------------------------------------------------------------------------
-# Documented examples (connect.md §2.2 / §2.3)
+# Documented examples (Kafka's ConnectProtocol / IncrementalCooperativeConnectProtocol tests)
 
 
 def test_connect_md_subscription_example() -> None:
@@ -493,7 +493,7 @@ def test_connect_md_assignment_example() -> None:
 
 
 # ----------------------------------------------------------------------------------------------
-# v3 (static, DESIGN.md §4)
+# v3 (static, KIP-987, docs/upgrades.md)
 
 ALLOCATION = ConnectAssignment(
     version=2,
@@ -838,9 +838,9 @@ def test_encoding_order_rules() -> None:
 
 
 # ----------------------------------------------------------------------------------------------
-# JSON forms (DESIGN.md §8)
+# JSON forms (docs/cli-contracts.md)
 
-DESIGN_ASSIGNMENT_JSON = {
+DOCUMENTED_ASSIGNMENT_JSON = {
     "version": 1,
     "error": 0,
     "leader": "w1",
@@ -854,12 +854,12 @@ DESIGN_ASSIGNMENT_JSON = {
 }
 
 
-def test_assignment_json_matches_design() -> None:
-    a = assignment_from_json(DESIGN_ASSIGNMENT_JSON)
+def test_assignment_json_matches_the_docs() -> None:
+    a = assignment_from_json(DOCUMENTED_ASSIGNMENT_JSON)
     assert a.tasks == (ConnectorTaskId("c1", 0),)
     out = assignment_to_json(a)
-    assert out == DESIGN_ASSIGNMENT_JSON
-    assert list(out) == list(DESIGN_ASSIGNMENT_JSON)  # key order too
+    assert out == DOCUMENTED_ASSIGNMENT_JSON
+    assert list(out) == list(DOCUMENTED_ASSIGNMENT_JSON)  # key order too
     v0 = assignment_to_json(decode_assignment(encode_assignment(a, 0)))
     assert list(v0) == ["version", "error", "leader", "leader_url", "config_offset",
                         "connectors", "tasks"]  # fmt: skip
@@ -914,20 +914,24 @@ def test_json_round_trips_every_golden_vector() -> None:
     ],
 )
 def test_assignment_from_json_rejects(change: dict[str, Any], key: str, message: str) -> None:
-    obj = {**DESIGN_ASSIGNMENT_JSON, **change}
+    obj = {**DOCUMENTED_ASSIGNMENT_JSON, **change}
     with pytest.raises(CodecInputError, match=message) as info:
         assignment_from_json(obj)
     assert info.value.key == key
 
 
 def test_assignment_from_json_v0_and_missing_keys() -> None:
-    v0 = {k: v for k, v in DESIGN_ASSIGNMENT_JSON.items() if not k.startswith(("revoked", "delay"))}
+    v0 = {
+        k: v
+        for k, v in DOCUMENTED_ASSIGNMENT_JSON.items()
+        if not k.startswith(("revoked", "delay"))
+    }
     assert assignment_from_json({**v0, "version": 0}).version == 0
     # a decoded v1 object re-encodes at v0 when nothing would be dropped
-    assert assignment_from_json({**DESIGN_ASSIGNMENT_JSON, "version": 0}).version == 0
+    assert assignment_from_json({**DOCUMENTED_ASSIGNMENT_JSON, "version": 0}).version == 0
     for key, value in (("revoked_connectors", ["c"]), ("revoked_tasks", ["c-1"]), ("delay_ms", 5)):
         with pytest.raises(CodecInputError, match="not carried by a version 0") as info:
-            assignment_from_json({**DESIGN_ASSIGNMENT_JSON, "version": 0, key: value})
+            assignment_from_json({**DOCUMENTED_ASSIGNMENT_JSON, "version": 0, key: value})
         assert info.value.key == key
     with pytest.raises(CodecInputError, match="missing") as info:
         assignment_from_json({k: v for k, v in v0.items() if k != "leader_url"})
@@ -944,11 +948,11 @@ def test_subscription_from_json_rejects() -> None:
     good = {"version": 1, "url": "u", "config_offset": 0, "allocation": None}
     assert subscription_from_json(good).allocation is None
     cases = [
-        ({"allocation": {**DESIGN_ASSIGNMENT_JSON, "leader": 5}}, "allocation.leader"),
+        ({"allocation": {**DOCUMENTED_ASSIGNMENT_JSON, "leader": 5}}, "allocation.leader"),
         ({"allocation": []}, "allocation"),
         ({"static_tasks": ["c-1"]}, "static_tasks"),  # only in v3
         ({"static_connectors": None}, "static_connectors"),
-        ({"version": 0, "allocation": DESIGN_ASSIGNMENT_JSON}, "allocation"),  # not in v0
+        ({"version": 0, "allocation": DOCUMENTED_ASSIGNMENT_JSON}, "allocation"),  # not in v0
         ({"flag": True}, "flag"),
         ({"url": None}, "url"),
     ]

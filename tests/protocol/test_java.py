@@ -52,7 +52,8 @@ def test_spread_mixes_high_bits() -> None:
 
 
 def test_hash_set_order_connector1_connector3() -> None:
-    # connect.md §2.3: Kafka's tests rely on {connector1, connector3} iterating in this order.
+    # IncrementalCooperativeConnectProtocolTest: Kafka's tests rely on {connector1, connector3}
+    # iterating in this order.
     for insertion in (["connector1", "connector3"], ["connector3", "connector1"]):
         assert hash_order(insertion, string_hash, presized_capacity(2)) == [
             "connector1",
@@ -79,7 +80,8 @@ def test_hash_order_keeps_insertion_order_within_a_bucket() -> None:
 
 
 def test_task_id_hash_set_order() -> None:
-    # connect.md §9.11: Kafka revokes [connector1-3, connector1-0] for a deleted connector1.
+    # IncrementalCooperativeAssignor (a HashSet of ConnectorTaskId): Kafka revokes
+    # [connector1-3, connector1-0] for a deleted connector1.
     ids = [ConnectorTaskId("connector1", 0), ConnectorTaskId("connector1", 3)]
     assert hash_order(ids, lambda t: task_id_hash(*t)) == [ids[1], ids[0]]
 

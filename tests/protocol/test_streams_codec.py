@@ -581,7 +581,7 @@ def test_assignment_encode_errors() -> None:
 
 
 # ----------------------------------------------------------------------------------------------
-# Version probing (reference/streams.md §8, StreamsPartitionAssignor)
+# Version probing (StreamsPartitionAssignor, KIP-268)
 
 
 def test_choose_assignment_version_without_probing() -> None:

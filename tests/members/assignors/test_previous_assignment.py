@@ -1,6 +1,7 @@
-"""The incremental leader's ``previous_assignment`` after each round (connect.md §5.3 step
-11): what every member holds after the round, plus lost items still waiting for their worker.
-The fast paths derive it from what was dealt instead of from every member's list."""
+"""The incremental leader's ``previous_assignment`` after each round (the end of
+``IncrementalCooperativeAssignor#performTaskAssignment``): what every member holds after the
+round, plus lost items still waiting for their worker. The fast paths derive it from what was
+dealt instead of from every member's list."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Unit facts of the Connect assignors (connect.md §3, §5, §9)."""
+"""Unit facts of the Connect assignors (``EagerAssignor``, ``IncrementalCooperativeAssignor``)."""
 
 from __future__ import annotations
 
@@ -202,7 +202,7 @@ def _core(a, conns, members, gen, now=0):
 
 
 def test_deleted_connector_tasks_revoked_in_hashset_order() -> None:
-    """§9 item 11: deleted connector1 held with tasks 0 and 3 revokes [connector1-3, -0]."""
+    """Java HashSet order: deleted connector1 held with tasks 0 and 3 revokes [connector1-3, -0]."""
     a = IncrementalCooperativeAssignor(300_000)
     held = {
         "w1": (["connector1"], [("connector1", 0), ("connector1", 3)]),

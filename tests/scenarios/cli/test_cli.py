@@ -1,4 +1,4 @@
-"""The ``groupsim`` command line: outputs, exit codes and one-line errors (DESIGN.md §8)."""
+"""The ``groupsim`` command line: outputs, exit codes and one-line errors (docs/commands.md)."""
 
 from __future__ import annotations
 

@@ -38,11 +38,3 @@ def test_the_documented_wrong_guess_fails_as_documented() -> None:
     assert result.exit_code == 2
     assert "allocation.version: missing required key for an assignment" in result.output
     assert "allocation.version: missing required key for an assignment" in DOC.read_text()
-
-
-def test_the_docs_name_no_file_outside_the_repository() -> None:
-    root = DOC.parent.parent
-    for path in [root / "README.md", *sorted((root / "docs").glob("*.md"))]:
-        text = path.read_text(encoding="utf-8")
-        for outside in ("DESIGN.md", "reference/", "../shared"):
-            assert outside not in text, f"{path.name} refers to {outside}"

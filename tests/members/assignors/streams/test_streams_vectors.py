@@ -71,7 +71,7 @@ def by_assignor(prefixes: tuple[str, ...]) -> list[Any]:
 
 
 def to_doc(case: dict[str, Any]) -> dict[str, Any]:
-    """The case as a DESIGN §8 ``groupsim assign`` document."""
+    """The case as a ``groupsim assign`` document (docs/cli-contracts.md)."""
     name, optimize = WHOLE[case["assignor"]]
     config = dict(case["config"])
     if "traffic_cost_arg" in config:

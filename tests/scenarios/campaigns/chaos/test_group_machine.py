@@ -6,7 +6,7 @@ another ``connect.protocol``), connectors are added, removed and resized, and th
 coordinator — at increasing virtual times. At the end the scenario runs for the liveness bound
 after its last fault (scenarios.campaigns.chaos.liveness_bound_ms) and must show no violation
 except known upstream issues, and must have converged. The default profile runs a few bounded
-examples; the ``long`` profile (``HYPOTHESIS_PROFILE=long``) runs 2,000 (README,
+examples; the ``long`` profile (``HYPOTHESIS_PROFILE=long``) runs 2,000 (docs/development.md,
 docs/chaos.md).
 """
 
