@@ -147,3 +147,161 @@ def _tail(path: Path) -> str:
         return " | ".join(path.read_text(errors="replace").splitlines()[-5:])
     except OSError:
         return "(no log)"
+
+
+# --------------------------------------------------------------------------------------------
+# Kafka Connect workers (distributed mode)
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Worker:
+    """A running Connect worker: its REST API at ``url``; ``log`` is its output."""
+
+    name: str
+    url: str
+    pid: int
+    log: Path
+
+
+@contextmanager
+def connect_worker(
+    workdir: Path, bootstrap: str, name: str, **settings: str | int
+) -> Iterator[Worker]:
+    """A real Connect worker (``ConnectDistributed``) of group ``connect-cluster`` for the
+    block, bootstrapping from ``bootstrap`` (the recording proxy, in the tests), with the
+    harness's ``IdleSourceConnector`` on its class path.
+
+    Args:
+        settings: worker settings on top of the defaults, ``.`` written as ``_``
+            (``connect_protocol="eager"``, ``scheduled_rebalance_max_delay_ms=5000``).
+
+    Raises:
+        RuntimeError: the REST API did not answer within :data:`START_TIMEOUT_S`.
+    """
+    rest = free_port()
+    values: dict[str, str | int] = {
+        "bootstrap.servers": bootstrap,
+        "group.id": "connect-cluster",
+        "client.id": name,
+        "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+        "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+        "config.storage.topic": "connect-configs",
+        "offset.storage.topic": "connect-offsets",
+        "status.storage.topic": "connect-status",
+        "config.storage.replication.factor": 1,
+        "offset.storage.replication.factor": 1,
+        "status.storage.replication.factor": 1,
+        "offset.storage.partitions": 1,
+        "status.storage.partitions": 1,
+        "listeners": f"http://127.0.0.1:{rest}",
+        "rest.advertised.host.name": "127.0.0.1",
+        "rest.advertised.port": rest,
+        "plugin.discovery": "service_load",
+        "offset.flush.interval.ms": 60_000,
+    }
+    values.update({k.replace("_", "."): v for k, v in settings.items()})
+    config = workdir / f"{name}.properties"
+    config.write_text("".join(f"{k}={v}\n" for k, v in values.items()))
+    log = workdir / f"{name}.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [
+                *java_command(
+                    "org.apache.kafka.connect.cli.ConnectDistributed",
+                    requested_version(),
+                    heap="384m",
+                ),
+                str(config),
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    url = f"http://127.0.0.1:{rest}"
+    try:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"worker {name} exited ({proc.returncode}): {_tail(log)}")
+            try:
+                rest_call(url, "GET", "/connectors")
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"worker {name} did not start: {_tail(log)}") from None
+                time.sleep(0.5)
+        yield Worker(name, url, proc.pid, log)
+    finally:
+        _stop(proc)
+
+
+def rest_call(url: str, method: str, path: str, body: object | None = None) -> object:
+    """One call to a worker's REST API; the decoded JSON answer (None when empty).
+
+    Raises:
+        OSError: the worker did not answer, or answered an HTTP error (urllib's HTTPError).
+    """
+    import json
+    import urllib.request
+
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(
+        url + path, data=data, method=method, headers={"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        text = answer.read()
+    return json.loads(text) if text else None
+
+
+# --------------------------------------------------------------------------------------------
+# groupsim record, running beside blocking test code
+# --------------------------------------------------------------------------------------------
+
+
+class RecorderThread:
+    """``groupsim record``'s proxy in front of ``upstream``, on its own thread (so the test can
+    start JVMs and wait on REST calls); :meth:`stop` ends it and closes both files."""
+
+    def __init__(self, upstream: tuple[str, int], out: Path) -> None:
+        import threading
+
+        import trio
+
+        from scenarios.record.proxy import Proxy, RecordOptions
+        from scenarios.record.trace import Recording
+
+        self.out = out
+        self._recording = Recording(
+            out, int(time.time() * 1000), f"{upstream[0]}:{upstream[1]}", "127.0.0.1", 0
+        )
+        self._proxy = Proxy(RecordOptions(upstream), self._recording, lambda: time.time() * 1000)
+        self._started = threading.Event()
+        self._token: trio.lowlevel.TrioToken | None = None
+        self._scope: trio.CancelScope | None = None
+        self.port = 0
+
+        async def main() -> None:
+            self._token = trio.lowlevel.current_trio_token()
+            with trio.CancelScope() as scope:
+                self._scope = scope
+                async with trio.open_nursery() as nursery:
+                    self.port = await nursery.start(self._proxy.run)
+                    self._started.set()
+
+        self._thread = threading.Thread(target=trio.run, args=(main,), daemon=True)
+        self._thread.start()
+        if not self._started.wait(30):
+            raise RuntimeError("the recording proxy did not start")
+
+    @property
+    def bootstrap(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def stop(self) -> None:
+        import trio
+
+        if self._token is not None and self._scope is not None and self._thread.is_alive():
+            trio.from_thread.run_sync(self._scope.cancel, trio_token=self._token)
+        self._thread.join(30)
+        self._recording.close()

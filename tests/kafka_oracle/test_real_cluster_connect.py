@@ -1,0 +1,114 @@
+"""Real Kafka Connect workers on a real broker, recorded through ``groupsim record``.
+
+Two workers (``connect.protocol=sessioned``, KIP-415) run a connector of 6 idle tasks; a third
+joins (scale-out) and then leaves for good, so the leader's scheduled delay runs and expires.
+groupsim must predict every answer of Kafka's group coordinator along the way (``replay
+--conform``) and find no violation in the recorded log (``groupsim check``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("kio")
+
+from coordinator.config import CoordinatorConfig  # noqa: E402
+from scenarios.check.log_check import check_log  # noqa: E402
+from scenarios.record.conform import conform_coordinator, read_exchanges  # noqa: E402
+from tests.kafka_oracle.cluster import (  # noqa: E402
+    RecorderThread,
+    connect_worker,
+    kafka_broker,
+    rest_call,
+)
+from tests.kafka_oracle.oracle import unavailable_reason  # noqa: E402
+
+pytestmark = pytest.mark.kafka
+
+BROKER = {"group.initial.rebalance.delay.ms": 0, "group.min.session.timeout.ms": 500}
+WORKER = {"connect_protocol": "sessioned", "scheduled_rebalance_max_delay_ms": 8000}
+
+
+def _tasks_per_worker(url: str) -> Counter[str]:
+    status = rest_call(url, "GET", "/connectors/c1/status")
+    assert isinstance(status, dict)
+    return Counter(t["worker_id"] for t in status["tasks"] if t["state"] == "RUNNING")
+
+
+def _wait(predicate, timeout_s: float, what: str) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            if predicate():
+                return
+        except OSError:
+            pass  # a worker rebalancing answers 409 for a while
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
+        time.sleep(0.5)
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    reason = unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    work = tmp_path_factory.mktemp("connect")
+    out = work / "recorded"
+    settings = {k.replace(".", "_"): v for k, v in BROKER.items()}
+    with kafka_broker(work, **settings) as broker:
+        recorder = RecorderThread(("127.0.0.1", broker.port), out)
+        try:
+            with (
+                connect_worker(work, recorder.bootstrap, "w1", **WORKER) as w1,
+                connect_worker(work, recorder.bootstrap, "w2", **WORKER),
+            ):
+                rest_call(
+                    w1.url,
+                    "POST",
+                    "/connectors",
+                    {
+                        "name": "c1",
+                        "config": {
+                            "connector.class": "groupsim.oracle.connect.IdleSourceConnector",
+                            "tasks.max": "6",
+                        },
+                    },
+                )
+                _wait(
+                    lambda: sorted(_tasks_per_worker(w1.url).values()) == [3, 3],
+                    180,
+                    "6 tasks running, 3 on each of two workers",
+                )
+                with connect_worker(work, recorder.bootstrap, "w3", **WORKER):
+                    _wait(
+                        lambda: sorted(_tasks_per_worker(w1.url).values()) == [2, 2, 2],
+                        180,
+                        "the scale-out to three workers with 2 tasks each",
+                    )
+                # w3 has left for good: its tasks come back after the scheduled delay.
+                _wait(
+                    lambda: sorted(_tasks_per_worker(w1.url).values()) == [3, 3],
+                    180,
+                    "w3's tasks back on w1 and w2 after the scheduled delay",
+                )
+        finally:
+            recorder.stop()
+    return out
+
+
+def test_groupsim_check_finds_no_violation_in_real_connect_workers(recorded: Path) -> None:
+    assert check_log(recorded / "events.jsonl") == []
+
+
+def test_groupsim_predicts_every_answer_to_real_connect_workers(recorded: Path) -> None:
+    verdict = conform_coordinator(
+        read_exchanges(recorded / "trace.jsonl"), CoordinatorConfig.from_mapping(BROKER)
+    )
+    assert verdict.divergences == [], verdict.divergences[:3]
+    assert verdict.compared.get("JoinGroup", 0) >= 5  # at least the rounds above
+    assert {"SyncGroup", "Heartbeat", "LeaveGroup"} <= set(verdict.compared)
