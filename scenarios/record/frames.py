@@ -26,6 +26,8 @@ from kio.index import load_payload_module
 from kio.serial import entity_reader, entity_writer
 from kio.static.constants import EntityType
 
+from scenarios.serve import wire
+
 __all__ = [
     "API_NAMES",
     "RECORDED_APIS",
@@ -41,23 +43,12 @@ __all__ = [
     "to_json",
 ]
 
-#: API key → Kafka's name (``ApiKeys``), for the APIs a group's life touches.
+#: API key → Kafka's name (``ApiKeys``): the APIs ``groupsim serve`` answers, and the others a
+#: recorded client may send that the trace names.
 API_NAMES: dict[int, str] = {
+    **wire.API_NAMES,
     0: "Produce",
-    1: "Fetch",
-    2: "ListOffsets",
-    3: "Metadata",
-    8: "OffsetCommit",
-    9: "OffsetFetch",
-    10: "FindCoordinator",
-    11: "JoinGroup",
-    12: "Heartbeat",
-    13: "LeaveGroup",
-    14: "SyncGroup",
-    15: "DescribeGroups",
-    16: "ListGroups",
     17: "SaslHandshake",
-    18: "ApiVersions",
     36: "SaslAuthenticate",
     60: "DescribeCluster",
 }
