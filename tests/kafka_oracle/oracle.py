@@ -90,10 +90,15 @@ def build(version: str | None = None) -> list[str]:
         failure = " | ".join((done.stdout + done.stderr).strip().splitlines()[-5:])
     else:
         raise OracleUnavailable(f"Maven could not build the Kafka oracle: {failure}")
+    return command("groupsim.oracle.Main", version)
+
+
+def command(main_class: str, version: str | None = None) -> list[str]:
+    """The JVM command running ``main_class`` on the built harness's class path (after
+    :func:`build` for the same ``version``; e.g. ``groupsim.oracle.JavaConsumerClient``)."""
     target = _target_dir(version)
     classpath = (target / "classpath.txt").read_text().strip()
-    return ["java", "-Xss8m", "-cp", f"{target / 'classes'}{os.pathsep}{classpath}",
-            "groupsim.oracle.Main"]
+    return ["java", "-Xss8m", "-cp", f"{target / 'classes'}{os.pathsep}{classpath}", main_class]
 
 
 def _target_dir(version: str | None) -> Path:
