@@ -244,6 +244,9 @@ async def test_a_restarted_static_java_consumer_gets_its_partitions_back(restart
         assert rejoin[0]["leader_id"] == replaced[0]["member_id"]  # leadership followed
     requests = _wire(records, "wire_request", "JoinGroup")
     assert {r["version"] for r in requests} == {9}  # KafkaConsumer 4.x: JoinGroup v9
+    # The restarted JVM joins with no member id, only its instance id (no MEMBER_ID_REQUIRED
+    # round for a static member).
+    assert [(r["member_id"], r["group_instance_id"]) for r in requests] == [("", instance)]
     sync = [
         r
         for r in _wire(records, "wire_response", "SyncGroup")
@@ -251,5 +254,72 @@ async def test_a_restarted_static_java_consumer_gets_its_partitions_back(restart
     ]
     assert [(r["error"], r["generation"]) for r in sync] == [("NONE", generation)]
     assert sorted(int(p.rsplit("-", 1)[1]) for p in sync[0]["partitions"]) == before
+    assert check_log(out / "events.jsonl") == []
+    assert_clean(broker)
+
+
+async def test_a_crashed_java_consumer_is_removed_after_its_session_timeout(java, tmp_path):
+    """``exit-without-leave`` halts the JVM (no LeaveGroup): the coordinator removes the
+    member when its session times out, not before, and the survivor gets all six."""
+    out = tmp_path / "serve"
+    async with open_broker(options(), out=out) as broker:
+        a = java(broker.port, "ja", session_timeout_ms=3000)
+        b = java(broker.port, "jb", session_timeout_ms=3000)
+        await wait_for(
+            lambda: partition_counts(broker) == {"ja": 3, "jb": 3} and _owns(a, 3) and _owns(b, 3),
+            60,
+            "two Java consumers with three partitions each",
+        )
+        crashed_at = broker.now_ms()
+        b.send("exit-without-leave")
+        await wait_for(lambda: partition_counts(broker) == {"ja": 6} and _owns(a, 6), 60, "a alone")
+        assert await a.close() == 0
+    assert b.proc.wait(10) == 0  # halted, not killed
+    records = _records(out)
+    removed = [r for r in records if r["kind"] == "member_removed"]
+    assert [(r["reason"], r["member"].split("#")[0]) for r in removed[:1]] == [
+        ("session_timeout", "jb")
+    ]
+    assert removed[0]["t_ms"] >= crashed_at + 3000 - 400  # its last heartbeat (300 ms apart)
+    assert not [r for r in _wire(records, "wire_request", "LeaveGroup") if r["client_id"] == "jb"]
+    assert check_log(out / "events.jsonl") == []
+    assert_clean(broker)
+
+
+async def test_a_java_consumer_stalled_past_max_poll_interval_leaves_and_rejoins(java, tmp_path):
+    """``stall`` longer than ``max.poll.interval.ms``: the consumer's heartbeat thread sends
+    LeaveGroup when the poll timer expires (``AbstractCoordinator`` heartbeat thread, "consumer
+    poll timeout has expired"), the group rebalances without it; when it polls again it has
+    lost its member id, reports its partitions ``lost`` and rejoins as a new member."""
+    out = tmp_path / "serve"
+    async with open_broker(options(), out=out) as broker:
+        a = java(broker.port, "ja")
+        b = java(broker.port, "jb", max_poll_interval_ms=2000)
+        await wait_for(
+            lambda: partition_counts(broker) == {"ja": 3, "jb": 3} and _owns(a, 3) and _owns(b, 3),
+            60,
+            "two Java consumers with three partitions each",
+        )
+        first_member = b.callbacks()[-1]["member_id"]
+        b.send("stall 5000")
+        await wait_for(lambda: partition_counts(broker) == {"ja": 6}, 60, "a alone while b stalls")
+        await wait_for(
+            lambda: (
+                any(e["event"] == "stalled" for e in b.events)
+                and partition_counts(broker) == {"ja": 3, "jb": 3}
+                and _owns(a, 3)
+                and _owns(b, 3)
+            ),
+            60,
+            "b back after its stall",
+        )
+        assert await b.close() == 0
+        assert await a.close() == 0
+    kinds = [e["event"] for e in b.callbacks()]
+    assert "lost" in kinds, b.callbacks()
+    assert b.callbacks()[-1]["member_id"] != first_member
+    records = _records(out)
+    removed = [r for r in records if r["kind"] == "member_removed"]
+    assert removed[0]["reason"] == "leave" and removed[0]["member"].startswith("jb#")
     assert check_log(out / "events.jsonl") == []
     assert_clean(broker)
