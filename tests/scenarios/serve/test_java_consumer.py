@@ -323,3 +323,52 @@ async def test_a_java_consumer_stalled_past_max_poll_interval_leaves_and_rejoins
     assert removed[0]["reason"] == "leave" and removed[0]["member"].startswith("jb#")
     assert check_log(out / "events.jsonl") == []
     assert_clean(broker)
+
+
+async def test_a_rolling_assignor_upgrade_of_static_members_rebalances_once(java, tmp_path):
+    """The first bounce of KIP-429's upgrade, with static members: each is restarted with
+    ``cooperative-sticky,range``. After the first restart ``range`` is still the only protocol
+    every member supports, so the static rejoin keeps the group Stable (same generation).
+    After the second, every member prefers ``cooperative-sticky``: the protocol the group
+    would select changes, so the static rejoin triggers a rebalance (``GroupMetadataManager
+    #updateStaticMemberThenRebalanceOrCompleteJoin``, Stable with a changed
+    ``selectProtocol()``), and the next generation uses ``cooperative-sticky``."""
+    out = tmp_path / "serve"
+    static = {"session_timeout_ms": 20_000, "heartbeat_interval_ms": 300}
+    both = "cooperative-sticky,range"
+    async with open_broker(options(), out=out) as broker:
+        consumers = await _static_pair(broker, java)
+        generation = broker.snapshot(GROUP).generation
+        assert broker.snapshot(GROUP).protocol == "range"
+        assert await consumers["sa"].close() == 0
+        consumers["sa"] = java(
+            broker.port, "sa", group_instance_id="instance-a", assignor=both, **static
+        )
+        await wait_for(lambda: _owns(consumers["sa"], 3), 60, "sa back after its upgrade")
+        snap = broker.snapshot(GROUP)
+        assert (snap.generation, snap.protocol, snap.state) == (generation, "range", "Stable")
+        second_bounce = broker.log.records[-1]["seq"]
+        assert await consumers["sb"].close() == 0
+        consumers["sb"] = java(
+            broker.port, "sb", group_instance_id="instance-b", assignor=both, **static
+        )
+        await wait_for(
+            lambda: (
+                broker.snapshot(GROUP).protocol == "cooperative-sticky"
+                and partition_counts(broker) == {"sa": 3, "sb": 3}
+                and all(_owns(c, 3) for c in consumers.values())
+            ),
+            60,
+            "a Stable cooperative-sticky group after the second upgrade",
+        )
+        assert sorted(p for c in consumers.values() for p in c.assignment or []) == list(range(6))
+        for c in consumers.values():
+            await c.close()
+    records = _records(out)
+    later = [r for r in records if r["seq"] > second_bounce]
+    assert [r["generation"] for r in later if r["kind"] == "generation"] == [generation + 1]
+    states = [r["to"] for r in later if r["kind"] == "group_state"]
+    assert states[:3] == ["PreparingRebalance", "CompletingRebalance", "Stable"], states
+    assert not [r for r in records if r["kind"] == "member_removed"]
+    assert check_log(out / "events.jsonl") == []
+    assert_clean(broker)

@@ -30,7 +30,8 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  *
  * <p>Arguments are {@code key=value}: {@code bootstrap} (host:port), {@code group},
  * {@code topics} (comma separated), {@code client.id}, {@code assignor} ({@code range},
- * {@code roundrobin}, {@code sticky} or {@code cooperative-sticky}), optional
+ * {@code roundrobin}, {@code sticky} or {@code cooperative-sticky}, or several, comma
+ * separated, in preference order), optional
  * {@code group.instance.id} (KIP-345 static membership), {@code session.timeout.ms},
  * {@code heartbeat.interval.ms}, {@code max.poll.interval.ms} (real ms) and {@code life.ms}, the
  * longest the process lives (default 120000; it halts after that, so a forgotten client cannot
@@ -95,10 +96,13 @@ public final class JavaConsumerClient {
         props.put(ConsumerConfig.GROUP_ID_CONFIG, required(opts, "group"));
         props.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "classic");
         props.put(ConsumerConfig.CLIENT_ID_CONFIG, opts.getOrDefault("client.id", "java"));
-        String assignor = opts.getOrDefault("assignor", "range");
-        String assignorClass = ASSIGNORS.get(assignor);
-        if (assignorClass == null) throw new IllegalArgumentException("unknown assignor '" + assignor + "'");
-        props.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, assignorClass);
+        List<String> assignorClasses = new ArrayList<>();
+        for (String assignor : opts.getOrDefault("assignor", "range").split(",")) {
+            String assignorClass = ASSIGNORS.get(assignor);
+            if (assignorClass == null) throw new IllegalArgumentException("unknown assignor '" + assignor + "'");
+            assignorClasses.add(assignorClass);
+        }
+        props.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, String.join(",", assignorClasses));
         if (opts.containsKey("group.instance.id")) {
             props.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, opts.get("group.instance.id"));
         }
