@@ -52,10 +52,11 @@ class WireRequest(_Rec, tag="wire_request", kw_only=True):
 
 class WireResponse(_Rec, tag="wire_response", kw_only=True):
     """A group request is answered (``error`` a Kafka error name). JoinGroup adds
-    ``member_id``, ``generation``, ``protocol`` (null when none was chosen) and ``leader_id``;
-    SyncGroup adds ``member_id``, ``generation`` (of the request) and ``partitions``
-    (``"<topic>-<n>"`` decoded from the consumer-protocol assignment, null when the bytes are
-    not one)."""
+    ``member_id``, ``generation``, ``protocol`` (null when none was chosen), ``leader_id`` and
+    ``skip_assignment`` (true only when a static leader rejoining a Stable group on v9+ is told
+    to keep the current assignment, KIP-814); SyncGroup adds ``member_id``, ``generation`` (of
+    the request) and ``partitions`` (``"<topic>-<n>"`` decoded from the consumer-protocol
+    assignment, null when the bytes are not one)."""
 
     api: str
     member: str
@@ -65,6 +66,7 @@ class WireResponse(_Rec, tag="wire_response", kw_only=True):
     generation: int | UnsetType = UNSET
     protocol: str | None | UnsetType = UNSET
     leader_id: str | UnsetType = UNSET
+    skip_assignment: bool | UnsetType = UNSET
     partitions: list[str] | None | UnsetType = UNSET
 
 

@@ -546,6 +546,7 @@ class Broker(OtherApis):
                 generation=answer.generation_id,
                 protocol=answer.protocol_name,
                 leader_id=answer.leader,
+                skip_assignment=answer.skip_assignment,
             )
         elif isinstance(answer, pg.SyncGroupResponse):
             fields.update(

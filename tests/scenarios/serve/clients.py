@@ -7,11 +7,13 @@ bounded (``trio.fail_after``) and poll the broker's own view of the group.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import trio
@@ -169,3 +171,111 @@ def killable_kafka_python(port: int, client_id: str, session_timeout_ms: int) ->
         stderr=subprocess.DEVNULL,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
+
+
+class JavaConsumer:
+    """Kafka's own ``KafkaConsumer`` (classic protocol) in a JVM: the harness's
+    ``groupsim.oracle.JavaConsumerClient`` (``tests/kafka_oracle``), on ``orders`` in group
+    ``g``.
+
+    ``events`` collects its JSON lines (``started``, ``revoked`` / ``assigned`` / ``lost`` with
+    ``partitions``, ``generation``, ``member_id``, ``stalled``, ``closed``) as they arrive, read
+    by a thread. Its stderr (Kafka's own output) goes to ``log_path``. The JVM lives at most
+    ``life_ms`` (it halts itself), and :meth:`kill` stops it by its pid.
+    """
+
+    def __init__(
+        self,
+        command: list[str],
+        port: int,
+        client_id: str,
+        log_path: Path,
+        *,
+        assignor: str = "range",
+        group_instance_id: str | None = None,
+        session_timeout_ms: int = 6000,
+        heartbeat_interval_ms: int = 300,
+        max_poll_interval_ms: int = 10_000,
+        life_ms: int = 120_000,
+    ) -> None:
+        args = [
+            f"bootstrap=127.0.0.1:{port}",
+            f"group={GROUP}",
+            f"topics={TOPIC}",
+            f"client.id={client_id}",
+            f"assignor={assignor}",
+            f"session.timeout.ms={session_timeout_ms}",
+            f"heartbeat.interval.ms={heartbeat_interval_ms}",
+            f"max.poll.interval.ms={max_poll_interval_ms}",
+            f"life.ms={life_ms}",
+        ]
+        if group_instance_id is not None:
+            args.append(f"group.instance.id={group_instance_id}")
+        self.client_id = client_id
+        self.events: list[dict[str, Any]] = []
+        self._stderr = log_path.open("ab")
+        self.proc = subprocess.Popen(
+            [*command, *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            start_new_session=True,
+        )
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            if line.strip():
+                self.events.append(json.loads(line))
+
+    def callbacks(self) -> list[dict[str, Any]]:
+        """The rebalance callbacks so far, in order."""
+        return [e for e in self.events if e["event"] in ("revoked", "assigned", "lost")]
+
+    @property
+    def assignment(self) -> list[int] | None:
+        """The partitions it owns after its callbacks so far (None before its first
+        ``assigned``): each ``assigned`` adds, ``revoked`` and ``lost`` remove (an eager
+        consumer revokes everything first; a cooperative one only what moves, KIP-429)."""
+        owned: set[int] | None = None
+        for e in self.callbacks():
+            parts = {int(p.rsplit("-", 1)[1]) for p in e["partitions"]}
+            if e["event"] == "assigned":
+                owned = (owned or set()) | parts
+            elif owned is not None:
+                owned -= parts
+        return None if owned is None else sorted(owned)
+
+    def send(self, command: str) -> None:
+        """One stdin command: ``close``, ``stall <ms>`` or ``exit-without-leave``."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(command.encode() + b"\n")
+        self.proc.stdin.flush()
+
+    async def close(self, timeout_s: float = 30) -> int:
+        """``close`` and wait for the JVM to exit (killed by pid if it does not); its code."""
+        if self.proc.poll() is None:
+            self.send("close")
+            try:
+                await trio.to_thread.run_sync(self.proc.wait, timeout_s)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        return self.finish()
+
+    def kill(self) -> None:
+        """SIGKILL by pid (no-op once it has exited)."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+
+    def finish(self) -> int:
+        """Reaps the JVM (killing it first if it still runs) and closes its pipes."""
+        self.kill()
+        code = self.proc.wait(30)
+        self._reader.join(10)
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            if pipe is not None:
+                pipe.close()
+        self._stderr.close()
+        return code

@@ -11,7 +11,6 @@ import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Map;
-import org.apache.kafka.common.utils.AppInfoParser;
 
 /**
  * The oracle's process: JSON lines in on stdin, one JSON line out on stdout per request.
@@ -67,14 +66,30 @@ public final class Main {
         String op = request.path("op").asText();
         if (op.equals("version")) {
             ObjectNode v = JSON.createObjectNode();
-            v.put("kafka", AppInfoParser.getVersion());
-            v.put("commit", AppInfoParser.getCommitId());
+            v.put("kafka", appInfo("getVersion"));
+            v.put("commit", appInfo("getCommitId"));
             v.put("java", System.getProperty("java.version"));
             return v;
         }
         int dot = op.indexOf('.');
         if (dot <= 0) throw new IllegalArgumentException("op must be <area>.<verb>, got '" + op + "'");
         return driver(op.substring(0, dot)).handle(op.substring(dot + 1), request);
+    }
+
+    /**
+     * Kafka's {@code AppInfoParser.<method>()}: the class is in {@code common.utils} up to 4.0
+     * and in {@code common.utils.internals} in 4.4, so it is looked up by name.
+     */
+    private static String appInfo(String method) throws Exception {
+        for (String name : new String[] {"org.apache.kafka.common.utils.AppInfoParser",
+                "org.apache.kafka.common.utils.internals.AppInfoParser"}) {
+            try {
+                return (String) Class.forName(name).getMethod(method).invoke(null);
+            } catch (ClassNotFoundException e) {
+                // the other release's package
+            }
+        }
+        throw new ClassNotFoundException("AppInfoParser");
     }
 
     private Driver driver(String area) throws Exception {
