@@ -18,6 +18,7 @@ from rich.console import Console
 from typer.core import TyperGroup
 
 __all__ = [
+    "SEED_MAX",
     "OutputFormat",
     "ReportEngine",
     "ConnectMessage",
@@ -28,6 +29,12 @@ __all__ = [
     "choices",
     "plain_help",
 ]
+
+
+#: The largest seed any command takes: a scenario's ``seed`` caps at the same 2^63 - 1
+#: (:data:`scenarios.input.schema.INT64_MAX`, a Java long), so a seed given on the command
+#: line can always be written into a scenario file.
+SEED_MAX = 2**63 - 1
 
 
 class OutputFormat(enum.StrEnum):
