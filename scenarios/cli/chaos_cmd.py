@@ -245,7 +245,7 @@ def chaos(
         str, typer.Option(help="Fault window per run: 1h, 30m, 90s, 500ms.")
     ] = "1h",
     out: Annotated[
-        Path, typer.Option(help="Where shrunk reproducers (chaos-<seed>-<run>.toml) go.")
+        Path, typer.Option(help="Where shrunk reproducers go (chaos-SEED-RUN.toml each).")
     ] = Path("groupsim-out/chaos"),
     jobs: Annotated[int, typer.Option(help="Worker processes (without --master).")] = 2,
     shrink: Annotated[bool, typer.Option(help="Shrink failing runs to minimal scenarios.")] = True,

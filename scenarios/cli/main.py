@@ -94,7 +94,7 @@ def run(
     ] = None,
     out: Annotated[
         Path | None,
-        typer.Option(help="Output directory (default: ./groupsim-out/<scenario>)."),
+        typer.Option(help="Output directory (default: groupsim-out/ then the scenario's name)."),
     ] = None,
     log_heartbeats: Annotated[
         bool, typer.Option("--log-heartbeats", help="Also log heartbeat RPCs.")

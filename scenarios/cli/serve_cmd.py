@@ -61,8 +61,8 @@ def serve(
         list[str] | None,
         typer.Option(
             "--set",
-            help="Coordinator or broker setting KEY=VALUE, e.g. "
-            "group.initial.rebalance.delay.ms=500, connections.max.idle.ms=60000.",
+            help="A coordinator or broker setting KEY=VALUE, Kafka's name and value (e.g. "
+            "group.max.size=5; see docs/serve.md).",
         ),
     ] = None,
     control: Annotated[bool, typer.Option("--control", help=_CONTROL_HELP)] = False,
