@@ -22,19 +22,21 @@ from rich.table import Column, Table
 
 __all__ = ["fit_widths", "output_console", "print_table", "split_table"]
 
-#: Output no narrower than this when stdout is not a terminal and ``COLUMNS`` is not set.
+#: Output width bounds when stdout is not a terminal and ``COLUMNS`` is not set.
 MIN_PIPED_WIDTH = 80
+MAX_PIPED_WIDTH = 160
 
 _MEASURE = Console(width=1 << 16, file=io.StringIO())
 
 
 def output_console(natural_width: int = MIN_PIPED_WIDTH) -> Console:
     """The console for a command's output on stdout: the terminal's width (or ``COLUMNS``,
-    when set); piped without ``COLUMNS``, ``natural_width`` columns (at least
-    :data:`MIN_PIPED_WIDTH`), so that nothing wraps in a file."""
+    when set); piped without ``COLUMNS``, ``natural_width`` columns kept within
+    :data:`MIN_PIPED_WIDTH`..:data:`MAX_PIPED_WIDTH`, so that a table wraps in a file only
+    when its lines would be too long to read."""
     if sys.stdout.isatty() or os.environ.get("COLUMNS", "").strip().isdigit():
         return Console()
-    return Console(width=max(MIN_PIPED_WIDTH, natural_width))
+    return Console(width=min(MAX_PIPED_WIDTH, max(MIN_PIPED_WIDTH, natural_width)))
 
 
 def _natural_width(table: Table) -> int:
