@@ -15,6 +15,8 @@ from typing import NamedTuple
 
 import msgspec
 
+from protocol.errors import InputError
+
 __all__ = [
     "PROTOCOL_TYPE",
     "CONNECTOR_TASK",
@@ -38,7 +40,7 @@ NO_ERROR = 0
 CONFIG_MISMATCH = 1
 
 
-class ConfigError(ValueError):
+class ConfigError(InputError):
     """An impossible or unknown configuration value (e.g. ``connect.protocol=foo``)."""
 
 

@@ -60,6 +60,7 @@ from protocol.connect import (
     ConnectProtocol,
     WorkerSubscription,
 )
+from protocol.errors import InputError
 from protocol.java import hash_order, presized_capacity, string_hash
 from protocol.primitives import (
     INT16_MAX,
@@ -105,7 +106,7 @@ _new_tuple = tuple.__new__
 _I16 = Struct(">h")
 
 
-class CodecInputError(ValueError):
+class CodecInputError(InputError):
     """Invalid JSON input for the codec (``groupsim codec encode``).
 
     Attributes:

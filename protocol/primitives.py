@@ -24,6 +24,8 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterable
 
+from protocol.errors import InputError
+
 __all__ = [
     "DecodeError",
     "EncodeError",
@@ -60,7 +62,7 @@ def _join_field(prefix: str, field: str) -> str:
     return f"{prefix}.{field}"
 
 
-class DecodeError(ValueError):
+class DecodeError(InputError):
     """Bytes that do not parse (Kafka's ``SchemaException``).
 
     Attributes:
@@ -83,7 +85,7 @@ class DecodeError(ValueError):
         return (DecodeError, (self.field, self.offset, self.detail))
 
 
-class EncodeError(ValueError):
+class EncodeError(InputError):
     """A value the wire format cannot carry (string too long or null, int out of range, ...).
 
     Attributes:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from protocol.errors import InputError
+
 from .base import AssignmentRound, ConfigSnapshot, ConnectAssignor, LazyDecoded
 from .eager import EagerAssignor
 from .incremental_cooperative import (
@@ -49,7 +51,7 @@ __all__ = [
 ]
 
 
-class UnknownAssignorError(ValueError):
+class UnknownAssignorError(InputError):
     """An assignor name that is not in :data:`ASSIGNORS`; the message lists the known ones."""
 
     def __init__(self, name: str) -> None:

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from protocol.errors import InputError
 from scenarios.analysis.chaos_rows import (
     CHAOS_RUN_COLUMNS,
     chaos_row,
@@ -92,7 +93,7 @@ class SparkUnavailable(RuntimeError):
     one-line reason (:func:`scenarios.analysis.session.spark_problem`)."""
 
 
-class CampaignOutError(ValueError):
+class CampaignOutError(InputError):
     """``OUT`` holds the runs of another campaign (another seed or configuration)."""
 
 

@@ -59,6 +59,7 @@ from protocol.connect import (
     WorkerSubscription,
 )
 from protocol.connect_codec import decode_assignment, encode_subscription
+from protocol.errors import InputError
 from scenarios.input.assign_schema import ConnectAssignInput, ConnectMemberInput
 from scenarios.input.json_input import decode_json_input
 
@@ -68,7 +69,7 @@ _INT32_MAX = 2**31 - 1
 _STATIC_KEYS = ("static_connectors", "static_tasks")
 
 
-class AssignInputError(ValueError):
+class AssignInputError(InputError):
     """Bad ``groupsim assign`` input; the message starts with the key path, e.g.
     ``rounds[1].members.worker3.tasks[0]: ...``."""
 

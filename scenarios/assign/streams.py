@@ -85,6 +85,7 @@ from members.assignors.streams.rack_aware import (
     STATELESS_NON_OVERLAP_COST,
     STATELESS_TRAFFIC_COST,
 )
+from protocol.errors import InputError
 from scenarios.input.assign_schema import (
     StreamsAssignConfig,
     StreamsAssignInput,
@@ -100,7 +101,7 @@ STREAMS_ASSIGNORS = ("high_availability", "default_standby", "client_tag_standby
 _OPTIMIZE = ("active_tasks", "standby_tasks")
 
 
-class StreamsAssignInputError(ValueError):
+class StreamsAssignInputError(InputError):
     """Bad ``groupsim assign`` input for a Streams assignor; the message starts with the key
     path, e.g. ``clients[2].task_lags.0_1: ...``."""
 

@@ -17,7 +17,8 @@ from scenarios.check.invariants import InvariantChecker
 from scenarios.check.liveness import liveness_violations
 from scenarios.check.metrics import summarize
 from scenarios.check.protocol_checkers import protocol_violations
-from scenarios.eventlog import read_jsonl
+from scenarios.eventlog import LogFormatError, read_jsonl
+from scenarios.input.limits import LimitExceeded, check_limit, limit
 
 __all__ = ["check_log", "check_records"]
 
@@ -75,8 +76,18 @@ def check_log(path: str | Path) -> list[dict[str, Any]]:
     Every record is validated against its kind's Struct (:mod:`scenarios.eventlog.records`)
     first: an unknown kind or field, or a value of the wrong type, is a ``LogFormatError``.
 
+    The file and each line are bounded first (the ``log_bytes`` and ``log_line_bytes``
+    limits, docs/limits.md).
+
     Raises:
-        scenarios.eventlog.LogFormatError: the file is not a valid event log.
+        scenarios.eventlog.LogFormatError: the file is not a valid event log, or is larger
+            than a limit.
         OSError: the file cannot be read.
     """
-    return check_records(read_jsonl(path, validate=True))
+    path = Path(path)
+    try:
+        check_limit(str(path), path.stat().st_size, "log_bytes")
+        max_line = limit("log_line_bytes")
+    except LimitExceeded as exc:
+        raise LogFormatError(str(exc)) from None
+    return check_records(read_jsonl(path, validate=True, max_line_bytes=max_line))

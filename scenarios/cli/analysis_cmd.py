@@ -15,31 +15,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 
 from scenarios.cli.choices import ReportEngine
+from scenarios.cli.errors import fail, one_line_errors, parse_conf, stderr
 
 __all__ = ["sweep", "report"]
-
-_stderr = Console(stderr=True, highlight=False)
-
-
-def _fail(message: str) -> NoReturn:
-    _stderr.print(f"groupsim: error: {' '.join(message.split())}", markup=False, soft_wrap=True)
-    raise typer.Exit(2)
-
-
-def _parse_conf(items: list[str]) -> dict[str, str]:
-    conf = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            _fail(f"--conf: expected KEY=VALUE, got {item!r}")
-        conf[key.strip()] = value
-    return conf
 
 
 class _Bar:
@@ -68,7 +52,7 @@ class _Bar:
                 TextColumn("runs"),
                 TimeElapsedColumn(),
                 TimeRemainingColumn(),
-                console=_stderr,
+                console=stderr,
                 transient=True,
             )
             self.bar.start()
@@ -114,19 +98,16 @@ def sweep(
     ] = None,
 ) -> None:
     """Run a sweep (parameter grid × seeds) on Spark; write runs/, events/, aggregates/."""
-    from scenarios.input.loader import ScenarioError
     from scenarios.input.sweep_file import SweepError, load_sweep
 
-    settings = _parse_conf(conf or [])
-    try:
+    with one_line_errors():
+        settings = parse_conf(conf or [])
         loaded = load_sweep(sweep_file)
-    except (SweepError, ScenarioError) as exc:
-        _fail(str(exc))
     from scenarios.analysis.session import spark_problem
 
     problem = spark_problem()
     if problem is not None:
-        _fail(f"groupsim sweep needs Spark: {problem}")
+        fail(f"groupsim sweep needs Spark: {problem}")
     from scenarios.analysis.pipeline import run_sweep
 
     target = out if out is not None else str(Path("sweep-out") / loaded.name)
@@ -147,13 +128,13 @@ def sweep(
                 progress=bar,
             )
     except SweepError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     except KeyboardInterrupt as stop:  # Ctrl-C: pipeline.SweepInterrupted, or during start-up
         from scenarios.analysis.interrupt import stop_jvm
 
         stop_jvm()  # no JVM or Spark Python worker outlives the command
         written = getattr(stop, "written", 0)
-        _stderr.print(
+        stderr.print(
             f"interrupted after {written} runs; results so far in {target} "
             "(run the same command again to resume)",
             markup=False,
@@ -163,7 +144,7 @@ def sweep(
     except Exception as exc:  # Spark failures: a bad master URL, an unreachable cluster
         if type(exc).__module__.startswith(("pyspark", "py4j")):
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            _fail(f"Spark: {first}")
+            fail(f"Spark: {first}")
         raise
     console.print(
         f"{result.ran} run(s) in {result.seconds:.1f} s"
@@ -200,5 +181,5 @@ def report(
     try:
         path = write_report(directory, out=out, engine=engine.value)
     except ReportError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     typer.echo(f"wrote {path}")

@@ -19,10 +19,13 @@ from typing import Annotated, Any, NoReturn
 import typer
 from rich.console import Console
 
+from protocol.errors import InputError
+
 # The light vocabulary module, not scenarios.campaigns.chaos (engine + assignors): the CLI
 # imports this module at start-up; run_campaign is imported when the command runs.
 from scenarios.campaigns.chaos_names import ASSIGNOR_OF, FAULT_KINDS, PROTOCOLS
-from scenarios.cli.choices import ChaosAssignor, ChaosKind
+from scenarios.cli.choices import SEED_MAX, ChaosAssignor, ChaosKind
+from scenarios.cli.errors import fail, stderr
 from scenarios.cli.progress import ProgressBar
 
 __all__ = [
@@ -38,12 +41,10 @@ __all__ = [
 #: The largest group ``--members`` accepts.
 MAX_MEMBERS = 1000
 
-_stderr = Console(stderr=True, highlight=False)
-
 _UNITS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000}
 
 
-class ChaosInputError(ValueError):
+class ChaosInputError(InputError):
     """A bad ``groupsim chaos`` option; its text is the one-line error."""
 
 
@@ -127,11 +128,6 @@ def _check_size(key: str, value: int, name: str) -> None:
         check_limit(key, value, name)
     except LimitExceeded as exc:
         raise ChaosInputError(str(exc)) from None
-
-
-def _fail(message: str) -> NoReturn:
-    _stderr.print(f"groupsim: error: {message}", markup=False, soft_wrap=True)
-    raise typer.Exit(2)
 
 
 def _seconds(ms: int | None) -> str:
@@ -249,7 +245,7 @@ def chaos(
         str, typer.Option(help="Fault window per run: 1h, 30m, 90s, 500ms.")
     ] = "1h",
     out: Annotated[
-        Path, typer.Option(help="Where shrunk reproducers (chaos-<seed>-<run>.toml) go.")
+        Path, typer.Option(help="Where shrunk reproducers go (chaos-SEED-RUN.toml each).")
     ] = Path("groupsim-out/chaos"),
     jobs: Annotated[int, typer.Option(help="Worker processes (without --master).")] = 2,
     shrink: Annotated[bool, typer.Option(help="Shrink failing runs to minimal scenarios.")] = True,
@@ -276,8 +272,8 @@ def chaos(
         if runs < 1:
             raise ChaosInputError(f"--runs: must be at least 1, got {runs}")
         _check_size("--runs", runs, "runs")
-        if seed < 0:
-            raise ChaosInputError(f"--seed: must be >= 0, got {seed}")
+        if not 0 <= seed <= SEED_MAX:
+            raise ChaosInputError(f"--seed: must be 0..{SEED_MAX}, got {seed}")
         if not 1 <= jobs <= 256:
             raise ChaosInputError(f"--jobs: must be 1..256, got {jobs}")
         _check_size("--members", parse_members(members)[1], "members")
@@ -299,7 +295,7 @@ def chaos(
         if out.exists() and not out.is_dir():
             raise ChaosInputError(f"--out: {out} exists and is not a directory")
     except ChaosInputError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     if master is not None:
         from scenarios.cli.chaos_spark_cmd import run_on_spark
 
@@ -354,7 +350,7 @@ def _interrupted(partial: Any, out: Path) -> NoReturn:
         )
     except OSError:
         pass
-    _stderr.print(
+    stderr.print(
         f"interrupted after {partial.runs} runs; results so far in {out}",
         markup=False,
         soft_wrap=True,

@@ -7,30 +7,13 @@ the pool campaign gives, so ``chaos`` prints it the same way."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import typer
-from rich.console import Console
 
-__all__ = ["run_on_spark", "parse_conf"]
+from scenarios.cli.errors import fail, one_line_errors, parse_conf, stderr
 
-_stderr = Console(stderr=True, highlight=False)
-
-
-def _fail(message: str) -> NoReturn:
-    _stderr.print(f"groupsim: error: {' '.join(message.split())}", markup=False, soft_wrap=True)
-    raise typer.Exit(2)
-
-
-def parse_conf(items: list[str]) -> dict[str, str]:
-    """``--conf KEY=VALUE`` items as a dict (a malformed one is bad input)."""
-    conf = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            _fail(f"--conf: expected KEY=VALUE, got {item!r}")
-        conf[key.strip()] = value
-    return conf
+__all__ = ["run_on_spark"]
 
 
 def run_on_spark(
@@ -46,12 +29,13 @@ def run_on_spark(
 ) -> Any:
     """Run the campaign on Spark at ``master``; its result (runs ``0 … runs-1`` read back from
     ``out/runs/``). Prints where the runs table is on stderr."""
-    settings = parse_conf(conf)
+    with one_line_errors():
+        settings = parse_conf(conf)
     from scenarios.analysis.session import spark_problem
 
     problem = spark_problem()
     if problem is not None:
-        _fail(f"--master: campaigns on Spark need Spark: {problem}")
+        fail(f"--master: campaigns on Spark need Spark: {problem}")
     from scenarios.analysis.chaos_spark import (
         CampaignOutError,
         SparkUnavailable,
@@ -70,12 +54,12 @@ def run_on_spark(
             on_progress=progress,
         )
     except (CampaignOutError, SparkUnavailable) as exc:
-        _fail(f"--out: {exc}" if isinstance(exc, CampaignOutError) else f"--master: {exc}")
+        fail(f"--out: {exc}" if isinstance(exc, CampaignOutError) else f"--master: {exc}")
     except KeyboardInterrupt as stop:  # SweepInterrupted, or Ctrl-C while Spark starts
         from scenarios.analysis.interrupt import stop_jvm
 
         stop_jvm()  # no JVM or Spark Python worker outlives the command
-        _stderr.print(
+        stderr.print(
             f"interrupted after {getattr(stop, 'written', 0)} runs; results so far in {out} "
             "(run the same command again to resume)",
             markup=False,
@@ -85,9 +69,9 @@ def run_on_spark(
     except Exception as exc:  # Spark failures: a bad master URL, an unreachable cluster
         if type(exc).__module__.startswith(("pyspark", "py4j")):
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            _fail(f"Spark: {first}")
+            fail(f"Spark: {first}")
         raise
-    _stderr.print(
+    stderr.print(
         f"runs table: {done.out}/runs ({done.ran} run now, {done.skipped} already there)",
         markup=False,
         soft_wrap=True,

@@ -18,6 +18,7 @@ from rich.console import Console
 from typer.core import TyperGroup
 
 __all__ = [
+    "SEED_MAX",
     "OutputFormat",
     "ReportEngine",
     "ConnectMessage",
@@ -28,6 +29,12 @@ __all__ = [
     "choices",
     "plain_help",
 ]
+
+
+#: The largest seed any command takes: a scenario's ``seed`` caps at the same 2^63 - 1
+#: (:data:`scenarios.input.schema.INT64_MAX`, a Java long), so a seed given on the command
+#: line can always be written into a scenario file.
+SEED_MAX = 2**63 - 1
 
 
 class OutputFormat(enum.StrEnum):
@@ -117,8 +124,9 @@ class OneLineErrors(TyperGroup):
 
 def plain_help() -> None:
     """Tidy typer's ``--help`` for groupsim (called once when the app is built): flags show no
-    ``<bool>`` type (``--json`` takes no value), and a required argument reads ``NAME`` in the
-    usage line rather than ``{name}`` (which looks like a placeholder to fill in)."""
+    ``<bool>`` type (``--json`` takes no value), a required argument reads ``NAME`` in the
+    usage line rather than ``{name}`` (which looks like a placeholder to fill in), and a seed's
+    range reads ``[x>=0]``."""
     from typer import core
 
     if getattr(core.TyperOption, "_groupsim_plain", False):
@@ -133,6 +141,15 @@ def plain_help() -> None:
         name = name if self.required else f"[{name}]"
         return name + ("..." if self.nargs != 1 else "")
 
+    number_range = core.TyperOption._get_number_range_help_str
+
+    def range_help(self: Any) -> str | None:
+        # a seed's range reads "x>=0": its cap, 2^63 - 1, is 19 digits no column can hold
+        if getattr(self, "max", None) == SEED_MAX:
+            return f"x>={self.min}"
+        return number_range(self)
+
+    core.TyperOption._get_number_range_help_str = range_help  # type: ignore[method-assign]
     core.TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
     core.TyperArgument._usage_display_name = usage_name  # type: ignore[method-assign]
     core.TyperOption._groupsim_plain = True  # type: ignore[attr-defined]

@@ -9,12 +9,19 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 
-from scenarios.cli.choices import ConnectMessage, OneLineErrors, OutputFormat, plain_help
+from scenarios.cli.choices import (
+    SEED_MAX,
+    ConnectMessage,
+    OneLineErrors,
+    OutputFormat,
+    plain_help,
+)
+from scenarios.cli.errors import BadInput, InputError, fail, stderr
 from scenarios.cli.progress import ProgressBar
 
 __all__ = ["app", "main"]
@@ -36,8 +43,6 @@ codec_app = typer.Typer(
 app.add_typer(codec_app, name="codec")
 
 FLAGSHIP = "rolling-upgrade-eager-to-sessioned"
-
-_stderr = Console(stderr=True, highlight=False)
 
 
 def _version() -> str:
@@ -77,43 +82,6 @@ def _options(
     run them for real."""
 
 
-class BadInput(Exception):
-    """Input the user must fix; reported as one line with exit code 2."""
-
-
-def _fail(message: str) -> NoReturn:
-    _stderr.print(f"groupsim: error: {message}", markup=False, soft_wrap=True)
-    raise typer.Exit(2)
-
-
-def _bad_input_types() -> tuple[type[BaseException], ...]:
-    from members.assignors import UnknownAssignorError
-    from members.assignors.streams import StreamsAssignmentError
-    from protocol.connect import ConfigError
-    from protocol.connect_codec import CodecInputError
-    from protocol.primitives import DecodeError, EncodeError
-    from scenarios.assign.connect import AssignInputError
-    from scenarios.assign.streams import StreamsAssignInputError
-    from scenarios.eventlog import LogFormatError
-    from scenarios.input.limits import LimitExceeded
-    from scenarios.input.loader import ScenarioError
-
-    return (
-        BadInput,
-        ScenarioError,
-        ConfigError,
-        DecodeError,
-        EncodeError,
-        CodecInputError,
-        AssignInputError,
-        StreamsAssignInputError,
-        StreamsAssignmentError,
-        UnknownAssignorError,
-        LogFormatError,
-        LimitExceeded,
-    )
-
-
 @app.command()
 def run(
     scenario: Annotated[
@@ -121,11 +89,12 @@ def run(
         typer.Argument(help=f"Scenario file or library name (default: {FLAGSHIP})."),
     ] = None,
     seed: Annotated[
-        int | None, typer.Option(min=0, help="Seed, >= 0 (default: the scenario's).")
+        int | None,
+        typer.Option(min=0, max=SEED_MAX, help="Seed, >= 0 (default: the scenario's)."),
     ] = None,
     out: Annotated[
         Path | None,
-        typer.Option(help="Output directory (default: ./groupsim-out/<scenario>)."),
+        typer.Option(help="Output directory (default: groupsim-out/ then the scenario's name)."),
     ] = None,
     log_heartbeats: Annotated[
         bool, typer.Option("--log-heartbeats", help="Also log heartbeat RPCs.")
@@ -133,12 +102,7 @@ def run(
     plot: Annotated[bool, typer.Option(help="Write timeline.png.")] = True,
 ) -> None:
     """Run a scenario: print a summary, write events.jsonl, summary.json and timeline.png."""
-    from scenarios.cli.outputs import (
-        OutputDirError,
-        discard_stage,
-        prepare_outputs,
-        write_outputs,
-    )
+    from scenarios.cli.outputs import discard_stage, prepare_outputs, write_outputs
     from scenarios.cli.summary_view import render_summary
     from scenarios.input.library import load_any
     from scenarios.sim.runner import simulate
@@ -149,10 +113,8 @@ def run(
         run_seed = loaded.scenario.seed if seed is None else seed
         out_dir = out if out is not None else Path("groupsim-out") / scenario_name
         stage = prepare_outputs(out_dir)  # before the simulation: a bad --out fails at once
-    except OutputDirError as exc:
-        _fail(str(exc))
-    except _bad_input_types() as exc:
-        _fail(str(exc))
+    except InputError as exc:
+        fail(str(exc))
     try:
         with ProgressBar("simulating") as advance:
             result = simulate(
@@ -162,10 +124,10 @@ def run(
                 on_progress=advance,
             )
         write_outputs(result, out_dir, plot=plot, stage=stage)
-    except _bad_input_types() as exc:
-        _fail(str(exc))
+    except InputError as exc:
+        fail(str(exc))
     except OSError as exc:
-        _fail(f"--out: cannot write {out_dir}: {exc.strerror or exc}")
+        fail(f"--out: cannot write {out_dir}: {exc.strerror or exc}")
     finally:
         discard_stage(stage)
     # Piped output gets a fixed width wide enough for the phase table.
@@ -192,7 +154,9 @@ def compat(
         bool,
         typer.Option("--allow-known", help="Do not fail on known upstream bugs (KAFKA-13816)."),
     ] = False,
-    seed: Annotated[int, typer.Option(min=0, help="Seed of every replay (>= 0).")] = 1,
+    seed: Annotated[
+        int, typer.Option(min=0, max=SEED_MAX, help="Seed of every replay (>= 0).")
+    ] = 1,
 ) -> None:
     """The protocol compatibility matrix: every mix and every rolling upgrade/downgrade path."""
     from scenarios.campaigns.compat import (
@@ -212,17 +176,21 @@ def compat(
     else:
         from rich.table import Table
 
+        from scenarios.cli.tables import print_table
+
         table = Table(title=f"Connect protocol compatibility (seed {seed})")
         widest_case = max((len(row.case) for row in rows), default=4)
         for column in COLUMNS:
-            # case names whole, never cut to "…": the other columns wrap instead
-            table.add_column(column, min_width=widest_case if column == "case" else None)
+            # case names whole, never cut to "…"; two-word headers on two lines ("max task /
+            # downtime"), so the whole table fits 130 columns
+            header = column.replace(" ", "\n", 1) if len(column) > 10 else column
+            table.add_column(header, min_width=widest_case if column == "case" else None)
         for row in rows:
             table.add_row(*row_cells(row, allow_known=allow_known))
-        Console(width=None if sys.stdout.isatty() else 130).print(table)
+        print_table(table, keep=("case",))
     unsafe = [row.case for row in rows if row.unsafe(allow_known=allow_known)]
     if unsafe:
-        _stderr.print(
+        stderr.print(
             f"unsafe: {', '.join(unsafe)}"
             + ("" if allow_known else " (--allow-known tolerates KAFKA-13816)"),
             markup=False,
@@ -235,6 +203,7 @@ def list_scenarios() -> None:
     """List the built-in scenarios (run one with `groupsim run NAME`)."""
     from rich.table import Table
 
+    from scenarios.cli.tables import print_table
     from scenarios.input.library import library_names, load_any
 
     table = Table(show_header=True, header_style="bold")
@@ -245,7 +214,7 @@ def list_scenarios() -> None:
         for name in library_names(kind):
             label = name + (" (default)" if name == FLAGSHIP else "")
             table.add_row(label, kind, load_any(name).scenario.description)
-    Console(width=None if sys.stdout.isatty() else 120).print(table)
+    print_table(table, keep=("name",))
 
 
 @app.command()
@@ -265,8 +234,8 @@ def assign(
         _check_assignor_name(doc, STREAMS_ASSIGNORS)
         streams = isinstance(doc, dict) and doc.get("assignor") in STREAMS_ASSIGNORS
         output = run_assign_streams(doc) if streams else run_assign(doc)
-    except _bad_input_types() as exc:
-        _fail(str(exc))
+    except InputError as exc:
+        fail(str(exc))
     typer.echo(json.dumps(output, indent=2))
 
 
@@ -286,13 +255,19 @@ def check(
     from scenarios.check.log_check import check_log
 
     try:
+        if events.is_dir():
+            raise BadInput(
+                f"{events}: is a directory, not an event log (e.g. {events}/events.jsonl)"
+            )
         if not events.is_file():
             raise BadInput(f"{events}: no such file")
         violations = check_log(events)
-    except _bad_input_types() as exc:
-        _fail(str(exc))
+    except InputError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"{events}: {exc.strerror or exc}")
     for violation in violations:
-        typer.echo(json.dumps(violation, sort_keys=True))
+        typer.echo(json.dumps(_clipped(violation), sort_keys=True))
     known = [v for v in violations if v.get("known_issue")]
     failing = [v for v in violations if not (allow_known and v.get("known_issue"))]
     typer.echo(
@@ -323,8 +298,8 @@ def codec_decode(
             obj = subscription_to_json(decode_subscription(data))
         else:
             obj = assignment_to_json(decode_assignment(data))
-    except _bad_input_types() as exc:
-        _fail(str(exc))
+    except InputError as exc:
+        fail(str(exc))
     typer.echo(json.dumps(obj))
 
 
@@ -356,9 +331,25 @@ def codec_encode(
             data = encode_subscription(subscription_from_json(doc))
         else:
             data = encode_assignment(assignment_from_json(doc))
-    except _bad_input_types() as exc:
-        _fail(str(exc))
+    except InputError as exc:
+        fail(str(exc))
     typer.echo(data.hex())
+
+
+#: The longest text ``check`` prints from a log (a name, a detail); longer is cut with "…".
+_CLIP = 300
+
+
+def _clipped(value: Any) -> Any:
+    """``value`` (a violation) with every string longer than :data:`_CLIP` characters cut:
+    a log's names are echoed, never a whole record."""
+    if isinstance(value, str):
+        return value if len(value) <= _CLIP else f"{value[:_CLIP]}… ({len(value)} characters)"
+    if isinstance(value, dict):
+        return {key: _clipped(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clipped(item) for item in value]
+    return value
 
 
 def _check_assignor_name(doc: Any, streams_assignors: tuple[str, ...]) -> None:
@@ -383,16 +374,35 @@ def _parse_hex(text: str) -> bytes:
 
 
 def _read_json(path: Path) -> Any:
+    """The JSON document in file ``path`` (``-``: stdin), UTF-8.
+
+    Raises:
+        BadInput: ``"<path>: <problem>"``: unreadable, not UTF-8 (the byte offset), invalid
+            JSON (line and column), or nested deeper than the ``nesting_levels`` limit (line
+            and column, docs/limits.md).
+    """
+    from scenarios.input.limits import LimitExceeded, check_nesting
+
+    name = "stdin" if str(path) == "-" else str(path)
     try:
-        text = sys.stdin.read() if str(path) == "-" else path.read_text(encoding="utf-8")
+        data = sys.stdin.buffer.read() if str(path) == "-" else path.read_bytes()
     except OSError as exc:
-        raise BadInput(f"{path}: {exc.strerror or exc}") from None
+        raise BadInput(f"{name}: {exc.strerror or exc}") from None
     try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadInput(f"{name}: not UTF-8 text: {exc.reason} at byte {exc.start}") from None
+    try:
+        check_nesting(text)
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise BadInput(
-            f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+            f"{name}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
         ) from None
+    except LimitExceeded as exc:
+        raise BadInput(f"{name}: {exc}") from None
+    except RecursionError:  # a nesting limit raised past what the parser can recurse into
+        raise BadInput(f"{name}: nested too deeply to parse") from None
 
 
 def _register_commands() -> None:

@@ -16,6 +16,7 @@ import os
 import shutil
 from pathlib import Path
 
+from protocol.errors import InputError
 from scenarios.eventlog.atomic import atomic_write_text, current_umask
 from scenarios.sim.runner import RunResult
 
@@ -27,7 +28,7 @@ OUTPUT_FILES = ("events.jsonl", "summary.json", "timeline.png", "report.html")
 _STAGE_PREFIX = ".groupsim-stage."
 
 
-class OutputDirError(ValueError):
+class OutputDirError(InputError):
     """The output directory cannot be used; the text is the one-line error."""
 
 

@@ -350,7 +350,7 @@ def _totals(ax: Axes, data: _Series, end: float, streams: bool) -> None:
     cx, cy = data.configured
     if cx:
         ax.step([*cx, end], [*cy, cy[-1]], where="post", color=CONFIGURED, linestyle="--")
-    ax.set_ylabel("tasks, all members")
+    ax.set_ylabel(f"tasks, all {'clients' if streams else 'workers'}")
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("virtual time (s)")
 

@@ -33,6 +33,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from protocol.errors import InputError
 from scenarios.cli.sweep_plots import (
     distinct,
     fmt_param,
@@ -45,7 +46,7 @@ from scenarios.cli.sweep_plots import (
 __all__ = ["ReportError", "write_report", "render_sweep_html", "render_run_html"]
 
 
-class ReportError(Exception):
+class ReportError(InputError):
     """A directory that cannot be reported on (one line)."""
 
 

@@ -14,6 +14,9 @@ from typing import Annotated, Any
 import msgspec
 import typer
 
+from scenarios.cli.choices import SEED_MAX
+from scenarios.cli.errors import InputError, fail
+
 __all__ = ["serve"]
 
 _CONTROL_HELP = (
@@ -32,14 +35,20 @@ def serve(
         ),
     ] = None,
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port to listen on (0: any free port).")] = 9092,
+    port: Annotated[
+        int, typer.Option(min=0, max=65535, help="Port to listen on (0: any free port).")
+    ] = 9092,
     advertised_host: Annotated[
         str | None,
         typer.Option(help="Host clients are told to connect to (default: --host)."),
     ] = None,
     seed: Annotated[
         int | None,
-        typer.Option(help="Seed of member ids and loss draws (default: the scenario's)."),
+        typer.Option(
+            min=0,
+            max=SEED_MAX,
+            help="Seed of member ids and loss draws, >= 0 (default: the scenario's).",
+        ),
     ] = None,
     out: Annotated[
         Path, typer.Option(help="Where events.jsonl and summary.json are written on exit.")
@@ -52,7 +61,8 @@ def serve(
         list[str] | None,
         typer.Option(
             "--set",
-            help="Coordinator setting KEY=VALUE, e.g. group.initial.rebalance.delay.ms=500.",
+            help="A coordinator or broker setting KEY=VALUE, Kafka's name and value (e.g. "
+            "group.max.size=5; see docs/serve.md).",
         ),
     ] = None,
     control: Annotated[bool, typer.Option("--control", help=_CONTROL_HELP)] = False,
@@ -61,19 +71,16 @@ def serve(
     ] = False,
 ) -> None:
     """Serve groupsim's group coordinator to real Kafka clients over TCP until Ctrl-C."""
-    from scenarios.cli.main import _fail
-    from scenarios.serve.config import ServeInputError
-
     try:
-        import kio  # noqa: F401  (Kafka's messages; the serve extra)
+        _import_kio()
     except ImportError:
-        _fail("groupsim serve needs kio: pip install 'groupsim[serve]'")
+        fail("groupsim serve needs kio: pip install 'groupsim[serve]'")
     try:
         options = _options(scenario, host, port, seed, topic or [], setting or [], log_heartbeats)
         if advertised_host is not None:
             options = msgspec.structs.replace(options, advertised_host=advertised_host)
-    except ServeInputError as exc:
-        _fail(str(exc))
+    except InputError as exc:
+        fail(str(exc))
     import trio
 
     try:
@@ -82,7 +89,7 @@ def serve(
         error = _os_error(exc)
         if error is None:
             raise
-        _fail(f"cannot serve on {host}:{port}: {error.strerror or error}")
+        fail(f"cannot serve on {host}:{port}: {error.strerror or error}")
     for group_id, group in result["groups"].items():
         typer.echo(
             f"group {group_id}: {group['state']}, generation {group['generation']}, "
@@ -91,6 +98,27 @@ def serve(
     typer.echo(f"wrote {out / 'events.jsonl'} and {out / 'summary.json'}")
     violations = len(result["violations"])
     typer.echo(f"{violations} violation(s) (groupsim check {out / 'events.jsonl'})")
+
+
+def _import_kio() -> None:
+    """Import kio (Kafka's messages; the serve extra) without Hypothesis.
+
+    kio registers Hypothesis strategies for its types whenever Hypothesis is importable (the
+    dev extra installs it), and building them writes Hypothesis' cache into ``./.hypothesis/``
+    of whatever directory ``groupsim serve`` runs in. Unless Hypothesis is already loaded (a
+    test process), kio is imported with Hypothesis hidden, so it registers nothing.
+
+    Raises:
+        ImportError: kio is not installed.
+    """
+    hide = "hypothesis" not in sys.modules
+    if hide:
+        sys.modules["hypothesis"] = None  # type: ignore[assignment]  # "import hypothesis" fails
+    try:
+        import kio.serial  # noqa: F401  (loads kio.static, where the strategies would be made)
+    finally:
+        if hide:
+            del sys.modules["hypothesis"]
 
 
 def _os_error(exc: BaseException) -> OSError | None:
@@ -114,6 +142,7 @@ def _options(
     from scenarios.serve.config import (
         ServeOptions,
         ServeScenario,
+        broker_settings,
         coordinator_config,
         load_serve_scenario,
         parse_setting,
@@ -126,6 +155,7 @@ def _options(
         name, count = parse_topic(text)
         served[name] = count
     overrides = dict(parse_setting(text) for text in settings)
+    broker = broker_settings(scenario, overrides)  # takes the broker keys out of overrides
     return ServeOptions(
         host=host,
         port=port,
@@ -135,6 +165,7 @@ def _options(
         timeline=tuple(scenario.timeline),
         name=scenario.name,
         log_heartbeats=log_heartbeats,
+        connections_max_idle_ms=broker.connections_max_idle_ms,
     )
 
 

@@ -18,11 +18,12 @@ import re
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import msgspec
 import structlog
 
+from protocol.errors import InputError
 from scenarios.eventlog.records import LogRecord
 
 __all__ = [
@@ -49,7 +50,7 @@ _decoder = msgspec.json.Decoder()
 _typed_decoder = msgspec.json.Decoder(LogRecord)
 
 
-class LogFormatError(ValueError):
+class LogFormatError(InputError):
     """A saved log that cannot be read: ``"<file>:<line>: <problem>"`` (one line)."""
 
 
@@ -191,23 +192,29 @@ def write_jsonl(records: Iterable[Record], path: str | Path) -> None:
 write_records_jsonl = write_jsonl
 
 
-def read_jsonl(path: str | Path, *, validate: bool = False) -> list[Record]:
+def read_jsonl(
+    path: str | Path, *, validate: bool = False, max_line_bytes: int | None = None
+) -> list[Record]:
     """Read a saved event log as dicts.
 
     Blank lines are skipped. The first record must carry a supported ``log_version``
     (``run_start``); every record must be a JSON object with an integer ``t_ms`` and ``seq``
     and a string ``kind``. With ``validate``, every record must also match its kind's Struct
     in :mod:`scenarios.eventlog.records` (no unknown kind or field, every value of its type).
+    With ``max_line_bytes``, a longer line is refused before it is read whole (``groupsim
+    check`` passes the ``log_line_bytes`` limit, docs/limits.md). Error messages never quote
+    more than a few dozen characters of the log.
 
     Raises:
-        LogFormatError: ``"<file>:<line>: <problem>"`` for malformed JSON, a non-object line,
+        LogFormatError: ``"<file>:<line>: <problem>"`` for a line over ``max_line_bytes``,
+            JSON nested too deeply to decode, malformed JSON, a non-object line,
             missing/mistyped ``t_ms``/``seq``/``kind``, an empty log, a missing or
             unsupported ``log_version``, or (``validate``) a record that does not match its
             kind (``"<file>:<line>: <kind> record: <field>: <problem>"``).
         OSError: the file cannot be read.
     """
     records: list[Record] = []
-    for lineno, line, record in _read_lines(Path(path)):
+    for lineno, line, record in _read_lines(Path(path), max_line_bytes):
         if validate:
             _typed(path, lineno, line, record)
         records.append(record)
@@ -224,17 +231,38 @@ def read_typed(path: str | Path) -> list[LogRecord]:
     return [_typed(path, lineno, line, record) for lineno, line, record in _read_lines(Path(path))]
 
 
-def _read_lines(path: Path) -> Iterator[tuple[int, bytes, Record]]:
+def _lines(src: BinaryIO, path: Path, max_line_bytes: int | None) -> Iterator[bytes]:
+    """The lines of ``src``; one longer than ``max_line_bytes`` (newline excluded) is a
+    :class:`LogFormatError` after reading at most that many bytes of it."""
+    if max_line_bytes is None:
+        yield from src
+        return
+    lineno = 0
+    while line := src.readline(max_line_bytes + 2):  # room for "\r\n"
+        lineno += 1
+        if len(line.rstrip(b"\r\n")) > max_line_bytes:
+            raise LogFormatError(
+                f"{path}:{lineno}: line longer than the limit of {max_line_bytes} bytes "
+                "(raise it with GROUPSIM_LIMITS=log_line_bytes=N)"
+            )
+        yield line
+
+
+def _read_lines(
+    path: Path, max_line_bytes: int | None = None
+) -> Iterator[tuple[int, bytes, Record]]:
     """``(line number, raw line, record dict)`` for every non-blank line, envelope-checked."""
     first = True
     with path.open("rb") as src:
-        for lineno, line in enumerate(src, start=1):
+        for lineno, line in enumerate(_lines(src, path, max_line_bytes), start=1):
             if not line.strip():
                 continue
             try:
                 record = _decoder.decode(line)
             except msgspec.DecodeError as exc:
                 raise LogFormatError(f"{path}:{lineno}: malformed JSON: {exc}") from None
+            except RecursionError:
+                raise LogFormatError(f"{path}:{lineno}: JSON nested too deeply") from None
             if not isinstance(record, dict):
                 raise LogFormatError(
                     f"{path}:{lineno}: expected a JSON object, got {type(record).__name__}"
@@ -252,7 +280,7 @@ def _read_lines(path: Path) -> Iterator[tuple[int, bytes, Record]]:
                     )
                 if version not in SUPPORTED_LOG_VERSIONS or isinstance(version, bool):
                     raise LogFormatError(
-                        f"{path}:{lineno}: unsupported log_version {version!r} "
+                        f"{path}:{lineno}: unsupported log_version {_shorten(repr(version))} "
                         f"(this groupsim reads {_SUPPORTED_TEXT})"
                     )
                 first = False
@@ -267,12 +295,24 @@ def _typed(path: str | Path, lineno: int, line: bytes, record: Record) -> LogRec
         typed: LogRecord = _typed_decoder.decode(line)
     except msgspec.ValidationError as exc:
         problem = _explain(str(exc))
-        raise LogFormatError(f"{path}:{lineno}: {record['kind']} record: {problem}") from None
+        kind = _shorten(record["kind"])
+        raise LogFormatError(f"{path}:{lineno}: {kind} record: {problem}") from None
     return typed
 
 
+_LONG_QUOTE = re.compile(r"([`'])([^`']{61,})\1")
+
+
+def _shorten(text: str, keep: int = 60) -> str:
+    """``text``, or its first ``keep`` characters and "…" (a log's values are echoed in errors
+    this short, never whole)."""
+    return text if len(text) <= keep else text[:keep] + "…"
+
+
 def _explain(message: str) -> str:
-    """msgspec's ``"<problem> - at `$.a[0].b`"`` → ``"a[0].b: <problem>"`` in our words."""
+    """msgspec's ``"<problem> - at `$.a[0].b`"`` → ``"a[0].b: <problem>"`` in our words
+    (a field name or value quoted from the log shortened by :func:`_shorten`)."""
+    message = _LONG_QUOTE.sub(lambda m: m[1] + _shorten(m[2]) + m[1], message)
     text, sep, where = message.rpartition(" - at `")
     if not sep:
         text, where = message, "$`"

@@ -21,7 +21,9 @@ from typing import Any
 
 import msgspec
 
+from protocol.errors import InputError
 from scenarios.input import schema
+from scenarios.input.limits import LimitExceeded, check_nesting
 from scenarios.input.schema import Scenario
 
 __all__ = [
@@ -38,7 +40,7 @@ __all__ = [
 Segment = str | int
 
 
-class ScenarioError(Exception):
+class ScenarioError(InputError):
     """A scenario that cannot be loaded. ``str(err)`` is one line:
     ``"<file>: <key path>: <problem>"`` (or ``"<file>: <problem>"`` when no key is involved).
 
@@ -78,12 +80,19 @@ def parse_toml(text: str, file: str) -> dict[str, Any]:
     """TOML text as a dict.
 
     Raises:
-        ScenarioError: ``"<file>: invalid TOML: ..."`` (keeps tomllib's line and column).
+        ScenarioError: ``"<file>: invalid TOML: ..."`` (keeps tomllib's line and column), or
+            ``"<file>: line L column C: ... exceeds the limit of N nesting levels ..."``
+            (arrays or inline tables nested too deep, docs/limits.md).
     """
     try:
+        check_nesting(text, toml=True)
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(file, None, f"invalid TOML: {exc}") from None
+    except LimitExceeded as exc:
+        raise ScenarioError(file, exc.key, exc.problem) from None
+    except RecursionError:  # a nesting limit raised past what the parser can recurse into
+        raise ScenarioError(file, None, "nested too deeply to parse") from None
 
 
 # --------------------------------------------------------------------------- key paths

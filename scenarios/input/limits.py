@@ -15,9 +15,20 @@ a comma list of ``name=N`` (names of :data:`DEFAULT_LIMITS`), e.g.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 
-__all__ = ["DEFAULT_LIMITS", "ENV_VAR", "LimitExceeded", "limit", "check_limit", "limits"]
+from protocol.errors import InputError
+
+__all__ = [
+    "DEFAULT_LIMITS",
+    "ENV_VAR",
+    "LimitExceeded",
+    "limit",
+    "check_limit",
+    "check_nesting",
+    "limits",
+]
 
 #: The environment variable that overrides limits: ``name=N,name=N``.
 ENV_VAR = "GROUPSIM_LIMITS"
@@ -35,10 +46,13 @@ DEFAULT_LIMITS: Mapping[str, tuple[int, str]] = {
     "runs": (1_000_000, "runs of one sweep or chaos campaign"),
     "members": (1_000, "members of one chaos run or assign round"),
     "rounds": (10_000, "rounds of one assign input"),
+    "nesting_levels": (100, "levels of nested arrays and tables in one JSON or TOML input"),
+    "log_line_bytes": (16 << 20, "bytes of one event-log line (groupsim check)"),
+    "log_bytes": (1 << 30, "bytes of one event log (groupsim check)"),
 }
 
 
-class LimitExceeded(ValueError):
+class LimitExceeded(InputError):
     """A size above its limit (or, with ``name`` ``""``, a malformed ``GROUPSIM_LIMITS``).
     ``str(err)`` is one line without the file (the loaders add it).
 
@@ -98,6 +112,43 @@ def check_limit(key: str, value: int, name: str) -> None:
     maximum = limit(name)
     if value > maximum:
         raise LimitExceeded(key, value, name, maximum)
+
+
+# Tokens that change the nesting depth, and the strings (and TOML comments) to skip over.
+_JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+_TOML_TOKENS = re.compile(
+    r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*|[\[\]{}]'
+)
+
+
+def check_nesting(text: str, *, toml: bool = False) -> None:
+    """Refuse a JSON (or, with ``toml``, TOML) text whose arrays and tables nest deeper than
+    the ``nesting_levels`` limit, before a parser recurses into it (Python's parsers raise
+    ``RecursionError`` at about a thousand levels; no groupsim input needs more than ten).
+
+    Brackets inside strings (and TOML comments) do not count; a malformed text is left to the
+    parser to report.
+
+    Raises:
+        LimitExceeded: keyed ``"line L column C"``, the place of the first bracket too deep.
+    """
+    maximum = limit("nesting_levels")
+    if text.count("[") + text.count("{") <= maximum:
+        return  # cannot nest that deep: the common case costs two counts
+    depth = 0
+    for match in (_TOML_TOKENS if toml else _JSON_TOKENS).finditer(text):
+        token = match.group()
+        if token in ("[", "{"):
+            depth += 1
+            if depth > maximum:
+                start = match.start()
+                line = text.count("\n", 0, start) + 1
+                column = start - (text.rfind("\n", 0, start) + 1) + 1
+                raise LimitExceeded(
+                    f"line {line} column {column}", depth, "nesting_levels", maximum
+                )
+        elif token in ("]", "}"):
+            depth = max(0, depth - 1)
 
 
 def check_connect_scenario(sc: object) -> None:

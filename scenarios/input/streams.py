@@ -4,8 +4,8 @@ A Streams scenario is a TOML file with the top-level key ``kind = "streams"``. E
 else mirrors the Connect format (``docs/scenario-format.md``): Kafka-named settings, integer
 virtual milliseconds, unknown keys rejected, and every problem reported as one line
 ``"<file>: <key path>: <problem>"`` (:class:`scenarios.input.errors.ScenarioError`). The
-timeline accepts every fault action of the Connect format; faults name the client with
-``member``.
+timeline accepts every fault action of the Connect format; every step, faults included,
+names its client with ``client``.
 
 Entry points: :func:`load_streams_scenario`, :func:`loads_streams_scenario`; the library and
 loading a file of either kind: :mod:`scenarios.input.library`.
@@ -31,6 +31,7 @@ from members.assignors.streams.model import STRATEGIES
 from members.streams_client import StreamsClientConfig
 from members.streams_state import StreamsTopology, Subtopology, process_uuid
 from protocol.streams_codec import LATEST_SUPPORTED_VERSION
+from scenarios.input import schema
 from scenarios.input.errors import (
     ScenarioError,
     parse_toml,
@@ -42,7 +43,6 @@ from scenarios.input.schema import (
     INT64_MAX,
     CoordinatorSettings,
     ExpectBase,
-    FaultStep,
     NetworkSettings,
     NonNegInt,
     Phase,
@@ -141,9 +141,52 @@ class RestartStep(StepBase, frozen=True, tag="restart"):
     latest_supported_version: int | None = None
 
 
+# The Connect format's fault steps, naming the client with ``client`` as every other Streams
+# step does (the attribute stays ``member``: the engine and the log are the Connect ones).
+# The field stays required; mypy takes msgspec.field() for a default (the ignores below).
+_CLIENT = msgspec.field(name="client")
+
+
+class PartitionStep(schema.Partition, frozen=True, tag="partition"):
+    member: ClientName = _CLIENT
+
+
+class HealStep(schema.Heal, frozen=True, tag="heal"):
+    member: ClientName = _CLIENT
+
+
+class LossStep(schema.Loss, frozen=True, tag="loss"):  # type: ignore[misc]
+    member: ClientName = _CLIENT
+
+
+class LatencyStep(schema.Latency, frozen=True, tag="latency"):  # type: ignore[misc]
+    member: ClientName = _CLIENT
+
+
+class SlowStep(schema.Slow, frozen=True, tag="slow"):  # type: ignore[misc]
+    member: ClientName = _CLIENT
+
+
+class DelayRequestStep(schema.DelayRequest, frozen=True, tag="delay_request"):  # type: ignore[misc]
+    member: ClientName = _CLIENT
+
+
 #: A Streams timeline step: a client's lifecycle, a phase label, or any fault a Connect
-#: scenario accepts (faults name the client with ``member``).
-StepEntry = JoinStep | LeaveStep | CrashStep | RestartStep | Phase | FaultStep
+#: scenario accepts; every step names its client with ``client``.
+StepEntry = (
+    JoinStep
+    | LeaveStep
+    | CrashStep
+    | RestartStep
+    | Phase
+    | PartitionStep
+    | HealStep
+    | LossStep
+    | LatencyStep
+    | SlowStep
+    | DelayRequestStep
+    | schema.CoordinatorFailover
+)
 
 
 class ClientAssignment(_Base, frozen=True):
@@ -449,9 +492,9 @@ def _build(file: str, source: Path, sc: StreamsScenario) -> LoadedStreamsScenari
         origin = f"timeline[{i}]"
         if isinstance(s, JoinStep | LeaveStep | CrashStep | RestartStep) and s.client not in names:
             raise _fail(file, f"{origin}.client", f"no client named {s.client!r}")
-        member = getattr(s, "member", None)
+        member = getattr(s, "member", None)  # a fault step's client
         if member is not None and member not in names:
-            raise _fail(file, f"{origin}.member", f"no client named {member!r}")
+            raise _fail(file, f"{origin}.client", f"no client named {member!r}")
         if isinstance(s, RestartStep) and s.latest_supported_version is not None:
             _int(
                 file,

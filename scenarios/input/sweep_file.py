@@ -39,7 +39,6 @@ import hashlib
 import itertools
 import json
 import re
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,7 +47,7 @@ from typing import Any
 import msgspec
 
 from scenarios.input import toml_writer
-from scenarios.input.errors import ScenarioError, translate_validation_error
+from scenarios.input.errors import ScenarioError, parse_toml, translate_validation_error
 from scenarios.input.library import resolve_scenario
 from scenarios.input.limits import LimitExceeded, check_grid, check_limit
 from scenarios.input.loader import LoadedScenario, loads_scenario
@@ -262,9 +261,9 @@ def loads_sweep(text: str, source: str | Path = "<string>") -> LoadedSweep:
     source = Path(source)
     file = source.name
     try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise SweepError(file, None, f"invalid TOML: {exc}") from None
+        raw = parse_toml(text, file)
+    except ScenarioError as exc:
+        raise SweepError(file, exc.key_path, exc.problem) from None
     try:
         sweep = msgspec.convert(raw, type=SweepFile)
     except msgspec.ValidationError as exc:
@@ -380,10 +379,7 @@ def loads_sweep(text: str, source: str | Path = "<string>") -> LoadedSweep:
 
         def build(params: dict[str, Any], text: str = base_text) -> dict[str, Any]:
             filled = PLACEHOLDER.sub(lambda m: toml_writer.value(params[m.group(1)]), text)
-            try:
-                return tomllib.loads(filled)
-            except tomllib.TOMLDecodeError as exc:
-                raise ScenarioError(template_name, None, f"invalid TOML: {exc}") from None
+            return parse_toml(filled, template_name)
 
     # [set]
     sets: list[tuple[str, list[str | int], Any]] = []

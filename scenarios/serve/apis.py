@@ -57,15 +57,20 @@ class OtherApis:
 
     async def _api_versions(self, conn: _Conn, request: wire.Request) -> Any:
         """ApiVersions (KIP-511): the served ranges; an unknown version gets a v0 answer with
-        UNSUPPORTED_VERSION (the framing of that answer is v0's)."""
+        UNSUPPORTED_VERSION and ApiVersions' own range only (``KafkaApis
+        #handleApiVersionsRequest``, ``ApiVersionsRequest#getErrorResponse``)."""
         version = request.api_version
         error = 0
+        served = sorted(wire.API_VERSIONS.items())
         if request.body is None:
+            # ApiVersionsRequest#getErrorResponse: UNSUPPORTED_VERSION lists ApiVersions' own
+            # range only, so the client can retry with a version both sides know
             version, error = 0, _UNSUPPORTED_VERSION
+            served = [(wire.APIVERSIONS_KEY, wire.API_VERSIONS[wire.APIVERSIONS_KEY])]
         mod = wire.module(18, version, True)
         keys = tuple(
             build(mod.ApiVersion, api_key=key, min_version=low, max_version=high)
-            for key, (low, high) in sorted(wire.API_VERSIONS.items())
+            for key, (low, high) in served
         )
         body = build(
             wire.response_class(18, version),
@@ -410,9 +415,10 @@ class OtherApis:
         )
 
     async def _describe_groups(self, conn: _Conn, request: wire.Request) -> Any:
-        """DescribeGroups (``GroupMetadataManager#describeGroups``): protocol, members with
-        metadata and assignment when Stable, members without them otherwise; an unknown group
-        is ``Dead`` with no error."""
+        """DescribeGroups (``GroupMetadataManager#describeGroups``): protocol and members with
+        metadata and assignment when Stable; otherwise no protocol and members with their
+        assignment but no metadata (``ClassicGroupMember#describeNoMetadata``); an unknown
+        group is ``Dead`` with no error."""
         version = request.api_version
         mod = wire.module(15, version, True)
         described = []
@@ -437,7 +443,11 @@ class OtherApis:
                             client_id=m.client_id,
                             client_host="/" + self._hosts.get(m.source, "unknown"),
                             member_metadata=_metadata(m, protocol) if stable else b"",
-                            member_assignment=m.assignment if stable else b"",
+                            # ClassicGroupMember#describeNoMetadata keeps the assignment: a
+                            # rebalancing group shows what each member holds until its SyncGroup
+                            # (the coordinator empties it when a rebalance restarts in
+                            # CompletingRebalance, as Kafka does)
+                            member_assignment=m.assignment,
                         )
                     )
             described.append(

@@ -70,8 +70,9 @@ class _Slot:
 class _Conn:
     """One client connection: a buffered reader over the socket stream."""
 
-    def __init__(self, number: int, stream: trio.SocketStream, host: str) -> None:
+    def __init__(self, number: int, stream: trio.SocketStream, host: str, idle_ms: int) -> None:
         self.number = number
+        self.idle_ms = idle_ms  # connections.max.idle.ms: Kafka's Selector closes idle ones
         self.stream = stream
         self.host = host
         self.buffer = bytearray()
@@ -89,11 +90,14 @@ class _Conn:
         return True
 
     async def read_frame(self) -> bytes | None:
-        """The next request frame (without its size), or ``None`` at end of stream."""
+        """The next request frame (without its size); ``None`` at end of stream or when idle."""
         buffer = self.buffer
-        while len(buffer) < 4:
-            if self.eof or not await self._fill():
-                return None
+        with trio.move_on_after(self.idle_ms / 1000) as idle:
+            while len(buffer) < 4:
+                if self.eof or not await self._fill():
+                    return None
+        if idle.cancelled_caught:
+            return None  # idle: the caller closes the connection
         (size,) = struct.unpack_from(">i", buffer)
         if size < 0 or size > wire.MAX_FRAME_BYTES:
             raise wire.WireError(f"frame size {size} out of range")
@@ -255,7 +259,7 @@ class Broker(OtherApis):
             host = stream.socket.getpeername()[0]
         except OSError:
             host = "unknown"
-        conn = _Conn(self._conn_count, stream, host)
+        conn = _Conn(self._conn_count, stream, host, self.options.connections_max_idle_ms)
         try:
             await self._serve_connection(conn)
         except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError):
@@ -297,8 +301,7 @@ class Broker(OtherApis):
                 await trio.sleep((until - self.now_ms()) / 1000)
             if self._cut(client, "from_coordinator"):
                 continue  # the answer is lost: the client times the request out
-            # An ApiVersions request of an unknown version is answered in v0 (KIP-511).
-            version = request.api_version if request.body is not None else 0
+            version = request.api_version if request.body is not None else 0  # KIP-511: v0
             data = wire.encode_response(request.api_key, version, request.correlation_id, body)
             await conn.stream.send_all(data)
 

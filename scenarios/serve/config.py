@@ -4,6 +4,8 @@ A serve scenario is a TOML file (decoded by msgspec, unknown keys rejected)::
 
     name = "partition-one-consumer"
     seed = 7
+    [broker]                            # the broker's own settings (Kafka names)
+    "connections.max.idle.ms" = 600000
     [coordinator]                       # Kafka names, as in a simulation scenario
     "group.initial.rebalance.delay.ms" = 200
     "group.min.session.timeout.ms" = 1000
@@ -30,6 +32,7 @@ from msgspec import Meta
 
 from coordinator.config import CoordinatorConfig
 from protocol.connect import ConfigError
+from protocol.errors import InputError
 from scenarios.input.schema import (
     CoordinatorFailover,
     CoordinatorSettings,
@@ -38,6 +41,7 @@ from scenarios.input.schema import (
     Loss,
     NonNegInt,
     Partition,
+    PosMs,
     Slow,
 )
 
@@ -52,6 +56,8 @@ __all__ = [
     "ServeScenario",
     "ServeOptions",
     "ServeInputError",
+    "BrokerSettings",
+    "broker_settings",
     "load_serve_scenario",
     "parse_topic",
     "parse_fault_command",
@@ -64,8 +70,25 @@ TopicName = Annotated[str, Meta(pattern=r"^[A-Za-z0-9._-]{1,249}$")]
 Partitions = Annotated[int, Meta(ge=1, le=100_000)]
 
 
-class ServeInputError(ValueError):
+class ServeInputError(InputError):
     """Bad serve input (scenario file, ``--topic``, ``--set`` or a control command): one line."""
+
+
+class BrokerSettings(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
+    """The served broker's own settings (Kafka names): a scenario's ``[broker]`` table, or
+    ``--set KEY=VALUE``.
+
+    Attributes:
+        connections_max_idle_ms: ``connections.max.idle.ms`` (Kafka's default, 10 min): a
+            connection that sends no request for this long is closed, as Kafka's
+            ``Selector`` closes idle connections (real ms).
+    """
+
+    connections_max_idle_ms: PosMs = msgspec.field(default=600_000, name="connections.max.idle.ms")
+
+
+#: The ``--set`` keys that are broker settings (the others are coordinator settings).
+BROKER_SETTING_KEYS = ("connections.max.idle.ms",)
 
 
 class ServeScenario(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
@@ -74,6 +97,7 @@ class ServeScenario(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_
     name: str = "serve"
     description: str = ""
     seed: NonNegInt = 0
+    broker: BrokerSettings = msgspec.field(default_factory=BrokerSettings)
     coordinator: CoordinatorSettings = msgspec.field(default_factory=CoordinatorSettings)
     topics: dict[TopicName, Partitions] = {}
     timeline: list[FaultStep] = []
@@ -94,6 +118,8 @@ class ServeOptions(msgspec.Struct, frozen=True, kw_only=True):
         log_heartbeats: also log Heartbeat requests and responses.
         fetch_wait_cap_ms: a Fetch with no data is answered after
             ``min(max_wait_ms, fetch_wait_cap_ms)`` (topics are always empty).
+        connections_max_idle_ms: close a connection that sends no request for this long
+            (``connections.max.idle.ms``, real ms).
     """
 
     host: str = "127.0.0.1"
@@ -106,6 +132,7 @@ class ServeOptions(msgspec.Struct, frozen=True, kw_only=True):
     name: str = "serve"
     log_heartbeats: bool = False
     fetch_wait_cap_ms: int = 1000
+    connections_max_idle_ms: int = 600_000
 
 
 def load_serve_scenario(path: str | Path) -> ServeScenario:
@@ -146,6 +173,21 @@ def coordinator_config(scenario: ServeScenario, overrides: dict[str, Any]) -> Co
         return CoordinatorConfig.from_mapping(values, where="coordinator")
     except ConfigError as exc:
         raise ServeInputError(str(exc)) from None
+
+
+def broker_settings(scenario: ServeScenario, overrides: dict[str, Any]) -> BrokerSettings:
+    """The scenario's ``[broker]`` settings with the broker keys of ``overrides`` (``--set``)
+    on top; those keys are removed from ``overrides`` (the rest are coordinator settings).
+
+    Raises:
+        ServeInputError: a bad value (``--set connections.max.idle.ms=0``).
+    """
+    values = {"connections.max.idle.ms": scenario.broker.connections_max_idle_ms}
+    values.update({key: overrides.pop(key) for key in BROKER_SETTING_KEYS if key in overrides})
+    try:
+        return msgspec.convert(values, BrokerSettings)
+    except msgspec.ValidationError as exc:
+        raise ServeInputError(f"--set: {exc}") from None
 
 
 def parse_topic(text: str) -> tuple[str, int]:

@@ -26,6 +26,7 @@ from typing import Any
 from kio.index import load_payload_module
 from kio.schema.errors import ErrorCode as KioErrorCode
 from kio.serial import entity_reader, entity_writer
+from kio.serial.readers import read_unsigned_varint
 from kio.static.constants import EntityType
 
 __all__ = [
@@ -133,9 +134,11 @@ def _payload_class(api_key: int, version: int, response: bool) -> type:
 
 
 @cache
-def _request_reader(api_key: int, version: int) -> tuple[Any, Any, type]:
+def _request_reader(api_key: int, version: int) -> tuple[bool, Any, type]:
+    """(whether the request header is v2, the body reader, the body class)."""
     cls = _payload_class(api_key, version, False)
-    return entity_reader(cls.__header_schema__), entity_reader(cls), cls  # type: ignore[attr-defined]
+    flexible = bool(cls.__header_schema__.__flexible__)  # type: ignore[attr-defined]
+    return flexible, entity_reader(cls), cls
 
 
 @cache
@@ -165,14 +168,14 @@ def decode_request(frame: bytes) -> Request:
             return Request(api_key, version, correlation_id, _client_id_v1(frame), None)
         name = API_NAMES[api_key]
         raise WireError(f"unsupported {name} version {version} (groupsim serves {low}-{high})")
-    read_header, read_body, _ = _request_reader(api_key, version)
+    flexible, read_body, _ = _request_reader(api_key, version)
     try:
+        client_id, header_size = _read_header_rest(frame, flexible)
         # kio readers return (value, number of bytes read)
-        header, header_size = read_header(frame, 0)
         body, _body_size = read_body(frame, header_size)
     except Exception as exc:  # kio raises several types on a malformed body
         raise WireError(f"cannot decode {API_NAMES[api_key]} v{version}: {exc}") from None
-    return Request(api_key, version, correlation_id, header.client_id or "", body)
+    return Request(api_key, version, correlation_id, client_id, body)
 
 
 def _client_id_v1(frame: bytes) -> str:
@@ -182,7 +185,47 @@ def _client_id_v1(frame: bytes) -> str:
     if length < 0:
         return ""
     start = _HEAD.size + 2
-    return frame[start : start + length].decode("utf-8", "replace")
+    return _utf8(frame[start : start + length])
+
+
+def _utf8(data: bytes) -> str:
+    """Bytes as Kafka's ``Readable#readString`` reads them (``new String(bytes, UTF_8)``): a
+    malformed sequence becomes U+FFFD instead of failing the request."""
+    return data.decode("utf-8", "replace")
+
+
+def _read_header_rest(frame: bytes, flexible: bool) -> tuple[str, int]:
+    """The client id and the size of a request header v1 (v2 when ``flexible``) at the start
+    of ``frame``.
+
+    Read here rather than by kio, which refuses a client id that is not UTF-8 where Kafka
+    (``RequestHeader#parse``) accepts it with U+FFFD in place of the bad bytes. The client id
+    is a nullable int16-length string in both versions (``RequestHeader.json``: not flexible);
+    v2 adds a tagged-field section, skipped.
+
+    Raises:
+        WireError: the header runs past the end of the frame.
+    """
+    offset = _HEAD.size + 2
+    if len(frame) < offset:
+        raise WireError("request header ends before its client id")
+    (length,) = struct.unpack_from(">h", frame, _HEAD.size)
+    end = offset + max(length, 0)
+    if end > len(frame):
+        raise WireError("request header: client id runs past the end of the frame")
+    client_id = _utf8(frame[offset:end]) if length >= 0 else ""
+    offset = end
+    if flexible:
+        count, size = read_unsigned_varint(frame, offset)
+        offset += size
+        for _ in range(count):
+            _tag, size = read_unsigned_varint(frame, offset)
+            offset += size
+            length, size = read_unsigned_varint(frame, offset)
+            offset += size + length
+        if offset > len(frame):
+            raise WireError("request header: tagged fields run past the end of the frame")
+    return client_id, offset
 
 
 def encode_response(api_key: int, version: int, correlation_id: int, body: Any) -> bytes:

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from protocol.errors import InputError
 from protocol.java import java_string_key, spread, string_hash, uuid_hash
 
 __all__ = [
@@ -61,7 +62,7 @@ _MASK32 = 0xFFFFFFFF
 _MASK64 = (1 << 64) - 1
 
 
-class StreamsAssignmentError(ValueError):
+class StreamsAssignmentError(InputError):
     """Input a Streams assignor cannot work on (Kafka would throw or refuse the config).
 
     The message is one line saying what is wrong.

@@ -259,5 +259,7 @@ class _StreamsTimeline:
         self.add("delay", {**step, "delay_ms": delay, "duration_ms": rng.randint(1_000, 30_000)})
 
 
-def _fault(at_ms: int, action: str, member: str) -> dict[str, Any]:
-    return {"at_ms": at_ms, "action": action, "member": member}
+def _fault(at_ms: int, action: str, client: str) -> dict[str, Any]:
+    """A fault step on ``client`` (a Streams scenario names it with ``client``, as its
+    join, leave, crash and restart steps do)."""
+    return {"at_ms": at_ms, "action": action, "client": client}

@@ -140,7 +140,7 @@ name = "c2"
 [[timeline]]
 at_ms = 30000
 action = "slow"
-member = "c2"
+client = "c2"
 stall_ms = 90000
 """
 

@@ -127,7 +127,7 @@ async def _roundtrip(port: int, api_key: int, version: int, frame: bytes):
     return _decode_response(api_key, version, data)
 
 
-async def test_the_broker_answers_apiversions_v4_and_an_unknown_version_with_v0():
+async def test_the_broker_answers_apiversions_v4_with_every_served_range():
     async with open_broker(options()) as broker:
         frame = _request_frame(
             18, 4, 1, "raw", client_software_name="t", client_software_version="1"
@@ -136,10 +136,7 @@ async def test_the_broker_answers_apiversions_v4_and_an_unknown_version_with_v0(
         assert body.error_code == ErrorCode.none
         served = {k.api_key: (k.min_version, k.max_version) for k in body.api_keys}
         assert served == wire.API_VERSIONS
-        unknown = struct.pack(">hhih", 18, 9, 2, 3) + b"raw" + b"\x00"
-        correlation, body = await _roundtrip(broker.port, 18, 0, unknown)
-        assert correlation == 2 and body.error_code == ErrorCode.unsupported_version
-        assert {k.api_key for k in body.api_keys} == set(wire.API_VERSIONS)
+    # an unknown version: test_kafka_edges.py
 
 
 async def test_join_group_goes_through_kip394_then_the_initial_delay():

@@ -142,7 +142,7 @@ name = "I2"
 [[timeline]]
 at_ms = 20000
 action = "delay_request"
-member = "I1"
+client = "I1"
 delay_ms = 4000
 duration_ms = 10000
 """

@@ -80,7 +80,7 @@ name = "b"
 [[timeline]]
 at_ms = 60000
 action = "partition"
-member = "a"
+client = "a"
 duration_ms = {duration}
 """
 
