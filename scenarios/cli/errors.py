@@ -16,7 +16,15 @@ from rich.console import Console
 
 from protocol.errors import InputError
 
-__all__ = ["BadInput", "InputError", "fail", "one_line_errors", "parse_conf", "stderr"]
+__all__ = [
+    "BadInput",
+    "InputError",
+    "fail",
+    "one_line_errors",
+    "os_error_behind",
+    "parse_conf",
+    "stderr",
+]
 
 #: The console every command writes its one-line messages to.
 stderr = Console(stderr=True, highlight=False)
@@ -56,3 +64,12 @@ def parse_conf(items: list[str]) -> dict[str, str]:
             raise BadInput(f"--conf: expected KEY=VALUE, got {item!r}")
         conf[key.strip()] = value
     return conf
+
+
+def os_error_behind(exc: BaseException) -> OSError | None:
+    """The ``OSError`` (e.g. an address in use) behind trio's exception groups, if any."""
+    if isinstance(exc, OSError):
+        return exc
+    if isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        return os_error_behind(exc.exceptions[0])
+    return None

@@ -13,6 +13,9 @@ from typing import Annotated, Any
 
 import typer
 
+from scenarios.cli.errors import fail, one_line_errors, os_error_behind
+from scenarios.cli.serve_cmd import import_kio
+
 __all__ = ["record", "replay"]
 
 
@@ -52,27 +55,25 @@ def record(
     broker addresses (Metadata, FindCoordinator, DescribeCluster), which it points at itself.
     Plaintext listeners only: TLS and SASL connections are refused with a one-line error.
     """
-    from scenarios.cli.main import _fail
-
     try:
-        import kio  # noqa: F401  (Kafka's messages; the serve extra)
+        import_kio()
     except ImportError:
-        _fail("groupsim record needs kio: pip install 'groupsim[serve]'")
+        fail("groupsim record needs kio: pip install 'groupsim[serve]'")
     if not 0 <= listen <= 65535:
-        _fail(f"--listen {listen}: a port is 0..65535")
+        fail(f"--listen {listen}: a port is 0..65535")
     try:
         target = _address(upstream)
     except ValueError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     if out.exists() and not out.is_dir():
-        _fail(f"--out {out}: exists and is not a directory")
+        fail(f"--out {out}: exists and is not a directory")
     try:
         out.mkdir(parents=True, exist_ok=True)
         probe = out / ".groupsim-record-probe"
         probe.write_bytes(b"")
         probe.unlink()
     except OSError as exc:
-        _fail(f"--out {out}: cannot write there ({exc.strerror or exc})")
+        fail(f"--out {out}: cannot write there ({exc.strerror or exc})")
     import trio
 
     from scenarios.record.proxy import RecordOptions
@@ -81,10 +82,10 @@ def record(
     try:
         interrupted = trio.run(_main, options, out)
     except (OSError, BaseExceptionGroup) as exc:
-        error = _os_error(exc)
+        error = os_error_behind(exc)
         if error is None:
             raise
-        _fail(f"cannot listen on {host}:{listen}: {error.strerror or error}")
+        fail(f"cannot listen on {host}:{listen}: {error.strerror or error}")
     from scenarios.check.log_check import check_log
 
     violations = check_log(out / "events.jsonl")
@@ -92,14 +93,6 @@ def record(
     typer.echo(f"{len(violations)} violation(s) (groupsim check {out / 'events.jsonl'})")
     if interrupted:
         raise typer.Exit(130)
-
-
-def _os_error(exc: BaseException) -> OSError | None:
-    if isinstance(exc, OSError):
-        return exc
-    if isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        return _os_error(exc.exceptions[0])
-    return None
 
 
 async def _main(options: Any, out: Path) -> bool:
@@ -161,29 +154,25 @@ def replay(
     from rich.console import Console
     from rich.table import Table
 
-    from scenarios.cli.main import _fail
     from scenarios.serve.config import (
-        ServeInputError,
         ServeScenario,
         coordinator_config,
         parse_setting,
     )
 
     try:
-        import kio  # noqa: F401
+        import_kio()
     except ImportError:
-        _fail("groupsim replay needs kio: pip install 'groupsim[serve]'")
-    from scenarios.record.conform import TraceError, conform_coordinator, read_exchanges
+        fail("groupsim replay needs kio: pip install 'groupsim[serve]'")
+    from scenarios.record.conform import conform_coordinator, read_exchanges
 
     if tolerance_ms < 0:
-        _fail(f"--tolerance-ms {tolerance_ms}: must be >= 0")
+        fail(f"--tolerance-ms {tolerance_ms}: must be >= 0")
     trace = conform / "trace.jsonl" if conform.is_dir() else conform
-    try:
+    with one_line_errors():
         overrides = dict(parse_setting(text) for text in setting or [])
         config = coordinator_config(ServeScenario(), overrides)
         exchanges = read_exchanges(trace)
-    except (ServeInputError, TraceError) as exc:
-        _fail(str(exc))
     verdict = conform_coordinator(exchanges, config, tolerance_ms)
     table = Table(title=f"conformance of groupsim's coordinator to {trace}")
     for column in ("api", "compared"):
@@ -216,7 +205,7 @@ def replay(
     try:
         (out / "conformance.json").write_text(json.dumps(verdict.to_json(), indent=2) + "\n")
     except OSError as exc:
-        _fail(f"cannot write {out / 'conformance.json'}: {exc.strerror or exc}")
+        fail(f"cannot write {out / 'conformance.json'}: {exc.strerror or exc}")
     console.print(f"wrote {out / 'conformance.json'}", markup=False)
     if verdict.divergences:
         raise typer.Exit(1)

@@ -15,7 +15,7 @@ import msgspec
 import typer
 
 from scenarios.cli.choices import SEED_MAX
-from scenarios.cli.errors import InputError, fail
+from scenarios.cli.errors import InputError, fail, os_error_behind
 
 __all__ = ["serve"]
 
@@ -72,7 +72,7 @@ def serve(
 ) -> None:
     """Serve groupsim's group coordinator to real Kafka clients over TCP until Ctrl-C."""
     try:
-        _import_kio()
+        import_kio()
     except ImportError:
         fail("groupsim serve needs kio: pip install 'groupsim[serve]'")
     try:
@@ -86,7 +86,7 @@ def serve(
     try:
         result = trio.run(_main, options, out, control)
     except (OSError, BaseExceptionGroup) as exc:
-        error = _os_error(exc)
+        error = os_error_behind(exc)
         if error is None:
             raise
         fail(f"cannot serve on {host}:{port}: {error.strerror or error}")
@@ -100,7 +100,7 @@ def serve(
     typer.echo(f"{violations} violation(s) (groupsim check {out / 'events.jsonl'})")
 
 
-def _import_kio() -> None:
+def import_kio() -> None:
     """Import kio (Kafka's messages; the serve extra) without Hypothesis.
 
     kio registers Hypothesis strategies for its types whenever Hypothesis is importable (the
@@ -119,15 +119,6 @@ def _import_kio() -> None:
     finally:
         if hide:
             del sys.modules["hypothesis"]
-
-
-def _os_error(exc: BaseException) -> OSError | None:
-    """The ``OSError`` (e.g. the address is in use) behind trio's exception groups, if any."""
-    if isinstance(exc, OSError):
-        return exc
-    if isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        return _os_error(exc.exceptions[0])
-    return None
 
 
 def _options(

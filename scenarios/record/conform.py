@@ -34,6 +34,7 @@ from coordinator.config import CoordinatorConfig
 from coordinator.group import JOIN_TIMER, GroupCoordinator
 from protocol import group as pg
 from protocol.effects import CancelTimer, Send, SetTimer
+from protocol.errors import InputError
 from scenarios.serve import wire
 from scenarios.serve.translate import from_group_response, to_group_request
 
@@ -61,7 +62,7 @@ TIMER_SLACK_MS = 20
 DEFAULT_MAX_LAG_MS = 2000
 
 
-class TraceError(ValueError):
+class TraceError(InputError):
     """``trace.jsonl`` is missing, unreadable or not a trace (the message names file and line)."""
 
 

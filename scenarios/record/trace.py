@@ -177,6 +177,8 @@ class Recording:
                 protocol=getattr(answer, "protocol_name", None) or None,
                 leader_id=answer.leader,
             )
+            if hasattr(answer, "skip_assignment"):  # JoinGroup v9+ (KIP-814)
+                fields["skip_assignment"] = bool(answer.skip_assignment)
         elif head.api_key == 14:
             fields.update(member_id=req.member_id, generation=int(req.generation_id))
         self.log.emit(self._now_ms, "wire_response", **fields)

@@ -552,11 +552,8 @@ class Broker(OtherApis):
                 skip_assignment=answer.skip_assignment,
             )
         elif isinstance(answer, pg.SyncGroupResponse):
-            fields.update(
-                member_id=req.member_id,
-                generation=req.generation_id,
-                partitions=wire.decode_consumer_assignment(answer.assignment),
-            )
+            fields.update(member_id=req.member_id, generation=req.generation_id)
+            fields["partitions"] = wire.decode_consumer_assignment(answer.assignment)
         self._emit("wire_response", **fields)
 
 
