@@ -19,9 +19,18 @@ Mapping of Kafka's test machinery:
   every due timer fires, by (deadline, arming order), **at the end time** (so a timer re-armed
   while firing counts from the end of the sleep, as in Kafka's tests; the groupsim runtime
   fires each timer at its own deadline).
-* Records and append futures: groupsim writes never fail, so an append completes at once;
-  a test asserts :meth:`~coordinator.group.GroupCoordinator.stored_record` where Kafka
-  asserts a record.
+* Records and append futures: groupsim writes never fail, so an append completes at once.
+  Kafka's ``CoordinatorResult.records()`` of a request is :attr:`Reply.records` here (the
+  :class:`~coordinator.record.GroupRecord` s written while it was handled), and a fired
+  timer's result is an :class:`Expired` with its records; :meth:`KafkaContext.group_record`
+  / :meth:`KafkaContext.empty_group_record` build the expected record as Kafka's
+  ``GroupCoordinatorRecordHelpers.newGroupMetadataRecord`` / ``newEmptyGroupMetadataRecord``
+  do. A write is seen as a new :meth:`~coordinator.group.GroupCoordinator.stored_record`
+  object (each classic-group operation writes at most one record, in Kafka too).
+* Transcript: every context records what it was asked and what it saw
+  (:attr:`KafkaContext.transcript`, JSON-able dicts), so a translated test's request
+  sequence can be replayed through Kafka's real coordinator (tests/kafka_oracle/
+  test_translated_coordinator.py); :func:`recording` collects the contexts a test made.
 * ``group.transitionTo(...)`` / ``prepareRebalance(group)`` / ``createClassicGroup`` are
   test back doors into the coordinator (:meth:`force_state`, :meth:`prepare_rebalance`,
   :meth:`create_group`), as Kafka's tests reach into ``ClassicGroup``.
@@ -29,13 +38,16 @@ Mapping of Kafka's test machinery:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
 
-from coordinator import CoordinatorConfig, GroupState
-from protocol.effects import Effect
+from coordinator import CoordinatorConfig, GroupRecord, GroupRecordMember, GroupState
+from coordinator.group import GroupCoordinator
+from protocol.effects import CancelTimer, Effect, Send, SetTimer
 from protocol.group import (
     ErrorCode,
     HeartbeatRequest,
@@ -90,6 +102,40 @@ def with_(request: Any, **changes: Any) -> Any:
 
 
 @dataclass
+class Expired:
+    """``MockCoordinatorTimer.ExpiredTimeout``: a timer that fired during a sleep and the
+    group records its handler wrote (Kafka's ``timeout.result.records()``)."""
+
+    key: str
+    records: list[GroupRecord] = field(default_factory=list)
+
+
+def assert_no_or_empty_result(expired: list[Expired]) -> None:
+    """``assertNoOrEmptyResult``: at most one timer fired, and it wrote no record."""
+    assert len(expired) <= 1, expired
+    assert all(not e.records for e in expired), expired
+
+
+_recording: list[list[KafkaContext]] = []
+
+
+@contextlib.contextmanager
+def recording() -> Iterator[list[KafkaContext]]:
+    """Collect every :class:`KafkaContext` created inside the block (in creation order), to
+    read their :attr:`~KafkaContext.transcript` afterwards."""
+    made: list[KafkaContext] = []
+    _recording.append(made)
+    try:
+        yield made
+    finally:
+        _recording.remove(made)
+
+
+def _builtins(value: Any) -> Any:
+    return msgspec.to_builtins(value, enc_hook=lambda v: v.name if hasattr(v, "name") else v)
+
+
+@dataclass
 class RebalanceResult:
     """``RebalanceResult`` of ``staticMembersJoinAndRebalance``."""
 
@@ -127,21 +173,135 @@ class KafkaContext(CoordinatorContext):
         self.initial_rebalance_delay_ms = initial_rebalance_delay_ms
         self.new_member_join_timeout_ms = config.new_member_join_timeout_ms
         self._next_source = 0
+        self.written: list[tuple[int, GroupRecord]] = []
+        """Every group record written, with the virtual time of the write."""
+        self.transcript: list[dict[str, Any]] = []
+        """What the test did and saw, in order, as JSON-able dicts with ``op`` and the virtual
+        time ``t``: ``create_group``, ``force_state`` (``state``), ``prepare_rebalance``,
+        ``load`` (``record``), ``unload``, ``request`` (``source``, ``api``, ``request``,
+        ``records`` written), ``response`` (``dest``, ``api``, ``response``), ``timer_set``
+        (``key``, ``at``), ``timer_cancel`` (``key``), ``sleep`` (``ms``; ``t`` is the end
+        time) and ``expired`` (``key``, ``records``; one per timer fired in that sleep)."""
+        for made in _recording:
+            made.append(self)
+
+    # ----------------------------------------------------------------- records, transcript
+
+    def _note(self, op: str, **fields: Any) -> None:
+        self.transcript.append({"op": op, "t": self.now_ms, **fields})
+
+    def _written_since(self, before: GroupRecord | None) -> list[GroupRecord]:
+        after = self.coordinator.stored_record()
+        if after is None or after is before:
+            return []
+        self.written.append((self.now_ms, after))
+        return [after]
+
+    def group_record(self, assignments: dict[str, bytes] | None = None) -> GroupRecord:
+        """``GroupCoordinatorRecordHelpers.newGroupMetadataRecord(group, assignments)``: the
+        group as it is now, each member with its metadata for the group protocol and its
+        assignment from ``assignments`` (default: the member's current assignment)."""
+        protocol = self.coordinator.protocol_name
+        members = tuple(
+            GroupRecordMember(
+                member_id=v.member_id,
+                client_id=v.client_id,
+                source=v.source,
+                rebalance_timeout_ms=v.rebalance_timeout_ms,
+                session_timeout_ms=v.session_timeout_ms,
+                subscription=dict(v.protocols)[protocol] if protocol is not None else b"",
+                assignment=(
+                    v.assignment if assignments is None else assignments.get(v.member_id, b"")
+                ),
+                group_instance_id=v.group_instance_id,
+            )
+            for v in self.coordinator.members()
+        )
+        return GroupRecord(
+            group_id=GROUP_ID,
+            generation=self.generation,
+            protocol_type=self.coordinator.protocol_type,
+            protocol=protocol,
+            leader=self.coordinator.leader_id if members else None,
+            members=members,
+            written_ms=self.now_ms,
+        )
+
+    def empty_group_record(self) -> GroupRecord:
+        """``GroupCoordinatorRecordHelpers.newEmptyGroupMetadataRecord(group)``."""
+        return GroupRecord(
+            group_id=GROUP_ID,
+            generation=self.generation,
+            protocol_type=self.coordinator.protocol_type,
+            protocol=None,
+            leader=None,
+            members=(),
+            written_ms=self.now_ms,
+        )
+
+    def send(self, source: str, request: Any) -> Reply:
+        """Send one request (see :meth:`CoordinatorContext.send`); the reply's ``records``
+        are the group records written while handling it."""
+        before = self.coordinator.stored_record()
+        self._note(
+            "request",
+            source=source,
+            api=type(request).__name__.removesuffix("Request"),
+            request=_builtins(request),
+        )
+        entry = self.transcript[-1]
+        reply = super().send(source, request)
+        reply.records = self._written_since(before)
+        entry["records"] = _builtins(reply.records)
+        return reply
+
+    def apply(self, effects: list[Effect]) -> None:
+        for effect in effects:
+            if isinstance(effect, Send):
+                self._note(
+                    "response",
+                    dest=effect.dest,
+                    api=type(effect.message).__name__.removesuffix("Response"),
+                    response=_builtins(effect.message),
+                )
+            elif isinstance(effect, SetTimer):
+                self._note("timer_set", key=effect.key, at=effect.at_ms)
+            elif isinstance(effect, CancelTimer) and effect.key in self.timers:
+                self._note("timer_cancel", key=effect.key)
+        super().apply(effects)
+
+    def load(self, record: GroupRecord | None) -> None:
+        """``context.replay(record)`` + ``onLoaded()``: a coordinator built from ``record``
+        (:meth:`GroupCoordinator.load`) at the current time replaces this one."""
+        self._note("load", record=_builtins(record))
+        self.timers.clear()
+        self.coordinator, effects = GroupCoordinator.load(
+            GROUP_ID, self.config, self.member_ids, record, self.now_ms
+        )
+        self.apply(effects)
+
+    def unload(self) -> None:
+        """``onUnloaded()``."""
+        self._note("unload")
+        super().unload()
 
     # ----------------------------------------------------------------- back doors
 
     def create_group(self) -> None:
         """``createClassicGroup``: the group exists (Empty) before any join."""
+        self._note("create_group")
         self.coordinator._exists = True
 
     def force_state(self, state: GroupState) -> None:
         """``group.transitionTo(state)`` (asserted against Kafka's transition table)."""
+        self._note("force_state", state=state.value)
         effects: list[Effect] = []
         self.coordinator._transition(state, effects)
         self.apply(effects)
 
     def prepare_rebalance(self) -> None:
         """``groupMetadataManager.prepareRebalance(group, reason)``."""
+        self._note("prepare_rebalance")
         effects: list[Effect] = []
         self.coordinator._prepare_rebalance(self.now_ms, effects)
         self.apply(effects)
@@ -254,26 +414,31 @@ class KafkaContext(CoordinatorContext):
         """``sendClassicGroupLeave`` with v3+ member identities."""
         return self.send(self._source(), LeaveGroupRequest(group_id=group_id, members=members))
 
-    def sleep(self, ms: int) -> list[tuple[str, Any]]:
+    def sleep(self, ms: int) -> list[Expired]:
         """``context.sleep(ms)``: ``MockTime.sleep`` then ``MockCoordinatorTimer.poll`` (every
-        due timer fires at the new time). Returns the (dest, response) pairs delivered."""
+        due timer fires at the new time). Returns the timers that fired, each with the group
+        records its handler wrote (Kafka's expired timeouts)."""
         self.now_ms += ms
-        first = len(self.sent)
+        self._note("sleep", ms=ms)
+        expired: list[Expired] = []
         while self.timers:
             key, (deadline, _) = min(self.timers.items(), key=lambda kv: kv[1])
             if deadline > self.now_ms:
                 break
             del self.timers[key]
             self.fired.append((self.now_ms, key))
+            before = self.coordinator.stored_record()
+            self._note("expired", key=key)
+            entry = self.transcript[-1]
             self.apply(self.coordinator.fire(key, self.now_ms))
-        return [(dest, msg) for _, dest, msg in self.sent[first:]]
+            records = self._written_since(before)
+            entry["records"] = _builtins(records)
+            expired.append(Expired(key, records))
+        return expired
 
     def expire(self, ms: int) -> list[str]:
-        """``sleep(ms)``, returning the keys of the timers that fired (Kafka's expired
-        timeouts)."""
-        first = len(self.fired)
-        self.sleep(ms)
-        return [key for _, key in self.fired[first:]]
+        """``sleep(ms)``, returning the keys of the timers that fired."""
+        return [e.key for e in self.sleep(ms)]
 
     # ----------------------------------------------------------------- scenarios
 
