@@ -239,6 +239,15 @@ class KafkaContext(CoordinatorContext):
             written_ms=self.now_ms,
         )
 
+    def mark(self) -> int:
+        """A point in :attr:`written` to compare against (:meth:`written_since`)."""
+        return len(self.written)
+
+    def written_since(self, mark: int = 0) -> list[GroupRecord]:
+        """The group records written since :meth:`mark` returned ``mark``. ``== []`` after
+        several requests is Kafka's ``assertTrue(result.records.isEmpty())`` on each."""
+        return [record for _, record in self.written[mark:]]
+
     def send(self, source: str, request: Any) -> Reply:
         """Send one request (see :meth:`CoordinatorContext.send`); the reply's ``records``
         are the group records written while handling it."""
@@ -448,13 +457,15 @@ class KafkaContext(CoordinatorContext):
         member_id = request.member_id
         if member_id == UNKNOWN_MEMBER_ID:
             first = self.send_join(request, require_known_member_id=True)
+            assert first.records == []
             assert first.done and first.error is E.MEMBER_ID_REQUIRED
             member_id = first.response.member_id
         second = self.send_join(
             with_(request, member_id=member_id, group_instance_id=None),
             require_known_member_id=True,
         )
-        assert len(self.expire(self.initial_rebalance_delay_ms)) == 1
+        assert second.records == []
+        assert len(self.sleep(self.initial_rebalance_delay_ms)) == 1
         assert second.done and second.error is E.NONE, second
         response: JoinGroupResponse = second.response
         return response
@@ -490,6 +501,7 @@ class KafkaContext(CoordinatorContext):
         )
         assert leader.generation_id == 1 and self.state is S.COMPLETING_REBALANCE
         sync = self.send_sync(leader.member_id, leader.generation_id)
+        assert sync.records == [self.group_record()]
         assert sync.done and sync.error is E.NONE
         assert self.state is S.STABLE
         return leader
@@ -512,9 +524,10 @@ class KafkaContext(CoordinatorContext):
         )
         leader = self.send_join(request)
         follower = self.send_join(with_(request, group_instance_id=follower_instance_id))
+        assert leader.records == [] and follower.records == []
         assert not leader.done and not follower.done
-        self.sleep(self.initial_rebalance_delay_ms)
-        self.sleep(self.initial_rebalance_delay_ms)
+        assert_no_or_empty_result(self.sleep(self.initial_rebalance_delay_ms))
+        assert_no_or_empty_result(self.sleep(self.initial_rebalance_delay_ms))
         assert leader.error is E.NONE and follower.error is E.NONE
         assert leader.response.generation_id == 1 == follower.response.generation_id
         assert self.num_members() == 2 and self.generation == 1
@@ -523,11 +536,11 @@ class KafkaContext(CoordinatorContext):
         follower_id = follower.response.member_id
         assignment = ((leader_id, b"\x01"), (follower_id, b"\x02"))
         lead_sync = self.send_sync(leader_id, 1, leader_instance_id, assignments=assignment)
+        # The generated record carries the new assignment.
+        assert lead_sync.records == [self.group_record(dict(assignment))]
         assert lead_sync.done and lead_sync.error is E.NONE and self.state is S.STABLE
-        record = self.coordinator.stored_record()
-        assert record is not None
-        assert {m.member_id: m.assignment for m in record.members} == dict(assignment)
         follow_sync = self.send_sync(follower_id, 1, follower_instance_id)
+        assert follow_sync.records == []
         assert follow_sync.done and follow_sync.error is E.NONE
         assert self.state is S.STABLE and self.num_members() == 2 and self.generation == 1
         return RebalanceResult(
@@ -546,28 +559,34 @@ class KafkaContext(CoordinatorContext):
             protocols=to_protocols("range"), rebalance_timeout_ms=10_000, session_timeout_ms=5000
         )
         leader = self.join_dynamic_and_complete_join(request)
-        sync = self.send_sync(
-            leader.member_id, leader.generation_id, assignments=((leader.member_id, b""),)
-        )
+        assignments = ((leader.member_id, b""),)
+        sync = self.send_sync(leader.member_id, leader.generation_id, assignments=assignments)
+        # Now the group is Stable, with the one member that joined above.
+        assert sync.records == [self.group_record()]
         assert sync.done and sync.error is E.NONE
         follower_join = self.send_join(request)
-        assert not follower_join.done
+        assert follower_join.records == [] and not follower_join.done
         leader_join = self.send_join(with_(request, member_id=leader.member_id))
+        assert leader_join.records == []
         assert self.state is S.COMPLETING_REBALANCE
         assert leader_join.error is E.NONE and follower_join.error is E.NONE
         assert leader_join.response.generation_id == follower_join.response.generation_id
         assert leader_join.response.leader == leader.member_id == follower_join.response.leader
         generation = leader_join.response.generation_id
         follower_id = follower_join.response.member_id
-        sync = self.send_sync(leader.member_id, generation)
+        sync = self.send_sync(leader.member_id, generation, assignments=assignments)
+        assert sync.records == [self.group_record()]
         assert sync.done and sync.error is E.NONE and self.state is S.STABLE
         leader_join = self.send_join(with_(request, member_id=leader.member_id))
+        assert leader_join.records == []
         assert not leader_join.done and self.state is S.PREPARING_REBALANCE
         pending = self.send_join(
             with_(request, session_timeout_ms=2500), require_known_member_id=True
         )
+        assert pending.records == []
         assert pending.error is E.MEMBER_ID_REQUIRED and self.num_pending() == 1
         follower_join = self.send_join(with_(request, member_id=follower_id))
+        assert follower_join.records == []
         assert not follower_join.done and self.state is S.PREPARING_REBALANCE
         assert self.num_members() == 2 and self.num_pending() == 1
         return PendingMemberGroupResult(leader.member_id, follower_id, pending.response)
@@ -586,16 +605,17 @@ class KafkaContext(CoordinatorContext):
         ids = []
         for _ in range(n):
             first = self.send_join(request, require_known_member_id=True)
-            assert first.done
+            assert first.records == [] and first.done
             ids.append(first.response.member_id)
         seconds = [
             self.send_join(with_(request, member_id=mid), require_known_member_id=True)
             for mid in ids
         ]
+        assert not any(r.done or r.records for r in seconds)
+        assert_no_or_empty_result(self.sleep(self.initial_rebalance_delay_ms))
         assert not any(r.done for r in seconds)
-        self.sleep(self.initial_rebalance_delay_ms)
-        assert not any(r.done for r in seconds)
-        self.sleep(rebalance_timeout_ms)
+        # Advance the clock by the rebalance timeout to complete the join phase.
+        assert_no_or_empty_result(self.sleep(rebalance_timeout_ms))
         assert all(r.done and r.error is E.NONE for r in seconds)
         assert self.num_members() == n and self.state is S.COMPLETING_REBALANCE
         return [r.response for r in seconds]
@@ -604,12 +624,12 @@ class KafkaContext(CoordinatorContext):
         """``verifySessionExpiration``: every member's heartbeat expires; the group ends Empty
         with the empty group record written."""
         keys = {f"heartbeat:{mid}" for mid in self.all_member_ids()}
-        fired = self.expire(timeout_ms)
-        assert set(fired) == keys
+        expired = self.sleep(timeout_ms)
+        assert {e.key for e in expired} == keys
+        # Only the last member leaving writes the empty group record.
+        assert expired[-1].records == [self.empty_group_record()]
+        assert_no_or_empty_result(expired[:-1])
         assert self.state is S.EMPTY and self.num_members() == 0
-        record = self.coordinator.stored_record()
-        assert record is not None and record.members == () and record.protocol is None
-        assert record.generation == self.generation and record.written_ms == self.now_ms
 
 
 def verify_join_responses(
