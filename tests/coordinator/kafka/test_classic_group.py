@@ -76,10 +76,7 @@ def _three_member_group() -> KafkaContext:
         ),
         written_ms=0,
     )
-    ctx.coordinator, effects = GroupCoordinator.load(
-        "group-id", ctx.config, ctx.member_ids, record, 0
-    )
-    ctx.apply(effects)
+    ctx.load(record)
     ctx.prepare_rebalance()
     return ctx
 
