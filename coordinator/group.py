@@ -102,6 +102,44 @@ class MemberView(msgspec.Struct, frozen=True):
     group_instance_id: str | None = None
 
 
+class DescribedMember(msgspec.Struct, frozen=True):
+    """One member as DescribeGroups shows it (``ClassicGroupMember#describe`` /
+    ``describeNoMetadata``).
+
+    Attributes:
+        member_id / group_instance_id / client_id: as in :class:`MemberView`.
+        source: network address of its latest JoinGroup (Kafka reports ``clientHost``).
+        metadata: its metadata for the group protocol when the group is Stable, else ``b""``.
+        assignment: its current assignment bytes, in every state (``b""`` when none).
+    """
+
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    source: str
+    metadata: bytes
+    assignment: bytes
+
+
+class DescribedGroup(msgspec.Struct, frozen=True):
+    """A group as DescribeGroups shows it (``GroupMetadataManager#describeGroups``).
+
+    Attributes:
+        group_id: the group.
+        state: Kafka's state name (``"Stable"``, ``"PreparingRebalance"``...); ``"Dead"`` for
+            a group that does not exist.
+        protocol_type: ``""`` when none was fixed.
+        protocol: the group protocol when Stable, ``""`` otherwise.
+        members: every member, in coordinator (Java HashMap) order.
+    """
+
+    group_id: str
+    state: str
+    protocol_type: str
+    protocol: str
+    members: tuple[DescribedMember, ...]
+
+
 class _Member:
     """Mutable member record (``ClassicGroupMember``). A parked JoinGroup/SyncGroup is the
     source address its response must go to (``None`` when nothing is parked)."""
@@ -497,6 +535,32 @@ class GroupCoordinator:
         group was never stored. This is what a coordinator taking the partition over
         loads (:meth:`load`)."""
         return self._record
+
+    def describe(self) -> DescribedGroup:
+        """What DescribeGroups answers for this group (``GroupMetadataManager#describeGroups``):
+        when Stable, the protocol and each member with its metadata for it and its assignment
+        (``ClassicGroupMember#describe``); in any other state no protocol, and each member
+        without metadata but **with** its assignment (``describeNoMetadata``). A group that
+        does not exist is ``Dead`` with no members (Kafka's ``GroupIdNotFoundException``
+        branch)."""
+        if not self._exists:
+            return DescribedGroup(self.group_id, _DEAD.value, "", "", ())
+        stable = self._state is _STABLE
+        protocol = (self._protocol_name or "") if stable else ""
+        members = tuple(
+            DescribedMember(
+                member_id=m.member_id,
+                group_instance_id=m.group_instance_id,
+                client_id=m.client_id,
+                source=m.source,
+                metadata=m.metadata(protocol) if stable else b"",
+                assignment=m.assignment,
+            )
+            for m in (self._members[mid] for mid in self._java_order())
+        )
+        return DescribedGroup(
+            self.group_id, self._state.value, self._protocol_type or "", protocol, members
+        )
 
     def rebalance_timeout_ms(self) -> int:
         """The group rebalance timeout: max over members, 0 without members."""
@@ -1060,9 +1124,17 @@ class GroupCoordinator:
         return False
 
     def _select_protocol(self) -> str:
-        """``ClassicGroup#selectProtocol`` with the configured tie-break (see class doc)."""
+        """``ClassicGroup#selectProtocol`` with the configured tie-break (see class doc).
+
+        Raises:
+            IllegalGroupState: the group has no members (Kafka's ``IllegalStateException``).
+        """
         members = self._members
         n = len(members)
+        if not n:
+            raise IllegalGroupState(
+                f"group {self.group_id!r}: cannot select a protocol without members"
+            )
         candidates = {name for name, count in self._supported.items() if count == n}
         votes: dict[str, int] = {}
         for mid in self._java_order():

@@ -410,9 +410,10 @@ class OtherApis:
         )
 
     async def _describe_groups(self, conn: _Conn, request: wire.Request) -> Any:
-        """DescribeGroups (``GroupMetadataManager#describeGroups``): protocol, members with
-        metadata and assignment when Stable, members without them otherwise; an unknown group
-        is ``Dead`` with no error."""
+        """DescribeGroups (``GroupMetadataManager#describeGroups``, through
+        :meth:`~coordinator.group.GroupCoordinator.describe`): the protocol and members' metadata
+        only when Stable, members' assignments in every state; an unknown group is ``Dead``
+        with no error."""
         version = request.api_version
         mod = wire.module(15, version, True)
         described = []
@@ -423,21 +424,18 @@ class OtherApis:
             if coord is None or self.down:
                 state, protocol_type, protocol = "Dead", "", ""
             else:
-                state = coord.state.value
-                protocol_type = coord.protocol_type or ""
-                stable = state == "Stable"
-                # GroupMetadataManager#describeGroups: the protocol only when Stable
-                protocol = (coord.protocol_name or "") if stable else ""
-                for m in coord.members():
+                group = coord.describe()
+                state, protocol_type, protocol = group.state, group.protocol_type, group.protocol
+                for m in group.members:
                     members.append(
                         build(
                             mod.DescribedGroupMember,
                             member_id=m.member_id,
-                            group_instance_id=getattr(m, "group_instance_id", None),
+                            group_instance_id=m.group_instance_id,
                             client_id=m.client_id,
                             client_host="/" + self._hosts.get(m.source, "unknown"),
-                            member_metadata=_metadata(m, protocol) if stable else b"",
-                            member_assignment=m.assignment if stable else b"",
+                            member_metadata=m.metadata,
+                            member_assignment=m.assignment,
                         )
                     )
             described.append(
@@ -483,10 +481,3 @@ class OtherApis:
             error_code=kio_error(error),
             groups=tuple(listed),
         )
-
-
-def _metadata(member: Any, protocol: str) -> bytes:
-    for name, data in member.protocols:
-        if name == protocol:
-            return bytes(data)
-    return b""

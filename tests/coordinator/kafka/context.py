@@ -45,7 +45,13 @@ from typing import Any
 
 import msgspec
 
-from coordinator import CoordinatorConfig, GroupRecord, GroupRecordMember, GroupState
+from coordinator import (
+    CoordinatorConfig,
+    DescribedGroup,
+    GroupRecord,
+    GroupRecordMember,
+    GroupState,
+)
 from coordinator.group import GroupCoordinator
 from protocol.effects import CancelTimer, Effect, Send, SetTimer
 from protocol.group import (
@@ -178,10 +184,11 @@ class KafkaContext(CoordinatorContext):
         self.transcript: list[dict[str, Any]] = []
         """What the test did and saw, in order, as JSON-able dicts with ``op`` and the virtual
         time ``t``: ``create_group``, ``force_state`` (``state``), ``prepare_rebalance``,
-        ``load`` (``record``), ``unload``, ``request`` (``source``, ``api``, ``request``,
-        ``records`` written), ``response`` (``dest``, ``api``, ``response``), ``timer_set``
-        (``key``, ``at``), ``timer_cancel`` (``key``), ``sleep`` (``ms``; ``t`` is the end
-        time) and ``expired`` (``key``, ``records``; one per timer fired in that sleep)."""
+        ``load`` (``record``), ``unload``, ``describe`` (``described``), ``request``
+        (``source``, ``api``, ``request``, ``records`` written), ``response`` (``dest``,
+        ``api``, ``response``), ``timer_set`` (``key``, ``at``), ``timer_cancel`` (``key``),
+        ``sleep`` (``ms``; ``t`` is the end time) and ``expired`` (``key``, ``records``; one
+        per timer fired in that sleep)."""
         for made in _recording:
             made.append(self)
 
@@ -278,6 +285,12 @@ class KafkaContext(CoordinatorContext):
             elif isinstance(effect, CancelTimer) and effect.key in self.timers:
                 self._note("timer_cancel", key=effect.key)
         super().apply(effects)
+
+    def describe(self) -> DescribedGroup:
+        """``context.describeGroups(["group-id"])`` for this group (DescribeGroups)."""
+        described = self.coordinator.describe()
+        self._note("describe", group_id=self.group_id, described=_builtins(described))
+        return described
 
     def load(self, record: GroupRecord | None) -> None:
         """``context.replay(record)`` + ``onLoaded()``: a coordinator built from ``record``
