@@ -39,6 +39,7 @@ Mapping of Kafka's test machinery:
 from __future__ import annotations
 
 import contextlib
+import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,7 +53,7 @@ from coordinator import (
     GroupRecordMember,
     GroupState,
 )
-from coordinator.group import GroupCoordinator
+from coordinator.group import GroupCoordinator, IllegalGroupState
 from protocol.effects import CancelTimer, Effect, Send, SetTimer
 from protocol.group import (
     ErrorCode,
@@ -74,9 +75,19 @@ S = GroupState
 _TOPICS = ("foo", "bar", "baz")
 
 
+def consumer_subscription(topic: str) -> bytes:
+    """``ConsumerProtocol.serializeSubscription(new Subscription(List.of(topic)))``: a
+    ``ConsumerProtocolSubscription`` at its highest version, 3 (version INT16, topics
+    ARRAY(STRING), user_data NULLABLE_BYTES null, owned_partitions empty, generation_id -1,
+    rack_id null). Kafka parses it at join completion of a "consumer" group
+    (``ClassicGroup#computeSubscribedTopics``), so the bytes must be real."""
+    name = topic.encode()
+    return struct.pack(">hih", 3, 1, len(name)) + name + struct.pack(">iiih", -1, 0, -1, -1)
+
+
 def to_protocols(*names: str) -> tuple[tuple[str, bytes], ...]:
     """``toProtocols``: each protocol's metadata is a subscription to foo, bar, baz in turn."""
-    return tuple((name, f"sub:{_TOPICS[i % 3]}".encode()) for i, name in enumerate(names))
+    return tuple((name, consumer_subscription(_TOPICS[i % 3])) for i, name in enumerate(names))
 
 
 def join_request(
@@ -183,11 +194,12 @@ class KafkaContext(CoordinatorContext):
         """Every group record written, with the virtual time of the write."""
         self.transcript: list[dict[str, Any]] = []
         """What the test did and saw, in order, as JSON-able dicts with ``op`` and the virtual
-        time ``t``: ``create_group``, ``force_state`` (``state``), ``prepare_rebalance``,
-        ``load`` (``record``), ``unload``, ``describe`` (``described``), ``request``
-        (``source``, ``api``, ``request``, ``records`` written), ``response`` (``dest``,
-        ``api``, ``response``), ``timer_set`` (``key``, ``at``), ``timer_cancel`` (``key``),
-        ``sleep`` (``ms``; ``t`` is the end time) and ``expired`` (``key``, ``records``; one
+        time ``t``. Ops and their fields: ``create_group``; ``force_state`` (``state``);
+        ``prepare_rebalance``; ``load`` (``record``); ``unload``; ``describe``
+        (``described``); ``request`` (``source``, ``api``, ``request``, and the ``records``
+        written or the ``exception`` raised); ``response`` (``dest``, ``api``,
+        ``response``); ``timer_set`` (``key``, ``at``); ``timer_cancel`` (``key``);
+        ``sleep`` (``ms``; ``t`` is the end time); ``expired`` (``key``, ``records``; one
         per timer fired in that sleep)."""
         for made in _recording:
             made.append(self)
@@ -204,10 +216,15 @@ class KafkaContext(CoordinatorContext):
         self.written.append((self.now_ms, after))
         return [after]
 
-    def group_record(self, assignments: dict[str, bytes] | None = None) -> GroupRecord:
+    def group_record(
+        self, assignments: dict[str, bytes] | None = None, state_since_ms: int | None = None
+    ) -> GroupRecord:
         """``GroupCoordinatorRecordHelpers.newGroupMetadataRecord(group, assignments)``: the
         group as it is now, each member with its metadata for the group protocol and its
-        assignment from ``assignments`` (default: the member's current assignment)."""
+        assignment from ``assignments`` (default: the member's current assignment), stamped
+        with when the group entered its state (``currentStateTimestamp``; pass
+        ``state_since_ms`` for a write that came before a transition Kafka makes only once
+        the write completes, e.g. the leader's SyncGroup)."""
         protocol = self.coordinator.protocol_name
         members = tuple(
             GroupRecordMember(
@@ -231,19 +248,22 @@ class KafkaContext(CoordinatorContext):
             protocol=protocol,
             leader=self.coordinator.leader_id if members else None,
             members=members,
-            written_ms=self.now_ms,
+            written_ms=(
+                self.coordinator.state_since_ms if state_since_ms is None else state_since_ms
+            ),
         )
 
     def empty_group_record(self) -> GroupRecord:
-        """``GroupCoordinatorRecordHelpers.newEmptyGroupMetadataRecord(group)``."""
+        """``GroupCoordinatorRecordHelpers.newEmptyGroupMetadataRecord(group)``, the record of
+        a group's creation: generation 0 and no protocol type, whatever the group's state."""
         return GroupRecord(
             group_id=GROUP_ID,
-            generation=self.generation,
-            protocol_type=self.coordinator.protocol_type,
+            generation=0,
+            protocol_type=None,
             protocol=None,
             leader=None,
             members=(),
-            written_ms=self.now_ms,
+            written_ms=self.coordinator.state_since_ms,
         )
 
     def mark(self) -> int:
@@ -266,7 +286,11 @@ class KafkaContext(CoordinatorContext):
             request=_builtins(request),
         )
         entry = self.transcript[-1]
-        reply = super().send(source, request)
+        try:
+            reply = super().send(source, request)
+        except IllegalGroupState:
+            entry["exception"] = "IllegalGroupState"
+            raise
         reply.records = self._written_since(before)
         entry["records"] = _builtins(reply.records)
         return reply
@@ -318,7 +342,7 @@ class KafkaContext(CoordinatorContext):
         """``group.transitionTo(state)`` (asserted against Kafka's transition table)."""
         self._note("force_state", state=state.value)
         effects: list[Effect] = []
-        self.coordinator._transition(state, effects)
+        self.coordinator._transition(state, self.now_ms, effects)
         self.apply(effects)
 
     def prepare_rebalance(self) -> None:
@@ -640,7 +664,8 @@ class KafkaContext(CoordinatorContext):
         expired = self.sleep(timeout_ms)
         assert {e.key for e in expired} == keys
         # Only the last member leaving writes the empty group record.
-        assert expired[-1].records == [self.empty_group_record()]
+        assert expired[-1].records == [self.group_record()]
+        assert self.group_record().members == () and self.group_record().protocol is None
         assert_no_or_empty_result(expired[:-1])
         assert self.state is S.EMPTY and self.num_members() == 0
 

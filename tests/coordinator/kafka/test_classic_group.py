@@ -264,7 +264,7 @@ def test_init_next_generation_empty_group() -> None:
     ctx.prepare_rebalance()
     expired = ctx.sleep(ctx.initial_rebalance_delay_ms)
     assert [e.key for e in expired] == ["join"]
-    assert expired[0].records == [ctx.empty_group_record()]
+    assert expired[0].records == [ctx.group_record()]
     assert ctx.generation == 1 and ctx.coordinator.protocol_name is None
     assert ctx.state is S.EMPTY
 

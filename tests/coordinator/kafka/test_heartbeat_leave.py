@@ -186,18 +186,23 @@ def test_leave_group_invalid_group() -> None:
     """``GroupMetadataManagerTest.testLeaveGroupInvalidGroup``."""
     ctx = KafkaContext()
     ctx.create_group()
-    other = KafkaContext()  # the coordinator of "invalid-group-id": no such group
-    other.coordinator.group_id = "invalid-group-id"
-    leave = other.send_leave(group_id="invalid-group-id")
-    assert leave.error is E.UNKNOWN_MEMBER_ID and leave.response.members == ()
+    # Another group's coordinator: one that never saw a JoinGroup (no such group).
+    other = KafkaContext()
+    leave = other.send_leave()
+    # The manager's UnknownMemberIdException, as GroupCoordinatorService#leaveGroup answers
+    # it: no top-level error, every listed member UNKNOWN_MEMBER_ID (none listed here).
+    assert leave.records == []
+    assert leave.error is E.NONE and leave.response.members == ()
 
 
 def test_leave_group_unknown_group() -> None:
     """``GroupMetadataManagerTest.testLeaveGroupUnknownGroup``."""
-    ctx = KafkaContext()
-    ctx.coordinator.group_id = "unknown-group-id"
-    leave = ctx.send_leave(MemberIdentity("member-id"), group_id="unknown-group-id")
-    assert leave.error is E.UNKNOWN_MEMBER_ID
+    ctx = KafkaContext()  # the group was never created
+    leave = ctx.send_leave(MemberIdentity("member-id"))
+    # UnknownMemberIdException, as GroupCoordinatorService#leaveGroup answers it.
+    assert leave.records == []
+    assert leave.error is E.NONE
+    assert leave.response.members == _answers(("member-id", None, E.UNKNOWN_MEMBER_ID))
 
 
 def test_leave_group_unknown_member_id_existing_group() -> None:

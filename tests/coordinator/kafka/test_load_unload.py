@@ -16,12 +16,14 @@ from tests.coordinator.kafka.context import (
     E,
     KafkaContext,
     S,
+    consumer_subscription,
     join_request,
     to_protocols,
     with_,
 )
 
 RANGE = to_protocols("range")
+FOO = consumer_subscription("foo")
 
 
 def _two_static_members_record(rebalance_timeout_ms: int = 9000) -> GroupRecord:
@@ -40,7 +42,7 @@ def _two_static_members_record(rebalance_timeout_ms: int = 9000) -> GroupRecord:
                 source=f"host-{i}",
                 rebalance_timeout_ms=rebalance_timeout_ms,
                 session_timeout_ms=4000,
-                subscription=b"sub:foo",
+                subscription=FOO,
                 assignment=b"\x02",
                 group_instance_id=f"group-instance-id-{i}",
             )
@@ -80,8 +82,7 @@ def test_replay_group_metadata_records(use_default_rebalance_timeout: bool) -> N
     # Kafka compares two HashMap-ordered groups; the order here is the same Java order.
     members = coordinator._leader_member_list()
     assert set(members) == {
-        JoinGroupResponseMember(f"member-{i}", f"group-instance-id-{i}", b"sub:foo")
-        for i in range(2)
+        JoinGroupResponseMember(f"member-{i}", f"group-instance-id-{i}", FOO) for i in range(2)
     }
     assert [m.member_id for m in members] == [v.member_id for v in coordinator.members()]
     for i in range(2):
@@ -90,7 +91,7 @@ def test_replay_group_metadata_records(use_default_rebalance_timeout: bool) -> N
         assert view.client_id == f"client-{i}" and view.source == f"host-{i}"
         assert view.session_timeout_ms == 4000
         assert view.rebalance_timeout_ms == (4000 if use_default_rebalance_timeout else 9000)
-        assert view.protocols == (("range", b"sub:foo"),) and view.assignment == b"\x02"
+        assert view.protocols == (("range", FOO),) and view.assignment == b"\x02"
         assert coordinator.static_member_id(f"group-instance-id-{i}") == f"member-{i}"
 
 

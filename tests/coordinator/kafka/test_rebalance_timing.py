@@ -12,6 +12,7 @@ from tests.coordinator.kafka.context import (
     KafkaContext,
     S,
     assert_no_or_empty_result,
+    consumer_subscription,
     join_request,
     to_protocols,
     verify_join_responses,
@@ -19,6 +20,7 @@ from tests.coordinator.kafka.context import (
 )
 
 RANGE = to_protocols("range")
+FOO = consumer_subscription("foo")
 
 
 # --------------------------------------------------------------------------- initial delay
@@ -161,8 +163,11 @@ def test_new_member_timeout_completion() -> None:
     # The session timeout removes the member; the group is now Empty.
     expired = ctx.sleep(5000)
     assert [e.key for e in expired] == [f"heartbeat:{reply.response.member_id}"]
-    assert expired[0].records == [ctx.empty_group_record()]
-    assert ctx.empty_group_record().generation == 2
+    # The group's record with no members (Kafka spells its fields out here).
+    assert expired[0].records == [ctx.group_record()]
+    record = expired[0].records[0]
+    assert record.generation == 2 and record.protocol_type == "consumer"
+    assert record.members == () and record.leader is None and record.protocol is None
     assert ctx.num_members() == 0 and ctx.state is S.EMPTY
 
 
@@ -325,10 +330,13 @@ def test_rebalance_does_not_time_out_when_all_sync_are_received() -> None:
     for r in responses:
         assert ctx.send_heartbeat(r.member_id, r.generation_id) is E.NONE
     syncs = []
+    completing_since = ctx.coordinator.state_since_ms
     for r in responses:
         syncs.append(ctx.send_sync(r.member_id, 1))
-        # Only the leader's SyncGroup writes the group record.
-        expected = [ctx.group_record()] if r.member_id == leader_id else []
+        # Only the leader's SyncGroup writes the group record (while CompletingRebalance).
+        expected = (
+            [ctx.group_record(state_since_ms=completing_since)] if r.member_id == leader_id else []
+        )
         assert syncs[-1].records == expected
         assert syncs[-1].done
     assert all(s.error is E.NONE for s in syncs)
@@ -495,7 +503,7 @@ def test_last_joining_members_are_kicked_out_when_rejoining_group_with_max_size(
         protocol="range",
         leader=ids[0],
         members=tuple(
-            GroupRecordMember(mid, "client-id", "client-host", 10_000, 5000, b"sub:foo", b"")
+            GroupRecordMember(mid, "client-id", "client-host", 10_000, 5000, FOO, b"")
             for mid in ids
         ),
         written_ms=0,

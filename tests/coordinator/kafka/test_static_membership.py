@@ -996,14 +996,19 @@ def test_static_members_leave_unknown_group() -> None:
     """``GroupMetadataManagerTest.testStaticMembersLeaveUnknownGroup``."""
     ctx = KafkaContext()
     ctx.static_members_join_and_rebalance(LEADER, FOLLOWER)
-    other = KafkaContext()  # the coordinator of "invalid-group-id": no such group
-    other.coordinator.group_id = "invalid-group-id"
+    # Another group's coordinator: one that never saw a JoinGroup (no such group).
+    other = KafkaContext()
     leave = other.send_leave(
         MemberIdentity(group_instance_id=LEADER),
         MemberIdentity(group_instance_id=FOLLOWER),
-        group_id="invalid-group-id",
     )
-    assert leave.error is E.UNKNOWN_MEMBER_ID
+    # UnknownMemberIdException, as GroupCoordinatorService#leaveGroup answers it.
+    assert leave.records == []
+    assert leave.error is E.NONE
+    assert leave.response.members == (
+        LeaveGroupMemberResponse("", LEADER, E.UNKNOWN_MEMBER_ID),
+        LeaveGroupMemberResponse("", FOLLOWER, E.UNKNOWN_MEMBER_ID),
+    )
 
 
 def test_static_members_fenced_instance_batch_leave_group() -> None:
