@@ -28,8 +28,8 @@ outcome counter; nothing after that point is compared):
 * ``createClassicGroup`` has no request either. It only makes the group exist before the first
   JoinGroup, so the replay omits it and accepts the one difference that follows: the empty
   group record Kafka (and groupsim) write when that JoinGroup creates the group.
-* Tests listed in :data:`_NOT_REPLAYABLE` change the coordinator through its internals or
-  address another group's coordinator; they are not replayed at all.
+* Tests listed in :data:`_NOT_REPLAYABLE` change the coordinator through its internals; they
+  are not replayed at all.
 """
 
 from __future__ import annotations
@@ -77,14 +77,11 @@ _TRANSLATIONS = Path(__file__).resolve().parent.parent / "coordinator" / "kafka"
 _BACK_DOORS = {"force_state", "prepare_rebalance", "load", "unload"}
 
 #: Translations that change the coordinator through its internals (Kafka's ``ClassicGroupTest``
-#: drives ``ClassicGroup`` methods no request reaches) or that send to another group's
-#: coordinator (groupsim runs one coordinator per group id); test name -> why.
+#: drives ``ClassicGroup`` methods no request reaches); test name -> why.
 _NOT_REPLAYABLE = {
     "test_replace_group_instance": "parks a SyncGroup and replaces the member by hand",
     "test_complete_join_future": "completes a parked JoinGroup by hand",
     "test_complete_sync_future": "completes a parked SyncGroup by hand",
-    "test_leave_group_invalid_group": "a coordinator that owns another group id",
-    "test_leave_group_unknown_group": "a coordinator that owns another group id",
 }
 
 _REQUESTS: dict[str, type] = {
