@@ -401,11 +401,14 @@ class GroupCoordinator:
         )
 
     def _store_empty(self, now_ms: int) -> None:
-        """``newEmptyGroupMetadataRecord``: the group with no members, protocol or leader."""
+        """``newEmptyGroupMetadataRecord``: the group with no members, protocol or leader,
+        at generation 0 and with an empty protocol type (``None`` here) even when the
+        JoinGroup that created the group has already fixed one (the Kafka 4.0 oracle agrees,
+        docs/coordinator-fidelity.md)."""
         self._record = GroupRecord(
             group_id=self.group_id,
-            generation=self._generation,
-            protocol_type=self._protocol_type,
+            generation=0,
+            protocol_type=None,
             protocol=None,
             leader=None,
             members=(),
@@ -1212,8 +1215,24 @@ class GroupCoordinator:
             return [Send(source, LeaveGroupResponse(ErrorCode.INVALID_GROUP_ID))]
         if req.group_id != self.group_id:
             return [Send(source, LeaveGroupResponse(ErrorCode.NOT_COORDINATOR))]
-        if not self._exists:  # "Group not found": UnknownMemberIdException
-            return [Send(source, LeaveGroupResponse(ErrorCode.UNKNOWN_MEMBER_ID))]
+        if not self._exists:
+            # "Group not found": the manager throws UnknownMemberIdException, which
+            # GroupCoordinatorService#leaveGroup answers with no top-level error and every
+            # leaving member UNKNOWN_MEMBER_ID.
+            unknown = tuple(
+                LeaveGroupMemberResponse(
+                    i.member_id, i.group_instance_id, ErrorCode.UNKNOWN_MEMBER_ID
+                )
+                for i in req.identities()
+            )
+            return [
+                Send(
+                    source,
+                    LeaveGroupResponse(
+                        ErrorCode.NONE, tuple((a.member_id, a.error) for a in unknown), unknown
+                    ),
+                )
+            ]
         if self._state is _DEAD:
             return [Send(source, LeaveGroupResponse(ErrorCode.COORDINATOR_NOT_AVAILABLE))]
         effects: list[Effect] = []
