@@ -441,9 +441,10 @@ class GroupCoordinator:
         )
 
     def _store_empty(self, now_ms: int) -> None:
-        """``GroupCoordinatorRecordHelpers#newEmptyGroupMetadataRecord``, written when a
-        JoinGroup creates the group: generation 0, no protocol type, protocol, leader or
-        members, whatever that JoinGroup did to the group (Kafka fixes these fields)."""
+        """``newEmptyGroupMetadataRecord``: the group with no members, protocol or leader,
+        at generation 0 and with an empty protocol type (``None`` here) even when the
+        JoinGroup that created the group has already fixed one (the Kafka 4.0 oracle agrees,
+        docs/coordinator-fidelity.md)."""
         self._record = GroupRecord(
             group_id=self.group_id,
             generation=0,
@@ -1300,7 +1301,8 @@ class GroupCoordinator:
             return [Send(source, LeaveGroupResponse(ErrorCode.NOT_COORDINATOR))]
         if not self._exists:
             # "Group not found": the manager throws UnknownMemberIdException, which
-            # GroupCoordinatorService#leaveGroup answers with every member UNKNOWN_MEMBER_ID.
+            # GroupCoordinatorService#leaveGroup answers with no top-level error and every
+            # leaving member UNKNOWN_MEMBER_ID.
             unknown = tuple(
                 LeaveGroupMemberResponse(
                     i.member_id, i.group_instance_id, ErrorCode.UNKNOWN_MEMBER_ID
@@ -1311,9 +1313,7 @@ class GroupCoordinator:
                 Send(
                     source,
                     LeaveGroupResponse(
-                        ErrorCode.NONE,
-                        tuple((a.member_id, a.error) for a in unknown),
-                        unknown,
+                        ErrorCode.NONE, tuple((a.member_id, a.error) for a in unknown), unknown
                     ),
                 )
             ]

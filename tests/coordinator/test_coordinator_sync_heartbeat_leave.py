@@ -311,7 +311,7 @@ def test_leave_in_completing_rebalance_answers_parked_syncs() -> None:
 def test_leave_in_empty_and_dead() -> None:
     ctx = CoordinatorContext()
     # A group that does not exist yet: "Group not found" (UnknownMemberIdException), which
-    # GroupCoordinatorService#leaveGroup answers member by member.
+    # GroupCoordinatorService#leaveGroup answers per member (Kafka 4.0 oracle agrees).
     reply = ctx.leave("w1", "w1-x")
     assert reply.response.error is E.NONE
     assert reply.response.member_errors == (("w1-x", E.UNKNOWN_MEMBER_ID),)
