@@ -8,12 +8,14 @@ Nothing here imports trio.
 """
 
 from .config import CoordinatorConfig
-from .group import GroupCoordinator, MemberView
+from .group import DescribedGroup, DescribedMember, GroupCoordinator, MemberView
 from .record import GroupRecord, GroupRecordMember
 from .state import VALID_PREVIOUS_STATES, GroupState, IllegalStateTransition
 
 __all__ = [
     "CoordinatorConfig",
+    "DescribedGroup",
+    "DescribedMember",
     "GroupCoordinator",
     "GroupRecord",
     "GroupRecordMember",

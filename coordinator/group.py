@@ -102,6 +102,44 @@ class MemberView(msgspec.Struct, frozen=True):
     group_instance_id: str | None = None
 
 
+class DescribedMember(msgspec.Struct, frozen=True):
+    """One member as DescribeGroups shows it (``ClassicGroupMember#describe`` /
+    ``describeNoMetadata``).
+
+    Attributes:
+        member_id / group_instance_id / client_id: as in :class:`MemberView`.
+        source: network address of its latest JoinGroup (Kafka reports ``clientHost``).
+        metadata: its metadata for the group protocol when the group is Stable, else ``b""``.
+        assignment: its current assignment bytes, in every state (``b""`` when none).
+    """
+
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    source: str
+    metadata: bytes
+    assignment: bytes
+
+
+class DescribedGroup(msgspec.Struct, frozen=True):
+    """A group as DescribeGroups shows it (``GroupMetadataManager#describeGroups``).
+
+    Attributes:
+        group_id: the group.
+        state: Kafka's state name (``"Stable"``, ``"PreparingRebalance"``...); ``"Dead"`` for
+            a group that does not exist.
+        protocol_type: ``""`` when none was fixed.
+        protocol: the group protocol when Stable, ``""`` otherwise.
+        members: every member, in coordinator (Java HashMap) order.
+    """
+
+    group_id: str
+    state: str
+    protocol_type: str
+    protocol: str
+    members: tuple[DescribedMember, ...]
+
+
 class _Member:
     """Mutable member record (``ClassicGroupMember``). A parked JoinGroup/SyncGroup is the
     source address its response must go to (``None`` when nothing is parked)."""
@@ -245,6 +283,7 @@ class GroupCoordinator:
         self._new_member_id = new_member_id
         self._state = _EMPTY
         self._previous_state = _EMPTY
+        self._state_ms = 0  # when the current state was entered (currentStateTimestamp)
         self._exists = False
         self._generation = 0
         self._protocol_type: str | None = None
@@ -332,6 +371,7 @@ class GroupCoordinator:
                 )
             self._record = record
             self._exists = True
+            self._state_ms = record.written_ms
             self._generation = record.generation
             self._protocol_type = record.protocol_type
             self._protocol_name = record.protocol
@@ -401,15 +441,18 @@ class GroupCoordinator:
         )
 
     def _store_empty(self, now_ms: int) -> None:
-        """``newEmptyGroupMetadataRecord``: the group with no members, protocol or leader."""
+        """``newEmptyGroupMetadataRecord``: the group with no members, protocol or leader,
+        at generation 0 and with an empty protocol type (``None`` here) even when the
+        JoinGroup that created the group has already fixed one (the Kafka 4.0 oracle agrees,
+        docs/coordinator-fidelity.md)."""
         self._record = GroupRecord(
             group_id=self.group_id,
-            generation=self._generation,
-            protocol_type=self._protocol_type,
+            generation=0,
+            protocol_type=None,
             protocol=None,
             leader=None,
             members=(),
-            written_ms=now_ms,
+            written_ms=self._state_ms,
         )
 
     def _store(self, now_ms: int) -> None:
@@ -439,7 +482,7 @@ class GroupCoordinator:
             protocol=protocol,
             leader=self._leader_id if stored else None,
             members=tuple(stored),
-            written_ms=now_ms,
+            written_ms=self._state_ms,
         )
 
     # ------------------------------------------------------------------ read-only views
@@ -453,6 +496,12 @@ class GroupCoordinator:
     def previous_state(self) -> GroupState:
         """State before the last transition (``ClassicGroup#previousState``)."""
         return self._previous_state
+
+    @property
+    def state_since_ms(self) -> int:
+        """Virtual time the group entered its current state (``ClassicGroup
+        #currentStateTimestamp``); the group record carries it as ``written_ms``."""
+        return self._state_ms
 
     @property
     def generation_id(self) -> int:
@@ -497,6 +546,32 @@ class GroupCoordinator:
         group was never stored. This is what a coordinator taking the partition over
         loads (:meth:`load`)."""
         return self._record
+
+    def describe(self) -> DescribedGroup:
+        """What DescribeGroups answers for this group (``GroupMetadataManager#describeGroups``):
+        when Stable, the protocol and each member with its metadata for it and its assignment
+        (``ClassicGroupMember#describe``); in any other state no protocol, and each member
+        without metadata but **with** its assignment (``describeNoMetadata``). A group that
+        does not exist is ``Dead`` with no members (Kafka's ``GroupIdNotFoundException``
+        branch)."""
+        if not self._exists:
+            return DescribedGroup(self.group_id, _DEAD.value, "", "", ())
+        stable = self._state is _STABLE
+        protocol = (self._protocol_name or "") if stable else ""
+        members = tuple(
+            DescribedMember(
+                member_id=m.member_id,
+                group_instance_id=m.group_instance_id,
+                client_id=m.client_id,
+                source=m.source,
+                metadata=m.metadata(protocol) if stable else b"",
+                assignment=m.assignment,
+            )
+            for m in (self._members[mid] for mid in self._java_order())
+        )
+        return DescribedGroup(
+            self.group_id, self._state.value, self._protocol_type or "", protocol, members
+        )
 
     def rebalance_timeout_ms(self) -> int:
         """The group rebalance timeout: max over members, 0 without members."""
@@ -578,7 +653,7 @@ class GroupCoordinator:
         in :meth:`stored_record`, from which the next coordinator is built (:meth:`load`).
         """
         effects: list[Effect] = []
-        self._transition(_DEAD, effects)
+        self._transition(_DEAD, now_ms, effects)
         for mid in self._java_order():
             m = self._members[mid]
             self._complete_join_future(
@@ -646,6 +721,8 @@ class GroupCoordinator:
             effects.append(Send(source, JoinGroupResponse(error, member_id=mid)))
             return effects
         is_new_group = not self._exists
+        if is_new_group:
+            self._state_ms = now_ms  # ClassicGroup's constructor
         self._exists = True
         if not self._accept_joining_member(mid):
             self._remove(mid, "max_size", effects)
@@ -957,7 +1034,7 @@ class GroupCoordinator:
             remaining = max(self.rebalance_timeout_ms() - delay, 0)
             self._join_timer = ("initial", delay, remaining)
             effects.append(SetTimer(JOIN_TIMER, now_ms + delay))
-        self._transition(_PREPARING, effects)
+        self._transition(_PREPARING, now_ms, effects)
         if not initial:
             # maybeCompleteJoinElseSchedule
             if self._has_all_members_joined():
@@ -1003,10 +1080,10 @@ class GroupCoordinator:
         self._generation += 1
         if members:
             self._protocol_name = self._select_protocol()
-            self._transition(_COMPLETING, effects)
+            self._transition(_COMPLETING, now_ms, effects)
         else:
             self._protocol_name = None
-            self._transition(_EMPTY, effects)
+            self._transition(_EMPTY, now_ms, effects)
             self._store(now_ms)  # completeClassicGroupJoin: the "empty" group record
         self._pending_sync.clear()
         order = self._java_order()
@@ -1060,9 +1137,17 @@ class GroupCoordinator:
         return False
 
     def _select_protocol(self) -> str:
-        """``ClassicGroup#selectProtocol`` with the configured tie-break (see class doc)."""
+        """``ClassicGroup#selectProtocol`` with the configured tie-break (see class doc).
+
+        Raises:
+            IllegalGroupState: the group has no members (Kafka's ``IllegalStateException``).
+        """
         members = self._members
         n = len(members)
+        if not n:
+            raise IllegalGroupState(
+                f"group {self.group_id!r}: cannot select a protocol without members"
+            )
         candidates = {name for name, count in self._supported.items() if count == n}
         votes: dict[str, int] = {}
         for mid in self._java_order():
@@ -1171,7 +1256,7 @@ class GroupCoordinator:
                     other.assignment = assignments.get(other.member_id, b"")
                 self._store(now_ms)
                 self._propagate_assignment(ErrorCode.NONE, now_ms, effects)
-                self._transition(_STABLE, effects)
+                self._transition(_STABLE, now_ms, effects)
         else:  # Stable
             self._remove_pending_sync_member(m.member_id, effects)
             effects.append(
@@ -1195,11 +1280,13 @@ class GroupCoordinator:
 
     def _propagate_assignment(self, error: ErrorCode, now_ms: int, effects: list[Effect]) -> None:
         # GroupMetadataManager#propagateAssignment: answer parked SyncGroups, reset sessions.
+        # The protocol type and name go only with a successful answer.
+        ok = error is ErrorCode.NONE
+        protocol_type = self._protocol_type if ok else None
+        protocol_name = self._protocol_name if ok else None
         for mid in self._java_order():
             m = self._members[mid]
-            response = SyncGroupResponse(
-                error, self._protocol_type, self._protocol_name, m.assignment
-            )
+            response = SyncGroupResponse(error, protocol_type, protocol_name, m.assignment)
             if self._complete_sync_future(m, response, effects):
                 self._reschedule_heartbeat(m, now_ms, m.session_timeout_ms, effects)
 
@@ -1212,8 +1299,24 @@ class GroupCoordinator:
             return [Send(source, LeaveGroupResponse(ErrorCode.INVALID_GROUP_ID))]
         if req.group_id != self.group_id:
             return [Send(source, LeaveGroupResponse(ErrorCode.NOT_COORDINATOR))]
-        if not self._exists:  # "Group not found": UnknownMemberIdException
-            return [Send(source, LeaveGroupResponse(ErrorCode.UNKNOWN_MEMBER_ID))]
+        if not self._exists:
+            # "Group not found": the manager throws UnknownMemberIdException, which
+            # GroupCoordinatorService#leaveGroup answers with no top-level error and every
+            # leaving member UNKNOWN_MEMBER_ID.
+            unknown = tuple(
+                LeaveGroupMemberResponse(
+                    i.member_id, i.group_instance_id, ErrorCode.UNKNOWN_MEMBER_ID
+                )
+                for i in req.identities()
+            )
+            return [
+                Send(
+                    source,
+                    LeaveGroupResponse(
+                        ErrorCode.NONE, tuple((a.member_id, a.error) for a in unknown), unknown
+                    ),
+                )
+            ]
         if self._state is _DEAD:
             return [Send(source, LeaveGroupResponse(ErrorCode.COORDINATOR_NOT_AVAILABLE))]
         effects: list[Effect] = []
@@ -1364,8 +1467,9 @@ class GroupCoordinator:
             self._sync_timer_generation = None
             effects.append(CancelTimer(SYNC_TIMER))
 
-    def _transition(self, target: GroupState, effects: list[Effect]) -> None:
-        """``ClassicGroup#transitionTo``: assert against Kafka's table, log the move."""
+    def _transition(self, target: GroupState, now_ms: int, effects: list[Effect]) -> None:
+        """``ClassicGroup#transitionTo``: assert against Kafka's table, log the move, note
+        when the state was entered (``currentStateTimestamp``)."""
         check_transition(self.group_id, self._state, target)
         effects.append(
             Log(
@@ -1375,6 +1479,7 @@ class GroupCoordinator:
         )
         self._previous_state = self._state
         self._state = target
+        self._state_ms = now_ms
 
 
 def _inconsistent(requested: str | None, current: str | None) -> bool:

@@ -57,7 +57,9 @@ class GroupRecord(msgspec.Struct, frozen=True):
         protocol: the protocol chosen for ``generation``; ``None`` when Empty.
         leader: the leader's member id; ``None`` when Empty.
         members: the members in coordinator (Java ``HashMap``) order; empty when Empty.
-        written_ms: virtual time of the write (Kafka's ``currentStateTimestamp``).
+        written_ms: Kafka's ``currentStateTimestamp``: the virtual time the group entered the
+            state it was in at the write (the creation time for the record of a new group;
+            for the leader's SyncGroup, when the group entered CompletingRebalance).
     """
 
     group_id: str

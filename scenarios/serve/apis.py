@@ -415,10 +415,10 @@ class OtherApis:
         )
 
     async def _describe_groups(self, conn: _Conn, request: wire.Request) -> Any:
-        """DescribeGroups (``GroupMetadataManager#describeGroups``): protocol and members with
-        metadata and assignment when Stable; otherwise no protocol and members with their
-        assignment but no metadata (``ClassicGroupMember#describeNoMetadata``); an unknown
-        group is ``Dead`` with no error."""
+        """DescribeGroups (``GroupMetadataManager#describeGroups``, through
+        :meth:`~coordinator.group.GroupCoordinator.describe`): the protocol and members' metadata
+        only when Stable, members' assignments in every state; an unknown group is ``Dead``
+        with no error."""
         version = request.api_version
         mod = wire.module(15, version, True)
         described = []
@@ -429,24 +429,17 @@ class OtherApis:
             if coord is None or self.down:
                 state, protocol_type, protocol = "Dead", "", ""
             else:
-                state = coord.state.value
-                protocol_type = coord.protocol_type or ""
-                stable = state == "Stable"
-                # GroupMetadataManager#describeGroups: the protocol only when Stable
-                protocol = (coord.protocol_name or "") if stable else ""
-                for m in coord.members():
+                group = coord.describe()
+                state, protocol_type, protocol = group.state, group.protocol_type, group.protocol
+                for m in group.members:
                     members.append(
                         build(
                             mod.DescribedGroupMember,
                             member_id=m.member_id,
-                            group_instance_id=getattr(m, "group_instance_id", None),
+                            group_instance_id=m.group_instance_id,
                             client_id=m.client_id,
                             client_host="/" + self._hosts.get(m.source, "unknown"),
-                            member_metadata=_metadata(m, protocol) if stable else b"",
-                            # ClassicGroupMember#describeNoMetadata keeps the assignment: a
-                            # rebalancing group shows what each member holds until its SyncGroup
-                            # (the coordinator empties it when a rebalance restarts in
-                            # CompletingRebalance, as Kafka does)
+                            member_metadata=m.metadata,
                             member_assignment=m.assignment,
                         )
                     )
@@ -493,10 +486,3 @@ class OtherApis:
             error_code=kio_error(error),
             groups=tuple(listed),
         )
-
-
-def _metadata(member: Any, protocol: str) -> bytes:
-    for name, data in member.protocols:
-        if name == protocol:
-            return bytes(data)
-    return b""

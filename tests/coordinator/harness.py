@@ -46,6 +46,9 @@ class Reply:
         self.sent_ms = sent_ms
         self.response: Any = None
         self.answered_ms: int | None = None
+        # Group records written while the request was handled (Kafka's CoordinatorResult
+        # records); filled by contexts that track writes (tests/coordinator/kafka/context.py).
+        self.records: list[GroupRecord] = []
 
     @property
     def done(self) -> bool:

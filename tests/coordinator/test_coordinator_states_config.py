@@ -61,9 +61,9 @@ def test_coordinator_asserts_its_transitions() -> None:
     g = GroupCoordinator("g", CoordinatorConfig(), lambda c: c)
     effects: list = []
     with pytest.raises(IllegalStateTransition):
-        g._transition(S.STABLE, effects)
+        g._transition(S.STABLE, 0, effects)
     assert g.state is S.EMPTY and effects == []
-    g._transition(S.PREPARING_REBALANCE, effects)
+    g._transition(S.PREPARING_REBALANCE, 0, effects)
     assert effects == [
         Log("group_state", {"from": "Empty", "to": "PreparingRebalance", "generation": 0})
     ]

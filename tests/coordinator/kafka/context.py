@@ -19,9 +19,18 @@ Mapping of Kafka's test machinery:
   every due timer fires, by (deadline, arming order), **at the end time** (so a timer re-armed
   while firing counts from the end of the sleep, as in Kafka's tests; the groupsim runtime
   fires each timer at its own deadline).
-* Records and append futures: groupsim writes never fail, so an append completes at once;
-  a test asserts :meth:`~coordinator.group.GroupCoordinator.stored_record` where Kafka
-  asserts a record.
+* Records and append futures: groupsim writes never fail, so an append completes at once.
+  Kafka's ``CoordinatorResult.records()`` of a request is :attr:`Reply.records` here (the
+  :class:`~coordinator.record.GroupRecord` s written while it was handled), and a fired
+  timer's result is an :class:`Expired` with its records; :meth:`KafkaContext.group_record`
+  / :meth:`KafkaContext.empty_group_record` build the expected record as Kafka's
+  ``GroupCoordinatorRecordHelpers.newGroupMetadataRecord`` / ``newEmptyGroupMetadataRecord``
+  do. A write is seen as a new :meth:`~coordinator.group.GroupCoordinator.stored_record`
+  object (each classic-group operation writes at most one record, in Kafka too).
+* Transcript: every context records what it was asked and what it saw
+  (:attr:`KafkaContext.transcript`, JSON-able dicts), so a translated test's request
+  sequence can be replayed through Kafka's real coordinator (tests/kafka_oracle/
+  test_translated_coordinator.py); :func:`recording` collects the contexts a test made.
 * ``group.transitionTo(...)`` / ``prepareRebalance(group)`` / ``createClassicGroup`` are
   test back doors into the coordinator (:meth:`force_state`, :meth:`prepare_rebalance`,
   :meth:`create_group`), as Kafka's tests reach into ``ClassicGroup``.
@@ -29,13 +38,23 @@ Mapping of Kafka's test machinery:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import contextlib
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
 
-from coordinator import CoordinatorConfig, GroupState
-from protocol.effects import Effect
+from coordinator import (
+    CoordinatorConfig,
+    DescribedGroup,
+    GroupRecord,
+    GroupRecordMember,
+    GroupState,
+)
+from coordinator.group import GroupCoordinator, IllegalGroupState
+from protocol.effects import CancelTimer, Effect, Send, SetTimer
 from protocol.group import (
     ErrorCode,
     HeartbeatRequest,
@@ -56,9 +75,19 @@ S = GroupState
 _TOPICS = ("foo", "bar", "baz")
 
 
+def consumer_subscription(topic: str) -> bytes:
+    """``ConsumerProtocol.serializeSubscription(new Subscription(List.of(topic)))``: a
+    ``ConsumerProtocolSubscription`` at its highest version, 3 (version INT16, topics
+    ARRAY(STRING), user_data NULLABLE_BYTES null, owned_partitions empty, generation_id -1,
+    rack_id null). Kafka parses it at join completion of a "consumer" group
+    (``ClassicGroup#computeSubscribedTopics``), so the bytes must be real."""
+    name = topic.encode()
+    return struct.pack(">hih", 3, 1, len(name)) + name + struct.pack(">iiih", -1, 0, -1, -1)
+
+
 def to_protocols(*names: str) -> tuple[tuple[str, bytes], ...]:
     """``toProtocols``: each protocol's metadata is a subscription to foo, bar, baz in turn."""
-    return tuple((name, f"sub:{_TOPICS[i % 3]}".encode()) for i, name in enumerate(names))
+    return tuple((name, consumer_subscription(_TOPICS[i % 3])) for i, name in enumerate(names))
 
 
 def join_request(
@@ -87,6 +116,40 @@ def join_request(
 def with_(request: Any, **changes: Any) -> Any:
     """Kafka's ``request.setX(...)``: a copy with fields changed."""
     return msgspec.structs.replace(request, **changes)
+
+
+@dataclass
+class Expired:
+    """``MockCoordinatorTimer.ExpiredTimeout``: a timer that fired during a sleep and the
+    group records its handler wrote (Kafka's ``timeout.result.records()``)."""
+
+    key: str
+    records: list[GroupRecord] = field(default_factory=list)
+
+
+def assert_no_or_empty_result(expired: list[Expired]) -> None:
+    """``assertNoOrEmptyResult``: at most one timer fired, and it wrote no record."""
+    assert len(expired) <= 1, expired
+    assert all(not e.records for e in expired), expired
+
+
+_recording: list[list[KafkaContext]] = []
+
+
+@contextlib.contextmanager
+def recording() -> Iterator[list[KafkaContext]]:
+    """Collect every :class:`KafkaContext` created inside the block (in creation order), to
+    read their :attr:`~KafkaContext.transcript` afterwards."""
+    made: list[KafkaContext] = []
+    _recording.append(made)
+    try:
+        yield made
+    finally:
+        _recording.remove(made)
+
+
+def _builtins(value: Any) -> Any:
+    return msgspec.to_builtins(value, enc_hook=lambda v: v.name if hasattr(v, "name") else v)
 
 
 @dataclass
@@ -127,21 +190,164 @@ class KafkaContext(CoordinatorContext):
         self.initial_rebalance_delay_ms = initial_rebalance_delay_ms
         self.new_member_join_timeout_ms = config.new_member_join_timeout_ms
         self._next_source = 0
+        self.written: list[tuple[int, GroupRecord]] = []
+        """Every group record written, with the virtual time of the write."""
+        self.transcript: list[dict[str, Any]] = []
+        """What the test did and saw, in order, as JSON-able dicts with ``op`` and the virtual
+        time ``t``. Ops and their fields: ``create_group``; ``force_state`` (``state``);
+        ``prepare_rebalance``; ``load`` (``record``); ``unload``; ``describe``
+        (``described``); ``request`` (``source``, ``api``, ``request``, and the ``records``
+        written or the ``exception`` raised); ``response`` (``dest``, ``api``,
+        ``response``); ``timer_set`` (``key``, ``at``); ``timer_cancel`` (``key``);
+        ``sleep`` (``ms``; ``t`` is the end time); ``expired`` (``key``, ``records``; one
+        per timer fired in that sleep)."""
+        for made in _recording:
+            made.append(self)
+
+    # ----------------------------------------------------------------- records, transcript
+
+    def _note(self, op: str, **fields: Any) -> None:
+        self.transcript.append({"op": op, "t": self.now_ms, **fields})
+
+    def _written_since(self, before: GroupRecord | None) -> list[GroupRecord]:
+        after = self.coordinator.stored_record()
+        if after is None or after is before:
+            return []
+        self.written.append((self.now_ms, after))
+        return [after]
+
+    def group_record(
+        self, assignments: dict[str, bytes] | None = None, state_since_ms: int | None = None
+    ) -> GroupRecord:
+        """``GroupCoordinatorRecordHelpers.newGroupMetadataRecord(group, assignments)``: the
+        group as it is now, each member with its metadata for the group protocol and its
+        assignment from ``assignments`` (default: the member's current assignment), stamped
+        with when the group entered its state (``currentStateTimestamp``; pass
+        ``state_since_ms`` for a write that came before a transition Kafka makes only once
+        the write completes, e.g. the leader's SyncGroup)."""
+        protocol = self.coordinator.protocol_name
+        members = tuple(
+            GroupRecordMember(
+                member_id=v.member_id,
+                client_id=v.client_id,
+                source=v.source,
+                rebalance_timeout_ms=v.rebalance_timeout_ms,
+                session_timeout_ms=v.session_timeout_ms,
+                subscription=dict(v.protocols)[protocol] if protocol is not None else b"",
+                assignment=(
+                    v.assignment if assignments is None else assignments.get(v.member_id, b"")
+                ),
+                group_instance_id=v.group_instance_id,
+            )
+            for v in self.coordinator.members()
+        )
+        return GroupRecord(
+            group_id=GROUP_ID,
+            generation=self.generation,
+            protocol_type=self.coordinator.protocol_type,
+            protocol=protocol,
+            leader=self.coordinator.leader_id if members else None,
+            members=members,
+            written_ms=(
+                self.coordinator.state_since_ms if state_since_ms is None else state_since_ms
+            ),
+        )
+
+    def empty_group_record(self) -> GroupRecord:
+        """``GroupCoordinatorRecordHelpers.newEmptyGroupMetadataRecord(group)``, the record of
+        a group's creation: generation 0 and no protocol type, whatever the group's state."""
+        return GroupRecord(
+            group_id=GROUP_ID,
+            generation=0,
+            protocol_type=None,
+            protocol=None,
+            leader=None,
+            members=(),
+            written_ms=self.coordinator.state_since_ms,
+        )
+
+    def mark(self) -> int:
+        """A point in :attr:`written` to compare against (:meth:`written_since`)."""
+        return len(self.written)
+
+    def written_since(self, mark: int = 0) -> list[GroupRecord]:
+        """The group records written since :meth:`mark` returned ``mark``. ``== []`` after
+        several requests is Kafka's ``assertTrue(result.records.isEmpty())`` on each."""
+        return [record for _, record in self.written[mark:]]
+
+    def send(self, source: str, request: Any) -> Reply:
+        """Send one request (see :meth:`CoordinatorContext.send`); the reply's ``records``
+        are the group records written while handling it."""
+        before = self.coordinator.stored_record()
+        self._note(
+            "request",
+            source=source,
+            api=type(request).__name__.removesuffix("Request"),
+            request=_builtins(request),
+        )
+        entry = self.transcript[-1]
+        try:
+            reply = super().send(source, request)
+        except IllegalGroupState:
+            entry["exception"] = "IllegalGroupState"
+            raise
+        reply.records = self._written_since(before)
+        entry["records"] = _builtins(reply.records)
+        return reply
+
+    def apply(self, effects: list[Effect]) -> None:
+        for effect in effects:
+            if isinstance(effect, Send):
+                self._note(
+                    "response",
+                    dest=effect.dest,
+                    api=type(effect.message).__name__.removesuffix("Response"),
+                    response=_builtins(effect.message),
+                )
+            elif isinstance(effect, SetTimer):
+                self._note("timer_set", key=effect.key, at=effect.at_ms)
+            elif isinstance(effect, CancelTimer) and effect.key in self.timers:
+                self._note("timer_cancel", key=effect.key)
+        super().apply(effects)
+
+    def describe(self) -> DescribedGroup:
+        """``context.describeGroups(["group-id"])`` for this group (DescribeGroups)."""
+        described = self.coordinator.describe()
+        self._note("describe", group_id=self.group_id, described=_builtins(described))
+        return described
+
+    def load(self, record: GroupRecord | None) -> None:
+        """``context.replay(record)`` + ``onLoaded()``: a coordinator built from ``record``
+        (:meth:`GroupCoordinator.load`) at the current time replaces this one."""
+        self._note("load", record=_builtins(record))
+        self.timers.clear()
+        self.coordinator, effects = GroupCoordinator.load(
+            GROUP_ID, self.config, self.member_ids, record, self.now_ms
+        )
+        self.apply(effects)
+
+    def unload(self) -> None:
+        """``onUnloaded()``."""
+        self._note("unload")
+        super().unload()
 
     # ----------------------------------------------------------------- back doors
 
     def create_group(self) -> None:
         """``createClassicGroup``: the group exists (Empty) before any join."""
+        self._note("create_group")
         self.coordinator._exists = True
 
     def force_state(self, state: GroupState) -> None:
         """``group.transitionTo(state)`` (asserted against Kafka's transition table)."""
+        self._note("force_state", state=state.value)
         effects: list[Effect] = []
-        self.coordinator._transition(state, effects)
+        self.coordinator._transition(state, self.now_ms, effects)
         self.apply(effects)
 
     def prepare_rebalance(self) -> None:
         """``groupMetadataManager.prepareRebalance(group, reason)``."""
+        self._note("prepare_rebalance")
         effects: list[Effect] = []
         self.coordinator._prepare_rebalance(self.now_ms, effects)
         self.apply(effects)
@@ -254,26 +460,31 @@ class KafkaContext(CoordinatorContext):
         """``sendClassicGroupLeave`` with v3+ member identities."""
         return self.send(self._source(), LeaveGroupRequest(group_id=group_id, members=members))
 
-    def sleep(self, ms: int) -> list[tuple[str, Any]]:
+    def sleep(self, ms: int) -> list[Expired]:
         """``context.sleep(ms)``: ``MockTime.sleep`` then ``MockCoordinatorTimer.poll`` (every
-        due timer fires at the new time). Returns the (dest, response) pairs delivered."""
+        due timer fires at the new time). Returns the timers that fired, each with the group
+        records its handler wrote (Kafka's expired timeouts)."""
         self.now_ms += ms
-        first = len(self.sent)
+        self._note("sleep", ms=ms)
+        expired: list[Expired] = []
         while self.timers:
             key, (deadline, _) = min(self.timers.items(), key=lambda kv: kv[1])
             if deadline > self.now_ms:
                 break
             del self.timers[key]
             self.fired.append((self.now_ms, key))
+            before = self.coordinator.stored_record()
+            self._note("expired", key=key)
+            entry = self.transcript[-1]
             self.apply(self.coordinator.fire(key, self.now_ms))
-        return [(dest, msg) for _, dest, msg in self.sent[first:]]
+            records = self._written_since(before)
+            entry["records"] = _builtins(records)
+            expired.append(Expired(key, records))
+        return expired
 
     def expire(self, ms: int) -> list[str]:
-        """``sleep(ms)``, returning the keys of the timers that fired (Kafka's expired
-        timeouts)."""
-        first = len(self.fired)
-        self.sleep(ms)
-        return [key for _, key in self.fired[first:]]
+        """``sleep(ms)``, returning the keys of the timers that fired."""
+        return [e.key for e in self.sleep(ms)]
 
     # ----------------------------------------------------------------- scenarios
 
@@ -283,13 +494,15 @@ class KafkaContext(CoordinatorContext):
         member_id = request.member_id
         if member_id == UNKNOWN_MEMBER_ID:
             first = self.send_join(request, require_known_member_id=True)
+            assert first.records == []
             assert first.done and first.error is E.MEMBER_ID_REQUIRED
             member_id = first.response.member_id
         second = self.send_join(
             with_(request, member_id=member_id, group_instance_id=None),
             require_known_member_id=True,
         )
-        assert len(self.expire(self.initial_rebalance_delay_ms)) == 1
+        assert second.records == []
+        assert len(self.sleep(self.initial_rebalance_delay_ms)) == 1
         assert second.done and second.error is E.NONE, second
         response: JoinGroupResponse = second.response
         return response
@@ -325,6 +538,7 @@ class KafkaContext(CoordinatorContext):
         )
         assert leader.generation_id == 1 and self.state is S.COMPLETING_REBALANCE
         sync = self.send_sync(leader.member_id, leader.generation_id)
+        assert sync.records == [self.group_record()]
         assert sync.done and sync.error is E.NONE
         assert self.state is S.STABLE
         return leader
@@ -347,9 +561,10 @@ class KafkaContext(CoordinatorContext):
         )
         leader = self.send_join(request)
         follower = self.send_join(with_(request, group_instance_id=follower_instance_id))
+        assert leader.records == [] and follower.records == []
         assert not leader.done and not follower.done
-        self.sleep(self.initial_rebalance_delay_ms)
-        self.sleep(self.initial_rebalance_delay_ms)
+        assert_no_or_empty_result(self.sleep(self.initial_rebalance_delay_ms))
+        assert_no_or_empty_result(self.sleep(self.initial_rebalance_delay_ms))
         assert leader.error is E.NONE and follower.error is E.NONE
         assert leader.response.generation_id == 1 == follower.response.generation_id
         assert self.num_members() == 2 and self.generation == 1
@@ -358,11 +573,11 @@ class KafkaContext(CoordinatorContext):
         follower_id = follower.response.member_id
         assignment = ((leader_id, b"\x01"), (follower_id, b"\x02"))
         lead_sync = self.send_sync(leader_id, 1, leader_instance_id, assignments=assignment)
+        # The generated record carries the new assignment.
+        assert lead_sync.records == [self.group_record(dict(assignment))]
         assert lead_sync.done and lead_sync.error is E.NONE and self.state is S.STABLE
-        record = self.coordinator.stored_record()
-        assert record is not None
-        assert {m.member_id: m.assignment for m in record.members} == dict(assignment)
         follow_sync = self.send_sync(follower_id, 1, follower_instance_id)
+        assert follow_sync.records == []
         assert follow_sync.done and follow_sync.error is E.NONE
         assert self.state is S.STABLE and self.num_members() == 2 and self.generation == 1
         return RebalanceResult(
@@ -381,28 +596,34 @@ class KafkaContext(CoordinatorContext):
             protocols=to_protocols("range"), rebalance_timeout_ms=10_000, session_timeout_ms=5000
         )
         leader = self.join_dynamic_and_complete_join(request)
-        sync = self.send_sync(
-            leader.member_id, leader.generation_id, assignments=((leader.member_id, b""),)
-        )
+        assignments = ((leader.member_id, b""),)
+        sync = self.send_sync(leader.member_id, leader.generation_id, assignments=assignments)
+        # Now the group is Stable, with the one member that joined above.
+        assert sync.records == [self.group_record()]
         assert sync.done and sync.error is E.NONE
         follower_join = self.send_join(request)
-        assert not follower_join.done
+        assert follower_join.records == [] and not follower_join.done
         leader_join = self.send_join(with_(request, member_id=leader.member_id))
+        assert leader_join.records == []
         assert self.state is S.COMPLETING_REBALANCE
         assert leader_join.error is E.NONE and follower_join.error is E.NONE
         assert leader_join.response.generation_id == follower_join.response.generation_id
         assert leader_join.response.leader == leader.member_id == follower_join.response.leader
         generation = leader_join.response.generation_id
         follower_id = follower_join.response.member_id
-        sync = self.send_sync(leader.member_id, generation)
+        sync = self.send_sync(leader.member_id, generation, assignments=assignments)
+        assert sync.records == [self.group_record()]
         assert sync.done and sync.error is E.NONE and self.state is S.STABLE
         leader_join = self.send_join(with_(request, member_id=leader.member_id))
+        assert leader_join.records == []
         assert not leader_join.done and self.state is S.PREPARING_REBALANCE
         pending = self.send_join(
             with_(request, session_timeout_ms=2500), require_known_member_id=True
         )
+        assert pending.records == []
         assert pending.error is E.MEMBER_ID_REQUIRED and self.num_pending() == 1
         follower_join = self.send_join(with_(request, member_id=follower_id))
+        assert follower_join.records == []
         assert not follower_join.done and self.state is S.PREPARING_REBALANCE
         assert self.num_members() == 2 and self.num_pending() == 1
         return PendingMemberGroupResult(leader.member_id, follower_id, pending.response)
@@ -421,16 +642,17 @@ class KafkaContext(CoordinatorContext):
         ids = []
         for _ in range(n):
             first = self.send_join(request, require_known_member_id=True)
-            assert first.done
+            assert first.records == [] and first.done
             ids.append(first.response.member_id)
         seconds = [
             self.send_join(with_(request, member_id=mid), require_known_member_id=True)
             for mid in ids
         ]
+        assert not any(r.done or r.records for r in seconds)
+        assert_no_or_empty_result(self.sleep(self.initial_rebalance_delay_ms))
         assert not any(r.done for r in seconds)
-        self.sleep(self.initial_rebalance_delay_ms)
-        assert not any(r.done for r in seconds)
-        self.sleep(rebalance_timeout_ms)
+        # Advance the clock by the rebalance timeout to complete the join phase.
+        assert_no_or_empty_result(self.sleep(rebalance_timeout_ms))
         assert all(r.done and r.error is E.NONE for r in seconds)
         assert self.num_members() == n and self.state is S.COMPLETING_REBALANCE
         return [r.response for r in seconds]
@@ -439,12 +661,13 @@ class KafkaContext(CoordinatorContext):
         """``verifySessionExpiration``: every member's heartbeat expires; the group ends Empty
         with the empty group record written."""
         keys = {f"heartbeat:{mid}" for mid in self.all_member_ids()}
-        fired = self.expire(timeout_ms)
-        assert set(fired) == keys
+        expired = self.sleep(timeout_ms)
+        assert {e.key for e in expired} == keys
+        # Only the last member leaving writes the empty group record.
+        assert expired[-1].records == [self.group_record()]
+        assert self.group_record().members == () and self.group_record().protocol is None
+        assert_no_or_empty_result(expired[:-1])
         assert self.state is S.EMPTY and self.num_members() == 0
-        record = self.coordinator.stored_record()
-        assert record is not None and record.members == () and record.protocol is None
-        assert record.generation == self.generation and record.written_ms == self.now_ms
 
 
 def verify_join_responses(

@@ -10,12 +10,12 @@ saw a JoinGroup.
 from __future__ import annotations
 
 from coordinator import GroupRecord, GroupRecordMember
-from coordinator.group import GroupCoordinator
 from protocol.group import LeaveGroupMemberResponse, MemberIdentity
 from tests.coordinator.kafka.context import (
     E,
     KafkaContext,
     S,
+    assert_no_or_empty_result,
     join_request,
     to_protocols,
     with_,
@@ -59,10 +59,7 @@ def test_heartbeat_empty_group() -> None:
         ),
         written_ms=0,
     )
-    ctx.coordinator, effects = GroupCoordinator.load(
-        "group-id", ctx.config, ctx.member_ids, record, ctx.now_ms
-    )
-    ctx.apply(effects)
+    ctx.load(record)
     ctx.force_state(S.PREPARING_REBALANCE)
     ctx.force_state(S.EMPTY)
     assert ctx.has_member("member-id")
@@ -82,6 +79,7 @@ def test_heartbeat_during_preparing_rebalance() -> None:
     ctx.create_group()
     request = join_request(protocols=RANGE)
     reply = ctx.send_join(request, True)
+    assert reply.records == []
     assert reply.done and reply.error is E.MEMBER_ID_REQUIRED
     member_id = reply.response.member_id
     ctx.send_join(with_(request, member_id=member_id))
@@ -124,9 +122,9 @@ def test_classic_group_member_heartbeat_maintains_session() -> None:
     """``GroupMetadataManagerTest.testClassicGroupMemberHeartbeatMaintainsSession``."""
     ctx = KafkaContext()
     leader = ctx.join_dynamic_and_complete_rebalance()
-    ctx.sleep(2500)
+    assert_no_or_empty_result(ctx.sleep(2500))
     assert ctx.send_heartbeat(leader.member_id, leader.generation_id) is E.NONE
-    ctx.sleep(2500)
+    assert_no_or_empty_result(ctx.sleep(2500))
     assert ctx.send_heartbeat(leader.member_id, leader.generation_id) is E.NONE
 
 
@@ -137,13 +135,14 @@ def test_classic_group_member_session_timeout_during_rebalance() -> None:
     other = ctx.send_join(
         join_request(protocols=RANGE, rebalance_timeout_ms=10_000, session_timeout_ms=5000)
     )
+    assert other.records == []
     assert not other.done and ctx.state is S.PREPARING_REBALANCE
-    ctx.sleep(2500)
+    assert_no_or_empty_result(ctx.sleep(2500))
     assert ctx.send_heartbeat(leader.member_id, leader.generation_id) is E.REBALANCE_IN_PROGRESS
     # The leader's session expires while it has not rejoined.
-    ctx.sleep(5000)
+    assert_no_or_empty_result(ctx.sleep(5000))
     assert ctx.send_heartbeat(leader.member_id, leader.generation_id) is E.UNKNOWN_MEMBER_ID
-    ctx.sleep(2500)
+    assert_no_or_empty_result(ctx.sleep(2500))
     assert other.done and other.error is E.NONE
     assert ctx.num_members() == 1 and ctx.generation == 2
     assert ctx.state is S.COMPLETING_REBALANCE
@@ -157,7 +156,7 @@ def test_heartbeat_during_rebalance_causes_rebalance_in_progress() -> None:
     leader = ctx.join_dynamic_and_complete_join(request)
     assert leader.generation_id == 1 and ctx.state is S.COMPLETING_REBALANCE
     reply = ctx.send_join(request)
-    assert not reply.done
+    assert reply.records == [] and not reply.done
     assert ctx.send_heartbeat(leader.member_id, leader.generation_id) is E.REBALANCE_IN_PROGRESS
 
 
@@ -173,11 +172,10 @@ def test_pending_members_leave_group() -> None:
     ctx = KafkaContext()
     ctx.create_group()
     pending = ctx.setup_group_with_pending_member().pending_member_response
-    before = ctx.coordinator.stored_record()
     leave = ctx.send_leave(MemberIdentity(pending.member_id))
+    assert leave.records == []
     assert leave.error is E.NONE
     assert leave.response.members == _answers((pending.member_id, None, E.NONE))
-    assert ctx.coordinator.stored_record() is before  # no record written
     # The pending member was all the join waited for.
     assert ctx.state is S.COMPLETING_REBALANCE
     assert ctx.num_members() == 2 and len(ctx.dynamic_member_ids()) == 2
@@ -188,18 +186,23 @@ def test_leave_group_invalid_group() -> None:
     """``GroupMetadataManagerTest.testLeaveGroupInvalidGroup``."""
     ctx = KafkaContext()
     ctx.create_group()
-    other = KafkaContext()  # the coordinator of "invalid-group-id": no such group
-    other.coordinator.group_id = "invalid-group-id"
-    leave = other.send_leave(group_id="invalid-group-id")
-    assert leave.error is E.UNKNOWN_MEMBER_ID and leave.response.members == ()
+    # Another group's coordinator: one that never saw a JoinGroup (no such group).
+    other = KafkaContext()
+    leave = other.send_leave()
+    # The manager's UnknownMemberIdException, as GroupCoordinatorService#leaveGroup answers
+    # it: no top-level error, every listed member UNKNOWN_MEMBER_ID (none listed here).
+    assert leave.records == []
+    assert leave.error is E.NONE and leave.response.members == ()
 
 
 def test_leave_group_unknown_group() -> None:
     """``GroupMetadataManagerTest.testLeaveGroupUnknownGroup``."""
-    ctx = KafkaContext()
-    ctx.coordinator.group_id = "unknown-group-id"
-    leave = ctx.send_leave(MemberIdentity("member-id"), group_id="unknown-group-id")
-    assert leave.error is E.UNKNOWN_MEMBER_ID
+    ctx = KafkaContext()  # the group was never created
+    leave = ctx.send_leave(MemberIdentity("member-id"))
+    # UnknownMemberIdException, as GroupCoordinatorService#leaveGroup answers it.
+    assert leave.records == []
+    assert leave.error is E.NONE
+    assert leave.response.members == _answers(("member-id", None, E.UNKNOWN_MEMBER_ID))
 
 
 def test_leave_group_unknown_member_id_existing_group() -> None:
@@ -207,11 +210,10 @@ def test_leave_group_unknown_member_id_existing_group() -> None:
     ctx = KafkaContext()
     ctx.create_group()
     ctx.join_dynamic_and_complete_join(join_request(protocols=RANGE))
-    before = ctx.coordinator.stored_record()
     leave = ctx.send_leave(MemberIdentity("unknown-member-id"))
+    assert leave.records == []
     assert leave.error is E.NONE
     assert leave.response.members == _answers(("unknown-member-id", None, E.UNKNOWN_MEMBER_ID))
-    assert ctx.coordinator.stored_record() is before
 
 
 def test_leave_dead_group() -> None:
@@ -220,6 +222,7 @@ def test_leave_dead_group() -> None:
     ctx.create_group()
     ctx.force_state(S.DEAD)
     leave = ctx.send_leave(MemberIdentity("member-id"))
+    assert leave.records == []
     assert leave.error is E.COORDINATOR_NOT_AVAILABLE and leave.response.members == ()
 
 
@@ -229,9 +232,9 @@ def test_valid_leave_group() -> None:
     ctx.create_group()
     response = ctx.join_dynamic_and_complete_join(join_request(protocols=RANGE))
     leave = ctx.send_leave(MemberIdentity(response.member_id))
-    # The group goes Empty: the empty group record is written.
-    record = ctx.coordinator.stored_record()
-    assert record is not None and record.members == () and record.generation == 2
+    # The group goes Empty and is written without members.
+    assert leave.records == [ctx.group_record()]
+    assert leave.records[0].members == () and leave.records[0].generation == 2
     assert leave.response.members == _answers((response.member_id, None, E.NONE))
     assert ctx.state is S.EMPTY and ctx.generation == 2
 

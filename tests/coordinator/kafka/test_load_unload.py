@@ -11,18 +11,19 @@ from __future__ import annotations
 import pytest
 
 from coordinator import GroupRecord, GroupRecordMember
-from coordinator.group import GroupCoordinator
 from protocol.group import JoinGroupResponse, JoinGroupResponseMember, SyncGroupResponse
 from tests.coordinator.kafka.context import (
     E,
     KafkaContext,
     S,
+    consumer_subscription,
     join_request,
     to_protocols,
     with_,
 )
 
 RANGE = to_protocols("range")
+FOO = consumer_subscription("foo")
 
 
 def _two_static_members_record(rebalance_timeout_ms: int = 9000) -> GroupRecord:
@@ -41,7 +42,7 @@ def _two_static_members_record(rebalance_timeout_ms: int = 9000) -> GroupRecord:
                 source=f"host-{i}",
                 rebalance_timeout_ms=rebalance_timeout_ms,
                 session_timeout_ms=4000,
-                subscription=b"sub:foo",
+                subscription=FOO,
                 assignment=b"\x02",
                 group_instance_id=f"group-instance-id-{i}",
             )
@@ -51,20 +52,14 @@ def _two_static_members_record(rebalance_timeout_ms: int = 9000) -> GroupRecord:
     )
 
 
-def _load(ctx: KafkaContext, record: GroupRecord) -> None:
-    ctx.coordinator, effects = GroupCoordinator.load(
-        "group-id", ctx.config, ctx.member_ids, record, ctx.now_ms
-    )
-    ctx.apply(effects)
-
-
 def test_generate_records_on_new_classic_group() -> None:
     """``GroupMetadataManagerTest.testGenerateRecordsOnNewClassicGroup``."""
     ctx = KafkaContext()
     reply = ctx.send_join(join_request(protocols=RANGE), True)
     assert reply.done and reply.error is E.MEMBER_ID_REQUIRED
     # The new group is committed with the empty group record.
-    assert ctx.coordinator.stored_record() == GroupRecord(
+    assert reply.records == [ctx.empty_group_record()]
+    assert reply.records[0] == GroupRecord(
         group_id="group-id",
         generation=0,
         protocol_type=None,
@@ -79,7 +74,7 @@ def test_generate_records_on_new_classic_group() -> None:
 def test_replay_group_metadata_records(use_default_rebalance_timeout: bool) -> None:
     """``GroupMetadataManagerTest.testReplayGroupMetadataRecords``."""
     ctx = KafkaContext()
-    _load(ctx, _two_static_members_record(-1 if use_default_rebalance_timeout else 9000))
+    ctx.load(_two_static_members_record(-1 if use_default_rebalance_timeout else 9000))
     coordinator = ctx.coordinator
     assert coordinator.group_id == "group-id" and coordinator.generation_id == 1
     assert coordinator.protocol_type == "consumer" and coordinator.protocol_name == "range"
@@ -87,8 +82,7 @@ def test_replay_group_metadata_records(use_default_rebalance_timeout: bool) -> N
     # Kafka compares two HashMap-ordered groups; the order here is the same Java order.
     members = coordinator._leader_member_list()
     assert set(members) == {
-        JoinGroupResponseMember(f"member-{i}", f"group-instance-id-{i}", b"sub:foo")
-        for i in range(2)
+        JoinGroupResponseMember(f"member-{i}", f"group-instance-id-{i}", FOO) for i in range(2)
     }
     assert [m.member_id for m in members] == [v.member_id for v in coordinator.members()]
     for i in range(2):
@@ -97,21 +91,21 @@ def test_replay_group_metadata_records(use_default_rebalance_timeout: bool) -> N
         assert view.client_id == f"client-{i}" and view.source == f"host-{i}"
         assert view.session_timeout_ms == 4000
         assert view.rebalance_timeout_ms == (4000 if use_default_rebalance_timeout else 9000)
-        assert view.protocols == (("range", b"sub:foo"),) and view.assignment == b"\x02"
+        assert view.protocols == (("range", FOO),) and view.assignment == b"\x02"
         assert coordinator.static_member_id(f"group-instance-id-{i}") == f"member-{i}"
 
 
 def test_on_loaded_exceed_group_max_size_triggers_rebalance() -> None:
     """``GroupMetadataManagerTest.testOnLoadedExceedGroupMaxSizeTriggersRebalance``."""
     ctx = KafkaContext(max_size=1)
-    _load(ctx, _two_static_members_record())
+    ctx.load(_two_static_members_record())
     assert ctx.state is S.PREPARING_REBALANCE and ctx.num_members() == 2
 
 
 def test_on_loaded_schedules_classic_group_member_heartbeats() -> None:
     """``GroupMetadataManagerTest.testOnLoadedSchedulesClassicGroupMemberHeartbeats``."""
     ctx = KafkaContext()
-    _load(ctx, _two_static_members_record())
+    ctx.load(_two_static_members_record())
     for i in range(2):
         assert ctx.timers[f"heartbeat:member-{i}"][0] == ctx.now_ms + 4000
 
@@ -129,6 +123,7 @@ def test_classic_group_on_unloaded_empty_and_preparing_rebalance() -> None:
     request = join_request(protocols=RANGE)
     first = ctx.send_join(request)
     second = ctx.send_join(request)
+    assert first.records == [] and second.records == []
     assert not first.done and not second.done
     assert ctx.state is S.PREPARING_REBALANCE and ctx.num_members() == 2
     empty.unload()
@@ -149,11 +144,13 @@ def test_classic_group_on_unloaded_completing_rebalance() -> None:
     result = ctx.setup_group_with_pending_member()
     pending_id = result.pending_member_response.member_id
     reply = ctx.send_join(with_(join_request(protocols=RANGE), member_id=pending_id))
+    assert reply.records == []
     assert reply.done and reply.error is E.NONE
     assert ctx.num_members() == 3 and ctx.num_pending() == 0
     generation = reply.response.generation_id
     follower_sync = ctx.send_sync(result.follower_id, generation)
     pending_sync = ctx.send_sync(pending_id, generation)
+    assert follower_sync.records == [] and pending_sync.records == []
     assert not follower_sync.done and not pending_sync.done
     assert ctx.state is S.COMPLETING_REBALANCE
     ctx.unload()

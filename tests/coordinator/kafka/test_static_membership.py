@@ -18,6 +18,7 @@ from tests.coordinator.kafka.context import (
     E,
     KafkaContext,
     S,
+    assert_no_or_empty_result,
     join_request,
     to_protocols,
     with_,
@@ -61,6 +62,7 @@ def test_static_member_rejoin_with_explicit_unknown_member_id() -> None:
     )
     assert ctx.join_and_complete_join(request, False, True).error is E.NONE
     reply = ctx.send_join(with_(request, member_id="unknown-member-id"))
+    assert reply.records == []
     assert reply.done and reply.error is E.FENCED_INSTANCE_ID
 
 
@@ -72,14 +74,16 @@ def test_join_group_replace_static_member() -> None:
         group_instance_id="group-instance-id", protocols=RANGE, session_timeout_ms=5000
     )
     old = ctx.send_join(request)
+    assert old.records == []
     assert not old.done
     assert ctx.num_awaiting_join() == 1 and ctx.num_members() == 1
     # Replace the static member with a new member id: the old member id is fenced.
     new = ctx.send_join(request)
+    assert new.records == []
     assert not new.done
     assert old.done and old.error is E.FENCED_INSTANCE_ID
     assert ctx.num_awaiting_join() == 1 and ctx.num_members() == 1
-    ctx.sleep(ctx.initial_rebalance_delay_ms)
+    assert_no_or_empty_result(ctx.sleep(ctx.initial_rebalance_delay_ms))
     assert new.done and new.error is E.NONE
     assert ctx.num_awaiting_join() == 0 and ctx.num_members() == 1
 
@@ -96,15 +100,14 @@ def test_replace_static_member_in_stable_state_no_error(support_skipping_assignm
     assert ctx.state is S.COMPLETING_REBALANCE
     ctx.force_state(S.STABLE)  # simulate a successful sync
     protocols = SUPERSET
-    before = ctx.coordinator.stored_record()
     reply = ctx.send_join(
         with_(request, protocols=protocols, rebalance_timeout_ms=7000, session_timeout_ms=4500),
         True,
         support_skipping_assignment,
     )
     # The group record with the generated member id is written, then the joiner answered.
-    record = ctx.coordinator.stored_record()
-    assert record is not before and record is not None
+    assert reply.records == [ctx.group_record()]
+    record = reply.records[0]
     new_id = ctx.coordinator.static_member_id("group-instance-id")
     assert new_id is not None and new_id != old_id
     assert [(m.member_id, m.group_instance_id) for m in record.members] == [
@@ -153,6 +156,7 @@ def test_replace_static_member_in_stable_state_with_updated_protocol_triggers_re
     ctx.force_state(S.STABLE)
     # The selected protocol changes: a rebalance, which completes at once (one member).
     reply = ctx.send_join(with_(request, protocols=to_protocols("roundrobin")))
+    assert reply.records == []
     assert reply.done and reply.error is E.NONE
     assert ctx.num_members() == 1 and ctx.generation == 2
     assert ctx.state is S.COMPLETING_REBALANCE
@@ -172,6 +176,7 @@ def test_replace_static_member_in_stable_state_succeeds(support_skipping_assignm
         True,
         support_skipping_assignment,
     )
+    assert reply.records == [ctx.group_record()]
     assert reply.done
     new_id = reply.response.member_id
     expected = JoinGroupResponse(
@@ -203,6 +208,7 @@ def test_replace_static_member_in_completing_rebalance_state_triggers_rebalance(
     assert ctx.num_members() == 1 and ctx.generation == 1
     assert ctx.state is S.COMPLETING_REBALANCE
     reply = ctx.send_join(request)
+    assert reply.records == []
     assert reply.done and reply.error is E.NONE
     assert ctx.num_members() == 1 and ctx.generation == 2
     assert ctx.state is S.COMPLETING_REBALANCE
@@ -221,6 +227,7 @@ def test_static_member_fence_duplicate_rejoined_follower() -> None:
     assert ctx.state is S.PREPARING_REBALANCE
     # The old follower rejoins with its current member id.
     old = ctx.send_join(with_(request, member_id=result.follower_id, group_instance_id=FOLLOWER))
+    assert old.records == []
     assert not old.done
     # A duplicate follower joins with an unknown member id: the member id is replaced.
     ctx.send_join(with_(request, member_id=UNKNOWN_MEMBER_ID, group_instance_id=FOLLOWER))
@@ -244,9 +251,11 @@ def test_static_member_fence_duplicate_syncing_follower_after_member_id_changed(
         rebalance_timeout_ms=10_000,
     )
     leader = ctx.send_join(request)
+    assert leader.records == []
     assert not leader.done and ctx.state is S.PREPARING_REBALANCE
     # The old follower rejoins with its current member id: the join completes.
     old = ctx.send_join(with_(request, member_id=result.follower_id, group_instance_id=FOLLOWER))
+    assert old.records == []
     assert old.done and leader.done
     ctx.check_join_group_response(
         JoinGroupResponse(
@@ -278,16 +287,20 @@ def test_static_member_fence_duplicate_syncing_follower_after_member_id_changed(
     # The old follower syncs (parked); a duplicate follower joins with an unknown member id:
     # the member id is replaced, CompletingRebalance rebalances, the parked SyncGroup is fenced.
     old_sync = ctx.send_sync(result.follower_id, old.response.generation_id, FOLLOWER)
+    assert old_sync.records == []
     assert not old_sync.done
     duplicate = ctx.send_join(
         with_(request, member_id=UNKNOWN_MEMBER_ID, group_instance_id=FOLLOWER)
     )
+    assert duplicate.records == []
     assert ctx.state is S.PREPARING_REBALANCE and not duplicate.done
     assert old_sync.done and old_sync.error is E.FENCED_INSTANCE_ID
     # The rebalance timeout completes the join with the duplicate follower only. Both old
     # heartbeats expire, but only the leader (not parked in JoinGroup) is removed.
     # (The leader's removal completes the join, which cancels the join timer.)
-    fired = ctx.expire(10_000)
+    expired = ctx.sleep(10_000)
+    assert all(e.records == [] for e in expired)
+    fired = [e.key for e in expired]
     assert sorted(fired) == sorted(
         [f"heartbeat:{result.leader_id}", f"heartbeat:{result.follower_id}"]
     )
@@ -309,14 +322,17 @@ def test_static_member_fence_duplicate_rejoining_follower_after_member_id_change
         rebalance_timeout_ms=10_000,
     )
     leader = ctx.send_join(request)
+    assert leader.records == []
     assert not leader.done and ctx.state is S.PREPARING_REBALANCE
     # The duplicate follower joins: the member id is replaced and the join completes.
     duplicate = ctx.send_join(
         with_(request, member_id=UNKNOWN_MEMBER_ID, group_instance_id=FOLLOWER)
     )
+    assert duplicate.records == []
     assert duplicate.done
     # The old follower rejoins: fenced, its member id was replaced.
     old = ctx.send_join(with_(request, member_id=result.follower_id, group_instance_id=FOLLOWER))
+    assert old.records == []
     assert old.done and leader.done
     ctx.check_join_group_response(
         JoinGroupResponse(
@@ -359,6 +375,7 @@ def test_static_member_rejoin_as_follower_with_mismatched_instance_id() -> None:
         True,
         True,
     )
+    assert reply.records == []
     assert reply.done and reply.error is E.FENCED_INSTANCE_ID
 
 
@@ -371,6 +388,7 @@ def test_static_member_rejoin_as_leader_with_mismatched_instance_id() -> None:
         True,
         True,
     )
+    assert reply.records == []
     assert reply.done and reply.error is E.FENCED_INSTANCE_ID
 
 
@@ -379,6 +397,7 @@ def test_static_member_sync_as_leader_with_invalid_member_id() -> None:
     ctx = KafkaContext()
     ctx.static_members_join_and_rebalance(LEADER, FOLLOWER)
     sync = ctx.send_sync("invalid-member-id", 0, FOLLOWER)
+    assert sync.records == []
     assert sync.done and sync.error is E.FENCED_INSTANCE_ID
 
 
@@ -387,6 +406,7 @@ def test_static_member_heartbeat_leader_with_invalid_member_id() -> None:
     ctx = KafkaContext()
     result = ctx.static_members_join_and_rebalance(LEADER, FOLLOWER)
     sync = ctx.send_sync(result.leader_id, result.generation_id, LEADER)
+    assert sync.records == []
     assert sync.done and sync.error is E.NONE
     assert ctx.send_heartbeat(result.leader_id, result.generation_id) is E.NONE
     assert (
@@ -406,6 +426,7 @@ def test_static_member_join_with_unknown_instance_id_and_known_member_id() -> No
         True,
         True,
     )
+    assert reply.records == []
     assert reply.done and reply.error is E.UNKNOWN_MEMBER_ID
 
 
@@ -420,10 +441,12 @@ def test_static_member_rejoin_with_known_member_id() -> None:
     response = ctx.join_and_complete_join(request, False, False)
     member_id = response.member_id
     rejoin = ctx.send_join(with_(request, member_id=member_id))
+    assert rejoin.records == []
     # Same metadata during CompletingRebalance: answered at once.
     assert ctx.state is S.COMPLETING_REBALANCE
     assert rejoin.done and rejoin.error is E.NONE
     sync = ctx.send_sync(member_id, response.generation_id, "group-instance-id")
+    assert sync.records == [ctx.group_record()]
     assert sync.done and sync.error is E.NONE and ctx.state is S.STABLE
 
 
@@ -436,9 +459,8 @@ def test_static_member_rejoin_with_leader_id_and_unknown_member_id(
     result = ctx.static_members_join_and_rebalance(LEADER, FOLLOWER)
     # A static leader rejoining with an unknown id does not rebalance; the record is written.
     request = join_request(group_instance_id=LEADER, protocols=SUPERSET)
-    before = ctx.coordinator.stored_record()
     reply = ctx.send_join(request, True, support_skipping_assignment)
-    assert ctx.coordinator.stored_record() is not before
+    assert reply.records == [ctx.group_record()]
     assert reply.done
     new_id = reply.response.member_id
     ctx.check_join_group_response(
@@ -459,12 +481,15 @@ def test_static_member_rejoin_with_leader_id_and_unknown_member_id(
     old = ctx.send_join(
         with_(request, member_id=result.leader_id), True, support_skipping_assignment
     )
+    assert old.records == []
     assert old.done and old.error is E.FENCED_INSTANCE_ID
     # The old leader is fenced.
     old_sync = ctx.send_sync(result.leader_id, result.generation_id, LEADER)
+    assert old_sync.records == []
     assert old_sync.done and old_sync.error is E.FENCED_INSTANCE_ID
     # Without the instance id, the old leader id is simply unknown.
     old_sync = ctx.send_sync(result.leader_id, result.generation_id)
+    assert old_sync.records == []
     assert old_sync.done and old_sync.error is E.UNKNOWN_MEMBER_ID
 
 
@@ -507,6 +532,7 @@ def test_static_member_rejoin_with_leader_id_and_unexpected_dead_group() -> None
         True,
         True,
     )
+    assert reply.records == []
     assert reply.done and reply.error is E.COORDINATOR_NOT_AVAILABLE
 
 
@@ -521,6 +547,7 @@ def test_static_member_rejoin_with_leader_id_and_unexpected_empty_group() -> Non
         True,
         True,
     )
+    assert reply.records == []
     assert reply.done and reply.error is E.UNKNOWN_MEMBER_ID
 
 
@@ -538,8 +565,9 @@ def test_static_member_rejoin_with_follower_id_and_change_of_protocol() -> None:
             session_timeout_ms=15_000,
         )
     )
+    assert reply.records == []
     assert not reply.done
-    ctx.sleep(10_000)
+    assert_no_or_empty_result(ctx.sleep(10_000))
     assert reply.done and reply.error is E.NONE
     # The leader did not rejoin: it stays (static) and the follower becomes leader.
     assert ctx.coordinator.static_member_id(LEADER) is not None
@@ -574,9 +602,10 @@ def test_static_member_rejoin_with_unknown_member_id_and_change_of_protocol_with
             session_timeout_ms=15_000,
         )
     )
+    assert reply.records == []
     assert not reply.done
     assert ctx.coordinator._select_protocol() == "roundrobin"
-    ctx.sleep(10_000)
+    assert_no_or_empty_result(ctx.sleep(10_000))
     assert reply.done and reply.error is E.NONE
     assert ctx.coordinator.static_member_id(LEADER) is not None
     new_id = reply.response.member_id
@@ -605,9 +634,8 @@ def test_static_member_rejoin_with_unknown_member_id_and_change_of_protocol_whil
     request = join_request(
         group_instance_id=FOLLOWER, protocols=to_protocols(ctx.coordinator._select_protocol())
     )
-    before = ctx.coordinator.stored_record()
     reply = ctx.send_join(request, True, True)
-    assert ctx.coordinator.stored_record() is not before
+    assert reply.records == [ctx.group_record()]
     assert reply.done
     new_id = reply.response.member_id
     ctx.check_join_group_response(
@@ -625,10 +653,13 @@ def test_static_member_rejoin_with_unknown_member_id_and_change_of_protocol_whil
     )
     assert new_id != result.follower_id
     old = ctx.send_join(with_(request, member_id=result.follower_id))
+    assert old.records == []
     assert old.error is E.FENCED_INSTANCE_ID
     old_sync = ctx.send_sync(result.follower_id, result.generation_id, FOLLOWER)
+    assert old_sync.records == []
     assert old_sync.done and old_sync.error is E.FENCED_INSTANCE_ID
     sync = ctx.send_sync(new_id, result.generation_id, FOLLOWER)
+    assert sync.records == []
     assert sync.done and sync.error is E.NONE
     # The replaced member keeps the assignment of the old one.
     assert sync.response.assignment == result.follower_assignment
@@ -648,10 +679,12 @@ def test_static_member_rejoin_with_known_leader_id_to_trigger_rebalance_and_foll
         session_timeout_ms=5000,
     )
     leader = ctx.send_join(request, True, True)
+    assert leader.records == []
     assert not leader.done
     follower = ctx.send_join(
         with_(request, group_instance_id=FOLLOWER, member_id=result.follower_id), True, True
     )
+    assert follower.records == []
     assert leader.done and follower.done
     assert ctx.state is S.COMPLETING_REBALANCE and ctx.generation == 2
     ctx.check_join_group_response(
@@ -687,6 +720,7 @@ def test_static_member_rejoin_with_known_leader_id_to_trigger_rebalance_and_foll
         True,
         True,
     )
+    assert follower.records == []
     assert not follower.done and ctx.state is S.PREPARING_REBALANCE
     # The leader's session expires (5 s, parked in nothing); the join completes without it.
     assert len(ctx.expire(5000)) <= 2
@@ -712,9 +746,8 @@ def test_static_member_rejoin_as_follower_with_unknown_member_id() -> None:
     """``GroupMetadataManagerTest.testStaticMemberRejoinAsFollowerWithUnknownMemberId``."""
     ctx = KafkaContext()
     result = ctx.static_members_join_and_rebalance(LEADER, FOLLOWER)
-    before = ctx.coordinator.stored_record()
     reply = ctx.send_join(join_request(group_instance_id=FOLLOWER, protocols=SUPERSET), True, True)
-    assert ctx.coordinator.stored_record() is not before
+    assert reply.records == [ctx.group_record()]
     assert reply.done and ctx.coordinator.static_member_id(LEADER) is not None
     ctx.check_join_group_response(
         JoinGroupResponse(
@@ -731,6 +764,7 @@ def test_static_member_rejoin_as_follower_with_unknown_member_id() -> None:
     )
     assert reply.response.member_id != result.follower_id
     sync = ctx.send_sync(reply.response.member_id, result.generation_id, FOLLOWER)
+    assert sync.records == []
     assert sync.done and sync.error is E.NONE
     assert sync.response.assignment == result.follower_assignment
 
@@ -745,6 +779,7 @@ def test_static_member_rejoin_as_follower_with_known_member_id_and_no_protocol_c
         True,
         True,
     )
+    assert reply.records == []
     assert reply.done and ctx.coordinator.static_member_id(LEADER) is not None
     ctx.check_join_group_response(
         JoinGroupResponse(
@@ -767,11 +802,10 @@ def test_get_different_static_member_id_after_each_rejoin() -> None:
     result = ctx.static_members_join_and_rebalance(LEADER, FOLLOWER)
     last = result.leader_id
     for _ in range(5):
-        before = ctx.coordinator.stored_record()
         reply = ctx.send_join(
             join_request(group_instance_id=LEADER, protocols=SUPERSET), True, True
         )
-        assert ctx.coordinator.stored_record() is not before
+        assert reply.records == [ctx.group_record()]
         assert reply.done and reply.error is E.NONE
         assert reply.response.member_id == ctx.coordinator.static_member_id(LEADER)
         assert reply.response.member_id != last
@@ -796,12 +830,14 @@ def test_static_member_follower_fail_to_rejoin_before_rebalance_timeout() -> Non
     new_instance = "new-member-instance-id"
     request = join_request(group_instance_id=new_instance, protocols=SUPERSET)
     new = ctx.send_join(request, True, True)
+    assert new.records == []
     assert not new.done and ctx.state is S.PREPARING_REBALANCE
     leader = ctx.send_join(
         with_(request, group_instance_id=LEADER, member_id=result.leader_id), True, True
     )
+    assert leader.records == []
     assert not leader.done
-    ctx.sleep(10_000)
+    assert_no_or_empty_result(ctx.sleep(10_000))
     assert leader.done and new.done
     ctx.check_join_group_response(
         JoinGroupResponse(
@@ -839,12 +875,14 @@ def test_static_member_leader_fail_to_rejoin_before_rebalance_timeout() -> None:
     new_instance = "new-member-instance-id"
     request = join_request(group_instance_id=new_instance, protocols=SUPERSET)
     new = ctx.send_join(request, True, True)
+    assert new.records == []
     assert not new.done and ctx.state is S.PREPARING_REBALANCE
     old_follower = ctx.send_join(
         with_(request, group_instance_id=FOLLOWER, member_id=result.follower_id), True, True
     )
+    assert old_follower.records == []
     assert not old_follower.done
-    ctx.sleep(10_000)
+    assert_no_or_empty_result(ctx.sleep(10_000))
     assert old_follower.done and new.done
     follower_leads = old_follower.response.leader == old_follower.response.member_id
     new_leader = old_follower.response if follower_leads else new.response
@@ -883,7 +921,8 @@ def test_group_stuck_in_rebalance_timeout_due_to_nonjoined_static_member() -> No
     ctx = KafkaContext()
     result = ctx.static_members_join_and_rebalance(LEADER, FOLLOWER, 5000, 10_000)
     reply = ctx.send_join(join_request(protocols=SUPERSET, session_timeout_ms=10_000))
-    ctx.sleep(5000)
+    assert reply.records == []
+    assert_no_or_empty_result(ctx.sleep(5000))
     assert reply.done and reply.error is E.NONE
     new_id = reply.response.member_id
     assert reply.response.leader == new_id
@@ -893,11 +932,12 @@ def test_group_stuck_in_rebalance_timeout_due_to_nonjoined_static_member() -> No
     assert ctx.static_member_ids() == {result.leader_id, result.follower_id}
     assert ctx.dynamic_member_ids() == {new_id}
     leave = ctx.send_leave(MemberIdentity(result.follower_id, FOLLOWER))
+    assert leave.records == []
     assert leave.response.members == (
         LeaveGroupMemberResponse(result.follower_id, FOLLOWER, E.NONE),
     )
     assert ctx.state is S.PREPARING_REBALANCE
-    ctx.sleep(5000)
+    ctx.sleep(5000)  # Kafka does not check this sleep's result
     # The dynamic member did not rejoin and is gone; the static leader stays until its
     # session expires, and with no member rejoined the join phase is extended.
     assert ctx.dynamic_member_ids() == set()
@@ -915,12 +955,11 @@ def test_leave_group_with_fenced_instance_id() -> None:
     ctx.join_and_complete_join(
         join_request(group_instance_id="group-instance-id", protocols=RANGE), True, True
     )
-    before = ctx.coordinator.stored_record()
     leave = ctx.send_leave(MemberIdentity("other-member-id", "group-instance-id"))
+    assert leave.records == []
     assert leave.response.members == (
         LeaveGroupMemberResponse("other-member-id", "group-instance-id", E.FENCED_INSTANCE_ID),
     )
-    assert ctx.coordinator.stored_record() is before
 
 
 def test_leave_group_static_member_with_unknown_member_id() -> None:
@@ -931,6 +970,7 @@ def test_leave_group_static_member_with_unknown_member_id() -> None:
         join_request(group_instance_id="group-instance-id", protocols=RANGE), True, True
     )
     leave = ctx.send_leave(MemberIdentity(UNKNOWN_MEMBER_ID, "group-instance-id"))
+    assert leave.records == [ctx.group_record()]  # the group went Empty
     assert leave.response.members == (
         LeaveGroupMemberResponse(UNKNOWN_MEMBER_ID, "group-instance-id", E.NONE),
     )
@@ -945,6 +985,7 @@ def test_static_members_valid_batch_leave_group() -> None:
     leave = ctx.send_leave(
         MemberIdentity(group_instance_id=LEADER), MemberIdentity(group_instance_id=FOLLOWER)
     )
+    assert leave.records == [ctx.group_record()]  # the group went Empty
     assert leave.response.members == (
         LeaveGroupMemberResponse("", LEADER, E.NONE),
         LeaveGroupMemberResponse("", FOLLOWER, E.NONE),
@@ -955,14 +996,19 @@ def test_static_members_leave_unknown_group() -> None:
     """``GroupMetadataManagerTest.testStaticMembersLeaveUnknownGroup``."""
     ctx = KafkaContext()
     ctx.static_members_join_and_rebalance(LEADER, FOLLOWER)
-    other = KafkaContext()  # the coordinator of "invalid-group-id": no such group
-    other.coordinator.group_id = "invalid-group-id"
+    # Another group's coordinator: one that never saw a JoinGroup (no such group).
+    other = KafkaContext()
     leave = other.send_leave(
         MemberIdentity(group_instance_id=LEADER),
         MemberIdentity(group_instance_id=FOLLOWER),
-        group_id="invalid-group-id",
     )
-    assert leave.error is E.UNKNOWN_MEMBER_ID
+    # UnknownMemberIdException, as GroupCoordinatorService#leaveGroup answers it.
+    assert leave.records == []
+    assert leave.error is E.NONE
+    assert leave.response.members == (
+        LeaveGroupMemberResponse("", LEADER, E.UNKNOWN_MEMBER_ID),
+        LeaveGroupMemberResponse("", FOLLOWER, E.UNKNOWN_MEMBER_ID),
+    )
 
 
 def test_static_members_fenced_instance_batch_leave_group() -> None:
@@ -973,6 +1019,7 @@ def test_static_members_fenced_instance_batch_leave_group() -> None:
         MemberIdentity(group_instance_id=LEADER),
         MemberIdentity("invalid-member-id", FOLLOWER),
     )
+    assert leave.records == []
     assert leave.response.members == (
         LeaveGroupMemberResponse("", LEADER, E.NONE),
         LeaveGroupMemberResponse("invalid-member-id", FOLLOWER, E.FENCED_INSTANCE_ID),
@@ -987,6 +1034,7 @@ def test_static_members_unknown_instance_batch_leave_group() -> None:
         MemberIdentity(group_instance_id="unknown-instance-id"),
         MemberIdentity(group_instance_id=FOLLOWER),
     )
+    assert leave.records == []
     assert leave.response.members == (
         LeaveGroupMemberResponse("", "unknown-instance-id", E.UNKNOWN_MEMBER_ID),
         LeaveGroupMemberResponse("", FOLLOWER, E.NONE),

@@ -11,6 +11,7 @@ from tests.coordinator.kafka.context import (
     E,
     KafkaContext,
     S,
+    assert_no_or_empty_result,
     join_request,
     to_protocols,
     with_,
@@ -34,8 +35,9 @@ def _sync_group_protocol_type_and_name_with(
     )
     leader = ctx.send_join(request)
     follower = ctx.send_join(with_(request, group_instance_id="follower-instance-id"))
+    assert leader.records == [] and follower.records == []
     assert not leader.done and not follower.done
-    ctx.sleep(10_000)
+    assert_no_or_empty_result(ctx.sleep(10_000))
     assert leader.error is E.NONE and follower.error is E.NONE
     leader_id = leader.response.member_id
     follower_id = follower.response.member_id
@@ -48,6 +50,8 @@ def _sync_group_protocol_type_and_name_with(
             protocol_name=protocol_name,
             assignments=assignments,
         )
+        if member_id == follower_id:
+            assert sync.records == []
         assert sync.done and sync.error is expected_error
         assert sync.response.protocol_type == expected_protocol_type
         assert sync.response.protocol_name == expected_protocol_name
@@ -81,6 +85,7 @@ def test_sync_group_from_unknown_group() -> None:
     """``GroupMetadataManagerTest.testSyncGroupFromUnknownGroup``."""
     ctx = KafkaContext()
     sync = ctx.send_sync("member-id", 1)
+    assert sync.records == []
     assert sync.done and sync.error is E.UNKNOWN_MEMBER_ID
 
 
@@ -96,6 +101,7 @@ def test_sync_group_from_unknown_member() -> None:
     sync = ctx.send_sync(member_id, generation, assignments=assignments)
     assert sync.done and sync.error is E.NONE and sync.response.assignment == b""
     sync = ctx.send_sync("unknown-member-id", generation, assignments=assignments)
+    assert sync.records == []
     assert sync.done and sync.error is E.UNKNOWN_MEMBER_ID
     assert sync.response.assignment == b""  # ClassicGroupMember.EMPTY_ASSIGNMENT
 
@@ -108,6 +114,7 @@ def test_sync_group_from_illegal_generation() -> None:
         join_request(group_instance_id="leader-instance-id", protocols=RANGE), True, True
     )
     sync = ctx.send_sync(response.member_id, response.generation_id + 1)
+    assert sync.records == []
     assert sync.done and sync.error is E.ILLEGAL_GENERATION
 
 
@@ -117,8 +124,9 @@ def _leader_and_follower_completing(ctx: KafkaContext) -> tuple[str, str, int]:
     leader_response = ctx.join_dynamic_and_complete_rebalance()
     request = join_request(protocols=RANGE, rebalance_timeout_ms=10_000, session_timeout_ms=5000)
     follower = ctx.send_join(request)
-    assert not follower.done
+    assert follower.records == [] and not follower.done
     leader = ctx.send_join(with_(request, member_id=leader_response.member_id))
+    assert leader.records == []
     assert leader.done and follower.done
     assert leader.error is E.NONE and follower.error is E.NONE
     assert leader.response.generation_id == follower.response.generation_id
@@ -132,10 +140,11 @@ def test_leader_failure_in_sync_group() -> None:
     ctx = KafkaContext()
     _, follower_id, generation = _leader_and_follower_completing(ctx)
     follower_sync = ctx.send_sync(follower_id, generation)
-    assert not follower_sync.done
+    assert follower_sync.records == [] and not follower_sync.done
     # The leader never syncs: the sync timeout removes it and the group rebalances.
-    fired = ctx.expire(10_000)
-    assert len(fired) <= 2
+    expired = ctx.sleep(10_000)
+    assert len(expired) <= 2
+    assert all(e.records == [] for e in expired)
     assert follower_sync.done and follower_sync.error is E.REBALANCE_IN_PROGRESS
     assert ctx.all_member_ids() == {follower_id}
     assert ctx.state is S.PREPARING_REBALANCE
@@ -149,6 +158,7 @@ def test_sync_group_follower_after_leader() -> None:
     sync = ctx.send_sync(leader_id, generation, assignments=assignments)
     assert sync.done and sync.error is E.NONE and sync.response.assignment == b"\x00"
     follower_sync = ctx.send_sync(follower_id, generation, assignments=assignments)
+    assert follower_sync.records == []
     assert follower_sync.done and follower_sync.error is E.NONE
     assert follower_sync.response.assignment == b"\x01"
     assert ctx.state is S.STABLE
@@ -159,12 +169,10 @@ def test_sync_group_leader_after_follower() -> None:
     ctx = KafkaContext()
     leader_id, follower_id, generation = _leader_and_follower_completing(ctx)
     follower_sync = ctx.send_sync(follower_id, generation)
-    assert not follower_sync.done
+    assert follower_sync.records == [] and not follower_sync.done
     assignments = ((leader_id, b"\x00"), (follower_id, b"\x01"))
     sync = ctx.send_sync(leader_id, generation, assignments=assignments)
-    record = ctx.coordinator.stored_record()
-    assert record is not None and record.generation == generation
-    assert {m.member_id: m.assignment for m in record.members} == dict(assignments)
+    assert sync.records == [ctx.group_record(dict(assignments))]
     assert sync.done and sync.error is E.NONE and sync.response.assignment == b"\x00"
     assert follower_sync.error is E.NONE and follower_sync.response.assignment == b"\x01"
     assert ctx.state is S.STABLE
