@@ -286,7 +286,9 @@ public final class GroupsimConnectDriver implements Driver {
             ExtendedWorkerState s = IncrementalCooperativeConnectProtocol.deserializeMetadata(in);
             out.put("url", s.url());
             out.put("offset", s.offset());
-            if (s.assignment() == null) out.putNull("allocation");
+            // ExtendedWorkerState turns a null allocation into the ExtendedAssignment.empty()
+            // singleton; it is answered as null (what groupsim's reader gives for it).
+            if (s.assignment() == null || s.assignment() == ExtendedAssignment.empty()) out.putNull("allocation");
             else out.set("allocation", assignmentJson(s.assignment()));
         }
         return out;
