@@ -155,7 +155,8 @@ def differences(ours: RoundOutcome, kafka: RoundOutcome, protocol: str) -> list[
     out: list[str] = []
     if set(ours.assignments) != set(kafka.assignments):
         out.append(
-            f"members differ: groupsim {sorted(ours.assignments)}, Kafka {sorted(kafka.assignments)}"
+            f"members differ: groupsim {sorted(ours.assignments)}, "
+            f"Kafka {sorted(kafka.assignments)}"
         )
     for m in ours.assignments:
         theirs = kafka.assignments.get(m)
