@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from members.assignors.incremental_cooperative import IncrementalCooperativeAssignor
@@ -425,6 +425,21 @@ def test_a_planted_bug_is_caught(
     monkeypatch.setattr(IncrementalCooperativeAssignor, "perform_task_assignment", one_too_few)
     with pytest.raises(Mismatch, match=r"differ in round 0[\s\S]*member 'w1'[\s\S]*revoked_tasks"):
         compare_case(kafka_oracle, case)
+
+    # ... and the generated cases find it on their own (no shrinking, to stay quick)
+    @settings(
+        max_examples=300,
+        deadline=None,
+        database=None,
+        phases=[Phase.generate],
+        suppress_health_check=_SLOW,
+    )
+    @given(drawn=cases("incremental_cooperative"))
+    def property_(drawn: dict[str, Any]) -> None:
+        compare_case(kafka_oracle, drawn)
+
+    with pytest.raises(Mismatch, match=r"differ in round \d+[\s\S]*revoked_tasks"):
+        property_()
 
 
 def test_a_planted_ignored_delay_is_caught(
