@@ -68,7 +68,8 @@ _WIDE_CHARS = "éßΩ中文ﬀ\U0001f600\U00010348"
 
 @st.composite
 def names(draw: st.DrawFn, count: int, prefix: str) -> list[str]:
-    """``count`` distinct names: a drawn stem (sometimes non-ASCII) plus an index."""
+    """``count`` distinct names in one drawn style: ``prefix`` and an index, uuid-like, drawn
+    text (sometimes non-ASCII or astral), or a family sharing one ``String.hashCode``."""
     wide = draw(st.booleans()) and draw(st.booleans())
     alphabet = _ID_CHARS + (_WIDE_CHARS if wide else "")
     stem = draw(st.text(alphabet, min_size=0, max_size=8))
@@ -85,7 +86,10 @@ def names(draw: st.DrawFn, count: int, prefix: str) -> list[str]:
         elif styles == "uuid-ish":
             out.append(f"{prefix}-{i}-{stem}{(i * 2654435761) % 2**32:08x}")
         else:
-            out.append(draw(st.text(alphabet, min_size=0, max_size=6)) + f"{stem}{i}")
+            name = draw(st.text(alphabet, min_size=0, max_size=6)) + f"{stem}{i}"
+            while name in out:
+                name += "~"
+            out.append(name)
     return out
 
 
