@@ -263,6 +263,10 @@ class GroupCoordinator:
         self._join_timer: tuple[str, int, int] | None = None
         self._sync_timer_generation: int | None = None
         self._record: GroupRecord | None = None
+        # ClassicGroup#currentStateTimestamp: virtual time of the last state transition
+        # (or of the group's creation), what a group record stores.
+        self._state_timestamp = 0
+        self._now_ms = 0  # virtual time of the input being handled
         self._handlers: dict[type, Callable[[str, Any, int], list[Effect]]] = {
             HeartbeatRequest: self._heartbeat,
             JoinGroupRequest: self._join,
@@ -324,6 +328,7 @@ class GroupCoordinator:
             ValueError: ``record`` belongs to another group.
         """
         self = cls(group_id, config, new_member_id)
+        self._now_ms = now_ms
         effects: list[Effect] = []
         if record is not None:
             if record.group_id != group_id:
@@ -332,6 +337,7 @@ class GroupCoordinator:
                 )
             self._record = record
             self._exists = True
+            self._state_timestamp = record.written_ms
             self._generation = record.generation
             self._protocol_type = record.protocol_type
             self._protocol_name = record.protocol
@@ -412,7 +418,7 @@ class GroupCoordinator:
             protocol=None,
             leader=None,
             members=(),
-            written_ms=now_ms,
+            written_ms=self._state_timestamp,
         )
 
     def _store(self, now_ms: int) -> None:
@@ -442,7 +448,7 @@ class GroupCoordinator:
             protocol=protocol,
             leader=self._leader_id if stored else None,
             members=tuple(stored),
-            written_ms=now_ms,
+            written_ms=self._state_timestamp,
         )
 
     # ------------------------------------------------------------------ read-only views
@@ -535,6 +541,7 @@ class GroupCoordinator:
             TypeError: ``request`` is not one of the four group requests.
             IllegalStateTransition: only on a bug (every transition is asserted).
         """
+        self._now_ms = now_ms
         handler = self._handlers.get(type(request))
         if handler is None:
             raise TypeError(f"not a group request: {type(request).__name__}")
@@ -551,6 +558,7 @@ class GroupCoordinator:
         Raises:
             ValueError: ``key`` is not a key this coordinator arms.
         """
+        self._now_ms = now_ms
         effects: list[Effect] = []
         if key.startswith(HEARTBEAT_PREFIX):
             self._expire_heartbeat(key[len(HEARTBEAT_PREFIX) :], now_ms, effects)
@@ -580,6 +588,7 @@ class GroupCoordinator:
         request is answered COORDINATOR_NOT_AVAILABLE. Dead is terminal. The group lives on
         in :meth:`stored_record`, from which the next coordinator is built (:meth:`load`).
         """
+        self._now_ms = now_ms
         effects: list[Effect] = []
         self._transition(_DEAD, effects)
         for mid in self._java_order():
@@ -650,6 +659,8 @@ class GroupCoordinator:
             return effects
         is_new_group = not self._exists
         self._exists = True
+        if is_new_group:
+            self._state_timestamp = now_ms
         if not self._accept_joining_member(mid):
             self._remove(mid, "max_size", effects)
             effects.append(Send(source, JoinGroupResponse(ErrorCode.GROUP_MAX_SIZE_REACHED)))
@@ -1394,6 +1405,7 @@ class GroupCoordinator:
         )
         self._previous_state = self._state
         self._state = target
+        self._state_timestamp = self._now_ms
 
 
 def _inconsistent(requested: str | None, current: str | None) -> bool:

@@ -57,7 +57,8 @@ class GroupRecord(msgspec.Struct, frozen=True):
         protocol: the protocol chosen for ``generation``; ``None`` when Empty.
         leader: the leader's member id; ``None`` when Empty.
         members: the members in coordinator (Java ``HashMap``) order; empty when Empty.
-        written_ms: virtual time of the write (Kafka's ``currentStateTimestamp``).
+        written_ms: Kafka's ``currentStateTimestamp``: the virtual time of the group's last
+            state transition (or creation) before the write, not of the write itself.
     """
 
     group_id: str
