@@ -1209,11 +1209,13 @@ class GroupCoordinator:
 
     def _propagate_assignment(self, error: ErrorCode, now_ms: int, effects: list[Effect]) -> None:
         # GroupMetadataManager#propagateAssignment: answer parked SyncGroups, reset sessions.
+        # An error answer names no protocol type or name (the Kafka 4.0 oracle agrees).
+        ok = error is ErrorCode.NONE
+        protocol_type = self._protocol_type if ok else None
+        protocol_name = self._protocol_name if ok else None
         for mid in self._java_order():
             m = self._members[mid]
-            response = SyncGroupResponse(
-                error, self._protocol_type, self._protocol_name, m.assignment
-            )
+            response = SyncGroupResponse(error, protocol_type, protocol_name, m.assignment)
             if self._complete_sync_future(m, response, effects):
                 self._reschedule_heartbeat(m, now_ms, m.session_timeout_ms, effects)
 

@@ -335,7 +335,7 @@ class GroupsimSide:
 
     def describe(self, request: DescribeGroups, version: int) -> dict[str, Any]:
         """DescribeGroups from the coordinator's views (``GroupMetadataManager
-        #describeGroups``): metadata and assignments only when Stable; a group the
+        #describeGroups``): metadata only when Stable, assignments always; a group the
         coordinator does not hold is Dead (GROUP_ID_NOT_FOUND from v6 on)."""
         c = self.coordinator
         groups: list[tuple[Any, ...]] = []
@@ -352,7 +352,7 @@ class GroupsimSide:
                     m.group_instance_id,
                     m.client_id,
                     dict(m.protocols)[protocol] if protocol is not None else b"",
-                    m.assignment if stable else b"",
+                    m.assignment,  # describeNoMetadata keeps the assignment
                 )
                 for m in c.members()
             )

@@ -78,7 +78,26 @@ clients = st.sampled_from(CLIENTS)
 _member = st.sampled_from(("known", "known", "known", "none", "unknown", "other"))
 _generation = st.sampled_from(("current", "current", "current", "stale", "next"))
 
+#: A client doing what a well-behaved client does next (see ``SequenceRunner._proper``), so
+#: sequences get through KIP-394, the join, the leader's SyncGroup and into Stable.
+_proper = st.tuples(
+    st.just("proper"),
+    clients,
+    st.fixed_dictionaries(
+        {
+            "version": st.sampled_from((4, 5, 9, 9)),
+            "protocols": st.integers(0, len(PROTOCOLS) - 1),
+            "session": st.sampled_from((500, 1_000)),
+            "rebalance": st.sampled_from(REBALANCE_TIMEOUTS),
+        }
+    ),
+)
+
 actions = st.one_of(
+    _proper,
+    _proper,
+    _proper,
+    _proper,
     st.tuples(
         st.just("join"),
         clients,
@@ -135,6 +154,10 @@ class Known:
     member_id: str = ""
     generation: int = -1
     protocols: int = 0
+    #: must (re)join before anything else: no id yet, MEMBER_ID_REQUIRED, or a rebalance
+    needs_join: bool = True
+    synced: bool = False
+    leader: bool = False
 
 
 @dataclass
@@ -171,6 +194,22 @@ class SequenceRunner:
                 k.member_id = back.get(f["member_id"], f["member_id"])
             if error == ErrorCode.NONE:
                 k.generation = f["generation_id"]
+                k.needs_join, k.synced = False, False
+                k.leader = f["leader"] == f["member_id"]
+            elif error == ErrorCode.UNKNOWN_MEMBER_ID or error == ErrorCode.FENCED_INSTANCE_ID:
+                k.member_id, k.needs_join = "", True
+        for handle, (api, f) in outcome.responses.items():
+            step = self.steps[handle - 1]
+            if api not in ("sync", "heartbeat") or not isinstance(step, Call):
+                continue
+            k = self.known[step.source]
+            error = f["error_code"]
+            if error == ErrorCode.NONE and api == "sync":
+                k.synced = True
+            elif error in (ErrorCode.REBALANCE_IN_PROGRESS, ErrorCode.ILLEGAL_GENERATION):
+                k.needs_join = True
+            elif error in (ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.FENCED_INSTANCE_ID):
+                k.member_id, k.needs_join = "", True
 
     def _member(self, client: str, how: str) -> str:
         if how == "none":
@@ -213,6 +252,8 @@ class SequenceRunner:
             return Call(names[0], LeaveGroupRequest(GROUP, members=tuple(identities)))
         client, opts = action[1], action[2]
         iid = INSTANCE.get(client)
+        if kind == "proper":
+            return self._proper(client, opts)
         if kind == "join":
             self.known[client].protocols = opts["protocols"]
             return Call(
@@ -254,4 +295,42 @@ class SequenceRunner:
                 assignments=assignments,
                 group_instance_id=iid,
             ),
+        )
+
+    def _proper(self, client: str, opts: dict[str, Any]) -> Step:
+        """The request a well-behaved client sends next: JoinGroup (with its id once it has
+        one) while it must join, then SyncGroup (the leader with an assignment for every
+        member it was told of), then Heartbeats."""
+        k = self.known[client]
+        iid = INSTANCE.get(client)
+        if k.needs_join or not k.member_id:
+            if not k.member_id:
+                k.protocols = opts["protocols"]
+            return Call(
+                client,
+                JoinGroupRequest(
+                    group_id=GROUP,
+                    member_id=k.member_id,
+                    protocol_type="consumer",
+                    protocols=PROTOCOLS[k.protocols],
+                    session_timeout_ms=opts["session"],
+                    rebalance_timeout_ms=opts["rebalance"],
+                    client_id=client,
+                    group_instance_id=iid,
+                    api_version=opts["version"],
+                ),
+            )
+        if not k.synced:
+            assignments: tuple[tuple[str, bytes], ...] = ()
+            if k.leader:
+                members = [c.member_id for c in self.known.values() if c.member_id]
+                assignments = tuple((m, f"{m[:2]}@{k.generation}".encode()) for m in members)
+            return Call(
+                client,
+                SyncGroupRequest(
+                    GROUP, k.member_id, k.generation, assignments=assignments, group_instance_id=iid
+                ),
+            )
+        return Call(
+            client, HeartbeatRequest(GROUP, k.member_id, k.generation, group_instance_id=iid)
         )
