@@ -93,50 +93,53 @@ _proper = st.tuples(
     ),
 )
 
+_join = st.tuples(
+    st.just("join"),
+    clients,
+    st.fixed_dictionaries(
+        {
+            "member": _member,
+            "version": st.sampled_from((3, 4, 5, 7, 9, 9)),
+            "protocols": st.integers(0, len(PROTOCOLS) - 1),
+            "session": st.sampled_from(SESSION_TIMEOUTS[1:] * 4 + SESSION_TIMEOUTS),
+            "rebalance": st.sampled_from(REBALANCE_TIMEOUTS),
+            "type": st.sampled_from(("consumer",) * 9 + ("connect",)),
+        }
+    ),
+)
+_sync = st.tuples(
+    st.just("sync"),
+    clients,
+    st.fixed_dictionaries(
+        {
+            "member": _member,
+            "generation": _generation,
+            "assign": st.booleans(),
+            "protocol": st.sampled_from(("none", "none", "match", "other")),
+        }
+    ),
+)
+_heartbeat = st.tuples(
+    st.just("heartbeat"),
+    clients,
+    st.fixed_dictionaries({"member": _member, "generation": _generation}),
+)
+_leave = st.tuples(
+    st.just("leave"),
+    st.lists(clients, min_size=1, max_size=3, unique=True),
+    st.fixed_dictionaries({"member": _member, "by_instance": st.booleans(), "v3": st.booleans()}),
+)
+_advance = st.tuples(st.just("advance"), st.sampled_from(ADVANCES))
+
+#: Weighted: about half the actions are what a well-behaved client does next, the rest are
+#: arbitrary requests (any id, generation, protocol), time advances and admin requests.
 actions = st.one_of(
-    _proper,
-    _proper,
-    _proper,
-    _proper,
-    st.tuples(
-        st.just("join"),
-        clients,
-        st.fixed_dictionaries(
-            {
-                "member": _member,
-                "version": st.sampled_from((3, 4, 5, 7, 9, 9)),
-                "protocols": st.integers(0, len(PROTOCOLS) - 1),
-                "session": st.sampled_from(SESSION_TIMEOUTS[1:] * 4 + SESSION_TIMEOUTS),
-                "rebalance": st.sampled_from(REBALANCE_TIMEOUTS),
-                "type": st.sampled_from(("consumer",) * 9 + ("connect",)),
-            }
-        ),
-    ),
-    st.tuples(
-        st.just("sync"),
-        clients,
-        st.fixed_dictionaries(
-            {
-                "member": _member,
-                "generation": _generation,
-                "assign": st.booleans(),
-                "protocol": st.sampled_from(("none", "none", "match", "other")),
-            }
-        ),
-    ),
-    st.tuples(
-        st.just("heartbeat"),
-        clients,
-        st.fixed_dictionaries({"member": _member, "generation": _generation}),
-    ),
-    st.tuples(
-        st.just("leave"),
-        st.lists(clients, min_size=1, max_size=3, unique=True),
-        st.fixed_dictionaries(
-            {"member": _member, "by_instance": st.booleans(), "v3": st.booleans()}
-        ),
-    ),
-    st.tuples(st.just("advance"), st.sampled_from(ADVANCES)),
+    *[_proper] * 8,
+    _join,
+    _sync,
+    _heartbeat,
+    _leave,
+    *[_advance] * 3,
     st.tuples(st.just("describe"), st.booleans()),
     st.tuples(st.just("list"), st.booleans()),
 ).map(list)
@@ -158,6 +161,8 @@ class Known:
     needs_join: bool = True
     synced: bool = False
     leader: bool = False
+    #: handle of its JoinGroup/SyncGroup still parked at the coordinator (a client waits)
+    waiting: int | None = None
 
 
 @dataclass
@@ -183,6 +188,10 @@ class SequenceRunner:
 
     def _learn(self, outcome: Any) -> None:
         back = self.diff.ids.to_groupsim
+        for handle in outcome.responses:
+            for k in self.known.values():
+                if k.waiting == handle:
+                    k.waiting = None
         for handle, (api, f) in outcome.responses.items():
             if api != "join":
                 continue
@@ -303,6 +312,9 @@ class SequenceRunner:
         member it was told of), then Heartbeats."""
         k = self.known[client]
         iid = INSTANCE.get(client)
+        if k.waiting is not None:
+            return Advance(50)  # its request is parked: time passes
+        k.waiting = len(self.steps) + 1  # the handle this step will get
         if k.needs_join or not k.member_id:
             if not k.member_id:
                 k.protocols = opts["protocols"]
