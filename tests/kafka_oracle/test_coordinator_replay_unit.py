@@ -20,6 +20,7 @@ from tests.kafka_oracle.coordinator_replay import (
     GroupsimSide,
     IdBijection,
     ListGroups,
+    Step,
     steps_from_json,
     steps_to_json,
 )
@@ -56,7 +57,7 @@ def _join(member_id: str = "", version: int = 4) -> JoinGroupRequest:
     )
 
 
-SEQUENCE = [
+SEQUENCE: list[Step] = [
     Call("c1", _join()),
     Call("c1", _join(A), at_ms=5),
     Advance(300),
