@@ -335,7 +335,7 @@ class GroupsimSide:
 
     def describe(self, request: DescribeGroups, version: int) -> dict[str, Any]:
         """DescribeGroups from the coordinator's views (``GroupMetadataManager
-        #describeGroups``): metadata and assignments only when Stable; a group the
+        #describeGroups``): metadata only when Stable, assignments always; a group the
         coordinator does not hold is Dead (GROUP_ID_NOT_FOUND from v6 on)."""
         c = self.coordinator
         groups: list[tuple[Any, ...]] = []
@@ -352,7 +352,7 @@ class GroupsimSide:
                     m.group_instance_id,
                     m.client_id,
                     dict(m.protocols)[protocol] if protocol is not None else b"",
-                    m.assignment if stable else b"",
+                    m.assignment,  # describeNoMetadata keeps the assignment
                 )
                 for m in c.members()
             )
@@ -437,7 +437,18 @@ def _groupsim_record(record: Any) -> dict[str, Any]:
 class KafkaSide:
     """Kafka's ``GroupMetadataManager`` behind the oracle, one driver session.
 
-    ``to_kafka`` turns a groupsim member id in a request into Kafka's (identity by default).
+    The driver's JSON (full contract in ``GroupsimCoordinatorDriver``'s javadoc):
+    ``coordinator.open {session, config{initial_rebalance_delay_ms, min_session_timeout_ms,
+    max_session_timeout_ms, max_size}, start_ms}``; ``coordinator.step {session, step}`` with
+    a step ``{advance_ms, mode}`` or ``{handle, api, version, client_id, body}`` (api join /
+    sync / heartbeat / leave / describe / list, body fields in snake_case, bytes base64);
+    the result ``{now_ms, completions[{handle, api, at_ms, response}], records[{type, at_ms,
+    key, value}], scheduled[{key, deadline_ms}], cancelled[key], fired[{key, at_ms}],
+    armed[{key, deadline_ms}], exception}``; ``coordinator.run {session, steps}`` runs a
+    list; ``coordinator.close {session}``.
+
+    :meth:`step` takes ``to_kafka``, which turns a groupsim member id in a request into
+    Kafka's; :meth:`outcome` normalises a result into an :class:`Outcome`.
     """
 
     def __init__(

@@ -78,46 +78,68 @@ clients = st.sampled_from(CLIENTS)
 _member = st.sampled_from(("known", "known", "known", "none", "unknown", "other"))
 _generation = st.sampled_from(("current", "current", "current", "stale", "next"))
 
+#: A client doing what a well-behaved client does next (see ``SequenceRunner._proper``), so
+#: sequences get through KIP-394, the join, the leader's SyncGroup and into Stable.
+_proper = st.tuples(
+    st.just("proper"),
+    clients,
+    st.fixed_dictionaries(
+        {
+            "version": st.sampled_from((4, 5, 9, 9)),
+            "protocols": st.integers(0, len(PROTOCOLS) - 1),
+            "session": st.sampled_from((500, 1_000)),
+            "rebalance": st.sampled_from(REBALANCE_TIMEOUTS),
+        }
+    ),
+)
+
+_join = st.tuples(
+    st.just("join"),
+    clients,
+    st.fixed_dictionaries(
+        {
+            "member": _member,
+            "version": st.sampled_from((3, 4, 5, 7, 9, 9)),
+            "protocols": st.integers(0, len(PROTOCOLS) - 1),
+            "session": st.sampled_from(SESSION_TIMEOUTS[1:] * 4 + SESSION_TIMEOUTS),
+            "rebalance": st.sampled_from(REBALANCE_TIMEOUTS),
+            "type": st.sampled_from(("consumer",) * 9 + ("connect",)),
+        }
+    ),
+)
+_sync = st.tuples(
+    st.just("sync"),
+    clients,
+    st.fixed_dictionaries(
+        {
+            "member": _member,
+            "generation": _generation,
+            "assign": st.booleans(),
+            "protocol": st.sampled_from(("none", "none", "match", "other")),
+        }
+    ),
+)
+_heartbeat = st.tuples(
+    st.just("heartbeat"),
+    clients,
+    st.fixed_dictionaries({"member": _member, "generation": _generation}),
+)
+_leave = st.tuples(
+    st.just("leave"),
+    st.lists(clients, min_size=1, max_size=3, unique=True),
+    st.fixed_dictionaries({"member": _member, "by_instance": st.booleans(), "v3": st.booleans()}),
+)
+_advance = st.tuples(st.just("advance"), st.sampled_from(ADVANCES))
+
+#: Weighted: about half the actions are what a well-behaved client does next, the rest are
+#: arbitrary requests (any id, generation, protocol), time advances and admin requests.
 actions = st.one_of(
-    st.tuples(
-        st.just("join"),
-        clients,
-        st.fixed_dictionaries(
-            {
-                "member": _member,
-                "version": st.sampled_from((3, 4, 5, 7, 9, 9)),
-                "protocols": st.integers(0, len(PROTOCOLS) - 1),
-                "session": st.sampled_from(SESSION_TIMEOUTS[1:] * 4 + SESSION_TIMEOUTS),
-                "rebalance": st.sampled_from(REBALANCE_TIMEOUTS),
-                "type": st.sampled_from(("consumer",) * 9 + ("connect",)),
-            }
-        ),
-    ),
-    st.tuples(
-        st.just("sync"),
-        clients,
-        st.fixed_dictionaries(
-            {
-                "member": _member,
-                "generation": _generation,
-                "assign": st.booleans(),
-                "protocol": st.sampled_from(("none", "none", "match", "other")),
-            }
-        ),
-    ),
-    st.tuples(
-        st.just("heartbeat"),
-        clients,
-        st.fixed_dictionaries({"member": _member, "generation": _generation}),
-    ),
-    st.tuples(
-        st.just("leave"),
-        st.lists(clients, min_size=1, max_size=3, unique=True),
-        st.fixed_dictionaries(
-            {"member": _member, "by_instance": st.booleans(), "v3": st.booleans()}
-        ),
-    ),
-    st.tuples(st.just("advance"), st.sampled_from(ADVANCES)),
+    *[_proper] * 8,
+    _join,
+    _sync,
+    _heartbeat,
+    _leave,
+    *[_advance] * 3,
     st.tuples(st.just("describe"), st.booleans()),
     st.tuples(st.just("list"), st.booleans()),
 ).map(list)
@@ -135,6 +157,12 @@ class Known:
     member_id: str = ""
     generation: int = -1
     protocols: int = 0
+    #: must (re)join before anything else: no id yet, MEMBER_ID_REQUIRED, or a rebalance
+    needs_join: bool = True
+    synced: bool = False
+    leader: bool = False
+    #: handle of its JoinGroup/SyncGroup still parked at the coordinator (a client waits)
+    waiting: int | None = None
 
 
 @dataclass
@@ -160,6 +188,10 @@ class SequenceRunner:
 
     def _learn(self, outcome: Any) -> None:
         back = self.diff.ids.to_groupsim
+        for handle in outcome.responses:
+            for k in self.known.values():
+                if k.waiting == handle:
+                    k.waiting = None
         for handle, (api, f) in outcome.responses.items():
             if api != "join":
                 continue
@@ -171,6 +203,22 @@ class SequenceRunner:
                 k.member_id = back.get(f["member_id"], f["member_id"])
             if error == ErrorCode.NONE:
                 k.generation = f["generation_id"]
+                k.needs_join, k.synced = False, False
+                k.leader = f["leader"] == f["member_id"]
+            elif error == ErrorCode.UNKNOWN_MEMBER_ID or error == ErrorCode.FENCED_INSTANCE_ID:
+                k.member_id, k.needs_join = "", True
+        for handle, (api, f) in outcome.responses.items():
+            step = self.steps[handle - 1]
+            if api not in ("sync", "heartbeat") or not isinstance(step, Call):
+                continue
+            k = self.known[step.source]
+            error = f["error_code"]
+            if error == ErrorCode.NONE and api == "sync":
+                k.synced = True
+            elif error in (ErrorCode.REBALANCE_IN_PROGRESS, ErrorCode.ILLEGAL_GENERATION):
+                k.needs_join = True
+            elif error in (ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.FENCED_INSTANCE_ID):
+                k.member_id, k.needs_join = "", True
 
     def _member(self, client: str, how: str) -> str:
         if how == "none":
@@ -213,6 +261,8 @@ class SequenceRunner:
             return Call(names[0], LeaveGroupRequest(GROUP, members=tuple(identities)))
         client, opts = action[1], action[2]
         iid = INSTANCE.get(client)
+        if kind == "proper":
+            return self._proper(client, opts)
         if kind == "join":
             self.known[client].protocols = opts["protocols"]
             return Call(
@@ -254,4 +304,45 @@ class SequenceRunner:
                 assignments=assignments,
                 group_instance_id=iid,
             ),
+        )
+
+    def _proper(self, client: str, opts: dict[str, Any]) -> Step:
+        """The request a well-behaved client sends next: JoinGroup (with its id once it has
+        one) while it must join, then SyncGroup (the leader with an assignment for every
+        member it was told of), then Heartbeats."""
+        k = self.known[client]
+        iid = INSTANCE.get(client)
+        if k.waiting is not None:
+            return Advance(50)  # its request is parked: time passes
+        k.waiting = len(self.steps) + 1  # the handle this step will get
+        if k.needs_join or not k.member_id:
+            if not k.member_id:
+                k.protocols = opts["protocols"]
+            return Call(
+                client,
+                JoinGroupRequest(
+                    group_id=GROUP,
+                    member_id=k.member_id,
+                    protocol_type="consumer",
+                    protocols=PROTOCOLS[k.protocols],
+                    session_timeout_ms=opts["session"],
+                    rebalance_timeout_ms=opts["rebalance"],
+                    client_id=client,
+                    group_instance_id=iid,
+                    api_version=opts["version"],
+                ),
+            )
+        if not k.synced:
+            assignments: tuple[tuple[str, bytes], ...] = ()
+            if k.leader:
+                members = [c.member_id for c in self.known.values() if c.member_id]
+                assignments = tuple((m, f"{m[:2]}@{k.generation}".encode()) for m in members)
+            return Call(
+                client,
+                SyncGroupRequest(
+                    GROUP, k.member_id, k.generation, assignments=assignments, group_instance_id=iid
+                ),
+            )
+        return Call(
+            client, HeartbeatRequest(GROUP, k.member_id, k.generation, group_instance_id=iid)
         )

@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+from coordinator import GroupCoordinator
 from tests.kafka_oracle.coordinator_replay import Mismatch, steps_to_json
 from tests.kafka_oracle.coordinator_sequences import SequenceRunner, configs, sequences
 from tests.kafka_oracle.oracle import KafkaOracle
@@ -74,3 +75,81 @@ def test_regression(kafka_oracle: KafkaOracle, path: Path) -> None:
     case = json.loads(path.read_text())
     run_sequence(kafka_oracle, case["config"], case["actions"])
     kafka_oracle.compared["coordinator regressions"] += 1
+
+
+# --------------------------------------------------------------------------- planted bugs
+
+_JOIN = {"member": "none", "version": 3, "session": 500, "rebalance": 500, "type": "consumer"}
+_SYNC = {"member": "known", "generation": "current", "assign": True, "protocol": "none"}
+_BEAT = {"member": "known", "generation": "current"}
+_CONFIG = {"initial_rebalance_delay_ms": 100, "max_size": 100}
+#: Three members vote (range, range, roundrobin), sync, then keep their sessions alive with
+#: Heartbeats every 300 ms (session 500 ms) past the first session deadline.
+_PLANTED_SEQUENCE: list[list[Any]] = [
+    ["join", "c1", {**_JOIN, "protocols": 0}],
+    ["join", "c2", {**_JOIN, "protocols": 0}],
+    ["join", "c3", {**_JOIN, "protocols": 1}],
+    ["advance", 250],
+    ["sync", "c1", _SYNC],
+    ["sync", "c2", _SYNC],
+    ["sync", "c3", _SYNC],
+    *[
+        step
+        for _ in range(3)
+        for step in (
+            ["advance", 250],
+            ["heartbeat", "c1", _BEAT],
+            ["heartbeat", "c2", _BEAT],
+            ["heartbeat", "c3", _BEAT],
+        )
+    ],
+    ["describe", False],
+]
+
+
+def _heartbeat_that_does_not_extend(self: Any, source: str, req: Any, now_ms: int) -> Any:
+    effects = _ORIGINAL_HEARTBEAT(self, source, req, now_ms)
+    return [e for e in effects if type(e).__name__ != "SetTimer"]
+
+
+def _vote_for_the_least_wanted(self: Any) -> str:
+    members = self._members
+    candidates = [n for n, c in self._supported.items() if c == len(members)]
+    votes = {n: 0 for n in candidates}
+    for m in members.values():
+        votes[next(n for n in m.names if n in candidates)] += 1
+    return min(votes, key=lambda n: (votes[n], n))
+
+
+_ORIGINAL_HEARTBEAT = GroupCoordinator._heartbeat
+
+
+def test_planted_sequence_agrees_without_a_bug(kafka_oracle: KafkaOracle) -> None:
+    run_sequence(kafka_oracle, _CONFIG, _PLANTED_SEQUENCE)
+
+
+@pytest.mark.parametrize(
+    ("method", "bug", "caught_at"),
+    [
+        # The session deadline is not moved: the armed timer table differs at once.
+        ("_heartbeat", _heartbeat_that_does_not_extend, "armed"),
+        # The vote picks the protocol with the fewest votes: the JoinGroup answers differ.
+        ("_select_protocol", _vote_for_the_least_wanted, "protocol_name"),
+    ],
+    ids=["heartbeat-does-not-extend-session", "wrong-protocol-vote"],
+)
+def test_differential_catches_a_planted_bug(
+    kafka_oracle: KafkaOracle,
+    monkeypatch: pytest.MonkeyPatch,
+    method: str,
+    bug: Any,
+    caught_at: str,
+) -> None:
+    monkeypatch.setattr(GroupCoordinator, method, bug)
+    runner = SequenceRunner.start(kafka_oracle, _CONFIG)
+    try:
+        with pytest.raises(Mismatch) as caught:
+            runner.run(_PLANTED_SEQUENCE)
+    finally:
+        runner.diff.close()
+    assert caught_at in caught.value.what
