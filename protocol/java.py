@@ -467,15 +467,16 @@ class JavaHashMap(Generic[T]):
 
         Differs from :meth:`add` in two ways that change iteration order (OpenJDK 17
         ``HashMap.computeIfAbsent``): a new key goes to the *head* of its bin's chain, not the
-        tail, and the table grows *before* an insertion that finds ``size > threshold``, not
-        after the insertion that crosses it. A chain that already held 7+ keys is treeified
-        (or the table doubled) after the insertion, as with ``put``.
+        tail, and the table grows at the *start* of any call that finds ``size > threshold``
+        (even one whose key is present), not after the insertion that crosses it. A chain that
+        already held 7+ keys is treeified (or the table doubled) after the insertion, as with
+        ``put``.
         """
+        if self._table is None or self._size > self._threshold:
+            self._resize()  # also when the key turns out to be present
         if key in self._bin_of:
             return False
         h = spread(self._hash_fn(key))
-        if self._table is None or self._size > self._threshold:
-            self._resize()
         self._bin_of[key] = h
         tab = self._table
         assert tab is not None

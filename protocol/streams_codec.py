@@ -673,8 +673,8 @@ def encode_subscription(s: StreamsSubscription, version: int | None = None) -> b
             # SubscriptionInfo groups with HashMap.computeIfAbsent: colliding subtopologies
             # iterate newest first (JavaHashMap.compute_if_absent)
             by_sub: JavaHashMap[int] = JavaHashMap(_int_hash)
-            for sub in groups:
-                by_sub.compute_if_absent(sub)
+            for task in order:  # one call per task, as Kafka makes them
+                by_sub.compute_if_absent(task.subtopology)
             keys = list(by_sub)
             w.int32(len(keys), "task_offset_sums")
             for sub in keys:

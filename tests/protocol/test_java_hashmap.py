@@ -197,6 +197,9 @@ _COMPUTE_IF_ABSENT = [
         [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 17],
     ),
     ((0, 16, 32, 48, 64, 80, 96, 112, 128, 144), [128, 96, 64, 32, 0, 144, 112, 80, 48, 16]),
+    ((0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 16), [16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]),
+    # a call for a present key still grows a table it finds over its threshold
+    ((0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 16, 0), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 16]),
     (
         (5, 21, 37, 53, 69, 85, 101, 117, 133, 149, 165, 181),
         [165, 133, 101, 69, 37, 5, 181, 149, 117, 85, 53, 21],
@@ -207,7 +210,6 @@ _COMPUTE_IF_ABSENT = [
 @pytest.mark.parametrize(("keys", "java_order"), _COMPUTE_IF_ABSENT)
 def test_compute_if_absent_matches_jdk17(keys: tuple[int, ...], java_order: list[int]) -> None:
     m: JavaHashMap[int] = JavaHashMap(lambda k: k)
-    for k in keys:
-        assert m.compute_if_absent(k)
-    assert not m.compute_if_absent(keys[0])
+    for i, k in enumerate(keys):
+        assert m.compute_if_absent(k) == (k not in keys[:i])
     assert list(m) == java_order
