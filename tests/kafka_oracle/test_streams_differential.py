@@ -38,6 +38,7 @@ from hypothesis import HealthCheck, given, settings
 
 import scenarios.assign.streams as streams_engine
 from members.assignors.streams import RackAwareTaskAssignor
+from members.assignors.streams.rack_aware import Solver
 from protocol.primitives import EncodeError
 from protocol.streams_codec import (
     LATEST_SUPPORTED_VERSION,
@@ -77,12 +78,12 @@ def _settings(n: int) -> settings:
 # The comparison
 
 
-def groupsim(doc: dict[str, Any], solver: str | None = None) -> dict[str, Any] | Exception:
+def groupsim(doc: dict[str, Any], solver: Solver | None = None) -> dict[str, Any] | Exception:
     """groupsim's answer, or the input error it raised; ``solver`` replaces the rack-aware
     optimiser's default (``"cycle_cancelling"`` is Kafka's algorithm)."""
     original = streams_engine.RackAwareTaskAssignor
     if solver is not None:
-        streams_engine.RackAwareTaskAssignor = functools.partial(  # type: ignore[misc]
+        streams_engine.RackAwareTaskAssignor = functools.partial(  # type: ignore[assignment,misc]
             RackAwareTaskAssignor, solver=solver
         )
     try:
@@ -214,8 +215,8 @@ def test_regression(kafka_oracle: KafkaOracle, path: Path) -> None:
         check(kafka_oracle, case["input"])
         return
     request = case["encode_subscription"]
-    theirs = unb64(kafka_oracle.call("streams.encode_subscription", **request))
-    assert theirs.hex() == case["kafka_hex"], f"{path.name}: Kafka no longer writes these bytes"
+    written = unb64(kafka_oracle.call("streams.encode_subscription", **request))
+    assert written.hex() == case["kafka_hex"], f"{path.name}: Kafka no longer writes these bytes"
     sums = {StreamsTaskId(s, p, t): v for s, p, t, v in request["task_offset_sums"]}
     ours = StreamsSubscription(
         version=LATEST_SUPPORTED_VERSION,
@@ -451,3 +452,21 @@ def test_process_ids_match_kafkas_order(kafka_oracle: KafkaOracle) -> None:
     assert not isinstance(ours, Exception)
     # UUID.compareTo is signed: the 1<<127 id sorts first and gets 0_0
     assert ours["clients"][ids[1]]["active"] == ["0_0"]
+
+
+def test_negative_host_count_by_version(kafka_oracle: KafkaOracle) -> None:
+    """A v2 AssignmentInfo whose host-map count is -1: Kafka 4.0 runs its ``for`` loop zero
+    times (an empty map), as groupsim does; Kafka 4.4 checks counts up front and throws
+    ``TaskAssignmentException("Corrupted user data byte[].")``. groupsim follows 4.0
+    (docs/fidelity.md, version table)."""
+    data = bytes.fromhex("000000020000000000000000ffffffff")
+    assert decode_assignment(data).partitions_by_host == {}
+    major_minor = tuple(int(x) for x in kafka_oracle.version.split(".")[:2])
+    if major_minor < (4, 4):
+        assert (
+            kafka_oracle.call("streams.decode_assignment", bytes=b64(data))["partitions_by_host"]
+            == []
+        )
+    else:
+        with pytest.raises(OracleError, match="Corrupted user data"):
+            kafka_oracle.call("streams.decode_assignment", bytes=b64(data))

@@ -11,7 +11,6 @@ import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Map;
-import org.apache.kafka.common.utils.AppInfoParser;
 
 /**
  * The oracle's process: JSON lines in on stdin, one JSON line out on stdout per request.
@@ -67,14 +66,27 @@ public final class Main {
         String op = request.path("op").asText();
         if (op.equals("version")) {
             ObjectNode v = JSON.createObjectNode();
-            v.put("kafka", AppInfoParser.getVersion());
-            v.put("commit", AppInfoParser.getCommitId());
+            v.put("kafka", appInfo("getVersion"));
+            v.put("commit", appInfo("getCommitId"));
             v.put("java", System.getProperty("java.version"));
             return v;
         }
         int dot = op.indexOf('.');
         if (dot <= 0) throw new IllegalArgumentException("op must be <area>.<verb>, got '" + op + "'");
         return driver(op.substring(0, dot)).handle(op.substring(dot + 1), request);
+    }
+
+    /** {@code AppInfoParser.<getter>()}: the class is in common.utils up to 4.0 and in
+     *  common.utils.internals from 4.4 on. */
+    private static String appInfo(String getter) throws Exception {
+        for (String pkg : new String[] {"org.apache.kafka.common.utils.", "org.apache.kafka.common.utils.internals."}) {
+            try {
+                return (String) Class.forName(pkg + "AppInfoParser").getMethod(getter).invoke(null);
+            } catch (ClassNotFoundException e) {
+                // try the next package
+            }
+        }
+        throw new ClassNotFoundException("AppInfoParser");
     }
 
     private Driver driver(String area) throws Exception {
