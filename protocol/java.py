@@ -462,6 +462,38 @@ class JavaHashMap(Generic[T]):
             self._resize()
         return True
 
+    def compute_if_absent(self, key: T) -> bool:
+        """``computeIfAbsent(key, k -> value)`` (non-null value): False if already present.
+
+        Differs from :meth:`add` in two ways that change iteration order (OpenJDK 17
+        ``HashMap.computeIfAbsent``): a new key goes to the *head* of its bin's chain, not the
+        tail, and the table grows at the *start* of any call that finds ``size > threshold``
+        (even one whose key is present), not after the insertion that crosses it. A chain that
+        already held 7+ keys is treeified (or the table doubled) after the insertion, as with
+        ``put``.
+        """
+        if self._table is None or self._size > self._threshold:
+            self._resize()  # also when the key turns out to be present
+        if key in self._bin_of:
+            return False
+        h = spread(self._hash_fn(key))
+        self._bin_of[key] = h
+        tab = self._table
+        assert tab is not None
+        i = h & (len(tab) - 1)
+        b = tab[i]
+        if b is None:
+            tab[i] = _Bin([key])
+        elif b.nodes is not None:
+            self._put_tree(b, key, h)
+        else:
+            bin_count = len(b.chain)
+            b.chain.insert(0, key)
+            if bin_count >= TREEIFY_THRESHOLD - 1:
+                self._treeify_bin(i)
+        self._size += 1
+        return True
+
     def _resize(self) -> None:
         old = self._table
         old_cap = 0 if old is None else len(old)

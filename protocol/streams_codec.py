@@ -51,7 +51,8 @@ strings are ``writeUTF`` = UINT16 length + Java *modified* UTF-8; task ids from
 **Byte order of collections.** Subscriptions are written exactly as Kafka's ``SubscriptionInfo``
 constructor writes them when handed a ``HashMap`` holding ``task_offset_sums`` (or, for v1-6,
 the -2/-3 map of :meth:`StreamsSubscription.offset_sums`) filled in dict order: v10+ entries in
-that map's Java iteration order; v7-9 grouped by subtopology in ``HashMap<Integer, ...>`` order;
+that map's Java iteration order; v7-9 grouped by subtopology in the order of a
+``HashMap<Integer, ...>`` filled by ``computeIfAbsent`` (colliding subtopologies newest first);
 v1-6 prev/standby in ``HashSet<TaskId>`` order; client tags in ``HashMap<String, String>``
 order (:mod:`protocol.java`). Assignment task lists and maps are written in the order given
 (Kafka's order there is the leader's, which the assignor produces); the v5+ topic dictionary is
@@ -76,7 +77,9 @@ at their defaults, a v1/v2 subscription's ``latest_supported_version`` and a v1/
 ``commonly_supported_version`` come back as -1, an empty ``user_endpoint`` comes back ``None``,
 an empty named topology comes back ``None`` (Kafka's ``TaskId`` does the same), and collections
 come back in the byte order described above. ``encode(decode(b)) == b`` holds for every ``b``
-Kafka or this module writes.
+Kafka or this module writes, except a v7-9 subscription whose subtopologies share a
+``HashMap`` bin: re-grouping them puts the newest first, and Kafka's own decode-encode
+reorders them the same way.
 """
 
 from __future__ import annotations
@@ -89,7 +92,7 @@ from typing import NamedTuple, TypeVar
 
 import msgspec
 
-from protocol.java import hash_order, string_hash
+from protocol.java import JavaHashMap, hash_order, string_hash
 from protocol.primitives import (
     INT32_MAX,
     INT32_MIN,
@@ -667,7 +670,12 @@ def encode_subscription(s: StreamsSubscription, version: int | None = None) -> b
                     )
                 _check_int32(task.subtopology, f"task_offset_sums[{task}].subtopology")
                 groups.setdefault(task.subtopology, []).append(task)
-            keys = _java_order(list(groups), _int_hash)
+            # SubscriptionInfo groups with HashMap.computeIfAbsent: colliding subtopologies
+            # iterate newest first (JavaHashMap.compute_if_absent)
+            by_sub: JavaHashMap[int] = JavaHashMap(_int_hash)
+            for task in order:  # one call per task, as Kafka makes them
+                by_sub.compute_if_absent(task.subtopology)
+            keys = list(by_sub)
             w.int32(len(keys), "task_offset_sums")
             for sub in keys:
                 w.int32(sub, "task_offset_sums.subtopology")

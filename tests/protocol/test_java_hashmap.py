@@ -184,3 +184,32 @@ def test_removals_keep_every_key_once(keys: list[int], data: st.DataObject) -> N
         m.discard(k, movable=data.draw(st.booleans()))
     assert sorted(m) == sorted(set(keys) - set(gone))
     assert len(m) == len(set(keys) - set(gone))
+
+
+# HashMap<Integer, ...>.computeIfAbsent on JDK 17 (printed by a throwaway Java program): a new key
+# goes to the head of its bin, and the table grows before an insertion finding size > threshold.
+_COMPUTE_IF_ABSENT = [
+    ((4, 20), [20, 4]),
+    ((20, 4, 36), [36, 4, 20]),
+    ((1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 17), [17, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]),
+    (
+        (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 17),
+        [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 17],
+    ),
+    ((0, 16, 32, 48, 64, 80, 96, 112, 128, 144), [128, 96, 64, 32, 0, 144, 112, 80, 48, 16]),
+    ((0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 16), [16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]),
+    # a call for a present key still grows a table it finds over its threshold
+    ((0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 16, 0), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 16]),
+    (
+        (5, 21, 37, 53, 69, 85, 101, 117, 133, 149, 165, 181),
+        [165, 133, 101, 69, 37, 5, 181, 149, 117, 85, 53, 21],
+    ),
+]
+
+
+@pytest.mark.parametrize(("keys", "java_order"), _COMPUTE_IF_ABSENT)
+def test_compute_if_absent_matches_jdk17(keys: tuple[int, ...], java_order: list[int]) -> None:
+    m: JavaHashMap[int] = JavaHashMap(lambda k: k)
+    for i, k in enumerate(keys):
+        assert m.compute_if_absent(k) == (k not in keys[:i])
+    assert list(m) == java_order

@@ -156,8 +156,14 @@ def test_subscription_round_trip_every_version(case: tuple[StreamsSubscription, 
         assert len(set(decoded.prev_tasks)) == len(decoded.prev_tasks)
     else:
         assert decoded.prev_tasks == () == decoded.standby_tasks
-    assert encode_subscription(decoded) == data
-    assert encode_subscription(decoded, v) == data
+    again = encode_subscription(decoded)
+    if MIN_VERSION_OFFSET_SUM_SUBSCRIPTION <= v < MIN_NAMED_TOPOLOGY_VERSION:
+        # v7-9 regroup by subtopology through HashMap.computeIfAbsent, which puts colliding
+        # subtopologies newest first: the wire order need not survive a decode (nor in Kafka)
+        assert seen(decode_subscription(again)) == seen(decoded)
+    else:
+        assert again == data
+    assert encode_subscription(decoded, v) == again
 
 
 @SETTINGS
