@@ -122,6 +122,14 @@ def sweep(
         loaded = load_sweep(sweep_file)
     except (SweepError, ScenarioError) as exc:
         _fail(str(exc))
+    target = out if out is not None else str(Path("sweep-out") / loaded.name)
+    if "://" not in target or target.startswith("file://"):
+        from scenarios.cli.outputs import OutputDirError, check_out_dir
+
+        try:  # before Spark starts: an unusable --out is one line, not a traceback
+            check_out_dir(Path(target.removeprefix("file://")))
+        except OutputDirError as exc:
+            _fail(str(exc))
     from scenarios.analysis.session import spark_problem
 
     problem = spark_problem()
@@ -129,7 +137,6 @@ def sweep(
         _fail(f"groupsim sweep needs Spark: {problem}")
     from scenarios.analysis.pipeline import run_sweep
 
-    target = out if out is not None else str(Path("sweep-out") / loaded.name)
     console = Console(width=None if sys.stdout.isatty() else 110, highlight=False)
     console.print(
         f"{loaded.name}: {len(loaded.combinations)} combination(s) × {len(loaded.seeds)} "

@@ -74,6 +74,12 @@ def serve(
             options = msgspec.structs.replace(options, advertised_host=advertised_host)
     except ServeInputError as exc:
         _fail(str(exc))
+    from scenarios.cli.outputs import OutputDirError, check_out_dir
+
+    try:  # before serving: the log of a whole session must not be lost at the end
+        check_out_dir(out)
+    except OutputDirError as exc:
+        _fail(str(exc))
     import trio
 
     try:
