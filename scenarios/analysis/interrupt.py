@@ -62,15 +62,20 @@ _FILTER = _AfterInterrupt()
 
 
 def _on_sigint(signum: int, frame: Any) -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # later Ctrl-Cs: the command is stopping
     _FILTER.interrupted = True
     raise KeyboardInterrupt
 
 
 def plain_sigint() -> None:
-    """Make Ctrl-C a plain :class:`KeyboardInterrupt` in the driver (call once the session
-    exists, in the main thread). pyspark's own SIGINT handler calls into the JVM from inside
-    the interrupted py4j call (a reentrant call that fails with pages of tracebacks);
-    :func:`quiet_interrupt` cancels the jobs afterwards instead."""
+    """Make the first Ctrl-C a plain :class:`KeyboardInterrupt` in the driver, and ignore
+    every later one while the command stops (call in the main thread before the session
+    starts, and again once it exists). pyspark's own SIGINT handler calls into the JVM from
+    inside the interrupted py4j call (a reentrant call that fails with pages of tracebacks);
+    :func:`quiet_interrupt` cancels the jobs afterwards instead. From the first Ctrl-C on,
+    py4j's log records (the broken call's tracebacks) are dropped."""
     import signal
     import threading
 

@@ -214,7 +214,7 @@ def existing_run_ids(spark: Any, out: str) -> set[str]:
 
 
 def _check_meta(sweep: LoadedSweep, out: str) -> None:
-    """Refuse an ``out`` that holds another sweep; write ``sweep.json`` (local paths only)."""
+    """Refuse an ``out`` that holds another sweep (local paths only)."""
     if not _is_local(out):
         return
     directory = Path(out.removeprefix("file://"))
@@ -231,6 +231,15 @@ def _check_meta(sweep: LoadedSweep, out: str) -> None:
                 f"holds results of another sweep ({meta.get('name')!r}, base "
                 f"{meta.get('base')!r}) or of another version of this one; use another --out",
             )
+
+
+def _write_meta(sweep: LoadedSweep, out: str) -> None:
+    """Write ``sweep.json`` (local paths only), once Spark has started: a sweep that never
+    ran (a bad master URL, Ctrl-C while Spark starts) leaves no file behind."""
+    if not _is_local(out):
+        return
+    directory = Path(out.removeprefix("file://"))
+    meta_path = directory / "sweep.json"
     directory.mkdir(parents=True, exist_ok=True)
     meta = {
         "name": sweep.name,
@@ -243,9 +252,9 @@ def _check_meta(sweep: LoadedSweep, out: str) -> None:
         "runs": len(sweep.runs),
         "sweep_file": sweep.text,
     }
-    tmp = meta_path.with_name(f".sweep.json.{uuid.uuid4().hex}.tmp")
-    tmp.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, meta_path)
+    from scenarios.eventlog.atomic import atomic_write_text
+
+    atomic_write_text(meta_path, json.dumps(meta, indent=2) + "\n")
 
 
 class _ListParam:
@@ -397,6 +406,7 @@ def run_sweep(
     if own:
         from scenarios.analysis.session import make_session
 
+        plain_sigint()  # Ctrl-C while the JVM starts: py4j's tracebacks stay quiet too
         try:
             spark = make_session(master, app_name=f"groupsim sweep {sweep.name}", conf=conf)
         except KeyboardInterrupt:
@@ -406,6 +416,7 @@ def run_sweep(
     started = time.perf_counter()
     written_before = 0
     try:
+        _write_meta(sweep, out)
         events_dir = _events_dir(spark, out, events, events_writer)
         all_specs = list(sweep.runs if specs is None else specs)
         done = existing_run_ids(spark, out)

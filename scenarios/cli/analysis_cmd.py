@@ -114,6 +114,50 @@ def sweep(
     ] = None,
 ) -> None:
     """Run a sweep (parameter grid × seeds) on Spark; write runs/, events/, aggregates/."""
+    options = dict(locals())  # every option, by name, for _sweep
+    from scenarios.cli.stopping import stopping
+
+    # Ctrl-C (however many, whenever: Spark starting included) or SIGTERM: one line, exit
+    # 130 (143), the finished runs kept, no JVM or Spark worker left
+    with stopping() as stop:
+        where: list[str] = []  # the output directory, once known
+        try:
+            _sweep(where=where, **options)
+        except KeyboardInterrupt as exc:
+            stop.ignore_further()
+            from scenarios.analysis.interrupt import stop_jvm
+
+            stop_jvm()
+            _stderr.print(
+                stopped_line(getattr(exc, "written", 0), where[0] if where else None),
+                markup=False,
+                soft_wrap=True,
+            )
+            raise typer.Exit(stop.exit_code) from None
+
+
+def stopped_line(written: int, out: str | None) -> str:
+    """The line an interrupted Spark command prints: what is kept, and where."""
+    local = out is not None and ("://" not in out or out.startswith("file://"))
+    if out is None or (local and not Path(out.removeprefix("file://")).exists()):
+        return f"interrupted after {written} runs; nothing written"
+    return (
+        f"interrupted after {written} runs; results so far in {out} "
+        "(run the same command again to resume)"
+    )
+
+
+def _sweep(
+    *,
+    where: list[str],
+    sweep_file: str,
+    master: str,
+    out: str | None,
+    events: bool,
+    batch_size: int,
+    conf: list[str] | None,
+) -> NoReturn:
+    """The command's work (see :func:`sweep`); ``where`` gets the output directory."""
     from scenarios.input.loader import ScenarioError
     from scenarios.input.sweep_file import SweepError, load_sweep
 
@@ -123,6 +167,7 @@ def sweep(
     except (SweepError, ScenarioError) as exc:
         _fail(str(exc))
     target = out if out is not None else str(Path("sweep-out") / loaded.name)
+    where.append(target)
     if "://" not in target or target.startswith("file://"):
         from scenarios.cli.outputs import OutputDirError, check_out_dir
 
@@ -155,18 +200,6 @@ def sweep(
             )
     except SweepError as exc:
         _fail(str(exc))
-    except KeyboardInterrupt as stop:  # Ctrl-C: pipeline.SweepInterrupted, or during start-up
-        from scenarios.analysis.interrupt import stop_jvm
-
-        stop_jvm()  # no JVM or Spark Python worker outlives the command
-        written = getattr(stop, "written", 0)
-        _stderr.print(
-            f"interrupted after {written} runs; results so far in {target} "
-            "(run the same command again to resume)",
-            markup=False,
-            soft_wrap=True,
-        )
-        raise typer.Exit(130) from None
     except Exception as exc:  # Spark failures: a bad master URL, an unreachable cluster
         if type(exc).__module__.startswith(("pyspark", "py4j")):
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

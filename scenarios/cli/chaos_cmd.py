@@ -303,6 +303,10 @@ def chaos(
             _chaos(**options)
         except KeyboardInterrupt as exc:
             stop.ignore_further()
+            if master is not None:  # Ctrl-C before the Spark campaign took charge of it
+                from scenarios.analysis.interrupt import stop_jvm
+
+                stop_jvm()
             _interrupted(getattr(exc, "partial", None), out, stop)
 
 

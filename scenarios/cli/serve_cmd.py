@@ -82,6 +82,9 @@ def serve(
         _fail(str(exc))
     import trio
 
+    # trio delivers Ctrl-C its own way when Python's default handler is in place (outside
+    # the session's signal receiver too)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         result = trio.run(_main, options, out, control)
     except (OSError, BaseExceptionGroup) as exc:

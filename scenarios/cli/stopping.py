@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["Stop", "stopping"]
+__all__ = ["Stop", "stopping", "quiet_ctrl_c"]
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -45,6 +46,22 @@ class Stop:
     def name(self) -> str:
         """``SIGINT`` or ``SIGTERM``."""
         return signal.Signals(self.signum or signal.SIGINT).name
+
+
+def _interrupted(signum: int, frame: Any) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sys.stderr.write("groupsim: interrupted\n")
+    raise SystemExit(128 + signum)
+
+
+def quiet_ctrl_c() -> None:
+    """Until a command takes charge of Ctrl-C (:func:`stopping`), the first one ends
+    ``groupsim`` with one line, ``groupsim: interrupted``, and exit 130 — ``SystemExit``, so
+    ``finally`` blocks run — and later ones are ignored. Called by the program before its
+    slow imports: without it a Ctrl-C while Python imports the command prints a traceback,
+    and one inside a command that does not handle it exits 130 silently (typer's way)."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, _interrupted)
 
 
 @contextlib.contextmanager
