@@ -19,6 +19,8 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+from scenarios.analysis.interrupt import start_watchdog
+
 __all__ = ["Stop", "stopping", "quiet_ctrl_c"]
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -32,7 +34,13 @@ class Stop:
 
     def ignore_further(self) -> None:
         """Ignore SIGINT and SIGTERM from now on (a ``KeyboardInterrupt`` that did not come
-        through :func:`stopping`'s handler arrived; the command is cleaning up)."""
+        through :func:`stopping`'s handler arrived; the command is cleaning up). The handlers
+        then stay as they are when the block ends: a Ctrl-C while the process exits must not
+        find a Python handler, which Python resets to the default (death by SIGINT) as it
+        finalizes."""
+        if self.signum is None:
+            self.signum = signal.SIGINT
+            start_watchdog(self.exit_code)
         if threading.current_thread() is threading.main_thread():
             for each in _SIGNALS:
                 signal.signal(each, signal.SIG_IGN)
@@ -76,6 +84,7 @@ def stopping() -> Iterator[Stop]:
         for each in _SIGNALS:
             signal.signal(each, signal.SIG_IGN)
         stop.signum = signum
+        start_watchdog(stop.exit_code)
         raise KeyboardInterrupt
 
     if threading.current_thread() is not threading.main_thread():
