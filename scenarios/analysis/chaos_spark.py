@@ -118,7 +118,7 @@ def existing_run_indexes(spark: Any, out: str) -> set[int]:
 
 
 def _check_campaign(out: str, config: ChaosConfig, seed: int) -> None:
-    """Refuse a local ``out`` whose ``campaign.json`` names another campaign; write it."""
+    """Refuse a local ``out`` whose ``campaign.json`` names another campaign."""
     if not _is_local(out):
         return
     directory = Path(out.removeprefix("file://"))
@@ -134,11 +134,20 @@ def _check_campaign(out: str, config: ChaosConfig, seed: int) -> None:
                 f"{directory} holds the runs of another chaos campaign (seed "
                 f"{meta.get('seed')}; see its campaign.json); use another --out"
             )
+
+
+def _write_campaign(out: str, config: ChaosConfig, seed: int) -> None:
+    """Write a local ``out``'s ``campaign.json`` (once Spark has started: a campaign that
+    never ran leaves no file)."""
+    if not _is_local(out):
         return
     from scenarios.eventlog.atomic import atomic_write_text
 
+    directory = Path(out.removeprefix("file://"))
     directory.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(meta_path, json.dumps(want, indent=2) + "\n")
+    atomic_write_text(
+        directory / "campaign.json", json.dumps(config_fingerprint(config, seed), indent=2) + "\n"
+    )
 
 
 def _drop_empty_meta(out: str) -> None:
@@ -247,6 +256,7 @@ def run_campaign_on_spark(
         plain_sigint()
     written = 0
     try:
+        _write_campaign(out, config, seed)
         done = existing_run_indexes(spark, out)
         written = len(done)
         pending = [i for i in range(runs) if i not in done]

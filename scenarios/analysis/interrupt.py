@@ -9,7 +9,15 @@ import logging
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SweepInterrupted", "quiet_interrupt", "drop_empty_meta", "plain_sigint", "stop_jvm"]
+__all__ = [
+    "SweepInterrupted",
+    "quiet_interrupt",
+    "drop_empty_meta",
+    "plain_sigint",
+    "stop_jvm",
+    "kill_descendants",
+    "start_watchdog",
+]
 
 
 class SweepInterrupted(KeyboardInterrupt):
@@ -62,15 +70,52 @@ _FILTER = _AfterInterrupt()
 
 
 def _on_sigint(signum: int, frame: Any) -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # later Ctrl-Cs: the command is stopping
     _FILTER.interrupted = True
+    start_watchdog(128 + signum)
     raise KeyboardInterrupt
 
 
+#: Seconds a stopping command may take to clean up before :func:`start_watchdog` ends it.
+CLEANUP_LIMIT_S = 30.0
+
+_watchdog_started = False
+
+
+def start_watchdog(exit_code: int) -> None:
+    """The last resort that makes a stop always end (started once, by the first Ctrl-C): if
+    the process is still cleaning up :data:`CLEANUP_LIMIT_S` later — a library call that
+    never returns, such as a py4j call on the connection the Ctrl-C broke — SIGKILL its child
+    processes, print one line and exit with ``exit_code`` at once."""
+    import os
+    import sys
+    import threading
+    import time
+
+    global _watchdog_started
+    if _watchdog_started:
+        return
+    _watchdog_started = True
+
+    def expire() -> None:
+        time.sleep(CLEANUP_LIMIT_S)
+        kill_descendants()
+        sys.stderr.write("groupsim: interrupted; cleaning up took too long, stopped\n")
+        sys.stderr.flush()
+        os._exit(exit_code)
+
+    threading.Thread(target=expire, name="groupsim-stop-watchdog", daemon=True).start()
+
+
 def plain_sigint() -> None:
-    """Make Ctrl-C a plain :class:`KeyboardInterrupt` in the driver (call once the session
-    exists, in the main thread). pyspark's own SIGINT handler calls into the JVM from inside
-    the interrupted py4j call (a reentrant call that fails with pages of tracebacks);
-    :func:`quiet_interrupt` cancels the jobs afterwards instead."""
+    """Make the first Ctrl-C a plain :class:`KeyboardInterrupt` in the driver, and ignore
+    every later one while the command stops (call in the main thread before the session
+    starts, and again once it exists). pyspark's own SIGINT handler calls into the JVM from
+    inside the interrupted py4j call (a reentrant call that fails with pages of tracebacks);
+    :func:`quiet_interrupt` cancels the jobs afterwards instead. From the first Ctrl-C on,
+    py4j's log records (the broken call's tracebacks) are dropped."""
     import signal
     import threading
 
@@ -151,6 +196,16 @@ def _terminate_children(timeout_s: float) -> None:
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGTERM)
     _wait_gone(children, timeout_s)
+
+
+def kill_descendants() -> None:
+    """SIGKILL every process below this one (the last resort of a stop that hangs)."""
+    import os
+    import signal
+
+    for pid in _descendants(os.getpid()):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def _descendants(pid: int) -> list[int]:

@@ -68,12 +68,12 @@ from scenarios.analysis.interrupt import (
     quiet_interrupt,
     save_finished_rows,
 )
+from scenarios.analysis.sweep_meta import check_meta, write_meta
 from scenarios.campaigns.sweeps import (
     AGGREGATE_METRICS,
     PERCENTILES,
     LoadedSweep,
     RunSpec,
-    SweepError,
     execute_run,
 )
 from scenarios.input.schema import INVARIANTS
@@ -211,41 +211,6 @@ def existing_run_ids(spark: Any, out: str) -> set[str]:
         return set()
     df = spark.read.schema("run_id string").parquet(runs)
     return {row[0] for row in df.distinct().collect()}
-
-
-def _check_meta(sweep: LoadedSweep, out: str) -> None:
-    """Refuse an ``out`` that holds another sweep; write ``sweep.json`` (local paths only)."""
-    if not _is_local(out):
-        return
-    directory = Path(out.removeprefix("file://"))
-    meta_path = directory / "sweep.json"
-    if meta_path.exists():
-        try:
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise SweepError(str(meta_path), None, f"unreadable: {exc}") from None
-        if meta.get("name") != sweep.name or meta.get("fingerprint") != sweep.fingerprint:
-            raise SweepError(
-                str(directory),
-                None,
-                f"holds results of another sweep ({meta.get('name')!r}, base "
-                f"{meta.get('base')!r}) or of another version of this one; use another --out",
-            )
-    directory.mkdir(parents=True, exist_ok=True)
-    meta = {
-        "name": sweep.name,
-        "description": sweep.description,
-        "fingerprint": sweep.fingerprint,
-        "base": sweep.base,
-        "parameters": sweep.parameters,
-        "param_types": sweep.param_types,
-        "seeds": sweep.seeds,
-        "runs": len(sweep.runs),
-        "sweep_file": sweep.text,
-    }
-    tmp = meta_path.with_name(f".sweep.json.{uuid.uuid4().hex}.tmp")
-    tmp.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, meta_path)
 
 
 class _ListParam:
@@ -392,11 +357,12 @@ def run_sweep(
     out = out_path(out)
     if events_writer == "executors" and not _is_local(out):
         raise ValueError(f"events_writer 'executors' needs a filesystem path, not {out}")
-    _check_meta(sweep, out)
+    check_meta(sweep, out)
     own = spark is None
     if own:
         from scenarios.analysis.session import make_session
 
+        plain_sigint()  # Ctrl-C while the JVM starts: py4j's tracebacks stay quiet too
         try:
             spark = make_session(master, app_name=f"groupsim sweep {sweep.name}", conf=conf)
         except KeyboardInterrupt:
@@ -406,6 +372,7 @@ def run_sweep(
     started = time.perf_counter()
     written_before = 0
     try:
+        write_meta(sweep, out)
         events_dir = _events_dir(spark, out, events, events_writer)
         all_specs = list(sweep.runs if specs is None else specs)
         done = existing_run_ids(spark, out)

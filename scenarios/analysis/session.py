@@ -1,6 +1,8 @@
 """Creating the SparkSession groupsim runs on.
 
 Defaults (each can be overridden with ``conf``): the web UI off (``spark.ui.enabled=false``),
+Hadoop's ``fs.permissions.umask-mode`` set to the process's umask (files Spark writes get the
+permissions a plain ``open`` would give them),
 no console progress bar (groupsim draws its own), logs at ERROR through a log4j2 file
 written to the temp directory, ``spark.sql.shuffle.partitions`` small, and in local mode the
 driver bound to 127.0.0.1 (``spark.driver.bindAddress``/``spark.driver.host``) with 2 GB of
@@ -13,12 +15,16 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from scenarios.eventlog.atomic import current_umask
 
 __all__ = ["make_session", "spark_problem", "is_local_master", "jvm_log_path", "DEFAULT_MASTER"]
 
@@ -116,6 +122,10 @@ def make_session(
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.pyspark.python": os.environ["PYSPARK_PYTHON"],
         "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{_log4j2_file()}",
+        # Hadoop's local filesystem gives files 644 and directories 755 whatever the process's
+        # umask (its own fs.permissions.umask-mode, default 022): pass the real one, so that
+        # runs/ and aggregates/ get the permissions every other groupsim output gets
+        "spark.hadoop.fs.permissions.umask-mode": f"{current_umask():03o}",
     }
     if local:
         settings.update(
@@ -129,6 +139,11 @@ def make_session(
 
     from pyspark import SparkConf, SparkContext
 
+    # SparkContext installs its own SIGINT handler at the end of its __init__, which cancels
+    # the jobs through the JVM from inside the py4j call the Ctrl-C interrupted (pages of
+    # py4j tracebacks while Spark starts); the caller's handler goes back at once
+    sigint = signal.getsignal(signal.SIGINT)
+    main_thread = threading.current_thread() is threading.main_thread()
     if SparkContext._active_spark_context is None and "PYSPARK_GATEWAY_PORT" not in os.environ:
         # Start the JVM ourselves so that its console (start-up banners, JVM warnings) goes
         # to a log file instead of the user's terminal.
@@ -142,12 +157,16 @@ def make_session(
         log = open(jvm_log_path(), "ab")  # noqa: SIM115 - the JVM keeps writing to it
         gateway = launch_gateway(spark_conf, popen_kwargs={"stdout": log, "stderr": log})
         SparkContext(conf=spark_conf, gateway=gateway)
+        if main_thread and sigint is not None:
+            signal.signal(signal.SIGINT, sigint)
     builder = SparkSession.builder.appName(app_name)
     if master is not None:
         builder = builder.master(master)
     for key, value in settings.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
+    if main_thread and sigint is not None:
+        signal.signal(signal.SIGINT, sigint)
     session.sparkContext.setLogLevel("ERROR")
     return session
 

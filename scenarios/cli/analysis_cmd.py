@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -98,11 +98,64 @@ def sweep(
     ] = None,
 ) -> None:
     """Run a sweep (parameter grid × seeds) on Spark; write runs/, events/, aggregates/."""
+    options = dict(locals())  # every option, by name, for _sweep
+    from scenarios.cli.stopping import stopping
+
+    # Ctrl-C (however many, whenever: Spark starting included) or SIGTERM: one line, exit
+    # 130 (143), the finished runs kept, no JVM or Spark worker left
+    with stopping() as stop:
+        where: list[str] = []  # the output directory, once known
+        try:
+            _sweep(where=where, **options)
+        except KeyboardInterrupt as exc:
+            stop.ignore_further()
+            from scenarios.analysis.interrupt import stop_jvm
+
+            stop_jvm()
+            stderr.print(
+                stopped_line(getattr(exc, "written", 0), where[0] if where else None),
+                markup=False,
+                soft_wrap=True,
+            )
+            raise typer.Exit(stop.exit_code) from None
+
+
+def stopped_line(written: int, out: str | None) -> str:
+    """The line an interrupted Spark command prints: what is kept, and where."""
+    local = out is not None and ("://" not in out or out.startswith("file://"))
+    if out is None or (local and not Path(out.removeprefix("file://")).exists()):
+        return f"interrupted after {written} runs; nothing written"
+    return (
+        f"interrupted after {written} runs; results so far in {out} "
+        "(run the same command again to resume)"
+    )
+
+
+def _sweep(
+    *,
+    where: list[str],
+    sweep_file: str,
+    master: str,
+    out: str | None,
+    events: bool,
+    batch_size: int,
+    conf: list[str] | None,
+) -> NoReturn:
+    """The command's work (see :func:`sweep`); ``where`` gets the output directory."""
     from scenarios.input.sweep_file import SweepError, load_sweep
 
     with one_line_errors():
         settings = parse_conf(conf or [])
         loaded = load_sweep(sweep_file)
+    target = out if out is not None else str(Path("sweep-out") / loaded.name)
+    where.append(target)
+    if "://" not in target or target.startswith("file://"):
+        from scenarios.cli.outputs import OutputDirError, check_out_dir
+
+        try:  # before Spark starts: an unusable --out is one line, not a traceback
+            check_out_dir(Path(target.removeprefix("file://")))
+        except OutputDirError as exc:
+            fail(str(exc))
     from scenarios.analysis.session import spark_problem
 
     problem = spark_problem()
@@ -110,7 +163,6 @@ def sweep(
         fail(f"groupsim sweep needs Spark: {problem}")
     from scenarios.analysis.pipeline import run_sweep
 
-    target = out if out is not None else str(Path("sweep-out") / loaded.name)
     console = Console(width=None if sys.stdout.isatty() else 110, highlight=False)
     console.print(
         f"{loaded.name}: {len(loaded.combinations)} combination(s) × {len(loaded.seeds)} "
@@ -129,18 +181,6 @@ def sweep(
             )
     except SweepError as exc:
         fail(str(exc))
-    except KeyboardInterrupt as stop:  # Ctrl-C: pipeline.SweepInterrupted, or during start-up
-        from scenarios.analysis.interrupt import stop_jvm
-
-        stop_jvm()  # no JVM or Spark Python worker outlives the command
-        written = getattr(stop, "written", 0)
-        stderr.print(
-            f"interrupted after {written} runs; results so far in {target} "
-            "(run the same command again to resume)",
-            markup=False,
-            soft_wrap=True,
-        )
-        raise typer.Exit(130) from None
     except Exception as exc:  # Spark failures: a bad master URL, an unreachable cluster
         if type(exc).__module__.startswith(("pyspark", "py4j")):
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

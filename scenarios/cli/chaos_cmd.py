@@ -23,7 +23,12 @@ from protocol.errors import InputError
 
 # The light vocabulary module, not scenarios.campaigns.chaos (engine + assignors): the CLI
 # imports this module at start-up; run_campaign is imported when the command runs.
-from scenarios.campaigns.chaos_names import ASSIGNOR_OF, FAULT_KINDS, PROTOCOLS
+from scenarios.campaigns.chaos_names import (
+    ASSIGNOR_OF,
+    DEFAULT_MAX_CPU_S,
+    FAULT_KINDS,
+    PROTOCOLS,
+)
 from scenarios.cli.choices import SEED_MAX, ChaosAssignor, ChaosKind
 from scenarios.cli.errors import fail, stderr
 from scenarios.cli.progress import ProgressBar
@@ -264,9 +269,66 @@ def chaos(
         list[str] | None,
         typer.Option(help="Extra Spark setting KEY=VALUE (repeatable; with --master)."),
     ] = None,
+    max_records: Annotated[
+        int | None,
+        typer.Option(
+            help="Each run's budget of event-log records; a run over it fails with "
+            "run_budget_exceeded.",
+            show_default="100,000 + 2,000 per member and hour of --duration",
+        ),
+    ] = None,
+    max_cpu_seconds: Annotated[
+        float,
+        typer.Option(help="Each run's budget of CPU seconds (as --max-records)."),
+    ] = DEFAULT_MAX_CPU_S,
+    fail_fast: Annotated[
+        bool,
+        typer.Option(
+            "--fail-fast", help="Stop at the first failing run (shrink it, report what ran)."
+        ),
+    ] = False,
 ) -> None:
     """Run seeded random fault campaigns; shrink each failing run to a scenario file."""
+    options = dict(locals())  # every option, by name, for _chaos
+    from scenarios.cli.stopping import stopping
+
+    # Ctrl-C or SIGTERM, however many and whenever: one line, exit 130 (143), the finished
+    # runs kept, no worker process left
+    with stopping() as stop:
+        try:
+            _chaos(**options)
+        except KeyboardInterrupt as exc:
+            stop.ignore_further()
+            if master is not None:  # Ctrl-C before the Spark campaign took charge of it
+                from scenarios.analysis.interrupt import stop_jvm
+
+                stop_jvm()
+            _interrupted(getattr(exc, "partial", None), out, stop)
+
+
+def _chaos(
+    *,
+    runs: int,
+    seed: int,
+    members: str,
+    kind: ChaosKind,
+    protocol: str | None,
+    assignor: ChaosAssignor | None,
+    faults: str,
+    duration: str,
+    out: Path,
+    jobs: int,
+    shrink: bool,
+    json_out: bool,
+    master: str | None,
+    conf: list[str] | None,
+    max_records: int | None,
+    max_cpu_seconds: float,
+    fail_fast: bool,
+) -> NoReturn:
+    """The command's work (see :func:`chaos`); ends with ``typer.Exit``."""
     from scenarios.campaigns.chaos import CampaignInterrupted, ChaosConfig, run_campaign
+    from scenarios.cli.outputs import OutputDirError, check_out_dir
 
     try:
         if runs < 1:
@@ -285,16 +347,29 @@ def chaos(
             )
         protocols = parse_protocols(protocol if protocol is not None else ",".join(PROTOCOLS))
         _check_assignor(assignor.value if assignor else None, protocols)
+        if max_records is not None and max_records < 1:
+            raise ChaosInputError(f"--max-records: must be at least 1, got {max_records}")
+        if not 0 < max_cpu_seconds <= 10**9:
+            raise ChaosInputError(
+                f"--max-cpu-seconds: must be above 0 (at most 10^9), got {max_cpu_seconds:g}"
+            )
+        if master is not None and fail_fast:
+            raise ChaosInputError(
+                "--fail-fast: not with --master (a Spark campaign runs "
+                "in batches and resumes; stop it with Ctrl-C)"
+            )
         config = ChaosConfig(
             members=parse_members(members),
             protocols=protocols,
             faults=parse_faults(faults),
             duration_ms=parse_duration_ms(duration),
             kind=kind.value,
+            max_records=max_records,
+            max_cpu_s=max_cpu_seconds,
         )
-        if out.exists() and not out.is_dir():
-            raise ChaosInputError(f"--out: {out} exists and is not a directory")
-    except ChaosInputError as exc:
+        if "://" not in str(out):
+            check_out_dir(out)  # before any work: a bad --out is bad input, not lost runs
+    except (ChaosInputError, OutputDirError) as exc:
         fail(str(exc))
     if master is not None:
         from scenarios.cli.chaos_spark_cmd import run_on_spark
@@ -310,8 +385,7 @@ def chaos(
                 shrink=shrink,
                 progress=advance,
             )
-        _print_result(result, json_out)
-    try:
+    else:
         with ProgressBar("chaos runs", total=runs) as advance:
             result = run_campaign(
                 config,
@@ -320,11 +394,13 @@ def chaos(
                 jobs=jobs,
                 out_dir=out,
                 shrink_failures=shrink,
+                fail_fast=fail_fast,
                 on_progress=advance,
             )
-    except CampaignInterrupted as stop:
-        _interrupted(stop.partial, out)
-    _print_result(result, json_out)
+    try:
+        _print_result(result, json_out)
+    except KeyboardInterrupt:  # every run finished and its reproducer is written
+        raise CampaignInterrupted(result) from None
 
 
 def _print_result(result: Any, json_out: bool) -> NoReturn:
@@ -336,23 +412,26 @@ def _print_result(result: Any, json_out: bool) -> NoReturn:
     raise typer.Exit(1 if result.failed else 0)
 
 
-def _interrupted(partial: Any, out: Path) -> NoReturn:
-    """Ctrl-C: keep what finished (``OUT/chaos-<seed>-interrupted.json``, the ``--json``
-    shape of the finished runs; reproducers already written stay), say so in one line and
-    exit 130 (128 + SIGINT, as a shell reports it)."""
+def _interrupted(partial: Any, out: Path, stop: Any) -> NoReturn:
+    """Ctrl-C or SIGTERM: keep what finished (``OUT/chaos-<seed>-interrupted.json``, the
+    ``--json`` shape of the finished runs; reproducers already written stay), say so in one
+    line and exit ``128 + signal`` (130 for Ctrl-C, as a shell reports it). Nothing is written
+    when no run finished."""
     from scenarios.eventlog.atomic import atomic_write_text
 
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(
-            out / f"chaos-{partial.seed}-interrupted.json",
-            json.dumps(partial.to_json(), indent=2) + "\n",
-        )
-    except OSError:
-        pass
-    stderr.print(
-        f"interrupted after {partial.runs} runs; results so far in {out}",
-        markup=False,
-        soft_wrap=True,
-    )
-    raise typer.Exit(130)
+    what = "interrupted" if stop.name == "SIGINT" else f"stopped by {stop.name}"
+    runs = partial.runs if partial is not None else 0
+    if runs == 0:
+        where = "nothing written"
+    else:
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(
+                out / f"chaos-{partial.seed}-interrupted.json",
+                json.dumps(partial.to_json(), indent=2) + "\n",
+            )
+            where = f"results so far in {out}"
+        except OSError as exc:
+            where = f"could not write {out}: {exc.strerror or exc}"
+    stderr.print(f"{what} after {runs} runs; {where}", markup=False, soft_wrap=True)
+    raise typer.Exit(stop.exit_code)

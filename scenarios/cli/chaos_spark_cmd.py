@@ -57,14 +57,11 @@ def run_on_spark(
         fail(f"--out: {exc}" if isinstance(exc, CampaignOutError) else f"--master: {exc}")
     except KeyboardInterrupt as stop:  # SweepInterrupted, or Ctrl-C while Spark starts
         from scenarios.analysis.interrupt import stop_jvm
+        from scenarios.cli.analysis_cmd import stopped_line
 
         stop_jvm()  # no JVM or Spark Python worker outlives the command
-        stderr.print(
-            f"interrupted after {getattr(stop, 'written', 0)} runs; results so far in {out} "
-            "(run the same command again to resume)",
-            markup=False,
-            soft_wrap=True,
-        )
+        line = stopped_line(getattr(stop, "written", 0), str(out))
+        stderr.print(line, markup=False, soft_wrap=True)
         raise typer.Exit(130) from None
     except Exception as exc:  # Spark failures: a bad master URL, an unreachable cluster
         if type(exc).__module__.startswith(("pyspark", "py4j")):

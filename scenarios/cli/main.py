@@ -11,18 +11,23 @@ import sys
 from pathlib import Path
 from typing import Annotated, Any
 
-import typer
-from rich.console import Console
+from scenarios.cli.stopping import quiet_ctrl_c
 
-from scenarios.cli.choices import (
+if __name__ == "__main__" or Path(sys.argv[0]).name == "groupsim":
+    quiet_ctrl_c()  # the program (not a test importing the app): before the slow imports
+
+import typer  # noqa: E402
+from rich.console import Console  # noqa: E402
+
+from scenarios.cli.choices import (  # noqa: E402
     SEED_MAX,
     ConnectMessage,
     OneLineErrors,
     OutputFormat,
     plain_help,
 )
-from scenarios.cli.errors import BadInput, InputError, fail, stderr
-from scenarios.cli.progress import ProgressBar
+from scenarios.cli.errors import BadInput, InputError, fail, stderr  # noqa: E402
+from scenarios.cli.progress import ProgressBar  # noqa: E402
 
 __all__ = ["app", "main"]
 

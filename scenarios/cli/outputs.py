@@ -5,8 +5,9 @@ directory before the simulation (an unusable ``--out`` is bad input, not a trace
 minutes of work) and makes a hidden staging directory in it; :func:`write_outputs` writes every
 file there, then removes the previous run's set (including a ``report.html`` drawn from it) and
 moves the new files in. A run killed at any point leaves either the old set, or part of the new
-set, never files of two runs side by side (a leftover ``.groupsim-stage.*`` directory is the
-only trace of a killed run). Files get the umask's permissions, as a plain ``open`` gives.
+set, never files of two runs side by side (a leftover ``.groupsim-stage.<pid>.*`` directory is
+the only trace of a killed run, and the next run into the directory removes it once that
+process is gone). Files get the umask's permissions, as a plain ``open`` gives.
 """
 
 from __future__ import annotations
@@ -20,7 +21,14 @@ from protocol.errors import InputError
 from scenarios.eventlog.atomic import atomic_write_text, current_umask
 from scenarios.sim.runner import RunResult
 
-__all__ = ["OUTPUT_FILES", "OutputDirError", "prepare_outputs", "write_outputs"]
+__all__ = [
+    "OUTPUT_FILES",
+    "OutputDirError",
+    "check_out_dir",
+    "check_out_file",
+    "prepare_outputs",
+    "write_outputs",
+]
 
 #: Every file a run (or ``groupsim report`` on it) writes into its output directory.
 OUTPUT_FILES = ("events.jsonl", "summary.json", "timeline.png", "report.html")
@@ -32,10 +40,48 @@ class OutputDirError(InputError):
     """The output directory cannot be used; the text is the one-line error."""
 
 
+def check_out_dir(out_dir: Path, option: str = "--out") -> None:
+    """Check, before any work, that ``out_dir`` can be used as an output directory, creating
+    nothing: it is a directory this process can write in, or it does not exist and its
+    nearest existing ancestor is one (then the command creates it when it writes). Tried for
+    real (a temporary directory made and removed), so a read-only filesystem counts too.
+
+    Raises:
+        OutputDirError: one line naming ``option``, the path and why.
+    """
+    if out_dir.exists() and not out_dir.is_dir():
+        raise OutputDirError(f"{option}: {out_dir} exists and is not a directory")
+    ancestor = out_dir
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise OutputDirError(f"{option}: cannot create {out_dir}: {ancestor} is not a directory")
+    import tempfile
+
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=_own_prefix(), dir=ancestor))
+    except OSError as exc:
+        what = f"write in {out_dir}" if ancestor == out_dir else f"create {out_dir}"
+        raise OutputDirError(f"{option}: cannot {what}: {exc.strerror or exc}") from None
+
+
+def check_out_file(path: Path, option: str = "--out") -> None:
+    """:func:`check_out_dir` for a file to be written: ``path`` is not a directory and its
+    directory can be used.
+
+    Raises:
+        OutputDirError: one line naming ``option``, the path and why.
+    """
+    if path.is_dir():
+        raise OutputDirError(f"{option}: {path} is a directory")
+    check_out_dir(path.parent if str(path.parent) else Path("."), option)
+
+
 def prepare_outputs(out_dir: Path) -> Path:
     """Create ``out_dir`` (and its parents) if needed and a staging directory inside it.
 
-    Returns the staging directory (``out_dir/.groupsim-stage.<random>``).
+    Returns the staging directory (``out_dir/.groupsim-stage.<pid>.<random>``). Staging
+    directories of runs that were killed (their process is gone) are removed first.
 
     Raises:
         OutputDirError: ``out_dir`` is an existing file, or cannot be created or written.
@@ -46,14 +92,49 @@ def prepare_outputs(out_dir: Path) -> Path:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise OutputDirError(f"--out: cannot create {out_dir}: {exc.strerror or exc}") from None
+    remove_stale_stages(out_dir)
     try:
         import tempfile
 
-        stage = Path(tempfile.mkdtemp(prefix=_STAGE_PREFIX, dir=out_dir))
+        stage = Path(tempfile.mkdtemp(prefix=_own_prefix(), dir=out_dir))
         os.chmod(stage, 0o777 & ~current_umask())
     except OSError as exc:
         raise OutputDirError(f"--out: cannot write in {out_dir}: {exc.strerror or exc}") from None
     return stage
+
+
+def _own_prefix() -> str:
+    return f"{_STAGE_PREFIX}{os.getpid()}."
+
+
+def remove_stale_stages(out_dir: Path) -> list[Path]:
+    """Remove the staging directories in ``out_dir`` whose process is gone (a run killed
+    before it moved its files in); a running process's are kept. Returns those removed."""
+    removed = []
+    for entry in out_dir.glob(f"{_STAGE_PREFIX}*"):
+        owner = entry.name[len(_STAGE_PREFIX) :].split(".", 1)[0]
+        if entry.is_dir() and not _running(owner):
+            shutil.rmtree(entry, ignore_errors=True)
+            removed.append(entry)
+    return removed
+
+
+def _running(pid_text: str) -> bool:
+    """Whether the process ``pid_text`` names runs (a name without a pid, from an older
+    groupsim, belongs to no running process)."""
+    try:
+        pid = int(pid_text)
+    except ValueError:
+        return False
+    if pid == os.getpid() or os.name == "nt":  # Windows: os.kill(pid, 0) is no probe there
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 def discard_stage(stage: Path) -> None:

@@ -370,12 +370,19 @@ def write_report(
             :func:`scenarios.analysis.tables.choose_engine`), ``spark`` or ``pyarrow``.
 
     Raises:
-        ReportError: ``directory`` is neither kind, or its files cannot be read.
+        ReportError: ``directory`` is neither kind, its files cannot be read, or ``out``
+            cannot be written (checked first).
     """
     directory = Path(directory)
     if not directory.is_dir():
         raise ReportError(f"{directory}: no such directory")
     target = Path(out) if out is not None else directory / "report.html"
+    from scenarios.cli.outputs import OutputDirError, check_out_file
+
+    try:  # before reading anything: an unusable --out is one line, not a traceback
+        check_out_file(target, "--out" if out is not None else "report.html")
+    except OutputDirError as exc:
+        raise ReportError(str(exc)) from None
     if (directory / "runs").is_dir():
         from scenarios.analysis.tables import read_sweep
 

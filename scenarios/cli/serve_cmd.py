@@ -81,8 +81,17 @@ def serve(
             options = msgspec.structs.replace(options, advertised_host=advertised_host)
     except InputError as exc:
         fail(str(exc))
+    from scenarios.cli.outputs import OutputDirError, check_out_dir
+
+    try:  # before serving: the log of a whole session must not be lost at the end
+        check_out_dir(out)
+    except OutputDirError as exc:
+        fail(str(exc))
     import trio
 
+    # trio delivers Ctrl-C its own way when Python's default handler is in place (outside
+    # the session's signal receiver too)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         result = trio.run(_main, options, out, control)
     except (OSError, BaseExceptionGroup) as exc:

@@ -75,6 +75,8 @@ INT64_MAX = 2**63 - 1
 NonNegInt = Annotated[int, Meta(ge=0, le=INT64_MAX)]
 #: A positive virtual duration (ms): 1 … 2^63 − 1.
 PosMs = Annotated[int, Meta(ge=1, le=INT64_MAX)]
+#: A count of at least 1 (a 64-bit long).
+PositiveCount = Annotated[int, Meta(ge=1, le=INT64_MAX)]
 #: A non-negative integer that Kafka holds in a Java ``int`` (task counts, broker settings).
 JavaInt = Annotated[int, Meta(ge=0, le=INT_MAX)]
 #: A worker name: it becomes the REST host (``http://<name>:8083``) and prefixes member ids.
@@ -111,6 +113,8 @@ InvariantName = Literal[
     "scheduled_delay",
     "unexplained_removal",
     "quiet_period_balance",
+    # scenarios.sim.runner: the run went over its budget (max_records, CPU seconds)
+    "run_budget_exceeded",
 ]
 INVARIANTS: tuple[str, ...] = get_args(InvariantName)
 
@@ -440,6 +444,9 @@ class Scenario(_Base, frozen=True, kw_only=True):
     description: str = ""
     seed: NonNegInt = 0
     settle_ms: NonNegInt | None = None
+    #: the run's record budget: it stops with a ``run_budget_exceeded`` violation once its
+    #: event log holds this many records (:func:`scenarios.sim.runner.simulate`)
+    max_records: PositiveCount | None = None
     log_heartbeats: bool = False
     coordinator: CoordinatorSettings = msgspec.field(default_factory=CoordinatorSettings)
     network: NetworkSettings = msgspec.field(default_factory=NetworkSettings)

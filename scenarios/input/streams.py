@@ -46,6 +46,7 @@ from scenarios.input.schema import (
     NetworkSettings,
     NonNegInt,
     Phase,
+    PositiveCount,
     StepBase,
 )
 from scenarios.input.steps import LoadedView, Planned
@@ -213,6 +214,8 @@ class StreamsScenario(_Base, frozen=True):
     description: str = ""
     seed: NonNegInt = 0
     settle_ms: NonNegInt | None = None
+    #: the run's record budget (as a Connect scenario's ``max_records``)
+    max_records: PositiveCount | None = None
     log_heartbeats: bool = False
     coordinator: CoordinatorSettings = msgspec.field(default_factory=CoordinatorSettings)
     network: NetworkSettings = msgspec.field(default_factory=NetworkSettings)

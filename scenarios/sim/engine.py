@@ -55,7 +55,10 @@ from scenarios.sim.quiet import QuietSkipper, QuietTail, heartbeat_timer
 
 _STOPPED = MemberState.STOPPED
 
-__all__ = ["Engine", "GroupKind"]
+__all__ = ["Engine", "GroupKind", "PROGRESS_EVERY"]
+
+#: :meth:`Engine.run_until` calls its ``on_progress`` every this many events (a power of 2).
+PROGRESS_EVERY = 1024
 
 
 _LEAVE = (schema.Leave, streams_input.LeaveStep)
@@ -288,7 +291,8 @@ class Engine:
         self, end_ms: int | None = None, *, on_progress: Callable[[int], None] | None = None
     ) -> None:
         """Process every event up to ``end_ms`` (default: the run's end); ``on_progress`` is
-        called with the virtual time every few thousand events."""
+        called with the virtual time every :data:`PROGRESS_EVERY` events (the run's budget
+        is checked there, :func:`scenarios.sim.runner.simulate`)."""
         end = self.end_ms if end_ms is None else end_ms
         self._run_end = end
         queue = self._queue
@@ -313,7 +317,7 @@ class Engine:
                 process(kind, event)
             if on_progress is not None:
                 processed += 1
-                if processed & 0xFFF == 0:
+                if processed & (PROGRESS_EVERY - 1) == 0:
                     on_progress(self.now_ms)
         self.now_ms = max(self.now_ms, end)
 

@@ -6,6 +6,7 @@ scenario alike; chaos campaigns, sweeps, tests and benchmarks call it too.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -18,7 +19,14 @@ from scenarios.sim.connect import ConnectKind
 from scenarios.sim.engine import Engine
 from scenarios.sim.streams import StreamsKind
 
-__all__ = ["RunResult", "simulate", "kind_of"]
+__all__ = ["RunResult", "simulate", "kind_of", "RUN_BUDGET_EXCEEDED"]
+
+#: The invariant of the violation a run that exceeds its budget ends with.
+RUN_BUDGET_EXCEEDED = "run_budget_exceeded"
+
+
+class _OverBudget(Exception):
+    """Raised from the engine's progress callback to stop a run over its budget."""
 
 
 class RunResult(msgspec.Struct):
@@ -55,6 +63,7 @@ def simulate(
     *,
     log_heartbeats: bool | None = None,
     on_progress: Callable[[int, int], None] | None = None,
+    max_cpu_s: float | None = None,
 ) -> RunResult:
     """Simulate ``loaded`` with ``seed`` and evaluate it.
 
@@ -64,6 +73,15 @@ def simulate(
         seed: the seed for every random choice of the run.
         log_heartbeats: log heartbeat RPCs (default: the scenario's ``log_heartbeats``).
         on_progress: called now and then with (virtual ms done, virtual ms in total).
+        max_cpu_s: the run's CPU budget in seconds of this process (``None``: none).
+
+    The run's budget: the scenario's ``max_records`` (a count of event-log records) and
+    ``max_cpu_s``, both checked every :data:`scenarios.sim.engine.PROGRESS_EVERY` engine
+    events. A run over either stops there with one ``violation`` record, invariant
+    :data:`RUN_BUDGET_EXCEEDED`, instead of its end-of-run checks: a livelocked group
+    (endless rebalances) would otherwise grow its log for minutes and gigabytes. The record
+    budget is deterministic (the same file and seed stop at the same record); the CPU budget
+    depends on the machine and is a backstop.
 
     Returns:
         The run's records, summary and unmet expectations. Nothing is written.
@@ -71,17 +89,36 @@ def simulate(
     kind = kind_of(loaded)
     log = EventLog()
     engine = Engine(kind, seed, log=log, log_heartbeats=log_heartbeats)
-    progress = None
-    if on_progress is not None:
-        end = engine.end_ms
+    end = engine.end_ms
+    max_records = loaded.scenario.max_records
+    started = time.process_time()
+    over: list[str] = []
 
-        def progress(now_ms: int) -> None:
+    def progress(now_ms: int) -> None:
+        if max_records is not None and len(log.records) >= max_records:
+            over.append(f"{len(log.records)} records, budget {max_records}")
+        elif max_cpu_s is not None and time.process_time() - started >= max_cpu_s:
+            over.append(f"{time.process_time() - started:.1f} CPU s, budget {max_cpu_s:g} s")
+        if over:
+            raise _OverBudget
+        if on_progress is not None:
             on_progress(now_ms, end)
 
-    engine.run_until(on_progress=progress)
-    summary = kind.summarize(log.records)
-    for violation in kind.end_violations(log.records, summary):
-        log.emit(engine.now_ms, "violation", **violation)
+    budgeted = max_records is not None or max_cpu_s is not None
+    try:
+        engine.run_until(on_progress=progress if budgeted or on_progress else None)
+    except _OverBudget:
+        log.emit(
+            engine.now_ms,
+            "violation",
+            invariant=RUN_BUDGET_EXCEEDED,
+            detail=f"at {engine.now_ms} ms of {end} ms: {over[0]} (a livelock? the run stops "
+            "here; end-of-run checks skipped)",
+        )
+    else:
+        summary = kind.summarize(log.records)
+        for violation in kind.end_violations(log.records, summary):
+            log.emit(engine.now_ms, "violation", **violation)
     log.emit(engine.now_ms, "run_end")
     summary = kind.summarize(log.records)
     return RunResult(

@@ -1,12 +1,10 @@
-"""A chaos campaign: N independent runs on a ``multiprocessing`` pool (each run depends only
-on ``(seed, index)``, so results do not depend on the number of processes or their
+"""A chaos campaign: N independent runs on worker processes (:mod:`.workers`; each run depends
+only on ``(seed, index)``, so results do not depend on the number of processes or their
 scheduling), aggregated into a :class:`CampaignResult`; failing runs shrunk and written."""
 
 from __future__ import annotations
 
 import math
-import multiprocessing
-import signal
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -18,6 +16,7 @@ from scenarios.campaigns.chaos.generate import ChaosConfig, generate
 from scenarios.campaigns.chaos.render import spec_to_toml
 from scenarios.campaigns.chaos.run import RunOutcome, run_one, simulated_signature
 from scenarios.campaigns.chaos.shrink import shrink, write_reproducer_text
+from scenarios.campaigns.chaos.workers import WorkerPool
 
 __all__ = [
     "Reproducer",
@@ -54,6 +53,8 @@ class CampaignResult:
     reproducers: list[Reproducer] = field(default_factory=list)
     wall_s: float = 0.0
     jobs: int = 1
+    #: ``--fail-fast`` stopped the campaign at its first failing run
+    stopped_early: bool = False
 
     @property
     def runs(self) -> int:
@@ -128,6 +129,7 @@ class CampaignResult:
             "violations": dict(sorted(self.violations.items())),
             "runs_with_violations": dict(sorted(self.runs_with.items())),
             "failed_runs": [o.index for o in self.failed],
+            "stopped_at_first_failure": self.stopped_early,
             "task_downtime_max_ms_p50": p50d,
             "task_downtime_max_ms_p99": p99d,
             "converge_ms_p50": p50c,
@@ -173,10 +175,10 @@ def _run_task(args: tuple[ChaosConfig, int, int]) -> RunOutcome:
     return run_one(*args)
 
 
-def _shrink_task(args: tuple[ChaosConfig, int, int, str, str, int]) -> Reproducer:
-    config, seed, index, invariant, out, budget = args
-    rep = shrink_run(config, seed, index, invariant, budget=budget)
-    return replace(rep, path=write_reproducer_text(Path(out), seed, index, rep.text))
+def _shrink_task(args: tuple[ChaosConfig, int, int, str, int]) -> Reproducer:
+    """Shrink one failing run (in a worker): the reproducer's text, written by the parent."""
+    config, seed, index, invariant, budget = args
+    return shrink_run(config, seed, index, invariant, budget=budget)
 
 
 def shrink_run(
@@ -196,11 +198,11 @@ def shrink_run(
     except ValueError:  # pragma: no cover - the run failed once; it fails again (deterministic)
         best, text = spec, spec_to_toml(spec)
     # verify: the file's text, loaded and simulated, fails the same way
-    found = simulated_signature(text, best.name, best.seed)
+    found = simulated_signature(text, best.name, best.seed, max_cpu_s=config.max_cpu_s)
     verified = found is not None and found[0] == invariant
     if not verified:
         best, text = spec, spec_to_toml(spec)
-        found = simulated_signature(text, best.name, best.seed)
+        found = simulated_signature(text, best.name, best.seed, max_cpu_s=config.max_cpu_s)
         verified = found is not None and found[0] == invariant
     return Reproducer(
         index=index,
@@ -223,91 +225,85 @@ def run_campaign(
     out_dir: Path | None = None,
     shrink_failures: bool = True,
     shrink_budget: int = 400,
+    fail_fast: bool = False,
     on_progress: Callable[[int, int], None] | None = None,
 ) -> CampaignResult:
     """Run ``runs`` chaos runs of campaign ``seed`` on ``jobs`` processes; shrink failures.
 
     Each run depends only on ``(seed, index)``; outcomes are sorted by index, so the result
-    does not depend on ``jobs``. With ``jobs`` ≤ 1 everything runs in this process. Failing
-    runs (a violation that is not a known upstream issue) are shrunk and written under
-    ``out_dir`` when it is given.
+    does not depend on ``jobs``. With ``jobs`` ≤ 1 everything runs in this process, else on
+    a :class:`~scenarios.campaigns.chaos.workers.WorkerPool`. Failing runs (a violation that
+    is not a known upstream issue) are shrunk (in the workers) and written under ``out_dir``
+    (here, as each arrives) when it is given. Every run has the budget of ``config``
+    (``max_records``, ``max_cpu_s``): a run over it fails with ``run_budget_exceeded``.
 
     Args:
+        fail_fast: stop at the first failing run: the runs still in flight are abandoned
+            (their workers killed), and only the runs finished so far are reported, that
+            failure shrunk (with ``jobs`` > 1, the first failure to *finish*).
         on_progress: called with (runs done, runs in total) after each run.
+
+    Raises:
+        CampaignInterrupted: Ctrl-C (any ``KeyboardInterrupt``) at any point; the workers
+            are killed first, its ``partial`` holds the runs and reproducers finished.
+        WorkerDied: a worker process was killed from outside.
     """
     started = time.perf_counter()
     tasks = [(config, seed, index) for index in range(runs)]
     outcomes: list[RunOutcome] = []
-    pool = _pool(jobs) if jobs > 1 and runs > 1 else None
+    reproducers: list[Reproducer] = []
+    stopped = False
+
+    def result() -> CampaignResult:
+        return CampaignResult(
+            config,
+            seed,
+            sorted(outcomes, key=lambda o: o.index),
+            sorted(reproducers, key=lambda r: r.index),
+            wall_s=time.perf_counter() - started,
+            jobs=jobs,
+            stopped_early=stopped,
+        )
+
+    pool: WorkerPool | None = None
     try:
-        iterator: Iterable[RunOutcome]
-        if pool is not None:
-            # one run per task: Ctrl-C keeps every run that finished (a run takes far
-            # longer than handing it to a worker)
-            iterator = pool.imap_unordered(_run_task, tasks, chunksize=1)
-        else:
-            iterator = map(_run_task, tasks)
-        try:
-            for outcome in iterator:
-                outcomes.append(outcome)
-                if on_progress is not None:
-                    on_progress(len(outcomes), runs)
-        except KeyboardInterrupt:
-            if pool is not None:
-                pool.terminate()  # do not wait for the queued runs
-                pool.join()
-                pool = None
-            outcomes.sort(key=lambda o: o.index)
-            wall = time.perf_counter() - started
-            raise CampaignInterrupted(
-                CampaignResult(config, seed, outcomes, wall_s=wall, jobs=jobs)
-            ) from None
-        outcomes.sort(key=lambda o: o.index)
-        wall = time.perf_counter() - started
-        result = CampaignResult(config, seed, outcomes, wall_s=wall, jobs=jobs)
-        failed = result.failed
+        if jobs > 1 and runs > 1:
+            pool = WorkerPool(min(jobs, runs))
+            pool.start()
+        for outcome in _map(pool, _run_task, tasks):
+            outcomes.append(outcome)
+            if on_progress is not None:
+                on_progress(len(outcomes), runs)
+            if fail_fast and outcome.failed:
+                stopped = True
+                break
+        if stopped and pool is not None:
+            pool.kill()  # the runs still in flight are not wanted
+            pool = None
+        failed = [o for o in outcomes if o.failed]
         if failed and shrink_failures and out_dir is not None:
             shrink_tasks = [
-                (
-                    config,
-                    seed,
-                    o.index,
-                    o.first_new[0] if o.first_new else "",
-                    str(out_dir),
-                    shrink_budget,
-                )
+                (config, seed, o.index, o.first_new[0] if o.first_new else "", shrink_budget)
                 for o in failed
             ]
-            try:
-                if pool is not None and len(shrink_tasks) > 1:
-                    reproducers = list(pool.imap(_shrink_task, shrink_tasks))
-                else:
-                    reproducers = [_shrink_task(t) for t in shrink_tasks]
-            except KeyboardInterrupt:
-                if pool is not None:
-                    pool.terminate()
-                    pool.join()
-                    pool = None
-                raise CampaignInterrupted(result) from None
-            result.reproducers = sorted(reproducers, key=lambda r: r.index)
-        return result
-    finally:
+            if pool is None and jobs > 1:
+                pool = WorkerPool(min(jobs, len(shrink_tasks)))
+                pool.start()
+            for rep in _map(pool, _shrink_task, shrink_tasks):
+                path = write_reproducer_text(out_dir, seed, rep.index, rep.text)
+                reproducers.append(replace(rep, path=path))
+    except BaseException as exc:
         if pool is not None:
-            pool.close()
-            pool.join()
+            pool.kill()
+            pool = None
+        if isinstance(exc, KeyboardInterrupt):
+            raise CampaignInterrupted(result()) from None
+        raise
+    if pool is not None:
+        pool.close()
+    return result()
 
 
-def _pool(jobs: int) -> Any:
-    # fork where the OS has it: children start at once and never re-import ``__main__`` (a
-    # script without a main guard works); they touch nothing but the simulation (no progress
-    # bar, no shared locks). Elsewhere spawn.
-    methods = multiprocessing.get_all_start_methods()
-    method = "fork" if "fork" in methods else "spawn"
-    return multiprocessing.get_context(method).Pool(processes=jobs, initializer=_ignore_sigint)
-
-
-def _ignore_sigint() -> None:
-    """Worker processes ignore Ctrl-C (the terminal sends SIGINT to the whole process group):
-    the parent stops them with :meth:`multiprocessing.pool.Pool.terminate` instead, so no
-    worker prints a traceback."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+def _map(pool: WorkerPool | None, func: Callable[[Any], Any], tasks: list[Any]) -> Iterable[Any]:
+    """``func`` over ``tasks``: on the pool's workers (as they finish), or here in order."""
+    return pool.imap_unordered(func, tasks) if pool is not None else map(func, tasks)

@@ -12,7 +12,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from scenarios.campaigns.chaos_names import ASSIGNOR_OF, FAULT_KINDS, KINDS, PROTOCOLS
+from scenarios.campaigns.chaos_names import (
+    ASSIGNOR_OF,
+    DEFAULT_MAX_CPU_S,
+    FAULT_KINDS,
+    KINDS,
+    PROTOCOLS,
+)
 
 __all__ = [
     "PROTOCOLS",
@@ -22,6 +28,8 @@ __all__ = [
     "ChaosConfig",
     "ChaosSpec",
     "generate",
+    "DEFAULT_MAX_CPU_S",
+    "default_max_records",
 ]
 
 # PROTOCOLS, ASSIGNOR_OF and FAULT_KINDS live in the light chaos_names module, so the CLI can
@@ -33,6 +41,19 @@ HOUR_MS = 3_600_000
 FAULTS_PER_HOUR = 20
 #: Largest task count a generated connector gets.
 MAX_TASKS = 8
+
+#: The default record budget: this many records, plus :data:`RECORDS_PER_MEMBER_HOUR` per
+#: member and virtual hour of fault window (clean runs log at most ~700 records per member
+#: in a one-hour window; a livelocked 5-member group logs 25,000 a CPU second).
+RECORDS_BASE = 100_000
+RECORDS_PER_MEMBER_HOUR = 2_000
+
+
+def default_max_records(members: int, duration_ms: int) -> int:
+    """The default record budget of a run: :data:`RECORDS_BASE` +
+    :data:`RECORDS_PER_MEMBER_HOUR` × ``members`` × the fault window in hours (at least 1)."""
+    hours = max(1, math.ceil(duration_ms / HOUR_MS))
+    return RECORDS_BASE + RECORDS_PER_MEMBER_HOUR * members * hours
 
 
 @dataclass(frozen=True)
@@ -47,6 +68,11 @@ class ChaosConfig:
         max_faults: at most this many faults per run (default: 20 per virtual hour, ≥ 1).
         kind: ``connect`` (a Connect group of one of ``protocols``) or ``streams`` (a Kafka
             Streams application: :mod:`.generate_streams`; ``protocols`` is not used).
+        max_records: each run's record budget (its scenario's ``max_records``); default
+            :func:`default_max_records` of the run's member count and ``duration_ms``.
+        max_cpu_s: each run's CPU budget in seconds (:data:`DEFAULT_MAX_CPU_S`). A run over
+            either budget ends with a ``run_budget_exceeded`` violation
+            (:func:`scenarios.sim.runner.simulate`).
     """
 
     members: tuple[int, int] = (3, 10)
@@ -55,6 +81,8 @@ class ChaosConfig:
     duration_ms: int = HOUR_MS
     max_faults: int | None = None
     kind: str = "connect"
+    max_records: int | None = None
+    max_cpu_s: float = DEFAULT_MAX_CPU_S
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -68,6 +96,16 @@ class ChaosConfig:
             raise ValueError(f"faults: expected some of {', '.join(FAULT_KINDS)}")
         if self.duration_ms < 1:
             raise ValueError("duration_ms: expected >= 1")
+        if self.max_records is not None and self.max_records < 1:
+            raise ValueError("max_records: expected >= 1")
+        if not self.max_cpu_s > 0:
+            raise ValueError("max_cpu_s: expected > 0")
+
+    def records_budget(self, members: int) -> int:
+        """The record budget of a run of ``members`` members."""
+        if self.max_records is not None:
+            return self.max_records
+        return default_max_records(members, self.duration_ms)
 
     @property
     def fault_limit(self) -> int:
@@ -104,6 +142,9 @@ class ChaosSpec:
     #: a Streams run (``kind = "streams"``): the scenario file's ``config``,
     #: ``subtopologies`` and ``clients``; ``None`` for a Connect run
     streams: dict[str, Any] | None = None
+    #: the run's budget: its scenario file's ``max_records``, and CPU seconds
+    max_records: int | None = None
+    max_cpu_s: float | None = None
 
     def with_steps(self, keep: Sequence[int]) -> ChaosSpec:
         """A copy keeping only the steps at indexes ``keep`` (in order)."""
@@ -151,11 +192,20 @@ def _add_delays(gen: _DelaySink, config: ChaosConfig, rng: random.Random, times:
 def generate(config: ChaosConfig, campaign_seed: int, index: int) -> ChaosSpec:
     """The chaos scenario of run ``index`` of campaign ``campaign_seed`` (deterministic): a
     Connect group, or with ``config.kind == "streams"`` a Streams application
-    (:func:`scenarios.campaigns.chaos.generate_streams.generate_streams`)."""
+    (:func:`scenarios.campaigns.chaos.generate_streams.generate_streams`), with the run's
+    budget (``config.records_budget``, ``config.max_cpu_s``)."""
     if config.kind == "streams":
         from scenarios.campaigns.chaos.generate_streams import generate_streams
 
-        return generate_streams(config, campaign_seed, index)
+        spec = generate_streams(config, campaign_seed, index)
+    else:
+        spec = _generate_connect(config, campaign_seed, index)
+    return replace(
+        spec, max_records=config.records_budget(spec.members), max_cpu_s=config.max_cpu_s
+    )
+
+
+def _generate_connect(config: ChaosConfig, campaign_seed: int, index: int) -> ChaosSpec:
     rng = _rng(campaign_seed, index)
     protocol = rng.choice(config.protocols)
     n = rng.randint(*config.members)

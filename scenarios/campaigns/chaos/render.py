@@ -22,6 +22,11 @@ def step_end(step: dict[str, Any]) -> int:
     )
 
 
+def _budget(spec: ChaosSpec) -> dict[str, Any]:
+    """The run's record budget as the scenario's ``max_records`` (none when unset)."""
+    return {} if spec.max_records is None else {"max_records": spec.max_records}
+
+
 def spec_to_toml(spec: ChaosSpec) -> str:
     """The scenario file of ``spec``: ``settle_ms`` is its liveness bound, so the run lasts the
     bound after the last fault ends; known upstream issues are expected (named, not failed)."""
@@ -42,6 +47,7 @@ def _render_streams(spec: ChaosSpec) -> str:
         "description": spec.description,
         "seed": spec.seed,
         "settle_ms": 0,
+        **_budget(spec),
         "network": {"latency_ms": 1, "jitter_ms": spec.jitter_ms},
         "config": dict(spec.streams["config"]),
         "subtopologies": [dict(s) for s in spec.streams["subtopologies"]],
@@ -76,6 +82,7 @@ def _render(spec: ChaosSpec, settle_ms: int) -> str:
         "description": spec.description,
         "seed": spec.seed,
         "settle_ms": settle_ms,
+        **_budget(spec),
         "network": {"latency_ms": 1, "jitter_ms": spec.jitter_ms},
         "cluster": cluster,
     }

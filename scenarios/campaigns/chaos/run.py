@@ -78,7 +78,7 @@ def run_spec(spec: ChaosSpec) -> tuple[RunOutcome, RunResult]:
     load = loads_scenario if spec.streams is None else loads_streams_scenario
     loaded = load(text, f"{spec.name}.toml")
     started = time.perf_counter()
-    result = simulate(loaded, spec.seed)
+    result = simulate(loaded, spec.seed, max_cpu_s=spec.max_cpu_s)
     wall = time.perf_counter() - started
     summary = result.summary
     violations, first_new = classify(result)
@@ -116,8 +116,11 @@ def run_one(config: ChaosConfig, campaign_seed: int, index: int) -> RunOutcome:
     return replace(outcome, cpu_s=time.process_time() - started)
 
 
-def simulated_signature(text: str, name: str, seed: int) -> tuple[str, str] | None:
+def simulated_signature(
+    text: str, name: str, seed: int, *, max_cpu_s: float | None = None
+) -> tuple[str, str] | None:
     """The failure signature (:func:`failure_signature`) of scenario file text ``text``
-    (named ``name``.toml) simulated with :func:`scenarios.sim.runner.simulate` at ``seed``:
-    what ``groupsim run FILE`` shows."""
-    return failure_signature(simulate(loads_any(text, f"{name}.toml"), seed))
+    (named ``name``.toml) simulated with :func:`scenarios.sim.runner.simulate` at ``seed``
+    (within ``max_cpu_s`` CPU seconds, and the file's own ``max_records``): what
+    ``groupsim run FILE`` shows."""
+    return failure_signature(simulate(loads_any(text, f"{name}.toml"), seed, max_cpu_s=max_cpu_s))

@@ -55,3 +55,51 @@ def test_sigint_stops_a_sweep_and_keeps_the_finished_runs(
         assert (out / "sweep.json").is_file()
     else:
         assert not (out / "sweep.json").exists()
+
+
+# seconds after the command starts: Python importing it and probing Java (~1-3 s), the JVM
+# launching (~5-9 s on a busy 2-core machine), the SparkSession being built (~8-12 s)
+START_MOMENTS = [0.3, 1.0, 3.0, 5.0, 6.5, 8.0, 9.5, 11.0]
+
+
+@pytest.mark.parametrize("command", ["sweep", "chaos"])
+@pytest.mark.parametrize("after_s", START_MOMENTS)
+def test_ctrl_c_while_spark_starts_is_one_line(
+    tmp_path: Path, running_in_group: Callable[[int], list[int]], command: str, after_s: float
+) -> None:
+    """Ctrl-C (twice, 0.01 s apart) in the first seconds of ``sweep`` / ``chaos --master``:
+    one line, exit 130, no JVM or Python worker left, nothing written (used to print ~45
+    lines of py4j tracebacks)."""
+    out = tmp_path / "out"
+    argv = [sys.executable, "-m", "scenarios.cli.main"]
+    if command == "sweep":
+        argv += ["sweep", "delay-tuning", "--master", "local[2]", "--out", str(out)]
+    else:
+        argv += ["chaos", "--runs", "200", "--master", "local[2]", "--out", str(out)]
+    proc = subprocess.Popen(
+        argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+    )
+    try:
+        time.sleep(after_s)
+        assert proc.poll() is None, proc.communicate()
+        os.killpg(proc.pid, signal.SIGINT)
+        time.sleep(0.01)
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+    assert proc.returncode == 130
+    lines = err.decode().strip().splitlines()
+    assert len(lines) == 1, lines
+    # (while Python imports the command: "groupsim: interrupted")
+    line = r"groupsim: interrupted|interrupted after (\d+) runs; (nothing written|results so .*)"
+    match = re.fullmatch(line, lines[0])
+    assert match is not None, lines[0]
+    if not (match.group(2) or "").startswith("results"):
+        assert not out.exists()
+    deadline = time.monotonic() + 5
+    while running_in_group(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert running_in_group(proc.pid) == []

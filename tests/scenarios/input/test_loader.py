@@ -262,7 +262,8 @@ config = { "connect.protocol" = "eager" }
         (
             'name = "x"\nfoo = 1\n[cluster]\nsize = 1\n',
             "t.toml: foo: unknown key (known: kind, name, description, seed, settle_ms, "
-            "log_heartbeats, coordinator, network, cluster, workload, timeline, expect)",
+            "max_records, log_heartbeats, coordinator, network, cluster, workload, timeline, "
+            "expect)",
         ),
         (
             'name = "x"\n[coordinator]\n"group.foo" = 1\n[cluster]\nsize = 1\n',

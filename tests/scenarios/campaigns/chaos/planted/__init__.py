@@ -226,6 +226,27 @@ def _wrong_protocol_applied(original: Callable[..., Any]) -> Callable[..., Any]:
     return _on_join_complete
 
 
+def _reclaims_withheld_task(original: Callable[..., Any]) -> Callable[..., Any]:
+    # WorkerCoordinator#metadata that reports a stale allocation: the first task the worker
+    # ever ran stays in its JoinGroup metadata after the leader revoked it, so every leader
+    # sees it claimed twice, revokes it again and a follow-up rebalance starts: a livelock
+    # (without a run budget one run of five workers logs a million records in a minute).
+    def metadata(self: Any, now_ms: int) -> Any:
+        snap = self.assignment_snapshot
+        claim = getattr(self, "_planted_claim", None)
+        if claim is None and snap is not None and snap.tasks:
+            claim = self._planted_claim = snap.tasks[0]
+        if claim is None or snap is None or claim in snap.tasks:
+            return original(self, now_ms)
+        self.assignment_snapshot = msgspec.structs.replace(snap, tasks=(*snap.tasks, claim))
+        try:
+            return original(self, now_ms)
+        finally:
+            self.assignment_snapshot = snap
+
+    return metadata
+
+
 # ---------------------------------------------------------------- Connect assignor bugs
 
 
@@ -484,6 +505,14 @@ CATALOGUE: tuple[PlantedBug, ...] = (
         "a worker applies the assignment under its configured protocol, not the elected one",
         "connect",
         ((ConnectWorker, "_on_join_complete", _wrong_protocol_applied),),
+    ),
+    PlantedBug(
+        "worker-reclaims-withheld-task",
+        "members/worker.py ConnectWorker.metadata",
+        "a worker keeps claiming, in every JoinGroup, a task the leader took away (livelock)",
+        "connect",
+        ((ConnectWorker, "metadata", _reclaims_withheld_task),),
+        ("compatible", "sessioned"),
     ),
     PlantedBug(
         "eager-assignor-skips-last-task",
