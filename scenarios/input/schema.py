@@ -111,6 +111,13 @@ InvariantName = Literal[
     "scheduled_delay",
     "unexplained_removal",
     "quiet_period_balance",
+    # scenarios.check.contracts
+    "revoked_and_reassigned",
+    "probing_rebalance_missing",
+    "generation_skipped",
+    "member_id_not_required",
+    "static_rejoin_rebalanced",
+    "fenced_member_accepted",
 ]
 INVARIANTS: tuple[str, ...] = get_args(InvariantName)
 
