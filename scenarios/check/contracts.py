@@ -12,6 +12,11 @@ the KIPs with its checker, or why the log cannot judge it.
     Under an incremental protocol (Connect ``compatible``/``sessioned``/``static``), work is
     revoked in one round and handed out only in a later one: a leader's ``assignor`` record
     never lists a connector or task as revoked from one member and assigned to another.
+``scheduled_delay_not_shared`` — KIP-415, ``IncrementalCooperativeAssignor#performTaskAssignment``
+    (``fillAssignments``): every member of an incremental round gets the leader's
+    ``ScheduledDelay``: an ``assignment`` (error 0) carries the ``delay_ms`` of the leader's
+    latest ``assignor`` record of its generation (the countdown after which every member, not
+    only the leader, rejoins).
 ``probing_rebalance_missing`` — KIP-441, ``HighAvailabilityTaskAssignor#assign``,
     ``StreamsPartitionAssignor#assign``: a Streams leader decision that places warm-up
     replicas must say a probing rebalance is needed (``probing_rebalance_needed``), and — when
@@ -50,6 +55,7 @@ __all__ = [
     "CONTRACT_CHECKERS",
     "check_revoked_and_reassigned",
     "check_probing_after_warmups",
+    "check_delay_shared",
     "check_generation_step",
     "check_member_id_required",
     "check_static_rejoin",
@@ -61,6 +67,7 @@ Violation = dict[str, Any]
 
 REVOKED_AND_REASSIGNED = "revoked_and_reassigned"
 PROBING_REBALANCE_MISSING = "probing_rebalance_missing"
+SCHEDULED_DELAY_NOT_SHARED = "scheduled_delay_not_shared"
 GENERATION_SKIPPED = "generation_skipped"
 MEMBER_ID_NOT_REQUIRED = "member_id_not_required"
 STATIC_REJOIN_REBALANCED = "static_rejoin_rebalanced"
@@ -69,6 +76,7 @@ FENCED_MEMBER_ACCEPTED = "fenced_member_accepted"
 CONTRACT_INVARIANTS = (
     REVOKED_AND_REASSIGNED,
     PROBING_REBALANCE_MISSING,
+    SCHEDULED_DELAY_NOT_SHARED,
     GENERATION_SKIPPED,
     MEMBER_ID_NOT_REQUIRED,
     STATIC_REJOIN_REBALANCED,
@@ -182,6 +190,36 @@ def check_probing_after_warmups(records: Sequence[Record]) -> list[Violation]:
                 member=member,
             )
         )
+    return found
+
+
+def check_delay_shared(records: Sequence[Record]) -> list[Violation]:
+    """``scheduled_delay_not_shared``: a member's delay is its round's leader's delay."""
+    found: list[Violation] = []
+    delay_of: dict[int, int] = {}  # generation -> delay_ms of its latest assignor record
+    for r in records:
+        kind = r.get("kind")
+        if kind == "assignor" and r.get("protocol") in _INCREMENTAL and r.get("error") == 0:
+            delay_of[r["generation"]] = r.get("delay_ms") or 0
+        elif (
+            kind == "assignment"
+            and r.get("protocol") in _INCREMENTAL
+            and r.get("error") == 0
+            and "delay_ms" in r
+        ):
+            leader = delay_of.get(r.get("generation"))  # type: ignore[arg-type]
+            if leader is not None and r["delay_ms"] != leader:
+                found.append(
+                    _violation(
+                        SCHEDULED_DELAY_NOT_SHARED,
+                        f"{r.get('member')} got delay {r['delay_ms']} ms in generation "
+                        f"{r.get('generation')}; its leader computed {leader} ms",
+                        r,
+                        member=r.get("member"),
+                        generation=r.get("generation"),
+                        delay_ms=r["delay_ms"],
+                    )
+                )
     return found
 
 
@@ -378,6 +416,7 @@ def _fenced(r: Record, member_id: str, what: str) -> Violation:
 CONTRACT_CHECKERS = (
     check_revoked_and_reassigned,
     check_probing_after_warmups,
+    check_delay_shared,
     check_generation_step,
     check_member_id_required,
     check_static_rejoin,

@@ -114,6 +114,7 @@ InvariantName = Literal[
     # scenarios.check.contracts
     "revoked_and_reassigned",
     "probing_rebalance_missing",
+    "scheduled_delay_not_shared",
     "generation_skipped",
     "member_id_not_required",
     "static_rejoin_rebalanced",

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from scenarios.check.contracts import (
+    check_delay_shared,
     check_fenced_member,
     check_generation_step,
     check_member_id_required,
@@ -310,3 +311,23 @@ def test_kip345_a_replaced_member_id_is_fenced() -> None:
     assert _names(check_fenced_member(_log(_replaced("b", "b-2", "b-1"), wire))) == [
         "fenced_member_accepted"
     ]
+
+
+def test_kip415_every_member_gets_the_leaders_delay() -> None:
+    leader = {**_assignor("sessioned", {}, {}), "delay_ms": 300_000}
+    member = {
+        "kind": "assignment",
+        "member": "w2",
+        "member_id": "w2-id",
+        "generation": 3,
+        "protocol": "sessioned",
+        "leader_id": "w1-id",
+        "error": 0,
+        "delay_ms": 300_000,
+    }
+    assert check_delay_shared(_log(leader, member)) == []
+    found = check_delay_shared(_log(leader, {**member, "delay_ms": 0}))
+    assert _names(found) == ["scheduled_delay_not_shared"] and found[0]["member"] == "w2"
+    # another generation's assignment, or eager: not this leader's round
+    assert check_delay_shared(_log(leader, {**member, "delay_ms": 0, "generation": 4})) == []
+    assert check_delay_shared(_log(leader, {**member, "delay_ms": 0, "protocol": "default"})) == []

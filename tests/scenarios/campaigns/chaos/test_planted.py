@@ -69,6 +69,7 @@ def test_chaos_finds_a_coordinator_accepting_a_late_sync_group() -> None:
         ("coordinator-admits-without-member-id", 3, "member_id_not_required"),
         ("cooperative-assignor-reassigns-revoked-at-once", 3, "revoked_and_reassigned"),
         ("hata-warmups-without-probing", 3, "probing_rebalance_missing"),
+        ("cooperative-delay-for-one-member", 3, "scheduled_delay_not_shared"),
         # static members rejoin only in Streams runs that draw group.instance.id (run 5)
         ("coordinator-static-rejoin-rebalances", 20, "static_rejoin_rebalanced"),
     ],

@@ -363,6 +363,15 @@ def _reassign_revoked_at_once(round_: dict[str, ConnectAssignment]) -> dict[str,
     return out
 
 
+def _delay_only_for_first(round_: dict[str, ConnectAssignment]) -> dict[str, ConnectAssignment]:
+    # fillAssignments that puts the scheduled delay only into the first member's assignment:
+    # the others never schedule their own rejoin (KIP-415 gives every member the delay)
+    first = next(iter(round_))
+    return {
+        m: a if m == first else msgspec.structs.replace(a, delay_ms=0) for m, a in round_.items()
+    }
+
+
 # ---------------------------------------------------------------- contract bugs (docs/chaos.md)
 
 
@@ -469,6 +478,20 @@ CATALOGUE: tuple[PlantedBug, ...] = (
             ),
         ),
         ("compatible", "sessioned"),
+    ),
+    PlantedBug(
+        "cooperative-delay-for-one-member",
+        "members/assignors/incremental_cooperative.py perform_assignment (fillAssignments)",
+        "the scheduled delay reaches only one member; the others get 0",
+        "connect",
+        (
+            (
+                IncrementalCooperativeAssignor,
+                "perform_assignment",
+                _rewrite_round(_delay_only_for_first),
+            ),
+        ),
+        ("compatible", "sessioned", "static"),
     ),
     PlantedBug(
         "hata-warmups-without-probing",
