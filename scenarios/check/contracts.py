@@ -23,6 +23,11 @@ the KIPs with its checker, or why the log cannot judge it.
     no follow-up for revocation is due instead and it is not a version-probing round — the
     leader schedules it (``probing_rebalance_scheduled`` of that generation, at ``t +
     interval``) before it logs anything else.
+``followup_rebalance_missing`` — KIP-429 with KIP-441, ``StreamsPartitionAssignor#assign``
+    (cooperative): an active task whose partition another client still owns is withheld
+    (``withheld`` in the leader's ``streams_assignment``) and the client it goes to is told to
+    rejoin at once: that member's ``assignment`` of the generation has ``next_rebalance_ms``
+    0 (``AssignmentInfo.nextRebalanceMs``), so the revocation round is followed by the move.
 ``generation_skipped`` — ``ClassicGroup#initNextGeneration``
     Each completed join phase adds exactly one to the generation: a ``generation`` record is
     the previous one plus one (or the generation a ``group_loaded`` reloaded, plus one).
@@ -56,6 +61,7 @@ __all__ = [
     "check_revoked_and_reassigned",
     "check_probing_after_warmups",
     "check_delay_shared",
+    "check_followup_for_withheld",
     "check_generation_step",
     "check_member_id_required",
     "check_static_rejoin",
@@ -68,6 +74,7 @@ Violation = dict[str, Any]
 REVOKED_AND_REASSIGNED = "revoked_and_reassigned"
 PROBING_REBALANCE_MISSING = "probing_rebalance_missing"
 SCHEDULED_DELAY_NOT_SHARED = "scheduled_delay_not_shared"
+FOLLOWUP_REBALANCE_MISSING = "followup_rebalance_missing"
 GENERATION_SKIPPED = "generation_skipped"
 MEMBER_ID_NOT_REQUIRED = "member_id_not_required"
 STATIC_REJOIN_REBALANCED = "static_rejoin_rebalanced"
@@ -77,6 +84,7 @@ CONTRACT_INVARIANTS = (
     REVOKED_AND_REASSIGNED,
     PROBING_REBALANCE_MISSING,
     SCHEDULED_DELAY_NOT_SHARED,
+    FOLLOWUP_REBALANCE_MISSING,
     GENERATION_SKIPPED,
     MEMBER_ID_NOT_REQUIRED,
     STATIC_REJOIN_REBALANCED,
@@ -218,6 +226,33 @@ def check_delay_shared(records: Sequence[Record]) -> list[Violation]:
                         member=r.get("member"),
                         generation=r.get("generation"),
                         delay_ms=r["delay_ms"],
+                    )
+                )
+    return found
+
+
+def check_followup_for_withheld(records: Sequence[Record]) -> list[Violation]:
+    """``followup_rebalance_missing``: a client given a withheld active rejoins at once."""
+    found: list[Violation] = []
+    expected: dict[tuple[int, str], Record] = {}  # (generation, member id) -> the decision
+    for r in records:
+        kind = r.get("kind")
+        if kind == "streams_assignment":
+            for decision in (r.get("clients") or {}).values():
+                if decision.get("withheld"):
+                    expected[(r["generation"], str(decision.get("member_id")))] = r
+        elif kind == "assignment" and r.get("error") == 0 and "next_rebalance_ms" in r:
+            decision = expected.pop((r.get("generation"), str(r.get("member_id"))), None)  # type: ignore[arg-type]
+            if decision is not None and r["next_rebalance_ms"] != 0:
+                found.append(
+                    _violation(
+                        FOLLOWUP_REBALANCE_MISSING,
+                        f"{r.get('member')} was given withheld actives in generation "
+                        f"{r.get('generation')} but next_rebalance_ms is "
+                        f"{r['next_rebalance_ms']}, not 0 (rejoin at once)",
+                        r,
+                        member=r.get("member"),
+                        generation=r.get("generation"),
                     )
                 )
     return found
@@ -417,6 +452,7 @@ CONTRACT_CHECKERS = (
     check_revoked_and_reassigned,
     check_probing_after_warmups,
     check_delay_shared,
+    check_followup_for_withheld,
     check_generation_step,
     check_member_id_required,
     check_static_rejoin,

@@ -73,7 +73,7 @@ end of every simulated run (``end_violations`` of both kinds) and in ``groupsim 
     Kafka Streams: an ``assignment`` listing a task both as active and as standby.
 Contract checkers (:mod:`scenarios.check.contracts`: one published KIP rule each)
     ``revoked_and_reassigned``, ``scheduled_delay_not_shared``, ``probing_rebalance_missing``,
-    ``generation_skipped``,
+    ``followup_rebalance_missing``, ``generation_skipped``,
     ``member_id_not_required``, ``static_rejoin_rebalanced``, ``fenced_member_accepted``.
 """
 

@@ -115,6 +115,7 @@ InvariantName = Literal[
     "revoked_and_reassigned",
     "probing_rebalance_missing",
     "scheduled_delay_not_shared",
+    "followup_rebalance_missing",
     "generation_skipped",
     "member_id_not_required",
     "static_rejoin_rebalanced",

@@ -9,6 +9,7 @@ from typing import Any
 from scenarios.check.contracts import (
     check_delay_shared,
     check_fenced_member,
+    check_followup_for_withheld,
     check_generation_step,
     check_member_id_required,
     check_probing_after_warmups,
@@ -331,3 +332,24 @@ def test_kip415_every_member_gets_the_leaders_delay() -> None:
     # another generation's assignment, or eager: not this leader's round
     assert check_delay_shared(_log(leader, {**member, "delay_ms": 0, "generation": 4})) == []
     assert check_delay_shared(_log(leader, {**member, "delay_ms": 0, "protocol": "default"})) == []
+
+
+def test_kip429_a_client_given_withheld_actives_rejoins_at_once() -> None:
+    decision = _decision([])
+    decision["clients"]["s2"]["withheld"] = ["0_1"]
+    answer = {
+        "kind": "assignment",
+        "member": "s2",
+        "member_id": "s2-a",
+        "generation": 4,
+        "protocol": "stream",
+        "leader_id": "s1-a",
+        "error": 0,
+        "next_rebalance_ms": 0,
+    }
+    assert check_followup_for_withheld(_log(decision, answer)) == []
+    late = _log(decision, {**answer, "next_rebalance_ms": 601_000})
+    assert _names(check_followup_for_withheld(late)) == ["followup_rebalance_missing"]
+    # another client of the same round has nothing withheld: any time is fine
+    other = {**answer, "member": "s1", "member_id": "s1-a", "next_rebalance_ms": 601_000}
+    assert check_followup_for_withheld(_log(decision, other)) == []
