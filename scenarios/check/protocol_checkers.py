@@ -71,6 +71,10 @@ end of every simulated run (``end_violations`` of both kinds) and in ``groupsim 
     every other one to a caught-up client, warming up the destination instead.
 ``active_and_standby`` (on the assignment)
     Kafka Streams: an ``assignment`` listing a task both as active and as standby.
+Contract checkers (:mod:`scenarios.check.contracts`: one published KIP rule each)
+    ``revoked_and_reassigned``, ``scheduled_delay_not_shared``, ``probing_rebalance_missing``,
+    ``followup_rebalance_missing``, ``generation_skipped``,
+    ``member_id_not_required``, ``static_rejoin_rebalanced``, ``fenced_member_accepted``.
 """
 
 from __future__ import annotations
@@ -79,6 +83,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from members.assignors.streams.task_movement import is_caught_up
+from scenarios.check.contracts import CONTRACT_CHECKERS, CONTRACT_INVARIANTS
 from scenarios.check.leadership import LEADER_CHANGED, check_leader_continuity
 from scenarios.check.quiet_periods import QUIET_PERIOD_BALANCE, check_quiet_period_balance
 from scenarios.check.removals import UNEXPLAINED_REMOVAL, check_unexplained_removal
@@ -114,6 +119,7 @@ PROTOCOL_INVARIANTS = (
     SCHEDULED_DELAY,
     UNEXPLAINED_REMOVAL,
     QUIET_PERIOD_BALANCE,
+    *CONTRACT_INVARIANTS,
 )
 
 
@@ -481,6 +487,7 @@ _CHECKERS: tuple[Callable[[Sequence[Record]], list[Violation]], ...] = (
     check_scheduled_delay,
     check_unexplained_removal,
     check_quiet_period_balance,
+    *CONTRACT_CHECKERS,
 )
 
 

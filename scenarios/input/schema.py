@@ -115,6 +115,15 @@ InvariantName = Literal[
     "quiet_period_balance",
     # scenarios.sim.runner: the run went over its budget (max_records, CPU seconds)
     "run_budget_exceeded",
+    # scenarios.check.contracts
+    "revoked_and_reassigned",
+    "probing_rebalance_missing",
+    "scheduled_delay_not_shared",
+    "followup_rebalance_missing",
+    "generation_skipped",
+    "member_id_not_required",
+    "static_rejoin_rebalanced",
+    "fenced_member_accepted",
 ]
 INVARIANTS: tuple[str, ...] = get_args(InvariantName)
 

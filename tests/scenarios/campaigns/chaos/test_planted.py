@@ -61,6 +61,25 @@ def test_chaos_finds_a_coordinator_accepting_a_late_sync_group() -> None:
     assert found.invariant == "stale_generation_accepted"
 
 
+@pytest.mark.parametrize(
+    ("name", "budget", "invariant"),
+    [
+        # contract bugs (docs/chaos.md "Contract rules"): safe and live, or caught only late
+        # by liveness; each is found by the checker of the rule it breaks
+        ("coordinator-admits-without-member-id", 3, "member_id_not_required"),
+        ("cooperative-assignor-reassigns-revoked-at-once", 3, "revoked_and_reassigned"),
+        ("hata-warmups-without-probing", 3, "probing_rebalance_missing"),
+        ("cooperative-delay-for-one-member", 3, "scheduled_delay_not_shared"),
+        # static members rejoin only in Streams runs that draw group.instance.id (run 5)
+        ("coordinator-static-rejoin-rebalances", 20, "static_rejoin_rebalanced"),
+    ],
+)
+def test_chaos_finds_a_contract_bug_by_its_rule(name: str, budget: int, invariant: str) -> None:
+    found = detect(by_name(name), budget)
+    assert found.found_at is not None, f"{name} not found in {budget} runs"
+    assert invariant in found.new, found
+
+
 def test_a_planted_bug_is_patched_out_afterwards() -> None:
     original = GroupCoordinator.__dict__["_sync"]
     with by_name("coordinator-sync-any-generation").applied():

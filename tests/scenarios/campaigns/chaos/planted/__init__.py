@@ -19,6 +19,8 @@ from typing import Any
 import msgspec
 
 from coordinator.group import GroupCoordinator
+from coordinator.state import GroupState
+from members import streams_state
 from members.assignors.eager import EagerAssignor
 from members.assignors.incremental_cooperative import IncrementalCooperativeAssignor
 from members.assignors.static import StaticAssignor
@@ -367,6 +369,67 @@ def _deleted_never_revoked(original: Callable[..., Any]) -> Callable[..., Any]:
     return perform_assignment
 
 
+def _reassign_revoked_at_once(round_: dict[str, ConnectAssignment]) -> dict[str, ConnectAssignment]:
+    # the first task revoked this round is also handed to the next worker in the same round
+    # (KIP-415 reassigns revoked work only in the follow-up round)
+    ids = list(round_)
+    out = dict(round_)
+    for i, mid in enumerate(ids):
+        if round_[mid].revoked_tasks:
+            nxt = ids[(i + 1) % len(ids)]
+            task = round_[mid].revoked_tasks[0]
+            if task not in out[nxt].tasks:
+                out[nxt] = msgspec.structs.replace(out[nxt], tasks=(*out[nxt].tasks, task))
+            break
+    return out
+
+
+def _delay_only_for_first(round_: dict[str, ConnectAssignment]) -> dict[str, ConnectAssignment]:
+    # fillAssignments that puts the scheduled delay only into the first member's assignment:
+    # the others never schedule their own rejoin (KIP-415 gives every member the delay)
+    first = next(iter(round_))
+    return {
+        m: a if m == first else msgspec.structs.replace(a, delay_ms=0) for m, a in round_.items()
+    }
+
+
+# ---------------------------------------------------------------- contract bugs (docs/chaos.md)
+
+
+def _static_rejoin_always_rebalances(original: Callable[..., Any]) -> Callable[..., Any]:
+    # updateStaticMemberThenRebalanceOrCompleteJoin that rebalances a Stable group even when
+    # the elected protocol stays (KIP-345 promises no rebalance for a static rejoin)
+    def update(self: Any, *args: Any, **kwargs: Any) -> Any:
+        saved = self._protocol_name
+        self._protocol_name = None if self._state is GroupState.STABLE else saved
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            if self._protocol_name is None:
+                self._protocol_name = saved
+
+    return update
+
+
+def _admits_without_member_id(original: Callable[..., Any]) -> Callable[..., Any]:
+    # classicGroupJoinNewMember that skips KIP-394: a new dynamic member is added at once
+    def join_new_member(self: Any, source: str, req: Any, now_ms: int, effects: Any) -> Any:
+        return original(self, source, msgspec.structs.replace(req, api_version=3), now_ms, effects)
+
+    return join_new_member
+
+
+def _warmups_without_probing(original: Callable[..., Any]) -> Callable[..., Any]:
+    # HighAvailabilityTaskAssignor that places warm-ups but reports no probing rebalance
+    # needed: the warm-ups never become actives unless something else rebalances (KIP-441)
+    def assign(*args: Any, **kwargs: Any) -> Any:
+        result = original(*args, **kwargs)
+        result.probing_rebalance_needed = False
+        return result
+
+    return assign
+
+
 # ---------------------------------------------------------------- Streams client bugs
 
 
@@ -403,6 +466,61 @@ def _no_active_movements(original: Callable[..., Any]) -> Callable[..., Any]:
 
 
 CATALOGUE: tuple[PlantedBug, ...] = (
+    PlantedBug(
+        "coordinator-static-rejoin-rebalances",
+        "coordinator/group.py _update_static_member_then_rebalance_or_complete_join",
+        "a static member rejoining a Stable group triggers a rebalance though the vote stays",
+        "streams",
+        (
+            (
+                GroupCoordinator,
+                "_update_static_member_then_rebalance_or_complete_join",
+                _static_rejoin_always_rebalances,
+            ),
+        ),
+    ),
+    PlantedBug(
+        "coordinator-admits-without-member-id",
+        "coordinator/group.py GroupCoordinator._join_new_member",
+        "a new dynamic member is admitted at once, without KIP-394's MEMBER_ID_REQUIRED",
+        "connect",
+        ((GroupCoordinator, "_join_new_member", _admits_without_member_id),),
+    ),
+    PlantedBug(
+        "cooperative-assignor-reassigns-revoked-at-once",
+        "members/assignors/incremental_cooperative.py perform_assignment",
+        "a revoked task is handed to another worker in the same round (KIP-415: next round)",
+        "connect",
+        (
+            (
+                IncrementalCooperativeAssignor,
+                "perform_assignment",
+                _rewrite_round(_reassign_revoked_at_once),
+            ),
+        ),
+        ("compatible", "sessioned"),
+    ),
+    PlantedBug(
+        "cooperative-delay-for-one-member",
+        "members/assignors/incremental_cooperative.py perform_assignment (fillAssignments)",
+        "the scheduled delay reaches only one member; the others get 0",
+        "connect",
+        (
+            (
+                IncrementalCooperativeAssignor,
+                "perform_assignment",
+                _rewrite_round(_delay_only_for_first),
+            ),
+        ),
+        ("compatible", "sessioned", "static"),
+    ),
+    PlantedBug(
+        "hata-warmups-without-probing",
+        "members/streams_state.py assign_high_availability (probingRebalanceNeeded)",
+        "warm-ups are placed but no probing rebalance is asked for",
+        "streams",
+        ((streams_state, "assign_high_availability", _warmups_without_probing),),
+    ),
     PlantedBug(
         "coordinator-sync-any-generation",
         "coordinator/group.py GroupCoordinator._sync",
@@ -611,12 +729,14 @@ def by_name(name: str) -> PlantedBug:
 @dataclass(frozen=True)
 class Detection:
     """``runs``: runs made; ``found_at``: index of the first failing run (``None``: not found
-    within the budget); ``invariant``: its first new violation."""
+    within the budget); ``invariant``: its first new violation; ``new``: every new violation
+    name of that run (end-of-run ``liveness`` comes before the protocol checkers' names)."""
 
     bug: str
     runs: int
     found_at: int | None
     invariant: str | None
+    new: tuple[str, ...] = ()
 
 
 def chaos_config(bug: PlantedBug, index: int, members: int = 5) -> ChaosConfig:
@@ -637,5 +757,5 @@ def detect(bug: PlantedBug, runs: int, *, seed: int = 1, members: int = 5) -> De
             outcome = run_one(chaos_config(bug, i, members), seed, i)
             if outcome.failed:
                 invariant = outcome.first_new[0] if outcome.first_new else None
-                return Detection(bug.name, i + 1, i, invariant)
+                return Detection(bug.name, i + 1, i, invariant, tuple(outcome.new_violations))
     return Detection(bug.name, runs, None, None)

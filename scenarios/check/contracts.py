@@ -1,0 +1,460 @@
+"""Contract checkers: one published rule of a KIP or of Kafka's classic coordinator each.
+
+Pure functions over one run's records (``violation`` records skipped, ``seq`` order), each
+returning violations ``{"invariant", "detail", "cause_seq", ...}`` like
+:mod:`scenarios.check.protocol_checkers`, which runs them (so do ``groupsim run``, ``chaos``
+and ``check``, also on ``groupsim serve`` logs where the records they need exist). Each is
+one pass over the log with O(1) work per record (O(size of the record) for the ``assignor``
+and ``streams_assignment`` records). ``docs/chaos.md`` ("Contract rules") lists every rule of
+the KIPs with its checker, or why the log cannot judge it.
+
+``revoked_and_reassigned`` — KIP-415, ``IncrementalCooperativeAssignor#performTaskAssignment``
+    Under an incremental protocol (Connect ``compatible``/``sessioned``/``static``), work is
+    revoked in one round and handed out only in a later one: a leader's ``assignor`` record
+    never lists a connector or task as revoked from one member and assigned to another.
+``scheduled_delay_not_shared`` — KIP-415, ``IncrementalCooperativeAssignor#performTaskAssignment``
+    (``fillAssignments``): every member of an incremental round gets the leader's
+    ``ScheduledDelay``: an ``assignment`` (error 0) carries the ``delay_ms`` of the leader's
+    latest ``assignor`` record of its generation (the countdown after which every member, not
+    only the leader, rejoins).
+``probing_rebalance_missing`` — KIP-441, ``HighAvailabilityTaskAssignor#assign``,
+    ``StreamsPartitionAssignor#assign``: a Streams leader decision that places warm-up
+    replicas must say a probing rebalance is needed (``probing_rebalance_needed``), and — when
+    no follow-up for revocation is due instead and it is not a version-probing round — the
+    leader schedules it (``probing_rebalance_scheduled`` of that generation, at ``t +
+    interval``) before it logs anything else.
+``followup_rebalance_missing`` — KIP-429 with KIP-441, ``StreamsPartitionAssignor#assign``
+    (cooperative): an active task whose partition another client still owns is withheld
+    (``withheld`` in the leader's ``streams_assignment``) and the client it goes to is told to
+    rejoin at once: that member's ``assignment`` of the generation has ``next_rebalance_ms``
+    0 (``AssignmentInfo.nextRebalanceMs``), so the revocation round is followed by the move.
+``generation_skipped`` — ``ClassicGroup#initNextGeneration``
+    Each completed join phase adds exactly one to the generation: a ``generation`` record is
+    the previous one plus one (or the generation a ``group_loaded`` reloaded, plus one).
+``member_id_not_required`` — KIP-394, ``GroupMetadataManager#classicGroupJoinNewDynamicMember``
+    A JoinGroup (v4+) with an empty member id and no ``group.instance.id`` is answered
+    MEMBER_ID_REQUIRED (with the id to use), never admitted at once: the member's next
+    JoinGroup answer is not ``NONE``. Simulated members send v9; in a served log the
+    ``wire_request`` says the version and the instance id.
+``static_rejoin_rebalanced`` — KIP-345,
+    ``GroupMetadataManager#updateStaticMemberThenRebalanceOrCompleteJoin``: a known static
+    member rejoining under a new member id while the group is Stable triggers a rebalance only
+    if the protocol the group would elect changes. Judged when the vote is known and has one
+    winner, the protocol the group runs: then the ``member_replaced`` must not be followed, in
+    the same coordinator step, by ``Stable -> PreparingRebalance``.
+``fenced_member_accepted`` — KIP-345, ``ClassicGroup#validateMember``: once a static
+    member's id was replaced (``member_replaced``), the old id is fenced: a JoinGroup,
+    SyncGroup or Heartbeat sent with it afterwards is answered FENCED_INSTANCE_ID (or another
+    error), never ``NONE``. A served log judges the coordinator's ``wire_response``; a
+    simulated one a request logged after the replacement and the member's next answer of
+    that kind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = [
+    "CONTRACT_INVARIANTS",
+    "CONTRACT_CHECKERS",
+    "check_revoked_and_reassigned",
+    "check_probing_after_warmups",
+    "check_delay_shared",
+    "check_followup_for_withheld",
+    "check_generation_step",
+    "check_member_id_required",
+    "check_static_rejoin",
+    "check_fenced_member",
+]
+
+Record = dict[str, Any]
+Violation = dict[str, Any]
+
+REVOKED_AND_REASSIGNED = "revoked_and_reassigned"
+PROBING_REBALANCE_MISSING = "probing_rebalance_missing"
+SCHEDULED_DELAY_NOT_SHARED = "scheduled_delay_not_shared"
+FOLLOWUP_REBALANCE_MISSING = "followup_rebalance_missing"
+GENERATION_SKIPPED = "generation_skipped"
+MEMBER_ID_NOT_REQUIRED = "member_id_not_required"
+STATIC_REJOIN_REBALANCED = "static_rejoin_rebalanced"
+FENCED_MEMBER_ACCEPTED = "fenced_member_accepted"
+
+CONTRACT_INVARIANTS = (
+    REVOKED_AND_REASSIGNED,
+    PROBING_REBALANCE_MISSING,
+    SCHEDULED_DELAY_NOT_SHARED,
+    FOLLOWUP_REBALANCE_MISSING,
+    GENERATION_SKIPPED,
+    MEMBER_ID_NOT_REQUIRED,
+    STATIC_REJOIN_REBALANCED,
+    FENCED_MEMBER_ACCEPTED,
+)
+
+#: Connect protocols whose leader runs an incremental (KIP-415) assignor.
+_INCREMENTAL = frozenset({"compatible", "sessioned", "static"})
+#: Records a coordinator writes while it handles one request or timer (no member's record).
+_COORDINATOR_KINDS = frozenset(
+    {"group_state", "generation", "member_added", "member_removed", "member_replaced"}
+)
+
+
+def _violation(invariant: str, detail: str, record: Record, **extra: Any) -> Violation:
+    return {"invariant": invariant, "detail": detail, **extra, "cause_seq": record.get("seq")}
+
+
+def check_revoked_and_reassigned(records: Sequence[Record]) -> list[Violation]:
+    """``revoked_and_reassigned``: an incremental round revokes before it reassigns."""
+    found: list[Violation] = []
+    for r in records:
+        if r.get("kind") != "assignor" or r.get("protocol") not in _INCREMENTAL:
+            continue
+        revoked = r.get("revoked") or {}
+        if not revoked:
+            continue
+        from_whom: dict[tuple[str, str], str] = {}
+        for member_id, work in revoked.items():
+            for key in ("connectors", "tasks"):
+                for item in work.get(key) or ():
+                    from_whom[(key, item)] = member_id
+        for member_id, work in (r.get("assigned") or {}).items():
+            for key in ("connectors", "tasks"):
+                for item in work.get(key) or ():
+                    owner = from_whom.get((key, item))
+                    if owner is not None and owner != member_id:
+                        found.append(
+                            _violation(
+                                REVOKED_AND_REASSIGNED,
+                                f"generation {r.get('generation')}: {key[:-1]} {item} revoked "
+                                f"from {owner} and assigned to {member_id} in the same round",
+                                r,
+                                generation=r.get("generation"),
+                                member=owner,
+                            )
+                        )
+    return found
+
+
+def check_probing_after_warmups(records: Sequence[Record]) -> list[Violation]:
+    """``probing_rebalance_missing``: warm-ups imply a scheduled probing rebalance."""
+    found: list[Violation] = []
+    awaiting: dict[str, Record] = {}  # leader member -> its decision awaiting the schedule
+    for r in records:
+        member = r.get("member")
+        kind = r.get("kind")
+        pending = awaiting.pop(member, None) if member is not None else None  # type: ignore[arg-type]
+        if pending is not None:
+            if kind != "probing_rebalance_scheduled" or r.get("generation") != pending.get(
+                "generation"
+            ):
+                found.append(
+                    _violation(
+                        PROBING_REBALANCE_MISSING,
+                        f"generation {pending.get('generation')}: the leader {member} placed "
+                        "warm-ups but scheduled no probing rebalance",
+                        pending,
+                        generation=pending.get("generation"),
+                        member=member,
+                    )
+                )
+            elif r.get("at_ms") != (pending.get("t_ms") or 0) + (r.get("interval_ms") or 0):
+                found.append(
+                    _violation(
+                        PROBING_REBALANCE_MISSING,
+                        f"generation {pending.get('generation')}: probing rebalance at "
+                        f"{r.get('at_ms')}, not {pending.get('t_ms')} + probing.rebalance."
+                        f"interval.ms {r.get('interval_ms')}",
+                        r,
+                        generation=pending.get("generation"),
+                        member=member,
+                    )
+                )
+        if kind != "streams_assignment" or r.get("version_probing"):
+            continue
+        clients = r.get("clients") or {}
+        if not any(c.get("warmups") for c in clients.values()):
+            continue
+        if not r.get("probing_rebalance_needed"):
+            found.append(
+                _violation(
+                    PROBING_REBALANCE_MISSING,
+                    f"generation {r.get('generation')}: warm-ups placed but "
+                    "probing_rebalance_needed is false",
+                    r,
+                    generation=r.get("generation"),
+                    member=member,
+                )
+            )
+        elif not r.get("followup_for_revocation") and member is not None:
+            awaiting[str(member)] = r
+    for member, pending in awaiting.items():
+        found.append(
+            _violation(
+                PROBING_REBALANCE_MISSING,
+                f"generation {pending.get('generation')}: the leader {member} placed warm-ups "
+                "but scheduled no probing rebalance",
+                pending,
+                generation=pending.get("generation"),
+                member=member,
+            )
+        )
+    return found
+
+
+def check_delay_shared(records: Sequence[Record]) -> list[Violation]:
+    """``scheduled_delay_not_shared``: a member's delay is its round's leader's delay."""
+    found: list[Violation] = []
+    delay_of: dict[int, int] = {}  # generation -> delay_ms of its latest assignor record
+    for r in records:
+        kind = r.get("kind")
+        if kind == "assignor" and r.get("protocol") in _INCREMENTAL and r.get("error") == 0:
+            delay_of[r["generation"]] = r.get("delay_ms") or 0
+        elif (
+            kind == "assignment"
+            and r.get("protocol") in _INCREMENTAL
+            and r.get("error") == 0
+            and "delay_ms" in r
+        ):
+            leader = delay_of.get(r.get("generation"))  # type: ignore[arg-type]
+            if leader is not None and r["delay_ms"] != leader:
+                found.append(
+                    _violation(
+                        SCHEDULED_DELAY_NOT_SHARED,
+                        f"{r.get('member')} got delay {r['delay_ms']} ms in generation "
+                        f"{r.get('generation')}; its leader computed {leader} ms",
+                        r,
+                        member=r.get("member"),
+                        generation=r.get("generation"),
+                        delay_ms=r["delay_ms"],
+                    )
+                )
+    return found
+
+
+def check_followup_for_withheld(records: Sequence[Record]) -> list[Violation]:
+    """``followup_rebalance_missing``: a client given a withheld active rejoins at once."""
+    found: list[Violation] = []
+    expected: dict[tuple[int, str], Record] = {}  # (generation, member id) -> the decision
+    for r in records:
+        kind = r.get("kind")
+        if kind == "streams_assignment":
+            for decision in (r.get("clients") or {}).values():
+                if decision.get("withheld"):
+                    expected[(r["generation"], str(decision.get("member_id")))] = r
+        elif kind == "assignment" and r.get("error") == 0 and "next_rebalance_ms" in r:
+            decision = expected.pop((r.get("generation"), str(r.get("member_id"))), None)  # type: ignore[arg-type]
+            if decision is not None and r["next_rebalance_ms"] != 0:
+                found.append(
+                    _violation(
+                        FOLLOWUP_REBALANCE_MISSING,
+                        f"{r.get('member')} was given withheld actives in generation "
+                        f"{r.get('generation')} but next_rebalance_ms is "
+                        f"{r['next_rebalance_ms']}, not 0 (rejoin at once)",
+                        r,
+                        member=r.get("member"),
+                        generation=r.get("generation"),
+                    )
+                )
+    return found
+
+
+def check_generation_step(records: Sequence[Record]) -> list[Violation]:
+    """``generation_skipped``: every ``generation`` record is the previous one plus one."""
+    found: list[Violation] = []
+    last: int | None = None
+    for r in records:
+        kind = r.get("kind")
+        if kind == "group_loaded":
+            last = r.get("generation")
+        elif kind == "generation":
+            gen = r.get("generation")
+            if isinstance(gen, int) and isinstance(last, int) and gen > last + 1:
+                found.append(
+                    _violation(
+                        GENERATION_SKIPPED,
+                        f"generation {gen} follows generation {last} (one join phase adds one)",
+                        r,
+                        generation=gen,
+                    )
+                )
+            last = gen
+    return found
+
+
+def check_member_id_required(records: Sequence[Record]) -> list[Violation]:
+    """``member_id_not_required``: a new dynamic member first hears MEMBER_ID_REQUIRED."""
+    found: list[Violation] = []
+    static: dict[str, bool] = {}  # simulated member -> it has a group.instance.id
+    waiting: dict[str, Record] = {}  # member -> its JoinGroup without a member id
+    for r in records:
+        kind = r.get("kind")
+        member = str(r.get("member"))
+        if kind == "member_start":
+            static[member] = bool((r.get("config") or {}).get("group.instance.id"))
+            waiting.pop(member, None)
+        elif kind in ("member_crash", "member_stop", "connection_error"):
+            waiting.pop(member, None)
+        elif kind == "join_group_request":
+            if r.get("member_id") == "" and not static.get(member, False):
+                waiting[member] = r
+            else:
+                waiting.pop(member, None)
+        elif kind == "wire_request" and r.get("api") == "JoinGroup":
+            if (
+                r.get("member_id") == ""
+                and not r.get("group_instance_id")
+                and (r.get("version") or 0) >= 4
+            ):
+                waiting[member] = r
+            else:
+                waiting.pop(member, None)
+        elif kind == "join_group_response" or (
+            kind == "wire_response" and r.get("api") == "JoinGroup"
+        ):
+            request = waiting.pop(member, None)
+            if request is not None and r.get("error") == "NONE":
+                found.append(
+                    _violation(
+                        MEMBER_ID_NOT_REQUIRED,
+                        f"{member} joined without a member id and was admitted as "
+                        f"{r.get('member_id')} without MEMBER_ID_REQUIRED first",
+                        r,
+                        member=member,
+                    )
+                )
+    return found
+
+
+def check_static_rejoin(records: Sequence[Record]) -> list[Violation]:
+    """``static_rejoin_rebalanced``: a Stable group keeps its generation when a static member
+    rejoins and the vote still elects the protocol the group runs."""
+    found: list[Violation] = []
+    lists: dict[str, list[str]] = {}  # member name -> protocols of its latest JoinGroup
+    by_id: dict[str, list[str]] = {}  # member id -> protocols its JoinGroups carried
+    members: list[str] = []  # member ids of the current generation (replacements applied)
+    protocol: str | None = None
+    state: str | None = None
+    watching: Record | None = None  # a member_replaced in Stable with an unchanged vote
+    for r in records:
+        kind = r.get("kind")
+        if watching is not None and (
+            kind not in _COORDINATOR_KINDS or r.get("t_ms") != watching.get("t_ms")
+        ):
+            watching = None
+        name = str(r.get("member"))
+        if kind == "join_group_request" or (kind == "wire_request" and r.get("api") == "JoinGroup"):
+            lists[name] = list(r.get("protocols") or ())
+            if r.get("member_id"):
+                by_id[str(r["member_id"])] = lists[name]
+        elif kind in ("join_group_response", "wire_response") and r.get("member_id"):
+            if name in lists and (kind == "join_group_response" or r.get("api") == "JoinGroup"):
+                by_id.setdefault(str(r["member_id"]), lists[name])
+        elif kind in ("generation", "group_loaded"):
+            members = [str(m) for m in r.get("member_ids") or ()]
+            protocol = r.get("protocol")
+            if kind == "group_loaded":
+                state = r.get("state")
+        elif kind == "member_replaced":
+            old, new = str(r.get("old_member_id")), str(r.get("member_id"))
+            if name in lists:
+                by_id[new] = lists[name]
+            members = [new if m == old else m for m in members]
+            if state == "Stable" and protocol is not None:
+                votes = [by_id.get(m) for m in members]
+                if members and all(votes) and _winners(votes) == [protocol]:  # type: ignore[arg-type]
+                    watching = r
+        elif kind == "group_state":
+            if (
+                watching is not None
+                and r.get("from") == "Stable"
+                and r.get("to") == "PreparingRebalance"
+            ):
+                found.append(
+                    _violation(
+                        STATIC_REJOIN_REBALANCED,
+                        f"static member {watching.get('member')} rejoined as "
+                        f"{watching.get('member_id')} (was {watching.get('old_member_id')}) "
+                        f"while Stable and the vote still elects {protocol!r}, yet the group "
+                        "rebalanced",
+                        r,
+                        member=watching.get("member"),
+                        generation=r.get("generation"),
+                    )
+                )
+                watching = None
+            state = r.get("to")
+    return found
+
+
+def _winners(lists: list[list[str]]) -> list[str]:
+    """``ClassicGroup#selectProtocol``'s most-voted protocols (every one of a tie)."""
+    candidates = set(lists[0]).intersection(*lists[1:])
+    votes: dict[str, int] = {}
+    for protocols in lists:
+        vote = next((p for p in protocols if p in candidates), None)
+        if vote is not None:
+            votes[vote] = votes.get(vote, 0) + 1
+    most = max(votes.values(), default=0)
+    return sorted(p for p, n in votes.items() if n == most)
+
+
+_REQUEST_KINDS = {
+    "join_group_request": "join_group_response",
+    "sync_group_request": "sync_group_response",
+    "heartbeat_request": "heartbeat_response",
+}
+_FENCEABLE_APIS = frozenset({"JoinGroup", "SyncGroup", "Heartbeat"})
+
+
+def check_fenced_member(records: Sequence[Record]) -> list[Violation]:
+    """``fenced_member_accepted``: a replaced static member id is never answered ``NONE``."""
+    found: list[Violation] = []
+    fenced: set[str] = set()
+    sent: dict[tuple[str, str], Record] = {}  # (member, answer kind) -> request with a fenced id
+    for r in records:
+        kind = str(r.get("kind"))
+        member_id = r.get("member_id")
+        if kind == "member_replaced":
+            fenced.add(str(r.get("old_member_id")))
+            fenced.discard(str(member_id))
+        elif kind in _REQUEST_KINDS:
+            key = (str(r.get("member")), _REQUEST_KINDS[kind])
+            if member_id in fenced:
+                sent[key] = r
+            else:
+                sent.pop(key, None)
+        elif kind in _REQUEST_KINDS.values():
+            request = sent.pop((str(r.get("member")), kind), None)
+            if request is not None and r.get("error") == "NONE":
+                found.append(_fenced(r, str(request.get("member_id")), kind))
+        elif (
+            kind == "wire_response"
+            and r.get("api") in _FENCEABLE_APIS
+            and member_id in fenced
+            and r.get("error") == "NONE"
+        ):
+            found.append(_fenced(r, str(member_id), str(r.get("api"))))
+    return found
+
+
+def _fenced(r: Record, member_id: str, what: str) -> Violation:
+    return _violation(
+        FENCED_MEMBER_ACCEPTED,
+        f"{r.get('member')}: {what} for the replaced static member id {member_id} answered "
+        "NONE (KIP-345 fences it: FENCED_INSTANCE_ID)",
+        r,
+        member=r.get("member"),
+        member_id=member_id,
+    )
+
+
+CONTRACT_CHECKERS = (
+    check_revoked_and_reassigned,
+    check_probing_after_warmups,
+    check_delay_shared,
+    check_followup_for_withheld,
+    check_generation_step,
+    check_member_id_required,
+    check_static_rejoin,
+    check_fenced_member,
+)

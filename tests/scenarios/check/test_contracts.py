@@ -1,0 +1,355 @@
+"""The contract checkers (scenarios/check/contracts.py): each reports its rule on a small
+hand-built log that breaks it, stays silent on the same log obeying the rule, and runs in
+``groupsim check`` (through :func:`scenarios.check.log_check.check_records`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scenarios.check.contracts import (
+    check_delay_shared,
+    check_fenced_member,
+    check_followup_for_withheld,
+    check_generation_step,
+    check_member_id_required,
+    check_probing_after_warmups,
+    check_revoked_and_reassigned,
+    check_static_rejoin,
+)
+from scenarios.check.log_check import check_records
+
+Records = list[dict[str, Any]]
+
+
+def _log(*records: dict[str, Any]) -> Records:
+    out = []
+    for i, record in enumerate(records):
+        fields = dict(record)
+        out.append({"t_ms": fields.pop("t", 0), "seq": i, **fields})
+    return out
+
+
+def _names(found: list[dict[str, Any]]) -> list[str]:
+    return [v["invariant"] for v in found]
+
+
+def _assignor(protocol: str, assigned: dict[str, Any], revoked: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "kind": "assignor",
+        "member": "w1",
+        "generation": 3,
+        "protocol": protocol,
+        "assignor": "incremental_cooperative",
+        "error": 0,
+        "delay_ms": 0,
+        "config_offset": 1,
+        "assigned": assigned,
+        "revoked": revoked,
+    }
+
+
+def test_kip415_revoked_work_is_reassigned_only_in_a_later_round() -> None:
+    moved = _log(
+        _assignor(
+            "sessioned",
+            {"w2-id": {"connectors": [], "tasks": ["c-0"]}},
+            {"w1-id": {"connectors": [], "tasks": ["c-0"]}},
+        )
+    )
+    found = check_revoked_and_reassigned(moved)
+    assert _names(found) == ["revoked_and_reassigned"]
+    assert found[0]["member"] == "w1-id" and found[0]["cause_seq"] == 0
+    assert "revoked_and_reassigned" in _names(check_records(moved))
+    # revoked only, or reassigned under eager (everything is revoked there): no rule broken
+    assert (
+        check_revoked_and_reassigned(
+            _log(_assignor("sessioned", {}, {"w1-id": {"connectors": [], "tasks": ["c-0"]}}))
+        )
+        == []
+    )
+    eager = _assignor(
+        "default",
+        {"w2-id": {"connectors": [], "tasks": ["c-0"]}},
+        {"w1-id": {"connectors": [], "tasks": ["c-0"]}},
+    )
+    assert check_revoked_and_reassigned(_log(eager)) == []
+
+
+def _decision(warmups: list[str], **extra: Any) -> dict[str, Any]:
+    return {
+        "kind": "streams_assignment",
+        "member": "s1",
+        "t": 1000,
+        "generation": 4,
+        "version": 12,
+        "commonly_supported_version": 12,
+        "version_probing": False,
+        "clients": {
+            "s1": {"member_id": "s1-a", "active": [], "standby": [], "warmups": [], "withheld": []},
+            "s2": {
+                "member_id": "s2-a",
+                "active": [],
+                "standby": warmups,
+                "warmups": warmups,
+                "withheld": [],
+            },
+        },
+        "lags": {},
+        "probing_rebalance_needed": True,
+        "active_movements": 1,
+        "standby_movements": 0,
+        "followup_for_revocation": False,
+        **extra,
+    }
+
+
+def _probing(at_ms: int, generation: int = 4) -> dict[str, Any]:
+    return {
+        "kind": "probing_rebalance_scheduled",
+        "member": "s1",
+        "t": 1000,
+        "generation": generation,
+        "at_ms": at_ms,
+        "interval_ms": 600_000,
+    }
+
+
+def test_kip441_warmups_schedule_a_probing_rebalance() -> None:
+    assert check_probing_after_warmups(_log(_decision(["0_1"]), _probing(601_000))) == []
+    # none scheduled: at the leader's next record, and at the end of the log
+    missing = _log(_decision(["0_1"]), {"kind": "assignment", "member": "s1", "t": 1001})
+    assert _names(check_probing_after_warmups(missing)) == ["probing_rebalance_missing"]
+    assert _names(check_probing_after_warmups(_log(_decision(["0_1"])))) == [
+        "probing_rebalance_missing"
+    ]
+    # scheduled at the wrong time, or warm-ups without probing_rebalance_needed
+    late = _log(_decision(["0_1"]), _probing(1_201_000))
+    assert _names(check_probing_after_warmups(late)) == ["probing_rebalance_missing"]
+    flag = _log(_decision(["0_1"], probing_rebalance_needed=False))
+    assert _names(check_probing_after_warmups(flag)) == ["probing_rebalance_missing"]
+    # a follow-up for revocation replaces the probing rebalance; no warm-ups, nothing needed
+    assert check_probing_after_warmups(_log(_decision(["0_1"], followup_for_revocation=True))) == []
+    assert check_probing_after_warmups(_log(_decision([]))) == []
+
+
+def _generation(gen: int, ids: list[str], protocol: str = "stream") -> dict[str, Any]:
+    return {
+        "kind": "generation",
+        "generation": gen,
+        "protocol": protocol,
+        "leader": "a",
+        "leader_id": ids[0],
+        "members": [i.split("-")[0] for i in ids],
+        "member_ids": ids,
+    }
+
+
+def test_classic_group_generation_adds_exactly_one_per_join() -> None:
+    ok = _log(_generation(1, ["a-1"]), _generation(2, ["a-1"]))
+    assert check_generation_step(ok) == []
+    skipped = _log(_generation(1, ["a-1"]), _generation(3, ["a-1"]))
+    assert _names(check_generation_step(skipped)) == ["generation_skipped"]
+    loaded = _log(
+        _generation(1, ["a-1"]),
+        {**_generation(5, ["a-1"]), "kind": "group_loaded", "state": "Stable"},
+        _generation(6, ["a-1"]),
+    )
+    assert check_generation_step(loaded) == []
+
+
+def _join(member: str, member_id: str = "") -> dict[str, Any]:
+    return {
+        "kind": "join_group_request",
+        "member": member,
+        "member_id": member_id,
+        "protocols": ["stream"],
+        "reason": "",
+    }
+
+
+def _join_answer(member: str, member_id: str, error: str) -> dict[str, Any]:
+    return {
+        "kind": "join_group_response",
+        "member": member,
+        "member_id": member_id,
+        "error": error,
+        "generation": 1,
+        "protocol": "stream",
+        "leader_id": member_id,
+        "is_leader": True,
+    }
+
+
+def _start(member: str, instance: str | None = None) -> dict[str, Any]:
+    config = {} if instance is None else {"group.instance.id": instance}
+    return {"kind": "member_start", "member": member, "config": config}
+
+
+def test_kip394_a_new_dynamic_member_first_hears_member_id_required() -> None:
+    ok = _log(
+        _start("a"),
+        _join("a"),
+        _join_answer("a", "a-1", "MEMBER_ID_REQUIRED"),
+        _join("a", "a-1"),
+        _join_answer("a", "a-1", "NONE"),
+    )
+    assert check_member_id_required(ok) == []
+    admitted = _log(_start("a"), _join("a"), _join_answer("a", "a-1", "NONE"))
+    assert _names(check_member_id_required(admitted)) == ["member_id_not_required"]
+    # a static member (KIP-345) is admitted at once
+    assert (
+        check_member_id_required(
+            _log(_start("a", "i-a"), _join("a"), _join_answer("a", "a-1", "NONE"))
+        )
+        == []
+    )
+    # a served JoinGroup v4+ without an instance id; v3 is admitted at once
+    wire = {
+        "kind": "wire_request",
+        "api": "JoinGroup",
+        "member": "127.0.0.1:5",
+        "client_id": "c",
+        "group": "g",
+        "member_id": "",
+        "protocols": ["range"],
+        "group_instance_id": None,
+    }
+    answer = {
+        "kind": "wire_response",
+        "api": "JoinGroup",
+        "member": "127.0.0.1:5",
+        "group": "g",
+        "error": "NONE",
+        "member_id": "c-1",
+    }
+    assert _names(check_member_id_required(_log({**wire, "version": 5}, dict(answer)))) == [
+        "member_id_not_required"
+    ]
+    assert check_member_id_required(_log({**wire, "version": 3}, dict(answer))) == []
+
+
+def _state(src: str, dst: str, t: int = 0) -> dict[str, Any]:
+    return {"kind": "group_state", "from": src, "to": dst, "generation": 2, "t": t}
+
+
+def _replaced(member: str, new: str, old: str, t: int = 50) -> dict[str, Any]:
+    return {
+        "kind": "member_replaced",
+        "member": member,
+        "member_id": new,
+        "old_member_id": old,
+        "t": t,
+    }
+
+
+def _stable_pair() -> list[dict[str, Any]]:
+    return [
+        _join("a", "a-1"),
+        _join("b", "b-1"),
+        _generation(2, ["a-1", "b-1"]),
+        _state("PreparingRebalance", "CompletingRebalance"),
+        _state("CompletingRebalance", "Stable"),
+    ]
+
+
+def test_kip345_a_static_rejoin_in_stable_keeps_the_generation() -> None:
+    rejoin = [{**_join("b"), "t": 50}, _replaced("b", "b-2", "b-1")]
+    ok = _log(*_stable_pair(), *rejoin)
+    assert check_static_rejoin(ok) == []
+    rebalanced = _log(*_stable_pair(), *rejoin, _state("Stable", "PreparingRebalance", t=50))
+    found = check_static_rejoin(rebalanced)
+    assert _names(found) == ["static_rejoin_rebalanced"] and found[0]["member"] == "b"
+    assert "static_rejoin_rebalanced" in _names(check_records(rebalanced))
+    # a changed protocol list that changes the vote: the rebalance is Kafka's
+    changed = [{**_join("b"), "protocols": ["other"], "t": 50}, _replaced("b", "b-2", "b-1")]
+    assert (
+        check_static_rejoin(
+            _log(*_stable_pair(), *changed, _state("Stable", "PreparingRebalance", t=50))
+        )
+        == []
+    )
+    # a later rebalance (another member's JoinGroup) is not the rejoin's
+    later = _log(
+        *_stable_pair(), *rejoin, _join("a", "a-1"), _state("Stable", "PreparingRebalance", t=50)
+    )
+    assert check_static_rejoin(later) == []
+
+
+def test_kip345_a_replaced_member_id_is_fenced() -> None:
+    heartbeat = {
+        "kind": "heartbeat_request",
+        "member": "b",
+        "member_id": "b-1",
+        "generation": 2,
+        "t": 60,
+    }
+    answer = {
+        "kind": "heartbeat_response",
+        "member": "b",
+        "member_id": "b-1",
+        "generation": 2,
+        "t": 61,
+    }
+    accepted = _log(_replaced("b", "b-2", "b-1"), heartbeat, {**answer, "error": "NONE"})
+    assert _names(check_fenced_member(accepted)) == ["fenced_member_accepted"]
+    fenced = _log(
+        _replaced("b", "b-2", "b-1"), dict(heartbeat), {**answer, "error": "FENCED_INSTANCE_ID"}
+    )
+    assert check_fenced_member(fenced) == []
+    # sent before the replacement: the coordinator may have answered it first
+    early = _log({**heartbeat, "t": 40}, _replaced("b", "b-2", "b-1"), {**answer, "error": "NONE"})
+    assert check_fenced_member(early) == []
+    # a served log: the coordinator's own answer
+    wire = {
+        "kind": "wire_response",
+        "api": "SyncGroup",
+        "member": "127.0.0.1:7",
+        "group": "g",
+        "error": "NONE",
+        "member_id": "b-1",
+        "generation": 2,
+    }
+    assert _names(check_fenced_member(_log(_replaced("b", "b-2", "b-1"), wire))) == [
+        "fenced_member_accepted"
+    ]
+
+
+def test_kip415_every_member_gets_the_leaders_delay() -> None:
+    leader = {**_assignor("sessioned", {}, {}), "delay_ms": 300_000}
+    member = {
+        "kind": "assignment",
+        "member": "w2",
+        "member_id": "w2-id",
+        "generation": 3,
+        "protocol": "sessioned",
+        "leader_id": "w1-id",
+        "error": 0,
+        "delay_ms": 300_000,
+    }
+    assert check_delay_shared(_log(leader, member)) == []
+    found = check_delay_shared(_log(leader, {**member, "delay_ms": 0}))
+    assert _names(found) == ["scheduled_delay_not_shared"] and found[0]["member"] == "w2"
+    # another generation's assignment, or eager: not this leader's round
+    assert check_delay_shared(_log(leader, {**member, "delay_ms": 0, "generation": 4})) == []
+    assert check_delay_shared(_log(leader, {**member, "delay_ms": 0, "protocol": "default"})) == []
+
+
+def test_kip429_a_client_given_withheld_actives_rejoins_at_once() -> None:
+    decision = _decision([])
+    decision["clients"]["s2"]["withheld"] = ["0_1"]
+    answer = {
+        "kind": "assignment",
+        "member": "s2",
+        "member_id": "s2-a",
+        "generation": 4,
+        "protocol": "stream",
+        "leader_id": "s1-a",
+        "error": 0,
+        "next_rebalance_ms": 0,
+    }
+    assert check_followup_for_withheld(_log(decision, answer)) == []
+    late = _log(decision, {**answer, "next_rebalance_ms": 601_000})
+    assert _names(check_followup_for_withheld(late)) == ["followup_rebalance_missing"]
+    # another client of the same round has nothing withheld: any time is fine
+    other = {**answer, "member": "s1", "member_id": "s1-a", "next_rebalance_ms": 601_000}
+    assert check_followup_for_withheld(_log(decision, other)) == []

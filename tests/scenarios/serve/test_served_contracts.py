@@ -1,0 +1,104 @@
+"""``groupsim check`` on a ``groupsim serve`` log runs the contract checkers that apply to a
+served session (scenarios/check/contracts.py): a KIP-345 static rejoin of a Stable group is
+clean with groupsim's coordinator, and reported as ``static_rejoin_rebalanced`` when a fault
+planted in the coordinator makes every static rejoin rebalance."""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+
+import pytest
+import trio
+
+pytest.importorskip("kio")
+
+from kio.schema.errors import ErrorCode  # noqa: E402
+
+from coordinator.group import GroupCoordinator  # noqa: E402
+from coordinator.state import GroupState  # noqa: E402
+from scenarios.check.log_check import check_log  # noqa: E402
+from scenarios.serve import open_broker, wire  # noqa: E402
+
+from .clients import options  # noqa: E402
+from .test_wire import _request_frame, _roundtrip  # noqa: E402
+
+
+def _join(member_id: str, instance: str | None) -> bytes:
+    module = wire.module(11, 5, False)
+    return _request_frame(
+        11,
+        5,
+        3,
+        "raw",
+        group_id="g",
+        session_timeout=datetime.timedelta(seconds=10),
+        rebalance_timeout=datetime.timedelta(seconds=10),
+        member_id=member_id,
+        group_instance_id=instance,
+        protocol_type="consumer",
+        protocols=(module.JoinGroupRequestProtocol(name="range", metadata=b"\x00"),),
+    )
+
+
+def _sync(member_id: str, generation: int, instance: str) -> bytes:
+    module = wire.module(14, 3, False)
+    return _request_frame(
+        14,
+        3,
+        4,
+        "raw",
+        group_id="g",
+        generation_id=generation,
+        member_id=member_id,
+        group_instance_id=instance,
+        assignments=(module.SyncGroupRequestAssignment(member_id=member_id, assignment=b""),),
+    )
+
+
+async def _static_rejoin_session(out: Path) -> None:
+    """A static member joins, syncs (the group is Stable) and rejoins with no member id, as a
+    restarted process with the same ``group.instance.id`` does."""
+    with trio.fail_after(30):
+        async with open_broker(options(), out) as broker:
+            _, first = await _roundtrip(broker.port, 11, 5, _join("", "i1"))
+            assert first.error_code == ErrorCode.none
+            _, synced = await _roundtrip(
+                broker.port, 14, 3, _sync(first.member_id, first.generation_id, "i1")
+            )
+            assert synced.error_code == ErrorCode.none
+            assert broker.snapshot("g").state == "Stable"
+            with trio.move_on_after(1):
+                await _roundtrip(broker.port, 11, 5, _join("", "i1"))
+
+
+def _always_rebalance(original):  # type: ignore[no-untyped-def]
+    def update(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        saved = self._protocol_name
+        if self._state is GroupState.STABLE:
+            self._protocol_name = None  # "the elected protocol changed": always rebalance
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            if self._protocol_name is None:
+                self._protocol_name = saved
+
+    return update
+
+
+async def test_a_served_static_rejoin_is_checked_clean(tmp_path: Path) -> None:
+    await _static_rejoin_session(tmp_path)
+    found = check_log(tmp_path / "events.jsonl")
+    assert [v for v in found if v["invariant"] == "static_rejoin_rebalanced"] == []
+    kinds = [line for line in (tmp_path / "events.jsonl").read_text().splitlines()]
+    assert any('"member_replaced"' in line for line in kinds)
+
+
+async def test_check_reports_a_served_static_rejoin_that_rebalances(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = "_update_static_member_then_rebalance_or_complete_join"
+    monkeypatch.setattr(GroupCoordinator, name, _always_rebalance(getattr(GroupCoordinator, name)))
+    await _static_rejoin_session(tmp_path)
+    found = check_log(tmp_path / "events.jsonl")
+    assert "static_rejoin_rebalanced" in {v["invariant"] for v in found}
