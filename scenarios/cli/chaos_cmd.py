@@ -24,7 +24,7 @@ from protocol.errors import InputError
 # The light vocabulary module, not scenarios.campaigns.chaos (engine + assignors): the CLI
 # imports this module at start-up; run_campaign is imported when the command runs.
 from scenarios.campaigns.chaos_names import ASSIGNOR_OF, FAULT_KINDS, PROTOCOLS
-from scenarios.cli.choices import SEED_MAX, ChaosAssignor, ChaosKind
+from scenarios.cli.choices import SEED_MAX, ChaosAssignor, ChaosKind, Referee
 from scenarios.cli.errors import fail, stderr
 from scenarios.cli.progress import ProgressBar
 
@@ -167,14 +167,23 @@ def render_campaign(result: Any, console: Console) -> None:
     violations = result.violations
     runs_with = result.runs_with
     from scenarios.check.invariants import KNOWN_ISSUES
+    from scenarios.referee import REFEREE_INVARIANT
 
-    new = {k: v for k, v in violations.items() if k not in KNOWN_ISSUES}
+    new = {k: v for k, v in violations.items() if k not in KNOWN_ISSUES and k != REFEREE_INVARIANT}
     known = {k: v for k, v in violations.items() if k in KNOWN_ISSUES}
     table.add_row(
         "violations",
         str(sum(new.values())),
         ", ".join(f"{k} {v} (in {runs_with[k]} runs)" for k, v in sorted(new.items())) or "none",
     )
+    if config.referee is not None:
+        disagreements = violations.get(REFEREE_INVARIANT, 0)
+        table.add_row(
+            f"referee ({config.referee})",
+            str(disagreements),
+            f"{REFEREE_INVARIANT} in {runs_with[REFEREE_INVARIANT]} runs; "
+            f"{result.refereed} leader rounds compared with Kafka's assignors",
+        )
     table.add_row(
         "known upstream",
         str(sum(known.values())),
@@ -264,9 +273,18 @@ def chaos(
         list[str] | None,
         typer.Option(help="Extra Spark setting KEY=VALUE (repeatable; with --master)."),
     ] = None,
+    referee: Annotated[
+        Referee | None,
+        typer.Option(
+            help="Replay every leader assignment through Kafka's own assignors (one harness "
+            "JVM per worker; Connect, without --master; needs Java and Maven; docs/chaos.md).",
+            show_default="none",
+        ),
+    ] = None,
 ) -> None:
     """Run seeded random fault campaigns; shrink each failing run to a scenario file."""
     from scenarios.campaigns.chaos import CampaignInterrupted, ChaosConfig, run_campaign
+    from scenarios.referee import OracleUnavailable
 
     try:
         if runs < 1:
@@ -283,6 +301,11 @@ def chaos(
                 f"{given}: Connect only; a Streams campaign (--kind streams) runs Kafka "
                 "Streams' high-availability assignor"
             )
+        if referee is not None and (kind is ChaosKind.STREAMS or master is not None):
+            raise ChaosInputError(
+                "--referee: Kafka referees Connect campaigns on the local pool only "
+                "(not --kind streams, not --master)"
+            )
         protocols = parse_protocols(protocol if protocol is not None else ",".join(PROTOCOLS))
         _check_assignor(assignor.value if assignor else None, protocols)
         config = ChaosConfig(
@@ -291,6 +314,7 @@ def chaos(
             faults=parse_faults(faults),
             duration_ms=parse_duration_ms(duration),
             kind=kind.value,
+            referee=referee.value if referee is not None else None,
         )
         if out.exists() and not out.is_dir():
             raise ChaosInputError(f"--out: {out} exists and is not a directory")
@@ -324,6 +348,8 @@ def chaos(
             )
     except CampaignInterrupted as stop:
         _interrupted(stop.partial, out)
+    except OracleUnavailable as exc:
+        fail(str(exc))
     _print_result(result, json_out)
 
 

@@ -47,6 +47,9 @@ class ChaosConfig:
         max_faults: at most this many faults per run (default: 20 per virtual hour, ≥ 1).
         kind: ``connect`` (a Connect group of one of ``protocols``) or ``streams`` (a Kafka
             Streams application: :mod:`.generate_streams`; ``protocols`` is not used).
+        referee: ``"kafka"`` to replay every leader assignment of a run through Kafka's own
+            assignors (:mod:`scenarios.referee`; Connect only); ``None`` for none. It draws
+            nothing: run ``i`` is the same scenario with or without it.
     """
 
     members: tuple[int, int] = (3, 10)
@@ -55,10 +58,15 @@ class ChaosConfig:
     duration_ms: int = HOUR_MS
     max_faults: int | None = None
     kind: str = "connect"
+    referee: str | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"kind: expected one of {', '.join(KINDS)}, got {self.kind!r}")
+        if self.referee not in (None, "kafka"):
+            raise ValueError(f"referee: expected kafka or None, got {self.referee!r}")
+        if self.referee is not None and self.kind != "connect":
+            raise ValueError("referee: Kafka referees Connect campaigns only (for now)")
         low, high = self.members
         if not 1 <= low <= high:
             raise ValueError(f"members: expected 1 <= low <= high, got {low}..{high}")
