@@ -287,14 +287,14 @@ class ConnectWorker(HerderQueue, SessionKeys, GroupClient):
             "leader_id": self.member_id,
             "members": [[m, base64.b64encode(md).decode("ascii")] for m, md in members],
             "snapshot": {"offset": snapshot.offset, "connectors": dict(snapshot.connectors)},
-            "last_completed_generation": self.last_completed_generation,
-            "max_delay_ms": self.config.scheduled_rebalance_max_delay_ms,
         }
         if fresh != snapshot:
             inputs["fresh_snapshot"] = {
                 "offset": fresh.offset,
                 "connectors": dict(fresh.connectors),
             }
+        inputs["last_completed_generation"] = self.last_completed_generation
+        inputs["max_delay_ms"] = self.config.scheduled_rebalance_max_delay_ms
         result = assignor.perform_assignment(
             leader_id=self.member_id,
             protocol=protocol,
