@@ -19,6 +19,7 @@ Sans-IO: every entry point takes the virtual time ``now_ms`` and returns a list 
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable
 from typing import Any
 
@@ -277,12 +278,29 @@ class ConnectWorker(HerderQueue, SessionKeys, GroupClient):
             )
             self._assignors[name] = assignor
         members = [(m.member_id, m.metadata) for m in response.members]
+        snapshot = self._join_snapshot or self.config_view
+        fresh = self.config_view
+        # what the assignor reads, logged so that Kafka's assignor can replay the round
+        # (scenarios/referee): the members' metadata bytes cannot be rebuilt from the other
+        # records (a member's embedded allocation is its merged snapshot at join time)
+        inputs: dict[str, object] = {
+            "leader_id": self.member_id,
+            "members": [[m, base64.b64encode(md).decode("ascii")] for m, md in members],
+            "snapshot": {"offset": snapshot.offset, "connectors": dict(snapshot.connectors)},
+        }
+        if fresh != snapshot:
+            inputs["fresh_snapshot"] = {
+                "offset": fresh.offset,
+                "connectors": dict(fresh.connectors),
+            }
+        inputs["last_completed_generation"] = self.last_completed_generation
+        inputs["max_delay_ms"] = self.config.scheduled_rebalance_max_delay_ms
         result = assignor.perform_assignment(
             leader_id=self.member_id,
             protocol=protocol,
             members=members,
-            snapshot=self._join_snapshot or self.config_view,
-            refresh_snapshot=lambda: self.config_view,
+            snapshot=snapshot,
+            refresh_snapshot=lambda: fresh,
             last_completed_generation=self.last_completed_generation,
             generation=self.generation,
             now_ms=now_ms,
@@ -331,6 +349,7 @@ class ConnectWorker(HerderQueue, SessionKeys, GroupClient):
                 if a.revoked_connectors or a.revoked_tasks
             },
             **extra,
+            inputs=inputs,
         )
         return tuple(result.assignments.items())
 

@@ -3,6 +3,10 @@ inside ``scenarios`` one job per subpackage with imports flowing one way:
 
     eventlog, input  <-  check  <-  sim  <-  campaigns, serve  <-  record, analysis  <-  cli
     input  <-  assign  <-  cli
+    referee  <-  campaigns, cli
+
+``referee`` (Kafka's classes judging a finished log through the oracle harness) imports no
+other scenarios subpackage: it reads plain log records and the ``protocol`` codecs.
 
 The checkers are pure functions over the event log; the engine (``sim``) runs them online, so a
 violation sits in the log right after the record that caused it — which is why ``check`` sits
@@ -36,12 +40,22 @@ SCENARIOS_ALLOWED = {
     "check": {"eventlog", "input"},
     "sim": {"eventlog", "input", "check"},
     "assign": {"input"},
-    "campaigns": {"eventlog", "input", "check", "sim"},
+    "referee": set(),
+    "campaigns": {"eventlog", "input", "check", "sim", "referee"},
     "serve": {"eventlog", "input", "check", "sim"},
     "record": {"eventlog", "input", "check", "sim", "serve"},
     "analysis": {"eventlog", "input", "check", "sim", "campaigns"},
     "cli": {
-        "eventlog", "input", "check", "sim", "assign", "campaigns", "serve", "record", "analysis",
+        "eventlog",
+        "input",
+        "check",
+        "sim",
+        "assign",
+        "campaigns",
+        "serve",
+        "record",
+        "analysis",
+        "referee",
     },
 }
 

@@ -29,7 +29,7 @@ from scenarios.campaigns.chaos_names import (
     FAULT_KINDS,
     PROTOCOLS,
 )
-from scenarios.cli.choices import SEED_MAX, ChaosAssignor, ChaosKind
+from scenarios.cli.choices import SEED_MAX, ChaosAssignor, ChaosKind, Referee
 from scenarios.cli.errors import fail, stderr
 from scenarios.cli.progress import ProgressBar
 
@@ -172,14 +172,23 @@ def render_campaign(result: Any, console: Console) -> None:
     violations = result.violations
     runs_with = result.runs_with
     from scenarios.check.invariants import KNOWN_ISSUES
+    from scenarios.referee import REFEREE_INVARIANT
 
-    new = {k: v for k, v in violations.items() if k not in KNOWN_ISSUES}
+    new = {k: v for k, v in violations.items() if k not in KNOWN_ISSUES and k != REFEREE_INVARIANT}
     known = {k: v for k, v in violations.items() if k in KNOWN_ISSUES}
     table.add_row(
         "violations",
         str(sum(new.values())),
         ", ".join(f"{k} {v} (in {runs_with[k]} runs)" for k, v in sorted(new.items())) or "none",
     )
+    if config.referee is not None:
+        disagreements = violations.get(REFEREE_INVARIANT, 0)
+        table.add_row(
+            f"referee ({config.referee})",
+            str(disagreements),
+            f"{REFEREE_INVARIANT} in {runs_with[REFEREE_INVARIANT]} runs; "
+            f"{result.refereed} leader rounds compared with Kafka's assignors",
+        )
     table.add_row(
         "known upstream",
         str(sum(known.values())),
@@ -287,6 +296,14 @@ def chaos(
             "--fail-fast", help="Stop at the first failing run (shrink it, report what ran)."
         ),
     ] = False,
+    referee: Annotated[
+        Referee | None,
+        typer.Option(
+            help="Replay every leader assignment through Kafka's own assignors (one harness "
+            "JVM per worker; Connect, without --master; needs Java and Maven; docs/chaos.md).",
+            show_default="none",
+        ),
+    ] = None,
 ) -> None:
     """Run seeded random fault campaigns; shrink each failing run to a scenario file."""
     options = dict(locals())  # every option, by name, for _chaos
@@ -325,6 +342,7 @@ def _chaos(
     max_records: int | None,
     max_cpu_seconds: float,
     fail_fast: bool,
+    referee: Referee | None,
 ) -> NoReturn:
     """The command's work (see :func:`chaos`); ends with ``typer.Exit``."""
     from scenarios.campaigns.chaos import CampaignInterrupted, ChaosConfig, run_campaign
@@ -344,6 +362,11 @@ def _chaos(
             raise ChaosInputError(
                 f"{given}: Connect only; a Streams campaign (--kind streams) runs Kafka "
                 "Streams' high-availability assignor"
+            )
+        if referee is not None and (kind is ChaosKind.STREAMS or master is not None):
+            raise ChaosInputError(
+                "--referee: Kafka referees Connect campaigns on the local pool only "
+                "(not --kind streams, not --master)"
             )
         protocols = parse_protocols(protocol if protocol is not None else ",".join(PROTOCOLS))
         _check_assignor(assignor.value if assignor else None, protocols)
@@ -366,11 +389,19 @@ def _chaos(
             kind=kind.value,
             max_records=max_records,
             max_cpu_s=max_cpu_seconds,
+            referee=referee.value if referee is not None else None,
         )
         if "://" not in str(out):
             check_out_dir(out)  # before any work: a bad --out is bad input, not lost runs
     except (ChaosInputError, OutputDirError) as exc:
         fail(str(exc))
+    if config.referee is not None:
+        from scenarios.referee import OracleUnavailable, prepare
+
+        try:
+            prepare()  # build Kafka's harness before any run: no Java or Maven is one line
+        except OracleUnavailable as exc:
+            fail(str(exc))
     if master is not None:
         from scenarios.cli.chaos_spark_cmd import run_on_spark
 

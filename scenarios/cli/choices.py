@@ -68,6 +68,13 @@ class ChaosKind(enum.StrEnum):
     STREAMS = "streams"
 
 
+class Referee(enum.StrEnum):
+    """``--referee`` of ``groupsim chaos`` and ``groupsim check``: who replays the run's
+    leader assignments (:data:`scenarios.referee.REFEREES`)."""
+
+    KAFKA = "kafka"
+
+
 class ChaosAssignor(enum.StrEnum):
     """``groupsim chaos --assignor``: the assignor every drawn protocol must run
     (:data:`scenarios.campaigns.chaos.ASSIGNOR_OF`)."""

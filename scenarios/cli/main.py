@@ -24,6 +24,7 @@ from scenarios.cli.choices import (  # noqa: E402
     ConnectMessage,
     OneLineErrors,
     OutputFormat,
+    Referee,
     plain_help,
 )
 from scenarios.cli.errors import BadInput, InputError, fail, stderr  # noqa: E402
@@ -255,6 +256,13 @@ def check(
             "KAFKA-13816); they are still listed.",
         ),
     ] = False,
+    referee: Annotated[
+        Referee | None,
+        typer.Option(
+            help="Also replay every Connect leader assignment through Kafka's own assignors "
+            "(needs Java, Maven and a source checkout's tests/kafka_oracle; docs/chaos.md).",
+        ),
+    ] = None,
 ) -> None:
     """Re-check every invariant on a saved event log; exit 1 if any is violated."""
     from scenarios.check.log_check import check_log
@@ -271,8 +279,27 @@ def check(
         fail(str(exc))
     except OSError as exc:
         fail(f"{events}: {exc.strerror or exc}")
+    verdict_line = ""
+    if referee is not None:
+        from scenarios.eventlog import read_jsonl
+        from scenarios.referee import OracleUnavailable, judge, prepare
+
+        try:
+            prepare()
+            verdict = judge(read_jsonl(events))
+        except OracleUnavailable as exc:
+            fail(str(exc))
+        violations = violations + verdict.violations
+        skipped = ", ".join(f"{k} {v}" for k, v in sorted(verdict.skipped.items()))
+        verdict_line = (
+            f"referee Kafka {verdict.kafka or '-'}: {verdict.compared} leader round(s) "
+            f"compared, {len(verdict.violations)} disagreement(s)"
+            + (f" (not judged: {skipped})" if skipped else "")
+        )
     for violation in violations:
         typer.echo(json.dumps(_clipped(violation), sort_keys=True))
+    if verdict_line:
+        typer.echo(verdict_line)
     known = [v for v in violations if v.get("known_issue")]
     failing = [v for v in violations if not (allow_known and v.get("known_issue"))]
     typer.echo(

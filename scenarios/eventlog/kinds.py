@@ -26,7 +26,9 @@ from msgspec import UNSET, UnsetType
 __all__ = [
     "Assignment",
     "Assignor",
+    "AssignorInputs",
     "Config",
+    "ConfigView",
     "CoordinatorFound",
     "CoordinatorUnknown",
     "Fault",
@@ -148,6 +150,31 @@ class StaticPlacement(_Part, kw_only=True):
     worker: str
     candidates: list[str]
     rule: str
+
+
+class ConfigView(_Part, kw_only=True):
+    """A worker's view of the config topic (Kafka ``ClusterConfigState``): its ``offset`` and
+    each connector's task count."""
+
+    offset: int
+    connectors: dict[str, int]
+
+
+class AssignorInputs(_Part, kw_only=True):
+    """Everything a Connect leader's assignor read besides its own state (what
+    ``groupsim check --referee kafka`` replays through Kafka's ``performAssignment``):
+    the leader's own ``leader_id``, ``members`` as ``[member id, base64 JoinGroup metadata]``
+    in JoinGroup order, the cached ``snapshot`` (``WorkerCoordinator.configSnapshot()``),
+    ``fresh_snapshot`` only when ``configFreshSnapshot()`` would differ from it,
+    ``last_completed_generation`` and the leader's ``scheduled.rebalance.max.delay.ms``.
+    The time read is the record's ``t_ms``."""
+
+    leader_id: str
+    members: list[list[str]]
+    snapshot: ConfigView
+    fresh_snapshot: ConfigView | UnsetType = UNSET
+    last_completed_generation: int
+    max_delay_ms: int
 
 
 # ----------------------------------------------------------------------------- run
@@ -422,6 +449,8 @@ class Assignor(_Rec, tag="assignor", kw_only=True):
     # incremental assignors, when the round found work lost (KIP-415's handleLostAssignments)
     lost: Work | UnsetType = UNSET
     previous_members_present: bool | UnsetType = UNSET
+    # the leader's inputs, for the Kafka referee (scenarios/referee)
+    inputs: AssignorInputs | UnsetType = UNSET
     member: str
 
 

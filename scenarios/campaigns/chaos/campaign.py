@@ -12,9 +12,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from scenarios.campaigns.chaos.classify import failure_signature
 from scenarios.campaigns.chaos.generate import ChaosConfig, generate
 from scenarios.campaigns.chaos.render import spec_to_toml
-from scenarios.campaigns.chaos.run import RunOutcome, run_one, simulated_signature
+from scenarios.campaigns.chaos.run import RunOutcome, run_one, run_spec, simulated_signature
 from scenarios.campaigns.chaos.shrink import shrink, write_reproducer_text
 from scenarios.campaigns.chaos.workers import WorkerPool
 
@@ -98,6 +99,11 @@ class CampaignResult:
         return percentile(values, 50), percentile(values, 99)
 
     @property
+    def refereed(self) -> int:
+        """Leader rounds the referee compared with Kafka over all runs (0 without one)."""
+        return sum(o.refereed for o in self.outcomes)
+
+    @property
     def runs_per_minute(self) -> float:
         """Measured: runs per wall-clock minute."""
         return 60.0 * self.runs / self.wall_s if self.wall_s > 0 else 0.0
@@ -127,6 +133,8 @@ class CampaignResult:
             "duration_ms": self.config.duration_ms,
             "faults_injected": dict(sorted(self.faults.items())),
             "violations": dict(sorted(self.violations.items())),
+            "referee": self.config.referee,
+            "refereed_rounds": self.refereed,
             "runs_with_violations": dict(sorted(self.runs_with.items())),
             "failed_runs": [o.index for o in self.failed],
             "stopped_at_first_failure": self.stopped_early,
@@ -192,17 +200,22 @@ def shrink_run(
     campaign's runs do (a pool process, a Spark executor): it depends only on its arguments.
     At most ``budget`` simulations for the shrinking, two more for the check."""
     spec = generate(config, seed, index)
+    referee = config.referee
+
+    def reproduces(candidate: Any) -> tuple[str, str] | None:
+        return failure_signature(run_spec(candidate, referee)[1])
+
     try:
-        shrunk = shrink(spec, invariant, budget=budget)
+        shrunk = shrink(spec, invariant, budget=budget, reproduces=reproduces)
         best, text = shrunk.spec, shrunk.text
     except ValueError:  # pragma: no cover - the run failed once; it fails again (deterministic)
         best, text = spec, spec_to_toml(spec)
     # verify: the file's text, loaded and simulated, fails the same way
-    found = simulated_signature(text, best.name, best.seed, max_cpu_s=config.max_cpu_s)
+    found = simulated_signature(text, best.name, best.seed, referee, max_cpu_s=config.max_cpu_s)
     verified = found is not None and found[0] == invariant
     if not verified:
         best, text = spec, spec_to_toml(spec)
-        found = simulated_signature(text, best.name, best.seed, max_cpu_s=config.max_cpu_s)
+        found = simulated_signature(text, best.name, best.seed, referee, max_cpu_s=config.max_cpu_s)
         verified = found is not None and found[0] == invariant
     return Reproducer(
         index=index,
@@ -247,8 +260,14 @@ def run_campaign(
         CampaignInterrupted: Ctrl-C (any ``KeyboardInterrupt``) at any point; the workers
             are killed first, its ``partial`` holds the runs and reproducers finished.
         WorkerDied: a worker process was killed from outside.
+        scenarios.referee.OracleUnavailable: ``config.referee`` is set and Kafka's harness
+            cannot be built or run (one line).
     """
     started = time.perf_counter()
+    if config.referee is not None:
+        from scenarios.referee import prepare
+
+        prepare()  # build the harness once, before the workers start their JVMs
     tasks = [(config, seed, index) for index in range(runs)]
     outcomes: list[RunOutcome] = []
     reproducers: list[Reproducer] = []

@@ -73,6 +73,9 @@ class ChaosConfig:
         max_cpu_s: each run's CPU budget in seconds (:data:`DEFAULT_MAX_CPU_S`). A run over
             either budget ends with a ``run_budget_exceeded`` violation
             (:func:`scenarios.sim.runner.simulate`).
+        referee: ``"kafka"`` to replay every leader assignment of a run through Kafka's own
+            assignors (:mod:`scenarios.referee`; Connect only); ``None`` for none. It draws
+            nothing: run ``i`` is the same scenario with or without it.
     """
 
     members: tuple[int, int] = (3, 10)
@@ -83,10 +86,15 @@ class ChaosConfig:
     kind: str = "connect"
     max_records: int | None = None
     max_cpu_s: float = DEFAULT_MAX_CPU_S
+    referee: str | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"kind: expected one of {', '.join(KINDS)}, got {self.kind!r}")
+        if self.referee not in (None, "kafka"):
+            raise ValueError(f"referee: expected kafka or None, got {self.referee!r}")
+        if self.referee is not None and self.kind != "connect":
+            raise ValueError("referee: Kafka referees Connect campaigns only (for now)")
         low, high = self.members
         if not 1 <= low <= high:
             raise ValueError(f"members: expected 1 <= low <= high, got {low}..{high}")

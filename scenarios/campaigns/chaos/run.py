@@ -10,6 +10,7 @@ import logging
 import time
 from collections import Counter
 from dataclasses import dataclass, replace
+from typing import Any
 
 from scenarios.campaigns.chaos.classify import KNOWN_ISSUES, classify, failure_signature
 from scenarios.campaigns.chaos.generate import ChaosConfig, ChaosSpec, generate
@@ -27,6 +28,7 @@ __all__ = [
     "RunOutcome",
     "run_spec",
     "run_one",
+    "refereed",
     "simulated_signature",
 ]
 
@@ -50,6 +52,7 @@ class RunOutcome:
         wall_s: wall-clock seconds the simulation took.
         cpu_s: CPU seconds of the whole run in its process (generate, load, simulate,
             classify): what throughput on idle cores is made of.
+        refereed: leader rounds the referee compared with Kafka (0 without a referee).
     """
 
     index: int
@@ -65,20 +68,64 @@ class RunOutcome:
     converge_ms: int | None
     wall_s: float
     cpu_s: float = 0.0
+    refereed: int = 0
 
     @property
     def failed(self) -> bool:
         return bool(self.new_violations)
 
 
-def run_spec(spec: ChaosSpec) -> tuple[RunOutcome, RunResult]:
+def refereed(result: RunResult, referee: str | None) -> int:
+    """Let ``referee`` (``"kafka"`` or ``None``) judge a finished run: each disagreement goes
+    into ``result.records`` as a ``violation`` right after the ``assignor`` record it judges
+    (where an online checker would have put it; ``seq`` renumbered, ``cause_seq`` kept
+    pointing at the same records), so the first violation in log order is the earliest
+    fault whoever found it. Returns the rounds it compared.
+
+    Raises:
+        scenarios.referee.OracleUnavailable: the harness cannot run.
+    """
+    if referee is None:
+        return 0
+    from scenarios.referee import judge
+
+    verdict = judge(result.records)
+    if verdict.violations:
+        result.records[:] = _inserted(result.records, verdict.violations)
+    return verdict.compared
+
+
+def _inserted(records: list[dict[str, Any]], extra: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    after: dict[int, list[dict[str, Any]]] = {}
+    for violation in extra:
+        after.setdefault(int(violation["cause_seq"]), []).append(violation)
+    base = int(records[0]["seq"]) if records else 0
+    renumbered: dict[int, int] = {}
+    out: list[dict[str, Any]] = []
+    for record in records:
+        old = int(record["seq"])
+        renumbered[old] = base + len(out)
+        moved = dict(record, seq=base + len(out))
+        if "cause_seq" in moved:
+            moved["cause_seq"] = renumbered.get(int(moved["cause_seq"]), moved["cause_seq"])
+        out.append(moved)
+        for violation in after.get(old, ()):
+            fields = {k: v for k, v in violation.items() if k not in ("t_ms", "seq")}
+            fields["cause_seq"] = renumbered[old]
+            out.append({"t_ms": violation["t_ms"], "seq": base + len(out), **fields})
+    return out
+
+
+def run_spec(spec: ChaosSpec, referee: str | None = None) -> tuple[RunOutcome, RunResult]:
     """Write, load and simulate ``spec`` with :func:`scenarios.sim.runner.simulate` (the same
-    run ``groupsim run`` gives its reproducer file); its outcome and the full result."""
+    run ``groupsim run`` gives its reproducer file) and let ``referee`` judge it
+    (:func:`refereed`); its outcome and the full result."""
     text = spec_to_toml(spec)
     load = loads_scenario if spec.streams is None else loads_streams_scenario
     loaded = load(text, f"{spec.name}.toml")
     started = time.perf_counter()
     result = simulate(loaded, spec.seed, max_cpu_s=spec.max_cpu_s)
+    compared = refereed(result, referee)
     wall = time.perf_counter() - started
     summary = result.summary
     violations, first_new = classify(result)
@@ -105,6 +152,7 @@ def run_spec(spec: ChaosSpec) -> tuple[RunOutcome, RunResult]:
         task_downtime_max_ms=int(summary.get("task_downtime_ms_max") or 0),
         converge_ms=converge_ms,
         wall_s=wall,
+        refereed=compared,
     )
     return outcome, result
 
@@ -112,15 +160,23 @@ def run_spec(spec: ChaosSpec) -> tuple[RunOutcome, RunResult]:
 def run_one(config: ChaosConfig, campaign_seed: int, index: int) -> RunOutcome:
     """Generate and simulate run ``index`` of a campaign."""
     started = time.process_time()
-    outcome = run_spec(generate(config, campaign_seed, index))[0]
+    outcome = run_spec(generate(config, campaign_seed, index), config.referee)[0]
     return replace(outcome, cpu_s=time.process_time() - started)
 
 
 def simulated_signature(
-    text: str, name: str, seed: int, *, max_cpu_s: float | None = None
+    text: str,
+    name: str,
+    seed: int,
+    referee: str | None = None,
+    *,
+    max_cpu_s: float | None = None,
 ) -> tuple[str, str] | None:
     """The failure signature (:func:`failure_signature`) of scenario file text ``text``
     (named ``name``.toml) simulated with :func:`scenarios.sim.runner.simulate` at ``seed``
-    (within ``max_cpu_s`` CPU seconds, and the file's own ``max_records``): what
-    ``groupsim run FILE`` shows."""
-    return failure_signature(simulate(loads_any(text, f"{name}.toml"), seed, max_cpu_s=max_cpu_s))
+    (within ``max_cpu_s`` CPU seconds, and the file's own ``max_records``) and judged by
+    ``referee``: what ``groupsim run FILE`` (then ``groupsim check --referee`` on its log)
+    shows."""
+    result = simulate(loads_any(text, f"{name}.toml"), seed, max_cpu_s=max_cpu_s)
+    refereed(result, referee)
+    return failure_signature(result)

@@ -42,7 +42,8 @@ import org.apache.kafka.connect.util.ConnectorTaskId;
  *       {@code max_delay_ms}, {@code members} ({@code [[id, base64 metadata], ...]} in
  *       JoinGroup order), {@code snapshot} and optional {@code fresh_snapshot}
  *       ({@code {"offset": n, "connectors": {name: task count}}}),
- *       {@code last_completed_generation}, {@code generation}, {@code now_ms}. Answers
+ *       {@code last_completed_generation}, {@code generation}, {@code now_ms}, and optional
+ *       {@code assignor_key} (whose assignors: default the leader id). Answers
  *       {@code {"assignments": {id: base64}, "snapshot_offset": n}} (the offset of the snapshot
  *       the stand-in coordinator holds afterwards: a fresh one when the assignor took it).</li>
  *   <li>{@code reset}: drops every assignor (or only those of {@code session}).</li>
@@ -157,7 +158,9 @@ public final class GroupsimConnectDriver implements Driver {
         String leaderId = req.get("leader").asText();
         String protocol = req.get("protocol").asText();
         int maxDelay = req.path("max_delay_ms").asInt(300_000);
-        String key = session + "\u0000" + leaderId;
+        // assignor_key (optional) names the worker whose assignors these are when its member id
+        // changes while its WorkerCoordinator lives on (the chaos referee); default the leader id
+        String key = session + "\u0000" + req.path("assignor_key").asText(leaderId);
         Leader leader = leaders.get(key);
         if (leader == null) {
             leader = new Leader(maxDelay);

@@ -1,0 +1,99 @@
+"""The Kafka referee's cost: CPU per chaos run with and without ``--referee kafka``.
+
+Run: ``.venv/bin/python benchmarks/bench_referee.py [--runs N] [--members M] [--seed S]
+[--protocol P,...]`` (default 60 runs of 10-member Connect groups, 1 h of faults, the three
+protocols Kafka has an assignor for). One process: every run is simulated (CPU measured with
+``time.process_time``), then its log is judged by one referee JVM (this process's CPU plus
+the JVM's, read from ``/proc/<pid>/stat``). Wall-clock runs/min on a shared machine mostly
+measures the other tenants; CPU seconds per run do not, so the ratio is
+``(simulation + referee CPU) / simulation CPU``. JVM start-up (and the harness build check)
+is reported apart: a campaign pays it once per worker process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from scenarios import referee  # noqa: E402
+from scenarios.campaigns.chaos import ChaosConfig, generate  # noqa: E402
+from scenarios.campaigns.chaos.run import run_spec  # noqa: E402
+
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _jvm_cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _TICK  # utime, stime
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=60)
+    parser.add_argument("--members", type=int, default=10)
+    parser.add_argument("--seed", type=int, default=3)
+    parser.add_argument("--protocol", default="eager,compatible,sessioned")
+    args = parser.parse_args()
+    config = ChaosConfig(
+        members=(args.members, args.members), protocols=tuple(args.protocol.split(","))
+    )
+    sim_cpu = 0.0
+    logs = []
+    for index in range(args.runs):
+        started = time.process_time()
+        _, result = run_spec(generate(config, args.seed, index))
+        sim_cpu += time.process_time() - started
+        logs.append(result.records)
+
+    started_wall, started_cpu = time.perf_counter(), time.process_time()
+    referee.prepare()
+    oracle = referee.oracle()
+    start_wall = time.perf_counter() - started_wall
+    start_cpu = time.process_time() - started_cpu + _jvm_cpu_s(oracle.pid)
+
+    passes = []
+    for _ in range(2):  # the first pass includes the JVM's warm-up (JIT), the second not
+        jvm_before = _jvm_cpu_s(oracle.pid)
+        py_before, wall_before = time.process_time(), time.perf_counter()
+        rounds = disagreements = 0
+        for records in logs:
+            verdict = referee.judge(records)
+            rounds += verdict.compared
+            disagreements += len(verdict.violations)
+        py_cpu = time.process_time() - py_before
+        jvm_cpu = _jvm_cpu_s(oracle.pid) - jvm_before
+        passes.append((py_cpu, jvm_cpu, time.perf_counter() - wall_before))
+    referee.stop()
+    py_cpu, jvm_cpu, ref_wall = passes[0]
+    ref_cpu = py_cpu + jvm_cpu
+
+    n = args.runs
+    print(f"{n} runs, {args.members} members, 1 h of faults, {args.protocol}, seed {args.seed}")
+    print(f"  simulation CPU per run          {1000 * sim_cpu / n:8.0f} ms")
+    print(
+        f"  referee CPU per run (py + JVM)  {1000 * ref_cpu / n:8.0f} ms "
+        f"({rounds / n:.1f} leader rounds per run; wall {1000 * ref_wall / n:.0f} ms)"
+    )
+    print(f"  CPU ratio with / without        {(sim_cpu + ref_cpu) / sim_cpu:8.2f}x")
+    print(
+        f"  runs/min on 2 idle cores        {2 * 60 * n / sim_cpu:8.0f} without, "
+        f"{2 * 60 * n / (sim_cpu + ref_cpu):.0f} with"
+    )
+    warm_py, warm_jvm, _ = passes[1]
+    print(
+        f"    of which Python {1000 * py_cpu / n:.0f} ms, JVM {1000 * jvm_cpu / n:.0f} ms; "
+        f"warm JVM (second pass): Python {1000 * warm_py / n:.0f} ms, "
+        f"JVM {1000 * warm_jvm / n:.0f} ms, ratio "
+        f"{(sim_cpu + warm_py + warm_jvm) / sim_cpu:.2f}x"
+    )
+    print(f"  JVM start (once per worker)     {start_wall:8.1f} s wall, {start_cpu:.1f} s CPU")
+    print(f"  disagreements                   {disagreements:8d}")
+
+
+if __name__ == "__main__":
+    main()
