@@ -157,7 +157,8 @@ def replay(
     Every recorded JoinGroup, SyncGroup, Heartbeat and LeaveGroup goes, in recorded order and at
     recorded times, through groupsim's coordinator; each answer must equal the recorded one
     field by field. Every completed Connect round's leader assignment must be what groupsim's
-    assignor makes from the same inputs (needs DIR/connect-configs.json). Writes
+    assignor makes from the same inputs (needs DIR/connect-configs.json; Streams rounds need
+    DIR/streams-app.json). Writes
     DIR/conformance.json and prints a table.
     """
     from rich.console import Console
@@ -177,6 +178,7 @@ def replay(
         _fail("groupsim replay needs kio: pip install 'groupsim[serve]'")
     from scenarios.record.conform import TraceError, conform_coordinator, read_exchanges
     from scenarios.record.leaders import CONFIGS_FILE, conform_leaders, read_configs
+    from scenarios.record.streams_leaders import APP_FILE, read_app, read_end_offsets
 
     if tolerance_ms < 0:
         _fail(f"--tolerance-ms {tolerance_ms}: must be >= 0")
@@ -187,10 +189,13 @@ def replay(
         exchanges = read_exchanges(trace)
         configs_file = trace.parent / CONFIGS_FILE
         configs = read_configs(configs_file) if configs_file.exists() else None
+        app_file = trace.parent / APP_FILE
+        app = read_app(app_file) if app_file.exists() else None
+        end_offsets = read_end_offsets(trace) if app is not None else None
     except (ServeInputError, TraceError) as exc:
         _fail(str(exc))
     verdict = conform_coordinator(exchanges, config, tolerance_ms)
-    leaders = conform_leaders(exchanges, configs, tolerance_ms)
+    leaders = conform_leaders(exchanges, configs, tolerance_ms, app, end_offsets)
     table = Table(title=f"conformance of groupsim's coordinator to {trace}")
     for column in ("api", "compared"):
         table.add_column(column, justify="right" if column == "compared" else "left")

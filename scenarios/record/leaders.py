@@ -26,9 +26,9 @@ by field; a ``delay_ms`` within ``tolerance_ms`` of the recorded one is a timing
 real leader read its wall clock a few ms away from the proxy's), anything else a divergence
 naming the round (generation), the member and the first differing field.
 
-Kafka Streams leaders (protocol type ``consumer``, protocol ``stream``) are not compared yet:
-their assignor also reads the topology, topic metadata and changelog end offsets; such rounds
-are counted under ``skipped``.
+Kafka Streams leaders (protocol type ``consumer``, protocol ``stream``) are compared by
+:mod:`.streams_leaders` when ``DIR/streams-app.json`` describes the application (active and
+standby tasks per member); without it their rounds are counted under ``skipped``.
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ from scenarios.serve import wire
 
 from .conform import Exchange, TraceError, _first_difference
 from .frames import decode_response
+from .streams_leaders import APP_FILE, StreamsApp, streams_round
 
 __all__ = [
     "CONFIGS_FILE",
@@ -190,7 +191,11 @@ class _Join:
 
 
 def conform_leaders(
-    exchanges: list[Exchange], configs: ConnectConfigs | None, tolerance_ms: int = 100
+    exchanges: list[Exchange],
+    configs: ConnectConfigs | None,
+    tolerance_ms: int = 100,
+    app: StreamsApp | None = None,
+    end_offsets: list[tuple[int, str, dict[tuple[str, int], int]]] | None = None,
 ) -> LeaderConformance:
     """Runs groupsim's assignor on every completed Connect round of the trace.
 
@@ -199,6 +204,9 @@ def conform_leaders(
         configs: the config topic's snapshots (``connect-configs.json``); None skips every
             Connect round (counted, with the reason).
         tolerance_ms: how far a ``delay_ms`` may stray from the recorded one (ms).
+        app: the Streams application (``streams-app.json``); None skips Streams rounds.
+        end_offsets: the trace's ListOffsets answers
+            (:func:`scenarios.record.streams_leaders.read_end_offsets`).
 
     Returns:
         the :class:`LeaderConformance` verdict.
@@ -232,16 +240,45 @@ def conform_leaders(
         join = joins.pop((body.group_id, body.member_id, generation), None)
         if join is None or not body.assignments:
             continue
+        recorded = {a.member_id: bytes(a.assignment) for a in body.assignments}
+        if join.protocol_type == "consumer" and join.protocol_name == "stream" and app:
+            verdict.compared += 1
+            first = streams_round(
+                app,
+                join.members,
+                body.member_id,
+                join.client,
+                ex.t_ms,
+                end_offsets or [],
+                recorded,
+            )
+            if first is None:
+                verdict.equal += 1
+            else:
+                member, path, was, now = first
+                verdict.differences.append(
+                    LeaderDifference(
+                        "divergence",
+                        join.t_ms,
+                        body.group_id,
+                        generation,
+                        body.member_id,
+                        member,
+                        path,
+                        was,
+                        now,
+                    )
+                )
+            continue
         if join.protocol_type != "connect":
             verdict.skip(
-                f"{join.protocol_type or '?'}/{join.protocol_name} leaders (Streams: topology, "
-                "topic metadata and end offsets not recorded)"
+                f"{join.protocol_type or '?'}/{join.protocol_name} leaders"
+                + (f" (no {APP_FILE} beside the trace)" if join.protocol_name == "stream" else "")
             )
             continue
         if configs is None:
             verdict.skip(f"Connect leaders: no {CONFIGS_FILE} beside the trace")
             continue
-        recorded = {a.member_id: bytes(a.assignment) for a in body.assignments}
         _compare_round(
             verdict,
             assignors,

@@ -20,6 +20,7 @@ find no violation in the recorded log (``groupsim check``).
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +32,8 @@ pytest.importorskip("kio")
 from coordinator.config import CoordinatorConfig  # noqa: E402
 from scenarios.check.log_check import check_log  # noqa: E402
 from scenarios.record.conform import conform_coordinator, read_exchanges  # noqa: E402
+from scenarios.record.leaders import conform_leaders  # noqa: E402
+from scenarios.record.streams_leaders import read_app, read_end_offsets  # noqa: E402
 from tests.kafka_oracle.cluster import (  # noqa: E402
     RecorderThread,
     StreamsInstance,
@@ -53,6 +56,22 @@ STREAMS = {
     "heartbeat_interval_ms": 1000,
 }
 TASKS = {f"0_{p}" for p in range(6)}
+#: StatefulApp as its leader's assignor sees it (``scenarios.record.streams_leaders.read_app``).
+APP = {
+    "subtopologies": [
+        {
+            "id": 0,
+            "source_topic": "input",
+            "partitions": 6,
+            "changelog_topic": "stateful-counts-changelog",
+        }
+    ],
+    **{
+        k.replace("_", "."): v
+        for k, v in STREAMS.items()
+        if "timeout" not in k and "heartbeat" not in k
+    },
+}
 
 
 def _wait(predicate, timeout_s: float, what: str, apps: list[StreamsInstance]) -> None:  # type: ignore[no-untyped-def]
@@ -143,6 +162,8 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Story]:
                     story.after_crash = {a.name: a.tasks() for a in survivors}
         finally:
             recorder.stop()
+    # What the leaders' assignor reads besides the trace: the topology and the settings.
+    (out / "streams-app.json").write_text(json.dumps(APP))
     return out, story
 
 
@@ -179,3 +200,22 @@ def test_groupsim_predicts_every_answer_to_real_streams_apps(
     assert verdict.divergences == [], verdict.divergences[:3]
     assert verdict.compared.get("JoinGroup", 0) >= 6  # start, scale-out, probe, crash
     assert {"SyncGroup", "Heartbeat"} <= set(verdict.compared)
+
+
+def test_groupsim_assignor_gives_every_client_the_real_leaders_tasks(
+    recorded: tuple[Path, Story],
+) -> None:
+    """Every completed round: groupsim's StreamsPartitionAssignor, given the subscriptions of
+    the leader's JoinGroup answer, the changelog end offsets its admin client read and the
+    application, hands every member the active and standby tasks the real leader did."""
+    out, _ = recorded
+    trace = out / "trace.jsonl"
+    verdict = conform_leaders(
+        read_exchanges(trace),
+        None,
+        app=read_app(out / "streams-app.json"),
+        end_offsets=read_end_offsets(trace),
+    )
+    assert verdict.divergences == [], verdict.divergences[:3]
+    assert verdict.compared >= 5  # start, scale-out (with its follow-up), probe, crash
+    assert verdict.equal == verdict.compared

@@ -43,3 +43,27 @@ def test_a_malformed_configs_file_is_a_trace_error(tmp_path: Path, text: str) ->
 def test_no_exchanges_no_rounds() -> None:
     verdict = conform_leaders([], ConnectConfigs(()))
     assert (verdict.compared, verdict.divergences, verdict.skipped) == (0, [], {})
+
+
+def test_a_streams_app_file_gives_the_assignment_configs(tmp_path: Path) -> None:
+    from scenarios.record.streams_leaders import read_app
+
+    path = tmp_path / "streams-app.json"
+    path.write_text(
+        json.dumps(
+            {
+                "subtopologies": [
+                    {"id": 0, "source_topic": "input", "partitions": 6, "changelog_topic": "c"}
+                ],
+                "num.standby.replicas": 1,
+                "rack.aware.assignment.tags": "zone,cluster",
+            }
+        )
+    )
+    app = read_app(path)
+    assert app.subtopologies == {0: ("input", 6, "c")}
+    assert app.configs.num_standby_replicas == 1
+    assert app.configs.rack_aware_assignment_tags == ("zone", "cluster")
+    path.write_text('{"subtopologies": [{"id": 0}]}')
+    with pytest.raises(TraceError, match="streams-app"):
+        read_app(path)
