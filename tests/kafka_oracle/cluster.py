@@ -138,8 +138,12 @@ def kafka_broker(workdir: Path, **settings: str | int) -> Iterator[Broker]:
 
 def _cluster_id() -> str:
     """A fresh cluster id as Kafka writes one (``Uuid.randomUuid().toString()``: URL-safe
-    base64 of 16 bytes, no padding)."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode("ascii").rstrip("=")
+    base64 of 16 bytes, no padding; Kafka draws again when the text starts with ``-``, which
+    the storage tool's command line would read as an option)."""
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode("ascii").rstrip("=")
+        if not text.startswith("-"):
+            return text
 
 
 def _tail(path: Path) -> str:
