@@ -2,7 +2,8 @@
 real leaders sent.
 
 For every completed round of a Connect group in a trace (the leader's JoinGroup answer lists the
-members; the leader's SyncGroup carries the assignments and was answered without error),
+members; the leader's SyncGroup carries the assignments and was answered without error; a
+round whose SyncGroup failed still runs the assignor, whose memory Kafka's keeps, uncompared),
 groupsim's assignor for the elected protocol (``create_assignor``: ``eager`` for ``default``,
 ``incremental_cooperative`` for ``compatible``/``sessioned``, as Kafka's ``WorkerCoordinator``
 picks) is given the inputs the real leader had and must produce the same bytes:
@@ -216,15 +217,16 @@ def conform_leaders(
     last_completed: dict[tuple[str, str], int] = {}
     assignors: dict[tuple[str, str, str], ConnectAssignor] = {}
     for ex in exchanges:
-        if ex.response_raw is None or ex.api_key not in (11, 14):
+        if ex.api_key not in (11, 14):
             continue
         request = wire.decode_request(ex.request_raw)
         body = request.body
-        _, answer = decode_response(ex.response_raw, ex.api_key, ex.version)
-        if answer is None or int(getattr(answer.error_code, "value", answer.error_code)) != 0:
-            continue
+        answer = None
+        if ex.response_raw is not None:
+            _, answer = decode_response(ex.response_raw, ex.api_key, ex.version)
+        ok = answer is not None and int(getattr(answer.error_code, "value", answer.error_code)) == 0
         if ex.api_key == 11:
-            if answer.members and answer.member_id == answer.leader:
+            if ok and answer is not None and answer.members and answer.member_id == answer.leader:
                 joins[(body.group_id, answer.member_id, int(answer.generation_id))] = _Join(
                     ex.response_t_ms or ex.t_ms,
                     request.client_id,
@@ -233,14 +235,32 @@ def conform_leaders(
                     [(m.member_id, bytes(m.metadata)) for m in answer.members],
                 )
             continue
-        # SyncGroup answered without error: a completed generation for this member.
         generation = int(body.generation_id)
         previous = last_completed.get((body.group_id, request.client_id), -1)
-        last_completed[(body.group_id, request.client_id)] = generation
+        if ok:  # a SyncGroup answered without error completes the generation for its member
+            last_completed[(body.group_id, request.client_id)] = generation
         join = joins.pop((body.group_id, body.member_id, generation), None)
         if join is None or not body.assignments:
             continue
         recorded = {a.member_id: bytes(a.assignment) for a in body.assignments}
+        if not ok:
+            # The leader's assignor ran (and a Connect assignor keeps what it assigned), but
+            # the round did not complete: run ours for its state, compare nothing.
+            verdict.skip("rounds whose leader's SyncGroup failed (assignor run, not compared)")
+            if join.protocol_type == "connect" and configs is not None:
+                _compare_round(
+                    LeaderConformance(),
+                    assignors,
+                    configs,
+                    join,
+                    body.group_id,
+                    body.member_id,
+                    generation,
+                    previous,
+                    recorded,
+                    tolerance_ms,
+                )
+            continue
         if join.protocol_type == "consumer" and join.protocol_name == "stream" and app:
             verdict.compared += 1
             first = streams_round(
