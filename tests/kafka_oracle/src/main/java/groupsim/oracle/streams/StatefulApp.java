@@ -44,8 +44,8 @@ import org.apache.kafka.streams.kstream.Materialized;
  * {@code STATE <new> <old>} for each KafkaStreams state transition and
  * {@code ASSIGNMENT active=[0_0, ...] standby=[0_1, ...]} each time the tasks of its stream
  * threads change (a warm-up is a standby task to its client). It runs until killed; SIGTERM
- * closes it cleanly (leaving the group is not part of Streams' close in 4.0: the group sees a
- * session timeout unless {@code internal.leave.group.on.close=true} is given).
+ * closes it ({@code KafkaStreams.close}; its consumers do not send LeaveGroup on close, as
+ * Streams configures them, so the group notices the departure by the session timeout).
  */
 public final class StatefulApp {
     public static final String INPUT = "input";
