@@ -347,8 +347,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("scenarios", nargs="*", default=list(RUNNABLE))
     parser.add_argument("--write", type=Path, help="the markdown file whose table to replace")
-    parser.add_argument("--work", type=Path, default=Path("real-vs-sim"), help="run directory")
+    parser.add_argument(
+        "--work", type=Path, help="where the runs go (default: a new temporary directory)"
+    )
     args = parser.parse_args(argv)
+    if args.work is None:
+        import tempfile
+
+        args.work = Path(tempfile.mkdtemp(prefix="real-vs-sim-"))
     results: dict[str, tuple[Measures, Measures, dict[str, Any]]] = {}
     for name in args.scenarios:
         if name not in RUNNABLE:
