@@ -349,6 +349,16 @@ class StreamsInstance:
                 return _task_set(active), _task_set(standby)
         return set(), set()
 
+    def held(self) -> set[str]:
+        """Every task it has printed as active or standby so far (it keeps their local state
+        in its state directory)."""
+        out: set[str] = set()
+        for line in self.lines():
+            if line.startswith("ASSIGNMENT "):
+                active, _, standby = line[len("ASSIGNMENT active=") :].partition(" standby=")
+                out |= _task_set(active) | _task_set(standby)
+        return out
+
     def crash(self) -> None:
         """kill -9: the process ends without leaving the group or closing anything."""
         if self.proc.poll() is None:
