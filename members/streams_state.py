@@ -461,7 +461,8 @@ class ClientDecision:
             Kafka's warmup map (active movements) plus, where a task has more standbys than
             ``num.standby.replicas``, its copies on clients that are not caught up.
         withheld: actives not handed out yet because another client still owns their
-            partition (COOPERATIVE); the client gets them as standbys meanwhile.
+            partition (COOPERATIVE); the client gets those it previously owned as standbys
+            as standbys meanwhile (Kafka ``buildStandbyTaskMap``).
         next_rebalance_ms: the AssignmentInfo ``nextRebalanceMs`` sent to this member.
     """
 
@@ -603,8 +604,12 @@ class StreamsPartitionAssignor:
                     if not (lag == LATEST_OFFSET or 0 <= lag <= acceptable):
                         warm.setdefault(p, set()).add(task)
 
-        # COOPERATIVE: an active whose partition another member still owns is withheld.
+        # COOPERATIVE: an active whose partition another member still owns is withheld. Kafka
+        # (StreamsPartitionAssignor#buildStandbyTaskMap) keeps a withheld stateful task as a
+        # standby meanwhile only where the client previously owned it as a standby
+        # (ClientState#previouslyOwnedStandby): its state store stays open until the follow-up.
         decisions: dict[str, ClientDecision] = {}
+        kept_standby: dict[str, set[TaskId]] = {}
         any_withheld = False
         for pid in sorted(by_process):
             state = by_process[pid]
@@ -622,6 +627,9 @@ class StreamsPartitionAssignor:
             if d.withheld:
                 any_withheld = True
                 d.next_rebalance_ms = 0
+            kept_standby[member_id] = {
+                t for t in d.withheld if topology.is_stateful(t) and t in state.prev_standby
+            }
             decisions[labels[pid]] = d
 
         # A version-probing rebalance (versionProbingAssignment) encodes no probing time: the
@@ -637,7 +645,7 @@ class StreamsPartitionAssignor:
         payload: list[tuple[str, bytes]] = []
         for d in decisions.values():
             given = [t for t in d.active if t not in d.withheld]
-            standby = sorted({*d.standby, *(t for t in d.withheld if topology.is_stateful(t))})
+            standby = sorted({*d.standby, *kept_standby[d.member_id]})
             parts = sorted(topology.source_partition(t) for t in given)
             answer = StreamsAssignment(
                 version=used,

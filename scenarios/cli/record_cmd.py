@@ -149,7 +149,10 @@ def replay(
 
     Every recorded JoinGroup, SyncGroup, Heartbeat and LeaveGroup goes, in recorded order and at
     recorded times, through groupsim's coordinator; each answer must equal the recorded one
-    field by field. Writes DIR/conformance.json and prints a table.
+    field by field. Every completed Connect round's leader assignment must be what groupsim's
+    assignor makes from the same inputs (needs DIR/connect-configs.json; Streams rounds need
+    DIR/streams-app.json). Writes
+    DIR/conformance.json and prints a table.
     """
     from rich.console import Console
     from rich.table import Table
@@ -165,6 +168,8 @@ def replay(
     except ImportError:
         fail("groupsim replay needs kio: pip install 'groupsim[serve]'")
     from scenarios.record.conform import conform_coordinator, read_exchanges
+    from scenarios.record.leaders import CONFIGS_FILE, conform_leaders, read_configs
+    from scenarios.record.streams_leaders import APP_FILE, read_app, read_end_offsets
 
     if tolerance_ms < 0:
         fail(f"--tolerance-ms {tolerance_ms}: must be >= 0")
@@ -173,7 +178,13 @@ def replay(
         overrides = dict(parse_setting(text) for text in setting or [])
         config = coordinator_config(ServeScenario(), overrides)
         exchanges = read_exchanges(trace)
+        configs_file = trace.parent / CONFIGS_FILE
+        configs = read_configs(configs_file) if configs_file.exists() else None
+        app_file = trace.parent / APP_FILE
+        app = read_app(app_file) if app_file.exists() else None
+        end_offsets = read_end_offsets(trace) if app is not None else None
     verdict = conform_coordinator(exchanges, config, tolerance_ms)
+    leaders = conform_leaders(exchanges, configs, tolerance_ms, app, end_offsets)
     table = Table(title=f"conformance of groupsim's coordinator to {trace}")
     for column in ("api", "compared"):
         table.add_column(column, justify="right" if column == "compared" else "left")
@@ -201,11 +212,26 @@ def replay(
             f"{d.field}: recorded {d.recorded!r}, groupsim {d.groupsim!r}",
             markup=False,
         )
+    console.print(
+        f"leaders' assignments: {leaders.compared} rounds, equal: {leaders.equal}   "
+        f"timing-only differences: {len(leaders.timing)}   "
+        f"divergences: {len(leaders.divergences)}",
+        markup=False,
+    )
+    for skipped, count in leaders.skipped.items():
+        console.print(f"leaders skipped {count}: {skipped}", markup=False)
+    for ld in leaders.differences[:10]:
+        console.print(
+            f"leader {ld.kind} in round {ld.generation} of group {ld.group} (leader {ld.leader}): "
+            f"member {ld.member}: {ld.field}: recorded {ld.recorded!r}, groupsim {ld.groupsim!r}",
+            markup=False,
+        )
     out = conform if conform.is_dir() else conform.parent
+    report = {**verdict.to_json(), "leaders": leaders.to_json()}
     try:
-        (out / "conformance.json").write_text(json.dumps(verdict.to_json(), indent=2) + "\n")
+        (out / "conformance.json").write_text(json.dumps(report, indent=2) + "\n")
     except OSError as exc:
         fail(f"cannot write {out / 'conformance.json'}: {exc.strerror or exc}")
     console.print(f"wrote {out / 'conformance.json'}", markup=False)
-    if verdict.divergences:
+    if verdict.divergences or leaders.divergences:
         raise typer.Exit(1)

@@ -138,8 +138,12 @@ def kafka_broker(workdir: Path, **settings: str | int) -> Iterator[Broker]:
 
 def _cluster_id() -> str:
     """A fresh cluster id as Kafka writes one (``Uuid.randomUuid().toString()``: URL-safe
-    base64 of 16 bytes, no padding)."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode("ascii").rstrip("=")
+    base64 of 16 bytes, no padding; Kafka draws again when the text starts with ``-``, which
+    the storage tool's command line would read as an option)."""
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode("ascii").rstrip("=")
+        if not text.startswith("-"):
+            return text
 
 
 def _tail(path: Path) -> str:
@@ -305,3 +309,156 @@ class RecorderThread:
             trio.from_thread.run_sync(self._scope.cancel, trio_token=self._token)
         self._thread.join(30)
         self._recording.close()
+
+
+# --------------------------------------------------------------------------------------------
+# Kafka Streams applications
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class StreamsInstance:
+    """A running instance of the harness's ``groupsim.oracle.streams.StatefulApp``.
+
+    ``log`` holds what it prints: ``STATE <new> <old>`` per KafkaStreams state transition and
+    ``ASSIGNMENT active=[0_0, ...] standby=[...]`` per change of its tasks (a warm-up is a
+    standby task to its client).
+    """
+
+    name: str
+    proc: subprocess.Popen[bytes]
+    log: Path
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def lines(self) -> list[str]:
+        return self.log.read_text(errors="replace").splitlines()
+
+    def state(self) -> str | None:
+        """The last KafkaStreams state it printed (``RUNNING``, ``REBALANCING``, ...)."""
+        states = [line.split()[1] for line in self.lines() if line.startswith("STATE ")]
+        return states[-1] if states else None
+
+    def tasks(self) -> tuple[set[str], set[str]]:
+        """Its last printed (active, standby) task ids; empty sets before the first."""
+        for line in reversed(self.lines()):
+            if line.startswith("ASSIGNMENT "):
+                active, _, standby = line[len("ASSIGNMENT active=") :].partition(" standby=")
+                return _task_set(active), _task_set(standby)
+        return set(), set()
+
+    def held(self) -> set[str]:
+        """Every task it has printed as active or standby so far (it keeps their local state
+        in its state directory)."""
+        out: set[str] = set()
+        for line in self.lines():
+            if line.startswith("ASSIGNMENT "):
+                active, _, standby = line[len("ASSIGNMENT active=") :].partition(" standby=")
+                out |= _task_set(active) | _task_set(standby)
+        return out
+
+    def crash(self) -> None:
+        """kill -9: the process ends without leaving the group or closing anything."""
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=30)
+
+
+def _task_set(text: str) -> set[str]:
+    inner = text.strip().strip("[]")
+    return {t.strip() for t in inner.split(",") if t.strip()}
+
+
+@contextmanager
+def streams_app(
+    workdir: Path, bootstrap: str, name: str, **settings: str | int
+) -> Iterator[StreamsInstance]:
+    """A real Kafka Streams instance (application ``stateful``) for the block, bootstrapping
+    from ``bootstrap``, with its own state directory under ``workdir``; stopped by its pid at
+    the end (SIGTERM, then SIGKILL), also when the test fails.
+
+    Args:
+        settings: Streams settings, ``.`` written as ``_`` (``num_standby_replicas=1``,
+            ``client_tag_zone="z1"``), plus ``produce=N`` for N input records first.
+    """
+    values: dict[str, str | int] = {
+        "bootstrap.servers": bootstrap,
+        "client.id": name,
+        "state.dir": str(workdir / f"{name}-state"),
+    }
+    values.update({k.replace("_", "."): v for k, v in settings.items()})
+    log = workdir / f"{name}.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [
+                *java_command(
+                    "groupsim.oracle.streams.StatefulApp", requested_version(), heap="256m"
+                ),
+                *(f"{k}={v}" for k, v in values.items()),
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        yield StreamsInstance(name, proc, log)
+    finally:
+        _stop(proc)
+
+
+def write_connect_configs(
+    bootstrap: str, out: Path, max_delay_ms: int, topic: str = "connect-configs"
+) -> Path:
+    """Writes ``out/connect-configs.json`` (what ``replay --conform`` gives Connect leaders,
+    :func:`scenarios.record.leaders.read_configs`) from the config topic, read from its start.
+
+    The view is Kafka's ``KafkaConfigBackingStore``'s (values are JSON without schemas): a
+    ``connector-<name>`` record adds the connector (a null value removes it) with 0 tasks until
+    a ``commit-<name>`` record (``{"tasks": n}``) commits its task configs; the snapshot at
+    offset ``o`` has read every record below ``o``. Other records (task configs, target states,
+    session keys) do not change a task count.
+    """
+    import json
+
+    from kafka import KafkaConsumer, TopicPartition
+
+    consumer = KafkaConsumer(
+        bootstrap_servers=bootstrap, enable_auto_commit=False, consumer_timeout_ms=5000
+    )
+    try:
+        partition = TopicPartition(topic, 0)
+        consumer.assign([partition])
+        consumer.seek_to_beginning(partition)
+        end = consumer.end_offsets([partition])[partition]
+        counts: dict[str, int] = {}
+        snapshots: list[dict[str, object]] = []
+        for record in consumer:
+            key = record.key.decode() if record.key else ""
+            value = json.loads(record.value) if record.value else None
+            before = dict(counts)
+            if key.startswith("connector-"):
+                name = key[len("connector-") :]
+                if value is None:
+                    counts.pop(name, None)
+                else:
+                    counts.setdefault(name, 0)
+            elif key.startswith("commit-") and isinstance(value, dict):
+                name = key[len("commit-") :]
+                if name in counts:
+                    counts[name] = int(value.get("tasks", 0))
+            if counts != before:
+                snapshots.append({"offset": record.offset + 1, "connectors": dict(counts)})
+            if record.offset + 1 >= end:
+                break
+    finally:
+        consumer.close()
+    path = out / "connect-configs.json"
+    path.write_text(
+        json.dumps(
+            {"scheduled.rebalance.max.delay.ms": max_delay_ms, "snapshots": snapshots}, indent=1
+        )
+        + "\n"
+    )
+    return path

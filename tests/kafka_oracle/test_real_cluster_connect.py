@@ -19,18 +19,23 @@ pytest.importorskip("kio")
 from coordinator.config import CoordinatorConfig  # noqa: E402
 from scenarios.check.log_check import check_log  # noqa: E402
 from scenarios.record.conform import conform_coordinator, read_exchanges  # noqa: E402
+from scenarios.record.leaders import conform_leaders, read_configs  # noqa: E402
 from tests.kafka_oracle.cluster import (  # noqa: E402
     RecorderThread,
     connect_worker,
     kafka_broker,
     rest_call,
+    write_connect_configs,
 )
 from tests.kafka_oracle.oracle import unavailable_reason  # noqa: E402
 
 pytestmark = pytest.mark.kafka
 
 BROKER = {"group.initial.rebalance.delay.ms": 0, "group.min.session.timeout.ms": 500}
-WORKER = {"connect_protocol": "sessioned", "scheduled_rebalance_max_delay_ms": 8000}
+WORKER: dict[str, str | int] = {
+    "connect_protocol": "sessioned",
+    "scheduled_rebalance_max_delay_ms": 8000,
+}
 
 
 def _tasks_per_worker(url: str) -> Counter[str]:
@@ -98,6 +103,8 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
                 )
         finally:
             recorder.stop()
+        # What the leaders read from the config topic, for replay --conform's leaders.
+        write_connect_configs(broker.bootstrap, out, WORKER["scheduled_rebalance_max_delay_ms"])
     return out
 
 
@@ -112,3 +119,43 @@ def test_groupsim_predicts_every_answer_to_real_connect_workers(recorded: Path) 
     assert verdict.divergences == [], verdict.divergences[:3]
     assert verdict.compared.get("JoinGroup", 0) >= 5  # at least the rounds above
     assert {"SyncGroup", "Heartbeat", "LeaveGroup"} <= set(verdict.compared)
+
+
+def test_groupsim_assignor_makes_every_real_leaders_assignment(recorded: Path) -> None:
+    """Every completed round: groupsim's incremental assignor, given the members' metadata of
+    the leader's JoinGroup answer and the config snapshot it read, sends the same bytes."""
+    verdict = conform_leaders(
+        read_exchanges(recorded / "trace.jsonl"), read_configs(recorded / "connect-configs.json")
+    )
+    assert verdict.divergences == [], verdict.divergences[:3]
+    assert verdict.compared >= 4  # the connector, scale-out (2 rounds), the leave, the delay
+    assert verdict.equal + len(verdict.timing) == verdict.compared
+
+
+def test_a_planted_assignor_divergence_exits_1_naming_round_and_field(
+    recorded: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The incremental assignor deals tasks to the workers in reverse id order on ties:
+    replay --conform must exit 1 and name the first round it changes and the field."""
+    import json
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from members.assignors import incremental_cooperative as ica
+    from scenarios.cli.main import app
+
+    def assign_tasks(self, workers, tasks):  # type: ignore[no-untyped-def]
+        workers.sort(key=lambda w: (len(w.tasks), [-ord(ch) for ch in w.worker]))
+        ica._water_fill([w.tasks for w in workers], list(tasks))
+
+    monkeypatch.setattr(ica.IncrementalCooperativeAssignor, "assign_tasks", assign_tasks)
+    copy = tmp_path / "recorded"
+    shutil.copytree(recorded, copy)
+    settings = [a for k, v in BROKER.items() for a in ("--set", f"{k}={v}")]
+    done = CliRunner().invoke(app, ["replay", "--conform", str(copy), *settings])
+    assert done.exit_code == 1, done.output
+    leaders = json.loads((copy / "conformance.json").read_text())["leaders"]
+    first = next(d for d in leaders["differences"] if d["kind"] == "divergence")
+    assert first["field"].startswith("tasks"), first
+    assert f"round {first['generation']}" in done.output

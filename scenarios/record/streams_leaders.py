@@ -1,0 +1,193 @@
+"""``groupsim replay --conform``, Kafka Streams leaders: groupsim's StreamsPartitionAssignor
+given the inputs a real Streams leader had must hand every client the same active and standby
+tasks.
+
+Inputs, per completed round of a Streams group (protocol ``stream``):
+
+* the members' subscriptions, from the leader's JoinGroup answer (process ids, previous tasks'
+  offset sums, client tags, owned partitions), in that order;
+* the application: ``DIR/streams-app.json`` (see :func:`read_app`) names each subtopology's
+  source topic, partition count and changelog topic, and the assignment settings
+  (``num.standby.replicas``, ``acceptable.recovery.lag``, ``max.warmup.replicas``,
+  ``probing.rebalance.interval.ms``, ``rack.aware.assignment.tags``) — what the leader reads
+  from its topology and ``StreamsConfig``;
+* the changelogs' end offsets: the ListOffsets answers the leader's admin client
+  (``<client.id>-admin``; Kafka's ``StreamsPartitionAssignor`` asks through its Admin) received
+  before the leader's SyncGroup, as recorded in ``trace.jsonl``.
+
+groupsim's Streams model names topics ``input-<subtopology>`` (members/streams_state.py), so the
+real topic names in the subscriptions are mapped onto those before the assignor runs, and back
+for the comparison. Compared per member: the active tasks, the standby tasks (warm-ups are
+standbys on the wire), and whether a probing rebalance is scheduled (``nextRebalanceMs`` set;
+its exact value is the leader's wall clock and is not compared). The first differing field is
+reported with the round (generation) and the member, as for Connect.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from members.assignors.streams import AssignmentConfigs, TaskId
+from members.streams_state import (
+    StreamsPartitionAssignor,
+    StreamsTopology,
+    Subtopology,
+    decode_consumer_subscription,
+    encode_consumer_subscription,
+    read_assignment,
+)
+from protocol.streams_codec import NO_NEXT_REBALANCE, TopicPartition, decode_subscription
+
+from .conform import TraceError
+
+__all__ = ["APP_FILE", "StreamsApp", "read_app", "read_end_offsets", "streams_round"]
+
+#: The side file describing the Streams application of a recording.
+APP_FILE = "streams-app.json"
+
+
+@dataclass(frozen=True, slots=True)
+class StreamsApp:
+    """A Streams application as its leader's assignor sees it: per subtopology id, its
+    ``(source topic, partitions, changelog topic or None)``, and the assignment configs."""
+
+    subtopologies: dict[int, tuple[str, int, str | None]]
+    configs: AssignmentConfigs
+
+
+def read_app(path: Path) -> StreamsApp:
+    """Reads ``streams-app.json``::
+
+        {"subtopologies": [{"id": 0, "source_topic": "input", "partitions": 6,
+                            "changelog_topic": "stateful-counts-changelog"}],
+         "num.standby.replicas": 1, "acceptable.recovery.lag": 10, "max.warmup.replicas": 2,
+         "probing.rebalance.interval.ms": 60000, "rack.aware.assignment.tags": "zone"}
+
+    Raises:
+        TraceError: the file cannot be read or does not have this shape.
+    """
+    try:
+        data = json.loads(path.read_text())
+        subs = {
+            int(s["id"]): (str(s["source_topic"]), int(s["partitions"]), s.get("changelog_topic"))
+            for s in data["subtopologies"]
+        }
+        tags = str(data.get("rack.aware.assignment.tags", ""))
+        configs = AssignmentConfigs(
+            acceptable_recovery_lag=int(data.get("acceptable.recovery.lag", 10_000)),
+            max_warmup_replicas=int(data.get("max.warmup.replicas", 2)),
+            num_standby_replicas=int(data.get("num.standby.replicas", 0)),
+            probing_rebalance_interval_ms=int(data.get("probing.rebalance.interval.ms", 600_000)),
+            rack_aware_assignment_tags=tuple(t for t in tags.split(",") if t),
+        )
+    except OSError as exc:
+        raise TraceError(f"{path}: {exc.strerror or exc}") from None
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise TraceError(f"{path}: not a streams-app file ({exc!r})") from None
+    return StreamsApp(subs, configs)
+
+
+def read_end_offsets(trace: Path) -> list[tuple[int, str, dict[tuple[str, int], int]]]:
+    """Every ListOffsets answer of the trace: ``(t_ms since the trace began, client id,
+    {(topic, partition): offset})`` in trace order."""
+    out: list[tuple[int, str, dict[tuple[str, int], int]]] = []
+    start: int | None = None
+    with trace.open() as handle:
+        for line in handle:
+            entry = json.loads(line)
+            start = entry["t_ms"] if start is None else start
+            if entry.get("api") != "ListOffsets" or entry.get("dir") != "response":
+                continue
+            offsets = {
+                (t["name"], int(p["partition_index"])): int(p["offset"])
+                for t in entry.get("fields", {}).get("topics", [])
+                for p in t["partitions"]
+                if p.get("error_code") in (0, None, "none")
+            }
+            out.append((entry["t_ms"] - start, str(entry.get("client_id", "")), offsets))
+    return out
+
+
+def _admin_of(client_id: str) -> str:
+    """``s1-admin`` for a stream thread's consumer ``s1-StreamThread-1-consumer``."""
+    return client_id.split("-StreamThread-", 1)[0] + "-admin"
+
+
+def streams_round(
+    app: StreamsApp,
+    members: list[tuple[str, bytes]],
+    leader: str,
+    leader_client: str,
+    sync_t_ms: int,
+    end_offsets: list[tuple[int, str, dict[tuple[str, int], int]]],
+    recorded: dict[str, bytes],
+) -> tuple[str, str, Any, Any] | None:
+    """Runs groupsim's Streams assignor on one round; the first difference as
+    ``(member, field, recorded, groupsim)``, or None when every member gets the same tasks."""
+    to_model = {src: f"input-{sid}" for sid, (src, _, _) in app.subtopologies.items()}
+    changelog_task = {
+        (log, p): TaskId(sid, p)
+        for sid, (_, n, log) in app.subtopologies.items()
+        if log
+        for p in range(n)
+    }
+    ends: dict[TaskId, int] = {}
+    admin = _admin_of(leader_client)
+    for t_ms, client, offsets in end_offsets:
+        if t_ms > sync_t_ms:
+            break
+        if client == admin:
+            for tp, offset in offsets.items():
+                if tp in changelog_task:
+                    ends[changelog_task[tp]] = offset
+    topology = StreamsTopology(
+        [
+            Subtopology(sid, n, stateful=log is not None)
+            for sid, (_, n, log) in app.subtopologies.items()
+        ],
+        {task: (offset, 0) for task, offset in ends.items()},
+    )
+    rewritten = []
+    leader_process = uuid.UUID(int=0)
+    for member_id, metadata in members:
+        sub = decode_consumer_subscription(metadata)
+        if member_id == leader:
+            leader_process = uuid.UUID(str(decode_subscription(sub.user_data).process_id))
+        sub = type(sub)(
+            tuple(to_model.get(t, t) for t in sub.topics),
+            sub.user_data,
+            tuple(
+                TopicPartition(to_model.get(tp.topic, tp.topic), tp.partition)
+                for tp in sub.owned_partitions
+            ),
+            sub.generation_id,
+            sub.rack_id,
+            None,
+        )
+        rewritten.append((member_id, encode_consumer_subscription(sub)))
+    ours = dict(
+        StreamsPartitionAssignor(topology, app.configs, leader_process)
+        .assign(rewritten, sync_t_ms)
+        .assignments
+    )
+    if set(ours) != set(recorded):
+        return ("", "members", sorted(recorded), sorted(ours))
+    for member, data in recorded.items():
+        theirs, mine = _view(data), _view(ours[member])
+        for key in theirs:
+            if theirs[key] != mine[key]:
+                return (member, key, theirs[key], mine[key])
+    return None
+
+
+def _view(data: bytes) -> dict[str, Any]:
+    _, info = read_assignment(data)
+    return {
+        "active_tasks": sorted(f"{t.subtopology}_{t.partition}" for t in info.active_tasks),
+        "standby_tasks": sorted(f"{t.subtopology}_{t.partition}" for t in info.standby_tasks),
+        "probing_rebalance": info.next_rebalance_ms != NO_NEXT_REBALANCE,
+    }

@@ -1,0 +1,142 @@
+package groupsim.oracle.streams;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Properties;
+import java.util.TreeSet;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StreamsBuilder;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.ThreadMetadata;
+import org.apache.kafka.streams.TaskMetadata;
+import org.apache.kafka.streams.kstream.Consumed;
+import org.apache.kafka.streams.kstream.Materialized;
+
+/**
+ * A real Kafka Streams application for the real-cluster tests: one stateful sub-topology,
+ * {@code input} (6 partitions) → groupByKey → count into the store {@code counts}, whose
+ * changelog is {@code stateful-counts-changelog}. Six stateful tasks 0_0..0_5 for the
+ * StreamsPartitionAssignor / HighAvailabilityTaskAssignor to place, with standbys (KIP-441
+ * warm-ups, client tags and rack-aware standbys, KIP-708) as the arguments say.
+ *
+ * <p>Arguments are {@code key=value} Streams settings given to the application as they are
+ * ({@code num.standby.replicas=1}, {@code client.tag.zone=z1},
+ * {@code rack.aware.assignment.tags=zone}, {@code acceptable.recovery.lag=10},
+ * {@code max.warmup.replicas=2}, {@code probing.rebalance.interval.ms=60000},
+ * {@code session.timeout.ms=6000}, ...); {@code bootstrap.servers}, {@code client.id} and
+ * {@code state.dir} are required. One more, {@code produce=N}, writes N records (keys k0..k59)
+ * to {@code input} before the application starts, so the changelog has something to restore.
+ *
+ * <p>It prints one line per event on stdout, flushed at once:
+ * {@code STATE <new> <old>} for each KafkaStreams state transition and
+ * {@code ASSIGNMENT active=[0_0, ...] standby=[0_1, ...]} each time the tasks of its stream
+ * threads change (a warm-up is a standby task to its client). It runs until killed; SIGTERM
+ * closes it ({@code KafkaStreams.close}; its consumers do not send LeaveGroup on close, as
+ * Streams configures them, so the group notices the departure by the session timeout).
+ */
+public final class StatefulApp {
+    public static final String INPUT = "input";
+    public static final int PARTITIONS = 6;
+
+    private StatefulApp() {}
+
+    public static void main(String[] args) throws Exception {
+        Properties props = new Properties();
+        props.put(StreamsConfig.APPLICATION_ID_CONFIG, "stateful");
+        props.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, "1");
+        props.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, "0");
+        props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, "200");
+        props.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, "1");
+        props.put(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
+        props.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
+        int produce = 0;
+        for (String arg : args) {
+            int eq = arg.indexOf('=');
+            if (eq <= 0) throw new IllegalArgumentException("not key=value: " + arg);
+            String key = arg.substring(0, eq);
+            String value = arg.substring(eq + 1);
+            if (key.equals("produce")) produce = Integer.parseInt(value);
+            else props.put(key, value);
+        }
+        String bootstrap = props.getProperty(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG);
+        createInput(bootstrap);
+        if (produce > 0) produce(bootstrap, produce);
+
+        StreamsBuilder builder = new StreamsBuilder();
+        builder.stream(INPUT, Consumed.with(Serdes.String(), Serdes.String()))
+            .groupByKey()
+            .count(Materialized.as("counts"));
+        KafkaStreams streams = new KafkaStreams(builder.build(), props);
+        streams.setStateListener((now, before) -> say("STATE " + now + " " + before));
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            streams.close(Duration.ofSeconds(20));
+            stopped.countDown();
+        }));
+        streams.start();
+        String last = "";
+        while (stopped.getCount() > 0) {
+            String now = assignment(streams);
+            if (!now.equals(last)) {
+                say(now);
+                last = now;
+            }
+            Thread.sleep(200);
+        }
+    }
+
+    private static String assignment(KafkaStreams streams) {
+        TreeSet<String> active = new TreeSet<>();
+        TreeSet<String> standby = new TreeSet<>();
+        try {
+            for (ThreadMetadata thread : streams.metadataForLocalThreads()) {
+                for (TaskMetadata task : thread.activeTasks()) active.add(task.taskId().toString());
+                for (TaskMetadata task : thread.standbyTasks()) standby.add(task.taskId().toString());
+            }
+        } catch (RuntimeException closing) {
+            return "";
+        }
+        return "ASSIGNMENT active=" + active + " standby=" + standby;
+    }
+
+    private static void createInput(String bootstrap) throws Exception {
+        Properties props = new Properties();
+        props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        try (Admin admin = Admin.create(props)) {
+            admin.createTopics(List.of(new NewTopic(INPUT, PARTITIONS, (short) 1))).all().get();
+        } catch (ExecutionException e) {
+            if (!(e.getCause() instanceof TopicExistsException)) throw e;
+        }
+    }
+
+    private static void produce(String bootstrap, int count) {
+        Properties props = new Properties();
+        props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class);
+        props.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class);
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(props)) {
+            for (int i = 0; i < count; i++) {
+                producer.send(new ProducerRecord<>(INPUT, "k" + (i % 60), Integer.toString(i)));
+            }
+        }
+        say("PRODUCED " + count);
+    }
+
+    private static synchronized void say(String line) {
+        System.out.println(line);
+        System.out.flush();
+    }
+}
