@@ -89,6 +89,7 @@ from typing import NamedTuple, TypeVar
 
 import msgspec
 
+from protocol.consumer_codec import TopicPartition
 from protocol.java import hash_order, string_hash
 from protocol.primitives import (
     INT32_MAX,
@@ -202,13 +203,6 @@ class StreamsTaskId(NamedTuple):
         except ValueError:
             pass
         raise ValueError(f"task id {text!r} is not '<subtopology>_<partition>'")
-
-
-class TopicPartition(NamedTuple):
-    """Kafka ``TopicPartition``."""
-
-    topic: str
-    partition: int
 
 
 class HostInfo(NamedTuple):
