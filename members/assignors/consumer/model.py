@@ -10,7 +10,7 @@ ordered sequences and :func:`member_order` / :func:`topic_order` replay the Java
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import msgspec
 
@@ -101,7 +101,3 @@ def partition_racks(racks: PartitionRacks) -> list[frozenset[str]]:
     """Each partition's set of non-null replica racks."""
     return [frozenset(r for r in replicas if r is not None) for replicas in racks]
 
-
-def all_members_topics(members: Iterable[ConsumerMember]) -> set[str]:
-    """Every topic any member subscribes to."""
-    return {t for m in members for t in m.subscription.topics}
