@@ -100,4 +100,3 @@ def partition_sort_key(tp: TopicPartition) -> tuple[bytes, int]:
 def partition_racks(racks: PartitionRacks) -> list[frozenset[str]]:
     """Each partition's set of non-null replica racks."""
     return [frozenset(r for r in replicas if r is not None) for replicas in racks]
-
