@@ -13,8 +13,8 @@ Everything here is pure (no clock, no I/O, no global randomness); all times are 
   *restoring* (restoration or a standby: it advances at the client's restore rate, capped at
   the changelog end) or *current* (a running active task: at the end).
 * The consumer-protocol envelope (Kafka ``ConsumerProtocolSubscription`` /
-  ``ConsumerProtocolAssignment`` v3) around the Streams user data of
-  :mod:`protocol.streams_codec`.
+  ``ConsumerProtocolAssignment`` v3, :mod:`protocol.consumer_codec`) around the Streams user
+  data of :mod:`protocol.streams_codec`, with groupsim's thread-count trailer.
 * :class:`StreamsPartitionAssignor` — what Kafka's ``StreamsPartitionAssignor.assign`` does on
   the leader: decode subscriptions, compute lags from changelog end offsets
   (``ClientState.computeTaskLags``), run :func:`assign_high_availability` (standbys,
@@ -25,7 +25,7 @@ Everything here is pure (no clock, no I/O, no global randomness); all times are 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,6 +41,7 @@ from members.assignors.streams import (
     TaskId,
     assign_high_availability,
 )
+from protocol import consumer_codec
 from protocol.primitives import Reader, Writer
 from protocol.streams_codec import (
     LATEST_SUPPORTED_VERSION,
@@ -316,104 +317,67 @@ class ConsumerAssignment:
     user_data: bytes
 
 
-def _write_partitions(w: Writer, parts: Iterable[TopicPartition], field: str) -> None:
-    by_topic: dict[str, list[int]] = {}
-    for tp in sorted(parts):
-        by_topic.setdefault(tp.topic, []).append(tp.partition)
-    w.array_count(len(by_topic), field)
-    for topic, ps in by_topic.items():
-        w.string(topic, f"{field}.topic")
-        w.int32_array(ps, f"{field}.partitions")
-
-
-def _read_partitions(r: Reader, field: str) -> tuple[TopicPartition, ...]:
-    count = r.array_count(field, 6)
-    out: list[TopicPartition] = []
-    for _ in range(count or 0):
-        topic = r.string(f"{field}.topic")
-        out.extend(TopicPartition(topic, p) for p in r.int32_array(f"{field}.partitions"))
-    return tuple(out)
-
-
 def encode_consumer_subscription(s: ConsumerSubscription) -> bytes:
-    """JoinGroup metadata: ``version INT16, topics ARRAY(STRING), user_data NULLABLE_BYTES,
-    owned_partitions ARRAY(topic STRING, partitions ARRAY(INT32)), generation_id INT32,
-    rack_id NULLABLE_STRING``.
+    """JoinGroup metadata: a v3 ``ConsumerProtocolSubscription``
+    (:func:`protocol.consumer_codec.encode_subscription`) carrying the SubscriptionInfo bytes.
 
     groupsim runs one group member per Streams client (not one per stream thread), so the
     leader cannot count a client's consumers to learn its capacity as Kafka does; the member
     appends ``INT32 num.stream.threads`` + ``b"GSTH"`` after the SubscriptionInfo bytes inside
     the user data. Kafka's ``SubscriptionInfo.decode`` ignores trailing bytes.
     """
-    w = Writer()
-    w.int16(CONSUMER_PROTOCOL_VERSION, "version")
-    w.string_array(s.topics, "topics")
     data = s.user_data
     if s.threads is not None:
         tw = Writer()
         tw.int32(s.threads, "threads")
         data = data + tw.getvalue() + THREADS_TRAILER
-    w.nullable_bytes(data, "user_data")
-    _write_partitions(w, s.owned_partitions, "owned_partitions")
-    w.int32(s.generation_id, "generation_id")
-    if s.rack_id is None:
-        w.int16(-1, "rack_id")
-    else:
-        w.string(s.rack_id, "rack_id")
-    return w.getvalue()
+    envelope = consumer_codec.Subscription(
+        s.topics, data, s.owned_partitions, s.generation_id, s.rack_id
+    )
+    return consumer_codec.encode_subscription(envelope, CONSUMER_PROTOCOL_VERSION)
 
 
 def decode_consumer_subscription(data: bytes) -> ConsumerSubscription:
-    """Inverse of :func:`encode_consumer_subscription` (v0–v3 readable).
+    """Inverse of :func:`encode_consumer_subscription` (v0–v3 readable; null user data reads
+    as empty).
 
     Raises:
-        DecodeError: truncated or malformed bytes.
+        DecodeError: truncated or malformed bytes
+            (:class:`protocol.consumer_codec.ConsumerProtocolError`).
     """
-    r = Reader(data)
-    version = r.int16("version")
-    topics = tuple(r.string_array("topics"))
-    user = r.nullable_bytes("user_data") or b""
-    owned: tuple[TopicPartition, ...] = ()
-    generation = -1
-    rack: str | None = None
-    if version >= 1:
-        owned = _read_partitions(r, "owned_partitions")
-    if version >= 2:
-        generation = r.int32("generation_id")
-    if version >= 3:
-        pos = r.position
-        if Reader(data, pos).int16("rack_id") == -1:
-            r.int16("rack_id")
-        else:
-            rack = r.string("rack_id")
+    envelope = consumer_codec.decode_subscription(data)
+    user = envelope.user_data or b""
     threads = None
     if len(user) >= 8 and user[-4:] == THREADS_TRAILER:
         threads = Reader(user, len(user) - 8).int32("threads")
         user = user[:-8]
-    return ConsumerSubscription(topics, user, owned, generation, rack, threads)
+    return ConsumerSubscription(
+        envelope.topics,
+        user,
+        envelope.owned_partitions,
+        envelope.generation_id,
+        envelope.rack_id,
+        threads,
+    )
 
 
 def encode_consumer_assignment(a: ConsumerAssignment) -> bytes:
-    """SyncGroup assignment: ``version INT16, assigned_partitions ARRAY(topic STRING,
-    partitions ARRAY(INT32)), user_data NULLABLE_BYTES``."""
-    w = Writer()
-    w.int16(CONSUMER_PROTOCOL_VERSION, "version")
-    _write_partitions(w, a.partitions, "assigned_partitions")
-    w.nullable_bytes(a.user_data, "user_data")
-    return w.getvalue()
+    """SyncGroup assignment: a v3 ``ConsumerProtocolAssignment``
+    (:func:`protocol.consumer_codec.encode_assignment`), partitions in (topic, partition)
+    order, carrying the AssignmentInfo bytes."""
+    envelope = consumer_codec.Assignment(tuple(sorted(a.partitions)), a.user_data)
+    return consumer_codec.encode_assignment(envelope, CONSUMER_PROTOCOL_VERSION)
 
 
 def decode_consumer_assignment(data: bytes) -> ConsumerAssignment:
-    """Inverse of :func:`encode_consumer_assignment`.
+    """Inverse of :func:`encode_consumer_assignment` (null user data reads as empty).
 
     Raises:
-        DecodeError: truncated or malformed bytes.
+        DecodeError: truncated or malformed bytes
+            (:class:`protocol.consumer_codec.ConsumerProtocolError`).
     """
-    r = Reader(data)
-    r.int16("version")
-    parts = _read_partitions(r, "assigned_partitions")
-    user = r.nullable_bytes("user_data") or b""
-    return ConsumerAssignment(parts, user)
+    envelope = consumer_codec.decode_assignment(data)
+    return ConsumerAssignment(envelope.partitions, envelope.user_data or b"")
 
 
 # ---------------------------------------------------------------------------------------------

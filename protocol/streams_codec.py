@@ -92,6 +92,7 @@ from typing import NamedTuple, TypeVar
 
 import msgspec
 
+from protocol.consumer_codec import TopicPartition
 from protocol.java import JavaHashMap, hash_order, string_hash
 from protocol.primitives import (
     INT32_MAX,
@@ -205,13 +206,6 @@ class StreamsTaskId(NamedTuple):
         except ValueError:
             pass
         raise ValueError(f"task id {text!r} is not '<subtopology>_<partition>'")
-
-
-class TopicPartition(NamedTuple):
-    """Kafka ``TopicPartition``."""
-
-    topic: str
-    partition: int
 
 
 class HostInfo(NamedTuple):

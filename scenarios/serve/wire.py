@@ -29,6 +29,8 @@ from kio.serial import entity_reader, entity_writer
 from kio.serial.readers import read_unsigned_varint
 from kio.static.constants import EntityType
 
+from protocol import consumer_codec
+
 __all__ = [
     "API_VERSIONS",
     "API_NAMES",
@@ -294,24 +296,16 @@ def kio_error(code: int) -> KioErrorCode:
 
 def decode_consumer_assignment(data: bytes) -> list[str] | None:
     """The partitions ``"<topic>-<n>"`` in a consumer-protocol assignment
-    (``ConsumerProtocolAssignment.json``, versions 0-3: a version int16, then topic/partition
-    arrays), or ``None`` if ``data`` is not one (another protocol type)."""
+    (:func:`protocol.consumer_codec.decode_assignment`, versions 0-3), ``[]`` for empty bytes,
+    or ``None`` if ``data`` is not one (another protocol type: a version outside 0-3, or bytes
+    that do not parse)."""
     if len(data) < 2:
         return [] if not data else None
     (version,) = struct.unpack_from(">h", data)
     if not 0 <= version <= 3:
         return None
     try:
-        reader = _assignment_reader(version)
-        value, _ = reader(data, 2)
-    except Exception:
+        value = consumer_codec.decode_assignment(data)
+    except consumer_codec.ConsumerProtocolError:
         return None
-    return [f"{tp.topic}-{p}" for tp in value.assigned_partitions for p in tp.partitions]
-
-
-@cache
-def _assignment_reader(version: int) -> Any:
-    import importlib
-
-    mod = importlib.import_module(f"kio.schema.consumer_protocol_assignment.v{version}.data")
-    return entity_reader(mod.ConsumerProtocolAssignment)
+    return consumer_codec.partition_labels(value.partitions)

@@ -1,0 +1,102 @@
+"""The inputs every consumer assignor reads, and the Java orders they are walked in.
+
+Kafka's leader (``ConsumerCoordinator.onLeaderElected``) puts each member's decoded
+``Subscription`` into a ``java.util.HashMap`` keyed by member id, in JoinGroup order, and hands
+``ConsumerPartitionAssignor.assign(Cluster, GroupSubscription)`` that map and the cluster
+metadata. Iteration orders of those maps leak into the assignment, so the inputs here are
+ordered sequences and :func:`member_order` / :func:`topic_order` replay the Java orders
+(:mod:`protocol.java`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import msgspec
+
+from protocol.consumer_codec import Subscription, TopicPartition
+from protocol.java import JavaHashMap, java_string_key, string_hash
+
+__all__ = [
+    "ConsumerMember",
+    "PartitionRacks",
+    "ClusterTopics",
+    "GroupAssignment",
+    "member_order",
+    "subscribed_topic_order",
+    "member_sort_key",
+    "partition_sort_key",
+]
+
+#: Per partition (index = partition number), the racks of its replicas (``Node.rack()``,
+#: ``None`` for a broker without ``broker.rack``). An empty tuple: no replicas known.
+PartitionRacks = tuple[tuple[str | None, ...], ...]
+#: The cluster metadata the assignors read: topic → its partitions' replica racks. A topic
+#: missing here (or with no partitions) is skipped, as Kafka skips a topic without metadata.
+ClusterTopics = Mapping[str, PartitionRacks]
+#: The result: member id → assigned partitions, in the order the assignor listed them.
+GroupAssignment = dict[str, list[TopicPartition]]
+
+
+class ConsumerMember(msgspec.Struct, frozen=True):
+    """One JoinGroup member as the leader sees it.
+
+    Attributes:
+        member_id: the coordinator-given member id.
+        subscription: its decoded :class:`protocol.consumer_codec.Subscription`.
+        group_instance_id: ``group.instance.id`` (KIP-345 static membership), or ``None``.
+    """
+
+    member_id: str
+    subscription: Subscription
+    group_instance_id: str | None = None
+
+    @property
+    def rack(self) -> str | None:
+        """The member's rack as ``Subscription.rackId()``: ``None`` when null or empty."""
+        return self.subscription.rack_id or None
+
+
+def member_order(members: Sequence[ConsumerMember]) -> list[ConsumerMember]:
+    """``members`` (JoinGroup order) in the iteration order of the leader's
+    ``HashMap<String, Subscription>`` (``new HashMap<>()``, put in JoinGroup order)."""
+    by_id = {m.member_id: m for m in members}
+    table = JavaHashMap(string_hash)
+    for m in members:
+        table.add(m.member_id)
+    return [by_id[i] for i in table]
+
+
+def subscribed_topic_order(ordered: Sequence[ConsumerMember], cluster: ClusterTopics) -> list[str]:
+    """Topics in the iteration order of ``AbstractPartitionAssignor.assign``'s
+    ``partitionsPerTopic`` ``HashMap``: every subscribed topic with partitions, put in the order
+    of the ``HashSet`` of all subscribed topics (filled member by member in ``ordered`` =
+    :func:`member_order`, each member's topics in its list order)."""
+    subscribed = JavaHashMap(string_hash)
+    for m in ordered:
+        for t in m.subscription.topics:
+            subscribed.add(t)
+    per_topic = JavaHashMap(string_hash)
+    for t in subscribed:
+        if cluster.get(t):
+            per_topic.add(t)
+    return list(per_topic)
+
+
+def member_sort_key(member_id: str, group_instance_id: str | None) -> tuple[int, bytes]:
+    """``AbstractPartitionAssignor.MemberInfo.compareTo``: members with a
+    ``group.instance.id`` first, by it; then the others by member id (Java string order)."""
+    if group_instance_id is not None:
+        return (0, java_string_key(group_instance_id))
+    return (1, java_string_key(member_id))
+
+
+def partition_sort_key(tp: TopicPartition) -> tuple[bytes, int]:
+    """``TopicPartitionComparator`` (and ``Utils.sorted`` of ``TopicPartition``s): topic, then
+    partition."""
+    return (java_string_key(tp.topic), tp.partition)
+
+
+def partition_racks(racks: PartitionRacks) -> list[frozenset[str]]:
+    """Each partition's set of non-null replica racks."""
+    return [frozenset(r for r in replicas if r is not None) for replicas in racks]

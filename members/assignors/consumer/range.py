@@ -1,0 +1,172 @@
+"""Kafka's ``RangeAssignor`` (``partition.assignment.strategy`` ``range``), rack-aware per KIP-881.
+
+Per topic, the members subscribing to it are sorted (``MemberInfo`` order: static members by
+``group.instance.id`` first, then by member id) and each takes a contiguous range:
+``partitions // members`` each, the first ``partitions % members`` one more.
+
+Rack awareness (KIP-881, Kafka 3.5+): when some member of a topic has a rack, some partition
+replica is on one of those racks, and the partitions' rack sets are not all equal
+(``AbstractPartitionAssignor.useRackAwareAssignment``), partitions are first given, within the
+same per-member quotas, only to members on a replica's rack; topics with the same subscribers
+and partition count ("co-partitioned") are matched together, partition ``p`` of each going to
+one member. The ordinary range pass then places what is left, and every member's list is
+sorted by (topic, partition).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from protocol.consumer_codec import TopicPartition
+
+from .model import (
+    ClusterTopics,
+    ConsumerMember,
+    GroupAssignment,
+    member_order,
+    member_sort_key,
+    partition_racks,
+    partition_sort_key,
+    subscribed_topic_order,
+)
+
+__all__ = ["RANGE", "assign_range", "use_rack_aware_assignment"]
+
+#: ``RangeAssignor.RANGE_ASSIGNOR_NAME``.
+RANGE = "range"
+
+
+def use_rack_aware_assignment(
+    consumer_racks: set[str], all_partition_racks: set[str], racks: Sequence[frozenset[str]]
+) -> bool:
+    """``AbstractPartitionAssignor.useRackAwareAssignment`` (``preferRackAwareLogic`` off):
+    some member rack holds a replica, and not every partition has the same rack set."""
+    if not consumer_racks or consumer_racks.isdisjoint(all_partition_racks):
+        return False
+    return not all(r == all_partition_racks for r in racks)
+
+
+class _TopicState:
+    """``RangeAssignor.TopicAssignmentState``: one topic's quotas and unassigned partitions."""
+
+    def __init__(
+        self, topic: str, racks: Sequence[frozenset[str]], consumers: list[tuple[str, str | None]]
+    ) -> None:
+        self.topic = topic
+        #: (member id, rack) in sorted member order (Java: ``LinkedHashMap``)
+        self.consumers = consumers
+        self.rack_of = dict(consumers)
+        count = len(racks)
+        self.unassigned: dict[TopicPartition, None] = {
+            TopicPartition(topic, p): None for p in range(count)
+        }
+        self.assigned = {c: 0 for c, _ in consumers}
+        self.per_consumer = count // len(consumers) if consumers else 0
+        self.with_extra = count % len(consumers) if consumers else 0
+        consumer_racks = {r for _, r in consumers if r is not None}
+        self.racks: list[frozenset[str]] = list(racks) if consumer_racks else []
+        all_racks: set[str] = set().union(*self.racks) if self.racks else set()
+        self.needs_rack_aware = use_rack_aware_assignment(consumer_racks, all_racks, self.racks)
+
+    def racks_match(self, consumer: str, tp: TopicPartition) -> bool:
+        rack = self.rack_of[consumer]
+        return rack is None or (tp.partition < len(self.racks) and rack in self.racks[tp.partition])
+
+    def max_assignable(self, consumer: str) -> int:
+        extra = 1 if self.with_extra > 0 else 0
+        return max(0, self.per_consumer + extra - self.assigned[consumer])
+
+    def on_assigned(self, consumer: str, parts: list[TopicPartition]) -> None:
+        self.assigned[consumer] += len(parts)
+        if self.assigned[consumer] > self.per_consumer:
+            self.with_extra -= 1
+        for tp in parts:
+            del self.unassigned[tp]
+
+
+def _assign(
+    out: GroupAssignment, state: _TopicState, consumer: str, parts: list[TopicPartition]
+) -> None:
+    out[consumer].extend(parts)
+    state.on_assigned(consumer, parts)
+
+
+def _assign_ranges(
+    out: GroupAssignment, state: _TopicState, may_assign: Callable[[str, TopicPartition], bool]
+) -> None:
+    """``RangeAssignor.assignRanges``."""
+    for consumer, _ in state.consumers:
+        if not state.unassigned:
+            break
+        limit = state.max_assignable(consumer)
+        parts = [tp for tp in state.unassigned if may_assign(consumer, tp)][:limit]
+        if parts:
+            _assign(out, state, consumer, parts)
+
+
+def _assign_co_partitioned(
+    out: GroupAssignment, consumers: list[str], num_partitions: int, states: list[_TopicState]
+) -> None:
+    """``RangeAssignor.assignCoPartitionedWithRackMatching``."""
+    remaining = list(consumers)
+    for p in range(num_partitions):
+        match = next(
+            (
+                c
+                for c in remaining
+                if all(
+                    s.racks_match(c, TopicPartition(s.topic, p)) and s.max_assignable(c) > 0
+                    for s in states
+                )
+            ),
+            None,
+        )
+        if match is None:
+            continue
+        for s in states:
+            _assign(out, s, match, [TopicPartition(s.topic, p)])
+        if not any(s.max_assignable(match) > 0 for s in states):
+            remaining.remove(match)
+            if not remaining:
+                break
+
+
+def assign_range(members: Sequence[ConsumerMember], cluster: ClusterTopics) -> GroupAssignment:
+    """``RangeAssignor.assign(Cluster, GroupSubscription)`` (via ``assignPartitions``).
+
+    Args:
+        members: the JoinGroup members in JoinGroup order (distinct member ids).
+        cluster: topic → partitions' replica racks.
+
+    Returns:
+        Member id → partitions, for every member; without rack matching each list runs topic
+        by topic in the leader's ``HashMap`` topic order, partitions ascending; with it, each
+        list is sorted by (topic, partition).
+    """
+    ordered = member_order(members)
+    out: GroupAssignment = {m.member_id: [] for m in ordered}
+    states: list[_TopicState] = []
+    for topic in subscribed_topic_order(ordered, cluster):
+        subs = [m for m in ordered if topic in m.subscription.topics]
+        subs.sort(key=lambda m: member_sort_key(m.member_id, m.group_instance_id))
+        consumers = [(m.member_id, m.rack) for m in subs]
+        states.append(_TopicState(topic, partition_racks(cluster[topic]), consumers))
+    rack_aware = any(s.needs_rack_aware for s in states)
+    if rack_aware:
+        # Java groups by (subscribers, partition-rack count) in HashMap order; each group only
+        # touches its own topics and the lists are sorted at the end, so any order is the same.
+        groups: dict[tuple[tuple[tuple[str, str | None], ...], int], list[_TopicState]] = {}
+        for s in states:
+            groups.setdefault((tuple(s.consumers), len(s.racks)), []).append(s)
+        for (members_racks, num_partitions), group in groups.items():
+            if len(group) > 1:
+                ids = [c for c, _ in members_racks]
+                _assign_co_partitioned(out, ids, num_partitions, group)
+            elif group[0].needs_rack_aware:
+                _assign_ranges(out, group[0], group[0].racks_match)
+    for s in states:
+        _assign_ranges(out, s, lambda c, tp: True)
+    if rack_aware:
+        for parts in out.values():
+            parts.sort(key=partition_sort_key)
+    return out

@@ -1,0 +1,46 @@
+"""Kafka's ``RoundRobinAssignor`` (``partition.assignment.strategy`` ``roundrobin``).
+
+Every partition of every subscribed topic with metadata, in (topic, partition) order, goes to
+the next member in a circle of members sorted by ``MemberInfo`` order (static members by
+``group.instance.id`` first, then by member id) that subscribes to its topic. No rack
+awareness (Kafka 4.0 has none here).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from protocol.consumer_codec import TopicPartition
+from protocol.java import java_sorted_strings
+
+from .model import ClusterTopics, ConsumerMember, GroupAssignment, member_order, member_sort_key
+
+__all__ = ["ROUNDROBIN", "assign_roundrobin"]
+
+#: ``RoundRobinAssignor.ROUNDROBIN_ASSIGNOR_NAME``.
+ROUNDROBIN = "roundrobin"
+
+
+def assign_roundrobin(members: Sequence[ConsumerMember], cluster: ClusterTopics) -> GroupAssignment:
+    """``RoundRobinAssignor.assign(Cluster, GroupSubscription)``.
+
+    Args:
+        members: the JoinGroup members in JoinGroup order (distinct member ids).
+        cluster: topic → partitions' replica racks (only the partition count is read).
+
+    Returns:
+        Member id → partitions in assignment order, for every member (empty lists included),
+        keys in the leader's ``HashMap`` order.
+    """
+    ordered = member_order(members)
+    out: GroupAssignment = {m.member_id: [] for m in ordered}
+    circle = sorted(ordered, key=lambda m: member_sort_key(m.member_id, m.group_instance_id))
+    topics = java_sorted_strings({t for m in ordered for t in m.subscription.topics})
+    pos = 0
+    for topic in topics:
+        for p in range(len(cluster.get(topic, ()))):
+            while topic not in circle[pos].subscription.topics:
+                pos = (pos + 1) % len(circle)
+            out[circle[pos].member_id].append(TopicPartition(topic, p))
+            pos = (pos + 1) % len(circle)
+    return out

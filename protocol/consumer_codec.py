@@ -1,0 +1,263 @@
+"""Kafka's consumer protocol envelope: ``ConsumerProtocolSubscription`` and
+``ConsumerProtocolAssignment`` versions 0–3, as ``ConsumerProtocol`` writes and reads them.
+
+Every member of a group with protocol type ``consumer`` (plain consumers and Kafka Streams
+alike) puts a Subscription in its JoinGroup metadata and gets an Assignment in its SyncGroup
+answer. Layouts (big-endian, ``clients/src/main/resources/common/message/
+ConsumerProtocolSubscription.json`` / ``ConsumerProtocolAssignment.json``; never flexible):
+
+* Subscription: ``version INT16``, ``topics ARRAY(STRING)``, ``user_data NULLABLE_BYTES``;
+  v1+ ``owned_partitions ARRAY(topic STRING, partitions ARRAY(INT32))``; v2+
+  ``generation_id INT32`` (default -1); v3+ ``rack_id NULLABLE_STRING`` (default null).
+* Assignment: ``version INT16``, ``assigned_partitions ARRAY(topic STRING,
+  partitions ARRAY(INT32))``, ``user_data NULLABLE_BYTES`` (the same in every version).
+
+What ``ConsumerProtocol.serializeSubscription`` / ``serializeAssignment`` (Kafka 4.0) do and
+:func:`encode_subscription` / :func:`encode_assignment` repeat: topics are written sorted (Java
+string order); owned partitions are sorted by (topic, partition) and grouped per topic;
+assigned partitions are grouped per topic in order of each topic's first appearance,
+partitions in the given order; a version above 3 is written as 3; a negative version is
+refused. Decoding reads a version above 3 as 3 and ignores bytes after the last field of the
+version read; a negative length reads as null for a nullable field and fails for another;
+malformed UTF-8 becomes U+FFFD (as the generated readers and Java's decoder do).
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
+
+import msgspec
+
+from protocol.java import java_sorted_strings, java_string_key
+from protocol.primitives import DecodeError, Writer
+
+__all__ = [
+    "PROTOCOL_TYPE",
+    "LOWEST_VERSION",
+    "HIGHEST_VERSION",
+    "TopicPartition",
+    "Subscription",
+    "Assignment",
+    "ConsumerProtocolError",
+    "encode_subscription",
+    "decode_subscription",
+    "encode_assignment",
+    "decode_assignment",
+    "partition_labels",
+]
+
+#: ``ConsumerProtocol.PROTOCOL_TYPE``.
+PROTOCOL_TYPE = "consumer"
+_I16 = struct.Struct(">h")
+_I32 = struct.Struct(">i")
+#: ``ConsumerProtocolSubscription.LOWEST_SUPPORTED_VERSION`` (same for Assignment).
+LOWEST_VERSION = 0
+#: ``ConsumerProtocolSubscription.HIGHEST_SUPPORTED_VERSION`` (same for Assignment).
+HIGHEST_VERSION = 3
+
+
+class TopicPartition(NamedTuple):
+    """Kafka ``TopicPartition``: ``topic`` and ``partition`` (0-based)."""
+
+    topic: str
+    partition: int
+
+
+class Subscription(msgspec.Struct, frozen=True):
+    """One member's ``ConsumerProtocolSubscription`` (Kafka's ``Subscription``).
+
+    Attributes:
+        topics: subscribed topics (written sorted).
+        user_data: the assignor's opaque bytes, or ``None`` (null on the wire).
+        owned_partitions: partitions the member holds (v1+; dropped by v0).
+        generation_id: the generation those were assigned in, -1 if none (v2+).
+        rack_id: the member's ``client.rack``, ``None`` for null (v3+).
+    """
+
+    topics: tuple[str, ...]
+    user_data: bytes | None = None
+    owned_partitions: tuple[TopicPartition, ...] = ()
+    generation_id: int = -1
+    rack_id: str | None = None
+
+
+class Assignment(msgspec.Struct, frozen=True):
+    """One member's ``ConsumerProtocolAssignment`` (Kafka's ``Assignment``).
+
+    Attributes:
+        partitions: assigned partitions, in the order the assignor listed them.
+        user_data: the assignor's opaque bytes, or ``None`` (null on the wire).
+    """
+
+    partitions: tuple[TopicPartition, ...]
+    user_data: bytes | None = None
+
+
+class ConsumerProtocolError(DecodeError):
+    """A consumer-protocol message that Kafka's ``ConsumerProtocol`` rejects with a
+    ``SchemaException``: a negative version, or bytes that end before the version's last field.
+    An :class:`protocol.errors.InputError` (via :class:`protocol.primitives.DecodeError`)."""
+
+
+def _check_version(version: int, what: str) -> int:
+    """``ConsumerProtocol.checkSubscriptionVersion`` / ``checkAssignmentVersion``."""
+    if version < LOWEST_VERSION:
+        raise ConsumerProtocolError("version", 0, f"unsupported {what} version {version}")
+    return min(version, HIGHEST_VERSION)
+
+
+def _write_grouped(w: Writer, parts: Iterable[TopicPartition], field: str) -> None:
+    """ARRAY(topic STRING, partitions ARRAY(INT32)): one entry per topic in first-appearance
+    order (the generated ``find(topic)`` on an insertion-ordered collection)."""
+    by_topic: dict[str, list[int]] = {}
+    for tp in parts:
+        by_topic.setdefault(tp.topic, []).append(tp.partition)
+    w.array_count(len(by_topic), field)
+    for topic, ps in by_topic.items():
+        w.string(topic, f"{field}.topic")
+        w.int32_array(ps, f"{field}.partitions")
+
+
+def encode_subscription(s: Subscription, version: int = HIGHEST_VERSION) -> bytes:
+    """``ConsumerProtocol.serializeSubscription(subscription, version)``.
+
+    Args:
+        s: the subscription.
+        version: 0–3 (higher is written as 3).
+
+    Returns:
+        The version-prefixed bytes; fields newer than ``version`` are left out.
+
+    Raises:
+        ConsumerProtocolError: ``version`` is negative.
+        EncodeError: a value the wire cannot carry (e.g. a string over 32,767 bytes).
+    """
+    version = _check_version(version, "subscription")
+    w = Writer()
+    w.int16(version, "version")
+    w.string_array(java_sorted_strings(s.topics), "topics")
+    w.nullable_bytes(s.user_data, "user_data")
+    if version >= 1:
+        owned = sorted(s.owned_partitions, key=lambda tp: (java_string_key(tp.topic), tp.partition))
+        _write_grouped(w, owned, "owned_partitions")
+    if version >= 2:
+        w.int32(s.generation_id, "generation_id")
+    if version >= 3:
+        if s.rack_id is None:
+            w.int16(-1, "rack_id")
+        else:
+            w.string(s.rack_id, "rack_id")
+    return w.getvalue()
+
+
+class _Cursor:
+    """Reads the big-endian fields of a consumer-protocol message as Kafka's generated
+    ``ConsumerProtocolSubscription`` / ``ConsumerProtocolAssignment`` readers do: a negative
+    length of a nullable field is null, of a non-nullable one an error; strings are decoded
+    with U+FFFD for malformed UTF-8 (Java's ``new String(bytes, UTF_8)``)."""
+
+    __slots__ = ("data", "pos")
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.pos = 0
+
+    def _take(self, size: int, field: str) -> bytes:
+        if size > len(self.data) - self.pos:
+            raise ConsumerProtocolError(field, self.pos, f"needs {size} bytes, buffer underflow")
+        out = self.data[self.pos : self.pos + size]
+        self.pos += size
+        return out
+
+    def int16(self, field: str) -> int:
+        return int(_I16.unpack(self._take(2, field))[0])
+
+    def int32(self, field: str) -> int:
+        return int(_I32.unpack(self._take(4, field))[0])
+
+    def count(self, field: str) -> int:
+        start = self.pos
+        n = self.int32(field)
+        if n < 0:
+            raise ConsumerProtocolError(field, start, "non-nullable array serialized as null")
+        if n > len(self.data) - self.pos:
+            raise ConsumerProtocolError(field, start, f"array of {n} exceeds the bytes left")
+        return n
+
+    def string(self, field: str) -> str:
+        start = self.pos
+        size = self.int16(field)
+        if size < 0:
+            raise ConsumerProtocolError(field, start, "non-nullable string serialized as null")
+        return self._take(size, field).decode("utf-8", errors="replace")
+
+    def nullable_string(self, field: str) -> str | None:
+        size = self.int16(field)
+        return None if size < 0 else self._take(size, field).decode("utf-8", errors="replace")
+
+    def nullable_bytes(self, field: str) -> bytes | None:
+        size = self.int32(field)
+        return None if size < 0 else self._take(size, field)
+
+    def grouped(self, field: str) -> tuple[TopicPartition, ...]:
+        out: list[TopicPartition] = []
+        for i in range(self.count(field)):
+            topic = self.string(f"{field}[{i}].topic")
+            n = self.count(f"{field}[{i}].partitions")
+            raw = self._take(4 * n, f"{field}[{i}].partitions")
+            out.extend(TopicPartition(topic, p) for p in struct.unpack(f">{n}i", raw))
+        return tuple(out)
+
+
+def decode_subscription(data: bytes) -> Subscription:
+    """``ConsumerProtocol.deserializeConsumerProtocolSubscription(buffer)``: the message as
+    written (an empty ``rack_id`` stays ``""``; Kafka's ``Subscription`` view would make it
+    empty).
+
+    Raises:
+        ConsumerProtocolError: negative version, the bytes end too early, or a non-nullable
+            field is null.
+    """
+    c = _Cursor(bytes(data))
+    version = _check_version(c.int16("version"), "subscription")
+    topics = tuple(c.string(f"topics[{i}]") for i in range(c.count("topics")))
+    user = c.nullable_bytes("user_data")
+    owned = c.grouped("owned_partitions") if version >= 1 else ()
+    generation = c.int32("generation_id") if version >= 2 else -1
+    rack = c.nullable_string("rack_id") if version >= 3 else None
+    return Subscription(topics, user, owned, generation, rack)
+
+
+def encode_assignment(a: Assignment, version: int = HIGHEST_VERSION) -> bytes:
+    """``ConsumerProtocol.serializeAssignment(assignment, version)``.
+
+    Raises:
+        ConsumerProtocolError: ``version`` is negative.
+        EncodeError: a value the wire cannot carry.
+    """
+    version = _check_version(version, "assignment")
+    w = Writer()
+    w.int16(version, "version")
+    _write_grouped(w, a.partitions, "assigned_partitions")
+    w.nullable_bytes(a.user_data, "user_data")
+    return w.getvalue()
+
+
+def decode_assignment(data: bytes) -> Assignment:
+    """``ConsumerProtocol.deserializeConsumerProtocolAssignment(buffer)``.
+
+    Raises:
+        ConsumerProtocolError: negative version, the bytes end too early, or a non-nullable
+            field is null.
+    """
+    c = _Cursor(bytes(data))
+    _check_version(c.int16("version"), "assignment")
+    parts = c.grouped("assigned_partitions")
+    return Assignment(parts, c.nullable_bytes("user_data"))
+
+
+def partition_labels(parts: Sequence[TopicPartition]) -> list[str]:
+    """``"<topic>-<partition>"`` labels (Kafka ``TopicPartition.toString``), in order."""
+    return [f"{tp.topic}-{tp.partition}" for tp in parts]

@@ -1,0 +1,189 @@
+package org.apache.kafka.clients.consumer.internals;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import groupsim.oracle.Driver;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor;
+import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.Assignment;
+import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.GroupSubscription;
+import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.Subscription;
+import org.apache.kafka.clients.consumer.CooperativeStickyAssignor;
+import org.apache.kafka.clients.consumer.RangeAssignor;
+import org.apache.kafka.clients.consumer.RoundRobinAssignor;
+import org.apache.kafka.clients.consumer.StickyAssignor;
+import org.apache.kafka.common.Cluster;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.message.ConsumerProtocolAssignment;
+import org.apache.kafka.common.message.ConsumerProtocolSubscription;
+
+/**
+ * Drives Kafka's consumer assignors and {@link ConsumerProtocol} codecs for groupsim's
+ * differential tests (area {@code consumer}).
+ *
+ * <p>Verbs:
+ * <ul>
+ *   <li>{@code serialize_subscription}: {@code ConsumerProtocol.serializeSubscription(
+ *       subscription, version)}. Fields {@code version}, {@code topics}, {@code user_data}
+ *       (base64 or null), {@code owned} ({@code [[topic, partition], ...]}),
+ *       {@code generation_id}, {@code rack_id} (string or null). Answers base64.</li>
+ *   <li>{@code deserialize_subscription}: {@code deserializeConsumerProtocolSubscription} of
+ *       {@code data} (base64); answers the message's fields as above plus {@code version}
+ *       (the message's own fields, not the {@code Subscription} view).</li>
+ *   <li>{@code serialize_assignment} / {@code deserialize_assignment}: the same for
+ *       {@code ConsumerProtocolAssignment} ({@code partitions}, {@code user_data}).</li>
+ *   <li>{@code assign}: {@code assignor.assign(Cluster, GroupSubscription)} of a fresh
+ *       {@code range}, {@code roundrobin}, {@code sticky} or {@code cooperative-sticky}
+ *       assignor. Fields {@code assignor}, {@code members} ({@code [{id, instance, topics,
+ *       user_data, owned, generation_id, rack_id}, ...]} in JoinGroup order, put into a
+ *       {@code HashMap} in that order as {@code ConsumerCoordinator.onLeaderElected} does),
+ *       {@code topics} ({@code {topic: [[replica rack or null, ...] per partition]}}). Answers
+ *       {@code {member id: [[topic, partition], ...]}} in the returned map's iteration order.</li>
+ * </ul>
+ *
+ * <p>Each replica is its own {@link Node} (ids counted from 0 per request) with the given
+ * rack; a partition's leader is its first replica (none if it has no replicas).
+ */
+public final class GroupsimConsumerDriver implements Driver {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @Override
+    public JsonNode handle(String verb, JsonNode request) throws Exception {
+        switch (verb) {
+            case "serialize_subscription":
+                return JSON.getNodeFactory().textNode(b64(ConsumerProtocol.serializeSubscription(
+                        subscription(request), (short) request.get("version").asInt())));
+            case "deserialize_subscription":
+                return subscriptionJson(unb64(request.get("data").asText()));
+            case "serialize_assignment":
+                return JSON.getNodeFactory().textNode(b64(ConsumerProtocol.serializeAssignment(
+                        new Assignment(partitions(request.get("partitions")), bytes(request.get("user_data"))),
+                        (short) request.get("version").asInt())));
+            case "deserialize_assignment":
+                return assignmentJson(unb64(request.get("data").asText()));
+            case "assign":
+                return assign(request);
+            default:
+                throw new IllegalArgumentException("unknown verb consumer." + verb);
+        }
+    }
+
+    private static ConsumerPartitionAssignor assignor(String name) {
+        switch (name) {
+            case "range": return new RangeAssignor();
+            case "roundrobin": return new RoundRobinAssignor();
+            case "sticky": return new StickyAssignor();
+            case "cooperative-sticky": return new CooperativeStickyAssignor();
+            default: throw new IllegalArgumentException("unknown assignor " + name);
+        }
+    }
+
+    private static JsonNode assign(JsonNode request) {
+        Map<String, Subscription> subscriptions = new HashMap<>();
+        for (JsonNode m : request.get("members")) {
+            Subscription s = subscription(m);
+            JsonNode instance = m.get("instance");
+            s.setGroupInstanceId(instance == null || instance.isNull() ? Optional.empty() : Optional.of(instance.asText()));
+            subscriptions.put(m.get("id").asText(), s);
+        }
+        List<Node> nodes = new ArrayList<>();
+        List<PartitionInfo> partitions = new ArrayList<>();
+        request.get("topics").fields().forEachRemaining(e -> {
+            int p = 0;
+            for (JsonNode replicas : e.getValue()) {
+                Node[] rs = new Node[replicas.size()];
+                for (int i = 0; i < rs.length; i++) {
+                    JsonNode rack = replicas.get(i);
+                    rs[i] = new Node(nodes.size(), "broker" + nodes.size(), 9092, rack.isNull() ? null : rack.asText());
+                    nodes.add(rs[i]);
+                }
+                partitions.add(new PartitionInfo(e.getKey(), p++, rs.length > 0 ? rs[0] : null, rs, rs));
+            }
+        });
+        Cluster cluster = new Cluster("groupsim", nodes, partitions, Collections.emptySet(), Collections.emptySet());
+        Map<String, Assignment> result = assignor(request.get("assignor").asText())
+                .assign(cluster, new GroupSubscription(subscriptions)).groupAssignment();
+        ObjectNode out = JSON.createObjectNode();
+        result.forEach((member, a) -> out.set(member, partitionsJson(a.partitions())));
+        return out;
+    }
+
+    private static Subscription subscription(JsonNode r) {
+        List<String> topics = new ArrayList<>();
+        r.get("topics").forEach(t -> topics.add(t.asText()));
+        JsonNode rack = r.get("rack_id");
+        JsonNode gen = r.get("generation_id");
+        return new Subscription(topics, bytes(r.get("user_data")), partitions(r.get("owned")),
+                gen == null ? -1 : gen.asInt(),
+                rack == null || rack.isNull() ? Optional.empty() : Optional.of(rack.asText()));
+    }
+
+    private static JsonNode subscriptionJson(ByteBuffer buffer) {
+        short version = ConsumerProtocol.deserializeVersion(buffer);
+        ConsumerProtocolSubscription data = ConsumerProtocol.deserializeConsumerProtocolSubscription(buffer, version);
+        ObjectNode out = JSON.createObjectNode();
+        out.put("version", version);
+        ArrayNode topics = out.putArray("topics");
+        data.topics().forEach(topics::add);
+        out.put("user_data", data.userData() == null ? null : b64(data.userData()));
+        List<TopicPartition> owned = new ArrayList<>();
+        for (ConsumerProtocolSubscription.TopicPartition tp : data.ownedPartitions())
+            for (Integer p : tp.partitions()) owned.add(new TopicPartition(tp.topic(), p));
+        out.set("owned", partitionsJson(owned));
+        out.put("generation_id", data.generationId());
+        out.put("rack_id", data.rackId());
+        return out;
+    }
+
+    private static JsonNode assignmentJson(ByteBuffer buffer) {
+        short version = ConsumerProtocol.deserializeVersion(buffer);
+        ConsumerProtocolAssignment data = ConsumerProtocol.deserializeConsumerProtocolAssignment(buffer, version);
+        ObjectNode out = JSON.createObjectNode();
+        out.put("version", version);
+        List<TopicPartition> parts = new ArrayList<>();
+        for (ConsumerProtocolAssignment.TopicPartition tp : data.assignedPartitions())
+            for (Integer p : tp.partitions()) parts.add(new TopicPartition(tp.topic(), p));
+        out.set("partitions", partitionsJson(parts));
+        out.put("user_data", data.userData() == null ? null : b64(data.userData()));
+        return out;
+    }
+
+    private static List<TopicPartition> partitions(JsonNode list) {
+        List<TopicPartition> out = new ArrayList<>();
+        if (list != null)
+            for (JsonNode tp : list) out.add(new TopicPartition(tp.get(0).asText(), tp.get(1).asInt()));
+        return out;
+    }
+
+    private static ArrayNode partitionsJson(List<TopicPartition> parts) {
+        ArrayNode out = JSON.createArrayNode();
+        for (TopicPartition tp : parts) out.addArray().add(tp.topic()).add(tp.partition());
+        return out;
+    }
+
+    private static ByteBuffer bytes(JsonNode b64) {
+        return b64 == null || b64.isNull() ? null : ByteBuffer.wrap(Base64.getDecoder().decode(b64.asText()));
+    }
+
+    private static ByteBuffer unb64(String text) {
+        return ByteBuffer.wrap(Base64.getDecoder().decode(text));
+    }
+
+    private static String b64(ByteBuffer buffer) {
+        ByteBuffer b = buffer.duplicate();
+        byte[] out = new byte[b.remaining()];
+        b.get(out);
+        return Base64.getEncoder().encodeToString(out);
+    }
+}

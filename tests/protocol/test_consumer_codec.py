@@ -1,0 +1,132 @@
+"""protocol/consumer_codec.py: the consumer protocol envelope (Kafka ``ConsumerProtocol``).
+
+The differential test against Kafka's own classes is tests/kafka_oracle/
+test_consumer_differential.py; these pin the layout, the per-version fields and the errors.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from protocol.consumer_codec import (
+    Assignment,
+    ConsumerProtocolError,
+    Subscription,
+    TopicPartition,
+    decode_assignment,
+    decode_subscription,
+    encode_assignment,
+    encode_subscription,
+)
+from protocol.errors import InputError
+
+SUB = Subscription(
+    topics=("b", "a"),
+    user_data=b"x",
+    owned_partitions=(TopicPartition("t", 1), TopicPartition("a", 0)),
+    generation_id=5,
+    rack_id="r",
+)
+
+# version | topics [a, b] (sorted) | user data "x" | owned [(a, [0]), (t, [1])] (sorted) |
+# generation 5 | rack "r"
+V3 = bytes.fromhex(
+    "0003"
+    "00000002"
+    "000161"
+    "000162"
+    "00000001"
+    "78"
+    "00000002"
+    "000161"
+    "00000001"
+    "00000000"
+    "000174"
+    "00000001"
+    "00000001"
+    "00000005"
+    "000172"
+)
+
+
+def test_v3_layout() -> None:
+    assert encode_subscription(SUB) == V3
+    assert decode_subscription(V3) == Subscription(
+        ("a", "b"), b"x", (TopicPartition("a", 0), TopicPartition("t", 1)), 5, "r"
+    )
+
+
+@pytest.mark.parametrize(
+    ("version", "owned", "generation", "rack"),
+    [(0, (), -1, None), (1, 2, -1, None), (2, 2, 5, None), (3, 2, 5, "r"), (7, 2, 5, "r")],
+)
+def test_each_version_carries_its_fields(
+    version: int, owned: object, generation: int, rack: str | None
+) -> None:
+    back = decode_subscription(encode_subscription(SUB, version))
+    assert back.topics == ("a", "b") and back.user_data == b"x"
+    assert len(back.owned_partitions) == (owned if isinstance(owned, int) else 0)
+    assert (back.generation_id, back.rack_id) == (generation, rack)
+    assert encode_subscription(SUB, version)[:2] == min(version, 3).to_bytes(2, "big")
+
+
+def test_assignment_groups_topics_in_first_appearance_order() -> None:
+    a = Assignment((TopicPartition("z", 2), TopicPartition("a", 1), TopicPartition("z", 0)), None)
+    data = encode_assignment(a, 1)
+    assert data == bytes.fromhex(
+        "00010000000200017a0000000200000002000000000001610000000100000001ffffffff"
+    )
+    assert decode_assignment(data).partitions == (
+        TopicPartition("z", 2),
+        TopicPartition("z", 0),
+        TopicPartition("a", 1),
+    )
+
+
+def test_nullable_fields_read_any_negative_length_as_null() -> None:
+    data = bytearray(encode_subscription(Subscription(("t",), None, rack_id=None), 3))
+    data[-2:] = b"\x80\x00"  # rack id length -32768
+    assert decode_subscription(bytes(data)).rack_id is None
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"", b"\x00", b"\xff\xff\x00\x00\x00\x00", b"\x00\x00\xff\xff\xff\xff", V3[:-1]],
+)
+def test_bad_bytes_raise_a_typed_input_error(data: bytes) -> None:
+    with pytest.raises(ConsumerProtocolError) as err:
+        decode_subscription(data)
+    assert isinstance(err.value, InputError)
+
+
+def test_negative_version_is_refused() -> None:
+    with pytest.raises(ConsumerProtocolError, match="unsupported assignment version -1"):
+        encode_assignment(Assignment(()), -1)
+
+
+partitions = st.lists(
+    st.builds(TopicPartition, st.text(max_size=4), st.integers(-(2**31), 2**31 - 1))
+)
+
+
+@given(
+    st.builds(
+        Subscription,
+        st.lists(st.text(max_size=4)).map(tuple),
+        st.none() | st.binary(max_size=8),
+        partitions.map(tuple),
+        st.integers(-(2**31), 2**31 - 1),
+        st.none() | st.text(max_size=4),
+    )
+)
+def test_v3_subscription_round_trips_up_to_order(s: Subscription) -> None:
+    back = decode_subscription(encode_subscription(s))
+    assert sorted(back.topics) == sorted(s.topics)
+    assert sorted(back.owned_partitions) == sorted(s.owned_partitions)
+    assert (back.user_data, back.generation_id, back.rack_id) == (
+        s.user_data,
+        s.generation_id,
+        s.rack_id,
+    )
