@@ -123,13 +123,18 @@ class Result:
     notes: list[str] = field(default_factory=list)
 
 
-def grid(quick: bool) -> list[Workload]:
-    """The workloads, smallest first (``quick``: the 10,000-task ones only)."""
+def grid(
+    quick: bool, workers_only: int | None = None, tasks_only: int | None = None
+) -> list[Workload]:
+    """The workloads, smallest first (``quick``: the 10,000-task ones only; ``*_only``: one
+    size)."""
     rows = []
     for tasks in (10_000, 100_000):
-        if quick and tasks > 10_000:
+        if (quick and tasks > 10_000) or tasks_only not in (None, tasks):
             continue
         for workers in (100, 1000):
+            if workers_only not in (None, workers):
+                continue
             for scenario in ("initial", "+1 worker", "steady", "bounce"):
                 rows.append(Workload("incremental", scenario, workers, tasks))
             for scenario in ("initial", "+1 worker"):
@@ -374,6 +379,8 @@ def main(argv: list[str] | None = None) -> int:
         "--warmup-ms", type=int, default=2000, help="and at least this long (JVM wall ms)"
     )
     parser.add_argument("--quick", action="store_true", help="only the 10,000-task rows")
+    parser.add_argument("--workers", type=int, help="only rows of this many workers")
+    parser.add_argument("--tasks", type=int, help="only rows of this many tasks")
     parser.add_argument("--write", action="store_true", help="write the table into docs/")
     args = parser.parse_args(argv)
     if args.reps < 5:
@@ -393,7 +400,7 @@ def main(argv: list[str] | None = None) -> int:
         java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr
         java_line = java.strip().splitlines()[0] if java.strip() else "java"
         print(f"Kafka {oracle.version} ({oracle.commit}), {java_line}; {where}", flush=True)
-        for w in grid(args.quick):
+        for w in grid(args.quick, args.workers, args.tasks):
             rounds = build_rounds(w)
             k_cpu, k_wall, k_digest = time_kafka(
                 oracle, w, rounds, args.reps, args.warmup, args.warmup_ms
