@@ -4,8 +4,9 @@ Run (from the repository root; needs Java and Maven, like the ``kafka`` tests)::
 
     .venv/bin/python benchmarks/bench_vs_kafka.py [--quick] [--reps 5] [--warmup 5] [--write]
 
-``--write`` puts the table into ``docs/benchmarks.md`` (section "Side by side with Kafka's
-JVM"). ``GROUPSIM_KAFKA_VERSION=4.4.0`` runs against another Kafka release.
+``--write`` puts the table into ``docs/benchmarks.md`` (the generated block of its section
+"Side by side with Kafka's JVM"; the prose around it is kept).
+``GROUPSIM_KAFKA_VERSION=4.4.0`` runs against another Kafka release.
 
 Workloads: N connectors × 10 tasks each, W workers, leader ``worker-0``, max delay 300,000 ms.
 Each workload is a short sequence of rebalance rounds; only the **last** is timed, on both sides:
@@ -78,7 +79,8 @@ MAX_DELAY_MS = 300_000
 CONFIG_OFFSET = 100
 BOUNCE_AFTER_MS = 10_000
 DOC = ROOT / "docs" / "benchmarks.md"
-SECTION = "## Side by side with Kafka's JVM"
+BEGIN = "<!-- bench_vs_kafka: begin (written by `--write`) -->"
+END = "<!-- bench_vs_kafka: end -->"
 
 
 @dataclass(frozen=True)
@@ -359,16 +361,18 @@ def table(rows: list[tuple[Workload, Result]]) -> list[str]:
 
 
 def write_doc(body: list[str]) -> None:
-    """Replaces (or appends) the side-by-side section of ``docs/benchmarks.md``."""
+    """Replaces the generated block of ``docs/benchmarks.md`` (between the ``BEGIN`` and
+    ``END`` markers of the side-by-side section) with ``body``; the prose around it stays.
+
+    Raises:
+        SystemExit: the page has no such block.
+    """
     text = DOC.read_text()
-    block = "\n".join([SECTION, "", *body]) + "\n"
-    start = text.find(SECTION)
-    if start < 0:
-        DOC.write_text(text.rstrip("\n") + "\n\n" + block)
-        return
-    nxt = text.find("\n## ", start + len(SECTION))
-    end = len(text) if nxt < 0 else nxt + 1
-    DOC.write_text(text[:start] + block + ("\n" + text[end:] if nxt >= 0 else ""))
+    start, end = text.find(BEGIN), text.find(END)
+    if start < 0 or end < start:
+        raise SystemExit(f"{DOC}: no '{BEGIN}' ... '{END}' block to replace")
+    block = "\n".join([BEGIN, *body, END])
+    DOC.write_text(text[:start] + block + text[end + len(END) :])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -412,31 +416,15 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         oracle.close()
     elapsed = time.perf_counter() - started
+    flags = " ".join(sys.argv[1:] if argv is None else argv)
     body = [
-        "Produced by `.venv/bin/python benchmarks/bench_vs_kafka.py"
-        f"{' --quick' if args.quick else ''}"
-        f" --write` ({elapsed / 60:.0f} min). Kafka {oracle.version} (commit {oracle.commit}), "
-        f"{java_line}; {where}.",
-        "",
-        "The machine was shared with other work while this ran: read the **ratios** (groupsim ÷ "
-        "Kafka, both measured in the same run, the same minutes) and CPU time; absolute times "
-        "are not comparable with other tables on this page.",
-        "",
-        "Both sides time the same call — the leader's full path, decode every member's metadata "
-        "→ assign → encode every member's assignment — on the same metadata bytes. Kafka is "
-        "timed inside its JVM around `performAssignment` (thread CPU time via `ThreadMXBean`, "
-        f"and `System.nanoTime`) after untimed warm-up iterations (per row at least "
-        f"{args.warmup} and at least {args.warmup_ms / 1000:g} s, as a JMH warm-up phase); no "
-        "JSON or pipe cost is counted. groupsim's CPU includes the young collection right after "
-        f"the call. Medians of {args.reps} iterations; `same bytes` compares the SHA-256 of both "
-        "sides' assignments of the timed round. See the docstring of "
-        "`benchmarks/bench_vs_kafka.py` for the scenarios.",
+        f"Produced by `{f'.venv/bin/python benchmarks/bench_vs_kafka.py {flags}'.rstrip()}`"
+        f" ({elapsed / 60:.0f} min; medians of {args.reps}; Kafka warm-up per row at least "
+        f"{args.warmup} iterations and {args.warmup_ms / 1000:g} s). Kafka {oracle.version} "
+        f"(commit {oracle.commit}), {java_line}; {where}:",
         "",
         *table(rows),
-        "",
     ]
-    if args.quick:
-        body.insert(-1, "(`--quick`: the 100,000-task rows were left out of this run.)")
     print("\n".join(body))
     if args.write:
         write_doc(body)
