@@ -3,9 +3,9 @@
 Matplotlib (plots), pyarrow and pyspark (sweeps, reports), OR-Tools and numpy (the Streams
 assignor) and the engine are imported only by the commands that use them, so ``groupsim
 --help`` and every other command start fast; numpy and OR-Tools are imported by the Streams
-assignors only when one of them runs, so a Connect ``groupsim run`` loads neither (and with ``--no-plot``
-no matplotlib). A behaviour test: it checks ``sys.modules`` in a
-fresh interpreter, never a time.
+assignors only when one of them runs, so a Connect ``groupsim run`` loads neither (and with
+``--no-plot`` no matplotlib). A behaviour test: it checks ``sys.modules`` in a fresh
+interpreter, never a time.
 """
 
 from __future__ import annotations
