@@ -22,11 +22,14 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterator, Sequence
-
-import numpy as np
-from ortools.graph.python import min_cost_flow
+from typing import TYPE_CHECKING
 
 from .model import StreamsAssignmentError
+
+# numpy and OR-Tools are imported where they are used: a Connect-only run (the flagship
+# ``groupsim run``) never pays for them.
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["Graph", "solve_transport"]
 
@@ -47,6 +50,9 @@ def solve_transport(
     Raises:
         StreamsAssignmentError: no feasible flow (Kafka: IllegalStateException).
     """
+    import numpy as np
+    from ortools.graph.python import min_cost_flow
+
     smcf = min_cost_flow.SimpleMinCostFlow()
     arcs = smcf.add_arcs_with_capacity_and_unit_cost(
         tails.astype(np.int32),
@@ -137,6 +143,8 @@ class Graph:
             StreamsAssignmentError: the current flow is not a valid flow (as Kafka validates).
         """
         value = self._validate(source, sink)
+        import numpy as np
+
         edges = list(self.edges())
         if not edges:
             return

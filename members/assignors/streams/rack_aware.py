@@ -20,12 +20,15 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Literal
-
-import numpy as np
+from typing import TYPE_CHECKING, Literal
 
 from .graph import Graph, solve_transport
 from .model import AssignmentConfigs, ClientState, ProcessId, StreamsAssignmentError, TaskId
+
+# numpy is imported where it is used: a Connect-only run (the flagship ``groupsim run``)
+# never pays for it.
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = [
     "RackAwareTaskAssignor",
@@ -141,6 +144,8 @@ class RackAwareTaskAssignor:
         non_overlap: int,
     ) -> tuple[np.ndarray, np.ndarray]:
         """(cost T×C with the non-overlap term, current T×C as 0/1)."""
+        import numpy as np
+
         racks_by_task = self.changelog_racks if standby else self.source_racks
         rack_index: dict[str, int] = {}
         client_rack = np.array(
@@ -226,6 +231,8 @@ class RackAwareTaskAssignor:
         solver: Solver | None = None,
         matrices: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> int:
+        import numpy as np
+
         if matrices is None:
             matrices = self._cost_matrix(tasks, clients, standby, traffic, non_overlap)
         cost, current = matrices
@@ -278,6 +285,8 @@ class RackAwareTaskAssignor:
         current: np.ndarray,
         balance: bool,
     ) -> list[int]:
+        import numpy as np
+
         n_t, n_c = cost.shape
         orig = np.bincount(np.asarray(owner, dtype=np.int64), minlength=n_c)
         # lexicographic: cost first, then the number of tasks leaving their current client
@@ -444,6 +453,8 @@ class RackAwareTaskAssignor:
         """Whether exchanging one task of client 0 with one of client 1 lowers the cost: in a
         two-client graph with fixed counts every residual cycle is such a swap, so no improving
         swap means no negative cycle."""
+        import numpy as np
+
         own = np.asarray(owner, dtype=np.int64)
         rows = np.arange(len(owner))
         gain = cost[rows, own] - cost[rows, 1 - own]  # saved by moving the task over

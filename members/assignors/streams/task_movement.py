@@ -12,8 +12,6 @@ import math
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
-import numpy as np
-
 from ._load_set import ReportedLoadSet
 from ._queues import JavaPriorityQueue
 from .model import (
@@ -24,6 +22,9 @@ from .model import (
     StreamsAssignmentError,
     TaskId,
 )
+
+# numpy is imported where it is used: a Connect-only run (the flagship ``groupsim run``)
+# never pays for it.
 
 __all__ = [
     "WarmupBudget",
@@ -62,6 +63,8 @@ class _LagTable:
     so caught-up sets and by-lag orders are computed per task only when asked for."""
 
     def __init__(self, clients: Mapping[ProcessId, ClientState], stateful: list[TaskId]) -> None:
+        import numpy as np
+
         self.order = sorted(clients)
         self.row = {t: i for i, t in enumerate(stateful)}
         columns = []
@@ -80,6 +83,8 @@ class _LagTable:
 
 class _CaughtUp(Mapping[TaskId, set[ProcessId]]):
     def __init__(self, table: _LagTable, acceptable_recovery_lag: int) -> None:
+        import numpy as np
+
         self.table = table
         lags = table.lags
         if acceptable_recovery_lag == JAVA_LONG_MAX:
@@ -93,7 +98,7 @@ class _CaughtUp(Mapping[TaskId, set[ProcessId]]):
         if got is None:
             order = self.table.order
             row = self.mask[self.table.row[task]]
-            got = {order[j] for j in np.flatnonzero(row).tolist()}
+            got = {order[j] for j in row.nonzero()[0].tolist()}
             self.cache[task] = got
         return got
 
@@ -115,7 +120,7 @@ class _ByLag(Mapping[TaskId, list[ProcessId]]):
             order = self.table.order
             row = self.table.lags[self.table.row[task]]
             # stable sort over columns in ProcessId order: ties by ProcessId
-            got = [order[j] for j in np.argsort(row, kind="stable").tolist()]
+            got = [order[j] for j in row.argsort(kind="stable").tolist()]
             self.cache[task] = got
         return got
 

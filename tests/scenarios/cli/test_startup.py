@@ -2,8 +2,10 @@
 
 Matplotlib (plots), pyarrow and pyspark (sweeps, reports), OR-Tools and numpy (the Streams
 assignor) and the engine are imported only by the commands that use them, so ``groupsim
---help`` and every other command start fast. A behaviour test: it checks ``sys.modules`` in a
-fresh interpreter, never a time.
+--help`` and every other command start fast; numpy and OR-Tools are imported by the Streams
+assignors only when one of them runs, so a Connect ``groupsim run`` loads neither (and with
+``--no-plot`` no matplotlib). A behaviour test: it checks ``sys.modules`` in a fresh
+interpreter, never a time.
 """
 
 from __future__ import annotations
@@ -47,3 +49,29 @@ def test_the_cli_vocabulary_is_the_campaigns() -> None:
     assert chaos_names.PROTOCOLS == chaos.PROTOCOLS
     assert chaos_names.ASSIGNOR_OF == chaos.ASSIGNOR_OF
     assert chaos_names.FAULT_KINDS == chaos.FAULT_KINDS
+
+
+def _run_flagship(tmp_path: Path, *flags: str) -> set[str]:
+    code = (
+        "import sys\nfrom scenarios.cli.main import main\n"
+        f"sys.argv = ['groupsim', 'run', '--out', {str(tmp_path / 'out')!r}, *{flags!r}]\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass"
+    )
+    return _modules_after(code)
+
+
+def test_flagship_run_without_plot_loads_no_heavy_library(tmp_path: Path) -> None:
+    # a Connect scenario: the Streams assignors are imported, numpy and OR-Tools are not
+    loaded = _run_flagship(tmp_path, "--no-plot")
+    assert (tmp_path / "out" / "events.jsonl").exists()
+    assert sorted(m for m in HEAVY if m in loaded and m != "scenarios.campaigns.chaos") == []
+
+
+def test_flagship_run_with_plot_loads_only_matplotlib(tmp_path: Path) -> None:
+    loaded = _run_flagship(tmp_path)
+    assert (tmp_path / "out" / "timeline.png").exists()
+    # matplotlib needs numpy; OR-Tools, pyarrow and pyspark stay out
+    assert sorted(m for m in HEAVY if m in loaded and m != "scenarios.campaigns.chaos") == [
+        "matplotlib",
+        "numpy",
+    ]

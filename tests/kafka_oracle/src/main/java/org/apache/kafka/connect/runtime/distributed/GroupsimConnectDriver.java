@@ -8,10 +8,14 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import groupsim.oracle.Driver;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.lang.reflect.Constructor;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.Collection;
@@ -20,6 +24,7 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.function.Supplier;
 import org.apache.kafka.common.message.JoinGroupResponseData.JoinGroupResponseMember;
 import org.apache.kafka.common.utils.Time;
@@ -47,6 +52,21 @@ import org.apache.kafka.connect.util.ConnectorTaskId;
  *       {@code {"assignments": {id: base64}, "snapshot_offset": n}} (the offset of the snapshot
  *       the stand-in coordinator holds afterwards: a fresh one when the assignor took it).</li>
  *   <li>{@code reset}: drops every assignor (or only those of {@code session}).</li>
+ *   <li>{@code time}: times {@code performAssignment} inside the JVM, for
+ *       {@code benchmarks/bench_vs_kafka.py}. Fields: {@code protocol}, {@code max_delay_ms},
+ *       {@code rounds} (each with the fields of {@code assign}, without {@code session} and
+ *       {@code protocol}), {@code warmup} and {@code iterations}. Every iteration builds fresh
+ *       assignors (one pair per leader, as {@code assign} does), replays all rounds but the last
+ *       untimed, then times the last one: CPU time of this thread
+ *       ({@code ThreadMXBean.getCurrentThreadCpuTime}) and wall time ({@code System.nanoTime})
+ *       around the {@code performAssignment} call alone; inputs (members, snapshots, the
+ *       stand-in coordinator) are built before the clock starts, so neither JSON nor the pipe
+ *       is counted. Before them, untimed warm-up iterations run (JIT warm-up, as JMH's): at
+ *       least {@code warmup} of them and for at least {@code warmup_ms} of wall time.
+ *       Answers {@code {"cpu_ns": [...], "wall_ns": [...], "digest": hex}}: one figure per
+ *       timed iteration, and the SHA-256 of the last timed round's output (for each member id
+ *       in sorted order: its UTF-8 bytes, a zero byte, the assignment's length as 4 bytes big
+ *       endian, the assignment's bytes), which the benchmark compares with groupsim's.</li>
  *   <li>{@code serialize_metadata} / {@code deserialize_metadata}: {@code ConnectProtocol}
  *       (v0) and {@code IncrementalCooperativeConnectProtocol} (v1, v2) worker metadata.</li>
  *   <li>{@code serialize_assignment} / {@code deserialize_assignment}: the same for
@@ -138,6 +158,8 @@ public final class GroupsimConnectDriver implements Driver {
                 return assign(request);
             case "reset":
                 return reset(request);
+            case "time":
+                return time(request);
             case "serialize_metadata":
                 return serializeMetadata(request);
             case "deserialize_metadata":
@@ -194,6 +216,114 @@ public final class GroupsimConnectDriver implements Driver {
         }
         result.put("snapshot_offset", held[0].offset());
         return result;
+    }
+
+    /** One round of a {@code time} request, decoded before any clock starts. */
+    private static final class TimedRound {
+        final String leaderId;
+        final List<JoinGroupResponseMember> members = new ArrayList<>();
+        final ClusterConfigState snapshot;
+        final ClusterConfigState fresh;
+        final int lastCompleted;
+        final int generation;
+        final long nowMs;
+
+        TimedRound(JsonNode r) {
+            leaderId = r.get("leader").asText();
+            for (JsonNode m : r.get("members")) {
+                members.add(new JoinGroupResponseMember()
+                        .setMemberId(m.get(0).asText())
+                        .setMetadata(Base64.getDecoder().decode(m.get(1).asText())));
+            }
+            snapshot = snapshot(r.get("snapshot"));
+            fresh = r.hasNonNull("fresh_snapshot") ? snapshot(r.get("fresh_snapshot")) : snapshot;
+            lastCompleted = r.get("last_completed_generation").asInt();
+            generation = r.get("generation").asInt();
+            nowMs = r.path("now_ms").asLong(0);
+        }
+    }
+
+    private JsonNode time(JsonNode req) throws Exception {
+        String protocol = req.get("protocol").asText();
+        int maxDelay = req.path("max_delay_ms").asInt(300_000);
+        int warmup = req.path("warmup").asInt(5);
+        long warmupNs = req.path("warmup_ms").asLong(0) * 1_000_000L;
+        int iterations = req.path("iterations").asInt(5);
+        boolean eager = ConnectProtocolCompatibility.fromProtocol(protocol) == ConnectProtocolCompatibility.EAGER;
+        List<TimedRound> rounds = new ArrayList<>();
+        for (JsonNode r : req.get("rounds")) rounds.add(new TimedRound(r));
+        if (rounds.isEmpty()) throw new IllegalArgumentException("time needs at least one round");
+        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        ObjectNode result = JSON.createObjectNode();
+        ArrayNode cpu = result.putArray("cpu_ns");
+        ArrayNode wall = result.putArray("wall_ns");
+        Map<String, ByteBuffer> last = null;
+        long warmStart = System.nanoTime();
+        for (int w = 0; w < warmup || System.nanoTime() - warmStart < warmupNs; w++) {
+            runOnce(rounds, maxDelay, protocol, eager);
+        }
+        for (int i = 0; i < iterations; i++) {
+            Map<String, Leader> fresh = new HashMap<>();
+            for (int r = 0; r < rounds.size(); r++) {
+                TimedRound round = rounds.get(r);
+                Leader leader = fresh.get(round.leaderId);
+                if (leader == null) {
+                    leader = new Leader(maxDelay);
+                    fresh.put(round.leaderId, leader);
+                }
+                leader.time.set(round.nowMs);
+                ClusterConfigState[] held = {round.snapshot};
+                WorkerCoordinator coordinator = standInCoordinator(held, round.fresh, round.leaderId,
+                        round.lastCompleted, round.generation);
+                Object assignor = eager ? leader.eager : leader.incremental;
+                Method method = performAssignmentMethod(assignor);
+                Object proto = protocolArgument(method, protocol);
+                boolean timed = r == rounds.size() - 1;
+                long c0 = timed ? threads.getCurrentThreadCpuTime() : 0;
+                long w0 = timed ? System.nanoTime() : 0;
+                Map<String, ByteBuffer> out = invokePerformAssignment(method, assignor, round.leaderId, proto,
+                        round.members, coordinator);
+                if (!timed) continue;
+                long w1 = System.nanoTime();
+                long c1 = threads.getCurrentThreadCpuTime();
+                last = out;
+                cpu.add(c1 - c0);
+                wall.add(w1 - w0);
+            }
+        }
+        result.put("digest", digest(last));
+        return result;
+    }
+
+    /** One untimed warm-up iteration of {@code time}: fresh assignors, every round. */
+    private static void runOnce(List<TimedRound> rounds, int maxDelay, String protocol, boolean eager)
+            throws Exception {
+        Map<String, Leader> fresh = new HashMap<>();
+        for (TimedRound round : rounds) {
+            Leader leader = fresh.get(round.leaderId);
+            if (leader == null) {
+                leader = new Leader(maxDelay);
+                fresh.put(round.leaderId, leader);
+            }
+            leader.time.set(round.nowMs);
+            ClusterConfigState[] held = {round.snapshot};
+            performAssignment(eager ? leader.eager : leader.incremental, round.leaderId, protocol, round.members, standInCoordinator(held, round.fresh, round.leaderId, round.lastCompleted, round.generation));
+        }
+    }
+
+    /** See {@code time} in the class comment. */
+    private static String digest(Map<String, ByteBuffer> assignments) throws Exception {
+        MessageDigest sha = MessageDigest.getInstance("SHA-256");
+        for (String member : new TreeMap<>(assignments).keySet()) {
+            byte[] data = bytes(assignments.get(member));
+            sha.update(member.getBytes(StandardCharsets.UTF_8));
+            sha.update((byte) 0);
+            sha.update(ByteBuffer.allocate(4).putInt(data.length).array());
+            sha.update(data);
+        }
+        StringBuilder hex = new StringBuilder();
+        for (byte b : sha.digest()) hex.append(String.format("%02x", b));
+        return hex.toString();
     }
 
     private JsonNode reset(JsonNode req) {
@@ -410,22 +540,37 @@ public final class GroupsimConnectDriver implements Driver {
      * goes as its JoinGroup name (4.0) or as {@code ConnectProtocolCompatibility.fromProtocol}
      * of it (4.4). Kafka's own exceptions are rethrown unwrapped.
      */
-    @SuppressWarnings("unchecked")
     private static Map<String, ByteBuffer> performAssignment(Object assignor, String leaderId, String protocol,
                                                              List<JoinGroupResponseMember> members,
                                                              WorkerCoordinator coordinator) throws Exception {
+        Method m = performAssignmentMethod(assignor);
+        return invokePerformAssignment(m, assignor, leaderId, protocolArgument(m, protocol), members, coordinator);
+    }
+
+    /** The assignor's 4-argument {@code performAssignment} (its protocol type differs by release). */
+    private static Method performAssignmentMethod(Object assignor) {
         for (Method m : assignor.getClass().getMethods()) {
-            if (!m.getName().equals("performAssignment") || m.getParameterCount() != 4) continue;
-            Object proto = m.getParameterTypes()[1] == String.class
-                    ? protocol : ConnectProtocolCompatibility.fromProtocol(protocol);
-            try {
-                return (Map<String, ByteBuffer>) m.invoke(assignor, leaderId, proto, members, coordinator);
-            } catch (InvocationTargetException e) {
-                Throwable cause = e.getCause();
-                if (cause instanceof Exception) throw (Exception) cause;
-                throw (Error) cause;
-            }
+            if (m.getName().equals("performAssignment") && m.getParameterCount() == 4) return m;
         }
         throw new IllegalStateException(assignor.getClass().getName() + " has no performAssignment of 4 arguments");
+    }
+
+    /** The JoinGroup protocol name (4.0) or {@code ConnectProtocolCompatibility} of it (4.4). */
+    private static Object protocolArgument(Method m, String protocol) {
+        return m.getParameterTypes()[1] == String.class ? protocol : ConnectProtocolCompatibility.fromProtocol(protocol);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, ByteBuffer> invokePerformAssignment(Method m, Object assignor, String leaderId,
+                                                                   Object protocol,
+                                                                   List<JoinGroupResponseMember> members,
+                                                                   WorkerCoordinator coordinator) throws Exception {
+        try {
+            return (Map<String, ByteBuffer>) m.invoke(assignor, leaderId, protocol, members, coordinator);
+        } catch (InvocationTargetException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof Exception) throw (Exception) cause;
+            throw (Error) cause;
+        }
     }
 }

@@ -1,0 +1,435 @@
+"""groupsim's Connect assignors side by side with Kafka's, both timed in the same run (issue 25).
+
+Run (from the repository root; needs Java and Maven, like the ``kafka`` tests)::
+
+    .venv/bin/python benchmarks/bench_vs_kafka.py [--quick] [--reps 5] [--warmup 5] [--write]
+
+``--write`` puts the table into ``docs/benchmarks.md`` (the generated block of its section
+"Side by side with Kafka's JVM"; the prose around it is kept).
+``GROUPSIM_KAFKA_VERSION=4.4.0`` runs against another Kafka release.
+
+Workloads: N connectors × 10 tasks each, W workers, leader ``worker-0``, max delay 300,000 ms.
+Each workload is a short sequence of rebalance rounds; only the **last** is timed, on both sides:
+
+* ``initial`` — every worker joins empty (one round);
+* ``+1 worker`` — W−1 workers settle, then one more joins empty;
+* ``steady`` — W workers settle, then rejoin holding what they got (nothing changes);
+* ``bounce`` — W workers settle, the last one leaves (the leader starts the delay), and
+  10 s later (virtual) it rejoins empty, within the delay.
+
+The rounds are built once by groupsim (each worker applies its SyncGroup answer as
+``WorkerCoordinator.onJoinComplete`` does and sends the result in its next metadata) and the
+same metadata bytes go to both sides. The timed call is the **full path** on both sides:
+groupsim's ``perform_assignment`` and Kafka's ``performAssignment`` (decode every member's
+metadata, assign, encode every member's assignment). Eager (protocol ``default``) rows are
+``initial`` and ``+1 worker`` only: v0 metadata carries no assignment and ``EagerAssignor`` keeps
+no state, so ``steady`` and ``bounce`` would time the same call as ``initial``.
+
+Timing. Every iteration starts from fresh assignors, replays the setup rounds untimed, then
+times the last round:
+
+* Kafka: inside the oracle JVM (the Connect driver's ``connect.time`` verb), thread CPU time
+  (``ThreadMXBean``) and ``System.nanoTime`` around ``performAssignment`` alone — JSON, the
+  pipe and building the inputs are not counted; untimed warm-up iterations run first (at least
+  ``--warmup`` of them and for at least ``--warmup-ms``: JIT warm-up, as a JMH warm-up phase),
+  and every earlier workload has warmed the JVM too.
+  Thread CPU time leaves out the JVM's GC and JIT threads.
+* groupsim: ``time.process_time`` and ``time.perf_counter`` around ``perform_assignment``,
+  after a full collection; plus the young collection right after the call (the assignors pause
+  the cyclic collector during a round, so that work is deferred to here) charged to groupsim.
+  One warm-up iteration first (it fills the process-wide caches of names' bytes, as a
+  long-lived leader has them).
+
+Reported: medians of ``--reps`` timed iterations (≥ 5), the ratios groupsim / Kafka of CPU
+(call + young collection) and wall time, and whether the timed round's output bytes were equal
+(SHA-256 of both sides' assignments). The machine is shared: ratios, and CPU time, are what
+count.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import hashlib
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from members.assignors import ConfigSnapshot, ConnectAssignor, create_assignor  # noqa: E402
+from protocol.connect import (  # noqa: E402
+    ConnectAssignment,
+    ConnectProtocol,
+    WorkerSubscription,
+)
+from protocol.connect_codec import decode_assignment_v1, encode_subscription  # noqa: E402
+from tests.kafka_oracle import oracle as kafka  # noqa: E402
+
+TASKS_PER_CONNECTOR = 10
+MAX_DELAY_MS = 300_000
+CONFIG_OFFSET = 100
+BOUNCE_AFTER_MS = 10_000
+DOC = ROOT / "docs" / "benchmarks.md"
+BEGIN = "<!-- bench_vs_kafka: begin (written by `--write`) -->"
+END = "<!-- bench_vs_kafka: end -->"
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One table row: ``assignor`` is ``eager`` or ``incremental`` (protocol ``sessioned``)."""
+
+    assignor: str
+    scenario: str  # "initial" | "+1 worker" | "steady" | "bounce"
+    workers: int
+    tasks: int
+
+
+@dataclass
+class Round:
+    """One rebalance as both sides get it: members' metadata bytes in JoinGroup order."""
+
+    leader: str
+    generation: int
+    last_completed_generation: int
+    now_ms: int
+    members: list[tuple[str, bytes]]
+
+
+@dataclass
+class Worker:
+    """What a worker holds: its last assignment (None before its first) and the generation."""
+
+    alloc: ConnectAssignment | None = None
+    completed: int = -1
+
+
+@dataclass
+class Result:
+    """Medians in milliseconds, and whether the timed round's bytes were equal."""
+
+    ours_cpu: float
+    ours_gc: float
+    ours_wall: float
+    kafka_cpu: float
+    kafka_wall: float
+    equal: bool
+    notes: list[str] = field(default_factory=list)
+
+
+def grid(
+    quick: bool, workers_only: int | None = None, tasks_only: int | None = None
+) -> list[Workload]:
+    """The workloads, smallest first (``quick``: the 10,000-task ones only; ``*_only``: one
+    size)."""
+    rows = []
+    for tasks in (10_000, 100_000):
+        if (quick and tasks > 10_000) or tasks_only not in (None, tasks):
+            continue
+        for workers in (100, 1000):
+            if workers_only not in (None, workers):
+                continue
+            for scenario in ("initial", "+1 worker", "steady", "bounce"):
+                rows.append(Workload("incremental", scenario, workers, tasks))
+            for scenario in ("initial", "+1 worker"):
+                rows.append(Workload("eager", scenario, workers, tasks))
+    return rows
+
+
+# ------------------------------------------------------------------------------------ rounds
+
+
+def protocol_of(w: Workload) -> ConnectProtocol:
+    return ConnectProtocol.EAGER if w.assignor == "eager" else ConnectProtocol.SESSIONED
+
+
+def snapshot_of(w: Workload) -> ConfigSnapshot:
+    n = w.tasks // TASKS_PER_CONNECTOR
+    return ConfigSnapshot(CONFIG_OFFSET, {f"conn-{i}": TASKS_PER_CONNECTOR for i in range(n)})
+
+
+def _kind(w: Workload) -> str:
+    return "eager" if w.assignor == "eager" else "incremental_cooperative"
+
+
+def _perform(
+    assignors: dict[str, ConnectAssignor], w: Workload, snap: ConfigSnapshot, rnd: Round
+) -> dict[str, bytes]:
+    assignor = assignors.get(rnd.leader)
+    if assignor is None:
+        assignor = assignors[rnd.leader] = create_assignor(_kind(w), max_delay_ms=MAX_DELAY_MS)
+    result = assignor.perform_assignment(
+        leader_id=rnd.leader,
+        protocol=protocol_of(w),
+        members=rnd.members,
+        snapshot=snap,
+        refresh_snapshot=lambda: snap,
+        last_completed_generation=rnd.last_completed_generation,
+        generation=rnd.generation,
+        now_ms=rnd.now_ms,
+    )
+    return dict(result.assignments)
+
+
+def _apply(
+    proto: ConnectProtocol, workers: dict[str, Worker], out: dict[str, bytes], gen: int
+) -> None:
+    """Each worker applies its answer as ``WorkerCoordinator.onJoinComplete`` does: it keeps
+    what it held minus what was revoked, plus what it was given."""
+    for member, data in out.items():
+        state = workers[member]
+        if proto.is_eager:
+            state.completed = gen
+            continue
+        new = decode_assignment_v1(data)
+        conns, tasks = list(new.connectors), list(new.tasks)
+        if state.alloc is not None:
+            gone_c, gone_t = set(new.revoked_connectors), set(new.revoked_tasks)
+            conns += [c for c in state.alloc.connectors if c not in gone_c]
+            tasks += [t for t in state.alloc.tasks if t not in gone_t]
+        state.alloc = ConnectAssignment(
+            proto.version, new.error, new.leader, new.leader_url, new.config_offset,
+            tuple(conns), tuple(tasks), new.revoked_connectors, new.revoked_tasks, new.delay_ms,
+        )  # fmt: skip
+        state.completed = gen
+
+
+def build_rounds(w: Workload) -> list[Round]:
+    """The workload's rounds (the last is the timed one), played once through groupsim."""
+    proto = protocol_of(w)
+    snap = snapshot_of(w)
+    ids = [f"worker-{i}" for i in range(w.workers)]
+    workers: dict[str, Worker] = {}
+    assignors: dict[str, ConnectAssignor] = {}
+    rounds: list[Round] = []
+
+    def rnd(present: list[str], now_ms: int) -> Round:
+        for m in present:
+            workers.setdefault(m, Worker())
+        gen = len(rounds) + 1
+        md = [
+            (m, encode_subscription(WorkerSubscription(
+                proto.version, f"http://{m}:8083", CONFIG_OFFSET, workers[m].alloc)))
+            for m in present
+        ]  # fmt: skip
+        r = Round(ids[0], gen, workers[ids[0]].completed, now_ms, md)
+        rounds.append(r)
+        return r
+
+    def play(present: list[str], now_ms: int = 0) -> None:
+        r = rnd(present, now_ms)
+        _apply(proto, workers, _perform(assignors, w, snap, r), r.generation)
+
+    if w.scenario == "initial":
+        rnd(ids, 0)
+    elif w.scenario == "+1 worker":
+        play(ids[:-1])
+        rnd(ids, 0)
+    elif w.scenario == "steady":
+        play(ids)
+        rnd(ids, 0)
+    elif w.scenario == "bounce":
+        play(ids)
+        play(ids[:-1])
+        workers[ids[-1]] = Worker()  # restarted: rejoins holding nothing
+        rnd(ids, BOUNCE_AFTER_MS)
+    else:
+        raise ValueError(f"unknown scenario {w.scenario!r}")
+    return rounds
+
+
+def digest(assignments: dict[str, bytes]) -> str:
+    """SHA-256 as the Java driver computes it (see ``connect.time`` there)."""
+    sha = hashlib.sha256()
+    for member in sorted(assignments):
+        data = assignments[member]
+        sha.update(member.encode())
+        sha.update(b"\0")
+        sha.update(len(data).to_bytes(4, "big"))
+        sha.update(data)
+    return sha.hexdigest()
+
+
+# ------------------------------------------------------------------------------------ timing
+
+
+def time_groupsim(w: Workload, rounds: list[Round], reps: int) -> tuple[float, float, float, str]:
+    """Medians (ms) of call CPU, young collection after it, call wall; the last output digest."""
+    snap = snapshot_of(w)
+    cpu: list[float] = []
+    young: list[float] = []
+    wall: list[float] = []
+    out: dict[str, bytes] = {}
+    for i in range(reps + 1):
+        assignors: dict[str, ConnectAssignor] = {}
+        for r in rounds[:-1]:
+            _perform(assignors, w, snap, r)
+        gc.collect()
+        c0, w0 = time.process_time(), time.perf_counter()
+        out = _perform(assignors, w, snap, rounds[-1])
+        w1, c1 = time.perf_counter(), time.process_time()
+        gc.collect(0)
+        c2 = time.process_time()
+        if i == 0:
+            continue
+        cpu.append((c1 - c0) * 1000)
+        young.append((c2 - c1) * 1000)
+        wall.append((w1 - w0) * 1000)
+    return statistics.median(cpu), statistics.median(young), statistics.median(wall), digest(out)
+
+
+def time_kafka(
+    oracle: kafka.KafkaOracle,
+    w: Workload,
+    rounds: list[Round],
+    reps: int,
+    warmup: int,
+    warmup_ms: int,
+) -> tuple[float, float, str]:
+    """Medians (ms) of Kafka's call CPU and wall, timed in the JVM; its output digest."""
+    n = w.tasks // TASKS_PER_CONNECTOR
+    connectors = {f"conn-{i}": TASKS_PER_CONNECTOR for i in range(n)}
+    snap = {"offset": CONFIG_OFFSET, "connectors": connectors}
+    got = oracle.call(
+        "connect.time",
+        protocol=protocol_of(w).protocol_name,
+        max_delay_ms=MAX_DELAY_MS,
+        warmup=warmup,
+        warmup_ms=warmup_ms,
+        iterations=reps,
+        rounds=[
+            {
+                "leader": r.leader,
+                "generation": r.generation,
+                "last_completed_generation": r.last_completed_generation,
+                "now_ms": r.now_ms,
+                "snapshot": snap,
+                "members": [[m, kafka.b64(md)] for m, md in r.members],
+            }
+            for r in rounds
+        ],
+    )
+    cpu = statistics.median(got["cpu_ns"]) / 1e6
+    wall = statistics.median(got["wall_ns"]) / 1e6
+    return cpu, wall, str(got["digest"])
+
+
+# ------------------------------------------------------------------------------------ report
+
+
+def machine() -> str:
+    """One line: CPU model, cores, OS, Python, load average when the run started."""
+    model = platform.processor() or "unknown CPU"
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+        found = re.search(r"model name\s*:\s*(.+)", text)
+        if found:
+            model = found.group(1).strip()
+    except OSError:
+        pass
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    return (
+        f"{model}, {os.cpu_count()} cores, {platform.system()} {platform.release()}, "
+        f"CPython {platform.python_version()}; load average at start {load}"
+    )
+
+
+def table(rows: list[tuple[Workload, Result]]) -> list[str]:
+    lines = [
+        "| assignor | scenario | workers | tasks | groupsim CPU ms (+gc) | Kafka CPU ms "
+        "| CPU ratio | groupsim wall ms | Kafka wall ms | wall ratio | same bytes |",
+        "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|:-:|",
+    ]
+    for w, r in rows:
+        ratio = (r.ours_cpu + r.ours_gc) / r.kafka_cpu
+        wall = r.ours_wall / r.kafka_wall
+        lines.append(
+            f"| {w.assignor} | {w.scenario} | {w.workers:,} | {w.tasks:,} "
+            f"| {r.ours_cpu:.1f} (+{r.ours_gc:.1f}) | {r.kafka_cpu:.1f} | **{ratio:.2f}×** "
+            f"| {r.ours_wall:.1f} | {r.kafka_wall:.1f} | {wall:.2f}× "
+            f"| {'yes' if r.equal else 'NO'} |"
+        )
+    return lines
+
+
+def write_doc(body: list[str]) -> None:
+    """Replaces the generated block of ``docs/benchmarks.md`` (between the ``BEGIN`` and
+    ``END`` markers of the side-by-side section) with ``body``; the prose around it stays.
+
+    Raises:
+        SystemExit: the page has no such block.
+    """
+    text = DOC.read_text()
+    start, end = text.find(BEGIN), text.find(END)
+    if start < 0 or end < start:
+        raise SystemExit(f"{DOC}: no '{BEGIN}' ... '{END}' block to replace")
+    block = "\n".join([BEGIN, *body, END])
+    DOC.write_text(text[:start] + block + text[end + len(END) :])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--reps", type=int, default=5, help="timed iterations per side (median)")
+    parser.add_argument("--warmup", type=int, default=5, help="untimed JVM iterations per row")
+    parser.add_argument(
+        "--warmup-ms", type=int, default=2000, help="and at least this long (JVM wall ms)"
+    )
+    parser.add_argument("--quick", action="store_true", help="only the 10,000-task rows")
+    parser.add_argument("--workers", type=int, help="only rows of this many workers")
+    parser.add_argument("--tasks", type=int, help="only rows of this many tasks")
+    parser.add_argument("--write", action="store_true", help="write the table into docs/")
+    args = parser.parse_args(argv)
+    if args.reps < 5:
+        parser.error("--reps must be at least 5 (medians of >= 5)")
+    reason = kafka.unavailable_reason()
+    if reason:
+        print(reason.replace("tests skipped", "benchmark cannot run"), file=sys.stderr)
+        return 2
+    where = machine()
+    version = kafka.requested_version()
+    command = kafka.build(version)
+    log = Path(tempfile.mkdtemp(prefix="bench-vs-kafka-")) / "kafka-oracle.log"
+    oracle = kafka.KafkaOracle(command, log)
+    rows: list[tuple[Workload, Result]] = []
+    started = time.perf_counter()
+    try:
+        java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr
+        java_line = java.strip().splitlines()[0] if java.strip() else "java"
+        print(f"Kafka {oracle.version} ({oracle.commit}), {java_line}; {where}", flush=True)
+        for w in grid(args.quick, args.workers, args.tasks):
+            rounds = build_rounds(w)
+            k_cpu, k_wall, k_digest = time_kafka(
+                oracle, w, rounds, args.reps, args.warmup, args.warmup_ms
+            )
+            o_cpu, o_gc, o_wall, o_digest = time_groupsim(w, rounds, args.reps)
+            r = Result(o_cpu, o_gc, o_wall, k_cpu, k_wall, o_digest == k_digest)
+            rows.append((w, r))
+            print(table([(w, r)])[-1], flush=True)
+    finally:
+        oracle.close()
+    elapsed = time.perf_counter() - started
+    flags = " ".join(sys.argv[1:] if argv is None else argv)
+    body = [
+        f"Produced by `{f'.venv/bin/python benchmarks/bench_vs_kafka.py {flags}'.rstrip()}`"
+        f" ({elapsed / 60:.0f} min; medians of {args.reps}; Kafka warm-up per row at least "
+        f"{args.warmup} iterations and {args.warmup_ms / 1000:g} s). Kafka {oracle.version} "
+        f"(commit {oracle.commit}), {java_line}; {where}:",
+        "",
+        *table(rows),
+    ]
+    print("\n".join(body))
+    if args.write:
+        write_doc(body)
+    return 0 if all(r.equal for _, r in rows) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

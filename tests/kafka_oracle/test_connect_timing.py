@@ -1,0 +1,39 @@
+"""The Connect driver's ``connect.time`` verb, which ``benchmarks/bench_vs_kafka.py`` uses.
+
+It must time the same round groupsim times: the assignment it answers (as a digest) is the
+one groupsim computes for the last round of the workload, and it reports one CPU and one wall
+figure per timed iteration.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.bench_vs_kafka import Workload, build_rounds, digest, time_groupsim, time_kafka
+from tests.kafka_oracle.oracle import KafkaOracle
+
+pytestmark = pytest.mark.kafka
+
+
+@pytest.mark.parametrize(
+    "workload",
+    [
+        Workload("incremental", "bounce", 12, 200),
+        Workload("incremental", "+1 worker", 12, 200),
+        Workload("eager", "+1 worker", 12, 200),
+    ],
+    ids=str,
+)
+def test_time_verb_times_the_round_groupsim_times(
+    kafka_oracle: KafkaOracle, workload: Workload
+) -> None:
+    rounds = build_rounds(workload)
+    cpu, wall, kafka_digest = time_kafka(kafka_oracle, workload, rounds, 5, 1, 0)
+    *_, ours = time_groupsim(workload, rounds, 5)
+    assert kafka_digest == ours
+    assert cpu > 0 and wall > 0
+
+
+def test_digest_depends_on_every_byte() -> None:
+    assert digest({"a": b"\x00\x01"}) != digest({"a": b"\x00\x02"})
+    assert digest({"a": b"", "b": b"x"}) != digest({"a": b"x", "b": b""})
