@@ -53,7 +53,8 @@ the KIPs with its checker, or why the log cannot judge it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+
+from scenarios.check.log_rules import Record, Violation, protocol_vote, violation
 
 __all__ = [
     "CONTRACT_INVARIANTS",
@@ -68,8 +69,6 @@ __all__ = [
     "check_fenced_member",
 ]
 
-Record = dict[str, Any]
-Violation = dict[str, Any]
 
 REVOKED_AND_REASSIGNED = "revoked_and_reassigned"
 PROBING_REBALANCE_MISSING = "probing_rebalance_missing"
@@ -99,10 +98,6 @@ _COORDINATOR_KINDS = frozenset(
 )
 
 
-def _violation(invariant: str, detail: str, record: Record, **extra: Any) -> Violation:
-    return {"invariant": invariant, "detail": detail, **extra, "cause_seq": record.get("seq")}
-
-
 def check_revoked_and_reassigned(records: Sequence[Record]) -> list[Violation]:
     """``revoked_and_reassigned``: an incremental round revokes before it reassigns."""
     found: list[Violation] = []
@@ -123,7 +118,7 @@ def check_revoked_and_reassigned(records: Sequence[Record]) -> list[Violation]:
                     owner = from_whom.get((key, item))
                     if owner is not None and owner != member_id:
                         found.append(
-                            _violation(
+                            violation(
                                 REVOKED_AND_REASSIGNED,
                                 f"generation {r.get('generation')}: {key[:-1]} {item} revoked "
                                 f"from {owner} and assigned to {member_id} in the same round",
@@ -148,7 +143,7 @@ def check_probing_after_warmups(records: Sequence[Record]) -> list[Violation]:
                 "generation"
             ):
                 found.append(
-                    _violation(
+                    violation(
                         PROBING_REBALANCE_MISSING,
                         f"generation {pending.get('generation')}: the leader {member} placed "
                         "warm-ups but scheduled no probing rebalance",
@@ -159,7 +154,7 @@ def check_probing_after_warmups(records: Sequence[Record]) -> list[Violation]:
                 )
             elif r.get("at_ms") != (pending.get("t_ms") or 0) + (r.get("interval_ms") or 0):
                 found.append(
-                    _violation(
+                    violation(
                         PROBING_REBALANCE_MISSING,
                         f"generation {pending.get('generation')}: probing rebalance at "
                         f"{r.get('at_ms')}, not {pending.get('t_ms')} + probing.rebalance."
@@ -176,7 +171,7 @@ def check_probing_after_warmups(records: Sequence[Record]) -> list[Violation]:
             continue
         if not r.get("probing_rebalance_needed"):
             found.append(
-                _violation(
+                violation(
                     PROBING_REBALANCE_MISSING,
                     f"generation {r.get('generation')}: warm-ups placed but "
                     "probing_rebalance_needed is false",
@@ -189,7 +184,7 @@ def check_probing_after_warmups(records: Sequence[Record]) -> list[Violation]:
             awaiting[str(member)] = r
     for member, pending in awaiting.items():
         found.append(
-            _violation(
+            violation(
                 PROBING_REBALANCE_MISSING,
                 f"generation {pending.get('generation')}: the leader {member} placed warm-ups "
                 "but scheduled no probing rebalance",
@@ -218,7 +213,7 @@ def check_delay_shared(records: Sequence[Record]) -> list[Violation]:
             leader = delay_of.get(r.get("generation"))  # type: ignore[arg-type]
             if leader is not None and r["delay_ms"] != leader:
                 found.append(
-                    _violation(
+                    violation(
                         SCHEDULED_DELAY_NOT_SHARED,
                         f"{r.get('member')} got delay {r['delay_ms']} ms in generation "
                         f"{r.get('generation')}; its leader computed {leader} ms",
@@ -245,7 +240,7 @@ def check_followup_for_withheld(records: Sequence[Record]) -> list[Violation]:
             decision = expected.pop((r.get("generation"), str(r.get("member_id"))), None)  # type: ignore[arg-type]
             if decision is not None and r["next_rebalance_ms"] != 0:
                 found.append(
-                    _violation(
+                    violation(
                         FOLLOWUP_REBALANCE_MISSING,
                         f"{r.get('member')} was given withheld actives in generation "
                         f"{r.get('generation')} but next_rebalance_ms is "
@@ -270,7 +265,7 @@ def check_generation_step(records: Sequence[Record]) -> list[Violation]:
             gen = r.get("generation")
             if isinstance(gen, int) and isinstance(last, int) and gen > last + 1:
                 found.append(
-                    _violation(
+                    violation(
                         GENERATION_SKIPPED,
                         f"generation {gen} follows generation {last} (one join phase adds one)",
                         r,
@@ -314,7 +309,7 @@ def check_member_id_required(records: Sequence[Record]) -> list[Violation]:
             request = waiting.pop(member, None)
             if request is not None and r.get("error") == "NONE":
                 found.append(
-                    _violation(
+                    violation(
                         MEMBER_ID_NOT_REQUIRED,
                         f"{member} joined without a member id and was admitted as "
                         f"{r.get('member_id')} without MEMBER_ID_REQUIRED first",
@@ -361,7 +356,7 @@ def check_static_rejoin(records: Sequence[Record]) -> list[Violation]:
             members = [new if m == old else m for m in members]
             if state == "Stable" and protocol is not None:
                 votes = [by_id.get(m) for m in members]
-                if members and all(votes) and _winners(votes) == [protocol]:  # type: ignore[arg-type]
+                if members and all(votes) and protocol_vote(votes)[0] == [protocol]:  # type: ignore[arg-type]
                     watching = r
         elif kind == "group_state":
             if (
@@ -370,7 +365,7 @@ def check_static_rejoin(records: Sequence[Record]) -> list[Violation]:
                 and r.get("to") == "PreparingRebalance"
             ):
                 found.append(
-                    _violation(
+                    violation(
                         STATIC_REJOIN_REBALANCED,
                         f"static member {watching.get('member')} rejoined as "
                         f"{watching.get('member_id')} (was {watching.get('old_member_id')}) "
@@ -384,18 +379,6 @@ def check_static_rejoin(records: Sequence[Record]) -> list[Violation]:
                 watching = None
             state = r.get("to")
     return found
-
-
-def _winners(lists: list[list[str]]) -> list[str]:
-    """``ClassicGroup#selectProtocol``'s most-voted protocols (every one of a tie)."""
-    candidates = set(lists[0]).intersection(*lists[1:])
-    votes: dict[str, int] = {}
-    for protocols in lists:
-        vote = next((p for p in protocols if p in candidates), None)
-        if vote is not None:
-            votes[vote] = votes.get(vote, 0) + 1
-    most = max(votes.values(), default=0)
-    return sorted(p for p, n in votes.items() if n == most)
 
 
 _REQUEST_KINDS = {
@@ -438,7 +421,7 @@ def check_fenced_member(records: Sequence[Record]) -> list[Violation]:
 
 
 def _fenced(r: Record, member_id: str, what: str) -> Violation:
-    return _violation(
+    return violation(
         FENCED_MEMBER_ACCEPTED,
         f"{r.get('member')}: {what} for the replaced static member id {member_id} answered "
         "NONE (KIP-345 fences it: FENCED_INSTANCE_ID)",

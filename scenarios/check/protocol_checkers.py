@@ -85,6 +85,7 @@ from typing import Any
 from members.assignors.streams.task_movement import is_caught_up
 from scenarios.check.contracts import CONTRACT_CHECKERS, CONTRACT_INVARIANTS
 from scenarios.check.leadership import LEADER_CHANGED, check_leader_continuity
+from scenarios.check.log_rules import Record, Violation, protocol_vote, violation
 from scenarios.check.quiet_periods import QUIET_PERIOD_BALANCE, check_quiet_period_balance
 from scenarios.check.removals import UNEXPLAINED_REMOVAL, check_unexplained_removal
 from scenarios.check.scheduled_delay import SCHEDULED_DELAY, check_scheduled_delay
@@ -103,8 +104,6 @@ __all__ = [
     "protocol_violations",
 ]
 
-Record = dict[str, Any]
-Violation = dict[str, Any]
 
 PROTOCOL_INVARIANTS = (
     "generation_regressed",
@@ -123,10 +122,6 @@ PROTOCOL_INVARIANTS = (
 )
 
 
-def _violation(invariant: str, detail: str, record: Record, **extra: Any) -> Violation:
-    return {"invariant": invariant, "detail": detail, **extra, "cause_seq": record.get("seq")}
-
-
 def check_generation_increases(records: Sequence[Record]) -> list[Violation]:
     """``generation_regressed``: each ``generation`` record exceeds the previous one (or the
     generation of the latest ``group_loaded``)."""
@@ -140,7 +135,7 @@ def check_generation_increases(records: Sequence[Record]) -> list[Violation]:
             gen = r.get("generation")
             if isinstance(gen, int) and last is not None and gen <= last:
                 found.append(
-                    _violation(
+                    violation(
                         "generation_regressed",
                         f"generation {gen} follows generation {last}",
                         r,
@@ -173,7 +168,7 @@ def check_member_generation(records: Sequence[Record]) -> list[Violation]:
             before = applied.get(member)
             if before is not None and gen < before:
                 found.append(
-                    _violation(
+                    violation(
                         "member_generation_regressed",
                         f"{member} applied generation {gen} after generation {before}",
                         r,
@@ -227,7 +222,7 @@ def check_stale_generation_accepted(records: Sequence[Record]) -> list[Violation
             ):
                 name = "SyncGroup" if rpc == "sync" else "Heartbeat"
                 found.append(
-                    _violation(
+                    violation(
                         "stale_generation_accepted",
                         f"{name} of {r.get('member')} for generation {sent_gen} answered NONE"
                         f" while the group was at generation {current}",
@@ -250,7 +245,7 @@ def _late_stale_accepted(r: Record, group_gen: int | None) -> Violation | None:
     if answer not in (None, "NONE", "REBALANCE_IN_PROGRESS"):
         return None
     name = "SyncGroup" if r.get("request") == "sync_group" else "Heartbeat"
-    return _violation(
+    return violation(
         "stale_generation_accepted",
         f"late {name} of {r.get('member')} for generation {sent_gen} answered"
         f" {answer or 'later (parked)'} while the group was at generation {group_gen}",
@@ -276,7 +271,7 @@ def check_elected_protocol(records: Sequence[Record]) -> list[Violation]:
             want = elected.get(gen) if isinstance(gen, int) else None
             if want is not None and protocol is not None and protocol != want:
                 found.append(
-                    _violation(
+                    violation(
                         "protocol_mismatch",
                         f"{r.get('member')} applied generation {gen} as {protocol!r};"
                         f" the group elected {want!r}",
@@ -309,11 +304,11 @@ def check_protocol_vote(records: Sequence[Record]) -> list[Violation]:
             lists = [by_id.get(str(mid)) for mid in r.get("member_ids") or ()]
             if not lists or any(not p for p in lists):
                 continue
-            winners, candidates = _vote([p for p in lists if p])
+            winners, candidates = protocol_vote([p for p in lists if p])
             elected = r["protocol"]
             if elected not in winners:
                 found.append(
-                    _violation(
+                    violation(
                         "protocol_vote",
                         f"generation {r.get('generation')} elected {elected!r}; the vote of "
                         f"its members gives {' or '.join(map(repr, winners)) or 'no protocol'}"
@@ -323,19 +318,6 @@ def check_protocol_vote(records: Sequence[Record]) -> list[Violation]:
                     )
                 )
     return found
-
-
-def _vote(lists: list[list[str]]) -> tuple[list[str], set[str]]:
-    """``ClassicGroup#selectProtocol`` over the members' protocol lists: the protocols with
-    the most votes (ties: all of them), and the candidates."""
-    candidates = set(lists[0]).intersection(*lists[1:])
-    votes: dict[str, int] = {}
-    for protocols in lists:
-        vote = next((p for p in protocols if p in candidates), None)
-        if vote is not None:
-            votes[vote] = votes.get(vote, 0) + 1
-    most = max(votes.values(), default=0)
-    return sorted(p for p, n in votes.items() if n == most), candidates
 
 
 def check_static_placement(records: Sequence[Record]) -> list[Violation]:
@@ -370,7 +352,7 @@ def check_static_placement(records: Sequence[Record]) -> list[Violation]:
                         why = f"wildcard job {job} given to static worker {member}"
                     else:
                         continue
-                    found.append(_violation("static_placement", why, r, member=member, job=job))
+                    found.append(violation("static_placement", why, r, member=member, job=job))
     return found
 
 
@@ -389,7 +371,7 @@ def check_streams_active_follows_assignment(records: Sequence[Record]) -> list[V
         for task in held.get(member, {}):
             if task not in given:
                 found.append(
-                    _violation(
+                    violation(
                         "stale_active_task",
                         f"{member} still runs active task {task} its latest assignment"
                         " does not give it",
@@ -429,7 +411,7 @@ def check_streams_assignment_disjoint(records: Sequence[Record]) -> list[Violati
             both = sorted(set(r.get("active") or ()) & set(r.get("standby") or ()))
             if both:
                 found.append(
-                    _violation(
+                    violation(
                         "active_and_standby",
                         f"{r.get('member')} is assigned {both[0]} both as active and standby",
                         r,
@@ -460,7 +442,7 @@ def check_streams_active_caught_up(records: Sequence[Record]) -> list[Violation]
                 best = min(lag.get(task, mine) for lag in lags.values())
                 if best < mine:
                     found.append(
-                        _violation(
+                        violation(
                             "active_not_caught_up",
                             f"generation {r.get('generation')} gives active {task} to "
                             f"{client} (lag {mine}) while a client has lag {best} "

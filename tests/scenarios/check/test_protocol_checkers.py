@@ -182,7 +182,7 @@ def test_the_elected_protocol_must_win_the_members_vote(connect_log: Records) ->
 
 
 def test_the_vote_counts_first_candidates_and_accepts_any_tied_winner() -> None:
-    from scenarios.check.protocol_checkers import _vote
+    from scenarios.check.log_rules import protocol_vote as _vote
 
     # ClassicGroup#selectProtocol: candidates are common to all; each votes its first one
     lists = [["sessioned", "compatible", "default"], ["compatible", "default"], ["default"]]
