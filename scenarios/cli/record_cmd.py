@@ -198,17 +198,11 @@ def replay(
         f"{verdict.deferred_timers}",
         markup=False,
     )
-    for d in verdict.timing[:10]:
-        console.print(
-            f"timing at {d.t_ms} ms, connection {d.conn}, {d.api}: {d.field}: "
-            f"recorded {d.recorded!r}, groupsim {d.groupsim!r}",
-            markup=False,
-        )
     for skipped, count in verdict.skipped.items():
         console.print(f"skipped {count}: {skipped}", markup=False)
-    for d in verdict.divergences[:10]:
+    for d in [*verdict.timing[:10], *verdict.divergences[:10]]:  # the first ten of each kind
         console.print(
-            f"divergence at {d.t_ms} ms, connection {d.conn}, {d.api} of group {d.group}: "
+            f"{d.kind} at {d.t_ms} ms, connection {d.conn}, {d.api} of group {d.group}: "
             f"{d.field}: recorded {d.recorded!r}, groupsim {d.groupsim!r}",
             markup=False,
         )

@@ -26,7 +26,7 @@ from scenarios.record.proxy import Proxy, RecordOptions  # noqa: E402
 from scenarios.record.trace import Recording  # noqa: E402
 from tests.kafka_oracle.cluster import Broker, kafka_broker  # noqa: E402
 from tests.kafka_oracle.oracle import unavailable_reason  # noqa: E402
-from tests.scenarios.serve.clients import kafka_python, wait_for  # noqa: E402
+from tests.scenarios.serve.clients import three_consumers_then_one_leaves  # noqa: E402
 
 pytestmark = pytest.mark.kafka
 
@@ -68,26 +68,7 @@ def _record_three_consumers_one_leaving(broker: Broker, out: Path) -> None:
                     "heartbeat_interval_ms": 500,
                     "request_timeout_ms": 30_000,
                 }
-                clients = [kafka_python(port, f"c{i}", **config).start() for i in range(3)]
-                try:
-                    await wait_for(
-                        lambda: all(
-                            c.assignment is not None and len(c.assignment) == 2 for c in clients
-                        ),
-                        120,
-                        "three consumers with 2 partitions each on the real broker",
-                    )
-                    await clients.pop().stop()
-                    await wait_for(
-                        lambda: all(
-                            c.assignment is not None and len(c.assignment) == 3 for c in clients
-                        ),
-                        120,
-                        "two consumers with 3 partitions each on the real broker",
-                    )
-                finally:
-                    for c in clients:
-                        await c.stop()
+                clients = await three_consumers_then_one_leaves(port, 120, **config)
                 assert not any(c.state["error"] for c in clients)
                 nursery.cancel_scope.cancel()
         finally:

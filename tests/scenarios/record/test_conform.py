@@ -24,7 +24,11 @@ from scenarios.record.conform import conform_coordinator, read_exchanges  # noqa
 from scenarios.record.proxy import Proxy, RecordOptions  # noqa: E402
 from scenarios.record.trace import Recording  # noqa: E402
 from scenarios.serve import open_broker  # noqa: E402
-from tests.scenarios.serve.clients import FAST, kafka_python, options, wait_for  # noqa: E402
+from tests.scenarios.serve.clients import (  # noqa: E402
+    FAST,
+    options,
+    three_consumers_then_one_leaves,
+)
 
 _SETTINGS = [
     f"group.initial.rebalance.delay.ms={FAST.initial_rebalance_delay_ms}",
@@ -45,26 +49,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
                 RecordOptions(("127.0.0.1", broker.port)), recording, lambda: time.time() * 1000
             )
             port = await nursery.start(proxy.run)
-            clients = [kafka_python(port, f"c{i}").start() for i in range(3)]
-            try:
-                await wait_for(
-                    lambda: all(
-                        c.assignment is not None and len(c.assignment) == 2 for c in clients
-                    ),
-                    30,
-                    "three consumers with 2 partitions each",
-                )
-                await clients.pop().stop()
-                await wait_for(
-                    lambda: all(
-                        c.assignment is not None and len(c.assignment) == 3 for c in clients
-                    ),
-                    30,
-                    "two consumers with 3 partitions each",
-                )
-            finally:
-                for c in clients:
-                    await c.stop()
+            await three_consumers_then_one_leaves(port, 30)
             nursery.cancel_scope.cancel()
         recording.close()
 

@@ -279,3 +279,27 @@ class JavaConsumer:
                 pipe.close()
         self._stderr.close()
         return code
+
+
+async def three_consumers_then_one_leaves(
+    port: int, timeout_s: float, **config: Any
+) -> list[ThreadClient]:
+    """Three kafka-python consumers share ``orders``' 6 partitions (2 each), then one closes
+    (LeaveGroup) and the other two take 3 each; every client is stopped on return. Returns the
+    clients, whose ``state["error"]`` the caller may check."""
+    clients = [kafka_python(port, f"c{i}", **config).start() for i in range(3)]
+    try:
+        for count, what in ((2, "three consumers with 2"), (3, "two consumers with 3")):
+            await wait_for(
+                lambda n=count: all(  # type: ignore[misc]
+                    c.assignment is not None and len(c.assignment) == n for c in clients
+                ),
+                timeout_s,
+                f"{what} partitions each",
+            )
+            if count == 2:
+                await clients.pop().stop()
+    finally:
+        for c in clients:
+            await c.stop()
+    return clients
