@@ -118,7 +118,11 @@ def test_groupsim_predicts_every_answer_to_real_connect_workers(recorded: Path) 
     )
     assert verdict.divergences == [], verdict.divergences[:3]
     assert verdict.compared.get("JoinGroup", 0) >= 5  # at least the rounds above
-    assert {"SyncGroup", "Heartbeat", "LeaveGroup"} <= set(verdict.compared)
+    assert {"SyncGroup", "Heartbeat"} <= set(verdict.compared)
+    # w3 left for good with a LeaveGroup; its answer may go unread when the worker closes its
+    # connection first (then there is nothing recorded to compare it with)
+    exchanges = read_exchanges(recorded / "trace.jsonl")
+    assert any(ex.api == "LeaveGroup" for ex in exchanges)
 
 
 def test_groupsim_assignor_makes_every_real_leaders_assignment(recorded: Path) -> None:
