@@ -430,11 +430,11 @@ def conform_coordinator(
     i = 0
     while i < len(exchanges):
         window = _reorderable(exchanges, i, reorder_ms)
-        horizon = exchanges[i + len(window)].t_ms if i + len(window) < len(exchanges) else None
         if len(window) == 1:
             state.step(window[0], tolerance_ms)
         else:
-            state = _best_order(state, window, horizon, tolerance_ms)
+            later = exchanges[i + len(window) :]
+            state = _best_order(state, window, later, tolerance_ms)
         i += len(window)
     end = max((ex.response_t_ms or ex.t_ms for ex in exchanges), default=0)
     state.finish(end + tolerance_ms, tolerance_ms)
@@ -460,28 +460,38 @@ def _reorderable(exchanges: list[Exchange], start: int, reorder_ms: int) -> list
 
 
 def _best_order(
-    state: _State, window: list[Exchange], horizon: int | None, tolerance_ms: int
+    state: _State, window: list[Exchange], later: list[Exchange], tolerance_ms: int
 ) -> _State:
     """The state after the window's requests in the order that matches the trace best (the
-    recorded order unless another one is strictly better)."""
-    best: tuple[int, tuple[Exchange, ...], _State] | None = None
+    recorded order unless another one is strictly better).
+
+    An order is judged by what follows until the broker had answered every request of the
+    window (a JoinGroup may be parked for a whole rebalance, and the order decides e.g. the
+    leader only then): the ``later`` requests up to that time are replayed in recorded order
+    on a copy, and the differences counted.
+    """
+    horizon = max((ex.response_t_ms or ex.t_ms for ex in window), default=0)
+    lookahead = list(itertools.takewhile(lambda ex: ex.t_ms <= horizon, later))
+    baseline = len(state.verdict.differences)
+    best: tuple[int, tuple[Exchange, ...]] | None = None
     for order in itertools.permutations(window):  # the recorded order comes first
         trial = copy.deepcopy(state)
-        for ex in order:
+        for ex in (*order, *lookahead):
             trial.step(ex, tolerance_ms)
-        if horizon is not None:
-            trial.replay.advance(horizon)
-            trial.match(tolerance_ms)
+        trial.replay.advance(horizon)
+        trial.match(tolerance_ms)
         score = trial.mismatches(window, horizon)
         if best is None or score < best[0]:
-            best = (score, order, trial)
-            if score == len(state.verdict.differences):
+            best = (score, order)
+            if score == baseline:
                 break  # no new difference: nothing better to find
     assert best is not None
-    _, order, chosen = best
+    _, order = best
+    for ex in order:
+        state.step(ex, tolerance_ms)
     if list(order) != window:
         first = window[0]
-        chosen.verdict.differences.append(
+        state.verdict.differences.append(
             Difference(
                 "timing",
                 first.t_ms,
@@ -493,7 +503,7 @@ def _best_order(
                 [ex.conn for ex in order],
             )
         )
-    return chosen
+    return state
 
 
 class _State:
@@ -565,12 +575,10 @@ class _State:
                         self.verdict, self.replay, ex, req, "answer", "answered", None, tolerance_ms
                     )
 
-    def mismatches(self, window: list[Exchange], horizon: int | None) -> int:
+    def mismatches(self, window: list[Exchange], horizon: int) -> int:
         """How badly this state matches the trace: differences found, plus requests of the
         window the broker had answered before ``horizon`` that groupsim still holds."""
         found = len(self.verdict.differences)
-        if horizon is None:
-            return found
         ids = {(ex.conn, ex.correlation_id) for ex in window}
         for queue in self.waiting.values():
             for ex, _request, _req in queue:
