@@ -39,7 +39,7 @@ from protocol.errors import InputError
 from scenarios.serve import wire
 from scenarios.serve.translate import from_group_response, to_group_request
 
-from .frames import decode_response, to_json
+from .frames import NEXT_GEN_GROUP_APIS, decode_response, to_json
 
 __all__ = ["Exchange", "Difference", "Conformance", "read_exchanges", "conform_coordinator"]
 
@@ -82,7 +82,7 @@ class Exchange:
 
     @property
     def api(self) -> str:
-        return _GROUP_APIS[self.api_key]
+        return _GROUP_APIS.get(self.api_key) or NEXT_GEN_GROUP_APIS[self.api_key]
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,7 +167,9 @@ def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 def read_exchanges(path: Path) -> list[Exchange]:
     """The group exchanges of a ``trace.jsonl``, in request order, times in ms since the first
-    line of the trace.
+    line of the trace: the classic group APIs, and the heartbeats of the newer group protocols
+    (:data:`~scenarios.record.frames.NEXT_GEN_GROUP_APIS`, which :func:`conform_coordinator`
+    counts as skipped).
 
     Raises:
         TraceError: the file cannot be read or a line is not a trace entry.
@@ -181,7 +183,9 @@ def read_exchanges(path: Path) -> list[Exchange]:
             raise TraceError(f"{path}:{lineno}: no integer t_ms")
         start = t_ms if start is None else start
         api_key = entry.get("api_key")
-        if api_key not in _GROUP_APIS or "raw" not in entry:
+        if (
+            api_key not in _GROUP_APIS and api_key not in NEXT_GEN_GROUP_APIS
+        ) or "raw" not in entry:
             continue
         try:
             raw = base64.b64decode(entry["raw"], validate=True)
@@ -427,6 +431,13 @@ def conform_coordinator(
     """
     replay = _Replay(config or CoordinatorConfig(), _recorded_member_ids(exchanges), max_lag_ms)
     state = _State(replay)
+    for ex in exchanges:
+        if ex.api_key in NEXT_GEN_GROUP_APIS:
+            # GroupMetadataManager runs these groups (KIP-848/932/1071) on another state
+            # machine than the classic JoinGroup/SyncGroup one groupsim emulates.
+            reason = f"{ex.api}: a group on the new group protocol, which groupsim does not replay"
+            state.verdict.skipped[reason] = state.verdict.skipped.get(reason, 0) + 1
+    exchanges = [ex for ex in exchanges if ex.api_key in _GROUP_APIS]
     i = 0
     while i < len(exchanges):
         window = _reorderable(exchanges, i, reorder_ms)

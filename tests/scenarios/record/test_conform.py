@@ -175,3 +175,30 @@ def test_requests_in_one_millisecond_are_ordered_by_the_leader_the_broker_electe
     verdict = conform_coordinator(read_exchanges(trace), FAST)
     assert verdict.divergences == []
     assert [d.field for d in verdict.timing] == ["order"]
+
+
+def test_a_group_on_the_kip_848_protocol_is_counted_as_skipped_not_passed_over(
+    tmp_path: Path,
+) -> None:
+    """A consumer with ``group.protocol=consumer`` sends ConsumerGroupHeartbeat (KIP-848), not
+    JoinGroup: the replay must say it did not replay those requests."""
+    lines = _LATE_JOIN_TIMER.read_text().splitlines()
+    start = json.loads(lines[0])["t_ms"]
+    heartbeat = {
+        "t_ms": start + 10,
+        "conn": 99,
+        "client_id": "new-protocol",
+        "dir": "request",
+        "api": "ConsumerGroupHeartbeat",
+        "api_key": 68,
+        "version": 0,
+        "correlation_id": 5,
+        "raw": "AEQAAAAAAAU=",
+    }
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text("\n".join([lines[0], json.dumps(heartbeat), *lines[1:]]) + "\n")
+    verdict = conform_coordinator(read_exchanges(trace), _LATE_JOIN_TIMER_SETTINGS)
+    assert verdict.divergences == []
+    new_protocol = {k: n for k, n in verdict.skipped.items() if "new group protocol" in k}
+    assert list(new_protocol.values()) == [1]
+    assert next(iter(new_protocol)).startswith("ConsumerGroupHeartbeat:")
