@@ -44,6 +44,7 @@ from .frames import NEXT_GEN_GROUP_APIS, decode_response, to_json
 __all__ = ["Exchange", "Difference", "Conformance", "read_exchanges", "conform_coordinator"]
 
 _GROUP_APIS = {11: "JoinGroup", 12: "Heartbeat", 13: "LeaveGroup", 14: "SyncGroup"}
+_HEARTBEAT = 12
 _RESPONSE_OF: dict[type, int] = {
     pg.JoinGroupResponse: 11,
     pg.SyncGroupResponse: 14,
@@ -441,8 +442,11 @@ def conform_coordinator(
     i = 0
     while i < len(exchanges):
         window = _reorderable(exchanges, i, reorder_ms)
-        if len(window) == 1:
-            state.step(window[0], tolerance_ms)
+        if len(window) == 1 or all(ex.api_key == _HEARTBEAT for ex in window):
+            # Heartbeats commute: each reads the group and re-arms only its own member's
+            # session timer (GroupMetadataManager#classicGroupHeartbeat)
+            for ex in window:
+                state.step(ex, tolerance_ms)
         else:
             later = exchanges[i + len(window) :]
             state = _best_order(state, window, later, tolerance_ms)
