@@ -226,3 +226,19 @@ def test_planted_sticky_bug_is_caught(
 
     with pytest.raises(AssertionError):
         run()
+
+
+@pytest.mark.parametrize("assignor", ["sticky", "cooperative-sticky"])
+def test_kafkas_illegal_state_is_ours_too(kafka_oracle: KafkaOracle, assignor: str) -> None:
+    """An owner keeps a partition number past its topic's end: the constrained path runs out
+    of unfilled members for the real partition, and both sides fail."""
+    owner = _State("a", None, None)
+    owner.topics, owner.owned, owner.generation = ("t0",), [TopicPartition("t0", 9)], 1
+    other = _State("b", None, None)
+    other.topics, other.generation = ("t0",), 1
+    members = [
+        ConsumerMember(s.member_id, _subscription(assignor, s, False)) for s in (owner, other)
+    ]
+    assert _kafka_assign(kafka_oracle, assignor, members, {"t0": [[None]]}) == "error"
+    with pytest.raises(StickyAssignmentError, match="No more unfilled consumers"):
+        consumer_assignors.ASSIGNORS[assignor](members, {"t0": ((None,),)})
