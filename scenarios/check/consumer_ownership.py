@@ -25,7 +25,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
-__all__ = ["OwnershipViolation", "ownership_violations"]
+from scenarios.check.protocol_checkers import protocol_violations
+
+__all__ = ["OwnershipViolation", "consumer_log_violations", "ownership_violations"]
 
 
 class OwnershipViolation(NamedTuple):
@@ -113,3 +115,13 @@ def ownership_violations(records: Iterable[Mapping[str, Any]]) -> list[Ownership
             for p in [p for p, o in owner.items() if o.member_id == gone]:
                 del owner[p]
     return out
+
+
+def consumer_log_violations(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Violation payloads (``invariant``, ``detail``) of a consumer group's whole log: the two
+    rules above, then the protocol checkers (:mod:`scenarios.check.protocol_checkers`)."""
+    found: list[dict[str, Any]] = [
+        {"invariant": v.rule, "detail": f"at {v.t_ms} ms: {v.message}"}
+        for v in ownership_violations(records)
+    ]
+    return found + protocol_violations(records)
