@@ -1,8 +1,9 @@
 """The built-in scenario library, and loading a scenario file of any kind.
 
 A scenario file is a Kafka Connect scenario unless its top-level ``kind`` says ``"streams"``
-or ``"consumer"`` (:mod:`scenarios.input.consumer`; ``kind = "connect"`` may be written too). Library scenarios live in ``scenarios/library/``
-(Connect) and ``scenarios/library/streams/`` (Kafka Streams) and are found by name.
+or ``"consumer"`` (:mod:`scenarios.input.consumer`; ``kind = "connect"`` may be written
+too). Library scenarios live in ``scenarios/library/`` (Connect) and
+``scenarios/library/streams/`` (Kafka Streams) and are found by name.
 """
 
 from __future__ import annotations
