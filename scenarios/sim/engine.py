@@ -66,8 +66,7 @@ _RESTART = (schema.Restart, streams_input.RestartStep)
 
 
 class GroupKind(Protocol):
-    """What the engine and the runner need from one kind of group (Connect workers, Streams
-    clients, plain consumers).
+    """What the engine needs from one kind of group (Connect workers or Streams clients).
 
     ``loaded`` is the loaded scenario: ``scenario`` (its name, ``network``,
     ``log_heartbeats``), ``steps`` (:class:`scenarios.input.steps.Planned`), ``end_ms`` and
@@ -104,17 +103,6 @@ class GroupKind(Protocol):
 
     def apply_step(self, engine: Engine, planned: Planned) -> None:
         """A timeline step only this kind has (Connect's connector changes)."""
-
-    def summarize(self, records: list[dict[str, Any]]) -> dict[str, Any]:
-        """The run's summary from its records (what ``summary.json`` holds)."""
-
-    def end_violations(
-        self, records: list[dict[str, Any]], summary: dict[str, Any]
-    ) -> list[dict[str, Any]]:
-        """Violation payloads (``invariant``, ``detail``, ...) found at the end of the run."""
-
-    def expect_failures(self, summary: dict[str, Any]) -> list[str]:
-        """The scenario's unmet ``[expect]`` lines."""
 
 
 class Engine:

@@ -18,7 +18,7 @@ from scenarios.input.loader import LoadedScenario
 from scenarios.input.streams import LoadedStreamsScenario
 from scenarios.sim.connect import ConnectKind
 from scenarios.sim.consumer import ConsumerKind
-from scenarios.sim.engine import Engine, GroupKind
+from scenarios.sim.engine import Engine
 from scenarios.sim.streams import StreamsKind
 
 __all__ = ["RunResult", "simulate", "kind_of", "RUN_BUDGET_EXCEEDED"]
@@ -54,7 +54,7 @@ class RunResult(msgspec.Struct):
 
 def kind_of(
     loaded: LoadedScenario | LoadedStreamsScenario | LoadedConsumerScenario,
-) -> GroupKind:
+) -> ConnectKind | StreamsKind | ConsumerKind:
     """The engine's kind of group for a loaded scenario."""
     if isinstance(loaded, LoadedStreamsScenario):
         return StreamsKind(loaded)
