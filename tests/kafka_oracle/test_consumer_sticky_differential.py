@@ -35,10 +35,10 @@ from tests.kafka_oracle.test_consumer_differential import _sub_json, names
 
 pytestmark = pytest.mark.kafka
 
-#: Histories per assignor. 100 by default keeps the ``-m kafka`` suite within its time budget
+#: Histories per assignor. 50 by default keeps the ``-m kafka`` suite within its time budget
 #: (a history is 2–4 assignments on both sides); the recorded runs in docs/consumer.md use
 #: ``GROUPSIM_ORACLE_EXAMPLES=1000``.
-EXAMPLES = int(os.environ.get("GROUPSIM_ORACLE_EXAMPLES", 0)) or 100
+EXAMPLES = int(os.environ.get("GROUPSIM_ORACLE_EXAMPLES", 0)) or 50
 _SLOW = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example]
 _RACKS = ["r0", "r1", "r2"]
 
@@ -189,7 +189,7 @@ def test_sticky_assignor_equals_kafka_over_generations(
     run()
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=_SLOW)
+@settings(max_examples=100, deadline=None, suppress_health_check=_SLOW)
 @given(
     parts=st.lists(
         st.tuples(st.sampled_from(["t0", "t1", "é中", "Aa", "BB"]), st.integers(0, 40)),
