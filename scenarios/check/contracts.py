@@ -61,10 +61,10 @@ the KIPs with its checker, or why the log cannot judge it.
     answered with ``skip_assignment`` (JoinGroup v9+, as every simulated member sends) and runs
     no assignor: it syncs with an empty assignment and the coordinator keeps the stored one.
     After such a ``member_replaced`` of the generation's leader, a leader decision
-    (``assignor``, ``streams_assignment``) by that member before its SyncGroup or any state
-    change is a violation. (A leader that rejoins during CompletingRebalance is given the
-    member list again and does run the assignor again for the same generation: that is
-    Kafka's behaviour and not judged here.)
+    (``assignor``, ``streams_assignment``, ``consumer_assignor``) by that member before its
+    SyncGroup or any state change is a violation. (A leader that rejoins during
+    CompletingRebalance is given the member list again and does run the assignor again for
+    the same generation: that is Kafka's behaviour and not judged here.)
 """
 
 from __future__ import annotations
@@ -475,7 +475,7 @@ def check_rebalance_heartbeat(records: Sequence[Record]) -> list[Violation]:
 
 
 #: A leader's record of the assignment it computed for a generation, per member kind.
-_LEADER_DECISIONS = frozenset({"assignor", "streams_assignment"})
+_LEADER_DECISIONS = frozenset({"assignor", "streams_assignment", "consumer_assignor"})
 
 
 def check_assignment_once(records: Sequence[Record]) -> list[Violation]:
