@@ -19,31 +19,34 @@ with their reason.
 
 from __future__ import annotations
 
-import base64
 import copy
 import functools
 import itertools
-import json
 from collections import defaultdict, deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from heapq import heappop, heappush
-from pathlib import Path
 from typing import Any
 
 from coordinator.config import CoordinatorConfig
 from coordinator.group import JOIN_TIMER, GroupCoordinator
 from protocol import group as pg
 from protocol.effects import CancelTimer, Send, SetTimer
-from protocol.errors import InputError
 from scenarios.serve import wire
 from scenarios.serve.translate import from_group_response, to_group_request
 
+from .exchanges import GROUP_APIS, Exchange, TraceError, first_difference, read_exchanges
 from .frames import NEXT_GEN_GROUP_APIS, decode_response, to_json
 
-__all__ = ["Exchange", "Difference", "Conformance", "read_exchanges", "conform_coordinator"]
+__all__ = [
+    "Exchange",
+    "TraceError",
+    "Difference",
+    "Conformance",
+    "read_exchanges",
+    "conform_coordinator",
+]
 
-_GROUP_APIS = {11: "JoinGroup", 12: "Heartbeat", 13: "LeaveGroup", 14: "SyncGroup"}
 _HEARTBEAT = 12
 _RESPONSE_OF: dict[type, int] = {
     pg.JoinGroupResponse: 11,
@@ -62,28 +65,6 @@ DEFAULT_REORDER_MS = 5
 TIMER_SLACK_MS = 20
 #: Default of how much later than its deadline the broker may run a join timer (ms).
 DEFAULT_MAX_LAG_MS = 2000
-
-
-class TraceError(InputError):
-    """``trace.jsonl`` is missing, unreadable or not a trace (the message names file and line)."""
-
-
-@dataclass(slots=True)
-class Exchange:
-    """One recorded group request and its answer (``response_*`` None when none came back)."""
-
-    conn: int
-    t_ms: int
-    api_key: int
-    version: int
-    correlation_id: int
-    request_raw: bytes
-    response_t_ms: int | None = None
-    response_raw: bytes | None = None
-
-    @property
-    def api(self) -> str:
-        return _GROUP_APIS.get(self.api_key) or NEXT_GEN_GROUP_APIS[self.api_key]
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,64 +127,6 @@ class Conformance:
                 for d in self.differences
             ],
         }
-
-
-def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    try:
-        handle = path.open("rb")
-    except OSError as exc:
-        raise TraceError(f"{path}: {exc.strerror or exc}") from None
-    with handle:
-        for lineno, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                entry = json.loads(line)
-            except ValueError as exc:
-                raise TraceError(f"{path}:{lineno}: not JSON ({exc})") from None
-            if not isinstance(entry, dict):
-                raise TraceError(f"{path}:{lineno}: expected an object")
-            yield lineno, entry
-
-
-def read_exchanges(path: Path) -> list[Exchange]:
-    """The group exchanges of a ``trace.jsonl``, in request order, times in ms since the first
-    line of the trace: the classic group APIs, and the heartbeats of the newer group protocols
-    (:data:`~scenarios.record.frames.NEXT_GEN_GROUP_APIS`, which :func:`conform_coordinator`
-    counts as skipped).
-
-    Raises:
-        TraceError: the file cannot be read or a line is not a trace entry.
-    """
-    exchanges: list[Exchange] = []
-    open_requests: dict[tuple[int, int], Exchange] = {}
-    start: int | None = None
-    for lineno, entry in _lines(path):
-        t_ms = entry.get("t_ms")
-        if not isinstance(t_ms, int):
-            raise TraceError(f"{path}:{lineno}: no integer t_ms")
-        start = t_ms if start is None else start
-        api_key = entry.get("api_key")
-        if (
-            api_key not in _GROUP_APIS and api_key not in NEXT_GEN_GROUP_APIS
-        ) or "raw" not in entry:
-            continue
-        try:
-            raw = base64.b64decode(entry["raw"], validate=True)
-            key = (int(entry["conn"]), int(entry["correlation_id"]))
-            version = int(entry["version"])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise TraceError(f"{path}:{lineno}: malformed frame entry ({exc})") from None
-        if entry.get("dir") == "request":
-            ex = Exchange(key[0], t_ms - start, api_key, version, key[1], raw)
-            exchanges.append(ex)
-            open_requests[key] = ex
-        elif entry.get("dir") == "response":
-            ex_open = open_requests.pop(key, None)
-            if ex_open is not None:
-                ex_open.response_t_ms = t_ms - start
-                ex_open.response_raw = raw
-    return exchanges
 
 
 class _Replay:
@@ -382,27 +305,6 @@ def _coordinator_unavailable(ex: Exchange) -> str | None:
     return _UNAVAILABLE.get(int(getattr(code, "value", code)))
 
 
-def _first_difference(recorded: Any, ours: Any, path: str = "") -> tuple[str, Any, Any] | None:
-    """The first field (dotted path) where two decoded answers differ, or None."""
-    if isinstance(recorded, dict) and isinstance(ours, dict):
-        for key in dict.fromkeys([*recorded, *ours]):  # the message's field order
-            if key == "throttle_time":
-                continue
-            found = _first_difference(recorded.get(key), ours.get(key), f"{path}.{key}")
-            if found:
-                return found
-        return None
-    if isinstance(recorded, list) and isinstance(ours, list):
-        if len(recorded) != len(ours):
-            return (f"{path}.length".lstrip("."), len(recorded), len(ours))
-        for i, (a, b) in enumerate(zip(recorded, ours, strict=True)):
-            found = _first_difference(a, b, f"{path}[{i}]")
-            if found:
-                return found
-        return None
-    return None if recorded == ours else (path.lstrip("."), recorded, ours)
-
-
 def conform_coordinator(
     exchanges: list[Exchange],
     config: CoordinatorConfig | None = None,
@@ -438,7 +340,7 @@ def conform_coordinator(
             # machine than the classic JoinGroup/SyncGroup one groupsim emulates.
             reason = f"{ex.api}: a group on the new group protocol, which groupsim does not replay"
             state.verdict.skipped[reason] = state.verdict.skipped.get(reason, 0) + 1
-    exchanges = [ex for ex in exchanges if ex.api_key in _GROUP_APIS]
+    exchanges = [ex for ex in exchanges if ex.api_key in GROUP_APIS]
     i = 0
     while i < len(exchanges):
         window = _reorderable(exchanges, i, reorder_ms)
@@ -636,7 +538,7 @@ def _compare(
     verdict.compared[ex.api] = verdict.compared.get(ex.api, 0) + 1
     _, recorded = decode_response(ex.response_raw, ex.api_key, ex.version)
     ours = from_group_response(request, req, message)
-    first = _first_difference(to_json(recorded), to_json(ours))
+    first = first_difference(to_json(recorded), to_json(ours))
     if first is not None:
         _differ(verdict, replay, ex, req, *first, tolerance_ms)
         return

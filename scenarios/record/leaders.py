@@ -45,7 +45,7 @@ from protocol.connect import ConnectProtocol
 from protocol.connect_codec import assignment_to_json, decode_assignment, decode_subscription
 from scenarios.serve import wire
 
-from .conform import Exchange, TraceError, _first_difference
+from .exchanges import Exchange, TraceError, first_difference
 from .frames import decode_response
 from .streams_leaders import APP_FILE, StreamsApp, streams_round
 
@@ -374,14 +374,14 @@ def _compare_round(
             assignment_to_json(decode_assignment(ours[member])),
             assignment_to_json(decode_assignment(data)),
         )
-        first = _first_difference(theirs, mine)
+        first = first_difference(theirs, mine)
         if first is None:  # same fields, other bytes (an encoding difference)
             first = ("bytes", data.hex(), ours[member].hex())
         path, was, now = first
         timing = path == "delay_ms" and abs(int(was) - int(now)) <= tolerance_ms
         if timing:
             rest = dict(mine, delay_ms=theirs["delay_ms"])
-            timing = _first_difference(theirs, rest) is None
+            timing = first_difference(theirs, rest) is None
         kinds.append(
             LeaderDifference(
                 "timing" if timing else "divergence",

@@ -42,7 +42,7 @@ from members.streams_state import (
 )
 from protocol.streams_codec import NO_NEXT_REBALANCE, TopicPartition, decode_subscription
 
-from .conform import TraceError
+from .exchanges import TraceError
 
 __all__ = ["APP_FILE", "StreamsApp", "read_app", "read_end_offsets", "streams_round"]
 

@@ -36,22 +36,14 @@ from typing import Any
 import trio
 
 from coordinator.group import GroupCoordinator
-from coordinator.state import GroupState
 from protocol import group as pg
 from protocol.effects import CancelTimer, Effect, Log, Send, SetTimer
 from scenarios.eventlog import LOG_VERSION, EventLog
+from scenarios.sim import wire_tap
 
 from . import wire
 from .apis import OtherApis
-from .config import (
-    CoordinatorFailover,
-    FaultStep,
-    Heal,
-    Latency,
-    Loss,
-    Partition,
-    ServeOptions,
-)
+from .config import CoordinatorFailover, FaultStep, Heal, Latency, Loss, Partition, ServeOptions
 from .translate import error_response, from_group_response, to_group_request
 
 __all__ = ["Broker", "open_broker", "GroupSnapshot"]
@@ -504,10 +496,7 @@ class Broker(OtherApis):
             slot = _Slot()
             conn.slot = slot
             coord = self._coordinator(group_request.group_id)
-            rebalancing = (
-                isinstance(group_request, pg.HeartbeatRequest)
-                and coord.state is GroupState.PREPARING_REBALANCE
-            )
+            tapped = wire_tap.taps(coord, group_request)
             self._apply(
                 group_request.group_id, coord.handle(conn.address, group_request, self.now_ms())
             )
@@ -516,16 +505,9 @@ class Broker(OtherApis):
             if slot.answer is None:
                 return None  # the peer closed while its request was parked
             answer = slot.answer
-            if rebalancing and isinstance(group_request, pg.HeartbeatRequest):
-                # as the engine logs it (scenarios.sim.engine.Engine.coordinator_answers)
-                self._emit(
-                    "rebalance_heartbeat",
-                    member_id=group_request.member_id,
-                    generation=group_request.generation_id,
-                    group_generation=coord.generation_id,
-                    error=answer.error.name,
-                    member=conn.address,
-                )
+            if tapped and isinstance(group_request, pg.HeartbeatRequest):
+                tap = wire_tap.rebalance_heartbeat(coord, group_request, answer, conn.address)
+                self._emit("rebalance_heartbeat", **tap)
         if log_it:
             self._log_response(conn, api, group_request, answer)
         return from_group_response(request, group_request, answer)

@@ -1,0 +1,71 @@
+"""What left the coordinator, logged where a checker needs it and a member's own records cannot
+show it: a wire tap between the coordinator and the network, shared by the engine and
+``groupsim serve``.
+
+``rebalance_heartbeat`` — a Heartbeat that reached a group in PreparingRebalance, with the
+answer the coordinator gave (Kafka answers REBALANCE_IN_PROGRESS unless the member or the
+generation is invalid: ``GroupMetadataManager#classicGroupHeartbeatToClassicGroup``). Judged by
+``heartbeat_not_rebalancing`` (:mod:`scenarios.check.contracts`). Heartbeats are otherwise
+logged only with ``log_heartbeats``; those of a rebalance are few.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from coordinator.group import GroupCoordinator
+from coordinator.state import GroupState
+from protocol.effects import Effect, Send
+from protocol.group import HeartbeatRequest, HeartbeatResponse
+from scenarios.eventlog import EventLog
+from scenarios.sim.network import member_name
+
+__all__ = ["answered", "taps", "rebalance_heartbeat", "heartbeat_answer"]
+
+
+def answered(
+    coordinator: GroupCoordinator, log: EventLog, source: str, request: Any, now_ms: int
+) -> list[Effect]:
+    """The coordinator's effects for one request from ``source`` (a simulated member's
+    address), with what the tap sees written to ``log``."""
+    tapped = taps(coordinator, request)
+    effects = coordinator.handle(source, request, now_ms)
+    if tapped:
+        answer = heartbeat_answer(effects)
+        fields = rebalance_heartbeat(coordinator, request, answer, member_name(source))
+        log.emit(now_ms, "rebalance_heartbeat", **fields)
+    return effects
+
+
+def taps(coordinator: GroupCoordinator, request: Any) -> bool:
+    """Whether ``request``, about to reach ``coordinator``, is one the tap logs."""
+    return type(request) is HeartbeatRequest and coordinator.state is GroupState.PREPARING_REBALANCE
+
+
+def heartbeat_answer(effects: list[Effect]) -> HeartbeatResponse | None:
+    """The HeartbeatResponse among the coordinator's effects (None when it sent none)."""
+    return next(
+        (
+            e.message
+            for e in effects
+            if isinstance(e, Send) and type(e.message) is HeartbeatResponse
+        ),
+        None,
+    )
+
+
+def rebalance_heartbeat(
+    coordinator: GroupCoordinator,
+    request: HeartbeatRequest,
+    answer: HeartbeatResponse | None,
+    member: str,
+) -> dict[str, Any]:
+    """The fields of a ``rebalance_heartbeat`` record (``member``: the sender's name or
+    address)."""
+    return {
+        "member_id": request.member_id,
+        "generation": request.generation_id,
+        "group_generation": coordinator.generation_id,
+        "error": answer.error.name if answer is not None else None,
+        "member": member,
+    }
