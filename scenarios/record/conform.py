@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import functools
 import itertools
 import json
 from collections import defaultdict, deque
@@ -216,10 +217,13 @@ class _Replay:
         # conn -> answers sent to it and not yet matched: (time, message)
         self.answers: dict[int, list[tuple[int, Any]]] = defaultdict(list)
         self.fired_at: list[int] = []
-        #: group id -> when the broker first answered a JoinGroup groupsim holds (or None)
-        self.join_evidence: Callable[[str], int | None] | None = None
+        #: group id -> when the broker first answered a JoinGroup groupsim holds (or None), and
+        #: the member ids that answer's generation gave its leader (None when not recorded)
+        self.join_evidence: Callable[[str], tuple[int | None, frozenset[str] | None]] | None = None
         self.max_lag_ms = max_lag_ms
         self.deferred = 0
+        # (group id, timer key) -> the deadline of a join timer waiting for the trace's evidence
+        self._deferring: dict[tuple[str, str], int] = {}
 
     def _new_member_id(self, prefix: str) -> str:
         queue = self._member_ids.get(prefix)
@@ -249,11 +253,18 @@ class _Replay:
     def advance(self, until_ms: int) -> None:
         """Fires every timer due at or before ``until_ms``, in (deadline, arming) order.
 
-        A ``join`` timer that would end the join phase does not fire before the broker showed
-        it fired: while the recorded answers of the JoinGroups it would answer all came
-        later than its deadline, it waits until just before the first of them, at most
-        ``max_lag_ms`` (a loaded broker runs its timer wheel and event loop late; those are
-        deferrals, counted in ``deferred``).
+        A ``join`` timer that would end the join phase fires when the trace shows the broker's
+        did. The broker runs it on a timer wheel and an event loop that a loaded broker runs late
+        (``GroupMetadataManager#prepareRebalance`` schedules it; with
+        ``group.initial.rebalance.delay.ms = 0`` it is due at once), so JoinGroups that reached
+        the proxy after the deadline may still be in the generation it completes. The evidence is
+        the broker's answer to those JoinGroups: the members its leader was given
+        (:meth:`_State.join_evidence`). While the members groupsim would complete the join
+        with are fewer than those, and the broker answered later than the deadline, the timer
+        waits, re-checked one millisecond after each request, at most until just before the
+        broker's first answer and ``max_lag_ms`` past its deadline. Each timer that waits is
+        counted once in ``deferred``. With no recorded leader answer to read, it waits until just
+        before the first answer (bounded the same way).
         """
         heap = self._heap
         while heap and heap[0][0] <= until_ms:
@@ -261,33 +272,68 @@ class _Replay:
             if self._timers.get((group_id, key)) != (at_ms, seq):
                 continue  # re-armed or cancelled since
             if key == JOIN_TIMER and self.join_evidence is not None:
-                shown = self.join_evidence(group_id)
-                if shown is not None and shown - 1 > at_ms and self._answers_joins(group_id, at_ms):
-                    later = min(shown - 1, at_ms + self.max_lag_ms)
-                    if later > at_ms:
+                deadline = self._deferring.get((group_id, key), at_ms)
+                later = self._join_deferral(group_id, at_ms, deadline, until_ms)
+                if later is not None:
+                    if (group_id, key) not in self._deferring:
+                        self._deferring[(group_id, key)] = at_ms
                         self.deferred += 1
-                        self._seq += 1
-                        self._timers[(group_id, key)] = (later, self._seq)
-                        heappush(heap, (later, self._seq, group_id, key))
-                        continue
+                    self._seq += 1
+                    self._timers[(group_id, key)] = (later, self._seq)
+                    heappush(heap, (later, self._seq, group_id, key))
+                    continue
+            self._deferring.pop((group_id, key), None)
             del self._timers[(group_id, key)]
             self.fired_at.append(at_ms)
             self.apply(group_id, self.groups[group_id].fire(key, at_ms), at_ms)
 
-    def _answers_joins(self, group_id: str, at_ms: int) -> bool:
-        """Whether the join timer firing now would answer JoinGroups (complete the join
-        phase) rather than only extend the initial delay (``InitialDelayedJoin``)."""
+    def _join_deferral(
+        self, group_id: str, at_ms: int, deadline_ms: int, until_ms: int
+    ) -> int | None:
+        """When a join timer due at ``at_ms`` (first due at ``deadline_ms``) should be checked
+        again instead of firing now (None: fire now); see :meth:`advance`."""
+        assert self.join_evidence is not None
+        shown, recorded_members = self.join_evidence(group_id)
+        if shown is None or shown - 1 <= at_ms:
+            return None
+        members = self._members_answered(group_id, at_ms)
+        if members is None:
+            return None  # firing now only extends the initial delay (InitialDelayedJoin)
+        if recorded_members is not None and not members < recorded_members:
+            return None  # the broker's generation has no member groupsim still waits for
+        limit = min(shown - 1, deadline_ms + self.max_lag_ms)
+        if recorded_members is None:
+            return limit if limit > at_ms else None
+        later = min(max(at_ms, until_ms) + 1, limit)
+        return later if later > at_ms else None
+
+    def _members_answered(self, group_id: str, at_ms: int) -> frozenset[str] | None:
+        """The member ids the join timer firing now would put in the leader's JoinGroup answer
+        (None when it would answer no JoinGroup: it only extends ``InitialDelayedJoin``)."""
         trial = copy.deepcopy(self.groups[group_id])
-        effects = trial.fire(JOIN_TIMER, at_ms)
-        return any(
-            isinstance(e, Send) and isinstance(e.message, pg.JoinGroupResponse) for e in effects
-        )
+        answers = [
+            e.message
+            for e in trial.fire(JOIN_TIMER, at_ms)
+            if isinstance(e, Send) and isinstance(e.message, pg.JoinGroupResponse)
+        ]
+        if not answers:
+            return None
+        return frozenset(m.member_id for a in answers for m in a.members)
 
     def timer_near(self, t_ms: int, tolerance_ms: int) -> bool:
         """A timer fired, or is armed to fire, within ``tolerance_ms`` of ``t_ms``."""
         if any(abs(at - t_ms) <= tolerance_ms for at in self.fired_at[-64:]):
             return True
         return any(abs(at - t_ms) <= tolerance_ms for at, _ in self._timers.values())
+
+
+@functools.lru_cache(maxsize=4096)
+def _join_answer(raw: bytes, version: int) -> tuple[int, frozenset[str]]:
+    """A recorded JoinGroup answer's generation id and the member ids it lists (the leader's)."""
+    _, answer = decode_response(raw, 11, version)
+    if answer is None:
+        return -1, frozenset()
+    return int(answer.generation_id), frozenset(m.member_id for m in answer.members)
 
 
 def _recorded_member_ids(exchanges: list[Exchange]) -> dict[str, deque[str]]:
@@ -459,17 +505,27 @@ class _State:
         self.verdict = Conformance()
         # conn -> the requests sent on it still waiting for groupsim's answer
         self.waiting: dict[int, deque[tuple[Exchange, Any, Any]]] = defaultdict(deque)
-        replay.join_evidence = self.first_join_answer
+        replay.join_evidence = self.join_evidence
 
-    def first_join_answer(self, group_id: str) -> int | None:
-        """When the broker first answered one of the group's JoinGroups groupsim still holds."""
-        times = [
-            ex.response_t_ms
+    def join_evidence(self, group_id: str) -> tuple[int | None, frozenset[str] | None]:
+        """When the broker first answered one of the group's JoinGroups groupsim still holds
+        (None: none answered), and the member ids that answer's generation gave its leader
+        (None when the leader's answer is not among them)."""
+        held = [
+            ex
             for queue in self.waiting.values()
             for ex, _request, req in queue
-            if ex.api_key == 11 and req.group_id == group_id and ex.response_t_ms is not None
+            if ex.api_key == 11 and req.group_id == group_id and ex.response_raw is not None
         ]
-        return min(times, default=None)
+        if not held:
+            return None, None
+        first = min(held, key=lambda ex: ex.response_t_ms or 0)
+        generation, _ = _join_answer(first.response_raw or b"", first.version)
+        for ex in held:
+            answered_generation, members = _join_answer(ex.response_raw or b"", ex.version)
+            if answered_generation == generation and members:
+                return first.response_t_ms, members
+        return first.response_t_ms, None
 
     def step(self, ex: Exchange, tolerance_ms: int) -> None:
         """Delivers one recorded request at its recorded time."""

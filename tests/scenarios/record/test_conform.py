@@ -128,3 +128,39 @@ def test_a_bad_trace_is_one_line(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "trace.jsonl:2: not JSON" in done.stderr and "Traceback" not in done.stderr
     assert CoordinatorConfig()  # Kafka's defaults are what --set overrides
+
+
+#: A real Kafka 4.0.2 broker's trace (group requests only) of three consumers joining with
+#: ``group.initial.rebalance.delay.ms = 0``: the join timer is due when c1 joins (498 ms), but the
+#: broker, just started, ran it only after c0 had joined (548 ms) and before c2 had (592 ms); its
+#: answers came at 605 ms with two members in generation 1.
+_LATE_JOIN_TIMER = Path(__file__).parent / "traces" / "real-broker-join-timer-ran-late.jsonl"
+_LATE_JOIN_TIMER_SETTINGS = CoordinatorConfig.from_mapping(
+    {"group.initial.rebalance.delay.ms": 0, "group.min.session.timeout.ms": 500}
+)
+
+
+def test_a_join_timer_the_broker_ran_late_fires_with_the_members_the_broker_answered() -> None:
+    verdict = conform_coordinator(read_exchanges(_LATE_JOIN_TIMER), _LATE_JOIN_TIMER_SETTINGS)
+    assert verdict.divergences == []
+    assert verdict.deferred_timers == 1
+    assert verdict.equal == sum(verdict.compared.values())
+
+
+def test_without_the_deferral_the_late_join_timer_gives_the_broker_s_members_another_generation() -> None:
+    verdict = conform_coordinator(
+        read_exchanges(_LATE_JOIN_TIMER), _LATE_JOIN_TIMER_SETTINGS, max_lag_ms=0
+    )
+    # the leader's answer (its request came with the timer, so it counts as timing) and c0's
+    # (a generation later than the broker's: a divergence)
+    found = {(d.kind, d.field, d.recorded, d.groupsim) for d in verdict.differences}
+    assert ("timing", "members.length", 2, 1) in found
+    assert ("divergence", "generation_id", 1, 2) in found
+
+
+def test_a_join_timer_waits_no_longer_than_the_members_the_broker_answered() -> None:
+    """Deferring until just before the broker's answer (the rule before the member evidence)
+    would take c2 into generation 1 too: three members where the broker answered two."""
+    verdict = conform_coordinator(read_exchanges(_LATE_JOIN_TIMER), _LATE_JOIN_TIMER_SETTINGS)
+    joins = verdict.compared["JoinGroup"]
+    assert joins >= 6 and not [d for d in verdict.differences if d.api == "JoinGroup"]
