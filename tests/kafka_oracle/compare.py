@@ -475,8 +475,40 @@ def _placement(url: str, workers: dict[str, Worker]) -> dict[str, int] | None:
     return counts
 
 
-def _wait_balanced(workers: dict[str, Worker], total: int, what: str) -> None:
-    """Until every task runs, on live workers only, at most one apart, then 3 s more."""
+#: A real step waits for the group to be quiet this long (s): no JoinGroup or SyncGroup in the
+#: trace (longer than Connect's 3 s heartbeat, by which members learn of a rebalance).
+QUIET_S = 6.0
+
+
+class _GroupTraffic:
+    """The wall-clock ms of the last JoinGroup or SyncGroup request in a growing trace.jsonl
+    (read on from where it stopped last time; the recorder writes whole lines)."""
+
+    def __init__(self, trace: Path) -> None:
+        self.trace = trace
+        self.offset = 0
+        self.last_ms = 0
+
+    def latest(self) -> int:
+        with self.trace.open("rb") as f:
+            f.seek(self.offset)
+            data = f.read()
+        end = data.rfind(b"\n") + 1
+        self.offset += end
+        for line in data[:end].splitlines():
+            if b'"JoinGroup"' in line or b'"SyncGroup"' in line:
+                rec = json.loads(line)
+                if rec.get("dir") == "request":
+                    self.last_ms = max(self.last_ms, int(rec["t_ms"]))
+        return self.last_ms
+
+
+def _wait_balanced(
+    workers: dict[str, Worker], total: int, what: str, traffic: _GroupTraffic
+) -> None:
+    """Until every task runs, on live workers only, at most one apart, and the group has been
+    quiet for :data:`QUIET_S` (the REST status of a task can read RUNNING while rebalances
+    caused by the last ones are still coming)."""
     deadline = time.monotonic() + STEP_TIMEOUT_S
     url = next(iter(workers.values())).url
     while True:
@@ -489,8 +521,8 @@ def _wait_balanced(workers: dict[str, Worker], total: int, what: str) -> None:
             and sum(counts.values()) == total
             and set(counts) == set(workers)
             and max(counts.values()) - min(counts.values()) <= 1
+            and time.time() * 1000 - traffic.latest() > QUIET_S * 1000
         ):
-            time.sleep(3)
             return
         if time.monotonic() > deadline:
             raise RuntimeError(f"timed out waiting for {what}: {counts}")
@@ -528,6 +560,7 @@ def run_real(name: str, work: Path) -> RealRun:
     done: list[tuple[Step, int, int | None]] = []
     with kafka_broker(work, **{k.replace(".", "_"): v for k, v in BROKER.items()}) as broker:
         recorder = RecorderThread(("127.0.0.1", broker.port), out)
+        traffic = _GroupTraffic(out / "trace.jsonl")
         stacks: dict[str, ExitStack] = {}
         live: dict[str, Worker] = {}
         protocols: dict[str, str] = {}
@@ -571,7 +604,7 @@ def run_real(name: str, work: Path) -> RealRun:
                         },
                     },
                 )
-            _wait_balanced(live, total, "the first balanced assignment")
+            _wait_balanced(live, total, "the first balanced assignment", traffic)
             for step in steps:
                 began, killed = int(time.time() * 1000), None
                 if step.action == "join":
@@ -583,7 +616,7 @@ def run_real(name: str, work: Path) -> RealRun:
                     time.sleep(step.down_ms * DELAY_MS / KAFKA_DELAY_MS / 1000)
                     start(step.member, dict(step.config))
                 done.append((step, began, killed))
-                _wait_balanced(live, total, f"balance after {step.action} {step.member}")
+                _wait_balanced(live, total, f"balance after {step.action} {step.member}", traffic)
             end_ms = int(time.time() * 1000)
         finally:
             for worker in list(stacks):
