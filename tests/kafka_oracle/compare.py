@@ -374,14 +374,17 @@ def _shape(r: Round) -> dict[str, tuple[int, ...]]:
     return {w: n for w, n in out.items() if any(n)}
 
 
-def equal_rounds(real: list[Round], sim: list[Round], start_ms: tuple[int, int]) -> int:
+def equal_rounds(
+    real: list[Round], sim: list[Round], start_ms: tuple[int, int], real_end_ms: int | None = None
+) -> int:
     """How many of the leader rounds from the first step on have the same shape on both sides,
     the k-th real round against the k-th simulated one: every worker assigned and revoked as
     many connectors and as many tasks. Which task goes to which worker is not compared: the
     incremental assignor allocates in member-id order, and Kafka draws member ids at random
     (``ClassicGroup#generateMemberId``); the conformance check compares the names, given the
     real member ids."""
-    ours = [r for r in sorted(real, key=lambda r: r.t_ms) if r.t_ms >= start_ms[0]]
+    end = real_end_ms if real_end_ms is not None else max((r.t_ms for r in real), default=0)
+    ours = [r for r in sorted(real, key=lambda r: r.t_ms) if start_ms[0] <= r.t_ms <= end]
     theirs = [r for r in sorted(sim, key=lambda r: r.t_ms) if r.t_ms >= start_ms[1]]
     return sum(1 for a, b in zip(ours, theirs, strict=False) if _shape(a) == _shape(b))
 
@@ -537,6 +540,7 @@ class RealRun:
     measures: Measures
     rounds: list[Round]
     start_ms: int
+    end_ms: int
     applied: list[Applied]
     conformance: dict[str, Any]
 
@@ -642,7 +646,7 @@ def run_real(name: str, work: Path) -> RealRun:
     }
     (work / "conformance-summary.json").write_text(json.dumps(conformance) + "\n")
     measures = measure(rounds, start_ms, end_ms - first, downtime, revocations)
-    return RealRun(measures, rounds, start_ms, applied, conformance)
+    return RealRun(measures, rounds, start_ms, end_ms - first, applied, conformance)
 
 
 def _applied(
@@ -686,17 +690,17 @@ def row(
     name: str, real: RealRun, sim: Measures, sim_rounds_: list[Round], sim_start: int
 ) -> dict[str, Any]:
     """One scenario's results as JSON (what :func:`table` prints; kept in ``--results``)."""
-    compared = min(
-        sum(1 for r in real.rounds if r.t_ms >= real.start_ms),
-        sum(1 for r in sim_rounds_ if r.t_ms >= sim_start),
-    )
+    compared = min(real.measures.rebalances, sim.rebalances)
     return {
         "scenario": name,
         "kafka": requested_version() or _pinned_version(),
         "real": asdict(real.measures),
         "groupsim": asdict(sim),
         "rounds_compared": compared,
-        "rounds_equal": equal_rounds(real.rounds, sim_rounds_, (real.start_ms, sim_start)),
+        "rounds_equal": equal_rounds(
+            real.rounds, sim_rounds_, (real.start_ms, sim_start), real.end_ms
+        ),
+        "window_ms": [real.start_ms, real.end_ms],
         "steps": [
             {
                 "action": a.step.action,
@@ -708,6 +712,12 @@ def row(
         ],
         "conformance": real.conformance,
     }
+
+
+def _nth_round(rounds: list[Round], start_ms: int, old: dict[str, Any]) -> int:
+    """The time of the last real round a row counted (its ``rebalances``-th from the start)."""
+    counted = sorted(r.t_ms for r in rounds if r.t_ms >= start_ms)[: old["real"]["rebalances"]]
+    return counted[-1] if counted else start_ms
 
 
 def rescore(old: dict[str, Any], trace: Path) -> dict[str, Any]:
@@ -723,14 +733,13 @@ def rescore(old: dict[str, Any], trace: Path) -> dict[str, Any]:
     rounds, _ = real_rounds(trace)
     sim, sim_rounds_, sim_start = run_simulation(name, applied)
     start = applied[0].at_ms
+    # rows written before the window was kept: the real run's last round counted
+    end = old["window_ms"][1] if "window_ms" in old else _nth_round(rounds, start, old)
     return {
         **old,
         "groupsim": asdict(sim),
-        "rounds_compared": min(
-            sum(1 for r in rounds if r.t_ms >= start),
-            sum(1 for r in sim_rounds_ if r.t_ms >= sim_start),
-        ),
-        "rounds_equal": equal_rounds(rounds, sim_rounds_, (start, sim_start)),
+        "rounds_compared": min(old["real"]["rebalances"], sim.rebalances),
+        "rounds_equal": equal_rounds(rounds, sim_rounds_, (start, sim_start), end),
     }
 
 

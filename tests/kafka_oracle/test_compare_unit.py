@@ -93,3 +93,18 @@ def test_the_first_incremental_answer_after_eager_restarts_the_snapshot() -> Non
     # a, b: 10..30; c never held before 50 (it exists: it is assigned at 50); a from 50 on
     assert downtime == 20 + 20 + 50 + 50
     assert revocations == 2 + 1
+
+
+def test_rounds_are_the_same_when_every_worker_gets_and_loses_as_many() -> None:
+    from tests.kafka_oracle.compare import Round, equal_rounds
+
+    real = [
+        Round(10, 5, {"w1": {"tasks": ["c-0", "c-1"]}, "w2": {"tasks": [], "connectors": []}}),
+        Round(20, 6, {"w1": {"revoked_tasks": ["c-0"]}}),
+        Round(90, 7, {"w2": {"tasks": ["c-0"]}}),  # after the run's end: not compared
+    ]
+    sim = [
+        Round(60_010, 2, {"w1": {"tasks": ["c-2", "c-3"]}}),  # other names, same shape
+        Round(60_020, 3, {"w2": {"revoked_tasks": ["c-0"]}}),  # another worker
+    ]
+    assert equal_rounds(real, sim, (10, 60_000), real_end_ms=50) == 1
