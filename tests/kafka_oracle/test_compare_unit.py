@@ -95,7 +95,7 @@ def test_the_first_incremental_answer_after_eager_restarts_the_snapshot() -> Non
     assert revocations == 2 + 1
 
 
-def test_rounds_are_the_same_when_every_worker_gets_and_loses_as_many() -> None:
+def test_rounds_are_the_same_when_as_many_workers_get_and_lose_as_many() -> None:
     from tests.kafka_oracle.compare import Round, equal_rounds
 
     real = [
@@ -105,6 +105,9 @@ def test_rounds_are_the_same_when_every_worker_gets_and_loses_as_many() -> None:
     ]
     sim = [
         Round(60_010, 2, {"w1": {"tasks": ["c-2", "c-3"]}}),  # other names, same shape
-        Round(60_020, 3, {"w2": {"revoked_tasks": ["c-0"]}}),  # another worker
+        Round(60_020, 3, {"w2": {"revoked_tasks": ["c-0", "c-1"]}}),  # revokes 2, not 1
     ]
     assert equal_rounds(real, sim, (10, 60_000), real_end_ms=50) == 1
+    # another worker, the same numbers: the same round (member-id order decides which)
+    renamed = [sim[0], Round(60_020, 3, {"w2": {"revoked_tasks": ["c-0"]}})]
+    assert equal_rounds(real, renamed, (10, 60_000), real_end_ms=50) == 2
