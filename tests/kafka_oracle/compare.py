@@ -47,6 +47,7 @@ from typing import Any
 
 from coordinator.config import CoordinatorConfig
 from protocol.connect_codec import assignment_to_json, decode_assignment
+from scenarios.check.log_check import check_log
 from scenarios.input.library import loads_any
 from scenarios.record.conform import conform_coordinator, read_exchanges
 from scenarios.record.frames import decode_response
@@ -647,6 +648,7 @@ def run_real(name: str, work: Path) -> RealRun:
         "rounds": leaders.compared,
         "round_divergences": len(leaders.divergences),
         "round_timing": len(leaders.timing),
+        "violations": len(check_log(out / "events.jsonl")),
     }
     (work / "conformance-summary.json").write_text(json.dumps(conformance) + "\n")
     measures = measure(rounds, start_ms, end_ms - first, downtime, revocations)
@@ -741,6 +743,10 @@ def rescore(old: dict[str, Any], trace: Path) -> dict[str, Any]:
     end = old["window_ms"][1] if "window_ms" in old else _nth_round(rounds, start, old)
     return {
         **old,
+        "conformance": {
+            **old["conformance"],
+            "violations": len(check_log(trace.parent / "events.jsonl")),
+        },
         "groupsim": asdict(sim),
         "rounds_compared": min(old["real"]["rebalances"], sim.rebalances),
         "rounds_equal": equal_rounds(rounds, sim_rounds_, (start, sim_start), end),
@@ -754,7 +760,8 @@ def table(rows: list[dict[str, Any]]) -> str:
         "first timeline action on; real / groupsim:",
         "",
         "| scenario | Kafka | rebalances | same rounds | tasks moved | revocations "
-        "| task downtime (task·s) | tasks per worker at the end | conformance of the real trace |",
+        "| task downtime (task·s) | tasks per worker at the end "
+        "| the real trace: conformance and check |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
@@ -765,7 +772,8 @@ def table(rows: list[dict[str, Any]]) -> str:
         verdict = (
             f"{conf['answers']} answers: {conf['answer_divergences']} divergences "
             f"({conf['answer_timing']} timing-only); {conf['rounds']} leader rounds: "
-            f"{conf['round_divergences']} divergences ({conf['round_timing']} timing-only)"
+            f"{conf['round_divergences']} divergences ({conf['round_timing']} timing-only); "
+            f"`groupsim check`: {conf.get('violations', '?')} violations"
         )
         lines.append(
             f"| {r['scenario']} | {r['kafka']} | {real['rebalances']} / {sim['rebalances']} "
