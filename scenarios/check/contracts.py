@@ -48,6 +48,13 @@ the KIPs with its checker, or why the log cannot judge it.
     error), never ``NONE``. A served log judges the coordinator's ``wire_response``; a
     simulated one a request logged after the replacement and the member's next answer of
     that kind.
+``heartbeat_not_rebalancing`` — ``GroupMetadataManager#classicGroupHeartbeatToClassicGroup``:
+    a Heartbeat from a valid member of the current generation that reaches a group in
+    PreparingRebalance is answered REBALANCE_IN_PROGRESS (that is how a member of a Stable
+    generation learns to rejoin); other errors (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, …) come
+    first, but never ``NONE``. Judged on the ``rebalance_heartbeat`` record the engine and
+    ``groupsim serve`` write for every Heartbeat that reaches a PreparingRebalance group, with
+    the answer that left the coordinator.
 """
 
 from __future__ import annotations
@@ -67,6 +74,7 @@ __all__ = [
     "check_member_id_required",
     "check_static_rejoin",
     "check_fenced_member",
+    "check_rebalance_heartbeat",
 ]
 
 
@@ -78,6 +86,7 @@ GENERATION_SKIPPED = "generation_skipped"
 MEMBER_ID_NOT_REQUIRED = "member_id_not_required"
 STATIC_REJOIN_REBALANCED = "static_rejoin_rebalanced"
 FENCED_MEMBER_ACCEPTED = "fenced_member_accepted"
+HEARTBEAT_NOT_REBALANCING = "heartbeat_not_rebalancing"
 
 CONTRACT_INVARIANTS = (
     REVOKED_AND_REASSIGNED,
@@ -88,6 +97,7 @@ CONTRACT_INVARIANTS = (
     MEMBER_ID_NOT_REQUIRED,
     STATIC_REJOIN_REBALANCED,
     FENCED_MEMBER_ACCEPTED,
+    HEARTBEAT_NOT_REBALANCING,
 )
 
 #: Connect protocols whose leader runs an incremental (KIP-415) assignor.
@@ -431,6 +441,26 @@ def _fenced(r: Record, member_id: str, what: str) -> Violation:
     )
 
 
+def check_rebalance_heartbeat(records: Sequence[Record]) -> list[Violation]:
+    """``heartbeat_not_rebalancing``: a Heartbeat that reached a PreparingRebalance group is
+    never answered ``NONE``."""
+    found: list[Violation] = []
+    for r in records:
+        if r.get("kind") == "rebalance_heartbeat" and r.get("error") == "NONE":
+            found.append(
+                violation(
+                    HEARTBEAT_NOT_REBALANCING,
+                    f"{r.get('member')}: a Heartbeat (generation {r.get('generation')}) reached "
+                    "the group in PreparingRebalance and was answered NONE, so the member does "
+                    "not learn to rejoin (Kafka answers REBALANCE_IN_PROGRESS)",
+                    r,
+                    member=r.get("member"),
+                    member_id=r.get("member_id"),
+                )
+            )
+    return found
+
+
 CONTRACT_CHECKERS = (
     check_revoked_and_reassigned,
     check_probing_after_warmups,
@@ -440,4 +470,5 @@ CONTRACT_CHECKERS = (
     check_member_id_required,
     check_static_rejoin,
     check_fenced_member,
+    check_rebalance_heartbeat,
 )

@@ -74,7 +74,8 @@ end of every simulated run (``end_violations`` of both kinds) and in ``groupsim 
 Contract checkers (:mod:`scenarios.check.contracts`: one published KIP rule each)
     ``revoked_and_reassigned``, ``scheduled_delay_not_shared``, ``probing_rebalance_missing``,
     ``followup_rebalance_missing``, ``generation_skipped``,
-    ``member_id_not_required``, ``static_rejoin_rebalanced``, ``fenced_member_accepted``.
+    ``member_id_not_required``, ``static_rejoin_rebalanced``, ``fenced_member_accepted``,
+    ``heartbeat_not_rebalancing``.
 """
 
 from __future__ import annotations

@@ -37,6 +37,7 @@ __all__ = [
     "GroupState",
     "HeartbeatRequest",
     "HeartbeatResponse",
+    "RebalanceHeartbeat",
     "JoinGroupRequest",
     "JoinGroupResponse",
     "LateRequest",
@@ -408,6 +409,14 @@ class HeartbeatResponse(_Rec, tag="heartbeat_response", kw_only=True):
     member_id: str
     generation: int
     error: str
+    member: str
+
+
+class RebalanceHeartbeat(_Rec, tag="rebalance_heartbeat", kw_only=True):
+    member_id: str
+    generation: int
+    group_generation: int
+    error: str | None
     member: str
 
 

@@ -56,6 +56,7 @@ LogRecord = (
     | k.SyncGroupResponse
     | k.HeartbeatRequest
     | k.HeartbeatResponse
+    | k.RebalanceHeartbeat
     | k.LeaveGroup
     | k.TimerFired
     | k.CoordinatorUnknown

@@ -39,11 +39,12 @@ from protocol.errors import InputError
 from scenarios.serve import wire
 from scenarios.serve.translate import from_group_response, to_group_request
 
-from .frames import decode_response, to_json
+from .frames import NEXT_GEN_GROUP_APIS, decode_response, to_json
 
 __all__ = ["Exchange", "Difference", "Conformance", "read_exchanges", "conform_coordinator"]
 
 _GROUP_APIS = {11: "JoinGroup", 12: "Heartbeat", 13: "LeaveGroup", 14: "SyncGroup"}
+_HEARTBEAT = 12
 _RESPONSE_OF: dict[type, int] = {
     pg.JoinGroupResponse: 11,
     pg.SyncGroupResponse: 14,
@@ -82,7 +83,7 @@ class Exchange:
 
     @property
     def api(self) -> str:
-        return _GROUP_APIS[self.api_key]
+        return _GROUP_APIS.get(self.api_key) or NEXT_GEN_GROUP_APIS[self.api_key]
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,7 +168,9 @@ def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 def read_exchanges(path: Path) -> list[Exchange]:
     """The group exchanges of a ``trace.jsonl``, in request order, times in ms since the first
-    line of the trace.
+    line of the trace: the classic group APIs, and the heartbeats of the newer group protocols
+    (:data:`~scenarios.record.frames.NEXT_GEN_GROUP_APIS`, which :func:`conform_coordinator`
+    counts as skipped).
 
     Raises:
         TraceError: the file cannot be read or a line is not a trace entry.
@@ -181,7 +184,9 @@ def read_exchanges(path: Path) -> list[Exchange]:
             raise TraceError(f"{path}:{lineno}: no integer t_ms")
         start = t_ms if start is None else start
         api_key = entry.get("api_key")
-        if api_key not in _GROUP_APIS or "raw" not in entry:
+        if (
+            api_key not in _GROUP_APIS and api_key not in NEXT_GEN_GROUP_APIS
+        ) or "raw" not in entry:
             continue
         try:
             raw = base64.b64decode(entry["raw"], validate=True)
@@ -427,14 +432,24 @@ def conform_coordinator(
     """
     replay = _Replay(config or CoordinatorConfig(), _recorded_member_ids(exchanges), max_lag_ms)
     state = _State(replay)
+    for ex in exchanges:
+        if ex.api_key in NEXT_GEN_GROUP_APIS:
+            # GroupMetadataManager runs these groups (KIP-848/932/1071) on another state
+            # machine than the classic JoinGroup/SyncGroup one groupsim emulates.
+            reason = f"{ex.api}: a group on the new group protocol, which groupsim does not replay"
+            state.verdict.skipped[reason] = state.verdict.skipped.get(reason, 0) + 1
+    exchanges = [ex for ex in exchanges if ex.api_key in _GROUP_APIS]
     i = 0
     while i < len(exchanges):
         window = _reorderable(exchanges, i, reorder_ms)
-        horizon = exchanges[i + len(window)].t_ms if i + len(window) < len(exchanges) else None
-        if len(window) == 1:
-            state.step(window[0], tolerance_ms)
+        if len(window) == 1 or all(ex.api_key == _HEARTBEAT for ex in window):
+            # Heartbeats commute: each reads the group and re-arms only its own member's
+            # session timer (GroupMetadataManager#classicGroupHeartbeat)
+            for ex in window:
+                state.step(ex, tolerance_ms)
         else:
-            state = _best_order(state, window, horizon, tolerance_ms)
+            later = exchanges[i + len(window) :]
+            state = _best_order(state, window, later, tolerance_ms)
         i += len(window)
     end = max((ex.response_t_ms or ex.t_ms for ex in exchanges), default=0)
     state.finish(end + tolerance_ms, tolerance_ms)
@@ -460,28 +475,38 @@ def _reorderable(exchanges: list[Exchange], start: int, reorder_ms: int) -> list
 
 
 def _best_order(
-    state: _State, window: list[Exchange], horizon: int | None, tolerance_ms: int
+    state: _State, window: list[Exchange], later: list[Exchange], tolerance_ms: int
 ) -> _State:
     """The state after the window's requests in the order that matches the trace best (the
-    recorded order unless another one is strictly better)."""
-    best: tuple[int, tuple[Exchange, ...], _State] | None = None
+    recorded order unless another one is strictly better).
+
+    An order is judged by what follows until the broker had answered every request of the
+    window (a JoinGroup may be parked for a whole rebalance, and the order decides e.g. the
+    leader only then): the ``later`` requests up to that time are replayed in recorded order
+    on a copy, and the differences counted.
+    """
+    horizon = max((ex.response_t_ms or ex.t_ms for ex in window), default=0)
+    lookahead = list(itertools.takewhile(lambda ex: ex.t_ms <= horizon, later))
+    baseline = len(state.verdict.differences)
+    best: tuple[int, tuple[Exchange, ...]] | None = None
     for order in itertools.permutations(window):  # the recorded order comes first
         trial = copy.deepcopy(state)
-        for ex in order:
+        for ex in (*order, *lookahead):
             trial.step(ex, tolerance_ms)
-        if horizon is not None:
-            trial.replay.advance(horizon)
-            trial.match(tolerance_ms)
+        trial.replay.advance(horizon)
+        trial.match(tolerance_ms)
         score = trial.mismatches(window, horizon)
         if best is None or score < best[0]:
-            best = (score, order, trial)
-            if score == len(state.verdict.differences):
+            best = (score, order)
+            if score == baseline:
                 break  # no new difference: nothing better to find
     assert best is not None
-    _, order, chosen = best
+    _, order = best
+    for ex in order:
+        state.step(ex, tolerance_ms)
     if list(order) != window:
         first = window[0]
-        chosen.verdict.differences.append(
+        state.verdict.differences.append(
             Difference(
                 "timing",
                 first.t_ms,
@@ -493,7 +518,7 @@ def _best_order(
                 [ex.conn for ex in order],
             )
         )
-    return chosen
+    return state
 
 
 class _State:
@@ -565,12 +590,10 @@ class _State:
                         self.verdict, self.replay, ex, req, "answer", "answered", None, tolerance_ms
                     )
 
-    def mismatches(self, window: list[Exchange], horizon: int | None) -> int:
+    def mismatches(self, window: list[Exchange], horizon: int) -> int:
         """How badly this state matches the trace: differences found, plus requests of the
         window the broker had answered before ``horizon`` that groupsim still holds."""
         found = len(self.verdict.differences)
-        if horizon is None:
-            return found
         ids = {(ex.conn, ex.correlation_id) for ex in window}
         for queue in self.waiting.values():
             for ex, _request, _req in queue:

@@ -31,6 +31,7 @@ from scenarios.serve import wire
 __all__ = [
     "API_NAMES",
     "RECORDED_APIS",
+    "NEXT_GEN_GROUP_APIS",
     "ADDRESS_APIS",
     "SASL_HANDSHAKE",
     "RequestHead",
@@ -43,6 +44,15 @@ __all__ = [
     "to_json",
 ]
 
+#: The heartbeats of the group protocols after the classic one: KIP-848 consumer groups
+#: (``group.protocol=consumer``), KIP-932 share groups, KIP-1071 Streams groups. Their requests
+#: are written to the trace (header and raw bytes) so that ``replay --conform`` can say it does
+#: not replay them, instead of passing over those groups in silence.
+NEXT_GEN_GROUP_APIS: dict[int, str] = {
+    68: "ConsumerGroupHeartbeat",
+    76: "ShareGroupHeartbeat",
+    88: "StreamsGroupHeartbeat",
+}
 #: API key → Kafka's name (``ApiKeys``): the APIs ``groupsim serve`` answers, and the others a
 #: recorded client may send that the trace names.
 API_NAMES: dict[int, str] = {
@@ -51,6 +61,7 @@ API_NAMES: dict[int, str] = {
     17: "SaslHandshake",
     36: "SaslAuthenticate",
     60: "DescribeCluster",
+    **NEXT_GEN_GROUP_APIS,
 }
 
 #: The APIs whose requests and responses go into the trace with decoded fields: the group

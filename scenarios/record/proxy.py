@@ -25,6 +25,7 @@ import trio
 
 from .frames import (
     ADDRESS_APIS,
+    NEXT_GEN_GROUP_APIS,
     RECORDED_APIS,
     SASL_AUTHENTICATE,
     SASL_HANDSHAKE,
@@ -247,7 +248,7 @@ class Proxy:
                 body = decode_request_body(frame, head)
             state.pending.add(head, body)
             self._now()
-            if head.api_key in RECORDED_APIS:
+            if head.api_key in RECORDED_APIS or head.api_key in NEXT_GEN_GROUP_APIS:
                 self.recording.frame(conn, state.label, head, "request", body, frame)
             await server.send_all(_SIZE.pack(len(frame)) + frame)
 

@@ -36,6 +36,7 @@ from typing import Any
 import trio
 
 from coordinator.group import GroupCoordinator
+from coordinator.state import GroupState
 from protocol import group as pg
 from protocol.effects import CancelTimer, Effect, Log, Send, SetTimer
 from scenarios.eventlog import LOG_VERSION, EventLog
@@ -503,6 +504,10 @@ class Broker(OtherApis):
             slot = _Slot()
             conn.slot = slot
             coord = self._coordinator(group_request.group_id)
+            rebalancing = (
+                isinstance(group_request, pg.HeartbeatRequest)
+                and coord.state is GroupState.PREPARING_REBALANCE
+            )
             self._apply(
                 group_request.group_id, coord.handle(conn.address, group_request, self.now_ms())
             )
@@ -511,6 +516,16 @@ class Broker(OtherApis):
             if slot.answer is None:
                 return None  # the peer closed while its request was parked
             answer = slot.answer
+            if rebalancing and isinstance(group_request, pg.HeartbeatRequest):
+                # as the engine logs it (scenarios.sim.engine.Engine.coordinator_answers)
+                self._emit(
+                    "rebalance_heartbeat",
+                    member_id=group_request.member_id,
+                    generation=group_request.generation_id,
+                    group_generation=coord.generation_id,
+                    error=answer.error.name,
+                    member=conn.address,
+                )
         if log_it:
             self._log_response(conn, api, group_request, answer)
         return from_group_response(request, group_request, answer)

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from coordinator.group import HEARTBEAT_PREFIX, GroupCoordinator
+from coordinator.state import GroupState
 from members.group_client import COORDINATOR_ADDRESS, GroupClient, MemberState, PollStall
 from protocol.effects import CancelTimer, Effect, Log, Send, SetTimer
 from protocol.group import (
@@ -338,7 +339,7 @@ class Engine:
                 error = ErrorCode.NONE if up else ErrorCode.COORDINATOR_NOT_AVAILABLE
                 self.send(COORDINATOR_ADDRESS, source, FindCoordinatorResponse(error))
             elif self.coordinator_up:
-                self.apply(COORDINATOR_ADDRESS, self.coordinator.handle(source, message, now))
+                self.apply(COORDINATOR_ADDRESS, self.coordinator_answers(source, message, now))
             else:  # the old coordinator's broker answers, the new one is still loading
                 reply = late_requests.not_coordinator(message)
                 if reply is not None:
@@ -356,6 +357,41 @@ class Engine:
                 dest = member.address if member is not None else dest
             if member is not None:
                 self.apply(dest, member.handle(message, now))
+
+    def coordinator_answers(self, source: str, message: Any, now_ms: int) -> list[Effect]:
+        """The coordinator's effects for one request from ``source``.
+
+        A Heartbeat that reaches a group in PreparingRebalance is also logged, with the answer
+        that leaves the coordinator, as a ``rebalance_heartbeat`` record (what a wire tap would
+        see; Kafka answers REBALANCE_IN_PROGRESS unless the member or generation is invalid,
+        ``GroupMetadataManager#classicGroupHeartbeat``). Heartbeats are otherwise logged only
+        with ``log_heartbeats``; those of a rebalance are few.
+        """
+        coordinator = self.coordinator
+        rebalancing = (
+            type(message) is HeartbeatRequest
+            and coordinator.state is GroupState.PREPARING_REBALANCE
+        )
+        effects = coordinator.handle(source, message, now_ms)
+        if rebalancing:
+            answer = next(
+                (
+                    e.message
+                    for e in effects
+                    if isinstance(e, Send) and type(e.message) is HeartbeatResponse
+                ),
+                None,
+            )
+            self.log.emit(
+                now_ms,
+                "rebalance_heartbeat",
+                member_id=message.member_id,
+                generation=message.generation_id,
+                group_generation=coordinator.generation_id,
+                error=answer.error.name if answer is not None else None,
+                member=member_name(source),
+            )
+        return effects
 
     def _fire(self, owner: str, key: str) -> None:
         now = self.now_ms

@@ -108,7 +108,7 @@ def deliver(engine: Engine, late: LateDeliver) -> None:
     if not held:
         engine._held.pop(key, None)
     if engine.coordinator_up and late.coordinator_epoch == engine.coordinator_epoch:
-        effects = engine.coordinator.handle(source, message, engine.now_ms)
+        effects = engine.coordinator_answers(source, message, engine.now_ms)
     else:  # sent to a broker that no longer hosts the group (a failover since): it answers
         effects = [Send(source, not_coordinator(message))]
     response = _RESPONSE_OF[kind]

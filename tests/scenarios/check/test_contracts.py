@@ -13,6 +13,7 @@ from scenarios.check.contracts import (
     check_generation_step,
     check_member_id_required,
     check_probing_after_warmups,
+    check_rebalance_heartbeat,
     check_revoked_and_reassigned,
     check_static_rejoin,
 )
@@ -353,3 +354,17 @@ def test_kip429_a_client_given_withheld_actives_rejoins_at_once() -> None:
     # another client of the same round has nothing withheld: any time is fine
     other = {**answer, "member": "s1", "member_id": "s1-a", "next_rebalance_ms": 601_000}
     assert check_followup_for_withheld(_log(decision, other)) == []
+
+
+def test_a_heartbeat_in_preparing_rebalance_is_never_answered_none() -> None:
+    heartbeat = {
+        "kind": "rebalance_heartbeat",
+        "member": "w2",
+        "member_id": "w2-1",
+        "generation": 4,
+        "group_generation": 4,
+    }
+    hidden = _log({**heartbeat, "error": "NONE"})
+    assert _names(check_rebalance_heartbeat(hidden)) == ["heartbeat_not_rebalancing"]
+    for error in ("REBALANCE_IN_PROGRESS", "ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", None):
+        assert check_rebalance_heartbeat(_log({**heartbeat, "error": error})) == []

@@ -147,7 +147,7 @@ def test_a_join_timer_the_broker_ran_late_fires_with_the_members_the_broker_answ
     assert verdict.equal == sum(verdict.compared.values())
 
 
-def test_without_the_deferral_the_late_join_timer_gives_the_broker_s_members_another_generation() -> None:
+def test_without_deferral_the_late_timer_puts_the_broker_s_members_in_two_generations() -> None:
     verdict = conform_coordinator(
         read_exchanges(_LATE_JOIN_TIMER), _LATE_JOIN_TIMER_SETTINGS, max_lag_ms=0
     )
@@ -164,3 +164,41 @@ def test_a_join_timer_waits_no_longer_than_the_members_the_broker_answered() -> 
     verdict = conform_coordinator(read_exchanges(_LATE_JOIN_TIMER), _LATE_JOIN_TIMER_SETTINGS)
     joins = verdict.compared["JoinGroup"]
     assert joins >= 6 and not [d for d in verdict.differences if d.api == "JoinGroup"]
+
+
+def test_requests_in_one_millisecond_are_ordered_by_the_leader_the_broker_elected() -> None:
+    """``groupsim serve`` recorded c0's and c1's JoinGroups in the same millisecond and handled
+    c1's first (c1 became the leader, as the first member to join does in ``ClassicGroup``):
+    that shows only in the answers 400 ms later, when the join completes, and the replay must
+    take that order (a timing difference, ``order``), not the recorded one."""
+    trace = Path(__file__).parent / "traces" / "serve-joins-in-one-millisecond.jsonl"
+    verdict = conform_coordinator(read_exchanges(trace), FAST)
+    assert verdict.divergences == []
+    assert [d.field for d in verdict.timing] == ["order"]
+
+
+def test_a_group_on_the_kip_848_protocol_is_counted_as_skipped_not_passed_over(
+    tmp_path: Path,
+) -> None:
+    """A consumer with ``group.protocol=consumer`` sends ConsumerGroupHeartbeat (KIP-848), not
+    JoinGroup: the replay must say it did not replay those requests."""
+    lines = _LATE_JOIN_TIMER.read_text().splitlines()
+    start = json.loads(lines[0])["t_ms"]
+    heartbeat = {
+        "t_ms": start + 10,
+        "conn": 99,
+        "client_id": "new-protocol",
+        "dir": "request",
+        "api": "ConsumerGroupHeartbeat",
+        "api_key": 68,
+        "version": 0,
+        "correlation_id": 5,
+        "raw": "AEQAAAAAAAU=",
+    }
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text("\n".join([lines[0], json.dumps(heartbeat), *lines[1:]]) + "\n")
+    verdict = conform_coordinator(read_exchanges(trace), _LATE_JOIN_TIMER_SETTINGS)
+    assert verdict.divergences == []
+    new_protocol = {k: n for k, n in verdict.skipped.items() if "new group protocol" in k}
+    assert list(new_protocol.values()) == [1]
+    assert next(iter(new_protocol)).startswith("ConsumerGroupHeartbeat:")

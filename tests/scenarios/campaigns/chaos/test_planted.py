@@ -67,6 +67,7 @@ def test_chaos_finds_a_coordinator_accepting_a_late_sync_group() -> None:
         # contract bugs (docs/chaos.md "Contract rules"): safe and live, or caught only late
         # by liveness; each is found by the checker of the rule it breaks
         ("coordinator-admits-without-member-id", 3, "member_id_not_required"),
+        ("coordinator-heartbeat-hides-rebalance", 10, "heartbeat_not_rebalancing"),
         ("cooperative-assignor-reassigns-revoked-at-once", 3, "revoked_and_reassigned"),
         ("hata-warmups-without-probing", 3, "probing_rebalance_missing"),
         ("cooperative-delay-for-one-member", 3, "scheduled_delay_not_shared"),

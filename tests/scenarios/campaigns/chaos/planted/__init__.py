@@ -86,6 +86,24 @@ def _heartbeat_any_generation(original: Callable[..., Any]) -> Callable[..., Any
     return _heartbeat
 
 
+def _heartbeat_hides_rebalance(original: Callable[..., Any]) -> Callable[..., Any]:
+    # classicGroupHeartbeat that treats PreparingRebalance like CompletingRebalance: the
+    # member's session is extended but it is answered NONE, so it does not learn to rejoin
+    # (it is removed when the join phase times out, which the checkers explain as not_rejoined)
+    def _heartbeat(self: Any, source: str, req: Any, now_ms: int) -> Any:
+        effects = original(self, source, req, now_ms)
+        return [
+            msgspec.structs.replace(
+                e, message=msgspec.structs.replace(e.message, error=ErrorCode.NONE)
+            )
+            if isinstance(e, Send) and e.message.error == ErrorCode.REBALANCE_IN_PROGRESS
+            else e
+            for e in effects
+        ]
+
+    return _heartbeat
+
+
 def _generation_bumped_once(original: Callable[..., Any]) -> Callable[..., Any]:
     # _select_protocol runs right after initNextGeneration's increment: undo all but the first.
     def _select_protocol(self: Any) -> Any:
@@ -478,6 +496,13 @@ CATALOGUE: tuple[PlantedBug, ...] = (
                 _static_rejoin_always_rebalances,
             ),
         ),
+    ),
+    PlantedBug(
+        "coordinator-heartbeat-hides-rebalance",
+        "coordinator/group.py GroupCoordinator._heartbeat",
+        "a Heartbeat during PreparingRebalance is answered NONE, not REBALANCE_IN_PROGRESS",
+        "connect",
+        ((GroupCoordinator, "_heartbeat", _heartbeat_hides_rebalance),),
     ),
     PlantedBug(
         "coordinator-admits-without-member-id",
