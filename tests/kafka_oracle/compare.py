@@ -537,6 +537,24 @@ def _wait_balanced(
         time.sleep(0.5)
 
 
+def judge(out: Path) -> dict[str, Any]:
+    """What groupsim says of a recorded run directory: ``replay --conform`` (coordinator and
+    leaders, with :data:`BROKER`'s settings and ``connect-configs.json``) and ``groupsim
+    check`` on its ``events.jsonl``, as counts."""
+    exchanges = read_exchanges(out / "trace.jsonl")
+    coordinator = conform_coordinator(exchanges, CoordinatorConfig.from_mapping(BROKER))
+    leaders = conform_leaders(exchanges, read_configs(out / "connect-configs.json"))
+    return {
+        "answers": sum(coordinator.compared.values()),
+        "answer_divergences": len(coordinator.divergences),
+        "answer_timing": len(coordinator.timing),
+        "rounds": leaders.compared,
+        "round_divergences": len(leaders.divergences),
+        "round_timing": len(leaders.timing),
+        "violations": len(check_log(out / "events.jsonl")),
+    }
+
+
 @dataclass(frozen=True)
 class RealRun:
     """A real run: its measures, its leader rounds, the time of its first step (ms of the
@@ -638,18 +656,7 @@ def run_real(name: str, work: Path) -> RealRun:
     applied = _applied(done, events, first)
     start_ms = applied[0].at_ms if applied else end_ms - first
     downtime, revocations = holdings(events, start_ms, end_ms - first)
-    exchanges = read_exchanges(trace)
-    coordinator = conform_coordinator(exchanges, CoordinatorConfig.from_mapping(BROKER))
-    leaders = conform_leaders(exchanges, read_configs(out / "connect-configs.json"))
-    conformance = {
-        "answers": sum(coordinator.compared.values()),
-        "answer_divergences": len(coordinator.divergences),
-        "answer_timing": len(coordinator.timing),
-        "rounds": leaders.compared,
-        "round_divergences": len(leaders.divergences),
-        "round_timing": len(leaders.timing),
-        "violations": len(check_log(out / "events.jsonl")),
-    }
+    conformance = judge(out)
     (work / "conformance-summary.json").write_text(json.dumps(conformance) + "\n")
     measures = measure(rounds, start_ms, end_ms - first, downtime, revocations)
     return RealRun(measures, rounds, start_ms, end_ms - first, applied, conformance)
@@ -728,8 +735,9 @@ def _nth_round(rounds: list[Round], start_ms: int, old: dict[str, Any]) -> int:
 
 def rescore(old: dict[str, Any], trace: Path) -> dict[str, Any]:
     """A row again from its recorded trace, without Kafka: the groupsim side is simulated anew
-    (with the real run's step times kept in the row) and its rounds compared with the trace's;
-    the real measures and the conformance are kept. For when groupsim changed after a run."""
+    (with the real run's step times kept in the row), its rounds compared with the trace's, and
+    the trace judged again (:func:`judge`); the real measures are kept. For when groupsim
+    changed after a run."""
     name = old["scenario"]
     steps = timeline_steps(_toml(scenario_text(name)))
     applied = [
@@ -743,10 +751,7 @@ def rescore(old: dict[str, Any], trace: Path) -> dict[str, Any]:
     end = old["window_ms"][1] if "window_ms" in old else _nth_round(rounds, start, old)
     return {
         **old,
-        "conformance": {
-            **old["conformance"],
-            "violations": len(check_log(trace.parent / "events.jsonl")),
-        },
+        "conformance": judge(trace.parent),
         "groupsim": asdict(sim),
         "rounds_compared": min(old["real"]["rebalances"], sim.rebalances),
         "rounds_equal": equal_rounds(rounds, sim_rounds_, (start, sim_start), end),
