@@ -78,14 +78,13 @@ RUNNABLE = (
     "worker-leaves-for-good",
     "rolling-upgrade-eager-to-sessioned",
     "worker-bounce-within-delay",
+    "downgrade-sessioned-to-eager",
 )
 #: Library scenarios not run, and why.
 NOT_RUN = {
     "kip-987-test-plan": "KIP-987 static assignments are not in Kafka",
     "rolling-upgrade-sessioned-to-static": "KIP-987 static assignments are not in Kafka",
     "mixed-versions": "needs workers of older Connect releases",
-    "downgrade-sessioned-to-eager": "restarts only, so runnable; not run yet (about ten "
-    "minutes more of real cluster)",
     "connect-system-test-bounce": "restarts only, but it sets its own "
     "scheduled.rebalance.max.delay.ms, which this script's scaling does not handle yet",
     "streams/*": "Streams library scenarios: see the Streams real-cluster test above",
