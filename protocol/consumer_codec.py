@@ -41,6 +41,7 @@ __all__ = [
     "Subscription",
     "Assignment",
     "ConsumerProtocolError",
+    "FieldReader",
     "encode_subscription",
     "decode_subscription",
     "encode_assignment",
@@ -209,6 +210,11 @@ class _Cursor:
             raw = self._take(4 * n, f"{field}[{i}].partitions")
             out.extend(TopicPartition(topic, p) for p in struct.unpack(f">{n}i", raw))
         return tuple(out)
+
+
+#: The reader of Kafka's ``protocol.types`` fields (big-endian; ``ConsumerProtocolError`` on bad
+#: bytes), also used for the sticky assignors' user data structs.
+FieldReader = _Cursor
 
 
 def decode_subscription(data: bytes) -> Subscription:

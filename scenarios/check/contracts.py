@@ -55,6 +55,16 @@ the KIPs with its checker, or why the log cannot judge it.
     first, but never ``NONE``. Judged on the ``rebalance_heartbeat`` record the engine and
     ``groupsim serve`` write for every Heartbeat that reaches a PreparingRebalance group, with
     the answer that left the coordinator.
+``assignment_recomputed`` — KIP-814,
+    ``GroupMetadataManager#updateStaticMemberThenRebalanceOrCompleteJoin``: a static leader
+    that rejoins a Stable group under a new member id, with the elected protocol unchanged, is
+    answered with ``skip_assignment`` (JoinGroup v9+, as every simulated member sends) and runs
+    no assignor: it syncs with an empty assignment and the coordinator keeps the stored one.
+    After such a ``member_replaced`` of the generation's leader, a leader decision
+    (``assignor``, ``streams_assignment``, ``consumer_assignor``) by that member before its
+    SyncGroup or any state change is a violation. (A leader that rejoins during
+    CompletingRebalance is given the member list again and does run the assignor again for
+    the same generation: that is Kafka's behaviour and not judged here.)
 """
 
 from __future__ import annotations
@@ -75,6 +85,7 @@ __all__ = [
     "check_static_rejoin",
     "check_fenced_member",
     "check_rebalance_heartbeat",
+    "check_assignment_once",
 ]
 
 
@@ -87,6 +98,7 @@ MEMBER_ID_NOT_REQUIRED = "member_id_not_required"
 STATIC_REJOIN_REBALANCED = "static_rejoin_rebalanced"
 FENCED_MEMBER_ACCEPTED = "fenced_member_accepted"
 HEARTBEAT_NOT_REBALANCING = "heartbeat_not_rebalancing"
+ASSIGNMENT_RECOMPUTED = "assignment_recomputed"
 
 CONTRACT_INVARIANTS = (
     REVOKED_AND_REASSIGNED,
@@ -98,6 +110,7 @@ CONTRACT_INVARIANTS = (
     STATIC_REJOIN_REBALANCED,
     FENCED_MEMBER_ACCEPTED,
     HEARTBEAT_NOT_REBALANCING,
+    ASSIGNMENT_RECOMPUTED,
 )
 
 #: Connect protocols whose leader runs an incremental (KIP-415) assignor.
@@ -461,6 +474,51 @@ def check_rebalance_heartbeat(records: Sequence[Record]) -> list[Violation]:
     return found
 
 
+#: A leader's record of the assignment it computed for a generation, per member kind.
+_LEADER_DECISIONS = frozenset({"assignor", "streams_assignment", "consumer_assignor"})
+
+
+def check_assignment_once(records: Sequence[Record]) -> list[Violation]:
+    """``assignment_recomputed``: a static leader that rejoined a Stable group runs no
+    assignor for the generation it already assigned (KIP-814 ``skip_assignment``)."""
+    found: list[Violation] = []
+    leader_id: str | None = None  # the current generation's leader member id
+    state: str | None = None
+    told_to_skip: dict[str, Record] = {}  # member name -> its replacement as Stable leader
+    for r in records:
+        kind = r.get("kind")
+        name = str(r.get("member"))
+        if kind in ("generation", "group_loaded"):
+            leader_id = r.get("leader_id")
+            if kind == "group_loaded":
+                state = r.get("state")
+            told_to_skip.clear()
+        elif kind == "group_state":
+            state = r.get("to")
+            told_to_skip.clear()  # a rebalance: the member's next decision is a new round's
+        elif kind == "member_replaced":
+            if state == "Stable" and r.get("old_member_id") == leader_id:
+                leader_id = r.get("member_id")
+                told_to_skip[name] = r
+        elif kind == "sync_group_request":
+            told_to_skip.pop(name, None)
+        elif kind in _LEADER_DECISIONS and name in told_to_skip:
+            replaced = told_to_skip.pop(name)
+            found.append(
+                violation(
+                    ASSIGNMENT_RECOMPUTED,
+                    f"static leader {name} rejoined the Stable group as "
+                    f"{replaced.get('member_id')} (was {replaced.get('old_member_id')}) and ran "
+                    f"the assignor again for generation {r.get('generation')}; the coordinator "
+                    "tells it skip_assignment (KIP-814) and keeps the stored assignment",
+                    r,
+                    member=name,
+                    generation=r.get("generation"),
+                )
+            )
+    return found
+
+
 CONTRACT_CHECKERS = (
     check_revoked_and_reassigned,
     check_probing_after_warmups,
@@ -471,4 +529,5 @@ CONTRACT_CHECKERS = (
     check_static_rejoin,
     check_fenced_member,
     check_rebalance_heartbeat,
+    check_assignment_once,
 )

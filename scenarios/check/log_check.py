@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from scenarios.check.consumer_ownership import consumer_log_violations
 from scenarios.check.invariants import InvariantChecker
 from scenarios.check.liveness import liveness_violations
 from scenarios.check.metrics import summarize
@@ -46,6 +47,8 @@ def _group_ids(records: Sequence[dict[str, Any]]) -> list[str]:
 
 
 def _check_one_group(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    if records and records[0].get("kind") == "run_start" and records[0].get("app") == "consumer":
+        return _check_consumer_group(records)
     checker = InvariantChecker()
     found: list[dict[str, Any]] = []
     for record in records:
@@ -91,3 +94,14 @@ def check_log(path: str | Path) -> list[dict[str, Any]]:
     except LimitExceeded as exc:
         raise LogFormatError(str(exc)) from None
     return check_records(read_jsonl(path, validate=True, max_line_bytes=max_line))
+
+
+def _check_consumer_group(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A consumer group's log: the ownership rules and the protocol checkers
+    (:func:`scenarios.check.consumer_ownership.consumer_log_violations`)."""
+    live = [r for r in records if r.get("kind") != "violation"]
+    end_ms = records[-1].get("t_ms") if records else 0
+    by_seq = {r.get("seq"): r.get("t_ms") for r in live}
+    return [
+        {"t_ms": by_seq.get(v.get("cause_seq"), end_ms), **v} for v in consumer_log_violations(live)
+    ]

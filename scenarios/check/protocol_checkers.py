@@ -75,7 +75,7 @@ Contract checkers (:mod:`scenarios.check.contracts`: one published KIP rule each
     ``revoked_and_reassigned``, ``scheduled_delay_not_shared``, ``probing_rebalance_missing``,
     ``followup_rebalance_missing``, ``generation_skipped``,
     ``member_id_not_required``, ``static_rejoin_rebalanced``, ``fenced_member_accepted``,
-    ``heartbeat_not_rebalancing``.
+    ``heartbeat_not_rebalancing``, ``assignment_recomputed``.
 """
 
 from __future__ import annotations

@@ -51,6 +51,11 @@ def render_summary(
         seed: shown in the title.
         expectation_failures: :func:`scenarios.check.expect.evaluate` output; empty = all hold.
     """
+    consumer = summary.get("consumer")
+    if isinstance(consumer, Mapping):
+        _render_consumer(consumer, console, f"{scenario_name} (seed {seed})")
+        _render_expectations(expectation_failures, console)
+        return
     table = Table(title=f"{scenario_name} (seed {seed})", title_justify="left")
     table.add_column("phase")
     table.add_column("time", justify="right")
@@ -90,12 +95,32 @@ def render_summary(
         for line in _connect_lines(summary):
             console.print(line)
 
+    _render_expectations(expectation_failures, console)
+
+
+def _render_expectations(expectation_failures: list[str], console: Console) -> None:
     if expectation_failures:
         console.print(Text(f"{len(expectation_failures)} expectation(s) failed:", style="bold red"))
         for line in expectation_failures:
             console.print(Text(f"  ✗ {line}", style="red"))
     else:
         console.print(Text("✓ all expectations hold", style="bold green"))
+
+
+def _render_consumer(consumer: Mapping[str, Any], console: Console, title: str) -> None:
+    """A consumer group's summary (:func:`scenarios.sim.consumer.summarize_consumers`)."""
+    table = Table(title=title, title_justify="left")
+    table.add_column("consumer")
+    table.add_column("partitions owned at the end")
+    for name, parts in (consumer.get("owned") or {}).items():
+        table.add_row(str(name), ", ".join(parts) or "-")
+    console.print(table)
+    console.print(
+        f"generations: {consumer.get('generations', 0)}   final protocol: "
+        f"{consumer.get('final_protocol') or '-'} "
+        f"({consumer.get('final_rebalance_protocol') or '-'})   "
+        f"violations: {consumer.get('violations', 0)}"
+    )
 
 
 def _state_line(summary: Mapping[str, Any], *, streams: bool) -> Text:

@@ -106,6 +106,10 @@ class MemberConfig(_Part, kw_only=True):
     client_tags: dict[str, str] | UnsetType = msgspec.field(default=UNSET, name="client.tags")
     group_instance_id: str | UnsetType = msgspec.field(default=UNSET, name="group.instance.id")
     latest_supported_version: int | UnsetType = UNSET
+    # consumer groups
+    partition_assignment_strategy: list[str] | UnsetType = msgspec.field(
+        default=UNSET, name="partition.assignment.strategy"
+    )
     # Connect: timing settings that differ from Kafka's defaults (LOGGED_TIMING_KEYS)
     scheduled_rebalance_max_delay_ms: int | UnsetType = msgspec.field(
         default=UNSET, name="scheduled.rebalance.max.delay.ms"
@@ -182,7 +186,8 @@ class AssignorInputs(_Part, kw_only=True):
 
 
 class RunStart(_Rec, tag="run_start", kw_only=True):
-    """First record. Streams runs add ``app: "streams"`` and ``tasks``; a ``groupsim serve``
+    """First record. Streams runs add ``app: "streams"`` and ``tasks``, consumer-group runs
+    ``app: "consumer"`` and ``topics``; a ``groupsim serve``
     log adds ``mode: "serve"``, the listen ``host`` and ``port`` (0: an ephemeral port, the
     bound one is in ``listening``) and ``topics`` ({name: partition count}); a ``groupsim
     record`` log has ``mode: "record"`` and the proxy's listen address (its topics are the
@@ -191,7 +196,7 @@ class RunStart(_Rec, tag="run_start", kw_only=True):
     log_version: int
     scenario: str
     seed: int
-    app: Literal["streams"] | UnsetType = UNSET
+    app: Literal["streams", "consumer"] | UnsetType = UNSET
     mode: Literal["serve", "record"] | UnsetType = UNSET
     host: str | UnsetType = UNSET
     port: int | UnsetType = UNSET

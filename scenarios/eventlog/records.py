@@ -2,7 +2,7 @@
 
 The log itself stays a list of dicts (:mod:`scenarios.eventlog.log`); the Structs of
 :mod:`scenarios.eventlog.kinds`, :mod:`scenarios.eventlog.kinds_connect`,
-:mod:`scenarios.eventlog.kinds_streams` and
+:mod:`scenarios.eventlog.kinds_streams`, :mod:`scenarios.eventlog.kinds_consumer` and
 :mod:`scenarios.eventlog.kinds_serve` (``groupsim serve``) are its closed schema
 (log_version 1). Every record is ``t_ms`` (virtual ms), ``seq``, ``kind``, then the
 kind's fields in the order the emitters write them. A field that some records of a kind carry
@@ -20,6 +20,7 @@ import msgspec
 
 from scenarios.eventlog import kinds as k
 from scenarios.eventlog import kinds_connect as kc
+from scenarios.eventlog import kinds_consumer as ku
 from scenarios.eventlog import kinds_serve as kv
 from scenarios.eventlog import kinds_streams as ks
 
@@ -89,6 +90,10 @@ LogRecord = (
     | ks.StandbyTaskCaughtUp
     | ks.StandbyTaskStopped
     | ks.StreamThreadStall
+    | ku.ConsumerAssignor
+    | ku.ConsumerAssignment
+    | ku.PartitionsRevoked
+    | ku.PartitionsLost
     | k.Violation
     | k.MemberReplaced
     | kv.Listening

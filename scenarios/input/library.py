@@ -1,8 +1,9 @@
-"""The built-in scenario library, and loading a scenario file of either kind.
+"""The built-in scenario library, and loading a scenario file of any kind.
 
 A scenario file is a Kafka Connect scenario unless its top-level ``kind`` says ``"streams"``
-(``kind = "connect"`` may be written too). Library scenarios live in ``scenarios/library/``
-(Connect) and ``scenarios/library/streams/`` (Kafka Streams) and are found by name.
+or ``"consumer"`` (:mod:`scenarios.input.consumer`; ``kind = "connect"`` may be written
+too). Library scenarios live in ``scenarios/library/`` (Connect) and
+``scenarios/library/streams/`` (Kafka Streams) and are found by name.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
+from scenarios.input.consumer import LoadedConsumerScenario, loads_consumer_scenario
 from scenarios.input.errors import ScenarioError, parse_toml, read_text_file
 from scenarios.input.loader import LoadedScenario, loads_scenario
 from scenarios.input.streams import LoadedStreamsScenario, loads_streams_scenario
@@ -75,7 +77,9 @@ def resolve_scenario(name_or_path: str | Path) -> Path:
     )
 
 
-def load_any(name_or_path: str | Path) -> LoadedScenario | LoadedStreamsScenario:
+def load_any(
+    name_or_path: str | Path,
+) -> LoadedScenario | LoadedStreamsScenario | LoadedConsumerScenario:
     """Read, decode and validate a scenario file or library scenario of either kind.
 
     Raises:
@@ -86,12 +90,16 @@ def load_any(name_or_path: str | Path) -> LoadedScenario | LoadedStreamsScenario
     return loads_any(read_text_file(path), source=path)
 
 
-def loads_any(text: str, source: str | Path = "<string>") -> LoadedScenario | LoadedStreamsScenario:
+def loads_any(
+    text: str, source: str | Path = "<string>"
+) -> LoadedScenario | LoadedStreamsScenario | LoadedConsumerScenario:
     """Like :func:`load_any` for TOML text; ``source`` names it in errors."""
     file = Path(source).name
     kind = parse_toml(text, file).get("kind", "connect")
     if kind == "streams":
         return loads_streams_scenario(text, source)
+    if kind == "consumer":
+        return loads_consumer_scenario(text, source)
     if kind != "connect":
-        raise ScenarioError(file, "kind", f"must be connect or streams, got {kind!r}")
+        raise ScenarioError(file, "kind", f"must be connect, streams or consumer, got {kind!r}")
     return loads_scenario(text, source)

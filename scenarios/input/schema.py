@@ -125,6 +125,7 @@ InvariantName = Literal[
     "static_rejoin_rebalanced",
     "fenced_member_accepted",
     "heartbeat_not_rebalancing",
+    "assignment_recomputed",
 ]
 INVARIANTS: tuple[str, ...] = get_args(InvariantName)
 

@@ -13,9 +13,11 @@ from typing import Any
 import msgspec
 
 from scenarios.eventlog import EventLog
+from scenarios.input.consumer import LoadedConsumerScenario
 from scenarios.input.loader import LoadedScenario
 from scenarios.input.streams import LoadedStreamsScenario
 from scenarios.sim.connect import ConnectKind
+from scenarios.sim.consumer import ConsumerKind
 from scenarios.sim.engine import Engine
 from scenarios.sim.streams import StreamsKind
 
@@ -50,15 +52,19 @@ class RunResult(msgspec.Struct):
         return 1 if self.failures else 0
 
 
-def kind_of(loaded: LoadedScenario | LoadedStreamsScenario) -> ConnectKind | StreamsKind:
+def kind_of(
+    loaded: LoadedScenario | LoadedStreamsScenario | LoadedConsumerScenario,
+) -> ConnectKind | StreamsKind | ConsumerKind:
     """The engine's kind of group for a loaded scenario."""
     if isinstance(loaded, LoadedStreamsScenario):
         return StreamsKind(loaded)
+    if isinstance(loaded, LoadedConsumerScenario):
+        return ConsumerKind(loaded)
     return ConnectKind(loaded)
 
 
 def simulate(
-    loaded: LoadedScenario | LoadedStreamsScenario,
+    loaded: LoadedScenario | LoadedStreamsScenario | LoadedConsumerScenario,
     seed: int,
     *,
     log_heartbeats: bool | None = None,

@@ -5,7 +5,10 @@ metadata (:data:`ClusterTopics`) and returns member id → assigned partitions, 
 ``ConsumerPartitionAssignor.assign(Cluster, GroupSubscription)`` of Kafka 4.0 does:
 
 * ``range`` — :func:`assign_range` (``RangeAssignor``, rack-aware per KIP-881);
-* ``roundrobin`` — :func:`assign_roundrobin` (``RoundRobinAssignor``).
+* ``roundrobin`` — :func:`assign_roundrobin` (``RoundRobinAssignor``);
+* ``sticky`` — :func:`assign_sticky` (``StickyAssignor``, KIP-54/KIP-341, rack-aware per KIP-881);
+* ``cooperative-sticky`` — :func:`assign_cooperative_sticky` (``CooperativeStickyAssignor``,
+  KIP-429/KIP-792).
 
 Checked against Kafka's own classes by ``tests/kafka_oracle/test_consumer_differential.py``
 (docs/consumer.md).
@@ -18,6 +21,13 @@ from collections.abc import Callable, Sequence
 from .model import ClusterTopics, ConsumerMember, GroupAssignment, PartitionRacks
 from .range import RANGE, assign_range
 from .roundrobin import ROUNDROBIN, assign_roundrobin
+from .sticky import (
+    COOPERATIVE_STICKY,
+    STICKY,
+    StickyAssignmentError,
+    assign_cooperative_sticky,
+    assign_sticky,
+)
 
 __all__ = [
     "ASSIGNORS",
@@ -25,6 +35,9 @@ __all__ = [
     "ConsumerMember",
     "GroupAssignment",
     "PartitionRacks",
+    "StickyAssignmentError",
+    "assign_cooperative_sticky",
+    "assign_sticky",
     "assign_range",
     "assign_roundrobin",
 ]
@@ -33,4 +46,6 @@ __all__ = [
 ASSIGNORS: dict[str, Callable[[Sequence[ConsumerMember], ClusterTopics], GroupAssignment]] = {
     RANGE: assign_range,
     ROUNDROBIN: assign_roundrobin,
+    STICKY: assign_sticky,
+    COOPERATIVE_STICKY: assign_cooperative_sticky,
 }

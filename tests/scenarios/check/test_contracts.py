@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from scenarios.check.contracts import (
+    check_assignment_once,
     check_delay_shared,
     check_fenced_member,
     check_followup_for_withheld,
@@ -368,3 +369,29 @@ def test_a_heartbeat_in_preparing_rebalance_is_never_answered_none() -> None:
     assert _names(check_rebalance_heartbeat(hidden)) == ["heartbeat_not_rebalancing"]
     for error in ("REBALANCE_IN_PROGRESS", "ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", None):
         assert check_rebalance_heartbeat(_log({**heartbeat, "error": error})) == []
+
+
+def test_kip814_a_static_leader_rejoining_a_stable_group_runs_no_assignor() -> None:
+    generation = {"kind": "generation", "generation": 3, "leader": "s1", "leader_id": "s1-a"}
+    stable = {"kind": "group_state", "from": "CompletingRebalance", "to": "Stable"}
+    replaced = {
+        "kind": "member_replaced",
+        "member": "s1",
+        "member_id": "s1-b",
+        "old_member_id": "s1-a",
+    }
+    decision = {"kind": "streams_assignment", "member": "s1", "generation": 3}
+    sync = {"kind": "sync_group_request", "member": "s1", "member_id": "s1-b", "generation": 3}
+    recomputed = _log(generation, stable, replaced, decision)
+    assert _names(check_assignment_once(recomputed)) == ["assignment_recomputed"]
+    assert check_assignment_once(_log(generation, stable, replaced, sync, decision)) == []
+    # a follower replaced, or the leader replaced while the group rebalances anyway
+    follower = {**replaced, "member": "s2", "member_id": "s2-b", "old_member_id": "s2-a"}
+    assert (
+        check_assignment_once(_log(generation, stable, follower, {**decision, "member": "s2"}))
+        == []
+    )
+    rebalance = {"kind": "group_state", "from": "Stable", "to": "PreparingRebalance"}
+    assert check_assignment_once(_log(generation, stable, replaced, rebalance, decision)) == []
+    # a leader that rejoins in CompletingRebalance is given the member list again (Kafka)
+    assert check_assignment_once(_log(generation, decision, decision)) == []

@@ -36,6 +36,7 @@ from scenarios.sim.runner import simulate as simulate_streams
 
 ROOT = Path(__file__).resolve().parents[3]
 REPRO = ROOT / "tests" / "scenarios" / "campaigns" / "chaos" / "repro"
+CONSUMER = ROOT / "tests" / "scenarios" / "consumer"
 DOC = ROOT / "docs" / "event-log.md"
 _encoder = msgspec.json.Encoder()
 
@@ -55,7 +56,8 @@ def _cases() -> list[tuple[str, Path]]:
     connect = [(f"connect/{p.stem}", p) for p in sorted(library_dir().glob("*.toml"))]
     streams = [(f"streams/{p.stem}", p) for p in sorted(streams_library_dir().glob("*.toml"))]
     repro = [(f"repro/{p.stem}", p) for p in sorted(REPRO.glob("*.toml"))]
-    return connect + streams + repro
+    consumer = [(f"consumer/{p.stem}", p) for p in sorted(CONSUMER.glob("*.toml"))]
+    return connect + streams + repro + consumer
 
 
 def _run(key: str, path: Path, seed: int, heartbeats: bool) -> list[dict]:

@@ -626,8 +626,8 @@ def test_library_and_resolve(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("kind", "expected"),
     [
-        ('"stream"', "t.toml: kind: must be connect or streams, got 'stream'"),
-        ("1", "t.toml: kind: must be connect or streams, got 1"),
+        ('"stream"', "t.toml: kind: must be connect, streams or consumer, got 'stream'"),
+        ("1", "t.toml: kind: must be connect, streams or consumer, got 1"),
     ],
 )
 def test_an_unknown_kind_is_named(kind: str, expected: str) -> None:

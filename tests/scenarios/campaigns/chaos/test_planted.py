@@ -68,6 +68,8 @@ def test_chaos_finds_a_coordinator_accepting_a_late_sync_group() -> None:
         # by liveness; each is found by the checker of the rule it breaks
         ("coordinator-admits-without-member-id", 3, "member_id_not_required"),
         ("coordinator-heartbeat-hides-rebalance", 10, "heartbeat_not_rebalancing"),
+        # a static leader's rejoin in Stable: Streams runs with group.instance.id (run 6)
+        ("coordinator-static-leader-reassigns", 30, "assignment_recomputed"),
         ("cooperative-assignor-reassigns-revoked-at-once", 3, "revoked_and_reassigned"),
         ("hata-warmups-without-probing", 3, "probing_rebalance_missing"),
         ("cooperative-delay-for-one-member", 3, "scheduled_delay_not_shared"),

@@ -104,6 +104,22 @@ def _heartbeat_hides_rebalance(original: Callable[..., Any]) -> Callable[..., An
     return _heartbeat
 
 
+def _static_leader_not_told_to_skip(original: Callable[..., Any]) -> Callable[..., Any]:
+    # updateStaticMemberThenRebalanceOrCompleteJoin without KIP-814: a static leader that
+    # rejoins a Stable group is not told skip_assignment, so it runs the assignor again for the
+    # generation it already assigned (the coordinator keeps the stored assignment either way)
+    def rejoin(
+        self: Any, source: str, req: Any, old_id: str, new_id: str, now_ms: int, effects: Any
+    ) -> None:
+        original(self, source, req, old_id, new_id, now_ms, effects)
+        for i, e in enumerate(effects):
+            if isinstance(e, Send) and getattr(e.message, "skip_assignment", False):
+                told = msgspec.structs.replace(e.message, skip_assignment=False)
+                effects[i] = msgspec.structs.replace(e, message=told)
+
+    return rejoin
+
+
 def _generation_bumped_once(original: Callable[..., Any]) -> Callable[..., Any]:
     # _select_protocol runs right after initNextGeneration's increment: undo all but the first.
     def _select_protocol(self: Any) -> Any:
@@ -503,6 +519,19 @@ CATALOGUE: tuple[PlantedBug, ...] = (
         "a Heartbeat during PreparingRebalance is answered NONE, not REBALANCE_IN_PROGRESS",
         "connect",
         ((GroupCoordinator, "_heartbeat", _heartbeat_hides_rebalance),),
+    ),
+    PlantedBug(
+        "coordinator-static-leader-reassigns",
+        "coordinator/group.py _update_static_member_then_rebalance_or_complete_join",
+        "a static leader rejoining a Stable group is not told skip_assignment (KIP-814)",
+        "streams",
+        (
+            (
+                GroupCoordinator,
+                "_update_static_member_then_rebalance_or_complete_join",
+                _static_leader_not_told_to_skip,
+            ),
+        ),
     ),
     PlantedBug(
         "coordinator-admits-without-member-id",

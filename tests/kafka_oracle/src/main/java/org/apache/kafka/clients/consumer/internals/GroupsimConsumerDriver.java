@@ -13,6 +13,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor;
 import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.Assignment;
 import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.GroupSubscription;
@@ -50,6 +51,9 @@ import org.apache.kafka.common.message.ConsumerProtocolSubscription;
  *       {@code HashMap} in that order as {@code ConsumerCoordinator.onLeaderElected} does),
  *       {@code topics} ({@code {topic: [[replica rack or null, ...] per partition]}}). Answers
  *       {@code {member id: [[topic, partition], ...]}} in the returned map's iteration order.</li>
+ *   <li>{@code sticky_user_data}: {@code subscriptionUserData} of a fresh {@code sticky} /
+ *       {@code cooperative-sticky} assignor after {@code onAssignment} (fields {@code assignor},
+ *       {@code partitions}, {@code generation}).</li>
  * </ul>
  *
  * <p>Each replica is its own {@link Node} (ids counted from 0 per request) with the given
@@ -74,9 +78,22 @@ public final class GroupsimConsumerDriver implements Driver {
                 return assignmentJson(unb64(request.get("data").asText()));
             case "assign":
                 return assign(request);
+            case "sticky_user_data":
+                return JSON.getNodeFactory().textNode(b64(userData(request)));
             default:
                 throw new IllegalArgumentException("unknown verb consumer." + verb);
         }
+    }
+
+    /** {@code subscriptionUserData} of a fresh {@code sticky} or {@code cooperative-sticky}
+     *  assignor after {@code onAssignment(partitions, generation)} (fields {@code assignor},
+     *  {@code partitions}, {@code generation}); answers base64 ("" for null). */
+    private static ByteBuffer userData(JsonNode request) {
+        ConsumerPartitionAssignor a = assignor(request.get("assignor").asText());
+        a.onAssignment(new Assignment(partitions(request.get("partitions"))),
+                new ConsumerGroupMetadata("groupsim", request.get("generation").asInt(), "member", Optional.empty()));
+        ByteBuffer out = a.subscriptionUserData(Collections.emptySet());
+        return out == null ? ByteBuffer.allocate(0) : out;
     }
 
     private static ConsumerPartitionAssignor assignor(String name) {

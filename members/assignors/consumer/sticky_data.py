@@ -1,0 +1,116 @@
+"""What the sticky assignors read back from a member's subscription: its previous partitions and
+the generation they belong to (Kafka's ``AbstractStickyAssignor.MemberData``).
+
+* ``sticky`` (``StickyAssignor``, KIP-54, eager) carries both in the subscription's user data:
+  the ``STICKY_ASSIGNOR_USER_DATA_V1`` struct (``previous_assignment``: array of (topic STRING,
+  partitions ARRAY(INT32)), then ``generation`` INT32, KIP-341). A V0 struct (no generation) is
+  still read; bytes neither version can read count as no partitions at generation -1.
+* ``cooperative-sticky`` (``CooperativeStickyAssignor``, KIP-429) takes the owned partitions
+  from the subscription (v1+) and the generation from its ``generationId`` field (v2+, KIP-792);
+  before v2 the generation comes from a one-field user data struct (``generation`` INT32), -1
+  when unreadable.
+
+Both encoders write the bytes Kafka's ``subscriptionUserData`` writes (checked against Kafka in
+``tests/kafka_oracle/test_consumer_sticky_differential.py``).
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from protocol.consumer_codec import ConsumerProtocolError, FieldReader, Subscription, TopicPartition
+from protocol.java import JavaHashMap, string_hash
+
+__all__ = [
+    "DEFAULT_GENERATION",
+    "MemberData",
+    "encode_sticky_user_data",
+    "encode_cooperative_user_data",
+    "sticky_member_data",
+    "cooperative_member_data",
+    "subscription_generation",
+]
+
+#: ``AbstractStickyAssignor.DEFAULT_GENERATION``: no generation known.
+DEFAULT_GENERATION = -1
+
+_I32 = struct.Struct(">i")
+_I16 = struct.Struct(">h")
+
+
+class MemberData(NamedTuple):
+    """``AbstractStickyAssignor.MemberData``: previous partitions (in the order the member
+    listed them) and their generation (``None`` = ``Optional.empty()``)."""
+
+    partitions: list[TopicPartition]
+    generation: int | None
+
+
+def subscription_generation(s: Subscription) -> int | None:
+    """``Subscription.generationId()``: the v2 field, empty (``None``) when negative."""
+    return s.generation_id if s.generation_id >= 0 else None
+
+
+def encode_sticky_user_data(partitions: Sequence[TopicPartition], generation: int | None) -> bytes:
+    """``StickyAssignor.subscriptionUserData`` after ``onAssignment``: the V1 struct, topics in
+    the order of ``CollectionUtils.groupPartitionsByTopic``'s ``HashMap`` (``computeIfAbsent``
+    puts a new key at the head of its bin), partitions in list
+    order; ``generation`` ``None`` writes no generation field (a V0 struct)."""
+    by_topic: dict[str, list[int]] = {}
+    order = JavaHashMap(string_hash)
+    for tp in partitions:
+        if order.compute_if_absent(tp.topic):
+            by_topic[tp.topic] = []
+        by_topic[tp.topic].append(tp.partition)
+    out = bytearray(_I32.pack(len(by_topic)))
+    for topic in order:
+        raw = topic.encode("utf-8")
+        out += _I16.pack(len(raw)) + raw + _I32.pack(len(by_topic[topic]))
+        out += struct.pack(f">{len(by_topic[topic])}i", *by_topic[topic])
+    if generation is not None:
+        out += _I32.pack(generation)
+    return bytes(out)
+
+
+def encode_cooperative_user_data(generation: int) -> bytes:
+    """``CooperativeStickyAssignor.subscriptionUserData``: the generation as one INT32."""
+    return _I32.pack(generation)
+
+
+def _read_previous_assignment(data: bytes, with_generation: bool) -> MemberData:
+    r = FieldReader(data)
+    partitions: list[TopicPartition] = []
+    for i in range(r.count("previous_assignment")):
+        topic = r.string(f"previous_assignment[{i}].topic")
+        for _ in range(r.count(f"previous_assignment[{i}].partitions")):
+            partitions.append(TopicPartition(topic, r.int32("partition")))
+    return MemberData(partitions, r.int32("generation") if with_generation else None)
+
+
+def sticky_member_data(s: Subscription) -> MemberData:
+    """``StickyAssignor.memberData``: the user data's V1 struct, else its V0 struct, else no
+    partitions at generation -1; null or empty user data: no partitions, no generation."""
+    if not s.user_data:
+        return MemberData([], None)
+    for with_generation in (True, False):
+        try:
+            return _read_previous_assignment(s.user_data, with_generation)
+        except ConsumerProtocolError:
+            continue
+    return MemberData([], DEFAULT_GENERATION)
+
+
+def cooperative_member_data(s: Subscription) -> MemberData:
+    """``CooperativeStickyAssignor.memberData``: owned partitions, and the subscription's
+    generation (v2+) or else the user data's (``None`` without user data, -1 if unreadable)."""
+    owned = list(s.owned_partitions)
+    generation = subscription_generation(s)
+    if generation is not None:
+        return MemberData(owned, generation)
+    if s.user_data is None:
+        return MemberData(owned, None)
+    if len(s.user_data) < 4:
+        return MemberData(owned, DEFAULT_GENERATION)
+    return MemberData(owned, int(_I32.unpack_from(s.user_data)[0]))

@@ -1,0 +1,382 @@
+"""A plain Kafka consumer (``KafkaConsumer`` with a ``group.id``) as a pure group member.
+
+What one :class:`ConsumerClient` plays, and the Kafka classes followed (Kafka 4.0, the classic
+group protocol):
+
+* the group client (``AbstractCoordinator``: :class:`members.group_client.GroupClient`);
+* ``ConsumerCoordinator``:
+
+  - **rebalance protocol** — the highest protocol every configured assignor supports
+    (``partition.assignment.strategy``; ``range``, ``roundrobin`` and ``sticky`` are EAGER
+    only, ``cooperative-sticky`` is COOPERATIVE and EAGER), fixed for the consumer's life;
+  - **JoinGroup metadata** — one protocol per configured assignor, in preference order, each
+    a ``ConsumerProtocolSubscription`` v3 (topics, the assignor's user data, owned partitions,
+    generation, ``client.rack``); the coordinator picks the protocol by vote;
+  - **onJoinPrepare** — EAGER revokes every owned partition (``onPartitionsRevoked``) before
+    the JoinGroup; COOPERATIVE keeps them;
+  - **onLeaderElected** — the leader decodes every subscription and runs the chosen
+    assignor (:mod:`members.assignors.consumer`; a sticky assignor instance keeps its
+    ``maxGeneration`` across rebalances, as the leader's Java instance does);
+  - **onJoinComplete** — EAGER: take the assignment (``onPartitionsAssigned``). COOPERATIVE
+    (KIP-429): revoke only what the assignment took away, add what is new, and rejoin at once
+    when something was revoked: the follow-up rebalance hands the revoked partitions over;
+  - **onPartitionsLost** — fenced (unknown member id, illegal generation): every owned
+    partition is lost, not revoked;
+  - **close** — revoke everything (``onLeavePrepare``) and send LeaveGroup, unless the member
+    is static (KIP-345 ``group.instance.id``): static members leave by session timeout;
+
+* the assignors' member side: ``StickyAssignor.onAssignment`` (its user data carries the last
+  assignment and generation) and ``CooperativeStickyAssignor.onAssignment`` (generation).
+
+Sans-IO: every entry point takes ``now_ms`` (virtual ms) and returns effects
+(:mod:`protocol.effects`). Records it logs: ``member_start``, ``consumer_assignor`` (leader),
+``consumer_assignment``, ``partitions_revoked``, ``partitions_lost``, ``member_stop``
+(docs/event-log.md), besides the group client's.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from members.assignors.consumer import (
+    ClusterTopics,
+    ConsumerMember,
+    StickyAssignmentError,
+    assign_range,
+    assign_roundrobin,
+)
+from members.assignors.consumer.sticky import (
+    COOPERATIVE_STICKY,
+    STICKY,
+    cooperative_adjust,
+    sticky_assignment,
+)
+from members.assignors.consumer.sticky_data import (
+    DEFAULT_GENERATION,
+    cooperative_member_data,
+    encode_cooperative_user_data,
+    encode_sticky_user_data,
+    sticky_member_data,
+)
+from members.group_client import GroupClient, GroupTimeouts, MemberState
+from protocol.consumer_codec import (
+    PROTOCOL_TYPE,
+    Assignment,
+    Subscription,
+    TopicPartition,
+    decode_assignment,
+    decode_subscription,
+    encode_assignment,
+    encode_subscription,
+    partition_labels,
+)
+from protocol.effects import Effect
+from protocol.group import JoinGroupResponse
+from protocol.primitives import DecodeError
+
+__all__ = [
+    "ConsumerClient",
+    "ConsumerClientConfig",
+    "RebalanceProtocol",
+    "rebalance_protocol",
+    "UnknownAssignorError",
+    "SUPPORTED_PROTOCOLS",
+]
+
+#: The consumer's ``request.timeout.ms`` default.
+REQUEST_TIMEOUT_MS = 30_000
+
+
+class RebalanceProtocol(enum.IntEnum):
+    """``ConsumerPartitionAssignor.RebalanceProtocol`` (ordered: COOPERATIVE is the higher)."""
+
+    EAGER = 0
+    COOPERATIVE = 1
+
+
+#: ``ConsumerPartitionAssignor.supportedProtocols()`` per assignor name.
+SUPPORTED_PROTOCOLS: Mapping[str, frozenset[RebalanceProtocol]] = {
+    "range": frozenset({RebalanceProtocol.EAGER}),
+    "roundrobin": frozenset({RebalanceProtocol.EAGER}),
+    STICKY: frozenset({RebalanceProtocol.EAGER}),
+    COOPERATIVE_STICKY: frozenset({RebalanceProtocol.EAGER, RebalanceProtocol.COOPERATIVE}),
+}
+
+
+class UnknownAssignorError(ValueError):
+    """A ``partition.assignment.strategy`` name groupsim has no assignor for (Kafka: a
+    ``KafkaException`` from the consumer's constructor)."""
+
+
+def rebalance_protocol(strategies: Sequence[str]) -> RebalanceProtocol:
+    """``ConsumerCoordinator``'s constructor: the highest protocol every assignor supports.
+
+    Raises:
+        UnknownAssignorError: an unknown name, or an empty list.
+        ValueError: the assignors share no protocol (Kafka: ``IllegalArgumentException``).
+    """
+    if not strategies:
+        raise UnknownAssignorError("partition.assignment.strategy is empty")
+    common: set[RebalanceProtocol] | None = None
+    for name in strategies:
+        if name not in SUPPORTED_PROTOCOLS:
+            raise UnknownAssignorError(f"unknown partition.assignment.strategy {name!r}")
+        supported = SUPPORTED_PROTOCOLS[name]
+        common = set(supported) if common is None else common & supported
+    if not common:
+        raise ValueError(f"the assignors {list(strategies)} support no common protocol")
+    return max(common)
+
+
+@dataclass(frozen=True)
+class ConsumerClientConfig:
+    """One consumer's settings (Kafka names in scenario files; defaults are Kafka's).
+
+    Attributes:
+        topics: the subscription (``subscribe(topics)``).
+        strategies: ``partition.assignment.strategy`` names in preference order (Kafka 4.0's
+            default is ``[range, cooperative-sticky]``).
+        group_instance_id: ``group.instance.id`` (KIP-345), or ``None`` for a dynamic member.
+        client_rack: ``client.rack`` (KIP-881), or ``None``.
+        session_timeout_ms / heartbeat_interval_ms / max_poll_interval_ms: 45000 / 3000 /
+            300000 (virtual ms); the rebalance timeout is ``max.poll.interval.ms``.
+    """
+
+    topics: tuple[str, ...]
+    strategies: tuple[str, ...] = ("range", COOPERATIVE_STICKY)
+    group_instance_id: str | None = None
+    client_rack: str | None = None
+    session_timeout_ms: int = 45_000
+    heartbeat_interval_ms: int = 3_000
+    max_poll_interval_ms: int = 300_000
+
+
+class ConsumerClient(GroupClient):
+    """A ``KafkaConsumer`` in a consumer group.
+
+    Args:
+        name: its ``client.id`` and network address (with ``address``).
+        config: its settings.
+        cluster: the topic metadata the leader assigns from (topic → partitions' replica
+            racks); read at each assignment, so a caller may grow it between rebalances.
+        group_id: ``group.id``.
+        address: where responses reach this incarnation (default ``name``).
+        log_heartbeats: log heartbeat RPCs.
+
+    Attributes:
+        protocol: the rebalance protocol, from :func:`rebalance_protocol`.
+        owned: the partitions it owns now (``SubscriptionState.assignedPartitions``), in
+            assignment order.
+
+    Raises:
+        UnknownAssignorError, ValueError: see :func:`rebalance_protocol`.
+    """
+
+    ASSIGNOR_ERRORS = (DecodeError, StickyAssignmentError)
+
+    def __init__(
+        self,
+        name: str,
+        config: ConsumerClientConfig,
+        cluster: ClusterTopics,
+        *,
+        group_id: str,
+        address: str | None = None,
+        log_heartbeats: bool = False,
+    ) -> None:
+        timeouts = GroupTimeouts(
+            config.session_timeout_ms,
+            config.heartbeat_interval_ms,
+            config.max_poll_interval_ms,
+            REQUEST_TIMEOUT_MS,
+        )
+        super().__init__(
+            name, group_id, PROTOCOL_TYPE, timeouts, address=address, log_heartbeats=log_heartbeats
+        )
+        self.config = config
+        self.cluster = cluster
+        self.group_instance_id = config.group_instance_id
+        self.protocol = rebalance_protocol(config.strategies)
+        self.owned: list[TopicPartition] = []
+        #: the latest SyncGroup assignment (``owned`` can differ while revocations run)
+        self._last_assigned: list[TopicPartition] = []
+        # StickyAssignor's member state (onAssignment): last assignment and generation
+        self._sticky_partitions: list[TopicPartition] | None = None
+        self._sticky_generation = DEFAULT_GENERATION
+        # CooperativeStickyAssignor's member state (onAssignment)
+        self._cooperative_generation = DEFAULT_GENERATION
+        # the leader's sticky assignor instances: maxGeneration by assignor name
+        self._max_generation: dict[str, int] = {}
+
+    # ------------------------------------------------------------------ entry points
+
+    def start(self, now_ms: int) -> list[Effect]:
+        """``KafkaConsumer.subscribe`` + first ``poll``: log the settings, join."""
+        c = self.config
+        summary: dict[str, object] = {"partition.assignment.strategy": list(c.strategies)}
+        if c.group_instance_id is not None:
+            summary["group.instance.id"] = c.group_instance_id
+        if c.client_rack is not None:
+            summary["client.rack"] = c.client_rack
+        self._log("member_start", config=summary)
+        return super().start(now_ms)
+
+    def shutdown(self, now_ms: int) -> list[Effect]:
+        """``KafkaConsumer.close``: ``onLeavePrepare`` revokes every owned partition (lost
+        instead when the generation is gone), then a dynamic member sends LeaveGroup."""
+        if self.state is MemberState.STOPPED:
+            return []
+        if self.generation < 0 or not self.member_id:
+            self._lose("the consumer is being closed without a generation")
+        else:
+            self._revoke(list(self.owned), "the consumer is being closed")
+        if (
+            self.group_instance_id is None
+            and self.member_id
+            and self.state is not MemberState.UNJOINED
+        ):
+            self.leave_group("shutdown", "the consumer is being closed")
+        self._log("member_stop")
+        self._stop_everything()
+        return self._take()
+
+    def on_crash(self, now_ms: int) -> None:
+        self.owned = []
+
+    def on_fatal(self, now_ms: int) -> None:
+        self.owned = []
+
+    def on_partitions_lost(self, reason: str, now_ms: int) -> None:
+        self._lose(reason)
+
+    # ------------------------------------------------------------------ ConsumerCoordinator
+
+    def metadata(self, now_ms: int) -> tuple[tuple[str, bytes], ...]:
+        """One ``(assignor name, subscription v3)`` per configured assignor."""
+        return tuple(
+            (name, encode_subscription(self._subscription(name))) for name in self.config.strategies
+        )
+
+    def _subscription(self, assignor: str) -> Subscription:
+        user: bytes | None = None
+        if assignor == STICKY and self._sticky_partitions is not None:
+            user = encode_sticky_user_data(self._sticky_partitions, self._sticky_generation)
+        elif assignor == COOPERATIVE_STICKY:
+            user = encode_cooperative_user_data(self._cooperative_generation)
+        return Subscription(
+            topics=tuple(sorted(self.config.topics)),
+            user_data=user,
+            owned_partitions=tuple(self.owned),
+            generation_id=self.generation,
+            rack_id=self.config.client_rack,
+        )
+
+    def on_join_prepare(self, now_ms: int) -> bool:
+        """EAGER revokes everything before joining; COOPERATIVE keeps what it owns."""
+        if self.protocol is RebalanceProtocol.EAGER and self.owned:
+            self._revoke(list(self.owned), "eager rebalance: revoke all before JoinGroup")
+        return True
+
+    def perform_assignment(
+        self, response: JoinGroupResponse, now_ms: int
+    ) -> tuple[tuple[str, bytes], ...]:
+        """``onLeaderElected``: the chosen protocol's assignor over every subscription.
+
+        Raises:
+            DecodeError: a member's subscription cannot be read.
+            StickyAssignmentError: the sticky assignor fails as Kafka's does.
+        """
+        name = response.protocol_name or ""
+        members = [
+            ConsumerMember(m.member_id, decode_subscription(m.metadata), m.group_instance_id)
+            for m in response.members
+        ]
+        assignment = self._assign(name, members)
+        self._log(
+            "consumer_assignor",
+            generation=self.generation,
+            assignor=name,
+            assigned={m: partition_labels(p) for m, p in assignment.items()},
+        )
+        return tuple(
+            (m.member_id, encode_assignment(Assignment(tuple(assignment.get(m.member_id, ())))))
+            for m in members
+        )
+
+    def _assign(self, name: str, members: list[ConsumerMember]) -> dict[str, list[TopicPartition]]:
+        if name == "range":
+            return assign_range(members, self.cluster)
+        if name == "roundrobin":
+            return assign_roundrobin(members, self.cluster)
+        if name in (STICKY, COOPERATIVE_STICKY):
+            reader = sticky_member_data if name == STICKY else cooperative_member_data
+            result = sticky_assignment(
+                members, self.cluster, reader, self._max_generation.get(name, DEFAULT_GENERATION)
+            )
+            self._max_generation[name] = result.max_generation
+            if name == STICKY:
+                return result.assignment
+            return cooperative_adjust(members, result)
+        raise StickyAssignmentError(f"the group chose {name!r}, which this member lacks")
+
+    def decode_assignment(self, data: bytes) -> object:
+        return decode_assignment(data)
+
+    def on_join_complete(self, assignment: object, protocol_name: str, now_ms: int) -> None:
+        """``onJoinComplete``: the assignor's ``onAssignment``, then revoke (COOPERATIVE: what
+        was taken away), take the new partitions, and rejoin after a cooperative revocation."""
+        assert isinstance(assignment, Assignment)
+        assigned = list(assignment.partitions)
+        self._last_assigned = assigned
+        if protocol_name == STICKY:
+            self._sticky_partitions = assigned
+            self._sticky_generation = self.generation
+        elif protocol_name == COOPERATIVE_STICKY:
+            self._cooperative_generation = self.generation
+        now = set(assigned)
+        before = set(self.owned)
+        revoked = [tp for tp in self.owned if tp not in now]
+        added = [tp for tp in assigned if tp not in before]
+        self.complete_join()
+        if revoked:
+            self._revoke(revoked, "no longer assigned")
+        # what onPartitionsRevoked let go of is gone; the assignment is what it owns now
+        self.owned = assigned + [tp for tp in self.owned if tp not in now]
+        self._log(
+            "consumer_assignment",
+            member_id=self.member_id,
+            generation=self.generation,
+            protocol=protocol_name,
+            rebalance_protocol=self.protocol.name,
+            leader_id=self.leader_id,
+            assigned=partition_labels(assigned),
+            added=partition_labels(added),
+            revoked=partition_labels(revoked),
+            owned=partition_labels(self.owned),
+        )
+        if revoked and self.protocol is RebalanceProtocol.COOPERATIVE:
+            self.request_rejoin("need to revoke partitions and re-join", now_ms)
+
+    # ------------------------------------------------------------------ partitions
+
+    def _revoke(self, partitions: list[TopicPartition], reason: str) -> None:
+        """``onPartitionsRevoked``: stop consuming ``partitions`` (commit, close)."""
+        if not partitions:
+            return
+        gone = set(partitions)
+        self.owned = [tp for tp in self.owned if tp not in gone]
+        self._log(
+            "partitions_revoked",
+            generation=self.generation,
+            partitions=partition_labels(partitions),
+            reason=reason,
+        )
+
+    def _lose(self, reason: str) -> None:
+        """``onPartitionsLost``: every owned partition is gone without a commit."""
+        if not self.owned:
+            return
+        self._log("partitions_lost", partitions=partition_labels(self.owned), reason=reason)
+        self.owned = []

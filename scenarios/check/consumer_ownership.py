@@ -1,0 +1,127 @@
+"""Safety rules of a plain consumer group, judged from its event log.
+
+Who owns which partition follows the consumers' own records (:mod:`members.consumer`):
+``consumer_assignment`` (the member now owns exactly ``owned``, in ``generation``; ``assigned``
+is what the leader gave it),
+``partitions_revoked`` and ``partitions_lost`` (it stopped owning them), ``member_stop`` /
+``member_crash`` (the process is gone), and the coordinator's ``member_removed`` (the member
+id left the group: whatever that process still consumes, Kafka no longer counts it as an
+owner — a zombie).
+
+* ``double_ownership`` — no partition is given to a member in generation *g* while another
+  member owns it in the same generation *g* (``ConsumerCoordinator``'s guarantee for both
+  protocols: eager members revoke everything before joining).
+* ``cooperative_move_without_revocation`` — under the COOPERATIVE protocol (KIP-429) a
+  partition goes to a new member only once its previous owner has revoked it in an earlier
+  generation: the assignment that takes it away and the one that gives it out are two
+  rebalances. An owner of an older generation still holding it, or an owner that let it go in
+  the very generation that gives it out, is a violation.
+
+Input: log records as dicts (``t_ms``, ``kind``, ``member``, then the kind's fields).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, NamedTuple
+
+from scenarios.check.protocol_checkers import protocol_violations
+
+__all__ = ["OwnershipViolation", "consumer_log_violations", "ownership_violations"]
+
+
+class OwnershipViolation(NamedTuple):
+    """One broken rule: ``rule`` (name above), at ``t_ms`` (virtual ms), and what happened."""
+
+    rule: str
+    t_ms: int
+    message: str
+
+
+class _Owner(NamedTuple):
+    member: str
+    member_id: str
+    generation: int
+
+
+def ownership_violations(records: Iterable[Mapping[str, Any]]) -> list[OwnershipViolation]:
+    """Every breach of the two rules in ``records`` (log order)."""
+    owner: dict[str, _Owner] = {}  # partition label -> its owner
+    released: dict[str, tuple[str, int]] = {}  # partition -> (last owner, its generation then)
+    out: list[OwnershipViolation] = []
+
+    def drop(partitions: Iterable[str], member: str) -> None:
+        for p in partitions:
+            if p in owner and owner[p].member == member:
+                released[p] = (member, owner[p].generation)
+                del owner[p]
+
+    for r in records:
+        kind = r.get("kind")
+        member = str(r.get("member"))
+        if kind == "consumer_assignment":
+            generation = int(r["generation"])
+            cooperative = r.get("rebalance_protocol") == "COOPERATIVE"
+            assigned = set(r["assigned"])
+            for p in r["revoked"]:  # given up in this generation
+                if p in owner and owner[p].member == member:
+                    owner[p] = owner[p]._replace(generation=generation)
+            drop([p for p, o in owner.items() if o.member == member], member)
+            for p in r["added"]:
+                last = released.get(p)
+                if cooperative and last and last[0] != member and last[1] == generation:
+                    out.append(
+                        OwnershipViolation(
+                            "cooperative_move_without_revocation",
+                            int(r["t_ms"]),
+                            f"{p} given to {member} in generation {generation}, the generation"
+                            f" in which {last[0]} revoked it",
+                        )
+                    )
+            for p in r["owned"]:
+                held = owner.get(p)
+                if held is not None and held.member != member and p in assigned:
+                    if held.generation == generation:
+                        out.append(
+                            OwnershipViolation(
+                                "double_ownership",
+                                int(r["t_ms"]),
+                                f"{p} given to {member} in generation {generation} while"
+                                f" {held.member} owns it in the same generation",
+                            )
+                        )
+                    elif cooperative:
+                        out.append(
+                            OwnershipViolation(
+                                "cooperative_move_without_revocation",
+                                int(r["t_ms"]),
+                                f"{p} given to {member} in generation {generation} before"
+                                f" {held.member} (generation {held.generation}) revoked it",
+                            )
+                        )
+                owner[p] = _Owner(member, str(r["member_id"]), generation)
+        elif kind == "partitions_revoked":
+            generation = int(r["generation"])
+            for p in r["partitions"]:
+                if p in owner and owner[p].member == member:
+                    owner[p] = owner[p]._replace(generation=generation)
+            drop(r["partitions"], member)
+        elif kind == "partitions_lost":
+            drop(r["partitions"], member)
+        elif kind in ("member_stop", "member_crash", "member_fatal"):
+            drop([p for p, o in owner.items() if o.member == member], member)
+        elif kind == "member_removed":
+            gone = str(r["member_id"])
+            for p in [p for p, o in owner.items() if o.member_id == gone]:
+                del owner[p]
+    return out
+
+
+def consumer_log_violations(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Violation payloads (``invariant``, ``detail``) of a consumer group's whole log: the two
+    rules above, then the protocol checkers (:mod:`scenarios.check.protocol_checkers`)."""
+    found: list[dict[str, Any]] = [
+        {"invariant": v.rule, "detail": f"at {v.t_ms} ms: {v.message}"}
+        for v in ownership_violations(records)
+    ]
+    return found + protocol_violations(records)

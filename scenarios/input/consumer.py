@@ -1,0 +1,265 @@
+"""Plain consumer-group scenarios: the TOML format with ``kind = "consumer"`` (docs/consumer.md).
+
+A consumer scenario names the topics (``[topics]``: name → partition count), the consumers
+(``[[consumers]]``: ``name``, ``start_ms``, ``autostart``, ``config``) with shared settings in
+``config``, and a timeline of the Connect format's member steps (``join``, ``leave``,
+``crash``, ``restart`` with a new ``config``, ``phase``) and faults, each naming its consumer
+with ``member``. Config keys are Kafka's: ``partition.assignment.strategy`` (a list or a
+comma-separated string), ``group.instance.id``, ``client.rack``, ``session.timeout.ms``,
+``heartbeat.interval.ms``, ``max.poll.interval.ms``; the consumer subscribes to every topic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import msgspec
+from msgspec import Meta
+
+from coordinator.config import CoordinatorConfig
+from members.consumer import ConsumerClientConfig, rebalance_protocol
+from scenarios.input import schema
+from scenarios.input.errors import (
+    ScenarioError,
+    parse_toml,
+    read_text_file,
+    translate_validation_error,
+)
+from scenarios.input.schema import (
+    CoordinatorSettings,
+    NetworkSettings,
+    NonNegInt,
+    PositiveCount,
+    WorkerName,
+)
+from scenarios.input.steps import LoadedView, Planned
+
+__all__ = [
+    "ConsumerScenario",
+    "ConsumerSpec",
+    "LoadedConsumerScenario",
+    "consumer_config",
+    "loads_consumer_scenario",
+]
+
+#: Partitions per topic, bounded like Kafka's ``num.partitions`` in practice.
+PartitionCount = Annotated[int, Meta(ge=1, le=10_000)]
+
+ConsumerStep = (
+    schema.Join
+    | schema.Leave
+    | schema.Crash
+    | schema.Restart
+    | schema.Phase
+    | schema.Partition
+    | schema.Heal
+    | schema.Loss
+    | schema.Latency
+    | schema.CoordinatorFailover
+    | schema.DelayRequest
+)
+
+
+class _Base(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
+    pass
+
+
+class ConsumerEntry(_Base, frozen=True):
+    """``[[consumers]]``: one ``KafkaConsumer``, started at ``start_ms`` with ``config`` on top
+    of the scenario's ``config``."""
+
+    name: WorkerName
+    start_ms: NonNegInt = 0
+    autostart: bool = True
+    config: dict[str, Any] = {}
+
+
+class ConsumerExpect(_Base, frozen=True):
+    """``[expect]``: ``no_violations`` (default true) and the rebalance protocol the group ends
+    on (``final_protocol``, an assignor name), if given."""
+
+    no_violations: bool = True
+    final_protocol: str | None = None
+
+
+class ConsumerScenario(_Base, frozen=True):
+    """A whole consumer scenario file."""
+
+    kind: Literal["consumer"]
+    name: Annotated[str, Meta(min_length=1)]
+    description: str = ""
+    seed: NonNegInt = 0
+    settle_ms: NonNegInt = 120_000
+    max_records: PositiveCount | None = None
+    log_heartbeats: bool = False
+    coordinator: CoordinatorSettings = msgspec.field(default_factory=CoordinatorSettings)
+    network: NetworkSettings = msgspec.field(default_factory=NetworkSettings)
+    topics: dict[str, PartitionCount] = {}
+    config: dict[str, Any] = {}
+    consumers: list[ConsumerEntry] = []
+    timeline: list[ConsumerStep] = []
+    expect: ConsumerExpect = msgspec.field(default_factory=ConsumerExpect)
+
+
+@dataclass(frozen=True)
+class ConsumerSpec:
+    """A consumer ready to start."""
+
+    name: str
+    config: ConsumerClientConfig
+    start_ms: int
+    autostart: bool
+
+
+@dataclass
+class LoadedConsumerScenario(LoadedView):
+    """A validated consumer scenario (what :func:`scenarios.sim.runner.simulate` runs).
+
+    Attributes:
+        scenario: the decoded file; source: its path.
+        consumers: every consumer in file order.
+        cluster: topic → partitions' replica racks (no racks: one replica without a rack).
+        steps: the timeline sorted by ``at_ms`` (file order at equal times); ``join`` and
+            ``restart`` carry the consumer's merged config in ``Planned.config``.
+        end_ms: ``settle_ms`` after the last step or start (virtual ms).
+        coordinator_config: ``[coordinator]`` with the broker defaults.
+    """
+
+    scenario: ConsumerScenario
+    source: Path
+    consumers: list[ConsumerSpec]
+    cluster: dict[str, tuple[tuple[str | None, ...], ...]]
+    steps: list[Planned]
+    end_ms: int
+    coordinator_config: CoordinatorConfig = field(default_factory=CoordinatorConfig)
+
+
+def _strategies(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return tuple(s.strip() for s in value.split(",") if s.strip())
+    if isinstance(value, list) and all(isinstance(s, str) for s in value):
+        return tuple(value)
+    raise ValueError("partition.assignment.strategy must be a list of names or a string")
+
+
+_INT_KEYS = {
+    "session.timeout.ms": "session_timeout_ms",
+    "heartbeat.interval.ms": "heartbeat_interval_ms",
+    "max.poll.interval.ms": "max_poll_interval_ms",
+}
+
+
+def consumer_config(raw: dict[str, Any], topics: tuple[str, ...]) -> ConsumerClientConfig:
+    """A consumer's Kafka-named ``config`` table, decoded once.
+
+    Raises:
+        ValueError: an unknown key, a value of the wrong type, or an unknown or incompatible
+            ``partition.assignment.strategy`` (the message names the key).
+    """
+    kwargs: dict[str, Any] = {"topics": topics}
+    for key, value in raw.items():
+        if key == "partition.assignment.strategy":
+            kwargs["strategies"] = _strategies(value)
+            rebalance_protocol(kwargs["strategies"])
+        elif key in ("group.instance.id", "client.rack"):
+            if not isinstance(value, str) or not value:
+                raise ValueError(f"{key} must be a non-empty string")
+            kwargs[key.replace(".", "_")] = value
+        elif key in _INT_KEYS:
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise ValueError(f"{key} must be a positive integer (virtual ms)")
+            kwargs[_INT_KEYS[key]] = value
+        else:
+            raise ValueError(f"unknown consumer config key {key!r}")
+    return ConsumerClientConfig(**kwargs)
+
+
+def _fail(file: str, path: str, problem: str) -> ScenarioError:
+    return ScenarioError(file, path, problem)
+
+
+def loads_consumer_scenario(text: str, source: str | Path = "<string>") -> LoadedConsumerScenario:
+    """Read, decode and validate a consumer scenario from TOML text (``source`` names it in
+    errors).
+
+    Raises:
+        ScenarioError: not TOML, not ``kind = "consumer"``, or a bad key/value (the message
+            names the key path).
+    """
+    source = Path(source)
+    file = source.name
+    raw = parse_toml(text, file)
+    if raw.get("kind") != "consumer":
+        raise ScenarioError(file, "kind", 'a consumer scenario needs kind = "consumer"')
+    try:
+        sc = msgspec.convert(raw, type=ConsumerScenario)
+    except msgspec.ValidationError as exc:
+        key_path, problem = translate_validation_error(str(exc), raw, ConsumerScenario)
+        raise ScenarioError(file, key_path, problem) from None
+    try:
+        coordinator_config = CoordinatorConfig.from_mapping(
+            sc.coordinator.to_mapping(), where="coordinator"
+        )
+    except Exception as exc:  # ConfigError: one line naming the key
+        raise ScenarioError(file, None, str(exc)) from None
+    if not sc.topics:
+        raise _fail(file, "topics", "a consumer scenario needs at least one topic")
+    if not sc.consumers:
+        raise _fail(file, "consumers", "a consumer scenario needs at least one consumer")
+    topics = tuple(sorted(sc.topics))
+
+    def config(path: str, *tables: dict[str, Any]) -> ConsumerClientConfig:
+        merged: dict[str, Any] = {}
+        for t in tables:
+            merged.update(t)
+        try:
+            return consumer_config(merged, topics)
+        except ValueError as exc:
+            raise _fail(file, path, str(exc)) from None
+
+    consumers: list[ConsumerSpec] = []
+    current: dict[str, dict[str, Any]] = {}
+    for i, entry in enumerate(sc.consumers):
+        if entry.name in current:
+            raise _fail(file, f"consumers[{i}].name", f"duplicate consumer {entry.name!r}")
+        current[entry.name] = {**sc.config, **entry.config}
+        spec_config = config(f"consumers[{i}].config", current[entry.name])
+        consumers.append(ConsumerSpec(entry.name, spec_config, entry.start_ms, entry.autostart))
+
+    steps: list[Planned] = []
+    for i, step in enumerate(sc.timeline):
+        origin = f"timeline[{i}]"
+        member = getattr(step, "member", None)
+        planned_config = None
+        if isinstance(step, (schema.Join, schema.Restart)):
+            assert member is not None
+            current[member] = {**current.get(member, sc.config), **step.config}
+            planned_config = config(f"{origin}.config", current[member])
+        elif member is not None and member not in current:
+            raise _fail(file, f"{origin}.member", f"no consumer named {member!r}")
+        steps.append(Planned(step.at_ms, step, origin, planned_config))
+    order = sorted(range(len(steps)), key=lambda k: (steps[k].at_ms, k))
+    steps = [steps[k] for k in order]
+    last = max([c.start_ms for c in consumers if c.autostart] + [s.end_ms for s in steps] + [0])
+    no_rack: tuple[str | None, ...] = (None,)
+    cluster = {t: (no_rack,) * n for t, n in sorted(sc.topics.items())}
+    return LoadedConsumerScenario(
+        scenario=sc,
+        source=source,
+        consumers=consumers,
+        cluster=cluster,
+        steps=steps,
+        end_ms=last + sc.settle_ms,
+        coordinator_config=coordinator_config,
+    )
+
+
+def load_consumer_scenario(path: str | Path) -> LoadedConsumerScenario:
+    """:func:`loads_consumer_scenario` of a file.
+
+    Raises:
+        ScenarioError: unreadable, or as :func:`loads_consumer_scenario`.
+    """
+    return loads_consumer_scenario(read_text_file(path), source=path)

@@ -1,0 +1,136 @@
+"""A plain consumer group in the engine: ``KafkaConsumer`` members (:mod:`members.consumer`).
+
+Every consumer subscribes to every topic of the scenario; the cluster's topics do not change
+during a run. A ``restart`` step with a new ``partition.assignment.strategy`` is a bounce of a
+rolling upgrade (docs/consumer.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from members.consumer import ConsumerClient
+from members.group_client import GroupClient
+from protocol.effects import Effect
+from scenarios.check.consumer_ownership import consumer_log_violations
+from scenarios.input.consumer import LoadedConsumerScenario
+from scenarios.input.steps import Planned
+from scenarios.sim.engine import Engine
+
+__all__ = ["ConsumerKind", "CONSUMER_GROUP_ID", "summarize_consumers"]
+
+CONSUMER_GROUP_ID = "consumer-group"
+
+
+def summarize_consumers(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run's outcome: the last generation's protocol and each live consumer's partitions.
+
+    Returns:
+        ``{"consumer": {"generations": n, "final_protocol": name or None,
+        "final_rebalance_protocol": "EAGER"/"COOPERATIVE" or None, "owned": {consumer:
+        [partition, ...]}, "violations": n}}``.
+    """
+    owned: dict[str, list[str]] = {}
+    protocol = rebalance = None
+    generations: set[int] = set()
+    violations = 0
+    for r in records:
+        kind = r.get("kind")
+        if kind == "consumer_assignment":
+            owned[r["member"]] = list(r["owned"])
+            protocol, rebalance = r["protocol"], r["rebalance_protocol"]
+            generations.add(int(r["generation"]))
+        elif kind in ("member_stop", "member_crash", "member_fatal"):
+            owned.pop(str(r.get("member")), None)
+        elif kind in ("partitions_revoked", "partitions_lost"):
+            gone = set(r["partitions"])
+            mine = owned.get(str(r.get("member")), [])
+            owned[str(r.get("member"))] = [p for p in mine if p not in gone]
+        elif kind == "violation":
+            violations += 1
+    return {
+        "consumer": {
+            "generations": len(generations),
+            "final_protocol": protocol,
+            "final_rebalance_protocol": rebalance,
+            "owned": dict(sorted(owned.items())),
+            "violations": violations,
+        }
+    }
+
+
+class ConsumerKind:
+    """The consumer side of a run (:class:`scenarios.sim.engine.GroupKind`).
+
+    Args:
+        loaded: the scenario, from :func:`scenarios.input.consumer.loads_consumer_scenario`.
+    """
+
+    group_id = CONSUMER_GROUP_ID
+
+    def __init__(self, loaded: LoadedConsumerScenario) -> None:
+        self.loaded = loaded
+        self.configs = {c.name: c.config for c in loaded.consumers}
+
+    def run_start_fields(self) -> dict[str, Any]:
+        return {
+            "app": "consumer",
+            "topics": {t: len(parts) for t, parts in self.loaded.cluster.items()},
+            "workers": [c.name for c in self.loaded.consumers],
+            "connectors": {},
+        }
+
+    def plan(self, engine: Engine) -> list[tuple[int, str, Any]]:
+        return [(c.start_ms, c.name, c.config) for c in self.loaded.consumers if c.autostart]
+
+    def new_member(self, engine: Engine, name: str, address: str, config: Any) -> GroupClient:
+        if config is not None:
+            self.configs[name] = config
+        return ConsumerClient(
+            name,
+            self.configs[name],
+            self.loaded.cluster,
+            group_id=CONSUMER_GROUP_ID,
+            address=address,
+            log_heartbeats=engine.log_heartbeats,
+        )
+
+    def start_config(self, engine: Engine, planned: Planned) -> Any:
+        return planned.config
+
+    def restart_config(self, engine: Engine, planned: Planned) -> Any:
+        return planned.config
+
+    def shutdown(self, member: GroupClient, planned: Planned, now_ms: int) -> list[Effect]:
+        assert isinstance(member, ConsumerClient)
+        return member.shutdown(now_ms)
+
+    def deliver(self, engine: Engine, dest: str, source: str, message: Any) -> bool:
+        return False
+
+    def summarize(self, records: list[dict[str, Any]]) -> dict[str, Any]:
+        """:func:`summarize_consumers`."""
+        return summarize_consumers(records)
+
+    def end_violations(
+        self, records: list[dict[str, Any]], summary: dict[str, Any]
+    ) -> list[dict[str, Any]]:
+        """The ownership rules (:mod:`scenarios.check.consumer_ownership`) and the protocol
+        checkers over the whole log."""
+        return consumer_log_violations(records)
+
+    def expect_failures(self, summary: dict[str, Any]) -> list[str]:
+        """The scenario's unmet ``[expect]`` lines."""
+        expect = self.loaded.scenario.expect
+        s = summary["consumer"]
+        out = []
+        if expect.no_violations and s["violations"]:
+            out.append(f"no_violations: {s['violations']} violation(s)")
+        if expect.final_protocol is not None and s["final_protocol"] != expect.final_protocol:
+            out.append(
+                f"final_protocol: expected {expect.final_protocol}, got {s['final_protocol']}"
+            )
+        return out
+
+    def apply_step(self, engine: Engine, planned: Planned) -> None:
+        raise AssertionError(f"no consumer step {planned.action!r}")  # the schema has none

@@ -1,0 +1,138 @@
+"""Consumer-group scenarios (``kind = "consumer"``): loading, running, ``groupsim run`` and
+``groupsim check``, and the ownership rules on their logs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from members.consumer import RebalanceProtocol
+from scenarios.check.log_check import check_log, check_records
+from scenarios.cli.main import app
+from scenarios.input.consumer import loads_consumer_scenario
+from scenarios.input.errors import ScenarioError
+from scenarios.input.library import load_any
+from scenarios.sim.runner import simulate
+
+HERE = Path(__file__).parent
+
+
+def _run(name: str) -> Any:
+    return simulate(load_any(HERE / f"{name}.toml"), 1)
+
+
+def _of(records: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [r for r in records if r["kind"] == kind]
+
+
+def test_two_bounce_upgrade_ends_cooperative_with_no_violation() -> None:
+    result = _run("kip-429-two-bounce-upgrade")
+    assert result.failures == []
+    assert not _of(result.records, "violation")
+    assignments = _of(result.records, "consumer_assignment")
+    # first bounce: range keeps winning the vote and every member is EAGER
+    first = [a for a in assignments if a["t_ms"] < 110_000]
+    assert {a["protocol"] for a in first} == {"range"}
+    assert {a["rebalance_protocol"] for a in first} == {"EAGER"}
+    last = assignments[-3:]
+    assert {a["protocol"] for a in last} == {"cooperative-sticky"}
+    assert {a["rebalance_protocol"] for a in last} == {RebalanceProtocol.COOPERATIVE.name}
+    assert result.summary["consumer"]["final_protocol"] == "cooperative-sticky"
+    owned = result.summary["consumer"]["owned"]
+    assert sorted(p for parts in owned.values() for p in parts) == sorted(
+        [f"orders-{p}" for p in range(6)] + [f"payments-{p}" for p in range(3)]
+    )
+
+
+def test_one_bounce_upgrade_kills_the_bounced_consumers() -> None:
+    result = _run("kip-429-one-bounce-upgrade")
+    fatal = _of(result.records, "member_fatal")
+    assert [(r["member"], r["error"]) for r in fatal] == [
+        ("c1", "INCONSISTENT_GROUP_PROTOCOL"),
+        ("c2", "INCONSISTENT_GROUP_PROTOCOL"),
+    ]
+    assert list(result.summary["consumer"]["owned"]) == ["c3"]
+
+
+def test_a_crashed_consumer_is_evicted_and_its_partitions_move() -> None:
+    result = _run("cooperative-member-crash")
+    assert result.failures == []
+    removed = _of(result.records, "member_removed")
+    assert [(r["member"], r["reason"]) for r in removed] == [("c2", "session_timeout")]
+    assert removed[0]["t_ms"] >= 20_000 + 45_000 - 3_000
+    assert sorted(result.summary["consumer"]["owned"]) == ["c1", "c3"]
+
+
+def test_a_fenced_consumer_loses_its_partitions_and_rejoins() -> None:
+    result = _run("partitioned-consumer-fenced")
+    lost = _of(result.records, "partitions_lost")
+    assert [r["member"] for r in lost] == ["c3"]
+    assert lost[0]["reason"] == "heartbeat failed: UNKNOWN_MEMBER_ID"
+    assert not _of(result.records, "violation")
+    assert sorted(result.summary["consumer"]["owned"]) == ["c1", "c2", "c3"]
+
+
+def test_groupsim_run_and_check(tmp_path: Path) -> None:
+    runner = CliRunner()
+    out = tmp_path / "out"
+    result = runner.invoke(
+        app, ["run", str(HERE / "kip-429-two-bounce-upgrade.toml"), "--out", str(out), "--no-plot"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "final protocol: cooperative-sticky (COOPERATIVE)" in result.output
+    checked = runner.invoke(app, ["check", str(out / "events.jsonl")])
+    assert checked.exit_code == 0, checked.output
+    assert "0 violation(s)" in checked.output
+    assert check_log(out / "events.jsonl") == []
+
+
+def test_check_finds_a_partition_given_twice_in_one_generation(tmp_path: Path) -> None:
+    records = _run("kip-429-two-bounce-upgrade").records
+    assignment = next(r for r in records if r["kind"] == "consumer_assignment")
+    other = next(
+        r
+        for r in records
+        if r["kind"] == "consumer_assignment"
+        and r["generation"] == assignment["generation"]
+        and r["member"] != assignment["member"]
+    )
+    stolen = assignment["owned"][0]
+    planted = dict(other, assigned=[*other["assigned"], stolen], owned=[*other["owned"], stolen])
+    records = [planted if r is other else r for r in records]
+    found = check_records(records)
+    assert [v["invariant"] for v in found] == ["double_ownership"]
+    path = tmp_path / "events.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    assert [v["invariant"] for v in check_log(path)] == ["double_ownership"]
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ('kind = "consumer"\nname = "x"\n[[consumers]]\nname = "c1"\n', "topics"),
+        ('kind = "consumer"\nname = "x"\n[topics]\nt = 1\n', "consumers"),
+        (
+            'kind = "consumer"\nname = "x"\n[topics]\nt = 1\n[[consumers]]\nname = "c1"\n'
+            '[consumers.config]\n"partition.assignment.strategy" = ["nope"]\n',
+            "consumers[0].config",
+        ),
+        (
+            'kind = "consumer"\nname = "x"\n[topics]\nt = 1\n[[consumers]]\nname = "c1"\n'
+            '[consumers.config]\n"fetch.min.bytes" = 1\n',
+            "consumers[0].config",
+        ),
+        (
+            'kind = "consumer"\nname = "x"\n[topics]\nt = 1\n[[consumers]]\nname = "c1"\n'
+            '[[timeline]]\naction = "crash"\nat_ms = 1\nmember = "c9"\n',
+            "timeline[0].member",
+        ),
+    ],
+)
+def test_a_bad_scenario_names_its_key(text: str, key: str) -> None:
+    with pytest.raises(ScenarioError) as info:
+        loads_consumer_scenario(text, "x.toml")
+    assert key in str(info.value)
