@@ -6,42 +6,48 @@ each Connect library scenario Kafka itself can run with this script (see :data:`
 * a **real** run — a fresh single-node KRaft broker and real Connect workers
   (``ConnectDistributed``, the Kafka version of the harness's pom) recorded through
   ``groupsim record``, with the scenario's workers, protocol and connectors (the harness's
-  ``IdleSourceConnector``); the scenario's timeline actions (``join``: start a worker,
-  ``leave``: stop it, which leaves the group) are applied in order, each once the cluster is
-  balanced; ``replay --conform`` (coordinator and leaders) judges the trace;
-* a **groupsim** run of the same scenario file with the same setting changes;
+  ``IdleSourceConnector``); the scenario's timeline actions are applied in order, each once the
+  cluster is balanced: ``join`` starts a worker, ``leave`` stops it (Connect leaves the group),
+  ``restart``/``rolling_restart`` stop a worker cleanly (SIGTERM) or hard (``clean = false``:
+  SIGKILL of its process) and start it again with the step's ``connect.protocol``;
+  ``replay --conform`` (coordinator and leaders) judges the trace;
+* a **groupsim** run of the same scenario file with the same setting changes and the real run's
+  step times (see :func:`simulated_text`);
 
-and compares what happened from the first timeline action on: rebalances (generations the
-leader assigned), tasks moved (a task whose worker at the end differs from its worker just
-before the first action), tasks revoked. Both sides are measured by the same code from the same
-kind of data: the leaders' assignments (decoded SyncGroup bytes on the real side, the
-``assignor`` records of the event log on groupsim's).
+and compares what happened from the first timeline action on (:class:`Measures`). Both sides
+are measured by the same code from the same kind of data: the leaders' assignments and every
+member's SyncGroup answer (decoded SyncGroup bytes on the real side, the ``assignor`` and
+``assignment`` records of the event log on groupsim's).
 
 Times are scaled down: ``scheduled.rebalance.max.delay.ms`` is :data:`DELAY_MS` in both runs
-(Kafka's default, 300 s, would make one run last minutes). The real run applies an action when
-the cluster is balanced, the simulation at the scenario's times (60 s apart, more than enough
-for its rounds to end).
+(Kafka's default, 300 s, would make one run last minutes), a step's ``down_ms`` by the same
+factor. A real worker then needs seconds more to start (a JVM), so the simulation takes each
+step's time and down time from the real run: a restarted worker is down in groupsim as long as
+the real one was (from its LeaveGroup, or its SIGKILL, to the new process's first JoinGroup).
 
-Not run (each named in the table): KIP-987 static assignments (not in Kafka), and the scenarios
-that need a worker restarted with another setting or crashed (rolling upgrades, downgrades,
-bounces) — this script starts and stops workers only.
+Not run (each named in the table): KIP-987 static assignments (not in Kafka), workers of older
+Connect releases, and the Streams library scenarios (the Streams real-cluster test compares
+those leaders round by round instead).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
+import signal
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from coordinator.config import CoordinatorConfig
 from protocol.connect_codec import assignment_to_json, decode_assignment
+from scenarios.check.log_check import check_log
 from scenarios.input.library import loads_any
 from scenarios.record.conform import conform_coordinator, read_exchanges
 from scenarios.record.frames import decode_response
@@ -61,19 +67,27 @@ from tests.kafka_oracle.oracle import _pinned_version, requested_version
 LIBRARY = Path(__file__).resolve().parents[2] / "scenarios" / "library"
 #: ``scheduled.rebalance.max.delay.ms`` of both runs (scaled down from Kafka's 300 000).
 DELAY_MS = 20_000
+#: Kafka's (and the library's) ``scheduled.rebalance.max.delay.ms``: a step's ``down_ms`` is
+#: scaled by ``DELAY_MS / KAFKA_DELAY_MS`` on the real cluster.
+KAFKA_DELAY_MS = 300_000
 #: The broker's group settings (given to the replay too).
 BROKER = {"group.initial.rebalance.delay.ms": 0, "group.min.session.timeout.ms": 500}
-#: Scenarios this script runs (timeline actions join/leave only).
-RUNNABLE = ("scale-out", "worker-leaves-for-good")
+#: Scenarios this script runs.
+RUNNABLE = (
+    "scale-out",
+    "worker-leaves-for-good",
+    "rolling-upgrade-eager-to-sessioned",
+    "worker-bounce-within-delay",
+    "downgrade-sessioned-to-eager",
+)
 #: Library scenarios not run, and why.
 NOT_RUN = {
     "kip-987-test-plan": "KIP-987 static assignments are not in Kafka",
     "rolling-upgrade-sessioned-to-static": "KIP-987 static assignments are not in Kafka",
-    "rolling-upgrade-eager-to-sessioned": "needs workers restarted with another protocol",
-    "downgrade-sessioned-to-eager": "needs workers restarted with another protocol",
     "mixed-versions": "needs workers of older Connect releases",
-    "connect-system-test-bounce": "needs workers crashed and restarted",
-    "worker-bounce-within-delay": "needs a worker crashed and restarted",
+    "connect-system-test-bounce": "restarts only, but it sets its own "
+    "scheduled.rebalance.max.delay.ms, which this script's scaling does not handle yet",
+    "streams/*": "Streams library scenarios: see the Streams real-cluster test above",
 }
 #: Longest wait for a balanced cluster after one step (s).
 STEP_TIMEOUT_S = 240
@@ -97,6 +111,8 @@ class Measures:
     tasks_moved: int
     tasks_revoked: int
     workers_at_end: dict[str, int]
+    #: Task downtime (task-ms): see :func:`holdings`.
+    downtime_ms: int = 0
 
 
 def worker_name(member_id: str) -> str:
@@ -104,13 +120,16 @@ def worker_name(member_id: str) -> str:
     return member_id.split("-", 1)[0]
 
 
-def measure(rounds: Iterable[Round], start_ms: int, end_ms: int) -> Measures:
-    """Rebalances, tasks moved and revoked between ``start_ms`` and ``end_ms``, following task
-    ownership through every round (Connect's incremental assignments are deltas: a worker
-    keeps what it has unless revoked)."""
+def measure(
+    rounds: Iterable[Round], start_ms: int, end_ms: int, downtime_ms: int, revocations: int
+) -> Measures:
+    """Rebalances and tasks moved between ``start_ms`` and ``end_ms``, following task ownership
+    through every leader round (Connect's incremental assignments are deltas: a worker keeps
+    what it has unless revoked; an eager one is whole); downtime and revocations are
+    :func:`holdings`' (from every member's SyncGroup answer, so that eager revocations count)."""
     owner: dict[str, str] = {}
     before: dict[str, str] | None = None
-    rebalances = revoked = 0
+    rebalances = 0
     for r in sorted(rounds, key=lambda r: r.t_ms):
         if r.t_ms > end_ms:
             break
@@ -121,7 +140,6 @@ def measure(rounds: Iterable[Round], start_ms: int, end_ms: int) -> Measures:
             for task in a.get("revoked_tasks", []):
                 if owner.get(task) == name:
                     del owner[task]
-                revoked += counted
             for task in a.get("tasks", []):
                 owner[task] = name
         rebalances += counted
@@ -130,7 +148,7 @@ def measure(rounds: Iterable[Round], start_ms: int, end_ms: int) -> Measures:
     at_end: dict[str, int] = {}
     for name in owner.values():
         at_end[name] = at_end.get(name, 0) + 1
-    return Measures(rebalances, moved, revoked, dict(sorted(at_end.items())))
+    return Measures(rebalances, moved, revocations, dict(sorted(at_end.items())), downtime_ms)
 
 
 def real_rounds(trace: Path) -> tuple[list[Round], int]:
@@ -186,12 +204,267 @@ def scenario_text(name: str) -> str:
     )
 
 
-def run_simulation(name: str) -> Measures:
-    loaded = loads_any(scenario_text(name), f"{name}.toml")
+@dataclass(frozen=True)
+class Step:
+    """One timeline action of a scenario, as the real run applies it.
+
+    ``action`` is ``join``, ``leave`` or ``restart`` (a ``rolling_restart`` is one restart per
+    worker); ``down_ms`` is the scenario's (unscaled); ``config`` the worker settings the step
+    changes (``connect.protocol``); ``at_ms`` the scenario's time of the step.
+    """
+
+    action: str
+    member: str
+    at_ms: int
+    clean: bool = True
+    down_ms: int = 0
+    config: tuple[tuple[str, Any], ...] = ()
+
+
+def timeline_steps(raw: dict[str, Any]) -> list[Step]:
+    """The scenario's timeline as :class:`Step` s (``phase`` labels dropped; a rolling restart
+    without ``members`` restarts every running worker in name order, as the loader does).
+
+    Raises:
+        ValueError: an action this script cannot apply on a real cluster.
+    """
+    running = [f"w{i + 1}" for i in range(int(raw["cluster"]["size"]))]
+    steps: list[Step] = []
+    for item in raw.get("timeline", []):
+        action, at = item["action"], int(item["at_ms"])
+        config = tuple(sorted(item.get("config", {}).items()))
+        if action == "phase":
+            continue
+        if action == "join":
+            running.append(item["member"])
+            steps.append(Step("join", item["member"], at, config=config))
+        elif action == "leave":
+            running.remove(item["member"])
+            steps.append(Step("leave", item["member"], at))
+        elif action in ("restart", "rolling_restart"):
+            members = [item["member"]] if action == "restart" else item.get("members") or running
+            for k, member in enumerate(list(members)):
+                steps.append(
+                    Step(
+                        "restart",
+                        member,
+                        at + k * int(item.get("interval_ms", 0)),
+                        bool(item.get("clean", True)),
+                        int(item.get("down_ms", 0)),
+                        config,
+                    )
+                )
+        else:
+            raise ValueError(f"timeline action {action!r} is not run on a real cluster")
+    return steps
+
+
+@dataclass(frozen=True)
+class Applied:
+    """A step as the real run applied it, in ms of the trace's clock: ``at_ms`` when it began
+    (a joiner's first JoinGroup; a leaver's LeaveGroup; a restarted worker's LeaveGroup or its
+    SIGKILL) and, for a restart, ``down_ms`` until the new process's first JoinGroup."""
+
+    step: Step
+    at_ms: int
+    down_ms: int = 0
+
+
+def simulated_text(name: str, applied: list[Applied] | None = None) -> str:
+    """The scenario file groupsim runs: :func:`scenario_text`, and when the real run's steps
+    are given, its timeline rewritten with their times: the first step at the scenario's first
+    step time, every other one as long after it as in the real run, each restart down as long as
+    the real worker was."""
+    text = scenario_text(name)
+    if not applied:
+        return text
+    raw = _toml(text)
+    base = timeline_steps(raw)[0].at_ms
+    origin = applied[0].at_ms
+    blocks = []
+    for a in applied:
+        lines = [
+            "[[timeline]]",
+            f"at_ms = {base + a.at_ms - origin}",
+            f'action = "{a.step.action}"',
+            f'member = "{a.step.member}"',
+        ]
+        if a.step.action == "restart":
+            lines += [f"down_ms = {max(a.down_ms, 0)}", f"clean = {str(a.step.clean).lower()}"]
+        if a.step.config:
+            inner = ", ".join(f"{json.dumps(k)} = {json.dumps(v)}" for k, v in a.step.config)
+            lines.append(f"config = {{ {inner} }}")
+        blocks.append("\n".join(lines))
+    start = text.index("[[timeline]]")
+    end = text.find("\n[expect]", start)
+    rest = "" if end < 0 else text[end:]
+    return text[:start] + "\n\n".join(blocks) + "\n" + rest
+
+
+@dataclass(frozen=True)
+class Event:
+    """What one worker did, for :func:`holdings`: ``join`` (a JoinGroup request), ``sync`` (a
+    SyncGroup answered without error: the protocol of the generation, the tasks assigned and
+    revoked), ``gone`` (it left the group or its process died)."""
+
+    t_ms: int
+    worker: str
+    kind: str
+    protocol: str | None = None
+    tasks: tuple[str, ...] = ()
+    revoked: tuple[str, ...] = ()
+
+
+#: Connect's name of the eager protocol in JoinGroup/SyncGroup (``ConnectProtocolCompatibility``).
+EAGER = "default"
+
+
+def holdings(events: Iterable[Event], start_ms: int, end_ms: int) -> tuple[int, int]:
+    """``(task downtime in task-ms, revocations)`` between ``start_ms`` and ``end_ms``.
+
+    Each worker keeps Kafka's ``WorkerCoordinator#assignmentSnapshot``: a SyncGroup answer of
+    an eager generation replaces it; one of an incremental generation removes the revoked tasks
+    and adds the assigned ones (``onJoinComplete``). A worker runs its snapshot from each
+    SyncGroup answer until its next JoinGroup when its generation was eager (``onJoinPrepare``
+    revokes everything under EAGER but keeps the snapshot, so a worker's first incremental
+    answer after an eager generation restarts what it had), or until it is gone (both cleared).
+    Task downtime is the sum over tasks of the time no worker runs it; a revocation is a task a
+    running worker stops while it stays in the group (eager join or revoked list), counted per
+    worker and task.
+    """
+    ordered = sorted(events, key=lambda e: e.t_ms)
+    tasks = {t for e in ordered if e.kind == "sync" for t in e.tasks}
+    snapshot: dict[str, set[str]] = {}
+    running: dict[str, set[str]] = {}
+    protocol: dict[str, str] = {}
+    downtime = revocations = 0
+    last = start_ms
+    for e in [*ordered, Event(end_ms, "", "end")]:
+        t = min(max(e.t_ms, start_ms), end_ms)
+        if t > last:
+            owned = set().union(*running.values()) if running else set()
+            downtime += (t - last) * len(tasks - owned)
+            last = t
+        counted = start_ms <= e.t_ms <= end_ms
+        mine = running.setdefault(e.worker, set())
+        known = snapshot.setdefault(e.worker, set())
+        if e.kind == "join" and protocol.get(e.worker) == EAGER:
+            revocations += len(mine) if counted else 0
+            mine.clear()
+        elif e.kind == "sync":
+            if e.protocol == EAGER:
+                known.clear()
+            revocations += len(mine & set(e.revoked)) if counted else 0
+            known.difference_update(e.revoked)
+            known.update(e.tasks)
+            running[e.worker] = set(known)
+            protocol[e.worker] = e.protocol or ""
+        elif e.kind == "gone":
+            mine.clear()
+            known.clear()
+            protocol.pop(e.worker, None)
+    return downtime, revocations
+
+
+_KEYS = ("connectors", "tasks", "revoked_connectors", "revoked_tasks")
+
+
+def _shape(r: Round) -> list[tuple[int, ...]]:
+    """A round's shape: per worker given or revoked anything, how many connectors and tasks it
+    was assigned and revoked, sorted (which worker is which is left out: see
+    :func:`equal_rounds`)."""
+    out = [tuple(len(a.get(k, [])) for k in _KEYS) for a in r.assigned.values()]
+    return sorted(n for n in out if any(n))
+
+
+def equal_rounds(
+    real: list[Round], sim: list[Round], start_ms: tuple[int, int], real_end_ms: int | None = None
+) -> int:
+    """How many of the leader rounds from the first step on (up to ``real_end_ms``) have the
+    same shape on both sides, the k-th real round against the k-th simulated one: as many
+    workers assigned and revoked as many connectors and tasks. Neither which task nor which
+    worker is compared: the incremental assignor allocates in member-id order (which worker
+    loses a connector, which tasks it keeps), and Kafka draws member ids at random
+    (``ClassicGroup#generateMemberId``); the conformance check compares every name, given the
+    real member ids."""
+    end = real_end_ms if real_end_ms is not None else max((r.t_ms for r in real), default=0)
+    ours = [r for r in sorted(real, key=lambda r: r.t_ms) if start_ms[0] <= r.t_ms <= end]
+    theirs = [r for r in sorted(sim, key=lambda r: r.t_ms) if r.t_ms >= start_ms[1]]
+    return sum(1 for a, b in zip(ours, theirs, strict=False) if _shape(a) == _shape(b))
+
+
+def sim_events(records: list[dict[str, Any]]) -> list[Event]:
+    """:class:`Event` s of a groupsim event log (``join_group_request``, ``assignment``,
+    ``member_stop``/``member_crash``)."""
+    out = []
+    for rec in records:
+        kind, t = rec.get("kind"), int(rec.get("t_ms", 0))
+        if kind == "join_group_request":
+            out.append(Event(t, rec["member"], "join"))
+        elif kind == "assignment" and int(rec.get("error", 0)) == 0:
+            out.append(
+                Event(
+                    t,
+                    rec["member"],
+                    "sync",
+                    rec.get("protocol"),
+                    tuple(rec.get("tasks", [])),
+                    tuple(rec.get("revoked_tasks", [])),
+                )
+            )
+        elif kind in ("member_stop", "member_crash"):
+            out.append(Event(t, rec["member"], "gone"))
+    return out
+
+
+def real_events(trace: Path, kills: Iterable[tuple[int, str]] = ()) -> list[Event]:
+    """:class:`Event` s of a recorded trace (times relative to its first line, as
+    :func:`real_rounds`): JoinGroup and LeaveGroup requests, SyncGroup answers without error,
+    and the SIGKILLs the run dealt (``(wall-clock ms, worker)``)."""
+    first = json.loads(trace.open().readline())["t_ms"]
+    out = [Event(t - first, w, "gone") for t, w in kills]
+    for ex in read_exchanges(trace):
+        if ex.api_key not in (11, 13, 14):
+            continue
+        request = wire.decode_request(ex.request_raw)
+        worker = worker_name(request.client_id)
+        if ex.api_key == 11:
+            out.append(Event(ex.t_ms, worker, "join"))
+        elif ex.api_key == 13:
+            out.append(Event(ex.t_ms, worker, "gone"))
+        elif ex.response_raw is not None and ex.response_t_ms is not None:
+            _, answer = decode_response(ex.response_raw, 14, ex.version)
+            if answer is None or int(answer.error_code) != 0 or not answer.assignment:
+                continue
+            a = assignment_to_json(decode_assignment(answer.assignment))
+            name = answer.protocol_name or getattr(request.body, "protocol_name", None)
+            out.append(
+                Event(
+                    ex.response_t_ms,
+                    worker,
+                    "sync",
+                    name,
+                    tuple(a["tasks"]),
+                    tuple(a.get("revoked_tasks", [])),
+                )
+            )
+    return out
+
+
+def run_simulation(
+    name: str, applied: list[Applied] | None = None
+) -> tuple[Measures, list[Round], int]:
+    """groupsim's run of the scenario (:func:`simulated_text`): its measures, its leader rounds
+    and the time of its first step (virtual ms)."""
+    loaded = loads_any(simulated_text(name, applied), f"{name}.toml")
     result = simulate(loaded, loaded.scenario.seed)
-    steps = [r["t_ms"] for r in result.records if r.get("kind") == "step"]
+    start = next(
+        r["t_ms"] for r in result.records if r.get("kind") == "step" and r.get("action") != "phase"
+    )
     end = max(r["t_ms"] for r in result.records)
-    return measure(sim_rounds(result.records), steps[0], end)
+    rounds = sim_rounds(result.records)
+    downtime, revocations = holdings(sim_events(result.records), start, end)
+    return measure(rounds, start, end, downtime, revocations), rounds, start
 
 
 def _placement(url: str, workers: dict[str, Worker]) -> dict[str, int] | None:
@@ -209,8 +482,40 @@ def _placement(url: str, workers: dict[str, Worker]) -> dict[str, int] | None:
     return counts
 
 
-def _wait_balanced(workers: dict[str, Worker], total: int, what: str) -> None:
-    """Until every task runs, on live workers only, at most one apart, then 3 s more."""
+#: A real step waits for the group to be quiet this long (s): no JoinGroup or SyncGroup in the
+#: trace (longer than Connect's 3 s heartbeat, by which members learn of a rebalance).
+QUIET_S = 6.0
+
+
+class _GroupTraffic:
+    """The wall-clock ms of the last JoinGroup or SyncGroup request in a growing trace.jsonl
+    (read on from where it stopped last time; the recorder writes whole lines)."""
+
+    def __init__(self, trace: Path) -> None:
+        self.trace = trace
+        self.offset = 0
+        self.last_ms = 0
+
+    def latest(self) -> int:
+        with self.trace.open("rb") as f:
+            f.seek(self.offset)
+            data = f.read()
+        end = data.rfind(b"\n") + 1
+        self.offset += end
+        for line in data[:end].splitlines():
+            if b'"JoinGroup"' in line or b'"SyncGroup"' in line:
+                rec = json.loads(line)
+                if rec.get("dir") == "request":
+                    self.last_ms = max(self.last_ms, int(rec["t_ms"]))
+        return self.last_ms
+
+
+def _wait_balanced(
+    workers: dict[str, Worker], total: int, what: str, traffic: _GroupTraffic
+) -> None:
+    """Until every task runs, on live workers only, at most one apart, and the group has been
+    quiet for :data:`QUIET_S` (the REST status of a task can read RUNNING while rebalances
+    caused by the last ones are still coming)."""
     deadline = time.monotonic() + STEP_TIMEOUT_S
     url = next(iter(workers.values())).url
     while True:
@@ -223,16 +528,51 @@ def _wait_balanced(workers: dict[str, Worker], total: int, what: str) -> None:
             and sum(counts.values()) == total
             and set(counts) == set(workers)
             and max(counts.values()) - min(counts.values()) <= 1
+            and time.time() * 1000 - traffic.latest() > QUIET_S * 1000
         ):
-            time.sleep(3)
             return
         if time.monotonic() > deadline:
             raise RuntimeError(f"timed out waiting for {what}: {counts}")
         time.sleep(0.5)
 
 
-def run_real(name: str, work: Path) -> tuple[Measures, dict[str, Any]]:
-    """The scenario on real Kafka: measures and the conformance of its trace."""
+def judge(out: Path) -> dict[str, Any]:
+    """What groupsim says of a recorded run directory: ``replay --conform`` (coordinator and
+    leaders, with :data:`BROKER`'s settings and ``connect-configs.json``) and ``groupsim
+    check`` on its ``events.jsonl``, as counts."""
+    exchanges = read_exchanges(out / "trace.jsonl")
+    coordinator = conform_coordinator(exchanges, CoordinatorConfig.from_mapping(BROKER))
+    leaders = conform_leaders(exchanges, read_configs(out / "connect-configs.json"))
+    return {
+        "answers": sum(coordinator.compared.values()),
+        "answer_divergences": len(coordinator.divergences),
+        "answer_timing": len(coordinator.timing),
+        "rounds": leaders.compared,
+        "round_divergences": len(leaders.divergences),
+        "round_timing": len(leaders.timing),
+        "violations": len(check_log(out / "events.jsonl")),
+    }
+
+
+@dataclass(frozen=True)
+class RealRun:
+    """A real run: its measures, its leader rounds, the time of its first step (ms of the
+    trace's clock), the steps as applied, and the conformance of its trace."""
+
+    measures: Measures
+    rounds: list[Round]
+    start_ms: int
+    end_ms: int
+    applied: list[Applied]
+    conformance: dict[str, Any]
+
+
+def run_real(name: str, work: Path) -> RealRun:
+    """The scenario on real Kafka (see the module docstring).
+
+    Raises:
+        RuntimeError: the cluster was not balanced within :data:`STEP_TIMEOUT_S` of a step.
+    """
     raw = _toml(scenario_text(name))
     protocol = raw["cluster"]["config"].get("connect.protocol", "sessioned")
     gen = raw["workload"]["generate"]
@@ -240,29 +580,42 @@ def run_real(name: str, work: Path) -> tuple[Measures, dict[str, Any]]:
         f"{gen.get('prefix', 'connector')}{i + 1}": gen["tasks"] for i in range(gen["count"])
     }
     total = sum(connectors.values())
-    settings: dict[str, str | int] = {
-        "connect_protocol": protocol,
-        "scheduled_rebalance_max_delay_ms": DELAY_MS,
-    }
+    steps = timeline_steps(raw)
     out = work / "recorded"
+    # (step, wall-clock ms it began, wall-clock ms of a SIGKILL or None)
+    done: list[tuple[Step, int, int | None]] = []
     with kafka_broker(work, **{k.replace(".", "_"): v for k, v in BROKER.items()}) as broker:
         recorder = RecorderThread(("127.0.0.1", broker.port), out)
+        traffic = _GroupTraffic(out / "trace.jsonl")
         stacks: dict[str, ExitStack] = {}
         live: dict[str, Worker] = {}
+        protocols: dict[str, str] = {}
 
-        def start(worker: str) -> None:
+        def start(worker: str, config: dict[str, Any]) -> None:
+            protocols[worker] = str(config.get("connect.protocol", protocols.get(worker, protocol)))
             stacks[worker] = ExitStack()
             live[worker] = stacks[worker].enter_context(
-                connect_worker(work, recorder.bootstrap, worker, **settings)
+                connect_worker(
+                    work,
+                    recorder.bootstrap,
+                    worker,
+                    connect_protocol=protocols[worker],
+                    scheduled_rebalance_max_delay_ms=DELAY_MS,
+                )
             )
 
-        def stop(worker: str) -> None:
-            del live[worker]
+        def stop(worker: str, clean: bool = True) -> int | None:
+            gone = live.pop(worker)
+            killed = None
+            if not clean:
+                killed = int(time.time() * 1000)
+                os.killpg(gone.pid, signal.SIGKILL)
             stacks.pop(worker).close()
+            return killed
 
         try:
             for i in range(int(raw["cluster"]["size"])):
-                start(f"w{i + 1}")
+                start(f"w{i + 1}", {})
             url = live["w1"].url
             for connector, tasks in connectors.items():
                 rest_call(
@@ -277,31 +630,62 @@ def run_real(name: str, work: Path) -> tuple[Measures, dict[str, Any]]:
                         },
                     },
                 )
-            _wait_balanced(live, total, "the first balanced assignment")
-            start_ms = int(time.time() * 1000)
-            actions: dict[str, Callable[[str], None]] = {"join": start, "leave": stop}
-            for step in raw.get("timeline", []):
-                actions[step["action"]](step["member"])
-                _wait_balanced(live, total, f"balance after {step['action']} {step['member']}")
+            _wait_balanced(live, total, "the first balanced assignment", traffic)
+            for step in steps:
+                began, killed = int(time.time() * 1000), None
+                if step.action == "join":
+                    start(step.member, dict(step.config))
+                elif step.action == "leave":
+                    stop(step.member)
+                else:
+                    killed = stop(step.member, step.clean)
+                    time.sleep(step.down_ms * DELAY_MS / KAFKA_DELAY_MS / 1000)
+                    start(step.member, dict(step.config))
+                done.append((step, began, killed))
+                _wait_balanced(live, total, f"balance after {step.action} {step.member}", traffic)
             end_ms = int(time.time() * 1000)
         finally:
             for worker in list(stacks):
                 stacks.pop(worker).close()
             recorder.stop()
         write_connect_configs(broker.bootstrap, out, DELAY_MS)
-    rounds, first = real_rounds(out / "trace.jsonl")
-    exchanges = read_exchanges(out / "trace.jsonl")
-    coordinator = conform_coordinator(exchanges, CoordinatorConfig.from_mapping(BROKER))
-    leaders = conform_leaders(exchanges, read_configs(out / "connect-configs.json"))
-    conformance = {
-        "answers": sum(coordinator.compared.values()),
-        "answer_divergences": len(coordinator.divergences),
-        "answer_timing": len(coordinator.timing),
-        "rounds": leaders.compared,
-        "round_divergences": len(leaders.divergences),
-        "round_timing": len(leaders.timing),
-    }
-    return measure(rounds, start_ms - first, end_ms - first), conformance
+    trace = out / "trace.jsonl"
+    rounds, first = real_rounds(trace)
+    events = real_events(trace, [(k, s.member) for s, _, k in done if k is not None])
+    applied = _applied(done, events, first)
+    start_ms = applied[0].at_ms if applied else end_ms - first
+    downtime, revocations = holdings(events, start_ms, end_ms - first)
+    conformance = judge(out)
+    (work / "conformance-summary.json").write_text(json.dumps(conformance) + "\n")
+    measures = measure(rounds, start_ms, end_ms - first, downtime, revocations)
+    return RealRun(measures, rounds, start_ms, end_ms - first, applied, conformance)
+
+
+def _applied(
+    done: list[tuple[Step, int, int | None]], events: list[Event], first: int
+) -> list[Applied]:
+    """When each step happened in the trace (see :class:`Applied`): the worker's first
+    LeaveGroup / JoinGroup after the step began (the SIGKILL for a hard stop)."""
+
+    def after(kind: str, worker: str, t_ms: int) -> int | None:
+        return min(
+            (e.t_ms for e in events if e.kind == kind and e.worker == worker and e.t_ms >= t_ms),
+            default=None,
+        )
+
+    out = []
+    for step, began, killed in done:
+        t = began - first
+        if step.action == "join":
+            out.append(Applied(step, after("join", step.member, t) or t))
+            continue
+        gone = killed - first if killed is not None else after("gone", step.member, t) or t
+        if step.action == "leave":
+            out.append(Applied(step, gone))
+            continue
+        back = after("join", step.member, gone)
+        out.append(Applied(step, gone, (back if back is not None else gone) - gone))
+    return out
 
 
 def _toml(text: str) -> dict[str, Any]:
@@ -314,28 +698,93 @@ MARK_START = "<!-- real-vs-sim:start (python -m tests.kafka_oracle.compare --wri
 MARK_END = "<!-- real-vs-sim:end -->"
 
 
-def table(results: dict[str, tuple[Measures, Measures, dict[str, Any]]], version: str) -> str:
-    """The markdown table (and the list of scenarios not run)."""
-    lines = [
-        f"Kafka {version}; `scheduled.rebalance.max.delay.ms` = {DELAY_MS} ms in both runs; "
-        "counted from the first timeline action on. real / groupsim:",
-        "",
-        "| scenario | rebalances | tasks moved | tasks revoked | tasks per worker at the end "
-        "| conformance of the real trace |",
-        "|---|---|---|---|---|---|",
+def row(
+    name: str, real: RealRun, sim: Measures, sim_rounds_: list[Round], sim_start: int
+) -> dict[str, Any]:
+    """One scenario's results as JSON (what :func:`table` prints; kept in ``--results``)."""
+    compared = min(real.measures.rebalances, sim.rebalances)
+    return {
+        "scenario": name,
+        "kafka": requested_version() or _pinned_version(),
+        "real": asdict(real.measures),
+        "groupsim": asdict(sim),
+        "rounds_compared": compared,
+        "rounds_equal": equal_rounds(
+            real.rounds, sim_rounds_, (real.start_ms, sim_start), real.end_ms
+        ),
+        "window_ms": [real.start_ms, real.end_ms],
+        "steps": [
+            {
+                "action": a.step.action,
+                "member": a.step.member,
+                "at_ms": a.at_ms,
+                "down_ms": a.down_ms,
+            }
+            for a in real.applied
+        ],
+        "conformance": real.conformance,
+    }
+
+
+def _nth_round(rounds: list[Round], start_ms: int, old: dict[str, Any]) -> int:
+    """The time of the last real round a row counted (its ``rebalances``-th from the start)."""
+    counted = sorted(r.t_ms for r in rounds if r.t_ms >= start_ms)[: old["real"]["rebalances"]]
+    return counted[-1] if counted else start_ms
+
+
+def rescore(old: dict[str, Any], trace: Path) -> dict[str, Any]:
+    """A row again from its recorded trace, without Kafka: the groupsim side is simulated anew
+    (with the real run's step times kept in the row), its rounds compared with the trace's, and
+    the trace judged again (:func:`judge`); the real measures are kept. For when groupsim
+    changed after a run."""
+    name = old["scenario"]
+    steps = timeline_steps(_toml(scenario_text(name)))
+    applied = [
+        Applied(step, int(s["at_ms"]), int(s["down_ms"]))
+        for step, s in zip(steps, old["steps"], strict=True)
     ]
-    for name, (real, sim, conf) in results.items():
+    rounds, _ = real_rounds(trace)
+    sim, sim_rounds_, sim_start = run_simulation(name, applied)
+    start = applied[0].at_ms
+    # rows written before the window was kept: the real run's last round counted
+    end = old["window_ms"][1] if "window_ms" in old else _nth_round(rounds, start, old)
+    return {
+        **old,
+        "conformance": judge(trace.parent),
+        "groupsim": asdict(sim),
+        "rounds_compared": min(old["real"]["rebalances"], sim.rebalances),
+        "rounds_equal": equal_rounds(rounds, sim_rounds_, (start, sim_start), end),
+    }
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    """The markdown table of :func:`row` s (and the list of scenarios not run)."""
+    lines = [
+        f"`scheduled.rebalance.max.delay.ms` = {DELAY_MS} ms in both runs; counted from the "
+        "first timeline action on; real / groupsim:",
+        "",
+        "| scenario | Kafka | rebalances | same rounds | tasks moved | revocations "
+        "| task downtime (task·s) | tasks per worker at the end "
+        "| the real trace: conformance and check |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        real, sim, conf = r["real"], r["groupsim"], r["conformance"]
         ends = " / ".join(
-            " ".join(f"{w}:{n}" for w, n in m.workers_at_end.items()) for m in (real, sim)
+            " ".join(f"{w}:{n}" for w, n in m["workers_at_end"].items()) for m in (real, sim)
         )
         verdict = (
             f"{conf['answers']} answers: {conf['answer_divergences']} divergences "
             f"({conf['answer_timing']} timing-only); {conf['rounds']} leader rounds: "
-            f"{conf['round_divergences']} divergences ({conf['round_timing']} timing-only)"
+            f"{conf['round_divergences']} divergences ({conf['round_timing']} timing-only); "
+            f"`groupsim check`: {conf.get('violations', '?')} violations"
         )
         lines.append(
-            f"| {name} | {real.rebalances} / {sim.rebalances} | {real.tasks_moved} / "
-            f"{sim.tasks_moved} | {real.tasks_revoked} / {sim.tasks_revoked} | {ends} "
+            f"| {r['scenario']} | {r['kafka']} | {real['rebalances']} / {sim['rebalances']} "
+            f"| {r['rounds_equal']} of {r['rounds_compared']} "
+            f"| {real['tasks_moved']} / {sim['tasks_moved']} "
+            f"| {real['tasks_revoked']} / {sim['tasks_revoked']} "
+            f"| {real['downtime_ms'] / 1000:.1f} / {sim['downtime_ms'] / 1000:.1f} | {ends} "
             f"| {verdict} |"
         )
     lines += ["", "Not run by the script:", ""]
@@ -350,28 +799,59 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--work", type=Path, help="where the runs go (default: a new temporary directory)"
     )
+    parser.add_argument(
+        "--results",
+        type=Path,
+        help="a JSON file of rows: the scenarios run replace theirs, the others are kept "
+        "(so one scenario can be re-run alone); the table shows them all",
+    )
+    parser.add_argument(
+        "--rescore",
+        action="store_true",
+        help="run no cluster: redo the groupsim side of every row of --results from the traces "
+        "under --work (WORK/<scenario>/recorded/trace.jsonl)",
+    )
     args = parser.parse_args(argv)
+    if args.rescore:
+        if args.results is None or args.work is None:
+            parser.error("--rescore needs --results and --work")
+        again = [
+            rescore(r, args.work / r["scenario"] / "recorded" / "trace.jsonl")
+            for r in json.loads(args.results.read_text())
+        ]
+        args.results.write_text(json.dumps(again, indent=1) + "\n")
+        return _write(again, args.write)
     if args.work is None:
         import tempfile
 
         args.work = Path(tempfile.mkdtemp(prefix="real-vs-sim-"))
-    results: dict[str, tuple[Measures, Measures, dict[str, Any]]] = {}
+    rows: dict[str, dict[str, Any]] = {}
+    if args.results and args.results.exists():
+        rows = {r["scenario"]: r for r in json.loads(args.results.read_text())}
     for name in args.scenarios:
         if name not in RUNNABLE:
             parser.error(f"{name}: not runnable here ({NOT_RUN.get(name, 'unknown')})")
         work = args.work / name
         work.mkdir(parents=True, exist_ok=False)
         print(f"{name}: real run in {work} ...", flush=True)
-        real, conformance = run_real(name, work)
-        sim = run_simulation(name)
-        results[name] = (real, sim, conformance)
-        print(f"{name}: real {real}, groupsim {sim}, {conformance}", flush=True)
-    text = table(results, requested_version() or _pinned_version())
+        real = run_real(name, work)
+        sim, rounds, start = run_simulation(name, real.applied)
+        rows[name] = row(name, real, sim, rounds, start)
+        print(json.dumps(rows[name]), flush=True)
+        if args.results:
+            ordered = [rows[n] for n in RUNNABLE if n in rows]
+            args.results.write_text(json.dumps(ordered, indent=1) + "\n")
+    return _write([rows[n] for n in RUNNABLE if n in rows], args.write)
+
+
+def _write(rows: list[dict[str, Any]], doc_path: Path | None) -> int:
+    """Prints the table and replaces the one between the markers of ``doc_path``."""
+    text = table(rows)
     print(text)
-    if args.write:
-        doc = args.write.read_text()
+    if doc_path:
+        doc = doc_path.read_text()
         start, end = doc.index(MARK_START), doc.index(MARK_END)
-        args.write.write_text(doc[: start + len(MARK_START)] + "\n" + text + "\n" + doc[end:])
+        doc_path.write_text(doc[: start + len(MARK_START)] + "\n" + text + "\n" + doc[end:])
     return 0
 
 

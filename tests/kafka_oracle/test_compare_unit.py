@@ -1,0 +1,113 @@
+"""The pure parts of ``tests/kafka_oracle/compare.py`` (no JVM): the timeline a real run
+applies, the simulated scenario with the real run's step times, and task downtime and
+revocations from the members' SyncGroup answers."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("kio")
+
+from tests.kafka_oracle.compare import (  # noqa: E402
+    EAGER,
+    Applied,
+    Event,
+    Step,
+    holdings,
+    run_simulation,
+    scenario_text,
+    simulated_text,
+    timeline_steps,
+)
+from tests.kafka_oracle.compare import _toml as toml  # noqa: E402
+
+
+def test_the_flagship_roll_is_ten_restarts_one_worker_at_a_time() -> None:
+    steps = timeline_steps(toml(scenario_text("rolling-upgrade-eager-to-sessioned")))
+    assert [s.member for s in steps] == ["w1", "w2", "w3", "w4", "w5"] * 2
+    assert {s.action for s in steps} == {"restart"} and all(s.clean for s in steps)
+    assert [dict(s.config)["connect.protocol"] for s in steps] == ["compatible"] * 5 + [
+        "sessioned"
+    ] * 5
+    assert [s.at_ms for s in steps[:2]] == [60_000, 120_000]
+
+
+def test_the_bounce_is_a_hard_restart() -> None:
+    (step,) = timeline_steps(toml(scenario_text("worker-bounce-within-delay")))
+    assert step == Step("restart", "w2", 60_000, clean=False, down_ms=20_000)
+
+
+def test_the_simulation_takes_the_real_step_times_and_down_times() -> None:
+    (step,) = timeline_steps(toml(scenario_text("worker-bounce-within-delay")))
+    text = simulated_text("worker-bounce-within-delay", [Applied(step, 12_345, 9_876)])
+    rewritten = toml(text)
+    assert rewritten["timeline"] == [
+        {"at_ms": 60_000, "action": "restart", "member": "w2", "down_ms": 9_876, "clean": False}
+    ]
+    assert rewritten["cluster"]["config"]["scheduled.rebalance.max.delay.ms"] == 20_000
+    measures, _, start = run_simulation("worker-bounce-within-delay", [Applied(step, 0, 9_876)])
+    # back within the delay: the leader gives w2 its own tasks back, nothing moves
+    assert start == 60_000 and measures.tasks_moved == 0 and measures.rebalances >= 2
+
+
+def _sync(t: int, worker: str, protocol: str, tasks: str, revoked: str = "") -> Event:
+    return Event(t, worker, "sync", protocol, tuple(tasks.split()), tuple(revoked.split()))
+
+
+def test_downtime_counts_unheld_task_time_in_the_window() -> None:
+    events = [
+        _sync(0, "w1", "sessioned", "a b"),
+        _sync(0, "w2", "sessioned", "c"),
+        Event(100, "w2", "gone"),
+        _sync(400, "w1", "sessioned", "c"),
+    ]
+    # c is unheld from 100 to 400; the window starts at 50 and ends at 1000
+    assert holdings(events, 50, 1000) == (300, 0)
+    # a window ending at 250 sees 150 ms of it
+    assert holdings(events, 50, 250) == (150, 0)
+
+
+def test_an_eager_join_stops_everything_and_a_revocation_counts_per_task() -> None:
+    events = [
+        _sync(0, "w1", EAGER, "a b"),
+        _sync(0, "w2", EAGER, "c"),
+        Event(10, "w1", "join"),  # eager: w1 stops a and b (2 revocations)
+        Event(12, "w2", "join"),  # and w2 stops c (1)
+        _sync(20, "w1", EAGER, "a c"),
+        _sync(21, "w2", EAGER, "b"),
+    ]
+    # a, b unheld 10..20 / 10..21; c 12..20
+    assert holdings(events, 0, 100) == (10 + 11 + 8, 3)
+
+
+def test_the_first_incremental_answer_after_eager_restarts_the_snapshot() -> None:
+    events = [
+        _sync(0, "w1", EAGER, "a b"),
+        Event(10, "w1", "join"),
+        # compatible generation: the delta is empty and nothing revoked; WorkerCoordinator
+        # adds its snapshot (a, b) back, so they run again from here
+        _sync(30, "w1", "compatible", ""),
+        _sync(50, "w1", "compatible", "c", revoked="a"),
+    ]
+    downtime, revocations = holdings(events, 0, 100)
+    # a, b: 10..30; c never held before 50 (it exists: it is assigned at 50); a from 50 on
+    assert downtime == 20 + 20 + 50 + 50
+    assert revocations == 2 + 1
+
+
+def test_rounds_are_the_same_when_as_many_workers_get_and_lose_as_many() -> None:
+    from tests.kafka_oracle.compare import Round, equal_rounds
+
+    real = [
+        Round(10, 5, {"w1": {"tasks": ["c-0", "c-1"]}, "w2": {"tasks": [], "connectors": []}}),
+        Round(20, 6, {"w1": {"revoked_tasks": ["c-0"]}}),
+        Round(90, 7, {"w2": {"tasks": ["c-0"]}}),  # after the run's end: not compared
+    ]
+    sim = [
+        Round(60_010, 2, {"w1": {"tasks": ["c-2", "c-3"]}}),  # other names, same shape
+        Round(60_020, 3, {"w2": {"revoked_tasks": ["c-0", "c-1"]}}),  # revokes 2, not 1
+    ]
+    assert equal_rounds(real, sim, (10, 60_000), real_end_ms=50) == 1
+    # another worker, the same numbers: the same round (member-id order decides which)
+    renamed = [sim[0], Round(60_020, 3, {"w2": {"revoked_tasks": ["c-0"]}})]
+    assert equal_rounds(real, renamed, (10, 60_000), real_end_ms=50) == 2
