@@ -496,6 +496,8 @@ class IncrementalCooperativeAssignor:
             lost_t: list[Task] = []
             if not deleted_t and len(conf_t) == len(prev_t):
                 created_t: list[Task] = []  # prev ⊆ conf and same size: prev == conf
+            elif not prev_t:
+                created_t = self._sorted_configured_subset(snapshot, conf_t)  # no copy
             else:
                 created_t = self._sorted_configured_subset(snapshot, conf_t - prev_t)
         else:
