@@ -72,6 +72,11 @@ from protocol.connect import (  # noqa: E402
     WorkerSubscription,
 )
 from protocol.connect_codec import decode_assignment_v1, encode_subscription  # noqa: E402
+from scenarios.assign.streams import (  # noqa: E402
+    assign_output,
+    assign_prepared,
+    prepare_assign_streams,
+)
 from tests.kafka_oracle import oracle as kafka  # noqa: E402
 
 TASKS_PER_CONNECTOR = 10
@@ -81,6 +86,8 @@ BOUNCE_AFTER_MS = 10_000
 DOC = ROOT / "docs" / "benchmarks.md"
 BEGIN = "<!-- bench_vs_kafka: begin (written by `--write`) -->"
 END = "<!-- bench_vs_kafka: end -->"
+STREAMS_BEGIN = "<!-- bench_vs_kafka streams: begin (written by `--write`) -->"
+STREAMS_END = "<!-- bench_vs_kafka streams: end -->"
 
 
 @dataclass(frozen=True)
@@ -322,6 +329,155 @@ def time_kafka(
     return cpu, wall, str(got["digest"])
 
 
+# ------------------------------------------------------------------------------------ Streams
+
+
+@dataclass(frozen=True)
+class StreamsWorkload:
+    """One Streams row: a ``groupsim assign`` document both sides assign (docs/cli-contracts.md).
+
+    ``assignor``: ``high_availability`` (scale-out: C−1 clients hold a round-robin assignment
+    caught up, lag 500,000 elsewhere; one client joins empty), ``client_tag_standby``
+    (``standbys`` standbys over round-robin actives, clients tagged zone × cluster) or
+    ``rack_aware`` (``optimize_active_tasks`` with ``strategy`` over round-robin actives,
+    3 client racks, each task one source and one changelog partition on 1–2 racks, seeded).
+    Tasks are ``s_p`` over 10 subtopologies, all stateful.
+    """
+
+    assignor: str
+    clients: int
+    tasks: int
+    standbys: int = 0
+    strategy: str = "none"
+
+
+def streams_grid(quick: bool) -> list[StreamsWorkload]:
+    """The Streams rows (``quick``: the 1,000-task and 20 × 100 ones)."""
+    rows = []
+    for tasks in (1_000, 10_000):
+        if quick and tasks > 1_000:
+            continue
+        for standbys in (0, 1):
+            rows.append(StreamsWorkload("high_availability", 100, tasks, standbys))
+    rows.append(StreamsWorkload("client_tag_standby", 100, 1_000, 1))
+    for strategy in ("min_traffic", "balance_subtopology"):
+        rows.append(StreamsWorkload("rack_aware", 20, 100, 0, strategy))
+    return rows
+
+
+def _stream_tasks(n: int, subtopologies: int = 10) -> list[str]:
+    per = -(-n // subtopologies)
+    return [f"{s}_{p}" for s in range(subtopologies) for p in range(per)][:n]
+
+
+def streams_document(w: StreamsWorkload) -> dict:
+    """The ``groupsim assign`` input of ``w`` (plain JSON, deterministic)."""
+    import random
+
+    rng = random.Random(7)
+    tasks = _stream_tasks(w.tasks)
+    ids = [f"PID_{i}" for i in range(w.clients)]
+    config: dict = {
+        "acceptable.recovery.lag": 10_000,
+        "max.warmup.replicas": 2,
+        "num.standby.replicas": w.standbys,
+        "rack.aware.assignment.strategy": w.strategy,
+    }
+    task_doc: dict = {"stateful": tasks, "stateless": []}
+    clients: list[dict] = []
+    if w.assignor == "high_availability":
+        holders = ids[:-1]
+        owner = {t: holders[i % len(holders)] for i, t in enumerate(tasks)}
+        for c in ids:
+            held = [t for t in tasks if owner[t] == c]
+            clients.append({
+                "id": c, "capacity": 1, "prev_active": held, "prev_standby": [],
+                "task_lags": {t: (0 if owner[t] == c else 500_000) for t in tasks},
+            })  # fmt: skip
+    else:
+        for i, c in enumerate(ids):
+            one: dict = {
+                "id": c, "capacity": 1, "prev_active": [], "prev_standby": [],
+                "task_lags": {t: 0 for t in tasks},
+                "current_active": tasks[i :: len(ids)], "current_standby": [],
+            }  # fmt: skip
+            if w.assignor == "client_tag_standby":
+                one["tags"] = {"zone": "abc"[i % 3], "cluster": "xy"[i % 2]}
+            else:
+                one["rack"] = rng.choice(["r0", "r1", "r2"])
+            clients.append(one)
+        if w.assignor == "client_tag_standby":
+            config["rack.aware.assignment.tags"] = ["zone", "cluster"]
+        else:
+            racks = {t: [sorted(rng.sample(["r0", "r1", "r2"], rng.randint(1, 2)))] for t in tasks}
+            task_doc["task_source_partition_racks"] = racks
+            task_doc["task_changelog_partition_racks"] = racks
+            config["rack.aware.assignment.traffic_cost"] = 10
+            config["rack.aware.assignment.non_overlap_cost"] = 1
+    doc = {"assignor": w.assignor, "config": config, "clients": clients, "tasks": task_doc}
+    if w.assignor == "rack_aware":
+        doc["optimize"] = "active_tasks"
+    return doc
+
+
+def time_groupsim_streams(doc: dict, reps: int) -> tuple[float, float, float, dict]:
+    """Medians (ms) of the assignor call's CPU, the young collection after it, its wall time;
+    ``groupsim assign``'s answer of the last iteration. Each iteration assigns fresh copies of
+    the parsed clients; one untimed warm-up iteration first."""
+    prepared = prepare_assign_streams(doc)
+    cpu: list[float] = []
+    young: list[float] = []
+    wall: list[float] = []
+    out: dict = {}
+    for i in range(reps + 1):
+        clients = prepared.fresh_clients()
+        gc.collect()
+        c0, w0 = time.process_time(), time.perf_counter()
+        probing, cost = assign_prepared(prepared, clients)
+        w1, c1 = time.perf_counter(), time.process_time()
+        gc.collect(0)
+        c2 = time.process_time()
+        out = assign_output(clients, probing, cost)
+        if i == 0:
+            continue
+        cpu.append((c1 - c0) * 1000)
+        young.append((c2 - c1) * 1000)
+        wall.append((w1 - w0) * 1000)
+    return statistics.median(cpu), statistics.median(young), statistics.median(wall), out
+
+
+def time_kafka_streams(
+    oracle: kafka.KafkaOracle, doc: dict, reps: int, warmup: int, warmup_ms: int
+) -> tuple[float, float, dict]:
+    """Medians (ms) of Kafka's assignor call CPU and wall, timed in the JVM (the Streams
+    driver's ``streams.time``); its answer of the last iteration."""
+    got = oracle.call(
+        "streams.time", input=doc, warmup=warmup, warmup_ms=warmup_ms, iterations=reps
+    )
+    cpu = statistics.median(got["cpu_ns"]) / 1e6
+    wall = statistics.median(got["wall_ns"]) / 1e6
+    return cpu, wall, got["output"]
+
+
+def streams_table(rows: list[tuple[StreamsWorkload, Result]]) -> list[str]:
+    lines = [
+        "| assignor | clients | tasks | standbys | strategy | groupsim CPU ms (+gc) "
+        "| Kafka CPU ms | CPU ratio | groupsim wall ms | Kafka wall ms | wall ratio "
+        "| same output (rack-aware: same cost) |",
+        "|---|--:|--:|--:|---|--:|--:|--:|--:|--:|--:|:-:|",
+    ]
+    for w, r in rows:
+        ratio = (r.ours_cpu + r.ours_gc) / r.kafka_cpu
+        wall = r.ours_wall / r.kafka_wall
+        lines.append(
+            f"| {w.assignor} | {w.clients:,} | {w.tasks:,} | {w.standbys} | {w.strategy} "
+            f"| {r.ours_cpu:.1f} (+{r.ours_gc:.1f}) | {r.kafka_cpu:.1f} | **{ratio:.2f}×** "
+            f"| {r.ours_wall:.1f} | {r.kafka_wall:.1f} | {wall:.2f}× "
+            f"| {'yes' if r.equal else 'NO'} |"
+        )
+    return lines
+
+
 # ------------------------------------------------------------------------------------ report
 
 
@@ -355,24 +511,24 @@ def table(rows: list[tuple[Workload, Result]]) -> list[str]:
             f"| {w.assignor} | {w.scenario} | {w.workers:,} | {w.tasks:,} "
             f"| {r.ours_cpu:.1f} (+{r.ours_gc:.1f}) | {r.kafka_cpu:.1f} | **{ratio:.2f}×** "
             f"| {r.ours_wall:.1f} | {r.kafka_wall:.1f} | {wall:.2f}× "
-            f"| {'yes' if r.equal else 'NO'} |"
+            f"| {'yes' if r.equal else 'NO'}{''.join(f' ({n})' for n in r.notes)} |"
         )
     return lines
 
 
-def write_doc(body: list[str]) -> None:
-    """Replaces the generated block of ``docs/benchmarks.md`` (between the ``BEGIN`` and
-    ``END`` markers of the side-by-side section) with ``body``; the prose around it stays.
+def write_doc(body: list[str], begin: str = BEGIN, end_marker: str = END) -> None:
+    """Replaces a generated block of ``docs/benchmarks.md`` (between the ``begin`` and
+    ``end_marker`` lines of the side-by-side section) with ``body``; the prose around it stays.
 
     Raises:
         SystemExit: the page has no such block.
     """
     text = DOC.read_text()
-    start, end = text.find(BEGIN), text.find(END)
+    start, end = text.find(begin), text.find(end_marker)
     if start < 0 or end < start:
-        raise SystemExit(f"{DOC}: no '{BEGIN}' ... '{END}' block to replace")
-    block = "\n".join([BEGIN, *body, END])
-    DOC.write_text(text[:start] + block + text[end + len(END) :])
+        raise SystemExit(f"{DOC}: no '{begin}' ... '{end_marker}' block to replace")
+    block = "\n".join([begin, *body, end_marker])
+    DOC.write_text(text[:start] + block + text[end + len(end_marker) :])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -386,6 +542,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, help="only rows of this many workers")
     parser.add_argument("--tasks", type=int, help="only rows of this many tasks")
     parser.add_argument("--write", action="store_true", help="write the table into docs/")
+    parser.add_argument(
+        "--only", choices=("connect", "streams"), help="only the Connect or the Streams rows"
+    )
     args = parser.parse_args(argv)
     if args.reps < 5:
         parser.error("--reps must be at least 5 (medians of >= 5)")
@@ -399,12 +558,15 @@ def main(argv: list[str] | None = None) -> int:
     log = Path(tempfile.mkdtemp(prefix="bench-vs-kafka-")) / "kafka-oracle.log"
     oracle = kafka.KafkaOracle(command, log)
     rows: list[tuple[Workload, Result]] = []
+    srows: list[tuple[StreamsWorkload, Result]] = []
+    connect_grid = [] if args.only == "streams" else grid(args.quick, args.workers, args.tasks)
+    stream_rows = [] if args.only == "connect" or args.workers or args.tasks else None
     started = time.perf_counter()
     try:
         java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr
         java_line = java.strip().splitlines()[0] if java.strip() else "java"
         print(f"Kafka {oracle.version} ({oracle.commit}), {java_line}; {where}", flush=True)
-        for w in grid(args.quick, args.workers, args.tasks):
+        for w in connect_grid:
             rounds = build_rounds(w)
             k_cpu, k_wall, k_digest = time_kafka(
                 oracle, w, rounds, args.reps, args.warmup, args.warmup_ms
@@ -413,22 +575,43 @@ def main(argv: list[str] | None = None) -> int:
             r = Result(o_cpu, o_gc, o_wall, k_cpu, k_wall, o_digest == k_digest)
             rows.append((w, r))
             print(table([(w, r)])[-1], flush=True)
+        for sw in streams_grid(args.quick) if stream_rows is None else stream_rows:
+            doc = streams_document(sw)
+            k_cpu, k_wall, k_out = time_kafka_streams(
+                oracle, doc, args.reps, args.warmup, args.warmup_ms
+            )
+            o_cpu, o_gc, o_wall, o_out = time_groupsim_streams(doc, args.reps)
+            if sw.assignor == "rack_aware":
+                # OR-Tools may pick another optimum than Kafka's cycle cancelling: the same
+                # minimum cost is what must agree (docs/fidelity.md; the differential tests
+                # check Kafka's own pick with groupsim's cycle-cancelling solver)
+                same = o_out.get("cost") == k_out.get("cost") and "cost" in o_out
+                sr = Result(o_cpu, o_gc, o_wall, k_cpu, k_wall, same, ["cost"])
+            else:
+                sr = Result(o_cpu, o_gc, o_wall, k_cpu, k_wall, o_out == k_out)
+            srows.append((sw, sr))
+            print(streams_table([(sw, sr)])[-1], flush=True)
     finally:
         oracle.close()
     elapsed = time.perf_counter() - started
     flags = " ".join(sys.argv[1:] if argv is None else argv)
-    body = [
+    head = (
         f"Produced by `{f'.venv/bin/python benchmarks/bench_vs_kafka.py {flags}'.rstrip()}`"
         f" ({elapsed / 60:.0f} min; medians of {args.reps}; Kafka warm-up per row at least "
         f"{args.warmup} iterations and {args.warmup_ms / 1000:g} s). Kafka {oracle.version} "
-        f"(commit {oracle.commit}), {java_line}; {where}:",
-        "",
-        *table(rows),
-    ]
-    print("\n".join(body))
-    if args.write:
-        write_doc(body)
-    return 0 if all(r.equal for _, r in rows) else 1
+        f"(commit {oracle.commit}), {java_line}; {where}:"
+    )
+    if rows:
+        body = [head, "", *table(rows)]
+        print("\n".join(body))
+        if args.write:
+            write_doc(body)
+    if srows:
+        sbody = [head, "", *streams_table(srows)]
+        print("\n".join(sbody))
+        if args.write:
+            write_doc(sbody, STREAMS_BEGIN, STREAMS_END)
+    return 0 if all(r.equal for _, r in [*rows, *srows]) else 1
 
 
 if __name__ == "__main__":

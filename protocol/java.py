@@ -38,6 +38,8 @@ Facts used (OpenJDK 17, ``java.lang.String``, ``java.util.HashMap``, ``java.util
 
 from __future__ import annotations
 
+import functools
+import operator
 import struct
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from typing import Any, Generic, TypeVar
@@ -146,6 +148,7 @@ def grown_capacity(size: int) -> int:
     return capacity
 
 
+@functools.lru_cache(maxsize=4096)
 def presized_capacity(size: int) -> int:
     """Initial table capacity of ``new HashSet<>(collection)`` for ``size`` elements.
 
@@ -797,31 +800,31 @@ def chain_order(spreads: list[int], capacity: int | None = None) -> list[int] | 
     """
     n = len(spreads)
     cap = 16 if capacity is None else table_size_for(capacity)
-    # Replay only the bin sizes: while no chain reaches 9 keys, only the load factor resizes
-    # and every bin is a chain in insertion order.
-    if n > TREEIFY_THRESHOLD:
+    # While no chain reaches 9 keys, only the load factor resizes and every bin is a chain in
+    # insertion order. A table of ``cap`` slots receives the keys up to the put that crosses
+    # its threshold (``putVal`` checks the bin before it resizes); a bin of that table reaches
+    # 9 keys during those puts exactly when 9 of those keys share it (a crowded bin of a
+    # later, finer table is also crowded in every coarser one before it).
+    while True:
         threshold = _threshold(cap)
-        mask = cap - 1
-        counts: dict[int, int] = {}
-        for size, h in enumerate(spreads, 1):
-            i = h & mask
-            c = counts.get(i, 0) + 1
-            if c > TREEIFY_THRESHOLD:
+        if n > TREEIFY_THRESHOLD:
+            put = spreads if n <= threshold else spreads[: threshold + 1]
+            if _crowded(put, cap - 1):
                 return None
-            counts[i] = c
-            if size > threshold:
-                cap *= 2
-                threshold = _threshold(cap)
-                mask = cap - 1
-                counts = {}
-                for h2 in spreads[:size]:
-                    counts[h2 & mask] = counts.get(h2 & mask, 0) + 1
-    else:
-        while n > _threshold(cap):
-            cap *= 2
-    mask = cap - 1
+        if n <= threshold:
+            break
+        cap *= 2
     # sorted() is stable, so keys in one bucket keep their insertion order.
-    return sorted(range(n), key=lambda i: spreads[i] & mask)
+    bins = [h & (cap - 1) for h in spreads]
+    return sorted(range(n), key=bins.__getitem__)
+
+
+def _crowded(spreads: list[int], mask: int) -> bool:
+    """True when more than ``TREEIFY_THRESHOLD`` of ``spreads`` share a bin of ``mask``."""
+    if len(spreads) <= TREEIFY_THRESHOLD:
+        return False
+    bins = sorted([h & mask for h in spreads])
+    return any(map(operator.eq, bins, bins[TREEIFY_THRESHOLD:]))
 
 
 def java_string_key(text: str) -> bytes:

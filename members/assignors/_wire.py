@@ -23,9 +23,11 @@ from itertools import repeat
 from operator import itemgetter
 
 from protocol.java import (
+    chain_order,
     hash_order,
     java_string_key,
     presized_capacity,
+    spread,
     string_hash,
     task_id_hash,
 )
@@ -33,6 +35,7 @@ from protocol.java import (
 __all__ = [
     "MemberState",
     "read_member_state",
+    "reread_member_state",
     "string_chunk",
     "encode_assignment_fast",
     "encode_assigned",
@@ -41,6 +44,7 @@ __all__ = [
     "sorted_connectors",
     "sorted_tasks",
     "task_hash_order",
+    "task_ids",
     "connector_hash_order",
 ]
 
@@ -111,11 +115,28 @@ _string_hashes = _StringHashes()
 cached_string_hash: Callable[[str], int] = _string_hashes.__getitem__
 
 
+class _StringSpreads(dict[str, int]):
+    """``HashMap.hash`` (the spread ``h ^ h >>> 16``, unsigned) of a name's Java hash."""
+
+    def __missing__(self, text: str) -> int:
+        value = spread(string_hash(text))
+        if len(self) < 1_000_000:
+            self[text] = value
+        return value
+
+
+_string_spread = _StringSpreads().__getitem__
+
+
 def connector_hash_order(names: Sequence[str], capacity: int) -> list[str]:
     """Iteration order of a Java ``HashSet<String>`` of ``names`` with table ``capacity``."""
     if len(names) <= 1:
         return list(names)
-    return hash_order(names, cached_string_hash, capacity)
+    unique = list(dict.fromkeys(names))
+    order = chain_order(list(map(_string_spread, unique)), capacity)
+    if order is None:  # a crowded bin: the full table replay
+        return hash_order(unique, cached_string_hash, capacity)
+    return list(map(unique.__getitem__, order))
 
 
 def task_hash_order(tasks: Sequence[tuple[str, int]], capacity: int) -> list[tuple[str, int]]:
@@ -136,9 +157,20 @@ class MemberState:
     ``connectors``/``tasks`` are the embedded allocation's assigned lists in wire order
     (duplicates kept, tasks as ``(connector, n)`` tuples); both are empty when the allocation is
     null or missing. ``allocation_version`` is the embedded assignment's header, or None.
+    ``assigned_end`` is the offset in the metadata just after the embedded assigned array
+    (0 when there is none, or when the general codec read the bytes): everything in this
+    object was read from the bytes before it and the metadata's length.
     """
 
-    __slots__ = ("version", "url", "config_offset", "connectors", "tasks", "allocation_version")
+    __slots__ = (
+        "version",
+        "url",
+        "config_offset",
+        "connectors",
+        "tasks",
+        "allocation_version",
+        "assigned_end",
+    )
 
     def __init__(
         self,
@@ -148,6 +180,7 @@ class MemberState:
         connectors: list[str],
         tasks: list[tuple[str, int]],
         allocation_version: int | None,
+        assigned_end: int = 0,
     ) -> None:
         self.version = version
         self.url = url
@@ -155,6 +188,7 @@ class MemberState:
         self.connectors = connectors
         self.tasks = tasks
         self.allocation_version = allocation_version
+        self.assigned_end = assigned_end
 
 
 class _Fallback(Exception):
@@ -171,7 +205,40 @@ def _read_string(data: bytes, pos: int) -> tuple[str, int]:
     return data[pos : pos + n].decode("utf-8"), pos + n
 
 
-_name_cache: dict[bytes, str] = {}
+#: Shared task tuples: ``_task_ids[name][n] is (name, n)``. The decoder hands out these
+#: objects and :class:`~.base.SnapshotTables` builds its configured tasks from them, so the
+#: leader's 100,000-task set differences meet the same objects on both sides (an identity
+#: check instead of comparing tuples and names). Identity is only a speed-up: a tuple made
+#: elsewhere is equal all the same.
+_task_ids: dict[str, list[tuple[str, int]]] = {}
+_task_ids_size = 0
+#: Tuples kept before the table starts afresh (bounded memory in long campaigns).
+_TASK_IDS_KEPT = 2_000_000
+#: The decoder extends a name's tuples up to this task number only (wire values are
+#: untrusted); larger numbers get a tuple of their own.
+_TASK_IDS_DECODED = 4096
+
+
+def task_ids(name: str, count: int) -> list[tuple[str, int]]:
+    """The shared tuples ``(name, 0)`` … of ``name``, at least ``count`` of them (the list
+    may be longer and is shared: do not change it)."""
+    global _task_ids_size
+    ids = _task_ids.get(name)
+    if ids is None:
+        if _task_ids_size >= _TASK_IDS_KEPT:
+            _task_ids.clear()
+            _name_cache.clear()
+            _task_ids_size = 0
+        ids = _task_ids[name] = []
+    have = len(ids)
+    if have < count:
+        ids.extend(zip(repeat(name), range(have, count)))
+        _task_ids_size += count - have
+    return ids
+
+
+#: Decoded names by their UTF-8 bytes, with their shared task tuples (:func:`task_ids`).
+_name_cache: dict[bytes, tuple[str, list[tuple[str, int]]]] = {}
 _II = struct.Struct(">ii")
 
 
@@ -194,16 +261,23 @@ def _read_entries(
         pos += 2
         raw = data[pos : pos + n]
         pos += n
-        name = names.get(raw)
-        if name is None:
+        known = names.get(raw)
+        if known is None:
             name = raw.decode("utf-8")
+            ids = task_ids(name, 0)
             if len(names) < 1_000_000:
-                names[raw] = name
+                names[raw] = (name, ids)
+        else:
+            name, ids = known
         k, v = unpack_ii(data, pos)
         if k == 1:
             pos += 8
             if v == -1:
                 connectors.append(name)
+            elif 0 <= v < len(ids):
+                t_append(ids[v])
+            elif 0 <= v < _TASK_IDS_DECODED:
+                t_append(task_ids(name, v + 1)[v])
             else:
                 t_append((name, v))
             continue
@@ -218,6 +292,9 @@ def _read_entries(
                     connectors.append(name)
                 else:
                     t_append((name, v))
+        elif k and min(values) >= 0 and max(values) < _TASK_IDS_DECODED:
+            ids = task_ids(name, max(values) + 1)
+            tasks.extend(map(ids.__getitem__, values))
         else:
             tasks.extend(zip(repeat(name, k), values, strict=True))
     if pos > end:
@@ -240,6 +317,7 @@ def _read_fast(data: bytes) -> MemberState:
     connectors: list[str] = []
     tasks: list[tuple[str, int]] = []
     alloc_version: int | None = None
+    assigned_end = 0
     if pos < end:
         if pos + 4 > end:
             raise _Fallback
@@ -265,12 +343,12 @@ def _read_fast(data: bytes) -> MemberState:
                 raise _Fallback
             (count,) = _I.unpack_from(data, p)
             if count >= 0:
-                _read_entries(data, p, aend, connectors, tasks)
+                assigned_end = _read_entries(data, p, aend, connectors, tasks)
             else:
                 raise _Fallback
         elif alen != -1:
             raise _Fallback
-    return MemberState(version, url, offset, connectors, tasks, alloc_version)
+    return MemberState(version, url, offset, connectors, tasks, alloc_version, assigned_end)
 
 
 _small_states: dict[bytes, MemberState] = {}
@@ -318,6 +396,23 @@ def read_member_state(data: bytes) -> MemberState:
         [(t[0], t[1]) for t in alloc.tasks],
         alloc.version,
     )
+
+
+def reread_member_state(data: bytes, previous: bytes, state: MemberState) -> MemberState:
+    """:func:`read_member_state` of ``data``, given ``state`` read from ``previous`` bytes.
+
+    When ``data`` has ``previous``'s length and the same bytes up to the end of the embedded
+    assigned array (``state.assigned_end``), ``state`` itself is returned: the two differ at
+    most in what follows (the echoed revoked array and delay, which the leader does not read
+    from here), and the reader's result and checks depend only on those first bytes and the
+    length. A worker's next metadata after a round that only set a delay (Kafka
+    ``IncrementalCooperativeAssignor``'s scheduled rebalance) is such a case. Otherwise the
+    bytes are read afresh. Callers must treat the result as read-only.
+    """
+    end = state.assigned_end
+    if end and len(data) == len(previous) and data[:end] == previous[:end]:
+        return state
+    return read_member_state(data)
 
 
 # --------------------------------------------------------------------------------------------

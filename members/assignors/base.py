@@ -16,7 +16,13 @@ import msgspec
 
 from protocol.connect import CONFIG_MISMATCH, ConnectAssignment, ConnectorTaskId, ConnectProtocol
 
-from ._wire import assignment_header, encode_assignment_fast, sorted_connectors, task_entry
+from ._wire import (
+    assignment_header,
+    encode_assignment_fast,
+    sorted_connectors,
+    task_entry,
+    task_ids,
+)
 
 __all__ = [
     "ConfigSnapshot",
@@ -106,8 +112,9 @@ class SnapshotTables:
         self.connector_set = set(self.connectors)
         self.sorted_names = sorted_connectors(self.connectors)
         counts = self.connectors
+        # the shared tuples the decoder hands out too (identity makes set operations fast)
         self.sorted_tasks: list[tuple[str, int]] = [
-            (c, i) for c in self.sorted_names for i in range(counts[c])
+            t for c in self.sorted_names for t in task_ids(c, counts[c])[: counts[c]]
         ]
         self.task_set: set[tuple[str, int]] = set(self.sorted_tasks)
         self.task_offsets = [0, *accumulate(counts[c] for c in self.sorted_names)]

@@ -47,6 +47,7 @@ from ._wire import (
     encode_assignment_fast,
     no_revocations_tail,
     read_member_state,
+    reread_member_state,
     sorted_connectors,
     sorted_tasks,
     task_hash_order,
@@ -392,7 +393,9 @@ class IncrementalCooperativeAssignor:
 
     def _read_members(self, members: Sequence[tuple[str, bytes]]) -> dict[str, MemberState]:
         """Decode each member's metadata, reusing last round's result for identical bytes
-        (a member whose assignment did not change sends the same metadata again). No members:
+        (a member whose assignment did not change sends the same metadata again) or for bytes
+        that differ only after the held items (:func:`reread_member_state`: the delay a
+        member echoes after a scheduled rebalance). No members:
         an empty dict, and the cache is kept."""
         if not members:
             return {}
@@ -405,7 +408,11 @@ class IncrementalCooperativeAssignor:
                 state = hit[1]
             else:
                 md = bytes(md)
-                state = read_member_state(md)
+                if hit is None:
+                    state = read_member_state(md)
+                else:
+                    # last round's reading still holds if only the echoed tail changed
+                    state = reread_member_state(md, hit[0], hit[1])
             states[m] = state
             fresh[m] = (md, state)
         self._metadata_cache = fresh
@@ -489,6 +496,8 @@ class IncrementalCooperativeAssignor:
             lost_t: list[Task] = []
             if not deleted_t and len(conf_t) == len(prev_t):
                 created_t: list[Task] = []  # prev ⊆ conf and same size: prev == conf
+            elif not prev_t:
+                created_t = self._sorted_configured_subset(snapshot, conf_t)  # no copy
             else:
                 created_t = self._sorted_configured_subset(snapshot, conf_t - prev_t)
         else:

@@ -329,9 +329,10 @@ def _clients(
     return clients
 
 
-def _output(
+def assign_output(
     clients: dict[ProcessId, ClientState], probing: bool, cost: tuple[int, int] | None
 ) -> dict[str, Any]:
+    """``groupsim assign``'s answer for assigned ``clients`` (shape: :func:`run_assign_streams`)."""
     out: dict[str, Any] = {
         "clients": {
             pid.label: {
@@ -365,6 +366,35 @@ def run_assign_streams(doc: dict) -> dict:
             or standbys of unknown/stateless tasks, an active on two clients, a missing lag);
             the message starts with the key path.
     """
+    prepared = prepare_assign_streams(doc)
+    try:
+        probing, cost = assign_prepared(prepared, prepared.clients)
+    except StreamsAssignmentError as exc:  # consistent-looking input Kafka would still reject
+        raise StreamsAssignInputError("clients", str(exc)) from None
+    return assign_output(prepared.clients, probing, cost)
+
+
+@dataclasses.dataclass
+class PreparedStreamsAssign:
+    """A checked ``groupsim assign`` Streams document, ready for :func:`assign_prepared`.
+
+    ``clients`` are the parsed client states before assignment; pass a copy
+    (:meth:`fresh_clients`) to assign the same input again.
+    """
+
+    assignor: str
+    optimize: str | None
+    configs: AssignmentConfigs
+    tasks: _Tasks
+    clients: dict[ProcessId, ClientState]
+
+    def fresh_clients(self) -> dict[ProcessId, ClientState]:
+        """Independent copies of :attr:`clients` (``ClientState.copy``)."""
+        return {p: c.copy() for p, c in self.clients.items()}
+
+
+def prepare_assign_streams(doc: dict) -> PreparedStreamsAssign:
+    """The checking and parsing half of :func:`run_assign_streams` (same errors)."""
     typed = decode_json_input(doc, StreamsAssignInput, StreamsAssignInputError)
     assignor = typed.assignor
     if assignor not in STREAMS_ASSIGNORS:
@@ -390,19 +420,27 @@ def run_assign_streams(doc: dict) -> dict:
     if typed.clients is UNSET:
         raise StreamsAssignInputError("clients", "missing")
     clients = _clients(typed.clients, tasks, assignor, optimize)
-    try:
-        return _run(assignor, optimize, configs, tasks, clients)
-    except StreamsAssignmentError as exc:  # consistent-looking input Kafka would still reject
-        raise StreamsAssignInputError("clients", str(exc)) from None
+    return PreparedStreamsAssign(assignor, optimize, configs, tasks, clients)
 
 
-def _run(
-    assignor: str,
-    optimize: str | None,
-    configs: AssignmentConfigs,
-    tasks: _Tasks,
-    clients: dict[ProcessId, ClientState],
-) -> dict[str, Any]:
+def assign_prepared(
+    prepared: PreparedStreamsAssign, clients: dict[ProcessId, ClientState]
+) -> tuple[bool, tuple[int, int] | None]:
+    """Run the document's assignor on ``clients`` (changed in place): the Kafka call
+    ``groupsim assign`` makes, without building its answer.
+
+    Returns:
+        (probing rebalance needed, (cost before, cost after) when rack-aware optimisation ran).
+
+    Raises:
+        StreamsAssignmentError: an input Kafka's assignor rejects.
+    """
+    assignor, optimize, configs, tasks = (
+        prepared.assignor,
+        prepared.optimize,
+        prepared.configs,
+        prepared.tasks,
+    )
     stateful = sorted(tasks.stateful)
     stateless = sorted(tasks.stateless)
     if assignor == "high_availability":
@@ -417,7 +455,7 @@ def _run(
         cost = None
         if result.cost_before is not None and result.cost_after is not None:
             cost = (result.cost_before, result.cost_after)
-        return _output(clients, result.probing_rebalance_needed, cost)
+        return result.probing_rebalance_needed, cost
     if assignor in ("default_standby", "client_tag_standby"):
         if configs.num_standby_replicas > 0:
             standby = (
@@ -428,7 +466,7 @@ def _run(
                 )
             )
             standby.assign(clients, stateful)
-        return _output(clients, False, None)
+        return False, None
     # rack_aware
     check_configs = configs
     if optimize == "standby_tasks" and configs.num_standby_replicas == 0:
@@ -441,7 +479,7 @@ def _run(
         subtopologies=tasks.subtopologies,
     )
     if not rack.can_enable([*stateful, *stateless], stateful):
-        return _output(clients, False, None)
+        return False, None
     traffic = configs.traffic_cost if configs.traffic_cost is not None else DEFAULT_TRAFFIC_COST
     non_overlap = (
         configs.non_overlap_cost
@@ -461,4 +499,4 @@ def _run(
         before = rack.assignment_cost(stateful, traffic, 0, standby=True)
         predicate = create_standby_assignor(configs).is_allowed_task_movement_for_task
         after = rack.optimize_standby_tasks(traffic, non_overlap, predicate)
-    return _output(clients, False, (before, after))
+    return False, (before, after)

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
-from rich.console import Console
 
 from scenarios.cli.choices import ReportEngine
 from scenarios.cli.errors import fail, one_line_errors, parse_conf, stderr
@@ -52,7 +51,7 @@ class _Bar:
                 TextColumn("runs"),
                 TimeElapsedColumn(),
                 TimeRemainingColumn(),
-                console=stderr,
+                console=stderr.get(),
                 transient=True,
             )
             self.bar.start()
@@ -161,6 +160,8 @@ def _sweep(
     problem = spark_problem()
     if problem is not None:
         fail(f"groupsim sweep needs Spark: {problem}")
+    from rich.console import Console
+
     from scenarios.analysis.pipeline import run_sweep
 
     console = Console(width=None if sys.stdout.isatty() else 110, highlight=False)

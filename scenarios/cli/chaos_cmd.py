@@ -14,10 +14,9 @@ import json
 import re
 import sys
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
-from rich.console import Console
 
 from protocol.errors import InputError
 
@@ -31,6 +30,9 @@ from scenarios.campaigns.chaos_names import (
 )
 from scenarios.cli.choices import SEED_MAX, ChaosAssignor, ChaosKind, Referee
 from scenarios.cli.errors import fail, stderr
+
+if TYPE_CHECKING:
+    from rich.console import Console
 from scenarios.cli.progress import ProgressBar
 
 __all__ = [
@@ -439,6 +441,8 @@ def _print_result(result: Any, json_out: bool) -> NoReturn:
     if json_out:
         typer.echo(json.dumps(result.to_json(), indent=2))
     else:
+        from rich.console import Console
+
         render_campaign(result, Console(width=None if sys.stdout.isatty() else 120))
     raise typer.Exit(1 if result.failed else 0)
 

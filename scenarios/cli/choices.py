@@ -14,8 +14,9 @@ import enum
 from typing import Any
 
 import typer
-from rich.console import Console
 from typer.core import TyperGroup
+
+from scenarios.cli.errors import stderr
 
 __all__ = [
     "SEED_MAX",
@@ -112,9 +113,6 @@ def choices(kind: type[enum.Enum], sep: str = ", ") -> str:
     return sep.join(str(member.value) for member in kind)
 
 
-_stderr = Console(stderr=True, highlight=False)
-
-
 class OneLineErrors(TyperGroup):
     """``groupsim``'s command group: a value typer rejects (not one of an option's choices,
     not an integer, …: :class:`typer.BadParameter`) is reported as one line on stderr,
@@ -125,8 +123,34 @@ class OneLineErrors(TyperGroup):
             return super().invoke(ctx)
         except typer.BadParameter as exc:
             message = " ".join(exc.format_message().split())
-            _stderr.print(f"groupsim: error: {message}", markup=False, soft_wrap=True)
+            stderr.print(f"groupsim: error: {message}", markup=False, soft_wrap=True)
             raise typer.Exit(2) from None
+
+
+class TopLevelGroup(OneLineErrors):
+    """The ``groupsim`` group itself: its ``--help`` (and the bare ``groupsim``) is click's
+    plain help text rather than typer's Rich rendering, whose imports (Rich's console,
+    Markdown and traceback modules) cost more than the rest of ``groupsim --help``. Each
+    command's own ``--help`` keeps Rich."""
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        mode, self.rich_markup_mode = self.rich_markup_mode, None
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self.rich_markup_mode = mode
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        """Click's command list, each command's first sentence whole (click would cut it to
+        the column with "...") and wrapped in its column."""
+        rows = []
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, command.get_short_help_str(limit=1_000)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
 
 def plain_help() -> None:

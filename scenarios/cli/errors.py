@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
-from rich.console import Console
 
 from protocol.errors import InputError
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = [
     "BadInput",
@@ -26,8 +28,29 @@ __all__ = [
     "stderr",
 ]
 
+
+class _StderrConsole:
+    """Rich's stderr ``Console``, built (and ``rich.console`` imported) on first use, so a
+    command that prints nothing there (``groupsim --help``) does not pay for the import."""
+
+    def __init__(self) -> None:
+        self._console: Console | None = None
+
+    def get(self) -> Console:
+        """The ``Console`` itself (for Rich objects that take one, e.g. ``Progress``)."""
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(stderr=True, highlight=False)
+        return self._console
+
+    def print(self, *objects: Any, **options: Any) -> None:
+        """``Console.print`` on stderr."""
+        self.get().print(*objects, **options)
+
+
 #: The console every command writes its one-line messages to.
-stderr = Console(stderr=True, highlight=False)
+stderr = _StderrConsole()
 
 
 class BadInput(InputError):

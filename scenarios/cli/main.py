@@ -17,7 +17,6 @@ if __name__ == "__main__" or Path(sys.argv[0]).name == "groupsim":
     quiet_ctrl_c()  # the program (not a test importing the app): before the slow imports
 
 import typer  # noqa: E402
-from rich.console import Console  # noqa: E402
 
 from scenarios.cli.choices import (  # noqa: E402
     SEED_MAX,
@@ -25,6 +24,7 @@ from scenarios.cli.choices import (  # noqa: E402
     OneLineErrors,
     OutputFormat,
     Referee,
+    TopLevelGroup,
     plain_help,
 )
 from scenarios.cli.errors import BadInput, InputError, fail, stderr  # noqa: E402
@@ -41,7 +41,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
-    cls=OneLineErrors,
+    cls=TopLevelGroup,
 )
 codec_app = typer.Typer(
     help="Decode and encode Kafka Connect subscriptions and assignments.", cls=OneLineErrors
@@ -137,6 +137,8 @@ def run(
     finally:
         discard_stage(stage)
     # Piped output gets a fixed width wide enough for the phase table.
+    from rich.console import Console
+
     console = Console(width=None if sys.stdout.isatty() else 110)
     render_summary(
         result.summary,

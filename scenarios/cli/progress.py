@@ -6,8 +6,6 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from rich.console import Console
-
 __all__ = ["ProgressBar"]
 
 
@@ -27,6 +25,7 @@ class ProgressBar:
     def __enter__(self) -> Callable[[int, int], None] | None:
         if not sys.stderr.isatty():
             return None
+        from rich.console import Console
         from rich.progress import Progress
 
         self.bar = Progress(console=Console(stderr=True, highlight=False), transient=True)

@@ -13,6 +13,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from itertools import repeat
+from operator import is_
 from typing import Any, Generic, TypeVar
 
 from protocol.java import TREEIFY_THRESHOLD, _threshold, chain_order, hash_order
@@ -147,7 +149,9 @@ class ConstrainedPrioritySet:
         es = self._heap
         entry = self._present.get(client.key)
         if entry is not None:
-            self._remove_at(es.index(entry))
+            # PriorityQueue.remove: indexOf, the slot holding this client (found by identity:
+            # list.index would compare the other slots' entries element by element)
+            self._remove_at(list(map(is_, es, repeat(entry))).index(True))
         else:
             entry = self._present[client.key] = [None, -1, client]
         # append + siftUp, inlined
@@ -184,9 +188,15 @@ class ConstrainedPrioritySet:
         self._offer(client)
 
     def offer_all(self, clients: Iterable[ProcessId]) -> None:
-        """``offerAll``: :meth:`offer` each client in the given order."""
+        """``offerAll``: :meth:`offer` each client in the given order.
+
+        No weight changes between these offers, so each client's weight is read at most once
+        for the whole call (one stamp), not once per offer: the same comparisons' results.
+        """
+        self._op += self._step
+        offer = self._offer
         for c in clients:
-            self.offer(c)
+            offer(c)
 
     def _any_qualifies(self, task: TaskId, extra: Callable[[ProcessId], bool] | None) -> bool:
         assert self._candidates is not None

@@ -7,7 +7,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from members.assignors import ConfigSnapshot, EagerAssignor
-from members.assignors._wire import assignment_header, encode_assignment_fast, read_member_state
+from members.assignors._wire import (
+    assignment_header,
+    encode_assignment_fast,
+    read_member_state,
+    reread_member_state,
+)
+from members.assignors.base import snapshot_tables
 from protocol.connect import ConnectAssignment, ConnectorTaskId, ConnectProtocol, WorkerSubscription
 from protocol.connect_codec import (
     decode_assignment,
@@ -166,3 +172,59 @@ def test_small_metadata_is_decoded_once_per_content() -> None:
     again = read_member_state(bytearray(data))  # same content, another buffer type
     assert again is first
     assert (again.url, again.config_offset, again.tasks) == ("http://w:8083", 7, [])
+
+
+def _metadata(tasks, delay=0, revoked=(), offset=7):
+    alloc = ConnectAssignment(
+        1,
+        0,
+        "w",
+        "http://w:8083",
+        3,
+        ("c1",),
+        tuple(ConnectorTaskId(c, t) for c, t in tasks),
+        (),
+        tuple(ConnectorTaskId(c, t) for c, t in revoked),
+        delay,
+    )
+    return encode_subscription(WorkerSubscription(1, "http://w:8083", offset, alloc))
+
+
+def test_reread_reuses_the_reading_when_only_the_echoed_delay_changed() -> None:
+    held = [(f"conn-{i}", i % 10) for i in range(60)]  # > 512 bytes: not the content cache
+    before = _metadata(held, delay=0)
+    first = read_member_state(before)
+    after = _metadata(held, delay=290_000)
+    assert after != before
+    assert reread_member_state(after, before, first) is first
+    fresh = read_member_state(after)
+    assert (fresh.connectors, fresh.tasks) == (first.connectors, first.tasks)
+
+
+@given(
+    held=task_lists,
+    other=task_lists,
+    offset=st.integers(0, 10),
+    revoked=task_lists,
+    delay=st.integers(0, 600_000),
+)
+def test_reread_equals_a_fresh_reading(held, other, offset, revoked, delay):
+    before = _metadata(held)
+    after = _metadata(other, delay=delay, revoked=revoked, offset=offset)
+    got = reread_member_state(after, before, read_member_state(before))
+    ref = read_member_state(after)
+    assert (got.version, got.url, got.config_offset) == (ref.version, ref.url, ref.config_offset)
+    assert (got.connectors, got.tasks, got.allocation_version) == (
+        ref.connectors,
+        ref.tasks,
+        ref.allocation_version,
+    )
+
+
+def test_decoded_tasks_are_the_configured_tuples() -> None:
+    # identity lets the leader's set differences skip comparing names
+    snapshot = ConfigSnapshot(1, {"ident-a": 3, "ident-b": 2})
+    configured = {t: t for t in snapshot_tables(snapshot).sorted_tasks}
+    state = read_member_state(_metadata([("ident-b", 1), ("ident-a", 0), ("ident-a", 2)]))
+    assert state.tasks == [("ident-b", 1), ("ident-a", 0), ("ident-a", 2)]
+    assert all(t is configured[t] for t in state.tasks)

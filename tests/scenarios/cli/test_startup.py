@@ -4,8 +4,9 @@ Matplotlib (plots), pyarrow and pyspark (sweeps, reports), OR-Tools and numpy (t
 assignor) and the engine are imported only by the commands that use them, so ``groupsim
 --help`` and every other command start fast; numpy and OR-Tools are imported by the Streams
 assignors only when one of them runs, so a Connect ``groupsim run`` loads neither (and with
-``--no-plot`` no matplotlib). A behaviour test: it checks ``sys.modules`` in a fresh
-interpreter, never a time.
+``--no-plot`` no matplotlib). ``groupsim --help`` is click's plain help text and loads no Rich
+module (each command's own ``--help`` keeps typer's Rich rendering). A behaviour test: it
+checks ``sys.modules`` in a fresh interpreter, never a time.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from scenarios.campaigns import chaos, chaos_names
 ROOT = Path(__file__).resolve().parents[3]
 
 HEAVY = ("matplotlib", "pyarrow", "pyspark", "ortools", "numpy", "scenarios.campaigns.chaos")
+RICH_HELP = ("typer.rich_utils", "rich.console", "rich.markdown", "rich.traceback")
 
 
 def _modules_after(code: str) -> set[str]:
@@ -43,6 +45,18 @@ def test_help_loads_no_heavy_library() -> None:
     )
     loaded = _modules_after(code)
     assert sorted(m for m in HEAVY if m in loaded) == []
+    # the top-level help is click's plain text: typer's Rich renderer (Rich's console,
+    # Markdown and traceback modules) stays unloaded, and so does Rich itself
+    assert sorted(m for m in RICH_HELP if m in loaded) == []
+
+
+def test_a_command_help_still_renders_with_rich() -> None:
+    code = (
+        "import sys\nfrom scenarios.cli.main import main\n"
+        "sys.argv = ['groupsim', 'run', '--help']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass"
+    )
+    assert "typer.rich_utils" in _modules_after(code)
 
 
 def test_the_cli_vocabulary_is_the_campaigns() -> None:

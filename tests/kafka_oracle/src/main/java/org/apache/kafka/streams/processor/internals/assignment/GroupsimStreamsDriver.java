@@ -9,6 +9,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import groupsim.oracle.Driver;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -57,6 +59,8 @@ import org.apache.kafka.streams.state.HostInfo;
  *       {@code groupsim assign}'s output, {@code cost} only when rack-aware optimisation ran.
  *   <li>{@code encode_subscription} / {@code decode_subscription}: {@code SubscriptionInfo}.
  *   <li>{@code encode_assignment} / {@code decode_assignment}: {@code AssignmentInfo}.
+ *   <li>{@code time}: {@code {"input", "warmup", "warmup_ms", "iterations"}} → the assignor
+ *       call of {@code assign} timed inside the JVM ({@link #time}).
  * </ul>
  *
  * <p>How the groupsim input becomes Kafka's: client ids {@code PID_n} are {@code new UUID(0, n)},
@@ -87,6 +91,8 @@ public final class GroupsimStreamsDriver implements Driver {
                 return JSON.getNodeFactory().textNode(b64(encodeAssignment(request)));
             case "decode_assignment":
                 return decodeAssignment(unb64(request.get("bytes").asText()));
+            case "time":
+                return time(request);
             default:
                 throw new IllegalArgumentException("unknown streams verb '" + verb + "'");
         }
@@ -290,21 +296,49 @@ public final class GroupsimStreamsDriver implements Driver {
             tasksForTopicGroup, racksForProcessConsumer, topics, configs);
     }
 
-    static JsonNode assign(final JsonNode input) {
-        final String assignor = input.path("assignor").asText();
-        final String optimize = input.path("optimize").asText(null);
-        final boolean standbyCheck = "rack_aware".equals(assignor) && "standby_tasks".equals(optimize);
-        final AssignmentConfigs configs = configs(input.get("config"), false);
-        final JsonNode tasksNode = input.path("tasks");
-        final List<TaskId> stateful = tasks(tasksNode.get("stateful"));
-        final List<TaskId> stateless = tasks(tasksNode.get("stateless"));
-        final Set<TaskId> statefulSet = new TreeSet<>(stateful);
-        final Set<TaskId> all = new TreeSet<>(stateful);
-        all.addAll(stateless);
+    /** One {@code assign} input turned into Kafka's objects: what the assignor call needs. */
+    static final class Prepared {
+        String assignor;
+        String optimize;
+        boolean standbyCheck;
+        AssignmentConfigs configs;
+        JsonNode input;
+        JsonNode tasksNode;
+        List<TaskId> stateful;
+        List<TaskId> stateless;
+        Set<TaskId> statefulSet;
+        Set<TaskId> all;
+        TreeMap<ProcessId, ClientState> clients;
+        Map<ProcessId, String> labels;
+        Map<ProcessId, String> rackOf;
+        boolean probing;
+        RecordingRackAwareTaskAssignor rack;
+    }
 
-        final TreeMap<ProcessId, ClientState> clients = new TreeMap<>();
-        final Map<ProcessId, String> labels = new HashMap<>();
-        final Map<ProcessId, String> rackOf = new HashMap<>();
+    static JsonNode assign(final JsonNode input) {
+        final Prepared p = prepare(input);
+        run(p);
+        return output(p);
+    }
+
+    /** Parses {@code input} into fresh client states (each call gives new, unassigned ones). */
+    static Prepared prepare(final JsonNode input) {
+        final Prepared p = new Prepared();
+        p.input = input;
+        p.assignor = input.path("assignor").asText();
+        p.optimize = input.path("optimize").asText(null);
+        p.standbyCheck = "rack_aware".equals(p.assignor) && "standby_tasks".equals(p.optimize);
+        p.configs = configs(input.get("config"), false);
+        p.tasksNode = input.path("tasks");
+        p.stateful = tasks(p.tasksNode.get("stateful"));
+        p.stateless = tasks(p.tasksNode.get("stateless"));
+        p.statefulSet = new TreeSet<>(p.stateful);
+        p.all = new TreeSet<>(p.stateful);
+        p.all.addAll(p.stateless);
+
+        p.clients = new TreeMap<>();
+        p.labels = new HashMap<>();
+        p.rackOf = new HashMap<>();
         for (final JsonNode c : input.path("clients")) {
             final String label = c.path("id").asText();
             final ProcessId pid = processId(label);
@@ -318,41 +352,48 @@ public final class GroupsimStreamsDriver implements Driver {
                 lags, tags, c.path("capacity").asInt(1), pid);
             for (final TaskId t : tasks(c.get("current_active"))) state.assignActive(t);
             for (final TaskId t : tasks(c.get("current_standby"))) state.assignStandby(t);
-            clients.put(pid, state);
-            labels.put(pid, label);
-            rackOf.put(pid, c.hasNonNull("rack") ? c.get("rack").asText() : null);
+            p.clients.put(pid, state);
+            p.labels.put(pid, label);
+            p.rackOf.put(pid, c.hasNonNull("rack") ? c.get("rack").asText() : null);
         }
+        return p;
+    }
 
-        boolean probing = false;
-        RecordingRackAwareTaskAssignor rack = null;
-        switch (assignor) {
+    /**
+     * The assignor call itself, on {@code p}'s client states: the rack-aware stand-in is built
+     * here (the cluster and topic descriptions it reads), then Kafka's assignor runs.
+     */
+    static void run(final Prepared p) {
+        final AssignmentConfigs configs = p.configs;
+        switch (p.assignor) {
             case "high_availability":
-                rack = rackAware(tasksNode, stateful, new ArrayList<>(all), rackOf, configs);
-                probing = new HighAvailabilityTaskAssignor().assign(clients, all, statefulSet, rack, configs);
+                p.rack = rackAware(p.tasksNode, p.stateful, new ArrayList<>(p.all), p.rackOf, configs);
+                p.probing = new HighAvailabilityTaskAssignor().assign(p.clients, p.all, p.statefulSet, p.rack, configs);
                 break;
             case "default_standby":
                 if (configs.numStandbyReplicas() > 0) {
-                    new DefaultStandbyTaskAssignor().assign(clients, all, statefulSet, configs);
+                    new DefaultStandbyTaskAssignor().assign(p.clients, p.all, p.statefulSet, configs);
                 }
                 break;
             case "client_tag_standby":
                 if (configs.numStandbyReplicas() > 0) {
-                    new ClientTagAwareStandbyTaskAssignor().assign(clients, all, statefulSet, configs);
+                    new ClientTagAwareStandbyTaskAssignor().assign(p.clients, p.all, p.statefulSet, configs);
                 }
                 break;
             case "rack_aware": {
-                rack = rackAware(tasksNode, stateful, new ArrayList<>(all),
-                    rackOf, standbyCheck ? configs(input.get("config"), true) : configs);
+                final RecordingRackAwareTaskAssignor rack = rackAware(p.tasksNode, p.stateful, new ArrayList<>(p.all),
+                    p.rackOf, p.standbyCheck ? configs(p.input.get("config"), true) : configs);
+                p.rack = rack;
                 if (!rack.canEnableRackAwareAssignor()) break;
                 final int traffic = configs.rackAwareTrafficCost().orElse(HighAvailabilityTaskAssignor.DEFAULT_HIGH_AVAILABILITY_TRAFFIC_COST);
                 final int nonOverlap = configs.rackAwareNonOverlapCost().orElse(HighAvailabilityTaskAssignor.DEFAULT_HIGH_AVAILABILITY_NON_OVERLAP_COST);
-                if ("active_tasks".equals(optimize)) {
-                    rack.optimizeActiveTasks(new TreeSet<>(stateful), clients, traffic, nonOverlap);
-                    rack.optimizeActiveTasks(new TreeSet<>(stateless), clients,
+                if ("active_tasks".equals(p.optimize)) {
+                    rack.optimizeActiveTasks(new TreeSet<>(p.stateful), p.clients, traffic, nonOverlap);
+                    rack.optimizeActiveTasks(new TreeSet<>(p.stateless), p.clients,
                         RackAwareTaskAssignor.STATELESS_TRAFFIC_COST, RackAwareTaskAssignor.STATELESS_NON_OVERLAP_COST);
-                } else if ("standby_tasks".equals(optimize)) {
+                } else if ("standby_tasks".equals(p.optimize)) {
                     final StandbyTaskAssignor standby = StandbyTaskAssignorFactory.create(configs, null);
-                    rack.optimizeStandbyTasks(clients, traffic, nonOverlap, standby::isAllowedTaskMovement);
+                    rack.optimizeStandbyTasks(p.clients, traffic, nonOverlap, standby::isAllowedTaskMovement);
                     rack.ran = true;
                 } else {
                     throw new IllegalArgumentException("optimize must be active_tasks or standby_tasks");
@@ -361,25 +402,65 @@ public final class GroupsimStreamsDriver implements Driver {
                 break;
             }
             default:
-                throw new IllegalArgumentException("unknown Streams assignor '" + assignor + "'");
+                throw new IllegalArgumentException("unknown Streams assignor '" + p.assignor + "'");
         }
+    }
 
+    /** {@code assign}'s answer for {@code p} after {@link #run}. */
+    static JsonNode output(final Prepared p) {
         final ObjectNode out = JSON.createObjectNode();
         final ObjectNode outClients = out.putObject("clients");
-        for (final Map.Entry<ProcessId, ClientState> e : clients.entrySet()) {
-            final ObjectNode one = outClients.putObject(labels.get(e.getKey()));
+        for (final Map.Entry<ProcessId, ClientState> e : p.clients.entrySet()) {
+            final ObjectNode one = outClients.putObject(p.labels.get(e.getKey()));
             final ArrayNode active = one.putArray("active");
             for (final TaskId t : new TreeSet<>(e.getValue().activeTasks())) active.add(t.toString());
             final ArrayNode standby = one.putArray("standby");
             for (final TaskId t : new TreeSet<>(e.getValue().standbyTasks())) standby.add(t.toString());
         }
-        out.put("probing_rebalance_needed", probing);
-        if (rack != null && rack.ran) {
+        out.put("probing_rebalance_needed", p.probing);
+        if (p.rack != null && p.rack.ran) {
             final ObjectNode cost = out.putObject("cost");
-            cost.put("before", rack.before);
-            cost.put("after", rack.after);
+            cost.put("before", p.rack.before);
+            cost.put("after", p.rack.after);
         }
         return out;
+    }
+
+    /**
+     * {@code time}: {@link #run} timed inside the JVM (benchmarks/bench_vs_kafka.py). Every
+     * iteration parses {@code input} into fresh client states untimed, then times the assignor
+     * call alone: CPU time of this thread ({@code ThreadMXBean.getCurrentThreadCpuTime}) and
+     * wall time ({@code System.nanoTime}). Untimed warm-up iterations run first (JIT warm-up,
+     * as JMH's): at least {@code warmup} and for at least {@code warmup_ms}. Answers
+     * {@code {"cpu_ns": [...], "wall_ns": [...], "output": <assign's answer of the last>}}.
+     */
+    static JsonNode time(final JsonNode req) {
+        final JsonNode input = req.get("input");
+        final int warmup = req.path("warmup").asInt(5);
+        final long warmupNs = req.path("warmup_ms").asLong(0) * 1_000_000L;
+        final int iterations = req.path("iterations").asInt(5);
+        final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        final long warmStart = System.nanoTime();
+        for (int w = 0; w < warmup || System.nanoTime() - warmStart < warmupNs; w++) {
+            run(prepare(input));
+        }
+        final ObjectNode result = JSON.createObjectNode();
+        final ArrayNode cpu = result.putArray("cpu_ns");
+        final ArrayNode wall = result.putArray("wall_ns");
+        Prepared last = null;
+        for (int i = 0; i < iterations; i++) {
+            final Prepared p = prepare(input);
+            final long c0 = threads.getCurrentThreadCpuTime();
+            final long w0 = System.nanoTime();
+            run(p);
+            final long w1 = System.nanoTime();
+            final long c1 = threads.getCurrentThreadCpuTime();
+            cpu.add(c1 - c0);
+            wall.add(w1 - w0);
+            last = p;
+        }
+        result.set("output", last == null ? JSON.nullNode() : output(last));
+        return result;
     }
 
     // ---------------------------------------------------------------------------------------
