@@ -84,6 +84,7 @@ from members.assignors.streams.rack_aware import (
     DEFAULT_TRAFFIC_COST,
     STATELESS_NON_OVERLAP_COST,
     STATELESS_TRAFFIC_COST,
+    Solver,
 )
 from protocol.errors import InputError
 from scenarios.input.assign_schema import (
@@ -347,11 +348,14 @@ def _output(
     return out
 
 
-def run_assign_streams(doc: dict) -> dict:
+def run_assign_streams(doc: dict, solver: Solver = "ortools") -> dict:
     """Run one Kafka Streams assignor on a decoded ``groupsim assign`` document.
 
     Args:
         doc: the input object (shape in the module docstring, docs/cli-contracts.md).
+        solver: the rack-aware optimiser's min-cost-flow solver: ``"ortools"`` (what a
+            Streams leader runs) or ``"cycle_cancelling"`` (Kafka's own algorithm, which picks
+            the same optimum as Kafka where several exist).
 
     Returns:
         ``{"clients": {id: {"active": [...], "standby": [...]}}, "probing_rebalance_needed":
@@ -391,7 +395,7 @@ def run_assign_streams(doc: dict) -> dict:
         raise StreamsAssignInputError("clients", "missing")
     clients = _clients(typed.clients, tasks, assignor, optimize)
     try:
-        return _run(assignor, optimize, configs, tasks, clients)
+        return _run(assignor, optimize, configs, tasks, clients, solver)
     except StreamsAssignmentError as exc:  # consistent-looking input Kafka would still reject
         raise StreamsAssignInputError("clients", str(exc)) from None
 
@@ -402,6 +406,7 @@ def _run(
     configs: AssignmentConfigs,
     tasks: _Tasks,
     clients: dict[ProcessId, ClientState],
+    solver: Solver = "ortools",
 ) -> dict[str, Any]:
     stateful = sorted(tasks.stateful)
     stateless = sorted(tasks.stateless)
@@ -412,6 +417,7 @@ def _run(
             tasks.changelog_racks,
             configs,
             subtopologies=tasks.subtopologies,
+            solver=solver,
         )
         result = assign_high_availability(clients, stateful, stateless, configs, rack)
         cost = None
@@ -439,6 +445,7 @@ def _run(
         tasks.changelog_racks,
         check_configs,
         subtopologies=tasks.subtopologies,
+        solver=solver,
     )
     if not rack.can_enable([*stateful, *stateless], stateful):
         return _output(clients, False, None)

@@ -74,7 +74,7 @@ class ChaosConfig:
             either budget ends with a ``run_budget_exceeded`` violation
             (:func:`scenarios.sim.runner.simulate`).
         referee: ``"kafka"`` to replay every leader assignment of a run through Kafka's own
-            assignors (:mod:`scenarios.referee`; Connect only); ``None`` for none. It draws
+            assignors (:mod:`scenarios.referee`: Connect and Streams); ``None`` for none. It draws
             nothing: run ``i`` is the same scenario with or without it.
     """
 
@@ -93,8 +93,6 @@ class ChaosConfig:
             raise ValueError(f"kind: expected one of {', '.join(KINDS)}, got {self.kind!r}")
         if self.referee not in (None, "kafka"):
             raise ValueError(f"referee: expected kafka or None, got {self.referee!r}")
-        if self.referee is not None and self.kind != "connect":
-            raise ValueError("referee: Kafka referees Connect campaigns only (for now)")
         low, high = self.members
         if not 1 <= low <= high:
             raise ValueError(f"members: expected 1 <= low <= high, got {low}..{high}")
