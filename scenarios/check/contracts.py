@@ -48,6 +48,18 @@ the KIPs with its checker, or why the log cannot judge it.
     error), never ``NONE``. A served log judges the coordinator's ``wire_response``; a
     simulated one a request logged after the replacement and the member's next answer of
     that kind.
+``zombie_owns_work`` — KIP-345, ``ClassicGroup#replaceStaticMember`` /
+    ``ConsumerCoordinator`` (``FencedInstanceIdException`` is fatal): when another process
+    joins with a static member's ``group.instance.id`` (a ``member_replaced`` whose
+    ``member`` is not the process that heard ``old_member_id`` in a JoinGroup answer), the
+    older process is a zombie:
+    it is never admitted to the group again (no JoinGroup answer ``NONE``) while the instance
+    id is held by the newer process, and once it has heard FENCED_INSTANCE_ID it applies no
+    assignment and starts no task. The fence lifts when the zombie starts anew
+    (``member_start``) or the instance's member is removed (``member_removed``). A process
+    whose JoinGroup answer was lost never knew its member id: its next JoinGroup (empty
+    member id, same instance id) replaces the newer process, as Kafka's coordinator does —
+    KIP-345 fences by member id only — so it is no zombie here.
 """
 
 from __future__ import annotations
@@ -67,6 +79,7 @@ __all__ = [
     "check_member_id_required",
     "check_static_rejoin",
     "check_fenced_member",
+    "check_zombie_instance",
 ]
 
 
@@ -78,6 +91,7 @@ GENERATION_SKIPPED = "generation_skipped"
 MEMBER_ID_NOT_REQUIRED = "member_id_not_required"
 STATIC_REJOIN_REBALANCED = "static_rejoin_rebalanced"
 FENCED_MEMBER_ACCEPTED = "fenced_member_accepted"
+ZOMBIE_OWNS_WORK = "zombie_owns_work"
 
 CONTRACT_INVARIANTS = (
     REVOKED_AND_REASSIGNED,
@@ -88,6 +102,7 @@ CONTRACT_INVARIANTS = (
     MEMBER_ID_NOT_REQUIRED,
     STATIC_REJOIN_REBALANCED,
     FENCED_MEMBER_ACCEPTED,
+    ZOMBIE_OWNS_WORK,
 )
 
 #: Connect protocols whose leader runs an incremental (KIP-415) assignor.
@@ -431,6 +446,67 @@ def _fenced(r: Record, member_id: str, what: str) -> Violation:
     )
 
 
+#: What a fenced zombie must not do once it heard FENCED_INSTANCE_ID.
+_ZOMBIE_WORK = frozenset({"assignment", "active_task_start", "standby_task_start"})
+
+
+def check_zombie_instance(records: Sequence[Record]) -> list[Violation]:
+    """``zombie_owns_work``: a process whose static member id another process took over is
+    never admitted again and, once told FENCED_INSTANCE_ID, owns no work (module doc)."""
+    found: list[Violation] = []
+    owner: dict[str, str] = {}  # member id -> the process (member name) it belongs to
+    zombies: dict[str, str] = {}  # zombie process -> member id now holding its instance id
+    told: set[str] = set()  # zombies that heard FENCED_INSTANCE_ID
+    for r in records:
+        kind = r.get("kind")
+        member = str(r.get("member"))
+        if kind == "join_group_response" and r.get("error") == "NONE" and member not in zombies:
+            owner[str(r.get("member_id"))] = member
+        elif kind == "member_replaced":
+            old, new = str(r.get("old_member_id")), str(r.get("member_id"))
+            owner[new] = member
+            if member in zombies:  # the zombie took its instance id back
+                found.append(
+                    _zombie(r, member, f"was admitted again (member id {new}, replacing {old})")
+                )
+                zombies.pop(member)
+                told.discard(member)
+            for zombie, holder in list(zombies.items()):
+                if holder == old:
+                    zombies[zombie] = new
+            previous = owner.get(old)  # only a process that heard its id can be fenced by it
+            if previous is not None and previous != member:
+                zombies[previous] = new
+        elif kind == "member_removed":
+            gone = str(r.get("member_id"))
+            for zombie in [z for z, holder in zombies.items() if holder == gone]:
+                zombies.pop(zombie)
+                told.discard(zombie)
+        elif kind == "member_start":
+            zombies.pop(member, None)
+            told.discard(member)
+        elif member in zombies:
+            if kind == "join_group_response" and r.get("error") == "NONE":
+                found.append(
+                    _zombie(r, member, f"was admitted again (member id {r.get('member_id')})")
+                )
+            elif str(r.get("error")) == "FENCED_INSTANCE_ID":
+                told.add(member)
+            elif kind in _ZOMBIE_WORK and member in told:
+                found.append(_zombie(r, member, f"logged {kind} after FENCED_INSTANCE_ID"))
+    return found
+
+
+def _zombie(r: Record, member: str, what: str) -> Violation:
+    return violation(
+        ZOMBIE_OWNS_WORK,
+        f"{member}: another process took over its group.instance.id, yet it {what} "
+        "(KIP-345: the older process is fenced for good)",
+        r,
+        member=member,
+    )
+
+
 CONTRACT_CHECKERS = (
     check_revoked_and_reassigned,
     check_probing_after_warmups,
@@ -440,4 +516,5 @@ CONTRACT_CHECKERS = (
     check_member_id_required,
     check_static_rejoin,
     check_fenced_member,
+    check_zombie_instance,
 )

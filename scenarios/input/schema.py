@@ -124,6 +124,7 @@ InvariantName = Literal[
     "member_id_not_required",
     "static_rejoin_rebalanced",
     "fenced_member_accepted",
+    "zombie_owns_work",
 ]
 INVARIANTS: tuple[str, ...] = get_args(InvariantName)
 

@@ -17,6 +17,7 @@ from scenarios.campaigns.chaos_names import (
     DEFAULT_MAX_CPU_S,
     FAULT_KINDS,
     KINDS,
+    OWN_STREAM_FAULTS,
     PROTOCOLS,
 )
 
@@ -242,7 +243,7 @@ def _generate_connect(config: ChaosConfig, campaign_seed: int, index: int) -> Ch
     gen = _Timeline(rng, names, static_workers, dict(connectors), protocol)
     count = rng.randint(1, config.fault_limit) if config.fault_limit else 0
     times = sorted(rng.randrange(config.duration_ms) for _ in range(count))
-    kinds = [k for k in config.faults if k != "delay"]
+    kinds = [k for k in config.faults if k not in OWN_STREAM_FAULTS]
     for at_ms in times if kinds else ():
         gen.fault(rng.choice(kinds), at_ms)
     if "delay" in config.faults:
