@@ -1,7 +1,7 @@
 """The Streams chaos generator (``groupsim chaos --kind streams``): from ``(campaign seed, run
 index)`` alone — one ``random.Random`` seeded with ``"groupsim-chaos-streams/<seed>/<index>"``,
-the ``delay_request`` faults from a second one, static membership from a third, nothing else
-random — a Kafka Streams
+the ``delay_request`` faults from a second one, static membership from a third, the zombie
+fault from a fourth, nothing else random — a Kafka Streams
 application and a timeline of faults, as a :class:`ChaosSpec` whose ``streams`` holds the
 scenario file's body (docs/streams.md, docs/chaos.md "Streams campaigns").
 
@@ -24,7 +24,9 @@ Drawn per run (KIP-441 / KIP-708 / KIP-925 settings across their ranges):
   ``leave`` (clean restart, or a client gone for good), ``partition``, ``loss``, ``latency``,
   ``slow`` (the stream thread stalls; past ``max.poll.interval.ms`` the client leaves),
   ``failover``, ``config`` (a restart with its state directory wiped: every store restores
-  from scratch) and ``delay`` (``delay_request``).
+  from scratch), ``delay`` (``delay_request``) and ``zombie`` (a static client cut off or
+  stalled while a second process with its ``group.instance.id`` joins: :func:`_add_zombie`,
+  from a fourth random stream).
 """
 
 from __future__ import annotations
