@@ -5,9 +5,10 @@ A clean campaign finds no disagreement; a bug planted in groupsim's incremental 
 ``referee_disagrees`` — before the ordinary checkers' ``balance`` — and shrunk like any other
 violation. The same for Streams: a clean campaign agrees with Kafka's
 ``HighAvailabilityTaskAssignor``, and a bug planted in groupsim's (no warm-up replicas: a task
-moved to a caught-up client leaves the lagging one without its warm-up) is found by the
-referee at its first round (the ordinary checkers see it later, as ``liveness`` only). Runs in this process (``jobs=1``) so the monkeypatch reaches the simulation;
-the referee's JVM is stopped at the end.
+moved to a caught-up client leaves the lagging one without its warm-up) is found by the referee
+at its first round (the ordinary checkers see it later, as ``liveness`` only). Runs in this
+process (``jobs=1``) so the monkeypatch reaches the simulation; the referee's JVM is stopped at
+the end.
 """
 
 from __future__ import annotations
