@@ -141,3 +141,32 @@ def test_a_planted_streams_assignor_bug_is_found_by_the_referee(
     assert found, f"the referee missed the planted bug: {result.violations}"
     assert found[0].first_new is not None
     assert "HighAvailabilityTaskAssignor disagrees" in found[0].first_new[1]
+
+
+def test_check_referee_judges_a_saved_streams_log(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``groupsim check --referee kafka`` on a saved Streams log: a clean one passes with its
+    rounds compared; the planted bug's log fails with the disagreement."""
+    from typer.testing import CliRunner
+
+    from scenarios.cli.main import app
+
+    config = ChaosConfig(kind="streams", members=(5, 5), duration_ms=600_000)
+    clean = tmp_path / "clean.jsonl"
+    write_jsonl(run_spec(generate(config, 3, 0))[1].records, clean)
+    done = CliRunner().invoke(app, ["check", str(clean), "--referee", "kafka", "--allow-known"])
+    assert done.exit_code == 0, done.output
+    assert "0 disagreement(s)" in done.output
+    _plant_no_warmups(monkeypatch)
+    for index in range(10):
+        outcome, result = run_spec(generate(config, 3, index), "kafka")
+        if referee.REFEREE_INVARIANT in outcome.violations:
+            break
+    else:
+        pytest.fail("no run of the planted Streams bug disagreed with Kafka")
+    log = tmp_path / "planted.jsonl"
+    write_jsonl([r for r in result.records if r.get("kind") != "violation"], log)
+    done = CliRunner().invoke(app, ["check", str(log), "--referee", "kafka"])
+    assert done.exit_code == 1, done.output
+    assert "HighAvailabilityTaskAssignor disagrees" in done.output
