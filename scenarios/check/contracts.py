@@ -55,11 +55,13 @@ the KIPs with its checker, or why the log cannot judge it.
     older process is a zombie:
     it is never admitted to the group again (no JoinGroup answer ``NONE``) while the instance
     id is held by the newer process, and once it has heard FENCED_INSTANCE_ID it applies no
-    assignment and starts no task. The fence lifts when the zombie starts anew
-    (``member_start``) or the instance's member is removed (``member_removed``). A process
-    whose JoinGroup answer was lost never knew its member id: its next JoinGroup (empty
-    member id, same instance id) replaces the newer process, as Kafka's coordinator does —
-    KIP-345 fences by member id only — so it is no zombie here.
+    assignment and starts no task; a request with its old member id is answered
+    FENCED_INSTANCE_ID, not UNKNOWN_MEMBER_ID (which makes a client forget its id and rejoin,
+    taking the instance back). The fence lifts when the zombie starts anew (``member_start``),
+    the instance's member is removed (``member_removed``), or the zombie forgets its member id
+    by itself before it is told (a JoinGroup with an empty id: its poll timer expired, or a
+    JoinGroup answer was lost) — that JoinGroup replaces the newer process, as Kafka's
+    coordinator does: KIP-345 fences by member id only.
 """
 
 from __future__ import annotations
@@ -452,10 +454,12 @@ _ZOMBIE_WORK = frozenset({"assignment", "active_task_start", "standby_task_start
 
 def check_zombie_instance(records: Sequence[Record]) -> list[Violation]:
     """``zombie_owns_work``: a process whose static member id another process took over is
-    never admitted again and, once told FENCED_INSTANCE_ID, owns no work (module doc)."""
+    fenced by that id (FENCED_INSTANCE_ID, never UNKNOWN_MEMBER_ID, which would make it
+    rejoin and take the instance back), never admitted again under it, and once fenced owns
+    no work (module doc)."""
     found: list[Violation] = []
-    owner: dict[str, str] = {}  # member id -> the process (member name) it belongs to
-    zombies: dict[str, str] = {}  # zombie process -> member id now holding its instance id
+    owner: dict[str, str] = {}  # member id -> the process (member name) that heard it
+    zombies: dict[str, tuple[str, str]] = {}  # zombie -> (its old id, id holding the instance)
     told: set[str] = set()  # zombies that heard FENCED_INSTANCE_ID
     for r in records:
         kind = r.get("kind")
@@ -471,27 +475,35 @@ def check_zombie_instance(records: Sequence[Record]) -> list[Violation]:
                 )
                 zombies.pop(member)
                 told.discard(member)
-            for zombie, holder in list(zombies.items()):
+            for zombie, (its_id, holder) in list(zombies.items()):
                 if holder == old:
-                    zombies[zombie] = new
+                    zombies[zombie] = (its_id, new)
             previous = owner.get(old)  # only a process that heard its id can be fenced by it
             if previous is not None and previous != member:
-                zombies[previous] = new
+                zombies[previous] = (old, new)
         elif kind == "member_removed":
             gone = str(r.get("member_id"))
-            for zombie in [z for z, holder in zombies.items() if holder == gone]:
+            for zombie in [z for z, (_, holder) in zombies.items() if holder == gone]:
                 zombies.pop(zombie)
                 told.discard(zombie)
         elif kind == "member_start":
             zombies.pop(member, None)
             told.discard(member)
         elif member in zombies:
-            if kind == "join_group_response" and r.get("error") == "NONE":
+            its_id = zombies[member][0]
+            error = str(r.get("error"))
+            if kind == "join_group_request" and not r.get("member_id") and member not in told:
+                zombies.pop(member)  # it forgot its id by itself: Kafka cannot tell a restart
+            elif kind == "join_group_response" and error == "NONE":
                 found.append(
                     _zombie(r, member, f"was admitted again (member id {r.get('member_id')})")
                 )
-            elif str(r.get("error")) == "FENCED_INSTANCE_ID":
+            elif error == "FENCED_INSTANCE_ID":
                 told.add(member)
+            elif error == "UNKNOWN_MEMBER_ID" and r.get("member_id") == its_id:
+                found.append(
+                    _zombie(r, member, f"heard UNKNOWN_MEMBER_ID for {its_id}, not fenced")
+                )
             elif kind in _ZOMBIE_WORK and member in told:
                 found.append(_zombie(r, member, f"logged {kind} after FENCED_INSTANCE_ID"))
     return found

@@ -164,8 +164,6 @@ class InvariantChecker:
         self._leader_aliases: set[str] = set()
         # members with a JoinGroup sent and not answered yet: in the join phase under way
         self._join_pending: set[str] = set()
-        # member id -> the member (process) it was given to (JoinGroup answers)
-        self._process_of: dict[str, str] = {}
         self._have_generation = False
         self._state: str | None = None
         # Kafka Streams: task -> clients holding it as active; client -> standby tasks.
@@ -207,9 +205,7 @@ class InvariantChecker:
         Each violation is ``{"invariant": name, "detail": one line, ..., "cause_seq": seq}``.
         """
         handler = self._dispatch.get(record.get("kind"))  # type: ignore[arg-type]
-        if handler is None:
-            return []
-        found = handler(record)
+        found = handler(record) if handler is not None else []
         if found:
             seq = record.get("seq")
             for violation in found:
@@ -458,8 +454,6 @@ class InvariantChecker:
         self._windows.on_response(record)
         if record.get("kind") == "join_group_response":
             self._join_pending.discard(str(record.get("member")))
-            if record.get("error") == "NONE" and record.get("member_id"):
-                self._process_of[str(record.get("member_id"))] = str(record.get("member"))
         return []
 
     def _on_revoke(self, record: dict[str, Any]) -> list[Violation]:
@@ -562,22 +556,12 @@ class InvariantChecker:
 
     def _on_member_replaced(self, record: dict[str, Any]) -> list[Violation]:
         """A static member rejoined under a new member id (KIP-345): if it led the current
-        generation, assignments naming either id come from that generation's leader. If the
-        new id went to another process (the zombie fault: a second process with the same
-        ``group.instance.id``), the old Streams process runs its tasks until its next request
-        hears FENCED_INSTANCE_ID (its link back, its stall over): the removed client's
-        ``streams-zombie`` window, opened now."""
+        generation, assignments naming either id come from that generation's leader."""
         old = record.get("old_member_id")
         if old == self._leader_id or old in self._leader_aliases:
             self._leader_aliases.add(str(record.get("member_id")))
-        previous = self._process_of.get(str(old))
-        if (
-            previous is not None
-            and previous != record.get("member")
-            and self._windows.is_streams(previous)
-        ):
-            now = int(record.get("t_ms") or 0)
-            self._zombies[previous] = (STREAMS_ZOMBIE, self._generation, now)
+        if (zombie := self._windows.zombie_of(record)) is not None:  # the zombie fault
+            self._zombies[zombie] = (STREAMS_ZOMBIE, self._generation, int(record["t_ms"]))
         return []
 
     def _on_group_loaded(self, record: dict[str, Any]) -> list[Violation]:

@@ -336,14 +336,24 @@ def test_kip345_a_zombie_instance_owns_no_work_after_fencing() -> None:
     assert "zombie_owns_work" in _names(check_records(started))
     # not told yet: its old generation's tasks are the zombie window Kafka accepts
     assert check_zombie_instance(_log(added, takeover, work)) == []
-    # a coordinator that does not fence: the zombie rejoins and takes the id back
+    # a coordinator that does not fence: UNKNOWN_MEMBER_ID, and the zombie takes the id back
+    unknown = {**fenced_answer, "error": "UNKNOWN_MEMBER_ID"}
     rejoined = _log(
         added,
         takeover,
+        unknown,
         _replaced("s1", "s1-2", "s1n-1", t=80),
         {**_join_answer("s1", "s1-2", "NONE"), "t": 80},
     )
-    assert _names(check_zombie_instance(rejoined)) == ["zombie_owns_work"]
+    assert _names(check_zombie_instance(rejoined)) == ["zombie_owns_work"] * 2
+    # a zombie that forgot its id by itself (poll timer, a lost answer) is a restart to Kafka
+    forgot = _log(added, takeover, {**_join("s1"), "t": 70}, *rejoined[3:])
+    assert check_zombie_instance(forgot) == []
+    told_then_rejoins = _log(added, takeover, fenced_answer, {**_join("s1"), "t": 70})
+    assert check_zombie_instance(told_then_rejoins) == []  # sending is not owning ...
+    assert _names(check_zombie_instance(_log(*told_then_rejoins, *rejoined[3:]))) == [
+        "zombie_owns_work"  # ... being admitted again is
+    ]
     # the same process rejoining under a new id (a restart) is no zombie ...
     assert check_zombie_instance(_log(added, _replaced("s1", "s1-2", "s1-1"), work)) == []
     # ... nor is the old process once it started anew, or once the twin's member is gone
@@ -354,7 +364,7 @@ def test_kip345_a_zombie_instance_owns_no_work_after_fencing() -> None:
     assert check_zombie_instance(freed) == []
     # a process whose JoinGroup answer was lost never knew its id: Kafka cannot fence it
     unheard = {"kind": "member_added", "member": "s1", "member_id": "s1-1"}
-    assert check_zombie_instance(_log(unheard, takeover, *rejoined[2:])) == []
+    assert check_zombie_instance(_log(unheard, takeover, *rejoined[3:])) == []
 
 
 def test_kip415_every_member_gets_the_leaders_delay() -> None:
