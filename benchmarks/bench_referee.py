@@ -1,13 +1,14 @@
 """The Kafka referee's cost: CPU per chaos run with and without ``--referee kafka``.
 
 Run: ``.venv/bin/python benchmarks/bench_referee.py [--runs N] [--members M] [--seed S]
-[--protocol P,...]`` (default 60 runs of 10-member Connect groups, 1 h of faults, the three
-protocols Kafka has an assignor for). One process: every run is simulated (CPU measured with
-``time.process_time``), then its log is judged by one referee JVM (this process's CPU plus
-the JVM's, read from ``/proc/<pid>/stat``). Wall-clock runs/min on a shared machine mostly
-measures the other tenants; CPU seconds per run do not, so the ratio is
-``(simulation + referee CPU) / simulation CPU``. JVM start-up (and the harness build check)
-is reported apart: a campaign pays it once per worker process.
+[--protocol P,...] [--kind connect|streams] [--duration-min D]`` (default 60 runs of 10-member
+Connect groups, 60 virtual minutes of faults, the three protocols Kafka has an assignor for;
+``--kind streams`` runs Streams applications of M clients instead). One process: every run is
+simulated (CPU measured with ``time.process_time``), then its log is judged by one referee JVM
+(this process's CPU plus the JVM's, read from ``/proc/<pid>/stat``). Wall-clock runs/min on a
+shared machine mostly measures the other tenants; CPU seconds per run do not, so the ratio is
+``(simulation + referee CPU) / simulation CPU``. JVM start-up (and the harness build check) is
+reported apart: a campaign pays it once per worker process.
 """
 
 from __future__ import annotations
@@ -38,9 +39,14 @@ def main() -> None:
     parser.add_argument("--members", type=int, default=10)
     parser.add_argument("--seed", type=int, default=3)
     parser.add_argument("--protocol", default="eager,compatible,sessioned")
+    parser.add_argument("--kind", choices=("connect", "streams"), default="connect")
+    parser.add_argument("--duration-min", type=int, default=60)
     args = parser.parse_args()
     config = ChaosConfig(
-        members=(args.members, args.members), protocols=tuple(args.protocol.split(","))
+        members=(args.members, args.members),
+        protocols=tuple(args.protocol.split(",")),
+        kind=args.kind,
+        duration_ms=args.duration_min * 60_000,
     )
     sim_cpu = 0.0
     logs = []
@@ -73,7 +79,11 @@ def main() -> None:
     ref_cpu = py_cpu + jvm_cpu
 
     n = args.runs
-    print(f"{n} runs, {args.members} members, 1 h of faults, {args.protocol}, seed {args.seed}")
+    what = args.protocol if args.kind == "connect" else "Kafka Streams"
+    print(
+        f"{n} runs, {args.members} members, {args.duration_min} min of faults, {what}, "
+        f"seed {args.seed}"
+    )
     print(f"  simulation CPU per run          {1000 * sim_cpu / n:8.0f} ms")
     print(
         f"  referee CPU per run (py + JVM)  {1000 * ref_cpu / n:8.0f} ms "

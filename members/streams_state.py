@@ -551,6 +551,7 @@ class StreamsPartitionAssignor:
             labels[p]: {str(t): by_process[p].lags[t] for t in topology.stateful}
             for p in sorted(by_process)
         }
+        inputs = self._referee_inputs(by_process, labels)
         result = assign_high_availability(
             by_process, topology.stateful, topology.stateless, self.configs, rack_aware
         )
@@ -657,7 +658,56 @@ class StreamsPartitionAssignor:
             record["cost"] = {"before": result.cost_before, "after": result.cost_after}
         if result.notes:
             record["notes"] = list(result.notes)
+        record["inputs"] = inputs
         return LeaderAssignment(tuple(payload), decisions, result, probing_at, record)
+
+    def _referee_inputs(
+        self, clients: Mapping[ProcessId, ClientState], labels: Mapping[ProcessId, str]
+    ) -> dict[str, Any]:
+        """What the task assignor read besides the lags (the record's ``lags``): the
+        ``groupsim assign`` document of a ``high_availability`` run (docs/cli-contracts.md)
+        without ``task_lags``, for ``groupsim check --referee kafka`` (scenarios/referee) to
+        replay through Kafka's ``HighAvailabilityTaskAssignor``. Taken before the assignor
+        runs (it fills the clients' current assignment in place)."""
+        c = self.configs
+        topology = self.topology
+
+        def racks(table: Mapping[TaskId, tuple[frozenset[str], ...]]) -> dict[str, Any]:
+            return {str(t): [sorted(r) for r in parts] for t, parts in sorted(table.items())}
+
+        return {
+            "config": {
+                "acceptable.recovery.lag": c.acceptable_recovery_lag,
+                "max.warmup.replicas": c.max_warmup_replicas,
+                "num.standby.replicas": c.num_standby_replicas,
+                "probing.rebalance.interval.ms": c.probing_rebalance_interval_ms,
+                "rack.aware.assignment.strategy": c.rack_aware_assignment_strategy,
+                "rack.aware.assignment.tags": list(c.rack_aware_assignment_tags),
+                "rack.aware.assignment.traffic_cost": c.traffic_cost,
+                "rack.aware.assignment.non_overlap_cost": c.non_overlap_cost,
+            },
+            "clients": [
+                {
+                    "id": labels[pid],
+                    "capacity": state.capacity,
+                    "rack": state.rack,
+                    "tags": dict(sorted(state.tags.items())),
+                    "prev_active": [str(t) for t in sorted(state.prev_active)],
+                    "prev_standby": [str(t) for t in sorted(state.prev_standby)],
+                }
+                for pid, state in sorted(clients.items())
+            ],
+            "tasks": {
+                "stateful": [str(t) for t in topology.stateful],
+                "stateless": [str(t) for t in topology.stateless],
+                "subtopologies": {
+                    str(sub): [str(t) for t in ts]
+                    for sub, ts in sorted(topology.subtopology_tasks().items())
+                },
+                "task_source_partition_racks": racks(topology.source_racks()),
+                "task_changelog_partition_racks": racks(topology.changelog_racks()),
+            },
+        }
 
 
 def _lag(offset_sum: int, end_sum: int) -> int:

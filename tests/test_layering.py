@@ -3,10 +3,11 @@ inside ``scenarios`` one job per subpackage with imports flowing one way:
 
     eventlog, input  <-  check  <-  sim  <-  campaigns, serve  <-  record, analysis  <-  cli
     input  <-  assign  <-  cli
-    referee  <-  campaigns, cli
+    input  <-  assign  <-  referee  <-  campaigns, cli
 
-``referee`` (Kafka's classes judging a finished log through the oracle harness) imports no
-other scenarios subpackage: it reads plain log records and the ``protocol`` codecs.
+``referee`` (Kafka's classes judging a finished log through the oracle harness) reads plain log
+records and the ``protocol`` codecs; the Streams referee also reruns ``assign`` (groupsim's
+assignor on a round's logged inputs) where two optimisers may pick different optima.
 
 The checkers are pure functions over the event log; the engine (``sim``) runs them online, so a
 violation sits in the log right after the record that caused it — which is why ``check`` sits
@@ -40,7 +41,7 @@ SCENARIOS_ALLOWED = {
     "check": {"eventlog", "input"},
     "sim": {"eventlog", "input", "check"},
     "assign": {"input"},
-    "referee": set(),
+    "referee": {"assign", "input"},
     "campaigns": {"eventlog", "input", "check", "sim", "referee"},
     "serve": {"eventlog", "input", "check", "sim"},
     "record": {"eventlog", "input", "check", "sim", "serve"},

@@ -84,6 +84,7 @@ from members.assignors.streams.rack_aware import (
     DEFAULT_TRAFFIC_COST,
     STATELESS_NON_OVERLAP_COST,
     STATELESS_TRAFFIC_COST,
+    Solver,
 )
 from protocol.errors import InputError
 from scenarios.input.assign_schema import (
@@ -348,11 +349,14 @@ def assign_output(
     return out
 
 
-def run_assign_streams(doc: dict) -> dict:
+def run_assign_streams(doc: dict, solver: Solver = "ortools") -> dict:
     """Run one Kafka Streams assignor on a decoded ``groupsim assign`` document.
 
     Args:
         doc: the input object (shape in the module docstring, docs/cli-contracts.md).
+        solver: the rack-aware optimiser's min-cost-flow solver: ``"ortools"`` (what a
+            Streams leader runs) or ``"cycle_cancelling"`` (Kafka's own algorithm, which picks
+            the same optimum as Kafka where several exist).
 
     Returns:
         ``{"clients": {id: {"active": [...], "standby": [...]}}, "probing_rebalance_needed":
@@ -368,7 +372,7 @@ def run_assign_streams(doc: dict) -> dict:
     """
     prepared = prepare_assign_streams(doc)
     try:
-        probing, cost = assign_prepared(prepared, prepared.clients)
+        probing, cost = assign_prepared(prepared, prepared.clients, solver)
     except StreamsAssignmentError as exc:  # consistent-looking input Kafka would still reject
         raise StreamsAssignInputError("clients", str(exc)) from None
     return assign_output(prepared.clients, probing, cost)
@@ -424,7 +428,9 @@ def prepare_assign_streams(doc: dict) -> PreparedStreamsAssign:
 
 
 def assign_prepared(
-    prepared: PreparedStreamsAssign, clients: dict[ProcessId, ClientState]
+    prepared: PreparedStreamsAssign,
+    clients: dict[ProcessId, ClientState],
+    solver: Solver = "ortools",
 ) -> tuple[bool, tuple[int, int] | None]:
     """Run the document's assignor on ``clients`` (changed in place): the Kafka call
     ``groupsim assign`` makes, without building its answer.
@@ -450,6 +456,7 @@ def assign_prepared(
             tasks.changelog_racks,
             configs,
             subtopologies=tasks.subtopologies,
+            solver=solver,
         )
         result = assign_high_availability(clients, stateful, stateless, configs, rack)
         cost = None
@@ -477,6 +484,7 @@ def assign_prepared(
         tasks.changelog_racks,
         check_configs,
         subtopologies=tasks.subtopologies,
+        solver=solver,
     )
     if not rack.can_enable([*stateful, *stateless], stateful):
         return False, None

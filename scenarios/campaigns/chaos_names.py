@@ -8,7 +8,14 @@ same values (``tests/scenarios/cli/test_startup.py`` checks that they agree).
 
 from __future__ import annotations
 
-__all__ = ["KINDS", "PROTOCOLS", "ASSIGNOR_OF", "FAULT_KINDS", "DEFAULT_MAX_CPU_S"]
+__all__ = [
+    "KINDS",
+    "PROTOCOLS",
+    "ASSIGNOR_OF",
+    "FAULT_KINDS",
+    "OWN_STREAM_FAULTS",
+    "DEFAULT_MAX_CPU_S",
+]
 
 #: What a campaign generates: Connect groups or Kafka Streams applications (``--kind``).
 KINDS = ("connect", "streams")
@@ -26,7 +33,9 @@ ASSIGNOR_OF = {
 #: ``partition``, ``loss``, ``latency`` (its coordinator link), ``slow`` (its herder stalls),
 #: ``failover`` (the coordinator moves), ``config`` (connector writes and protocol changes;
 #: for Streams: a restart with a wiped state directory),
-#: ``delay`` (a ``delay_request``: a member's requests reach the coordinator late, overtaken).
+#: ``delay`` (a ``delay_request``: a member's requests reach the coordinator late, overtaken),
+#: ``zombie`` (Streams: a static client is cut off or stalled and a second process with its
+#: ``group.instance.id`` joins meanwhile, KIP-345; Connect workers have no instance id).
 FAULT_KINDS = (
     "crash",
     "leave",
@@ -37,7 +46,11 @@ FAULT_KINDS = (
     "failover",
     "config",
     "delay",
+    "zombie",
 )
+#: Fault kinds drawn from a stream of their own (after the others), so that enabling them
+#: leaves every other draw of a run as it was.
+OWN_STREAM_FAULTS = ("delay", "zombie")
 
 #: A chaos run's CPU budget by default (seconds; ``--max-cpu-seconds``). Clean runs take
 #: 0.01–0.6 s with 3–10 members and ~5 s with 50 Streams clients; a livelocked one would run

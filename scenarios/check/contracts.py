@@ -6,7 +6,8 @@ returning violations ``{"invariant", "detail", "cause_seq", ...}`` like
 and ``check``, also on ``groupsim serve`` logs where the records they need exist). Each is
 one pass over the log with O(1) work per record (O(size of the record) for the ``assignor``
 and ``streams_assignment`` records). ``docs/chaos.md`` ("Contract rules") lists every rule of
-the KIPs with its checker, or why the log cannot judge it.
+the KIPs with its checker, or why the log cannot judge it. The rules of the coordinator's
+answers and of KIP-814 are in :mod:`scenarios.check.coordinator_contracts`.
 
 ``revoked_and_reassigned`` — KIP-415, ``IncrementalCooperativeAssignor#performTaskAssignment``
     Under an incremental protocol (Connect ``compatible``/``sessioned``/``static``), work is
@@ -48,29 +49,32 @@ the KIPs with its checker, or why the log cannot judge it.
     error), never ``NONE``. A served log judges the coordinator's ``wire_response``; a
     simulated one a request logged after the replacement and the member's next answer of
     that kind.
-``heartbeat_not_rebalancing`` — ``GroupMetadataManager#classicGroupHeartbeatToClassicGroup``:
-    a Heartbeat from a valid member of the current generation that reaches a group in
-    PreparingRebalance is answered REBALANCE_IN_PROGRESS (that is how a member of a Stable
-    generation learns to rejoin); other errors (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, …) come
-    first, but never ``NONE``. Judged on the ``rebalance_heartbeat`` record the engine and
-    ``groupsim serve`` write for every Heartbeat that reaches a PreparingRebalance group, with
-    the answer that left the coordinator.
-``assignment_recomputed`` — KIP-814,
-    ``GroupMetadataManager#updateStaticMemberThenRebalanceOrCompleteJoin``: a static leader
-    that rejoins a Stable group under a new member id, with the elected protocol unchanged, is
-    answered with ``skip_assignment`` (JoinGroup v9+, as every simulated member sends) and runs
-    no assignor: it syncs with an empty assignment and the coordinator keeps the stored one.
-    After such a ``member_replaced`` of the generation's leader, a leader decision
-    (``assignor``, ``streams_assignment``, ``consumer_assignor``) by that member before its
-    SyncGroup or any state change is a violation. (A leader that rejoins during
-    CompletingRebalance is given the member list again and does run the assignor again for
-    the same generation: that is Kafka's behaviour and not judged here.)
+``zombie_owns_work`` — KIP-345, ``ClassicGroup#replaceStaticMember`` /
+    ``ConsumerCoordinator`` (``FencedInstanceIdException`` is fatal): when another process
+    joins with a static member's ``group.instance.id`` (a ``member_replaced`` whose
+    ``member`` is not the process that heard ``old_member_id`` in a JoinGroup answer), the
+    older process is a zombie:
+    it is never admitted to the group again (no JoinGroup answer ``NONE``) while the instance
+    id is held by the newer process, and once it has heard FENCED_INSTANCE_ID it applies no
+    assignment and starts no task; a request with its old member id is answered
+    FENCED_INSTANCE_ID, not UNKNOWN_MEMBER_ID (which makes a client forget its id and rejoin,
+    taking the instance back). The fence lifts when the zombie starts anew (``member_start``),
+    the instance's member is removed (``member_removed``), or the zombie forgets its member id
+    by itself before it is told (a JoinGroup with an empty id: its poll timer expired, or a
+    JoinGroup answer was lost) — that JoinGroup replaces the newer process, as Kafka's
+    coordinator does: KIP-345 fences by member id only.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from scenarios.check.coordinator_contracts import (
+    ASSIGNMENT_RECOMPUTED,
+    HEARTBEAT_NOT_REBALANCING,
+    check_assignment_once,
+    check_rebalance_heartbeat,
+)
 from scenarios.check.log_rules import Record, Violation, protocol_vote, violation
 
 __all__ = [
@@ -84,8 +88,7 @@ __all__ = [
     "check_member_id_required",
     "check_static_rejoin",
     "check_fenced_member",
-    "check_rebalance_heartbeat",
-    "check_assignment_once",
+    "check_zombie_instance",
 ]
 
 
@@ -97,8 +100,7 @@ GENERATION_SKIPPED = "generation_skipped"
 MEMBER_ID_NOT_REQUIRED = "member_id_not_required"
 STATIC_REJOIN_REBALANCED = "static_rejoin_rebalanced"
 FENCED_MEMBER_ACCEPTED = "fenced_member_accepted"
-HEARTBEAT_NOT_REBALANCING = "heartbeat_not_rebalancing"
-ASSIGNMENT_RECOMPUTED = "assignment_recomputed"
+ZOMBIE_OWNS_WORK = "zombie_owns_work"
 
 CONTRACT_INVARIANTS = (
     REVOKED_AND_REASSIGNED,
@@ -111,6 +113,7 @@ CONTRACT_INVARIANTS = (
     FENCED_MEMBER_ACCEPTED,
     HEARTBEAT_NOT_REBALANCING,
     ASSIGNMENT_RECOMPUTED,
+    ZOMBIE_OWNS_WORK,
 )
 
 #: Connect protocols whose leader runs an incremental (KIP-415) assignor.
@@ -454,69 +457,75 @@ def _fenced(r: Record, member_id: str, what: str) -> Violation:
     )
 
 
-def check_rebalance_heartbeat(records: Sequence[Record]) -> list[Violation]:
-    """``heartbeat_not_rebalancing``: a Heartbeat that reached a PreparingRebalance group is
-    never answered ``NONE``."""
+#: What a fenced zombie must not do once it heard FENCED_INSTANCE_ID.
+_ZOMBIE_WORK = frozenset({"assignment", "active_task_start", "standby_task_start"})
+
+
+def check_zombie_instance(records: Sequence[Record]) -> list[Violation]:
+    """``zombie_owns_work``: a process whose static member id another process took over is
+    fenced by that id (FENCED_INSTANCE_ID, never UNKNOWN_MEMBER_ID, which would make it
+    rejoin and take the instance back), never admitted again under it, and once fenced owns
+    no work (module doc)."""
     found: list[Violation] = []
-    for r in records:
-        if r.get("kind") == "rebalance_heartbeat" and r.get("error") == "NONE":
-            found.append(
-                violation(
-                    HEARTBEAT_NOT_REBALANCING,
-                    f"{r.get('member')}: a Heartbeat (generation {r.get('generation')}) reached "
-                    "the group in PreparingRebalance and was answered NONE, so the member does "
-                    "not learn to rejoin (Kafka answers REBALANCE_IN_PROGRESS)",
-                    r,
-                    member=r.get("member"),
-                    member_id=r.get("member_id"),
-                )
-            )
-    return found
-
-
-#: A leader's record of the assignment it computed for a generation, per member kind.
-_LEADER_DECISIONS = frozenset({"assignor", "streams_assignment", "consumer_assignor"})
-
-
-def check_assignment_once(records: Sequence[Record]) -> list[Violation]:
-    """``assignment_recomputed``: a static leader that rejoined a Stable group runs no
-    assignor for the generation it already assigned (KIP-814 ``skip_assignment``)."""
-    found: list[Violation] = []
-    leader_id: str | None = None  # the current generation's leader member id
-    state: str | None = None
-    told_to_skip: dict[str, Record] = {}  # member name -> its replacement as Stable leader
+    owner: dict[str, str] = {}  # member id -> the process (member name) that heard it
+    zombies: dict[str, tuple[str, str]] = {}  # zombie -> (its old id, id holding the instance)
+    told: set[str] = set()  # zombies that heard FENCED_INSTANCE_ID
     for r in records:
         kind = r.get("kind")
-        name = str(r.get("member"))
-        if kind in ("generation", "group_loaded"):
-            leader_id = r.get("leader_id")
-            if kind == "group_loaded":
-                state = r.get("state")
-            told_to_skip.clear()
-        elif kind == "group_state":
-            state = r.get("to")
-            told_to_skip.clear()  # a rebalance: the member's next decision is a new round's
+        member = str(r.get("member"))
+        if kind == "join_group_response" and r.get("error") == "NONE" and member not in zombies:
+            owner[str(r.get("member_id"))] = member
         elif kind == "member_replaced":
-            if state == "Stable" and r.get("old_member_id") == leader_id:
-                leader_id = r.get("member_id")
-                told_to_skip[name] = r
-        elif kind == "sync_group_request":
-            told_to_skip.pop(name, None)
-        elif kind in _LEADER_DECISIONS and name in told_to_skip:
-            replaced = told_to_skip.pop(name)
-            found.append(
-                violation(
-                    ASSIGNMENT_RECOMPUTED,
-                    f"static leader {name} rejoined the Stable group as "
-                    f"{replaced.get('member_id')} (was {replaced.get('old_member_id')}) and ran "
-                    f"the assignor again for generation {r.get('generation')}; the coordinator "
-                    "tells it skip_assignment (KIP-814) and keeps the stored assignment",
-                    r,
-                    member=name,
-                    generation=r.get("generation"),
+            old, new = str(r.get("old_member_id")), str(r.get("member_id"))
+            owner[new] = member
+            if member in zombies:  # the zombie took its instance id back
+                found.append(
+                    _zombie(r, member, f"was admitted again (member id {new}, replacing {old})")
                 )
-            )
+                zombies.pop(member)
+                told.discard(member)
+            for zombie, (its_id, holder) in list(zombies.items()):
+                if holder == old:
+                    zombies[zombie] = (its_id, new)
+            previous = owner.get(old)  # only a process that heard its id can be fenced by it
+            if previous is not None and previous != member:
+                zombies[previous] = (old, new)
+        elif kind == "member_removed":
+            gone = str(r.get("member_id"))
+            for zombie in [z for z, (_, holder) in zombies.items() if holder == gone]:
+                zombies.pop(zombie)
+                told.discard(zombie)
+        elif kind == "member_start":
+            zombies.pop(member, None)
+            told.discard(member)
+        elif member in zombies:
+            its_id = zombies[member][0]
+            error = str(r.get("error"))
+            if kind == "join_group_request" and not r.get("member_id") and member not in told:
+                zombies.pop(member)  # it forgot its id by itself: Kafka cannot tell a restart
+            elif kind == "join_group_response" and error == "NONE":
+                found.append(
+                    _zombie(r, member, f"was admitted again (member id {r.get('member_id')})")
+                )
+            elif error == "FENCED_INSTANCE_ID":
+                told.add(member)
+            elif error == "UNKNOWN_MEMBER_ID" and r.get("member_id") == its_id:
+                found.append(
+                    _zombie(r, member, f"heard UNKNOWN_MEMBER_ID for {its_id}, not fenced")
+                )
+            elif kind in _ZOMBIE_WORK and member in told:
+                found.append(_zombie(r, member, f"logged {kind} after FENCED_INSTANCE_ID"))
     return found
+
+
+def _zombie(r: Record, member: str, what: str) -> Violation:
+    return violation(
+        ZOMBIE_OWNS_WORK,
+        f"{member}: another process took over its group.instance.id, yet it {what} "
+        "(KIP-345: the older process is fenced for good)",
+        r,
+        member=member,
+    )
 
 
 CONTRACT_CHECKERS = (
@@ -530,4 +539,5 @@ CONTRACT_CHECKERS = (
     check_fenced_member,
     check_rebalance_heartbeat,
     check_assignment_once,
+    check_zombie_instance,
 )

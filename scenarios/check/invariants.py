@@ -205,9 +205,7 @@ class InvariantChecker:
         Each violation is ``{"invariant": name, "detail": one line, ..., "cause_seq": seq}``.
         """
         handler = self._dispatch.get(record.get("kind"))  # type: ignore[arg-type]
-        if handler is None:
-            return []
-        found = handler(record)
+        found = handler(record) if handler is not None else []
         if found:
             seq = record.get("seq")
             for violation in found:
@@ -562,6 +560,8 @@ class InvariantChecker:
         old = record.get("old_member_id")
         if old == self._leader_id or old in self._leader_aliases:
             self._leader_aliases.add(str(record.get("member_id")))
+        if (zombie := self._windows.zombie_of(record)) is not None:  # the zombie fault
+            self._zombies[zombie] = (STREAMS_ZOMBIE, self._generation, int(record["t_ms"]))
         return []
 
     def _on_group_loaded(self, record: dict[str, Any]) -> list[Violation]:

@@ -98,6 +98,7 @@ class KnownIssueWindows:
         self._requests: dict[str, list[list[int | None]]] = {}
         self._group_rebalance_ms = _DEFAULT.rebalance_timeout_ms
         self._streams: set[str] = set()
+        self._process_of: dict[str, str] = {}  # member id -> the member that heard it
 
     # ------------------------------------------------------------------ feeding
 
@@ -150,6 +151,8 @@ class KnownIssueWindows:
 
     def on_response(self, record: dict[str, Any]) -> None:
         """A ``join_group_response``/``sync_group_response``: its request is answered."""
+        if record.get("kind") == "join_group_response" and record.get("error") == "NONE":
+            self._process_of[str(record.get("member_id"))] = str(record.get("member"))
         for request in reversed(self._requests.get(str(record.get("member")), [])):
             if request[1] is None:
                 request[1] = int(record.get("t_ms") or 0)
@@ -187,6 +190,17 @@ class KnownIssueWindows:
         return any(
             s <= now_ms and now_ms - (e + x) <= window for s, e, x, _ in self._faults(member)
         )
+
+    def zombie_of(self, replaced: dict[str, Any]) -> str | None:
+        """The Streams client a ``member_replaced`` made a zombie (KIP-345: a second process
+        with its ``group.instance.id`` took over the member id it heard; the zombie fault), or
+        None (the same process rejoining, or a member id nobody heard). It runs its tasks until
+        its next request hears FENCED_INSTANCE_ID (its link back, its stall over): the removed
+        client's ``streams-zombie`` window (:meth:`streams_deadline`), opened at the takeover."""
+        previous = self._process_of.get(str(replaced.get("old_member_id")))
+        if previous in (None, replaced.get("member")) or not self.is_streams(str(previous)):
+            return None
+        return previous
 
     def is_streams(self, member: str) -> bool:
         """``member`` is a Kafka Streams client (its ``member_start`` names a process id)."""

@@ -115,6 +115,7 @@ def summarize_streams(
                 down_since[task] = t
         last_change = t
 
+    holder: dict[str, str] = {}  # member id -> the client it was given to
     for r in records:
         kind = r["kind"]
         t = r["t_ms"]
@@ -175,6 +176,16 @@ def summarize_streams(
             probing_fired += 1
         elif kind == "generation":
             last_members = list(r.get("members") or ())
+        elif kind == "join_group_response" and r.get("error") == "NONE":
+            holder[str(r.get("member_id"))] = m
+        elif kind == "member_replaced":
+            # KIP-345: another process took over a static member's id (the zombie fault); in
+            # Stable without a rebalance, so the old process's decision is now the new one's
+            previous = holder.get(str(r.get("old_member_id")))
+            holder[str(r.get("member_id"))] = m
+            if previous is not None and previous != m:
+                for pid in [p for p, name in st.pid_name.items() if name == previous]:
+                    st.pid_name[pid] = m
         elif kind == "step" and r.get("action") != "phase":
             end = step_end_ms(r)  # from the step's end, as Connect's summary
             last_step = end if last_step is None else max(last_step, end)

@@ -302,7 +302,8 @@ def chaos(
         Referee | None,
         typer.Option(
             help="Replay every leader assignment through Kafka's own assignors (one harness "
-            "JVM per worker; Connect, without --master; needs Java and Maven; docs/chaos.md).",
+            "JVM per worker; Connect and Streams, without --master; needs Java and Maven; "
+            "docs/chaos.md).",
             show_default="none",
         ),
     ] = None,
@@ -365,10 +366,9 @@ def _chaos(
                 f"{given}: Connect only; a Streams campaign (--kind streams) runs Kafka "
                 "Streams' high-availability assignor"
             )
-        if referee is not None and (kind is ChaosKind.STREAMS or master is not None):
+        if referee is not None and master is not None:
             raise ChaosInputError(
-                "--referee: Kafka referees Connect campaigns on the local pool only "
-                "(not --kind streams, not --master)"
+                "--referee: Kafka referees campaigns on the local pool only (not --master)"
             )
         protocols = parse_protocols(protocol if protocol is not None else ",".join(PROTOCOLS))
         _check_assignor(assignor.value if assignor else None, protocols)

@@ -106,6 +106,7 @@ class FaultKind(enum.StrEnum):
     FAILOVER = "failover"
     CONFIG = "config"
     DELAY = "delay"
+    ZOMBIE = "zombie"
 
 
 def choices(kind: type[enum.Enum], sep: str = ", ") -> str:

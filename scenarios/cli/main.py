@@ -261,8 +261,9 @@ def check(
     referee: Annotated[
         Referee | None,
         typer.Option(
-            help="Also replay every Connect leader assignment through Kafka's own assignors "
-            "(needs Java, Maven and a source checkout's tests/kafka_oracle; docs/chaos.md).",
+            help="Also replay every leader assignment (Connect, Streams) through Kafka's own "
+            "assignors (needs Java, Maven and a source checkout's tests/kafka_oracle; "
+            "docs/chaos.md).",
         ),
     ] = None,
 ) -> None:

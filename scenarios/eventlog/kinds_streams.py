@@ -17,6 +17,9 @@ __all__ = [
     "StandbyTaskStart",
     "StandbyTaskStopped",
     "StreamsAssignment",
+    "StreamsAssignorClient",
+    "StreamsAssignorInputs",
+    "StreamsAssignorTasks",
     "StreamsClientDecision",
     "StreamThreadStall",
     "SubscriptionVersionUpdate",
@@ -38,6 +41,41 @@ class AssignmentCost(_Part, kw_only=True):
 
     before: int
     after: int | None
+
+
+class StreamsAssignorClient(_Part, kw_only=True):
+    """One client as the leader's task assignor read it (Kafka ``ClientState``): process
+    ``id``, ``capacity`` (stream threads), ``client.rack``, client ``tags`` and the tasks it
+    reported from its previous generation."""
+
+    id: str
+    capacity: int
+    rack: str | None
+    tags: dict[str, str]
+    prev_active: list[str]
+    prev_standby: list[str]
+
+
+class StreamsAssignorTasks(_Part, kw_only=True):
+    """The topology as the task assignor read it: task ids, subtopology → tasks, and per task
+    the racks of each source / changelog partition (only where known, KIP-925)."""
+
+    stateful: list[str]
+    stateless: list[str]
+    subtopologies: dict[str, list[str]]
+    task_source_partition_racks: dict[str, list[list[str]]]
+    task_changelog_partition_racks: dict[str, list[list[str]]]
+
+
+class StreamsAssignorInputs(_Part, kw_only=True):
+    """Everything a Streams leader's task assignor read besides the lags (the record's
+    ``lags``): a ``groupsim assign`` ``high_availability`` document without ``task_lags``
+    (docs/cli-contracts.md), which ``groupsim check --referee kafka`` replays through Kafka's
+    ``HighAvailabilityTaskAssignor``. ``config`` is keyed by Kafka's config names."""
+
+    config: dict[str, int | str | list[str] | None]
+    clients: list[StreamsAssignorClient]
+    tasks: StreamsAssignorTasks
 
 
 # ----------------------------------------------------------------------------- Kafka Streams
@@ -69,6 +107,8 @@ class StreamsAssignment(_Rec, tag="streams_assignment", kw_only=True):
     followup_for_revocation: bool
     cost: AssignmentCost | UnsetType = UNSET
     notes: list[str] | UnsetType = UNSET
+    # the leader's inputs, for the Kafka referee (scenarios/referee)
+    inputs: StreamsAssignorInputs | UnsetType = UNSET
     member: str
 
 

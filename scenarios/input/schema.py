@@ -126,6 +126,7 @@ InvariantName = Literal[
     "fenced_member_accepted",
     "heartbeat_not_rebalancing",
     "assignment_recomputed",
+    "zombie_owns_work",
 ]
 INVARIANTS: tuple[str, ...] = get_args(InvariantName)
 

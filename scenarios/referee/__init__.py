@@ -1,15 +1,18 @@
 """Kafka as referee: a run's leader assignments replayed through Kafka's own classes.
 
-``groupsim chaos --referee kafka`` and ``groupsim check --referee kafka`` hand every Connect
-leader assignment of a run (the ``assignor`` records and the ``inputs`` they carry) to Kafka's
-``EagerAssignor`` / ``IncrementalCooperativeAssignor`` in the oracle harness
-(``tests/kafka_oracle``, :mod:`.harness`) and compare the answers; a difference is a
-``referee_disagrees`` violation (:mod:`.connect`). One harness JVM per process
-(:func:`oracle`), started on first use and stopped at exit (or when its parent dies: the JVM
-ends when its stdin closes); a run's rounds go to it as one batch.
+``groupsim chaos --referee kafka`` and ``groupsim check --referee kafka`` hand every leader
+assignment of a run to Kafka's own assignors in the oracle harness (``tests/kafka_oracle``,
+:mod:`.harness`) and compare the answers; a difference is a ``referee_disagrees`` violation.
+Connect (:mod:`.connect`): the ``assignor`` records and the ``inputs`` they carry go to
+``EagerAssignor`` / ``IncrementalCooperativeAssignor``. Streams (:mod:`.streams`): the
+``streams_assignment`` records and their ``inputs`` go to ``HighAvailabilityTaskAssignor``.
+One harness JVM per process (:func:`oracle`), started on first use and stopped at exit (or
+when its parent dies: the JVM ends when its stdin closes); a run's rounds go to it as one
+batch.
 
-Runs after the simulation over the finished log, so it sits beside ``check``: it imports only
-``eventlog`` (and the pure ``protocol`` codecs).
+Runs after the simulation over the finished log, so it sits beside ``check``: it imports
+``eventlog`` records, the pure ``protocol`` codecs, and (Streams, where two optimisers may pick
+different optima) groupsim's ``assign`` engine.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from scenarios.referee.connect import REFEREE_INVARIANT, RefereeVerdict, judge_connect
+from scenarios.referee.connect import judge_connect
 from scenarios.referee.harness import (
     KafkaOracle,
     OracleUnavailable,
@@ -29,6 +32,8 @@ from scenarios.referee.harness import (
     requested_version,
     unavailable_reason,
 )
+from scenarios.referee.streams import judge_streams
+from scenarios.referee.verdict import REFEREE_INVARIANT, RefereeVerdict
 
 __all__ = [
     "REFEREES",
@@ -100,12 +105,23 @@ def stop() -> None:
 
 
 def judge(records: list[dict[str, object]]) -> RefereeVerdict:
-    """Kafka's verdict on a finished run's log (Connect runs; a Streams log has nothing to
-    judge yet and gets an empty verdict). Violations are returned, not added to the log.
+    """Kafka's verdict on a finished run's log: its Connect ``assignor`` rounds and its
+    Streams ``streams_assignment`` rounds. Violations are returned, not added to the log.
 
     Raises:
         OracleUnavailable: the harness cannot be built or started, or its JVM died.
     """
-    if not any(r.get("kind") == "assignor" for r in records):
+    kinds = {r.get("kind") for r in records}
+    if "assignor" not in kinds and "streams_assignment" not in kinds:
         return RefereeVerdict()
-    return judge_connect(oracle(), records)
+    verdict = RefereeVerdict()
+    for present, judge_one in (("assignor", judge_connect), ("streams_assignment", judge_streams)):
+        if present not in kinds:
+            continue
+        part = judge_one(oracle(), records)
+        verdict.compared += part.compared
+        verdict.skipped.update(part.skipped)
+        verdict.violations.extend(part.violations)
+        verdict.kafka = part.kafka
+    verdict.violations.sort(key=lambda v: int(v["cause_seq"]))  # type: ignore[call-overload]
+    return verdict

@@ -20,40 +20,19 @@ has no such assignor) and records without ``inputs`` (logs written before they e
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
 from itertools import count
 from typing import Any
 
 from protocol.connect_codec import decode_assignment_v0, decode_assignment_v1
 from scenarios.referee.harness import KafkaOracle, OracleError, unb64
+from scenarios.referee.verdict import REFEREE_INVARIANT, RefereeVerdict
 
 __all__ = ["REFEREE_INVARIANT", "RefereeVerdict", "judge_connect"]
 
-#: The violation kind of a disagreement between groupsim and Kafka's referee.
-REFEREE_INVARIANT = "referee_disagrees"
 #: The assignors Kafka has (the referee judges their rounds).
 _JUDGED = ("eager", "incremental_cooperative")
 
 _sessions = count(1)
-
-
-@dataclass
-class RefereeVerdict:
-    """What the referee did with a log.
-
-    Attributes:
-        compared: leader rounds replayed through Kafka and compared.
-        skipped: rounds not judged, by reason (``static``, ``no_inputs``).
-        violations: ``violation`` records (``invariant`` :data:`REFEREE_INVARIANT`), one per
-            disagreeing round, in log order; ``t_ms`` is the round's, ``cause_seq`` the
-            ``seq`` of its ``assignor`` record; ``seq`` is left to the caller.
-        kafka: the Kafka version that judged (``None`` when nothing was sent).
-    """
-
-    compared: int = 0
-    skipped: Counter[str] = field(default_factory=Counter)
-    violations: list[dict[str, Any]] = field(default_factory=list)
-    kafka: str | None = None
 
 
 def _work(assignment: Any) -> tuple[list[str], list[str], list[str], list[str]]:

@@ -99,6 +99,8 @@ def build(version: str | None = None) -> list[str]:
         failure = " | ".join((done.stdout + done.stderr).strip().splitlines()[-5:])
     else:
         raise OracleUnavailable(f"Maven could not build the Kafka oracle: {failure}")
+    # Maven leaves an unchanged classpath.txt as it was: touch it, so is_built sees this build
+    (_target_dir(version) / "classpath.txt").touch()
     return java_command("groupsim.oracle.Main", version)
 
 

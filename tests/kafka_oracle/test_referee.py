@@ -1,10 +1,14 @@
-"""``--referee kafka``: chaos runs judged by Kafka's own Connect assignors.
+"""``--referee kafka``: chaos runs judged by Kafka's own Connect and Streams assignors.
 
 A clean campaign finds no disagreement; a bug planted in groupsim's incremental assignor
 (monkeypatched: each worker keeps the last task it should revoke) is found by the referee as
 ``referee_disagrees`` — before the ordinary checkers' ``balance`` — and shrunk like any other
-violation. Runs in this process (``jobs=1``)
-so the monkeypatch reaches the simulation; the referee's JVM is stopped at the end.
+violation. The same for Streams: a clean campaign agrees with Kafka's
+``HighAvailabilityTaskAssignor``, and a bug planted in groupsim's (no warm-up replicas: a task
+moved to a caught-up client leaves the lagging one without its warm-up) is found by the referee
+at its first round (the ordinary checkers see it later, as ``liveness`` only). Runs in this
+process (``jobs=1``) so the monkeypatch reaches the simulation; the referee's JVM is stopped at
+the end.
 """
 
 from __future__ import annotations
@@ -102,3 +106,67 @@ def test_check_referee_judges_a_saved_log(monkeypatch: pytest.MonkeyPatch, tmp_p
     assert done.exit_code == 1, done.output
     assert referee.REFEREE_INVARIANT in done.output
     assert "leader round(s) compared" in done.output
+
+
+_STREAMS = ChaosConfig(kind="streams", members=(2, 5), duration_ms=600_000, referee="kafka")
+
+
+def test_a_clean_streams_campaign_has_no_disagreement() -> None:
+    result = run_campaign(_STREAMS, 8, 3, jobs=1, shrink_failures=False)
+    assert result.refereed > 0, "the referee compared no Streams leader round"
+    assert result.violations.get(referee.REFEREE_INVARIANT, 0) == 0, [
+        o.first_new for o in result.failed
+    ]
+    assert not result.failed, [o.first_new for o in result.failed]
+
+
+def _plant_no_warmups(monkeypatch: pytest.MonkeyPatch) -> None:
+    import members.assignors.streams.high_availability as ha
+    from members.assignors.streams.task_movement import WarmupBudget
+
+    honest = ha.assign_active_task_movements
+
+    def no_warmups(caught_up, by_lag, clients, warmups, budget):  # type: ignore[no-untyped-def]
+        return honest(caught_up, by_lag, clients, warmups, WarmupBudget(0))  # planted
+
+    monkeypatch.setattr(ha, "assign_active_task_movements", no_warmups)
+
+
+def test_a_planted_streams_assignor_bug_is_found_by_the_referee(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _plant_no_warmups(monkeypatch)
+    result = run_campaign(_STREAMS, 30, 3, jobs=1, shrink_failures=False, fail_fast=True)
+    found = [o for o in result.outcomes if referee.REFEREE_INVARIANT in o.violations]
+    assert found, f"the referee missed the planted bug: {result.violations}"
+    assert found[0].first_new is not None
+    assert "HighAvailabilityTaskAssignor disagrees" in found[0].first_new[1]
+
+
+def test_check_referee_judges_a_saved_streams_log(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``groupsim check --referee kafka`` on a saved Streams log: a clean one passes with its
+    rounds compared; the planted bug's log fails with the disagreement."""
+    from typer.testing import CliRunner
+
+    from scenarios.cli.main import app
+
+    config = ChaosConfig(kind="streams", members=(5, 5), duration_ms=600_000)
+    clean = tmp_path / "clean.jsonl"
+    write_jsonl(run_spec(generate(config, 3, 0))[1].records, clean)
+    done = CliRunner().invoke(app, ["check", str(clean), "--referee", "kafka", "--allow-known"])
+    assert done.exit_code == 0, done.output
+    assert "0 disagreement(s)" in done.output
+    _plant_no_warmups(monkeypatch)
+    for index in range(10):
+        outcome, result = run_spec(generate(config, 3, index), "kafka")
+        if referee.REFEREE_INVARIANT in outcome.violations:
+            break
+    else:
+        pytest.fail("no run of the planted Streams bug disagreed with Kafka")
+    log = tmp_path / "planted.jsonl"
+    write_jsonl([r for r in result.records if r.get("kind") != "violation"], log)
+    done = CliRunner().invoke(app, ["check", str(log), "--referee", "kafka"])
+    assert done.exit_code == 1, done.output
+    assert "HighAvailabilityTaskAssignor disagrees" in done.output

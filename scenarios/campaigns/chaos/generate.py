@@ -17,6 +17,7 @@ from scenarios.campaigns.chaos_names import (
     DEFAULT_MAX_CPU_S,
     FAULT_KINDS,
     KINDS,
+    OWN_STREAM_FAULTS,
     PROTOCOLS,
 )
 
@@ -74,7 +75,7 @@ class ChaosConfig:
             either budget ends with a ``run_budget_exceeded`` violation
             (:func:`scenarios.sim.runner.simulate`).
         referee: ``"kafka"`` to replay every leader assignment of a run through Kafka's own
-            assignors (:mod:`scenarios.referee`; Connect only); ``None`` for none. It draws
+            assignors (:mod:`scenarios.referee`: Connect and Streams); ``None`` for none. It draws
             nothing: run ``i`` is the same scenario with or without it.
     """
 
@@ -93,8 +94,6 @@ class ChaosConfig:
             raise ValueError(f"kind: expected one of {', '.join(KINDS)}, got {self.kind!r}")
         if self.referee not in (None, "kafka"):
             raise ValueError(f"referee: expected kafka or None, got {self.referee!r}")
-        if self.referee is not None and self.kind != "connect":
-            raise ValueError("referee: Kafka referees Connect campaigns only (for now)")
         low, high = self.members
         if not 1 <= low <= high:
             raise ValueError(f"members: expected 1 <= low <= high, got {low}..{high}")
@@ -244,7 +243,7 @@ def _generate_connect(config: ChaosConfig, campaign_seed: int, index: int) -> Ch
     gen = _Timeline(rng, names, static_workers, dict(connectors), protocol)
     count = rng.randint(1, config.fault_limit) if config.fault_limit else 0
     times = sorted(rng.randrange(config.duration_ms) for _ in range(count))
-    kinds = [k for k in config.faults if k != "delay"]
+    kinds = [k for k in config.faults if k not in OWN_STREAM_FAULTS]
     for at_ms in times if kinds else ():
         gen.fault(rng.choice(kinds), at_ms)
     if "delay" in config.faults:

@@ -1,7 +1,7 @@
 """The Streams chaos generator (``groupsim chaos --kind streams``): from ``(campaign seed, run
 index)`` alone — one ``random.Random`` seeded with ``"groupsim-chaos-streams/<seed>/<index>"``,
-the ``delay_request`` faults from a second one, static membership from a third, nothing else
-random — a Kafka Streams
+the ``delay_request`` faults from a second one, static membership from a third, the zombie
+fault from a fourth, nothing else random — a Kafka Streams
 application and a timeline of faults, as a :class:`ChaosSpec` whose ``streams`` holds the
 scenario file's body (docs/streams.md, docs/chaos.md "Streams campaigns").
 
@@ -24,7 +24,9 @@ Drawn per run (KIP-441 / KIP-708 / KIP-925 settings across their ranges):
   ``leave`` (clean restart, or a client gone for good), ``partition``, ``loss``, ``latency``,
   ``slow`` (the stream thread stalls; past ``max.poll.interval.ms`` the client leaves),
   ``failover``, ``config`` (a restart with its state directory wiped: every store restores
-  from scratch) and ``delay`` (``delay_request``).
+  from scratch), ``delay`` (``delay_request``) and ``zombie`` (a static client cut off or
+  stalled while a second process with its ``group.instance.id`` joins: :func:`_add_zombie`,
+  from a fourth random stream).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import random
 from typing import Any
 
 from scenarios.campaigns.chaos.generate import ChaosConfig, ChaosSpec, _add_delays, _rng
+from scenarios.campaigns.chaos_names import OWN_STREAM_FAULTS
 
 __all__ = ["generate_streams", "STREAMS_MAX_POLL_MS"]
 
@@ -140,11 +143,13 @@ def generate_streams(config: ChaosConfig, campaign_seed: int, index: int) -> Cha
         gen.join(name, rng.randrange(config.duration_ms))
     count = rng.randint(1, config.fault_limit) if config.fault_limit else 0
     times = sorted(rng.randrange(config.duration_ms) for _ in range(count))
-    kinds = [k for k in config.faults if k != "delay"]
+    kinds = [k for k in config.faults if k not in OWN_STREAM_FAULTS]
     for at_ms in times if kinds else ():
         gen.fault(rng.choice(kinds), at_ms)
     if "delay" in config.faults:
         _add_delays(gen, config, _rng(campaign_seed, index, "streams-delay"), times)
+    if "zombie" in config.faults:
+        _add_zombie(gen, clients, config, _rng(campaign_seed, index, "streams-zombie"))
     gen.sort()
 
     body = {"config": app, "subtopologies": subtopologies, "clients": clients}
@@ -169,6 +174,39 @@ def generate_streams(config: ChaosConfig, campaign_seed: int, index: int) -> Cha
         ),
         streams=body,
     )
+
+
+def _add_zombie(
+    gen: _StreamsTimeline, clients: list[dict[str, Any]], config: ChaosConfig, rng: random.Random
+) -> None:
+    """The ``zombie`` fault (KIP-345), drawn from its own generator
+    (``.../<index>/streams-zombie``): in half the runs with static members, one static client
+    running at a random time is cut off (a ``partition`` of 5–120 s) or stalled (a ``slow``
+    stream thread, 5–90 s; its heartbeats go on), and 1–10 s later a second process with the
+    same ``group.instance.id`` (and threads, rack, tags; an empty state directory) joins —
+    the Kubernetes restart that overlaps its predecessor. The old process keeps running: the
+    coordinator must fence it (FENCED_INSTANCE_ID) and it must own no work afterwards
+    (``zombie_owns_work``)."""
+    static = {
+        c["name"]: c for c in clients if c.get("config", {}).get("group.instance.id") is not None
+    }
+    if not static or rng.random() >= 0.5:
+        return
+    at_ms = rng.randrange(config.duration_ms)
+    running = [m for m in gen.running(at_ms) if m in static]
+    if not running:
+        return
+    old = rng.choice(running)
+    if rng.random() < 0.5:
+        cut = {**_fault(at_ms, "partition", old), "duration_ms": rng.randint(5_000, 120_000)}
+    else:
+        cut = {**_fault(at_ms, "slow", old), "stall_ms": rng.randint(5_000, 90_000)}
+    gen.add("zombie", cut)
+    twin = f"{old}n"
+    clients.append({"name": twin, "config": dict(static[old]["config"]), "autostart": False})
+    gen.names.append(twin)
+    joined = at_ms + rng.randint(1_000, 10_000)
+    gen.add("zombie", {"at_ms": joined, "action": "join", "client": twin})
 
 
 def _task_order(task: str) -> tuple[int, int]:

@@ -17,6 +17,7 @@ from scenarios.check.contracts import (
     check_rebalance_heartbeat,
     check_revoked_and_reassigned,
     check_static_rejoin,
+    check_zombie_instance,
 )
 from scenarios.check.log_check import check_records
 
@@ -314,6 +315,58 @@ def test_kip345_a_replaced_member_id_is_fenced() -> None:
     assert _names(check_fenced_member(_log(_replaced("b", "b-2", "b-1"), wire))) == [
         "fenced_member_accepted"
     ]
+
+
+def test_kip345_a_zombie_instance_owns_no_work_after_fencing() -> None:
+    # s1 joined as s1-1; its twin s1n (same group.instance.id) took the id over as s1n-1
+    added = _join_answer("s1", "s1-1", "NONE")
+    takeover = _replaced("s1n", "s1n-1", "s1-1")
+    fenced_answer = {
+        "kind": "heartbeat_response",
+        "member": "s1",
+        "member_id": "s1-1",
+        "generation": 2,
+        "error": "FENCED_INSTANCE_ID",
+        "t": 60,
+    }
+    work = {"kind": "active_task_start", "member": "s1", "task": "0_0", "generation": 2, "t": 70}
+    ok = _log(added, takeover, fenced_answer, {"kind": "member_fatal", "member": "s1"})
+    assert check_zombie_instance(ok) == []
+    started = _log(added, takeover, fenced_answer, work)
+    found = check_zombie_instance(started)
+    assert _names(found) == ["zombie_owns_work"] and found[0]["member"] == "s1"
+    assert "zombie_owns_work" in _names(check_records(started))
+    # not told yet: its old generation's tasks are the zombie window Kafka accepts
+    assert check_zombie_instance(_log(added, takeover, work)) == []
+    # a coordinator that does not fence: UNKNOWN_MEMBER_ID, and the zombie takes the id back
+    unknown = {**fenced_answer, "error": "UNKNOWN_MEMBER_ID"}
+    rejoined = _log(
+        added,
+        takeover,
+        unknown,
+        _replaced("s1", "s1-2", "s1n-1", t=80),
+        {**_join_answer("s1", "s1-2", "NONE"), "t": 80},
+    )
+    assert _names(check_zombie_instance(rejoined)) == ["zombie_owns_work"] * 2
+    # a zombie that forgot its id by itself (poll timer, a lost answer) is a restart to Kafka
+    forgot = _log(added, takeover, {**_join("s1"), "t": 70}, *rejoined[3:])
+    assert check_zombie_instance(forgot) == []
+    told_then_rejoins = _log(added, takeover, fenced_answer, {**_join("s1"), "t": 70})
+    assert check_zombie_instance(told_then_rejoins) == []  # sending is not owning ...
+    assert _names(check_zombie_instance(_log(*told_then_rejoins, *rejoined[3:]))) == [
+        "zombie_owns_work"  # ... being admitted again is
+    ]
+    # the same process rejoining under a new id (a restart) is no zombie ...
+    assert check_zombie_instance(_log(added, _replaced("s1", "s1-2", "s1-1"), work)) == []
+    # ... nor is the old process once it started anew, or once the twin's member is gone
+    restarted = _log(added, takeover, fenced_answer, _start("s1", "i"), work)
+    assert check_zombie_instance(restarted) == []
+    removed = {"kind": "member_removed", "member": "s1n", "member_id": "s1n-1", "reason": "x"}
+    freed = _log(added, takeover, removed, {**_join_answer("s1", "s1-3", "NONE"), "t": 90})
+    assert check_zombie_instance(freed) == []
+    # a process whose JoinGroup answer was lost never knew its id: Kafka cannot fence it
+    unheard = {"kind": "member_added", "member": "s1", "member_id": "s1-1"}
+    assert check_zombie_instance(_log(unheard, takeover, *rejoined[3:])) == []
 
 
 def test_kip415_every_member_gets_the_leaders_delay() -> None:

@@ -1,5 +1,6 @@
 """The referee's parts that need no JVM: where its violations go in a log, what it says when
-Kafka's harness cannot run, and which campaigns accept it."""
+Kafka's harness cannot run, which campaigns accept it, and the Streams
+round's document."""
 
 from __future__ import annotations
 
@@ -42,9 +43,117 @@ def test_without_java_the_referee_says_so_in_one_line(monkeypatch: pytest.Monkey
     assert message.startswith("the Kafka referee cannot run: no java or mvn on PATH")
 
 
-def test_campaigns_accept_the_kafka_referee_for_connect_only() -> None:
+def test_campaigns_accept_the_kafka_referee_for_connect_and_streams() -> None:
     assert ChaosConfig(referee="kafka").referee == "kafka"
-    with pytest.raises(ValueError, match="Connect campaigns only"):
-        ChaosConfig(kind="streams", referee="kafka")
+    assert ChaosConfig(kind="streams", referee="kafka").referee == "kafka"
     with pytest.raises(ValueError, match="expected kafka"):
         ChaosConfig(referee="zookeeper")
+
+
+def _streams_round(**extra: object) -> dict[str, object]:
+    inputs = {
+        "config": {"acceptable.recovery.lag": 100, "num.standby.replicas": 0},
+        "clients": [
+            {
+                "id": "PID_1",
+                "capacity": 1,
+                "rack": None,
+                "tags": {},
+                "prev_active": ["0_0"],
+                "prev_standby": [],
+            },
+            {
+                "id": "PID_2",
+                "capacity": 1,
+                "rack": None,
+                "tags": {},
+                "prev_active": [],
+                "prev_standby": [],
+            },
+        ],
+        "tasks": {
+            "stateful": ["0_0", "0_1"],
+            "stateless": [],
+            "subtopologies": {"0": ["0_0", "0_1"]},
+            "task_source_partition_racks": {},
+            "task_changelog_partition_racks": {},
+        },
+    }
+    client = {"member_id": "m", "standby": [], "warmups": [], "withheld": []}
+    return {
+        "t_ms": 7,
+        "seq": 3,
+        "kind": "streams_assignment",
+        "generation": 2,
+        "version_probing": False,
+        "clients": {
+            "PID_1": {**client, "active": ["0_0"]},
+            "PID_2": {**client, "active": ["0_1"]},
+        },
+        "lags": {"PID_1": {"0_0": -2, "0_1": 0}, "PID_2": {"0_0": 500, "0_1": 0}},
+        "probing_rebalance_needed": False,
+        "inputs": inputs,
+        "member": "s1",
+        **extra,
+    }
+
+
+class _FakeOracle:
+    """Answers ``streams.assign`` with groupsim's own assignor (``answer`` edits it)."""
+
+    version = "fake"
+
+    def __init__(self, answer=lambda out: out) -> None:  # type: ignore[no-untyped-def]
+        self.answer = answer
+        self.docs: list[dict[str, object]] = []
+
+    def call_many(self, requests):  # type: ignore[no-untyped-def]
+        from scenarios.assign.streams import run_assign_streams
+
+        out = []
+        for op, fields in requests:
+            assert op == "streams.assign"
+            self.docs.append(fields["input"])
+            out.append(self.answer(run_assign_streams(fields["input"])))
+        return out
+
+
+def test_a_streams_round_is_a_high_availability_document_with_the_records_lags() -> None:
+    from scenarios.referee.streams import streams_document
+
+    doc = streams_document(_streams_round())
+    assert doc["assignor"] == "high_availability"
+    assert [c["task_lags"] for c in doc["clients"]] == [
+        {"0_0": -2, "0_1": 0},
+        {"0_0": 500, "0_1": 0},
+    ]
+
+
+def test_the_streams_referee_agrees_with_itself_and_reports_a_difference() -> None:
+    from scenarios.referee.streams import judge_streams
+
+    same = judge_streams(_FakeOracle(), [_streams_round()])  # type: ignore[arg-type]
+    assert (same.compared, same.violations) == (1, [])
+
+    def swapped(out: dict) -> dict:  # type: ignore[type-arg]
+        a, b = out["clients"]["PID_1"], out["clients"]["PID_2"]
+        out["clients"]["PID_1"], out["clients"]["PID_2"] = b, a
+        return out
+
+    other = judge_streams(_FakeOracle(swapped), [_streams_round()])  # type: ignore[arg-type]
+    assert [v["invariant"] for v in other.violations] == ["referee_disagrees"]
+    assert other.violations[0]["cause_seq"] == 3
+    assert "PID_1 active: groupsim ['0_0'], Kafka ['0_1']" in other.violations[0]["detail"]
+
+
+def test_version_probing_and_old_streams_rounds_are_skipped() -> None:
+    from scenarios.referee.streams import judge_streams
+
+    old = _streams_round()
+    del old["inputs"]
+    verdict = judge_streams(
+        _FakeOracle(),  # type: ignore[arg-type]
+        [old, _streams_round(version_probing=True)],
+    )
+    assert verdict.compared == 0
+    assert dict(verdict.skipped) == {"no_inputs": 1, "version_probing": 1}

@@ -75,6 +75,8 @@ def test_chaos_finds_a_coordinator_accepting_a_late_sync_group() -> None:
         ("cooperative-delay-for-one-member", 3, "scheduled_delay_not_shared"),
         # static members rejoin only in Streams runs that draw group.instance.id (run 5)
         ("coordinator-static-rejoin-rebalances", 20, "static_rejoin_rebalanced"),
+        # a zombie instance (the zombie fault, in Streams runs with static members)
+        ("coordinator-does-not-fence", 20, "zombie_owns_work"),
     ],
 )
 def test_chaos_finds_a_contract_bug_by_its_rule(name: str, budget: int, invariant: str) -> None:

@@ -5,6 +5,7 @@ Streams bugs are found and shrunk, and the command runs end to end."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,7 @@ def test_the_generator_is_deterministic_and_every_file_loads() -> None:
         text = spec_to_toml(generate(STREAMS, 7, index))
         assert text == spec_to_toml(generate(STREAMS, 7, index))
         loaded = loads_streams_scenario(text, f"run-{index}.toml")
-        assert 2 <= len(loaded.clients) <= 5
+        assert 2 <= len(loaded.clients) <= 5 + 1  # + a zombie fault's second process
         assert loaded.settle_ms > 0
         seen.add(text)
     assert len(seen) == 30
@@ -129,3 +130,26 @@ def test_the_command_runs_a_streams_campaign(tmp_path: Path) -> None:
     doc = json.loads(result.output)
     assert doc["kind"] == "streams" and doc["runs"] == 3 and doc["failed_runs"] == []
     assert doc["protocols"] == []
+
+
+def test_zombie_faults_add_a_second_process_and_leave_the_other_draws_unchanged() -> None:
+    without = replace(STREAMS, faults=tuple(k for k in STREAMS.faults if k != "zombie"))
+    twins = 0
+    for index in range(40):
+        before, after = generate(without, 5, index), generate(STREAMS, 5, index)
+        assert before.streams is not None and after.streams is not None
+        added = [i for i, k in enumerate(after.kinds) if k == "zombie"]
+        assert [s for i, s in enumerate(after.steps) if i not in added] == before.steps
+        if not added:
+            assert after.streams == before.streams
+            continue
+        twins += 1
+        cut, join = (after.steps[i] for i in added)
+        twin = after.streams["clients"][-1]
+        old = next(c for c in after.streams["clients"] if c["name"] == cut["client"])
+        assert cut["action"] in ("partition", "slow") and join["action"] == "join"
+        assert join["client"] == twin["name"] == f"{old['name']}n"
+        assert twin["config"]["group.instance.id"] == old["config"]["group.instance.id"]
+        assert 1_000 <= join["at_ms"] - cut["at_ms"] <= 10_000
+        assert twin["autostart"] is False
+    assert twins > 0

@@ -453,6 +453,21 @@ def _admits_without_member_id(original: Callable[..., Any]) -> Callable[..., Any
     return join_new_member
 
 
+def _no_fencing(original: Callable[..., Any]) -> Callable[..., Any]:
+    # ClassicGroup#validateMember that never answers FENCED_INSTANCE_ID: an old member id of a
+    # static instance another process took over hears UNKNOWN_MEMBER_ID, rejoins with the
+    # instance id and takes it back (KIP-345 fences it for good)
+    def _validate_member(self: Any, mid: str, group_instance_id: str | None) -> Any:
+        if group_instance_id is not None and self._static.get(group_instance_id) not in (
+            None,
+            mid,
+        ):
+            group_instance_id = None
+        return original(self, mid, group_instance_id)
+
+    return _validate_member
+
+
 def _warmups_without_probing(original: Callable[..., Any]) -> Callable[..., Any]:
     # HighAvailabilityTaskAssignor that places warm-ups but reports no probing rebalance
     # needed: the warm-ups never become actives unless something else rebalances (KIP-441)
@@ -532,6 +547,12 @@ CATALOGUE: tuple[PlantedBug, ...] = (
                 _static_leader_not_told_to_skip,
             ),
         ),
+        "coordinator-does-not-fence",
+        "coordinator/group.py GroupCoordinator._validate_member",
+        "an old member id of a static instance taken over by another process is not fenced",
+        # reached by the zombie fault: Streams runs with static members
+        "streams",
+        ((GroupCoordinator, "_validate_member", _no_fencing),),
     ),
     PlantedBug(
         "coordinator-admits-without-member-id",
