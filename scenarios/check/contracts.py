@@ -6,7 +6,9 @@ returning violations ``{"invariant", "detail", "cause_seq", ...}`` like
 and ``check``, also on ``groupsim serve`` logs where the records they need exist). Each is
 one pass over the log with O(1) work per record (O(size of the record) for the ``assignor``
 and ``streams_assignment`` records). ``docs/chaos.md`` ("Contract rules") lists every rule of
-the KIPs with its checker, or why the log cannot judge it.
+the KIPs with its checker, or why the log cannot judge it. The rules on the Streams leader's
+assignment itself (KIP-441 warm-up budget and standby count, KIP-708 tag spread, KIP-925
+``min_traffic`` cost) are in :mod:`scenarios.check.assignment_contracts`, added here.
 
 ``revoked_and_reassigned`` — KIP-415, ``IncrementalCooperativeAssignor#performTaskAssignment``
     Under an incremental protocol (Connect ``compatible``/``sessioned``/``static``), work is
@@ -54,6 +56,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from scenarios.check.assignment_contracts import ASSIGNMENT_CHECKERS, ASSIGNMENT_INVARIANTS
 from scenarios.check.log_rules import Record, Violation, protocol_vote, violation
 
 __all__ = [
@@ -88,6 +91,7 @@ CONTRACT_INVARIANTS = (
     MEMBER_ID_NOT_REQUIRED,
     STATIC_REJOIN_REBALANCED,
     FENCED_MEMBER_ACCEPTED,
+    *ASSIGNMENT_INVARIANTS,  # KIP-441/708/925 assignment rules (assignment_contracts.py)
 )
 
 #: Connect protocols whose leader runs an incremental (KIP-415) assignor.
@@ -440,4 +444,5 @@ CONTRACT_CHECKERS = (
     check_member_id_required,
     check_static_rejoin,
     check_fenced_member,
+    *ASSIGNMENT_CHECKERS,
 )

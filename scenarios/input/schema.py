@@ -124,6 +124,11 @@ InvariantName = Literal[
     "member_id_not_required",
     "static_rejoin_rebalanced",
     "fenced_member_accepted",
+    # scenarios.check.assignment_contracts
+    "warmups_over_budget",
+    "standby_replicas_missing",
+    "standby_tags_not_spread",
+    "rack_cost_raised",
 ]
 INVARIANTS: tuple[str, ...] = get_args(InvariantName)
 
