@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from scenarios.check.assignment_contracts import ASSIGNMENT_CHECKERS, check_min_traffic_cost
 from scenarios.check.log_rules import Violation
-from tests.kafka_oracle.oracle import KafkaOracle
+from tests.kafka_oracle.oracle import KafkaOracle, OracleError
 from tests.kafka_oracle.streams_inputs import (
     TAG_VALUES,
     high_availability_inputs,
@@ -36,7 +36,7 @@ from tests.kafka_oracle.streams_inputs import (
 
 pytestmark = pytest.mark.kafka
 
-EXAMPLES = int(os.environ.get("GROUPSIM_ORACLE_EXAMPLES", "300"))
+EXAMPLES = int(os.environ.get("GROUPSIM_ORACLE_EXAMPLES", "100"))  # ~1 min in the kafka suite
 
 
 def record_of(doc: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
@@ -122,7 +122,13 @@ def _judge(
     label: str,
     checkers: Sequence[Checker] = ASSIGNMENT_CHECKERS,
 ) -> None:
-    answer = oracle.call("streams.assign", input=doc)
+    try:
+        answer = oracle.call("streams.assign", input=doc)
+    except OracleError:
+        # an input Kafka's classes refuse (e.g. the optimiser puts an active beside its own
+        # drawn standby): no assignment to judge (test_streams_differential: groupsim too)
+        oracle.compared[f"assignment contracts: {label} (Kafka rejects)"] += 1
+        return
     found = violations(doc, answer, checkers)
     assert found == [], f"{found}\ninput: {doc}\nKafka: {answer}"
     oracle.compared[f"assignment contracts: {label}"] += 1
