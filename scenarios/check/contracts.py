@@ -7,7 +7,10 @@ and ``check``, also on ``groupsim serve`` logs where the records they need exist
 one pass over the log with O(1) work per record (O(size of the record) for the ``assignor``
 and ``streams_assignment`` records). ``docs/chaos.md`` ("Contract rules") lists every rule of
 the KIPs with its checker, or why the log cannot judge it. The rules of the coordinator's
-answers and of KIP-814 are in :mod:`scenarios.check.coordinator_contracts`.
+answers and of KIP-814 are in :mod:`scenarios.check.coordinator_contracts`; the rules on the
+Streams leader's assignment itself (KIP-441 warm-up budget and standby count, KIP-708 tag
+spread, KIP-925 ``min_traffic`` cost) in :mod:`scenarios.check.assignment_contracts`; all are
+registered here.
 
 ``revoked_and_reassigned`` — KIP-415, ``IncrementalCooperativeAssignor#performTaskAssignment``
     Under an incremental protocol (Connect ``compatible``/``sessioned``/``static``), work is
@@ -69,6 +72,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from scenarios.check.assignment_contracts import ASSIGNMENT_CHECKERS, ASSIGNMENT_INVARIANTS
 from scenarios.check.coordinator_contracts import (
     ASSIGNMENT_RECOMPUTED,
     HEARTBEAT_NOT_REBALANCING,
@@ -114,6 +118,7 @@ CONTRACT_INVARIANTS = (
     HEARTBEAT_NOT_REBALANCING,
     ASSIGNMENT_RECOMPUTED,
     ZOMBIE_OWNS_WORK,
+    *ASSIGNMENT_INVARIANTS,  # KIP-441/708/925 assignment rules (assignment_contracts.py)
 )
 
 #: Connect protocols whose leader runs an incremental (KIP-415) assignor.
@@ -540,4 +545,5 @@ CONTRACT_CHECKERS = (
     check_rebalance_heartbeat,
     check_assignment_once,
     check_zombie_instance,
+    *ASSIGNMENT_CHECKERS,
 )

@@ -75,7 +75,10 @@ Contract checkers (:mod:`scenarios.check.contracts`: one published KIP rule each
     ``revoked_and_reassigned``, ``scheduled_delay_not_shared``, ``probing_rebalance_missing``,
     ``followup_rebalance_missing``, ``generation_skipped``,
     ``member_id_not_required``, ``static_rejoin_rebalanced``, ``fenced_member_accepted``,
-    ``heartbeat_not_rebalancing``, ``assignment_recomputed``.
+    ``heartbeat_not_rebalancing``, ``assignment_recomputed``;
+    on the Streams leader's assignment (:mod:`scenarios.check.assignment_contracts`)
+    ``warmups_over_budget``, ``standby_replicas_missing``, ``standby_tags_not_spread``,
+    ``rack_cost_raised``.
 """
 
 from __future__ import annotations

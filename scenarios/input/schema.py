@@ -127,6 +127,11 @@ InvariantName = Literal[
     "heartbeat_not_rebalancing",
     "assignment_recomputed",
     "zombie_owns_work",
+    # scenarios.check.assignment_contracts
+    "warmups_over_budget",
+    "standby_replicas_missing",
+    "standby_tags_not_spread",
+    "rack_cost_raised",
 ]
 INVARIANTS: tuple[str, ...] = get_args(InvariantName)
 

@@ -72,6 +72,13 @@ def test_chaos_finds_a_coordinator_accepting_a_late_sync_group() -> None:
         ("coordinator-static-leader-reassigns", 30, "assignment_recomputed"),
         ("cooperative-assignor-reassigns-revoked-at-once", 3, "revoked_and_reassigned"),
         ("hata-warmups-without-probing", 3, "probing_rebalance_missing"),
+        # KIP-441/708/925 assignment rules (scenarios/check/assignment_contracts.py)
+        ("hata-warmup-budget-off-by-one", 3, "warmups_over_budget"),
+        ("standby-movement-needs-warmup", 3, "standby_replicas_missing"),
+        # also breaks the end-of-run liveness (invalid final assignment) in the same run
+        ("standby-assignor-skips-last-task", 5, "standby_replicas_missing"),
+        ("tag-aware-standby-ignores-tags", 5, "standby_tags_not_spread"),
+        ("rack-aware-flow-maximises", 10, "rack_cost_raised"),
         ("cooperative-delay-for-one-member", 3, "scheduled_delay_not_shared"),
         # static members rejoin only in Streams runs that draw group.instance.id (run 5)
         ("coordinator-static-rejoin-rebalances", 20, "static_rejoin_rebalanced"),

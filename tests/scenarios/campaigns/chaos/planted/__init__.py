@@ -12,6 +12,7 @@ each; ``tests/scenarios/campaigns/chaos/test_planted.py`` runs a fast subset.
 from __future__ import annotations
 
 import contextlib
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -25,7 +26,12 @@ from members.assignors.eager import EagerAssignor
 from members.assignors.incremental_cooperative import IncrementalCooperativeAssignor
 from members.assignors.static import StaticAssignor
 from members.assignors.streams import high_availability
-from members.assignors.streams.standby import DefaultStandbyTaskAssignor
+from members.assignors.streams.rack_aware import RackAwareTaskAssignor
+from members.assignors.streams.standby import (
+    ClientTagAwareStandbyTaskAssignor,
+    DefaultStandbyTaskAssignor,
+)
+from members.assignors.streams.task_movement import WarmupBudget
 from members.group_client import GroupClient
 from members.streams_client import StreamsClient
 from members.worker import ConnectWorker
@@ -479,6 +485,92 @@ def _warmups_without_probing(original: Callable[..., Any]) -> Callable[..., Any]
     return assign
 
 
+def _warmup_budget_off_by_one(original: Callable[..., Any]) -> Callable[..., Any]:
+    # TaskMovement's remainingWarmupReplicas read as "getAndDecrement() >= 0": one warm-up
+    # more than max.warmup.replicas per assignment (KIP-441 bounds them)
+    def take(self: Any) -> bool:
+        value = self.remaining
+        self.remaining -= 1
+        return bool(value >= 0)
+
+    return take
+
+
+def _last_task_without_standby(original: Callable[..., Any]) -> Callable[..., Any]:
+    # DefaultStandbyTaskAssignor whose loop stops one task short: the last stateful task gets
+    # no standby (KIP-441: num.standby.replicas per stateful task)
+    def assign(self: Any, clients: Any, stateful: Any) -> Any:
+        return original(self, clients, list(stateful)[:-1])
+
+    return assign
+
+
+def _standby_move_needs_warmup(original: Callable[..., Any]) -> Callable[..., Any]:
+    # TaskMovement.assignStandbyTaskMovements that gives the caught-up client its standby only
+    # inside the warm-up branch: once max.warmup.replicas is spent, a standby movement drops
+    # the copy from the lagging client and places none (KIP-441: num.standby.replicas per
+    # stateful task). Only that round is short: the next one places all standbys again.
+    def assign(caught_up: Any, by_lag: Any, clients: Any, warmups: Any, budget: Any) -> int:
+        before = {p: set(c.standby) for p, c in clients.items()}
+        moved = int(original(caught_up, by_lag, clients, warmups, budget))
+        dropped = Counter(t for p, c in clients.items() for t in before[p] - c.standby)
+        for p in sorted(clients):
+            for task in sorted(clients[p].standby - before[p]):
+                if dropped[task] > 0:
+                    clients[p].unassign_standby(task)
+                    dropped[task] -= 1
+        return moved
+
+    return assign
+
+
+def _tags_ignored(original: Callable[..., Any]) -> Callable[..., Any]:
+    # ClientTagAwareStandbyTaskAssignor whose tag filter drops every configured key (e.g. a
+    # key compared with a value): the standbys go least-loaded, whatever their zone (KIP-708)
+    def assign_with_different_tags(self: Any, *args: Any) -> Any:
+        saved = self.tag_keys
+        self.tag_keys = ()
+        try:
+            return original(self, *args)
+        finally:
+            self.tag_keys = saved
+
+    return assign_with_different_tags
+
+
+def _flow_maximises(original: Callable[..., Any]) -> Callable[..., Any]:
+    # RackAwareTaskAssignor's min-cost flow with its arc costs inverted (a sign error: it
+    # finds the most expensive placement of the same shape) that reports the true cost of
+    # what it chose (KIP-925: min_traffic never raises the cost of the starting placement)
+    def optimize(
+        self: Any,
+        tasks: Any,
+        clients: Any,
+        owner: Any,
+        standby: bool,
+        traffic: int,
+        non_overlap: int,
+        balance: bool,
+        solver: Any = None,
+        matrices: Any = None,
+    ) -> int:
+        if matrices is None:
+            matrices = self._cost_matrix(tasks, clients, standby, traffic, non_overlap)
+        cost, current = matrices
+        inverted = (cost.max() - cost, current)
+        original(
+            self, tasks, clients, owner, standby, traffic, non_overlap, balance, solver, inverted
+        )
+        return sum(
+            int(cost[i, j])
+            for i, task in enumerate(tasks)
+            for j, c in enumerate(clients)
+            if task in (c.standby if standby else c.active)
+        )
+
+    return optimize
+
+
 # ---------------------------------------------------------------- Streams client bugs
 
 
@@ -595,6 +687,47 @@ CATALOGUE: tuple[PlantedBug, ...] = (
         "warm-ups are placed but no probing rebalance is asked for",
         "streams",
         ((streams_state, "assign_high_availability", _warmups_without_probing),),
+    ),
+    PlantedBug(
+        "hata-warmup-budget-off-by-one",
+        "members/assignors/streams/task_movement.py WarmupBudget.take",
+        "one warm-up more than max.warmup.replicas per assignment",
+        "streams",
+        ((WarmupBudget, "take", _warmup_budget_off_by_one),),
+    ),
+    PlantedBug(
+        "standby-assignor-skips-last-task",
+        "members/assignors/streams/standby.py DefaultStandbyTaskAssignor.assign",
+        "the last stateful task gets no standby",
+        "streams",
+        ((DefaultStandbyTaskAssignor, "assign", _last_task_without_standby),),
+    ),
+    PlantedBug(
+        "standby-movement-needs-warmup",
+        "members/assignors/streams/task_movement.py assign_standby_task_movements",
+        "a standby movement without a warm-up left drops the standby instead of moving it",
+        "streams",
+        ((high_availability, "assign_standby_task_movements", _standby_move_needs_warmup),),
+    ),
+    PlantedBug(
+        "tag-aware-standby-ignores-tags",
+        "members/assignors/streams/standby.py ClientTagAwareStandbyTaskAssignor",
+        "standbys are placed least-loaded whatever their rack.aware.assignment.tags values",
+        "streams",
+        (
+            (
+                ClientTagAwareStandbyTaskAssignor,
+                "_assign_with_different_tags",
+                _tags_ignored,
+            ),
+        ),
+    ),
+    PlantedBug(
+        "rack-aware-flow-maximises",
+        "members/assignors/streams/rack_aware.py RackAwareTaskAssignor._optimize",
+        "the rack-aware flow finds the costliest placement of the same shape",
+        "streams",
+        ((RackAwareTaskAssignor, "_optimize", _flow_maximises),),
     ),
     PlantedBug(
         "coordinator-sync-any-generation",
