@@ -639,6 +639,8 @@ CATALOGUE: tuple[PlantedBug, ...] = (
                 _static_leader_not_told_to_skip,
             ),
         ),
+    ),
+    PlantedBug(
         "coordinator-does-not-fence",
         "coordinator/group.py GroupCoordinator._validate_member",
         "an old member id of a static instance taken over by another process is not fenced",
