@@ -169,6 +169,23 @@ class Worker:
 
 
 @contextmanager
+def broker_with_orders(workdir: Path, group_settings: dict[str, int]) -> Iterator[Broker]:
+    """:func:`kafka_broker` with the group settings under Kafka's names
+    (``group.initial.rebalance.delay.ms``, …) and the topic ``orders`` (6 partitions) the
+    consumer tests share."""
+    from kafka.admin import KafkaAdminClient, NewTopic
+
+    settings = {k.replace(".", "_"): v for k, v in group_settings.items()}
+    with kafka_broker(workdir, **settings) as running:
+        admin = KafkaAdminClient(bootstrap_servers=running.bootstrap, request_timeout_ms=60_000)
+        try:
+            admin.create_topics([NewTopic("orders", 6, 1)])
+        finally:
+            admin.close()
+        yield running
+
+
+@contextmanager
 def connect_worker(
     workdir: Path, bootstrap: str, name: str, **settings: str | int
 ) -> Iterator[Worker]:

@@ -32,7 +32,7 @@ from scenarios.record.conform import conform_coordinator, read_exchanges  # noqa
 from scenarios.record.proxy import Proxy, RecordOptions  # noqa: E402
 from scenarios.record.trace import Recording  # noqa: E402
 from tests.kafka_oracle import oracle  # noqa: E402
-from tests.kafka_oracle.cluster import Broker, kafka_broker  # noqa: E402
+from tests.kafka_oracle.cluster import Broker, broker_with_orders  # noqa: E402
 from tests.scenarios.serve.clients import JavaConsumer, wait_for  # noqa: E402
 
 pytestmark = pytest.mark.kafka
@@ -47,16 +47,7 @@ def broker(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped
     reason = oracle.unavailable_reason()
     if reason:
         pytest.skip(reason)
-    with kafka_broker(
-        tmp_path_factory.mktemp("broker"), **{k.replace(".", "_"): v for k, v in SETTINGS.items()}
-    ) as running:
-        from kafka.admin import KafkaAdminClient, NewTopic
-
-        admin = KafkaAdminClient(bootstrap_servers=running.bootstrap, request_timeout_ms=60_000)
-        try:
-            admin.create_topics([NewTopic("orders", 6, 1)])
-        finally:
-            admin.close()
+    with broker_with_orders(tmp_path_factory.mktemp("broker"), SETTINGS) as running:
         yield running
 
 
