@@ -226,6 +226,7 @@ def _generate_connect(config: ChaosConfig, campaign_seed: int, index: int) -> Ch
     if herder:
         cluster_config["groupsim.task.start.ms"] = herder
         cluster_config["groupsim.task.stop.ms"] = herder
+    _draw_worker_timings(_rng(campaign_seed, index, "connect-timings"), cluster_config)
     jitter = rng.choice((0, 0, 1, 5))
     connectors = [(f"c{i}", rng.randint(0, MAX_TASKS)) for i in range(1, rng.randint(1, n) + 1)]
 
@@ -268,6 +269,30 @@ def _generate_connect(config: ChaosConfig, campaign_seed: int, index: int) -> Ch
             f"workers, {len(gen.steps)} faults in {config.duration_ms} ms"
         ),
     )
+
+
+def _draw_worker_timings(rng: random.Random, cluster_config: dict[str, Any]) -> None:
+    """Worker settings the run's main stream never draws, from a stream of their own
+    (``.../<index>/connect-timings``) so that every other draw of a run stays as it was: in
+    half the runs, herder work per connector (``groupsim.connector.start.ms``/``stop.ms`` 0,
+    10 or 50 ms), a config-topic read lag (``groupsim.config.read.lag.ms`` 0, 100, 1,000 or
+    5,000 ms: the last is past ``worker.sync.timeout.ms``, 3 s, so the worker leaves and backs
+    off for ``worker.unsync.backoff.ms``, Kafka's ``DistributedHerder.handleRebalanceCompleted``)
+    and a session-key lifetime (``inter.worker.key.ttl.ms`` Kafka's 1 h, 10 min or 1 min, so
+    the leader rotates keys within a run: KIP-507). The other half keep Kafka's defaults.
+    Found by branch coverage under chaos (docs/chaos.md "Branch coverage under chaos")."""
+    if rng.random() < 0.5:
+        return
+    connector = rng.choice((0, 10, 50))
+    if connector:
+        cluster_config["groupsim.connector.start.ms"] = connector
+        cluster_config["groupsim.connector.stop.ms"] = connector
+    lag = rng.choice((0, 100, 1_000, 5_000))
+    if lag:
+        cluster_config["groupsim.config.read.lag.ms"] = lag
+    ttl = rng.choice((3_600_000, 600_000, 60_000))
+    if ttl != 3_600_000:
+        cluster_config["inter.worker.key.ttl.ms"] = ttl
 
 
 class _Timeline:

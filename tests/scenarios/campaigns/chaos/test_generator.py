@@ -3,6 +3,7 @@ bound."""
 
 from __future__ import annotations
 
+import importlib
 import tomllib
 
 import pytest
@@ -164,3 +165,43 @@ def test_delay_faults_leave_the_other_draws_unchanged() -> None:
             assert 1 <= step["delay_ms"] <= 70_000 and 1_000 <= step["duration_ms"] <= 30_000
         added += len(delays)
     assert added > 0
+
+
+TIMING_KEYS = (
+    "groupsim.connector.start.ms",
+    "groupsim.connector.stop.ms",
+    "groupsim.config.read.lag.ms",
+    "inter.worker.key.ttl.ms",
+)
+
+
+def test_worker_timings_leave_the_other_draws_unchanged(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The worker timings branch coverage found undrawn come from their own generator: with the
+    # draw switched off, every run is what it was before (only those cluster keys differ), and
+    # across runs each key is drawn with every value, and half the runs keep Kafka's defaults.
+    generate_module = importlib.import_module("scenarios.campaigns.chaos.generate")
+    config = ChaosConfig()
+    drawn = [generate(config, 5, index) for index in range(60)]
+    monkeypatch.setattr(generate_module, "_draw_worker_timings", lambda rng, cluster: None)
+    seen: dict[str, set[object]] = {k: set() for k in TIMING_KEYS}
+    untouched = 0
+    for index, after in enumerate(drawn):
+        before = generate(config, 5, index)
+        assert not set(TIMING_KEYS) & set(before.cluster_config)
+        extra = {k: v for k, v in after.cluster_config.items() if k in TIMING_KEYS}
+        rest = {k: v for k, v in after.cluster_config.items() if k not in TIMING_KEYS}
+        assert rest == before.cluster_config
+        assert (after.seed, after.steps, after.connectors) == (
+            before.seed,
+            before.steps,
+            before.connectors,
+        )
+        for key, value in extra.items():
+            seen[key].add(value)
+        untouched += not extra
+        loaded = loads_scenario(spec_to_toml(after), f"{after.name}.toml")
+        assert loaded.settle_ms == bound_for(loaded)
+    assert seen["groupsim.config.read.lag.ms"] == {100, 1_000, 5_000}
+    assert seen["inter.worker.key.ttl.ms"] == {600_000, 60_000}
+    assert seen["groupsim.connector.start.ms"] == {10, 50}
+    assert 10 <= untouched <= 50
