@@ -26,7 +26,6 @@ run). ``GROUPSIM_ORACLE_EXAMPLES`` sets the examples per assignor (default 500).
 from __future__ import annotations
 
 import copy
-import functools
 import json
 import os
 import uuid
@@ -36,8 +35,6 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 
-import scenarios.assign.streams as streams_engine
-from members.assignors.streams import RackAwareTaskAssignor
 from members.assignors.streams.rack_aware import Solver
 from protocol.primitives import EncodeError
 from protocol.streams_codec import (
@@ -78,20 +75,14 @@ def _settings(n: int) -> settings:
 # The comparison
 
 
-def groupsim(doc: dict[str, Any], solver: Solver | None = None) -> dict[str, Any] | Exception:
-    """groupsim's answer, or the input error it raised; ``solver`` replaces the rack-aware
-    optimiser's default (``"cycle_cancelling"`` is Kafka's algorithm)."""
-    original = streams_engine.RackAwareTaskAssignor
-    if solver is not None:
-        streams_engine.RackAwareTaskAssignor = functools.partial(  # type: ignore[assignment,misc]
-            RackAwareTaskAssignor, solver=solver
-        )
+def groupsim(doc: dict[str, Any], solver: Solver = "ortools") -> dict[str, Any] | Exception:
+    """groupsim's answer, or the input error it raised; ``solver`` is the rack-aware
+    optimiser's (``"ortools"``, what a Streams leader runs; ``"cycle_cancelling"``, Kafka's
+    algorithm)."""
     try:
-        return run_assign_streams(copy.deepcopy(doc))
+        return run_assign_streams(copy.deepcopy(doc), solver=solver)
     except StreamsAssignInputError as exc:
         return exc
-    finally:
-        streams_engine.RackAwareTaskAssignor = original  # type: ignore[misc]
 
 
 def kafka(oracle: KafkaOracle, doc: dict[str, Any]) -> dict[str, Any] | Exception:
