@@ -23,9 +23,9 @@ from members.consumer import ConsumerClientConfig, rebalance_protocol
 from scenarios.input import schema
 from scenarios.input.errors import (
     ScenarioError,
+    convert_scenario,
     parse_toml,
     read_text_file,
-    translate_validation_error,
 )
 from scenarios.input.schema import (
     CoordinatorSettings,
@@ -193,11 +193,7 @@ def loads_consumer_scenario(text: str, source: str | Path = "<string>") -> Loade
     raw = parse_toml(text, file)
     if raw.get("kind") != "consumer":
         raise ScenarioError(file, "kind", 'a consumer scenario needs kind = "consumer"')
-    try:
-        sc = msgspec.convert(raw, type=ConsumerScenario)
-    except msgspec.ValidationError as exc:
-        key_path, problem = translate_validation_error(str(exc), raw, ConsumerScenario)
-        raise ScenarioError(file, key_path, problem) from None
+    sc = convert_scenario(raw, ConsumerScenario, file)
     try:
         coordinator_config = CoordinatorConfig.from_mapping(
             sc.coordinator.to_mapping(), where="coordinator"

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -28,6 +28,7 @@ from scenarios.input.schema import Scenario
 
 __all__ = [
     "ScenarioError",
+    "convert_scenario",
     "Segment",
     "describe",
     "parse_toml",
@@ -368,3 +369,21 @@ def translate_validation_error(
     ):
         return path, "must not be empty"
     return path, text[:1].lower() + text[1:]
+
+
+_T = TypeVar("_T")
+
+
+def convert_scenario(raw: dict[str, Any], root: type[_T], file: str) -> _T:
+    """A parsed scenario table (:func:`parse_toml`) as ``root`` (a Connect, Streams or consumer
+    scenario struct), shared by every kind's loader.
+
+    Raises:
+        ScenarioError: a key or value ``root`` does not accept (the message names ``file`` and
+            the key path, :func:`translate_validation_error`).
+    """
+    try:
+        return msgspec.convert(raw, type=root)
+    except msgspec.ValidationError as exc:
+        key_path, problem = translate_validation_error(str(exc), raw, root)
+        raise ScenarioError(file, key_path, problem) from None

@@ -24,8 +24,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
 from coordinator.config import COORDINATOR_CONFIG_KEYS, CoordinatorConfig
 from members.config import WorkerConfig
 from protocol.connect import ConfigError
@@ -33,10 +31,10 @@ from scenarios.input import schema
 from scenarios.input.errors import (
     ScenarioError,
     Segment,
+    convert_scenario,
     parse_toml,
     read_text_file,
     render_path,
-    translate_validation_error,
 )
 from scenarios.input.limits import LimitExceeded, check_connect_scenario
 from scenarios.input.schema import Scenario
@@ -132,11 +130,7 @@ def loads_scenario(text: str, source: str | Path = "<string>") -> LoadedScenario
     source = Path(source)
     file = source.name
     raw = parse_toml(text, file)
-    try:
-        scenario = msgspec.convert(raw, type=Scenario)
-    except msgspec.ValidationError as exc:
-        key_path, problem = translate_validation_error(str(exc), raw, Scenario)
-        raise ScenarioError(file, key_path, problem) from None
+    scenario = convert_scenario(raw, Scenario, file)
     try:
         check_connect_scenario(scenario)  # sizes before any work (docs/limits.md)
     except LimitExceeded as exc:

@@ -34,9 +34,9 @@ from protocol.streams_codec import LATEST_SUPPORTED_VERSION
 from scenarios.input import schema
 from scenarios.input.errors import (
     ScenarioError,
+    convert_scenario,
     parse_toml,
     read_text_file,
-    translate_validation_error,
 )
 from scenarios.input.limits import LimitExceeded, check_streams_scenario
 from scenarios.input.schema import (
@@ -285,11 +285,7 @@ def loads_streams_scenario(text: str, source: str | Path = "<string>") -> Loaded
     raw = parse_toml(text, file)
     if raw.get("kind") != "streams":
         raise ScenarioError(file, "kind", 'a Streams scenario needs kind = "streams"')
-    try:
-        scenario = msgspec.convert(raw, type=StreamsScenario)
-    except msgspec.ValidationError as exc:
-        key_path, problem = translate_validation_error(str(exc), raw, StreamsScenario)
-        raise ScenarioError(file, key_path, problem) from None
+    scenario = convert_scenario(raw, StreamsScenario, file)
     try:
         check_streams_scenario(scenario)  # sizes before any work (docs/limits.md)
     except LimitExceeded as exc:
