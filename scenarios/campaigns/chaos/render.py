@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from scenarios import kinds
 from scenarios.campaigns.chaos.bound import bound_for, streams_bound_for
 from scenarios.campaigns.chaos.generate import ChaosSpec
 from scenarios.check.invariants import KNOWN_ISSUES
@@ -13,7 +14,7 @@ from scenarios.input import toml_writer
 from scenarios.input.loader import loads_scenario
 from scenarios.input.streams import loads_streams_scenario
 
-__all__ = ["spec_to_toml", "step_end"]
+__all__ = ["spec_to_toml", "step_end", "render_connect", "render_streams"]
 
 
 def step_end(step: dict[str, Any]) -> int:
@@ -28,16 +29,22 @@ def _budget(spec: ChaosSpec) -> dict[str, Any]:
 
 
 def spec_to_toml(spec: ChaosSpec) -> str:
-    """The scenario file of ``spec``: ``settle_ms`` is its liveness bound, so the run lasts the
-    bound after the last fault ends; known upstream issues are expected (named, not failed)."""
-    if spec.streams is not None:
-        return _render_streams(spec)
+    """The scenario file of ``spec``, written by its kind
+    (:meth:`scenarios.kinds.GroupKind.chaos_render`): ``settle_ms`` is its liveness bound, so
+    the run lasts the bound after the last fault ends; known upstream issues are expected
+    (named, not failed)."""
+    return kinds.get(spec.group_kind).chaos_render(spec)
+
+
+def render_connect(spec: ChaosSpec) -> str:
+    """A Connect chaos spec as a scenario file (the Connect kind's
+    :meth:`scenarios.kinds.GroupKind.chaos_render`)."""
     text = _render(spec, settle_ms=0)
     settle = bound_for(loads_scenario(text, f"{spec.name}.toml"))
     return _render(spec, settle_ms=settle)
 
 
-def _render_streams(spec: ChaosSpec) -> str:
+def render_streams(spec: ChaosSpec) -> str:
     """A Streams chaos spec as a ``kind = "streams"`` scenario file (docs/streams.md)."""
     assert spec.streams is not None
     fault_end = max((step_end(s) for s in spec.steps), default=0)

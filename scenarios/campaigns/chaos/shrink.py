@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from scenarios import kinds
 from scenarios.campaigns.chaos.classify import failure_signature
 from scenarios.campaigns.chaos.generate import ChaosSpec
 from scenarios.campaigns.chaos.render import spec_to_toml
@@ -24,6 +25,9 @@ __all__ = [
     "write_reproducer",
     "write_reproducer_text",
     "reproducer_path",
+    "compact_workers",
+    "drop_last_worker",
+    "drop_last_client",
 ]
 
 
@@ -247,10 +251,13 @@ def _shift_earlier(spec: ChaosSpec) -> ChaosSpec | None:
 
 
 def _compact_members(spec: ChaosSpec) -> ChaosSpec | None:
-    """Rename the members the steps name to w1, w2, … (first use order), the others after
-    (Connect: a Streams spec's clients keep their names)."""
-    if spec.streams is not None:
-        return None
+    """The spec's kind renames its members (:meth:`scenarios.kinds.GroupKind.chaos_compact`)."""
+    return kinds.get(spec.group_kind).chaos_compact(spec)
+
+
+def compact_workers(spec: ChaosSpec) -> ChaosSpec | None:
+    """Rename the workers the steps name to w1, w2, … (first use order), the others after
+    (Connect's :meth:`scenarios.kinds.GroupKind.chaos_compact`)."""
     used: list[str] = []
     for step in spec.steps:
         member = step.get("member")
@@ -268,8 +275,13 @@ def _compact_members(spec: ChaosSpec) -> ChaosSpec | None:
 
 
 def _drop_last_member(spec: ChaosSpec) -> ChaosSpec | None:
-    if spec.streams is not None:
-        return _drop_last_client(spec)
+    """The spec's kind drops its last member
+    (:meth:`scenarios.kinds.GroupKind.chaos_drop_member`)."""
+    return kinds.get(spec.group_kind).chaos_drop_member(spec)
+
+
+def drop_last_worker(spec: ChaosSpec) -> ChaosSpec | None:
+    """A Connect spec without its last worker, if no step names it."""
     if spec.members <= 1:
         return None
     last = f"w{spec.members}"
@@ -301,7 +313,7 @@ def write_reproducer(out_dir: Path, spec: ChaosSpec, text: str | None = None) ->
     return write_reproducer_text(out_dir, spec.campaign_seed, spec.index, body)
 
 
-def _drop_last_client(spec: ChaosSpec) -> ChaosSpec | None:
+def drop_last_client(spec: ChaosSpec) -> ChaosSpec | None:
     """A Streams spec without its last client, if no step names it."""
     assert spec.streams is not None
     clients = spec.streams["clients"]
