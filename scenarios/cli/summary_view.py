@@ -21,13 +21,16 @@ from rich.text import Text
 
 from scenarios import kinds
 
-__all__ = ["render_summary", "connect_lines", "streams_lines", "render_consumer"]
+__all__ = ["render_summary", "render_consumer", "seconds", "never_started"]
 
 
 def _seconds(ms: int | None) -> str:
     if ms is None:
         return "-"
     return f"{ms / 1000:.1f} s"
+
+
+seconds = _seconds
 
 
 def _violations(counts: Mapping[str, int]) -> Text:
@@ -138,66 +141,9 @@ def _state_line(summary: Mapping[str, Any], *, standby: bool) -> Text:
     return state
 
 
-def _never_started(summary: Mapping[str, Any], line: Text) -> Text:
+def never_started(summary: Mapping[str, Any], line: Text) -> Text:
     never = summary.get("never_started") or []
     if never:
         shown = ", ".join(never[:8]) + (", …" if len(never) > 8 else "")
         line.append(f"; never started: {shown}", style="red")
     return line
-
-
-def connect_lines(summary: Mapping[str, Any]) -> list[Text | str]:
-    """Kafka Connect: task and connector downtime, each worker's connectors/tasks at end."""
-    downtime = Text(
-        f"task downtime: total {_seconds(summary.get('task_downtime_ms_total', 0))}, "
-        f"worst task {_seconds(summary.get('task_downtime_ms_max', 0))}; "
-        f"connector downtime {_seconds(summary.get('connector_downtime_ms_total', 0))}"
-    )
-    lines: list[Text | str] = [_never_started(summary, downtime)]
-    workers = summary.get("workers_final") or {}
-    if workers:
-        lines.append(
-            "workers at end (connectors/tasks): "
-            + ", ".join(f"{m} {c['connectors']}/{c['tasks']}" for m, c in workers.items())
-        )
-    return lines
-
-
-def streams_lines(summary: Mapping[str, Any], streams: Mapping[str, Any]) -> list[Text | str]:
-    """Kafka Streams: downtime of active tasks, restoration, warm-ups and probing rebalances
-    (KIP-441), each client's active/standby tasks at end."""
-    downtime = Text(
-        "active task downtime (no client running it): total "
-        f"{_seconds(summary.get('task_downtime_ms_total', 0))}, worst task "
-        f"{_seconds(summary.get('task_downtime_ms_max', 0))}; "
-        f"active task movements {summary.get('task_movements', 0)}"
-    )
-    lines: list[Text | str] = [_never_started(summary, downtime)]
-    restore = streams.get("restoration") or {}
-    if restore:
-        text = (
-            f"restoration: {restore.get('restored', 0)} active tasks restored, total "
-            f"{_seconds(restore.get('restore_ms_total', 0))}, longest "
-            f"{_seconds(restore.get('restore_ms_max', 0))}"
-        )
-        if restore.get("abandoned"):
-            text += f"; {restore['abandoned']} stopped while restoring"
-        line = Text(text)
-        if restore.get("restoring_at_end"):
-            line.append(f"; {restore['restoring_at_end']} still restoring at end", style="red")
-        lines.append(line)
-    lines.append(
-        f"warm-up tasks assigned: {streams.get('warmups', 0)}; probing rebalances: "
-        f"{streams.get('probing_rebalances', 0)} fired of {streams.get('probing_scheduled', 0)}"
-        " scheduled"
-    )
-    holdings = streams.get("final_holdings") or {}
-    if holdings:
-        lines.append(
-            "clients at end (active/standby tasks): "
-            + ", ".join(
-                f"{c} {len(h.get('active', ()))}/{len(h.get('standby', ()))}"
-                for c, h in holdings.items()
-            )
-        )
-    return lines

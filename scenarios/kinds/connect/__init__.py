@@ -1,11 +1,14 @@
 """Kafka Connect workers as a member kind (``kind = "connect"``, the default; docs/kinds.md).
 
-Its parts: the scenario format :mod:`scenarios.input.schema` / :mod:`scenarios.input.loader`,
-the engine glue :mod:`scenarios.sim.connect` (``WorkerCoordinator``/``DistributedHerder``),
-the summary :mod:`scenarios.check.metrics`, the liveness bound
-:mod:`scenarios.campaigns.chaos.bound` and the chaos generator
-:func:`scenarios.campaigns.chaos.generate.generate_connect`. The view and chaos parts are
-imported when called, so looking the kind up costs only its scenario and engine modules.
+The package holds the kind's object (here) and its Connect-only parts outside the engine:
+:mod:`.views` (the summary lines) and :mod:`.chaos` (a chaos spec as a scenario file, the
+shrinker's worker edits). Elsewhere, by layer: the scenario format
+:mod:`scenarios.input.schema` / :mod:`scenarios.input.loader`, the engine glue
+:mod:`scenarios.sim.connect` (``WorkerCoordinator``/``DistributedHerder``), the summary
+:mod:`scenarios.check.metrics`, the liveness bound :mod:`scenarios.campaigns.chaos.bound`, the
+chaos generator :func:`scenarios.campaigns.chaos.generate.generate_connect`, the record kinds
+:mod:`scenarios.eventlog.kinds_connect`. View and chaos parts are imported when called, so
+looking the kind up costs only its scenario and engine modules.
 """
 
 from __future__ import annotations
@@ -62,7 +65,7 @@ class Connect:
         return check_group_log(records)
 
     def summary_lines(self, summary: Mapping[str, Any]) -> list[Text | str]:
-        from scenarios.cli.summary_view import connect_lines
+        from scenarios.kinds.connect.views import connect_lines
 
         return connect_lines(summary)
 
@@ -104,17 +107,17 @@ class Connect:
         return f"{option}: not for {self.words.app}"  # never raised: Connect takes them
 
     def chaos_compact(self, spec: ChaosSpec) -> ChaosSpec | None:
-        from scenarios.campaigns.chaos.shrink import compact_workers
+        from scenarios.kinds.connect.chaos import compact_workers
 
         return compact_workers(spec)
 
     def chaos_drop_member(self, spec: ChaosSpec) -> ChaosSpec | None:
-        from scenarios.campaigns.chaos.shrink import drop_last_worker
+        from scenarios.kinds.connect.chaos import drop_last_worker
 
         return drop_last_worker(spec)
 
     def chaos_render(self, spec: ChaosSpec) -> str:
-        from scenarios.campaigns.chaos.render import render_connect
+        from scenarios.kinds.connect.chaos import render_connect
 
         return render_connect(spec)
 

@@ -1,11 +1,14 @@
 """Kafka Streams clients as a member kind (``kind = "streams"``; docs/streams.md, docs/kinds.md).
 
-Its parts: the scenario format :mod:`scenarios.input.streams`, the engine glue
-:mod:`scenarios.sim.streams` (``StreamThread`` over ``ConsumerCoordinator`` with
-``StreamsPartitionAssignor``), the summary :mod:`scenarios.check.streams_summary`, the
-liveness bound :mod:`scenarios.check.streams_bounds` and the chaos generator
-:mod:`scenarios.campaigns.chaos.generate_streams`. Streams words (client, active/standby task)
-appear only in what this kind renders.
+The package holds the kind's object (here) and its Streams-only parts outside the engine:
+:mod:`.views` (the summary lines) and :mod:`.chaos` (a chaos spec as a scenario file, the
+shrinker's client drop). Elsewhere, by layer: the scenario format :mod:`scenarios.input.streams`,
+the engine glue :mod:`scenarios.sim.streams` (``StreamThread`` over ``ConsumerCoordinator``
+with ``StreamsPartitionAssignor``), the summary :mod:`scenarios.check.streams_summary`, the
+liveness bound :mod:`scenarios.check.streams_bounds`, the chaos generator
+:mod:`scenarios.campaigns.chaos.generate_streams`, the record kinds
+:mod:`scenarios.eventlog.kinds_streams`. Streams words (client, active/standby task) appear
+only in what this kind renders.
 """
 
 from __future__ import annotations
@@ -62,7 +65,7 @@ class Streams:
         return check_group_log(records)
 
     def summary_lines(self, summary: Mapping[str, Any]) -> list[Text | str]:
-        from scenarios.cli.summary_view import streams_lines
+        from scenarios.kinds.streams.views import streams_lines
 
         return streams_lines(summary, summary[self.name])
 
@@ -107,12 +110,12 @@ class Streams:
         return None  # clients keep their names
 
     def chaos_drop_member(self, spec: ChaosSpec) -> ChaosSpec | None:
-        from scenarios.campaigns.chaos.shrink import drop_last_client
+        from scenarios.kinds.streams.chaos import drop_last_client
 
         return drop_last_client(spec)
 
     def chaos_render(self, spec: ChaosSpec) -> str:
-        from scenarios.campaigns.chaos.render import render_streams
+        from scenarios.kinds.streams.chaos import render_streams
 
         return render_streams(spec)
 
