@@ -8,7 +8,7 @@ inside ``scenarios`` one job per subpackage with imports flowing one way:
 ``kinds`` holds the member kinds as plug-ins (docs/kinds.md): its registry and protocol
 (``scenarios/kinds/__init__.py``, ``protocol.py``) are the *bottom* layer — they import no
 other ``scenarios`` subpackage at run time (types only under ``TYPE_CHECKING``), so every layer
-may look a kind up — while each kind's own module (``scenarios/kinds/connect.py``, ...) sits
+may look a kind up — while each kind's own package (``scenarios/kinds/connect/``, ...) sits
 on *top*: it wires its loader, engine glue, checkers, views and chaos generator together and
 is imported by the registry on first use, never by name from another subpackage. This is
 what lets ``check`` (below ``sim``) dispatch on a log's kind without importing ``sim``.
