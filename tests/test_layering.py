@@ -5,6 +5,14 @@ inside ``scenarios`` one job per subpackage with imports flowing one way:
     input  <-  assign  <-  cli
     input  <-  assign  <-  referee  <-  campaigns, cli
 
+``kinds`` holds the member kinds as plug-ins (docs/kinds.md): its registry and protocol
+(``scenarios/kinds/__init__.py``, ``protocol.py``) are the *bottom* layer — they import no
+other ``scenarios`` subpackage at run time (types only under ``TYPE_CHECKING``), so every layer
+may look a kind up — while each kind's own package (``scenarios/kinds/connect/``, ...) sits
+on *top*: it wires its loader, engine glue, checkers, views and chaos generator together and
+is imported by the registry on first use, never by name from another subpackage. This is
+what lets ``check`` (below ``sim``) dispatch on a log's kind without importing ``sim``.
+
 ``referee`` (Kafka's classes judging a finished log through the oracle harness) reads plain log
 records and the ``protocol`` codecs; the Streams referee also reruns ``assign`` (groupsim's
 assignor on a round's logged inputs) where two optimisers may pick different optima.
@@ -18,6 +26,7 @@ Kafka); the pure packages never import trio; only ``scenarios/analysis`` may imp
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -36,6 +45,7 @@ ALLOWED = {
 
 # scenarios subpackage -> the scenarios subpackages it may import (besides itself)
 SCENARIOS_ALLOWED = {
+    "kinds": {"eventlog", "input", "check", "sim", "assign", "referee", "campaigns", "cli"},
     "eventlog": set(),
     "input": set(),
     "check": {"eventlog", "input"},
@@ -70,6 +80,28 @@ def _imports(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names.add(node.module)
     return names
+
+
+def _runtime_imports(path: Path) -> set[str]:
+    """Like :func:`_imports`, without the imports under ``if TYPE_CHECKING:``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and ast.unparse(node.test) in (
+            "TYPE_CHECKING",
+            "typing.TYPE_CHECKING",
+        ):
+            node.body = []
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+#: The registry half of ``scenarios.kinds`` (every layer may import these modules).
+KINDS_CORE = ("scenarios.kinds", "scenarios.kinds.protocol")
 
 
 def _modules(package: str) -> list[Path]:
@@ -122,7 +154,25 @@ def test_scenarios_subpackages_import_one_way(subpackage: str) -> None:
     for path in sorted((ROOT / "scenarios" / subpackage).rglob("*.py")):
         for name in _imports(path):
             parts = name.split(".")
-            if parts[0] == "scenarios" and len(parts) > 1 and parts[1] not in allowed:
+            if parts[0] != "scenarios" or len(parts) == 1 or parts[1] == subpackage:
+                continue
+            if parts[1] == "kinds" and name not in KINDS_CORE:
+                offenders.append(f"{path.relative_to(ROOT)} imports a kind's module {name}")
+            elif parts[1] not in allowed | {"kinds"}:
+                offenders.append(f"{path.relative_to(ROOT)} imports {name}")
+    assert not offenders, offenders
+
+
+def test_the_kinds_registry_is_the_bottom_layer() -> None:
+    """The registry and protocol import no other ``scenarios`` subpackage at run time."""
+    offenders = []
+    for module in KINDS_CORE:
+        path = ROOT / (module.replace(".", "/") + ".py")
+        if not path.is_file():
+            path = ROOT / module.replace(".", "/") / "__init__.py"
+        for name in _runtime_imports(path):
+            parts = name.split(".")
+            if parts[0] in PACKAGES and name not in KINDS_CORE:
                 offenders.append(f"{path.relative_to(ROOT)} imports {name}")
     assert not offenders, offenders
 
@@ -140,3 +190,55 @@ def test_the_rule_catches_a_violation(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text("from members.worker import ConnectWorker\nimport trio\n")
     assert {"members.worker", "trio"} <= _imports(bad)
+
+
+#: A test of a member kind's name (``== "streams"``, ``"consumer" in ...``, ``in ("connect", ``)
+#: or a read of a kind's summary key (``summary.get("streams")``). Kafka's wire
+#: ``protocol_type`` (JoinGroup's protocolType, "connect"/"consumer") is another axis.
+_KIND_TEST = re.compile(
+    r"""(==|!=)\s*['"](connect|streams|consumer)['"]"""
+    r"""|['"](connect|streams|consumer)['"]\s*(==|!=|in\b|not\s+in\b)"""
+    r"""|\bin\s*[(\[{]\s*['"](connect|streams|consumer)['"]"""
+    r"""|\.get\(\s*['"](streams|consumer)['"]"""
+    r"""|ChaosKind\.(STREAMS|CONNECT|CONSUMER)\s*(\)|:|$|and|or|\bif\b)"""
+    r"""|\bis\s+(not\s+)?ChaosKind\."""
+)
+
+
+def _own_module_of_a_kind(path: Path) -> bool:
+    """A kind's own module: under ``scenarios/kinds/``, or named after its kind (its scenario
+    format, engine glue, summary, bounds, chaos generator, record kinds)."""
+    rel = path.relative_to(ROOT)
+    return rel.parts[:2] == ("scenarios", "kinds") or any(
+        k in path.stem for k in ("streams", "consumer", "connect")
+    )
+
+
+def _kind_tests(text: str) -> list[str]:
+    return [
+        line.strip()
+        for line in text.splitlines()
+        if _KIND_TEST.search(line) and "protocol_type" not in line
+    ]
+
+
+def test_no_kind_name_tests_outside_the_kinds_own_modules() -> None:
+    """Every per-kind decision goes through the registry (docs/kinds.md): no module outside a
+    kind's own tests a kind's name."""
+    offenders = [
+        f"{path.relative_to(ROOT)}: {line}"
+        for package in PACKAGES
+        for path in _modules(package)
+        if not _own_module_of_a_kind(path)
+        for line in _kind_tests(path.read_text(encoding="utf-8"))
+    ]
+    assert not offenders, offenders
+
+
+def test_the_kind_name_rule_catches_a_test() -> None:
+    assert _kind_tests('if config.kind == "streams":\n    pass')
+    assert _kind_tests("x = 1 if kind in ('connect', 'streams') else 2")
+    assert _kind_tests('streams = summary.get("streams")')
+    assert _kind_tests("if kind is ChaosKind.STREAMS and protocol:")
+    assert not _kind_tests('if join.protocol_type == "consumer":')
+    assert not _kind_tests('kinds.get(spec.group_kind).loads(text, "x.toml")')

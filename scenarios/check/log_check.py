@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from scenarios import kinds
 from scenarios.check.consumer_ownership import consumer_log_violations
 from scenarios.check.invariants import InvariantChecker
 from scenarios.check.liveness import liveness_violations
@@ -21,7 +22,7 @@ from scenarios.check.protocol_checkers import protocol_violations
 from scenarios.eventlog import LogFormatError, read_jsonl
 from scenarios.input.limits import LimitExceeded, check_limit, limit
 
-__all__ = ["check_log", "check_records"]
+__all__ = ["check_log", "check_records", "check_group_log", "check_consumer_log"]
 
 
 def check_records(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -47,8 +48,14 @@ def _group_ids(records: Sequence[dict[str, Any]]) -> list[str]:
 
 
 def _check_one_group(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    if records and records[0].get("kind") == "run_start" and records[0].get("app") == "consumer":
-        return _check_consumer_group(records)
+    """One group's log, checked by its kind (:meth:`scenarios.kinds.GroupKind.log_violations`:
+    the ``run_start`` record's ``app``, when it is the first record)."""
+    return kinds.of_log(records, within=1).log_violations(records)
+
+
+def check_group_log(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A Connect or Streams group's log: the invariant checker fed again, the end-of-run
+    liveness/balance check and the protocol checkers (each violation with ``t_ms``)."""
     checker = InvariantChecker()
     found: list[dict[str, Any]] = []
     for record in records:
@@ -96,7 +103,7 @@ def check_log(path: str | Path) -> list[dict[str, Any]]:
     return check_records(read_jsonl(path, validate=True, max_line_bytes=max_line))
 
 
-def _check_consumer_group(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def check_consumer_log(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """A consumer group's log: the ownership rules and the protocol checkers
     (:func:`scenarios.check.consumer_ownership.consumer_log_violations`)."""
     live = [r for r in records if r.get("kind") != "violation"]

@@ -35,6 +35,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from scenarios import kinds
 from scenarios.check.bounds import bound_from_log
 from scenarios.check.invariants import InvariantChecker
 from scenarios.check.liveness import liveness_violations
@@ -152,15 +153,14 @@ def _duplicates_started_by_known_issues(
 
 
 def check_quiet_period_balance(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``quiet_period_balance`` violations of a Connect log (``[]`` for Streams logs): one per
+    """``quiet_period_balance`` violations of a Connect log (``[]`` for a log whose kind has no
+    such rule, :attr:`scenarios.kinds.GroupKind.quiet_period_balance`: Streams): one per
     quiet period longer than the bound after which the group had not converged, with the
     end-of-run check's fields (``tasks``/``connectors`` or ``task_counts``/
     ``connector_counts``), ``quiet_from_ms``, ``checked_at_ms``, ``bound_ms``, ``known_issue``
     when a known upstream issue explains it, and ``cause_seq`` (the last record at or before
     the checked time)."""
-    if not records or any(
-        r.get("kind") == "run_start" and r.get("app") == "streams" for r in records[:3]
-    ):
+    if not records or not kinds.of_log(records, within=3).quiet_period_balance:
         return []
     live = [r for r in records if r.get("kind") != "violation"]
     bound = bound_from_log(live)

@@ -12,10 +12,12 @@ and in ``docs/event-log.md`` ("Summary"). All times are virtual ms.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 from msgspec import UNSET, UnsetType
+
+from scenarios import kinds
 
 __all__ = [
     "ConnectConvergence",
@@ -169,10 +171,11 @@ class StreamsSummary(SummaryBase, kw_only=True):
 Summary = ConnectSummary | StreamsSummary
 
 
-def summary_type(summary: dict[str, Any]) -> type[ConnectSummary] | type[StreamsSummary]:
-    """:class:`StreamsSummary` when ``summary`` has a ``streams`` key, else
-    :class:`ConnectSummary` (summaries carry no tag)."""
-    return StreamsSummary if "streams" in summary else ConnectSummary
+def summary_type(summary: dict[str, Any]) -> type[msgspec.Struct]:
+    """The Struct of ``summary``'s kind (summaries carry no tag: :func:`scenarios.kinds.of_summary`
+    and :meth:`scenarios.kinds.GroupKind.summary_type`; :class:`StreamsSummary` for Streams,
+    else :class:`ConnectSummary`)."""
+    return kinds.of_summary(summary).summary_type()
 
 
 def validate_summary(summary: dict[str, Any]) -> Summary:
@@ -182,4 +185,4 @@ def validate_summary(summary: dict[str, Any]) -> Summary:
         msgspec.ValidationError: a missing or unknown key, or a value of the wrong type
             (the message names it as ``$.key.path``).
     """
-    return msgspec.convert(summary, summary_type(summary))
+    return cast(Summary, msgspec.convert(summary, summary_type(summary)))

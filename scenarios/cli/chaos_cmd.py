@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 import typer
 
 from protocol.errors import InputError
+from scenarios import kinds
 
 # The light vocabulary module, not scenarios.campaigns.chaos (engine + assignors): the CLI
 # imports this module at start-up; run_campaign is imported when the command runs.
@@ -147,11 +148,12 @@ def render_campaign(result: Any, console: Console) -> None:
     from rich.table import Table
 
     config = result.config
+    kind = kinds.get(config.kind)
     low, high = config.members
     title = (
         f"groupsim chaos (seed {result.seed}, {result.runs} runs, "
         f"{low if low == high else f'{low}..{high}'} members, "
-        f"{'Kafka Streams' if config.kind == 'streams' else ', '.join(config.protocols)}, "
+        f"{', '.join(config.protocols) if kind.chaos_protocols else kind.words.app}, "
         f"{config.duration_ms / 1000:g} s of faults)"
     )
     table = Table(title=title, show_header=True, header_style="bold")
@@ -360,12 +362,11 @@ def _chaos(
         if not 1 <= jobs <= 256:
             raise ChaosInputError(f"--jobs: must be 1..256, got {jobs}")
         _check_size("--members", parse_members(members)[1], "members")
-        if kind is ChaosKind.STREAMS and (protocol is not None or assignor is not None):
+        if not kinds.get(kind.value).chaos_protocols and (
+            protocol is not None or assignor is not None
+        ):
             given = "--protocol" if protocol is not None else "--assignor"
-            raise ChaosInputError(
-                f"{given}: Connect only; a Streams campaign (--kind streams) runs Kafka "
-                "Streams' high-availability assignor"
-            )
+            raise ChaosInputError(kinds.get(kind.value).chaos_option_error(given))
         if referee is not None and master is not None:
             raise ChaosInputError(
                 "--referee: Kafka referees campaigns on the local pool only (not --master)"

@@ -211,6 +211,7 @@ def list_scenarios() -> None:
     """List the built-in scenarios (run one with `groupsim run NAME`)."""
     from rich.table import Table
 
+    from scenarios import kinds
     from scenarios.cli.tables import print_table
     from scenarios.input.library import library_names, load_any
 
@@ -218,7 +219,7 @@ def list_scenarios() -> None:
     table.add_column("name")
     table.add_column("kind")
     table.add_column("description")
-    for kind in ("connect", "streams"):
+    for kind in kinds.names():
         for name in library_names(kind):
             label = name + (" (default)" if name == FLAGSHIP else "")
             table.add_row(label, kind, load_any(name).scenario.description)

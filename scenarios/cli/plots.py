@@ -1,7 +1,8 @@
 """Timeline plot of a run: who ran how many tasks when, with rebalances and violations.
 
-One picture for both applications, chosen by the log's ``run_start`` (``app = "streams"``
-for Kafka Streams):
+One picture for every kind, its series, words and layers chosen by the log's kind
+(:func:`scenarios.kinds.of_log`: the ``run_start`` record's ``app``;
+:meth:`scenarios.kinds.GroupKind.timeline_series`):
 
 - **Connect**: one row per worker with its running tasks (``task_started`` /
   ``task_stop`` / ``task_stopped``), tasks running in total against tasks configured;
@@ -28,7 +29,10 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
-__all__ = ["write_timeline_png"]
+from scenarios import kinds
+from scenarios.kinds import KindWords
+
+__all__ = ["write_timeline_png", "connect_series", "streams_series"]
 
 _TASK_EVENTS = {
     "task_started": 1,
@@ -106,11 +110,7 @@ class _Series:
         self.live_since.clear()
 
 
-def _is_streams(records: Sequence[dict[str, Any]]) -> bool:
-    return any(r.get("kind") == "run_start" and r.get("app") == "streams" for r in records[:5])
-
-
-def _connect_series(records: Sequence[dict[str, Any]]) -> _Series:
+def connect_series(records: Sequence[dict[str, Any]]) -> _Series:
     """Per-worker running-task counts, live intervals, and the markers to draw."""
     data = _Series(layers=("running",))
     running: dict[str, set[str]] = {}
@@ -150,7 +150,7 @@ def _connect_series(records: Sequence[dict[str, Any]]) -> _Series:
     return data
 
 
-def _streams_series(records: Sequence[dict[str, Any]]) -> _Series:
+def streams_series(records: Sequence[dict[str, Any]]) -> _Series:
     """Per-client active (running, restoring) and standby task counts, and the markers."""
     data = _Series(layers=tuple(name for name, _, _ in _STREAMS_LAYERS))
     active: dict[str, dict[str, str]] = {}  # client -> task -> running | restoring
@@ -218,13 +218,13 @@ def write_timeline_png(records: Sequence[dict[str, Any]], path: str | Path) -> N
     Raises:
         OSError: the file cannot be written (no partial file is left behind).
     """
-    streams = _is_streams(records)
-    data = _streams_series(records) if streams else _connect_series(records)
-    fig = _figure(data, streams=streams)
+    kind = kinds.of_log(records)
+    data = kind.timeline_series(records)
+    fig = _figure(data, streams=kind.standby_tasks, words=kind.words)
     _save(fig, Path(path))
 
 
-def _figure(data: _Series, *, streams: bool) -> Figure:
+def _figure(data: _Series, *, streams: bool, words: KindWords) -> Figure:
     order = list(data.order)
     n = len(order)
     end = max(data.end, 1e-3)
@@ -249,9 +249,9 @@ def _figure(data: _Series, *, streams: bool) -> Figure:
         labels.append(f"{member} ({_count_label(final, streams)})")
     top.set_yticks([n - 1 - i + 0.5 for i in range(n)], labels)
     top.set_ylim(0, max(n, 1))
-    top.set_ylabel(f"{'client' if streams else 'worker'} (tasks at end)")
+    top.set_ylabel(f"{words.member} (tasks at end)")
 
-    _totals(bottom, data, end, streams)
+    _totals(bottom, data, end, streams, words)
     gens = data.generations
     bad = [t for t, _ in data.violations]
     for ax in (top, bottom):
@@ -281,14 +281,13 @@ def _figure(data: _Series, *, streams: bool) -> Figure:
         top.scatter([t for t, _ in marks], [y for _, y in marks], color=VIOLATION, marker="x",
                     s=30, zorder=5)  # fmt: skip
     bottom.set_xlim(0, end)
-    app = "Kafka Streams" if streams else "Kafka Connect"
     fig.suptitle(
-        f"{app}: {_plural(len(gens), 'rebalance')}, {_plural(len(bad), 'violation')}",
+        f"{words.app}: {_plural(len(gens), 'rebalance')}, {_plural(len(bad), 'violation')}",
         fontsize=10,
         color=VIOLATION if bad else "black",
     )
     fig.legend(
-        handles=_legend_handles(streams),
+        handles=_legend_handles(streams, words),
         title=f"a row's fill: its tasks\n(full row = {peak} tasks)",
         title_fontsize=8,
         alignment="left",
@@ -339,7 +338,7 @@ def _count_label(counts: tuple[int, ...], streams: bool) -> str:
     return f"{active}, {standby} standby"
 
 
-def _totals(ax: Axes, data: _Series, end: float, streams: bool) -> None:
+def _totals(ax: Axes, data: _Series, end: float, streams: bool, words: KindWords) -> None:
     tx, ty = data.totals
     if tx and streams:  # active (running, then restoring) below standby, stacked
         colours = [c for _, c, _ in _STREAMS_LAYERS]
@@ -350,7 +349,7 @@ def _totals(ax: Axes, data: _Series, end: float, streams: bool) -> None:
     cx, cy = data.configured
     if cx:
         ax.step([*cx, end], [*cy, cy[-1]], where="post", color=CONFIGURED, linestyle="--")
-    ax.set_ylabel(f"tasks, all {'clients' if streams else 'workers'}")
+    ax.set_ylabel(f"tasks, all {words.member}s")
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("virtual time (s)")
 
@@ -374,13 +373,13 @@ def _phase_levels(phases: Sequence[tuple[float, str]], end: float) -> list[int]:
     return levels
 
 
-def _legend_handles(streams: bool) -> list[Any]:
+def _legend_handles(streams: bool, words: KindWords) -> list[Any]:
     tasks = (
         [Patch(facecolor=c, alpha=0.8, label=label) for _, c, label in _STREAMS_LAYERS]
         if streams
         else [Patch(facecolor=RUNNING, alpha=0.8, label="running task")]
     )
-    who = "client" if streams else "worker"
+    who = words.member
     return [
         *tasks,
         Patch(facecolor=PROCESS_UP, label=f"{who} process up"),

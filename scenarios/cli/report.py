@@ -34,6 +34,7 @@ import jinja2
 from markupsafe import Markup
 
 from protocol.errors import InputError
+from scenarios import kinds
 from scenarios.cli.sweep_plots import (
     distinct,
     fmt_param,
@@ -43,7 +44,7 @@ from scenarios.cli.sweep_plots import (
     plot_rebalances_vs_size,
 )
 
-__all__ = ["ReportError", "write_report", "render_sweep_html", "render_run_html"]
+__all__ = ["ReportError", "write_report", "render_sweep_html", "render_run_html", "num", "seconds"]
 
 
 class ReportError(InputError):
@@ -86,12 +87,16 @@ def _seconds(ms: Any, digits: int = 1) -> str:
     return f"{float(ms) / 1000:.{digits}f}"
 
 
-def _num(value: Any) -> str:
+def num(value: Any) -> str:
     if value is None:
         return "-"
     if isinstance(value, float):
         return f"{value:,.1f}" if not value.is_integer() else f"{int(value):,}"
     return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
+
+
+_num = num
+seconds = _seconds
 
 
 def _b64(png: bytes | None) -> str | None:
@@ -251,29 +256,16 @@ def _violations_table(
 
 
 def render_run_html(summary: Mapping[str, Any], timeline_png: bytes | None) -> str:
-    """The report page of one run: ``summary`` is its ``summary.json`` (a Connect run's, or a
-    Streams run's with its ``streams`` key: then the page speaks of clients and
-    active/standby tasks, not of connectors and workers)."""
+    """The report page of one run: ``summary`` is its ``summary.json``; its kind
+    (:func:`scenarios.kinds.of_summary`) gives the members table, the configured rows and the
+    word for a task (a Streams page speaks of clients and active/standby tasks)."""
     name = summary.get("scenario") or "run"
     failures = summary.get("expectation_failures") or []
     violations = summary.get("violations") or {}
-    streams = summary.get("streams")
+    kind = kinds.of_summary(summary)
     phases = summary.get("phases") or []
-    if isinstance(streams, Mapping):
-        holdings = streams.get("final_holdings") or {}
-        members_title = "Clients at the end"
-        members = _table(
-            ["client", "active tasks", "standby tasks"],
-            ([c, _num(len(h.get("active", ()))), _num(len(h.get("standby", ())))]
-             for c, h in holdings.items()),
-        )  # fmt: skip
-    else:
-        workers = summary.get("workers_final") or {}
-        members_title = "Workers at the end"
-        members = _table(
-            ["worker", "connectors", "tasks"],
-            ([w, _num(c.get("connectors")), _num(c.get("tasks"))] for w, c in workers.items()),
-        )
+    members_title, headers, rows = kind.report_members(summary)
+    members = _table(headers, rows)
     return _render(
         "run.html.j2",
         title=f"groupsim run {name}",
@@ -281,7 +273,7 @@ def render_run_html(summary: Mapping[str, Any], timeline_png: bytes | None) -> s
         seed=summary.get("seed"),
         failures=failures,
         timeline=_b64(timeline_png),
-        metrics=_table(["metric", "value"], _run_metrics(summary, streams=bool(streams))),
+        metrics=_table(["metric", "value"], _run_metrics(summary, kind)),
         phases=_phases_table(phases) if phases else None,
         violations=_table(
             ["invariant", "count"], ([_bad(k), _num(v)] for k, v in violations.items())
@@ -293,27 +285,14 @@ def render_run_html(summary: Mapping[str, Any], timeline_png: bytes | None) -> s
     )
 
 
-def _run_metrics(summary: Mapping[str, Any], *, streams: bool) -> list[tuple[str, Any]]:
-    configured = (
-        [("tasks configured", _num(summary.get("tasks_configured")))]
-        if streams
-        else [
-            (
-                "connectors / tasks configured",
-                f"{_num(summary.get('connectors_configured'))} / "
-                f"{_num(summary.get('tasks_configured'))}",
-            )
-        ]
-    )
-    task = "active task" if streams else "task"
+def _run_metrics(summary: Mapping[str, Any], kind: kinds.GroupKind) -> list[tuple[str, Any]]:
+    configured = kind.report_configured(summary)
+    task = kind.words.task
     downtime = [
         (f"{task} downtime, total (s)", _seconds(summary.get("task_downtime_ms_total"))),
         (f"{task} downtime, worst task (s)", _seconds(summary.get("task_downtime_ms_max"))),
     ]
-    if not streams:
-        downtime.append(
-            ("connector downtime, total (s)", _seconds(summary.get("connector_downtime_ms_total")))
-        )
+    downtime += kind.report_downtime(summary)
     return [
         (
             "virtual time",

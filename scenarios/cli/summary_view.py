@@ -4,8 +4,10 @@ Per phase: time span, protocols in force, rebalances, task downtime, task moveme
 violations; then a totals row, the end state (converged, time to converge, final protocol,
 imbalance, rounds), and the expectation results. In Kafka Connect's words for a Connect run
 (workers, connectors and tasks, connector downtime); in Kafka Streams' words for a Streams run
-(clients, active and standby tasks, restoration, warm-ups, probing rebalances), told apart by
-the summary's ``streams`` key (:func:`scenarios.check.streams_summary.summarize_streams`).
+(clients, active and standby tasks, restoration, warm-ups, probing rebalances). The summary's
+kind (:func:`scenarios.kinds.of_summary`) gives the lines under the table
+(:meth:`scenarios.kinds.GroupKind.summary_lines`) or renders a summary of its own shape
+(:meth:`scenarios.kinds.GroupKind.render_summary`, a consumer group's).
 """
 
 from __future__ import annotations
@@ -17,13 +19,18 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-__all__ = ["render_summary"]
+from scenarios import kinds
+
+__all__ = ["render_summary", "render_consumer", "seconds", "never_started"]
 
 
 def _seconds(ms: int | None) -> str:
     if ms is None:
         return "-"
     return f"{ms / 1000:.1f} s"
+
+
+seconds = _seconds
 
 
 def _violations(counts: Mapping[str, int]) -> Text:
@@ -51,9 +58,8 @@ def render_summary(
         seed: shown in the title.
         expectation_failures: :func:`scenarios.check.expect.evaluate` output; empty = all hold.
     """
-    consumer = summary.get("consumer")
-    if isinstance(consumer, Mapping):
-        _render_consumer(consumer, console, f"{scenario_name} (seed {seed})")
+    kind = kinds.of_summary(summary)
+    if kind.render_summary(summary, console, f"{scenario_name} (seed {seed})"):
         _render_expectations(expectation_failures, console)
         return
     table = Table(title=f"{scenario_name} (seed {seed})", title_justify="left")
@@ -86,14 +92,9 @@ def render_summary(
     )
     console.print(table)
 
-    streams = summary.get("streams")
-    console.print(_state_line(summary, streams=isinstance(streams, Mapping)))
-    if isinstance(streams, Mapping):
-        for line in _streams_lines(summary, streams):
-            console.print(line)
-    else:
-        for line in _connect_lines(summary):
-            console.print(line)
+    console.print(_state_line(summary, standby=kind.standby_tasks))
+    for line in kind.summary_lines(summary):
+        console.print(line)
 
     _render_expectations(expectation_failures, console)
 
@@ -107,7 +108,7 @@ def _render_expectations(expectation_failures: list[str], console: Console) -> N
         console.print(Text("✓ all expectations hold", style="bold green"))
 
 
-def _render_consumer(consumer: Mapping[str, Any], console: Console, title: str) -> None:
+def render_consumer(consumer: Mapping[str, Any], console: Console, title: str) -> None:
     """A consumer group's summary (:func:`scenarios.sim.consumer.summarize_consumers`)."""
     table = Table(title=title, title_justify="left")
     table.add_column("consumer")
@@ -123,7 +124,7 @@ def _render_consumer(consumer: Mapping[str, Any], console: Console, title: str) 
     )
 
 
-def _state_line(summary: Mapping[str, Any], *, streams: bool) -> Text:
+def _state_line(summary: Mapping[str, Any], *, standby: bool) -> Text:
     converged = bool(summary.get("converged"))
     state = Text()
     state.append("converged: ")
@@ -131,7 +132,7 @@ def _state_line(summary: Mapping[str, Any], *, streams: bool) -> Text:
     if converged:
         state.append(f" ({_seconds(summary.get('time_to_converge_ms'))} after the last step)")
     state.append(f"   final protocol: {summary.get('final_protocol') or '-'}")
-    imbalance = "active-task imbalance" if streams else "max imbalance"
+    imbalance = "active-task imbalance" if standby else "max imbalance"
     state.append(f"   {imbalance}: {summary.get('max_imbalance', 0)}")
     state.append(
         f"   JoinGroup/SyncGroup rounds: {summary.get('join_rounds', 0)}/"
@@ -140,66 +141,9 @@ def _state_line(summary: Mapping[str, Any], *, streams: bool) -> Text:
     return state
 
 
-def _never_started(summary: Mapping[str, Any], line: Text) -> Text:
+def never_started(summary: Mapping[str, Any], line: Text) -> Text:
     never = summary.get("never_started") or []
     if never:
         shown = ", ".join(never[:8]) + (", …" if len(never) > 8 else "")
         line.append(f"; never started: {shown}", style="red")
     return line
-
-
-def _connect_lines(summary: Mapping[str, Any]) -> list[Text | str]:
-    """Kafka Connect: task and connector downtime, each worker's connectors/tasks at end."""
-    downtime = Text(
-        f"task downtime: total {_seconds(summary.get('task_downtime_ms_total', 0))}, "
-        f"worst task {_seconds(summary.get('task_downtime_ms_max', 0))}; "
-        f"connector downtime {_seconds(summary.get('connector_downtime_ms_total', 0))}"
-    )
-    lines: list[Text | str] = [_never_started(summary, downtime)]
-    workers = summary.get("workers_final") or {}
-    if workers:
-        lines.append(
-            "workers at end (connectors/tasks): "
-            + ", ".join(f"{m} {c['connectors']}/{c['tasks']}" for m, c in workers.items())
-        )
-    return lines
-
-
-def _streams_lines(summary: Mapping[str, Any], streams: Mapping[str, Any]) -> list[Text | str]:
-    """Kafka Streams: downtime of active tasks, restoration, warm-ups and probing rebalances
-    (KIP-441), each client's active/standby tasks at end."""
-    downtime = Text(
-        "active task downtime (no client running it): total "
-        f"{_seconds(summary.get('task_downtime_ms_total', 0))}, worst task "
-        f"{_seconds(summary.get('task_downtime_ms_max', 0))}; "
-        f"active task movements {summary.get('task_movements', 0)}"
-    )
-    lines: list[Text | str] = [_never_started(summary, downtime)]
-    restore = streams.get("restoration") or {}
-    if restore:
-        text = (
-            f"restoration: {restore.get('restored', 0)} active tasks restored, total "
-            f"{_seconds(restore.get('restore_ms_total', 0))}, longest "
-            f"{_seconds(restore.get('restore_ms_max', 0))}"
-        )
-        if restore.get("abandoned"):
-            text += f"; {restore['abandoned']} stopped while restoring"
-        line = Text(text)
-        if restore.get("restoring_at_end"):
-            line.append(f"; {restore['restoring_at_end']} still restoring at end", style="red")
-        lines.append(line)
-    lines.append(
-        f"warm-up tasks assigned: {streams.get('warmups', 0)}; probing rebalances: "
-        f"{streams.get('probing_rebalances', 0)} fired of {streams.get('probing_scheduled', 0)}"
-        " scheduled"
-    )
-    holdings = streams.get("final_holdings") or {}
-    if holdings:
-        lines.append(
-            "clients at end (active/standby tasks): "
-            + ", ".join(
-                f"{c} {len(h.get('active', ()))}/{len(h.get('standby', ()))}"
-                for c, h in holdings.items()
-            )
-        )
-    return lines

@@ -9,15 +9,12 @@ too). Library scenarios live in ``scenarios/library/`` (Connect) and
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
 
-from scenarios.input.consumer import LoadedConsumerScenario, loads_consumer_scenario
+from scenarios import kinds
 from scenarios.input.errors import ScenarioError, parse_toml, read_text_file
-from scenarios.input.loader import LoadedScenario, loads_scenario
-from scenarios.input.streams import LoadedStreamsScenario, loads_streams_scenario
+from scenarios.input.steps import LoadedView
 
 __all__ = [
-    "KINDS",
     "library_dir",
     "streams_library_dir",
     "library_names",
@@ -25,11 +22,6 @@ __all__ = [
     "load_any",
     "loads_any",
 ]
-
-#: The kinds of scenario file (the top-level ``kind`` key; ``connect`` when absent).
-KINDS = ("connect", "streams")
-Kind = Literal["connect", "streams"]
-
 
 def library_dir() -> Path:
     """The built-in Connect scenarios, ``scenarios/library/``."""
@@ -41,12 +33,19 @@ def streams_library_dir() -> Path:
     return library_dir() / "streams"
 
 
-def library_names(kind: Kind | None = None) -> list[str]:
-    """Names (file stems) of the library scenarios of ``kind`` (default: both), sorted."""
-    dirs = {"connect": library_dir(), "streams": streams_library_dir()}
+def _library_dirs() -> list[tuple[kinds.GroupKind, Path]]:
+    """Each kind that has a library, with its directory, in :func:`scenarios.kinds.names`
+    order."""
+    found = ((kind, kind.library_dir()) for kind in map(kinds.get, kinds.names()))
+    return [(kind, directory) for kind, directory in found if directory is not None]
+
+
+def library_names(kind: str | None = None) -> list[str]:
+    """Names (file stems) of the library scenarios of ``kind`` (default: every kind), sorted."""
     names: list[str] = []
-    for k in (kind,) if kind else KINDS:
-        names += [p.stem for p in dirs[k].glob("*.toml")]
+    for k, directory in _library_dirs():
+        if kind is None or k.name == kind:
+            names += [p.stem for p in directory.glob("*.toml")]
     return sorted(names)
 
 
@@ -64,22 +63,18 @@ def resolve_scenario(name_or_path: str | Path) -> Path:
         return path
     if path.parent == Path(".") and text:
         stem = text[: -len(".toml")] if text.endswith(".toml") else text
-        for directory in (library_dir(), streams_library_dir()):
+        for _, directory in _library_dirs():
             candidate = directory / f"{stem}.toml"
             if candidate.is_file():
                 return candidate
-    connect = ", ".join(library_names("connect")) or "none"
-    streams = ", ".join(library_names("streams")) or "none"
-    raise ScenarioError(
-        text,
-        None,
-        f"no such file and no such library scenario (Connect: {connect}; Streams: {streams})",
+    listed = "; ".join(
+        f"{k.words.title}: {', '.join(library_names(k.name)) or 'none'}"
+        for k, _ in _library_dirs()
     )
+    raise ScenarioError(text, None, f"no such file and no such library scenario ({listed})")
 
 
-def load_any(
-    name_or_path: str | Path,
-) -> LoadedScenario | LoadedStreamsScenario | LoadedConsumerScenario:
+def load_any(name_or_path: str | Path) -> LoadedView:
     """Read, decode and validate a scenario file or library scenario of either kind.
 
     Raises:
@@ -90,16 +85,14 @@ def load_any(
     return loads_any(read_text_file(path), source=path)
 
 
-def loads_any(
-    text: str, source: str | Path = "<string>"
-) -> LoadedScenario | LoadedStreamsScenario | LoadedConsumerScenario:
-    """Like :func:`load_any` for TOML text; ``source`` names it in errors."""
+def loads_any(text: str, source: str | Path = "<string>") -> LoadedView:
+    """Like :func:`load_any` for TOML text; ``source`` names it in errors. The file's
+    ``kind`` (default :data:`scenarios.kinds.DEFAULT`) picks the registered kind that loads
+    it (:meth:`scenarios.kinds.GroupKind.loads`)."""
     file = Path(source).name
-    kind = parse_toml(text, file).get("kind", "connect")
-    if kind == "streams":
-        return loads_streams_scenario(text, source)
-    if kind == "consumer":
-        return loads_consumer_scenario(text, source)
-    if kind != "connect":
-        raise ScenarioError(file, "kind", f"must be connect, streams or consumer, got {kind!r}")
-    return loads_scenario(text, source)
+    name = parse_toml(text, file).get("kind", kinds.DEFAULT)
+    if not isinstance(name, str) or name not in kinds.names():
+        every = kinds.names()
+        listed = ", ".join(every[:-1]) + f" or {every[-1]}"
+        raise ScenarioError(file, "kind", f"must be {listed}, got {name!r}")
+    return kinds.get(name).loads(text, source)

@@ -60,7 +60,7 @@ def summarize_consumers(records: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 class ConsumerKind:
-    """The consumer side of a run (:class:`scenarios.sim.engine.GroupKind`).
+    """The consumer side of a run (:class:`scenarios.sim.engine.RunKind`).
 
     Args:
         loaded: the scenario, from :func:`scenarios.input.consumer.loads_consumer_scenario`.

@@ -7,9 +7,9 @@ and every random choice (member ids, network jitter and loss) draws from one
 ``random.Random(seed)``, so the same scenario and seed always give the same event log. The
 engine runs its own loop; nothing here depends on trio's task interleaving or on a clock.
 
-What differs between a Kafka Connect group and a Kafka Streams group — which members exist,
-how they start and stop, the Connect config topic — is the :class:`GroupKind` the engine
-hosts (:mod:`scenarios.sim.connect`, :mod:`scenarios.sim.streams`). The coordinator
+What differs between kinds of group (Connect, Streams, plain consumers) — which members
+exist, how they start and stop, the Connect config topic — is the :class:`RunKind` the
+engine hosts (:meth:`scenarios.kinds.GroupKind.run_kind`). The coordinator
 (:class:`coordinator.group.GroupCoordinator`), the member core
 (:class:`members.group_client.GroupClient`), the network with every fault, the timers and
 the invariant checker are shared.
@@ -36,7 +36,6 @@ from protocol.group import (
 from scenarios.check.invariants import InvariantChecker
 from scenarios.eventlog import LOG_VERSION, EventLog
 from scenarios.input import schema
-from scenarios.input import streams as streams_input
 from scenarios.input.steps import Planned
 from scenarios.sim import late as late_requests
 from scenarios.sim import wire_tap
@@ -56,18 +55,15 @@ from scenarios.sim.quiet import QuietSkipper, QuietTail, heartbeat_timer
 
 _STOPPED = MemberState.STOPPED
 
-__all__ = ["Engine", "GroupKind", "PROGRESS_EVERY"]
+__all__ = ["Engine", "RunKind", "PROGRESS_EVERY"]
 
 #: :meth:`Engine.run_until` calls its ``on_progress`` every this many events (a power of 2).
 PROGRESS_EVERY = 1024
 
 
-_LEAVE = (schema.Leave, streams_input.LeaveStep)
-_RESTART = (schema.Restart, streams_input.RestartStep)
-
-
-class GroupKind(Protocol):
-    """What the engine needs from one kind of group (Connect workers or Streams clients).
+class RunKind(Protocol):
+    """One run of one kind of group: what the engine and the runner call (the kind's
+    :meth:`scenarios.kinds.GroupKind.run_kind` builds it).
 
     ``loaded`` is the loaded scenario: ``scenario`` (its name, ``network``,
     ``log_heartbeats``), ``steps`` (:class:`scenarios.input.steps.Planned`), ``end_ms`` and
@@ -105,6 +101,15 @@ class GroupKind(Protocol):
     def apply_step(self, engine: Engine, planned: Planned) -> None:
         """A timeline step only this kind has (Connect's connector changes)."""
 
+    def summarize(self, records: list[dict[str, Any]]) -> dict[str, Any]:
+        """The run's summary (``summary.json``) from its log."""
+
+    def end_violations(self, records: list[dict[str, Any]], summary: Any) -> list[dict[str, Any]]:
+        """The end-of-run check's violations (logged before ``run_end``)."""
+
+    def expect_failures(self, summary: dict[str, Any]) -> list[str]:
+        """One line per unmet ``[expect]`` of the scenario."""
+
 
 class Engine:
     """A scenario in progress. Build it, then :meth:`run_until`.
@@ -132,7 +137,7 @@ class Engine:
 
     def __init__(
         self,
-        kind: GroupKind,
+        kind: RunKind,
         seed: int,
         *,
         log: EventLog | None = None,
@@ -470,16 +475,9 @@ class Engine:
         match step:
             case schema.Phase(name=name):
                 self.log.emit(self.now_ms, "phase", name=name)
-            case schema.Join() | streams_input.JoinStep():
+            case _ if planned.action == "join":  # every kind's step vocabulary
                 self._start_member(planned.member or "", self.kind.start_config(self, planned))
-            case (
-                schema.Leave()
-                | schema.Crash()
-                | schema.Restart()
-                | streams_input.LeaveStep()
-                | streams_input.CrashStep()
-                | streams_input.RestartStep()
-            ):
+            case _ if planned.action in ("leave", "crash", "restart"):
                 self._stop_member(planned)
             case (
                 schema.Partition()
@@ -498,7 +496,7 @@ class Engine:
         name = planned.member or ""
         step = planned.step
         address = self.addresses.get(name)
-        if isinstance(step, _RESTART):
+        if planned.action == "restart":
             config = self.kind.restart_config(self, planned)
             if address is None:  # not running: just start it after the pause
                 self.push(self.now_ms + step.down_ms, StartMember(name, config))
@@ -508,7 +506,7 @@ class Engine:
         else:
             if address is None:
                 return
-            clean = isinstance(step, _LEAVE)
+            clean = planned.action == "leave"
         member = self.members[address]
         if clean:
             effects = self.kind.shutdown(member, planned, self.now_ms)

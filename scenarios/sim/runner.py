@@ -12,14 +12,10 @@ from typing import Any
 
 import msgspec
 
+from scenarios import kinds
 from scenarios.eventlog import EventLog
-from scenarios.input.consumer import LoadedConsumerScenario
-from scenarios.input.loader import LoadedScenario
-from scenarios.input.streams import LoadedStreamsScenario
-from scenarios.sim.connect import ConnectKind
-from scenarios.sim.consumer import ConsumerKind
-from scenarios.sim.engine import Engine
-from scenarios.sim.streams import StreamsKind
+from scenarios.input.steps import LoadedView
+from scenarios.sim.engine import Engine, RunKind
 
 __all__ = ["RunResult", "simulate", "kind_of", "RUN_BUDGET_EXCEEDED"]
 
@@ -52,19 +48,14 @@ class RunResult(msgspec.Struct):
         return 1 if self.failures else 0
 
 
-def kind_of(
-    loaded: LoadedScenario | LoadedStreamsScenario | LoadedConsumerScenario,
-) -> ConnectKind | StreamsKind | ConsumerKind:
-    """The engine's kind of group for a loaded scenario."""
-    if isinstance(loaded, LoadedStreamsScenario):
-        return StreamsKind(loaded)
-    if isinstance(loaded, LoadedConsumerScenario):
-        return ConsumerKind(loaded)
-    return ConnectKind(loaded)
+def kind_of(loaded: LoadedView) -> RunKind:
+    """The engine's side of a run of ``loaded``: the registered kind named by the file's
+    ``kind`` (:meth:`scenarios.kinds.GroupKind.run_kind`)."""
+    return kinds.get(loaded.scenario.kind).run_kind(loaded)
 
 
 def simulate(
-    loaded: LoadedScenario | LoadedStreamsScenario | LoadedConsumerScenario,
+    loaded: LoadedView,
     seed: int,
     *,
     log_heartbeats: bool | None = None,
@@ -74,8 +65,7 @@ def simulate(
     """Simulate ``loaded`` with ``seed`` and evaluate it.
 
     Args:
-        loaded: a Connect scenario (:func:`scenarios.input.loader.load_scenario`) or a Kafka
-            Streams one (:func:`scenarios.input.streams.load_streams_scenario`).
+        loaded: a scenario of any kind (:func:`scenarios.input.library.load_any`).
         seed: the seed for every random choice of the run.
         log_heartbeats: log heartbeat RPCs (default: the scenario's ``log_heartbeats``).
         on_progress: called now and then with (virtual ms done, virtual ms in total).

@@ -33,7 +33,7 @@ STREAMS_GROUP_ID = "streams-app"
 
 
 class StreamsKind:
-    """The Streams side of a run (:class:`scenarios.sim.engine.GroupKind`).
+    """The Streams side of a run (:class:`scenarios.sim.engine.RunKind`).
 
     Args:
         loaded: the scenario, from :func:`scenarios.input.streams.load_streams_scenario`.

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from scenarios import kinds
 from scenarios.campaigns.chaos.classify import failure_signature
 from scenarios.campaigns.chaos.generate import ChaosConfig, generate
 from scenarios.campaigns.chaos.render import spec_to_toml
@@ -120,6 +121,10 @@ class CampaignResult:
         per_run = self.cpu_s_per_run
         return cores * 60.0 / per_run if per_run > 0 else 0.0
 
+    def _protocols_chosen(self) -> bool:
+        """Whether ``--protocol``/``--assignor`` chose among the kind's protocols."""
+        return kinds.get(self.config.kind).chaos_protocols
+
     def to_json(self) -> dict[str, Any]:
         p50d, p99d = self.downtime_percentiles()
         p50c, p99c = self.converge_percentiles()
@@ -128,7 +133,7 @@ class CampaignResult:
             "runs": self.runs,
             "kind": self.config.kind,
             "members": list(self.config.members),
-            "protocols": list(self.config.protocols) if self.config.kind == "connect" else [],
+            "protocols": list(self.config.protocols) if self._protocols_chosen() else [],
             "faults_enabled": list(self.config.faults),
             "duration_ms": self.config.duration_ms,
             "faults_injected": dict(sorted(self.faults.items())),

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
+from scenarios import kinds
 from scenarios.campaigns.chaos_names import (
     ASSIGNOR_OF,
     DEFAULT_MAX_CPU_S,
@@ -20,6 +21,7 @@ from scenarios.campaigns.chaos_names import (
     OWN_STREAM_FAULTS,
     PROTOCOLS,
 )
+from scenarios.kinds import DEFAULT as DEFAULT_KIND
 
 __all__ = [
     "PROTOCOLS",
@@ -152,6 +154,8 @@ class ChaosSpec:
     #: the run's budget: its scenario file's ``max_records``, and CPU seconds
     max_records: int | None = None
     max_cpu_s: float | None = None
+    #: the member kind that renders and loads it (:func:`scenarios.kinds.get`)
+    group_kind: str = DEFAULT_KIND
 
     def with_steps(self, keep: Sequence[int]) -> ChaosSpec:
         """A copy keeping only the steps at indexes ``keep`` (in order)."""
@@ -197,22 +201,20 @@ def _add_delays(gen: _DelaySink, config: ChaosConfig, rng: random.Random, times:
 
 
 def generate(config: ChaosConfig, campaign_seed: int, index: int) -> ChaosSpec:
-    """The chaos scenario of run ``index`` of campaign ``campaign_seed`` (deterministic): a
-    Connect group, or with ``config.kind == "streams"`` a Streams application
-    (:func:`scenarios.campaigns.chaos.generate_streams.generate_streams`), with the run's
+    """The chaos scenario of run ``index`` of campaign ``campaign_seed`` (deterministic): the
+    generator of ``config.kind`` (:meth:`scenarios.kinds.GroupKind.chaos_generate`: a Connect
+    group here, a Streams application in
+    :func:`scenarios.campaigns.chaos.generate_streams.generate_streams`), with the run's
     budget (``config.records_budget``, ``config.max_cpu_s``)."""
-    if config.kind == "streams":
-        from scenarios.campaigns.chaos.generate_streams import generate_streams
-
-        spec = generate_streams(config, campaign_seed, index)
-    else:
-        spec = _generate_connect(config, campaign_seed, index)
+    spec = kinds.get(config.kind).chaos_generate(config, campaign_seed, index)
     return replace(
         spec, max_records=config.records_budget(spec.members), max_cpu_s=config.max_cpu_s
     )
 
 
-def _generate_connect(config: ChaosConfig, campaign_seed: int, index: int) -> ChaosSpec:
+def generate_connect(config: ChaosConfig, campaign_seed: int, index: int) -> ChaosSpec:
+    """A Connect group's chaos scenario (the Connect kind's
+    :meth:`scenarios.kinds.GroupKind.chaos_generate`; no run budget yet)."""
     rng = _rng(campaign_seed, index)
     protocol = rng.choice(config.protocols)
     n = rng.randint(*config.members)

@@ -159,6 +159,7 @@ def generate_streams(config: ChaosConfig, campaign_seed: int, index: int) -> Cha
         campaign_seed=campaign_seed,
         index=index,
         protocol="streams",
+        group_kind="streams",
         members=n,
         cluster_config={},
         worker_configs={},

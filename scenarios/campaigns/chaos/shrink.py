@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from scenarios import kinds
 from scenarios.campaigns.chaos.classify import failure_signature
 from scenarios.campaigns.chaos.generate import ChaosSpec
 from scenarios.campaigns.chaos.render import spec_to_toml
@@ -247,36 +248,14 @@ def _shift_earlier(spec: ChaosSpec) -> ChaosSpec | None:
 
 
 def _compact_members(spec: ChaosSpec) -> ChaosSpec | None:
-    """Rename the members the steps name to w1, w2, … (first use order), the others after
-    (Connect: a Streams spec's clients keep their names)."""
-    if spec.streams is not None:
-        return None
-    used: list[str] = []
-    for step in spec.steps:
-        member = step.get("member")
-        if member is not None and member not in used:
-            used.append(member)
-    order = used + [m for m in spec.worker_names if m not in used]
-    mapping = {old: f"w{i}" for i, old in enumerate(order, 1)}
-    if all(k == v for k, v in mapping.items()):
-        return None
-    steps = [
-        {**s, "member": mapping[s["member"]]} if "member" in s else dict(s) for s in spec.steps
-    ]
-    configs = {mapping[w]: c for w, c in spec.worker_configs.items()}
-    return replace(spec, steps=steps, worker_configs=configs)
+    """The spec's kind renames its members (:meth:`scenarios.kinds.GroupKind.chaos_compact`)."""
+    return kinds.get(spec.group_kind).chaos_compact(spec)
 
 
 def _drop_last_member(spec: ChaosSpec) -> ChaosSpec | None:
-    if spec.streams is not None:
-        return _drop_last_client(spec)
-    if spec.members <= 1:
-        return None
-    last = f"w{spec.members}"
-    if any(s.get("member") == last for s in spec.steps):
-        return None
-    configs = {w: c for w, c in spec.worker_configs.items() if w != last}
-    return replace(spec, members=spec.members - 1, worker_configs=configs)
+    """The spec's kind drops its last member
+    (:meth:`scenarios.kinds.GroupKind.chaos_drop_member`)."""
+    return kinds.get(spec.group_kind).chaos_drop_member(spec)
 
 
 def reproducer_path(out_dir: Path, campaign_seed: int, index: int) -> Path:
@@ -299,16 +278,3 @@ def write_reproducer(out_dir: Path, spec: ChaosSpec, text: str | None = None) ->
     temporary name in the same directory, then a rename)."""
     body = text if text is not None else spec_to_toml(spec)
     return write_reproducer_text(out_dir, spec.campaign_seed, spec.index, body)
-
-
-def _drop_last_client(spec: ChaosSpec) -> ChaosSpec | None:
-    """A Streams spec without its last client, if no step names it."""
-    assert spec.streams is not None
-    clients = spec.streams["clients"]
-    if len(clients) <= 1:
-        return None
-    last = clients[-1]["name"]
-    if any(last in (s.get("member"), s.get("client")) for s in spec.steps):
-        return None
-    streams = {**spec.streams, "clients": clients[:-1]}
-    return replace(spec, members=spec.members - 1, streams=streams)

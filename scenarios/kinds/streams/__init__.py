@@ -1,0 +1,123 @@
+"""Kafka Streams clients as a member kind (``kind = "streams"``; docs/streams.md, docs/kinds.md).
+
+The package holds the kind's object (here) and its Streams-only parts outside the engine:
+:mod:`.views` (the summary lines) and :mod:`.chaos` (a chaos spec as a scenario file, the
+shrinker's client drop). Elsewhere, by layer: the scenario format :mod:`scenarios.input.streams`,
+the engine glue :mod:`scenarios.sim.streams` (``StreamThread`` over ``ConsumerCoordinator``
+with ``StreamsPartitionAssignor``), the summary :mod:`scenarios.check.streams_summary`, the
+liveness bound :mod:`scenarios.check.streams_bounds`, the chaos generator
+:mod:`scenarios.campaigns.chaos.generate_streams`, the record kinds
+:mod:`scenarios.eventlog.kinds_streams`. Streams words (client, active/standby task) appear
+only in what this kind renders.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from scenarios import kinds
+from scenarios.check.log_check import check_group_log
+from scenarios.check.summary_types import StreamsSummary
+from scenarios.eventlog import kinds_streams
+from scenarios.input.library import streams_library_dir
+from scenarios.input.streams import LoadedStreamsScenario, loads_streams_scenario
+from scenarios.kinds.protocol import KindWords
+from scenarios.sim.streams import StreamsKind
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.text import Text
+
+    from scenarios.campaigns.chaos.generate import ChaosConfig, ChaosSpec
+
+__all__ = ["STREAMS", "Streams"]
+
+
+class Streams:
+    """The Kafka Streams kind (:class:`scenarios.kinds.GroupKind`)."""
+
+    name = "streams"
+    words = KindWords(title="Streams", app="Kafka Streams", member="client", task="active task")
+    quiet_period_balance = False
+    standby_tasks = True
+    chaos_protocols = False
+
+    def library_dir(self) -> Path | None:
+        return streams_library_dir()
+
+    def loads(self, text: str, source: str | Path) -> LoadedStreamsScenario:
+        return loads_streams_scenario(text, source)
+
+    def record_kinds(self) -> frozenset[str]:
+        return kinds.record_tags(kinds_streams)
+
+    def run_kind(self, loaded: Any) -> StreamsKind:
+        return StreamsKind(loaded)
+
+    def summary_type(self) -> type[msgspec.Struct]:
+        return StreamsSummary
+
+    def log_violations(self, records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        return check_group_log(records)
+
+    def summary_lines(self, summary: Mapping[str, Any]) -> list[Text | str]:
+        from scenarios.kinds.streams.views import streams_lines
+
+        return streams_lines(summary, summary[self.name])
+
+    def render_summary(self, summary: Mapping[str, Any], console: Console, title: str) -> bool:
+        return False
+
+    def report_members(self, summary: Mapping[str, Any]) -> tuple[str, list[str], list[list[str]]]:
+        from scenarios.cli.report import num
+
+        holdings = summary[self.name].get("final_holdings") or {}
+        rows = [
+            [c, num(len(h.get("active", ()))), num(len(h.get("standby", ())))]
+            for c, h in holdings.items()
+        ]
+        return "Clients at the end", ["client", "active tasks", "standby tasks"], rows
+
+    def report_configured(self, summary: Mapping[str, Any]) -> list[tuple[str, str]]:
+        from scenarios.cli.report import num
+
+        return [("tasks configured", num(summary.get("tasks_configured")))]
+
+    def report_downtime(self, summary: Mapping[str, Any]) -> list[tuple[str, str]]:
+        return []
+
+    def timeline_series(self, records: Sequence[dict[str, Any]]) -> Any:
+        from scenarios.cli.plots import streams_series
+
+        return streams_series(records)
+
+    def chaos_generate(self, config: ChaosConfig, campaign_seed: int, index: int) -> ChaosSpec:
+        from scenarios.campaigns.chaos.generate_streams import generate_streams
+
+        return generate_streams(config, campaign_seed, index)
+
+    def chaos_option_error(self, option: str) -> str:
+        return (
+            f"{option}: Connect only; a Streams campaign (--kind streams) runs Kafka "
+            "Streams' high-availability assignor"
+        )
+
+    def chaos_compact(self, spec: ChaosSpec) -> ChaosSpec | None:
+        return None  # clients keep their names
+
+    def chaos_drop_member(self, spec: ChaosSpec) -> ChaosSpec | None:
+        from scenarios.kinds.streams.chaos import drop_last_client
+
+        return drop_last_client(spec)
+
+    def chaos_render(self, spec: ChaosSpec) -> str:
+        from scenarios.kinds.streams.chaos import render_streams
+
+        return render_streams(spec)
+
+
+STREAMS = kinds.register(Streams())
