@@ -8,8 +8,9 @@ Per assignor, in a group of its own (``sub-range``, ``sub-cooperative-sticky``):
 ``c2`` subscribe to ``orders`` (6 partitions); ``c2`` subscribes to ``orders,payments``
 (``KafkaConsumer#subscribe``: it rejoins with the new subscription, and the leader assigns
 ``payments``' 3 partitions to the only member that wants them); ``c3`` joins on both topics;
-``c1`` closes (LeaveGroup). groupsim must give every answer the broker gave (``replay
---conform``: 0 divergences) and find no violation in the recorded log (``groupsim check``).
+``c1`` closes (LeaveGroup). groupsim must give every answer the broker gave and make every
+leader's assignment (``replay --conform``, coordinator and leaders: 0 divergences) and find
+no violation in the recorded log (``groupsim check``).
 
 Cost: one broker for the module and three consumer JVMs per assignor, about 1.5 minutes on a
 loaded 2-core machine. Every process is stopped by its pid, also when the test fails.
@@ -29,6 +30,8 @@ pytest.importorskip("kafka")
 from coordinator.config import CoordinatorConfig  # noqa: E402
 from scenarios.check.log_check import check_log  # noqa: E402
 from scenarios.record.conform import conform_coordinator, read_exchanges  # noqa: E402
+from scenarios.record.consumer_leaders import read_metadata  # noqa: E402
+from scenarios.record.leaders import conform_leaders  # noqa: E402
 from scenarios.record.proxy import Proxy, RecordOptions  # noqa: E402
 from scenarios.record.trace import Recording  # noqa: E402
 from tests.kafka_oracle import oracle  # noqa: E402
@@ -168,3 +171,17 @@ def test_groupsim_predicts_every_answer_across_a_subscription_change(recorded: P
     )
     assert verdict.divergences == [], verdict.divergences[:3]
     assert {"JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup"} <= set(verdict.compared)
+
+
+def test_groupsim_assignor_gives_every_member_the_real_leaders_partitions(
+    recorded: Path,
+) -> None:
+    """Every completed round: groupsim's ``range`` / ``cooperative-sticky`` assignor, given
+    the subscriptions of the leader's JoinGroup answer and the topics of its Metadata answers,
+    hands every member the partitions the real leader did (members with different
+    subscriptions: ``payments`` only to those that want it)."""
+    trace = recorded / "trace.jsonl"
+    verdict = conform_leaders(read_exchanges(trace), None, metadata=read_metadata(trace))
+    assert verdict.divergences == [], verdict.divergences[:3]
+    assert verdict.compared >= 4  # start, subscription change, c3 joins, c1 leaves
+    assert verdict.equal == verdict.compared
