@@ -193,3 +193,31 @@ def test_the_streams_simulation_takes_the_real_changelog_size() -> None:
     assert (real_like.probing_rebalances, library.probing_rebalances) == (1, 2)
     assert real_like.tasks_moved == library.tasks_moved == 1
     assert real_like.actives_at_end == {"I1": 1, "I2": 1, "I3": 1}
+
+
+def test_a_simulated_crash_is_placed_at_the_real_heartbeat_phase() -> None:
+    """The real w2 died 12 ms after its last request to the coordinator: groupsim's w2 crashes
+    12 ms after its own (its session expires 10 s after that request), down as long as the
+    real one; the other steps keep their times."""
+    from tests.kafka_oracle.compare import LIBRARY, loads_any, place_crashes, simulate
+
+    name = "worker-bounce-within-delay"
+    (step,) = timeline_steps(toml(scenario_text(name)))
+    (placed,) = place_crashes(name, [Applied(step, 134_381, 17_906, phase_ms=12)])
+    assert placed.shift_ms > 0
+    records = simulate(*_loaded(loads_any, simulated_text(name, [placed]), name)).records
+    crash = next(r["t_ms"] for r in records if r["kind"] == "member_crash")
+    removed = next(r for r in records if r["kind"] == "member_removed")
+    assert crash == step.at_ms - placed.shift_ms
+    assert crash - (removed["t_ms"] - removed["session_timeout_ms"]) == 12
+    start = next(r for r in records if r["kind"] == "member_start" and r["t_ms"] > crash)
+    assert start["t_ms"] - crash == 17_906
+    # an unknown phase, or one beyond a heartbeat interval, leaves the crash where it was
+    for phase in (None, 5_000):
+        assert place_crashes(name, [Applied(step, 0, 17_906, phase_ms=phase)])[0].shift_ms == 0
+    assert LIBRARY.is_dir()
+
+
+def _loaded(loads_any, text: str, name: str):  # type: ignore[no-untyped-def]
+    loaded = loads_any(text, f"{name}.toml")
+    return loaded, loaded.scenario.seed
