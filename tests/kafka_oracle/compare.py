@@ -955,21 +955,26 @@ def main(argv: list[str] | None = None) -> int:
     if args.rescore:
         if args.results is None or args.work is None:
             parser.error("--rescore needs --results and --work")
-        again = [
-            (compare_streams.rescore if r.get("kind") == "streams" else rescore)(
-                r, args.work / r["scenario"] / "recorded" / "trace.jsonl"
+        again = []
+        for r in json.loads(args.results.read_text()):
+            trace = args.work / r["scenario"] / "recorded" / "trace.jsonl"
+            if not trace.exists():
+                print(f"{r['scenario']} (Kafka {r['kafka']}): no {trace}, kept as it was")
+                again.append(r)
+                continue
+            again.append(
+                (compare_streams.rescore if r.get("kind") == "streams" else rescore)(r, trace)
             )
-            for r in json.loads(args.results.read_text())
-        ]
         args.results.write_text(json.dumps(again, indent=1) + "\n")
         return _write(again, args.write)
     if args.work is None:
         import tempfile
 
         args.work = Path(tempfile.mkdtemp(prefix="real-vs-sim-"))
-    rows: dict[str, dict[str, Any]] = {}
+    # one row per scenario and Kafka version
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
     if args.results and args.results.exists():
-        rows = {r["scenario"]: r for r in json.loads(args.results.read_text())}
+        rows = {(r["scenario"], r["kafka"]): r for r in json.loads(args.results.read_text())}
     for name in args.scenarios:
         if name not in RUNNABLE:
             parser.error(f"{name}: not runnable here ({NOT_RUN.get(name, 'unknown')})")
@@ -977,16 +982,26 @@ def main(argv: list[str] | None = None) -> int:
         work.mkdir(parents=True, exist_ok=False)
         print(f"{name}: real run in {work} ...", flush=True)
         if name.startswith("streams/"):
-            rows[name] = compare_streams.row(name, compare_streams.run_real(name, work))
+            done = compare_streams.row(name, compare_streams.run_real(name, work))
         else:
             real = run_real(name, work)
             sim, rounds, start = run_simulation(name, real.applied)
-            rows[name] = row(name, real, sim, rounds, start)
-        print(json.dumps(rows[name]), flush=True)
+            done = row(name, real, sim, rounds, start)
+        rows[(name, done["kafka"])] = done
+        print(json.dumps(done), flush=True)
         if args.results:
-            ordered = [rows[n] for n in RUNNABLE if n in rows]
-            args.results.write_text(json.dumps(ordered, indent=1) + "\n")
-    return _write([rows[n] for n in RUNNABLE if n in rows], args.write)
+            args.results.write_text(json.dumps(ordered(rows), indent=1) + "\n")
+    return _write(ordered(rows), args.write)
+
+
+def ordered(rows: dict[tuple[str, str], dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows in :data:`RUNNABLE` order, each scenario's Kafka versions in version order."""
+
+    def version(v: str) -> tuple[int, ...]:
+        return tuple(int(x) for x in re.findall(r"\d+", v))
+
+    known = [key for key in rows if key[0] in RUNNABLE]
+    return [rows[k] for k in sorted(known, key=lambda k: (RUNNABLE.index(k[0]), version(k[1])))]
 
 
 def _write(rows: list[dict[str, Any]], doc_path: Path | None) -> int:
