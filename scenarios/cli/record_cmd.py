@@ -168,6 +168,7 @@ def replay(
     except ImportError:
         fail("groupsim replay needs kio: pip install 'groupsim[serve]'")
     from scenarios.record.conform import conform_coordinator, read_exchanges
+    from scenarios.record.consumer_leaders import read_metadata
     from scenarios.record.leaders import CONFIGS_FILE, conform_leaders, read_configs
     from scenarios.record.streams_leaders import APP_FILE, read_app, read_end_offsets
 
@@ -183,8 +184,9 @@ def replay(
         app_file = trace.parent / APP_FILE
         app = read_app(app_file) if app_file.exists() else None
         end_offsets = read_end_offsets(trace) if app is not None else None
+        metadata = read_metadata(trace)
     verdict = conform_coordinator(exchanges, config, tolerance_ms)
-    leaders = conform_leaders(exchanges, configs, tolerance_ms, app, end_offsets)
+    leaders = conform_leaders(exchanges, configs, tolerance_ms, app, end_offsets, metadata)
     table = Table(title=f"conformance of groupsim's coordinator to {trace}")
     for column in ("api", "compared"):
         table.add_column(column, justify="right" if column == "compared" else "left")

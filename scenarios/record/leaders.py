@@ -29,7 +29,9 @@ naming the round (generation), the member and the first differing field.
 
 Kafka Streams leaders (protocol type ``consumer``, protocol ``stream``) are compared by
 :mod:`.streams_leaders` when ``DIR/streams-app.json`` describes the application (active and
-standby tasks per member); without it their rounds are counted under ``skipped``.
+standby tasks per member); without it their rounds are counted under ``skipped``. Plain
+consumer leaders (protocol type ``consumer`` with one of Kafka's built-in assignors) are
+compared by :mod:`.consumer_leaders` given the trace's Metadata answers.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from protocol.connect import ConnectProtocol
 from protocol.connect_codec import assignment_to_json, decode_assignment, decode_subscription
 from scenarios.serve import wire
 
+from .consumer_leaders import ASSIGNORS, MetadataAnswer, NoMetadata, consumer_round
 from .exchanges import Exchange, TraceError, first_difference
 from .frames import decode_response
 from .streams_leaders import APP_FILE, StreamsApp, streams_round
@@ -189,6 +192,8 @@ class _Join:
     protocol_type: str
     protocol_name: str
     members: list[tuple[str, bytes]]
+    #: (member id, group.instance.id, metadata) of the answer, for consumer assignors
+    consumer_members: list[tuple[str, str | None, bytes]] = field(default_factory=list)
 
 
 def conform_leaders(
@@ -197,6 +202,7 @@ def conform_leaders(
     tolerance_ms: int = 100,
     app: StreamsApp | None = None,
     end_offsets: list[tuple[int, str, dict[tuple[str, int], int]]] | None = None,
+    metadata: list[MetadataAnswer] | None = None,
 ) -> LeaderConformance:
     """Runs groupsim's assignor on every completed Connect round of the trace.
 
@@ -208,6 +214,9 @@ def conform_leaders(
         app: the Streams application (``streams-app.json``); None skips Streams rounds.
         end_offsets: the trace's ListOffsets answers
             (:func:`scenarios.record.streams_leaders.read_end_offsets`).
+        metadata: the trace's Metadata answers
+            (:func:`scenarios.record.consumer_leaders.read_metadata`); None skips the rounds
+            of plain consumer groups.
 
     Returns:
         the :class:`LeaderConformance` verdict.
@@ -233,6 +242,7 @@ def conform_leaders(
                     str(getattr(body, "protocol_type", "") or ""),
                     str(answer.protocol_name or ""),
                     [(m.member_id, bytes(m.metadata)) for m in answer.members],
+                    [(m.member_id, m.group_instance_id, bytes(m.metadata)) for m in answer.members],
                 )
             continue
         generation = int(body.generation_id)
@@ -272,6 +282,44 @@ def conform_leaders(
                 end_offsets or [],
                 recorded,
             )
+            if first is None:
+                verdict.equal += 1
+            else:
+                member, path, was, now = first
+                verdict.differences.append(
+                    LeaderDifference(
+                        "divergence",
+                        join.t_ms,
+                        body.group_id,
+                        generation,
+                        body.member_id,
+                        member,
+                        path,
+                        was,
+                        now,
+                    )
+                )
+            continue
+        if join.protocol_type == "consumer" and join.protocol_name in ASSIGNORS:
+            if metadata is None:
+                verdict.skip(f"consumer/{join.protocol_name} leaders (no metadata given)")
+                continue
+            try:
+                first = consumer_round(
+                    join.protocol_name,
+                    join.consumer_members,
+                    join.client,
+                    ex.t_ms,
+                    metadata,
+                    recorded,
+                )
+            except NoMetadata:
+                verdict.skip(
+                    f"consumer/{join.protocol_name} leaders (no Metadata answer in the trace "
+                    "names a subscribed topic)"
+                )
+                continue
+            verdict.compared += 1
             if first is None:
                 verdict.equal += 1
             else:

@@ -19,15 +19,21 @@ are measured by the same code from the same kind of data: the leaders' assignmen
 member's SyncGroup answer (decoded SyncGroup bytes on the real side, the ``assignor`` and
 ``assignment`` records of the event log on groupsim's).
 
-Times are scaled down: ``scheduled.rebalance.max.delay.ms`` is :data:`DELAY_MS` in both runs
-(Kafka's default, 300 s, would make one run last minutes), a step's ``down_ms`` by the same
-factor. A real worker then needs seconds more to start (a JVM), so the simulation takes each
-step's time and down time from the real run: a restarted worker is down in groupsim as long as
-the real one was (from its LeaveGroup, or its SIGKILL, to the new process's first JoinGroup).
+Times are scaled down: ``scheduled.rebalance.max.delay.ms`` is scaled by
+``DELAY_MS / KAFKA_DELAY_MS`` in both runs (:func:`delay_ms`: Kafka's default, 300 s, which
+would make one run last minutes, becomes :data:`DELAY_MS`; a scenario's own delay is scaled by
+the same factor), a step's ``down_ms`` too. A real worker then needs seconds more to start (a
+JVM), so the simulation takes each step's time and down time from the real run: a restarted
+worker is down in groupsim as long as the real one was (from its LeaveGroup, or its SIGKILL,
+to the new process's first JoinGroup), and a killed one crashes at the real one's heartbeat
+phase (:func:`place_crashes`).
 
-Not run (each named in the table): KIP-987 static assignments (not in Kafka), workers of older
-Connect releases, and the Streams library scenarios (the Streams real-cluster test compares
-those leaders round by round instead).
+``streams/<name>`` scenarios are run by :mod:`tests.kafka_oracle.compare_streams` (real Kafka
+Streams applications) and get a table of their own.
+
+Not run (each named in the table, :data:`NOT_RUN`): KIP-987 static assignments (not in Kafka
+4.0–4.4), workers or Streams clients of older releases, and the Streams scenarios whose steps
+the Streams driver does not apply yet.
 """
 
 from __future__ import annotations
@@ -41,7 +47,7 @@ import sys
 import time
 from collections.abc import Iterable
 from contextlib import ExitStack
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +60,7 @@ from scenarios.record.frames import decode_response
 from scenarios.record.leaders import conform_leaders, read_configs
 from scenarios.serve import wire
 from scenarios.sim.runner import simulate
+from tests.kafka_oracle import compare_streams
 from tests.kafka_oracle.cluster import (
     RecorderThread,
     Worker,
@@ -79,16 +86,30 @@ RUNNABLE = (
     "rolling-upgrade-eager-to-sessioned",
     "worker-bounce-within-delay",
     "downgrade-sessioned-to-eager",
+    "connect-system-test-bounce",
+    "streams/kip-441-scale-out",
+)
+_NO_KIP_987 = (
+    "KIP-987 static assignments are in no Kafka release up to 4.4.0 (its "
+    "ConnectProtocolCompatibility has eager, compatible and sessioned only)"
 )
 #: Library scenarios not run, and why.
 NOT_RUN = {
-    "kip-987-test-plan": "KIP-987 static assignments are not in Kafka",
-    "rolling-upgrade-sessioned-to-static": "KIP-987 static assignments are not in Kafka",
+    "kip-987-test-plan": _NO_KIP_987,
+    "rolling-upgrade-sessioned-to-static": _NO_KIP_987,
     "mixed-versions": "needs workers of older Connect releases",
-    "connect-system-test-bounce": "restarts only, but it sets its own "
-    "scheduled.rebalance.max.delay.ms, which this script's scaling does not handle yet",
-    "streams/*": "Streams library scenarios: see the Streams real-cluster test above",
+    "streams/kip-441-scale-in-in-sync, streams/kip-441-scale-in-lagging": "not yet: the "
+    "harness's Streams app does not leave the group on close (CloseOptions.leaveGroup), and "
+    "their starting state (which client holds which store) follows the real run's random "
+    "process ids, not the file's",
+    "streams/kip-441-scale-out-with-faults": "its coordinator failover needs a cluster of "
+    "several brokers, and its network partition a proxy that cuts one client off (not yet)",
+    "streams/kip-708-nine-nodes, streams/rack-aware-min-traffic": "not yet: nine clients with "
+    "client tags / partition racks on a single broker",
+    "streams/version-probing-rolling-upgrade": "needs Streams clients of older releases",
 }
+#: Connect's ``heartbeat.interval.ms`` (its default; the real workers and the library run it).
+HEARTBEAT_INTERVAL_MS = 3_000
 #: Longest wait for a balanced cluster after one step (s).
 STEP_TIMEOUT_S = 240
 
@@ -193,12 +214,27 @@ def sim_rounds(records: list[dict[str, Any]]) -> list[Round]:
     return rounds
 
 
+_DELAY_LINE = re.compile(r'(?m)^"scheduled\.rebalance\.max\.delay\.ms" = (\d+)$')
+
+
+def delay_ms(name: str) -> int:
+    """The scenario's ``scheduled.rebalance.max.delay.ms`` scaled by
+    ``DELAY_MS / KAFKA_DELAY_MS`` (Kafka's default, 300 s, becomes :data:`DELAY_MS`; the 60 s
+    of ``connect-system-test-bounce`` becomes 4 s): the delay of both runs."""
+    found = _DELAY_LINE.search((LIBRARY / f"{name}.toml").read_text())
+    own = int(found.group(1)) if found else KAFKA_DELAY_MS
+    return own * DELAY_MS // KAFKA_DELAY_MS
+
+
 def scenario_text(name: str) -> str:
-    """The library file with ``scheduled.rebalance.max.delay.ms`` set to :data:`DELAY_MS`."""
+    """The library file with ``scheduled.rebalance.max.delay.ms`` set to :func:`delay_ms`."""
     text = (LIBRARY / f"{name}.toml").read_text()
+    delay = delay_ms(name)
+    if _DELAY_LINE.search(text):
+        return _DELAY_LINE.sub(f'"scheduled.rebalance.max.delay.ms" = {delay}', text, count=1)
     return re.sub(
         r"(\[cluster\.config\]\n)",
-        rf'\1"scheduled.rebalance.max.delay.ms" = {DELAY_MS}\n',
+        rf'\1"scheduled.rebalance.max.delay.ms" = {delay}\n',
         text,
         count=1,
     )
@@ -263,11 +299,20 @@ def timeline_steps(raw: dict[str, Any]) -> list[Step]:
 class Applied:
     """A step as the real run applied it, in ms of the trace's clock: ``at_ms`` when it began
     (a joiner's first JoinGroup; a leaver's LeaveGroup; a restarted worker's LeaveGroup or its
-    SIGKILL) and, for a restart, ``down_ms`` until the new process's first JoinGroup."""
+    SIGKILL) and, for a restart, ``down_ms`` until the new process's first JoinGroup.
+
+    ``phase_ms`` (a hard restart): from the worker's last request to the coordinator
+    (JoinGroup, SyncGroup or Heartbeat: each restarts its session, ``ClassicGroup``'s heartbeat
+    expiration) to its SIGKILL, None when unknown. ``shift_ms``: how much earlier than
+    ``at_ms`` the simulated crash is placed so that it happens at that phase of the simulated
+    worker's heartbeats (:func:`place_crashes`); it is down as long as the real one, so its
+    return comes as long after its crash (and its session's expiry) as the real one's did."""
 
     step: Step
     at_ms: int
     down_ms: int = 0
+    phase_ms: int | None = None
+    shift_ms: int = 0
 
 
 def simulated_text(name: str, applied: list[Applied] | None = None) -> str:
@@ -285,7 +330,7 @@ def simulated_text(name: str, applied: list[Applied] | None = None) -> str:
     for a in applied:
         lines = [
             "[[timeline]]",
-            f"at_ms = {base + a.at_ms - origin}",
+            f"at_ms = {base + a.at_ms - origin - a.shift_ms}",
             f'action = "{a.step.action}"',
             f'member = "{a.step.member}"',
         ]
@@ -451,12 +496,66 @@ def real_events(trace: Path, kills: Iterable[tuple[int, str]] = ()) -> list[Even
     return out
 
 
+def place_crashes(name: str, applied: list[Applied]) -> list[Applied]:
+    """``applied`` with every hard restart whose heartbeat phase is known given the
+    ``shift_ms`` that puts the simulated crash at the real one's phase.
+
+    A simulated worker's heartbeats are not in the event log, but the coordinator's
+    ``member_removed`` (reason ``session_timeout``) is ``session_timeout_ms`` after its last
+    request, which gives the simulated phase at the crash. The crash, and with it the worker's
+    return (it stays down as long as the real one), is moved back by the difference: never out
+    of the heartbeat interval it falls in (only when the real phase is below Connect's 3 s
+    ``heartbeat.interval.ms`` and the shift is not negative); one crash per simulation, in
+    order, since each placement moves what follows.
+    """
+    out = list(applied)
+    for i, a in enumerate(out):
+        if a.step.action != "restart" or a.step.clean or a.phase_ms is None:
+            continue
+        if not 0 <= a.phase_ms < HEARTBEAT_INTERVAL_MS:
+            continue
+        loaded = loads_any(simulated_text(name, out), f"{name}.toml")
+        records = simulate(loaded, loaded.scenario.seed).records
+        k = sum(
+            1
+            for b in out[:i]
+            if b.step.action == "restart" and not b.step.clean and b.step.member == a.step.member
+        )
+        crashes = [
+            r["t_ms"]
+            for r in records
+            if r.get("kind") == "member_crash" and r.get("member") == a.step.member
+        ]
+        if len(crashes) <= k:
+            continue
+        crash = crashes[k]
+        removed = next(
+            (
+                r
+                for r in records
+                if r.get("kind") == "member_removed"
+                and r.get("member") == a.step.member
+                and r.get("reason") == "session_timeout"
+                and r["t_ms"] >= crash
+            ),
+            None,
+        )
+        if removed is None:
+            continue
+        sim_phase = crash - (removed["t_ms"] - int(removed["session_timeout_ms"]))
+        if sim_phase >= a.phase_ms:
+            out[i] = replace(a, shift_ms=sim_phase - a.phase_ms)
+    return out
+
+
 def run_simulation(
     name: str, applied: list[Applied] | None = None
 ) -> tuple[Measures, list[Round], int]:
-    """groupsim's run of the scenario (:func:`simulated_text`): its measures, its leader rounds
-    and the time of its first step (virtual ms)."""
-    loaded = loads_any(simulated_text(name, applied), f"{name}.toml")
+    """groupsim's run of the scenario (:func:`simulated_text`, crashes placed by
+    :func:`place_crashes`): its measures, its leader rounds and the time of its first step
+    (virtual ms)."""
+    placed = place_crashes(name, applied) if applied else applied
+    loaded = loads_any(simulated_text(name, placed), f"{name}.toml")
     result = simulate(loaded, loaded.scenario.seed)
     start = next(
         r["t_ms"] for r in result.records if r.get("kind") == "step" and r.get("action") != "phase"
@@ -567,6 +666,18 @@ class RealRun:
     conformance: dict[str, Any]
 
 
+def scenario_connectors(raw: dict[str, Any]) -> dict[str, int]:
+    """The scenario's connectors and their task counts: ``[workload.generate]`` (``count``
+    connectors named ``<prefix><n>``) and ``[[workload.connectors]]`` (``name``, ``tasks``)."""
+    workload = raw.get("workload", {})
+    out = {str(c["name"]): int(c["tasks"]) for c in workload.get("connectors", [])}
+    gen = workload.get("generate")
+    if gen:
+        prefix = gen.get("prefix", "connector")
+        out.update({f"{prefix}{i + 1}": int(gen["tasks"]) for i in range(int(gen["count"]))})
+    return out
+
+
 def run_real(name: str, work: Path) -> RealRun:
     """The scenario on real Kafka (see the module docstring).
 
@@ -575,10 +686,7 @@ def run_real(name: str, work: Path) -> RealRun:
     """
     raw = _toml(scenario_text(name))
     protocol = raw["cluster"]["config"].get("connect.protocol", "sessioned")
-    gen = raw["workload"]["generate"]
-    connectors = {
-        f"{gen.get('prefix', 'connector')}{i + 1}": gen["tasks"] for i in range(gen["count"])
-    }
+    connectors = scenario_connectors(raw)
     total = sum(connectors.values())
     steps = timeline_steps(raw)
     out = work / "recorded"
@@ -600,7 +708,7 @@ def run_real(name: str, work: Path) -> RealRun:
                     recorder.bootstrap,
                     worker,
                     connect_protocol=protocols[worker],
-                    scheduled_rebalance_max_delay_ms=DELAY_MS,
+                    scheduled_rebalance_max_delay_ms=delay_ms(name),
                 )
             )
 
@@ -648,17 +756,34 @@ def run_real(name: str, work: Path) -> RealRun:
             for worker in list(stacks):
                 stacks.pop(worker).close()
             recorder.stop()
-        write_connect_configs(broker.bootstrap, out, DELAY_MS)
+        write_connect_configs(broker.bootstrap, out, delay_ms(name))
     trace = out / "trace.jsonl"
     rounds, first = real_rounds(trace)
     events = real_events(trace, [(k, s.member) for s, _, k in done if k is not None])
-    applied = _applied(done, events, first)
+    applied = with_phases(_applied(done, events, first), trace)
     start_ms = applied[0].at_ms if applied else end_ms - first
     downtime, revocations = holdings(events, start_ms, end_ms - first)
     conformance = judge(out)
     (work / "conformance-summary.json").write_text(json.dumps(conformance) + "\n")
     measures = measure(rounds, start_ms, end_ms - first, downtime, revocations)
     return RealRun(measures, rounds, start_ms, end_ms - first, applied, conformance)
+
+
+def with_phases(applied: list[Applied], trace: Path) -> list[Applied]:
+    """``applied`` with each hard restart's ``phase_ms`` read from the trace: its SIGKILL
+    (``at_ms``) minus the worker's last JoinGroup, SyncGroup or Heartbeat request before it."""
+    contacts: dict[str, list[int]] = {}
+    for ex in read_exchanges(trace):
+        if ex.api_key in (11, 12, 14):
+            worker = worker_name(wire.decode_request(ex.request_raw).client_id)
+            contacts.setdefault(worker, []).append(ex.t_ms)
+    out = []
+    for a in applied:
+        if a.step.action == "restart" and not a.step.clean:
+            last = max((t for t in contacts.get(a.step.member, []) if t <= a.at_ms), default=None)
+            a = replace(a, phase_ms=None if last is None else a.at_ms - last)
+        out.append(a)
+    return out
 
 
 def _applied(
@@ -706,6 +831,7 @@ def row(
     return {
         "scenario": name,
         "kafka": requested_version() or _pinned_version(),
+        "delay_ms": delay_ms(name),
         "real": asdict(real.measures),
         "groupsim": asdict(sim),
         "rounds_compared": compared,
@@ -719,6 +845,7 @@ def row(
                 "member": a.step.member,
                 "at_ms": a.at_ms,
                 "down_ms": a.down_ms,
+                "phase_ms": a.phase_ms,
             }
             for a in real.applied
         ],
@@ -739,10 +866,13 @@ def rescore(old: dict[str, Any], trace: Path) -> dict[str, Any]:
     changed after a run."""
     name = old["scenario"]
     steps = timeline_steps(_toml(scenario_text(name)))
-    applied = [
-        Applied(step, int(s["at_ms"]), int(s["down_ms"]))
-        for step, s in zip(steps, old["steps"], strict=True)
-    ]
+    applied = with_phases(
+        [
+            Applied(step, int(s["at_ms"]), int(s["down_ms"]))
+            for step, s in zip(steps, old["steps"], strict=True)
+        ],
+        trace,
+    )
     rounds, _ = real_rounds(trace)
     sim, sim_rounds_, sim_start = run_simulation(name, applied)
     start = applied[0].at_ms
@@ -750,6 +880,9 @@ def rescore(old: dict[str, Any], trace: Path) -> dict[str, Any]:
     end = old["window_ms"][1] if "window_ms" in old else _nth_round(rounds, start, old)
     return {
         **old,
+        "steps": [
+            {**s, "phase_ms": a.phase_ms} for s, a in zip(old["steps"], applied, strict=True)
+        ],
         "conformance": judge(trace.parent),
         "groupsim": asdict(sim),
         "rounds_compared": min(old["real"]["rebalances"], sim.rebalances),
@@ -758,15 +891,19 @@ def rescore(old: dict[str, Any], trace: Path) -> dict[str, Any]:
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    """The markdown table of :func:`row` s (and the list of scenarios not run)."""
+    """The markdown table of :func:`row` s, the Streams rows' (``compare_streams.table``),
+    and the list of scenarios not run."""
+    streams = [r for r in rows if r.get("kind") == "streams"]
+    rows = [r for r in rows if r.get("kind") != "streams"]
     lines = [
-        f"`scheduled.rebalance.max.delay.ms` = {DELAY_MS} ms in both runs; counted from the "
+        "`scheduled.rebalance.max.delay.ms` scaled by "
+        f"{DELAY_MS:,}/{KAFKA_DELAY_MS:,} in both runs (the delay column); counted from the "
         "first timeline action on; real / groupsim:",
         "",
-        "| scenario | Kafka | rebalances | same rounds | tasks moved | revocations "
+        "| scenario | Kafka | delay (s) | rebalances | same rounds | tasks moved | revocations "
         "| task downtime (task·s) | tasks per worker at the end "
         "| the real trace: conformance and check |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         real, sim, conf = r["real"], r["groupsim"], r["conformance"]
@@ -780,13 +917,16 @@ def table(rows: list[dict[str, Any]]) -> str:
             f"`groupsim check`: {conf.get('violations', '?')} violations"
         )
         lines.append(
-            f"| {r['scenario']} | {r['kafka']} | {real['rebalances']} / {sim['rebalances']} "
+            f"| {r['scenario']} | {r['kafka']} | {r.get('delay_ms', DELAY_MS) / 1000:g} "
+            f"| {real['rebalances']} / {sim['rebalances']} "
             f"| {r['rounds_equal']} of {r['rounds_compared']} "
             f"| {real['tasks_moved']} / {sim['tasks_moved']} "
             f"| {real['tasks_revoked']} / {sim['tasks_revoked']} "
             f"| {real['downtime_ms'] / 1000:.1f} / {sim['downtime_ms'] / 1000:.1f} | {ends} "
             f"| {verdict} |"
         )
+    if streams:
+        lines += ["", compare_streams.table(streams)]
     lines += ["", "Not run by the script:", ""]
     lines += [f"- `{name}`: {why}" for name, why in NOT_RUN.items()]
     return "\n".join(lines)
@@ -815,33 +955,53 @@ def main(argv: list[str] | None = None) -> int:
     if args.rescore:
         if args.results is None or args.work is None:
             parser.error("--rescore needs --results and --work")
-        again = [
-            rescore(r, args.work / r["scenario"] / "recorded" / "trace.jsonl")
-            for r in json.loads(args.results.read_text())
-        ]
+        again = []
+        for r in json.loads(args.results.read_text()):
+            trace = args.work / r["scenario"] / "recorded" / "trace.jsonl"
+            if not trace.exists():
+                print(f"{r['scenario']} (Kafka {r['kafka']}): no {trace}, kept as it was")
+                again.append(r)
+                continue
+            again.append(
+                (compare_streams.rescore if r.get("kind") == "streams" else rescore)(r, trace)
+            )
         args.results.write_text(json.dumps(again, indent=1) + "\n")
         return _write(again, args.write)
     if args.work is None:
         import tempfile
 
         args.work = Path(tempfile.mkdtemp(prefix="real-vs-sim-"))
-    rows: dict[str, dict[str, Any]] = {}
+    # one row per scenario and Kafka version
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
     if args.results and args.results.exists():
-        rows = {r["scenario"]: r for r in json.loads(args.results.read_text())}
+        rows = {(r["scenario"], r["kafka"]): r for r in json.loads(args.results.read_text())}
     for name in args.scenarios:
         if name not in RUNNABLE:
             parser.error(f"{name}: not runnable here ({NOT_RUN.get(name, 'unknown')})")
         work = args.work / name
         work.mkdir(parents=True, exist_ok=False)
         print(f"{name}: real run in {work} ...", flush=True)
-        real = run_real(name, work)
-        sim, rounds, start = run_simulation(name, real.applied)
-        rows[name] = row(name, real, sim, rounds, start)
-        print(json.dumps(rows[name]), flush=True)
+        if name.startswith("streams/"):
+            done = compare_streams.row(name, compare_streams.run_real(name, work))
+        else:
+            real = run_real(name, work)
+            sim, rounds, start = run_simulation(name, real.applied)
+            done = row(name, real, sim, rounds, start)
+        rows[(name, done["kafka"])] = done
+        print(json.dumps(done), flush=True)
         if args.results:
-            ordered = [rows[n] for n in RUNNABLE if n in rows]
-            args.results.write_text(json.dumps(ordered, indent=1) + "\n")
-    return _write([rows[n] for n in RUNNABLE if n in rows], args.write)
+            args.results.write_text(json.dumps(ordered(rows), indent=1) + "\n")
+    return _write(ordered(rows), args.write)
+
+
+def ordered(rows: dict[tuple[str, str], dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows in :data:`RUNNABLE` order, each scenario's Kafka versions in version order."""
+
+    def version(v: str) -> tuple[int, ...]:
+        return tuple(int(x) for x in re.findall(r"\d+", v))
+
+    known = [key for key in rows if key[0] in RUNNABLE]
+    return [rows[k] for k in sorted(known, key=lambda k: (RUNNABLE.index(k[0]), version(k[1])))]
 
 
 def _write(rows: list[dict[str, Any]], doc_path: Path | None) -> int:

@@ -111,3 +111,113 @@ def test_rounds_are_the_same_when_as_many_workers_get_and_lose_as_many() -> None
     # another worker, the same numbers: the same round (member-id order decides which)
     renamed = [sim[0], Round(60_020, 3, {"w2": {"revoked_tasks": ["c-0"]}})]
     assert equal_rounds(real, renamed, (10, 60_000), real_end_ms=50) == 2
+
+
+def test_a_scenarios_own_delay_is_scaled_by_the_same_factor() -> None:
+    """connect-system-test-bounce sets 60 s (Kafka's system-test template): 4 s in both runs,
+    written over its own line (not a second key, which TOML refuses)."""
+    from tests.kafka_oracle.compare import DELAY_MS, delay_ms
+
+    assert delay_ms("connect-system-test-bounce") == 4_000
+    assert delay_ms("worker-bounce-within-delay") == DELAY_MS
+    raw = toml(scenario_text("connect-system-test-bounce"))
+    assert raw["cluster"]["config"]["scheduled.rebalance.max.delay.ms"] == 4_000
+    steps = timeline_steps(raw)
+    assert len(steps) == 18 and [s.clean for s in steps] == [True] * 9 + [False] * 9
+
+
+def _round(t_ms: int, **given: tuple[list[str], list[str], int | None]):  # type: ignore[no-untyped-def]
+    from tests.kafka_oracle.compare_streams import Given, StreamsRound
+
+    return StreamsRound(
+        t_ms, t_ms, {c: Given(tuple(a), tuple(s), n) for c, (a, s, n) in given.items()}
+    )
+
+
+def test_streams_measures_count_probes_follow_ups_moves_and_downtime() -> None:
+    """A scale-out as KIP-441 tells it: warm-ups with a probe scheduled, the probe revokes
+    0_2 from I1 and asks I3 to rejoin at once, the follow-up gives it 0_2: one probing
+    rebalance, one follow-up, one active task moved, down from the probe to the follow-up."""
+    from tests.kafka_oracle.compare_streams import equal_rounds, measure
+
+    rounds = [
+        _round(0, I1=(["0_0", "0_2"], ["0_1"], None), I2=(["0_1"], ["0_0", "0_2"], None)),
+        _round(
+            100,
+            I1=(["0_0", "0_2"], ["0_1"], 60_100),
+            I2=(["0_1"], ["0_0", "0_2"], None),
+            I3=([], ["0_1", "0_2"], None),
+        ),
+        _round(
+            60_100,
+            I1=(["0_0"], ["0_2"], None),
+            I2=(["0_1"], ["0_0"], None),
+            I3=([], ["0_1", "0_2"], 0),
+        ),
+        _round(
+            60_400,
+            I1=(["0_0"], ["0_2"], None),
+            I2=(["0_1"], ["0_0"], None),
+            I3=(["0_2"], ["0_1"], None),
+        ),
+    ]
+    m = measure(rounds, 50, 70_000)
+    assert (m.rebalances, m.probing_rebalances, m.followups, m.tasks_moved) == (3, 1, 1, 1)
+    assert m.downtime_ms == 300
+    assert m.actives_at_end == {"I1": 1, "I2": 1, "I3": 1}
+    assert [r.probing for r in rounds] == [False, True, False, False]
+    assert [r.followup for r in rounds] == [False, False, True, False]
+    # shapes only: the same rounds with I1 and I2 swapped are equal, a missing follow-up is not
+    swapped = [
+        type(r)(
+            r.t_ms,
+            r.generation,
+            {"I2" if c == "I1" else "I1" if c == "I2" else c: g for c, g in r.given.items()},
+        )
+        for r in rounds
+    ]
+    assert equal_rounds(rounds, swapped, (50, 50), 70_000) == 3
+    assert equal_rounds(rounds, [rounds[0], rounds[1], rounds[3]], (50, 50), 70_000) == 1
+
+
+def test_the_streams_simulation_takes_the_real_changelog_size() -> None:
+    """With the real run's 20,000 records per changelog and no new input, groupsim's warm-ups
+    are caught up by the first probe: one probing rebalance moves one active task (the
+    library's 1,000,000 records at 10,000 records/s need a second probe)."""
+    from tests.kafka_oracle.compare_streams import run_simulation, simulated_text
+
+    text = simulated_text("streams/kip-441-scale-out", 20_000)
+    assert "changelog_records = 20000" in text and "changelog_rate = 0" in text
+    real_like, _, _ = run_simulation("streams/kip-441-scale-out", 20_000)
+    library, _, _ = run_simulation("streams/kip-441-scale-out", None)
+    assert (real_like.probing_rebalances, library.probing_rebalances) == (1, 2)
+    assert real_like.tasks_moved == library.tasks_moved == 1
+    assert real_like.actives_at_end == {"I1": 1, "I2": 1, "I3": 1}
+
+
+def test_a_simulated_crash_is_placed_at_the_real_heartbeat_phase() -> None:
+    """The real w2 died 12 ms after its last request to the coordinator: groupsim's w2 crashes
+    12 ms after its own (its session expires 10 s after that request), down as long as the
+    real one; the other steps keep their times."""
+    from tests.kafka_oracle.compare import LIBRARY, loads_any, place_crashes, simulate
+
+    name = "worker-bounce-within-delay"
+    (step,) = timeline_steps(toml(scenario_text(name)))
+    (placed,) = place_crashes(name, [Applied(step, 134_381, 17_906, phase_ms=12)])
+    assert placed.shift_ms > 0
+    records = simulate(*_loaded(loads_any, simulated_text(name, [placed]), name)).records
+    crash = next(r["t_ms"] for r in records if r["kind"] == "member_crash")
+    removed = next(r for r in records if r["kind"] == "member_removed")
+    assert crash == step.at_ms - placed.shift_ms
+    assert crash - (removed["t_ms"] - removed["session_timeout_ms"]) == 12
+    start = next(r for r in records if r["kind"] == "member_start" and r["t_ms"] > crash)
+    assert start["t_ms"] - crash == 17_906
+    # an unknown phase, or one beyond a heartbeat interval, leaves the crash where it was
+    for phase in (None, 5_000):
+        assert place_crashes(name, [Applied(step, 0, 17_906, phase_ms=phase)])[0].shift_ms == 0
+    assert LIBRARY.is_dir()
+
+
+def _loaded(loads_any, text: str, name: str):  # type: ignore[no-untyped-def]
+    loaded = loads_any(text, f"{name}.toml")
+    return loaded, loaded.scenario.seed

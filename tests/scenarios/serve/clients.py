@@ -175,8 +175,8 @@ def killable_kafka_python(port: int, client_id: str, session_timeout_ms: int) ->
 
 class JavaConsumer:
     """Kafka's own ``KafkaConsumer`` (classic protocol) in a JVM: the harness's
-    ``groupsim.oracle.JavaConsumerClient`` (``tests/kafka_oracle``), on ``orders`` in group
-    ``g``.
+    ``groupsim.oracle.JavaConsumerClient`` (``tests/kafka_oracle``), on ``topics`` (comma
+    separated; default ``orders``) in group ``group`` (default ``g``).
 
     ``events`` collects its JSON lines (``started``, ``revoked`` / ``assigned`` / ``lost`` with
     ``partitions``, ``generation``, ``member_id``, ``stalled``, ``closed``) as they arrive, read
@@ -197,11 +197,13 @@ class JavaConsumer:
         heartbeat_interval_ms: int = 300,
         max_poll_interval_ms: int = 10_000,
         life_ms: int = 120_000,
+        topics: str = TOPIC,
+        group: str = GROUP,
     ) -> None:
         args = [
             f"bootstrap=127.0.0.1:{port}",
-            f"group={GROUP}",
-            f"topics={TOPIC}",
+            f"group={group}",
+            f"topics={topics}",
             f"client.id={client_id}",
             f"assignor={assignor}",
             f"session.timeout.ms={session_timeout_ms}",
@@ -249,7 +251,8 @@ class JavaConsumer:
         return None if owned is None else sorted(owned)
 
     def send(self, command: str) -> None:
-        """One stdin command: ``close``, ``stall <ms>`` or ``exit-without-leave``."""
+        """One stdin command: ``close``, ``stall <ms>``, ``exit-without-leave`` or
+        ``subscribe <topic,topic>``."""
         assert self.proc.stdin is not None
         self.proc.stdin.write(command.encode() + b"\n")
         self.proc.stdin.flush()

@@ -48,8 +48,9 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * single-threaded): {@code close} ({@code KafkaConsumer#close}: a dynamic member sends
  * LeaveGroup, a static one does not) then exit 0; {@code stall <ms>} (no poll for that long; the
  * heartbeat thread keeps heartbeating until {@code max.poll.interval.ms}); {@code
- * exit-without-leave} (halt at once, no LeaveGroup, no commit: a crash). End of stdin is
- * {@code close}.
+ * exit-without-leave} (halt at once, no LeaveGroup, no commit: a crash); {@code subscribe
+ * <topics>} ({@code KafkaConsumer#subscribe} with the new comma-separated topics: the consumer
+ * rejoins with its new subscription). End of stdin is {@code close}.
  */
 public final class JavaConsumerClient {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -132,7 +133,8 @@ public final class JavaConsumerClient {
 
         consumer = new KafkaConsumer<>(props);
         List<String> topics = Arrays.asList(required(opts, "topics").split(","));
-        consumer.subscribe(topics, new Listener());
+        Listener listener = new Listener();
+        consumer.subscribe(topics, listener);
         emit(JSON.createObjectNode().put("event", "started"));
         reader.start();
         while (true) {
@@ -157,6 +159,10 @@ public final class JavaConsumerClient {
                     long ms = Long.parseLong(words[1]);
                     Thread.sleep(ms);
                     emit(JSON.createObjectNode().put("event", "stalled").put("ms", ms));
+                    break;
+                case "subscribe":
+                    consumer.subscribe(Arrays.asList(words[1].split(",")), listener);
+                    emit(JSON.createObjectNode().put("event", "subscribed").put("topics", words[1]));
                     break;
                 default:
                     System.err.println("JavaConsumerClient: unknown command '" + command + "'");

@@ -27,7 +27,8 @@ import org.apache.kafka.streams.kstream.Materialized;
 
 /**
  * A real Kafka Streams application for the real-cluster tests: one stateful sub-topology,
- * {@code input} (6 partitions) → groupByKey → count into the store {@code counts}, whose
+ * {@code input} (6 partitions unless {@code partitions=N} says otherwise) → groupByKey → count
+ * into the store {@code counts}, whose
  * changelog is {@code stateful-counts-changelog}. Six stateful tasks 0_0..0_5 for the
  * StreamsPartitionAssignor / HighAvailabilityTaskAssignor to place, with standbys (KIP-441
  * warm-ups, client tags and rack-aware standbys, KIP-708) as the arguments say.
@@ -38,7 +39,8 @@ import org.apache.kafka.streams.kstream.Materialized;
  * {@code max.warmup.replicas=2}, {@code probing.rebalance.interval.ms=60000},
  * {@code session.timeout.ms=6000}, ...); {@code bootstrap.servers}, {@code client.id} and
  * {@code state.dir} are required. One more, {@code produce=N}, writes N records (keys k0..k59)
- * to {@code input} before the application starts, so the changelog has something to restore.
+ * to {@code input} before the application starts, so the changelog has something to restore;
+ * {@code partitions=N} creates {@code input} with N partitions (N tasks) instead of 6.
  *
  * <p>It prints one line per event on stdout, flushed at once:
  * {@code STATE <new> <old>} for each KafkaStreams state transition and
@@ -49,6 +51,7 @@ import org.apache.kafka.streams.kstream.Materialized;
  */
 public final class StatefulApp {
     public static final String INPUT = "input";
+    /** Partitions of {@code input} (so tasks) unless {@code partitions=N} is given. */
     public static final int PARTITIONS = 6;
 
     private StatefulApp() {}
@@ -63,16 +66,18 @@ public final class StatefulApp {
         props.put(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
         props.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
         int produce = 0;
+        int partitions = PARTITIONS;
         for (String arg : args) {
             int eq = arg.indexOf('=');
             if (eq <= 0) throw new IllegalArgumentException("not key=value: " + arg);
             String key = arg.substring(0, eq);
             String value = arg.substring(eq + 1);
             if (key.equals("produce")) produce = Integer.parseInt(value);
+            else if (key.equals("partitions")) partitions = Integer.parseInt(value);
             else props.put(key, value);
         }
         String bootstrap = props.getProperty(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG);
-        createInput(bootstrap);
+        createInput(bootstrap, partitions);
         if (produce > 0) produce(bootstrap, produce);
 
         StreamsBuilder builder = new StreamsBuilder();
@@ -112,11 +117,11 @@ public final class StatefulApp {
         return "ASSIGNMENT active=" + active + " standby=" + standby;
     }
 
-    private static void createInput(String bootstrap) throws Exception {
+    private static void createInput(String bootstrap, int partitions) throws Exception {
         Properties props = new Properties();
         props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         try (Admin admin = Admin.create(props)) {
-            admin.createTopics(List.of(new NewTopic(INPUT, PARTITIONS, (short) 1))).all().get();
+            admin.createTopics(List.of(new NewTopic(INPUT, partitions, (short) 1))).all().get();
         } catch (ExecutionException e) {
             if (!(e.getCause() instanceof TopicExistsException)) throw e;
         }

@@ -1,0 +1,550 @@
+"""Streams library scenarios, real and simulated, side by side (the Streams rows of
+docs/real-kafka.md; :mod:`tests.kafka_oracle.compare` calls this for ``streams/<name>``).
+
+A **real** run: a fresh single-node KRaft broker and one instance of the harness's Kafka Streams
+application ``groupsim.oracle.streams.StatefulApp`` per scenario client (``client.id`` = the
+client's name, one stream thread, ``input`` with the scenario's partition count → groupByKey →
+count, whose changelog is ``stateful-counts-changelog``), with the scenario's assignment
+settings (``num.standby.replicas``, ``acceptable.recovery.lag``, ``max.warmup.replicas``,
+``probing.rebalance.interval.ms``), recorded through ``groupsim record``:
+
+1. the clients that start at once run until every task is active and balanced, and until the
+   stream threads have committed every one of :data:`PRODUCE` input records (so the changelogs
+   hold that many records, and both clients' state is caught up: with one standby each of two
+   clients holds every task, as the scenario's ``state`` says);
+2. the timeline's ``join`` steps start their client (no state directory);
+3. the run ends when every client is RUNNING, the actives are balanced, the group has been
+   quiet for :data:`~tests.kafka_oracle.compare.QUIET_S` and no probing rebalance is pending
+   (the last assignment scheduled none, or its time has passed and it came).
+
+The **groupsim** run is the scenario file with what the real run had and the file cannot say:
+every changelog's records (``changelog_records``: the mean of the end offsets the real leader's
+admin client read at the scale-out; ``changelog_rate = 0``: no new input).
+
+Both sides are measured by the same code (:func:`measure`) from the same kind of data: what
+every member was given in each leader round (the leader's SyncGroup assignments decoded from
+the trace; the ``assignment`` records of the event log).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from coordinator.config import CoordinatorConfig
+from members.streams_state import decode_consumer_subscription, read_assignment
+from protocol.streams_codec import NO_NEXT_REBALANCE, decode_subscription
+from scenarios.check.log_check import check_log
+from scenarios.input.library import loads_any
+from scenarios.record.conform import conform_coordinator, read_exchanges
+from scenarios.record.frames import decode_response
+from scenarios.record.leaders import conform_leaders
+from scenarios.record.streams_leaders import read_app, read_end_offsets
+from scenarios.serve import wire
+from scenarios.sim.runner import simulate
+from tests.kafka_oracle.cluster import RecorderThread, StreamsInstance, kafka_broker, streams_app
+
+#: Input records the first client writes before it starts (keys k0..k59: with 3 partitions,
+#: 16,000 / 23,000 / 21,000 records, each above the library's acceptable.recovery.lag of
+#: 10,000, so a client without state is not caught up on any task).
+PRODUCE = 60_000
+#: The broker's group settings (given to the replay too).
+BROKER = {"group.initial.rebalance.delay.ms": 0, "group.min.session.timeout.ms": 500}
+#: The Streams application's changelog topic (``StatefulApp``: store ``counts``).
+CHANGELOG = "stateful-counts-changelog"
+#: Longest wait for one phase of a real run (s).
+PHASE_TIMEOUT_S = 240
+#: The scenario settings given to the real application as they are.
+SETTINGS = (
+    "num.standby.replicas",
+    "acceptable.recovery.lag",
+    "max.warmup.replicas",
+    "probing.rebalance.interval.ms",
+)
+
+
+@dataclass(frozen=True)
+class Given:
+    """What one member was given in a round: its active and standby task ids, and its
+    ``nextRebalanceMs`` (None: no rebalance scheduled; on the real side wall-clock ms, on
+    groupsim's virtual ms)."""
+
+    active: tuple[str, ...]
+    standby: tuple[str, ...]
+    next_ms: int | None
+
+
+@dataclass(frozen=True)
+class StreamsRound:
+    """One leader round: when (ms), its generation, and per client name what it was given."""
+
+    t_ms: int
+    generation: int
+    given: dict[str, Given]
+
+    @property
+    def followup(self) -> bool:
+        """A member must rejoin at once (``nextRebalanceMs`` at or before the round: KIP-429's
+        follow-up after a revocation)."""
+        return any(g.next_ms is not None and g.next_ms <= self.t_ms for g in self.given.values())
+
+    @property
+    def probing(self) -> bool:
+        """A probing rebalance is scheduled (KIP-441: a ``nextRebalanceMs`` after the round)
+        and no follow-up is."""
+        return not self.followup and any(
+            g.next_ms is not None and g.next_ms > self.t_ms for g in self.given.values()
+        )
+
+
+@dataclass(frozen=True)
+class StreamsMeasures:
+    """What happened from the first timeline action on.
+
+    ``rebalances``: leader rounds; ``probing_rebalances``: rounds that follow a round which
+    scheduled a probing rebalance; ``followups``: rounds that follow one asking for an
+    immediate rejoin; ``tasks_moved``: active tasks whose client at the end differs from the
+    one just before the first action; ``downtime_ms``: task-ms during which no member's last
+    assignment makes the task active; ``actives_at_end``: active tasks per client at the end.
+    """
+
+    rebalances: int
+    probing_rebalances: int
+    followups: int
+    tasks_moved: int
+    downtime_ms: int
+    actives_at_end: dict[str, int]
+
+
+def client_name(member_id: str) -> str:
+    """``I1`` for ``I1-StreamThread-1-consumer-<uuid>`` (real) or ``I1-<uuid>`` (groupsim)."""
+    return member_id.split("-", 1)[0]
+
+
+def measure(rounds: list[StreamsRound], start_ms: int, end_ms: int) -> StreamsMeasures:
+    """:class:`StreamsMeasures` of the rounds between ``start_ms`` and ``end_ms``.
+
+    A client runs the active tasks of its last round from that round's time; a task with no
+    client running it is down (cooperative rebalancing: a revoked task is in no assignment
+    until the follow-up round gives it to its new client). A client missing from a round is
+    gone and runs nothing.
+    """
+    ordered = sorted((r for r in rounds if r.t_ms <= end_ms), key=lambda r: r.t_ms)
+    tasks = {t for r in ordered for g in r.given.values() for t in g.active}
+    owner: dict[str, str] = {}
+    before: dict[str, str] | None = None
+    counted = probing = followups = 0
+    downtime = 0
+    last_t = start_ms
+    previous: StreamsRound | None = None
+    for r in [*ordered, None]:
+        t = end_ms if r is None else r.t_ms
+        if t > last_t and before is not None:
+            downtime += (t - last_t) * len(tasks - set(owner))
+            last_t = t
+        if r is None:
+            break
+        if r.t_ms >= start_ms:
+            if before is None:
+                before = dict(owner)
+                last_t = r.t_ms
+            counted += 1
+            if previous is not None and previous.probing:
+                probing += 1
+            if previous is not None and previous.followup:
+                followups += 1
+        owner = {t: name for name, g in sorted(r.given.items()) for t in g.active}
+        previous = r
+    before = dict(owner) if before is None else before
+    moved = sum(1 for task, name in before.items() if owner.get(task, name) != name)
+    at_end: dict[str, int] = {}
+    for name in owner.values():
+        at_end[name] = at_end.get(name, 0) + 1
+    return StreamsMeasures(
+        counted, probing, followups, moved, downtime, dict(sorted(at_end.items()))
+    )
+
+
+def _shape(r: StreamsRound) -> tuple[Any, ...]:
+    """A round's shape: the sorted (actives, standbys) counts of its clients, and whether it
+    asks for a follow-up or schedules a probing rebalance (which client is which is left out:
+    Kafka's first leader, and so the first placement, follows random member ids)."""
+    counts = sorted((len(g.active), len(g.standby)) for g in r.given.values())
+    return (tuple(counts), r.followup, r.probing)
+
+
+def equal_rounds(
+    real: list[StreamsRound], sim: list[StreamsRound], start: tuple[int, int], real_end_ms: int
+) -> int:
+    """How many of the rounds from the first step on have the same :func:`_shape`, the k-th
+    real round against the k-th simulated one."""
+    ours = [r for r in sorted(real, key=lambda r: r.t_ms) if start[0] <= r.t_ms <= real_end_ms]
+    theirs = [r for r in sorted(sim, key=lambda r: r.t_ms) if r.t_ms >= start[1]]
+    return sum(1 for a, b in zip(ours, theirs, strict=False) if _shape(a) == _shape(b))
+
+
+def real_rounds(trace: Path) -> tuple[list[StreamsRound], int]:
+    """The leaders' rounds of a recorded Streams trace (SyncGroups carrying assignments; times
+    relative to the trace's first line, ``nextRebalanceMs`` made relative too) and the first
+    line's wall-clock ms."""
+    first = int(json.loads(trace.open().readline())["t_ms"])
+    rounds = []
+    for ex in read_exchanges(trace):
+        if ex.api_key != 14:
+            continue
+        request = wire.decode_request(ex.request_raw)
+        if not request.body.assignments or ex.response_raw is None:
+            continue
+        _, answer = decode_response(ex.response_raw, 14, ex.version)
+        if answer is None or int(answer.error_code) != 0:
+            continue
+        given = {}
+        for a in request.body.assignments:
+            _, info = read_assignment(a.assignment)
+            nxt = None if info.next_rebalance_ms == NO_NEXT_REBALANCE else info.next_rebalance_ms
+            given[client_name(a.member_id)] = Given(
+                tuple(sorted(f"{t.subtopology}_{t.partition}" for t in info.active_tasks)),
+                tuple(sorted(f"{t.subtopology}_{t.partition}" for t in info.standby_tasks)),
+                None if nxt is None else (0 if nxt == 0 else nxt - first),
+            )
+        rounds.append(StreamsRound(ex.t_ms, int(request.body.generation_id), given))
+    return rounds, first
+
+
+def sim_rounds(records: list[dict[str, Any]]) -> list[StreamsRound]:
+    """The rounds of a groupsim Streams event log: per generation, the time of its
+    ``streams_assignment`` and every member's ``assignment`` record."""
+    times: dict[int, int] = {}
+    given: dict[int, dict[str, Given]] = {}
+    for rec in records:
+        if rec.get("kind") == "streams_assignment":
+            times[int(rec["generation"])] = int(rec["t_ms"])
+        elif rec.get("kind") == "assignment" and int(rec.get("error", 0)) == 0:
+            nxt = rec.get("next_rebalance_ms")
+            given.setdefault(int(rec["generation"]), {})[client_name(rec["member_id"])] = Given(
+                tuple(sorted(rec.get("active", []))),
+                tuple(sorted(rec.get("standby", []))),
+                None if nxt is None else int(nxt),
+            )
+    return [StreamsRound(t, g, given.get(g, {})) for g, t in sorted(times.items())]
+
+
+def scenario_raw(name: str) -> dict[str, Any]:
+    import tomllib
+
+    from tests.kafka_oracle.compare import LIBRARY
+
+    return tomllib.loads((LIBRARY / f"{name}.toml").read_text())
+
+
+def simulated_text(
+    name: str, changelog_records: int | None, process_ids: dict[str, str] | None = None
+) -> str:
+    """The scenario file groupsim runs: the library's, with every subtopology's
+    ``changelog_records`` set to the real run's and ``changelog_rate`` to 0, and each client's
+    ``process_id`` the real one's (a UUID: the HighAvailabilityTaskAssignor places tasks in
+    process-id order, and a real Streams client draws its id at random, ``UUID.randomUUID``
+    in ``KafkaStreams``)."""
+    from tests.kafka_oracle.compare import LIBRARY
+
+    text = (LIBRARY / f"{name}.toml").read_text()
+    for client, pid in (process_ids or {}).items():
+        text = re.sub(
+            rf'(?m)^(name = "{re.escape(client)}"\nprocess_id = )"[^"]*"$', rf'\1"{pid}"', text
+        )
+    if changelog_records is None:
+        return text
+    text = re.sub(
+        r"(?m)^changelog_records = \d+$", f"changelog_records = {changelog_records}", text
+    )
+    return re.sub(r"(?m)^changelog_rate = \d+$", "changelog_rate = 0", text)
+
+
+def real_process_ids(trace: Path) -> dict[str, str]:
+    """Each client's process id (a UUID string), from its first JoinGroup subscription."""
+    out: dict[str, str] = {}
+    for ex in read_exchanges(trace):
+        if ex.api_key != 11:
+            continue
+        request = wire.decode_request(ex.request_raw)
+        client = client_name(request.client_id)
+        if client in out or not request.body.protocols:
+            continue
+        sub = decode_consumer_subscription(request.body.protocols[0].metadata)
+        out[client] = str(decode_subscription(sub.user_data).process_id)
+    return out
+
+
+def run_simulation(
+    name: str, changelog_records: int | None, process_ids: dict[str, str] | None = None
+) -> tuple[StreamsMeasures, list[StreamsRound], int]:
+    """groupsim's run of :func:`simulated_text`: measures, rounds, time of the first step."""
+    loaded = loads_any(simulated_text(name, changelog_records, process_ids), f"{name}.toml")
+    result = simulate(loaded, loaded.scenario.seed)
+    start = next(
+        r["t_ms"] for r in result.records if r.get("kind") == "step" and r.get("action") != "phase"
+    )
+    end = max(r["t_ms"] for r in result.records)
+    rounds = sim_rounds(result.records)
+    return measure(rounds, start, end), rounds, start
+
+
+def app_file(raw: dict[str, Any]) -> dict[str, Any]:
+    """``streams-app.json`` for the real run (what its leaders' assignor reads)."""
+    (sub,) = raw["subtopologies"]
+    return {
+        "subtopologies": [
+            {
+                "id": 0,
+                "source_topic": "input",
+                "partitions": int(sub["partitions"]),
+                "changelog_topic": CHANGELOG,
+            }
+        ],
+        **{k: raw["config"][k] for k in SETTINGS if k in raw["config"]},
+    }
+
+
+def _committed(trace: Path) -> int:
+    """The sum over ``input`` partitions of the highest offset committed so far."""
+    best: dict[int, int] = {}
+    with trace.open() as handle:
+        for line in handle:
+            if '"OffsetCommit"' not in line:
+                continue
+            rec = json.loads(line)
+            if rec.get("dir") != "request":
+                continue
+            for topic in rec.get("fields", {}).get("topics", []):
+                if topic.get("name") != "input":
+                    continue
+                for p in topic.get("partitions", []):
+                    i = int(p["partition_index"])
+                    best[i] = max(best.get(i, 0), int(p["committed_offset"]))
+    return sum(best.values())
+
+
+def _pending_probe(trace: Path) -> bool:
+    """Whether the last leader round scheduled a rebalance that has not come yet."""
+    rounds, first = real_rounds(trace)
+    if not rounds:
+        return False
+    last = max(rounds, key=lambda r: r.t_ms)
+    now = time.time() * 1000 - first
+    return any(g.next_ms is not None and g.next_ms > now - 1000 for g in last.given.values())
+
+
+def _wait(predicate: Any, what: str, apps: list[StreamsInstance]) -> None:
+    deadline = time.monotonic() + PHASE_TIMEOUT_S
+    while not predicate():
+        if time.monotonic() > deadline:
+            seen = {a.name: (a.state(), a.tasks()) for a in apps}
+            raise RuntimeError(f"timed out waiting for {what}: {seen}")
+        time.sleep(0.5)
+
+
+def _balanced(apps: list[StreamsInstance], tasks: int) -> bool:
+    actives = [a.tasks()[0] for a in apps]
+    counts = [len(t) for t in actives]
+    return (
+        all(a.state() == "RUNNING" for a in apps)
+        and sum(counts) == tasks
+        and len(set().union(*actives)) == tasks
+        and max(counts) - min(counts) <= 1
+    )
+
+
+@dataclass(frozen=True)
+class StreamsRealRun:
+    """A real run: measures, rounds, the window (ms of the trace's clock), the mean changelog
+    end offset the leader read, and the conformance of the trace."""
+
+    measures: StreamsMeasures
+    rounds: list[StreamsRound]
+    start_ms: int
+    end_ms: int
+    changelog_records: int
+    process_ids: dict[str, str]
+    conformance: dict[str, Any]
+
+
+def run_real(name: str, work: Path) -> StreamsRealRun:
+    """The scenario on real Kafka Streams (see the module docstring).
+
+    Raises:
+        RuntimeError: a phase did not end within :data:`PHASE_TIMEOUT_S`.
+        ValueError: a timeline action other than ``join`` (not run here yet).
+    """
+    from contextlib import ExitStack
+
+    from tests.kafka_oracle.compare import QUIET_S, _GroupTraffic
+
+    raw = scenario_raw(name)
+    partitions = int(raw["subtopologies"][0]["partitions"])
+    settings = {k.replace(".", "_"): v for k, v in raw["config"].items() if k in SETTINGS}
+    steps = [s for s in raw.get("timeline", []) if s["action"] != "phase"]
+    if any(s["action"] != "join" for s in steps):
+        raise ValueError(f"{name}: only join steps are run on real Streams apps")
+    out = work / "recorded"
+    trace = out / "trace.jsonl"
+    with kafka_broker(work, **{k.replace(".", "_"): v for k, v in BROKER.items()}) as broker:
+        recorder = RecorderThread(("127.0.0.1", broker.port), out)
+        traffic = _GroupTraffic(trace)
+        try:
+            with ExitStack() as stack:
+                live: list[StreamsInstance] = []
+
+                def start(client: str, first: bool) -> None:
+                    extra: dict[str, Any] = {"produce": PRODUCE} if first else {}
+                    live.append(
+                        stack.enter_context(
+                            streams_app(
+                                work,
+                                recorder.bootstrap,
+                                client,
+                                partitions=partitions,
+                                **settings,
+                                **extra,
+                            )
+                        )
+                    )
+
+                initial = [c["name"] for c in raw["clients"] if c.get("autostart", True)]
+                for k, client in enumerate(initial):
+                    start(client, k == 0)
+                _wait(lambda: _balanced(live, partitions), "a balanced start", live)
+                _wait(lambda: _committed(trace) >= PRODUCE, "every input record counted", live)
+                step_at = int(time.time() * 1000)
+                for step in steps:
+                    start(step["client"], False)
+
+                def done() -> bool:
+                    return (
+                        _balanced(live, partitions)
+                        and time.time() * 1000 - traffic.latest() > QUIET_S * 1000
+                        and not _pending_probe(trace)
+                    )
+
+                _wait(done, "balanced actives with no probing rebalance pending", live)
+                end = int(time.time() * 1000)
+        finally:
+            recorder.stop()
+    (out / "streams-app.json").write_text(json.dumps(app_file(raw)) + "\n")
+    rounds, first = real_rounds(trace)
+    start_ms = min((r.t_ms for r in rounds if r.t_ms >= step_at - first), default=end - first)
+    conformance = judge(out)
+    offsets = [
+        o
+        for _, client, ends in read_end_offsets(trace)
+        if client.endswith("-admin")
+        for (topic, _), o in ends.items()
+        if topic == CHANGELOG
+    ]
+    records = round(statistics.mean(offsets[-partitions:])) if offsets else 0
+    return StreamsRealRun(
+        measure(rounds, start_ms, end - first),
+        rounds,
+        start_ms,
+        end - first,
+        records,
+        real_process_ids(trace),
+        conformance,
+    )
+
+
+def judge(out: Path) -> dict[str, Any]:
+    """``replay --conform`` (coordinator and Streams leaders) and ``groupsim check`` of a
+    recorded Streams run, as counts (the keys of :func:`tests.kafka_oracle.compare.judge`)."""
+    trace = out / "trace.jsonl"
+    exchanges = read_exchanges(trace)
+    coordinator = conform_coordinator(exchanges, CoordinatorConfig.from_mapping(BROKER))
+    leaders = conform_leaders(
+        exchanges,
+        None,
+        app=read_app(out / "streams-app.json"),
+        end_offsets=read_end_offsets(trace),
+    )
+    return {
+        "answers": sum(coordinator.compared.values()),
+        "answer_divergences": len(coordinator.divergences),
+        "answer_timing": len(coordinator.timing),
+        "rounds": leaders.compared,
+        "round_divergences": len(leaders.divergences),
+        "round_timing": len(leaders.timing),
+        "violations": len(check_log(out / "events.jsonl")),
+    }
+
+
+def row(name: str, real: StreamsRealRun) -> dict[str, Any]:
+    """One Streams scenario's results as JSON (kept in ``--results``; :func:`table`)."""
+    from tests.kafka_oracle.oracle import _pinned_version, requested_version
+
+    sim, rounds, start = run_simulation(name, real.changelog_records, real.process_ids)
+    return {
+        "scenario": name,
+        "kind": "streams",
+        "kafka": requested_version() or _pinned_version(),
+        "real": asdict(real.measures),
+        "groupsim": asdict(sim),
+        "rounds_compared": min(real.measures.rebalances, sim.rebalances),
+        "rounds_equal": equal_rounds(real.rounds, rounds, (real.start_ms, start), real.end_ms),
+        "window_ms": [real.start_ms, real.end_ms],
+        "changelog_records": real.changelog_records,
+        "process_ids": real.process_ids,
+        "conformance": real.conformance,
+    }
+
+
+def rescore(old: dict[str, Any], trace: Path) -> dict[str, Any]:
+    """A Streams row again from its trace, without Kafka (see ``compare.rescore``)."""
+    ids = old.get("process_ids") or real_process_ids(trace)
+    sim, rounds, start = run_simulation(old["scenario"], old["changelog_records"], ids)
+    real, _ = real_rounds(trace)
+    window = old["window_ms"]
+    return {
+        **old,
+        "process_ids": ids,
+        "conformance": judge(trace.parent),
+        "groupsim": asdict(sim),
+        "rounds_compared": min(old["real"]["rebalances"], sim.rebalances),
+        "rounds_equal": equal_rounds(real, rounds, (window[0], start), window[1]),
+    }
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    """The markdown table of Streams rows."""
+    lines = [
+        "Streams (Kafka Streams `StatefulApp` instances, one stream thread each; counted from "
+        "the first timeline action on; real / groupsim):",
+        "",
+        "| scenario | Kafka | rebalances | same rounds | probing rebalances | follow-ups "
+        "| active tasks moved | task downtime (task·s) | active tasks per client at the end "
+        "| the real trace: conformance and check |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        real, sim, conf = r["real"], r["groupsim"], r["conformance"]
+        ends = " / ".join(
+            " ".join(f"{c}:{n}" for c, n in m["actives_at_end"].items()) for m in (real, sim)
+        )
+        verdict = (
+            f"{conf['answers']} answers: {conf['answer_divergences']} divergences "
+            f"({conf['answer_timing']} timing-only); {conf['rounds']} leader rounds: "
+            f"{conf['round_divergences']} divergences ({conf['round_timing']} timing-only); "
+            f"`groupsim check`: {conf['violations']} violations"
+        )
+        lines.append(
+            f"| {r['scenario']} | {r['kafka']} | {real['rebalances']} / {sim['rebalances']} "
+            f"| {r['rounds_equal']} of {r['rounds_compared']} "
+            f"| {real['probing_rebalances']} / {sim['probing_rebalances']} "
+            f"| {real['followups']} / {sim['followups']} "
+            f"| {real['tasks_moved']} / {sim['tasks_moved']} "
+            f"| {real['downtime_ms'] / 1000:.1f} / {sim['downtime_ms'] / 1000:.1f} | {ends} "
+            f"| {verdict} |"
+        )
+    return "\n".join(lines)
