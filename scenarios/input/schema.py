@@ -132,6 +132,12 @@ InvariantName = Literal[
     "standby_replicas_missing",
     "standby_tags_not_spread",
     "rack_cost_raised",
+    # scenarios.check.connect_contracts
+    "revoked_below_floor",
+    "lost_work_not_returned",
+    # scenarios.check.consumer_contracts
+    "consumer_assignment_unbalanced",
+    "sticky_partitions_moved",
 ]
 INVARIANTS: tuple[str, ...] = get_args(InvariantName)
 

@@ -1,0 +1,173 @@
+"""Contract checkers over the Connect leader's incremental (KIP-415) assignment.
+
+Pure functions over one run's records, like :mod:`scenarios.check.contracts` (which adds them
+to ``CONTRACT_CHECKERS``). Each reads the leader's ``assignor`` records of the ``compatible``
+and ``sessioned`` protocols (``IncrementalCooperativeAssignor``; KIP-987's ``static`` places
+its static jobs by other rules and is not judged here) that carry ``inputs`` (the members'
+JoinGroup metadata, whose embedded allocation is what each member holds, and the config
+snapshots; docs/event-log.md). Older logs without ``inputs`` are not judged. One pass over the
+log; O(size of the record) per ``assignor``.
+
+Both rules are bounds Kafka's algorithm keeps, not its exact output (that is the referee's,
+docs/chaos.md "Contract rules").
+
+``revoked_below_floor`` — KIP-415,
+    ``IncrementalCooperativeAssignor#performLoadBalancingRevocations``:
+    load balancing revokes only a worker's excess: a worker never gives up so much that it
+    keeps fewer than ``floor(configured / workers)`` connectors (tasks), counted separately.
+    With ``held`` a member's allocation (decoded from its metadata), ``revoked`` and
+    ``assigned`` its lists in the record and ``lost`` the record's lost work: a member that
+    has a load-balancing revocation (a revoked item that is configured — in the snapshot whose
+    offset is the record's ``config_offset`` — and held by no other member) keeps
+    ``|held − revoked| + |assigned ∩ lost|`` ≥ the floor (Kafka deals lost work to candidate
+    workers before it computes the revocations, and counts unconfigured items it did not
+    revoke as load).
+``lost_work_not_returned`` — KIP-415, ``IncrementalCooperativeAssignor#handleLostAssignments``:
+    when the scheduled delay expires, lost work goes to the candidate workers (those that came
+    back empty while the delay ran, the record's ``candidates``) that are members of the round,
+    round robin; only when none is present is it assigned like new work. A lost connector or
+    task in ``assigned`` of a member outside ``candidates`` while some candidate is a member is
+    a violation.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from protocol.connect_codec import decode_subscription_v1
+from protocol.primitives import DecodeError
+from scenarios.check.log_rules import Record, Violation, violation
+
+__all__ = [
+    "CONNECT_CONTRACT_INVARIANTS",
+    "CONNECT_CONTRACT_CHECKERS",
+    "check_revocation_floor",
+    "check_lost_work_to_candidates",
+]
+
+REVOKED_BELOW_FLOOR = "revoked_below_floor"
+LOST_WORK_NOT_RETURNED = "lost_work_not_returned"
+
+CONNECT_CONTRACT_INVARIANTS = (REVOKED_BELOW_FLOOR, LOST_WORK_NOT_RETURNED)
+
+#: protocols whose leader runs ``IncrementalCooperativeAssignor`` on every job
+_INCREMENTAL = frozenset({"compatible", "sessioned"})
+_KINDS = ("connectors", "tasks")
+
+
+def _judged(r: Record) -> bool:
+    return (
+        r.get("kind") == "assignor"
+        and r.get("protocol") in _INCREMENTAL
+        and r.get("error") == 0
+        and isinstance(r.get("inputs"), Mapping)
+    )
+
+
+def _held(inputs: Mapping[str, Any]) -> dict[str, dict[str, set[str]]] | None:
+    """Member id -> {connectors, tasks} it holds, from its JoinGroup metadata (``None`` if a
+    member's bytes do not decode)."""
+    out: dict[str, dict[str, set[str]]] = {}
+    for member_id, encoded in inputs.get("members") or ():
+        try:
+            allocation = decode_subscription_v1(base64.b64decode(encoded)).allocation
+        except (DecodeError, ValueError):
+            return None
+        out[member_id] = {
+            "connectors": set(allocation.connectors) if allocation else set(),
+            "tasks": {str(t) for t in allocation.tasks} if allocation else set(),
+        }
+    return out
+
+
+def _configured(r: Record, inputs: Mapping[str, Any]) -> dict[str, set[str]] | None:
+    """The snapshot the leader assigned: the one whose offset is the record's
+    ``config_offset`` (``configSnapshot`` or ``configFreshSnapshot``)."""
+    for key in ("snapshot", "fresh_snapshot"):
+        snap = inputs.get(key)
+        if isinstance(snap, Mapping) and snap.get("offset") == r.get("config_offset"):
+            counts: Mapping[str, int] = snap.get("connectors") or {}
+            return {
+                "connectors": set(counts),
+                "tasks": {f"{c}-{i}" for c, n in counts.items() for i in range(n)},
+            }
+    return None
+
+
+def _work(r: Record, key: str, member_id: str, kind: str) -> set[str]:
+    return set(((r.get(key) or {}).get(member_id) or {}).get(kind) or ())
+
+
+def check_revocation_floor(records: Sequence[Record]) -> list[Violation]:
+    """``revoked_below_floor``: load balancing never takes a worker below the floor."""
+    found: list[Violation] = []
+    for r in records:
+        if not _judged(r) or not r.get("revoked"):
+            continue
+        inputs = r["inputs"]
+        held = _held(inputs)
+        configured = _configured(r, inputs)
+        if not held or configured is None:
+            continue
+        lost: Mapping[str, Sequence[str]] = r.get("lost") or {}
+        for kind in _KINDS:
+            floor = len(configured[kind]) // len(held)
+            twice = {
+                x for x, n in Counter(x for h in held.values() for x in h[kind]).items() if n > 1
+            }
+            for member_id in r.get("revoked") or {}:
+                mine = held.get(member_id, {}).get(kind, set())
+                revoked = _work(r, "revoked", member_id, kind)
+                if not (revoked & configured[kind]) - twice:
+                    continue
+                dealt = _work(r, "assigned", member_id, kind) & set(lost.get(kind) or ())
+                keeps = len(mine - revoked) + len(dealt)
+                if keeps < floor:
+                    found.append(
+                        violation(
+                            REVOKED_BELOW_FLOOR,
+                            f"generation {r.get('generation')}: {member_id} keeps {keeps} "
+                            f"{kind} after revoking {sorted(revoked)}; load balancing keeps at "
+                            f"least floor({len(configured[kind])} / {len(held)}) = {floor}",
+                            r,
+                            generation=r.get("generation"),
+                            member=member_id,
+                        )
+                    )
+    return found
+
+
+def check_lost_work_to_candidates(records: Sequence[Record]) -> list[Violation]:
+    """``lost_work_not_returned``: lost work handed out goes to the candidate workers."""
+    found: list[Violation] = []
+    for r in records:
+        if not _judged(r) or not r.get("lost") or not r.get("candidates"):
+            continue
+        members = {m for m, _ in r["inputs"].get("members") or ()}
+        present = [c for c in r["candidates"] if c in members]
+        if not present:
+            continue
+        lost = r["lost"]
+        for member_id in r.get("assigned") or {}:
+            if member_id in present:
+                continue
+            for kind in _KINDS:
+                given = _work(r, "assigned", member_id, kind) & set(lost.get(kind) or ())
+                if given:
+                    found.append(
+                        violation(
+                            LOST_WORK_NOT_RETURNED,
+                            f"generation {r.get('generation')}: lost {kind} {sorted(given)} "
+                            f"assigned to {member_id}, not to the candidate workers {present}",
+                            r,
+                            generation=r.get("generation"),
+                            member=member_id,
+                        )
+                    )
+    return found
+
+
+CONNECT_CONTRACT_CHECKERS = (check_revocation_floor, check_lost_work_to_candidates)
