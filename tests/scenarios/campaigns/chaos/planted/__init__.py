@@ -606,6 +606,8 @@ def _no_active_movements(original: Callable[..., Any]) -> Callable[..., Any]:
     return assign_active_task_movements
 
 
+from .assignor_rules import ASSIGNOR_RULE_BUGS  # noqa: E402 (uses PlantedBug, _rewrite_round)
+
 CATALOGUE: tuple[PlantedBug, ...] = (
     PlantedBug(
         "coordinator-static-rejoin-rebalances",
@@ -925,6 +927,7 @@ CATALOGUE: tuple[PlantedBug, ...] = (
         "streams",
         ((StreamsClient, "_close_active", _keep_revoked_active),),
     ),
+    *ASSIGNOR_RULE_BUGS,
 )
 
 

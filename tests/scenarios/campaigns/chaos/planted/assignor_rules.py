@@ -1,0 +1,154 @@
+"""Planted bugs that break one published rule of an assignor and keep ownership safe and the
+group live (docs/chaos.md "Contract rules"): each is caught by the checker of the rule it
+breaks or, where the rule is only the exact output of a deterministic algorithm, by the Kafka
+referee (``--referee kafka``) alone.
+
+:data:`ASSIGNOR_RULE_BUGS` joins the chaos catalogue (``CATALOGUE``); :data:`CONSUMER_BUGS`
+are bugs of the consumer assignors, judged on ``groupsim run`` logs of consumer scenarios until
+``groupsim chaos`` has a consumer kind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from members import consumer as consumer_member
+from members.assignors import incremental_cooperative
+from members.assignors.eager import EagerAssignor
+from members.assignors.incremental_cooperative import IncrementalCooperativeAssignor
+from protocol.connect import ConnectAssignment
+from protocol.java import java_sorted_strings
+
+from . import PlantedBug, _rewrite_round
+
+__all__ = ["ASSIGNOR_RULE_BUGS", "CONSUMER_BUGS"]
+
+
+def _round_robin_reversed(round_: dict[str, ConnectAssignment]) -> dict[str, ConnectAssignment]:
+    # EagerAssignor whose circular iterator walks the members in descending id order: member
+    # i of the sorted list gets what Kafka gives member n-1-i (safe and balanced: only the
+    # round robin's published order is broken)
+    ids = java_sorted_strings(round_)
+    return {mid: round_[ids[len(ids) - 1 - i]] for i, mid in enumerate(ids)}
+
+
+def _revokes_past_floor(original: Callable[..., Any]) -> Callable[..., Any]:
+    # performLoadBalancingRevocations aiming one below the floor: each overloaded worker that
+    # is not one of the "extra" ones gives up one task (or connector) more than its excess
+    # over floor(total / workers) (KIP-415: revoke only what has to move)
+    def lb_for(total: int, held: list[list]) -> dict[int, list]:
+        out = original(total, held)
+        low = total // len(held) if held else 0
+        if not out or low == 0:
+            return out
+        for i, items in list(out.items()):
+            keep = len(held[i]) - len(items)
+            if keep == low:
+                out[i] = held[i][: len(items) + 1]
+        return out
+
+    return lb_for
+
+
+def _lost_work_ignores_candidates(original: Callable[..., Any]) -> Callable[..., Any]:
+    # handleLostAssignments whose expiry branch forgets candidateWorkersForReassignment: the
+    # lost work is dealt like new work to the least loaded workers instead of to the workers
+    # that came back empty during the delay (KIP-415: a returning worker gets its work back)
+    def handle_lost_assignments(self: Any, lost_c: Any, lost_t: Any, workers: Any, now: int) -> Any:
+        if self.scheduled_rebalance_ms > 0 and now >= self.scheduled_rebalance_ms:
+            self._candidates.clear()
+        return original(self, lost_c, lost_t, workers, now)
+
+    return handle_lost_assignments
+
+
+ASSIGNOR_RULE_BUGS: tuple[PlantedBug, ...] = (
+    PlantedBug(
+        "eager-round-robin-reversed",
+        "members/assignors/eager.py EagerAssignor.perform_assignment",
+        "the eager round robin walks the members in descending id order (referee only)",
+        "connect",
+        ((EagerAssignor, "perform_assignment", _rewrite_round(_round_robin_reversed)),),
+        ("eager",),
+    ),
+    PlantedBug(
+        "cooperative-revokes-past-floor",
+        "members/assignors/incremental_cooperative.py _lb_for (performLoadBalancingRevocations)",
+        "load-balancing revocations take an overloaded worker one below the floor",
+        "connect",
+        ((incremental_cooperative, "_lb_for", _revokes_past_floor),),
+        ("compatible", "sessioned"),
+    ),
+    PlantedBug(
+        "cooperative-lost-work-ignores-candidates",
+        "members/assignors/incremental_cooperative.py handle_lost_assignments",
+        "at the delay's expiry lost work goes to the least loaded, not to the candidate workers",
+        "connect",
+        (
+            (
+                IncrementalCooperativeAssignor,
+                "handle_lost_assignments",
+                _lost_work_ignores_candidates,
+            ),
+        ),
+        ("compatible", "sessioned", "static"),
+    ),
+)
+
+
+# ---------------------------------------------------------------- consumer assignor bugs
+
+
+def _range_off_by_one(original: Callable[..., Any]) -> Callable[..., Any]:
+    # RangeAssignor whose first consumer's range ends one partition late: per topic it takes
+    # the first partition of the next consumer's range (RangeAssignor's quotas: the counts of
+    # one topic's consumers differ by at most one)
+    def assign_range(members: Sequence[Any], cluster: Any) -> Any:
+        out = original(members, cluster)
+        ids = [m for m, parts in out.items()]
+        if len(ids) < 2:
+            return out
+        for topic in cluster:
+            owners = [(m, [tp for tp in out[m] if tp.topic == topic]) for m in ids]
+            owners = [(m, parts) for m, parts in owners if parts]
+            if len(owners) < 2:
+                continue
+            (first, _), (second, theirs) = owners[0], owners[1]
+            moved = min(theirs, key=lambda tp: tp.partition)
+            out[second].remove(moved)
+            out[first].append(moved)
+        return out
+
+    return assign_range
+
+
+def _user_data_forgotten(original: Callable[..., Any]) -> Callable[..., Any]:
+    # StickyAssignor#memberData that drops the partitions of the user data (keeps the
+    # generation): every round assigns from scratch, balanced but not sticky (KIP-54). Eager
+    # members revoke everything before they rejoin, so ownership stays safe.
+    def sticky_member_data(s: Any) -> Any:
+        data = original(s)
+        return data._replace(partitions=[]) if data.partitions else data
+
+    return sticky_member_data
+
+
+CONSUMER_BUGS: tuple[PlantedBug, ...] = (
+    PlantedBug(
+        "range-assignor-off-by-one",
+        "members/assignors/consumer/range.py assign_range",
+        "per topic the first consumer takes the first partition of the next one's range",
+        "consumer",
+        ((consumer_member, "assign_range", _range_off_by_one),),
+        (),
+    ),
+    PlantedBug(
+        "sticky-assignor-not-sticky",
+        "members/assignors/consumer/sticky_data.py sticky_member_data",
+        "the eager sticky assignor ignores the user data's partitions and assigns from scratch",
+        "consumer",
+        ((consumer_member, "sticky_member_data", _user_data_forgotten),),
+        (),
+    ),
+)
