@@ -22,6 +22,13 @@ docs/chaos.md "Contract rules").
     ``|held − revoked| + |assigned ∩ lost|`` ≥ the floor (Kafka deals lost work to candidate
     workers before it computes the revocations, and counts unconfigured items it did not
     revoke as load).
+``revoked_while_balanced`` — KIP-415, same method: load balancing revokes only when the load
+    it starts from is unbalanced (Kafka revokes nothing when exactly ``configured % workers``
+    workers hold one more than ``floor(configured / workers)`` and the rest hold the floor).
+    The load of a member is ``|held − other revocations|`` (its deleted and duplicated work
+    revoked, unconfigured work it keeps counted) plus the lost work dealt to it when a
+    candidate worker is present; a round with a load-balancing revocation of one kind from a
+    balanced load of that kind is a violation.
 ``lost_work_not_returned`` — KIP-415, ``IncrementalCooperativeAssignor#handleLostAssignments``:
     when the scheduled delay expires, lost work goes to the candidate workers (those that came
     back empty while the delay ran, the record's ``candidates``) that are members of the round,
@@ -34,7 +41,7 @@ from __future__ import annotations
 
 import base64
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from protocol.connect_codec import decode_subscription_v1
@@ -45,13 +52,15 @@ __all__ = [
     "CONNECT_CONTRACT_INVARIANTS",
     "CONNECT_CONTRACT_CHECKERS",
     "check_revocation_floor",
+    "check_revoked_while_balanced",
     "check_lost_work_to_candidates",
 ]
 
 REVOKED_BELOW_FLOOR = "revoked_below_floor"
+REVOKED_WHILE_BALANCED = "revoked_while_balanced"
 LOST_WORK_NOT_RETURNED = "lost_work_not_returned"
 
-CONNECT_CONTRACT_INVARIANTS = (REVOKED_BELOW_FLOOR, LOST_WORK_NOT_RETURNED)
+CONNECT_CONTRACT_INVARIANTS = (REVOKED_BELOW_FLOOR, REVOKED_WHILE_BALANCED, LOST_WORK_NOT_RETURNED)
 
 #: protocols whose leader runs ``IncrementalCooperativeAssignor`` on every job
 _INCREMENTAL = frozenset({"compatible", "sessioned"})
@@ -101,29 +110,64 @@ def _work(r: Record, key: str, member_id: str, kind: str) -> set[str]:
     return set(((r.get(key) or {}).get(member_id) or {}).get(kind) or ())
 
 
-def check_revocation_floor(records: Sequence[Record]) -> list[Violation]:
-    """``revoked_below_floor``: load balancing never takes a worker below the floor."""
-    found: list[Violation] = []
+class _Round:
+    """One judged ``assignor`` record with what both revocation rules read: each member's
+    held work, the configured work and the work held twice (per kind)."""
+
+    def __init__(
+        self, r: Record, held: dict[str, dict[str, set[str]]], configured: dict[str, set[str]]
+    ) -> None:
+        self.r = r
+        self.held = held
+        self.configured = configured
+        members = set(held)
+        self.candidates_present = any(c in members for c in r.get("candidates") or ())
+        self.lost: Mapping[str, Sequence[str]] = r.get("lost") or {}
+
+    def twice(self, kind: str) -> set[str]:
+        counts = Counter(x for h in self.held.values() for x in h[kind])
+        return {x for x, n in counts.items() if n > 1}
+
+    def load_balancing(self, member_id: str, kind: str, twice: set[str]) -> set[str]:
+        """The member's load-balancing revocations: configured, held by no one else."""
+        return (_work(self.r, "revoked", member_id, kind) & self.configured[kind]) - twice
+
+    def dealt(self, member_id: str, kind: str) -> set[str]:
+        """Lost work dealt to this member before the revocations were computed (to candidate
+        workers at the delay's expiry: ``handleLostAssignments`` adds it to their load)."""
+        if not self.candidates_present:
+            return set()
+        given = _work(self.r, "assigned", member_id, kind) | _work(
+            self.r, "revoked", member_id, kind
+        )
+        mine = self.held.get(member_id, {}).get(kind, set())
+        return (given & set(self.lost.get(kind) or ())) - mine
+
+
+def _rounds(records: Sequence[Record]) -> Iterator[_Round]:
     for r in records:
         if not _judged(r) or not r.get("revoked"):
             continue
-        inputs = r["inputs"]
-        held = _held(inputs)
-        configured = _configured(r, inputs)
-        if not held or configured is None:
-            continue
-        lost: Mapping[str, Sequence[str]] = r.get("lost") or {}
+        held = _held(r["inputs"])
+        configured = _configured(r, r["inputs"])
+        if held and configured is not None:
+            yield _Round(r, held, configured)
+
+
+def check_revocation_floor(records: Sequence[Record]) -> list[Violation]:
+    """``revoked_below_floor``: load balancing never takes a worker below the floor."""
+    found: list[Violation] = []
+    for rnd in _rounds(records):
+        r = rnd.r
         for kind in _KINDS:
-            floor = len(configured[kind]) // len(held)
-            twice = {
-                x for x, n in Counter(x for h in held.values() for x in h[kind]).items() if n > 1
-            }
+            floor = len(rnd.configured[kind]) // len(rnd.held)
+            twice = rnd.twice(kind)
             for member_id in r.get("revoked") or {}:
-                mine = held.get(member_id, {}).get(kind, set())
-                revoked = _work(r, "revoked", member_id, kind)
-                if not (revoked & configured[kind]) - twice:
+                if not rnd.load_balancing(member_id, kind, twice):
                     continue
-                dealt = _work(r, "assigned", member_id, kind) & set(lost.get(kind) or ())
+                mine = rnd.held.get(member_id, {}).get(kind, set())
+                revoked = _work(r, "revoked", member_id, kind)
+                dealt = _work(r, "assigned", member_id, kind) & set(rnd.lost.get(kind) or ())
                 keeps = len(mine - revoked) + len(dealt)
                 if keeps < floor:
                     found.append(
@@ -131,12 +175,46 @@ def check_revocation_floor(records: Sequence[Record]) -> list[Violation]:
                             REVOKED_BELOW_FLOOR,
                             f"generation {r.get('generation')}: {member_id} keeps {keeps} "
                             f"{kind} after revoking {sorted(revoked)}; load balancing keeps at "
-                            f"least floor({len(configured[kind])} / {len(held)}) = {floor}",
+                            f"least floor({len(rnd.configured[kind])} / {len(rnd.held)}) = "
+                            f"{floor}",
                             r,
                             generation=r.get("generation"),
                             member=member_id,
                         )
                     )
+    return found
+
+
+def check_revoked_while_balanced(records: Sequence[Record]) -> list[Violation]:
+    """``revoked_while_balanced``: load balancing revokes only from an unbalanced load."""
+    found: list[Violation] = []
+    for rnd in _rounds(records):
+        r = rnd.r
+        for kind in _KINDS:
+            twice = rnd.twice(kind)
+            moving = {m: rnd.load_balancing(m, kind, twice) for m in r.get("revoked") or {}}
+            moving = {m: items for m, items in moving.items() if items}
+            if not moving:
+                continue
+            loads = []
+            for member_id, work in rnd.held.items():
+                other = _work(r, "revoked", member_id, kind) - moving.get(member_id, set())
+                loads.append(len(work[kind] - other) + len(rnd.dealt(member_id, kind)))
+            low, extra = divmod(len(rnd.configured[kind]), len(loads))
+            if loads.count(low + 1) == extra and loads.count(low) + extra == len(loads):
+                member_id = min(moving)
+                found.append(
+                    violation(
+                        REVOKED_WHILE_BALANCED,
+                        f"generation {r.get('generation')}: {kind} "
+                        f"{sorted(moving[member_id])} revoked from {member_id} for load "
+                        f"balancing although the loads {sorted(loads)} were balanced "
+                        f"({len(rnd.configured[kind])} over {len(loads)} workers)",
+                        r,
+                        generation=r.get("generation"),
+                        member=member_id,
+                    )
+                )
     return found
 
 
@@ -170,4 +248,8 @@ def check_lost_work_to_candidates(records: Sequence[Record]) -> list[Violation]:
     return found
 
 
-CONNECT_CONTRACT_CHECKERS = (check_revocation_floor, check_lost_work_to_candidates)
+CONNECT_CONTRACT_CHECKERS = (
+    check_revocation_floor,
+    check_revoked_while_balanced,
+    check_lost_work_to_candidates,
+)

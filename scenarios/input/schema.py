@@ -134,6 +134,7 @@ InvariantName = Literal[
     "rack_cost_raised",
     # scenarios.check.connect_contracts
     "revoked_below_floor",
+    "revoked_while_balanced",
     "lost_work_not_returned",
     # scenarios.check.consumer_contracts
     "consumer_assignment_unbalanced",

@@ -12,10 +12,12 @@ from scenarios.check.connect_contracts import (
     _held,
     check_lost_work_to_candidates,
     check_revocation_floor,
+    check_revoked_while_balanced,
 )
 from scenarios.check.log_check import check_records
 from scenarios.input.library import load_any
 from scenarios.sim.runner import simulate
+from tests.scenarios.campaigns.chaos.planted import by_name
 
 Record = dict[str, Any]
 
@@ -38,6 +40,7 @@ def test_library_runs_keep_both_rules() -> None:
         log = list(_log(name))
         assert check_revocation_floor(log) == []
         assert check_lost_work_to_candidates(log) == []
+        assert check_revoked_while_balanced(log) == []
 
 
 def test_a_load_balancing_revocation_past_the_floor_is_reported() -> None:
@@ -86,3 +89,21 @@ def test_candidates_absent_from_the_round_free_the_lost_work() -> None:
     r["candidates"] = ["w9-gone"]
     r["assigned"][other] = {"connectors": [], "tasks": list(r["lost"]["tasks"])}
     assert check_lost_work_to_candidates([r]) == []
+
+
+def test_a_revocation_from_a_balanced_load_is_reported() -> None:
+    # the planted bug revokes one task of a worker above the floor when the load is already
+    # balanced: scale-out's follow-up round (after the fourth worker got its share) does so
+    bug = by_name("cooperative-revokes-when-balanced")
+    with bug.applied():
+        log = [r for r in simulate(load_any("scale-out"), 1).records if r["kind"] != "violation"]
+    found = check_revoked_while_balanced(log)
+    assert found and set(_names(found)) == {"revoked_while_balanced"}
+    judged = next(r for r in log if r["seq"] == found[0]["cause_seq"])
+    assert judged["kind"] == "assignor" and found[0]["member"] in judged["revoked"]
+    # nothing else in the log breaks a revocation rule
+    assert check_revocation_floor(log) == []
+    # the same round without its revocations is silent
+    judged = copy.deepcopy(judged)
+    judged["revoked"] = {}
+    assert check_revoked_while_balanced([judged]) == []

@@ -88,6 +88,8 @@ def test_chaos_finds_a_coordinator_accepting_a_late_sync_group() -> None:
         # is found by any other checker in 300 runs of seed 1
         ("cooperative-revokes-past-floor", 20, "revoked_below_floor"),
         ("cooperative-lost-work-ignores-candidates", 30, "lost_work_not_returned"),
+        # found by liveness at run 8 without its rule (a revoked task waits for the next round)
+        ("cooperative-revokes-when-balanced", 5, "revoked_while_balanced"),
     ],
 )
 def test_chaos_finds_a_contract_bug_by_its_rule(name: str, budget: int, invariant: str) -> None:

@@ -51,6 +51,20 @@ def _revokes_past_floor(original: Callable[..., Any]) -> Callable[..., Any]:
     return lb_for
 
 
+def _revokes_when_balanced(original: Callable[..., Any]) -> Callable[..., Any]:
+    # performLoadBalancingRevocations without its "already balanced" exit: a balanced load
+    # with a worker above the floor still loses one item (KIP-415: revoke only what moves)
+    def lb_for(total: int, held: list[list]) -> dict[int, list]:
+        out = original(total, held)
+        low = total // len(held) if held else 0
+        if out or total % len(held) == 0:
+            return out
+        top = next((i for i, items in enumerate(held) if len(items) == low + 1), None)
+        return {top: held[top][:1]} if top is not None else out
+
+    return lb_for
+
+
 def _lost_work_ignores_candidates(original: Callable[..., Any]) -> Callable[..., Any]:
     # handleLostAssignments whose expiry branch forgets candidateWorkersForReassignment: the
     # lost work is dealt like new work to the least loaded workers instead of to the workers
@@ -78,6 +92,14 @@ ASSIGNOR_RULE_BUGS: tuple[PlantedBug, ...] = (
         "load-balancing revocations take an overloaded worker one below the floor",
         "connect",
         ((incremental_cooperative, "_lb_for", _revokes_past_floor),),
+        ("compatible", "sessioned"),
+    ),
+    PlantedBug(
+        "cooperative-revokes-when-balanced",
+        "members/assignors/incremental_cooperative.py _lb_for (performLoadBalancingRevocations)",
+        "a balanced load still loses one item of a worker above the floor",
+        "connect",
+        ((incremental_cooperative, "_lb_for", _revokes_when_balanced),),
         ("compatible", "sessioned"),
     ),
     PlantedBug(
