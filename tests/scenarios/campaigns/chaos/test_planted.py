@@ -38,6 +38,8 @@ from .planted import CATALOGUE, by_name, detect
         # the leaving member is evicted a session timeout later instead of at once
         ("coordinator-ignores-leave", 10, {"unexplained_removal"}),
         ("coordinator-leader-first-joiner", 3, {"leader_changed"}),
+        # KIP-441 balances active load: stateless actives all on one client (run 17)
+        ("hata-stateless-on-busiest-client", 30, {"balance"}),
     ],
 )
 def test_chaos_finds_the_planted_bug(name: str, budget: int, invariants: set[str]) -> None:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from members import consumer as consumer_member
+from members import streams_state
 from members.assignors import incremental_cooperative
 from members.assignors.eager import EagerAssignor
 from members.assignors.incremental_cooperative import IncrementalCooperativeAssignor
@@ -77,6 +78,26 @@ def _lost_work_ignores_candidates(original: Callable[..., Any]) -> Callable[...,
     return handle_lost_assignments
 
 
+def _stateless_on_busiest(original: Callable[..., Any]) -> Callable[..., Any]:
+    # HighAvailabilityTaskAssignor#assignStatelessActiveTasks taking the most loaded client off
+    # its queue instead of the least loaded: every stateless active lands on one client (KIP-441
+    # balances active load; still safe: one active per task)
+    def assign(clients: Any, stateful: Any, stateless: Any, *args: Any, **kwargs: Any) -> Any:
+        result = original(clients, stateful, stateless, *args, **kwargs)
+        tasks = set(stateless)
+        if len(clients) < 2 or not tasks:
+            return result
+        busiest = max(clients, key=lambda p: (clients[p].active_task_load, str(p)))
+        for pid, state in clients.items():
+            for task in sorted(state.active & tasks):
+                if pid != busiest:
+                    state.unassign_active(task)
+                    clients[busiest].assign_active(task)
+        return result
+
+    return assign
+
+
 ASSIGNOR_RULE_BUGS: tuple[PlantedBug, ...] = (
     PlantedBug(
         "eager-round-robin-reversed",
@@ -101,6 +122,13 @@ ASSIGNOR_RULE_BUGS: tuple[PlantedBug, ...] = (
         "connect",
         ((incremental_cooperative, "_lb_for", _revokes_when_balanced),),
         ("compatible", "sessioned"),
+    ),
+    PlantedBug(
+        "hata-stateless-on-busiest-client",
+        "members/assignors/streams/high_availability.py assign_high_availability (step 8)",
+        "every stateless active task goes to the most loaded client",
+        "streams",
+        ((streams_state, "assign_high_availability", _stateless_on_busiest),),
     ),
     PlantedBug(
         "cooperative-lost-work-ignores-candidates",
