@@ -18,6 +18,7 @@ from members import streams_state
 from members.assignors import incremental_cooperative
 from members.assignors.eager import EagerAssignor
 from members.assignors.incremental_cooperative import IncrementalCooperativeAssignor
+from members.assignors.streams.standby import DefaultStandbyTaskAssignor
 from protocol.connect import ConnectAssignment
 from protocol.java import java_sorted_strings
 
@@ -98,6 +99,20 @@ def _stateless_on_busiest(original: Callable[..., Any]) -> Callable[..., Any]:
     return assign
 
 
+def _standby_on_busiest(original: Callable[..., Any]) -> Callable[..., Any]:
+    # DefaultStandbyTaskAssignor polling its load heap from the wrong end: each standby goes to
+    # the most loaded client not holding the task (KIP-441 places it on the least loaded;
+    # still num.standby.replicas per task, never beside the active)
+    def assign(self: Any, clients: Any, stateful: Any) -> None:
+        for task in stateful:
+            free = [p for p in sorted(clients) if not clients[p].has_assigned_task(task)]
+            free.sort(key=lambda p: -clients[p].assigned_task_load)
+            for pid in free[: self.num_standby_replicas]:
+                clients[pid].assign_standby(task)
+
+    return assign
+
+
 ASSIGNOR_RULE_BUGS: tuple[PlantedBug, ...] = (
     PlantedBug(
         "eager-round-robin-reversed",
@@ -106,6 +121,7 @@ ASSIGNOR_RULE_BUGS: tuple[PlantedBug, ...] = (
         "connect",
         ((EagerAssignor, "perform_assignment", _rewrite_round(_round_robin_reversed)),),
         ("eager",),
+        referee_only=True,
     ),
     PlantedBug(
         "cooperative-revokes-past-floor",
@@ -129,6 +145,14 @@ ASSIGNOR_RULE_BUGS: tuple[PlantedBug, ...] = (
         "every stateless active task goes to the most loaded client",
         "streams",
         ((streams_state, "assign_high_availability", _stateless_on_busiest),),
+    ),
+    PlantedBug(
+        "standby-assignor-most-loaded",
+        "members/assignors/streams/standby.py DefaultStandbyTaskAssignor.assign",
+        "each standby goes to the most loaded client instead of the least loaded",
+        "streams",
+        ((DefaultStandbyTaskAssignor, "assign", _standby_on_busiest),),
+        referee_only=True,
     ),
     PlantedBug(
         "cooperative-lost-work-ignores-candidates",
