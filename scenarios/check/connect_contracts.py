@@ -29,6 +29,11 @@ docs/chaos.md "Contract rules").
     revoked, unconfigured work it keeps counted) plus the lost work dealt to it when a
     candidate worker is present; a round with a load-balancing revocation of one kind from a
     balanced load of that kind is a violation.
+``revocation_leaves_excess`` — KIP-415, same method: a round that revokes for load balancing
+    takes every worker down to the ceiling: from the same load, minus the member's
+    load-balancing revocations, no member holds more than ``floor + 1`` and at most
+    ``configured % workers`` hold ``floor + 1`` (Kafka lets the first such workers keep one
+    above the floor and takes the rest to it).
 ``lost_work_not_returned`` — KIP-415, ``IncrementalCooperativeAssignor#handleLostAssignments``:
     when the scheduled delay expires, lost work goes to the candidate workers (those that came
     back empty while the delay ran, the record's ``candidates``) that are members of the round,
@@ -53,14 +58,21 @@ __all__ = [
     "CONNECT_CONTRACT_CHECKERS",
     "check_revocation_floor",
     "check_revoked_while_balanced",
+    "check_revocation_leaves_excess",
     "check_lost_work_to_candidates",
 ]
 
 REVOKED_BELOW_FLOOR = "revoked_below_floor"
 REVOKED_WHILE_BALANCED = "revoked_while_balanced"
+REVOCATION_LEAVES_EXCESS = "revocation_leaves_excess"
 LOST_WORK_NOT_RETURNED = "lost_work_not_returned"
 
-CONNECT_CONTRACT_INVARIANTS = (REVOKED_BELOW_FLOOR, REVOKED_WHILE_BALANCED, LOST_WORK_NOT_RETURNED)
+CONNECT_CONTRACT_INVARIANTS = (
+    REVOKED_BELOW_FLOOR,
+    REVOKED_WHILE_BALANCED,
+    REVOCATION_LEAVES_EXCESS,
+    LOST_WORK_NOT_RETURNED,
+)
 
 #: protocols whose leader runs ``IncrementalCooperativeAssignor`` on every job
 _INCREMENTAL = frozenset({"compatible", "sessioned"})
@@ -185,9 +197,12 @@ def check_revocation_floor(records: Sequence[Record]) -> list[Violation]:
     return found
 
 
-def check_revoked_while_balanced(records: Sequence[Record]) -> list[Violation]:
-    """``revoked_while_balanced``: load balancing revokes only from an unbalanced load."""
-    found: list[Violation] = []
+def _balancing(
+    records: Sequence[Record],
+) -> Iterator[tuple[Record, str, dict[str, set[str]], dict[str, int], int]]:
+    """Per judged round and kind with load-balancing revocations: the record, the kind, each
+    member's load-balancing revocations, each member's load before them, and the configured
+    count."""
     for rnd in _rounds(records):
         r = rnd.r
         for kind in _KINDS:
@@ -196,25 +211,57 @@ def check_revoked_while_balanced(records: Sequence[Record]) -> list[Violation]:
             moving = {m: items for m, items in moving.items() if items}
             if not moving:
                 continue
-            loads = []
+            loads = {}
             for member_id, work in rnd.held.items():
                 other = _work(r, "revoked", member_id, kind) - moving.get(member_id, set())
-                loads.append(len(work[kind] - other) + len(rnd.dealt(member_id, kind)))
-            low, extra = divmod(len(rnd.configured[kind]), len(loads))
-            if loads.count(low + 1) == extra and loads.count(low) + extra == len(loads):
-                member_id = min(moving)
-                found.append(
-                    violation(
-                        REVOKED_WHILE_BALANCED,
-                        f"generation {r.get('generation')}: {kind} "
-                        f"{sorted(moving[member_id])} revoked from {member_id} for load "
-                        f"balancing although the loads {sorted(loads)} were balanced "
-                        f"({len(rnd.configured[kind])} over {len(loads)} workers)",
-                        r,
-                        generation=r.get("generation"),
-                        member=member_id,
-                    )
+                loads[member_id] = len(work[kind] - other) + len(rnd.dealt(member_id, kind))
+            yield r, kind, moving, loads, len(rnd.configured[kind])
+
+
+def check_revoked_while_balanced(records: Sequence[Record]) -> list[Violation]:
+    """``revoked_while_balanced``: load balancing revokes only from an unbalanced load."""
+    found: list[Violation] = []
+    for r, kind, moving, by_member, total in _balancing(records):
+        loads = list(by_member.values())
+        low, extra = divmod(total, len(loads))
+        if loads.count(low + 1) == extra and loads.count(low) + extra == len(loads):
+            member_id = min(moving)
+            found.append(
+                violation(
+                    REVOKED_WHILE_BALANCED,
+                    f"generation {r.get('generation')}: {kind} "
+                    f"{sorted(moving[member_id])} revoked from {member_id} for load "
+                    f"balancing although the loads {sorted(loads)} were balanced "
+                    f"({total} over {len(loads)} workers)",
+                    r,
+                    generation=r.get("generation"),
+                    member=member_id,
                 )
+            )
+    return found
+
+
+def check_revocation_leaves_excess(records: Sequence[Record]) -> list[Violation]:
+    """``revocation_leaves_excess``: a load-balancing round revokes every excess."""
+    found: list[Violation] = []
+    for r, kind, moving, by_member, total in _balancing(records):
+        low, extra = divmod(total, len(by_member))
+        after = {m: n - len(moving.get(m, ())) for m, n in by_member.items()}
+        over = sorted(m for m, n in after.items() if n > low + 1)
+        at_ceiling = sorted(m for m, n in after.items() if n == low + 1)
+        if over or len(at_ceiling) > extra:
+            found.append(
+                violation(
+                    REVOCATION_LEAVES_EXCESS,
+                    f"generation {r.get('generation')}: after the load-balancing revocations "
+                    f"the {kind} loads are {dict(sorted(after.items()))}: "
+                    f"{total} over {len(after)} workers allows at most {extra} at {low + 1} "
+                    "and none above",
+                    r,
+                    generation=r.get("generation"),
+                    member=(over or at_ceiling)[0],
+                )
+            )
     return found
 
 
@@ -251,5 +298,6 @@ def check_lost_work_to_candidates(records: Sequence[Record]) -> list[Violation]:
 CONNECT_CONTRACT_CHECKERS = (
     check_revocation_floor,
     check_revoked_while_balanced,
+    check_revocation_leaves_excess,
     check_lost_work_to_candidates,
 )

@@ -135,6 +135,7 @@ InvariantName = Literal[
     # scenarios.check.connect_contracts
     "revoked_below_floor",
     "revoked_while_balanced",
+    "revocation_leaves_excess",
     "lost_work_not_returned",
     # scenarios.check.consumer_contracts
     "consumer_assignment_unbalanced",

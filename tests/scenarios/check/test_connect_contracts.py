@@ -12,6 +12,7 @@ from scenarios.check.connect_contracts import (
     _held,
     check_lost_work_to_candidates,
     check_revocation_floor,
+    check_revocation_leaves_excess,
     check_revoked_while_balanced,
 )
 from scenarios.check.log_check import check_records
@@ -41,6 +42,7 @@ def test_library_runs_keep_both_rules() -> None:
         assert check_revocation_floor(log) == []
         assert check_lost_work_to_candidates(log) == []
         assert check_revoked_while_balanced(log) == []
+        assert check_revocation_leaves_excess(log) == []
 
 
 def test_a_load_balancing_revocation_past_the_floor_is_reported() -> None:
@@ -107,3 +109,20 @@ def test_a_revocation_from_a_balanced_load_is_reported() -> None:
     judged = copy.deepcopy(judged)
     judged["revoked"] = {}
     assert check_revoked_while_balanced([judged]) == []
+
+
+def test_a_revocation_round_that_leaves_an_excess_is_reported() -> None:
+    # scale-out, generation 2: the revocations take every worker to the ceiling. Giving one
+    # revoked task back to the most loaded of them leaves it above what the round allows.
+    r = _first("scale-out", "revoked")
+    assert check_revocation_leaves_excess([r]) == []
+    member = max(r["revoked"], key=lambda m: (len(r["revoked"][m]["tasks"]), m))
+    r["revoked"][member]["tasks"] = r["revoked"][member]["tasks"][1:]
+    found = check_revocation_leaves_excess([r])
+    assert _names(found) == ["revocation_leaves_excess"]
+    assert "revocation_leaves_excess" in _names(check_records([r]))
+    # the planted bug (one worker too many keeps floor + 1) in a library run
+    with by_name("cooperative-revocation-leaves-excess").applied():
+        log = [x for x in simulate(load_any("scale-out"), 1).records if x["kind"] != "violation"]
+    assert set(_names(check_revocation_leaves_excess(log))) == {"revocation_leaves_excess"}
+    assert check_revoked_while_balanced(log) == check_revocation_floor(log) == []

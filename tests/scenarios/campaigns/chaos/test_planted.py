@@ -92,6 +92,8 @@ def test_chaos_finds_a_coordinator_accepting_a_late_sync_group() -> None:
         ("cooperative-lost-work-ignores-candidates", 30, "lost_work_not_returned"),
         # found by liveness at run 8 without its rule (a revoked task waits for the next round)
         ("cooperative-revokes-when-balanced", 5, "revoked_while_balanced"),
+        # one overloaded worker too many keeps floor + 1: the next round rebalances (run 14)
+        ("cooperative-revocation-leaves-excess", 30, "revocation_leaves_excess"),
     ],
 )
 def test_chaos_finds_a_contract_bug_by_its_rule(name: str, budget: int, invariant: str) -> None:
