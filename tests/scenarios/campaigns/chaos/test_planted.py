@@ -38,6 +38,8 @@ from .planted import CATALOGUE, by_name, detect
         # the leaving member is evicted a session timeout later instead of at once
         ("coordinator-ignores-leave", 10, {"unexplained_removal"}),
         ("coordinator-leader-first-joiner", 3, {"leader_changed"}),
+        # KIP-415 fills the least loaded first: new work from the most loaded on (run 0)
+        ("cooperative-new-work-to-busiest", 3, {"balance"}),
         # KIP-441 balances active load: stateless actives all on one client (run 17)
         ("hata-stateless-on-busiest-client", 30, {"balance"}),
     ],

@@ -70,6 +70,17 @@ def _one_extra_too_many(original: Callable[..., Any]) -> Callable[..., Any]:
     return lb_for
 
 
+def _new_work_to_busiest(original: Callable[..., Any]) -> Callable[..., Any]:
+    # assignTasks sorting the workers by descending task count: new and lost tasks are dealt
+    # round robin from the most loaded worker on (KIP-415 fills the least loaded first)
+    def assign_tasks(self: Any, workers: list[Any], tasks: Any) -> None:
+        workers.sort(key=lambda w: (-len(w.tasks), w.worker))
+        for i, task in enumerate(tasks):
+            workers[i % len(workers)].tasks.append(task)
+
+    return assign_tasks
+
+
 def _revokes_when_balanced(original: Callable[..., Any]) -> Callable[..., Any]:
     # performLoadBalancingRevocations without its "already balanced" exit: a balanced load
     # with a worker above the floor still loses one item (KIP-415: revoke only what moves)
@@ -154,6 +165,14 @@ ASSIGNOR_RULE_BUGS: tuple[PlantedBug, ...] = (
         "one overloaded worker too many keeps floor + 1 after the revocations",
         "connect",
         ((incremental_cooperative, "_lb_for", _one_extra_too_many),),
+        ("compatible", "sessioned"),
+    ),
+    PlantedBug(
+        "cooperative-new-work-to-busiest",
+        "members/assignors/incremental_cooperative.py assign_tasks",
+        "new and lost tasks are dealt round robin from the most loaded worker on",
+        "connect",
+        ((IncrementalCooperativeAssignor, "assign_tasks", _new_work_to_busiest),),
         ("compatible", "sessioned"),
     ),
     PlantedBug(
