@@ -25,12 +25,14 @@ from scenarios.campaigns.chaos.run import run_spec  # noqa: E402
 from scenarios.check.assignment_contracts import (  # noqa: E402
     ASSIGNMENT_CHECKERS,
     ASSIGNMENT_INVARIANTS,
+    contract_of,
 )
 
 
 def _judged(r: dict) -> list[str]:  # type: ignore[type-arg]
     """The rules that constrain record ``r`` (it is a leader's streams_assignment)."""
-    contract = r["contract"]
+    contract = contract_of(r)
+    assert contract is not None
     clients = r.get("clients") or {}
     n = min(contract["num_standby_replicas"], len(clients) - 1)
     out = []
@@ -71,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
         records = [r for r in result.records if r.get("kind") != "violation"]
         seen: set[str] = set()
         for r in records:
-            if r.get("kind") == "streams_assignment" and "contract" in r:
+            if r.get("kind") == "streams_assignment" and contract_of(r) is not None:
                 for rule in _judged(r):
                     judged[rule] += 1
                     seen.add(rule)

@@ -38,6 +38,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=300)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--no-shrink", action="store_true")
+    parser.add_argument(
+        "--referee",
+        choices=["kafka"],
+        help="run the referee-only bugs with --referee kafka (else they are listed as skipped)",
+    )
     args = parser.parse_args(argv)
     print(
         f"{'bug':40} {'kind':8} {'runs':>5} {'found':>6} {'invariant':28} {'steps':>5} {'cpu s':>6}"
@@ -45,7 +50,10 @@ def main(argv: list[str] | None = None) -> int:
     missed = 0
     for bug in CATALOGUE:
         start = time.process_time()
-        found = detect(bug, args.runs, seed=args.seed)
+        if bug.referee_only and args.referee is None:
+            print(f"{bug.name:40} {bug.kind:8} {'-':>5} {'skip':>6} referee only (--referee kafka)")
+            continue
+        found = detect(bug, args.runs, seed=args.seed, referee=args.referee)
         steps: int | None = None
         if found.found_at is not None and not args.no_shrink:
             steps = _shrunk_steps(bug, args.seed, found.found_at)

@@ -658,8 +658,16 @@ class StreamsPartitionAssignor:
             record["cost"] = {"before": result.cost_before, "after": result.cost_after}
         if result.notes:
             record["notes"] = list(result.notes)
+        # one source for the referee and the contract checkers: ``inputs`` carries the configs
+        # and client tags both read; ``kafka_warmups`` is Kafka's own warm-up map (the
+        # destinations TaskMovement.assignActiveTaskMovements kept a warm-up standby on),
+        # which scenarios/check/assignment_contracts.py judges against max.warmup.replicas
         record["inputs"] = inputs
-        record["contract"] = self._contract_fields(by_process, labels, result)
+        record["kafka_warmups"] = {
+            labels[p]: [str(t) for t in sorted(tasks)]
+            for p, tasks in sorted(result.warmups.items())
+            if tasks
+        }
         return LeaderAssignment(tuple(payload), decisions, result, probing_at, record)
 
     def _referee_inputs(
@@ -709,39 +717,6 @@ class StreamsPartitionAssignor:
                 "task_changelog_partition_racks": racks(topology.changelog_racks()),
             },
         }
-
-    def _contract_fields(
-        self,
-        clients: Mapping[ProcessId, ClientState],
-        labels: Mapping[ProcessId, str],
-        result: HighAvailabilityResult,
-    ) -> dict[str, Any]:
-        """The ``contract`` object of the ``streams_assignment`` record (docs/event-log.md):
-        the configs that bound the assignment (KIP-441 ``max.warmup.replicas`` and
-        ``num.standby.replicas``, KIP-925 ``rack.aware.assignment.strategy``, KIP-708
-        ``rack.aware.assignment.tags`` with each client's values of those keys as the leader
-        read them from its subscription) and Kafka's own warm-up map (the destinations
-        ``TaskMovement.assignActiveTaskMovements`` kept a warm-up standby on; process label ->
-        sorted task ids), which ``scenarios/check/assignment_contracts.py`` judges."""
-        configs = self.configs
-        out: dict[str, Any] = {
-            "max_warmup_replicas": configs.max_warmup_replicas,
-            "num_standby_replicas": configs.num_standby_replicas,
-            "rack_aware_assignment_strategy": configs.rack_aware_assignment_strategy,
-            "kafka_warmups": {
-                labels[p]: [str(t) for t in sorted(tasks)]
-                for p, tasks in sorted(result.warmups.items())
-                if tasks
-            },
-        }
-        keys = configs.rack_aware_assignment_tags
-        if keys:
-            out["rack_aware_assignment_tags"] = list(keys)
-            out["client_tags"] = {
-                labels[p]: {k: v for k, v in sorted(clients[p].tags.items()) if k in keys}
-                for p in sorted(clients)
-            }
-        return out
 
 
 def _lag(offset_sum: int, end_sum: int) -> int:

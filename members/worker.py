@@ -324,6 +324,10 @@ class ConnectWorker(HerderQueue, SessionKeys, GroupClient):
                 "tasks": [str(ConnectorTaskId(*t)) for t in lost[1]],
             }
             extra["previous_members_present"] = lost[2]
+            if lost[3]:
+                # the workers that came back empty during the delay: lost work handed out at
+                # its expiry goes to them (KIP-415; the lost_work_not_returned checker)
+                extra["candidates"] = lost[3]
         self._log(
             "assignor",
             generation=self.generation,

@@ -276,8 +276,9 @@ class IncrementalCooperativeAssignor:
         self.num_successive_revoking_rebalances = 0
         self._metadata_cache: dict[str, tuple[bytes, MemberState]] = {}
         # The last round's inputs to handleLostAssignments when something was lost: (lost
-        # connectors, lost tasks, every previous member present); None when nothing was.
-        self.last_lost: tuple[list[str], list[Task], bool] | None = None
+        # connectors, lost tasks, every previous member present, candidateWorkersForReassignment
+        # before the round, in insertion order); None when nothing was.
+        self.last_lost: tuple[list[str], list[Task], bool, list[str]] | None = None
 
     # ----------------------------------------------------------------------------- state
 
@@ -530,7 +531,7 @@ class IncrementalCooperativeAssignor:
 
         # 7. lost assignments
         self.last_lost = (
-            (lost_c, lost_t, set(members).issuperset(self.previous_members))
+            (lost_c, lost_t, set(members).issuperset(self.previous_members), list(self._candidates))
             if lost_c or lost_t
             else None
         )

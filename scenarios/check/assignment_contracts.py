@@ -2,13 +2,14 @@
 
 Pure functions over one run's records, like :mod:`scenarios.check.contracts` (which adds them
 to ``CONTRACT_CHECKERS``). Each reads the leader's ``streams_assignment`` records that carry
-the ``contract`` object (docs/event-log.md); older logs without it are not judged. Every
+``inputs`` (the configs and client tags the leader read, also the referee's) and
+``kafka_warmups`` (docs/event-log.md); older logs without them are not judged. Every
 check is one pass over the log, O(size of the record) per ``streams_assignment``.
 
 Notation for one record: ``C`` clients (process ids, the FUTURE client of a version-probing
 round included), ``n`` = ``num.standby.replicas``, the stateful tasks are the keys of the
 ``lags`` tables, and a task's *standbys* are the clients listing it in ``standby`` minus those
-whose ``contract.kafka_warmups`` list it (Kafka's warm-up map).
+whose ``kafka_warmups`` list it (Kafka's warm-up map).
 
 ``warmups_over_budget`` — KIP-441, ``TaskMovement`` (``remainingWarmupReplicas``): one
     assignment keeps at most ``max.warmup.replicas`` warm-up copies. Kafka spends the budget
@@ -52,6 +53,7 @@ from scenarios.check.log_rules import Record, Violation, violation
 __all__ = [
     "ASSIGNMENT_INVARIANTS",
     "ASSIGNMENT_CHECKERS",
+    "contract_of",
     "check_warmup_budget",
     "check_standby_replicas",
     "check_standby_tags",
@@ -71,11 +73,43 @@ ASSIGNMENT_INVARIANTS = (
 )
 
 
+def contract_of(r: Record) -> dict[str, Any] | None:
+    """What bounds a ``streams_assignment`` record's assignment, read from its ``inputs`` (the
+    configs by Kafka's names, each client's tags; Kafka's defaults where a key is absent) and
+    its ``kafka_warmups``: ``max_warmup_replicas``, ``num_standby_replicas``,
+    ``rack_aware_assignment_strategy``, ``kafka_warmups`` (process label -> task ids), and with
+    ``rack.aware.assignment.tags`` set ``rack_aware_assignment_tags`` and ``client_tags``
+    (process label -> its values of those keys). ``None`` for a record without both fields
+    (an older log: not judged)."""
+    inputs = r.get("inputs")
+    warmups = r.get("kafka_warmups")
+    if not isinstance(inputs, Mapping) or not isinstance(warmups, Mapping):
+        return None
+    config: Mapping[str, Any] = inputs.get("config") or {}
+    out: dict[str, Any] = {
+        "max_warmup_replicas": config.get("max.warmup.replicas", 2),
+        "num_standby_replicas": config.get("num.standby.replicas", 0),
+        "rack_aware_assignment_strategy": config.get("rack.aware.assignment.strategy", "none"),
+        "kafka_warmups": warmups,
+    }
+    keys = list(config.get("rack.aware.assignment.tags") or ())
+    if keys:
+        out["rack_aware_assignment_tags"] = keys
+        out["client_tags"] = {
+            c["id"]: {k: v for k, v in (c.get("tags") or {}).items() if k in keys}
+            for c in inputs.get("clients") or ()
+        }
+    return out
+
+
 def _judged(records: Sequence[Record]) -> Iterator[tuple[Record, Mapping[str, Any]]]:
-    """The ``streams_assignment`` records with a ``contract`` object, and that object."""
+    """The ``streams_assignment`` records that carry what bounds them, and that
+    (:func:`contract_of`)."""
     for r in records:
-        if r.get("kind") == "streams_assignment" and isinstance(r.get("contract"), dict):
-            yield r, r["contract"]
+        if r.get("kind") == "streams_assignment":
+            contract = contract_of(r)
+            if contract is not None:
+                yield r, contract
 
 
 def _stateful(r: Record) -> list[str]:

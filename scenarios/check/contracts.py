@@ -9,8 +9,10 @@ and ``streams_assignment`` records). ``docs/chaos.md`` ("Contract rules") lists 
 the KIPs with its checker, or why the log cannot judge it. The rules of the coordinator's
 answers and of KIP-814 are in :mod:`scenarios.check.coordinator_contracts`; the rules on the
 Streams leader's assignment itself (KIP-441 warm-up budget and standby count, KIP-708 tag
-spread, KIP-925 ``min_traffic`` cost) in :mod:`scenarios.check.assignment_contracts`; all are
-registered here.
+spread, KIP-925 ``min_traffic`` cost) in :mod:`scenarios.check.assignment_contracts`; the
+KIP-415 bounds on the Connect leader's round in :mod:`scenarios.check.connect_contracts`; the
+consumer assignors' balance and stickiness in :mod:`scenarios.check.consumer_contracts`; all
+are registered here.
 
 ``revoked_and_reassigned`` — KIP-415, ``IncrementalCooperativeAssignor#performTaskAssignment``
     Under an incremental protocol (Connect ``compatible``/``sessioned``/``static``), work is
@@ -73,6 +75,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from scenarios.check.assignment_contracts import ASSIGNMENT_CHECKERS, ASSIGNMENT_INVARIANTS
+from scenarios.check.connect_contracts import (
+    CONNECT_CONTRACT_CHECKERS,
+    CONNECT_CONTRACT_INVARIANTS,
+)
+from scenarios.check.consumer_contracts import (
+    CONSUMER_CONTRACT_CHECKERS,
+    CONSUMER_CONTRACT_INVARIANTS,
+)
 from scenarios.check.coordinator_contracts import (
     ASSIGNMENT_RECOMPUTED,
     HEARTBEAT_NOT_REBALANCING,
@@ -119,6 +129,8 @@ CONTRACT_INVARIANTS = (
     ASSIGNMENT_RECOMPUTED,
     ZOMBIE_OWNS_WORK,
     *ASSIGNMENT_INVARIANTS,  # KIP-441/708/925 assignment rules (assignment_contracts.py)
+    *CONNECT_CONTRACT_INVARIANTS,  # KIP-415 bounds on the leader's round (connect_contracts.py)
+    *CONSUMER_CONTRACT_INVARIANTS,  # consumer assignors' bounds (consumer_contracts.py)
 )
 
 #: Connect protocols whose leader runs an incremental (KIP-415) assignor.
@@ -546,4 +558,6 @@ CONTRACT_CHECKERS = (
     check_assignment_once,
     check_zombie_instance,
     *ASSIGNMENT_CHECKERS,
+    *CONNECT_CONTRACT_CHECKERS,
+    *CONSUMER_CONTRACT_CHECKERS,
 )

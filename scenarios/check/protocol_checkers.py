@@ -78,7 +78,11 @@ Contract checkers (:mod:`scenarios.check.contracts`: one published KIP rule each
     ``heartbeat_not_rebalancing``, ``assignment_recomputed``;
     on the Streams leader's assignment (:mod:`scenarios.check.assignment_contracts`)
     ``warmups_over_budget``, ``standby_replicas_missing``, ``standby_tags_not_spread``,
-    ``rack_cost_raised``.
+    ``rack_cost_raised``; on the Connect leader's incremental round
+    (:mod:`scenarios.check.connect_contracts`) ``revoked_below_floor``,
+    ``lost_work_not_returned``; on a consumer leader's round
+    (:mod:`scenarios.check.consumer_contracts`) ``consumer_assignment_unbalanced``,
+    ``sticky_partitions_moved``.
 """
 
 from __future__ import annotations

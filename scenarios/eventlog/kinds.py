@@ -463,6 +463,8 @@ class Assignor(_Rec, tag="assignor", kw_only=True):
     # incremental assignors, when the round found work lost (KIP-415's handleLostAssignments)
     lost: Work | UnsetType = UNSET
     previous_members_present: bool | UnsetType = UNSET
+    # the leader's candidateWorkersForReassignment before the round (when non-empty, with lost)
+    candidates: list[str] | UnsetType = UNSET
     # the leader's inputs, for the Kafka referee (scenarios/referee)
     inputs: AssignorInputs | UnsetType = UNSET
     member: str

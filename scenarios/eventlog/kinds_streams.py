@@ -11,7 +11,6 @@ __all__ = [
     "ActiveTaskRunning",
     "ActiveTaskStart",
     "ActiveTaskStopped",
-    "AssignmentContract",
     "AssignmentCost",
     "ProbingRebalanceScheduled",
     "StandbyTaskCaughtUp",
@@ -79,22 +78,6 @@ class StreamsAssignorInputs(_Part, kw_only=True):
     tasks: StreamsAssignorTasks
 
 
-class AssignmentContract(_Part, kw_only=True):
-    """``streams_assignment.contract``: what bounds the assignment (issue 23's contract
-    checkers, ``scenarios/check/assignment_contracts.py``). ``kafka_warmups``: Kafka's own
-    warm-up map (process label -> task ids given a warm-up by an active movement; the
-    standby-movement copies ``clients[*].warmups`` also lists are not in it).
-    ``rack_aware_assignment_tags`` and ``client_tags`` (process label -> its values of those
-    keys) only when the tags are configured (KIP-708)."""
-
-    max_warmup_replicas: int
-    num_standby_replicas: int
-    rack_aware_assignment_strategy: str
-    kafka_warmups: dict[str, list[str]]
-    rack_aware_assignment_tags: list[str] | UnsetType = UNSET
-    client_tags: dict[str, dict[str, str]] | UnsetType = UNSET
-
-
 # ----------------------------------------------------------------------------- Kafka Streams
 
 
@@ -126,7 +109,9 @@ class StreamsAssignment(_Rec, tag="streams_assignment", kw_only=True):
     notes: list[str] | UnsetType = UNSET
     # the leader's inputs, for the Kafka referee (scenarios/referee)
     inputs: StreamsAssignorInputs | UnsetType = UNSET
-    contract: AssignmentContract | UnsetType = UNSET
+    # Kafka's warm-up map (process label -> task ids given a warm-up by an active movement;
+    # the standby-movement copies ``clients[*].warmups`` also lists are not in it)
+    kafka_warmups: dict[str, list[str]] | UnsetType = UNSET
     member: str
 
 

@@ -132,6 +132,14 @@ InvariantName = Literal[
     "standby_replicas_missing",
     "standby_tags_not_spread",
     "rack_cost_raised",
+    # scenarios.check.connect_contracts
+    "revoked_below_floor",
+    "revoked_while_balanced",
+    "revocation_leaves_excess",
+    "lost_work_not_returned",
+    # scenarios.check.consumer_contracts
+    "consumer_assignment_unbalanced",
+    "sticky_partitions_moved",
 ]
 INVARIANTS: tuple[str, ...] = get_args(InvariantName)
 

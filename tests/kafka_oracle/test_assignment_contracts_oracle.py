@@ -42,21 +42,7 @@ EXAMPLES = int(os.environ.get("GROUPSIM_ORACLE_EXAMPLES", "100"))  # ~1 min in t
 def record_of(doc: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
     """A leader's ``streams_assignment`` record for ``answer`` (``groupsim assign`` output
     shape) to document ``doc``."""
-    config = doc.get("config", {})
-    keys = list(config.get("rack.aware.assignment.tags") or [])
     moved = int(bool(answer.get("probing_rebalance_needed")))
-    contract: dict[str, Any] = {
-        "max_warmup_replicas": config.get("max.warmup.replicas", 2),
-        "num_standby_replicas": config.get("num.standby.replicas", 0),
-        "rack_aware_assignment_strategy": config.get("rack.aware.assignment.strategy", "none"),
-        "kafka_warmups": {},
-    }
-    if keys:
-        contract["rack_aware_assignment_tags"] = keys
-        contract["client_tags"] = {
-            c["id"]: {k: v for k, v in (c.get("tags") or {}).items() if k in keys}
-            for c in doc["clients"]
-        }
     record: dict[str, Any] = {
         "t_ms": 0,
         "seq": 0,
@@ -79,7 +65,9 @@ def record_of(doc: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
         "active_movements": moved,
         "standby_movements": moved,
         "followup_for_revocation": False,
-        "contract": contract,
+        # the bounds come from the document itself, as a leader logs its inputs
+        "inputs": doc,
+        "kafka_warmups": {},
     }
     if answer.get("cost") is not None:
         record["cost"] = answer["cost"]

@@ -50,13 +50,36 @@ def _assignment(**contract: Any) -> Record:
         "active_movements": 0,
         "standby_movements": 0,
         "followup_for_revocation": False,
-        "contract": {
-            "max_warmup_replicas": 1,
-            "num_standby_replicas": 1,
-            "rack_aware_assignment_strategy": "none",
-            "kafka_warmups": {},
-            **contract,
+        **_bounds(**contract),
+    }
+
+
+def _bounds(
+    max_warmup_replicas: int = 1,
+    num_standby_replicas: int = 1,
+    rack_aware_assignment_strategy: str = "none",
+    kafka_warmups: dict[str, list[str]] | None = None,
+    rack_aware_assignment_tags: list[str] | None = None,
+    client_tags: dict[str, dict[str, str]] | None = None,
+) -> Record:
+    """The record's ``inputs`` (configs by Kafka's names, the clients' tags) and
+    ``kafka_warmups``: what the checkers read the bounds from."""
+    tags = client_tags or {}
+    return {
+        "inputs": {
+            "config": {
+                "max.warmup.replicas": max_warmup_replicas,
+                "num.standby.replicas": num_standby_replicas,
+                "rack.aware.assignment.strategy": rack_aware_assignment_strategy,
+                "rack.aware.assignment.tags": list(rack_aware_assignment_tags or ()),
+            },
+            "clients": [
+                {"id": p, "capacity": 1, "rack": None, "tags": tags.get(p, {})}
+                for p in ("PID_1", "PID_2", "PID_3")
+            ],
+            "tasks": {"stateful": ["0_0", "0_1"], "stateless": []},
         },
+        "kafka_warmups": kafka_warmups or {},
     }
 
 
@@ -75,10 +98,10 @@ def test_kip441_warmups_stay_within_max_warmup_replicas() -> None:
     over = copy.deepcopy(warm)
     over["clients"]["PID_3"]["standby"] = ["0_0", "0_1"]
     assert _names(check_warmup_budget([over])) == ["warmups_over_budget"]
-    over["contract"]["max_warmup_replicas"] = 2
+    over["inputs"]["config"]["max.warmup.replicas"] = 2
     assert check_warmup_budget([over]) == []
-    # a log without the contract object is not judged
-    del over["contract"]
+    # a log without Kafka's warm-up map is not judged
+    del over["kafka_warmups"]
     over["clients"]["PID_1"]["standby"] = ["0_1", "0_2"]
     assert check_warmup_budget([over]) == []
     zero = _assignment(max_warmup_replicas=0, kafka_warmups={"PID_2": ["0_0"]})
@@ -133,10 +156,10 @@ def test_kip708_standbys_spread_over_distinct_tag_values() -> None:
     for moved in unjudged:
         assert check_standby_tags([{**same, **moved}]) == []
     lacking = copy.deepcopy(same)
-    lacking["contract"]["client_tags"]["PID_3"] = {}
+    lacking["inputs"]["clients"][2]["tags"] = {}
     assert check_standby_tags([lacking]) == []
     two_keys = copy.deepcopy(same)
-    two_keys["contract"]["rack_aware_assignment_tags"] = ["zone", "cluster"]
+    two_keys["inputs"]["config"]["rack.aware.assignment.tags"] = ["zone", "cluster"]
     assert check_standby_tags([two_keys]) == []
 
 
@@ -149,6 +172,6 @@ def test_kip925_min_traffic_never_raises_the_cost() -> None:
     assert check_min_traffic_cost([lowered]) == []
     # balance_subtopology may raise it (its balance constraints): not judged
     balanced = copy.deepcopy(raised)
-    balanced["contract"]["rack_aware_assignment_strategy"] = "balance_subtopology"
+    balanced["inputs"]["config"]["rack.aware.assignment.strategy"] = "balance_subtopology"
     assert check_min_traffic_cost([balanced]) == []
     assert check_min_traffic_cost([{**raised, "cost": {"before": 100, "after": None}}]) == []

@@ -38,6 +38,10 @@ from .planted import CATALOGUE, by_name, detect
         # the leaving member is evicted a session timeout later instead of at once
         ("coordinator-ignores-leave", 10, {"unexplained_removal"}),
         ("coordinator-leader-first-joiner", 3, {"leader_changed"}),
+        # KIP-415 fills the least loaded first: new work from the most loaded on (run 0)
+        ("cooperative-new-work-to-busiest", 3, {"balance"}),
+        # KIP-441 balances active load: stateless actives all on one client (run 17)
+        ("hata-stateless-on-busiest-client", 30, {"balance"}),
     ],
 )
 def test_chaos_finds_the_planted_bug(name: str, budget: int, invariants: set[str]) -> None:
@@ -84,6 +88,14 @@ def test_chaos_finds_a_coordinator_accepting_a_late_sync_group() -> None:
         ("coordinator-static-rejoin-rebalances", 20, "static_rejoin_rebalanced"),
         # a zombie instance (the zombie fault, in Streams runs with static members)
         ("coordinator-does-not-fence", 20, "zombie_owns_work"),
+        # KIP-415 bounds on the leader's round (scenarios/check/connect_contracts.py); neither
+        # is found by any other checker in 300 runs of seed 1
+        ("cooperative-revokes-past-floor", 20, "revoked_below_floor"),
+        ("cooperative-lost-work-ignores-candidates", 30, "lost_work_not_returned"),
+        # found by liveness at run 8 without its rule (a revoked task waits for the next round)
+        ("cooperative-revokes-when-balanced", 5, "revoked_while_balanced"),
+        # one overloaded worker too many keeps floor + 1: the next round rebalances (run 14)
+        ("cooperative-revocation-leaves-excess", 30, "revocation_leaves_excess"),
     ],
 )
 def test_chaos_finds_a_contract_bug_by_its_rule(name: str, budget: int, invariant: str) -> None:

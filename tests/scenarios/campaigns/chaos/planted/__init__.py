@@ -50,7 +50,9 @@ Patch = tuple[Any, str, Callable[[Callable[..., Any]], Callable[..., Any]]]  # a
 class PlantedBug:
     """One planted bug: ``patches`` are ``(class, method name, wrap)``: the method becomes
     ``wrap(original)`` while :meth:`applied` is active. ``kind`` is ``connect`` or
-    ``streams`` (which runs can reach it); ``protocols`` the Connect protocols to run."""
+    ``streams`` (which runs can reach it); ``protocols`` the Connect protocols to run;
+    ``referee_only``: the rule it breaks is the exact output of Kafka's algorithm, which only
+    ``--referee kafka`` judges (docs/chaos.md "Contract rules")."""
 
     name: str
     where: str
@@ -58,6 +60,7 @@ class PlantedBug:
     kind: str
     patches: tuple[Patch, ...]
     protocols: tuple[str, ...] = ("eager", "compatible", "sessioned", "static")
+    referee_only: bool = False
 
     @contextlib.contextmanager
     def applied(self) -> Iterator[None]:
@@ -606,6 +609,8 @@ def _no_active_movements(original: Callable[..., Any]) -> Callable[..., Any]:
     return assign_active_task_movements
 
 
+from .assignor_rules import ASSIGNOR_RULE_BUGS  # noqa: E402 (uses PlantedBug, _rewrite_round)
+
 CATALOGUE: tuple[PlantedBug, ...] = (
     PlantedBug(
         "coordinator-static-rejoin-rebalances",
@@ -925,6 +930,7 @@ CATALOGUE: tuple[PlantedBug, ...] = (
         "streams",
         ((StreamsClient, "_close_active", _keep_revoked_active),),
     ),
+    *ASSIGNOR_RULE_BUGS,
 )
 
 
@@ -949,22 +955,30 @@ class Detection:
     new: tuple[str, ...] = ()
 
 
-def chaos_config(bug: PlantedBug, index: int, members: int = 5) -> ChaosConfig:
+def chaos_config(
+    bug: PlantedBug, index: int, members: int = 5, referee: str | None = None
+) -> ChaosConfig:
     """The chaos config run ``index`` of :func:`detect` uses: ``members`` members, 10 virtual
     minutes of faults; Connect protocols cycled over ``bug.protocols``, or a Streams campaign
-    (``kind = "streams"``)."""
+    (``kind = "streams"``); judged by ``referee`` too when given (``"kafka"``)."""
     if bug.kind == "streams":
-        return ChaosConfig(members=(members, members), duration_ms=600_000, kind="streams")
+        return ChaosConfig(
+            members=(members, members), duration_ms=600_000, kind="streams", referee=referee
+        )
     protocol = bug.protocols[index % len(bug.protocols)]
-    return ChaosConfig(members=(members, members), protocols=(protocol,), duration_ms=600_000)
+    return ChaosConfig(
+        members=(members, members), protocols=(protocol,), duration_ms=600_000, referee=referee
+    )
 
 
-def detect(bug: PlantedBug, runs: int, *, seed: int = 1, members: int = 5) -> Detection:
-    """Run chaos runs ``0 .. runs-1`` of campaign ``seed`` (:func:`chaos_config`) with ``bug``
-    applied; stop at the first new violation."""
+def detect(
+    bug: PlantedBug, runs: int, *, seed: int = 1, members: int = 5, referee: str | None = None
+) -> Detection:
+    """Run chaos runs ``0 .. runs-1`` of campaign ``seed`` (:func:`chaos_config`, judged by
+    ``referee`` too when given) with ``bug`` applied; stop at the first new violation."""
     with bug.applied():
         for i in range(runs):
-            outcome = run_one(chaos_config(bug, i, members), seed, i)
+            outcome = run_one(chaos_config(bug, i, members, referee), seed, i)
             if outcome.failed:
                 invariant = outcome.first_new[0] if outcome.first_new else None
                 return Detection(bug.name, i + 1, i, invariant, tuple(outcome.new_violations))

@@ -1,0 +1,303 @@
+"""Contract checkers over the Connect leader's incremental (KIP-415) assignment.
+
+Pure functions over one run's records, like :mod:`scenarios.check.contracts` (which adds them
+to ``CONTRACT_CHECKERS``). Each reads the leader's ``assignor`` records of the ``compatible``
+and ``sessioned`` protocols (``IncrementalCooperativeAssignor``; KIP-987's ``static`` places
+its static jobs by other rules and is not judged here) that carry ``inputs`` (the members'
+JoinGroup metadata, whose embedded allocation is what each member holds, and the config
+snapshots; docs/event-log.md). Older logs without ``inputs`` are not judged. One pass over the
+log; O(size of the record) per ``assignor``.
+
+Both rules are bounds Kafka's algorithm keeps, not its exact output (that is the referee's,
+docs/chaos.md "Contract rules").
+
+``revoked_below_floor`` — KIP-415,
+    ``IncrementalCooperativeAssignor#performLoadBalancingRevocations``:
+    load balancing revokes only a worker's excess: a worker never gives up so much that it
+    keeps fewer than ``floor(configured / workers)`` connectors (tasks), counted separately.
+    With ``held`` a member's allocation (decoded from its metadata), ``revoked`` and
+    ``assigned`` its lists in the record and ``lost`` the record's lost work: a member that
+    has a load-balancing revocation (a revoked item that is configured — in the snapshot whose
+    offset is the record's ``config_offset`` — and held by no other member) keeps
+    ``|held − revoked| + |assigned ∩ lost|`` ≥ the floor (Kafka deals lost work to candidate
+    workers before it computes the revocations, and counts unconfigured items it did not
+    revoke as load).
+``revoked_while_balanced`` — KIP-415, same method: load balancing revokes only when the load
+    it starts from is unbalanced (Kafka revokes nothing when exactly ``configured % workers``
+    workers hold one more than ``floor(configured / workers)`` and the rest hold the floor).
+    The load of a member is ``|held − other revocations|`` (its deleted and duplicated work
+    revoked, unconfigured work it keeps counted) plus the lost work dealt to it when a
+    candidate worker is present; a round with a load-balancing revocation of one kind from a
+    balanced load of that kind is a violation.
+``revocation_leaves_excess`` — KIP-415, same method: a round that revokes for load balancing
+    takes every worker down to the ceiling: from the same load, minus the member's
+    load-balancing revocations, no member holds more than ``floor + 1`` and at most
+    ``configured % workers`` hold ``floor + 1`` (Kafka lets the first such workers keep one
+    above the floor and takes the rest to it).
+``lost_work_not_returned`` — KIP-415, ``IncrementalCooperativeAssignor#handleLostAssignments``:
+    when the scheduled delay expires, lost work goes to the candidate workers (those that came
+    back empty while the delay ran, the record's ``candidates``) that are members of the round,
+    round robin; only when none is present is it assigned like new work. A lost connector or
+    task in ``assigned`` of a member outside ``candidates`` while some candidate is a member is
+    a violation.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from protocol.connect_codec import decode_subscription_v1
+from protocol.primitives import DecodeError
+from scenarios.check.log_rules import Record, Violation, violation
+
+__all__ = [
+    "CONNECT_CONTRACT_INVARIANTS",
+    "CONNECT_CONTRACT_CHECKERS",
+    "check_revocation_floor",
+    "check_revoked_while_balanced",
+    "check_revocation_leaves_excess",
+    "check_lost_work_to_candidates",
+]
+
+REVOKED_BELOW_FLOOR = "revoked_below_floor"
+REVOKED_WHILE_BALANCED = "revoked_while_balanced"
+REVOCATION_LEAVES_EXCESS = "revocation_leaves_excess"
+LOST_WORK_NOT_RETURNED = "lost_work_not_returned"
+
+CONNECT_CONTRACT_INVARIANTS = (
+    REVOKED_BELOW_FLOOR,
+    REVOKED_WHILE_BALANCED,
+    REVOCATION_LEAVES_EXCESS,
+    LOST_WORK_NOT_RETURNED,
+)
+
+#: protocols whose leader runs ``IncrementalCooperativeAssignor`` on every job
+_INCREMENTAL = frozenset({"compatible", "sessioned"})
+_KINDS = ("connectors", "tasks")
+
+
+def _judged(r: Record) -> bool:
+    return (
+        r.get("kind") == "assignor"
+        and r.get("protocol") in _INCREMENTAL
+        and r.get("error") == 0
+        and isinstance(r.get("inputs"), Mapping)
+    )
+
+
+def _held(inputs: Mapping[str, Any]) -> dict[str, dict[str, set[str]]] | None:
+    """Member id -> {connectors, tasks} it holds, from its JoinGroup metadata (``None`` if a
+    member's bytes do not decode)."""
+    out: dict[str, dict[str, set[str]]] = {}
+    for member_id, encoded in inputs.get("members") or ():
+        try:
+            allocation = decode_subscription_v1(base64.b64decode(encoded)).allocation
+        except (DecodeError, ValueError):
+            return None
+        out[member_id] = {
+            "connectors": set(allocation.connectors) if allocation else set(),
+            "tasks": {str(t) for t in allocation.tasks} if allocation else set(),
+        }
+    return out
+
+
+def _configured(r: Record, inputs: Mapping[str, Any]) -> dict[str, set[str]] | None:
+    """The snapshot the leader assigned: the one whose offset is the record's
+    ``config_offset`` (``configSnapshot`` or ``configFreshSnapshot``)."""
+    for key in ("snapshot", "fresh_snapshot"):
+        snap = inputs.get(key)
+        if isinstance(snap, Mapping) and snap.get("offset") == r.get("config_offset"):
+            counts: Mapping[str, int] = snap.get("connectors") or {}
+            return {
+                "connectors": set(counts),
+                "tasks": {f"{c}-{i}" for c, n in counts.items() for i in range(n)},
+            }
+    return None
+
+
+def _work(r: Record, key: str, member_id: str, kind: str) -> set[str]:
+    return set(((r.get(key) or {}).get(member_id) or {}).get(kind) or ())
+
+
+class _Round:
+    """One judged ``assignor`` record with what both revocation rules read: each member's
+    held work, the configured work and the work held twice (per kind)."""
+
+    def __init__(
+        self, r: Record, held: dict[str, dict[str, set[str]]], configured: dict[str, set[str]]
+    ) -> None:
+        self.r = r
+        self.held = held
+        self.configured = configured
+        members = set(held)
+        self.candidates_present = any(c in members for c in r.get("candidates") or ())
+        self.lost: Mapping[str, Sequence[str]] = r.get("lost") or {}
+
+    def twice(self, kind: str) -> set[str]:
+        counts = Counter(x for h in self.held.values() for x in h[kind])
+        return {x for x, n in counts.items() if n > 1}
+
+    def load_balancing(self, member_id: str, kind: str, twice: set[str]) -> set[str]:
+        """The member's load-balancing revocations: configured, held by no one else."""
+        return (_work(self.r, "revoked", member_id, kind) & self.configured[kind]) - twice
+
+    def dealt(self, member_id: str, kind: str) -> set[str]:
+        """Lost work dealt to this member before the revocations were computed (to candidate
+        workers at the delay's expiry: ``handleLostAssignments`` adds it to their load)."""
+        if not self.candidates_present:
+            return set()
+        given = _work(self.r, "assigned", member_id, kind) | _work(
+            self.r, "revoked", member_id, kind
+        )
+        mine = self.held.get(member_id, {}).get(kind, set())
+        return (given & set(self.lost.get(kind) or ())) - mine
+
+
+def _rounds(records: Sequence[Record]) -> Iterator[_Round]:
+    for r in records:
+        if not _judged(r) or not r.get("revoked"):
+            continue
+        held = _held(r["inputs"])
+        configured = _configured(r, r["inputs"])
+        if held and configured is not None:
+            yield _Round(r, held, configured)
+
+
+def check_revocation_floor(records: Sequence[Record]) -> list[Violation]:
+    """``revoked_below_floor``: load balancing never takes a worker below the floor."""
+    found: list[Violation] = []
+    for rnd in _rounds(records):
+        r = rnd.r
+        for kind in _KINDS:
+            floor = len(rnd.configured[kind]) // len(rnd.held)
+            twice = rnd.twice(kind)
+            for member_id in r.get("revoked") or {}:
+                if not rnd.load_balancing(member_id, kind, twice):
+                    continue
+                mine = rnd.held.get(member_id, {}).get(kind, set())
+                revoked = _work(r, "revoked", member_id, kind)
+                dealt = _work(r, "assigned", member_id, kind) & set(rnd.lost.get(kind) or ())
+                keeps = len(mine - revoked) + len(dealt)
+                if keeps < floor:
+                    found.append(
+                        violation(
+                            REVOKED_BELOW_FLOOR,
+                            f"generation {r.get('generation')}: {member_id} keeps {keeps} "
+                            f"{kind} after revoking {sorted(revoked)}; load balancing keeps at "
+                            f"least floor({len(rnd.configured[kind])} / {len(rnd.held)}) = "
+                            f"{floor}",
+                            r,
+                            generation=r.get("generation"),
+                            member=member_id,
+                        )
+                    )
+    return found
+
+
+def _balancing(
+    records: Sequence[Record],
+) -> Iterator[tuple[Record, str, dict[str, set[str]], dict[str, int], int]]:
+    """Per judged round and kind with load-balancing revocations: the record, the kind, each
+    member's load-balancing revocations, each member's load before them, and the configured
+    count."""
+    for rnd in _rounds(records):
+        r = rnd.r
+        for kind in _KINDS:
+            twice = rnd.twice(kind)
+            moving = {m: rnd.load_balancing(m, kind, twice) for m in r.get("revoked") or {}}
+            moving = {m: items for m, items in moving.items() if items}
+            if not moving:
+                continue
+            loads = {}
+            for member_id, work in rnd.held.items():
+                other = _work(r, "revoked", member_id, kind) - moving.get(member_id, set())
+                loads[member_id] = len(work[kind] - other) + len(rnd.dealt(member_id, kind))
+            yield r, kind, moving, loads, len(rnd.configured[kind])
+
+
+def check_revoked_while_balanced(records: Sequence[Record]) -> list[Violation]:
+    """``revoked_while_balanced``: load balancing revokes only from an unbalanced load."""
+    found: list[Violation] = []
+    for r, kind, moving, by_member, total in _balancing(records):
+        loads = list(by_member.values())
+        low, extra = divmod(total, len(loads))
+        if loads.count(low + 1) == extra and loads.count(low) + extra == len(loads):
+            member_id = min(moving)
+            found.append(
+                violation(
+                    REVOKED_WHILE_BALANCED,
+                    f"generation {r.get('generation')}: {kind} "
+                    f"{sorted(moving[member_id])} revoked from {member_id} for load "
+                    f"balancing although the loads {sorted(loads)} were balanced "
+                    f"({total} over {len(loads)} workers)",
+                    r,
+                    generation=r.get("generation"),
+                    member=member_id,
+                )
+            )
+    return found
+
+
+def check_revocation_leaves_excess(records: Sequence[Record]) -> list[Violation]:
+    """``revocation_leaves_excess``: a load-balancing round revokes every excess."""
+    found: list[Violation] = []
+    for r, kind, moving, by_member, total in _balancing(records):
+        low, extra = divmod(total, len(by_member))
+        after = {m: n - len(moving.get(m, ())) for m, n in by_member.items()}
+        over = sorted(m for m, n in after.items() if n > low + 1)
+        at_ceiling = sorted(m for m, n in after.items() if n == low + 1)
+        if over or len(at_ceiling) > extra:
+            found.append(
+                violation(
+                    REVOCATION_LEAVES_EXCESS,
+                    f"generation {r.get('generation')}: after the load-balancing revocations "
+                    f"the {kind} loads are {dict(sorted(after.items()))}: "
+                    f"{total} over {len(after)} workers allows at most {extra} at {low + 1} "
+                    "and none above",
+                    r,
+                    generation=r.get("generation"),
+                    member=(over or at_ceiling)[0],
+                )
+            )
+    return found
+
+
+def check_lost_work_to_candidates(records: Sequence[Record]) -> list[Violation]:
+    """``lost_work_not_returned``: lost work handed out goes to the candidate workers."""
+    found: list[Violation] = []
+    for r in records:
+        if not _judged(r) or not r.get("lost") or not r.get("candidates"):
+            continue
+        members = {m for m, _ in r["inputs"].get("members") or ()}
+        present = [c for c in r["candidates"] if c in members]
+        if not present:
+            continue
+        lost = r["lost"]
+        for member_id in r.get("assigned") or {}:
+            if member_id in present:
+                continue
+            for kind in _KINDS:
+                given = _work(r, "assigned", member_id, kind) & set(lost.get(kind) or ())
+                if given:
+                    found.append(
+                        violation(
+                            LOST_WORK_NOT_RETURNED,
+                            f"generation {r.get('generation')}: lost {kind} {sorted(given)} "
+                            f"assigned to {member_id}, not to the candidate workers {present}",
+                            r,
+                            generation=r.get("generation"),
+                            member=member_id,
+                        )
+                    )
+    return found
+
+
+CONNECT_CONTRACT_CHECKERS = (
+    check_revocation_floor,
+    check_revoked_while_balanced,
+    check_revocation_leaves_excess,
+    check_lost_work_to_candidates,
+)

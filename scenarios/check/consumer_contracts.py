@@ -1,0 +1,192 @@
+"""Contract checkers over a consumer group leader's assignment (``kind = "consumer"`` logs).
+
+Pure functions over one run's records, like :mod:`scenarios.check.contracts` (which adds them
+to ``CONTRACT_CHECKERS``). Each reads the leader's ``consumer_assignor`` records: ``assigned``
+({member id: ["<topic>-<partition>", ...]}, one entry per member of the generation, empty lists
+included) and ``assignor`` (the elected protocol). Every consumer of a groupsim scenario
+subscribes to every topic of ``run_start.topics`` (docs/consumer.md), so all subscriptions are
+equal. One pass over the log; O(size of the record) per ``consumer_assignor``.
+
+Only bounds the assignors publish are judged here; the exact placement (which consumer gets
+which range, the round robin's order) is the output of a deterministic algorithm and is left
+to a referee (docs/chaos.md "Contract rules").
+
+``consumer_assignment_unbalanced`` — the balance each assignor states:
+    ``range`` (``RangeAssignor``: per topic, partitions ÷ consumers each, the first
+    ``partitions % consumers`` one more): per topic, the counts of the generation's members
+    differ by at most one. ``roundrobin`` (``RoundRobinAssignor``, equal subscriptions): the
+    members' total counts differ by at most one. ``sticky`` / ``cooperative-sticky``
+    (``AbstractStickyAssignor``, ``allSubscriptionsEqual``: every member gets ``minQuota`` or
+    ``maxQuota`` partitions): total counts differ by at most one — judged under
+    ``cooperative-sticky`` only in rounds that hand out every partition (KIP-429 withholds a
+    partition changing owner until its owner revoked it, so a revocation round is unbalanced
+    by design).
+``sticky_partitions_moved`` — KIP-54 / KIP-341, ``AbstractStickyAssignor``
+    (``ConstrainedAssignmentBuilder#assignOwnedPartitions``): with equal subscriptions each
+    member keeps its valid previously owned partitions up to the quota, so a member of
+    generation ``g`` that applied an assignment of generation ``g - 1`` under the same member
+    id from the same assignor and can still report it (no ``partitions_lost``; under
+    ``cooperative-sticky`` no revocation either, its owned partitions being what it holds at
+    JoinGroup time; under ``sticky`` only the eager revocation before a JoinGroup, its user
+    data keeping the last assignment) keeps at least ``min(|owned|, floor(P / n))`` of it
+    (``P`` partitions, ``n`` members). Not judged when any member sets ``client.rack``
+    (KIP-881 trades stickiness for rack matching).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from scenarios.check.log_rules import Record, Violation, violation
+
+__all__ = [
+    "CONSUMER_CONTRACT_INVARIANTS",
+    "CONSUMER_CONTRACT_CHECKERS",
+    "check_consumer_balance",
+    "check_sticky_keeps_owned",
+]
+
+CONSUMER_ASSIGNMENT_UNBALANCED = "consumer_assignment_unbalanced"
+STICKY_PARTITIONS_MOVED = "sticky_partitions_moved"
+
+CONSUMER_CONTRACT_INVARIANTS = (CONSUMER_ASSIGNMENT_UNBALANCED, STICKY_PARTITIONS_MOVED)
+
+_STICKY = frozenset({"sticky", "cooperative-sticky"})
+#: ``partitions_revoked`` reason of an eager member before its JoinGroup: the sticky user data
+#: still carries the previous assignment (``StickyAssignor#onAssignment``)
+_EAGER_REVOKE = "eager rebalance: revoke all before JoinGroup"
+
+
+def _topic_of(label: str) -> str:
+    return label.rsplit("-", 1)[0]
+
+
+def _topics(records: Sequence[Record]) -> Mapping[str, int] | None:
+    for r in records:
+        if r.get("kind") == "run_start":
+            return r.get("topics") if r.get("app") == "consumer" else None
+    return None
+
+
+def _spread(counts: Sequence[int]) -> int:
+    return max(counts) - min(counts) if counts else 0
+
+
+def check_consumer_balance(records: Sequence[Record]) -> list[Violation]:
+    """``consumer_assignment_unbalanced``: a leader's round breaks its assignor's balance."""
+    topics = _topics(records)
+    if not topics:
+        return []
+    total = sum(topics.values())
+    found: list[Violation] = []
+    for r in records:
+        if r.get("kind") != "consumer_assignor":
+            continue
+        assigned: Mapping[str, Sequence[str]] = r.get("assigned") or {}
+        name = r.get("assignor")
+        if not assigned:
+            continue
+        what = ""
+        if name == "range":
+            for topic in sorted(topics):
+                counts = [
+                    sum(1 for p in parts if _topic_of(p) == topic) for parts in assigned.values()
+                ]
+                if _spread(counts) > 1:
+                    what = f"topic {topic}: counts {sorted(counts)} differ by more than one"
+                    break
+        elif name == "roundrobin" or name in _STICKY:
+            counts = [len(parts) for parts in assigned.values()]
+            handed_out = sum(counts)
+            judged = name != "cooperative-sticky" or handed_out == total
+            if judged and _spread(counts) > 1:
+                what = f"counts {sorted(counts)} differ by more than one"
+        if what:
+            found.append(
+                violation(
+                    CONSUMER_ASSIGNMENT_UNBALANCED,
+                    f"generation {r.get('generation')} ({name}): {what}",
+                    r,
+                    generation=r.get("generation"),
+                    assignor=name,
+                )
+            )
+    return found
+
+
+def check_sticky_keeps_owned(records: Sequence[Record]) -> list[Violation]:
+    """``sticky_partitions_moved``: a sticky leader keeps each member's owned partitions up to
+    the minimum quota."""
+    topics = _topics(records)
+    if not topics:
+        return []
+    total = sum(topics.values())
+    # member id -> (generation, protocol, partitions) of its latest applied assignment while
+    # the assignor can still read them (dropped on a loss; on any revocation under
+    # cooperative-sticky, whose owned partitions are what the member holds at JoinGroup time;
+    # on a non-eager one under sticky, whose user data keeps the last assignment)
+    owned: dict[str, tuple[int, str, frozenset[str]]] = {}
+    id_of: dict[str, str] = {}  # member name -> its current member id
+    racks = False
+    found: list[Violation] = []
+    for r in records:
+        kind = r.get("kind")
+        if kind == "member_start":
+            config: Mapping[str, Any] = r.get("config") or {}
+            racks = racks or config.get("client.rack") is not None
+            gone = id_of.pop(r.get("member", ""), None)
+            if gone is not None:
+                owned.pop(gone, None)
+        elif kind == "consumer_assignment":
+            member_id = r.get("member_id", "")
+            id_of[r.get("member", "")] = member_id
+            owned[member_id] = (
+                r.get("generation", -1),
+                r.get("protocol", ""),
+                frozenset(r.get("assigned") or ()),
+            )
+        elif kind in ("partitions_lost", "partitions_revoked"):
+            gone = id_of.get(r.get("member", ""))
+            held = owned.get(gone or "")
+            if held is not None and (
+                kind == "partitions_lost" or held[1] != "sticky" or r.get("reason") != _EAGER_REVOKE
+            ):
+                owned.pop(gone or "", None)
+        elif kind == "consumer_assignor" and r.get("assignor") in _STICKY and not racks:
+            found.extend(_moved(r, owned, total))
+    return found
+
+
+def _moved(
+    r: Record, owned: Mapping[str, tuple[int, str, frozenset[str]]], total: int
+) -> list[Violation]:
+    assigned: Mapping[str, Sequence[str]] = r.get("assigned") or {}
+    generation = r.get("generation", -1)
+    if not assigned:
+        return []
+    quota = total // len(assigned)
+    out: list[Violation] = []
+    for member_id, parts in assigned.items():
+        previous = owned.get(member_id)
+        if previous is None or previous[:2] != (generation - 1, r.get("assignor")):
+            continue
+        kept = len(previous[2].intersection(parts))
+        need = min(len(previous[2]), quota)
+        if kept < need:
+            out.append(
+                violation(
+                    STICKY_PARTITIONS_MOVED,
+                    f"generation {generation} ({r.get('assignor')}): {member_id} keeps {kept} "
+                    f"of the {len(previous[2])} partitions it owned in generation "
+                    f"{generation - 1}; the sticky assignor keeps at least {need} "
+                    f"(min quota {quota})",
+                    r,
+                    generation=generation,
+                    member=member_id,
+                )
+            )
+    return out
+
+
+CONSUMER_CONTRACT_CHECKERS = (check_consumer_balance, check_sticky_keeps_owned)

@@ -1,0 +1,128 @@
+"""The KIP-415 bounds on the Connect leader's incremental round
+(scenarios/check/connect_contracts.py): silent on groupsim's own library runs, each reports
+its rule on a real ``assignor`` record changed to break it, and runs in ``groupsim check``."""
+
+from __future__ import annotations
+
+import copy
+from functools import cache
+from typing import Any
+
+from scenarios.check.connect_contracts import (
+    _held,
+    check_lost_work_to_candidates,
+    check_revocation_floor,
+    check_revocation_leaves_excess,
+    check_revoked_while_balanced,
+)
+from scenarios.check.log_check import check_records
+from scenarios.input.library import load_any
+from scenarios.sim.runner import simulate
+from tests.scenarios.campaigns.chaos.planted import by_name
+
+Record = dict[str, Any]
+
+
+@cache
+def _log(name: str) -> tuple[Record, ...]:
+    return tuple(r for r in simulate(load_any(name), 1).records if r["kind"] != "violation")
+
+
+def _first(name: str, key: str) -> Record:
+    return copy.deepcopy(next(r for r in _log(name) if r["kind"] == "assignor" and r.get(key)))
+
+
+def _names(found: list[dict[str, Any]]) -> list[str]:
+    return [v["invariant"] for v in found]
+
+
+def test_library_runs_keep_both_rules() -> None:
+    for name in ("scale-out", "worker-bounce-within-delay", "rolling-upgrade-eager-to-sessioned"):
+        log = list(_log(name))
+        assert check_revocation_floor(log) == []
+        assert check_lost_work_to_candidates(log) == []
+        assert check_revoked_while_balanced(log) == []
+        assert check_revocation_leaves_excess(log) == []
+
+
+def test_a_load_balancing_revocation_past_the_floor_is_reported() -> None:
+    # scale-out, generation 2: a fourth worker joins three; w1 gives up two tasks, keeping
+    # at least floor(tasks / workers). Revoking all but floor - 1 of what it keeps breaks it.
+    r = _first("scale-out", "revoked")
+    assert check_revocation_floor([r]) == []
+    member = next(m for m, w in r["revoked"].items() if w["tasks"])
+    tasks = sum(r["inputs"]["snapshot"]["connectors"].values())
+    floor = tasks // len(r["inputs"]["members"])
+    mine = sorted(_held(r["inputs"])[member]["tasks"] - set(r["revoked"][member]["tasks"]))
+    assert len(mine) >= floor > 0
+    r["revoked"][member]["tasks"].extend(mine[: len(mine) - floor + 1])
+    found = check_revocation_floor([r])
+    assert _names(found) == ["revoked_below_floor"]
+    assert found[0]["member"] == member
+    assert "revoked_below_floor" in _names(check_records([r]))
+
+
+def test_revocations_of_duplicates_and_deleted_work_are_not_load_balancing() -> None:
+    r = _first("scale-out", "revoked")
+    member = next(m for m, w in r["revoked"].items() if w["tasks"])
+    # revoking an unconfigured (deleted) task too is not a load-balancing revocation
+    r["revoked"][member]["tasks"] = ["gone-0"]
+    assert check_revocation_floor([r]) == []
+
+
+def test_lost_work_given_past_a_present_candidate_is_reported() -> None:
+    # worker-bounce-within-delay: w2 came back empty within the delay, so at expiry all of
+    # the lost work goes to it; handing one lost task to another member breaks the rule
+    r = _first("worker-bounce-within-delay", "candidates")
+    assert check_lost_work_to_candidates([r]) == []
+    (candidate,) = r["candidates"]
+    other = next(m for m, _ in r["inputs"]["members"] if m != candidate)
+    task = r["assigned"][candidate]["tasks"].pop()
+    r["assigned"][other] = {"connectors": [], "tasks": [task]}
+    found = check_lost_work_to_candidates([r])
+    assert _names(found) == ["lost_work_not_returned"]
+    assert found[0]["member"] == other
+    assert "lost_work_not_returned" in _names(check_records([r]))
+
+
+def test_candidates_absent_from_the_round_free_the_lost_work() -> None:
+    r = _first("worker-bounce-within-delay", "candidates")
+    other = next(m for m, _ in r["inputs"]["members"] if m not in r["candidates"])
+    r["candidates"] = ["w9-gone"]
+    r["assigned"][other] = {"connectors": [], "tasks": list(r["lost"]["tasks"])}
+    assert check_lost_work_to_candidates([r]) == []
+
+
+def test_a_revocation_from_a_balanced_load_is_reported() -> None:
+    # the planted bug revokes one task of a worker above the floor when the load is already
+    # balanced: scale-out's follow-up round (after the fourth worker got its share) does so
+    bug = by_name("cooperative-revokes-when-balanced")
+    with bug.applied():
+        log = [r for r in simulate(load_any("scale-out"), 1).records if r["kind"] != "violation"]
+    found = check_revoked_while_balanced(log)
+    assert found and set(_names(found)) == {"revoked_while_balanced"}
+    judged = next(r for r in log if r["seq"] == found[0]["cause_seq"])
+    assert judged["kind"] == "assignor" and found[0]["member"] in judged["revoked"]
+    # nothing else in the log breaks a revocation rule
+    assert check_revocation_floor(log) == []
+    # the same round without its revocations is silent
+    judged = copy.deepcopy(judged)
+    judged["revoked"] = {}
+    assert check_revoked_while_balanced([judged]) == []
+
+
+def test_a_revocation_round_that_leaves_an_excess_is_reported() -> None:
+    # scale-out, generation 2: the revocations take every worker to the ceiling. Giving one
+    # revoked task back to the most loaded of them leaves it above what the round allows.
+    r = _first("scale-out", "revoked")
+    assert check_revocation_leaves_excess([r]) == []
+    member = max(r["revoked"], key=lambda m: (len(r["revoked"][m]["tasks"]), m))
+    r["revoked"][member]["tasks"] = r["revoked"][member]["tasks"][1:]
+    found = check_revocation_leaves_excess([r])
+    assert _names(found) == ["revocation_leaves_excess"]
+    assert "revocation_leaves_excess" in _names(check_records([r]))
+    # the planted bug (one worker too many keeps floor + 1) in a library run
+    with by_name("cooperative-revocation-leaves-excess").applied():
+        log = [x for x in simulate(load_any("scale-out"), 1).records if x["kind"] != "violation"]
+    assert set(_names(check_revocation_leaves_excess(log))) == {"revocation_leaves_excess"}
+    assert check_revoked_while_balanced(log) == check_revocation_floor(log) == []

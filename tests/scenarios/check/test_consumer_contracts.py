@@ -1,0 +1,95 @@
+"""The consumer assignors' balance and stickiness rules (scenarios/check/consumer_contracts.py)
+on ``groupsim run`` logs of consumer scenarios: silent on clean runs, each reports a planted
+bug of the rule it judges (``CONSUMER_BUGS``: ownership stays safe, so no other checker sees
+it) and a hand-changed record; and both run in ``groupsim check``."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scenarios.check.consumer_contracts import check_consumer_balance, check_sticky_keeps_owned
+from scenarios.check.log_check import check_records
+from scenarios.input.library import load_any
+from scenarios.sim.runner import simulate
+from tests.scenarios.campaigns.chaos.planted.assignor_rules import CONSUMER_BUGS
+
+Record = dict[str, Any]
+SCENARIOS = sorted((Path(__file__).parent.parent / "consumer").glob("*.toml"))
+BUGS = {bug.name: bug for bug in CONSUMER_BUGS}
+
+
+def _records(path: Path, bug: str | None = None) -> list[Record]:
+    with BUGS[bug].applied() if bug else contextlib.nullcontext():
+        result = simulate(load_any(path), 1)
+    return result.records
+
+
+def _names(records: list[Record]) -> list[str]:
+    return [r["invariant"] for r in records if r["kind"] == "violation"]
+
+
+def _judge(records: list[Record]) -> list[str]:
+    clean = [r for r in records if r["kind"] != "violation"]
+    return [v["invariant"] for v in check_consumer_balance(clean) + check_sticky_keeps_owned(clean)]
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.stem)
+def test_clean_consumer_runs_keep_the_rules(path: Path) -> None:
+    assert _judge(_records(path)) == []
+
+
+@pytest.mark.parametrize(
+    ("bug", "scenario", "invariant"),
+    [
+        # the upgrade scenarios start under range
+        (
+            "range-assignor-off-by-one",
+            "kip-429-one-bounce-upgrade",
+            "consumer_assignment_unbalanced",
+        ),
+        # an eager sticky group that loses a member: the survivors must keep their partitions
+        ("sticky-assignor-not-sticky", "sticky-member-crash", "sticky_partitions_moved"),
+    ],
+)
+def test_a_planted_consumer_assignor_bug_is_found_by_its_rule(
+    bug: str, scenario: str, invariant: str
+) -> None:
+    records = _records(Path(__file__).parent.parent / "consumer" / f"{scenario}.toml", bug)
+    # the run itself reports it (the protocol checkers run at the end of a consumer run) and
+    # nothing else does: ownership stays safe
+    assert set(_names(records)) == {invariant}
+
+
+def test_hand_changed_rounds_break_each_rule() -> None:
+    records = [r for r in _records(SCENARIOS[0]) if r["kind"] != "violation"]
+    start = next(r for r in records if r["kind"] == "run_start")
+    rounds = [r for r in records if r["kind"] == "consumer_assignor"]
+    # a round that gives one member two partitions more than another
+    r = copy.deepcopy(rounds[0])
+    members = list(r["assigned"])
+    r["assigned"][members[0]].extend(r["assigned"][members[1]][:1])
+    r["assigned"][members[1]] = r["assigned"][members[1]][1:]
+    r["assigned"][members[0]].extend(r["assigned"][members[2]][:1])
+    r["assigned"][members[2]] = r["assigned"][members[2]][1:]
+    assert [v["invariant"] for v in check_consumer_balance([start, r])] == [
+        "consumer_assignment_unbalanced"
+    ]
+    assert "consumer_assignment_unbalanced" in [v["invariant"] for v in check_records([start, r])]
+    # a later round that swaps two survivors' partitions: neither keeps what it owned
+    last = copy.deepcopy(rounds[-1])
+    a, b = list(last["assigned"])[:2]
+    last["assigned"][a], last["assigned"][b] = last["assigned"][b], last["assigned"][a]
+    before = records[: records.index(rounds[-1])]
+    found = check_sticky_keeps_owned([*before, last])
+    assert {v["invariant"] for v in found} == {"sticky_partitions_moved"}
+    assert {v["member"] for v in found} == {a, b}
+
+
+def test_connect_and_streams_logs_are_not_judged() -> None:
+    records = [{"t_ms": 0, "seq": 0, "kind": "run_start", "topics": {"t": 3}}]
+    assert check_consumer_balance(records) == check_sticky_keeps_owned(records) == []
