@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CODE = "import sys; from scenarios.cli.main import main; sys.argv[0] = 'groupsim'; main()"
+CODE = "import sys; sys.argv[0] = 'groupsim'; from scenarios.cli.main import main; main()"
 ROWS = (
     ("groupsim --help", ["--help"], "≤ 0.2 s"),
     ("groupsim run --no-plot (flagship)", ["run", "--no-plot", "--out", "out"], ""),
