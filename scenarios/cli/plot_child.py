@@ -17,8 +17,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-import pickle
-import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -37,6 +35,8 @@ class ForkedPlotter:
 
     def submit(self, records: Sequence[dict[str, Any]], path: Path) -> None:
         """Send the run's records and where to write the PNG; the child starts drawing."""
+        import pickle
+
         payload = pickle.dumps((list(records), str(path)), protocol=pickle.HIGHEST_PROTOCOL)
         fd = self._data_w
         if fd is None:
@@ -63,6 +63,8 @@ class ForkedPlotter:
                 report = status.read()
         code = self._reap()
         if report:
+            import pickle
+
             kind, args = pickle.loads(report)
             if kind == "oserror":
                 raise OSError(*args)
@@ -79,6 +81,8 @@ class ForkedPlotter:
             os.close(self._status_r)
             self._status_r = None
         if self._pid is not None:
+            import signal
+
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self._pid, signal.SIGKILL)
         self._reap()
@@ -145,6 +149,8 @@ def _child(data_r: int, status_w: int) -> None:
         # a short-lived process: no collections (which would walk, and so copy, every page
         # inherited from the parent)
         gc.disable()
+        import pickle
+
         from scenarios.cli.plots import write_timeline_png  # overlaps the parent's run
 
         with os.fdopen(data_r, "rb") as inp:
@@ -162,5 +168,7 @@ def _child(data_r: int, status_w: int) -> None:
 
 
 def _report(fd: int, what: tuple[str, Any]) -> None:
+    import pickle
+
     with contextlib.suppress(OSError):  # the exit status still says it failed
         os.write(fd, pickle.dumps(what))
