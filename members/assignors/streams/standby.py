@@ -184,14 +184,10 @@ class ClientTagAwareStandbyTaskAssignor(StandbyTaskAssignor):
         remaining: dict[TaskId, int] = dict.fromkeys(stateful, n)
         values_of_key: dict[str, set[str]] = {}
         clients_of_entry: dict[tuple[str, str], set[ProcessId]] = {}
-        # each client's (key, value) entries of configured tag keys (Kafka skips the others)
-        placing_tags: dict[ProcessId, list[tuple[str, str]]] = {}
         for pid, state in clients.items():
-            tags = self.tags_of(state)
-            for k, v in tags.items():
+            for k, v in self.tags_of(state).items():
                 values_of_key.setdefault(k, set()).add(v)
                 clients_of_entry.setdefault((k, v), set()).add(pid)
-            placing_tags[pid] = [(k, v) for k, v in tags.items() if k in self.tag_keys]
         # task -> the clients holding it as active, in the TreeMap's order (actives do not
         # change here, so this is Kafka's scan of every client for every task, done once)
         holders: dict[TaskId, list[ProcessId]] = {}
@@ -202,9 +198,8 @@ class ClientTagAwareStandbyTaskAssignor(StandbyTaskAssignor):
         for task in stateful:
             for pid in holders.get(task, ()):
                 self._assign_with_different_tags(
-                    least_loaded, task, pid, remaining, values_of_key, clients_of_entry,
-                    placing_tags,
-                )  # fmt: skip
+                    clients, least_loaded, task, pid, remaining, values_of_key, clients_of_entry
+                )
         if remaining:
             # a HashMap filled by put in task order, entries removed since (removals keep
             # chain order; a tree bin could reorder, see docs/fidelity.md)
@@ -216,20 +211,22 @@ class ClientTagAwareStandbyTaskAssignor(StandbyTaskAssignor):
 
     def _assign_with_different_tags(
         self,
+        clients: Mapping[ProcessId, ClientState],
         least_loaded: _LeastLoaded,
         task: TaskId,
         active_client: ProcessId,
         remaining: dict[TaskId, int],
         values_of_key: Mapping[str, set[str]],
         clients_of_entry: Mapping[tuple[str, str], set[ProcessId]],
-        placing_tags: Mapping[ProcessId, list[tuple[str, str]]],
     ) -> None:
         used_count = 1
         left = remaining[task]
         used_entries: dict[tuple[str, str], set[ProcessId]] = {}
         last = active_client
         while True:
-            for k, v in placing_tags[last]:
+            for k, v in self.tags_of(clients[last]).items():
+                if k not in self.tag_keys:
+                    continue
                 if len(values_of_key[k]) <= used_count:
                     for entry in [e for e in used_entries if e[0] == k]:
                         del used_entries[entry]
