@@ -128,6 +128,7 @@ def spread(h: int) -> int:
     return u ^ (u >> 16)
 
 
+@functools.lru_cache(maxsize=4096)  # pure and called per member: memoized
 def table_size_for(cap: int) -> int:
     """``HashMap.tableSizeFor``: the smallest power of two >= ``cap`` (at least 1)."""
     size = 1
@@ -149,6 +150,7 @@ def grown_capacity(size: int) -> int:
 
 
 @functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=4096)  # pure and called per member: memoized
 def presized_capacity(size: int) -> int:
     """Initial table capacity of ``new HashSet<>(collection)`` for ``size`` elements.
 
@@ -158,6 +160,7 @@ def presized_capacity(size: int) -> int:
     return table_size_for(wanted)
 
 
+@functools.lru_cache(maxsize=4096)  # pure and called per member: memoized
 def _threshold(capacity: int) -> int:
     """``resize``'s threshold of a fresh table: ``(int)(capacity * 0.75f)``."""
     return int(_float32(capacity * 0.75))

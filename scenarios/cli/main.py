@@ -9,12 +9,15 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
+from scenarios.cli.plot_child import start_early
 from scenarios.cli.stopping import quiet_ctrl_c
 
 if __name__ == "__main__" or Path(sys.argv[0]).name == "groupsim":
     quiet_ctrl_c()  # the program (not a test importing the app): before the slow imports
+    # a plotting `run`: the PNG's child imports matplotlib while this process imports the CLI
+    start_early(sys.argv[1:])
 
 import typer  # noqa: E402
 
@@ -29,6 +32,9 @@ from scenarios.cli.choices import (  # noqa: E402
 )
 from scenarios.cli.errors import BadInput, InputError, fail, stderr  # noqa: E402
 from scenarios.cli.progress import ProgressBar  # noqa: E402
+
+if TYPE_CHECKING:
+    from scenarios.cli.plot_child import ForkedPlotter
 
 __all__ = ["app", "main"]
 
@@ -108,6 +114,30 @@ def run(
     plot: Annotated[bool, typer.Option(help="Write timeline.png.")] = True,
 ) -> None:
     """Run a scenario: print a summary, write events.jsonl, summary.json and timeline.png."""
+    from scenarios.cli.plot_child import start_plotter, take_early
+
+    # the PNG's child imports matplotlib while this process loads and simulates
+    plotter = take_early()
+    if plotter is not None and not plot:
+        plotter.cancel()
+        plotter = None
+    elif plotter is None and plot:
+        plotter = start_plotter()
+    try:
+        _run(scenario, seed, out, log_heartbeats, plot, plotter)
+    finally:
+        if plotter is not None:
+            plotter.cancel()
+
+
+def _run(
+    scenario: str | None,
+    seed: int | None,
+    out: Path | None,
+    log_heartbeats: bool,
+    plot: bool,
+    plotter: ForkedPlotter | None,
+) -> None:
     from scenarios.cli.outputs import discard_stage, prepare_outputs, write_outputs
     from scenarios.cli.summary_view import render_summary
     from scenarios.input.library import load_any
@@ -129,7 +159,7 @@ def run(
                 log_heartbeats=log_heartbeats or None,
                 on_progress=advance,
             )
-        write_outputs(result, out_dir, plot=plot, stage=stage)
+        write_outputs(result, out_dir, plot=plot, stage=stage, plotter=plotter)
     except InputError as exc:
         fail(str(exc))
     except OSError as exc:

@@ -16,10 +16,14 @@ import json
 import os
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from protocol.errors import InputError
 from scenarios.eventlog.atomic import atomic_write_text, current_umask
 from scenarios.sim.runner import RunResult
+
+if TYPE_CHECKING:
+    from scenarios.cli.plot_child import ForkedPlotter
 
 __all__ = [
     "OUTPUT_FILES",
@@ -143,12 +147,19 @@ def discard_stage(stage: Path) -> None:
 
 
 def write_outputs(
-    result: RunResult, out_dir: Path, *, plot: bool = True, stage: Path | None = None
+    result: RunResult,
+    out_dir: Path,
+    *,
+    plot: bool = True,
+    stage: Path | None = None,
+    plotter: ForkedPlotter | None = None,
 ) -> None:
     """Write ``events.jsonl``, ``summary.json`` and ``timeline.png`` (when ``plot``) into
     ``out_dir``, replacing the previous run's files as a set (see the module doc).
 
     ``stage``: a directory from :func:`prepare_outputs` (made here when omitted).
+    ``plotter``: a child started by :func:`scenarios.cli.plot_child.start_plotter` draws the
+    PNG (the same file; waited for before the set moves in), else it is drawn here.
 
     Raises:
         OutputDirError: ``out_dir`` cannot be used.
@@ -166,7 +177,10 @@ def write_outputs(
         summary["expectation_failures"] = result.failures
         text = json.dumps(summary, indent=2, sort_keys=True) + "\n"
         atomic_write_text(stage / "summary.json", text)
-        if plot:
+        if plot and plotter is not None:
+            plotter.submit(result.records, stage / "timeline.png")
+            plotter.wait()
+        elif plot:
             from scenarios.cli.plots import write_timeline_png
 
             write_timeline_png(result.records, stage / "timeline.png")

@@ -9,11 +9,12 @@ clients are broken by ``(assignedTaskCount / capacity, ProcessId)``; capacity is
 from __future__ import annotations
 
 import logging
+from bisect import bisect_left, insort
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from protocol.java import hash_order
 
-from ._queues import ConstrainedPrioritySet
 from .model import AssignmentConfigs, ClientState, ProcessId, TaskId, task_id_java_hash
 
 __all__ = [
@@ -36,16 +37,60 @@ def _rack_tag(state: ClientState) -> Mapping[str, str]:
     return {"rack": state.rack} if state.rack is not None else {}
 
 
-def _least_loaded(clients: Mapping[ProcessId, ClientState]) -> ConstrainedPrioritySet:
-    return ConstrainedPrioritySet(
-        lambda c, t: not clients[c].has_assigned_task(t),
-        lambda c: clients[c].assigned_task_load,
-    )
+class _LeastLoaded:
+    """What Kafka's least-loaded ``ConstrainedPrioritySet`` polls in the standby assignors.
+
+    Kafka (``StandbyTaskAssignmentUtils.createLeastLoadedPrioritySetConstrainedByAssignedTask``)
+    keeps the clients in a ``java.util.PriorityQueue`` ordered by ``(assignedTaskLoad,
+    ProcessId)``, read live at each comparison; a poll takes clients off the top until one
+    does not hold the task (and passes the caller's extra test) and offers the others back.
+    Such a heap returns a client that is not the least loaded only after a client's load
+    changed while it sat in the heap (docs/fidelity.md). Neither standby assignor does that:
+    each assigns a standby only to the client a poll has just taken out, and it re-enters
+    (``offer``/``offerAll``) with its new load; ``offer``, ``poll`` and ``removeAt`` keep an
+    ordered heap ordered. Keys are distinct (one per ``ProcessId``), so every poll returns the
+    least key among the present clients that pass, whatever the heap's layout; and a client
+    absent at a poll is one an earlier poll of the same task handed out, which holds the task
+    and would be rejected anyway. So a poll is the first passing client of all clients sorted
+    by that key: the same client as Kafka's, found without replaying the heap.
+
+    Entries ``(load, ProcessId key, ProcessId, ClientState)`` are kept sorted; keys are
+    distinct, so tuple comparison never reaches the last two fields.
+    """
+
+    __slots__ = ("_entries", "_entry_of")
+
+    def __init__(self, clients: Mapping[ProcessId, ClientState]) -> None:
+        self._entry_of: dict[ProcessId, tuple[float, Any, ProcessId, ClientState]] = {
+            pid: (state.assigned_task_load, pid.key, pid, state) for pid, state in clients.items()
+        }
+        self._entries = sorted(self._entry_of.values())
+
+    def poll(
+        self, task: TaskId, excluded: set[ProcessId] | frozenset[ProcessId] = frozenset()
+    ) -> ProcessId | None:
+        """The least-loaded client not holding ``task`` and not in ``excluded``, or None."""
+        for entry in self._entries:
+            state = entry[3]
+            if task in state.active or task in state.standby or entry[2] in excluded:
+                continue
+            return entry[2]
+        return None
+
+    def assign_standby(self, client: ProcessId, task: TaskId) -> None:
+        """``ClientState.assignStandby`` on ``client``, which then moves to its new place."""
+        entries = self._entries
+        old = self._entry_of[client]
+        state = old[3]
+        state.assign_standby(task)
+        i = bisect_left(entries, old)
+        del entries[i]
+        new = self._entry_of[client] = (state.assigned_task_load, old[1], client, state)
+        insort(entries, new, lo=i)  # loads only grow
 
 
 def _fill_least_loaded(
-    clients: Mapping[ProcessId, ClientState],
-    load_set: ConstrainedPrioritySet,
+    least_loaded: _LeastLoaded,
     task: TaskId,
     remaining: int,
     total: int,
@@ -53,12 +98,11 @@ def _fill_least_loaded(
     """``StandbyTaskAssignmentUtils.pollClientAndMaybeAssignAndUpdateRemainingStandbyTasks``:
     give ``task`` up to ``remaining`` standbys on least-loaded clients; returns what is left."""
     while remaining > 0:
-        client = load_set.poll(task)
+        client = least_loaded.poll(task)
         if client is None:
             break
-        clients[client].assign_standby(task)
+        least_loaded.assign_standby(client, task)
         remaining -= 1
-        load_set.offer(client)
     if remaining > 0:
         log.warning(
             "Unable to assign %d of %d standby tasks for task [%s]; "
@@ -68,10 +112,6 @@ def _fill_least_loaded(
             task,
         )
     return remaining
-
-
-def _outside(used_sets: list[set[ProcessId]]) -> Callable[[ProcessId], bool]:
-    return lambda c: not any(c in s for s in used_sets)
 
 
 class StandbyTaskAssignor:
@@ -101,15 +141,14 @@ class StandbyTaskAssignor:
 
 class DefaultStandbyTaskAssignor(StandbyTaskAssignor):
     """Kafka ``DefaultStandbyTaskAssignor``: for each stateful task in the given order, up to
-    ``num.standby.replicas`` times, the client Kafka's load-ordered heap polls (the least
-    loaded not holding it, unless the heap went stale: see docs/fidelity.md) gets a standby."""
+    ``num.standby.replicas`` times, the least-loaded client not holding it gets a standby
+    (what Kafka's load-ordered heap polls here, see :class:`_LeastLoaded`)."""
 
     def assign(self, clients: Mapping[ProcessId, ClientState], stateful: Sequence[TaskId]) -> None:
-        load_set = _least_loaded(clients)
-        load_set.offer_all(sorted(clients))  # the TreeMap's keySet
+        least_loaded = _LeastLoaded(clients)
         for task in stateful:
             _fill_least_loaded(
-                clients, load_set, task, self.num_standby_replicas, self.num_standby_replicas
+                least_loaded, task, self.num_standby_replicas, self.num_standby_replicas
             )
 
 
@@ -120,7 +159,8 @@ class ClientTagAwareStandbyTaskAssignor(StandbyTaskAssignor):
     standbys go to the least-loaded clients whose tag values differ from those of the clients
     used so far, dimension by dimension (a tag key whose distinct values are all used stops
     constraining); what cannot be placed that way is placed least-loaded afterwards, iterating
-    the remaining tasks in Java ``HashMap<TaskId, Integer>`` order.
+    the remaining tasks in Java ``HashMap<TaskId, Integer>`` order. "Least-loaded" is what
+    Kafka's ``ConstrainedPrioritySet`` polls here (:class:`_LeastLoaded`).
 
     Args:
         num_standby_replicas: standbys per stateful task.
@@ -148,35 +188,37 @@ class ClientTagAwareStandbyTaskAssignor(StandbyTaskAssignor):
             for k, v in self.tags_of(state).items():
                 values_of_key.setdefault(k, set()).add(v)
                 clients_of_entry.setdefault((k, v), set()).add(pid)
-        load_set = _least_loaded(clients)
-        order = sorted(clients)
+        # task -> the clients holding it as active, in the TreeMap's order (actives do not
+        # change here, so this is Kafka's scan of every client for every task, done once)
+        holders: dict[TaskId, list[ProcessId]] = {}
+        for pid in sorted(clients):
+            for t in clients[pid].active:
+                holders.setdefault(t, []).append(pid)
+        least_loaded = _LeastLoaded(clients)
         for task in stateful:
-            for pid in order:
-                if task in clients[pid].active:
-                    self._assign_with_different_tags(
-                        clients, load_set, task, pid, remaining, values_of_key, clients_of_entry
-                    )
+            for pid in holders.get(task, ()):
+                self._assign_with_different_tags(
+                    clients, least_loaded, task, pid, remaining, values_of_key, clients_of_entry
+                )
         if remaining:
-            load_set.offer_all(sorted(clients))  # the TreeMap's keySet
             # a HashMap filled by put in task order, entries removed since (removals keep
             # chain order; a tree bin could reorder, see docs/fidelity.md)
             for task in hash_order(stateful, task_id_java_hash):
                 if task in remaining:
                     remaining[task] = _fill_least_loaded(
-                        clients, load_set, task, remaining[task], self.num_standby_replicas
+                        least_loaded, task, remaining[task], self.num_standby_replicas
                     )
 
     def _assign_with_different_tags(
         self,
         clients: Mapping[ProcessId, ClientState],
-        load_set: ConstrainedPrioritySet,
+        least_loaded: _LeastLoaded,
         task: TaskId,
         active_client: ProcessId,
         remaining: dict[TaskId, int],
         values_of_key: Mapping[str, set[str]],
         clients_of_entry: Mapping[tuple[str, str], set[ProcessId]],
     ) -> None:
-        load_set.offer_all(sorted(clients))  # the TreeMap's keySet
         used_count = 1
         left = remaining[task]
         used_entries: dict[tuple[str, str], set[ProcessId]] = {}
@@ -190,10 +232,10 @@ class ClientTagAwareStandbyTaskAssignor(StandbyTaskAssignor):
                         del used_entries[entry]
                 else:
                     used_entries[(k, v)] = clients_of_entry[(k, v)]
-            chosen = load_set.poll(task, _outside(list(used_entries.values())))
+            chosen = least_loaded.poll(task, set().union(*used_entries.values()))
             if chosen is None:
                 break
-            clients[chosen].assign_standby(task)
+            least_loaded.assign_standby(chosen, task)
             used_count += 1
             left -= 1
             last = chosen

@@ -84,8 +84,7 @@ def test_flagship_run_without_plot_loads_no_heavy_library(tmp_path: Path) -> Non
 def test_flagship_run_with_plot_loads_only_matplotlib(tmp_path: Path) -> None:
     loaded = _run_flagship(tmp_path)
     assert (tmp_path / "out" / "timeline.png").exists()
-    # matplotlib needs numpy; OR-Tools, pyarrow and pyspark stay out
-    assert sorted(m for m in HEAVY if m in loaded and m != "scenarios.campaigns.chaos") == [
-        "matplotlib",
-        "numpy",
-    ]
+    # matplotlib needs numpy; OR-Tools, pyarrow and pyspark stay out. On Linux a forked
+    # child draws the PNG (scenarios.cli.plot_child): the command's own process loads neither.
+    heavy = sorted(m for m in HEAVY if m in loaded and m != "scenarios.campaigns.chaos")
+    assert heavy == ([] if sys.platform.startswith("linux") else ["matplotlib", "numpy"])
