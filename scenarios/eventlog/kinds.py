@@ -36,6 +36,7 @@ __all__ = [
     "GroupLoaded",
     "GroupState",
     "HeartbeatRequest",
+    "JoinRescheduled",
     "HeartbeatResponse",
     "RebalanceHeartbeat",
     "JoinGroupRequest",
@@ -46,6 +47,8 @@ __all__ = [
     "MemberConfig",
     "MemberCrash",
     "MemberFatal",
+    "MemberPending",
+    "MemberPendingRemoved",
     "MemberRemoved",
     "MemberReplaced",
     "MemberStart",
@@ -294,11 +297,24 @@ class _CoordRec(_Rec, kw_only=True):
 
 
 class GroupState(_CoordRec, tag="group_state", kw_only=True):
-    """A ``ClassicGroupState`` transition."""
+    """A ``ClassicGroupState`` transition. A move to PreparingRebalance carries the group's
+    rebalance timeout as the join phase begins (``rebalance_timeout_ms``: the members'
+    maximum, ``ClassicGroup#rebalanceTimeoutMs``, 0 without members) and, from Empty,
+    ``initial_rebalance_delay_ms`` (``group.initial.rebalance.delay.ms``)."""
 
     from_: str = msgspec.field(name="from")
     to: str
     generation: int
+    rebalance_timeout_ms: int | UnsetType = UNSET
+    initial_rebalance_delay_ms: int | UnsetType = UNSET
+
+
+class JoinRescheduled(_CoordRec, tag="join_rescheduled", kw_only=True):
+    """The join timer expired with no member rejoined but static ones (KIP-345 keeps them):
+    ``completeClassicGroupJoin`` arms it again for ``rebalance_timeout_ms`` (virtual ms)."""
+
+    generation: int
+    rebalance_timeout_ms: int
 
 
 class Generation(_CoordRec, tag="generation", kw_only=True):
@@ -336,6 +352,26 @@ class MemberRemoved(_CoordRec, tag="member_removed", kw_only=True):
     reason: str
     session_timeout_ms: int | UnsetType = UNSET
     rebalance_timeout_ms: int | UnsetType = UNSET
+
+
+class MemberPending(_CoordRec, tag="member_pending", kw_only=True):
+    """KIP-394: a JoinGroup without a member id was answered MEMBER_ID_REQUIRED with
+    ``member_id``, which is pending until it rejoins with it (``member_added``) or is
+    forgotten (``member_pending_removed``) — at the latest ``session_timeout_ms`` later
+    (``GroupMetadataManager#classicGroupJoinNewDynamicMember``)."""
+
+    member: str
+    member_id: str
+    session_timeout_ms: int
+
+
+class MemberPendingRemoved(_CoordRec, tag="member_pending_removed", kw_only=True):
+    """A pending member id is forgotten: ``reason`` ``session_timeout`` (it did not rejoin
+    in time: ``removePendingMemberAndUpdateClassicGroup``), ``leave`` or ``max_size``."""
+
+    member: str
+    member_id: str
+    reason: str
 
 
 class MemberReplaced(_CoordRec, tag="member_replaced", kw_only=True):

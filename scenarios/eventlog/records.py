@@ -96,6 +96,9 @@ LogRecord = (
     | ku.PartitionsLost
     | k.Violation
     | k.MemberReplaced
+    | k.MemberPending
+    | k.MemberPendingRemoved
+    | k.JoinRescheduled
     | kv.Listening
     | kv.WireRequest
     | kv.WireResponse
