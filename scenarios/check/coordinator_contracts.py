@@ -18,23 +18,64 @@ coordinator each, registered with the others in :mod:`scenarios.check.contracts`
     SyncGroup or any state change is a violation. (A leader that rejoins during
     CompletingRebalance is given the member list again and does run the assignor again for
     the same generation: that is Kafka's behaviour and not judged here.)
+``join_phase_overran`` / ``join_completed_early`` — KIP-62, ``ClassicGroup#rebalanceTimeoutMs``,
+    ``GroupMetadataManager#prepareRebalance`` / ``completeClassicGroupJoin``: a join phase
+    (``group_state`` to PreparingRebalance until the next ``group_state`` from it) lasts at
+    most the group's rebalance timeout as it began (``rebalance_timeout_ms`` on that
+    ``group_state``: the members' maximum). From Empty the bound is the larger of that and
+    ``initial_rebalance_delay_ms`` (``InitialDelayedJoin`` waits the delay, then again while
+    members arrive, until the rebalance timeout is spent). When the timer expires with only
+    static members left un-rejoined, the coordinator arms it again (``join_rescheduled``):
+    the bound moves to that record's time plus its ``rebalance_timeout_ms``. A record logged
+    later than the bound while the phase is open is ``join_phase_overran``. The other half:
+    a phase that did not begin from Empty (no initial delay applies) ends before its bound
+    only when every member rejoined, so a member removed as ``not_rejoined`` before the
+    bound is ``join_completed_early``.
+``pending_member_kept`` / ``pending_member_listed`` — KIP-394,
+    ``GroupMetadataManager#classicGroupJoinNewDynamicMember`` /
+    ``removePendingMemberAndUpdateClassicGroup``: a member id answered MEMBER_ID_REQUIRED is
+    pending (``member_pending``) until it rejoins with it (``member_added``) or is forgotten
+    (``member_pending_removed``); one still pending when a record is logged later than
+    ``session_timeout_ms`` after its ``member_pending`` is ``pending_member_kept``. A pending
+    member is not a member: a ``generation`` whose ``member_ids`` (the leader's JoinGroup
+    answer) lists one is ``pending_member_listed``. A coordinator that goes Dead or a group
+    that is loaded again forgets its pending members.
+
+A ``groupsim serve`` log (records tagged ``group``) runs on the wall clock, where a timer fires
+a little after its deadline: the bounds there get :data:`SERVE_TIMER_SLACK_MS`.
 """
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
+from typing import Any
 
 from scenarios.check.log_rules import Record, Violation, violation
 
 __all__ = [
     "HEARTBEAT_NOT_REBALANCING",
     "ASSIGNMENT_RECOMPUTED",
+    "JOIN_PHASE_OVERRAN",
+    "JOIN_COMPLETED_EARLY",
+    "PENDING_MEMBER_KEPT",
+    "PENDING_MEMBER_LISTED",
+    "SERVE_TIMER_SLACK_MS",
     "check_rebalance_heartbeat",
     "check_assignment_once",
+    "check_join_phase_length",
+    "check_pending_members",
 ]
 
 HEARTBEAT_NOT_REBALANCING = "heartbeat_not_rebalancing"
 ASSIGNMENT_RECOMPUTED = "assignment_recomputed"
+JOIN_PHASE_OVERRAN = "join_phase_overran"
+JOIN_COMPLETED_EARLY = "join_completed_early"
+PENDING_MEMBER_KEPT = "pending_member_kept"
+PENDING_MEMBER_LISTED = "pending_member_listed"
+
+#: How late a served coordinator's timer may fire after its deadline (wall-clock ms).
+SERVE_TIMER_SLACK_MS = 1_000
 
 
 def check_rebalance_heartbeat(records: Sequence[Record]) -> list[Violation]:
@@ -99,4 +140,144 @@ def check_assignment_once(records: Sequence[Record]) -> list[Violation]:
                     generation=r.get("generation"),
                 )
             )
+    return found
+
+
+def _slack(r: Record) -> int:
+    """The timer slack of a coordinator record: :data:`SERVE_TIMER_SLACK_MS` when served."""
+    return SERVE_TIMER_SLACK_MS if "group" in r else 0
+
+
+class _Phase:
+    """One open join phase of a group: its start, its bound (virtual ms), whether it began
+    from Empty, and whether an overrun was reported already."""
+
+    __slots__ = ("record", "deadline", "initial", "reported")
+
+    def __init__(self, record: Record, deadline: int, initial: bool) -> None:
+        self.record = record
+        self.deadline = deadline
+        self.initial = initial
+        self.reported = False
+
+
+def check_join_phase_length(records: Sequence[Record]) -> list[Violation]:
+    """``join_phase_overran`` / ``join_completed_early``: a join phase lasts the group's
+    rebalance timeout at most, and less only when every member rejoined (module doc)."""
+    found: list[Violation] = []
+    phases: dict[Any, _Phase] = {}  # group (None in a simulated log) -> its open join phase
+    for r in records:
+        t = int(r.get("t_ms") or 0)
+        for group, phase in phases.items():
+            if not phase.reported and t > phase.deadline + _slack(phase.record):
+                phase.reported = True
+                start = phase.record
+                found.append(
+                    violation(
+                        JOIN_PHASE_OVERRAN,
+                        f"the join phase begun at {start.get('t_ms')} ms (generation "
+                        f"{start.get('generation')}, rebalance timeout "
+                        f"{start.get('rebalance_timeout_ms')} ms) was still open at {t} ms, "
+                        f"past its bound {phase.deadline} ms (KIP-62: the members' maximum "
+                        "rebalance.timeout.ms bounds the join phase)",
+                        r,
+                        generation=start.get("generation"),
+                        group=group,
+                    )
+                )
+        kind = r.get("kind")
+        group = r.get("group")
+        if kind == "group_state":
+            if r.get("from") == "PreparingRebalance":
+                phases.pop(group, None)
+            if r.get("to") == "PreparingRebalance" and "rebalance_timeout_ms" in r:
+                timeout = int(r["rebalance_timeout_ms"])
+                initial = r.get("from") == "Empty"
+                if initial:
+                    timeout = max(timeout, int(r.get("initial_rebalance_delay_ms") or 0))
+                phases[group] = _Phase(r, t + timeout, initial)
+        elif kind == "join_rescheduled" and group in phases:
+            phase = phases[group]
+            phase.deadline = t + int(r.get("rebalance_timeout_ms") or 0)
+            phase.reported = False
+        elif kind == "group_loaded":
+            phases.pop(group, None)
+        elif (
+            kind == "member_removed"
+            and r.get("reason") == "not_rejoined"
+            and group in phases
+            and not phases[group].initial
+            and t < phases[group].deadline
+        ):
+            phase = phases[group]
+            found.append(
+                violation(
+                    JOIN_COMPLETED_EARLY,
+                    f"{r.get('member')} ({r.get('member_id')}) removed as not rejoined at "
+                    f"{t} ms, before the join phase's bound {phase.deadline} ms (begun at "
+                    f"{phase.record.get('t_ms')} ms, rebalance timeout "
+                    f"{phase.record.get('rebalance_timeout_ms')} ms): the join completed "
+                    "while a known member had time left to rejoin (KIP-62)",
+                    r,
+                    member=r.get("member"),
+                    member_id=r.get("member_id"),
+                    generation=phase.record.get("generation"),
+                )
+            )
+    return found
+
+
+def check_pending_members(records: Sequence[Record]) -> list[Violation]:
+    """``pending_member_kept`` / ``pending_member_listed``: a KIP-394 pending member id is
+    forgotten within ``session.timeout.ms`` unless it rejoins, and is never a member of a
+    generation before it rejoins (module doc)."""
+    found: list[Violation] = []
+    pending: dict[tuple[Any, str], Record] = {}  # (group, member id) -> its member_pending
+    deadlines: list[tuple[int, int, Any, str]] = []  # (deadline + slack, seq, group, id) heap
+    for r in records:
+        t = int(r.get("t_ms") or 0)
+        while deadlines and t > deadlines[0][0]:
+            _, _, group, mid = heapq.heappop(deadlines)
+            start = pending.pop((group, mid), None)
+            if start is not None:
+                found.append(
+                    violation(
+                        PENDING_MEMBER_KEPT,
+                        f"pending member {mid} ({start.get('member')}, MEMBER_ID_REQUIRED at "
+                        f"{start.get('t_ms')} ms) still pending at {t} ms, past its session "
+                        f"timeout {start.get('session_timeout_ms')} ms (KIP-394: a pending "
+                        "member that does not rejoin in time is forgotten)",
+                        r,
+                        member=start.get("member"),
+                        member_id=mid,
+                    )
+                )
+        kind = r.get("kind")
+        group = r.get("group")
+        mid = str(r.get("member_id"))
+        if kind == "member_pending":
+            pending[(group, mid)] = r
+            deadline = t + int(r.get("session_timeout_ms") or 0) + _slack(r)
+            heapq.heappush(deadlines, (deadline, int(r.get("seq") or 0), group, mid))
+        elif kind in ("member_added", "member_pending_removed"):
+            pending.pop((group, mid), None)
+        elif kind == "group_loaded" or (kind == "group_state" and r.get("to") == "Dead"):
+            for key in [k for k in pending if k[0] == group]:
+                del pending[key]
+        elif kind == "generation":
+            for listed in r.get("member_ids") or ():
+                start = pending.get((group, str(listed)))
+                if start is not None:
+                    found.append(
+                        violation(
+                            PENDING_MEMBER_LISTED,
+                            f"generation {r.get('generation')} lists {listed}, a pending "
+                            f"member ({start.get('member')}, MEMBER_ID_REQUIRED at "
+                            f"{start.get('t_ms')} ms) that has not rejoined (KIP-394)",
+                            r,
+                            member=start.get("member"),
+                            member_id=listed,
+                            generation=r.get("generation"),
+                        )
+                    )
     return found

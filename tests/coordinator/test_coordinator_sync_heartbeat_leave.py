@@ -474,7 +474,5 @@ def test_a_join_timer_armed_again_for_static_stragglers_is_logged() -> None:
     assert ctx.sync("w2", mid).error is E.NONE
     ctx.leave("w2", mid)  # Stable -> PreparingRebalance; s1 does not rejoin
     ctx.sleep(30_000)
-    assert ctx.log_kinds("join_rescheduled") == [
-        {"generation": 1, "rebalance_timeout_ms": 30_000}
-    ]
+    assert ctx.log_kinds("join_rescheduled") == [{"generation": 1, "rebalance_timeout_ms": 30_000}]
     assert ctx.state is S.PREPARING_REBALANCE
