@@ -79,11 +79,13 @@ from scenarios.check.config_contracts import CONFIG_BEHIND_ASSIGNMENT, check_con
 from scenarios.check.coordinator_contracts import (
     ASSIGNMENT_RECOMPUTED,
     HEARTBEAT_NOT_REBALANCING,
+    JOIN_ANSWER_OUTSIDE_GENERATION,
     JOIN_COMPLETED_EARLY,
     JOIN_PHASE_OVERRAN,
     PENDING_MEMBER_KEPT,
     PENDING_MEMBER_LISTED,
     check_assignment_once,
+    check_join_answer_in_generation,
     check_join_phase_length,
     check_pending_members,
     check_rebalance_heartbeat,
@@ -131,6 +133,7 @@ CONTRACT_INVARIANTS = (
     JOIN_COMPLETED_EARLY,
     PENDING_MEMBER_KEPT,
     PENDING_MEMBER_LISTED,
+    JOIN_ANSWER_OUTSIDE_GENERATION,
     CONFIG_BEHIND_ASSIGNMENT,  # KIP-415 worker side (config_contracts.py)
     *ASSIGNMENT_INVARIANTS,  # KIP-441/708/925 assignment rules (assignment_contracts.py)
 )
@@ -561,6 +564,7 @@ CONTRACT_CHECKERS = (
     check_zombie_instance,
     check_join_phase_length,
     check_pending_members,
+    check_join_answer_in_generation,
     check_config_before_work,
     *ASSIGNMENT_CHECKERS,
 )

@@ -41,6 +41,12 @@ coordinator each, registered with the others in :mod:`scenarios.check.contracts`
     answer) lists one is ``pending_member_listed``. A coordinator that goes Dead or a group
     that is loaded again forgets its pending members.
 
+``join_answer_outside_generation`` — ``GroupMetadataManager#completeClassicGroupJoin`` /
+    ``classicGroupJoinExistingMember``: a JoinGroup answered ``NONE`` hands its member a
+    generation it belongs to — the members the ``generation`` (or ``group_loaded``) record of
+    that number lists, or the new id a static member took over (``member_replaced``) — never
+    an unknown member id (UNKNOWN_MEMBER_ID). Judged on the member's ``join_group_response``.
+
 A ``groupsim serve`` log (records tagged ``group``) runs on the wall clock, where a timer fires
 a little after its deadline: the bounds there get :data:`SERVE_TIMER_SLACK_MS`.
 """
@@ -60,11 +66,13 @@ __all__ = [
     "JOIN_COMPLETED_EARLY",
     "PENDING_MEMBER_KEPT",
     "PENDING_MEMBER_LISTED",
+    "JOIN_ANSWER_OUTSIDE_GENERATION",
     "SERVE_TIMER_SLACK_MS",
     "check_rebalance_heartbeat",
     "check_assignment_once",
     "check_join_phase_length",
     "check_pending_members",
+    "check_join_answer_in_generation",
 ]
 
 HEARTBEAT_NOT_REBALANCING = "heartbeat_not_rebalancing"
@@ -73,6 +81,7 @@ JOIN_PHASE_OVERRAN = "join_phase_overran"
 JOIN_COMPLETED_EARLY = "join_completed_early"
 PENDING_MEMBER_KEPT = "pending_member_kept"
 PENDING_MEMBER_LISTED = "pending_member_listed"
+JOIN_ANSWER_OUTSIDE_GENERATION = "join_answer_outside_generation"
 
 #: How late a served coordinator's timer may fire after its deadline (wall-clock ms).
 SERVE_TIMER_SLACK_MS = 1_000
@@ -280,4 +289,36 @@ def check_pending_members(records: Sequence[Record]) -> list[Violation]:
                             generation=r.get("generation"),
                         )
                     )
+    return found
+
+
+def check_join_answer_in_generation(records: Sequence[Record]) -> list[Violation]:
+    """``join_answer_outside_generation``: a successful JoinGroup answer goes to a member of
+    the generation it names (module doc)."""
+    found: list[Violation] = []
+    members: dict[int, set[str]] = {}  # generation -> its member ids (replacements added)
+    latest: int | None = None
+    for r in records:
+        kind = r.get("kind")
+        if kind in ("generation", "group_loaded"):
+            latest = int(r.get("generation") or 0)
+            members[latest] = {str(m) for m in r.get("member_ids") or ()}
+        elif kind == "member_replaced" and latest is not None:
+            members.setdefault(latest, set()).add(str(r.get("member_id")))
+        elif kind == "join_group_response" and r.get("error") == "NONE":
+            generation = r.get("generation")
+            known = members.get(generation) if isinstance(generation, int) else None
+            if known is not None and str(r.get("member_id")) not in known:
+                found.append(
+                    violation(
+                        JOIN_ANSWER_OUTSIDE_GENERATION,
+                        f"{r.get('member')} was answered generation {generation} as "
+                        f"{r.get('member_id')}, not one of its members: an unknown member id "
+                        "is answered UNKNOWN_MEMBER_ID (classicGroupJoinExistingMember)",
+                        r,
+                        member=r.get("member"),
+                        member_id=r.get("member_id"),
+                        generation=generation,
+                    )
+                )
     return found

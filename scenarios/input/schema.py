@@ -132,6 +132,7 @@ InvariantName = Literal[
     "join_completed_early",
     "pending_member_kept",
     "pending_member_listed",
+    "join_answer_outside_generation",
     "config_behind_assignment",
     # scenarios.check.assignment_contracts
     "warmups_over_budget",

@@ -1,7 +1,8 @@
-"""The coordinator's timer and pending-member contract checkers
-(scenarios/check/coordinator_contracts.py): KIP-62's join-phase length and KIP-394's pending
-members, each on a small hand-built log that breaks the rule and on the same log obeying it,
-and through ``groupsim check`` (:func:`scenarios.check.log_check.check_records`)."""
+"""The coordinator's timer, pending-member and JoinGroup-answer contract checkers
+(scenarios/check/coordinator_contracts.py): KIP-62's join-phase length, KIP-394's pending
+members and the JoinGroup answer of an unknown member, each on a small hand-built log that
+breaks the rule and on the same log obeying it, and through ``groupsim check``
+(:func:`scenarios.check.log_check.check_records`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 
 from scenarios.check.coordinator_contracts import (
     SERVE_TIMER_SLACK_MS,
+    check_join_answer_in_generation,
     check_join_phase_length,
     check_pending_members,
 )
@@ -168,3 +170,26 @@ def test_groupsim_check_runs_the_timer_checkers() -> None:
     )
     names = {v["invariant"] for v in found}
     assert {"join_completed_early", "pending_member_kept"} <= names
+
+
+def test_a_join_answer_goes_to_a_member_of_its_generation() -> None:
+    generation = {"kind": "generation", "generation": 4, "member_ids": ["w1-a", "w2-a"]}
+    answer = {
+        "kind": "join_group_response",
+        "member": "w3",
+        "member_id": "w3-old",
+        "error": "NONE",
+        "generation": 4,
+    }
+    outside = _log(generation, answer)
+    assert _names(check_join_answer_in_generation(outside)) == ["join_answer_outside_generation"]
+    assert check_join_answer_in_generation(_log(generation, {**answer, "member_id": "w2-a"})) == []
+    assert (
+        check_join_answer_in_generation(_log(generation, {**answer, "error": "UNKNOWN_MEMBER_ID"}))
+        == []
+    )
+    # a static member that took over an id of the generation is answered it (KIP-345)
+    replaced = {"kind": "member_replaced", "member": "w3", "member_id": "w3-old"}
+    assert check_join_answer_in_generation(_log(generation, replaced, answer)) == []
+    # a generation the log never named (before a failover reload) is not judged
+    assert check_join_answer_in_generation(_log({**answer, "generation": 9})) == []

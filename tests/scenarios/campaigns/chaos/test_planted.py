@@ -87,6 +87,8 @@ def test_chaos_finds_a_coordinator_accepting_a_late_sync_group() -> None:
         # KIP-62 before its time: a worker still in its rebalance (a stall, a restart) is
         # dropped when the session timeout ends the join phase (run 16 of seed 1)
         ("coordinator-join-bounded-by-session-timeout", 30, "join_completed_early"),
+        # a worker evicted during a partition rejoins with its old id (run 4 of seed 1)
+        ("coordinator-answers-unknown-member", 10, "join_answer_outside_generation"),
     ],
 )
 def test_chaos_finds_a_contract_bug_by_its_rule(name: str, budget: int, invariant: str) -> None:

@@ -507,6 +507,28 @@ def _runs_assignment_without_reading(original: Callable[..., Any]) -> Callable[.
     return handle
 
 
+def _unknown_member_joins_stable(original: Callable[..., Any]) -> Callable[..., Any]:
+    # classicGroupJoinExistingMember that answers an unknown member id in a Stable group like a
+    # follower rejoining with unchanged metadata: the current generation, not UNKNOWN_MEMBER_ID
+    # (its SyncGroup then fails and it starts over, so the group stays safe and live)
+    def join_existing(self: Any, source: str, req: Any, now_ms: int, effects: Any) -> Any:
+        mid = req.member_id
+        if (
+            self._state is GroupState.STABLE
+            and mid not in self._members
+            and mid not in self._pending
+            and req.group_instance_id is None
+            and self._leader_id is not None
+        ):
+            answer = self._current_join_response(self._members[self._leader_id], False)
+            leader_view = msgspec.structs.replace(answer, member_id=mid)
+            effects.append(Send(source, leader_view))
+            return None
+        return original(self, source, req, now_ms, effects)
+
+    return join_existing
+
+
 def _no_fencing(original: Callable[..., Any]) -> Callable[..., Any]:
     # ClassicGroup#validateMember that never answers FENCED_INSTANCE_ID: an old member id of a
     # static instance another process took over hears UNKNOWN_MEMBER_ID, rejoins with the
@@ -729,6 +751,13 @@ CATALOGUE: tuple[PlantedBug, ...] = (
         "a worker behind the assignment's config offset starts its work without reading",
         "connect",
         ((ConnectWorker, "_handle_rebalance_completed", _runs_assignment_without_reading),),
+    ),
+    PlantedBug(
+        "coordinator-answers-unknown-member",
+        "coordinator/group.py GroupCoordinator._join_existing_member",
+        "an unknown member id rejoining a Stable group is handed the current generation",
+        "connect",
+        ((GroupCoordinator, "_join_existing_member", _unknown_member_joins_stable),),
     ),
     PlantedBug(
         "coordinator-admits-without-member-id",
