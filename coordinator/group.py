@@ -1108,19 +1108,19 @@ class GroupCoordinator:
         self._pending_sync.clear()
         order = self._java_order()
         leader_id = self._leader_id
-        effects.append(
-            Log(
-                "generation",
-                {
-                    "generation": self._generation,
-                    "protocol": self._protocol_name,
-                    "leader": members[leader_id].source if leader_id is not None else None,
-                    "leader_id": leader_id,
-                    "members": [members[mid].source for mid in order],
-                    "member_ids": list(order),
-                },
-            )
-        )
+        fields: dict[str, object] = {
+            "generation": self._generation,
+            "protocol": self._protocol_name,
+            "leader": members[leader_id].source if leader_id is not None else None,
+            "leader_id": leader_id,
+            "members": [members[mid].source for mid in order],
+            "member_ids": list(order),
+        }
+        if members:
+            # the pending-sync deadline's length (schedulePendingSync): what pending_sync_kept
+            # judges the generation's SyncGroups by
+            fields["rebalance_timeout_ms"] = self.rebalance_timeout_ms()
+        effects.append(Log("generation", fields))
         if not members:
             return
         leader_list = self._leader_member_list()
@@ -1295,6 +1295,9 @@ class GroupCoordinator:
         state = self._state
         if state is _COMPLETING or state is _STABLE:
             if not self._pending_sync:
+                if self._sync_timer_generation is not None:
+                    # every member of the generation sent SyncGroup in time (KIP-814)
+                    effects.append(Log("pending_sync_complete", {"generation": self._generation}))
                 self._cancel_sync_timer(effects)
         else:
             self._cancel_sync_timer(effects)

@@ -53,6 +53,7 @@ __all__ = [
     "MemberReplaced",
     "MemberStart",
     "MemberStop",
+    "PendingSyncComplete",
     "Phase",
     "Revoke",
     "RunEnd",
@@ -318,7 +319,9 @@ class JoinRescheduled(_CoordRec, tag="join_rescheduled", kw_only=True):
 
 
 class Generation(_CoordRec, tag="generation", kw_only=True):
-    """``initNextGeneration`` (``protocol``/``leader``/``leader_id`` null when Empty)."""
+    """``initNextGeneration`` (``protocol``/``leader``/``leader_id`` null when Empty);
+    ``rebalance_timeout_ms`` (with members): how long its members have to send SyncGroup
+    (``schedulePendingSync``, the group's rebalance timeout)."""
 
     generation: int
     protocol: str | None
@@ -326,6 +329,14 @@ class Generation(_CoordRec, tag="generation", kw_only=True):
     leader_id: str | None
     members: list[str]
     member_ids: list[str]
+    rebalance_timeout_ms: int | UnsetType = UNSET
+
+
+class PendingSyncComplete(_CoordRec, tag="pending_sync_complete", kw_only=True):
+    """Every member of ``generation`` sent SyncGroup before the pending-sync deadline: the
+    sync timer is cancelled (``GroupMetadataManager#removePendingSyncMember``)."""
+
+    generation: int
 
 
 class GroupLoaded(_CoordRec, tag="group_loaded", kw_only=True):

@@ -99,6 +99,7 @@ LogRecord = (
     | k.MemberPending
     | k.MemberPendingRemoved
     | k.JoinRescheduled
+    | k.PendingSyncComplete
     | kv.Listening
     | kv.WireRequest
     | kv.WireResponse

@@ -476,3 +476,18 @@ def test_a_join_timer_armed_again_for_static_stragglers_is_logged() -> None:
     ctx.sleep(30_000)
     assert ctx.log_kinds("join_rescheduled") == [{"generation": 1, "rebalance_timeout_ms": 30_000}]
     assert ctx.state is S.PREPARING_REBALANCE
+
+
+def test_a_generation_logs_its_sync_deadline_and_when_every_member_synced() -> None:
+    # KIP-814's pending sync (schedulePendingSync / removePendingSyncMember): what
+    # pending_sync_kept judges a generation by
+    ctx = CoordinatorContext()
+    ids = ctx.form_group(["w1", "w2"])
+    (generation,) = ctx.log_kinds("generation")
+    assert generation["rebalance_timeout_ms"] == 60_000
+    leader = ctx.coordinator.leader_id
+    follower = next(mid for mid in ids.values() if mid != leader)
+    ctx.sync(next(s for s, m in ids.items() if m == leader), leader)
+    assert ctx.log_kinds("pending_sync_complete") == []
+    ctx.sync(next(s for s, m in ids.items() if m == follower), follower)
+    assert ctx.log_kinds("pending_sync_complete") == [{"generation": 1}]
