@@ -84,10 +84,13 @@ from scenarios.check.coordinator_contracts import (
     JOIN_PHASE_OVERRAN,
     PENDING_MEMBER_KEPT,
     PENDING_MEMBER_LISTED,
+    PENDING_SYNC_EXPIRED_EARLY,
+    PENDING_SYNC_KEPT,
     check_assignment_once,
     check_join_answer_in_generation,
     check_join_phase_length,
     check_pending_members,
+    check_pending_sync,
     check_rebalance_heartbeat,
 )
 from scenarios.check.log_rules import Record, Violation, protocol_vote, violation
@@ -134,6 +137,8 @@ CONTRACT_INVARIANTS = (
     PENDING_MEMBER_KEPT,
     PENDING_MEMBER_LISTED,
     JOIN_ANSWER_OUTSIDE_GENERATION,
+    PENDING_SYNC_KEPT,
+    PENDING_SYNC_EXPIRED_EARLY,
     CONFIG_BEHIND_ASSIGNMENT,  # KIP-415 worker side (config_contracts.py)
     *ASSIGNMENT_INVARIANTS,  # KIP-441/708/925 assignment rules (assignment_contracts.py)
 )
@@ -565,6 +570,7 @@ CONTRACT_CHECKERS = (
     check_join_phase_length,
     check_pending_members,
     check_join_answer_in_generation,
+    check_pending_sync,
     check_config_before_work,
     *ASSIGNMENT_CHECKERS,
 )

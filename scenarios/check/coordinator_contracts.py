@@ -47,6 +47,15 @@ coordinator each, registered with the others in :mod:`scenarios.check.contracts`
     that number lists, or the new id a static member took over (``member_replaced``) — never
     an unknown member id (UNKNOWN_MEMBER_ID). Judged on the member's ``join_group_response``.
 
+``pending_sync_kept`` / ``pending_sync_expired_early`` — KIP-814's pending sync,
+    ``GroupMetadataManager#schedulePendingSync`` / ``expirePendingSync``: once a join
+    completes (a ``generation`` with members, carrying ``rebalance_timeout_ms``), every member
+    sends SyncGroup within that timeout (``pending_sync_complete``), or those that did not are
+    removed (``sync_timeout``) and the group rebalances. A generation still unresolved — no
+    ``pending_sync_complete``, no ``group_state`` to PreparingRebalance, Empty or Dead, no
+    ``group_loaded`` — at a record logged after the deadline is ``pending_sync_kept``; a
+    ``sync_timeout`` removal before it is ``pending_sync_expired_early``.
+
 A ``groupsim serve`` log (records tagged ``group``) runs on the wall clock, where a timer fires
 a little after its deadline: the bounds there get :data:`SERVE_TIMER_SLACK_MS`.
 """
@@ -67,12 +76,15 @@ __all__ = [
     "PENDING_MEMBER_KEPT",
     "PENDING_MEMBER_LISTED",
     "JOIN_ANSWER_OUTSIDE_GENERATION",
+    "PENDING_SYNC_KEPT",
+    "PENDING_SYNC_EXPIRED_EARLY",
     "SERVE_TIMER_SLACK_MS",
     "check_rebalance_heartbeat",
     "check_assignment_once",
     "check_join_phase_length",
     "check_pending_members",
     "check_join_answer_in_generation",
+    "check_pending_sync",
 ]
 
 HEARTBEAT_NOT_REBALANCING = "heartbeat_not_rebalancing"
@@ -82,6 +94,8 @@ JOIN_COMPLETED_EARLY = "join_completed_early"
 PENDING_MEMBER_KEPT = "pending_member_kept"
 PENDING_MEMBER_LISTED = "pending_member_listed"
 JOIN_ANSWER_OUTSIDE_GENERATION = "join_answer_outside_generation"
+PENDING_SYNC_KEPT = "pending_sync_kept"
+PENDING_SYNC_EXPIRED_EARLY = "pending_sync_expired_early"
 
 #: How late a served coordinator's timer may fire after its deadline (wall-clock ms).
 SERVE_TIMER_SLACK_MS = 1_000
@@ -319,6 +333,57 @@ def check_join_answer_in_generation(records: Sequence[Record]) -> list[Violation
                         member=r.get("member"),
                         member_id=r.get("member_id"),
                         generation=generation,
+                    )
+                )
+    return found
+
+
+def check_pending_sync(records: Sequence[Record]) -> list[Violation]:
+    """``pending_sync_kept`` / ``pending_sync_expired_early``: a generation's members send
+    SyncGroup within its rebalance timeout, or the late ones are removed at that deadline
+    and the group rebalances (module doc)."""
+    found: list[Violation] = []
+    open_: dict[Any, tuple[Record, int]] = {}  # group -> (its generation record, deadline)
+    for r in records:
+        t = int(r.get("t_ms") or 0)
+        for group, (start, deadline) in list(open_.items()):
+            if t > deadline + _slack(start):
+                del open_[group]
+                found.append(
+                    violation(
+                        PENDING_SYNC_KEPT,
+                        f"generation {start.get('generation')} (join completed at "
+                        f"{start.get('t_ms')} ms) still waits for SyncGroups at {t} ms, past "
+                        f"its deadline {deadline} ms: members that did not sync within the "
+                        "rebalance timeout are removed and the group rebalances "
+                        "(expirePendingSync)",
+                        r,
+                        generation=start.get("generation"),
+                    )
+                )
+        kind = r.get("kind")
+        group = r.get("group")
+        if kind == "generation":
+            open_.pop(group, None)
+            if r.get("member_ids") and "rebalance_timeout_ms" in r:
+                open_[group] = (r, t + int(r["rebalance_timeout_ms"]))
+        elif kind in ("pending_sync_complete", "group_loaded") or (
+            kind == "group_state" and r.get("to") in ("PreparingRebalance", "Empty", "Dead")
+        ):
+            open_.pop(group, None)
+        elif kind == "member_removed" and r.get("reason") == "sync_timeout":
+            pending = open_.get(group)
+            if pending is not None and t < pending[1]:
+                found.append(
+                    violation(
+                        PENDING_SYNC_EXPIRED_EARLY,
+                        f"{r.get('member')} ({r.get('member_id')}) removed for not syncing at "
+                        f"{t} ms, before generation {pending[0].get('generation')}'s deadline "
+                        f"{pending[1]} ms",
+                        r,
+                        member=r.get("member"),
+                        member_id=r.get("member_id"),
+                        generation=pending[0].get("generation"),
                     )
                 )
     return found

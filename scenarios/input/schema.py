@@ -133,6 +133,8 @@ InvariantName = Literal[
     "pending_member_kept",
     "pending_member_listed",
     "join_answer_outside_generation",
+    "pending_sync_kept",
+    "pending_sync_expired_early",
     "config_behind_assignment",
     # scenarios.check.assignment_contracts
     "warmups_over_budget",

@@ -13,6 +13,7 @@ from scenarios.check.coordinator_contracts import (
     check_join_answer_in_generation,
     check_join_phase_length,
     check_pending_members,
+    check_pending_sync,
 )
 from scenarios.check.log_check import check_records
 
@@ -193,3 +194,33 @@ def test_a_join_answer_goes_to_a_member_of_its_generation() -> None:
     assert check_join_answer_in_generation(_log(generation, replaced, answer)) == []
     # a generation the log never named (before a failover reload) is not judged
     assert check_join_answer_in_generation(_log({**answer, "generation": 9})) == []
+
+
+def _generation(t: int, timeout: int = 60_000) -> dict[str, Any]:
+    return {
+        "t": t,
+        "kind": "generation",
+        "generation": 4,
+        "member_ids": ["w1-a", "w2-a"],
+        "rebalance_timeout_ms": timeout,
+    }
+
+
+def test_kip814_members_sync_within_the_rebalance_timeout_or_are_removed() -> None:
+    synced = {"t": 2_000, "kind": "pending_sync_complete", "generation": 4}
+    assert check_pending_sync(_log(_generation(1_000), synced, {"t": 90_000})) == []
+    expired = [
+        {**_not_rejoined(61_000), "reason": "sync_timeout"},
+        {"t": 61_000, "kind": "group_state", "from": "Stable", "to": "PreparingRebalance"},
+    ]
+    assert check_pending_sync(_log(_generation(1_000), *expired, {"t": 90_000})) == []
+    kept = _log(_generation(1_000), {"t": 61_001, "kind": "step"})
+    assert _names(check_pending_sync(kept)) == ["pending_sync_kept"]
+    early = _log(_generation(1_000), {**expired[0], "t": 30_000}, expired[1])
+    assert _names(check_pending_sync(early)) == ["pending_sync_expired_early"]
+    # an Empty generation waits for nobody; a record without the field is not judged
+    empty = {**_generation(1_000), "member_ids": []}
+    assert check_pending_sync(_log(empty, {"t": 90_000})) == []
+    old = _log(_generation(1_000), {"t": 90_000})
+    del old[0]["rebalance_timeout_ms"]
+    assert check_pending_sync(old) == []

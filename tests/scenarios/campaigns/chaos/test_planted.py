@@ -127,6 +127,8 @@ def test_chaos_finds_a_client_ignoring_illegal_generation_through_static_members
         # a worker behind the leader's config offset: a config write the worker has not read
         # yet when its assignment arrives (run 108 of seed 1)
         ("worker-runs-assignment-without-reading-config", 150, "config_behind_assignment"),
+        # reached through the delay fault's SyncGroup hold past the rebalance timeout (run 84)
+        ("coordinator-pending-sync-never-expires", 150, "pending_sync_kept"),
     ],
 )
 def test_chaos_finds_a_coordinator_timer_bug_by_its_rule(

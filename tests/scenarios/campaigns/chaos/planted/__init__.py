@@ -529,6 +529,15 @@ def _unknown_member_joins_stable(original: Callable[..., Any]) -> Callable[..., 
     return join_existing
 
 
+def _pending_sync_never_expires(original: Callable[..., Any]) -> Callable[..., Any]:
+    # expirePendingSync that never removes anyone: a member answered JoinGroup whose SyncGroup
+    # is held past the rebalance timeout stays in the generation (KIP-814's pending sync)
+    def _expire_pending_sync(self: Any, generation: int, now_ms: int, effects: Any) -> None:
+        return None
+
+    return _expire_pending_sync
+
+
 def _no_fencing(original: Callable[..., Any]) -> Callable[..., Any]:
     # ClassicGroup#validateMember that never answers FENCED_INSTANCE_ID: an old member id of a
     # static instance another process took over hears UNKNOWN_MEMBER_ID, rejoins with the
@@ -744,6 +753,13 @@ CATALOGUE: tuple[PlantedBug, ...] = (
         "a KIP-394 pending member that never rejoins is never forgotten",
         "connect",
         ((GroupCoordinator, "_expire_heartbeat", _pending_never_expires),),
+    ),
+    PlantedBug(
+        "coordinator-pending-sync-never-expires",
+        "coordinator/group.py GroupCoordinator._expire_pending_sync",
+        "members that do not SyncGroup within the rebalance timeout are never removed",
+        "connect",
+        ((GroupCoordinator, "_expire_pending_sync", _pending_sync_never_expires),),
     ),
     PlantedBug(
         "worker-runs-assignment-without-reading-config",
