@@ -36,7 +36,6 @@ __all__ = [
     "GroupLoaded",
     "GroupState",
     "HeartbeatRequest",
-    "JoinRescheduled",
     "HeartbeatResponse",
     "RebalanceHeartbeat",
     "JoinGroupRequest",
@@ -47,13 +46,10 @@ __all__ = [
     "MemberConfig",
     "MemberCrash",
     "MemberFatal",
-    "MemberPending",
-    "MemberPendingRemoved",
     "MemberRemoved",
     "MemberReplaced",
     "MemberStart",
     "MemberStop",
-    "PendingSyncComplete",
     "Phase",
     "Revoke",
     "RunEnd",
@@ -310,14 +306,6 @@ class GroupState(_CoordRec, tag="group_state", kw_only=True):
     initial_rebalance_delay_ms: int | UnsetType = UNSET
 
 
-class JoinRescheduled(_CoordRec, tag="join_rescheduled", kw_only=True):
-    """The join timer expired with no member rejoined but static ones (KIP-345 keeps them):
-    ``completeClassicGroupJoin`` arms it again for ``rebalance_timeout_ms`` (virtual ms)."""
-
-    generation: int
-    rebalance_timeout_ms: int
-
-
 class Generation(_CoordRec, tag="generation", kw_only=True):
     """``initNextGeneration`` (``protocol``/``leader``/``leader_id`` null when Empty);
     ``rebalance_timeout_ms`` (with members): how long its members have to send SyncGroup
@@ -330,13 +318,6 @@ class Generation(_CoordRec, tag="generation", kw_only=True):
     members: list[str]
     member_ids: list[str]
     rebalance_timeout_ms: int | UnsetType = UNSET
-
-
-class PendingSyncComplete(_CoordRec, tag="pending_sync_complete", kw_only=True):
-    """Every member of ``generation`` sent SyncGroup before the pending-sync deadline: the
-    sync timer is cancelled (``GroupMetadataManager#removePendingSyncMember``)."""
-
-    generation: int
 
 
 class GroupLoaded(_CoordRec, tag="group_loaded", kw_only=True):
@@ -363,26 +344,6 @@ class MemberRemoved(_CoordRec, tag="member_removed", kw_only=True):
     reason: str
     session_timeout_ms: int | UnsetType = UNSET
     rebalance_timeout_ms: int | UnsetType = UNSET
-
-
-class MemberPending(_CoordRec, tag="member_pending", kw_only=True):
-    """KIP-394: a JoinGroup without a member id was answered MEMBER_ID_REQUIRED with
-    ``member_id``, which is pending until it rejoins with it (``member_added``) or is
-    forgotten (``member_pending_removed``) — at the latest ``session_timeout_ms`` later
-    (``GroupMetadataManager#classicGroupJoinNewDynamicMember``)."""
-
-    member: str
-    member_id: str
-    session_timeout_ms: int
-
-
-class MemberPendingRemoved(_CoordRec, tag="member_pending_removed", kw_only=True):
-    """A pending member id is forgotten: ``reason`` ``session_timeout`` (it did not rejoin
-    in time: ``removePendingMemberAndUpdateClassicGroup``), ``leave`` or ``max_size``."""
-
-    member: str
-    member_id: str
-    reason: str
 
 
 class MemberReplaced(_CoordRec, tag="member_replaced", kw_only=True):
