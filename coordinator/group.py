@@ -785,6 +785,17 @@ class GroupCoordinator:
             deadline = now_ms + req.session_timeout_ms
             self._pending[new_id] = _Pending(source, deadline)
             effects.append(SetTimer(HEARTBEAT_PREFIX + new_id, deadline))
+            # what KIP-394's pending-member rules are judged by (member_pending_kept/listed)
+            effects.append(
+                Log(
+                    "member_pending",
+                    {
+                        "member": source,
+                        "member_id": new_id,
+                        "session_timeout_ms": req.session_timeout_ms,
+                    },
+                )
+            )
             effects.append(
                 Send(source, JoinGroupResponse(ErrorCode.MEMBER_ID_REQUIRED, member_id=new_id))
             )
@@ -1072,9 +1083,18 @@ class GroupCoordinator:
         if self._state is _DEAD:
             return
         if not self._maybe_elect_new_joined_leader() and members:
-            # Only static stragglers can get here; kept for fidelity.
+            # Only static stragglers can get here; kept for fidelity. The join phase gets
+            # another rebalance timeout: logged, since it is what the phase's length is
+            # judged by (join_phase_overran).
             self._join_timer = ("complete", 0, 0)
-            effects.append(SetTimer(JOIN_TIMER, now_ms + self.rebalance_timeout_ms()))
+            timeout = self.rebalance_timeout_ms()
+            effects.append(SetTimer(JOIN_TIMER, now_ms + timeout))
+            effects.append(
+                Log(
+                    "join_rescheduled",
+                    {"generation": self._generation, "rebalance_timeout_ms": timeout},
+                )
+            )
             return
         # ClassicGroup#initNextGeneration
         self._generation += 1
@@ -1088,19 +1108,19 @@ class GroupCoordinator:
         self._pending_sync.clear()
         order = self._java_order()
         leader_id = self._leader_id
-        effects.append(
-            Log(
-                "generation",
-                {
-                    "generation": self._generation,
-                    "protocol": self._protocol_name,
-                    "leader": members[leader_id].source if leader_id is not None else None,
-                    "leader_id": leader_id,
-                    "members": [members[mid].source for mid in order],
-                    "member_ids": list(order),
-                },
-            )
-        )
+        fields: dict[str, object] = {
+            "generation": self._generation,
+            "protocol": self._protocol_name,
+            "leader": members[leader_id].source if leader_id is not None else None,
+            "leader_id": leader_id,
+            "members": [members[mid].source for mid in order],
+            "member_ids": list(order),
+        }
+        if members:
+            # the pending-sync deadline's length (schedulePendingSync): what pending_sync_kept
+            # judges the generation's SyncGroups by
+            fields["rebalance_timeout_ms"] = self.rebalance_timeout_ms()
+        effects.append(Log("generation", fields))
         if not members:
             return
         leader_list = self._leader_member_list()
@@ -1191,6 +1211,7 @@ class GroupCoordinator:
             if now_ms < pending.deadline:
                 return
             del self._pending[mid]
+            effects.append(_pending_removed(pending.source, mid, "session_timeout"))
             # removePendingMemberAndUpdateClassicGroup: completes the join directly, even
             # during the initial rebalance (no previousState check, unlike maybeCompleteJoinPhase).
             if self._state is _PREPARING and self._has_all_members_joined():
@@ -1274,6 +1295,9 @@ class GroupCoordinator:
         state = self._state
         if state is _COMPLETING or state is _STABLE:
             if not self._pending_sync:
+                if self._sync_timer_generation is not None:
+                    # every member of the generation sent SyncGroup in time (KIP-814)
+                    effects.append(Log("pending_sync_complete", {"generation": self._generation}))
                 self._cancel_sync_timer(effects)
         else:
             self._cancel_sync_timer(effects)
@@ -1427,7 +1451,9 @@ class GroupCoordinator:
         if self._leader_id == mid:
             order = self._java_order()
             self._leader_id = order[0] if order else None
-        self._pending.pop(mid, None)
+        pending = self._pending.pop(mid, None)
+        if pending is not None:
+            effects.append(_pending_removed(pending.source, mid, reason))
         self._pending_sync.pop(mid, None)
 
     def _complete_join_future(
@@ -1471,15 +1497,34 @@ class GroupCoordinator:
         """``ClassicGroup#transitionTo``: assert against Kafka's table, log the move, note
         when the state was entered (``currentStateTimestamp``)."""
         check_transition(self.group_id, self._state, target)
-        effects.append(
-            Log(
-                "group_state",
-                {"from": self._state.value, "to": target.value, "generation": self._generation},
+        fields: dict[str, object] = {
+            "from": self._state.value,
+            "to": target.value,
+            "generation": self._generation,
+        }
+        if target is _PREPARING:
+            # What the join phase's length is judged by (KIP-62, join_phase_overran and
+            # join_completed_early): the group's rebalance timeout as the phase begins — the
+            # members' maximum (ClassicGroup#rebalanceTimeoutMs), taken here from the members
+            # themselves — and, from Empty, the initial delay (InitialDelayedJoin).
+            fields["rebalance_timeout_ms"] = max(
+                (m.rebalance_timeout_ms for m in self._members.values()), default=0
             )
-        )
+            if self._state is _EMPTY:
+                fields["initial_rebalance_delay_ms"] = self.config.initial_rebalance_delay_ms
+        effects.append(Log("group_state", fields))
         self._previous_state = self._state
         self._state = target
         self._state_ms = now_ms
+
+
+def _pending_removed(source: str, member_id: str, reason: str) -> Log:
+    """The ``member_pending_removed`` record: a KIP-394 pending member id is forgotten
+    (``reason``: ``session_timeout`` when it did not rejoin in time, ``leave``,
+    ``max_size``)."""
+    return Log(
+        "member_pending_removed", {"member": source, "member_id": member_id, "reason": reason}
+    )
 
 
 def _inconsistent(requested: str | None, current: str | None) -> bool:

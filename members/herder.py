@@ -26,7 +26,16 @@ __all__ = ["HerderQueue", "Job"]
 class Job:
     """One blocking herder operation: stop or start a set of connectors and tasks."""
 
-    __slots__ = ("kind", "connectors", "tasks", "reason", "generation", "then", "duration_ms")
+    __slots__ = (
+        "kind",
+        "connectors",
+        "tasks",
+        "reason",
+        "generation",
+        "then",
+        "duration_ms",
+        "config_offset",
+    )
 
     def __init__(
         self,
@@ -37,8 +46,11 @@ class Job:
         generation: int = UNKNOWN_GENERATION_ID,
         then: Callable[[int], None] | None = None,
         duration_ms: int = 0,
+        config_offset: int = -1,
     ) -> None:
         self.kind = kind
+        # a start: the config offset the worker runs the assignment under (its view's)
+        self.config_offset = config_offset
         self.duration_ms = duration_ms
         self.connectors = connectors
         self.tasks = tasks
@@ -126,10 +138,20 @@ class HerderQueue(GroupClient):
         job.tasks = [t for t in job.tasks if t not in self.running_tasks]
         for connector in job.connectors:
             self.running_connectors[connector] = "starting"
-            self._log("connector_start", connector=connector, generation=job.generation)
+            self._log(
+                "connector_start",
+                connector=connector,
+                generation=job.generation,
+                config_offset=job.config_offset,
+            )
         for task in job.tasks:
             self.running_tasks[task] = "starting"
-            self._log("task_start", task=str(task), generation=job.generation)
+            self._log(
+                "task_start",
+                task=str(task),
+                generation=job.generation,
+                config_offset=job.config_offset,
+            )
         return max(
             config.connector_start_ms if job.connectors else 0,
             config.task_start_ms if job.tasks else 0,

@@ -498,7 +498,14 @@ class ConnectWorker(HerderQueue, SessionKeys, GroupClient):
         ]
         if start_connectors or start_tasks:
             self._enqueue(
-                Job("start", start_connectors, start_tasks, generation=generation), now_ms
+                Job(
+                    "start",
+                    start_connectors,
+                    start_tasks,
+                    generation=generation,
+                    config_offset=self.config_view.offset,
+                ),
+                now_ms,
             )
         if revoked_any:
             # The follow-up rebalance in which revoked work is handed to other workers.

@@ -7,7 +7,9 @@ and ``check``, also on ``groupsim serve`` logs where the records they need exist
 one pass over the log with O(1) work per record (O(size of the record) for the ``assignor``
 and ``streams_assignment`` records). ``docs/chaos.md`` ("Contract rules") lists every rule of
 the KIPs with its checker, or why the log cannot judge it. The rules of the coordinator's
-answers and of KIP-814 are in :mod:`scenarios.check.coordinator_contracts`; the rules on the
+answers, of KIP-814 and of the coordinator's timers (KIP-62's join phase, KIP-394's pending
+members) are in :mod:`scenarios.check.coordinator_contracts`; KIP-415's config offset on the
+worker side in :mod:`scenarios.check.config_contracts`; the rules on the
 Streams leader's assignment itself (KIP-441 warm-up budget and standby count, KIP-708 tag
 spread, KIP-925 ``min_traffic`` cost) in :mod:`scenarios.check.assignment_contracts`; the
 KIP-415 bounds on the Connect leader's round in :mod:`scenarios.check.connect_contracts`; the
@@ -75,6 +77,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from scenarios.check.assignment_contracts import ASSIGNMENT_CHECKERS, ASSIGNMENT_INVARIANTS
+from scenarios.check.config_contracts import CONFIG_BEHIND_ASSIGNMENT, check_config_before_work
 from scenarios.check.connect_contracts import (
     CONNECT_CONTRACT_CHECKERS,
     CONNECT_CONTRACT_INVARIANTS,
@@ -86,7 +89,18 @@ from scenarios.check.consumer_contracts import (
 from scenarios.check.coordinator_contracts import (
     ASSIGNMENT_RECOMPUTED,
     HEARTBEAT_NOT_REBALANCING,
+    JOIN_ANSWER_OUTSIDE_GENERATION,
+    JOIN_COMPLETED_EARLY,
+    JOIN_PHASE_OVERRAN,
+    PENDING_MEMBER_KEPT,
+    PENDING_MEMBER_LISTED,
+    PENDING_SYNC_EXPIRED_EARLY,
+    PENDING_SYNC_KEPT,
     check_assignment_once,
+    check_join_answer_in_generation,
+    check_join_phase_length,
+    check_pending_members,
+    check_pending_sync,
     check_rebalance_heartbeat,
 )
 from scenarios.check.log_rules import Record, Violation, protocol_vote, violation
@@ -128,6 +142,14 @@ CONTRACT_INVARIANTS = (
     HEARTBEAT_NOT_REBALANCING,
     ASSIGNMENT_RECOMPUTED,
     ZOMBIE_OWNS_WORK,
+    JOIN_PHASE_OVERRAN,  # KIP-62 / KIP-394 timers (coordinator_contracts.py)
+    JOIN_COMPLETED_EARLY,
+    PENDING_MEMBER_KEPT,
+    PENDING_MEMBER_LISTED,
+    JOIN_ANSWER_OUTSIDE_GENERATION,
+    PENDING_SYNC_KEPT,
+    PENDING_SYNC_EXPIRED_EARLY,
+    CONFIG_BEHIND_ASSIGNMENT,  # KIP-415 worker side (config_contracts.py)
     *ASSIGNMENT_INVARIANTS,  # KIP-441/708/925 assignment rules (assignment_contracts.py)
     *CONNECT_CONTRACT_INVARIANTS,  # KIP-415 bounds on the leader's round (connect_contracts.py)
     *CONSUMER_CONTRACT_INVARIANTS,  # consumer assignors' bounds (consumer_contracts.py)
@@ -557,6 +579,11 @@ CONTRACT_CHECKERS = (
     check_rebalance_heartbeat,
     check_assignment_once,
     check_zombie_instance,
+    check_join_phase_length,
+    check_pending_members,
+    check_join_answer_in_generation,
+    check_pending_sync,
+    check_config_before_work,
     *ASSIGNMENT_CHECKERS,
     *CONNECT_CONTRACT_CHECKERS,
     *CONSUMER_CONTRACT_CHECKERS,

@@ -18,23 +18,87 @@ coordinator each, registered with the others in :mod:`scenarios.check.contracts`
     SyncGroup or any state change is a violation. (A leader that rejoins during
     CompletingRebalance is given the member list again and does run the assignor again for
     the same generation: that is Kafka's behaviour and not judged here.)
+``join_phase_overran`` / ``join_completed_early`` — KIP-62, ``ClassicGroup#rebalanceTimeoutMs``,
+    ``GroupMetadataManager#prepareRebalance`` / ``completeClassicGroupJoin``: a join phase
+    (``group_state`` to PreparingRebalance until the next ``group_state`` from it) lasts at
+    most the group's rebalance timeout as it began (``rebalance_timeout_ms`` on that
+    ``group_state``: the members' maximum). From Empty the bound is the larger of that and
+    ``initial_rebalance_delay_ms`` (``InitialDelayedJoin`` waits the delay, then again while
+    members arrive, until the rebalance timeout is spent). When the timer expires with only
+    static members left un-rejoined, the coordinator arms it again (``join_rescheduled``):
+    the bound moves to that record's time plus its ``rebalance_timeout_ms``. A record logged
+    later than the bound while the phase is open is ``join_phase_overran``. The other half:
+    a phase that did not begin from Empty (no initial delay applies) ends before its bound
+    only when every member rejoined, so a member removed as ``not_rejoined`` before the
+    bound is ``join_completed_early``.
+``pending_member_kept`` / ``pending_member_listed`` — KIP-394,
+    ``GroupMetadataManager#classicGroupJoinNewDynamicMember`` /
+    ``removePendingMemberAndUpdateClassicGroup``: a member id answered MEMBER_ID_REQUIRED is
+    pending (``member_pending``) until it rejoins with it (``member_added``) or is forgotten
+    (``member_pending_removed``); one still pending when a record is logged later than
+    ``session_timeout_ms`` after its ``member_pending`` is ``pending_member_kept``. A pending
+    member is not a member: a ``generation`` whose ``member_ids`` (the leader's JoinGroup
+    answer) lists one is ``pending_member_listed``. A coordinator that goes Dead or a group
+    that is loaded again forgets its pending members.
+
+``join_answer_outside_generation`` — ``GroupMetadataManager#completeClassicGroupJoin`` /
+    ``classicGroupJoinExistingMember``: a JoinGroup answered ``NONE`` hands its member a
+    generation it belongs to — the members the ``generation`` (or ``group_loaded``) record of
+    that number lists, or the new id a static member took over (``member_replaced``) — never
+    an unknown member id (UNKNOWN_MEMBER_ID). Judged on the member's ``join_group_response``.
+
+``pending_sync_kept`` / ``pending_sync_expired_early`` — KIP-814's pending sync,
+    ``GroupMetadataManager#schedulePendingSync`` / ``expirePendingSync``: once a join
+    completes (a ``generation`` with members, carrying ``rebalance_timeout_ms``), every member
+    sends SyncGroup within that timeout (``pending_sync_complete``), or those that did not are
+    removed (``sync_timeout``) and the group rebalances. A generation still unresolved — no
+    ``pending_sync_complete``, no ``group_state`` to PreparingRebalance, Empty or Dead, no
+    ``group_loaded`` — at a record logged after the deadline is ``pending_sync_kept``; a
+    ``sync_timeout`` removal before it is ``pending_sync_expired_early``.
+
+A ``groupsim serve`` log (records tagged ``group``) runs on the wall clock, where a timer fires
+a little after its deadline: the bounds there get :data:`SERVE_TIMER_SLACK_MS`.
 """
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
+from typing import Any
 
 from scenarios.check.log_rules import Record, Violation, violation
 
 __all__ = [
     "HEARTBEAT_NOT_REBALANCING",
     "ASSIGNMENT_RECOMPUTED",
+    "JOIN_PHASE_OVERRAN",
+    "JOIN_COMPLETED_EARLY",
+    "PENDING_MEMBER_KEPT",
+    "PENDING_MEMBER_LISTED",
+    "JOIN_ANSWER_OUTSIDE_GENERATION",
+    "PENDING_SYNC_KEPT",
+    "PENDING_SYNC_EXPIRED_EARLY",
+    "SERVE_TIMER_SLACK_MS",
     "check_rebalance_heartbeat",
     "check_assignment_once",
+    "check_join_phase_length",
+    "check_pending_members",
+    "check_join_answer_in_generation",
+    "check_pending_sync",
 ]
 
 HEARTBEAT_NOT_REBALANCING = "heartbeat_not_rebalancing"
 ASSIGNMENT_RECOMPUTED = "assignment_recomputed"
+JOIN_PHASE_OVERRAN = "join_phase_overran"
+JOIN_COMPLETED_EARLY = "join_completed_early"
+PENDING_MEMBER_KEPT = "pending_member_kept"
+PENDING_MEMBER_LISTED = "pending_member_listed"
+JOIN_ANSWER_OUTSIDE_GENERATION = "join_answer_outside_generation"
+PENDING_SYNC_KEPT = "pending_sync_kept"
+PENDING_SYNC_EXPIRED_EARLY = "pending_sync_expired_early"
+
+#: How late a served coordinator's timer may fire after its deadline (wall-clock ms).
+SERVE_TIMER_SLACK_MS = 1_000
 
 
 def check_rebalance_heartbeat(records: Sequence[Record]) -> list[Violation]:
@@ -99,4 +163,227 @@ def check_assignment_once(records: Sequence[Record]) -> list[Violation]:
                     generation=r.get("generation"),
                 )
             )
+    return found
+
+
+def _slack(r: Record) -> int:
+    """The timer slack of a coordinator record: :data:`SERVE_TIMER_SLACK_MS` when served."""
+    return SERVE_TIMER_SLACK_MS if "group" in r else 0
+
+
+class _Phase:
+    """One open join phase of a group: its start, its bound (virtual ms), whether it began
+    from Empty, and whether an overrun was reported already."""
+
+    __slots__ = ("record", "deadline", "initial", "reported")
+
+    def __init__(self, record: Record, deadline: int, initial: bool) -> None:
+        self.record = record
+        self.deadline = deadline
+        self.initial = initial
+        self.reported = False
+
+
+def check_join_phase_length(records: Sequence[Record]) -> list[Violation]:
+    """``join_phase_overran`` / ``join_completed_early``: a join phase lasts the group's
+    rebalance timeout at most, and less only when every member rejoined (module doc)."""
+    found: list[Violation] = []
+    phases: dict[Any, _Phase] = {}  # group (None in a simulated log) -> its open join phase
+    for r in records:
+        t = int(r.get("t_ms") or 0)
+        for group, phase in phases.items():
+            if not phase.reported and t > phase.deadline + _slack(phase.record):
+                phase.reported = True
+                start = phase.record
+                found.append(
+                    violation(
+                        JOIN_PHASE_OVERRAN,
+                        f"the join phase begun at {start.get('t_ms')} ms (generation "
+                        f"{start.get('generation')}, rebalance timeout "
+                        f"{start.get('rebalance_timeout_ms')} ms) was still open at {t} ms, "
+                        f"past its bound {phase.deadline} ms (KIP-62: the members' maximum "
+                        "rebalance.timeout.ms bounds the join phase)",
+                        r,
+                        generation=start.get("generation"),
+                        group=group,
+                    )
+                )
+        kind = r.get("kind")
+        group = r.get("group")
+        if kind == "group_state":
+            if r.get("from") == "PreparingRebalance":
+                phases.pop(group, None)
+            if r.get("to") == "PreparingRebalance" and "rebalance_timeout_ms" in r:
+                timeout = int(r["rebalance_timeout_ms"])
+                initial = r.get("from") == "Empty"
+                if initial:
+                    timeout = max(timeout, int(r.get("initial_rebalance_delay_ms") or 0))
+                phases[group] = _Phase(r, t + timeout, initial)
+        elif kind == "join_rescheduled" and group in phases:
+            phase = phases[group]
+            phase.deadline = t + int(r.get("rebalance_timeout_ms") or 0)
+            phase.reported = False
+        elif kind == "group_loaded":
+            phases.pop(group, None)
+        elif (
+            kind == "member_removed"
+            and r.get("reason") == "not_rejoined"
+            and group in phases
+            and not phases[group].initial
+            and t < phases[group].deadline
+        ):
+            phase = phases[group]
+            found.append(
+                violation(
+                    JOIN_COMPLETED_EARLY,
+                    f"{r.get('member')} ({r.get('member_id')}) removed as not rejoined at "
+                    f"{t} ms, before the join phase's bound {phase.deadline} ms (begun at "
+                    f"{phase.record.get('t_ms')} ms, rebalance timeout "
+                    f"{phase.record.get('rebalance_timeout_ms')} ms): the join completed "
+                    "while a known member had time left to rejoin (KIP-62)",
+                    r,
+                    member=r.get("member"),
+                    member_id=r.get("member_id"),
+                    generation=phase.record.get("generation"),
+                )
+            )
+    return found
+
+
+def check_pending_members(records: Sequence[Record]) -> list[Violation]:
+    """``pending_member_kept`` / ``pending_member_listed``: a KIP-394 pending member id is
+    forgotten within ``session.timeout.ms`` unless it rejoins, and is never a member of a
+    generation before it rejoins (module doc)."""
+    found: list[Violation] = []
+    pending: dict[tuple[Any, str], Record] = {}  # (group, member id) -> its member_pending
+    deadlines: list[tuple[int, int, Any, str]] = []  # (deadline + slack, seq, group, id) heap
+    for r in records:
+        t = int(r.get("t_ms") or 0)
+        while deadlines and t > deadlines[0][0]:
+            _, _, group, mid = heapq.heappop(deadlines)
+            start = pending.pop((group, mid), None)
+            if start is not None:
+                found.append(
+                    violation(
+                        PENDING_MEMBER_KEPT,
+                        f"pending member {mid} ({start.get('member')}, MEMBER_ID_REQUIRED at "
+                        f"{start.get('t_ms')} ms) still pending at {t} ms, past its session "
+                        f"timeout {start.get('session_timeout_ms')} ms (KIP-394: a pending "
+                        "member that does not rejoin in time is forgotten)",
+                        r,
+                        member=start.get("member"),
+                        member_id=mid,
+                    )
+                )
+        kind = r.get("kind")
+        group = r.get("group")
+        mid = str(r.get("member_id"))
+        if kind == "member_pending":
+            pending[(group, mid)] = r
+            deadline = t + int(r.get("session_timeout_ms") or 0) + _slack(r)
+            heapq.heappush(deadlines, (deadline, int(r.get("seq") or 0), group, mid))
+        elif kind in ("member_added", "member_pending_removed"):
+            pending.pop((group, mid), None)
+        elif kind == "group_loaded" or (kind == "group_state" and r.get("to") == "Dead"):
+            for key in [k for k in pending if k[0] == group]:
+                del pending[key]
+        elif kind == "generation":
+            for listed in r.get("member_ids") or ():
+                start = pending.get((group, str(listed)))
+                if start is not None:
+                    found.append(
+                        violation(
+                            PENDING_MEMBER_LISTED,
+                            f"generation {r.get('generation')} lists {listed}, a pending "
+                            f"member ({start.get('member')}, MEMBER_ID_REQUIRED at "
+                            f"{start.get('t_ms')} ms) that has not rejoined (KIP-394)",
+                            r,
+                            member=start.get("member"),
+                            member_id=listed,
+                            generation=r.get("generation"),
+                        )
+                    )
+    return found
+
+
+def check_join_answer_in_generation(records: Sequence[Record]) -> list[Violation]:
+    """``join_answer_outside_generation``: a successful JoinGroup answer goes to a member of
+    the generation it names (module doc)."""
+    found: list[Violation] = []
+    members: dict[int, set[str]] = {}  # generation -> its member ids (replacements added)
+    latest: int | None = None
+    for r in records:
+        kind = r.get("kind")
+        if kind in ("generation", "group_loaded"):
+            latest = int(r.get("generation") or 0)
+            members[latest] = {str(m) for m in r.get("member_ids") or ()}
+        elif kind == "member_replaced" and latest is not None:
+            members.setdefault(latest, set()).add(str(r.get("member_id")))
+        elif kind == "join_group_response" and r.get("error") == "NONE":
+            generation = r.get("generation")
+            known = members.get(generation) if isinstance(generation, int) else None
+            if known is not None and str(r.get("member_id")) not in known:
+                found.append(
+                    violation(
+                        JOIN_ANSWER_OUTSIDE_GENERATION,
+                        f"{r.get('member')} was answered generation {generation} as "
+                        f"{r.get('member_id')}, not one of its members: an unknown member id "
+                        "is answered UNKNOWN_MEMBER_ID (classicGroupJoinExistingMember)",
+                        r,
+                        member=r.get("member"),
+                        member_id=r.get("member_id"),
+                        generation=generation,
+                    )
+                )
+    return found
+
+
+def check_pending_sync(records: Sequence[Record]) -> list[Violation]:
+    """``pending_sync_kept`` / ``pending_sync_expired_early``: a generation's members send
+    SyncGroup within its rebalance timeout, or the late ones are removed at that deadline
+    and the group rebalances (module doc)."""
+    found: list[Violation] = []
+    open_: dict[Any, tuple[Record, int]] = {}  # group -> (its generation record, deadline)
+    for r in records:
+        t = int(r.get("t_ms") or 0)
+        for group, (start, deadline) in list(open_.items()):
+            if t > deadline + _slack(start):
+                del open_[group]
+                found.append(
+                    violation(
+                        PENDING_SYNC_KEPT,
+                        f"generation {start.get('generation')} (join completed at "
+                        f"{start.get('t_ms')} ms) still waits for SyncGroups at {t} ms, past "
+                        f"its deadline {deadline} ms: members that did not sync within the "
+                        "rebalance timeout are removed and the group rebalances "
+                        "(expirePendingSync)",
+                        r,
+                        generation=start.get("generation"),
+                    )
+                )
+        kind = r.get("kind")
+        group = r.get("group")
+        if kind == "generation":
+            open_.pop(group, None)
+            if r.get("member_ids") and "rebalance_timeout_ms" in r:
+                open_[group] = (r, t + int(r["rebalance_timeout_ms"]))
+        elif kind in ("pending_sync_complete", "group_loaded") or (
+            kind == "group_state" and r.get("to") in ("PreparingRebalance", "Empty", "Dead")
+        ):
+            open_.pop(group, None)
+        elif kind == "member_removed" and r.get("reason") == "sync_timeout":
+            pending = open_.get(group)
+            if pending is not None and t < pending[1]:
+                found.append(
+                    violation(
+                        PENDING_SYNC_EXPIRED_EARLY,
+                        f"{r.get('member')} ({r.get('member_id')}) removed for not syncing at "
+                        f"{t} ms, before generation {pending[0].get('generation')}'s deadline "
+                        f"{pending[1]} ms",
+                        r,
+                        member=r.get("member"),
+                        member_id=r.get("member_id"),
+                        generation=pending[0].get("generation"),
+                    )
+                )
     return found

@@ -294,15 +294,22 @@ class _CoordRec(_Rec, kw_only=True):
 
 
 class GroupState(_CoordRec, tag="group_state", kw_only=True):
-    """A ``ClassicGroupState`` transition."""
+    """A ``ClassicGroupState`` transition. A move to PreparingRebalance carries the group's
+    rebalance timeout as the join phase begins (``rebalance_timeout_ms``: the members'
+    maximum, ``ClassicGroup#rebalanceTimeoutMs``, 0 without members) and, from Empty,
+    ``initial_rebalance_delay_ms`` (``group.initial.rebalance.delay.ms``)."""
 
     from_: str = msgspec.field(name="from")
     to: str
     generation: int
+    rebalance_timeout_ms: int | UnsetType = UNSET
+    initial_rebalance_delay_ms: int | UnsetType = UNSET
 
 
 class Generation(_CoordRec, tag="generation", kw_only=True):
-    """``initNextGeneration`` (``protocol``/``leader``/``leader_id`` null when Empty)."""
+    """``initNextGeneration`` (``protocol``/``leader``/``leader_id`` null when Empty);
+    ``rebalance_timeout_ms`` (with members): how long its members have to send SyncGroup
+    (``schedulePendingSync``, the group's rebalance timeout)."""
 
     generation: int
     protocol: str | None
@@ -310,6 +317,7 @@ class Generation(_CoordRec, tag="generation", kw_only=True):
     leader_id: str | None
     members: list[str]
     member_ids: list[str]
+    rebalance_timeout_ms: int | UnsetType = UNSET
 
 
 class GroupLoaded(_CoordRec, tag="group_loaded", kw_only=True):

@@ -5,6 +5,8 @@ stalls and protocol downgrades. Shared kinds are in :mod:`.kinds`."""
 
 from __future__ import annotations
 
+from msgspec import UNSET, UnsetType
+
 from scenarios.eventlog.kinds import _Rec
 
 __all__ = [
@@ -27,8 +29,13 @@ __all__ = [
 
 
 class ConnectorStart(_Rec, tag="connector_start", kw_only=True):
+    """The herder starts a connector of its generation's assignment; ``config_offset``: the
+    worker's config topic offset it runs the assignment under (KIP-415: the assignment's
+    offset, read first if the worker was behind)."""
+
     connector: str
     generation: int
+    config_offset: int | UnsetType = UNSET
     member: str
 
 
@@ -51,8 +58,11 @@ class ConnectorStopped(_Rec, tag="connector_stopped", kw_only=True):
 
 
 class TaskStart(_Rec, tag="task_start", kw_only=True):
+    """As :class:`ConnectorStart`, for a task."""
+
     task: str
     generation: int
+    config_offset: int | UnsetType = UNSET
     member: str
 
 

@@ -1,7 +1,8 @@
 """Typed event-log records: one msgspec Struct per record kind, a tagged union on ``kind``.
 
 The log itself stays a list of dicts (:mod:`scenarios.eventlog.log`); the Structs of
-:mod:`scenarios.eventlog.kinds`, :mod:`scenarios.eventlog.kinds_connect`,
+:mod:`scenarios.eventlog.kinds`, :mod:`scenarios.eventlog.kinds_coordinator`,
+:mod:`scenarios.eventlog.kinds_connect`,
 :mod:`scenarios.eventlog.kinds_streams`, :mod:`scenarios.eventlog.kinds_consumer` and
 :mod:`scenarios.eventlog.kinds_serve` (``groupsim serve``) are its closed schema
 (log_version 1). Every record is ``t_ms`` (virtual ms), ``seq``, ``kind``, then the
@@ -21,6 +22,7 @@ import msgspec
 from scenarios.eventlog import kinds as k
 from scenarios.eventlog import kinds_connect as kc
 from scenarios.eventlog import kinds_consumer as ku
+from scenarios.eventlog import kinds_coordinator as kg
 from scenarios.eventlog import kinds_serve as kv
 from scenarios.eventlog import kinds_streams as ks
 
@@ -96,6 +98,10 @@ LogRecord = (
     | ku.PartitionsLost
     | k.Violation
     | k.MemberReplaced
+    | kg.MemberPending
+    | kg.MemberPendingRemoved
+    | kg.JoinRescheduled
+    | kg.PendingSyncComplete
     | kv.Listening
     | kv.WireRequest
     | kv.WireResponse

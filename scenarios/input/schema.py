@@ -127,6 +127,15 @@ InvariantName = Literal[
     "heartbeat_not_rebalancing",
     "assignment_recomputed",
     "zombie_owns_work",
+    # coordinator timers (scenarios.check.coordinator_contracts) and KIP-415's config offset
+    "join_phase_overran",
+    "join_completed_early",
+    "pending_member_kept",
+    "pending_member_listed",
+    "join_answer_outside_generation",
+    "pending_sync_kept",
+    "pending_sync_expired_early",
+    "config_behind_assignment",
     # scenarios.check.assignment_contracts
     "warmups_over_budget",
     "standby_replicas_missing",

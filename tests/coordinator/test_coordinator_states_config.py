@@ -64,8 +64,19 @@ def test_coordinator_asserts_its_transitions() -> None:
         g._transition(S.STABLE, 0, effects)
     assert g.state is S.EMPTY and effects == []
     g._transition(S.PREPARING_REBALANCE, 0, effects)
+    # a join phase logs the group's rebalance timeout (no members: 0) and, from Empty, the
+    # initial delay: what KIP-62's join-phase checkers bound it by
     assert effects == [
-        Log("group_state", {"from": "Empty", "to": "PreparingRebalance", "generation": 0})
+        Log(
+            "group_state",
+            {
+                "from": "Empty",
+                "to": "PreparingRebalance",
+                "generation": 0,
+                "rebalance_timeout_ms": 0,
+                "initial_rebalance_delay_ms": 3_000,
+            },
+        )
     ]
     assert g.previous_state is S.EMPTY
 

@@ -6,8 +6,14 @@ from __future__ import annotations
 
 from coordinator import GroupState
 from protocol.effects import Send, SetTimer
-from protocol.group import ErrorCode, HeartbeatRequest, HeartbeatResponse, SyncGroupResponse
-from tests.coordinator.harness import COMPATIBLE, GROUP, CoordinatorContext
+from protocol.group import (
+    ErrorCode,
+    HeartbeatRequest,
+    HeartbeatResponse,
+    JoinGroupRequest,
+    SyncGroupResponse,
+)
+from tests.coordinator.harness import COMPATIBLE, GROUP, SESSIONED, CoordinatorContext
 
 S = GroupState
 E = ErrorCode
@@ -394,7 +400,13 @@ def test_event_log_records() -> None:
     assert gen["leader_id"] == ids["w1"] and gen["leader"] == "w1"
     assert sorted(gen["members"]) == ["w1", "w2"]
     assert ctx.log_kinds("group_state") == [
-        {"from": "Empty", "to": "PreparingRebalance", "generation": 0},
+        {
+            "from": "Empty",
+            "to": "PreparingRebalance",
+            "generation": 0,
+            "rebalance_timeout_ms": 60_000,
+            "initial_rebalance_delay_ms": 3_000,
+        },
         {"from": "PreparingRebalance", "to": "CompletingRebalance", "generation": 1},
         {"from": "CompletingRebalance", "to": "Stable", "generation": 1},
     ]
@@ -402,3 +414,80 @@ def test_event_log_records() -> None:
     for _ in range(3):
         ctx.heartbeat("w1", ids["w1"])
     assert len(ctx.logs) == before  # heartbeats are not logged
+
+
+def test_a_join_phase_logs_the_members_maximum_rebalance_timeout() -> None:
+    # KIP-62 (ClassicGroup#rebalanceTimeoutMs): the bound the join-phase checkers judge by
+    ctx = CoordinatorContext()
+    ids = ctx.stable_group(["w1", "w2"])
+    leader = next(src for src, mid in ids.items() if mid == ctx.coordinator.leader_id)
+    ctx.join(leader, member_id=ids[leader], rebalance_timeout_ms=90_000)  # the leader rejoins
+    assert ctx.log_kinds("group_state")[-1] == {
+        "from": "Stable",
+        "to": "PreparingRebalance",
+        "generation": 1,
+        "rebalance_timeout_ms": 90_000,
+    }
+
+
+def test_kip394_pending_members_are_logged_until_forgotten() -> None:
+    ctx = CoordinatorContext()
+    ctx.stable_group(["w1"])
+    first = ctx.join("w2", session_timeout_ms=12_000)
+    pending = first.response.member_id
+    assert ctx.log_kinds("member_pending")[-1] == {
+        "member": "w2",
+        "member_id": pending,
+        "session_timeout_ms": 12_000,
+    }
+    ctx.sleep(11_999)
+    assert ctx.log_kinds("member_pending_removed") == []
+    ctx.sleep(1)
+    assert ctx.log_kinds("member_pending_removed") == [
+        {"member": "w2", "member_id": pending, "reason": "session_timeout"}
+    ]
+    # one that rejoins in time becomes a member, logged as member_added only
+    mid, _ = ctx.join_new("w3")
+    assert ctx.log_kinds("member_added")[-1] == {"member": "w3", "member_id": mid}
+    assert len(ctx.log_kinds("member_pending_removed")) == 1
+
+
+def test_a_join_timer_armed_again_for_static_stragglers_is_logged() -> None:
+    # completeClassicGroupJoin with no member rejoined but a static one (KIP-345 keeps it):
+    # another rebalance timeout, logged (what join_phase_overran moves its bound by)
+    ctx = CoordinatorContext()
+    static = JoinGroupRequest(
+        group_id=GROUP,
+        member_id="",
+        protocol_type="connect",
+        protocols=SESSIONED,
+        session_timeout_ms=100_000,
+        rebalance_timeout_ms=30_000,
+        client_id="s1",
+        group_instance_id="i1",
+    )
+    s1 = ctx.send("s1", static)
+    mid, w2 = ctx.join_new("w2", session_timeout_ms=100_000, rebalance_timeout_ms=30_000)
+    ctx.sleep(30_000)  # the initial delay, extended while members arrive
+    leader = s1.response.member_id
+    assert ctx.sync("s1", leader, assignments=[(leader, b"A"), (mid, b"B")]).error is E.NONE
+    assert ctx.sync("w2", mid).error is E.NONE
+    ctx.leave("w2", mid)  # Stable -> PreparingRebalance; s1 does not rejoin
+    ctx.sleep(30_000)
+    assert ctx.log_kinds("join_rescheduled") == [{"generation": 1, "rebalance_timeout_ms": 30_000}]
+    assert ctx.state is S.PREPARING_REBALANCE
+
+
+def test_a_generation_logs_its_sync_deadline_and_when_every_member_synced() -> None:
+    # KIP-814's pending sync (schedulePendingSync / removePendingSyncMember): what
+    # pending_sync_kept judges a generation by
+    ctx = CoordinatorContext()
+    ids = ctx.form_group(["w1", "w2"])
+    (generation,) = ctx.log_kinds("generation")
+    assert generation["rebalance_timeout_ms"] == 60_000
+    leader = ctx.coordinator.leader_id
+    follower = next(mid for mid in ids.values() if mid != leader)
+    ctx.sync(next(s for s, m in ids.items() if m == leader), leader)
+    assert ctx.log_kinds("pending_sync_complete") == []
+    ctx.sync(next(s for s, m in ids.items() if m == follower), follower)
+    assert ctx.log_kinds("pending_sync_complete") == [{"generation": 1}]

@@ -182,12 +182,18 @@ class _DelaySink(Protocol):
     def delay_request(self, rng: random.Random, at_ms: int) -> None: ...
 
 
+#: The share of runs with ``delay`` faults that also hold one member's SyncGroups past the
+#: rebalance timeout (the pending-sync window, :func:`_add_delays`).
+SYNC_HOLD_SHARE = 0.15
+
+
 def _add_delays(gen: _DelaySink, config: ChaosConfig, rng: random.Random, times: list[int]) -> None:
     """The ``delay`` faults of a run, drawn from their own generator (``.../<index>/delay``) so
     the run's other draws are those of a campaign without them: 1 … ¼ of the fault limit
     ``delay_request`` steps (fewer when the run's other faults leave no room under the limit),
     each (when the run has other faults) starting up to 5 s before one of them — the
-    rebalance that fault starts is when a held request can go stale."""
+    rebalance that fault starts is when a held request can go stale — and in
+    :data:`SYNC_HOLD_SHARE` of the runs one more that holds a member's SyncGroups 60–70 s."""
     wanted = rng.randint(1, max(1, round(config.fault_limit / 4)))
     for _ in range(min(wanted, config.fault_limit - len(gen.steps))):
         if times:
@@ -195,6 +201,17 @@ def _add_delays(gen: _DelaySink, config: ChaosConfig, rng: random.Random, times:
         else:
             at_ms = rng.randrange(config.duration_ms)
         gen.delay_request(rng, at_ms)
+    if times and len(gen.steps) < config.fault_limit and rng.random() < SYNC_HOLD_SHARE:
+        # The pending-sync window (GroupMetadataManager#expirePendingSync): one member's
+        # SyncGroups held past rebalance.timeout.ms, over a window long enough to hold its
+        # retry after request.timeout.ms too, while its Heartbeats pass. Drawn after the
+        # others, so a run without it is the run it was before.
+        gen.delay_request(rng, max(0, rng.choice(times) - rng.randint(0, 5_000)))
+        gen.steps[-1].update(
+            request="sync_group",
+            delay_ms=rng.randint(60_001, 70_000),
+            duration_ms=rng.randint(60_000, 120_000),
+        )
     order = sorted(range(len(gen.steps)), key=lambda i: gen.steps[i]["at_ms"])
     gen.steps = [gen.steps[i] for i in order]
     gen.kinds = [gen.kinds[i] for i in order]

@@ -44,6 +44,10 @@ _encoder = msgspec.json.Encoder()
 RARE_KINDS = {
     "static_config_ignored",
     "internal_request_rejected",
+    # the coordinator's join timer re-armed for static stragglers only, and a KIP-394 pending
+    # member id forgotten: chaos reaches them (docs/chaos.md, Contract rules), no library run
+    "join_rescheduled",
+    "member_pending_removed",
 }
 # Kinds only ``groupsim serve`` writes (tests/scenarios/serve/test_served_log_records.py round-trips
 # them) and the Streams stall of a ``slow`` fault (no library scenario has one; round-tripped

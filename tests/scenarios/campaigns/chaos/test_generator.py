@@ -147,7 +147,7 @@ def test_delay_faults_leave_the_other_draws_unchanged() -> None:
     # what it was before the kind existed, and with it only delay_request steps are added.
     without = ChaosConfig(faults=tuple(k for k in FAULT_KINDS if k != "delay"))
     with_delay = ChaosConfig()
-    added = 0
+    added = holds = 0
     for index in range(40):
         before, after = generate(without, 3, index), generate(with_delay, 3, index)
         assert "delay" not in before.kinds
@@ -162,9 +162,15 @@ def test_delay_faults_leave_the_other_draws_unchanged() -> None:
         assert [s["at_ms"] for s in after.steps] == sorted(s["at_ms"] for s in after.steps)
         for step in delays:
             assert step["request"] in ("heartbeat", "sync_group", "join_group", "any")
-            assert 1 <= step["delay_ms"] <= 70_000 and 1_000 <= step["duration_ms"] <= 30_000
+            assert 1 <= step["delay_ms"] <= 70_000
+            if step["duration_ms"] > 30_000:  # the SyncGroup hold: past the rebalance timeout
+                assert step["request"] == "sync_group" and step["delay_ms"] > 60_000
+                assert step["duration_ms"] <= 120_000
+                holds += 1
+            else:
+                assert step["duration_ms"] >= 1_000
         added += len(delays)
-    assert added > 0
+    assert added > 0 and 0 < holds < added
 
 
 TIMING_KEYS = (

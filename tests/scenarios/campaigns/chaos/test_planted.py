@@ -96,6 +96,11 @@ def test_chaos_finds_a_coordinator_accepting_a_late_sync_group() -> None:
         ("cooperative-revokes-when-balanced", 5, "revoked_while_balanced"),
         # one overloaded worker too many keeps floor + 1: the next round rebalances (run 14)
         ("cooperative-revocation-leaves-excess", 30, "revocation_leaves_excess"),
+        # KIP-62 before its time: a worker still in its rebalance (a stall, a restart) is
+        # dropped when the session timeout ends the join phase (run 16 of seed 1)
+        ("coordinator-join-bounded-by-session-timeout", 30, "join_completed_early"),
+        # a worker evicted during a partition rejoins with its old id (run 4 of seed 1)
+        ("coordinator-answers-unknown-member", 10, "join_answer_outside_generation"),
     ],
 )
 def test_chaos_finds_a_contract_bug_by_its_rule(name: str, budget: int, invariant: str) -> None:
@@ -119,3 +124,28 @@ def test_chaos_finds_a_client_ignoring_illegal_generation_through_static_members
     found = detect(by_name("client-ignores-illegal-generation"), 150)
     assert found.found_at is not None
     assert found.invariant in {"double_ownership", "stale_active_task", "stale_generation"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("name", "budget", "invariant"),
+    [
+        # the join timer fires only with a straggler that heartbeats and does not rejoin: a
+        # Streams static member stalled past max.poll.interval.ms (run 87 of seed 1)
+        ("coordinator-join-timer-reset-on-rejoin", 120, "join_phase_overran"),
+        # a pending id that never rejoins: its MEMBER_ID_REQUIRED answer lost, or its worker
+        # crashed before the rejoin (run 213 of seed 1)
+        ("coordinator-pending-member-never-expires", 300, "pending_member_kept"),
+        # a worker behind the leader's config offset: a config write the worker has not read
+        # yet when its assignment arrives (run 108 of seed 1)
+        ("worker-runs-assignment-without-reading-config", 150, "config_behind_assignment"),
+        # reached through the delay fault's SyncGroup hold past the rebalance timeout (run 84)
+        ("coordinator-pending-sync-never-expires", 150, "pending_sync_kept"),
+    ],
+)
+def test_chaos_finds_a_coordinator_timer_bug_by_its_rule(
+    name: str, budget: int, invariant: str
+) -> None:
+    found = detect(by_name(name), budget)
+    assert found.found_at is not None, f"{name} not found in {budget} runs"
+    assert invariant in found.new, found

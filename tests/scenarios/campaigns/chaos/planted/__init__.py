@@ -19,7 +19,7 @@ from typing import Any
 
 import msgspec
 
-from coordinator.group import GroupCoordinator
+from coordinator.group import JOIN_TIMER, GroupCoordinator
 from coordinator.state import GroupState
 from members import streams_state
 from members.assignors.eager import EagerAssignor
@@ -462,6 +462,85 @@ def _admits_without_member_id(original: Callable[..., Any]) -> Callable[..., Any
     return join_new_member
 
 
+def _join_bounded_by_session_timeout(original: Callable[..., Any]) -> Callable[..., Any]:
+    # ClassicGroup#rebalanceTimeoutMs as before KIP-62: the members' maximum session.timeout.ms
+    # bounds the join phase, so a member still processing (within rebalance.timeout.ms) is
+    # dropped as not rejoined when its session timeout ends the phase
+    def rebalance_timeout_ms(self: Any) -> int:
+        return max((m.session_timeout_ms for m in self._members.values()), default=0)
+
+    return rebalance_timeout_ms
+
+
+def _join_timer_reset_on_rejoin(original: Callable[..., Any]) -> Callable[..., Any]:
+    # updateMemberThenRebalanceOrCompleteJoin that arms the join timer again on every rejoin
+    # during PreparingRebalance (a debounce): a member that never rejoins holds the phase open
+    # one rebalance timeout after the last rejoin, not after the phase began (KIP-62)
+    def update(self: Any, source: str, m: Any, req: Any, now_ms: int, effects: Any) -> Any:
+        original(self, source, m, req, now_ms, effects)
+        timer = self._join_timer
+        if self._state is GroupState.PREPARING_REBALANCE and timer and timer[0] == "complete":
+            effects.append(SetTimer(JOIN_TIMER, now_ms + self.rebalance_timeout_ms()))
+
+    return update
+
+
+def _pending_never_expires(original: Callable[..., Any]) -> Callable[..., Any]:
+    # expireClassicGroupMemberHeartbeat that skips pending members: a member id answered
+    # MEMBER_ID_REQUIRED whose owner never comes back (its answer was lost, or it crashed) stays
+    # pending, and every later join phase waits for it until the rebalance timeout (KIP-394)
+    def _expire_heartbeat(self: Any, mid: str, now_ms: int, effects: Any) -> None:
+        if mid in self._pending:
+            return
+        original(self, mid, now_ms, effects)
+
+    return _expire_heartbeat
+
+
+def _runs_assignment_without_reading(original: Callable[..., Any]) -> Callable[..., Any]:
+    # DistributedHerder#handleRebalanceCompleted without readConfigToEnd: a worker behind the
+    # assignment's config offset starts its work under the config it has (KIP-415); the
+    # tasks it starts exist in both configs, so nothing else need break
+    def handle(self: Any, assignment: Any, generation: int, revoked: bool, now_ms: int) -> Any:
+        if not assignment.failed and self.config_view.offset < assignment.config_offset:
+            stale = msgspec.structs.replace(assignment, config_offset=self.config_view.offset)
+            return self._start_assigned(stale, generation, revoked, now_ms)
+        return original(self, assignment, generation, revoked, now_ms)
+
+    return handle
+
+
+def _unknown_member_joins_stable(original: Callable[..., Any]) -> Callable[..., Any]:
+    # classicGroupJoinExistingMember that answers an unknown member id in a Stable group like a
+    # follower rejoining with unchanged metadata: the current generation, not UNKNOWN_MEMBER_ID
+    # (its SyncGroup then fails and it starts over, so the group stays safe and live)
+    def join_existing(self: Any, source: str, req: Any, now_ms: int, effects: Any) -> Any:
+        mid = req.member_id
+        if (
+            self._state is GroupState.STABLE
+            and mid not in self._members
+            and mid not in self._pending
+            and req.group_instance_id is None
+            and self._leader_id is not None
+        ):
+            answer = self._current_join_response(self._members[self._leader_id], False)
+            leader_view = msgspec.structs.replace(answer, member_id=mid)
+            effects.append(Send(source, leader_view))
+            return None
+        return original(self, source, req, now_ms, effects)
+
+    return join_existing
+
+
+def _pending_sync_never_expires(original: Callable[..., Any]) -> Callable[..., Any]:
+    # expirePendingSync that never removes anyone: a member answered JoinGroup whose SyncGroup
+    # is held past the rebalance timeout stays in the generation (KIP-814's pending sync)
+    def _expire_pending_sync(self: Any, generation: int, now_ms: int, effects: Any) -> None:
+        return None
+
+    return _expire_pending_sync
+
+
 def _no_fencing(original: Callable[..., Any]) -> Callable[..., Any]:
     # ClassicGroup#validateMember that never answers FENCED_INSTANCE_ID: an old member id of a
     # static instance another process took over hears UNKNOWN_MEMBER_ID, rejoins with the
@@ -652,6 +731,54 @@ CATALOGUE: tuple[PlantedBug, ...] = (
         # reached by the zombie fault: Streams runs with static members
         "streams",
         ((GroupCoordinator, "_validate_member", _no_fencing),),
+    ),
+    PlantedBug(
+        "coordinator-join-bounded-by-session-timeout",
+        "coordinator/group.py GroupCoordinator.rebalance_timeout_ms",
+        "the join phase is bounded by the members' session timeout, not rebalance.timeout.ms",
+        "connect",
+        ((GroupCoordinator, "rebalance_timeout_ms", _join_bounded_by_session_timeout),),
+    ),
+    PlantedBug(
+        "coordinator-join-timer-reset-on-rejoin",
+        "coordinator/group.py _update_member_then_rebalance_or_complete_join",
+        "every rejoin during PreparingRebalance arms the join timer again",
+        "streams",
+        (
+            (
+                GroupCoordinator,
+                "_update_member_then_rebalance_or_complete_join",
+                _join_timer_reset_on_rejoin,
+            ),
+        ),
+    ),
+    PlantedBug(
+        "coordinator-pending-member-never-expires",
+        "coordinator/group.py GroupCoordinator._expire_heartbeat",
+        "a KIP-394 pending member that never rejoins is never forgotten",
+        "connect",
+        ((GroupCoordinator, "_expire_heartbeat", _pending_never_expires),),
+    ),
+    PlantedBug(
+        "coordinator-pending-sync-never-expires",
+        "coordinator/group.py GroupCoordinator._expire_pending_sync",
+        "members that do not SyncGroup within the rebalance timeout are never removed",
+        "connect",
+        ((GroupCoordinator, "_expire_pending_sync", _pending_sync_never_expires),),
+    ),
+    PlantedBug(
+        "worker-runs-assignment-without-reading-config",
+        "members/worker.py ConnectWorker._handle_rebalance_completed",
+        "a worker behind the assignment's config offset starts its work without reading",
+        "connect",
+        ((ConnectWorker, "_handle_rebalance_completed", _runs_assignment_without_reading),),
+    ),
+    PlantedBug(
+        "coordinator-answers-unknown-member",
+        "coordinator/group.py GroupCoordinator._join_existing_member",
+        "an unknown member id rejoining a Stable group is handed the current generation",
+        "connect",
+        ((GroupCoordinator, "_join_existing_member", _unknown_member_joins_stable),),
     ),
     PlantedBug(
         "coordinator-admits-without-member-id",
