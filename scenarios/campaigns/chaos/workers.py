@@ -32,6 +32,12 @@ __all__ = ["WorkerPool", "WorkerDied"]
 _STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 
+def _died(process: Any) -> WorkerDied:
+    """The error for a worker that ended without answering (reaped first, for its exit code)."""
+    process.join(1.0)
+    return WorkerDied(f"worker process {process.pid} ended (exit code {process.exitcode})")
+
+
 class WorkerDied(RuntimeError):
     """A worker process ended in the middle of a task (killed from outside, out of memory)."""
 
@@ -105,7 +111,10 @@ class WorkerPool:
 
         def feed(process: Any, conn: Connection) -> None:
             for arg in pending:
-                conn.send((func, arg))
+                try:
+                    conn.send((func, arg))
+                except OSError:  # the worker died before its job reached it (broken pipe)
+                    raise _died(process) from None
                 busy[conn] = process
                 return
 
@@ -118,10 +127,7 @@ class WorkerPool:
                 try:
                     ok, value = ready.recv()
                 except (EOFError, OSError):
-                    process.join(1.0)
-                    raise WorkerDied(
-                        f"worker process {process.pid} ended (exit code {process.exitcode})"
-                    ) from None
+                    raise _died(process) from None
                 feed(process, ready)
                 if not ok:
                     raise value
