@@ -4,9 +4,10 @@ Importing matplotlib costs about as much CPU as the rest of a flagship ``groupsi
 (docs/benchmarks.md, "Start-up"). :func:`start_plotter` forks a child at the start of the
 command; the child imports :mod:`scenarios.cli.plots` (and matplotlib) while the parent loads
 the scenario and simulates, then waits for the records. :meth:`ForkedPlotter.submit` hands it
-the records and the PNG's path (pickled through a pipe); :meth:`ForkedPlotter.wait` returns
-once the file is written, so the command's outputs are complete when it exits. The PNG is the
-one :func:`scenarios.cli.plots.write_timeline_png` writes in-process: same code, same bytes.
+the timeline series computed from the records and the PNG's path (pickled through a pipe);
+:meth:`ForkedPlotter.wait` returns once the file is written, so the command's outputs are
+complete when it exits. The PNG is the one :func:`scenarios.cli.plots.write_timeline_png`
+writes in-process: same code, same bytes.
 
 Where ``os.fork`` is not the platform's safe default (anything but Linux) :func:`start_plotter`
 returns ``None`` and the caller draws in-process.
@@ -34,10 +35,19 @@ class ForkedPlotter:
         self._status_r: int | None = status_r
 
     def submit(self, records: Sequence[dict[str, Any]], path: Path) -> None:
-        """Send the run's records and where to write the PNG; the child starts drawing."""
+        """Send the run's timeline and where to write the PNG; the child starts drawing.
+
+        The series is computed here (:meth:`scenarios.kinds.GroupKind.timeline_series`, no
+        matplotlib) from ``records``: this process has the kind's module loaded already, the
+        child would have to import it, and the series pickles smaller than the records.
+        """
         import pickle
 
-        payload = pickle.dumps((list(records), str(path)), protocol=pickle.HIGHEST_PROTOCOL)
+        from scenarios import kinds
+
+        kind = kinds.of_log(records)
+        drawing = (kind.timeline_series(records), kind.standby_tasks, kind.words, str(path))
+        payload = pickle.dumps(drawing, protocol=pickle.HIGHEST_PROTOCOL)
         fd = self._data_w
         if fd is None:
             raise RuntimeError("a ForkedPlotter draws one timeline")
@@ -151,13 +161,13 @@ def _child(data_r: int, status_w: int) -> None:
         gc.disable()
         import pickle
 
-        from scenarios.cli.plots import write_timeline_png  # overlaps the parent's run
+        from scenarios.cli.plots import write_series_png  # overlaps the parent's run
 
         with os.fdopen(data_r, "rb") as inp:
             payload = inp.read()
         if payload:  # empty: the parent cancelled
-            records, path = pickle.loads(payload)
-            write_timeline_png(records, path)
+            series, streams, words, path = pickle.loads(payload)
+            write_series_png(series, path, streams=streams, words=words)
         code = 0
     except OSError as exc:
         _report(status_w, ("oserror", (exc.errno, exc.strerror or str(exc))))
