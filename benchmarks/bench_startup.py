@@ -80,13 +80,14 @@ child = pc._child
 def _child(data_r, status_w):
     import scenarios.cli.plots as plots
     imported = time.process_time()
-    write = plots.write_series_png
+    draw = plots.timeline_png
     def timed(*args, **kwargs):
         got = time.process_time()
-        write(*args, **kwargs)
+        png = draw(*args, **kwargs)
         with open(out + ".child", "w") as f:
             json.dump({"import": imported, "draw": time.process_time() - got}, f)
-    plots.write_series_png = timed
+        return png
+    plots.timeline_png = timed
     child(data_r, status_w)
 pc._child = _child
 start = pc.start_plotter

@@ -17,9 +17,10 @@ switch). A handful of artists per member, so it stays fast for long runs.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from matplotlib import rcParams
 from matplotlib.axes import Axes
@@ -30,11 +31,9 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
-from scenarios import kinds
 from scenarios.cli.timeline_series import TimelineSeries, connect_series, streams_series
-from scenarios.kinds import KindWords
 
-__all__ = ["write_timeline_png", "write_series_png", "connect_series", "streams_series"]
+__all__ = ["write_timeline_png", "timeline_png", "Words", "connect_series", "streams_series"]
 
 #: Colours of the task layers (Streams: running, restoring, standby; Connect: running).
 RUNNING = "tab:blue"
@@ -71,27 +70,38 @@ def write_timeline_png(records: Sequence[dict[str, Any]], path: str | Path) -> N
     Raises:
         OSError: the file cannot be written (no partial file is left behind).
     """
+    from scenarios import kinds
+    from scenarios.eventlog.atomic import atomic_open
+
     kind = kinds.of_log(records)
-    write_series_png(
-        kind.timeline_series(records), path, streams=kind.standby_tasks, words=kind.words
-    )
+    png = timeline_png(kind.timeline_series(records), streams=kind.standby_tasks, words=kind.words)
+    with atomic_open(Path(path), "wb") as out:
+        out.write(png)
 
 
-def write_series_png(
-    data: TimelineSeries, path: str | Path, *, streams: bool, words: KindWords
-) -> None:
-    """Draw a timeline already computed from a log (a kind's
-    :meth:`scenarios.kinds.GroupKind.timeline_series`) to a PNG at ``path``, as
-    :func:`write_timeline_png` does; ``streams``: the kind's ``standby_tasks`` (stacked
-    running/restoring/standby layers), ``words``: the kind's words.
+class Words(Protocol):
+    """The words a timeline uses: a kind's :class:`scenarios.kinds.KindWords` or a
+    :class:`scenarios.cli.timeline_series.TimelineWords`."""
 
-    Raises:
-        OSError: the file cannot be written (no partial file is left behind).
-    """
-    _save(_figure(data, streams=streams, words=words), Path(path))
+    @property
+    def app(self) -> str: ...
+
+    @property
+    def member(self) -> str: ...
 
 
-def _figure(data: TimelineSeries, *, streams: bool, words: KindWords) -> Figure:
+def timeline_png(data: TimelineSeries, *, streams: bool, words: Words) -> bytes:
+    """The PNG :func:`write_timeline_png` writes, from a timeline already computed from a log
+    (a kind's :meth:`scenarios.kinds.GroupKind.timeline_series`); ``streams``: the kind's
+    ``standby_tasks`` (stacked running/restoring/standby layers), ``words``: the kind's
+    words. Imports nothing of ``scenarios`` beyond :mod:`scenarios.cli.timeline_series`, so
+    that the child drawing it (:mod:`scenarios.cli.plot_child`) stays light."""
+    out = io.BytesIO()
+    _figure(data, streams=streams, words=words).savefig(out, format="png")
+    return out.getvalue()
+
+
+def _figure(data: TimelineSeries, *, streams: bool, words: Words) -> Figure:
     order = list(data.order)
     n = len(order)
     end = max(data.end, 1e-3)
@@ -249,7 +259,7 @@ def _count_label(counts: tuple[int, ...], streams: bool) -> str:
     return f"{active}, {standby} standby"
 
 
-def _totals(ax: Axes, data: TimelineSeries, end: float, streams: bool, words: KindWords) -> None:
+def _totals(ax: Axes, data: TimelineSeries, end: float, streams: bool, words: Words) -> None:
     tx, ty = data.totals
     if tx and streams:  # active (running, then restoring) below standby, stacked
         colours = [c for _, c, _ in _STREAMS_LAYERS]
@@ -284,7 +294,7 @@ def _phase_levels(phases: Sequence[tuple[float, str]], end: float) -> list[int]:
     return levels
 
 
-def _legend_handles(streams: bool, words: KindWords) -> list[Any]:
+def _legend_handles(streams: bool, words: Words) -> list[Any]:
     tasks = (
         [Patch(facecolor=c, alpha=0.8, label=label) for _, c, label in _STREAMS_LAYERS]
         if streams
@@ -304,10 +314,3 @@ def _legend_handles(streams: bool, words: KindWords) -> list[Any]:
 
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
-
-
-def _save(fig: Figure, path: Path) -> None:
-    from scenarios.eventlog.atomic import atomic_open
-
-    with atomic_open(path, "wb") as out:
-        fig.savefig(out, format="png")

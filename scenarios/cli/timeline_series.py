@@ -12,9 +12,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
-__all__ = ["TimelineSeries", "connect_series", "streams_series", "STREAMS_LAYERS"]
+__all__ = ["TimelineSeries", "TimelineWords", "connect_series", "streams_series", "STREAMS_LAYERS"]
+
+
+class TimelineWords(NamedTuple):
+    """The words of a kind's :class:`scenarios.kinds.KindWords` a timeline uses, picklable
+    without importing the kinds (``app``: ``Kafka Connect``; ``member``: ``worker``)."""
+
+    app: str
+    member: str
+
 
 #: Layers of a Streams client's row, bottom up (a count per layer in each point).
 STREAMS_LAYERS = ("running", "restoring", "standby")
