@@ -12,9 +12,10 @@ load (printed with the table); CPU time is the figure to compare with the target
 The plotted ``run`` is two processes on Linux (a forked child imports matplotlib and draws
 while the parent simulates, ``scenarios.cli.plot_child``): its CPU column is both together,
 and its wall time on an idle 2-core machine is the **critical path**, printed below the table
-(``--critical-path``, on by default): CPU seconds of the parent until it hands the records
-over, or of the fork plus the child's matplotlib import if that is later, plus the child's
-drawing, plus the parent after the PNG is written — read from hooks around
+(``--critical-path``, on by default): CPU seconds of the parent until it has handed the
+timeline over (series computed and written to the pipe), or of the fork plus the child's
+matplotlib import if that is later, plus the child's drawing, plus the parent after the PNG
+is written — read from hooks around
 ``scenarios.cli.plot_child`` in the same fresh processes. On a loaded machine wall time says
 little; this is what the wall would be with a free core for each process.
 """
@@ -79,13 +80,14 @@ child = pc._child
 def _child(data_r, status_w):
     import scenarios.cli.plots as plots
     imported = time.process_time()
-    write = plots.write_timeline_png
-    def timed(records, path):
+    draw = plots.timeline_png
+    def timed(*args, **kwargs):
         got = time.process_time()
-        write(records, path)
+        png = draw(*args, **kwargs)
         with open(out + ".child", "w") as f:
             json.dump({"import": imported, "draw": time.process_time() - got}, f)
-    plots.write_timeline_png = timed
+        return png
+    plots.timeline_png = timed
     child(data_r, status_w)
 pc._child = _child
 start = pc.start_plotter
@@ -95,8 +97,8 @@ def start_plotter():
 pc.start_plotter = start_plotter
 submit, wait = pc.ForkedPlotter.submit, pc.ForkedPlotter.wait
 def _submit(self, records, path):
-    marks["submit"] = time.process_time()
     submit(self, records, path)
+    marks["submit"] = time.process_time()
 def _wait(self):
     wait(self)
     marks["waited"] = time.process_time()

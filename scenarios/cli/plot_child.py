@@ -4,9 +4,12 @@ Importing matplotlib costs about as much CPU as the rest of a flagship ``groupsi
 (docs/benchmarks.md, "Start-up"). :func:`start_plotter` forks a child at the start of the
 command; the child imports :mod:`scenarios.cli.plots` (and matplotlib) while the parent loads
 the scenario and simulates, then waits for the records. :meth:`ForkedPlotter.submit` hands it
-the records and the PNG's path (pickled through a pipe); :meth:`ForkedPlotter.wait` returns
-once the file is written, so the command's outputs are complete when it exits. The PNG is the
-one :func:`scenarios.cli.plots.write_timeline_png` writes in-process: same code, same bytes.
+the timeline series computed from the records (pickled through a pipe); the child sends the
+PNG's bytes back and :meth:`ForkedPlotter.wait` writes them to the path, so the command's
+outputs are complete when it exits. The child imports matplotlib and
+:mod:`scenarios.cli.timeline_series` only: neither the kinds nor the event-log package. The
+PNG is the one :func:`scenarios.cli.plots.write_timeline_png` writes in-process: same code,
+same bytes.
 
 Where ``os.fork`` is not the platform's safe default (anything but Linux) :func:`start_plotter`
 returns ``None`` and the caller draws in-process.
@@ -32,16 +35,29 @@ class ForkedPlotter:
         self._pid: int | None = pid
         self._data_w: int | None = data_w
         self._status_r: int | None = status_r
+        self._path: Path | None = None
 
     def submit(self, records: Sequence[dict[str, Any]], path: Path) -> None:
-        """Send the run's records and where to write the PNG; the child starts drawing."""
+        """Send the run's timeline and where to write the PNG; the child starts drawing.
+
+        The series is computed here (:meth:`scenarios.kinds.GroupKind.timeline_series`, no
+        matplotlib) from ``records``: this process has the kind's module loaded already, the
+        child would have to import it, and the series pickles smaller than the records.
+        """
         import pickle
 
-        payload = pickle.dumps((list(records), str(path)), protocol=pickle.HIGHEST_PROTOCOL)
+        from scenarios import kinds
+        from scenarios.cli.timeline_series import TimelineWords
+
+        kind = kinds.of_log(records)
+        words = TimelineWords(app=kind.words.app, member=kind.words.member)
+        drawing = (kind.timeline_series(records), kind.standby_tasks, words)
+        payload = pickle.dumps(drawing, protocol=pickle.HIGHEST_PROTOCOL)
         fd = self._data_w
         if fd is None:
             raise RuntimeError("a ForkedPlotter draws one timeline")
         self._data_w = None
+        self._path = path
         try:
             with os.fdopen(fd, "wb") as out:
                 out.write(payload)
@@ -49,10 +65,12 @@ class ForkedPlotter:
             pass  # the child is gone: wait() reports why
 
     def wait(self) -> None:
-        """Wait until the child has written the PNG (or exited without drawing).
+        """Wait for the child's PNG and write it (atomically) to the path given to
+        :meth:`submit`; nothing is written if the child exited without drawing.
 
         Raises:
-            OSError: the child could not write the file (its errno and message).
+            OSError: the file cannot be written (no partial file is left behind), or the
+                child failed with an ``OSError`` (its errno and message).
             RuntimeError: the child failed otherwise (its exception's type and message).
         """
         self._close_data()
@@ -66,6 +84,12 @@ class ForkedPlotter:
             import pickle
 
             kind, args = pickle.loads(report)
+            if kind == "png" and code == 0 and self._path is not None:
+                from scenarios.eventlog.atomic import atomic_open
+
+                with atomic_open(self._path, "wb") as out:
+                    out.write(args)
+                return
             if kind == "oserror":
                 raise OSError(*args)
             raise RuntimeError(f"drawing timeline.png failed: {args}")
@@ -150,14 +174,24 @@ def _child(data_r: int, status_w: int) -> None:
         # inherited from the parent)
         gc.disable()
         import pickle
+        import warnings
 
-        from scenarios.cli.plots import write_timeline_png  # overlaps the parent's run
+        with warnings.catch_warnings():
+            # the timeline is 2-D: matplotlib.projections registers the 3-D axes only when
+            # mpl_toolkits.mplot3d imports (~35 ms CPU); a None module makes that import fail,
+            # and its warning is silenced. Only in this throwaway process.
+            warnings.simplefilter("ignore")
+            sys.modules.setdefault("mpl_toolkits.mplot3d", None)  # type: ignore[arg-type]
+            from scenarios.cli.plots import timeline_png  # overlaps the parent's run
 
         with os.fdopen(data_r, "rb") as inp:
             payload = inp.read()
         if payload:  # empty: the parent cancelled
-            records, path = pickle.loads(payload)
-            write_timeline_png(records, path)
+            series, streams, words = pickle.loads(payload)
+            png = timeline_png(series, streams=streams, words=words)
+            # the parent writes the file: it has the atomic writer's package loaded already
+            with contextlib.suppress(OSError):  # the parent gone: nothing to report to
+                _write_all(status_w, pickle.dumps(("png", png), protocol=pickle.HIGHEST_PROTOCOL))
         code = 0
     except OSError as exc:
         _report(status_w, ("oserror", (exc.errno, exc.strerror or str(exc))))
@@ -165,6 +199,12 @@ def _child(data_r: int, status_w: int) -> None:
         _report(status_w, ("error", f"{type(exc).__name__}: {exc}"))
     finally:
         os._exit(code)  # no atexit handlers, no flush of buffers copied from the parent
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def _report(fd: int, what: tuple[str, Any]) -> None:

@@ -17,28 +17,23 @@ switch). A handful of artists per member, so it stays fast for long runs.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
+from matplotlib import rcParams
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.font_manager import FontProperties
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
-from scenarios import kinds
-from scenarios.kinds import KindWords
+from scenarios.cli.timeline_series import TimelineSeries, connect_series, streams_series
 
-__all__ = ["write_timeline_png", "connect_series", "streams_series"]
-
-_TASK_EVENTS = {
-    "task_started": 1,
-    "task_stop": -1,
-    "task_stopped": -1,
-}
+__all__ = ["write_timeline_png", "timeline_png", "Words", "connect_series", "streams_series"]
 
 #: Colours of the task layers (Streams: running, restoring, standby; Connect: running).
 RUNNING = "tab:blue"
@@ -59,149 +54,6 @@ _STREAMS_LAYERS = (
 )
 
 
-@dataclass
-class _Series:
-    """What a timeline draws, in virtual seconds.
-
-    ``steps[member]`` is ``(times, [counts per layer])``: the counts after each change.
-    ``totals`` is the same over all members. ``configured`` is the tasks the workload
-    configures over time (a step line).
-    """
-
-    layers: tuple[str, ...]
-    order: dict[str, None] = field(default_factory=dict)
-    steps: dict[str, tuple[list[float], list[tuple[int, ...]]]] = field(default_factory=dict)
-    live: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
-    live_since: dict[str, float] = field(default_factory=dict)
-    totals: tuple[list[float], list[tuple[int, ...]]] = field(default_factory=lambda: ([], []))
-    configured: tuple[list[float], list[int]] = field(default_factory=lambda: ([], []))
-    generations: list[float] = field(default_factory=list)
-    violations: list[tuple[float, str | None]] = field(default_factory=list)
-    phases: list[tuple[float, str]] = field(default_factory=list)
-    end: float = 0.0
-
-    def point(self, member: str, t: float, counts: tuple[int, ...], total: tuple[int, ...]) -> None:
-        xs, ys = self.steps.setdefault(member, ([], []))
-        xs.append(t)
-        ys.append(counts)
-        self.totals[0].append(t)
-        self.totals[1].append(total)
-
-    def common(self, r: dict[str, Any], t: float) -> None:
-        """Records both applications draw alike: process up/down, rebalances, phases."""
-        kind = r.get("kind")
-        member = r.get("member")
-        if kind == "generation" and r.get("protocol") is not None:
-            self.generations.append(t)
-        elif kind == "member_start" and isinstance(member, str):
-            self.order.setdefault(member, None)
-            self.live_since.setdefault(member, t)
-        elif kind in ("member_stop", "member_crash") and isinstance(member, str):
-            if member in self.live_since:
-                self.live.setdefault(member, []).append((self.live_since.pop(member), t))
-        elif kind == "violation":
-            self.violations.append((t, member if isinstance(member, str) else None))
-        elif kind == "phase":
-            self.phases.append((t, str(r.get("name"))))
-
-    def close(self) -> None:
-        for member, since in self.live_since.items():
-            self.live.setdefault(member, []).append((since, self.end))
-        self.live_since.clear()
-
-
-def connect_series(records: Sequence[dict[str, Any]]) -> _Series:
-    """Per-worker running-task counts, live intervals, and the markers to draw."""
-    data = _Series(layers=("running",))
-    running: dict[str, set[str]] = {}
-    total = 0
-
-    for r in records:
-        kind = r.get("kind")
-        t = r.get("t_ms", 0) / 1000.0
-        data.end = t
-        member = r.get("member")
-        delta = _TASK_EVENTS.get(str(kind))
-        if delta is not None and isinstance(member, str):
-            tasks = running.setdefault(member, set())
-            before = len(tasks)
-            if delta > 0:
-                tasks.add(str(r.get("task")))
-            else:
-                tasks.discard(str(r.get("task")))
-            if len(tasks) != before:
-                data.order.setdefault(member, None)
-                total += len(tasks) - before
-                data.point(member, t, (len(tasks),), (total,))
-            continue
-        data.common(r, t)
-        if kind in ("member_stop", "member_crash") and isinstance(member, str):
-            gone = running.get(member)
-            if gone:
-                total -= len(gone)
-                gone.clear()
-                data.point(member, t, (0,), (total,))
-        elif kind in ("config", "run_start") and isinstance(r.get("connectors"), dict):
-            if kind == "run_start" and data.configured[0]:
-                continue
-            data.configured[0].append(t)
-            data.configured[1].append(sum(int(n) for n in r["connectors"].values()))
-    data.close()
-    return data
-
-
-def streams_series(records: Sequence[dict[str, Any]]) -> _Series:
-    """Per-client active (running, restoring) and standby task counts, and the markers."""
-    data = _Series(layers=tuple(name for name, _, _ in _STREAMS_LAYERS))
-    active: dict[str, dict[str, str]] = {}  # client -> task -> running | restoring
-    standby: dict[str, set[str]] = {}
-
-    def counts(client: str) -> tuple[int, int, int]:
-        states = list(active.get(client, {}).values())
-        running = states.count("running")
-        return running, len(states) - running, len(standby.get(client, ()))
-
-    def total() -> tuple[int, ...]:
-        per = [counts(c) for c in set(active) | set(standby)]
-        return tuple(sum(c[i] for c in per) for i in range(3))
-
-    for r in records:
-        kind = r.get("kind")
-        t = r.get("t_ms", 0) / 1000.0
-        data.end = t
-        client = r.get("member")
-        data.common(r, t)
-        if not isinstance(client, str):
-            if kind == "run_start" and isinstance(r.get("tasks"), dict):
-                configured = sum(len(v) for v in r["tasks"].values() if isinstance(v, list))
-                data.configured[0].append(t)
-                data.configured[1].append(configured)
-            continue
-        before = counts(client)
-        task = str(r.get("task"))
-        if kind == "active_task_start":
-            active.setdefault(client, {})[task] = "restoring"
-        elif kind == "active_task_running":
-            active.setdefault(client, {})[task] = "running"
-        elif kind == "active_task_stopped":
-            active.get(client, {}).pop(task, None)
-        elif kind == "standby_task_start":
-            standby.setdefault(client, set()).add(task)
-        elif kind == "standby_task_stopped":
-            standby.get(client, set()).discard(task)
-        elif kind in ("member_stop", "member_crash"):
-            active.pop(client, None)
-            standby.pop(client, None)
-        else:
-            continue
-        after = counts(client)
-        if after != before:
-            data.order.setdefault(client, None)
-            data.point(client, t, after, total())
-    data.close()
-    return data
-
-
 def write_timeline_png(records: Sequence[dict[str, Any]], path: str | Path) -> None:
     """Draw the run's timeline to a PNG at ``path`` (written atomically).
 
@@ -218,35 +70,76 @@ def write_timeline_png(records: Sequence[dict[str, Any]], path: str | Path) -> N
     Raises:
         OSError: the file cannot be written (no partial file is left behind).
     """
+    from scenarios import kinds
+    from scenarios.eventlog.atomic import atomic_open
+
     kind = kinds.of_log(records)
-    data = kind.timeline_series(records)
-    fig = _figure(data, streams=kind.standby_tasks, words=kind.words)
-    _save(fig, Path(path))
+    png = timeline_png(kind.timeline_series(records), streams=kind.standby_tasks, words=kind.words)
+    with atomic_open(Path(path), "wb") as out:
+        out.write(png)
 
 
-def _figure(data: _Series, *, streams: bool, words: KindWords) -> Figure:
+class Words(Protocol):
+    """The words a timeline uses: a kind's :class:`scenarios.kinds.KindWords` or a
+    :class:`scenarios.cli.timeline_series.TimelineWords`."""
+
+    @property
+    def app(self) -> str: ...
+
+    @property
+    def member(self) -> str: ...
+
+
+def timeline_png(data: TimelineSeries, *, streams: bool, words: Words) -> bytes:
+    """The PNG :func:`write_timeline_png` writes, from a timeline already computed from a log
+    (a kind's :meth:`scenarios.kinds.GroupKind.timeline_series`); ``streams``: the kind's
+    ``standby_tasks`` (stacked running/restoring/standby layers), ``words``: the kind's
+    words. Imports nothing of ``scenarios`` beyond :mod:`scenarios.cli.timeline_series`, so
+    that the child drawing it (:mod:`scenarios.cli.plot_child`) stays light."""
+    out = io.BytesIO()
+    _figure(data, streams=streams, words=words).savefig(out, format="png")
+    return out.getvalue()
+
+
+def _figure(data: TimelineSeries, *, streams: bool, words: Words) -> Figure:
     order = list(data.order)
     n = len(order)
     end = max(data.end, 1e-3)
     levels = _phase_levels(data.phases, end)
     label_room = 0.18 * (max(levels, default=0) + 1)
-    fig = Figure(figsize=(13, 1.6 + label_room + 0.45 * max(n, 1) + 1.8), dpi=100)
+    height = 1.6 + label_room + 0.45 * max(n, 1) + 1.8
+    fig = Figure(figsize=(_WIDTH, height), dpi=100)
     FigureCanvasAgg(fig)
-    top, bottom = fig.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": [max(n, 1), 3]})
+    labels = [f"{m} ({_count_label(_final(data, m, streams), streams)})" for m in order]
+    # fixed margins in inches (no tight_layout: it draws every artist once more to measure)
+    left = _LEFT_PAD + _widest(fig, labels)
+    top_margin = _TOP_PAD + label_room
+    gap = _GAP
+    panels = height - top_margin - _BOTTOM_PAD - gap
+    top, bottom = fig.subplots(
+        2,
+        1,
+        sharex=True,
+        gridspec_kw={
+            "height_ratios": [max(n, 1), 3],
+            "left": left / _WIDTH,
+            "right": _RIGHT,
+            "top": 1 - top_margin / height,
+            "bottom": _BOTTOM_PAD / height,
+            "hspace": gap / (panels / 2),  # a fraction of the mean panel height
+        },
+    )
     colours = [c for _, c, _ in _STREAMS_LAYERS] if streams else [RUNNING]
     peak = max((sum(y) for _, ys in data.steps.values() for y in ys), default=1) or 1
-    labels = []
     for i, member in enumerate(order):
         base = n - 1 - i
         spans = [(a, max(b - a, 1e-3)) for a, b in data.live.get(member, [])]
         if spans:
             top.broken_barh(spans, (base + 0.05, 0.9), facecolors=PROCESS_UP, edgecolors="none")
         xs, ys = data.steps.get(member, ([], []))
-        final = ys[-1] if ys else (0,) * len(colours)
         if xs:
             row = _row_scale(base, peak)
             _stacked(top, [*xs, end], [*ys, ys[-1]], colours, row)
-        labels.append(f"{member} ({_count_label(final, streams)})")
     top.set_yticks([n - 1 - i + 0.5 for i in range(n)], labels)
     top.set_ylim(0, max(n, 1))
     top.set_ylabel(f"{words.member} (tasks at end)")
@@ -283,6 +176,7 @@ def _figure(data: _Series, *, streams: bool, words: KindWords) -> Figure:
     bottom.set_xlim(0, end)
     fig.suptitle(
         f"{words.app}: {_plural(len(gens), 'rebalance')}, {_plural(len(bad), 'violation')}",
+        y=1 - _TITLE_DOWN / height,
         fontsize=10,
         color=VIOLATION if bad else "black",
     )
@@ -292,12 +186,39 @@ def _figure(data: _Series, *, streams: bool, words: KindWords) -> Figure:
         title_fontsize=8,
         alignment="left",
         loc="upper left",
-        bbox_to_anchor=(0.805, 0.93),
+        bbox_to_anchor=(_RIGHT + 0.015, 1 - top_margin / height),
         fontsize=8,
         frameon=False,
     )
-    fig.tight_layout(rect=(0, 0, 0.8, 1))
     return fig
+
+
+#: The figure's width and fixed margins, in inches (the right margin, holding the legend, as
+#: a fraction of the width).
+_WIDTH = 13.0
+_RIGHT = 0.79
+_LEFT_PAD = 0.45  # y axis label, tick marks and paddings, left of the widest row label
+_TOP_PAD = 0.42  # the title, above the phase labels' rows
+_TITLE_DOWN = 0.12
+_BOTTOM_PAD = 0.6  # x tick labels and the x axis label
+_GAP = 0.2  # between the two panels
+
+
+def _final(data: TimelineSeries, member: str, streams: bool) -> tuple[int, ...]:
+    """A member's task counts at the end (zeros if it never had a task)."""
+    ys = data.steps.get(member, ([], []))[1]
+    return ys[-1] if ys else (0,) * (3 if streams else 1)
+
+
+def _widest(fig: Figure, labels: Sequence[str]) -> float:
+    """The width in inches of the widest of ``labels`` as a y tick label."""
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    prop = FontProperties(size=rcParams["ytick.labelsize"])
+    widest = max(
+        (renderer.get_text_width_height_descent(s, prop, ismath=False)[0] for s in labels),
+        default=0.0,
+    )
+    return float(widest) / fig.dpi
 
 
 def _row_scale(base: int, peak: int) -> Callable[[int], float]:
@@ -338,7 +259,7 @@ def _count_label(counts: tuple[int, ...], streams: bool) -> str:
     return f"{active}, {standby} standby"
 
 
-def _totals(ax: Axes, data: _Series, end: float, streams: bool, words: KindWords) -> None:
+def _totals(ax: Axes, data: TimelineSeries, end: float, streams: bool, words: Words) -> None:
     tx, ty = data.totals
     if tx and streams:  # active (running, then restoring) below standby, stacked
         colours = [c for _, c, _ in _STREAMS_LAYERS]
@@ -373,7 +294,7 @@ def _phase_levels(phases: Sequence[tuple[float, str]], end: float) -> list[int]:
     return levels
 
 
-def _legend_handles(streams: bool, words: KindWords) -> list[Any]:
+def _legend_handles(streams: bool, words: Words) -> list[Any]:
     tasks = (
         [Patch(facecolor=c, alpha=0.8, label=label) for _, c, label in _STREAMS_LAYERS]
         if streams
@@ -393,10 +314,3 @@ def _legend_handles(streams: bool, words: KindWords) -> list[Any]:
 
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
-
-
-def _save(fig: Figure, path: Path) -> None:
-    from scenarios.eventlog.atomic import atomic_open
-
-    with atomic_open(path, "wb") as out:
-        fig.savefig(out, format="png")

@@ -94,7 +94,7 @@ class Connect:
         return [("connector downtime, total (s)", seconds(total))]
 
     def timeline_series(self, records: Sequence[dict[str, Any]]) -> Any:
-        from scenarios.cli.plots import connect_series
+        from scenarios.cli.timeline_series import connect_series
 
         return connect_series(records)
 

@@ -91,7 +91,7 @@ class Streams:
         return []
 
     def timeline_series(self, records: Sequence[dict[str, Any]]) -> Any:
-        from scenarios.cli.plots import streams_series
+        from scenarios.cli.timeline_series import streams_series
 
         return streams_series(records)
 

@@ -12,8 +12,9 @@ from rich.console import Console
 
 from scenarios.check.log_check import check_log, check_records
 from scenarios.check.metrics import summarize
-from scenarios.cli.plots import write_timeline_png
+from scenarios.cli.plots import _figure, write_timeline_png
 from scenarios.cli.summary_view import render_summary
+from scenarios.cli.timeline_series import TimelineWords, streams_series
 from scenarios.eventlog import write_jsonl
 
 
@@ -103,3 +104,28 @@ def test_check_finds_violations_again_and_ignores_recorded_ones(tmp_path: Path) 
 
 def test_check_clean_log() -> None:
     assert check_records(two_worker_bounce().records) == []
+
+
+def test_fixed_margins_keep_long_row_labels_and_the_title_inside_the_picture() -> None:
+    # no tight_layout: the left margin comes from the widest row label, measured
+    log = Log().start({"c": 3}, ["a-client-with-a-rather-long-name-1", "I2"])
+    log.add(100, "active_task_start", member="a-client-with-a-rather-long-name-1", task="0_1")
+    log.add(200, "standby_task_start", member="I2", task="0_1")
+    log.add(300, "phase", name="first phase")
+    log.add(400, "run_end")
+    fig = _figure(
+        streams_series(log.records),
+        streams=True,
+        words=TimelineWords(app="Kafka Streams", member="client"),
+    )
+    fig.canvas.draw()  # type: ignore[attr-defined]
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    width, height = fig.bbox.width, fig.bbox.height
+    top = fig.axes[0]
+    labels = [t.get_text() for t in top.get_yticklabels()]
+    assert labels[0] == "a-client-with-a-rather-long-name-1 (1 active, 1 restoring, 0 standby)"
+    texts = [*top.get_yticklabels(), top.yaxis.label, fig.axes[1].xaxis.label]
+    texts += [t for t in fig.texts]  # the title
+    for text in texts:
+        box = text.get_window_extent(renderer)
+        assert box.x0 >= 0 and box.x1 <= width and box.y0 >= 0 and box.y1 <= height, text

@@ -92,3 +92,16 @@ def test_groupsim_run_writes_the_in_process_png_and_leaves_no_child(tmp_path: Pa
     write_timeline_png(records, tmp_path / "here.png")
     assert (out / "timeline.png").read_bytes() == (tmp_path / "here.png").read_bytes()
     assert sorted(p.name for p in out.iterdir()) == ["events.jsonl", "summary.json", "timeline.png"]
+
+
+def test_the_drawing_imports_neither_the_kinds_nor_the_event_log() -> None:
+    # what the child imports to draw (the kinds and scenarios.eventlog cost ~0.25 s CPU there)
+    code = (
+        "import sys\nimport scenarios.cli.plots\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('scenarios.kinds', "
+        "'scenarios.eventlog', 'msgspec', 'structlog'))))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "[]"
