@@ -21,12 +21,22 @@ The checkers are pure functions over the event log; the engine (``sim``) runs th
 violation sits in the log right after the record that caused it — which is why ``check`` sits
 below ``sim``. The coordinator never imports assignors (the leader member runs them, as in
 Kafka); the pure packages never import trio; only ``scenarios/analysis`` may import pyspark.
+
+No import cycles between modules (:func:`test_no_import_cycles`): the graph has one node per
+module of the four packages and an edge for every import statement that runs, absolute or
+relative, at module level or inside a function (a function-level import is how a cycle is
+usually hidden; it still ties the two modules together, so it counts). Imports under
+``if TYPE_CHECKING:`` are exempt: they never run. A module named only by a string
+(``importlib.import_module``, as the kinds registry loads a kind's package) is no edge; the
+registry's own rule (:func:`test_the_kinds_registry_is_the_bottom_layer`) covers those.
 """
 
 from __future__ import annotations
 
 import ast
+import graphlib
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -82,8 +92,8 @@ def _imports(path: Path) -> set[str]:
     return names
 
 
-def _runtime_imports(path: Path) -> set[str]:
-    """Like :func:`_imports`, without the imports under ``if TYPE_CHECKING:``."""
+def _runtime_tree(path: Path) -> ast.Module:
+    """``path`` parsed, with the bodies of ``if TYPE_CHECKING:`` emptied (they never run)."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     for node in ast.walk(tree):
         if isinstance(node, ast.If) and ast.unparse(node.test) in (
@@ -91,6 +101,12 @@ def _runtime_imports(path: Path) -> set[str]:
             "typing.TYPE_CHECKING",
         ):
             node.body = []
+    return tree
+
+
+def _runtime_imports(path: Path) -> set[str]:
+    """Like :func:`_imports`, without the imports under ``if TYPE_CHECKING:``."""
+    tree = _runtime_tree(path)
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -106,6 +122,94 @@ KINDS_CORE = ("scenarios.kinds", "scenarios.kinds.protocol")
 
 def _modules(package: str) -> list[Path]:
     return sorted((ROOT / package).rglob("*.py"))
+
+
+def _module_name(path: Path, root: Path) -> str:
+    """``scenarios/sim/engine.py`` -> ``scenarios.sim.engine``; a package's ``__init__.py`` ->
+    the package."""
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph(root: Path, packages: Iterable[str]) -> dict[str, set[str]]:
+    """Module -> the modules of ``packages`` (under ``root``) it imports at run time.
+
+    ``import a.b`` is an edge to ``a.b``; ``from a import b`` to the module ``a.b`` if there
+    is one, else to ``a``; a relative import is resolved against the importing module's
+    package first. Imports inside functions count; those under ``if TYPE_CHECKING:`` do not.
+    """
+    paths = {
+        _module_name(p, root): p for pkg in packages for p in sorted((root / pkg).rglob("*.py"))
+    }
+
+    def known(name: str) -> str | None:  # the module ``name`` names, or its nearest parent
+        while name and name not in paths:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {}
+    for module, path in paths.items():
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        targets: set[str | None] = set()
+        for node in ast.walk(_runtime_tree(path)):
+            if isinstance(node, ast.Import):
+                targets.update(known(alias.name) for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                    base = f"{up}.{base}" if base else up
+                for alias in node.names:
+                    full = f"{base}.{alias.name}"
+                    targets.add(full if full in paths else known(base))
+        graph[module] = {t for t in targets if t is not None and t != module}
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import cycles of ``graph`` (module -> modules it imports), each as ``[a, b, ..., a]``
+    where each module imports the next; empty when no strongly connected component has more
+    than one module. ``graphlib`` names one cycle at a time: one import of each cycle found is
+    set aside before looking for the next, so every such component shows in at least one
+    cycle (not every cycle through it is listed)."""
+    remaining = {module: set(imported) for module, imported in graph.items()}
+    cycles: list[list[str]] = []
+    while True:
+        try:
+            graphlib.TopologicalSorter(remaining).prepare()
+        except graphlib.CycleError as error:
+            cycle = list(reversed(error.args[1]))  # graphlib lists an importer after its import
+            cycles.append(cycle)
+            remaining[cycle[0]].discard(cycle[1])
+        else:
+            return cycles
+
+
+def test_no_import_cycles() -> None:
+    cycles = import_cycles(import_graph(ROOT, PACKAGES))
+    assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
+
+
+def test_the_cycle_rule_sees_relative_and_function_level_imports(tmp_path: Path) -> None:
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "sub" / "__init__.py").write_text("from .a import A\n")
+    (pkg / "sub" / "a.py").write_text("from . import b\nfrom ..top import T\nA = 1\n")
+    (pkg / "sub" / "b.py").write_text("def f():\n    from pkg.sub.a import A\n    return A\n")
+    (pkg / "top.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.sub import a\nT = 1\n"
+    )
+    graph = import_graph(tmp_path, ["pkg"])
+    assert graph["pkg.sub"] == {"pkg.sub.a"}
+    assert graph["pkg.sub.a"] == {"pkg.sub.b", "pkg.top"}
+    assert graph["pkg.top"] == set()  # TYPE_CHECKING only
+    assert import_cycles(graph) in (
+        [["pkg.sub.a", "pkg.sub.b", "pkg.sub.a"]],
+        [["pkg.sub.b", "pkg.sub.a", "pkg.sub.b"]],
+    )
+    (pkg / "sub" / "b.py").write_text("X = 1\n")
+    assert import_cycles(import_graph(tmp_path, ["pkg"])) == []
 
 
 @pytest.mark.parametrize("package", PACKAGES)

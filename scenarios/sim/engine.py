@@ -49,7 +49,6 @@ from scenarios.sim.events import (
     StepDue,
     TimerDue,
 )
-from scenarios.sim.heartbeat_forward import replay_holds
 from scenarios.sim.network import Network, member_name
 from scenarios.sim.quiet import QuietSkipper, QuietTail, heartbeat_timer
 
@@ -125,6 +124,8 @@ class Engine:
         seed: the run's seed; every random choice derives from it.
         log: where records go (the invariant checker is subscribed to it here).
         log_heartbeats: also log heartbeat requests and responses (default: the scenario's).
+        replay: asked once, if quiet stretches may be skipped, whether the heartbeat replay
+            holds (:func:`scenarios.sim.calibration.replay_holds`); None: never replay.
 
     Attributes:
         now_ms: the virtual time of the event being processed (virtual ms).
@@ -142,6 +143,7 @@ class Engine:
         *,
         log: EventLog | None = None,
         log_heartbeats: bool | None = None,
+        replay: Callable[[], bool] | None = None,
     ) -> None:
         loaded = kind.loaded
         scenario = loaded.scenario
@@ -179,7 +181,7 @@ class Engine:
         self._run_end = 0
         # Jitter draws from the run's generator for every message: never periodic.
         skip = self.SKIP_QUIET and not self.log_heartbeats
-        self._replay = skip and replay_holds()  # scenarios.sim.heartbeat_forward
+        self._replay = skip and replay is not None and replay()  # sim.heartbeat_forward
         self._skipper: QuietSkipper | QuietTail | None = None
         if skip:
             # a jittered run is never periodic: only its quiet tail can go (QuietTail)

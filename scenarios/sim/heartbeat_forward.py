@@ -29,7 +29,7 @@ from scenarios.sim.events import Deliver, TimerDue
 if TYPE_CHECKING:
     from scenarios.sim.engine import Engine
 
-__all__ = ["drop_stale", "forward_heartbeats", "replay_holds", "timer_entry_live"]
+__all__ = ["drop_stale", "forward_heartbeats", "timer_entry_live"]
 
 # the small queue's entries: (at_ms, seq, step, member index, correlation id), the steps of a
 # heartbeat round (the heartbeat timer fires, the Heartbeat and its answer arrive), and when
@@ -121,96 +121,6 @@ def _members(engine: Engine) -> list[_Member]:
             continue
         members.append(_Member(client, record, session, deadline))
     return members
-
-
-# A small run that takes every path the replay models (jitter draws, answers lost, a
-# partitioned member whose session runs out, a slow link) and a quiet tail.
-_CALIBRATION = """
-name = "heartbeat-replay-calibration"
-seed = 1
-settle_ms = 60000
-[cluster]
-size = 3
-[cluster.config]
-"connect.protocol" = "sessioned"
-[network]
-latency_ms = 1
-jitter_ms = 2
-[workload.generate]
-count = 2
-tasks = 2
-prefix = "c"
-[[timeline]]
-at_ms = 40000
-action = "loss"
-member = "w2"
-direction = "from_coordinator"
-probability = 0.5
-duration_ms = 20000
-[[timeline]]
-at_ms = 90000
-action = "partition"
-member = "w3"
-duration_ms = 15000
-[[timeline]]
-at_ms = 140000
-action = "latency"
-member = "w1"
-extra_ms = 300
-duration_ms = 10000
-"""
-
-_calibrated: dict[tuple[object, ...], bool] = {}
-
-
-def _modelled_code() -> tuple[object, ...]:
-    """The functions whose behaviour the replay (and QuietTail's dropped tail) stands for."""
-    from coordinator.group import GroupCoordinator
-    from scenarios.sim.network import Network
-
-    return (
-        GroupClient.fire,
-        GroupClient.handle,
-        GroupClient._send_heartbeat,
-        GroupClient._on_heartbeat_response,
-        GroupClient._arm_heartbeat,
-        GroupClient.heartbeat_request,
-        GroupCoordinator.handle,
-        GroupCoordinator.fire,
-        GroupCoordinator._heartbeat,
-        Network.arrival_ms,
-    )
-
-
-def replay_holds() -> bool:
-    """True when replaying heartbeat rounds leaves the same event log as the engine's own
-    processing of them, on a small calibration run with jitter and faults; checked once per
-    process (and again when one of the functions it stands for is replaced).
-
-    The replay models the group client's, the coordinator's and the network's heartbeat code;
-    if that code behaves otherwise (it was changed, or a bug was planted in it), the replay
-    and QuietTail's dropped tail stay off and every heartbeat goes through that code, so that
-    chaos campaigns still see what it does."""
-    key = _modelled_code()
-    holds = _calibrated.get(key)
-    if holds is None:
-        from scenarios.input.loader import loads_scenario
-        from scenarios.sim.engine import Engine
-        from scenarios.sim.runner import simulate
-
-        _calibrated[key] = True  # the calibration's own engines replay
-        loaded = loads_scenario(_CALIBRATION, "calibration.toml")
-        saved = Engine.SKIP_QUIET
-        try:
-            replayed = simulate(loaded, 1).records
-            Engine.SKIP_QUIET = False
-            holds = replayed == simulate(loaded, 1).records
-        except Exception:  # the heartbeat code fails on its own: let the runs show it
-            holds = False
-        finally:
-            Engine.SKIP_QUIET = saved
-        _calibrated[key] = holds
-    return holds
 
 
 def forward_heartbeats(engine: Engine, until: tuple[int, int]) -> int:

@@ -15,6 +15,7 @@ import msgspec
 from scenarios import kinds
 from scenarios.eventlog import EventLog
 from scenarios.input.steps import LoadedView
+from scenarios.sim.calibration import replay_holds
 from scenarios.sim.engine import Engine, RunKind
 
 __all__ = ["RunResult", "simulate", "kind_of", "RUN_BUDGET_EXCEEDED"]
@@ -84,7 +85,7 @@ def simulate(
     """
     kind = kind_of(loaded)
     log = EventLog()
-    engine = Engine(kind, seed, log=log, log_heartbeats=log_heartbeats)
+    engine = Engine(kind, seed, log=log, log_heartbeats=log_heartbeats, replay=replay_holds)
     end = engine.end_ms
     max_records = loaded.scenario.max_records
     started = time.process_time()

@@ -22,7 +22,7 @@ from scenarios.campaigns.chaos import ChaosConfig, generate, spec_to_toml
 from scenarios.input.library import streams_library_dir
 from scenarios.input.loader import loads_scenario
 from scenarios.input.streams import load_streams_scenario
-from scenarios.sim import heartbeat_forward, quiet
+from scenarios.sim import calibration, heartbeat_forward, quiet
 from scenarios.sim.engine import Engine
 from scenarios.sim.quiet import QuietSkipper, QuietTail
 from scenarios.sim.runner import simulate
@@ -234,7 +234,7 @@ def test_the_replay_stays_off_when_the_heartbeat_code_behaves_otherwise(
 ) -> None:
     # a bug planted in the code the replay stands for (here: an answer no longer pushes the
     # member's session timer back) must reach the run, not be replayed away
-    assert heartbeat_forward.replay_holds()
+    assert calibration.replay_holds()
     correct = GroupClient._on_heartbeat_response
 
     def forgets_session(self: GroupClient, response: Any, now_ms: int) -> None:
@@ -244,7 +244,7 @@ def test_the_replay_stays_off_when_the_heartbeat_code_behaves_otherwise(
         correct(self, response, now_ms)
 
     monkeypatch.setattr(GroupClient, "_on_heartbeat_response", forgets_session)
-    assert not heartbeat_forward.replay_holds()
+    assert not calibration.replay_holds()
     loaded = loads_scenario(FAULTS.format(jitter=5), "faults.toml")
     lazy, eager = _both(monkeypatch, loaded, 3, False)
     assert lazy == eager  # every heartbeat went through the (buggy) client
