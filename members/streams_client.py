@@ -62,6 +62,7 @@ from members.streams_state import (
     subscription_user_data,
     wire_task,
 )
+from protocol.consumer_codec import TopicPartition
 from protocol.effects import Effect
 from protocol.group import JoinGroupResponse
 from protocol.primitives import DecodeError
@@ -321,7 +322,9 @@ class StreamsClient(GroupClient):
         consumer, info = assignment
         self._on_assignment(consumer.partitions, info, now_ms)
 
-    def _on_assignment(self, partitions: tuple, info: object, now_ms: int) -> None:
+    def _on_assignment(
+        self, partitions: tuple[TopicPartition, ...], info: object, now_ms: int
+    ) -> None:
         """``ConsumerCoordinator.onJoinComplete`` (COOPERATIVE) +
         ``StreamsPartitionAssignor.onAssignment`` + ``TaskManager.handleAssignment``."""
         assert isinstance(info, StreamsAssignment)

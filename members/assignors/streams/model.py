@@ -188,7 +188,7 @@ class ProcessId:
         return self._hash
 
     def __lt__(self, other: ProcessId) -> bool:
-        return self.key < other.key  # type: ignore[operator]
+        return self.key < other.key
 
     def __str__(self) -> str:
         return self.label
