@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from typing import Any, TypeVar
 
+from members.config import WORKER_DEFAULTS
 from protocol.connect import (
     NO_ERROR,
     ConnectAssignment,
@@ -259,7 +260,9 @@ class IncrementalCooperativeAssignor:
 
     name = "incremental_cooperative"
 
-    def __init__(self, max_delay_ms: int = 300_000) -> None:
+    def __init__(
+        self, max_delay_ms: int = WORKER_DEFAULTS.scheduled_rebalance_max_delay_ms
+    ) -> None:
         if max_delay_ms < 0:
             raise ValueError(f"max_delay_ms must be >= 0, got {max_delay_ms}")
         self.max_delay_ms = max_delay_ms
