@@ -9,9 +9,10 @@ virtual milliseconds. The ``groupsim.*`` keys are not Kafka settings.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any, Literal, get_args
 
 import msgspec
+from msgspec import Meta
 
 from protocol.config_values import JAVA_INT_MAX, java_int_setting, string_setting
 from protocol.connect import ConfigError
@@ -19,17 +20,12 @@ from protocol.connect import ConfigError
 __all__ = ["CoordinatorConfig", "COORDINATOR_CONFIG_KEYS", "TIE_BREAKS", "ConfigError"]
 
 #: The protocol-vote tie-break rules (see :meth:`GroupCoordinator` docs, "Protocol vote").
-TIE_BREAKS = ("java", "first_listed")
+TieBreak = Literal["java", "first_listed"]
+TIE_BREAKS: tuple[str, ...] = get_args(TieBreak)
 
-#: Kafka-style key → field name. Field names are accepted as aliases by ``from_mapping``.
-COORDINATOR_CONFIG_KEYS: dict[str, str] = {
-    "group.initial.rebalance.delay.ms": "initial_rebalance_delay_ms",
-    "group.min.session.timeout.ms": "min_session_timeout_ms",
-    "group.max.session.timeout.ms": "max_session_timeout_ms",
-    "group.max.size": "max_size",
-    "groupsim.new.member.join.timeout.ms": "new_member_join_timeout_ms",
-    "groupsim.protocol.tie.break": "protocol_tie_break",
-}
+
+#: A Java ``int`` setting of at least 0.
+JavaInt = Annotated[int, Meta(ge=0, le=JAVA_INT_MAX)]
 
 
 class CoordinatorConfig(msgspec.Struct, frozen=True):
@@ -54,12 +50,27 @@ class CoordinatorConfig(msgspec.Struct, frozen=True):
             tie-break rule.
     """
 
-    initial_rebalance_delay_ms: int = 3000
-    min_session_timeout_ms: int = 6000
-    max_session_timeout_ms: int = 1_800_000
-    max_size: int = JAVA_INT_MAX
-    new_member_join_timeout_ms: int = 300_000
-    protocol_tie_break: str = "java"
+    #: ``GroupCoordinatorConfig.GROUP_INITIAL_REBALANCE_DELAY_MS_DEFAULT``: 3 seconds.
+    initial_rebalance_delay_ms: JavaInt = msgspec.field(
+        default=3000, name="group.initial.rebalance.delay.ms"
+    )
+    #: ``GroupCoordinatorConfig.GROUP_MIN_SESSION_TIMEOUT_MS_DEFAULT``: 6 seconds.
+    min_session_timeout_ms: JavaInt = msgspec.field(
+        default=6000, name="group.min.session.timeout.ms"
+    )
+    #: ``GroupCoordinatorConfig.GROUP_MAX_SESSION_TIMEOUT_MS_DEFAULT``: 30 minutes.
+    max_session_timeout_ms: JavaInt = msgspec.field(
+        default=1_800_000, name="group.max.session.timeout.ms"
+    )
+    #: ``GroupCoordinatorConfig.GROUP_MAX_SIZE_DEFAULT``: ``Integer.MAX_VALUE`` (at least 1).
+    max_size: Annotated[int, Meta(ge=1, le=JAVA_INT_MAX)] = msgspec.field(
+        default=JAVA_INT_MAX, name="group.max.size"
+    )
+    #: ``GroupMetadataManager``'s hard-coded new-member join timeout: 5 minutes (KAFKA-7610).
+    new_member_join_timeout_ms: JavaInt = msgspec.field(
+        default=300_000, name="groupsim.new.member.join.timeout.ms"
+    )
+    protocol_tie_break: TieBreak = msgspec.field(default="java", name="groupsim.protocol.tie.break")
 
     def __post_init__(self) -> None:
         _check({f: getattr(self, f) for f in self.__struct_fields__}, "coordinator", {})
@@ -94,7 +105,15 @@ class CoordinatorConfig(msgspec.Struct, frozen=True):
         default = cls()
         merged = {f: kwargs.get(f, getattr(default, f)) for f in cls.__struct_fields__}
         _check(merged, where, {field: f"{where}.{key}" for field, key in spelled.items()})
-        return cls(**kwargs)
+        kafka_names = {field: key for key, field in COORDINATOR_CONFIG_KEYS.items()}
+        return msgspec.convert({kafka_names[f]: v for f, v in kwargs.items()}, cls)
+
+
+#: Kafka-style key → field name, in field order. Field names are accepted as aliases by
+#: :meth:`CoordinatorConfig.from_mapping`.
+COORDINATOR_CONFIG_KEYS: dict[str, str] = {
+    f.encode_name: f.name for f in msgspec.structs.fields(CoordinatorConfig)
+}
 
 
 def _convert(field: str, value: Any, where: str) -> Any:

@@ -749,7 +749,9 @@ class GroupCoordinator:
             )
         return m is not None or len(self._members) < self.config.max_size
 
-    def _supports_protocols(self, protocol_type: str, protocols: tuple) -> bool:
+    def _supports_protocols(
+        self, protocol_type: str, protocols: tuple[tuple[str, bytes], ...]
+    ) -> bool:
         """``ClassicGroup#supportsProtocols``."""
         if self._state is _EMPTY:
             return bool(protocol_type) and bool(protocols)

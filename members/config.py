@@ -8,36 +8,63 @@ takes to start and stop work and how far behind the config topic a worker reads.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
+from msgspec import Meta
 
-from protocol.config_values import java_int_setting, string_setting
+from protocol.config_values import JAVA_INT_MAX, java_int_setting, string_setting
 from protocol.connect import ConfigError, ConnectorTaskId, ConnectProtocol
 
-__all__ = ["WorkerConfig", "WORKER_CONFIG_KEYS", "LOGGED_TIMING_KEYS"]
+__all__ = ["WorkerConfig", "WORKER_CONFIG_KEYS", "WORKER_DEFAULTS", "LOGGED_TIMING_KEYS"]
+
+
+#: A Java ``int`` setting of at least 0 (``ConfigDef.Range.atLeast(0)``).
+JavaInt = Annotated[int, Meta(ge=0, le=JAVA_INT_MAX)]
 
 
 class WorkerConfig(msgspec.Struct, frozen=True):
-    """One worker's settings. Build it with :meth:`from_mapping` from Kafka-named keys."""
+    """One worker's settings: field ``encode_name`` is the Kafka (or ``groupsim.*``) key and the
+    default is written here only. Build it with :meth:`from_mapping` from Kafka-named keys.
 
-    connect_protocol: ConnectProtocol = ConnectProtocol.SESSIONED
-    scheduled_rebalance_max_delay_ms: int = 300_000
-    session_timeout_ms: int = 10_000
-    heartbeat_interval_ms: int = 3_000
-    rebalance_timeout_ms: int = 60_000
-    worker_sync_timeout_ms: int = 3_000
-    worker_unsync_backoff_ms: int = 300_000
-    inter_worker_key_ttl_ms: int = 3_600_000
-    rest_advertised_port: int = 8083
-    static_connectors: tuple[str, ...] = ()
-    static_tasks: tuple[ConnectorTaskId, ...] = ()
+    Defaults: ``DistributedConfig`` (Connect) unless noted; virtual ms.
+    """
+
+    #: ``CONNECT_PROTOCOL_DEFAULT``: sessioned (KIP-507).
+    connect_protocol: ConnectProtocol = msgspec.field(
+        default=ConnectProtocol.SESSIONED, name="connect.protocol"
+    )
+    #: ``SCHEDULED_REBALANCE_MAX_DELAY_MS_DEFAULT``: 5 minutes (KIP-415).
+    scheduled_rebalance_max_delay_ms: JavaInt = msgspec.field(
+        default=300_000, name="scheduled.rebalance.max.delay.ms"
+    )
+    #: 10 seconds (Connect's own default, not the consumer's 45 s).
+    session_timeout_ms: JavaInt = msgspec.field(default=10_000, name="session.timeout.ms")
+    #: 3 seconds.
+    heartbeat_interval_ms: JavaInt = msgspec.field(default=3_000, name="heartbeat.interval.ms")
+    #: 1 minute.
+    rebalance_timeout_ms: JavaInt = msgspec.field(default=60_000, name="rebalance.timeout.ms")
+    #: 3 seconds.
+    worker_sync_timeout_ms: JavaInt = msgspec.field(default=3_000, name="worker.sync.timeout.ms")
+    #: ``WORKER_UNSYNC_BACKOFF_MS_DEFAULT``: 5 minutes.
+    worker_unsync_backoff_ms: JavaInt = msgspec.field(
+        default=300_000, name="worker.unsync.backoff.ms"
+    )
+    #: ``INTER_WORKER_KEY_TTL_MS_MS_DEFAULT``: 1 hour (KIP-507).
+    inter_worker_key_ttl_ms: JavaInt = msgspec.field(
+        default=3_600_000, name="inter.worker.key.ttl.ms"
+    )
+    #: The port of Connect's default ``listeners`` (``RestServerConfig``: ``http://:8083``).
+    rest_advertised_port: JavaInt = msgspec.field(default=8083, name="rest.advertised.port")
+    #: KIP-987 static connectors and tasks (none: a wildcard worker).
+    static_connectors: tuple[str, ...] = msgspec.field(default=(), name="static.connectors")
+    static_tasks: tuple[ConnectorTaskId, ...] = msgspec.field(default=(), name="static.tasks")
     # groupsim's herder model (not Kafka settings)
-    connector_start_ms: int = 0
-    connector_stop_ms: int = 0
-    task_start_ms: int = 0
-    task_stop_ms: int = 0
-    config_read_lag_ms: int = 0
+    connector_start_ms: JavaInt = msgspec.field(default=0, name="groupsim.connector.start.ms")
+    connector_stop_ms: JavaInt = msgspec.field(default=0, name="groupsim.connector.stop.ms")
+    task_start_ms: JavaInt = msgspec.field(default=0, name="groupsim.task.start.ms")
+    task_stop_ms: JavaInt = msgspec.field(default=0, name="groupsim.task.stop.ms")
+    config_read_lag_ms: JavaInt = msgspec.field(default=0, name="groupsim.config.read.lag.ms")
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any], where: str = "config") -> WorkerConfig:
@@ -76,23 +103,12 @@ class WorkerConfig(msgspec.Struct, frozen=True):
         return f"http://{name}:{self.rest_advertised_port}"
 
 
+#: Every default (e.g. ``WORKER_DEFAULTS.scheduled_rebalance_max_delay_ms``, 300000).
+WORKER_DEFAULTS = WorkerConfig()
+
+#: Kafka (or ``groupsim.*``) key → field name, in field order.
 WORKER_CONFIG_KEYS: dict[str, str] = {
-    "connect.protocol": "connect_protocol",
-    "scheduled.rebalance.max.delay.ms": "scheduled_rebalance_max_delay_ms",
-    "session.timeout.ms": "session_timeout_ms",
-    "heartbeat.interval.ms": "heartbeat_interval_ms",
-    "rebalance.timeout.ms": "rebalance_timeout_ms",
-    "worker.sync.timeout.ms": "worker_sync_timeout_ms",
-    "worker.unsync.backoff.ms": "worker_unsync_backoff_ms",
-    "inter.worker.key.ttl.ms": "inter_worker_key_ttl_ms",
-    "rest.advertised.port": "rest_advertised_port",
-    "static.connectors": "static_connectors",
-    "static.tasks": "static_tasks",
-    "groupsim.connector.start.ms": "connector_start_ms",
-    "groupsim.connector.stop.ms": "connector_stop_ms",
-    "groupsim.task.start.ms": "task_start_ms",
-    "groupsim.task.stop.ms": "task_stop_ms",
-    "groupsim.config.read.lag.ms": "config_read_lag_ms",
+    f.encode_name: f.name for f in msgspec.structs.fields(WorkerConfig)
 }
 
 #: The time settings a worker's ``member_start`` record carries when they are not Kafka's

@@ -74,6 +74,7 @@ from protocol.consumer_codec import (
 )
 from protocol.effects import Effect
 from protocol.group import JoinGroupResponse
+from protocol.kafka_configs import CONSUMER_DEFAULTS
 from protocol.primitives import DecodeError
 
 __all__ = [
@@ -140,17 +141,18 @@ class ConsumerClientConfig:
             default is ``[range, cooperative-sticky]``).
         group_instance_id: ``group.instance.id`` (KIP-345), or ``None`` for a dynamic member.
         client_rack: ``client.rack`` (KIP-881), or ``None``.
-        session_timeout_ms / heartbeat_interval_ms / max_poll_interval_ms: 45000 / 3000 /
-            300000 (virtual ms); the rebalance timeout is ``max.poll.interval.ms``.
+        session_timeout_ms / heartbeat_interval_ms / max_poll_interval_ms: virtual ms
+            (defaults: :class:`protocol.kafka_configs.ConsumerGroupSettings`); the rebalance
+            timeout is ``max.poll.interval.ms``.
     """
 
     topics: tuple[str, ...]
     strategies: tuple[str, ...] = ("range", COOPERATIVE_STICKY)
     group_instance_id: str | None = None
     client_rack: str | None = None
-    session_timeout_ms: int = 45_000
-    heartbeat_interval_ms: int = 3_000
-    max_poll_interval_ms: int = 300_000
+    session_timeout_ms: int = CONSUMER_DEFAULTS.session_timeout_ms
+    heartbeat_interval_ms: int = CONSUMER_DEFAULTS.heartbeat_interval_ms
+    max_poll_interval_ms: int = CONSUMER_DEFAULTS.max_poll_interval_ms
 
 
 class ConsumerClient(GroupClient):

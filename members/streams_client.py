@@ -62,8 +62,10 @@ from members.streams_state import (
     subscription_user_data,
     wire_task,
 )
+from protocol.consumer_codec import TopicPartition
 from protocol.effects import Effect
 from protocol.group import JoinGroupResponse
+from protocol.kafka_configs import STREAMS_DEFAULTS
 from protocol.primitives import DecodeError
 from protocol.streams_codec import (
     LATEST_SUPPORTED_VERSION,
@@ -96,7 +98,8 @@ class StreamsClientConfig:
             ``probing.rebalance.interval.ms``, ``rack.aware.assignment.*``); the leader uses
             its own.
         session_timeout_ms / heartbeat_interval_ms / max_poll_interval_ms: consumer configs
-            (45000 / 3000 / 300000); the rebalance timeout is ``max.poll.interval.ms``.
+            (defaults: :class:`protocol.kafka_configs.StreamsSettings`); the rebalance timeout
+            is ``max.poll.interval.ms``.
         restore_records_per_sec: groupsim's restore speed per task (records per virtual
             second) for restoring actives and updating standbys.
         latest_supported_version: ``groupsim.latest.supported.version``: the client plays a
@@ -106,16 +109,16 @@ class StreamsClientConfig:
     """
 
     process_id: str
-    num_stream_threads: int = 1
+    num_stream_threads: int = STREAMS_DEFAULTS.num_stream_threads
     client_rack: str | None = None
     client_tags: Mapping[str, str] = field(default_factory=dict)
     group_instance_id: str | None = None
     assignment: AssignmentConfigs = field(default_factory=AssignmentConfigs)
-    session_timeout_ms: int = 45_000
-    heartbeat_interval_ms: int = 3_000
-    max_poll_interval_ms: int = 300_000
-    restore_records_per_sec: int = 10_000
-    latest_supported_version: int = LATEST_SUPPORTED_VERSION
+    session_timeout_ms: int = STREAMS_DEFAULTS.session_timeout_ms
+    heartbeat_interval_ms: int = STREAMS_DEFAULTS.heartbeat_interval_ms
+    max_poll_interval_ms: int = STREAMS_DEFAULTS.max_poll_interval_ms
+    restore_records_per_sec: int = STREAMS_DEFAULTS.restore_records_per_sec
+    latest_supported_version: int = STREAMS_DEFAULTS.latest_supported_version
 
 
 class StreamsClient(GroupClient):
@@ -321,7 +324,9 @@ class StreamsClient(GroupClient):
         consumer, info = assignment
         self._on_assignment(consumer.partitions, info, now_ms)
 
-    def _on_assignment(self, partitions: tuple, info: object, now_ms: int) -> None:
+    def _on_assignment(
+        self, partitions: tuple[TopicPartition, ...], info: object, now_ms: int
+    ) -> None:
         """``ConsumerCoordinator.onJoinComplete`` (COOPERATIVE) +
         ``StreamsPartitionAssignor.onAssignment`` + ``TaskManager.handleAssignment``."""
         assert isinstance(info, StreamsAssignment)

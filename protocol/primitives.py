@@ -81,7 +81,8 @@ class DecodeError(InputError):
         """The same error with ``prefix`` put in front of its field path."""
         return DecodeError(_join_field(prefix, self.field), self.offset, self.detail)
 
-    def __reduce__(self):  # pragma: no cover - pickling support for multiprocessing
+    # pickling support for multiprocessing
+    def __reduce__(self) -> tuple[type[DecodeError], tuple[str, int, str]]:  # pragma: no cover
         return (DecodeError, (self.field, self.offset, self.detail))
 
 
@@ -102,7 +103,7 @@ class EncodeError(InputError):
         """The same error with ``prefix`` put in front of its field path."""
         return EncodeError(_join_field(prefix, self.field), self.detail)
 
-    def __reduce__(self):  # pragma: no cover
+    def __reduce__(self) -> tuple[type[EncodeError], tuple[str, str]]:  # pragma: no cover
         return (EncodeError, (self.field, self.detail))
 
 
@@ -148,15 +149,18 @@ class Reader:
 
     def int16(self, field: str) -> int:
         """Read an INT16."""
-        return _I16.unpack_from(self._data, self._need(field, 2, "INT16"))[0]
+        value: int = _I16.unpack_from(self._data, self._need(field, 2, "INT16"))[0]
+        return value
 
     def int32(self, field: str) -> int:
         """Read an INT32."""
-        return _I32.unpack_from(self._data, self._need(field, 4, "INT32"))[0]
+        value: int = _I32.unpack_from(self._data, self._need(field, 4, "INT32"))[0]
+        return value
 
     def int64(self, field: str) -> int:
         """Read an INT64."""
-        return _I64.unpack_from(self._data, self._need(field, 8, "INT64"))[0]
+        value: int = _I64.unpack_from(self._data, self._need(field, 8, "INT64"))[0]
+        return value
 
     def string(self, field: str) -> str:
         """Read a (non-nullable) STRING: INT16 length then UTF-8 bytes.
@@ -225,7 +229,7 @@ class Reader:
             DecodeError: truncated, negative count (or < -1 when nullable), count too large.
         """
         start = self._pos
-        count = _I32.unpack_from(self._data, self._need(field, 4, "ARRAY count"))[0]
+        count: int = _I32.unpack_from(self._data, self._need(field, 4, "ARRAY count"))[0]
         if count < 0:
             if nullable and count == -1:
                 return None

@@ -402,7 +402,8 @@ class _Reader(Reader):
     __slots__ = ()
 
     def int8(self, field: str) -> int:
-        return _I8.unpack_from(self._data, self._need(field, 1, "INT8"))[0]
+        value: int = _I8.unpack_from(self._data, self._need(field, 1, "INT8"))[0]
+        return value
 
     def uuid(self, field: str) -> uuid.UUID:
         pos = self._need(field, 16, "UUID")

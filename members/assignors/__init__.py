@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from members.config import WORKER_DEFAULTS
 from protocol.errors import InputError
 
 from .base import AssignmentRound, ConfigSnapshot, ConnectAssignor, LazyDecoded
@@ -60,13 +61,14 @@ class UnknownAssignorError(InputError):
         self.name = name
 
 
+_MAX_DELAY_MS = WORKER_DEFAULTS.scheduled_rebalance_max_delay_ms
 #: Assignor name → factory taking ``max_delay_ms`` (``scheduled.rebalance.max.delay.ms``).
 ASSIGNORS: dict[str, Callable[..., ConnectAssignor]] = {
     "eager": lambda *, max_delay_ms=0: EagerAssignor(),
-    "incremental_cooperative": lambda *, max_delay_ms=300_000: IncrementalCooperativeAssignor(
+    "incremental_cooperative": lambda *, max_delay_ms=_MAX_DELAY_MS: IncrementalCooperativeAssignor(
         max_delay_ms
     ),
-    "static": lambda *, max_delay_ms=300_000: StaticAssignor(max_delay_ms),
+    "static": lambda *, max_delay_ms=_MAX_DELAY_MS: StaticAssignor(max_delay_ms),
 }
 
 

@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from typing import Any, TypeVar
 
+from members.config import WORKER_DEFAULTS
 from protocol.connect import (
     NO_ERROR,
     ConnectAssignment,
@@ -205,7 +206,7 @@ def _worker_sort_key(ids: Iterable[str]) -> Callable[[str], object]:
     return java_string_key
 
 
-def _distinct(items: Sequence) -> list:
+def _distinct(items: Sequence[_T]) -> list[_T]:
     lst = list(items)
     if len(set(lst)) == len(lst):
         return lst
@@ -220,7 +221,7 @@ def _without(held: Sequence[_T], removed: Sequence[_T]) -> list[_T]:
     return [x for x in held if x not in gone]
 
 
-def _held_twice(lists: Iterable[Sequence]) -> set:
+def _held_twice(lists: Iterable[Sequence[_T]]) -> set[_T]:
     counts = Counter(x for v in lists for x in v)
     return {k for k, n in counts.items() if n > 1}
 
@@ -259,7 +260,9 @@ class IncrementalCooperativeAssignor:
 
     name = "incremental_cooperative"
 
-    def __init__(self, max_delay_ms: int = 300_000) -> None:
+    def __init__(
+        self, max_delay_ms: int = WORKER_DEFAULTS.scheduled_rebalance_max_delay_ms
+    ) -> None:
         if max_delay_ms < 0:
             raise ValueError(f"max_delay_ms must be >= 0, got {max_delay_ms}")
         self.max_delay_ms = max_delay_ms
@@ -738,7 +741,7 @@ def _add_dealt(into: set[_T], dealt: Sequence[_T], configured: set[_T]) -> None:
         into.update(dealt)
 
 
-def _lb_for(total: int, held: list[list]) -> dict[int, list]:
+def _lb_for(total: int, held: list[list[_T]]) -> dict[int, list[_T]]:
     n = len(held)
     low = total // n
     extra = total % n
@@ -747,7 +750,7 @@ def _lb_for(total: int, held: list[list]) -> dict[int, list]:
     at_extra = sizes.count(low + 1)
     if at_extra == extra and at_low + at_extra == n:
         return {}
-    out: dict[int, list] = {}
+    out: dict[int, list[_T]] = {}
     given = 0
     for i, size in enumerate(sizes):
         if size <= low:
@@ -763,7 +766,7 @@ def _lb_for(total: int, held: list[list]) -> dict[int, list]:
     return out
 
 
-def _water_fill(lists: list[list], items: list) -> None:
+def _water_fill(lists: list[list[_T]], items: list[_T]) -> None:
     """Kafka's level-by-level fill over ``lists`` already sorted by (len, id)."""
     total = len(items)
     if not total or not lists:

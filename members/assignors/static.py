@@ -52,6 +52,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
+from members.config import WORKER_DEFAULTS
 from protocol.connect import ConnectProtocol
 from protocol.connect_codec import decode_subscription
 
@@ -198,7 +199,9 @@ class StaticAssignor:
 
     name = "static"
 
-    def __init__(self, max_delay_ms: int = 300_000) -> None:
+    def __init__(
+        self, max_delay_ms: int = WORKER_DEFAULTS.scheduled_rebalance_max_delay_ms
+    ) -> None:
         self.wildcard = IncrementalCooperativeAssignor(max_delay_ms)
         self.max_delay_ms = max_delay_ms
         self.static_workers: list[str] = []

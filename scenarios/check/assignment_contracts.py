@@ -48,6 +48,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from protocol.kafka_configs import STREAMS_DEFAULTS
 from scenarios.check.log_rules import Record, Violation, violation
 
 __all__ = [
@@ -86,10 +87,13 @@ def contract_of(r: Record) -> dict[str, Any] | None:
     if not isinstance(inputs, Mapping) or not isinstance(warmups, Mapping):
         return None
     config: Mapping[str, Any] = inputs.get("config") or {}
+    d = STREAMS_DEFAULTS
     out: dict[str, Any] = {
-        "max_warmup_replicas": config.get("max.warmup.replicas", 2),
-        "num_standby_replicas": config.get("num.standby.replicas", 0),
-        "rack_aware_assignment_strategy": config.get("rack.aware.assignment.strategy", "none"),
+        "max_warmup_replicas": config.get("max.warmup.replicas", d.max_warmup_replicas),
+        "num_standby_replicas": config.get("num.standby.replicas", d.num_standby_replicas),
+        "rack_aware_assignment_strategy": config.get(
+            "rack.aware.assignment.strategy", d.rack_aware_assignment_strategy
+        ),
         "kafka_warmups": warmups,
     }
     keys = list(config.get("rack.aware.assignment.tags") or ())

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from coordinator.config import CoordinatorConfig
 from members.assignors.incremental_cooperative import exponential_backoff
 from members.config import WORKER_CONFIG_KEYS, WorkerConfig
 
@@ -73,7 +74,7 @@ def liveness_bound_ms(
 NETWORK_ALLOWANCE_MS = 100
 #: ``group.initial.rebalance.delay.ms`` (the coordinator's; not in the event log): Kafka's
 #: default, which chaos uses.
-INITIAL_REBALANCE_DELAY_MS = 3_000
+INITIAL_REBALANCE_DELAY_MS = CoordinatorConfig().initial_rebalance_delay_ms
 
 
 def bound_from_log(records: Sequence[dict[str, Any]]) -> int:

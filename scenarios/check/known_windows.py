@@ -59,6 +59,7 @@ from members.config import WORKER_CONFIG_KEYS, WorkerConfig
 from members.group_client import JOIN_GROUP_TIMEOUT_LAPSE_MS
 from members.streams_client import REQUEST_TIMEOUT_MS as STREAMS_REQUEST_TIMEOUT
 from members.worker import REQUEST_TIMEOUT_MS
+from protocol.kafka_configs import STREAMS_DEFAULTS, StreamsSettings, setting_names
 
 __all__ = ["KnownIssueWindows", "NETWORK_ALLOWANCE_MS"]
 
@@ -69,9 +70,8 @@ _DEFAULT = WorkerConfig()
 #: Kafka Streams' consumer defaults (``StreamsConfig``/``ConsumerConfig``) for a client whose
 #: ``member_start`` config leaves them out.
 _STREAMS_DEFAULTS = {
-    "session.timeout.ms": 45_000,
-    "heartbeat.interval.ms": 3_000,
-    "max.poll.interval.ms": 300_000,
+    key: getattr(STREAMS_DEFAULTS, setting_names(StreamsSettings)[key])
+    for key in ("session.timeout.ms", "heartbeat.interval.ms", "max.poll.interval.ms")
 }
 #: Kafka Streams' consumer ``request.timeout.ms`` (``members.streams_client``).
 STREAMS_REQUEST_TIMEOUT_MS = STREAMS_REQUEST_TIMEOUT

@@ -53,6 +53,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from members.config import WORKER_DEFAULTS
+
 __all__ = ["UNEXPLAINED_REMOVAL", "SLACK_MS", "check_unexplained_removal"]
 
 UNEXPLAINED_REMOVAL = "unexplained_removal"
@@ -63,7 +65,7 @@ SLACK_MS = 3_000
 
 _EVICTIONS = ("session_timeout", "not_rejoined", "sync_timeout")
 #: Connect's ``heartbeat.interval.ms`` default (a worker's ``member_start`` logs another one)
-_HEARTBEAT_INTERVAL_MS = 3_000
+_HEARTBEAT_INTERVAL_MS = WORKER_DEFAULTS.heartbeat_interval_ms
 _GONE = ("member_stop", "member_crash", "member_fatal")
 _JOINING = ("member_start", "join_group_request", "sync_group_request")
 _OPEN = 1 << 62  # a partition with no duration: until its heal

@@ -18,6 +18,7 @@ from typing import Annotated
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
+from members.config import WORKER_DEFAULTS
 from scenarios.input.schema import INT64_MAX, INT_MAX
 
 __all__ = [
@@ -49,7 +50,8 @@ class ConnectAssignConfig(_Input, kw_only=True, frozen=True):
     """``config``: the worker setting the incremental cooperative assignors read."""
 
     scheduled_rebalance_max_delay_ms: Int32 = msgspec.field(
-        default=300_000, name="scheduled.rebalance.max.delay.ms"
+        default=WORKER_DEFAULTS.scheduled_rebalance_max_delay_ms,
+        name="scheduled.rebalance.max.delay.ms",
     )
 
 

@@ -20,6 +20,7 @@ from msgspec import Meta
 
 from coordinator.config import CoordinatorConfig
 from members.consumer import ConsumerClientConfig, rebalance_protocol
+from protocol.kafka_configs import ConsumerGroupSettings, first_bad_setting, setting_names
 from scenarios.input import schema
 from scenarios.input.errors import (
     ScenarioError,
@@ -144,11 +145,8 @@ def _strategies(value: Any) -> tuple[str, ...]:
     raise ValueError("partition.assignment.strategy must be a list of names or a string")
 
 
-_INT_KEYS = {
-    "session.timeout.ms": "session_timeout_ms",
-    "heartbeat.interval.ms": "heartbeat_interval_ms",
-    "max.poll.interval.ms": "max_poll_interval_ms",
-}
+#: Kafka name → field of :class:`ConsumerGroupSettings`, which owns their bounds and defaults.
+_SETTINGS = setting_names(ConsumerGroupSettings)
 
 
 def consumer_config(raw: dict[str, Any], topics: tuple[str, ...]) -> ConsumerClientConfig:
@@ -159,20 +157,21 @@ def consumer_config(raw: dict[str, Any], topics: tuple[str, ...]) -> ConsumerCli
             ``partition.assignment.strategy`` (the message names the key).
     """
     kwargs: dict[str, Any] = {"topics": topics}
+    settings: dict[str, Any] = {}
     for key, value in raw.items():
         if key == "partition.assignment.strategy":
             kwargs["strategies"] = _strategies(value)
             rebalance_protocol(kwargs["strategies"])
-        elif key in ("group.instance.id", "client.rack"):
-            if not isinstance(value, str) or not value:
-                raise ValueError(f"{key} must be a non-empty string")
-            kwargs[key.replace(".", "_")] = value
-        elif key in _INT_KEYS:
-            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise ValueError(f"{key} must be a positive integer (virtual ms)")
-            kwargs[_INT_KEYS[key]] = value
-        else:
+        elif key not in _SETTINGS:
             raise ValueError(f"unknown consumer config key {key!r}")
+        elif bad := first_bad_setting(ConsumerGroupSettings, {key: value}):
+            if isinstance(bad[2], msgspec.inspect.UnionType):  # client.rack, group.instance.id
+                raise ValueError(f"{key} must be a non-empty string")
+            raise ValueError(f"{key} must be a positive integer (virtual ms)")
+        else:
+            settings[key] = value
+    decoded = msgspec.convert(settings, ConsumerGroupSettings)
+    kwargs.update({field: getattr(decoded, field) for field in _SETTINGS.values()})
     return ConsumerClientConfig(**kwargs)
 
 

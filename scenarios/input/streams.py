@@ -13,6 +13,7 @@ loading a file of either kind: :mod:`scenarios.input.library`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -30,6 +31,12 @@ from members.assignors.streams import (
 from members.assignors.streams.model import STRATEGIES
 from members.streams_client import StreamsClientConfig
 from members.streams_state import StreamsTopology, Subtopology, process_uuid
+from protocol.kafka_configs import (
+    MIN_EMULATED_VERSION,
+    STREAMS_DEFAULTS,
+    StreamsSettings,
+    first_bad_setting,
+)
 from protocol.streams_codec import LATEST_SUPPORTED_VERSION
 from scenarios.input import schema
 from scenarios.input.errors import (
@@ -64,28 +71,26 @@ ClientName = Annotated[str, Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")]
 PosInt = Annotated[int, Meta(ge=1, le=2**31 - 1)]
 
 #: Settings of ``[config]`` / ``clients[i].config`` with their Kafka defaults (besides these,
-#: ``client.tag.<key>`` = string).
+#: ``client.tag.<key>`` = string): :class:`protocol.kafka_configs.StreamsSettings`, which owns
+#: names, bounds and defaults.
 STREAMS_CONFIG_KEYS: dict[str, Any] = {
-    "num.stream.threads": 1,
-    "acceptable.recovery.lag": 10_000,
-    "max.warmup.replicas": 2,
-    "num.standby.replicas": 0,
-    "probing.rebalance.interval.ms": 600_000,
-    "rack.aware.assignment.strategy": "none",
-    "rack.aware.assignment.tags": [],
-    "rack.aware.assignment.traffic_cost": None,
-    "rack.aware.assignment.non_overlap_cost": None,
-    "client.rack": None,
-    "group.instance.id": None,
-    "session.timeout.ms": 45_000,
-    "heartbeat.interval.ms": 3_000,
-    "max.poll.interval.ms": 300_000,
-    "groupsim.restore.records.per.sec": 10_000,
-    "groupsim.latest.supported.version": 11,
+    f.encode_name: getattr(STREAMS_DEFAULTS, f.name)
+    for f in msgspec.structs.fields(StreamsSettings)
 }
-#: ``groupsim.latest.supported.version`` range: HATA (KIP-441) and offset-sum subscriptions
-#: start at v7; 11 is this release's ``LATEST_SUPPORTED_VERSION``.
-MIN_EMULATED_VERSION = 7
+#: The order the settings are checked in (the first bad one is reported).
+_CHECK_ORDER = (
+    "num.stream.threads",
+    "acceptable.recovery.lag",
+    "max.warmup.replicas",
+    "num.standby.replicas",
+    "probing.rebalance.interval.ms",
+    "rack.aware.assignment.strategy",
+    "rack.aware.assignment.tags",
+    "rack.aware.assignment.traffic_cost",
+    "rack.aware.assignment.non_overlap_cost",
+    "client.rack",
+    "group.instance.id",
+)
 _TAG_PREFIX = "client.tag."
 
 
@@ -328,83 +333,67 @@ def _client_config(
         validate_client_tags(tags)
     except StreamsAssignmentError as exc:
         raise _fail(file, path + ".config", str(exc)) from None
-
-    def get(key: str) -> Any:
-        return values.get(key, STREAMS_CONFIG_KEYS[key])
+    tags_keys = {k for k in values if k.startswith(_TAG_PREFIX)}
 
     def at(key: str) -> str:
         return where.get(key, path + ".config." + key)
 
-    threads = _int(file, at("num.stream.threads"), get("num.stream.threads"), 1, 2**31 - 1)
-    lag = _int(file, at("acceptable.recovery.lag"), get("acceptable.recovery.lag"), 0)
-    warmups = _int(file, at("max.warmup.replicas"), get("max.warmup.replicas"), 1, 2**31 - 1)
-    standbys = _int(file, at("num.standby.replicas"), get("num.standby.replicas"), 0, 2**31 - 1)
-    probing = _int(
-        file, at("probing.rebalance.interval.ms"), get("probing.rebalance.interval.ms"), 60_000
-    )
-    strategy = get("rack.aware.assignment.strategy")
-    if strategy not in STRATEGIES:
-        raise _fail(
-            file,
-            at("rack.aware.assignment.strategy"),
-            f"expected one of {', '.join(STRATEGIES)}, got {strategy!r}",
-        )
-    rack_tags = get("rack.aware.assignment.tags")
-    if not isinstance(rack_tags, list) or not all(isinstance(t, str) for t in rack_tags):
-        raise _fail(file, at("rack.aware.assignment.tags"), "expected a list of tag keys")
-    if len(rack_tags) > 5:
+    settings = _streams_settings(file, {k: v for k, v in values.items() if k not in tags_keys}, at)
+    if len(settings.rack_aware_assignment_tags) > 5:
         raise _fail(file, at("rack.aware.assignment.tags"), "at most 5 tags are allowed")
-    costs: dict[str, int | None] = {}
-    for key in ("rack.aware.assignment.traffic_cost", "rack.aware.assignment.non_overlap_cost"):
-        value = get(key)
-        costs[key] = None if value is None else _int(file, at(key), value, 0, 2**31 - 1)
-    rack = get("client.rack")
-    if rack is not None and (not isinstance(rack, str) or not rack):
-        raise _fail(file, at("client.rack"), "expected a non-empty string")
-    instance = get("group.instance.id")
-    if instance is not None and (not isinstance(instance, str) or not instance):
-        raise _fail(file, at("group.instance.id"), "expected a non-empty string")
-    session = _int(file, at("session.timeout.ms"), get("session.timeout.ms"), 1, 2**31 - 1)
-    heartbeat = _int(file, at("heartbeat.interval.ms"), get("heartbeat.interval.ms"), 1, 2**31 - 1)
-    if heartbeat >= session:
+    if settings.heartbeat_interval_ms >= settings.session_timeout_ms:
         raise _fail(file, at("heartbeat.interval.ms"), "must be lower than session.timeout.ms")
-    poll = _int(file, at("max.poll.interval.ms"), get("max.poll.interval.ms"), 1, 2**31 - 1)
-    restore = _int(
-        file,
-        at("groupsim.restore.records.per.sec"),
-        get("groupsim.restore.records.per.sec"),
-        0,
-    )
-    latest_version = _int(
-        file,
-        at("groupsim.latest.supported.version"),
-        get("groupsim.latest.supported.version"),
-        MIN_EMULATED_VERSION,
-        LATEST_SUPPORTED_VERSION,
-    )
     assignment = AssignmentConfigs(
-        acceptable_recovery_lag=lag,
-        max_warmup_replicas=warmups,
-        num_standby_replicas=standbys,
-        probing_rebalance_interval_ms=probing,
-        rack_aware_assignment_strategy=strategy,
-        rack_aware_assignment_tags=tuple(rack_tags),
-        traffic_cost=costs["rack.aware.assignment.traffic_cost"],
-        non_overlap_cost=costs["rack.aware.assignment.non_overlap_cost"],
+        acceptable_recovery_lag=settings.acceptable_recovery_lag,
+        max_warmup_replicas=settings.max_warmup_replicas,
+        num_standby_replicas=settings.num_standby_replicas,
+        probing_rebalance_interval_ms=settings.probing_rebalance_interval_ms,
+        rack_aware_assignment_strategy=settings.rack_aware_assignment_strategy,
+        rack_aware_assignment_tags=tuple(settings.rack_aware_assignment_tags),
+        traffic_cost=settings.traffic_cost,
+        non_overlap_cost=settings.non_overlap_cost,
     )
     return StreamsClientConfig(
         process_id=process_id,
-        num_stream_threads=threads,
-        client_rack=rack,
+        num_stream_threads=settings.num_stream_threads,
+        client_rack=settings.client_rack,
         client_tags=tags,
-        group_instance_id=instance,
+        group_instance_id=settings.group_instance_id,
         assignment=assignment,
-        session_timeout_ms=session,
-        heartbeat_interval_ms=heartbeat,
-        max_poll_interval_ms=poll,
-        restore_records_per_sec=restore,
-        latest_supported_version=latest_version,
+        session_timeout_ms=settings.session_timeout_ms,
+        heartbeat_interval_ms=settings.heartbeat_interval_ms,
+        max_poll_interval_ms=settings.max_poll_interval_ms,
+        restore_records_per_sec=settings.restore_records_per_sec,
+        latest_supported_version=settings.latest_supported_version,
     )
+
+
+def _streams_settings(
+    file: str, values: dict[str, Any], at: Callable[[str], str]
+) -> StreamsSettings:
+    """Decode the Kafka-named settings through :class:`StreamsSettings`; a bad value is
+    reported on the first bad key (in :data:`_CHECK_ORDER`), worded as the loader always has."""
+    try:
+        return msgspec.convert(values, StreamsSettings)
+    except msgspec.ValidationError:
+        bad = first_bad_setting(StreamsSettings, values, _CHECK_ORDER)
+        assert bad is not None, values
+        key, value, typ = bad
+        raise _fail(file, at(key), _problem(value, typ)) from None
+
+
+def _problem(value: Any, typ: msgspec.inspect.Type) -> str:
+    options = typ.types if isinstance(typ, msgspec.inspect.UnionType) else (typ,)
+    for option in options:
+        if isinstance(option, msgspec.inspect.IntType):
+            if isinstance(value, bool) or not isinstance(value, int):
+                return f"expected an integer, got {type(value).__name__}"
+            return f"must be between {option.ge} and {option.le}, got {value}"
+        if isinstance(option, msgspec.inspect.ListType):
+            return "expected a list of tag keys"
+        if isinstance(option, msgspec.inspect.LiteralType):
+            return f"expected one of {', '.join(STRATEGIES)}, got {value!r}"
+    return "expected a non-empty string"
 
 
 def _build(file: str, source: Path, sc: StreamsScenario) -> LoadedStreamsScenario:

@@ -7,6 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from members.config import WORKER_DEFAULTS
+
 __all__ = ["Generator", "GENERATORS"]
 
 
@@ -86,10 +88,10 @@ def _worker_departure(p: dict[str, Any]) -> dict[str, Any]:
 _COMMON_PARAMS: dict[str, Any] = {
     "workers": 5,
     "protocol": "sessioned",
-    "delay_ms": 300_000,
+    "delay_ms": WORKER_DEFAULTS.scheduled_rebalance_max_delay_ms,
     "connectors": None,
     "tasks": 8,
-    "session_timeout_ms": 10_000,
+    "session_timeout_ms": WORKER_DEFAULTS.session_timeout_ms,
     "task_start_ms": 200,
     "task_stop_ms": 100,
     "latency_ms": 1,

@@ -43,6 +43,7 @@ from typing import Any
 
 from members.assignors import create_assignor
 from members.assignors.base import ConfigSnapshot, ConnectAssignor
+from members.config import WORKER_DEFAULTS
 from protocol.connect import ConnectProtocol
 from protocol.connect_codec import assignment_to_json, decode_assignment, decode_subscription
 from scenarios.serve import wire
@@ -70,7 +71,7 @@ _ASSIGNOR_BY_PROTOCOL = {
     ConnectProtocol.SESSIONED: "incremental_cooperative",
 }
 #: Kafka's ``scheduled.rebalance.max.delay.ms`` default (``DistributedConfig``), ms.
-DEFAULT_MAX_DELAY_MS = 300_000
+DEFAULT_MAX_DELAY_MS = WORKER_DEFAULTS.scheduled_rebalance_max_delay_ms
 
 
 @dataclass(frozen=True, slots=True)

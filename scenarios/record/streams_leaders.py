@@ -40,6 +40,7 @@ from members.streams_state import (
     encode_consumer_subscription,
     read_assignment,
 )
+from protocol.kafka_configs import STREAMS_DEFAULTS
 from protocol.streams_codec import NO_NEXT_REBALANCE, TopicPartition, decode_subscription
 
 from .exchanges import TraceError
@@ -77,11 +78,16 @@ def read_app(path: Path) -> StreamsApp:
             for s in data["subtopologies"]
         }
         tags = str(data.get("rack.aware.assignment.tags", ""))
+        d = STREAMS_DEFAULTS
         configs = AssignmentConfigs(
-            acceptable_recovery_lag=int(data.get("acceptable.recovery.lag", 10_000)),
-            max_warmup_replicas=int(data.get("max.warmup.replicas", 2)),
-            num_standby_replicas=int(data.get("num.standby.replicas", 0)),
-            probing_rebalance_interval_ms=int(data.get("probing.rebalance.interval.ms", 600_000)),
+            acceptable_recovery_lag=int(
+                data.get("acceptable.recovery.lag", d.acceptable_recovery_lag)
+            ),
+            max_warmup_replicas=int(data.get("max.warmup.replicas", d.max_warmup_replicas)),
+            num_standby_replicas=int(data.get("num.standby.replicas", d.num_standby_replicas)),
+            probing_rebalance_interval_ms=int(
+                data.get("probing.rebalance.interval.ms", d.probing_rebalance_interval_ms)
+            ),
             rack_aware_assignment_tags=tuple(t for t in tags.split(",") if t),
         )
     except OSError as exc:

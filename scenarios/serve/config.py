@@ -132,7 +132,7 @@ class ServeOptions(msgspec.Struct, frozen=True, kw_only=True):
     name: str = "serve"
     log_heartbeats: bool = False
     fetch_wait_cap_ms: int = 1000
-    connections_max_idle_ms: int = 600_000
+    connections_max_idle_ms: int = BrokerSettings().connections_max_idle_ms
 
 
 def load_serve_scenario(path: str | Path) -> ServeScenario:

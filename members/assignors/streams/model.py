@@ -20,10 +20,11 @@ import re
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NamedTuple, get_args
 
 from protocol.errors import InputError
 from protocol.java import java_string_key, spread, string_hash, uuid_hash
+from protocol.kafka_configs import STREAMS_DEFAULTS, RackAwareStrategy
 
 __all__ = [
     "LATEST_OFFSET",
@@ -52,7 +53,7 @@ JAVA_LONG_MAX = 2**63 - 1
 JAVA_INT_MAX = 2**31 - 1
 
 #: ``rack.aware.assignment.strategy`` values (``StreamsConfig.RACK_AWARE_ASSIGNMENT_STRATEGY_*``).
-STRATEGIES = ("none", "min_traffic", "balance_subtopology")
+STRATEGIES: tuple[str, ...] = get_args(RackAwareStrategy)
 #: ``StreamsConfig.validateRackAwarenessConfiguration`` limits.
 MAX_CLIENT_TAGS = 5
 MAX_TAG_KEY_LENGTH = 20
@@ -188,7 +189,7 @@ class ProcessId:
         return self._hash
 
     def __lt__(self, other: ProcessId) -> bool:
-        return self.key < other.key  # type: ignore[operator]
+        return self.key < other.key
 
     def __str__(self) -> str:
         return self.label
@@ -365,11 +366,11 @@ class AssignmentConfigs:
     assignor's default (HighAvailabilityTaskAssignor: 10 and 1).
     """
 
-    acceptable_recovery_lag: int = 10_000
-    max_warmup_replicas: int = 2
-    num_standby_replicas: int = 0
-    probing_rebalance_interval_ms: int = 600_000
-    rack_aware_assignment_strategy: str = "none"
+    acceptable_recovery_lag: int = STREAMS_DEFAULTS.acceptable_recovery_lag
+    max_warmup_replicas: int = STREAMS_DEFAULTS.max_warmup_replicas
+    num_standby_replicas: int = STREAMS_DEFAULTS.num_standby_replicas
+    probing_rebalance_interval_ms: int = STREAMS_DEFAULTS.probing_rebalance_interval_ms
+    rack_aware_assignment_strategy: str = STREAMS_DEFAULTS.rack_aware_assignment_strategy
     rack_aware_assignment_tags: tuple[str, ...] = ()
     traffic_cost: int | None = None
     non_overlap_cost: int | None = None

@@ -78,7 +78,7 @@ class _LagTable:
         shape = (len(stateful), len(self.order))
         self.lags = np.array(columns, dtype=np.int64).T.reshape(shape)
         # first column of the row minimum = lowest lag, then lowest ProcessId
-        self.first = self.lags.argmin(axis=1).tolist() if self.lags.size else []
+        self.first: list[int] = self.lags.argmin(axis=1).tolist() if self.lags.size else []
 
 
 class _CaughtUp(Mapping[TaskId, set[ProcessId]]):
