@@ -215,11 +215,13 @@ class ConsumerClient(GroupClient):
     def start(self, now_ms: int) -> list[Effect]:
         """``KafkaConsumer.subscribe`` + first ``poll``: log the settings, join."""
         c = self.config
-        summary: dict[str, object] = {"partition.assignment.strategy": list(c.strategies)}
-        if c.group_instance_id is not None:
-            summary["group.instance.id"] = c.group_instance_id
+        # keys in the order of the log's MemberConfig record, so a log re-encodes byte for byte
+        summary: dict[str, object] = {}
         if c.client_rack is not None:
             summary["client.rack"] = c.client_rack
+        if c.group_instance_id is not None:
+            summary["group.instance.id"] = c.group_instance_id
+        summary["partition.assignment.strategy"] = list(c.strategies)
         self._log("member_start", config=summary)
         return super().start(now_ms)
 

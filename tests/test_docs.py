@@ -193,7 +193,12 @@ def test_the_slugs_follow_github() -> None:
 
 @pytest.mark.parametrize(
     ("page", "folder"),
-    [("library.md", ""), ("streams.md", "streams"), ("sweeps.md", "sweeps")],
+    [
+        ("library.md", ""),
+        ("streams.md", "streams"),
+        ("sweeps.md", "sweeps"),
+        ("consumer.md", "consumer"),
+    ],
 )
 def test_the_docs_name_every_built_in_scenario_and_sweep(page: str, folder: str) -> None:
     """library.md names every file of scenarios/library/; streams.md's and sweeps.md's tables

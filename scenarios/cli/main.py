@@ -212,13 +212,13 @@ def list_scenarios() -> None:
     from rich.table import Table
 
     from scenarios.cli.tables import print_table
-    from scenarios.input.library import library_names, load_any
+    from scenarios.input.library import KINDS, library_names, load_any
 
     table = Table(show_header=True, header_style="bold")
     table.add_column("name")
     table.add_column("kind")
     table.add_column("description")
-    for kind in ("connect", "streams"):
+    for kind in KINDS:
         for name in library_names(kind):
             label = name + (" (default)" if name == FLAGSHIP else "")
             table.add_row(label, kind, load_any(name).scenario.description)

@@ -77,11 +77,17 @@ class ConsumerEntry(_Base, frozen=True):
 
 
 class ConsumerExpect(_Base, frozen=True):
-    """``[expect]``: ``no_violations`` (default true) and the rebalance protocol the group ends
-    on (``final_protocol``, an assignor name), if given."""
+    """``[expect]``: ``no_violations`` (default true); and, when given, the protocol the group
+    ends on (``final_protocol``, an assignor name), bounds on the number of generations that
+    handed out assignments (``min_rebalances`` / ``max_rebalances``), and the consumers that die
+    of a fatal JoinGroup/SyncGroup error, in order of death (``fatal_members``, e.g. KIP-429's
+    one-bounce upgrade: ``INCONSISTENT_GROUP_PROTOCOL``)."""
 
     no_violations: bool = True
     final_protocol: str | None = None
+    min_rebalances: NonNegInt | None = None
+    max_rebalances: NonNegInt | None = None
+    fatal_members: list[WorkerName] | None = None
 
 
 class ConsumerScenario(_Base, frozen=True):

@@ -3,7 +3,8 @@
 A scenario file is a Kafka Connect scenario unless its top-level ``kind`` says ``"streams"``
 or ``"consumer"`` (:mod:`scenarios.input.consumer`; ``kind = "connect"`` may be written
 too). Library scenarios live in ``scenarios/library/`` (Connect) and
-``scenarios/library/streams/`` (Kafka Streams) and are found by name.
+``scenarios/library/streams/`` (Kafka Streams) and ``scenarios/library/consumer/`` (plain
+consumer groups) and are found by name.
 """
 
 from __future__ import annotations
@@ -20,15 +21,17 @@ __all__ = [
     "KINDS",
     "library_dir",
     "streams_library_dir",
+    "consumer_library_dir",
     "library_names",
     "resolve_scenario",
     "load_any",
     "loads_any",
 ]
 
+Kind = Literal["connect", "streams", "consumer"]
+
 #: The kinds of scenario file (the top-level ``kind`` key; ``connect`` when absent).
-KINDS = ("connect", "streams")
-Kind = Literal["connect", "streams"]
+KINDS: tuple[Kind, ...] = ("connect", "streams", "consumer")
 
 
 def library_dir() -> Path:
@@ -41,9 +44,22 @@ def streams_library_dir() -> Path:
     return library_dir() / "streams"
 
 
+def consumer_library_dir() -> Path:
+    """The built-in plain consumer-group scenarios, ``scenarios/library/consumer/``."""
+    return library_dir() / "consumer"
+
+
+def _dirs() -> dict[str, Path]:
+    return {
+        "connect": library_dir(),
+        "streams": streams_library_dir(),
+        "consumer": consumer_library_dir(),
+    }
+
+
 def library_names(kind: Kind | None = None) -> list[str]:
-    """Names (file stems) of the library scenarios of ``kind`` (default: both), sorted."""
-    dirs = {"connect": library_dir(), "streams": streams_library_dir()}
+    """Names (file stems) of the library scenarios of ``kind`` (default: every kind), sorted."""
+    dirs = _dirs()
     names: list[str] = []
     for k in (kind,) if kind else KINDS:
         names += [p.stem for p in dirs[k].glob("*.toml")]
@@ -64,17 +80,13 @@ def resolve_scenario(name_or_path: str | Path) -> Path:
         return path
     if path.parent == Path(".") and text:
         stem = text[: -len(".toml")] if text.endswith(".toml") else text
-        for directory in (library_dir(), streams_library_dir()):
+        for directory in _dirs().values():
             candidate = directory / f"{stem}.toml"
             if candidate.is_file():
                 return candidate
-    connect = ", ".join(library_names("connect")) or "none"
-    streams = ", ".join(library_names("streams")) or "none"
-    raise ScenarioError(
-        text,
-        None,
-        f"no such file and no such library scenario (Connect: {connect}; Streams: {streams})",
-    )
+    labels = {"connect": "Connect", "streams": "Streams", "consumer": "consumer"}
+    listed = "; ".join(f"{labels[k]}: {', '.join(library_names(k)) or 'none'}" for k in KINDS)
+    raise ScenarioError(text, None, f"no such file and no such library scenario ({listed})")
 
 
 def load_any(

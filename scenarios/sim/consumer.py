@@ -28,9 +28,10 @@ def summarize_consumers(records: list[dict[str, Any]]) -> dict[str, Any]:
     Returns:
         ``{"consumer": {"generations": n, "final_protocol": name or None,
         "final_rebalance_protocol": "EAGER"/"COOPERATIVE" or None, "owned": {consumer:
-        [partition, ...]}, "violations": n}}``.
+        [partition, ...]}, "fatal": [consumer, ...] (in order of death), "violations": n}}``.
     """
     owned: dict[str, list[str]] = {}
+    fatal: list[str] = []
     protocol = rebalance = None
     generations: set[int] = set()
     violations = 0
@@ -42,6 +43,8 @@ def summarize_consumers(records: list[dict[str, Any]]) -> dict[str, Any]:
             generations.add(int(r["generation"]))
         elif kind in ("member_stop", "member_crash", "member_fatal"):
             owned.pop(str(r.get("member")), None)
+            if kind == "member_fatal":
+                fatal.append(str(r.get("member")))
         elif kind in ("partitions_revoked", "partitions_lost"):
             gone = set(r["partitions"])
             mine = owned.get(str(r.get("member")), [])
@@ -54,6 +57,7 @@ def summarize_consumers(records: list[dict[str, Any]]) -> dict[str, Any]:
             "final_protocol": protocol,
             "final_rebalance_protocol": rebalance,
             "owned": dict(sorted(owned.items())),
+            "fatal": fatal,
             "violations": violations,
         }
     }
@@ -130,6 +134,13 @@ class ConsumerKind:
             out.append(
                 f"final_protocol: expected {expect.final_protocol}, got {s['final_protocol']}"
             )
+        generations = s["generations"]
+        if expect.min_rebalances is not None and generations < expect.min_rebalances:
+            out.append(f"min_rebalances: expected >= {expect.min_rebalances}, got {generations}")
+        if expect.max_rebalances is not None and generations > expect.max_rebalances:
+            out.append(f"max_rebalances: expected <= {expect.max_rebalances}, got {generations}")
+        if expect.fatal_members is not None and s["fatal"] != expect.fatal_members:
+            out.append(f"fatal_members: expected {expect.fatal_members}, got {s['fatal']}")
         return out
 
     def apply_step(self, engine: Engine, planned: Planned) -> None:
