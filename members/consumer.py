@@ -24,13 +24,20 @@ group protocol):
     partition is lost, not revoked;
   - **close** — revoke everything (``onLeavePrepare``) and send LeaveGroup, unless the member
     is static (KIP-345 ``group.instance.id``): static members leave by session timeout;
+  - **a stalled poll loop** (KIP-62, a ``slow`` fault: :class:`members.group_client.PollStall`)
+    — the application does not call ``poll()`` for ``stall_ms``: no JoinGroup goes out; the
+    heartbeat thread goes on until ``max.poll.interval.ms`` passes, then it leaves the group
+    (``AbstractCoordinator``'s ``HeartbeatThread``: ``maybeLeaveGroup("consumer poll timeout
+    has expired")``, LeaveGroup for a dynamic member only) and the next ``poll()`` finds the
+    generation gone: ``onPartitionsLost``, then a new JoinGroup;
 
 * the assignors' member side: ``StickyAssignor.onAssignment`` (its user data carries the last
   assignment and generation) and ``CooperativeStickyAssignor.onAssignment`` (generation).
 
 Sans-IO: every entry point takes ``now_ms`` (virtual ms) and returns effects
 (:mod:`protocol.effects`). Records it logs: ``member_start``, ``consumer_assignor`` (leader),
-``consumer_assignment``, ``partitions_revoked``, ``partitions_lost``, ``member_stop``
+``consumer_assignment``, ``partitions_revoked``, ``partitions_lost``, ``poll_stall``,
+``member_stop``
 (docs/event-log.md), besides the group client's.
 """
 
@@ -60,7 +67,7 @@ from members.assignors.consumer.sticky_data import (
     encode_sticky_user_data,
     sticky_member_data,
 )
-from members.group_client import GroupClient, GroupTimeouts, MemberState
+from members.group_client import GroupClient, GroupTimeouts, MemberState, PollStall
 from protocol.consumer_codec import (
     PROTOCOL_TYPE,
     Assignment,
@@ -175,6 +182,8 @@ class ConsumerClient(GroupClient):
     """
 
     ASSIGNOR_ERRORS = (DecodeError, StickyAssignmentError)
+    #: the timer that ends a poll-loop stall (silent: not logged as ``timer_fired``)
+    SILENT_TIMER_PREFIXES = ("poll-loop",)
 
     def __init__(
         self,
@@ -209,6 +218,8 @@ class ConsumerClient(GroupClient):
         self._cooperative_generation = DEFAULT_GENERATION
         # the leader's sticky assignor instances: maxGeneration by assignor name
         self._max_generation: dict[str, int] = {}
+        self._stalled = False
+        self._lost_pending: str | None = None
 
     # ------------------------------------------------------------------ entry points
 
@@ -247,10 +258,48 @@ class ConsumerClient(GroupClient):
     def on_crash(self, now_ms: int) -> None:
         self.owned = []
 
+    def on_message(self, message: object, now_ms: int) -> None:
+        if isinstance(message, PollStall):
+            self._stall(message.stall_ms, now_ms)
+
+    def on_silent_timer(self, key: str, now_ms: int) -> None:
+        if key == "poll-loop":
+            self._end_stall(now_ms)
+
+    def poll_blocked(self) -> bool:
+        return self._stalled
+
+    def extra_timer_keys(self) -> tuple[str, ...]:
+        return ("poll-loop",)
+
+    def _stall(self, stall_ms: int, now_ms: int) -> None:
+        """A fault: the application's poll loop blocks for ``stall_ms``; past
+        ``max.poll.interval.ms`` the poll timer expires and the heartbeat thread leaves
+        (:meth:`GroupClient._on_poll_timeout`)."""
+        self._log("poll_stall", stall_ms=stall_ms)
+        self._stalled = True
+        self._set("poll-loop", now_ms + stall_ms)
+        self._set("poll", now_ms + self.timeouts.rebalance_timeout_ms)
+
+    def _end_stall(self, now_ms: int) -> None:
+        """``poll()`` runs again: what the generation reset lost goes (``onPartitionsLost``),
+        then rejoin if the group needs it."""
+        self._stalled = False
+        self._cancel("poll")
+        if self._lost_pending is not None:
+            self._lose(self._lost_pending)
+            self._lost_pending = None
+        self.maybe_rejoin(now_ms)
+
     def on_fatal(self, now_ms: int) -> None:
         self.owned = []
 
     def on_partitions_lost(self, reason: str, now_ms: int) -> None:
+        if self._stalled:
+            # the heartbeat thread only reset the generation; onPartitionsLost runs in the
+            # poll thread, in onJoinPrepare of the next poll() (ConsumerCoordinator)
+            self._lost_pending = reason
+            return
         self._lose(reason)
 
     # ------------------------------------------------------------------ ConsumerCoordinator

@@ -78,6 +78,7 @@ __all__ = [
     "KNOWN_ISSUES",
     "FAILOVER_PROTOCOL_REPLAY",
     "STREAMS_ZOMBIE",
+    "CONSUMER_ZOMBIE",
     "DELETED_NOT_REVOKED",
     "STATIC_MEMBER_KEPT",
 ]
@@ -107,6 +108,13 @@ DELETED_NOT_REVOKED = "deleted-not-revoked"
 #: faster than its session timeout (``completeClassicGroupJoin`` reschedules every member's
 #: session) and keeps being assigned tasks. Not a JIRA: Kafka's design (docs/chaos.md).
 STATIC_MEMBER_KEPT = "static-member-kept"
+#: A plain consumer that missed a rebalance (cut off or stalled: a KIP-345 static member the
+#: join phase kept with the subscription of its last JoinGroup, or a member the coordinator
+#: removed) keeps consuming what the leader, reading that stale subscription, gave to another
+#: consumer, until its next Heartbeat fails and ``onPartitionsLost`` runs. Not a JIRA:
+#: Kafka's design (the zombie's offset commits are fenced by generation; at-least-once may
+#: process records twice). Judged in scenarios/check/consumer_ownership.py.
+CONSUMER_ZOMBIE = "consumer-zombie"
 KNOWN_ISSUES = (
     KAFKA_13816,
     KAFKA_9184,
@@ -115,6 +123,7 @@ KNOWN_ISSUES = (
     STREAMS_ZOMBIE,
     DELETED_NOT_REVOKED,
     STATIC_MEMBER_KEPT,
+    CONSUMER_ZOMBIE,
 )
 
 SAFETY_INVARIANTS = (

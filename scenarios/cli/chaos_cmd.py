@@ -141,6 +141,14 @@ def _seconds(ms: int | None) -> str:
     return "-" if ms is None else f"{ms / 1000:.1f} s"
 
 
+def _kind_title(config: Any) -> str:
+    if config.kind == "streams":
+        return "Kafka Streams"
+    if config.kind == "consumer":
+        return "consumer groups"
+    return ", ".join(config.protocols)
+
+
 def render_campaign(result: Any, console: Console) -> None:
     """Print a campaign's table: runs, faults injected, violations by kind, p50/p99 task
     downtime (the worst task of each run) and time to converge after the last fault."""
@@ -151,7 +159,7 @@ def render_campaign(result: Any, console: Console) -> None:
     title = (
         f"groupsim chaos (seed {result.seed}, {result.runs} runs, "
         f"{low if low == high else f'{low}..{high}'} members, "
-        f"{'Kafka Streams' if config.kind == 'streams' else ', '.join(config.protocols)}, "
+        f"{_kind_title(config)}, "
         f"{config.duration_ms / 1000:g} s of faults)"
     )
     table = Table(title=title, show_header=True, header_style="bold")
@@ -233,7 +241,9 @@ def chaos(
     ] = "3..10",
     kind: Annotated[
         ChaosKind,
-        typer.Option(help="Generate Connect groups or Kafka Streams applications."),
+        typer.Option(
+            help="Generate Connect groups, Kafka Streams applications or consumer groups."
+        ),
     ] = ChaosKind.CONNECT,
     protocol: Annotated[
         str | None,
@@ -360,11 +370,16 @@ def _chaos(
         if not 1 <= jobs <= 256:
             raise ChaosInputError(f"--jobs: must be 1..256, got {jobs}")
         _check_size("--members", parse_members(members)[1], "members")
-        if kind is ChaosKind.STREAMS and (protocol is not None or assignor is not None):
+        if kind is not ChaosKind.CONNECT and (protocol is not None or assignor is not None):
             given = "--protocol" if protocol is not None else "--assignor"
+            what = (
+                "runs Kafka Streams' high-availability assignor"
+                if kind is ChaosKind.STREAMS
+                else "draws its consumers' partition.assignment.strategy"
+            )
+            name = "Streams" if kind is ChaosKind.STREAMS else "consumer"
             raise ChaosInputError(
-                f"{given}: Connect only; a Streams campaign (--kind streams) runs Kafka "
-                "Streams' high-availability assignor"
+                f"{given}: Connect only; a {name} campaign (--kind {kind.value}) {what}"
             )
         if referee is not None and master is not None:
             raise ChaosInputError(

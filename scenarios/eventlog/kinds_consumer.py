@@ -6,7 +6,13 @@ from __future__ import annotations
 
 from scenarios.eventlog.kinds import _Rec
 
-__all__ = ["ConsumerAssignment", "ConsumerAssignor", "PartitionsLost", "PartitionsRevoked"]
+__all__ = [
+    "ConsumerAssignment",
+    "ConsumerAssignor",
+    "PartitionsLost",
+    "PartitionsRevoked",
+    "PollStall",
+]
 
 
 class ConsumerAssignor(_Rec, tag="consumer_assignor", kw_only=True):
@@ -50,4 +56,12 @@ class PartitionsLost(_Rec, tag="partitions_lost", kw_only=True):
 
     partitions: list[str]
     reason: str
+    member: str
+
+
+class PollStall(_Rec, tag="poll_stall", kw_only=True):
+    """A ``slow`` fault: the consumer's poll loop does not call ``poll()`` for ``stall_ms``
+    (virtual ms); past ``max.poll.interval.ms`` its heartbeat thread leaves the group (KIP-62)."""
+
+    stall_ms: int
     member: str

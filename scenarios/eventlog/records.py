@@ -94,6 +94,7 @@ LogRecord = (
     | ku.ConsumerAssignment
     | ku.PartitionsRevoked
     | ku.PartitionsLost
+    | ku.PollStall
     | k.Violation
     | k.MemberReplaced
     | kv.Listening

@@ -3,8 +3,9 @@
 A consumer scenario names the topics (``[topics]``: name → partition count), the consumers
 (``[[consumers]]``: ``name``, ``start_ms``, ``autostart``, ``config``) with shared settings in
 ``config``, and a timeline of the Connect format's member steps (``join``, ``leave``,
-``crash``, ``restart`` with a new ``config``, ``phase``) and faults, each naming its consumer
-with ``member``. Config keys are Kafka's: ``partition.assignment.strategy`` (a list or a
+``crash``, ``restart`` with a new ``config``, ``phase``) and faults (``slow`` stalls the
+consumer's poll loop, KIP-62), each naming its consumer with ``member``. Config keys are
+Kafka's: ``partition.assignment.strategy`` (a list or a
 comma-separated string), ``group.instance.id``, ``client.rack``, ``session.timeout.ms``,
 ``heartbeat.interval.ms``, ``max.poll.interval.ms``; the consumer subscribes to every topic.
 """
@@ -29,6 +30,7 @@ from scenarios.input.errors import (
 )
 from scenarios.input.schema import (
     CoordinatorSettings,
+    InvariantName,
     NetworkSettings,
     NonNegInt,
     PositiveCount,
@@ -53,6 +55,7 @@ ConsumerStep = (
     | schema.Crash
     | schema.Restart
     | schema.Phase
+    | schema.Slow
     | schema.Partition
     | schema.Heal
     | schema.Loss
@@ -81,9 +84,13 @@ class ConsumerExpect(_Base, frozen=True):
     ends on (``final_protocol``, an assignor name), bounds on the number of generations that
     handed out assignments (``min_rebalances`` / ``max_rebalances``), and the consumers that die
     of a fatal JoinGroup/SyncGroup error, in order of death (``fatal_members``, e.g. KIP-429's
-    one-bounce upgrade: ``INCONSISTENT_GROUP_PROTOCOL``)."""
+    one-bounce upgrade: ``INCONSISTENT_GROUP_PROTOCOL``). ``expected_violations`` names
+    violations (an invariant, or the known behaviour a violation is named after, e.g.
+    ``consumer-zombie``) that do not fail ``no_violations``; chaos reproducers list every
+    known one."""
 
     no_violations: bool = True
+    expected_violations: list[InvariantName] = []
     final_protocol: str | None = None
     min_rebalances: NonNegInt | None = None
     max_rebalances: NonNegInt | None = None

@@ -98,6 +98,7 @@ InvariantName = Literal[
     "KAFKA-16056",
     "failover-protocol-replay",
     "streams-zombie",
+    "consumer-zombie",
     "deleted-not-revoked",
     "static-member-kept",
     # scenarios.check.protocol_checkers

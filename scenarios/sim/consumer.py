@@ -12,6 +12,7 @@ from typing import Any
 from members.consumer import ConsumerClient
 from members.group_client import GroupClient
 from protocol.effects import Effect
+from scenarios.check.consumer_liveness import consumer_end_state, consumer_liveness
 from scenarios.check.consumer_ownership import consumer_log_violations
 from scenarios.input.consumer import LoadedConsumerScenario
 from scenarios.input.steps import Planned
@@ -23,43 +24,42 @@ CONSUMER_GROUP_ID = "consumer-group"
 
 
 def summarize_consumers(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """The run's outcome: the last generation's protocol and each live consumer's partitions.
+    """The run's outcome: the last generation's protocol, each live consumer's partitions,
+    and whether every partition is owned once at the end
+    (:func:`scenarios.check.consumer_liveness.consumer_end_state`).
 
     Returns:
-        ``{"consumer": {"generations": n, "final_protocol": name or None,
+        ``{"converged": bool, "consumer": {"generations": n, "final_protocol": name or None,
         "final_rebalance_protocol": "EAGER"/"COOPERATIVE" or None, "owned": {consumer:
-        [partition, ...]}, "fatal": [consumer, ...] (in order of death), "violations": n}}``.
+        [partition, ...]}, "fatal": [consumer, ...] (in order of death), "violations": n,
+        "violation_names": {name: n}}}`` (a violation's name is its ``known_issue``, else its
+        ``invariant``).
     """
-    owned: dict[str, list[str]] = {}
-    fatal: list[str] = []
     protocol = rebalance = None
     generations: set[int] = set()
     violations = 0
+    names: dict[str, int] = {}
     for r in records:
         kind = r.get("kind")
         if kind == "consumer_assignment":
-            owned[r["member"]] = list(r["owned"])
             protocol, rebalance = r["protocol"], r["rebalance_protocol"]
             generations.add(int(r["generation"]))
-        elif kind in ("member_stop", "member_crash", "member_fatal"):
-            owned.pop(str(r.get("member")), None)
-            if kind == "member_fatal":
-                fatal.append(str(r.get("member")))
-        elif kind in ("partitions_revoked", "partitions_lost"):
-            gone = set(r["partitions"])
-            mine = owned.get(str(r.get("member")), [])
-            owned[str(r.get("member"))] = [p for p in mine if p not in gone]
         elif kind == "violation":
             violations += 1
+            name = str(r.get("known_issue") or r.get("invariant"))
+            names[name] = names.get(name, 0) + 1
+    state = consumer_end_state(records)
     return {
+        "converged": not consumer_liveness(state),
         "consumer": {
             "generations": len(generations),
             "final_protocol": protocol,
             "final_rebalance_protocol": rebalance,
-            "owned": dict(sorted(owned.items())),
-            "fatal": fatal,
+            "owned": state.owned,
+            "fatal": state.fatal,
             "violations": violations,
-        }
+            "violation_names": dict(sorted(names.items())),
+        },
     }
 
 
@@ -128,8 +128,10 @@ class ConsumerKind:
         expect = self.loaded.scenario.expect
         s = summary["consumer"]
         out = []
-        if expect.no_violations and s["violations"]:
-            out.append(f"no_violations: {s['violations']} violation(s)")
+        expected = set(expect.expected_violations)
+        unexpected = sum(n for name, n in s["violation_names"].items() if name not in expected)
+        if expect.no_violations and unexpected:
+            out.append(f"no_violations: {unexpected} violation(s)")
         if expect.final_protocol is not None and s["final_protocol"] != expect.final_protocol:
             out.append(
                 f"final_protocol: expected {expect.final_protocol}, got {s['final_protocol']}"

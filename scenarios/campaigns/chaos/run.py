@@ -16,8 +16,6 @@ from scenarios.campaigns.chaos.classify import KNOWN_ISSUES, classify, failure_s
 from scenarios.campaigns.chaos.generate import ChaosConfig, ChaosSpec, generate
 from scenarios.campaigns.chaos.render import spec_to_toml, step_end
 from scenarios.input.library import loads_any
-from scenarios.input.loader import loads_scenario
-from scenarios.input.streams import loads_streams_scenario
 from scenarios.sim.runner import RunResult, simulate
 
 # Kafka's Streams assignor warns when a generated application asks for more standbys than it
@@ -121,8 +119,7 @@ def run_spec(spec: ChaosSpec, referee: str | None = None) -> tuple[RunOutcome, R
     run ``groupsim run`` gives its reproducer file) and let ``referee`` judge it
     (:func:`refereed`); its outcome and the full result."""
     text = spec_to_toml(spec)
-    load = loads_scenario if spec.streams is None else loads_streams_scenario
-    loaded = load(text, f"{spec.name}.toml")
+    loaded = loads_any(text, f"{spec.name}.toml")
     started = time.perf_counter()
     result = simulate(loaded, spec.seed, max_cpu_s=spec.max_cpu_s)
     compared = refereed(result, referee)

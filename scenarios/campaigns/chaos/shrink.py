@@ -249,7 +249,7 @@ def _shift_earlier(spec: ChaosSpec) -> ChaosSpec | None:
 def _compact_members(spec: ChaosSpec) -> ChaosSpec | None:
     """Rename the members the steps name to w1, w2, … (first use order), the others after
     (Connect: a Streams spec's clients keep their names)."""
-    if spec.streams is not None:
+    if spec.streams is not None or spec.consumer is not None:
         return None
     used: list[str] = []
     for step in spec.steps:
@@ -270,6 +270,8 @@ def _compact_members(spec: ChaosSpec) -> ChaosSpec | None:
 def _drop_last_member(spec: ChaosSpec) -> ChaosSpec | None:
     if spec.streams is not None:
         return _drop_last_client(spec)
+    if spec.consumer is not None:
+        return _drop_last_consumer(spec)
     if spec.members <= 1:
         return None
     last = f"w{spec.members}"
@@ -312,3 +314,16 @@ def _drop_last_client(spec: ChaosSpec) -> ChaosSpec | None:
         return None
     streams = {**spec.streams, "clients": clients[:-1]}
     return replace(spec, members=spec.members - 1, streams=streams)
+
+
+def _drop_last_consumer(spec: ChaosSpec) -> ChaosSpec | None:
+    """A consumer spec without its last consumer, if no step names it."""
+    assert spec.consumer is not None
+    consumers = spec.consumer["consumers"]
+    if len(consumers) <= 1:
+        return None
+    last = consumers[-1]["name"]
+    if any(s.get("member") == last for s in spec.steps):
+        return None
+    body = {**spec.consumer, "consumers": consumers[:-1]}
+    return replace(spec, members=spec.members - 1, consumer=body)

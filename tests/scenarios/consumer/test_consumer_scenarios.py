@@ -140,6 +140,46 @@ def test_static_member_down_past_its_session_is_removed() -> None:
     assert _generations(result) == [1, 2, 3, 4]
 
 
+def test_a_poll_loop_stalled_past_max_poll_interval_leaves_the_group() -> None:
+    """KIP-62: the heartbeat thread leaves after max.poll.interval.ms; the partitions are
+    lost when poll() runs again (onJoinPrepare), and the consumer rejoins as a new member."""
+    result = _run("slow-consumer-poll-timeout")
+    assert result.failures == []
+    stalls = _of(result.records, "poll_stall")
+    assert [(r["member"], r["t_ms"], r["stall_ms"]) for r in stalls] == [
+        ("c2", 20_000, 20_000),
+        ("c3", 60_000, 90_000),
+    ]
+    [leave] = _of(result.records, "leave_group")
+    assert (leave["member"], leave["t_ms"], leave["reason"]) == (
+        "c3",
+        120_000,
+        "poll timeout expired",
+    )
+    [lost] = _of(result.records, "partitions_lost")
+    assert (lost["member"], lost["t_ms"]) == ("c3", 150_000)
+    # c2's 20 s stall changed nothing; c3 is back in the group's last generation
+    removed = _of(result.records, "member_removed")
+    assert [(r["member"], r["reason"]) for r in removed] == [("c3", "leave")]
+    assert sorted(result.summary["consumer"]["owned"]) == ["c1", "c2", "c3"]
+    assert result.summary["converged"]
+
+
+def test_a_static_member_that_missed_a_rebalance_is_a_named_zombie() -> None:
+    """KIP-345 + KIP-429: the kept static member's stale subscription claims nothing, so the
+    leader hands its partitions out while it still consumes them (consumer-zombie)."""
+    result = _run("static-member-cut-off-zombie")
+    assert result.failures == []
+    found = _of(result.records, "violation")
+    assert {(v["invariant"], v.get("known_issue")) for v in found} == {
+        ("cooperative_move_without_revocation", "consumer-zombie")
+    }
+    assert all("c1 did not join generation 2" in v["detail"] for v in found)
+    # once it hears the coordinator again it loses them and the group settles
+    assert [r["member"] for r in _of(result.records, "partitions_lost")] == ["c1"]
+    assert result.summary["converged"]
+
+
 def test_the_library_lists_the_consumer_scenarios() -> None:
     from scenarios.input.library import library_names
 
@@ -148,6 +188,7 @@ def test_the_library_lists_the_consumer_scenarios() -> None:
         "kip-429-one-bounce-from-default",
         "kip-429-one-bounce-upgrade",
         "kip-429-two-bounce-upgrade",
+        "slow-consumer-poll-timeout",
         "static-restart-beyond-session",
         "static-rolling-restart",
     ]

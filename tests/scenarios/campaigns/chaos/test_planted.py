@@ -38,6 +38,16 @@ from .planted import CATALOGUE, by_name, detect
         # the leaving member is evicted a session timeout later instead of at once
         ("coordinator-ignores-leave", 10, {"unexplained_removal"}),
         ("coordinator-leader-first-joiner", 3, {"leader_changed"}),
+        # plain consumers (KIP-429): found at runs 2, 5, 6 of seeds 1-3
+        (
+            "consumer-keeps-revoked-partition",
+            10,
+            {"cooperative_move_without_revocation", "double_ownership"},
+        ),
+        ("cooperative-sticky-skips-adjust", 10, {"cooperative_move_without_revocation"}),
+        # runs 16, 4, 1 of seeds 1-3: an eager assignor voted in a group that thinks itself
+        # cooperative
+        ("consumer-protocol-of-any-assignor", 20, {"cooperative_move_without_revocation"}),
     ],
 )
 def test_chaos_finds_the_planted_bug(name: str, budget: int, invariants: set[str]) -> None:
