@@ -159,6 +159,14 @@ def test_the_upgrades_page_shows_what_groupsim_compat_prints() -> None:
     assert rows == [line for line in compat.stdout.splitlines() if line.startswith("| ")]
 
 
+def test_the_consumer_page_shows_what_groupsim_compat_kind_consumer_prints() -> None:
+    doc = (ROOT / "docs" / "consumer.md").read_text(encoding="utf-8")
+    compat = _groupsim("compat", "--kind", "consumer", "--format", "markdown", "--seed", "1")
+    assert compat.returncode == 0, compat.stderr
+    assert compat.stdout.count("\n| ") >= 28
+    assert compat.stdout in doc
+
+
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_relative_link_resolves_to_a_file_and_heading(page: Path) -> None:
     broken = []
