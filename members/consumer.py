@@ -24,6 +24,12 @@ group protocol):
     partition is lost, not revoked;
   - **close** — revoke everything (``onLeavePrepare``) and send LeaveGroup, unless the member
     is static (KIP-345 ``group.instance.id``): static members leave by session timeout;
+  - **a subscription change** (``subscribe(topics)`` during the run: :class:`Subscribe`) — the
+    next ``poll()`` finds the joined subscription differs (``rejoinNeededOrPending``:
+    "subscription has changed") and rejoins; COOPERATIVE first revokes the partitions of
+    topics no longer subscribed (``onJoinPrepare``); an assignment that does not match the
+    current subscription (it changed while the rebalance ran) is not taken: the consumer
+    rejoins (``onJoinComplete``, ``checkAssignmentMatchedSubscription``);
   - **a stalled poll loop** (KIP-62, a ``slow`` fault: :class:`members.group_client.PollStall`)
     — the application does not call ``poll()`` for ``stall_ms``: no JoinGroup goes out; the
     heartbeat thread goes on until ``max.poll.interval.ms`` passes, then it leaves the group
@@ -37,15 +43,18 @@ group protocol):
 Sans-IO: every entry point takes ``now_ms`` (virtual ms) and returns effects
 (:mod:`protocol.effects`). Records it logs: ``member_start``, ``consumer_assignor`` (leader),
 ``consumer_assignment``, ``partitions_revoked``, ``partitions_lost``, ``poll_stall``,
-``member_stop``
+``subscription_changed``, ``member_stop``
 (docs/event-log.md), besides the group client's.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+
+import msgspec
 
 from members.assignors.consumer import (
     ClusterTopics,
@@ -85,6 +94,7 @@ from protocol.primitives import DecodeError
 
 __all__ = [
     "ConsumerClient",
+    "Subscribe",
     "ConsumerClientConfig",
     "RebalanceProtocol",
     "rebalance_protocol",
@@ -135,6 +145,12 @@ def rebalance_protocol(strategies: Sequence[str]) -> RebalanceProtocol:
     if not common:
         raise ValueError(f"the assignors {list(strategies)} support no common protocol")
     return max(common)
+
+
+class Subscribe(msgspec.Struct, frozen=True):
+    """The application calls ``subscribe(topics)`` again with another topic list."""
+
+    topics: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -261,6 +277,22 @@ class ConsumerClient(GroupClient):
     def on_message(self, message: object, now_ms: int) -> None:
         if isinstance(message, PollStall):
             self._stall(message.stall_ms, now_ms)
+        elif isinstance(message, Subscribe):
+            self._subscribe(message.topics, now_ms)
+
+    def _subscribe(self, topics: tuple[str, ...], now_ms: int) -> None:
+        """``KafkaConsumer.subscribe``: a new topic list; the next poll rejoins (the joined
+        subscription differs, ``ConsumerCoordinator.rejoinNeededOrPending``)."""
+        topics = tuple(sorted(set(topics)))
+        if topics == tuple(sorted(self.config.topics)):
+            return
+        self.config = dataclasses.replace(self.config, topics=topics)
+        self._log("subscription_changed", topics=list(topics))
+        self.request_rejoin("subscription has changed", now_ms)
+
+    def _unsubscribed(self, partitions: Sequence[TopicPartition]) -> list[TopicPartition]:
+        subscribed = set(self.config.topics)
+        return [tp for tp in partitions if tp.topic not in subscribed]
 
     def on_silent_timer(self, key: str, now_ms: int) -> None:
         if key == "poll-loop":
@@ -325,9 +357,12 @@ class ConsumerClient(GroupClient):
         )
 
     def on_join_prepare(self, now_ms: int) -> bool:
-        """EAGER revokes everything before joining; COOPERATIVE keeps what it owns."""
+        """EAGER revokes everything before joining; COOPERATIVE keeps what it owns, but the
+        partitions of topics it no longer subscribes to."""
         if self.protocol is RebalanceProtocol.EAGER and self.owned:
             self._revoke(list(self.owned), "eager rebalance: revoke all before JoinGroup")
+        elif self.protocol is RebalanceProtocol.COOPERATIVE:
+            self._revoke(self._unsubscribed(self.owned), "no longer subscribed")
         return True
 
     def perform_assignment(
@@ -380,6 +415,13 @@ class ConsumerClient(GroupClient):
         was taken away), take the new partitions, and rejoin after a cooperative revocation."""
         assert isinstance(assignment, Assignment)
         assigned = list(assignment.partitions)
+        if self._unsubscribed(assigned):
+            # checkAssignmentMatchedSubscription: the subscription changed since the JoinGroup
+            self.complete_join()
+            self.request_rejoin(
+                "received assignment does not match the current subscription", now_ms
+            )
+            return
         self._last_assigned = assigned
         if protocol_name == STICKY:
             self._sticky_partitions = assigned

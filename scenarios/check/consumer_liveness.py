@@ -3,7 +3,9 @@ waits for it (virtual ms).
 
 * ``liveness`` — once the last fault is over (a chaos run's ``settle_ms`` is
   :func:`consumer_bound_for`), every partition of the subscribed topics is owned by exactly
-  one running consumer, as ``ConsumerCoordinator`` guarantees after a completed rebalance.
+  one running consumer, as ``ConsumerCoordinator`` guarantees after a completed rebalance —
+  every partition of a topic some running consumer subscribes to (all topics, until a
+  ``subscription_changed`` record says otherwise).
   Consumers that stopped, crashed or died of a fatal error (``member_fatal``, e.g.
   ``INCONSISTENT_GROUP_PROTOCOL``) own nothing; when none is running, nothing is judged.
 
@@ -28,7 +30,8 @@ class ConsumerEndState(NamedTuple):
         owned: running consumer → its partitions (``"<topic>-<n>"``), in assignment order.
         running: the consumers started and not stopped, crashed or dead, sorted.
         fatal: consumers that died of a fatal error, in order of death (repeats kept).
-        partitions: every partition of the run's topics (from ``run_start``).
+        partitions: every partition of a topic a running consumer subscribes to (the run's
+            topics from ``run_start``; a consumer's ``subscription_changed`` narrows its own).
         end_ms: the last record's time.
     """
 
@@ -44,17 +47,20 @@ def consumer_end_state(records: Iterable[Mapping[str, Any]]) -> ConsumerEndState
     owned: dict[str, list[str]] = {}
     running: set[str] = set()
     fatal: list[str] = []
-    partitions: list[str] = []
+    topics: dict[str, int] = {}
+    subscribed: dict[str, list[str]] = {}
     end_ms = 0
     for r in records:
         kind = r.get("kind")
         member = str(r.get("member"))
         end_ms = int(r.get("t_ms", end_ms))
         if kind == "run_start":
-            topics = r.get("topics") or {}
-            partitions = [f"{t}-{p}" for t, n in sorted(topics.items()) for p in range(int(n))]
+            topics = {str(t): int(n) for t, n in (r.get("topics") or {}).items()}
         elif kind == "member_start":
             running.add(member)
+            subscribed[member] = sorted(topics)
+        elif kind == "subscription_changed":
+            subscribed[member] = list(r["topics"])
         elif kind == "consumer_assignment":
             owned[member] = list(r["owned"])
         elif kind in ("member_stop", "member_crash", "member_fatal"):
@@ -65,6 +71,8 @@ def consumer_end_state(records: Iterable[Mapping[str, Any]]) -> ConsumerEndState
         elif kind in ("partitions_revoked", "partitions_lost"):
             gone = set(r["partitions"])
             owned[member] = [p for p in owned.get(member, []) if p not in gone]
+    wanted = sorted({t for m in running for t in subscribed.get(m, sorted(topics))})
+    partitions = [f"{t}-{p}" for t in wanted for p in range(topics.get(t, 0))]
     return ConsumerEndState(dict(sorted(owned.items())), sorted(running), fatal, partitions, end_ms)
 
 

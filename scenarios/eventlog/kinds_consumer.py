@@ -12,6 +12,7 @@ __all__ = [
     "PartitionsLost",
     "PartitionsRevoked",
     "PollStall",
+    "SubscriptionChanged",
 ]
 
 
@@ -64,4 +65,12 @@ class PollStall(_Rec, tag="poll_stall", kw_only=True):
     (virtual ms); past ``max.poll.interval.ms`` its heartbeat thread leaves the group (KIP-62)."""
 
     stall_ms: int
+    member: str
+
+
+class SubscriptionChanged(_Rec, tag="subscription_changed", kw_only=True):
+    """The consumer's application called ``subscribe`` with ``topics`` (sorted): the consumer
+    rejoins (``ConsumerCoordinator.rejoinNeededOrPending``, "subscription has changed")."""
+
+    topics: list[str]
     member: str

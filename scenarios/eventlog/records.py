@@ -95,6 +95,7 @@ LogRecord = (
     | ku.PartitionsRevoked
     | ku.PartitionsLost
     | ku.PollStall
+    | ku.SubscriptionChanged
     | k.Violation
     | k.MemberReplaced
     | kv.Listening

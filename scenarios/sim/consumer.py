@@ -10,13 +10,15 @@ from __future__ import annotations
 from typing import Any
 
 from members.consumer import ConsumerClient
+from members.consumer import Subscribe as SubscribeMessage
 from members.group_client import GroupClient
 from protocol.effects import Effect
 from scenarios.check.consumer_liveness import consumer_end_state, consumer_liveness
 from scenarios.check.consumer_ownership import consumer_log_violations
-from scenarios.input.consumer import LoadedConsumerScenario
+from scenarios.input.consumer import LoadedConsumerScenario, Subscribe
 from scenarios.input.steps import Planned
 from scenarios.sim.engine import Engine
+from scenarios.sim.events import Deliver
 
 __all__ = ["ConsumerKind", "CONSUMER_GROUP_ID", "summarize_consumers"]
 
@@ -146,4 +148,13 @@ class ConsumerKind:
         return out
 
     def apply_step(self, engine: Engine, planned: Planned) -> None:
-        raise AssertionError(f"no consumer step {planned.action!r}")  # the schema has none
+        """``subscribe``: the consumer's application calls ``subscribe`` with the step's
+        topics (:class:`members.consumer.Subscribe`, delivered like a fault)."""
+        step = planned.step
+        if not isinstance(step, Subscribe):
+            raise AssertionError(f"no consumer step {planned.action!r}")
+        address = engine.addresses.get(step.member)
+        if address is not None:
+            engine.push(
+                engine.now_ms, Deliver(address, "fault", SubscribeMessage(tuple(step.topics)))
+            )

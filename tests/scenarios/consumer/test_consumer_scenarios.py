@@ -180,6 +180,52 @@ def test_a_static_member_that_missed_a_rebalance_is_a_named_zombie() -> None:
     assert result.summary["converged"]
 
 
+def test_a_subscription_change_rejoins_and_revokes_the_dropped_topics_first() -> None:
+    result = _run("subscription-change")
+    assert result.failures == []
+    changed = _of(result.records, "subscription_changed")
+    assert [(r["member"], r["topics"]) for r in changed] == [
+        ("c3", ["payments"]),
+        ("c3", ["orders", "payments"]),
+    ]
+    first = _of(result.records, "partitions_revoked")[0]
+    assert (first["member"], first["reason"]) == ("c3", "no longer subscribed")
+    assert all(p.startswith("orders-") for p in first["partitions"])
+    joins = [r for r in _of(result.records, "join_group_request") if r["member"] == "c3"]
+    assert [r["reason"] for r in joins].count("subscription has changed") == 2
+    owned = result.summary["consumer"]["owned"]
+    assert owned["c3"] == ["payments-0", "payments-1", "payments-2"]
+    assert result.summary["converged"] and not _of(result.records, "violation")
+
+
+def test_an_assignment_that_no_longer_matches_the_subscription_is_not_taken() -> None:
+    """checkAssignmentMatchedSubscription: the subscription changed while the rebalance ran."""
+    from members.consumer import ConsumerClient, ConsumerClientConfig
+    from members.group_client import MemberState
+    from protocol.consumer_codec import Assignment, TopicPartition
+
+    config = ConsumerClientConfig(topics=("orders", "payments"), strategies=("range",))
+    client = ConsumerClient("c1", config, {"orders": ((None,),)}, group_id="g")
+    # joined with both topics; subscribe(["payments"]) before the SyncGroup answer
+    client._transition(MemberState.PREPARING_REBALANCE)
+    client._transition(MemberState.COMPLETING_REBALANCE)
+    client.config = ConsumerClientConfig(topics=("payments",), strategies=("range",))
+    client.on_join_complete(Assignment((TopicPartition("orders", 0),)), "range", 0)
+    assert client.owned == []
+    assert client.rejoin_needed
+    assert client.rejoin_reason == "received assignment does not match the current subscription"
+
+
+def test_a_subscribe_step_names_an_unknown_topic() -> None:
+    text = (
+        'kind = "consumer"\nname = "x"\n[topics]\nt = 1\n[[consumers]]\nname = "c1"\n'
+        '[[timeline]]\naction = "subscribe"\nat_ms = 1\nmember = "c1"\ntopics = ["u"]\n'
+    )
+    with pytest.raises(ScenarioError) as info:
+        loads_consumer_scenario(text, "x.toml")
+    assert "timeline[0].topics" in str(info.value)
+
+
 def test_the_library_lists_the_consumer_scenarios() -> None:
     from scenarios.input.library import library_names
 
@@ -191,6 +237,7 @@ def test_the_library_lists_the_consumer_scenarios() -> None:
         "slow-consumer-poll-timeout",
         "static-restart-beyond-session",
         "static-rolling-restart",
+        "subscription-change",
     ]
     listed = CliRunner().invoke(app, ["scenarios"])
     assert listed.exit_code == 0, listed.output
