@@ -5,7 +5,10 @@ waits for it (virtual ms).
   :func:`consumer_bound_for`), every partition of the subscribed topics is owned by exactly
   one running consumer, as ``ConsumerCoordinator`` guarantees after a completed rebalance —
   every partition of a topic some running consumer subscribes to (all topics, until a
-  ``subscription_changed`` record says otherwise).
+  ``subscription_changed`` record says otherwise). When a running consumer's last JoinGroup
+  was sent because it refused an assignment outside its subscription, the group is in the
+  sticky assignors' livelock :data:`scenarios.check.invariants.STICKY_UNSUBSCRIBED_OWNER`:
+  the violation is named after it.
   Consumers that stopped, crashed or died of a fatal error (``member_fatal``, e.g.
   ``INCONSISTENT_GROUP_PROTOCOL``) own nothing; when none is running, nothing is judged.
 
@@ -18,7 +21,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
 from scenarios.check.bounds import liveness_bound_ms
+from scenarios.check.invariants import STICKY_UNSUBSCRIBED_OWNER
 from scenarios.input.consumer import LoadedConsumerScenario
+
+#: The rejoin reason of a consumer that refused its assignment (``ConsumerCoordinator``).
+_REFUSED = "received assignment does not match the current subscription"
 
 __all__ = ["ConsumerEndState", "consumer_end_state", "consumer_liveness", "consumer_bound_for"]
 
@@ -33,6 +40,8 @@ class ConsumerEndState(NamedTuple):
         partitions: every partition of a topic a running consumer subscribes to (the run's
             topics from ``run_start``; a consumer's ``subscription_changed`` narrows its own).
         end_ms: the last record's time.
+        refusing: running consumers whose last JoinGroup followed an assignment outside their
+            subscription.
     """
 
     owned: dict[str, list[str]]
@@ -40,6 +49,7 @@ class ConsumerEndState(NamedTuple):
     fatal: list[str]
     partitions: list[str]
     end_ms: int
+    refusing: list[str] = []
 
 
 def consumer_end_state(records: Iterable[Mapping[str, Any]]) -> ConsumerEndState:
@@ -49,6 +59,7 @@ def consumer_end_state(records: Iterable[Mapping[str, Any]]) -> ConsumerEndState
     fatal: list[str] = []
     topics: dict[str, int] = {}
     subscribed: dict[str, list[str]] = {}
+    last_join: dict[str, str] = {}
     end_ms = 0
     for r in records:
         kind = r.get("kind")
@@ -59,6 +70,8 @@ def consumer_end_state(records: Iterable[Mapping[str, Any]]) -> ConsumerEndState
         elif kind == "member_start":
             running.add(member)
             subscribed[member] = sorted(topics)
+        elif kind == "join_group_request":
+            last_join[member] = str(r.get("reason"))
         elif kind == "subscription_changed":
             subscribed[member] = list(r["topics"])
         elif kind == "consumer_assignment":
@@ -73,7 +86,10 @@ def consumer_end_state(records: Iterable[Mapping[str, Any]]) -> ConsumerEndState
             owned[member] = [p for p in owned.get(member, []) if p not in gone]
     wanted = sorted({t for m in running for t in subscribed.get(m, sorted(topics))})
     partitions = [f"{t}-{p}" for t in wanted for p in range(topics.get(t, 0))]
-    return ConsumerEndState(dict(sorted(owned.items())), sorted(running), fatal, partitions, end_ms)
+    refusing = sorted(m for m in running if last_join.get(m) == _REFUSED)
+    return ConsumerEndState(
+        dict(sorted(owned.items())), sorted(running), fatal, partitions, end_ms, refusing
+    )
 
 
 def consumer_liveness(state: ConsumerEndState) -> list[dict[str, Any]]:
@@ -95,7 +111,15 @@ def consumer_liveness(state: ConsumerEndState) -> list[dict[str, Any]]:
         problems.append(f"partitions owned twice: {', '.join(twice[:8])}")
     if not problems:
         return []
-    return [{"invariant": "liveness", "detail": f"at {state.end_ms} ms: " + "; ".join(problems)}]
+    found: dict[str, Any] = {
+        "invariant": "liveness",
+        "detail": f"at {state.end_ms} ms: " + "; ".join(problems),
+    }
+    if state.refusing:
+        found["detail"] += f" ({', '.join(state.refusing)} refusing assignments)"
+        found["members"] = state.refusing
+        found["known_issue"] = STICKY_UNSUBSCRIBED_OWNER
+    return [found]
 
 
 def consumer_bound_for(loaded: LoadedConsumerScenario) -> int:

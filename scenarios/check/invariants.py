@@ -79,6 +79,7 @@ __all__ = [
     "FAILOVER_PROTOCOL_REPLAY",
     "STREAMS_ZOMBIE",
     "CONSUMER_ZOMBIE",
+    "STICKY_UNSUBSCRIBED_OWNER",
     "DELETED_NOT_REVOKED",
     "STATIC_MEMBER_KEPT",
 ]
@@ -115,6 +116,14 @@ STATIC_MEMBER_KEPT = "static-member-kept"
 #: Kafka's design (the zombie's offset commits are fenced by generation; at-least-once may
 #: process records twice). Judged in scenarios/check/consumer_ownership.py.
 CONSUMER_ZOMBIE = "consumer-zombie"
+#: Kafka's sticky assignors (``AbstractStickyAssignor.performReassignments``) move a partition
+#: back to its previous-generation owner without checking that the owner still subscribes to
+#: its topic; that consumer refuses the assignment (``checkAssignmentMatchedSubscription``) and
+#: rejoins without ``onAssignment``, so its stale user data brings the same assignment back:
+#: the group rebalances for ever. Seen by consumer chaos (a consumer that narrowed its
+#: subscription after missing generations), confirmed against Kafka 4.0.2's StickyAssignor
+#: (tests/kafka_oracle/test_consumer_sticky_unsubscribed.py). No JIRA found.
+STICKY_UNSUBSCRIBED_OWNER = "sticky-unsubscribed-owner"
 KNOWN_ISSUES = (
     KAFKA_13816,
     KAFKA_9184,
@@ -124,6 +133,7 @@ KNOWN_ISSUES = (
     DELETED_NOT_REVOKED,
     STATIC_MEMBER_KEPT,
     CONSUMER_ZOMBIE,
+    STICKY_UNSUBSCRIBED_OWNER,
 )
 
 SAFETY_INVARIANTS = (

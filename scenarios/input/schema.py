@@ -99,6 +99,7 @@ InvariantName = Literal[
     "failover-protocol-replay",
     "streams-zombie",
     "consumer-zombie",
+    "sticky-unsubscribed-owner",
     "deleted-not-revoked",
     "static-member-kept",
     # scenarios.check.protocol_checkers

@@ -22,7 +22,8 @@ Drawn per run:
   stalls; past ``max.poll.interval.ms`` the consumer leaves the group, KIP-62) and ``config``
   (a restart with another ``partition.assignment.strategy``: the next step of a KIP-429
   upgrade or downgrade, or a list that shares nothing with the group, which Kafka answers
-  ``INCONSISTENT_GROUP_PROTOCOL``). Consumers have no ``zombie`` fault.
+  ``INCONSISTENT_GROUP_PROTOCOL``), and, from a stream of their own, subscription changes
+  (``subscribe`` steps, also counted as ``config``). Consumers have no ``zombie`` fault.
 """
 
 from __future__ import annotations
@@ -91,6 +92,28 @@ class _ConsumerTimeline(MemberTimeline):
         step["config"] = {"partition.assignment.strategy": list(target)}
 
 
+def _add_subscriptions(
+    gen: MemberTimeline, topics: list[str], config: ChaosConfig, rng: random.Random
+) -> None:
+    """Subscription changes (``subscribe`` steps, counted as ``config`` faults), from their own
+    generator (``.../<index>/subscribe``) so every other draw of a run is unchanged: in half
+    the runs with two topics or more, 1–3 consumers running at a random time subscribe to a
+    random non-empty subset of the topics (all of them again, one time in three)."""
+    if len(topics) < 2 or rng.random() < 0.5:
+        return
+    for _ in range(rng.randint(1, 3)):
+        at_ms = rng.randrange(config.duration_ms)
+        running = gen.running(at_ms)
+        if not running:
+            continue
+        if rng.random() < 1 / 3:
+            chosen = list(topics)
+        else:
+            chosen = sorted(rng.sample(topics, rng.randint(1, len(topics) - 1)))
+        step = {**gen.step(at_ms, "subscribe", rng.choice(running)), "topics": chosen}
+        gen.add("config", step)
+
+
 def generate_consumer(config: ChaosConfig, campaign_seed: int, index: int) -> ChaosSpec:
     """The consumer chaos scenario of run ``index`` of campaign ``campaign_seed``
     (deterministic: the same arguments give the same spec)."""
@@ -128,6 +151,8 @@ def generate_consumer(config: ChaosConfig, campaign_seed: int, index: int) -> Ch
     kinds = [k for k in config.faults if k not in OWN_STREAM_FAULTS]
     for at_ms in times if kinds else ():
         gen.fault(rng.choice(kinds), at_ms)
+    if "config" in config.faults:
+        _add_subscriptions(gen, sorted(topics), config, _rng(campaign_seed, index, "subscribe"))
     if "delay" in config.faults:
         _add_delays(gen, config, _rng(campaign_seed, index, "consumer-delay"), times)
     gen.sort()

@@ -55,9 +55,11 @@ def test_generated_groups_span_assignors_static_members_and_faults() -> None:
         s["config"]["partition.assignment.strategy"]
         for spec in specs
         for s, k in zip(spec.steps, spec.kinds, strict=True)
-        if k == "config"
+        if k == "config" and s["action"] == "restart"
     ]
     assert ["cooperative-sticky"] in changes  # the last step of a KIP-429 upgrade
+    subscribed = [s["topics"] for spec in specs for s in spec.steps if s["action"] == "subscribe"]
+    assert subscribed and all(s for s in subscribed)
 
 
 @pytest.mark.parametrize("index", range(4))

@@ -45,7 +45,7 @@ from .planted import CATALOGUE, by_name, detect
             {"cooperative_move_without_revocation", "double_ownership"},
         ),
         ("cooperative-sticky-skips-adjust", 10, {"cooperative_move_without_revocation"}),
-        # runs 16, 4, 1 of seeds 1-3: an eager assignor voted in a group that thinks itself
+        # runs 10, 4, 1 of seeds 1-3: an eager assignor voted in a group that thinks itself
         # cooperative
         ("consumer-protocol-of-any-assignor", 20, {"cooperative_move_without_revocation"}),
     ],
