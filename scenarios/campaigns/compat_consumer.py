@@ -29,7 +29,7 @@ from typing import Any
 
 import msgspec
 
-from scenarios.check.invariants import CONSUMER_ZOMBIE
+from scenarios.check.consumer_known import CONSUMER_ZOMBIE
 from scenarios.input.consumer import loads_consumer_scenario
 from scenarios.sim.runner import simulate
 

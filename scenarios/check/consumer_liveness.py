@@ -7,7 +7,7 @@ waits for it (virtual ms).
   every partition of a topic some running consumer subscribes to (all topics, until a
   ``subscription_changed`` record says otherwise). When a running consumer's last JoinGroup
   was sent because it refused an assignment outside its subscription, the group is in the
-  sticky assignors' livelock :data:`scenarios.check.invariants.STICKY_UNSUBSCRIBED_OWNER`:
+  sticky assignors' livelock :data:`scenarios.check.consumer_known.STICKY_UNSUBSCRIBED_OWNER`:
   the violation is named after it.
   Consumers that stopped, crashed or died of a fatal error (``member_fatal``, e.g.
   ``INCONSISTENT_GROUP_PROTOCOL``) own nothing; when none is running, nothing is judged.
@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
 from scenarios.check.bounds import liveness_bound_ms
-from scenarios.check.invariants import STICKY_UNSUBSCRIBED_OWNER
+from scenarios.check.consumer_known import STICKY_UNSUBSCRIBED_OWNER
 from scenarios.input.consumer import LoadedConsumerScenario
 
 #: The rejoin reason of a consumer that refused its assignment (``ConsumerCoordinator``).

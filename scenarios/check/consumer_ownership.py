@@ -19,7 +19,7 @@ owner — a zombie).
   generation that gives it out (no JoinGroup answered for it: a KIP-345 static member the join
   phase kept with its last subscription, cut off or stalled): the leader could not know, and
   Kafka's consumer keeps consuming until its next Heartbeat fails. That is named as the known
-  behaviour ``consumer-zombie`` (:data:`scenarios.check.invariants.CONSUMER_ZOMBIE`).
+  behaviour ``consumer-zombie`` (:data:`scenarios.check.consumer_known.CONSUMER_ZOMBIE`).
 
 Input: log records as dicts (``t_ms``, ``kind``, ``member``, then the kind's fields).
 """
@@ -29,8 +29,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
+from scenarios.check.consumer_known import CONSUMER_ZOMBIE
 from scenarios.check.consumer_liveness import consumer_end_state, consumer_liveness
-from scenarios.check.invariants import CONSUMER_ZOMBIE
 from scenarios.check.protocol_checkers import protocol_violations
 
 __all__ = ["OwnershipViolation", "consumer_log_violations", "ownership_violations"]

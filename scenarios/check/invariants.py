@@ -25,8 +25,7 @@ Invariants (record kinds from ``docs/event-log.md``):
     An ``assignment`` whose ``leader_id`` is not the ``leader_id`` of the latest ``generation``
     record (checked only once a ``generation`` record exists).
 
-Kafka Streams records (``docs/streams.md``) are checked by the same checker; Connect logs never
-contain them:
+Kafka Streams records (``docs/streams.md``, never in Connect logs) are checked by it too:
 
 ``double_ownership`` (Streams)
     An ``active_task_start`` on client B while another client A still holds the task as
@@ -66,6 +65,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from scenarios.check.consumer_known import CONSUMER_KNOWN_ISSUES
 from scenarios.check.known_windows import KnownIssueWindows
 
 __all__ = [
@@ -78,8 +78,6 @@ __all__ = [
     "KNOWN_ISSUES",
     "FAILOVER_PROTOCOL_REPLAY",
     "STREAMS_ZOMBIE",
-    "CONSUMER_ZOMBIE",
-    "STICKY_UNSUBSCRIBED_OWNER",
     "DELETED_NOT_REVOKED",
     "STATIC_MEMBER_KEPT",
 ]
@@ -109,21 +107,6 @@ DELETED_NOT_REVOKED = "deleted-not-revoked"
 #: faster than its session timeout (``completeClassicGroupJoin`` reschedules every member's
 #: session) and keeps being assigned tasks. Not a JIRA: Kafka's design (docs/chaos.md).
 STATIC_MEMBER_KEPT = "static-member-kept"
-#: A plain consumer that missed a rebalance (cut off or stalled: a KIP-345 static member the
-#: join phase kept with the subscription of its last JoinGroup, or a member the coordinator
-#: removed) keeps consuming what the leader, reading that stale subscription, gave to another
-#: consumer, until its next Heartbeat fails and ``onPartitionsLost`` runs. Not a JIRA:
-#: Kafka's design (the zombie's offset commits are fenced by generation; at-least-once may
-#: process records twice). Judged in scenarios/check/consumer_ownership.py.
-CONSUMER_ZOMBIE = "consumer-zombie"
-#: Kafka's sticky assignors (``AbstractStickyAssignor.performReassignments``) move a partition
-#: back to its previous-generation owner without checking that the owner still subscribes to
-#: its topic; that consumer refuses the assignment (``checkAssignmentMatchedSubscription``) and
-#: rejoins without ``onAssignment``, so its stale user data brings the same assignment back:
-#: the group rebalances for ever. Seen by consumer chaos (a consumer that narrowed its
-#: subscription after missing generations), confirmed against Kafka 4.0.2's StickyAssignor
-#: (tests/kafka_oracle/test_consumer_sticky_unsubscribed.py). No JIRA found.
-STICKY_UNSUBSCRIBED_OWNER = "sticky-unsubscribed-owner"
 KNOWN_ISSUES = (
     KAFKA_13816,
     KAFKA_9184,
@@ -132,9 +115,7 @@ KNOWN_ISSUES = (
     STREAMS_ZOMBIE,
     DELETED_NOT_REVOKED,
     STATIC_MEMBER_KEPT,
-    CONSUMER_ZOMBIE,
-    STICKY_UNSUBSCRIBED_OWNER,
-)
+) + CONSUMER_KNOWN_ISSUES  # scenarios.check.consumer_known
 
 SAFETY_INVARIANTS = (
     "double_ownership",
