@@ -24,21 +24,37 @@ group protocol):
     partition is lost, not revoked;
   - **close** — revoke everything (``onLeavePrepare``) and send LeaveGroup, unless the member
     is static (KIP-345 ``group.instance.id``): static members leave by session timeout;
+  - **a subscription change** (``subscribe(topics)`` during the run: :class:`Subscribe`) — the
+    next ``poll()`` finds the joined subscription differs (``rejoinNeededOrPending``:
+    "subscription has changed") and rejoins; COOPERATIVE first revokes the partitions of
+    topics no longer subscribed (``onJoinPrepare``); an assignment that does not match the
+    current subscription (it changed while the rebalance ran) is not taken: the consumer
+    rejoins (``onJoinComplete``, ``checkAssignmentMatchedSubscription``);
+  - **a stalled poll loop** (KIP-62, a ``slow`` fault: :class:`members.group_client.PollStall`)
+    — the application does not call ``poll()`` for ``stall_ms``: no JoinGroup goes out; the
+    heartbeat thread goes on until ``max.poll.interval.ms`` passes, then it leaves the group
+    (``AbstractCoordinator``'s ``HeartbeatThread``: ``maybeLeaveGroup("consumer poll timeout
+    has expired")``, LeaveGroup for a dynamic member only) and the next ``poll()`` finds the
+    generation gone: ``onPartitionsLost``, then a new JoinGroup;
 
 * the assignors' member side: ``StickyAssignor.onAssignment`` (its user data carries the last
   assignment and generation) and ``CooperativeStickyAssignor.onAssignment`` (generation).
 
 Sans-IO: every entry point takes ``now_ms`` (virtual ms) and returns effects
 (:mod:`protocol.effects`). Records it logs: ``member_start``, ``consumer_assignor`` (leader),
-``consumer_assignment``, ``partitions_revoked``, ``partitions_lost``, ``member_stop``
+``consumer_assignment``, ``partitions_revoked``, ``partitions_lost``, ``poll_stall``,
+``subscription_changed``, ``member_stop``
 (docs/event-log.md), besides the group client's.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+
+import msgspec
 
 from members.assignors.consumer import (
     ClusterTopics,
@@ -60,7 +76,7 @@ from members.assignors.consumer.sticky_data import (
     encode_sticky_user_data,
     sticky_member_data,
 )
-from members.group_client import GroupClient, GroupTimeouts, MemberState
+from members.group_client import GroupClient, GroupTimeouts, MemberState, PollStall
 from protocol.consumer_codec import (
     PROTOCOL_TYPE,
     Assignment,
@@ -79,6 +95,7 @@ from protocol.primitives import DecodeError
 
 __all__ = [
     "ConsumerClient",
+    "Subscribe",
     "ConsumerClientConfig",
     "RebalanceProtocol",
     "rebalance_protocol",
@@ -131,6 +148,12 @@ def rebalance_protocol(strategies: Sequence[str]) -> RebalanceProtocol:
     return max(common)
 
 
+class Subscribe(msgspec.Struct, frozen=True):
+    """The application calls ``subscribe(topics)`` again with another topic list."""
+
+    topics: tuple[str, ...]
+
+
 @dataclass(frozen=True)
 class ConsumerClientConfig:
     """One consumer's settings (Kafka names in scenario files; defaults are Kafka's).
@@ -177,6 +200,8 @@ class ConsumerClient(GroupClient):
     """
 
     ASSIGNOR_ERRORS = (DecodeError, StickyAssignmentError)
+    #: the timer that ends a poll-loop stall (silent: not logged as ``timer_fired``)
+    SILENT_TIMER_PREFIXES = ("poll-loop",)
 
     def __init__(
         self,
@@ -211,17 +236,21 @@ class ConsumerClient(GroupClient):
         self._cooperative_generation = DEFAULT_GENERATION
         # the leader's sticky assignor instances: maxGeneration by assignor name
         self._max_generation: dict[str, int] = {}
+        self._stalled = False
+        self._lost_pending: str | None = None
 
     # ------------------------------------------------------------------ entry points
 
     def start(self, now_ms: int) -> list[Effect]:
         """``KafkaConsumer.subscribe`` + first ``poll``: log the settings, join."""
         c = self.config
-        summary: dict[str, object] = {"partition.assignment.strategy": list(c.strategies)}
-        if c.group_instance_id is not None:
-            summary["group.instance.id"] = c.group_instance_id
+        # keys in the order of the log's MemberConfig record, so a log re-encodes byte for byte
+        summary: dict[str, object] = {}
         if c.client_rack is not None:
             summary["client.rack"] = c.client_rack
+        if c.group_instance_id is not None:
+            summary["group.instance.id"] = c.group_instance_id
+        summary["partition.assignment.strategy"] = list(c.strategies)
         self._log("member_start", config=summary)
         return super().start(now_ms)
 
@@ -247,10 +276,64 @@ class ConsumerClient(GroupClient):
     def on_crash(self, now_ms: int) -> None:
         self.owned = []
 
+    def on_message(self, message: object, now_ms: int) -> None:
+        if isinstance(message, PollStall):
+            self._stall(message.stall_ms, now_ms)
+        elif isinstance(message, Subscribe):
+            self._subscribe(message.topics, now_ms)
+
+    def _subscribe(self, topics: tuple[str, ...], now_ms: int) -> None:
+        """``KafkaConsumer.subscribe``: a new topic list; the next poll rejoins (the joined
+        subscription differs, ``ConsumerCoordinator.rejoinNeededOrPending``)."""
+        topics = tuple(sorted(set(topics)))
+        if topics == tuple(sorted(self.config.topics)):
+            return
+        self.config = dataclasses.replace(self.config, topics=topics)
+        self._log("subscription_changed", topics=list(topics))
+        self.request_rejoin("subscription has changed", now_ms)
+
+    def _unsubscribed(self, partitions: Sequence[TopicPartition]) -> list[TopicPartition]:
+        subscribed = set(self.config.topics)
+        return [tp for tp in partitions if tp.topic not in subscribed]
+
+    def on_silent_timer(self, key: str, now_ms: int) -> None:
+        if key == "poll-loop":
+            self._end_stall(now_ms)
+
+    def poll_blocked(self) -> bool:
+        return self._stalled
+
+    def extra_timer_keys(self) -> tuple[str, ...]:
+        return ("poll-loop",)
+
+    def _stall(self, stall_ms: int, now_ms: int) -> None:
+        """A fault: the application's poll loop blocks for ``stall_ms``; past
+        ``max.poll.interval.ms`` the poll timer expires and the heartbeat thread leaves
+        (:meth:`GroupClient._on_poll_timeout`)."""
+        self._log("poll_stall", stall_ms=stall_ms)
+        self._stalled = True
+        self._set("poll-loop", now_ms + stall_ms)
+        self._set("poll", now_ms + self.timeouts.rebalance_timeout_ms)
+
+    def _end_stall(self, now_ms: int) -> None:
+        """``poll()`` runs again: what the generation reset lost goes (``onPartitionsLost``),
+        then rejoin if the group needs it."""
+        self._stalled = False
+        self._cancel("poll")
+        if self._lost_pending is not None:
+            self._lose(self._lost_pending)
+            self._lost_pending = None
+        self.maybe_rejoin(now_ms)
+
     def on_fatal(self, now_ms: int) -> None:
         self.owned = []
 
     def on_partitions_lost(self, reason: str, now_ms: int) -> None:
+        if self._stalled:
+            # the heartbeat thread only reset the generation; onPartitionsLost runs in the
+            # poll thread, in onJoinPrepare of the next poll() (ConsumerCoordinator)
+            self._lost_pending = reason
+            return
         self._lose(reason)
 
     # ------------------------------------------------------------------ ConsumerCoordinator
@@ -276,9 +359,12 @@ class ConsumerClient(GroupClient):
         )
 
     def on_join_prepare(self, now_ms: int) -> bool:
-        """EAGER revokes everything before joining; COOPERATIVE keeps what it owns."""
+        """EAGER revokes everything before joining; COOPERATIVE keeps what it owns, but the
+        partitions of topics it no longer subscribes to."""
         if self.protocol is RebalanceProtocol.EAGER and self.owned:
             self._revoke(list(self.owned), "eager rebalance: revoke all before JoinGroup")
+        elif self.protocol is RebalanceProtocol.COOPERATIVE:
+            self._revoke(self._unsubscribed(self.owned), "no longer subscribed")
         return True
 
     def perform_assignment(
@@ -331,6 +417,13 @@ class ConsumerClient(GroupClient):
         was taken away), take the new partitions, and rejoin after a cooperative revocation."""
         assert isinstance(assignment, Assignment)
         assigned = list(assignment.partitions)
+        if self._unsubscribed(assigned):
+            # checkAssignmentMatchedSubscription: the subscription changed since the JoinGroup
+            self.complete_join()
+            self.request_rejoin(
+                "received assignment does not match the current subscription", now_ms
+            )
+            return
         self._last_assigned = assigned
         if protocol_name == STICKY:
             self._sticky_partitions = assigned

@@ -159,6 +159,14 @@ def test_the_upgrades_page_shows_what_groupsim_compat_prints() -> None:
     assert rows == [line for line in compat.stdout.splitlines() if line.startswith("| ")]
 
 
+def test_the_consumer_page_shows_what_groupsim_compat_kind_consumer_prints() -> None:
+    doc = (ROOT / "docs" / "consumer.md").read_text(encoding="utf-8")
+    compat = _groupsim("compat", "--kind", "consumer", "--format", "markdown", "--seed", "1")
+    assert compat.returncode == 0, compat.stderr
+    assert compat.stdout.count("\n| ") >= 28
+    assert compat.stdout in doc
+
+
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_relative_link_resolves_to_a_file_and_heading(page: Path) -> None:
     broken = []
@@ -193,7 +201,12 @@ def test_the_slugs_follow_github() -> None:
 
 @pytest.mark.parametrize(
     ("page", "folder"),
-    [("library.md", ""), ("streams.md", "streams"), ("sweeps.md", "sweeps")],
+    [
+        ("library.md", ""),
+        ("streams.md", "streams"),
+        ("sweeps.md", "sweeps"),
+        ("consumer.md", "consumer"),
+    ],
 )
 def test_the_docs_name_every_built_in_scenario_and_sweep(page: str, folder: str) -> None:
     """library.md names every file of scenarios/library/; streams.md's and sweeps.md's tables

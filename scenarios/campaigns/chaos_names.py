@@ -17,8 +17,9 @@ __all__ = [
     "DEFAULT_MAX_CPU_S",
 ]
 
-#: What a campaign generates: Connect groups or Kafka Streams applications (``--kind``).
-KINDS = ("connect", "streams")
+#: What a campaign generates: Connect groups, Kafka Streams applications or plain consumer
+#: groups (``--kind``).
+KINDS = ("connect", "streams", "consumer")
 
 #: ``connect.protocol`` values a chaos run can start from.
 PROTOCOLS = ("eager", "compatible", "sessioned", "static")

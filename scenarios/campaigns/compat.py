@@ -32,6 +32,9 @@ from scenarios.sim.runner import simulate
 
 __all__ = ["SETTINGS", "CompatRow", "run_matrix", "render_markdown"]
 
+#: The known upstream behaviour ``--allow-known`` tolerates (named in the CLI's message).
+KNOWN_LABEL = KAFKA_13816
+
 #: The four ``connect.protocol`` settings, oldest first.
 SETTINGS = ("eager", "compatible", "sessioned", "static")
 

@@ -3,9 +3,15 @@
 Pure functions over one run's records, like :mod:`scenarios.check.contracts` (which adds them
 to ``CONTRACT_CHECKERS``). Each reads the leader's ``consumer_assignor`` records: ``assigned``
 ({member id: ["<topic>-<partition>", ...]}, one entry per member of the generation, empty lists
-included) and ``assignor`` (the elected protocol). Every consumer of a groupsim scenario
-subscribes to every topic of ``run_start.topics`` (docs/consumer.md), so all subscriptions are
-equal. One pass over the log; O(size of the record) per ``consumer_assignor``.
+included) and ``assignor`` (the elected protocol). A consumer of a groupsim scenario starts
+subscribed to every topic of ``run_start.topics`` (docs/consumer.md); a ``subscribe`` step
+(``subscription_changed``) can narrow it, and both rules below hold only while all
+subscriptions are equal (``AbstractStickyAssignor`` takes its general path otherwise, and a
+range or round-robin count includes consumers that cannot take a topic), so a leader's round
+is not judged from a subscription change until every consumer subscribes to every topic again
+(a restarted consumer does) and one more round has passed (the one whose JoinGroups may still
+carry the old subscription). One pass over the log; O(size of the record) per
+``consumer_assignor``.
 
 Only bounds the assignors publish are judged here; the exact placement (which consumer gets
 which range, the round robin's order) is the output of a deterministic algorithm and is left
@@ -28,7 +34,9 @@ to a referee (docs/chaos.md "Contract rules").
     id from the same assignor and can still report it (no ``partitions_lost``; under
     ``cooperative-sticky`` no revocation either, its owned partitions being what it holds at
     JoinGroup time; under ``sticky`` only the eager revocation before a JoinGroup, its user
-    data keeping the last assignment) keeps at least ``min(|owned|, floor(P / n))`` of it
+    data keeping the last assignment) and has sent a JoinGroup since (a KIP-345 static member
+    the join phase keeps without one is assigned by the metadata of its last JoinGroup, which
+    does not carry that assignment) keeps at least ``min(|owned|, floor(P / n))`` of it
     (``P`` partitions, ``n`` members). Not judged when any member sets ``client.rack``
     (KIP-881 trades stickiness for rack matching).
 """
@@ -69,6 +77,37 @@ def _topics(records: Sequence[Record]) -> Mapping[str, int] | None:
     return None
 
 
+class _EqualSubscriptions:
+    """Whether the leader's next round saw equal subscriptions (the module docstring):
+    :meth:`see` every record in log order, then ask :meth:`judged` on a ``consumer_assignor``."""
+
+    def __init__(self, topics: Mapping[str, int]) -> None:
+        self._every = frozenset(topics)
+        self._narrowed: set[str] = set()  # consumers subscribed to fewer topics
+        self._settling = False  # equal again, but the next round may predate it
+
+    def see(self, r: Record) -> None:
+        kind = r.get("kind")
+        name = r.get("member", "")
+        if kind == "member_start" or (
+            kind == "subscription_changed" and frozenset(r.get("topics") or ()) == self._every
+        ):
+            if name in self._narrowed:
+                self._narrowed.discard(name)
+                self._settling = not self._narrowed
+        elif kind == "subscription_changed":
+            self._narrowed.add(name)
+
+    def judged(self) -> bool:
+        """For a ``consumer_assignor`` record (after :meth:`see` of it)."""
+        if self._narrowed:
+            return False
+        if self._settling:
+            self._settling = False
+            return False
+        return True
+
+
 def _spread(counts: Sequence[int]) -> int:
     return max(counts) - min(counts) if counts else 0
 
@@ -79,9 +118,11 @@ def check_consumer_balance(records: Sequence[Record]) -> list[Violation]:
     if not topics:
         return []
     total = sum(topics.values())
+    equal = _EqualSubscriptions(topics)
     found: list[Violation] = []
     for r in records:
-        if r.get("kind") != "consumer_assignor":
+        equal.see(r)
+        if r.get("kind") != "consumer_assignor" or not equal.judged():
             continue
         assigned: Mapping[str, Sequence[str]] = r.get("assigned") or {}
         name = r.get("assignor")
@@ -127,10 +168,15 @@ def check_sticky_keeps_owned(records: Sequence[Record]) -> list[Violation]:
     # cooperative-sticky, whose owned partitions are what the member holds at JoinGroup time;
     # on a non-eager one under sticky, whose user data keeps the last assignment)
     owned: dict[str, tuple[int, str, frozenset[str]]] = {}
+    # ... until the member sends a JoinGroup, which carries them (a static member the join
+    # phase keeps without one is judged by the metadata of its last JoinGroup, KIP-345)
+    unreported: dict[str, tuple[int, str, frozenset[str]]] = {}
     id_of: dict[str, str] = {}  # member name -> its current member id
     racks = False
+    equal = _EqualSubscriptions(topics)
     found: list[Violation] = []
     for r in records:
+        equal.see(r)
         kind = r.get("kind")
         if kind == "member_start":
             config: Mapping[str, Any] = r.get("config") or {}
@@ -138,22 +184,37 @@ def check_sticky_keeps_owned(records: Sequence[Record]) -> list[Violation]:
             gone = id_of.pop(r.get("member", ""), None)
             if gone is not None:
                 owned.pop(gone, None)
+                unreported.pop(gone, None)
         elif kind == "consumer_assignment":
             member_id = r.get("member_id", "")
             id_of[r.get("member", "")] = member_id
-            owned[member_id] = (
+            owned.pop(member_id, None)
+            unreported[member_id] = (
                 r.get("generation", -1),
                 r.get("protocol", ""),
                 frozenset(r.get("assigned") or ()),
             )
+        elif kind == "join_group_request":
+            member_id = r.get("member_id", "")
+            if member_id in unreported:
+                owned[member_id] = unreported.pop(member_id)
         elif kind in ("partitions_lost", "partitions_revoked"):
-            gone = id_of.get(r.get("member", ""))
-            held = owned.get(gone or "")
-            if held is not None and (
-                kind == "partitions_lost" or held[1] != "sticky" or r.get("reason") != _EAGER_REVOKE
-            ):
-                owned.pop(gone or "", None)
-        elif kind == "consumer_assignor" and r.get("assignor") in _STICKY and not racks:
+            gone = id_of.get(r.get("member", "")) or ""
+            for table in (owned, unreported):
+                held = table.get(gone)
+                if held is not None and (
+                    kind == "partitions_lost"
+                    or held[1] != "sticky"
+                    or r.get("reason") != _EAGER_REVOKE
+                ):
+                    table.pop(gone, None)
+        # judged() first: it is asked once per round
+        elif (
+            kind == "consumer_assignor"
+            and equal.judged()
+            and r.get("assignor") in _STICKY
+            and not racks
+        ):
             found.extend(_moved(r, owned, total))
     return found
 

@@ -15,7 +15,11 @@ owner — a zombie).
   partition goes to a new member only once its previous owner has revoked it in an earlier
   generation: the assignment that takes it away and the one that gives it out are two
   rebalances. An owner of an older generation still holding it, or an owner that let it go in
-  the very generation that gives it out, is a violation.
+  the very generation that gives it out, is a violation — unless that owner did not join the
+  generation that gives it out (no JoinGroup answered for it: a KIP-345 static member the join
+  phase kept with its last subscription, cut off or stalled): the leader could not know, and
+  Kafka's consumer keeps consuming until its next Heartbeat fails. That is named as the known
+  behaviour ``consumer-zombie`` (:data:`scenarios.check.consumer_known.CONSUMER_ZOMBIE`).
 
 Input: log records as dicts (``t_ms``, ``kind``, ``member``, then the kind's fields).
 """
@@ -25,17 +29,21 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
+from scenarios.check.consumer_known import CONSUMER_ZOMBIE
+from scenarios.check.consumer_liveness import consumer_end_state, consumer_liveness
 from scenarios.check.protocol_checkers import protocol_violations
 
 __all__ = ["OwnershipViolation", "consumer_log_violations", "ownership_violations"]
 
 
 class OwnershipViolation(NamedTuple):
-    """One broken rule: ``rule`` (name above), at ``t_ms`` (virtual ms), and what happened."""
+    """One broken rule: ``rule`` (name above), at ``t_ms`` (virtual ms), and what happened;
+    ``known_issue`` names a known behaviour (``consumer-zombie``) or is ``None``."""
 
     rule: str
     t_ms: int
     message: str
+    known_issue: str | None = None
 
 
 class _Owner(NamedTuple):
@@ -48,6 +56,7 @@ def ownership_violations(records: Iterable[Mapping[str, Any]]) -> list[Ownership
     """Every breach of the two rules in ``records`` (log order)."""
     owner: dict[str, _Owner] = {}  # partition label -> its owner
     released: dict[str, tuple[str, int]] = {}  # partition -> (last owner, its generation then)
+    joined: dict[str, set[int]] = {}  # member -> generations whose JoinGroup it was answered
     out: list[OwnershipViolation] = []
 
     def drop(partitions: Iterable[str], member: str) -> None:
@@ -91,15 +100,24 @@ def ownership_violations(records: Iterable[Mapping[str, Any]]) -> list[Ownership
                             )
                         )
                     elif cooperative:
+                        missed = generation not in joined.get(held.member, ())
                         out.append(
                             OwnershipViolation(
                                 "cooperative_move_without_revocation",
                                 int(r["t_ms"]),
                                 f"{p} given to {member} in generation {generation} before"
-                                f" {held.member} (generation {held.generation}) revoked it",
+                                f" {held.member} (generation {held.generation}) revoked it"
+                                + (
+                                    f" ({held.member} did not join generation {generation})"
+                                    if missed
+                                    else ""
+                                ),
+                                CONSUMER_ZOMBIE if missed else None,
                             )
                         )
                 owner[p] = _Owner(member, str(r["member_id"]), generation)
+        elif kind == "join_group_response" and r.get("error") == "NONE":
+            joined.setdefault(member, set()).add(int(r["generation"]))
         elif kind == "partitions_revoked":
             generation = int(r["generation"])
             for p in r["partitions"]:
@@ -119,9 +137,14 @@ def ownership_violations(records: Iterable[Mapping[str, Any]]) -> list[Ownership
 
 def consumer_log_violations(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Violation payloads (``invariant``, ``detail``) of a consumer group's whole log: the two
-    rules above, then the protocol checkers (:mod:`scenarios.check.protocol_checkers`)."""
+    rules above, the protocol checkers (:mod:`scenarios.check.protocol_checkers`), then
+    ``liveness`` at the log's end (:mod:`scenarios.check.consumer_liveness`)."""
     found: list[dict[str, Any]] = [
-        {"invariant": v.rule, "detail": f"at {v.t_ms} ms: {v.message}"}
+        {
+            "invariant": v.rule,
+            "detail": f"at {v.t_ms} ms: {v.message}",
+            **({"known_issue": v.known_issue} if v.known_issue else {}),
+        }
         for v in ownership_violations(records)
     ]
-    return found + protocol_violations(records)
+    return found + protocol_violations(records) + consumer_liveness(consumer_end_state(records))

@@ -25,8 +25,7 @@ Invariants (record kinds from ``docs/event-log.md``):
     An ``assignment`` whose ``leader_id`` is not the ``leader_id`` of the latest ``generation``
     record (checked only once a ``generation`` record exists).
 
-Kafka Streams records (``docs/streams.md``) are checked by the same checker; Connect logs never
-contain them:
+Kafka Streams records (``docs/streams.md``, never in Connect logs) are checked by it too:
 
 ``double_ownership`` (Streams)
     An ``active_task_start`` on client B while another client A still holds the task as
@@ -66,6 +65,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from scenarios.check.consumer_known import CONSUMER_KNOWN_ISSUES
 from scenarios.check.known_windows import KnownIssueWindows
 
 __all__ = [
@@ -115,7 +115,7 @@ KNOWN_ISSUES = (
     STREAMS_ZOMBIE,
     DELETED_NOT_REVOKED,
     STATIC_MEMBER_KEPT,
-)
+) + CONSUMER_KNOWN_ISSUES  # scenarios.check.consumer_known
 
 SAFETY_INVARIANTS = (
     "double_ownership",

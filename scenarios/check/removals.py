@@ -37,6 +37,11 @@ SyncGroup since) has no request parked at the coordinator, so its last Heartbeat
 the crash and ``session.timeout.ms`` later its deadline expires: its eviction later than that
 (plus :data:`SLACK_MS`) is a violation unless a fault touched its link, or the coordinator
 failed over, from the crash on (a coordinator that expires members late only shows this way).
+A join phase that completes with the crashed member still in the group (a static member is
+kept when it does not rejoin, KIP-345) restarts its deadline: ``completeClassicGroupJoin``
+reschedules the heartbeat expiry of every member of the new generation, so the deadline then
+counts from the ``generation`` record (found by consumer chaos: a static consumer whose
+replacement died of ``INCONSISTENT_GROUP_PROTOCOL``).
 
 A member that sent a LeaveGroup (``leave_group``) is removed by it
 (``GroupMetadataManager#classicGroupLeave``), at once: an eviction of that member id later,
@@ -169,6 +174,10 @@ def check_unexplained_removal(records: Sequence[dict[str, Any]]) -> list[dict[st
             stable_from = settled.get(member)
             if stable_from is not None and joined.get(member, 0) < stable_from:
                 for mid in ids.get(member, ()):
+                    crashed[mid] = int(r.get("t_ms") or 0)
+        if kind == "generation":
+            for mid in r.get("member_ids") or ():
+                if mid in crashed:
                     crashed[mid] = int(r.get("t_ms") or 0)
         if kind == "leave_group" and r.get("member_id"):
             left[str(r["member_id"])] = int(r.get("t_ms") or 0)

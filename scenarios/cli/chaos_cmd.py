@@ -235,7 +235,9 @@ def chaos(
     ] = "3..10",
     kind: Annotated[
         ChaosKind,
-        typer.Option(help="Generate Connect groups or Kafka Streams applications."),
+        typer.Option(
+            help="Generate Connect groups, Kafka Streams applications or consumer groups."
+        ),
     ] = ChaosKind.CONNECT,
     protocol: Annotated[
         str | None,

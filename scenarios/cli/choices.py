@@ -25,6 +25,7 @@ __all__ = [
     "ConnectMessage",
     "ChaosAssignor",
     "ChaosProtocol",
+    "CompatKind",
     "FaultKind",
     "OneLineErrors",
     "choices",
@@ -61,12 +62,21 @@ class ConnectMessage(enum.StrEnum):
     ASSIGNMENT = "assignment"
 
 
+class CompatKind(enum.StrEnum):
+    """``groupsim compat --kind``: which matrix (:mod:`scenarios.campaigns.compat` for
+    Connect, :mod:`scenarios.campaigns.compat_consumer` for consumer groups)."""
+
+    CONNECT = "connect"
+    CONSUMER = "consumer"
+
+
 class ChaosKind(enum.StrEnum):
     """``groupsim chaos --kind``: what each run generates
     (:data:`scenarios.campaigns.chaos_names.KINDS`)."""
 
     CONNECT = "connect"
     STREAMS = "streams"
+    CONSUMER = "consumer"
 
 
 class Referee(enum.StrEnum):

@@ -23,6 +23,7 @@ import typer  # noqa: E402
 
 from scenarios.cli.choices import (  # noqa: E402
     SEED_MAX,
+    CompatKind,
     ConnectMessage,
     OneLineErrors,
     OutputFormat,
@@ -183,6 +184,14 @@ def _run(
     raise typer.Exit(result.exit_code)
 
 
+#: The module of each ``groupsim compat --kind`` matrix (``run_matrix``, ``COLUMNS``,
+#: ``row_cells``, ``render_markdown``, ``rows_to_json``, ``KNOWN_LABEL``, optional ``TITLE``).
+COMPAT_MATRICES = {
+    CompatKind.CONNECT: "scenarios.campaigns.compat",
+    CompatKind.CONSUMER: "scenarios.campaigns.compat_consumer",
+}
+
+
 @app.command()
 def compat(
     output_format: Annotated[
@@ -195,18 +204,25 @@ def compat(
     seed: Annotated[
         int, typer.Option(min=0, max=SEED_MAX, help="Seed of every replay (>= 0).")
     ] = 1,
+    kind: Annotated[
+        CompatKind,
+        typer.Option(
+            "--kind",
+            help="connect: connect.protocol settings; consumer: partition.assignment.strategy "
+            "lists (KIP-429).",
+        ),
+    ] = CompatKind.CONNECT,
 ) -> None:
     """The protocol compatibility matrix: every mix and every rolling upgrade/downgrade path."""
-    from scenarios.campaigns.compat import (
-        COLUMNS,
-        render_markdown,
-        row_cells,
-        rows_to_json,
-        run_matrix,
-    )
+    import importlib
+
+    matrix: Any = importlib.import_module(COMPAT_MATRICES[kind])
+    COLUMNS, row_cells = matrix.COLUMNS, matrix.row_cells
+    render_markdown, rows_to_json = matrix.render_markdown, matrix.rows_to_json
+    title = getattr(matrix, "TITLE", "Connect protocol compatibility")
 
     with ProgressBar("replaying") as advance:
-        rows = run_matrix(seed, on_progress=advance)
+        rows = matrix.run_matrix(seed, on_progress=advance)
     if output_format is OutputFormat.JSON:
         typer.echo(json.dumps(rows_to_json(rows, allow_known=allow_known), indent=2))
     elif output_format is OutputFormat.MARKDOWN:
@@ -216,7 +232,7 @@ def compat(
 
         from scenarios.cli.tables import print_table
 
-        table = Table(title=f"Connect protocol compatibility (seed {seed})")
+        table = Table(title=f"{title} (seed {seed})")
         widest_case = max((len(row.case) for row in rows), default=4)
         for column in COLUMNS:
             # case names whole, never cut to "…"; two-word headers on two lines ("max task /
@@ -230,7 +246,7 @@ def compat(
     if unsafe:
         stderr.print(
             f"unsafe: {', '.join(unsafe)}"
-            + ("" if allow_known else " (--allow-known tolerates KAFKA-13816)"),
+            + ("" if allow_known else f" (--allow-known tolerates {matrix.KNOWN_LABEL})"),
             markup=False,
         )
     raise typer.Exit(1 if unsafe else 0)

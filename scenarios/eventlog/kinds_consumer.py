@@ -6,7 +6,14 @@ from __future__ import annotations
 
 from scenarios.eventlog.kinds import _Rec
 
-__all__ = ["ConsumerAssignment", "ConsumerAssignor", "PartitionsLost", "PartitionsRevoked"]
+__all__ = [
+    "ConsumerAssignment",
+    "ConsumerAssignor",
+    "PartitionsLost",
+    "PartitionsRevoked",
+    "PollStall",
+    "SubscriptionChanged",
+]
 
 
 class ConsumerAssignor(_Rec, tag="consumer_assignor", kw_only=True):
@@ -50,4 +57,20 @@ class PartitionsLost(_Rec, tag="partitions_lost", kw_only=True):
 
     partitions: list[str]
     reason: str
+    member: str
+
+
+class PollStall(_Rec, tag="poll_stall", kw_only=True):
+    """A ``slow`` fault: the consumer's poll loop does not call ``poll()`` for ``stall_ms``
+    (virtual ms); past ``max.poll.interval.ms`` its heartbeat thread leaves the group (KIP-62)."""
+
+    stall_ms: int
+    member: str
+
+
+class SubscriptionChanged(_Rec, tag="subscription_changed", kw_only=True):
+    """The consumer's application called ``subscribe`` with ``topics`` (sorted): the consumer
+    rejoins (``ConsumerCoordinator.rejoinNeededOrPending``, "subscription has changed")."""
+
+    topics: list[str]
     member: str

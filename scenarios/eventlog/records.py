@@ -96,6 +96,8 @@ LogRecord = (
     | ku.ConsumerAssignment
     | ku.PartitionsRevoked
     | ku.PartitionsLost
+    | ku.PollStall
+    | ku.SubscriptionChanged
     | k.Violation
     | k.MemberReplaced
     | kg.MemberPending

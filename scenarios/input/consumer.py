@@ -3,8 +3,10 @@
 A consumer scenario names the topics (``[topics]``: name → partition count), the consumers
 (``[[consumers]]``: ``name``, ``start_ms``, ``autostart``, ``config``) with shared settings in
 ``config``, and a timeline of the Connect format's member steps (``join``, ``leave``,
-``crash``, ``restart`` with a new ``config``, ``phase``) and faults, each naming its consumer
-with ``member``. Config keys are Kafka's: ``partition.assignment.strategy`` (a list or a
+``crash``, ``restart`` with a new ``config``, ``phase``), ``subscribe`` (the consumer
+subscribes to another list of the scenario's topics) and faults (``slow`` stalls the
+consumer's poll loop, KIP-62), each naming its consumer with ``member``. Config keys are
+Kafka's: ``partition.assignment.strategy`` (a list or a
 comma-separated string), ``group.instance.id``, ``client.rack``, ``session.timeout.ms``,
 ``heartbeat.interval.ms``, ``max.poll.interval.ms``; the consumer subscribes to every topic.
 """
@@ -30,6 +32,7 @@ from scenarios.input.errors import (
 )
 from scenarios.input.schema import (
     CoordinatorSettings,
+    InvariantName,
     NetworkSettings,
     NonNegInt,
     PositiveCount,
@@ -38,6 +41,7 @@ from scenarios.input.schema import (
 from scenarios.input.steps import LoadedView, Planned
 
 __all__ = [
+    "Subscribe",
     "ConsumerScenario",
     "ConsumerSpec",
     "LoadedConsumerScenario",
@@ -48,12 +52,23 @@ __all__ = [
 #: Partitions per topic, bounded like Kafka's ``num.partitions`` in practice.
 PartitionCount = Annotated[int, Meta(ge=1, le=10_000)]
 
+
+class Subscribe(schema.StepBase, frozen=True, tag="subscribe"):
+    """The consumer calls ``subscribe(topics)`` with another list (each topic of
+    ``[topics]``): it rejoins the group (docs/consumer.md)."""
+
+    member: WorkerName
+    topics: Annotated[list[str], Meta(min_length=1)]
+
+
 ConsumerStep = (
-    schema.Join
+    Subscribe
+    | schema.Join
     | schema.Leave
     | schema.Crash
     | schema.Restart
     | schema.Phase
+    | schema.Slow
     | schema.Partition
     | schema.Heal
     | schema.Loss
@@ -78,11 +93,21 @@ class ConsumerEntry(_Base, frozen=True):
 
 
 class ConsumerExpect(_Base, frozen=True):
-    """``[expect]``: ``no_violations`` (default true) and the rebalance protocol the group ends
-    on (``final_protocol``, an assignor name), if given."""
+    """``[expect]``: ``no_violations`` (default true); and, when given, the protocol the group
+    ends on (``final_protocol``, an assignor name), bounds on the number of generations that
+    handed out assignments (``min_rebalances`` / ``max_rebalances``), and the consumers that die
+    of a fatal JoinGroup/SyncGroup error, in order of death (``fatal_members``, e.g. KIP-429's
+    one-bounce upgrade: ``INCONSISTENT_GROUP_PROTOCOL``). ``expected_violations`` names
+    violations (an invariant, or the known behaviour a violation is named after, e.g.
+    ``consumer-zombie``) that do not fail ``no_violations``; chaos reproducers list every
+    known one."""
 
     no_violations: bool = True
+    expected_violations: list[InvariantName] = []
     final_protocol: str | None = None
+    min_rebalances: NonNegInt | None = None
+    max_rebalances: NonNegInt | None = None
+    fatal_members: list[WorkerName] | None = None
 
 
 class ConsumerScenario(_Base, frozen=True):
@@ -234,6 +259,10 @@ def loads_consumer_scenario(text: str, source: str | Path = "<string>") -> Loade
             planned_config = config(f"{origin}.config", current[member])
         elif member is not None and member not in current:
             raise _fail(file, f"{origin}.member", f"no consumer named {member!r}")
+        if isinstance(step, Subscribe):
+            unknown = sorted(set(step.topics) - set(topics))
+            if unknown:
+                raise _fail(file, f"{origin}.topics", f"no such topic: {', '.join(unknown)}")
         steps.append(Planned(step.at_ms, step, origin, planned_config))
     order = sorted(range(len(steps)), key=lambda k: (steps[k].at_ms, k))
     steps = [steps[k] for k in order]

@@ -3,7 +3,9 @@
 A scenario file is a Kafka Connect scenario unless its top-level ``kind`` says ``"streams"``
 or ``"consumer"`` (:mod:`scenarios.input.consumer`; ``kind = "connect"`` may be written
 too). Library scenarios live in ``scenarios/library/`` (Connect) and
-``scenarios/library/streams/`` (Kafka Streams) and are found by name.
+``scenarios/library/streams/`` (Kafka Streams), ``scenarios/library/consumer/`` (plain
+consumer groups) — each kind's :meth:`scenarios.kinds.GroupKind.library_dir` — and are found
+by name.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ __all__ = [
     "loads_any",
 ]
 
+
 def library_dir() -> Path:
     """The built-in Connect scenarios, ``scenarios/library/``."""
     return Path(__file__).resolve().parent.parent / "library"
@@ -31,6 +34,11 @@ def library_dir() -> Path:
 def streams_library_dir() -> Path:
     """The built-in Kafka Streams scenarios, ``scenarios/library/streams/``."""
     return library_dir() / "streams"
+
+
+def consumer_library_dir() -> Path:
+    """The built-in plain consumer-group scenarios, ``scenarios/library/consumer/``."""
+    return library_dir() / "consumer"
 
 
 def _library_dirs() -> list[tuple[kinds.GroupKind, Path]]:
@@ -68,8 +76,7 @@ def resolve_scenario(name_or_path: str | Path) -> Path:
             if candidate.is_file():
                 return candidate
     listed = "; ".join(
-        f"{k.words.title}: {', '.join(library_names(k.name)) or 'none'}"
-        for k, _ in _library_dirs()
+        f"{k.words.title}: {', '.join(library_names(k.name)) or 'none'}" for k, _ in _library_dirs()
     )
     raise ScenarioError(text, None, f"no such file and no such library scenario ({listed})")
 

@@ -98,6 +98,8 @@ InvariantName = Literal[
     "KAFKA-16056",
     "failover-protocol-replay",
     "streams-zombie",
+    "consumer-zombie",
+    "sticky-unsubscribed-owner",
     "deleted-not-revoked",
     "static-member-kept",
     # scenarios.check.protocol_checkers

@@ -10,12 +10,15 @@ from __future__ import annotations
 from typing import Any
 
 from members.consumer import ConsumerClient
+from members.consumer import Subscribe as SubscribeMessage
 from members.group_client import GroupClient
 from protocol.effects import Effect
+from scenarios.check.consumer_liveness import consumer_end_state, consumer_liveness
 from scenarios.check.consumer_ownership import consumer_log_violations
-from scenarios.input.consumer import LoadedConsumerScenario
+from scenarios.input.consumer import LoadedConsumerScenario, Subscribe
 from scenarios.input.steps import Planned
 from scenarios.sim.engine import Engine
+from scenarios.sim.events import Deliver
 
 __all__ = ["ConsumerKind", "CONSUMER_GROUP_ID", "summarize_consumers"]
 
@@ -23,39 +26,42 @@ CONSUMER_GROUP_ID = "consumer-group"
 
 
 def summarize_consumers(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """The run's outcome: the last generation's protocol and each live consumer's partitions.
+    """The run's outcome: the last generation's protocol, each live consumer's partitions,
+    and whether every partition is owned once at the end
+    (:func:`scenarios.check.consumer_liveness.consumer_end_state`).
 
     Returns:
-        ``{"consumer": {"generations": n, "final_protocol": name or None,
+        ``{"converged": bool, "consumer": {"generations": n, "final_protocol": name or None,
         "final_rebalance_protocol": "EAGER"/"COOPERATIVE" or None, "owned": {consumer:
-        [partition, ...]}, "violations": n}}``.
+        [partition, ...]}, "fatal": [consumer, ...] (in order of death), "violations": n,
+        "violation_names": {name: n}}}`` (a violation's name is its ``known_issue``, else its
+        ``invariant``).
     """
-    owned: dict[str, list[str]] = {}
     protocol = rebalance = None
     generations: set[int] = set()
     violations = 0
+    names: dict[str, int] = {}
     for r in records:
         kind = r.get("kind")
         if kind == "consumer_assignment":
-            owned[r["member"]] = list(r["owned"])
             protocol, rebalance = r["protocol"], r["rebalance_protocol"]
             generations.add(int(r["generation"]))
-        elif kind in ("member_stop", "member_crash", "member_fatal"):
-            owned.pop(str(r.get("member")), None)
-        elif kind in ("partitions_revoked", "partitions_lost"):
-            gone = set(r["partitions"])
-            mine = owned.get(str(r.get("member")), [])
-            owned[str(r.get("member"))] = [p for p in mine if p not in gone]
         elif kind == "violation":
             violations += 1
+            name = str(r.get("known_issue") or r.get("invariant"))
+            names[name] = names.get(name, 0) + 1
+    state = consumer_end_state(records)
     return {
+        "converged": not consumer_liveness(state),
         "consumer": {
             "generations": len(generations),
             "final_protocol": protocol,
             "final_rebalance_protocol": rebalance,
-            "owned": dict(sorted(owned.items())),
+            "owned": state.owned,
+            "fatal": state.fatal,
             "violations": violations,
-        }
+            "violation_names": dict(sorted(names.items())),
+        },
     }
 
 
@@ -124,13 +130,31 @@ class ConsumerKind:
         expect = self.loaded.scenario.expect
         s = summary["consumer"]
         out = []
-        if expect.no_violations and s["violations"]:
-            out.append(f"no_violations: {s['violations']} violation(s)")
+        expected = set(expect.expected_violations)
+        unexpected = sum(n for name, n in s["violation_names"].items() if name not in expected)
+        if expect.no_violations and unexpected:
+            out.append(f"no_violations: {unexpected} violation(s)")
         if expect.final_protocol is not None and s["final_protocol"] != expect.final_protocol:
             out.append(
                 f"final_protocol: expected {expect.final_protocol}, got {s['final_protocol']}"
             )
+        generations = s["generations"]
+        if expect.min_rebalances is not None and generations < expect.min_rebalances:
+            out.append(f"min_rebalances: expected >= {expect.min_rebalances}, got {generations}")
+        if expect.max_rebalances is not None and generations > expect.max_rebalances:
+            out.append(f"max_rebalances: expected <= {expect.max_rebalances}, got {generations}")
+        if expect.fatal_members is not None and s["fatal"] != expect.fatal_members:
+            out.append(f"fatal_members: expected {expect.fatal_members}, got {s['fatal']}")
         return out
 
     def apply_step(self, engine: Engine, planned: Planned) -> None:
-        raise AssertionError(f"no consumer step {planned.action!r}")  # the schema has none
+        """``subscribe``: the consumer's application calls ``subscribe`` with the step's
+        topics (:class:`members.consumer.Subscribe`, delivered like a fault)."""
+        step = planned.step
+        if not isinstance(step, Subscribe):
+            raise AssertionError(f"no consumer step {planned.action!r}")
+        address = engine.addresses.get(step.member)
+        if address is not None:
+            engine.push(
+                engine.now_ms, Deliver(address, "fault", SubscribeMessage(tuple(step.topics)))
+            )

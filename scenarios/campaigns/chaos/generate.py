@@ -69,8 +69,9 @@ class ChaosConfig:
         faults: enabled fault kinds (:data:`FAULT_KINDS`).
         duration_ms: the fault window: faults start in ``[0, duration_ms)``.
         max_faults: at most this many faults per run (default: 20 per virtual hour, ≥ 1).
-        kind: ``connect`` (a Connect group of one of ``protocols``) or ``streams`` (a Kafka
-            Streams application: :mod:`.generate_streams`; ``protocols`` is not used).
+        kind: ``connect`` (a Connect group of one of ``protocols``), ``streams`` (a Kafka
+            Streams application: :mod:`.generate_streams`) or ``consumer`` (a plain consumer
+            group: :mod:`.generate_consumer`); ``protocols`` is Connect's only.
         max_records: each run's record budget (its scenario's ``max_records``); default
             :func:`default_max_records` of the run's member count and ``duration_ms``.
         max_cpu_s: each run's CPU budget in seconds (:data:`DEFAULT_MAX_CPU_S`). A run over
@@ -151,6 +152,9 @@ class ChaosSpec:
     #: a Streams run (``kind = "streams"``): the scenario file's ``config``,
     #: ``subtopologies`` and ``clients``; ``None`` for a Connect run
     streams: dict[str, Any] | None = None
+    #: a consumer run (``kind = "consumer"``): the scenario file's ``topics``, ``config`` and
+    #: ``consumers``; ``None`` otherwise
+    consumer: dict[str, Any] | None = None
     #: the run's budget: its scenario file's ``max_records``, and CPU seconds
     max_records: int | None = None
     max_cpu_s: float | None = None

@@ -35,6 +35,7 @@ import random
 from typing import Any
 
 from scenarios.campaigns.chaos.generate import ChaosConfig, ChaosSpec, _add_delays, _rng
+from scenarios.campaigns.chaos.timeline import MemberTimeline
 from scenarios.campaigns.chaos_names import OWN_STREAM_FAULTS
 
 __all__ = ["generate_streams", "STREAMS_MAX_POLL_MS"]
@@ -215,87 +216,18 @@ def _task_order(task: str) -> tuple[int, int]:
     return int(sub), int(part)
 
 
-class _StreamsTimeline:
-    """Draws steps the Streams loader accepts: a client is stopped only while it runs (a late
-    client only after its ``join``), and at least half the clients stay for good."""
+class _StreamsTimeline(MemberTimeline):
+    """The shared timeline (:class:`.timeline.MemberTimeline`) with Streams' words: steps name
+    their ``client``, a gone client's ``leave`` says whether it sends LeaveGroup, and a
+    ``config`` fault restarts the client with its state directory wiped."""
 
     def __init__(self, rng: random.Random, names: list[str]) -> None:
-        self.rng = rng
-        self.names = names
-        self.up_at = dict.fromkeys(names, 0)
-        self.gone: set[str] = set()
-        self.steps: list[dict[str, Any]] = []
-        self.kinds: list[str] = []
-
-    def add(self, kind: str, step: dict[str, Any]) -> None:
-        self.steps.append(step)
-        self.kinds.append(kind)
-
-    def sort(self) -> None:
-        order = sorted(range(len(self.steps)), key=lambda i: self.steps[i]["at_ms"])
-        self.steps = [self.steps[i] for i in order]
-        self.kinds = [self.kinds[i] for i in order]
-
-    def join(self, name: str, at_ms: int) -> None:
-        self.up_at[name] = at_ms
-        self.add("join", {"at_ms": at_ms, "action": "join", "client": name})
-
-    def running(self, at_ms: int) -> list[str]:
-        return [m for m in self.names if m not in self.gone and self.up_at[m] < at_ms]
-
-    def may_remove_for_good(self, name: str) -> bool:
-        staying = [m for m in self.names if m not in self.gone and m != name]
-        return len(staying) >= max(1, (len(self.names) + 1) // 2)
-
-    def fault(self, kind: str, at_ms: int) -> None:
-        rng = self.rng
-        running = self.running(at_ms)
-        if not running:
-            return
-        member = rng.choice(running)
-        if kind in ("crash", "leave", "config"):
-            if kind == "leave" and rng.random() < 0.2 and self.may_remove_for_good(member):
-                self.gone.add(member)
-                step = {"at_ms": at_ms, "action": "leave", "client": member}
-                self.add(kind, {**step, "leave_group": rng.random() < 0.5})
-                return
-            down = rng.choice((0, rng.randint(1_000, 120_000)))
-            self.up_at[member] = at_ms + down
-            step = {"at_ms": at_ms, "action": "restart", "client": member, "down_ms": down}
-            step["clean"] = kind == "leave"
-            if kind == "config":
-                step["wipe_state"] = True
-            self.add(kind, step)
-        elif kind == "partition":
-            duration = rng.randint(1_000, 120_000)
-            self.add(kind, {**_fault(at_ms, "partition", member), "duration_ms": duration})
-        elif kind == "loss":
-            step = _fault(at_ms, "loss", member)
-            step["direction"] = rng.choice(("to_coordinator", "from_coordinator", "both"))
-            step["probability"] = round(rng.uniform(0.05, 1.0), 2)
-            step["duration_ms"] = rng.randint(1_000, 60_000)
-            self.add(kind, step)
-        elif kind == "latency":
-            step = {**_fault(at_ms, "latency", member), "extra_ms": rng.randint(1, 5_000)}
-            self.add(kind, {**step, "duration_ms": rng.randint(1_000, 60_000)})
-        elif kind == "slow":
-            # half of the stalls outlast max.poll.interval.ms: the client leaves the group
-            stall = rng.choice(
-                (rng.randint(100, 30_000), rng.randint(STREAMS_MAX_POLL_MS + 1, 90_000))
-            )
-            self.add(kind, {**_fault(at_ms, "slow", member), "stall_ms": stall})
-        elif kind == "failover":
-            down = rng.choice((0, rng.randint(1, 10_000)))
-            self.add(kind, {"at_ms": at_ms, "action": "coordinator_failover", "down_ms": down})
-
-    def delay_request(self, rng: random.Random, at_ms: int) -> None:
-        """A ``delay_request`` (see :meth:`generate._Timeline.delay_request`)."""
-        delay = rng.choice(
-            (rng.randint(1, 10_000), rng.randint(10_001, 40_000), rng.randint(40_001, 70_000))
+        super().__init__(
+            rng, names, key="client", max_poll_ms=STREAMS_MAX_POLL_MS, leave_group_key="leave_group"
         )
-        step = _fault(at_ms, "delay_request", rng.choice(self.names))
-        step["request"] = rng.choice(("heartbeat", "sync_group", "join_group", "any"))
-        self.add("delay", {**step, "delay_ms": delay, "duration_ms": rng.randint(1_000, 30_000)})
+
+    def config_change(self, step: dict[str, Any], member: str) -> None:
+        step["wipe_state"] = True
 
 
 def _fault(at_ms: int, action: str, client: str) -> dict[str, Any]:

@@ -4,9 +4,14 @@ docs/kinds.md): ``ConsumerCoordinator`` with the eager and cooperative rebalance
 
 Its parts: the scenario format :mod:`scenarios.input.consumer`, the engine glue and summary
 :mod:`scenarios.sim.consumer`, the ownership rules :mod:`scenarios.check.consumer_ownership`.
-The kind has no library directory and no chaos generator yet; its report page and timeline
-are drawn as Connect's (the words below are Connect's for those two views, so that their
-output stays what it was).
+Its library is ``scenarios/library/consumer/``
+(:func:`scenarios.input.library.consumer_library_dir`); its chaos generator
+:mod:`scenarios.campaigns.chaos.generate_consumer` (on the fault timeline it shares with
+Streams, :mod:`scenarios.campaigns.chaos.timeline`), its chaos scenario file and shrinker
+edits :mod:`.chaos`, its end-of-run liveness :mod:`scenarios.check.consumer_liveness` and
+known behaviours :mod:`scenarios.check.consumer_known`; ``groupsim compat --kind consumer``
+is :mod:`scenarios.campaigns.compat_consumer`. Its report page and timeline are drawn as
+Connect's, with Connect's member and task words (so that their output stays what it was).
 """
 
 from __future__ import annotations
@@ -22,7 +27,9 @@ from scenarios.check.log_check import check_consumer_log
 from scenarios.check.summary_types import ConnectSummary
 from scenarios.eventlog import kinds_consumer
 from scenarios.input.consumer import LoadedConsumerScenario, loads_consumer_scenario
+from scenarios.input.library import consumer_library_dir
 from scenarios.kinds.connect import CONNECT
+from scenarios.kinds.protocol import KindWords
 from scenarios.sim.consumer import ConsumerKind
 
 if TYPE_CHECKING:
@@ -38,13 +45,19 @@ class Consumer:
     """The plain-consumer kind (:class:`scenarios.kinds.GroupKind`)."""
 
     name = "consumer"
-    words = CONNECT.words  # report page and timeline as Connect's (see the module docstring)
+    # member and task as Connect's: the report page and timeline (see the module docstring)
+    words = KindWords(
+        title="consumer",
+        app="consumer groups",
+        member=CONNECT.words.member,
+        task=CONNECT.words.task,
+    )
     quiet_period_balance = True  # the rule finds no Connect jobs in a consumer log
     standby_tasks = False
     chaos_protocols = False
 
     def library_dir(self) -> Path | None:
-        return None
+        return consumer_library_dir()
 
     def loads(self, text: str, source: str | Path) -> LoadedConsumerScenario:
         return loads_consumer_scenario(text, source)
@@ -83,19 +96,28 @@ class Consumer:
         return CONNECT.timeline_series(records)
 
     def chaos_generate(self, config: ChaosConfig, campaign_seed: int, index: int) -> ChaosSpec:
-        raise NotImplementedError("no consumer chaos generator yet")
+        from scenarios.campaigns.chaos.generate_consumer import generate_consumer
+
+        return generate_consumer(config, campaign_seed, index)
 
     def chaos_option_error(self, option: str) -> str:
-        return f"{option}: Connect only"
+        return (
+            f"{option}: Connect only; a consumer campaign (--kind consumer) draws its "
+            "consumers' partition.assignment.strategy"
+        )
 
     def chaos_compact(self, spec: ChaosSpec) -> ChaosSpec | None:
-        raise NotImplementedError("no consumer chaos generator yet")
+        return None  # consumers keep their names
 
     def chaos_drop_member(self, spec: ChaosSpec) -> ChaosSpec | None:
-        raise NotImplementedError("no consumer chaos generator yet")
+        from scenarios.kinds.consumer.chaos import drop_last_consumer
+
+        return drop_last_consumer(spec)
 
     def chaos_render(self, spec: ChaosSpec) -> str:
-        raise NotImplementedError("no consumer chaos generator yet")
+        from scenarios.kinds.consumer.chaos import render_consumer
+
+        return render_consumer(spec)
 
 
 CONSUMER = kinds.register(Consumer())

@@ -118,6 +118,22 @@ def test_lost_answers_explain_a_stable_workers_removal_only_after_its_own_sessio
     assert check_unexplained_removal(_log(_answers_lost(earliest + 1))) == []
 
 
+def test_a_join_phase_that_keeps_the_crashed_member_restarts_its_deadline() -> None:
+    """completeClassicGroupJoin reschedules every member's heartbeat expiry, a kept static
+    member's too: the session then counts from the new generation (consumer chaos seed 1
+    run 69)."""
+    crash = {"t_ms": 80_000, "kind": "member_crash", "member": "w1"}
+    generation = {"t_ms": 85_000, "kind": "generation", "member_ids": ["a", "b"]}
+    late = _connect_log(crash, generation)
+    assert check_unexplained_removal(late[:-1] + [{**late[-1], "t_ms": 94_000}]) == []
+    [found] = check_unexplained_removal(late[:-1] + [{**late[-1], "t_ms": 99_000}])
+    assert "after its process crashed" in found["detail"]
+    # a generation without it changes nothing
+    other = {**generation, "member_ids": ["b"]}
+    late = _connect_log(crash, other)
+    assert len(check_unexplained_removal(late[:-1] + [{**late[-1], "t_ms": 94_000}])) == 1
+
+
 def test_a_member_crashed_while_stable_is_evicted_within_its_session_timeout() -> None:
     # w1 Stable from 10 ms, crashes at 80 s: its deadline expires by 90 s (+ slack)
     crash = {"t_ms": 80_000, "kind": "member_crash", "member": "w1"}

@@ -327,10 +327,10 @@ def test_negative_seeds_are_rejected(command: list[str]) -> None:
 
 
 def test_every_library_scenario_defaults_to_seed_1() -> None:
-    """Issue 14: Connect and Streams library files say the same default seed."""
+    """Issue 14: library files of every kind say the same default seed."""
     from scenarios.input.library import library_names, load_any
 
-    for kind in ("connect", "streams"):
+    for kind in ("connect", "streams", "consumer"):
         names = library_names(kind)
         assert names
         assert {name: load_any(name).scenario.seed for name in names} == dict.fromkeys(names, 1)

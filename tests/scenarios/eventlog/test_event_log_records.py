@@ -28,7 +28,12 @@ from scenarios.eventlog import (
 from scenarios.eventlog.kinds import Assignment, Fault
 from scenarios.eventlog.kinds_streams import ActiveTaskStart
 from scenarios.eventlog.records import LogRecord
-from scenarios.input.library import library_dir, load_any, streams_library_dir
+from scenarios.input.library import (
+    consumer_library_dir,
+    library_dir,
+    load_any,
+    streams_library_dir,
+)
 from scenarios.input.loader import load_scenario
 from scenarios.input.streams import load_streams_scenario, loads_streams_scenario
 from scenarios.sim.runner import simulate
@@ -60,7 +65,10 @@ def _cases() -> list[tuple[str, Path]]:
     connect = [(f"connect/{p.stem}", p) for p in sorted(library_dir().glob("*.toml"))]
     streams = [(f"streams/{p.stem}", p) for p in sorted(streams_library_dir().glob("*.toml"))]
     repro = [(f"repro/{p.stem}", p) for p in sorted(REPRO.glob("*.toml"))]
-    consumer = [(f"consumer/{p.stem}", p) for p in sorted(CONSUMER.glob("*.toml"))]
+    consumer = [
+        (f"consumer/{p.stem}", p)
+        for p in sorted([*CONSUMER.glob("*.toml"), *consumer_library_dir().glob("*.toml")])
+    ]
     return connect + streams + repro + consumer
 
 

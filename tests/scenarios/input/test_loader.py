@@ -616,9 +616,10 @@ def test_library_and_resolve(tmp_path: Path) -> None:
         resolve_scenario("no-such-scenario")
     listed = ", ".join(names) or "none"
     streams = ", ".join(library_names("streams"))
+    consumer = ", ".join(library_names("consumer"))
     assert str(info.value) == (
         "no-such-scenario: no such file and no such library scenario "
-        f"(Connect: {listed}; Streams: {streams})"
+        f"(Connect: {listed}; Streams: {streams}; consumer: {consumer})"
     )
     assert "kip-441-scale-out" in streams
 

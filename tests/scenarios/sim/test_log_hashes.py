@@ -1,8 +1,8 @@
 """Golden hashes of every library scenario's event log (seeds 1 and 7).
 
 The sha256 of ``events.jsonl`` as ``groupsim run`` writes it, for each library scenario
-(Connect and Kafka Streams) and each chaos reproducer at seeds 1 and 7, is kept in
-``tests/golden/library_log_hashes.json``.
+(Connect, Kafka Streams and plain consumer groups) and each chaos reproducer at seeds 1 and
+7, is kept in ``tests/golden/library_log_hashes.json``.
 A change to any log fails here: when the change is deliberate, say why in the commit and
 regenerate the file with ``GROUPSIM_UPDATE_HASHES=1 pytest tests/scenarios/test_log_hashes.py``.
 """
@@ -17,7 +17,12 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from scenarios.input.library import library_dir, load_any, streams_library_dir
+from scenarios.input.library import (
+    consumer_library_dir,
+    library_dir,
+    load_any,
+    streams_library_dir,
+)
 from scenarios.input.streams import load_streams_scenario
 from scenarios.sim.runner import simulate
 from scenarios.sim.runner import simulate as simulate_streams
@@ -30,9 +35,10 @@ REPRO = Path(__file__).resolve().parents[1] / "campaigns" / "chaos" / "repro"
 def _cases() -> list[tuple[str, Path]]:
     connect = [(f"connect/{p.stem}", p) for p in sorted(library_dir().glob("*.toml"))]
     streams = [(f"streams/{p.stem}", p) for p in sorted(streams_library_dir().glob("*.toml"))]
+    consumer = [(f"consumer/{p.stem}", p) for p in sorted(consumer_library_dir().glob("*.toml"))]
     # The chaos reproducers exercise every fault kind on Connect groups.
     repro = [(f"repro/{p.stem}", p) for p in sorted(REPRO.glob("*.toml"))]
-    return connect + streams + repro
+    return connect + streams + consumer + repro
 
 
 def _log_sha256(key: str, path: Path, seed: int) -> str:

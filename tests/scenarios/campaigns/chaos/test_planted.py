@@ -42,6 +42,16 @@ from .planted import CATALOGUE, by_name, detect
         ("cooperative-new-work-to-busiest", 3, {"balance"}),
         # KIP-441 balances active load: stateless actives all on one client (run 17)
         ("hata-stateless-on-busiest-client", 30, {"balance"}),
+        # plain consumers (KIP-429): found at runs 2, 5, 6 of seeds 1-3
+        (
+            "consumer-keeps-revoked-partition",
+            10,
+            {"cooperative_move_without_revocation", "double_ownership"},
+        ),
+        ("cooperative-sticky-skips-adjust", 10, {"cooperative_move_without_revocation"}),
+        # runs 10, 4, 1 of seeds 1-3: an eager assignor voted in a group that thinks itself
+        # cooperative
+        ("consumer-protocol-of-any-assignor", 20, {"cooperative_move_without_revocation"}),
     ],
 )
 def test_chaos_finds_the_planted_bug(name: str, budget: int, invariants: set[str]) -> None:
@@ -101,6 +111,10 @@ def test_chaos_finds_a_coordinator_accepting_a_late_sync_group() -> None:
         ("coordinator-join-bounded-by-session-timeout", 30, "join_completed_early"),
         # a worker evicted during a partition rejoins with its old id (run 4 of seed 1)
         ("coordinator-answers-unknown-member", 10, "join_answer_outside_generation"),
+        # consumer assignor rules (scenarios/check/consumer_contracts.py) under chaos --kind
+        # consumer: found at runs 9, 3, 0 and 1, 16, 3 of seeds 1-3
+        ("range-assignor-off-by-one", 20, "consumer_assignment_unbalanced"),
+        ("sticky-assignor-not-sticky", 5, "sticky_partitions_moved"),
     ],
 )
 def test_chaos_finds_a_contract_bug_by_its_rule(name: str, budget: int, invariant: str) -> None:

@@ -21,6 +21,7 @@ import msgspec
 
 from coordinator.group import JOIN_TIMER, GroupCoordinator
 from coordinator.state import GroupState
+from members import consumer as consumer_member
 from members import streams_state
 from members.assignors.eager import EagerAssignor
 from members.assignors.incremental_cooperative import IncrementalCooperativeAssignor
@@ -41,6 +42,8 @@ from protocol.effects import Send, SetTimer
 from protocol.group import ErrorCode, LeaveGroupResponse
 from scenarios.campaigns.chaos import ChaosConfig, run_one
 
+from . import consumer as consumer_bugs
+
 __all__ = ["PlantedBug", "CATALOGUE", "Detection", "detect", "by_name", "chaos_config"]
 
 Patch = tuple[Any, str, Callable[[Callable[..., Any]], Callable[..., Any]]]  # a class or module
@@ -49,8 +52,8 @@ Patch = tuple[Any, str, Callable[[Callable[..., Any]], Callable[..., Any]]]  # a
 @dataclass(frozen=True)
 class PlantedBug:
     """One planted bug: ``patches`` are ``(class, method name, wrap)``: the method becomes
-    ``wrap(original)`` while :meth:`applied` is active. ``kind`` is ``connect`` or
-    ``streams`` (which runs can reach it); ``protocols`` the Connect protocols to run;
+    ``wrap(original)`` while :meth:`applied` is active. ``kind`` is ``connect``, ``streams``
+    or ``consumer`` (which runs can reach it); ``protocols`` the Connect protocols to run;
     ``referee_only``: the rule it breaks is the exact output of Kafka's algorithm, which only
     ``--referee kafka`` judges (docs/chaos.md "Contract rules")."""
 
@@ -688,7 +691,10 @@ def _no_active_movements(original: Callable[..., Any]) -> Callable[..., Any]:
     return assign_active_task_movements
 
 
-from .assignor_rules import ASSIGNOR_RULE_BUGS  # noqa: E402 (uses PlantedBug, _rewrite_round)
+from .assignor_rules import (  # noqa: E402 (uses PlantedBug, _rewrite_round)
+    ASSIGNOR_RULE_BUGS,
+    CONSUMER_BUGS,
+)
 
 CATALOGUE: tuple[PlantedBug, ...] = (
     PlantedBug(
@@ -1058,6 +1064,37 @@ CATALOGUE: tuple[PlantedBug, ...] = (
         ((StreamsClient, "_close_active", _keep_revoked_active),),
     ),
     *ASSIGNOR_RULE_BUGS,
+    *CONSUMER_BUGS,  # consumer assignor rules, reached by chaos --kind consumer
+    # ------------------------------------------------ plain consumers (KIP-429, issue 22)
+    PlantedBug(
+        "consumer-keeps-revoked-partition",
+        "members/consumer.py ConsumerClient._revoke",
+        "a cooperative consumer's onPartitionsRevoked does not stop consuming what the "
+        "assignment took away",
+        "consumer",
+        (
+            (consumer_member.ConsumerClient, "_revoke", consumer_bugs.keep_revoked),
+            (
+                consumer_member.ConsumerClient,
+                "_subscription",
+                consumer_bugs.report_assignment_only,
+            ),
+        ),
+    ),
+    PlantedBug(
+        "cooperative-sticky-skips-adjust",
+        "members/consumer.py (CooperativeStickyAssignor.adjustAssignment)",
+        "the cooperative-sticky leader gives a moved partition to its new owner at once",
+        "consumer",
+        ((consumer_member, "cooperative_adjust", consumer_bugs.skip_adjust),),
+    ),
+    PlantedBug(
+        "consumer-protocol-of-any-assignor",
+        "members/consumer.py rebalance_protocol",
+        "the rebalance protocol is the highest any configured assignor supports, not all",
+        "consumer",
+        ((consumer_member, "rebalance_protocol", consumer_bugs.protocol_of_any),),
+    ),
 )
 
 
@@ -1086,11 +1123,12 @@ def chaos_config(
     bug: PlantedBug, index: int, members: int = 5, referee: str | None = None
 ) -> ChaosConfig:
     """The chaos config run ``index`` of :func:`detect` uses: ``members`` members, 10 virtual
-    minutes of faults; Connect protocols cycled over ``bug.protocols``, or a Streams campaign
-    (``kind = "streams"``); judged by ``referee`` too when given (``"kafka"``)."""
-    if bug.kind == "streams":
+    minutes of faults; Connect protocols cycled over ``bug.protocols``, or a Streams or
+    consumer campaign (``kind = "streams"``/``"consumer"``); judged by ``referee`` too when
+    given (``"kafka"``)."""
+    if bug.kind in ("streams", "consumer"):
         return ChaosConfig(
-            members=(members, members), duration_ms=600_000, kind="streams", referee=referee
+            members=(members, members), duration_ms=600_000, kind=bug.kind, referee=referee
         )
     protocol = bug.protocols[index % len(bug.protocols)]
     return ChaosConfig(

@@ -3,9 +3,10 @@ group live (docs/chaos.md "Contract rules"): each is caught by the checker of th
 breaks or, where the rule is only the exact output of a deterministic algorithm, by the Kafka
 referee (``--referee kafka``) alone.
 
-:data:`ASSIGNOR_RULE_BUGS` joins the chaos catalogue (``CATALOGUE``); :data:`CONSUMER_BUGS`
-are bugs of the consumer assignors, judged on ``groupsim run`` logs of consumer scenarios until
-``groupsim chaos`` has a consumer kind.
+:data:`ASSIGNOR_RULE_BUGS` and :data:`CONSUMER_BUGS` (bugs of the consumer assignors, reached
+by ``groupsim chaos --kind consumer`` and judged on ``groupsim run`` logs of consumer scenarios
+too, tests/scenarios/check/test_consumer_contracts.py) join the chaos catalogue
+(``CATALOGUE``).
 """
 
 from __future__ import annotations

@@ -1,0 +1,183 @@
+"""The plain-consumer chaos generator (``groupsim chaos --kind consumer``): from ``(campaign
+seed, run index)`` alone — one ``random.Random`` seeded with
+``"groupsim-chaos-consumer/<seed>/<index>"``, the ``delay_request`` faults and static
+membership each from a stream of their own — a consumer group and a timeline of faults, as a
+:class:`ChaosSpec` whose ``consumer`` holds the scenario file's body (docs/consumer.md,
+docs/chaos.md "Consumer campaigns").
+
+Drawn per run:
+
+- 1–3 topics of 1–12 partitions (every consumer subscribes to all);
+- the group's ``partition.assignment.strategy``: one of :data:`STRATEGY_LISTS` (eager
+  ``range``/``roundrobin``/``sticky``, KIP-429's ``cooperative-sticky``, and the lists of a
+  KIP-429 upgrade: ``[range, cooperative-sticky]`` and ``[cooperative-sticky, range]``); a
+  quarter of the consumers list another one that shares an assignor with it (an assignor mix:
+  the vote picks the protocol, eager and cooperative members share a group);
+- KIP-345 static members (``group.instance.id``, mostly with a longer
+  ``session.timeout.ms``) in two runs of five, from their own stream
+  (:func:`.generate_streams._draw_static_members`);
+- consumers joining late (a quarter, never the first);
+- faults of the shared model (:class:`.timeline.MemberTimeline`): ``crash``, ``leave``,
+  ``partition``, ``loss``, ``latency``, ``failover``, ``delay``, ``slow`` (the poll loop
+  stalls; past ``max.poll.interval.ms`` the consumer leaves the group, KIP-62) and ``config``
+  (a restart with another ``partition.assignment.strategy``: the next step of a KIP-429
+  upgrade or downgrade, or a list that shares nothing with the group, which Kafka answers
+  ``INCONSISTENT_GROUP_PROTOCOL``), and, from a stream of their own, subscription changes
+  (``subscribe`` steps, also counted as ``config``). Consumers have no ``zombie`` fault.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from scenarios.campaigns.chaos.generate import ChaosConfig, ChaosSpec, _add_delays, _rng
+from scenarios.campaigns.chaos.generate_streams import _draw_static_members
+from scenarios.campaigns.chaos.timeline import MemberTimeline
+from scenarios.campaigns.chaos_names import OWN_STREAM_FAULTS
+
+__all__ = ["generate_consumer", "CONSUMER_MAX_POLL_MS", "STRATEGY_LISTS"]
+
+#: ``max.poll.interval.ms`` of generated consumers (Kafka's default is 300000; a shorter one
+#: lets a poll-loop stall outlast it within a short run).
+CONSUMER_MAX_POLL_MS = 60_000
+
+#: The ``partition.assignment.strategy`` lists a run draws from.
+STRATEGY_LISTS: tuple[tuple[str, ...], ...] = (
+    ("range",),
+    ("roundrobin",),
+    ("sticky",),
+    ("cooperative-sticky",),
+    ("range", "cooperative-sticky"),
+    ("cooperative-sticky", "range"),
+)
+
+#: A ``config`` fault's next list: the KIP-429 upgrade path forwards and backwards.
+_NEXT = {
+    ("range",): (("range", "cooperative-sticky"),),
+    ("roundrobin",): (("roundrobin", "cooperative-sticky"),),
+    ("sticky",): (("sticky", "cooperative-sticky"),),
+    ("cooperative-sticky",): (("range", "cooperative-sticky"), ("cooperative-sticky", "range")),
+    ("range", "cooperative-sticky"): (("cooperative-sticky",), ("range",)),
+    ("cooperative-sticky", "range"): (("cooperative-sticky",), ("range",)),
+    ("roundrobin", "cooperative-sticky"): (("cooperative-sticky",), ("roundrobin",)),
+    ("sticky", "cooperative-sticky"): (("cooperative-sticky",), ("sticky",)),
+}
+
+
+def _mix_for(base: tuple[str, ...], rng: random.Random) -> tuple[str, ...]:
+    """Another list that shares an assignor with ``base`` (so the member may join)."""
+    shared = [s for s in STRATEGY_LISTS if s != base and set(s) & set(base)]
+    return rng.choice(shared) if shared else base
+
+
+class _ConsumerTimeline(MemberTimeline):
+    """The shared timeline with the consumer's ``config`` fault: a restart with the next
+    ``partition.assignment.strategy`` of a KIP-429 upgrade or downgrade (one in ten: any list,
+    which may share nothing with the group)."""
+
+    def __init__(
+        self, rng: random.Random, names: list[str], strategies: dict[str, tuple[str, ...]]
+    ) -> None:
+        super().__init__(rng, names, key="member", max_poll_ms=CONSUMER_MAX_POLL_MS)
+        self.strategies = strategies
+
+    def config_change(self, step: dict[str, Any], member: str) -> None:
+        current = self.strategies[member]
+        if self.rng.random() < 0.1:
+            target = self.rng.choice(STRATEGY_LISTS)
+        else:
+            target = self.rng.choice(_NEXT[current])
+        self.strategies[member] = target
+        step["config"] = {"partition.assignment.strategy": list(target)}
+
+
+def _add_subscriptions(
+    gen: MemberTimeline, topics: list[str], config: ChaosConfig, rng: random.Random
+) -> None:
+    """Subscription changes (``subscribe`` steps, counted as ``config`` faults), from their own
+    generator (``.../<index>/subscribe``) so every other draw of a run is unchanged: in half
+    the runs with two topics or more, 1–3 consumers running at a random time subscribe to a
+    random non-empty subset of the topics (all of them again, one time in three)."""
+    if len(topics) < 2 or rng.random() < 0.5:
+        return
+    for _ in range(rng.randint(1, 3)):
+        at_ms = rng.randrange(config.duration_ms)
+        running = gen.running(at_ms)
+        if not running:
+            continue
+        if rng.random() < 1 / 3:
+            chosen = list(topics)
+        else:
+            chosen = sorted(rng.sample(topics, rng.randint(1, len(topics) - 1)))
+        step = {**gen.step(at_ms, "subscribe", rng.choice(running)), "topics": chosen}
+        gen.add("config", step)
+
+
+def generate_consumer(config: ChaosConfig, campaign_seed: int, index: int) -> ChaosSpec:
+    """The consumer chaos scenario of run ``index`` of campaign ``campaign_seed``
+    (deterministic: the same arguments give the same spec)."""
+    rng = random.Random(f"groupsim-chaos-consumer/{campaign_seed}/{index}")
+    n = rng.randint(*config.members)
+    names = [f"c{i}" for i in range(1, n + 1)]
+    topics = {f"t{i}": rng.randint(1, 12) for i in range(1, rng.randint(1, 3) + 1)}
+    base = rng.choice(STRATEGY_LISTS)
+    group_config: dict[str, Any] = {
+        "partition.assignment.strategy": list(base),
+        "max.poll.interval.ms": CONSUMER_MAX_POLL_MS,
+    }
+    consumers: list[dict[str, Any]] = []
+    strategies: dict[str, tuple[str, ...]] = {}
+    late: list[str] = []
+    for i, name in enumerate(names):
+        entry: dict[str, Any] = {"name": name}
+        own = base
+        if rng.random() < 0.25:
+            own = _mix_for(base, rng)
+            entry["config"] = {"partition.assignment.strategy": list(own)}
+        strategies[name] = own
+        if i > 0 and rng.random() < 0.25:
+            entry["autostart"] = False
+            late.append(name)
+        consumers.append(entry)
+
+    _draw_static_members(_rng(campaign_seed, index, "consumer-static"), consumers)
+
+    gen = _ConsumerTimeline(rng, names, strategies)
+    for name in late:
+        gen.join(name, rng.randrange(config.duration_ms))
+    count = rng.randint(1, config.fault_limit) if config.fault_limit else 0
+    times = sorted(rng.randrange(config.duration_ms) for _ in range(count))
+    kinds = [k for k in config.faults if k not in OWN_STREAM_FAULTS]
+    for at_ms in times if kinds else ():
+        gen.fault(rng.choice(kinds), at_ms)
+    if "config" in config.faults:
+        _add_subscriptions(gen, sorted(topics), config, _rng(campaign_seed, index, "subscribe"))
+    if "delay" in config.faults:
+        _add_delays(gen, config, _rng(campaign_seed, index, "consumer-delay"), times)
+    gen.sort()
+
+    partitions = sum(topics.values())
+    body = {"topics": topics, "config": group_config, "consumers": consumers}
+    return ChaosSpec(
+        name=f"chaos-consumer-{campaign_seed}-{index}",
+        seed=rng.getrandbits(32),
+        campaign_seed=campaign_seed,
+        index=index,
+        protocol="+".join(base),
+        group_kind="consumer",
+        members=n,
+        cluster_config={},
+        worker_configs={},
+        jitter_ms=rng.choice((0, 0, 1, 5)),
+        connectors=[],
+        steps=gen.steps,
+        kinds=gen.kinds,
+        duration_ms=config.duration_ms,
+        description=(
+            f"groupsim chaos --kind consumer: campaign seed {campaign_seed}, run {index}: {n} "
+            f"consumers ({'+'.join(base)}), {partitions} partitions, "
+            f"{len(gen.steps)} steps in {config.duration_ms} ms"
+        ),
+        consumer=body,
+    )

@@ -1,0 +1,131 @@
+"""The fault timeline the chaos generators of client-named kinds share (Kafka Streams,
+plain consumers): which member a fault hits, when it may be stopped, and the fault steps of
+the shared fault model (``crash``, ``leave``, ``partition``, ``loss``, ``latency``,
+``slow``, ``failover``, ``config``, ``delay``; docs/chaos.md). Each kind names its member
+with its own key (``client`` for Streams, ``member`` for consumers) and decides what a
+``config`` fault changes (:meth:`MemberTimeline.config_change`).
+
+Deterministic: every draw comes from the generator's ``random.Random``, in a fixed order.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+__all__ = ["MemberTimeline"]
+
+
+class MemberTimeline:
+    """Draws steps a kind's loader accepts: a member is stopped only while it runs (a late
+    member only after its ``join``), and at least half the members stay for good.
+
+    Args:
+        rng: the run's main generator.
+        names: the members, in file order (a zombie twin may be appended later).
+        key: the step key that names the member (``client`` or ``member``).
+        max_poll_ms: the members' ``max.poll.interval.ms``: half the ``slow`` stalls outlast
+            it (virtual ms).
+        leave_group_key: the key of a ``leave`` step's LeaveGroup choice, if the kind has one.
+    """
+
+    def __init__(
+        self,
+        rng: random.Random,
+        names: list[str],
+        *,
+        key: str,
+        max_poll_ms: int,
+        leave_group_key: str | None = None,
+    ) -> None:
+        self.rng = rng
+        self.names = names
+        self.key = key
+        self.max_poll_ms = max_poll_ms
+        self.leave_group_key = leave_group_key
+        self.up_at = dict.fromkeys(names, 0)
+        self.gone: set[str] = set()
+        self.steps: list[dict[str, Any]] = []
+        self.kinds: list[str] = []
+
+    def add(self, kind: str, step: dict[str, Any]) -> None:
+        self.steps.append(step)
+        self.kinds.append(kind)
+
+    def sort(self) -> None:
+        order = sorted(range(len(self.steps)), key=lambda i: self.steps[i]["at_ms"])
+        self.steps = [self.steps[i] for i in order]
+        self.kinds = [self.kinds[i] for i in order]
+
+    def step(self, at_ms: int, action: str, member: str) -> dict[str, Any]:
+        """A step on ``member`` named with this kind's key."""
+        return {"at_ms": at_ms, "action": action, self.key: member}
+
+    def join(self, name: str, at_ms: int) -> None:
+        self.up_at[name] = at_ms
+        self.add("join", self.step(at_ms, "join", name))
+
+    def running(self, at_ms: int) -> list[str]:
+        return [m for m in self.names if m not in self.gone and self.up_at[m] < at_ms]
+
+    def may_remove_for_good(self, name: str) -> bool:
+        staying = [m for m in self.names if m not in self.gone and m != name]
+        return len(staying) >= max(1, (len(self.names) + 1) // 2)
+
+    def config_change(self, step: dict[str, Any], member: str) -> None:
+        """What a ``config`` fault's restart of ``member`` changes (in place on ``step``);
+        the kind's subclass says (Streams: a wiped state directory; consumers: another
+        ``partition.assignment.strategy``)."""
+
+    def fault(self, kind: str, at_ms: int) -> None:
+        """One fault of ``kind`` at ``at_ms`` on a running member (none when none runs)."""
+        rng = self.rng
+        running = self.running(at_ms)
+        if not running:
+            return
+        member = rng.choice(running)
+        if kind in ("crash", "leave", "config"):
+            if kind == "leave" and rng.random() < 0.2 and self.may_remove_for_good(member):
+                self.gone.add(member)
+                step = self.step(at_ms, "leave", member)
+                if self.leave_group_key is not None:
+                    step[self.leave_group_key] = rng.random() < 0.5
+                self.add(kind, step)
+                return
+            down = rng.choice((0, rng.randint(1_000, 120_000)))
+            self.up_at[member] = at_ms + down
+            step = {**self.step(at_ms, "restart", member), "down_ms": down}
+            step["clean"] = kind == "leave"
+            if kind == "config":
+                self.config_change(step, member)
+            self.add(kind, step)
+        elif kind == "partition":
+            duration = rng.randint(1_000, 120_000)
+            self.add(kind, {**self.step(at_ms, "partition", member), "duration_ms": duration})
+        elif kind == "loss":
+            step = self.step(at_ms, "loss", member)
+            step["direction"] = rng.choice(("to_coordinator", "from_coordinator", "both"))
+            step["probability"] = round(rng.uniform(0.05, 1.0), 2)
+            step["duration_ms"] = rng.randint(1_000, 60_000)
+            self.add(kind, step)
+        elif kind == "latency":
+            step = {**self.step(at_ms, "latency", member), "extra_ms": rng.randint(1, 5_000)}
+            self.add(kind, {**step, "duration_ms": rng.randint(1_000, 60_000)})
+        elif kind == "slow":
+            # half of the stalls outlast max.poll.interval.ms: the member leaves the group
+            stall = rng.choice(
+                (rng.randint(100, 30_000), rng.randint(self.max_poll_ms + 1, 90_000))
+            )
+            self.add(kind, {**self.step(at_ms, "slow", member), "stall_ms": stall})
+        elif kind == "failover":
+            down = rng.choice((0, rng.randint(1, 10_000)))
+            self.add(kind, {"at_ms": at_ms, "action": "coordinator_failover", "down_ms": down})
+
+    def delay_request(self, rng: random.Random, at_ms: int) -> None:
+        """A ``delay_request`` (see :meth:`generate._Timeline.delay_request`)."""
+        delay = rng.choice(
+            (rng.randint(1, 10_000), rng.randint(10_001, 40_000), rng.randint(40_001, 70_000))
+        )
+        step = self.step(at_ms, "delay_request", rng.choice(self.names))
+        step["request"] = rng.choice(("heartbeat", "sync_group", "join_group", "any"))
+        self.add("delay", {**step, "delay_ms": delay, "duration_ms": rng.randint(1_000, 30_000)})

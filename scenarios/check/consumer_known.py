@@ -1,0 +1,27 @@
+"""Known behaviours of plain consumer groups, named on their violations instead of failing
+them (part of :data:`scenarios.check.invariants.KNOWN_ISSUES`; docs/chaos.md "Consumer
+campaigns")."""
+
+from __future__ import annotations
+
+__all__ = ["CONSUMER_ZOMBIE", "STICKY_UNSUBSCRIBED_OWNER", "CONSUMER_KNOWN_ISSUES"]
+
+#: A plain consumer that missed a rebalance (cut off or stalled: a KIP-345 static member the
+#: join phase kept with the subscription of its last JoinGroup) keeps consuming what the
+#: leader, reading that stale subscription, gave to another consumer, until its next
+#: Heartbeat fails and ``onPartitionsLost`` runs. Not a JIRA: Kafka's design (the zombie's
+#: offset commits are fenced by generation; at-least-once may process records twice). Judged
+#: in :mod:`scenarios.check.consumer_ownership`.
+CONSUMER_ZOMBIE = "consumer-zombie"
+
+#: Kafka's sticky assignors (``AbstractStickyAssignor.performReassignments``) move a partition
+#: back to its previous-generation owner without checking that the owner still subscribes to
+#: its topic; that consumer refuses the assignment (``checkAssignmentMatchedSubscription``) and
+#: rejoins without ``onAssignment``, so its stale user data brings the same assignment back:
+#: the group rebalances for ever. Found by consumer chaos (a consumer that narrowed its
+#: subscription after missing generations), confirmed against Kafka 4.0.2's and 4.4.0's
+#: StickyAssignor (tests/kafka_oracle/test_consumer_sticky_unsubscribed.py). No JIRA found.
+#: Judged in :mod:`scenarios.check.consumer_liveness`.
+STICKY_UNSUBSCRIBED_OWNER = "sticky-unsubscribed-owner"
+
+CONSUMER_KNOWN_ISSUES = (CONSUMER_ZOMBIE, STICKY_UNSUBSCRIBED_OWNER)

@@ -1,0 +1,141 @@
+"""Liveness of a plain consumer group, judged at the end of its log, and the bound a chaos run
+waits for it (virtual ms).
+
+* ``liveness`` — once the last fault is over (a chaos run's ``settle_ms`` is
+  :func:`consumer_bound_for`), every partition of the subscribed topics is owned by exactly
+  one running consumer, as ``ConsumerCoordinator`` guarantees after a completed rebalance —
+  every partition of a topic some running consumer subscribes to (all topics, until a
+  ``subscription_changed`` record says otherwise). When a running consumer's last JoinGroup
+  was sent because it refused an assignment outside its subscription, the group is in the
+  sticky assignors' livelock :data:`scenarios.check.consumer_known.STICKY_UNSUBSCRIBED_OWNER`:
+  the violation is named after it.
+  Consumers that stopped, crashed or died of a fatal error (``member_fatal``, e.g.
+  ``INCONSISTENT_GROUP_PROTOCOL``) own nothing; when none is running, nothing is judged.
+
+Input: log records as dicts (``t_ms``, ``kind``, ``member``, then the kind's fields).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, NamedTuple
+
+from scenarios.check.bounds import liveness_bound_ms
+from scenarios.check.consumer_known import STICKY_UNSUBSCRIBED_OWNER
+from scenarios.input.consumer import LoadedConsumerScenario
+
+#: The rejoin reason of a consumer that refused its assignment (``ConsumerCoordinator``).
+_REFUSED = "received assignment does not match the current subscription"
+
+__all__ = ["ConsumerEndState", "consumer_end_state", "consumer_liveness", "consumer_bound_for"]
+
+
+class ConsumerEndState(NamedTuple):
+    """Who owns what when the log ends.
+
+    Attributes:
+        owned: running consumer → its partitions (``"<topic>-<n>"``), in assignment order.
+        running: the consumers started and not stopped, crashed or dead, sorted.
+        fatal: consumers that died of a fatal error, in order of death (repeats kept).
+        partitions: every partition of a topic a running consumer subscribes to (the run's
+            topics from ``run_start``; a consumer's ``subscription_changed`` narrows its own).
+        end_ms: the last record's time.
+        refusing: running consumers whose last JoinGroup followed an assignment outside their
+            subscription.
+    """
+
+    owned: dict[str, list[str]]
+    running: list[str]
+    fatal: list[str]
+    partitions: list[str]
+    end_ms: int
+    refusing: list[str] = []
+
+
+def consumer_end_state(records: Iterable[Mapping[str, Any]]) -> ConsumerEndState:
+    """Replay the consumers' own records to the end of the log."""
+    owned: dict[str, list[str]] = {}
+    running: set[str] = set()
+    fatal: list[str] = []
+    topics: dict[str, int] = {}
+    subscribed: dict[str, list[str]] = {}
+    last_join: dict[str, str] = {}
+    end_ms = 0
+    for r in records:
+        kind = r.get("kind")
+        member = str(r.get("member"))
+        end_ms = int(r.get("t_ms", end_ms))
+        if kind == "run_start":
+            topics = {str(t): int(n) for t, n in (r.get("topics") or {}).items()}
+        elif kind == "member_start":
+            running.add(member)
+            subscribed[member] = sorted(topics)
+        elif kind == "join_group_request":
+            last_join[member] = str(r.get("reason"))
+        elif kind == "subscription_changed":
+            subscribed[member] = list(r["topics"])
+        elif kind == "consumer_assignment":
+            owned[member] = list(r["owned"])
+        elif kind in ("member_stop", "member_crash", "member_fatal"):
+            owned.pop(member, None)
+            running.discard(member)
+            if kind == "member_fatal":
+                fatal.append(member)
+        elif kind in ("partitions_revoked", "partitions_lost"):
+            gone = set(r["partitions"])
+            owned[member] = [p for p in owned.get(member, []) if p not in gone]
+    wanted = sorted({t for m in running for t in subscribed.get(m, sorted(topics))})
+    partitions = [f"{t}-{p}" for t in wanted for p in range(topics.get(t, 0))]
+    refusing = sorted(m for m in running if last_join.get(m) == _REFUSED)
+    return ConsumerEndState(
+        dict(sorted(owned.items())), sorted(running), fatal, partitions, end_ms, refusing
+    )
+
+
+def consumer_liveness(state: ConsumerEndState) -> list[dict[str, Any]]:
+    """The ``liveness`` violation payload of ``state`` (``[]`` when it holds or no consumer
+    runs)."""
+    if not state.running:
+        return []
+    holders: dict[str, list[str]] = {}
+    for member, parts in state.owned.items():
+        if member in state.running:
+            for p in parts:
+                holders.setdefault(p, []).append(member)
+    missing = [p for p in state.partitions if p not in holders]
+    twice = [f"{p} ({', '.join(m)})" for p, m in holders.items() if len(m) > 1]
+    problems = []
+    if missing:
+        problems.append(f"partitions owned by no running consumer: {', '.join(missing[:8])}")
+    if twice:
+        problems.append(f"partitions owned twice: {', '.join(twice[:8])}")
+    if not problems:
+        return []
+    found: dict[str, Any] = {
+        "invariant": "liveness",
+        "detail": f"at {state.end_ms} ms: " + "; ".join(problems),
+    }
+    if state.refusing:
+        found["detail"] += f" ({', '.join(state.refusing)} refusing assignments)"
+        found["members"] = state.refusing
+        found["known_issue"] = STICKY_UNSUBSCRIBED_OWNER
+    return [found]
+
+
+def consumer_bound_for(loaded: LoadedConsumerScenario) -> int:
+    """How long after its last fault ends a consumer group must own every partition once
+    (virtual ms): Connect's formula (:func:`scenarios.check.bounds.liveness_bound_ms`) without
+    the scheduled delay or herder work, with the largest ``session.timeout.ms``,
+    ``heartbeat.interval.ms`` and ``max.poll.interval.ms`` (the consumer's rebalance timeout)
+    of every config the scenario uses."""
+    configs = [c.config for c in loaded.consumers]
+    configs += [s.config for s in loaded.steps if s.config is not None]
+    network = loaded.scenario.network
+    return liveness_bound_ms(
+        max_delay_ms=0,
+        session_timeout_ms=max(c.session_timeout_ms for c in configs),
+        rebalance_timeout_ms=max(c.max_poll_interval_ms for c in configs),
+        heartbeat_interval_ms=max(c.heartbeat_interval_ms for c in configs),
+        initial_rebalance_delay_ms=loaded.coordinator_config.initial_rebalance_delay_ms,
+        network_ms=network.latency_ms + network.jitter_ms,
+    )

@@ -1,0 +1,96 @@
+"""``groupsim chaos --kind consumer``: the consumer generator is deterministic and its files
+load, it draws assignor mixes, static members and every fault of the shared model, clean runs
+stay clean, planted consumer bugs are found and shrunk, and the command runs end to end."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from scenarios.campaigns.chaos import ChaosConfig, generate, run_one, shrink, spec_to_toml
+from scenarios.campaigns.chaos.generate_consumer import STRATEGY_LISTS
+from scenarios.cli.main import app
+from scenarios.input.consumer import loads_consumer_scenario
+
+from .planted import by_name, chaos_config, detect
+
+CONSUMER = ChaosConfig(kind="consumer", members=(2, 6))
+
+
+def test_the_generator_is_deterministic_and_every_file_loads() -> None:
+    seen = set()
+    for index in range(30):
+        text = spec_to_toml(generate(CONSUMER, 7, index))
+        assert text == spec_to_toml(generate(CONSUMER, 7, index))
+        loaded = loads_consumer_scenario(text, f"run-{index}.toml")
+        assert 2 <= len(loaded.consumers) <= 6
+        assert loaded.scenario.settle_ms > 0
+        seen.add(text)
+    assert len(seen) == 30
+
+
+def test_generated_groups_span_assignors_static_members_and_faults() -> None:
+    specs = [generate(CONSUMER, 3, i) for i in range(80)]
+    bodies = [s.consumer for s in specs if s.consumer is not None]
+    assert len(bodies) == 80
+    bases = {tuple(b["config"]["partition.assignment.strategy"]) for b in bodies}
+    assert bases == set(STRATEGY_LISTS)
+    mixed = [
+        b
+        for b in bodies
+        if any("partition.assignment.strategy" in c.get("config", {}) for c in b["consumers"])
+    ]
+    static = [
+        b for b in bodies if any("group.instance.id" in c.get("config", {}) for c in b["consumers"])
+    ]
+    assert mixed and static
+    kinds = Counter(k for s in specs for k in s.kinds)
+    expected = {"crash", "leave", "partition", "loss", "latency", "slow", "failover", "config"}
+    assert expected | {"delay", "join"} == set(kinds)
+    changes = [
+        s["config"]["partition.assignment.strategy"]
+        for spec in specs
+        for s, k in zip(spec.steps, spec.kinds, strict=True)
+        if k == "config" and s["action"] == "restart"
+    ]
+    assert ["cooperative-sticky"] in changes  # the last step of a KIP-429 upgrade
+    subscribed = [s["topics"] for spec in specs for s in spec.steps if s["action"] == "subscribe"]
+    assert subscribed and all(s for s in subscribed)
+
+
+@pytest.mark.parametrize("index", range(4))
+def test_clean_consumer_runs_have_no_new_violation(index: int) -> None:
+    outcome = run_one(CONSUMER, 1, index)
+    assert not outcome.failed, outcome.first_new
+    assert outcome.converged
+
+
+def test_a_planted_consumer_bug_is_found_and_shrunk() -> None:
+    bug = by_name("cooperative-sticky-skips-adjust")
+    found = detect(bug, 20)
+    assert found.found_at is not None
+    assert found.invariant == "cooperative_move_without_revocation"
+    spec = generate(chaos_config(bug, found.found_at), 1, found.found_at)
+    with bug.applied():
+        shrunk = shrink(spec)
+    assert shrunk.invariant == "cooperative_move_without_revocation"
+    assert len(shrunk.spec.steps) <= len(spec.steps)
+    assert 'kind = "consumer"' in shrunk.text
+
+
+def test_the_command_runs_a_consumer_campaign(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        app,
+        ["chaos", "--kind", "consumer", "--runs", "3", "--members", "2..3", "--duration", "5m"]
+        + ["--jobs", "1", "--out", str(tmp_path), "--json"],
+    )
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    assert doc["kind"] == "consumer" and doc["runs"] == 3 and doc["failed_runs"] == []
+    refused = CliRunner().invoke(app, ["chaos", "--kind", "consumer", "--protocol", "eager"])
+    assert refused.exit_code != 0
+    assert "Connect only" in refused.output
