@@ -150,7 +150,6 @@ def check_consumer_balance(records: Sequence[Record]) -> list[Violation]:
                     f"generation {r.get('generation')} ({name}): {what}",
                     r,
                     generation=r.get("generation"),
-                    assignor=name,
                 )
             )
     return found
@@ -243,8 +242,8 @@ def _moved(
                     f"{generation - 1}; the sticky assignor keeps at least {need} "
                     f"(min quota {quota})",
                     r,
+                    member=member_id,  # the Violation record's field order
                     generation=generation,
-                    member=member_id,
                 )
             )
     return out

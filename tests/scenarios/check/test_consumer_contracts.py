@@ -10,10 +10,12 @@ import copy
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from scenarios.check.consumer_contracts import check_consumer_balance, check_sticky_keeps_owned
 from scenarios.check.log_check import check_records
+from scenarios.eventlog import decode_record, record_to_dict
 from scenarios.input.library import consumer_library_dir, load_any
 from scenarios.sim.runner import simulate
 from tests.scenarios.campaigns.chaos.planted.assignor_rules import CONSUMER_BUGS
@@ -66,6 +68,10 @@ def test_a_planted_consumer_assignor_bug_is_found_by_its_rule(
     # the run itself reports it (the protocol checkers run at the end of a consumer run) and
     # nothing else does: ownership stays safe
     assert set(_names(records)) == {invariant}
+    # and its violations are records of the event log: they decode and encode back unchanged
+    encode = msgspec.json.encode
+    for v in (r for r in records if r["kind"] == "violation"):
+        assert encode(record_to_dict(decode_record(v))) == encode(v)
 
 
 def test_hand_changed_rounds_break_each_rule() -> None:
