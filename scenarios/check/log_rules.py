@@ -8,15 +8,41 @@ from __future__ import annotations
 
 from typing import Any
 
+from scenarios.eventlog.kinds import Violation as EventViolation
+
 __all__ = ["Record", "Violation", "violation", "protocol_vote"]
 
 Record = dict[str, Any]
 Violation = dict[str, Any]
 
 
+#: the ``violation`` record's keys in the order the typed record encodes them
+_VIOLATION_KEYS = {
+    key: i for i, key in enumerate(EventViolation.__struct_encode_fields__) if key != "cause_seq"
+}
+
+
 def violation(invariant: str, detail: str, record: Record, **extra: Any) -> Violation:
-    """``{"invariant", "detail", **extra, "cause_seq"}``: a violation caused by ``record``."""
-    return {"invariant": invariant, "detail": detail, **extra, "cause_seq": record.get("seq")}
+    """``{"invariant", "detail", **extra, "cause_seq"}``: a violation caused by ``record``.
+
+    ``extra`` goes in the order of the event log's ``violation`` record
+    (:class:`scenarios.eventlog.kinds.Violation`), so a written violation decodes and encodes
+    back to the same line whatever order a checker names its fields in.
+
+    Raises:
+        TypeError: a key the ``violation`` record does not have (a checker bug: it would be
+            dropped when the log is read back).
+    """
+    unknown = extra.keys() - _VIOLATION_KEYS.keys()
+    if unknown:
+        raise TypeError(f"violation {invariant!r}: no such field in the record: {sorted(unknown)}")
+    ordered = sorted(extra.items(), key=lambda item: _VIOLATION_KEYS[item[0]])
+    return {
+        "invariant": invariant,
+        "detail": detail,
+        **dict(ordered),
+        "cause_seq": record.get("seq"),
+    }
 
 
 def protocol_vote(lists: list[list[str]]) -> tuple[list[str], set[str]]:

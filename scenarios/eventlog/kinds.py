@@ -545,12 +545,15 @@ class Violation(_Rec, tag="violation", kw_only=True):
     previous: str | None | UnsetType = UNSET
     task: str | UnsetType = UNSET
     connector: str | UnsetType = UNSET
+    job: str | UnsetType = UNSET  # KIP-987 static placement: the job (connector or task)
     tasks: list[str] | UnsetType = UNSET
     connectors: list[str] | UnsetType = UNSET
     task_counts: dict[str, int] | UnsetType = UNSET
     connector_counts: dict[str, int] | UnsetType = UNSET
     role: str | UnsetType = UNSET
     member: str | UnsetType = UNSET
+    member_id: str | UnsetType = UNSET
+    group: str | None | UnsetType = UNSET  # the group the rule broke in (served logs name it)
     owners: list[str] | UnsetType = UNSET
     members: list[str] | UnsetType = UNSET  # static-member-kept: the gone static members
     generation: int | None | UnsetType = UNSET
