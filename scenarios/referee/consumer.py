@@ -10,8 +10,11 @@ of each member's bytes into a ``HashMap`` in JoinGroup order, as
 Kafka's ``RangeAssignor``, ``RoundRobinAssignor``, ``StickyAssignor`` or
 ``CooperativeStickyAssignor``). Kafka's answer must equal the record's ``assigned``: per member
 its partitions, in the order the assignor listed them; and every member's ``Assignment``
-user data must be null, as groupsim's leader sends it (the sticky assignors carry their state
-in the *subscription* user data, which is input here).
+user data must be null, as groupsim's leader sends it. The sticky assignors carry their state
+in the *subscription* user data, which is input here; its bytes are judged too: Kafka reads
+each member's user data (``memberData``: previous partitions and generation) and writes it
+again (``onAssignment`` + ``subscriptionUserData`` of a fresh assignor), and the bytes must be
+the member's.
 
 **Assignor state.** ``ConsumerCoordinator`` builds its assignors once per consumer and the
 sticky ones keep ``maxGeneration`` (``AbstractStickyAssignor``) across rebalances; so does
@@ -25,9 +28,11 @@ Not judged (counted in :attr:`RefereeVerdict.skipped`): records without ``inputs
 
 from __future__ import annotations
 
+import base64
 from itertools import count
 from typing import Any
 
+from protocol.consumer_codec import decode_subscription
 from scenarios.referee.harness import KafkaOracle, OracleError
 from scenarios.referee.verdict import RefereeVerdict, Round, leader_rounds, replay
 
@@ -47,11 +52,18 @@ _CLASSES = {
 _sessions = count(1)
 
 
+def _user_data(metadata: str) -> str | None:
+    """The base64 user data of a member's base64 subscription bytes."""
+    data = decode_subscription(base64.b64decode(metadata)).user_data
+    return None if data is None else base64.b64encode(data).decode("ascii")
+
+
 def _differences(rec: dict[str, Any], fields: dict[str, Any], answer: Any) -> list[str]:
     """How Kafka's answer (member id → ``{partitions, user_data}``) differs from the record."""
     if isinstance(answer, OracleError):
         return [f"Kafka raised {answer.java_class}: {answer.message}"]
     ours: dict[str, list[str]] = rec.get("assigned", {})
+    metadata = {m["id"]: m["metadata"] for m in fields["members"]}
     out: list[str] = []
     for member_id in [m["id"] for m in fields["members"]]:
         theirs = answer.get(member_id)
@@ -64,6 +76,13 @@ def _differences(rec: dict[str, Any], fields: dict[str, Any], answer: Any) -> li
             out.append(f"{member_id} partitions: groupsim {mine}, Kafka {kafka}")
         if theirs.get("user_data") is not None:
             out.append(f"{member_id} user data: groupsim null, Kafka {theirs['user_data']}")
+        again = theirs.get("user_data_again")
+        if again is not None:
+            sent = _user_data(metadata[member_id])
+            if sent != again:
+                out.append(
+                    f"{member_id} subscription user data: groupsim {sent}, Kafka writes {again}"
+                )
     extra = set(ours) - {m["id"] for m in fields["members"]}
     if extra:
         out.append(f"groupsim assigned to non-members {sorted(extra)}")

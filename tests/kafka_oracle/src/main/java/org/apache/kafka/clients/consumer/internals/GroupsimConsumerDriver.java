@@ -58,7 +58,9 @@ import org.apache.kafka.common.message.ConsumerProtocolSubscription;
  *       assignor keeps its {@code maxGeneration}. Fields {@code members} ({@code [{id,
  *       instance, metadata}, ...]} in JoinGroup order, {@code metadata} the base64 JoinGroup
  *       metadata, read with {@code ConsumerProtocol.deserializeSubscription}) and {@code topics}
- *       as for {@code assign}. Answers {@code {member id: {partitions, user_data}}}.</li>
+ *       as for {@code assign}. Answers {@code {member id: {partitions, user_data}}}, for a
+ *       sticky assignor with {@code user_data_again}: the member's subscription user data as
+ *       Kafka reads and writes it again (see {@link #userDataAgain}).</li>
  *   <li>{@code reset}: forgets the assignors of {@code session}.</li>
  *   <li>{@code sticky_user_data}: {@code subscriptionUserData} of a fresh {@code sticky} /
  *       {@code cooperative-sticky} assignor after {@code onAssignment} (fields {@code assignor},
@@ -143,7 +145,32 @@ public final class GroupsimConsumerDriver implements Driver {
             one.set("partitions", partitionsJson(a.partitions()));
             one.put("user_data", a.userData() == null ? null : b64(a.userData()));
         });
+        if (assignor instanceof AbstractStickyAssignor) {
+            for (JsonNode m : request.get("members")) {
+                ByteBuffer again = userDataAgain(name, unb64(m.get("metadata").asText()));
+                JsonNode entry = out.get(m.get("id").asText());
+                if (again != null && entry instanceof ObjectNode)
+                    ((ObjectNode) entry).put("user_data_again", b64(again));
+            }
+        }
         return out;
+    }
+
+    /** A sticky member's subscription user data as Kafka reads it ({@code memberData} of the
+     *  user data alone: its previous partitions and generation) and writes it again
+     *  ({@code onAssignment} + {@code subscriptionUserData} of a fresh assignor); null when the
+     *  member sent none or it carries no generation. */
+    private static ByteBuffer userDataAgain(String name, ByteBuffer metadata) {
+        Subscription raw = ConsumerProtocol.deserializeSubscription(metadata);
+        if (raw.userData() == null) return null;
+        // without the v2+ generation field, CooperativeStickyAssignor reads the user data too
+        Subscription userOnly = new Subscription(raw.topics(), raw.userData(), raw.ownedPartitions());
+        AbstractStickyAssignor.MemberData data = ((AbstractStickyAssignor) assignor(name)).memberData(userOnly);
+        if (!data.generation.isPresent()) return null;
+        ConsumerPartitionAssignor fresh = assignor(name);
+        fresh.onAssignment(new Assignment(data.partitions),
+                new ConsumerGroupMetadata("groupsim", data.generation.get(), "member", Optional.empty()));
+        return fresh.subscriptionUserData(new java.util.HashSet<>(raw.topics()));
     }
 
     private static Cluster cluster(JsonNode topics) {
