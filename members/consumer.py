@@ -49,6 +49,7 @@ Sans-IO: every entry point takes ``now_ms`` (virtual ms) and returns effects
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import enum
 from collections.abc import Mapping, Sequence
@@ -387,11 +388,34 @@ class ConsumerClient(GroupClient):
             generation=self.generation,
             assignor=name,
             assigned={m: partition_labels(p) for m, p in assignment.items()},
+            inputs=self._inputs(response, members),
         )
         return tuple(
             (m.member_id, encode_assignment(Assignment(tuple(assignment.get(m.member_id, ())))))
             for m in members
         )
+
+    def _inputs(
+        self, response: JoinGroupResponse, members: list[ConsumerMember]
+    ) -> dict[str, object]:
+        """What the assignor read, for the Kafka referee (``ConsumerAssignorInputs``): the
+        JoinGroup members with their metadata bytes, and the subscribed topics' racks."""
+        subscribed = {t for m in members for t in m.subscription.topics}
+        return {
+            "members": [
+                {
+                    "id": m.member_id,
+                    "instance": m.group_instance_id,
+                    "metadata": base64.b64encode(m.metadata).decode("ascii"),
+                }
+                for m in response.members
+            ],
+            "topics": {
+                t: [list(replicas) for replicas in self.cluster[t]]
+                for t in sorted(subscribed)
+                if t in self.cluster
+            },
+        }
 
     def _assign(self, name: str, members: list[ConsumerMember]) -> dict[str, list[TopicPartition]]:
         if name == "range":

@@ -306,7 +306,7 @@ def chaos(
         Referee | None,
         typer.Option(
             help="Replay every leader assignment through Kafka's own assignors (one harness "
-            "JVM per worker; Connect and Streams, without --master; needs Java and Maven; "
+            "JVM per worker; every kind, without --master; needs Java and Maven; "
             "docs/chaos.md).",
             show_default="none",
         ),

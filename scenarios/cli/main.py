@@ -308,7 +308,7 @@ def check(
     referee: Annotated[
         Referee | None,
         typer.Option(
-            help="Also replay every leader assignment (Connect, Streams) through Kafka's own "
+            help="Also replay every leader assignment (any kind) through Kafka's own "
             "assignors (needs Java, Maven and a source checkout's tests/kafka_oracle; "
             "docs/chaos.md).",
         ),

@@ -4,11 +4,15 @@ are ``"<topic>-<partition>"`` labels (``TopicPartition.toString``)."""
 
 from __future__ import annotations
 
-from scenarios.eventlog.kinds import _Rec
+from msgspec import UNSET, UnsetType
+
+from scenarios.eventlog.kinds import _Part, _Rec
 
 __all__ = [
     "ConsumerAssignment",
     "ConsumerAssignor",
+    "ConsumerAssignorInputs",
+    "ConsumerAssignorMember",
     "PartitionsLost",
     "PartitionsRevoked",
     "PollStall",
@@ -16,13 +20,39 @@ __all__ = [
 ]
 
 
+class ConsumerAssignorMember(_Part, kw_only=True):
+    """One JoinGroup member as the leader read it: ``id``, ``instance``
+    (``group.instance.id``, KIP-345) and ``metadata``, the base64 bytes of its subscription
+    for the chosen protocol (``ConsumerProtocolSubscription``: topics, assignor user data,
+    owned partitions, generation, rack)."""
+
+    id: str
+    instance: str | None
+    metadata: str
+
+
+class ConsumerAssignorInputs(_Part, kw_only=True):
+    """Everything a consumer leader's assignor read besides its own state (what
+    ``groupsim check --referee kafka`` replays through Kafka's
+    ``ConsumerPartitionAssignor.assign(Cluster, GroupSubscription)``): the ``members`` in
+    JoinGroup order and, per subscribed topic of the leader's metadata, its partitions'
+    replica racks (``topics``: topic → one list of racks, ``null`` for a broker without
+    ``broker.rack``, per partition)."""
+
+    members: list[ConsumerAssignorMember]
+    topics: dict[str, list[list[str | None]]]
+
+
 class ConsumerAssignor(_Rec, tag="consumer_assignor", kw_only=True):
     """The leader ran the chosen assignor (``ConsumerCoordinator.onLeaderElected``):
-    ``assigned`` by member id."""
+    ``assigned`` by member id; ``inputs`` what it read (for the Kafka referee,
+    scenarios/referee/consumer.py)."""
 
     generation: int
     assignor: str
     assigned: dict[str, list[str]]
+    # the leader's inputs, for the Kafka referee (scenarios/referee)
+    inputs: ConsumerAssignorInputs | UnsetType = UNSET
     member: str
 
 

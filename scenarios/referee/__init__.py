@@ -6,6 +6,10 @@ assignment of a run to Kafka's own assignors in the oracle harness (``tests/kafk
 Connect (:mod:`.connect`): the ``assignor`` records and the ``inputs`` they carry go to
 ``EagerAssignor`` / ``IncrementalCooperativeAssignor``. Streams (:mod:`.streams`): the
 ``streams_assignment`` records and their ``inputs`` go to ``HighAvailabilityTaskAssignor``.
+Plain consumers (:mod:`.consumer`): the ``consumer_assignor`` records and their ``inputs`` go
+to ``RangeAssignor`` / ``RoundRobinAssignor`` / ``StickyAssignor`` /
+``CooperativeStickyAssignor``. :func:`judge` dispatches by record kind, so one function
+serves ``check`` and every ``chaos`` kind.
 One harness JVM per process (:func:`oracle`), started on first use and stopped at exit (or
 when its parent dies: the JVM ends when its stdin closes); a run's rounds go to it as one
 batch.
@@ -23,6 +27,7 @@ import tempfile
 from pathlib import Path
 
 from scenarios.referee.connect import judge_connect
+from scenarios.referee.consumer import judge_consumer
 from scenarios.referee.harness import (
     KafkaOracle,
     OracleUnavailable,
@@ -104,18 +109,25 @@ def stop() -> None:
         log.unlink(missing_ok=True)
 
 
+#: Record kind of a leader round → the referee that judges it.
+_JUDGES = {
+    "assignor": judge_connect,
+    "streams_assignment": judge_streams,
+    "consumer_assignor": judge_consumer,
+}
+
+
 def judge(records: list[dict[str, object]]) -> RefereeVerdict:
-    """Kafka's verdict on a finished run's log: its Connect ``assignor`` rounds and its
-    Streams ``streams_assignment`` rounds. Violations are returned, not added to the log.
+    """Kafka's verdict on a finished run's log: its Connect ``assignor``, Streams
+    ``streams_assignment`` and consumer ``consumer_assignor`` rounds. Violations are
+    returned, not added to the log.
 
     Raises:
         OracleUnavailable: the harness cannot be built or started, or its JVM died.
     """
     kinds = {r.get("kind") for r in records}
-    if "assignor" not in kinds and "streams_assignment" not in kinds:
-        return RefereeVerdict()
     verdict = RefereeVerdict()
-    for present, judge_one in (("assignor", judge_connect), ("streams_assignment", judge_streams)):
+    for present, judge_one in _JUDGES.items():
         if present not in kinds:
             continue
         part = judge_one(oracle(), records)

@@ -19,13 +19,18 @@ has no such assignor) and records without ``inputs`` (logs written before they e
 
 from __future__ import annotations
 
-from collections import Counter
 from itertools import count
 from typing import Any
 
 from protocol.connect_codec import decode_assignment_v0, decode_assignment_v1
 from scenarios.referee.harness import KafkaOracle, OracleError, unb64
-from scenarios.referee.verdict import REFEREE_INVARIANT, RefereeVerdict
+from scenarios.referee.verdict import (
+    REFEREE_INVARIANT,
+    RefereeVerdict,
+    Round,
+    leader_rounds,
+    replay,
+)
 
 __all__ = ["REFEREE_INVARIANT", "RefereeVerdict", "judge_connect"]
 
@@ -58,11 +63,11 @@ def _logged(rec: dict[str, Any], member_id: str) -> tuple[list[str], ...]:
 _FIELDS = ("connectors", "tasks", "revoked connectors", "revoked tasks")
 
 
-def _differences(rec: dict[str, Any], answer: Any, protocol: str) -> list[str]:
+def _differences(rec: dict[str, Any], fields: dict[str, Any], answer: Any) -> list[str]:
     """How Kafka's answer differs from the record (empty when equal)."""
     if isinstance(answer, OracleError):
         return [f"Kafka raised {answer.java_class}: {answer.message}"]
-    decode = decode_assignment_v0 if protocol == "default" else decode_assignment_v1
+    decode = decode_assignment_v0 if fields["protocol"] == "default" else decode_assignment_v1
     out: list[str] = []
     header: tuple[int, int, int] | None = None
     for member_id, data in answer["assignments"].items():
@@ -91,15 +96,8 @@ def judge_connect(oracle: KafkaOracle, records: list[dict[str, Any]]) -> Referee
     """
     verdict = RefereeVerdict(kafka=oracle.version)
     session = f"referee-{next(_sessions)}"
-    incarnation: Counter[str] = Counter()
-    judged: list[dict[str, Any]] = []
-    requests: list[tuple[str, dict[str, Any]]] = []
-    for rec in records:
-        kind = rec.get("kind")
-        if kind == "member_start":
-            incarnation[str(rec.get("member"))] += 1
-        if kind != "assignor":
-            continue
+    rounds: list[Round] = []
+    for rec, key in leader_rounds(records, "assignor"):
         if rec.get("assignor") not in _JUDGED:
             verdict.skipped[str(rec.get("assignor"))] += 1
             continue
@@ -107,45 +105,26 @@ def judge_connect(oracle: KafkaOracle, records: list[dict[str, Any]]) -> Referee
         if not inputs:
             verdict.skipped["no_inputs"] += 1
             continue
-        worker = str(rec.get("member"))
-        judged.append(rec)
-        requests.append(
-            (
-                "connect.assign",
-                {
-                    "session": session,
-                    "assignor_key": f"{worker}#{incarnation[worker]}",
-                    "leader": inputs["leader_id"],
-                    "protocol": rec["protocol"],
-                    "max_delay_ms": inputs["max_delay_ms"],
-                    "members": inputs["members"],
-                    "snapshot": inputs["snapshot"],
-                    "fresh_snapshot": inputs.get("fresh_snapshot"),
-                    "last_completed_generation": inputs["last_completed_generation"],
-                    "generation": rec["generation"],
-                    "now_ms": rec["t_ms"],
-                },
-            )
-        )
-    if not requests:
-        return verdict
-    answers = oracle.call_many([*requests, ("connect.reset", {"session": session})])
-    for rec, answer in zip(judged, answers, strict=False):
-        verdict.compared += 1
-        diff = _differences(rec, answer, str(rec["protocol"]))
-        if diff:
-            verdict.violations.append(
-                {
-                    "t_ms": rec["t_ms"],
-                    "kind": "violation",
-                    "invariant": REFEREE_INVARIANT,
-                    "detail": f"Kafka {oracle.version}'s {rec['assignor']} assignor disagrees "
-                    f"with the leader's assignment of generation {rec['generation']}: "
-                    + "; ".join(diff),
-                    "generation": rec["generation"],
-                    "leader_id": rec["inputs"]["leader_id"],
-                    "member": rec.get("member"),
-                    "cause_seq": rec["seq"],
-                }
-            )
-    return verdict
+        fields = {
+            "session": session,
+            "assignor_key": key,
+            "leader": inputs["leader_id"],
+            "protocol": rec["protocol"],
+            "max_delay_ms": inputs["max_delay_ms"],
+            "members": inputs["members"],
+            "snapshot": inputs["snapshot"],
+            "fresh_snapshot": inputs.get("fresh_snapshot"),
+            "last_completed_generation": inputs["last_completed_generation"],
+            "generation": rec["generation"],
+            "now_ms": rec["t_ms"],
+        }
+        rounds.append((rec, ("connect.assign", fields)))
+    return replay(
+        oracle,
+        verdict,
+        rounds,
+        _differences,
+        lambda rec: f"{rec['assignor']} assignor",
+        extra=lambda rec: {"leader_id": rec["inputs"]["leader_id"]},
+        after=[("connect.reset", {"session": session})],
+    )

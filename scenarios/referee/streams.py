@@ -34,7 +34,7 @@ from __future__ import annotations
 from typing import Any
 
 from scenarios.referee.harness import KafkaOracle, OracleError
-from scenarios.referee.verdict import REFEREE_INVARIANT, RefereeVerdict
+from scenarios.referee.verdict import RefereeVerdict, Round, replay
 
 __all__ = ["judge_streams", "streams_document"]
 
@@ -110,7 +110,7 @@ def judge_streams(oracle: KafkaOracle, records: list[dict[str, Any]]) -> Referee
         scenarios.referee.harness.OracleUnavailable: the JVM died.
     """
     verdict = RefereeVerdict(kafka=oracle.version)
-    judged: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    rounds: list[Round] = []
     for rec in records:
         if rec.get("kind") != "streams_assignment":
             continue
@@ -120,30 +120,15 @@ def judge_streams(oracle: KafkaOracle, records: list[dict[str, Any]]) -> Referee
         if rec.get("version_probing"):
             verdict.skipped["version_probing"] += 1
             continue
-        judged.append((rec, streams_document(rec)))
-    if not judged:
-        return verdict
-    answers = oracle.call_many([("streams.assign", {"input": doc}) for _, doc in judged])
-    for (rec, doc), theirs in zip(judged, answers, strict=True):
-        verdict.compared += 1
+        rounds.append((rec, ("streams.assign", {"input": streams_document(rec)})))
+
+    def differences(rec: dict[str, Any], fields: dict[str, Any], theirs: Any) -> list[str]:
         ours = _logged(rec)
         diff = _differences(ours, theirs)
-        if not diff:
-            continue
-        if not isinstance(theirs, OracleError) and _another_optimum(doc, ours, theirs):
+        other = diff and not isinstance(theirs, OracleError)
+        if other and _another_optimum(fields["input"], ours, theirs):
             verdict.skipped["other_optimum"] += 1
-            continue
-        verdict.violations.append(
-            {
-                "t_ms": rec["t_ms"],
-                "kind": "violation",
-                "invariant": REFEREE_INVARIANT,
-                "detail": f"Kafka {oracle.version}'s HighAvailabilityTaskAssignor disagrees "
-                f"with the leader's assignment of generation {rec['generation']}: "
-                + "; ".join(diff),
-                "generation": rec["generation"],
-                "member": rec.get("member"),
-                "cause_seq": rec["seq"],
-            }
-        )
-    return verdict
+            return []
+        return diff
+
+    return replay(oracle, verdict, rounds, differences, lambda rec: "HighAvailabilityTaskAssignor")

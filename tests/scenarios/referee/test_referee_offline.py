@@ -157,3 +157,119 @@ def test_version_probing_and_old_streams_rounds_are_skipped() -> None:
     )
     assert verdict.compared == 0
     assert dict(verdict.skipped) == {"no_inputs": 1, "version_probing": 1}
+
+
+class _OwnConsumerAssignors:
+    """Answers ``consumer.replay`` with groupsim's own stateless assignors on the logged
+    inputs (so the inputs alone must give the logged assignment back); ``answer`` edits it."""
+
+    version = "own"
+
+    def __init__(self, answer=lambda out: out) -> None:  # type: ignore[no-untyped-def]
+        self.answer = answer
+        self.requests: list[tuple[str, dict[str, object]]] = []
+
+    def call_many(self, requests):  # type: ignore[no-untyped-def]
+        import base64
+
+        from members.assignors.consumer import ASSIGNORS, ConsumerMember
+        from protocol.consumer_codec import decode_subscription
+
+        self.requests.extend(requests)
+        out = []
+        for op, fields in requests:
+            if op == "consumer.reset":
+                out.append(None)
+                continue
+            assert op == "consumer.replay"
+            members = [
+                ConsumerMember(
+                    m["id"], decode_subscription(base64.b64decode(m["metadata"])), m["instance"]
+                )
+                for m in fields["members"]
+            ]
+            cluster = {t: tuple(tuple(r) for r in racks) for t, racks in fields["topics"].items()}
+            got = ASSIGNORS[fields["assignor"]](members, cluster)
+            answer = {
+                m: {"partitions": [[t, p] for t, p in parts], "user_data": None}
+                for m, parts in got.items()
+            }
+            out.append(self.answer(answer))
+        return out
+
+
+def _consumer_log() -> list[dict[str, object]]:
+    from scenarios.input.consumer import loads_consumer_scenario
+    from scenarios.sim.runner import simulate
+
+    text = """kind = "consumer"
+name = "rr"
+seed = 1
+[topics]
+orders = 5
+[config]
+"partition.assignment.strategy" = ["roundrobin"]
+[[consumers]]
+name = "c1"
+config = { "group.instance.id" = "zeta" }
+[[consumers]]
+name = "c2"
+[[timeline]]
+action = "restart"
+at_ms = 20000
+member = "c2"
+"""
+    return simulate(loads_consumer_scenario(text, "rr.toml"), 1).records
+
+
+def test_a_consumer_round_carries_every_input_its_assignor_read() -> None:
+    from scenarios.referee.consumer import judge_consumer
+
+    records = _consumer_log()
+    rounds = [r for r in records if r["kind"] == "consumer_assignor"]
+    fake = _OwnConsumerAssignors()
+    verdict = judge_consumer(fake, records)  # type: ignore[arg-type]
+    assert (verdict.compared, verdict.violations) == (len(rounds), [])
+    assert len(rounds) >= 2
+    replays = [f for op, f in fake.requests if op == "consumer.replay"]
+    assert [op for op, _ in fake.requests][-1] == "consumer.reset"
+    # one assignor instance per leader incarnation
+    keys = [f["assignor_key"] for f in replays]
+    assert keys[0] == f"{rounds[0]['member']}#1"
+    assert all(f["session"] == replays[0]["session"] for f in replays)
+    assert [m["instance"] for m in rounds[0]["inputs"]["members"]].count("zeta") == 1  # type: ignore[index]
+
+
+def test_the_consumer_referee_reports_a_moved_partition_after_its_round() -> None:
+    from scenarios.referee.consumer import judge_consumer
+
+    def moved(out: dict) -> dict:  # type: ignore[type-arg]
+        first, second = sorted(out)
+        out[first]["partitions"], out[second]["partitions"] = (
+            out[second]["partitions"],
+            out[first]["partitions"],
+        )
+        return out
+
+    records = _consumer_log()
+    first = next(r for r in records if r["kind"] == "consumer_assignor")
+    verdict = judge_consumer(_OwnConsumerAssignors(moved), records)  # type: ignore[arg-type]
+    assert verdict.violations
+    found = verdict.violations[0]
+    assert found["invariant"] == "referee_disagrees"
+    assert found["cause_seq"] == first["seq"]
+    assert "RoundRobinAssignor disagrees" in found["detail"]
+    assert "partitions: groupsim ['orders-" in found["detail"]
+
+
+def test_consumer_rounds_without_inputs_are_skipped() -> None:
+    from scenarios.referee.consumer import judge_consumer
+
+    records = [
+        {k: v for k, v in r.items() if k != "inputs"}
+        for r in _consumer_log()
+        if r["kind"] == "consumer_assignor"
+    ]
+    verdict = judge_consumer(_OwnConsumerAssignors(), records)  # type: ignore[arg-type]
+    assert verdict.compared == 0
+    assert dict(verdict.skipped) == {"no_inputs": len(records)}

@@ -51,6 +51,17 @@ import org.apache.kafka.common.message.ConsumerProtocolSubscription;
  *       {@code HashMap} in that order as {@code ConsumerCoordinator.onLeaderElected} does),
  *       {@code topics} ({@code {topic: [[replica rack or null, ...] per partition]}}). Answers
  *       {@code {member id: [[topic, partition], ...]}} in the returned map's iteration order.</li>
+ *   <li>{@code replay}: one leader round of a groupsim log, for the referee
+ *       ({@code scenarios/referee/consumer.py}): {@code assign(Cluster, GroupSubscription)} of
+ *       the {@code assignor} kept under ({@code session}, {@code assignor_key}) — the leader's
+ *       instance lives across rebalances as in {@code ConsumerCoordinator}, so a sticky
+ *       assignor keeps its {@code maxGeneration}. Fields {@code members} ({@code [{id,
+ *       instance, metadata}, ...]} in JoinGroup order, {@code metadata} the base64 JoinGroup
+ *       metadata, read with {@code ConsumerProtocol.deserializeSubscription}) and {@code topics}
+ *       as for {@code assign}. Answers {@code {member id: {partitions, user_data}}}, for a
+ *       sticky assignor with {@code user_data_again}: the member's subscription user data as
+ *       Kafka reads and writes it again (see {@link #userDataAgain}).</li>
+ *   <li>{@code reset}: forgets the assignors of {@code session}.</li>
  *   <li>{@code sticky_user_data}: {@code subscriptionUserData} of a fresh {@code sticky} /
  *       {@code cooperative-sticky} assignor after {@code onAssignment} (fields {@code assignor},
  *       {@code partitions}, {@code generation}).</li>
@@ -61,6 +72,9 @@ import org.apache.kafka.common.message.ConsumerProtocolSubscription;
  */
 public final class GroupsimConsumerDriver implements Driver {
     private static final ObjectMapper JSON = new ObjectMapper();
+
+    /** The leaders' assignor instances of {@code replay}: session → "key/assignor" → assignor. */
+    private final Map<String, Map<String, ConsumerPartitionAssignor>> sessions = new HashMap<>();
 
     @Override
     public JsonNode handle(String verb, JsonNode request) throws Exception {
@@ -78,6 +92,11 @@ public final class GroupsimConsumerDriver implements Driver {
                 return assignmentJson(unb64(request.get("data").asText()));
             case "assign":
                 return assign(request);
+            case "replay":
+                return replay(request);
+            case "reset":
+                sessions.remove(request.get("session").asText());
+                return JSON.getNodeFactory().nullNode();
             case "sticky_user_data":
                 return JSON.getNodeFactory().textNode(b64(userData(request)));
             default:
@@ -106,17 +125,58 @@ public final class GroupsimConsumerDriver implements Driver {
         }
     }
 
-    private static JsonNode assign(JsonNode request) {
+    private JsonNode replay(JsonNode request) {
+        String name = request.get("assignor").asText();
+        ConsumerPartitionAssignor assignor = sessions
+                .computeIfAbsent(request.get("session").asText(), k -> new HashMap<>())
+                .computeIfAbsent(request.get("assignor_key").asText() + "/" + name, k -> assignor(name));
         Map<String, Subscription> subscriptions = new HashMap<>();
         for (JsonNode m : request.get("members")) {
-            Subscription s = subscription(m);
+            Subscription s = ConsumerProtocol.deserializeSubscription(unb64(m.get("metadata").asText()));
             JsonNode instance = m.get("instance");
             s.setGroupInstanceId(instance == null || instance.isNull() ? Optional.empty() : Optional.of(instance.asText()));
             subscriptions.put(m.get("id").asText(), s);
         }
+        Map<String, Assignment> result = assignor
+                .assign(cluster(request.get("topics")), new GroupSubscription(subscriptions)).groupAssignment();
+        ObjectNode out = JSON.createObjectNode();
+        result.forEach((member, a) -> {
+            ObjectNode one = out.putObject(member);
+            one.set("partitions", partitionsJson(a.partitions()));
+            one.put("user_data", a.userData() == null ? null : b64(a.userData()));
+        });
+        if (assignor instanceof AbstractStickyAssignor) {
+            for (JsonNode m : request.get("members")) {
+                ByteBuffer again = userDataAgain(name, unb64(m.get("metadata").asText()));
+                JsonNode entry = out.get(m.get("id").asText());
+                if (again != null && entry instanceof ObjectNode)
+                    ((ObjectNode) entry).put("user_data_again", b64(again));
+            }
+        }
+        return out;
+    }
+
+    /** A sticky member's subscription user data as Kafka reads it ({@code memberData} of the
+     *  user data alone: its previous partitions and generation) and writes it again
+     *  ({@code onAssignment} + {@code subscriptionUserData} of a fresh assignor); null when the
+     *  member sent none or it carries no generation. */
+    private static ByteBuffer userDataAgain(String name, ByteBuffer metadata) {
+        Subscription raw = ConsumerProtocol.deserializeSubscription(metadata);
+        if (raw.userData() == null) return null;
+        // without the v2+ generation field, CooperativeStickyAssignor reads the user data too
+        Subscription userOnly = new Subscription(raw.topics(), raw.userData(), raw.ownedPartitions());
+        AbstractStickyAssignor.MemberData data = ((AbstractStickyAssignor) assignor(name)).memberData(userOnly);
+        if (!data.generation.isPresent()) return null;
+        ConsumerPartitionAssignor fresh = assignor(name);
+        fresh.onAssignment(new Assignment(data.partitions),
+                new ConsumerGroupMetadata("groupsim", data.generation.get(), "member", Optional.empty()));
+        return fresh.subscriptionUserData(new java.util.HashSet<>(raw.topics()));
+    }
+
+    private static Cluster cluster(JsonNode topics) {
         List<Node> nodes = new ArrayList<>();
         List<PartitionInfo> partitions = new ArrayList<>();
-        request.get("topics").fields().forEachRemaining(e -> {
+        topics.fields().forEachRemaining(e -> {
             int p = 0;
             for (JsonNode replicas : e.getValue()) {
                 Node[] rs = new Node[replicas.size()];
@@ -128,9 +188,19 @@ public final class GroupsimConsumerDriver implements Driver {
                 partitions.add(new PartitionInfo(e.getKey(), p++, rs.length > 0 ? rs[0] : null, rs, rs));
             }
         });
-        Cluster cluster = new Cluster("groupsim", nodes, partitions, Collections.emptySet(), Collections.emptySet());
+        return new Cluster("groupsim", nodes, partitions, Collections.emptySet(), Collections.emptySet());
+    }
+
+    private static JsonNode assign(JsonNode request) {
+        Map<String, Subscription> subscriptions = new HashMap<>();
+        for (JsonNode m : request.get("members")) {
+            Subscription s = subscription(m);
+            JsonNode instance = m.get("instance");
+            s.setGroupInstanceId(instance == null || instance.isNull() ? Optional.empty() : Optional.of(instance.asText()));
+            subscriptions.put(m.get("id").asText(), s);
+        }
         Map<String, Assignment> result = assignor(request.get("assignor").asText())
-                .assign(cluster, new GroupSubscription(subscriptions)).groupAssignment();
+                .assign(cluster(request.get("topics")), new GroupSubscription(subscriptions)).groupAssignment();
         ObjectNode out = JSON.createObjectNode();
         result.forEach((member, a) -> out.set(member, partitionsJson(a.partitions())));
         return out;
