@@ -308,6 +308,13 @@ def check_protocol_vote(records: Sequence[Record]) -> list[Violation]:
                 by_id[str(r["member_id"])] = current[name]
         elif kind == "join_group_response" and r.get("member_id") and name in current:
             by_id.setdefault(str(r["member_id"]), current[name])
+        elif kind == "group_loaded" and r.get("protocol") is not None:
+            # A group loaded from its record knows each member's subscription for the group's
+            # protocol only (``GroupMetadataManager#replay`` of a ``GroupMetadataValue``):
+            # until a member joins again it supports that one protocol (a static member kept
+            # without rejoining votes so).
+            for mid in r.get("member_ids") or ():
+                by_id[str(mid)] = [str(r["protocol"])]
         elif kind == "generation" and r.get("protocol") is not None:
             lists = [by_id.get(str(mid)) for mid in r.get("member_ids") or ()]
             if not lists or any(not p for p in lists):

@@ -299,3 +299,49 @@ def test_a_streams_assignment_never_lists_a_task_as_active_and_standby(
     a["standby"] = [*a["standby"], a["active"][0]]
     found = [v for v in check_records(log) if v["invariant"] == "active_and_standby"]
     assert found and found[0]["task"] == a["active"][0]
+
+
+def test_a_member_loaded_from_the_group_record_votes_only_for_the_group_protocol() -> None:
+    """After a coordinator failover, the loaded group knows each member's subscription for the
+    group's protocol only (GroupMetadataManager#replay of a GroupMetadataValue): a static
+    member kept in the next generation without rejoining supports that protocol alone, so
+    ``range`` wins although the others put ``cooperative-sticky`` first (chaos, consumer kind,
+    seed 8 run 190)."""
+    from scenarios.check.protocol_checkers import check_protocol_vote
+
+    both = ["cooperative-sticky", "range"]
+    log = [
+        {
+            "seq": 1,
+            "kind": "join_group_request",
+            "member": "a",
+            "member_id": "a-1",
+            "protocols": both,
+        },
+        {
+            "seq": 2,
+            "kind": "join_group_request",
+            "member": "b",
+            "member_id": "b-1",
+            "protocols": both,
+        },
+        {"seq": 3, "kind": "group_loaded", "protocol": "range", "member_ids": ["a-1", "b-1"]},
+        {
+            "seq": 4,
+            "kind": "join_group_request",
+            "member": "a",
+            "member_id": "a-1",
+            "protocols": both,
+        },
+        {
+            "seq": 5,
+            "kind": "generation",
+            "generation": 3,
+            "protocol": "range",
+            "member_ids": ["a-1", "b-1"],
+        },
+    ]
+    assert check_protocol_vote(log) == []
+    # b rejoins with its own list: the vote is its again
+    rejoined = [*log[:4], {**log[1], "seq": 4}, {**log[4], "seq": 6}]
+    assert [v["invariant"] for v in check_protocol_vote(rejoined)] == ["protocol_vote"]
