@@ -49,19 +49,20 @@ from members.group_client import (
     PollStall,
 )
 from members.streams_state import (
+    CONSUMER_PROTOCOL_VERSION,
     PROTOCOL_NAME,
     PROTOCOL_TYPE,
-    ConsumerSubscription,
     StoreState,
     StreamsPartitionAssignor,
     StreamsTopology,
     catch_up_ms,
-    encode_consumer_subscription,
     process_uuid,
     read_assignment,
     subscription_user_data,
     wire_task,
+    with_threads,
 )
+from protocol import consumer_codec
 from protocol.consumer_codec import TopicPartition
 from protocol.effects import Effect
 from protocol.group import JoinGroupResponse
@@ -279,16 +280,14 @@ class StreamsClient(GroupClient):
             version=self.subscription_version,
             latest_supported_version=self.config.latest_supported_version,
         )
-        return encode_consumer_subscription(
-            ConsumerSubscription(
-                topics=tuple(self.topology.source_topics),
-                user_data=user,
-                owned_partitions=owned,
-                generation_id=self.generation,
-                rack_id=self.config.client_rack,
-                threads=self.config.num_stream_threads,
-            )
+        envelope = consumer_codec.Subscription(
+            topics=tuple(self.topology.source_topics),
+            user_data=with_threads(user, self.config.num_stream_threads),
+            owned_partitions=owned,
+            generation_id=self.generation,
+            rack_id=self.config.client_rack,
         )
+        return consumer_codec.encode_subscription(envelope, CONSUMER_PROTOCOL_VERSION)
 
     def perform_assignment(
         self, response: JoinGroupResponse, now_ms: int

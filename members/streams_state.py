@@ -12,9 +12,11 @@ Everything here is pure (no clock, no I/O, no global randomness); all times are 
   the task's checkpoint): its offset is *frozen* (closed task, state kept on disk),
   *restoring* (restoration or a standby: it advances at the client's restore rate, capped at
   the changelog end) or *current* (a running active task: at the end).
-* The consumer-protocol envelope (Kafka ``ConsumerProtocolSubscription`` /
-  ``ConsumerProtocolAssignment`` v3, :mod:`protocol.consumer_codec`) around the Streams user
-  data of :mod:`protocol.streams_codec`, with groupsim's thread-count trailer.
+* The Streams user data inside the consumer-protocol envelope (Kafka
+  ``ConsumerProtocolSubscription`` / ``ConsumerProtocolAssignment``, encoded and decoded by
+  :mod:`protocol.consumer_codec` at :data:`CONSUMER_PROTOCOL_VERSION`): the SubscriptionInfo /
+  AssignmentInfo bytes of :mod:`protocol.streams_codec`, with groupsim's thread-count trailer
+  (:func:`with_threads`).
 * :class:`StreamsPartitionAssignor` — what Kafka's ``StreamsPartitionAssignor.assign`` does on
   the leader: decode subscriptions, compute lags from changelog end offsets
   (``ClientState.computeTaskLags``), run :func:`assign_high_availability` (standbys,
@@ -65,12 +67,9 @@ __all__ = [
     "Subtopology",
     "StreamsTopology",
     "StoreState",
-    "ConsumerSubscription",
-    "ConsumerAssignment",
-    "encode_consumer_subscription",
-    "decode_consumer_subscription",
-    "encode_consumer_assignment",
-    "decode_consumer_assignment",
+    "CONSUMER_PROTOCOL_VERSION",
+    "with_threads",
+    "split_threads",
     "process_uuid",
     "process_label",
     "ClientDecision",
@@ -83,7 +82,7 @@ PROTOCOL_TYPE = "consumer"
 #: ``StreamsPartitionAssignor.name()``: the one protocol a Streams member lists.
 PROTOCOL_NAME = "stream"
 #: groupsim's trailer after the SubscriptionInfo bytes: ``INT32 threads`` + these 4 bytes.
-#: Kafka readers ignore trailing bytes; see :func:`encode_consumer_subscription`.
+#: Kafka readers ignore trailing bytes; see :func:`with_threads`.
 THREADS_TRAILER = b"GSTH"
 #: ConsumerProtocol version groupsim writes (v3: owned partitions, generation, rack id).
 CONSUMER_PROTOCOL_VERSION = 3
@@ -293,91 +292,31 @@ def catch_up_ms(
 # Consumer protocol envelope
 
 
-@dataclass(frozen=True)
-class ConsumerSubscription:
-    """Kafka ``ConsumerProtocolSubscription`` v3 (user data: Streams ``SubscriptionInfo``).
-
-    ``threads`` is groupsim's trailer (see :func:`encode_consumer_subscription`); ``None`` when
-    the user data has none.
-    """
-
-    topics: tuple[str, ...]
-    user_data: bytes
-    owned_partitions: tuple[TopicPartition, ...] = ()
-    generation_id: int = -1
-    rack_id: str | None = None
-    threads: int | None = None
-
-
-@dataclass(frozen=True)
-class ConsumerAssignment:
-    """Kafka ``ConsumerProtocolAssignment`` (user data: Streams ``AssignmentInfo``)."""
-
-    partitions: tuple[TopicPartition, ...]
-    user_data: bytes
-
-
-def encode_consumer_subscription(s: ConsumerSubscription) -> bytes:
-    """JoinGroup metadata: a v3 ``ConsumerProtocolSubscription``
-    (:func:`protocol.consumer_codec.encode_subscription`) carrying the SubscriptionInfo bytes.
+def with_threads(user_data: bytes, threads: int | None) -> bytes:
+    """The Subscription user data a Streams member sends: its SubscriptionInfo bytes followed,
+    when ``threads`` is given, by groupsim's trailer ``INT32 num.stream.threads`` + ``b"GSTH"``.
 
     groupsim runs one group member per Streams client (not one per stream thread), so the
-    leader cannot count a client's consumers to learn its capacity as Kafka does; the member
-    appends ``INT32 num.stream.threads`` + ``b"GSTH"`` after the SubscriptionInfo bytes inside
-    the user data. Kafka's ``SubscriptionInfo.decode`` ignores trailing bytes.
+    leader cannot count a client's consumers to learn its capacity as Kafka does; the trailer
+    carries it instead. Kafka's ``SubscriptionInfo.decode`` ignores trailing bytes. The envelope
+    around it is :class:`protocol.consumer_codec.Subscription`, written at
+    :data:`CONSUMER_PROTOCOL_VERSION`.
     """
-    data = s.user_data
-    if s.threads is not None:
-        tw = Writer()
-        tw.int32(s.threads, "threads")
-        data = data + tw.getvalue() + THREADS_TRAILER
-    envelope = consumer_codec.Subscription(
-        s.topics, data, s.owned_partitions, s.generation_id, s.rack_id
-    )
-    return consumer_codec.encode_subscription(envelope, CONSUMER_PROTOCOL_VERSION)
+    if threads is None:
+        return user_data
+    tw = Writer()
+    tw.int32(threads, "threads")
+    return user_data + tw.getvalue() + THREADS_TRAILER
 
 
-def decode_consumer_subscription(data: bytes) -> ConsumerSubscription:
-    """Inverse of :func:`encode_consumer_subscription` (v0–v3 readable; null user data reads
-    as empty).
-
-    Raises:
-        DecodeError: truncated or malformed bytes
-            (:class:`protocol.consumer_codec.ConsumerProtocolError`).
-    """
-    envelope = consumer_codec.decode_subscription(data)
-    user = envelope.user_data or b""
-    threads = None
+def split_threads(user_data: bytes | None) -> tuple[bytes, int | None]:
+    """Inverse of :func:`with_threads`: ``(SubscriptionInfo bytes, threads)``, ``threads``
+    ``None`` when the user data has no trailer (a real Kafka client's); null user data reads
+    as empty."""
+    user = user_data or b""
     if len(user) >= 8 and user[-4:] == THREADS_TRAILER:
-        threads = Reader(user, len(user) - 8).int32("threads")
-        user = user[:-8]
-    return ConsumerSubscription(
-        envelope.topics,
-        user,
-        envelope.owned_partitions,
-        envelope.generation_id,
-        envelope.rack_id,
-        threads,
-    )
-
-
-def encode_consumer_assignment(a: ConsumerAssignment) -> bytes:
-    """SyncGroup assignment: a v3 ``ConsumerProtocolAssignment``
-    (:func:`protocol.consumer_codec.encode_assignment`), partitions in (topic, partition)
-    order, carrying the AssignmentInfo bytes."""
-    envelope = consumer_codec.Assignment(tuple(sorted(a.partitions)), a.user_data)
-    return consumer_codec.encode_assignment(envelope, CONSUMER_PROTOCOL_VERSION)
-
-
-def decode_consumer_assignment(data: bytes) -> ConsumerAssignment:
-    """Inverse of :func:`encode_consumer_assignment` (null user data reads as empty).
-
-    Raises:
-        DecodeError: truncated or malformed bytes
-            (:class:`protocol.consumer_codec.ConsumerProtocolError`).
-    """
-    envelope = consumer_codec.decode_assignment(data)
-    return ConsumerAssignment(envelope.partitions, envelope.user_data or b"")
+        return user[:-8], Reader(user, len(user) - 8).int32("threads")
+    return user, None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -486,17 +425,18 @@ class StreamsPartitionAssignor:
             StreamsVersionError: incompatible subscription versions.
         """
         topology = self.topology
-        subs: list[tuple[str, ConsumerSubscription, StreamsSubscription]] = []
+        subs: list[tuple[str, consumer_codec.Subscription, int, StreamsSubscription]] = []
         for member_id, metadata in members:
-            consumer = decode_consumer_subscription(metadata)
-            info = decode_subscription(consumer.user_data)
+            consumer = consumer_codec.decode_subscription(metadata)
+            user, threads = split_threads(consumer.user_data)
+            info = decode_subscription(user)
             if info.version > self.latest_supported_version:
                 # An older leader reads only the header of a newer member's subscription.
                 info = StreamsSubscription(info.version, info.latest_supported_version, 0)
-            subs.append((member_id, consumer, info))
+            subs.append((member_id, consumer, threads or 1, info))
         used, common, version_probing = choose_assignment_version(
-            [s.version for _, _, s in subs],
-            [s.latest_supported_version for _, _, s in subs],
+            [s.version for _, _, _, s in subs],
+            [s.latest_supported_version for _, _, _, s in subs],
             self.latest_supported_version,
         )
 
@@ -506,14 +446,13 @@ class StreamsPartitionAssignor:
         owner_of_partition: dict[TopicPartition, str] = {}
         labels: dict[ProcessId, str] = {}
         extra_members: list[str] = []  # further consumers of one process (FUTURE only)
-        for member_id, consumer, info in subs:
+        for member_id, consumer, capacity, info in subs:
             if info.version > self.latest_supported_version:
                 label = FUTURE_CLIENT
             else:
                 label = process_label(uuid.UUID(int=uuid.UUID(str(info.process_id)).int))
             pid = ProcessId.of(label)
             labels[pid] = label
-            capacity = consumer.threads or 1
             sums = {_to_task(t): s for t, s in info.offset_sums().items()}
             owned = [t for t in map(topology.task_of_partition, consumer.owned_partitions) if t]
             for tp in consumer.owned_partitions:
@@ -622,13 +561,11 @@ class StreamsPartitionAssignor:
                 standby_tasks={_to_wire(t): topology.changelog_partitions(t) for t in standby},
                 next_rebalance_ms=d.next_rebalance_ms,
             )
-            body = encode_consumer_assignment(
-                ConsumerAssignment(tuple(parts), encode_assignment(answer))
-            )
+            body = _encode_envelope(parts, encode_assignment(answer))
             payload.append((d.member_id, body))
         for member_id in extra_members:  # Kafka would spread the client's tasks over them
             empty = StreamsAssignment(version=used, commonly_supported_version=common)
-            body = encode_consumer_assignment(ConsumerAssignment((), encode_assignment(empty)))
+            body = _encode_envelope([], encode_assignment(empty))
             payload.append((member_id, body))
         member_order = {m: i for i, (m, _) in enumerate(members)}
         payload.sort(key=lambda item: member_order[item[0]])
@@ -751,14 +688,24 @@ def subscription_user_data(
     return encode_subscription(info, version)
 
 
-def read_assignment(data: bytes) -> tuple[ConsumerAssignment, StreamsAssignment]:
-    """Decode a member's SyncGroup assignment (envelope + AssignmentInfo).
+def _encode_envelope(parts: Sequence[TopicPartition], user_data: bytes) -> bytes:
+    """SyncGroup assignment: a ``ConsumerProtocolAssignment`` at
+    :data:`CONSUMER_PROTOCOL_VERSION`, partitions in (topic, partition) order, carrying the
+    AssignmentInfo bytes."""
+    envelope = consumer_codec.Assignment(tuple(sorted(parts)), user_data)
+    return consumer_codec.encode_assignment(envelope, CONSUMER_PROTOCOL_VERSION)
+
+
+def read_assignment(data: bytes) -> tuple[consumer_codec.Assignment, StreamsAssignment]:
+    """Decode a member's SyncGroup assignment: the envelope
+    (:func:`protocol.consumer_codec.decode_assignment`) and its AssignmentInfo (null user data
+    reads as empty).
 
     Raises:
         DecodeError: unreadable bytes.
     """
-    consumer = decode_consumer_assignment(data)
-    return consumer, decode_assignment(consumer.user_data)
+    consumer = consumer_codec.decode_assignment(data)
+    return consumer, decode_assignment(consumer.user_data or b"")
 
 
 def wire_task(t: StreamsTaskId) -> TaskId:
