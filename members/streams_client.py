@@ -11,7 +11,8 @@ What one :class:`StreamsClient` plays, and the Kafka classes followed:
 * ``StreamsPartitionAssignor`` on the member side: the ``SubscriptionInfo`` it sends (v11:
   process id, per-task offset sums, client tags) and what it does with its ``AssignmentInfo``
   (``nextRebalanceMs``: rejoin at once for 0, at that time otherwise); on the leader, the
-  assignment itself (:class:`members.streams_state.StreamsPartitionAssignor`);
+  assignment itself
+  (:class:`members.assignors.streams.partition_assignor.StreamsPartitionAssignor`);
 * ``StreamThread`` / ``TaskManager``: creating, restoring, running, recycling and closing
   active and standby tasks, and the offset sums it reports (``-2`` for a running active task,
   the checkpointed offset for any other task with state on disk).
@@ -41,6 +42,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from members.assignors.streams import LATEST_OFFSET, AssignmentConfigs, TaskId
+from members.assignors.streams.partition_assignor import StreamsPartitionAssignor
 from members.group_client import (
     COORDINATOR_ADDRESS,
     GroupClient,
@@ -53,7 +55,6 @@ from members.streams_state import (
     PROTOCOL_NAME,
     PROTOCOL_TYPE,
     StoreState,
-    StreamsPartitionAssignor,
     StreamsTopology,
     catch_up_ms,
     process_uuid,

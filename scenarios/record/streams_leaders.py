@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from members.assignors.streams import AssignmentConfigs, TaskId
+from members.assignors.streams.partition_assignor import StreamsPartitionAssignor
 from members.streams_state import (
     CONSUMER_PROTOCOL_VERSION,
-    StreamsPartitionAssignor,
     StreamsTopology,
     Subtopology,
     read_assignment,

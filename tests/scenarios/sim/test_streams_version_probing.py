@@ -8,10 +8,9 @@ import uuid
 import pytest
 
 from members.assignors.streams import AssignmentConfigs
+from members.assignors.streams.partition_assignor import FUTURE_CLIENT, StreamsPartitionAssignor
 from members.streams_state import (
     CONSUMER_PROTOCOL_VERSION,
-    FUTURE_CLIENT,
-    StreamsPartitionAssignor,
     StreamsTopology,
     Subtopology,
     read_assignment,
