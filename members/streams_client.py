@@ -11,7 +11,8 @@ What one :class:`StreamsClient` plays, and the Kafka classes followed:
 * ``StreamsPartitionAssignor`` on the member side: the ``SubscriptionInfo`` it sends (v11:
   process id, per-task offset sums, client tags) and what it does with its ``AssignmentInfo``
   (``nextRebalanceMs``: rejoin at once for 0, at that time otherwise); on the leader, the
-  assignment itself (:class:`members.streams_state.StreamsPartitionAssignor`);
+  assignment itself
+  (:class:`members.assignors.streams.partition_assignor.StreamsPartitionAssignor`);
 * ``StreamThread`` / ``TaskManager``: creating, restoring, running, recycling and closing
   active and standby tasks, and the offset sums it reports (``-2`` for a running active task,
   the checkpointed offset for any other task with state on disk).
@@ -41,6 +42,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from members.assignors.streams import LATEST_OFFSET, AssignmentConfigs, TaskId
+from members.assignors.streams.partition_assignor import StreamsPartitionAssignor
 from members.group_client import (
     COORDINATOR_ADDRESS,
     GroupClient,
@@ -49,19 +51,19 @@ from members.group_client import (
     PollStall,
 )
 from members.streams_state import (
+    CONSUMER_PROTOCOL_VERSION,
     PROTOCOL_NAME,
     PROTOCOL_TYPE,
-    ConsumerSubscription,
     StoreState,
-    StreamsPartitionAssignor,
     StreamsTopology,
     catch_up_ms,
-    encode_consumer_subscription,
     process_uuid,
     read_assignment,
     subscription_user_data,
     wire_task,
+    with_threads,
 )
+from protocol import consumer_codec
 from protocol.consumer_codec import TopicPartition
 from protocol.effects import Effect
 from protocol.group import JoinGroupResponse
@@ -279,16 +281,14 @@ class StreamsClient(GroupClient):
             version=self.subscription_version,
             latest_supported_version=self.config.latest_supported_version,
         )
-        return encode_consumer_subscription(
-            ConsumerSubscription(
-                topics=tuple(self.topology.source_topics),
-                user_data=user,
-                owned_partitions=owned,
-                generation_id=self.generation,
-                rack_id=self.config.client_rack,
-                threads=self.config.num_stream_threads,
-            )
+        envelope = consumer_codec.Subscription(
+            topics=tuple(self.topology.source_topics),
+            user_data=with_threads(user, self.config.num_stream_threads),
+            owned_partitions=owned,
+            generation_id=self.generation,
+            rack_id=self.config.client_rack,
         )
+        return consumer_codec.encode_subscription(envelope, CONSUMER_PROTOCOL_VERSION)
 
     def perform_assignment(
         self, response: JoinGroupResponse, now_ms: int

@@ -32,14 +32,15 @@ from pathlib import Path
 from typing import Any
 
 from members.assignors.streams import AssignmentConfigs, TaskId
+from members.assignors.streams.partition_assignor import StreamsPartitionAssignor
 from members.streams_state import (
-    StreamsPartitionAssignor,
+    CONSUMER_PROTOCOL_VERSION,
     StreamsTopology,
     Subtopology,
-    decode_consumer_subscription,
-    encode_consumer_subscription,
     read_assignment,
+    split_threads,
 )
+from protocol import consumer_codec
 from protocol.kafka_configs import STREAMS_DEFAULTS
 from protocol.streams_codec import NO_NEXT_REBALANCE, TopicPartition, decode_subscription
 
@@ -160,21 +161,23 @@ def streams_round(
     rewritten = []
     leader_process = uuid.UUID(int=0)
     for member_id, metadata in members:
-        sub = decode_consumer_subscription(metadata)
+        sub = consumer_codec.decode_subscription(metadata)
+        user, _ = split_threads(sub.user_data)
         if member_id == leader:
-            leader_process = uuid.UUID(str(decode_subscription(sub.user_data).process_id))
-        sub = type(sub)(
+            leader_process = uuid.UUID(str(decode_subscription(user).process_id))
+        sub = consumer_codec.Subscription(
             tuple(to_model.get(t, t) for t in sub.topics),
-            sub.user_data,
+            user,
             tuple(
                 TopicPartition(to_model.get(tp.topic, tp.topic), tp.partition)
                 for tp in sub.owned_partitions
             ),
             sub.generation_id,
             sub.rack_id,
-            None,
         )
-        rewritten.append((member_id, encode_consumer_subscription(sub)))
+        rewritten.append(
+            (member_id, consumer_codec.encode_subscription(sub, CONSUMER_PROTOCOL_VERSION))
+        )
     ours = dict(
         StreamsPartitionAssignor(topology, app.configs, leader_process)
         .assign(rewritten, sync_t_ms)

@@ -37,7 +37,8 @@ from pathlib import Path
 from typing import Any
 
 from coordinator.config import CoordinatorConfig
-from members.streams_state import decode_consumer_subscription, read_assignment
+from members.streams_state import read_assignment, split_threads
+from protocol import consumer_codec
 from protocol.streams_codec import NO_NEXT_REBALANCE, decode_subscription
 from scenarios.check.log_check import check_log
 from scenarios.input.library import loads_any
@@ -275,8 +276,8 @@ def real_process_ids(trace: Path) -> dict[str, str]:
         client = client_name(request.client_id)
         if client in out or not request.body.protocols:
             continue
-        sub = decode_consumer_subscription(request.body.protocols[0].metadata)
-        out[client] = str(decode_subscription(sub.user_data).process_id)
+        sub = consumer_codec.decode_subscription(request.body.protocols[0].metadata)
+        out[client] = str(decode_subscription(split_threads(sub.user_data)[0]).process_id)
     return out
 
 

@@ -10,6 +10,10 @@ Public API (everything mutates :class:`ClientState` objects in place):
 * :class:`DefaultStandbyTaskAssignor`, :class:`ClientTagAwareStandbyTaskAssignor`,
   :func:`create_standby_assignor` — standby placement.
 * :class:`RackAwareTaskAssignor` — rack-aware optimisation; :class:`Graph` — its flow graph.
+
+The leader's ``StreamsPartitionAssignor`` that drives them is in
+:mod:`members.assignors.streams.partition_assignor` (import it from there: it reads
+:mod:`members.streams_state`, which imports this package, so it is not re-exported here).
 """
 
 from __future__ import annotations

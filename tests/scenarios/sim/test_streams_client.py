@@ -8,13 +8,14 @@ import pytest
 from members.assignors.streams import TaskId
 from members.streams_client import StreamsClient, StreamsClientConfig
 from members.streams_state import (
-    ConsumerSubscription,
+    CONSUMER_PROTOCOL_VERSION,
     StoreState,
     StreamsTopology,
     Subtopology,
-    decode_consumer_subscription,
-    encode_consumer_subscription,
+    split_threads,
+    with_threads,
 )
+from protocol import consumer_codec
 from protocol.effects import Log, Send
 from protocol.group import ErrorCode, JoinGroupRequest, JoinGroupResponse
 from protocol.streams_codec import TopicPartition, decode_subscription
@@ -41,10 +42,11 @@ def test_join_carries_a_v11_subscription_with_offset_sums_tags_and_threads() -> 
     assert isinstance(join, JoinGroupRequest)
     assert join.protocol_type == "consumer"
     assert [name for name, _ in join.protocols] == ["stream"]
-    consumer = decode_consumer_subscription(join.protocols[0][1])
-    assert consumer.threads == 3 and consumer.rack_id == "r1"
+    consumer = consumer_codec.decode_subscription(join.protocols[0][1])
+    user, threads = split_threads(consumer.user_data)
+    assert threads == 3 and consumer.rack_id == "r1"
     assert consumer.topics == ("input-0", "input-1")
-    info = decode_subscription(consumer.user_data)  # the trailer is not part of it
+    info = decode_subscription(user)  # the trailer is not part of it
     assert info.version == 11
     assert str(info.process_id) == "00000000-0000-0000-0000-000000000007"
     assert {str(t): s for t, s in info.task_offset_sums.items()} == {"0_1": 400}
@@ -62,22 +64,24 @@ def test_member_id_required_then_rejoin_with_the_given_id() -> None:
 
 
 def test_envelope_round_trip() -> None:
-    sub = ConsumerSubscription(
+    sub = consumer_codec.Subscription(
         topics=("input-0",),
-        user_data=b"\x00\x01",
+        user_data=with_threads(b"\x00\x01", 2),
         owned_partitions=(TopicPartition("input-0", 1), TopicPartition("input-0", 0)),
         generation_id=4,
         rack_id=None,
-        threads=2,
     )
-    back = decode_consumer_subscription(encode_consumer_subscription(sub))
+    data = consumer_codec.encode_subscription(sub, CONSUMER_PROTOCOL_VERSION)
+    assert data[:2] == b"\x00\x03"  # ConsumerProtocolSubscription v3
+    back = consumer_codec.decode_subscription(data)
     assert back.owned_partitions == (TopicPartition("input-0", 0), TopicPartition("input-0", 1))
-    assert (back.user_data, back.generation_id, back.rack_id, back.threads) == (
-        b"\x00\x01",
+    assert (split_threads(back.user_data), back.generation_id, back.rack_id) == (
+        (b"\x00\x01", 2),
         4,
         None,
-        2,
     )
+    assert split_threads(b"\x00\x01") == (b"\x00\x01", None)  # a real Kafka client's
+    assert split_threads(None) == (b"", None)
 
 
 def test_restoring_store_progresses_and_caps_at_the_end() -> None:

@@ -8,16 +8,16 @@ import uuid
 import pytest
 
 from members.assignors.streams import AssignmentConfigs
+from members.assignors.streams.partition_assignor import FUTURE_CLIENT, StreamsPartitionAssignor
 from members.streams_state import (
-    FUTURE_CLIENT,
-    ConsumerSubscription,
-    StreamsPartitionAssignor,
+    CONSUMER_PROTOCOL_VERSION,
     StreamsTopology,
     Subtopology,
-    encode_consumer_subscription,
     read_assignment,
     subscription_user_data,
+    with_threads,
 )
+from protocol import consumer_codec
 from protocol.streams_codec import decode_subscription
 from scenarios.input.library import load_any
 from scenarios.input.loader import ScenarioError
@@ -32,9 +32,8 @@ def _member(n: int, version: int, latest: int) -> bytes:
     user = subscription_user_data(
         uuid.UUID(int=n), {}, {"zone": "z"}, 1, version=version, latest_supported_version=latest
     )
-    return encode_consumer_subscription(
-        ConsumerSubscription(topics=("input-0",), user_data=user, threads=1)
-    )
+    envelope = consumer_codec.Subscription(topics=("input-0",), user_data=with_threads(user, 1))
+    return consumer_codec.encode_subscription(envelope, CONSUMER_PROTOCOL_VERSION)
 
 
 def test_an_old_client_subscribes_with_its_latest_version() -> None:

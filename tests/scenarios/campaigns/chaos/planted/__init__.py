@@ -22,11 +22,10 @@ import msgspec
 from coordinator.group import JOIN_TIMER, GroupCoordinator
 from coordinator.state import GroupState
 from members import consumer as consumer_member
-from members import streams_state
 from members.assignors.eager import EagerAssignor
 from members.assignors.incremental_cooperative import IncrementalCooperativeAssignor
 from members.assignors.static import StaticAssignor
-from members.assignors.streams import high_availability
+from members.assignors.streams import high_availability, partition_assignor
 from members.assignors.streams.rack_aware import RackAwareTaskAssignor
 from members.assignors.streams.standby import (
     ClientTagAwareStandbyTaskAssignor,
@@ -823,10 +822,11 @@ CATALOGUE: tuple[PlantedBug, ...] = (
     ),
     PlantedBug(
         "hata-warmups-without-probing",
-        "members/streams_state.py assign_high_availability (probingRebalanceNeeded)",
+        "members/assignors/streams/partition_assignor.py assign_high_availability"
+        " (probingRebalanceNeeded)",
         "warm-ups are placed but no probing rebalance is asked for",
         "streams",
-        ((streams_state, "assign_high_availability", _warmups_without_probing),),
+        ((partition_assignor, "assign_high_availability", _warmups_without_probing),),
     ),
     PlantedBug(
         "hata-warmup-budget-off-by-one",

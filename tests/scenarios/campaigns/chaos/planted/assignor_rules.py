@@ -15,10 +15,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from members import consumer as consumer_member
-from members import streams_state
 from members.assignors import incremental_cooperative
 from members.assignors.eager import EagerAssignor
 from members.assignors.incremental_cooperative import IncrementalCooperativeAssignor
+from members.assignors.streams import partition_assignor
 from members.assignors.streams.standby import DefaultStandbyTaskAssignor
 from protocol.connect import ConnectAssignment
 from protocol.java import java_sorted_strings
@@ -189,7 +189,7 @@ ASSIGNOR_RULE_BUGS: tuple[PlantedBug, ...] = (
         "members/assignors/streams/high_availability.py assign_high_availability (step 8)",
         "every stateless active task goes to the most loaded client",
         "streams",
-        ((streams_state, "assign_high_availability", _stateless_on_busiest),),
+        ((partition_assignor, "assign_high_availability", _stateless_on_busiest),),
     ),
     PlantedBug(
         "standby-assignor-most-loaded",
