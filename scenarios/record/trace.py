@@ -61,6 +61,8 @@ class Recording:
         self.log.subscribe(self._write_event)
         # member id -> the label of the connection that last used it (for ``generation``)
         self._labels: dict[str, str] = {}
+        # group -> (last generation written, its members' ids by group.instance.id)
+        self._generations: dict[str, tuple[int, dict[str, str]]] = {}
         self.log.emit(
             0,
             "run_start",
@@ -187,13 +189,41 @@ class Recording:
 
     def _generation(self, group: str, answer: Any) -> None:
         """The leader's JoinGroup answer lists the generation's members: Kafka's
-        ``initNextGeneration`` as seen from outside (``GroupMetadataManager``)."""
+        ``initNextGeneration`` as seen from outside (``GroupMetadataManager``).
+
+        A static leader that rejoins a Stable group under a new member id (KIP-345) is
+        answered with the members of the generation it already leads, not a new one
+        (``updateStaticMemberThenRebalanceOrCompleteJoin``; ``skip_assignment`` from v9,
+        KIP-814): that answer is written as the ``member_replaced`` it is.
+        """
         ids = [m.member_id for m in answer.members]
+        generation = int(answer.generation_id)
+        by_instance = {
+            m.group_instance_id: m.member_id
+            for m in answer.members
+            if getattr(m, "group_instance_id", None)
+        }
+        last = self._generations.get(group)
+        if last is not None and generation <= last[0]:
+            for instance, member_id in by_instance.items():
+                old = last[1].get(instance)
+                if old is not None and old != member_id:
+                    self.log.emit(
+                        self._now_ms,
+                        "member_replaced",
+                        group=group,
+                        member=self._labels.get(member_id, member_id),
+                        member_id=member_id,
+                        old_member_id=old,
+                    )
+            self._generations[group] = (last[0], {**last[1], **by_instance})
+            return
+        self._generations[group] = (generation, by_instance)
         self.log.emit(
             self._now_ms,
             "generation",
             group=group,
-            generation=int(answer.generation_id),
+            generation=generation,
             protocol=getattr(answer, "protocol_name", None) or None,
             leader=self._labels.get(answer.leader, answer.leader),
             leader_id=answer.leader,

@@ -1,0 +1,79 @@
+"""``groupsim record``'s event log, built from the group traffic the proxy sees
+(scenarios/record/trace.py): what a real broker's answers become for ``groupsim check``."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+from scenarios.check.log_check import check_records
+from scenarios.record.frames import RequestHead
+from scenarios.record.trace import Recording
+
+
+@dataclasses.dataclass(frozen=True)
+class _Protocol:
+    name: str
+    metadata: bytes = b""
+
+
+@dataclasses.dataclass(frozen=True)
+class _Join:
+    group_id: str
+    member_id: str
+    group_instance_id: str | None
+    protocols: tuple[_Protocol, ...] = (_Protocol("range"),)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Member:
+    member_id: str
+    group_instance_id: str | None
+    metadata: bytes = b""
+
+
+@dataclasses.dataclass(frozen=True)
+class _JoinAnswer:
+    error_code: int
+    generation_id: int
+    protocol_name: str
+    leader: str
+    member_id: str
+    members: tuple[_Member, ...]
+    skip_assignment: bool = False
+
+
+def _join(rec: Recording, conn: int, label: str, req: _Join, answer: _JoinAnswer) -> None:
+    head = RequestHead(api_key=11, api_version=9, correlation_id=conn, client_id=label)
+    rec.frame(conn, label, head, "request", req, b"")
+    rec.frame(conn, label, head, "response", answer, b"", request=req)
+
+
+def test_a_static_leader_rejoining_a_stable_group_is_a_replacement_not_a_generation(
+    tmp_path: Path,
+) -> None:
+    """A static leader restarted within its session (KIP-345) gets the generation it already
+    leads back, with ``skip_assignment`` (KIP-814): a real 4.0.2 broker's answer, which the
+    log once wrote as a second ``generation`` 1 that ``generation_regressed`` flagged."""
+    rec = Recording(tmp_path, 0, "broker:9092", "127.0.0.1", 0)
+    a1, b1, a2 = "instance-a-1", "instance-b-1", "instance-a-2"
+    members = (_Member(a1, "instance-a"), _Member(b1, "instance-b"))
+    _join(rec, 1, "sa", _Join("g", "", "instance-a"), _JoinAnswer(0, 1, "range", a1, a1, members))
+    _join(rec, 2, "sb", _Join("g", "", "instance-b"), _JoinAnswer(0, 1, "range", a1, b1, ()))
+    rejoined = (_Member(a2, "instance-a"), _Member(b1, "instance-b"))
+    answer = _JoinAnswer(0, 1, "range", a2, a2, rejoined, skip_assignment=True)
+    _join(rec, 3, "sa", _Join("g", "", "instance-a"), answer)
+    # the next real rebalance is a generation again
+    _join(rec, 3, "sa", _Join("g", a2, "instance-a"), _JoinAnswer(0, 2, "range", a2, a2, rejoined))
+    rec.close()
+    records = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
+    kinds = [(r["kind"], r.get("generation")) for r in records if r["kind"] != "wire_response"]
+    assert [k for k in kinds if k[0] in ("generation", "member_replaced")] == [
+        ("generation", 1),
+        ("member_replaced", None),
+        ("generation", 2),
+    ]
+    replaced = next(r for r in records if r["kind"] == "member_replaced")
+    assert (replaced["member_id"], replaced["old_member_id"]) == (a2, a1)
+    assert check_records(records) == []
