@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 import itertools
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -30,7 +30,9 @@ from scenarios.check.invariants import KAFKA_13816
 from scenarios.input.loader import loads_scenario
 from scenarios.sim.runner import simulate
 
-__all__ = ["SETTINGS", "CompatRow", "run_matrix", "render_markdown"]
+_RowT = TypeVar("_RowT")
+
+__all__ = ["SETTINGS", "CompatRow", "run_matrix", "run_cases", "render_markdown"]
 
 #: The known upstream behaviour ``--allow-known`` tolerates (named in the CLI's message).
 KNOWN_LABEL = KAFKA_13816
@@ -151,6 +153,24 @@ def cases() -> Iterable[tuple[str, str, Callable[[int], str]]]:
         yield "path", f"{source} → {target}", functools.partial(_path_scenario, source, target)
 
 
+def run_cases(
+    todo: Iterable[tuple[str, str, Callable[[int], str]]],
+    row: Callable[[str, str, str, int], _RowT],
+    seed: int,
+    on_progress: Callable[[int, int], None] | None,
+) -> list[_RowT]:
+    """``row(kind, case, scenario text, seed)`` for every ``(kind, case, build)`` of a matrix,
+    in order, calling ``on_progress(done, total)`` after each replay (shared by the Connect
+    and the consumer matrices)."""
+    cases_ = list(todo)
+    rows = []
+    for i, (kind, name, build) in enumerate(cases_, start=1):
+        rows.append(row(kind, name, build(seed), seed))
+        if on_progress is not None:
+            on_progress(i, len(cases_))
+    return rows
+
+
 def run_matrix(
     seed: int = 1, *, on_progress: Callable[[int, int], None] | None = None
 ) -> list[CompatRow]:
@@ -160,13 +180,7 @@ def run_matrix(
         seed: the seed of every replay.
         on_progress: called with (replays done, replays in total) after each replay.
     """
-    todo = list(cases())
-    rows = []
-    for i, (kind, name, build) in enumerate(todo, start=1):
-        rows.append(_row(kind, name, build(seed), seed))
-        if on_progress is not None:
-            on_progress(i, len(todo))
-    return rows
+    return run_cases(cases(), _row, seed, on_progress)
 
 
 COLUMNS = (

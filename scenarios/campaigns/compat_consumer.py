@@ -29,6 +29,7 @@ from typing import Any
 
 import msgspec
 
+from scenarios.campaigns.compat import run_cases
 from scenarios.check.consumer_known import CONSUMER_ZOMBIE
 from scenarios.input.consumer import loads_consumer_scenario
 from scenarios.sim.runner import simulate
@@ -229,13 +230,7 @@ def run_matrix(
         seed: the seed of every replay.
         on_progress: called with (replays done, replays in total) after each replay.
     """
-    todo = list(cases())
-    rows = []
-    for i, (kind, name, build) in enumerate(todo, start=1):
-        rows.append(_row(kind, name, build(seed), seed))
-        if on_progress is not None:
-            on_progress(i, len(todo))
-    return rows
+    return run_cases(cases(), _row, seed, on_progress)
 
 
 COLUMNS = (

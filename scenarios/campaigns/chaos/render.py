@@ -11,11 +11,14 @@ from typing import Any
 
 from scenarios import kinds
 from scenarios.campaigns.chaos.generate import ChaosSpec
+from scenarios.check.invariants import KNOWN_ISSUES
+from scenarios.input import toml_writer
 
-__all__ = ["spec_to_toml", "step_end", "budget"]
+__all__ = ["spec_to_toml", "step_end", "budget", "scenario_doc", "with_bound"]
 
 
 def step_end(step: dict[str, Any]) -> int:
+    """When a timeline step's effect is over (virtual ms): its ``at_ms`` plus its length."""
     return int(step["at_ms"]) + sum(
         int(step.get(k, 0)) for k in ("down_ms", "duration_ms", "stall_ms", "delay_ms")
     )
@@ -24,6 +27,41 @@ def step_end(step: dict[str, Any]) -> int:
 def budget(spec: ChaosSpec) -> dict[str, Any]:
     """The run's record budget as the scenario's ``max_records`` (none when unset)."""
     return {} if spec.max_records is None else {"max_records": spec.max_records}
+
+
+def scenario_doc(spec: ChaosSpec, kind: str, body: dict[str, Any]) -> dict[str, Any]:
+    """The scenario table of a generated ``spec`` of ``kind``: its name, seed, budget and
+    network, the kind's own ``body`` tables, its timeline and the known upstream issues as
+    expected violations; ``settle_ms`` is 0 until :func:`with_bound` sets it."""
+    doc: dict[str, Any] = {
+        "kind": kind,
+        "name": spec.name,
+        "description": spec.description,
+        "seed": spec.seed,
+        "settle_ms": 0,
+        **budget(spec),
+        "network": {"latency_ms": 1, "jitter_ms": spec.jitter_ms},
+        **body,
+    }
+    if spec.steps:
+        doc["timeline"] = [dict(step) for step in spec.steps]
+    doc["expect"] = {"expected_violations": list(KNOWN_ISSUES)}
+    return doc
+
+
+def with_bound(spec: ChaosSpec, doc: dict[str, Any], settle_ms: int, bound: str) -> str:
+    """``doc`` written as TOML with ``settle_ms`` (virtual ms: the kind's liveness bound,
+    named by ``bound``) and the reproducer's header comments."""
+    doc["settle_ms"] = settle_ms
+    fault_end = max((step_end(s) for s in spec.steps), default=0)
+    comments = [
+        spec.description or spec.name,
+        f"Reproduce: groupsim run {spec.name}.toml   (seed {spec.seed} is the file's own)",
+        f"settle_ms is {bound} after the last step ends at {fault_end} ms.",
+    ]
+    if spec.kinds:
+        comments.append(f"Steps, in timeline order: {', '.join(spec.kinds)}.")
+    return toml_writer.dumps(doc, comments=comments)
 
 
 def spec_to_toml(spec: ChaosSpec) -> str:

@@ -7,12 +7,10 @@ a consumer. The generator itself is
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 from scenarios.campaigns.chaos.generate import ChaosSpec
-from scenarios.campaigns.chaos.render import budget, step_end
+from scenarios.campaigns.chaos.render import scenario_doc, with_bound
 from scenarios.check.consumer_liveness import consumer_bound_for
-from scenarios.check.invariants import KNOWN_ISSUES
 from scenarios.input import toml_writer
 from scenarios.input.consumer import loads_consumer_scenario
 
@@ -23,34 +21,20 @@ def render_consumer(spec: ChaosSpec) -> str:
     """A consumer chaos spec as a ``kind = "consumer"`` scenario file (docs/consumer.md; the
     consumer kind's :meth:`scenarios.kinds.GroupKind.chaos_render`)."""
     assert spec.consumer is not None
-    fault_end = max((step_end(s) for s in spec.steps), default=0)
-    doc: dict[str, Any] = {
-        "kind": "consumer",
-        "name": spec.name,
-        "description": spec.description,
-        "seed": spec.seed,
-        "settle_ms": 0,
-        **budget(spec),
-        "network": {"latency_ms": 1, "jitter_ms": spec.jitter_ms},
+    body = {
         "topics": dict(spec.consumer["topics"]),
         "config": dict(spec.consumer["config"]),
         "consumers": [dict(c) for c in spec.consumer["consumers"]],
     }
-    if spec.steps:
-        doc["timeline"] = [dict(step) for step in spec.steps]
-    doc["expect"] = {"expected_violations": list(KNOWN_ISSUES)}
+    doc = scenario_doc(spec, "consumer", body)
     loaded = loads_consumer_scenario(toml_writer.dumps(doc), f"{spec.name}.toml")
     # the run ends settle_ms after its last step's effect is over
-    doc["settle_ms"] = consumer_bound_for(loaded)
-    comments = [
-        spec.description or spec.name,
-        f"Reproduce: groupsim run {spec.name}.toml   (seed {spec.seed} is the file's own)",
-        "settle_ms is the consumer liveness bound (scenarios.check.consumer_liveness."
-        f"consumer_bound_for) after the last step ends at {fault_end} ms.",
-    ]
-    if spec.kinds:
-        comments.append(f"Steps, in timeline order: {', '.join(spec.kinds)}.")
-    return toml_writer.dumps(doc, comments=comments)
+    return with_bound(
+        spec,
+        doc,
+        consumer_bound_for(loaded),
+        "the consumer liveness bound (scenarios.check.consumer_liveness.consumer_bound_for)",
+    )
 
 
 def drop_last_consumer(spec: ChaosSpec) -> ChaosSpec | None:

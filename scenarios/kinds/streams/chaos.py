@@ -6,11 +6,9 @@ dropping of a client. The generator itself is
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 from scenarios.campaigns.chaos.generate import ChaosSpec
-from scenarios.campaigns.chaos.render import budget, step_end
-from scenarios.check.invariants import KNOWN_ISSUES
+from scenarios.campaigns.chaos.render import scenario_doc, step_end, with_bound
 from scenarios.check.streams_bounds import streams_bound_for
 from scenarios.input import toml_writer
 from scenarios.input.streams import loads_streams_scenario
@@ -21,33 +19,20 @@ __all__ = ["render_streams", "drop_last_client"]
 def render_streams(spec: ChaosSpec) -> str:
     """A Streams chaos spec as a ``kind = "streams"`` scenario file (docs/streams.md)."""
     assert spec.streams is not None
-    fault_end = max((step_end(s) for s in spec.steps), default=0)
-    doc: dict[str, Any] = {
-        "kind": "streams",
-        "name": spec.name,
-        "description": spec.description,
-        "seed": spec.seed,
-        "settle_ms": 0,
-        **budget(spec),
-        "network": {"latency_ms": 1, "jitter_ms": spec.jitter_ms},
+    body = {
         "config": dict(spec.streams["config"]),
         "subtopologies": [dict(s) for s in spec.streams["subtopologies"]],
         "clients": [dict(c) for c in spec.streams["clients"]],
     }
-    if spec.steps:
-        doc["timeline"] = [dict(step) for step in spec.steps]
-    doc["expect"] = {"expected_violations": list(KNOWN_ISSUES)}
+    doc = scenario_doc(spec, "streams", body)
     loaded = loads_streams_scenario(toml_writer.dumps(doc), f"{spec.name}.toml")
-    doc["settle_ms"] = streams_bound_for(loaded, fault_end)
-    comments = [
-        spec.description or spec.name,
-        f"Reproduce: groupsim run {spec.name}.toml   (seed {spec.seed} is the file's own)",
-        "settle_ms is the Streams liveness bound (scenarios.campaigns.chaos.bound."
-        f"streams_bound_for) after the last step ends at {fault_end} ms.",
-    ]
-    if spec.kinds:
-        comments.append(f"Steps, in timeline order: {', '.join(spec.kinds)}.")
-    return toml_writer.dumps(doc, comments=comments)
+    fault_end = max((step_end(s) for s in spec.steps), default=0)
+    return with_bound(
+        spec,
+        doc,
+        streams_bound_for(loaded, fault_end),
+        "the Streams liveness bound (scenarios.campaigns.chaos.bound.streams_bound_for)",
+    )
 
 
 def drop_last_client(spec: ChaosSpec) -> ChaosSpec | None:
