@@ -221,3 +221,32 @@ def test_a_simulated_crash_is_placed_at_the_real_heartbeat_phase() -> None:
 def _loaded(loads_any, text: str, name: str):  # type: ignore[no-untyped-def]
     loaded = loads_any(text, f"{name}.toml")
     return loaded, loaded.scenario.seed
+
+
+def test_the_streams_simulation_takes_the_real_clients_state_at_the_step() -> None:
+    """A scale-in's clients hold the stores the real run's placement gave them (it follows
+    random process ids): the file's ``state`` lines are replaced, the client whose state is
+    not given keeps the file's, and the run then starts from that placement. Here the real
+    one of a 4.0.2 run (I2 and I3 also kept stores of tasks they ran at the start, far
+    behind); groupsim makes the real run's rounds: the leave's round with one revocation and
+    a follow-up, the probing rebalance 60 s later, and its follow-up."""
+    from tests.kafka_oracle.compare_streams import run_simulation, simulated_text
+
+    name = "streams/kip-441-scale-in-in-sync"
+    states = {
+        "I2": {"0_0": 0, "0_1": 0, "0_2": 19_000, "0_3": 0},
+        "I3": {"0_0": 17_000, "0_1": 0, "0_2": 0, "0_3": 4_000},
+    }
+    text = simulated_text(name, 14_750, None, states)
+    assert 'state = { "0_0" = 0, "0_1" = 0, "0_2" = 19000, "0_3" = 0 }' in text
+    assert 'state = { "0_0" = 0, "0_3" = 0, "0_2" = 0 }' in text  # I1's, the file's
+    with pytest.raises(ValueError, match="I9"):
+        simulated_text(name, 14_750, None, {"I9": {}})
+    m, rounds, start = run_simulation(name, 14_750, None, states)
+    assert (m.rebalances, m.probing_rebalances, m.followups, m.tasks_moved) == (4, 1, 2, 4)
+    assert [(r.followup, r.probing) for r in rounds if r.t_ms >= start] == [
+        (True, False),
+        (False, True),
+        (True, False),
+        (False, False),
+    ]
