@@ -20,7 +20,7 @@ from __future__ import annotations
 import heapq
 import random
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from coordinator.group import HEARTBEAT_PREFIX, GroupCoordinator
@@ -126,6 +126,11 @@ class Engine:
         log_heartbeats: also log heartbeat requests and responses (default: the scenario's).
         replay: asked once, if quiet stretches may be skipped, whether the heartbeat replay
             holds (:func:`scenarios.sim.calibration.replay_holds`); None: never replay.
+        member_ids: per client id, the member ids the coordinator hands out to it, in order
+            (a recorded run's: Kafka draws them at random, ``ClassicGroup#generateMemberId``,
+            and the coordinator's ``HashMap`` of members, so which member succeeds a departed
+            leader, follows them); once a client's are used up, its ids are drawn again. The
+            run's random draws are the same either way.
 
     Attributes:
         now_ms: the virtual time of the event being processed (virtual ms).
@@ -144,8 +149,10 @@ class Engine:
         log: EventLog | None = None,
         log_heartbeats: bool | None = None,
         replay: Callable[[], bool] | None = None,
+        member_ids: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         loaded = kind.loaded
+        self._given_ids = {c: list(ids) for c, ids in (member_ids or {}).items()}
         scenario = loaded.scenario
         self.kind = kind
         self.seed = seed
@@ -209,7 +216,9 @@ class Engine:
         return int(loaded.end_ms)
 
     def _new_member_id(self, client_id: str) -> str:
-        return f"{client_id}-{uuid.UUID(int=self.rng.getrandbits(128), version=4)}"
+        drawn = f"{client_id}-{uuid.UUID(int=self.rng.getrandbits(128), version=4)}"
+        given = self._given_ids.get(client_id)
+        return given.pop(0) if given else drawn
 
     # ------------------------------------------------------------------ queue
 

@@ -4,6 +4,8 @@ revocations from the members' SyncGroup answers."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 pytest.importorskip("kio")
@@ -250,3 +252,28 @@ def test_the_streams_simulation_takes_the_real_clients_state_at_the_step() -> No
         (True, False),
         (False, False),
     ]
+
+
+def test_the_simulation_starts_workers_in_the_real_order_with_the_real_member_ids() -> None:
+    """Given a real run's order (w3 added first, so it led; its member ids), groupsim's
+    workers start 50 ms apart in that order instead of all at 0, w3 leads the first
+    generation, and every worker joins under the real id."""
+    from tests.kafka_oracle.compare import JOIN_SPACING_MS, RealOrder, loads_any, simulate
+
+    name = "worker-leaves-for-good"
+    ids = {f"w{i}": [f"w{i}-00000000-0000-4000-8000-00000000000{i}"] for i in range(1, 5)}
+    order = RealOrder(ids, ["w3", "w1"])
+    text = simulated_text(name, None, order)
+    starts = re.findall(r'name = "(w\d)"\nstart_ms = (\d+)', text)
+    assert starts == [
+        ("w3", "0"),
+        ("w1", str(JOIN_SPACING_MS)),
+        ("w2", str(2 * JOIN_SPACING_MS)),
+        ("w4", str(3 * JOIN_SPACING_MS)),
+    ]
+    loaded = loads_any(text, f"{name}.toml")
+    records = simulate(loaded, loaded.scenario.seed, member_ids=order.member_ids).records
+    first = next(r for r in records if r["kind"] == "generation")
+    assert first["leader"] == "w3"
+    assert sorted(first["member_ids"]) == sorted(i for v in ids.values() for i in v)
+    assert simulated_text(name) == scenario_text(name)  # no order: the file's start
