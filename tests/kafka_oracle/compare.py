@@ -339,8 +339,11 @@ def simulated_text(
             f'[[cluster.workers]]\nname = "{w}"\nstart_ms = {k * JOIN_SPACING_MS}\n\n'
             for k, w in enumerate(sorted(names, key=ranked.index))
         )
-        cut = text.index("\n[workload")
-        text = text[:cut] + "\n" + entries.rstrip("\n") + "\n" + text[cut:]
+        # after the [cluster] tables, before the next table
+        after = text.index("[cluster]")
+        nxt = re.compile(r"(?m)^\[\[?(?!cluster[.\]])").search(text, after + 1)
+        cut = len(text) if nxt is None else nxt.start()
+        text = text[:cut] + entries + text[cut:]
     if not applied:
         return text
     raw = _toml(text)

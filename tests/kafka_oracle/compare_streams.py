@@ -263,9 +263,12 @@ def simulated_text(
     changelog_records: int | None,
     process_ids: dict[str, str] | None = None,
     states: dict[str, dict[str, int]] | None = None,
+    sizes: dict[str, int] | None = None,
 ) -> str:
     """The scenario file groupsim runs: the library's, with every subtopology's
-    ``changelog_records`` set to the real run's and ``changelog_rate`` to 0, each client's
+    ``changelog_records`` set to the real run's and ``changelog_rate`` to 0, each task's
+    changelog in ``sizes`` (task → records: the real partitions' end offsets, which differ
+    with how the input's keys hash) written as a ``[changelog_overrides]`` entry, each client's
     ``process_id`` the real one's (a UUID: the HighAvailabilityTaskAssignor places tasks in
     process-id order, and a real Streams client draws its id at random, ``UUID.randomUUID``
     in ``KafkaStreams``) and, where ``states`` names the client, its ``state`` (task → lag in
@@ -286,12 +289,31 @@ def simulated_text(
         )
         if n != 1:
             raise ValueError(f"{name}: no state line of client {client} to replace")
+    if sizes:
+        if "[changelog_overrides]" in text:
+            raise ValueError(f"{name}: has changelog_overrides of its own")
+        entries = "".join(
+            f'"{task}" = {{ records = {n}, rate = 0 }}\n' for task, n in sorted(sizes.items())
+        )
+        cut = text.index("[[clients]]")
+        text = text[:cut] + "[changelog_overrides]\n" + entries + "\n" + text[cut:]
     if changelog_records is None:
         return text
     text = re.sub(
         r"(?m)^changelog_records = \d+$", f"changelog_records = {changelog_records}", text
     )
     return re.sub(r"(?m)^changelog_rate = \d+$", "changelog_rate = 0", text)
+
+
+def real_changelog_sizes(trace: Path) -> dict[str, int]:
+    """Each task's changelog end offset (``0_<partition>`` → records): the latest the admin
+    clients' ListOffsets answers gave for its partition (no input is written after the start,
+    so they stop changing once it is counted)."""
+    ends: dict[int, int] = {}
+    for _, client, offsets in read_end_offsets(trace):
+        if client.endswith("-admin"):
+            ends.update({p: o for (topic, p), o in offsets.items() if topic == CHANGELOG})
+    return {f"0_{p}": n for p, n in sorted(ends.items())}
 
 
 def real_process_ids(trace: Path) -> dict[str, str]:
@@ -320,10 +342,7 @@ def real_states(trace: Path, step_ms: int, leaving: set[str]) -> dict[str, dict[
     A client in ``leaving`` (it sends no JoinGroup after the step): the active and standby
     tasks of the last round before the step, lag 0 (the run waited until the group was quiet
     and every input record counted, so its standbys had restored)."""
-    ends: dict[int, int] = {}
-    for _, client, offsets in read_end_offsets(trace):
-        if client.endswith("-admin"):
-            ends.update({p: o for (topic, p), o in offsets.items() if topic == CHANGELOG})
+    ends = {int(task.split("_")[1]): n for task, n in real_changelog_sizes(trace).items()}
     out: dict[str, dict[str, int]] = {}
     for ex in read_exchanges(trace):
         if ex.api_key != 11 or ex.t_ms < step_ms:
@@ -354,9 +373,11 @@ def run_simulation(
     changelog_records: int | None,
     process_ids: dict[str, str] | None = None,
     states: dict[str, dict[str, int]] | None = None,
+    sizes: dict[str, int] | None = None,
 ) -> tuple[StreamsMeasures, list[StreamsRound], int]:
     """groupsim's run of :func:`simulated_text`: measures, rounds, time of the first step."""
-    loaded = loads_any(simulated_text(name, changelog_records, process_ids, states), f"{name}.toml")
+    text = simulated_text(name, changelog_records, process_ids, states, sizes)
+    loaded = loads_any(text, f"{name}.toml")
     result = simulate(loaded, loaded.scenario.seed)
     start = next(
         r["t_ms"] for r in result.records if r.get("kind") == "step" and r.get("action") != "phase"
@@ -434,8 +455,9 @@ def _balanced(apps: list[StreamsInstance], tasks: int) -> bool:
 @dataclass(frozen=True)
 class StreamsRealRun:
     """A real run: measures, rounds, the window (ms of the trace's clock), the mean changelog
-    end offset the leader read, each client's process id and state at the first step
-    (:func:`real_states`), and the conformance of the trace."""
+    end offset, each client's process id and state at the first step (:func:`real_states`),
+    the conformance of the trace, and each task's changelog end offset
+    (:func:`real_changelog_sizes`)."""
 
     measures: StreamsMeasures
     rounds: list[StreamsRound]
@@ -445,6 +467,7 @@ class StreamsRealRun:
     process_ids: dict[str, str]
     conformance: dict[str, Any]
     states: dict[str, dict[str, int]]
+    sizes: dict[str, int]
 
 
 def run_real(name: str, work: Path) -> StreamsRealRun:
@@ -521,14 +544,8 @@ def run_real(name: str, work: Path) -> StreamsRealRun:
     rounds, first = real_rounds(trace)
     start_ms = min((r.t_ms for r in rounds if r.t_ms >= step_at - first), default=end - first)
     conformance = judge(out)
-    offsets = [
-        o
-        for _, client, ends in read_end_offsets(trace)
-        if client.endswith("-admin")
-        for (topic, _), o in ends.items()
-        if topic == CHANGELOG
-    ]
-    records = round(statistics.mean(offsets[-partitions:])) if offsets else 0
+    sizes = real_changelog_sizes(trace)
+    records = round(statistics.mean(sizes.values())) if sizes else 0
     return StreamsRealRun(
         measure(rounds, start_ms, end - first),
         rounds,
@@ -538,6 +555,7 @@ def run_real(name: str, work: Path) -> StreamsRealRun:
         real_process_ids(trace),
         conformance,
         real_states(trace, step_at - first, leaving),
+        sizes,
     )
 
 
@@ -568,7 +586,9 @@ def row(name: str, real: StreamsRealRun) -> dict[str, Any]:
     """One Streams scenario's results as JSON (kept in ``--results``; :func:`table`)."""
     from tests.kafka_oracle.oracle import _pinned_version, requested_version
 
-    sim, rounds, start = run_simulation(name, real.changelog_records, real.process_ids, real.states)
+    sim, rounds, start = run_simulation(
+        name, real.changelog_records, real.process_ids, real.states, real.sizes
+    )
     return {
         "scenario": name,
         "kind": "streams",
@@ -581,6 +601,7 @@ def row(name: str, real: StreamsRealRun) -> dict[str, Any]:
         "changelog_records": real.changelog_records,
         "process_ids": real.process_ids,
         "states": real.states,
+        "changelog_sizes": real.sizes,
         "conformance": real.conformance,
     }
 
@@ -588,14 +609,16 @@ def row(name: str, real: StreamsRealRun) -> dict[str, Any]:
 def rescore(old: dict[str, Any], trace: Path) -> dict[str, Any]:
     """A Streams row again from its trace, without Kafka (see ``compare.rescore``)."""
     ids = old.get("process_ids") or real_process_ids(trace)
-    sim, rounds, start = run_simulation(
-        old["scenario"], old["changelog_records"], ids, old.get("states")
-    )
+    sizes = old.get("changelog_sizes") or real_changelog_sizes(trace)
+    records = round(statistics.mean(sizes.values())) if sizes else old["changelog_records"]
+    sim, rounds, start = run_simulation(old["scenario"], records, ids, old.get("states"), sizes)
     real, _ = real_rounds(trace)
     window = old["window_ms"]
     return {
         **old,
         "process_ids": ids,
+        "changelog_records": records,
+        "changelog_sizes": sizes,
         "conformance": judge(trace.parent),
         "groupsim": asdict(sim),
         "rounds_compared": min(old["real"]["rebalances"], sim.rebalances),

@@ -244,7 +244,14 @@ def test_the_streams_simulation_takes_the_real_clients_state_at_the_step() -> No
     assert 'state = { "0_0" = 0, "0_3" = 0, "0_2" = 0 }' in text  # I1's, the file's
     with pytest.raises(ValueError, match="I9"):
         simulated_text(name, 14_750, None, {"I9": {}})
-    m, rounds, start = run_simulation(name, 14_750, None, states)
+    # each changelog's own size (the input's keys hash unevenly over the partitions)
+    sizes = {"0_0": 17_000, "0_1": 20_000, "0_2": 19_000, "0_3": 4_000}
+    sized = simulated_text(name, 15_000, None, states, sizes)
+    assert '[changelog_overrides]\n"0_0" = { records = 17000, rate = 0 }' in sized
+    assert '"0_3" = { records = 4000, rate = 0 }' in sized
+    with pytest.raises(ValueError, match="changelog_overrides"):
+        simulated_text("streams/kip-441-scale-in-lagging", 15_000, None, None, sizes)
+    m, rounds, start = run_simulation(name, 15_000, None, states, sizes)
     assert (m.rebalances, m.probing_rebalances, m.followups, m.tasks_moved) == (4, 1, 2, 4)
     assert [(r.followup, r.probing) for r in rounds if r.t_ms >= start] == [
         (True, False),
