@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import heapq
 import random
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -49,6 +48,7 @@ from scenarios.sim.events import (
     StepDue,
     TimerDue,
 )
+from scenarios.sim.member_ids import MemberIds
 from scenarios.sim.network import Network, member_name
 from scenarios.sim.quiet import QuietSkipper, QuietTail, heartbeat_timer
 
@@ -126,11 +126,7 @@ class Engine:
         log_heartbeats: also log heartbeat requests and responses (default: the scenario's).
         replay: asked once, if quiet stretches may be skipped, whether the heartbeat replay
             holds (:func:`scenarios.sim.calibration.replay_holds`); None: never replay.
-        member_ids: per client id, the member ids the coordinator hands out to it, in order
-            (a recorded run's: Kafka draws them at random, ``ClassicGroup#generateMemberId``,
-            and the coordinator's ``HashMap`` of members, so which member succeeds a departed
-            leader, follows them); once a client's are used up, its ids are drawn again. The
-            run's random draws are the same either way.
+        member_ids: per client id, ids to hand out in order, a recorded run's (:class:`MemberIds`).
 
     Attributes:
         now_ms: the virtual time of the event being processed (virtual ms).
@@ -152,11 +148,11 @@ class Engine:
         member_ids: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         loaded = kind.loaded
-        self._given_ids = {c: list(ids) for c, ids in (member_ids or {}).items()}
         scenario = loaded.scenario
         self.kind = kind
         self.seed = seed
         self.rng = random.Random(seed)
+        self._new_member_id = MemberIds(self.rng, member_ids)
         self.log = log if log is not None else EventLog()
         self.checker = InvariantChecker()
         self.log.subscribe(self._check)
@@ -214,11 +210,6 @@ class Engine:
         for planned in loaded.steps:
             self.push(planned.at_ms, StepDue(planned))
         return int(loaded.end_ms)
-
-    def _new_member_id(self, client_id: str) -> str:
-        drawn = f"{client_id}-{uuid.UUID(int=self.rng.getrandbits(128), version=4)}"
-        given = self._given_ids.get(client_id)
-        return given.pop(0) if given else drawn
 
     # ------------------------------------------------------------------ queue
 
