@@ -184,8 +184,11 @@ class Recording:
         elif head.api_key == 14:
             fields.update(member_id=req.member_id, generation=int(req.generation_id))
         self.log.emit(self._now_ms, "wire_response", **fields)
-        if head.api_key == 11 and answer.members and int(answer.error_code) == 0:
-            self._generation(req.group_id, answer)
+        if head.api_key == 11 and int(answer.error_code) == 0:
+            if answer.members:
+                self._generation(req.group_id, answer)
+            elif getattr(req, "group_instance_id", None):
+                self._follower_rejoin(req.group_id, req.group_instance_id, answer)
 
     def _generation(self, group: str, answer: Any) -> None:
         """The leader's JoinGroup answer lists the generation's members: Kafka's
@@ -230,6 +233,30 @@ class Recording:
             members=[self._labels.get(m, m) for m in ids],
             member_ids=ids,
         )
+
+    def _follower_rejoin(self, group: str, instance: str, answer: Any) -> None:
+        """A static follower's JoinGroup answer (no member list): when it hands the generation
+        already written to a new member id for the ``group.instance.id`` (KIP-345: a static
+        member that rejoins a Stable group under a new id is answered with the current
+        generation, ``GroupMetadataManager#updateStaticMemberThenRebalanceOrCompleteJoin``),
+        it is written as ``member_replaced``, as for a leader (:meth:`_generation`). A
+        follower's answer for a newer generation than the last written one is not: its
+        leader's answer, which lists the members, writes that generation."""
+        last = self._generations.get(group)
+        if last is None or int(answer.generation_id) != last[0]:
+            return
+        old = last[1].get(instance)
+        if old is None or old == answer.member_id:
+            return
+        self.log.emit(
+            self._now_ms,
+            "member_replaced",
+            group=group,
+            member=self._labels.get(answer.member_id, answer.member_id),
+            member_id=answer.member_id,
+            old_member_id=old,
+        )
+        self._generations[group] = (last[0], {**last[1], instance: answer.member_id})
 
     def close(self) -> None:
         """Writes ``run_end`` and closes both files (safe to call twice)."""

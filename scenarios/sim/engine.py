@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import heapq
 import random
-import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from coordinator.group import HEARTBEAT_PREFIX, GroupCoordinator
@@ -49,6 +48,7 @@ from scenarios.sim.events import (
     StepDue,
     TimerDue,
 )
+from scenarios.sim.member_ids import MemberIds
 from scenarios.sim.network import Network, member_name
 from scenarios.sim.quiet import QuietSkipper, QuietTail, heartbeat_timer
 
@@ -126,6 +126,7 @@ class Engine:
         log_heartbeats: also log heartbeat requests and responses (default: the scenario's).
         replay: asked once, if quiet stretches may be skipped, whether the heartbeat replay
             holds (:func:`scenarios.sim.calibration.replay_holds`); None: never replay.
+        member_ids: per client id, ids to hand out in order, a recorded run's (:class:`MemberIds`).
 
     Attributes:
         now_ms: the virtual time of the event being processed (virtual ms).
@@ -144,12 +145,14 @@ class Engine:
         log: EventLog | None = None,
         log_heartbeats: bool | None = None,
         replay: Callable[[], bool] | None = None,
+        member_ids: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         loaded = kind.loaded
         scenario = loaded.scenario
         self.kind = kind
         self.seed = seed
         self.rng = random.Random(seed)
+        self._new_member_id = MemberIds(self.rng, member_ids)
         self.log = log if log is not None else EventLog()
         self.checker = InvariantChecker()
         self.log.subscribe(self._check)
@@ -207,9 +210,6 @@ class Engine:
         for planned in loaded.steps:
             self.push(planned.at_ms, StepDue(planned))
         return int(loaded.end_ms)
-
-    def _new_member_id(self, client_id: str) -> str:
-        return f"{client_id}-{uuid.UUID(int=self.rng.getrandbits(128), version=4)}"
 
     # ------------------------------------------------------------------ queue
 

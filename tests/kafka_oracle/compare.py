@@ -88,6 +88,7 @@ RUNNABLE = (
     "downgrade-sessioned-to-eager",
     "connect-system-test-bounce",
     "streams/kip-441-scale-out",
+    "streams/kip-441-scale-in-in-sync",
 )
 _NO_KIP_987 = (
     "KIP-987 static assignments are in no Kafka release up to 4.4.0 (its "
@@ -98,10 +99,9 @@ NOT_RUN = {
     "kip-987-test-plan": _NO_KIP_987,
     "rolling-upgrade-sessioned-to-static": _NO_KIP_987,
     "mixed-versions": "needs workers of older Connect releases",
-    "streams/kip-441-scale-in-in-sync, streams/kip-441-scale-in-lagging": "not yet: the "
-    "harness's Streams app does not leave the group on close (CloseOptions.leaveGroup), and "
-    "their starting state (which client holds which store) follows the real run's random "
-    "process ids, not the file's",
+    "streams/kip-441-scale-in-lagging": "not yet: its standbys must lag by given amounts "
+    "(200,000 and 50,000 records, one store ten times smaller than the others), which a real "
+    "run gets only by writing input while chosen standbys' clients are stopped",
     "streams/kip-441-scale-out-with-faults": "its coordinator failover needs a cluster of "
     "several brokers, and its network partition a proxy that cuts one client off (not yet)",
     "streams/kip-708-nine-nodes, streams/rack-aware-min-traffic": "not yet: nine clients with "
@@ -315,12 +315,35 @@ class Applied:
     shift_ms: int = 0
 
 
-def simulated_text(name: str, applied: list[Applied] | None = None) -> str:
-    """The scenario file groupsim runs: :func:`scenario_text`, and when the real run's steps
-    are given, its timeline rewritten with their times: the first step at the scenario's first
+#: How far apart (virtual ms) the simulated workers start when they follow the real order of
+#: joins: more than a JoinGroup's two round trips' jitter, so the order holds.
+JOIN_SPACING_MS = 50
+
+
+def simulated_text(
+    name: str, applied: list[Applied] | None = None, order: RealOrder | None = None
+) -> str:
+    """The scenario file groupsim runs: :func:`scenario_text`; when the real run's steps are
+    given, its timeline rewritten with their times: the first step at the scenario's first
     step time, every other one as long after it as in the real run, each restart down as long as
-    the real worker was."""
+    the real worker was; when its :class:`RealOrder` is given, a ``[cluster] size = N`` that
+    starts every worker at 0 (the network's jitter then picks the first to join, and so the
+    first leader) becomes workers started :data:`JOIN_SPACING_MS` apart in the real order."""
     text = scenario_text(name)
+    size = re.search(r"(?m)^size = (\d+)$", text)
+    if order and order.first_joins and size and "[[cluster.workers]]" not in text:
+        names = [f"w{i}" for i in range(1, int(size.group(1)) + 1)]
+        ranked = [w for w in order.first_joins if w in names]
+        ranked += [w for w in names if w not in ranked]
+        entries = "".join(
+            f'[[cluster.workers]]\nname = "{w}"\nstart_ms = {k * JOIN_SPACING_MS}\n\n'
+            for k, w in enumerate(sorted(names, key=ranked.index))
+        )
+        # after the [cluster] tables, before the next table
+        after = text.index("[cluster]")
+        nxt = re.compile(r"(?m)^\[\[?(?!cluster[.\]])").search(text, after + 1)
+        cut = len(text) if nxt is None else nxt.start()
+        text = text[:cut] + entries + text[cut:]
     if not applied:
         return text
     raw = _toml(text)
@@ -496,9 +519,12 @@ def real_events(trace: Path, kills: Iterable[tuple[int, str]] = ()) -> list[Even
     return out
 
 
-def place_crashes(name: str, applied: list[Applied]) -> list[Applied]:
+def place_crashes(
+    name: str, applied: list[Applied], order: RealOrder | None = None
+) -> list[Applied]:
     """``applied`` with every hard restart whose heartbeat phase is known given the
-    ``shift_ms`` that puts the simulated crash at the real one's phase.
+    ``shift_ms`` that puts the simulated crash at the real one's phase (each simulation given
+    ``order``, as :func:`run_simulation`'s).
 
     A simulated worker's heartbeats are not in the event log, but the coordinator's
     ``member_removed`` (reason ``session_timeout``) is ``session_timeout_ms`` after its last
@@ -514,8 +540,9 @@ def place_crashes(name: str, applied: list[Applied]) -> list[Applied]:
             continue
         if not 0 <= a.phase_ms < HEARTBEAT_INTERVAL_MS:
             continue
-        loaded = loads_any(simulated_text(name, out), f"{name}.toml")
-        records = simulate(loaded, loaded.scenario.seed).records
+        loaded = loads_any(simulated_text(name, out, order), f"{name}.toml")
+        records = simulate(loaded, loaded.scenario.seed, member_ids=order and order.member_ids)
+        records = records.records
         k = sum(
             1
             for b in out[:i]
@@ -548,15 +575,52 @@ def place_crashes(name: str, applied: list[Applied]) -> list[Applied]:
     return out
 
 
+@dataclass(frozen=True)
+class RealOrder:
+    """What decides a real run's leaders and the simulation cannot draw: the member ids the
+    broker handed out, per client id in order (``ClassicGroup#generateMemberId``:
+    ``<client.id>-<random UUID>``; a departed leader's successor is the first member of the
+    coordinator's ``HashMap`` of members, an order of those ids), and the workers in the order
+    the broker added them to the group (the first one added leads, ``ClassicGroup#add``)."""
+
+    member_ids: dict[str, list[str]]
+    first_joins: list[str]
+
+
+def real_order(trace: Path) -> RealOrder:
+    """The :class:`RealOrder` of a recorded trace: member ids as the JoinGroup answers gave
+    them, and each worker's first JoinGroup that carried a member id (the KIP-394 rejoin that
+    adds it), in request order."""
+    ids: dict[str, list[str]] = {}
+    seen: set[str] = set()
+    joins: list[str] = []
+    exchanges = [ex for ex in read_exchanges(trace) if ex.api_key == 11]
+    for ex in exchanges:
+        worker = worker_name(str(wire.decode_request(ex.request_raw).body.member_id))
+        if worker and worker not in joins:
+            joins.append(worker)
+    for ex in sorted(exchanges, key=lambda ex: ex.response_t_ms or 0):
+        if ex.response_raw is None:
+            continue
+        _, answer = decode_response(ex.response_raw, 11, ex.version)
+        member_id = str(getattr(answer, "member_id", "") or "")
+        if len(member_id) > 37 and member_id not in seen:  # "<prefix>-<36-character UUID>"
+            seen.add(member_id)
+            ids.setdefault(member_id[:-37], []).append(member_id)
+    return RealOrder(ids, joins)
+
+
 def run_simulation(
-    name: str, applied: list[Applied] | None = None
+    name: str, applied: list[Applied] | None = None, order: RealOrder | None = None
 ) -> tuple[Measures, list[Round], int]:
     """groupsim's run of the scenario (:func:`simulated_text`, crashes placed by
-    :func:`place_crashes`): its measures, its leader rounds and the time of its first step
+    :func:`place_crashes`), given the real run's :class:`RealOrder` (its workers start in the
+    order the broker added the real ones, and its coordinator hands out the real member ids,
+    so the same workers lead): its measures, its leader rounds and the time of its first step
     (virtual ms)."""
-    placed = place_crashes(name, applied) if applied else applied
-    loaded = loads_any(simulated_text(name, placed), f"{name}.toml")
-    result = simulate(loaded, loaded.scenario.seed)
+    placed = place_crashes(name, applied, order) if applied else applied
+    loaded = loads_any(simulated_text(name, placed, order), f"{name}.toml")
+    result = simulate(loaded, loaded.scenario.seed, member_ids=order and order.member_ids)
     start = next(
         r["t_ms"] for r in result.records if r.get("kind") == "step" and r.get("action") != "phase"
     )
@@ -874,7 +938,7 @@ def rescore(old: dict[str, Any], trace: Path) -> dict[str, Any]:
         trace,
     )
     rounds, _ = real_rounds(trace)
-    sim, sim_rounds_, sim_start = run_simulation(name, applied)
+    sim, sim_rounds_, sim_start = run_simulation(name, applied, real_order(trace))
     start = applied[0].at_ms
     # rows written before the window was kept: the real run's last round counted
     end = old["window_ms"][1] if "window_ms" in old else _nth_round(rounds, start, old)
@@ -985,7 +1049,8 @@ def main(argv: list[str] | None = None) -> int:
             done = compare_streams.row(name, compare_streams.run_real(name, work))
         else:
             real = run_real(name, work)
-            sim, rounds, start = run_simulation(name, real.applied)
+            order = real_order(work / "recorded" / "trace.jsonl")
+            sim, rounds, start = run_simulation(name, real.applied, order)
             done = row(name, real, sim, rounds, start)
         rows[(name, done["kafka"])] = done
         print(json.dumps(done), flush=True)

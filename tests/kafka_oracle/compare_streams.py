@@ -12,14 +12,20 @@ settings (``num.standby.replicas``, ``acceptable.recovery.lag``, ``max.warmup.re
    stream threads have committed every one of :data:`PRODUCE` input records (so the changelogs
    hold that many records, and both clients' state is caught up: with one standby each of two
    clients holds every task, as the scenario's ``state`` says);
-2. the timeline's ``join`` steps start their client (no state directory);
+2. once the group has also been quiet for :data:`~tests.kafka_oracle.compare.QUIET_S` with no
+   probing rebalance pending (the placement is settled, every standby restored), the timeline's
+   steps run in order: ``join`` starts its client (no state directory); ``leave`` stops its
+   client (SIGTERM: ``KafkaStreams.close``), which sends LeaveGroup when the step says
+   ``leave_group = true`` (the app's ``leave.on.close``);
 3. the run ends when every client is RUNNING, the actives are balanced, the group has been
    quiet for :data:`~tests.kafka_oracle.compare.QUIET_S` and no probing rebalance is pending
    (the last assignment scheduled none, or its time has passed and it came).
 
 The **groupsim** run is the scenario file with what the real run had and the file cannot say:
 every changelog's records (``changelog_records``: the mean of the end offsets the real leader's
-admin client read at the scale-out; ``changelog_rate = 0``: no new input).
+admin client read; ``changelog_rate = 0``: no new input), each client's process id (Kafka draws
+it at random) and each client's ``state`` at the first step (:func:`real_states`: which stores
+it holds, and how far behind, follows those random ids).
 
 Both sides are measured by the same code (:func:`measure`) from the same kind of data: what
 every member was given in each leader round (the leader's SyncGroup assignments decoded from
@@ -48,7 +54,13 @@ from scenarios.record.leaders import conform_leaders
 from scenarios.record.streams_leaders import read_app, read_end_offsets
 from scenarios.serve import wire
 from scenarios.sim.runner import simulate
-from tests.kafka_oracle.cluster import RecorderThread, StreamsInstance, kafka_broker, streams_app
+from tests.kafka_oracle.cluster import (
+    RecorderThread,
+    StreamsInstance,
+    _stop,
+    kafka_broker,
+    streams_app,
+)
 
 #: Input records the first client writes before it starts (keys k0..k59: with 3 partitions,
 #: 16,000 / 23,000 / 21,000 records, each above the library's acceptable.recovery.lag of
@@ -58,8 +70,11 @@ PRODUCE = 60_000
 BROKER = {"group.initial.rebalance.delay.ms": 0, "group.min.session.timeout.ms": 500}
 #: The Streams application's changelog topic (``StatefulApp``: store ``counts``).
 CHANGELOG = "stateful-counts-changelog"
-#: Longest wait for one phase of a real run (s).
-PHASE_TIMEOUT_S = 240
+#: Longest wait for one phase of a real run (s): a settled start can take two probing
+#: rebalances (60 s apart) when a client joined after the input was written.
+PHASE_TIMEOUT_S = 400
+#: Timeline actions the real run plays.
+REAL_STEPS = ("join", "leave")
 #: The scenario settings given to the real application as they are.
 SETTINGS = (
     "num.standby.replicas",
@@ -244,13 +259,20 @@ def scenario_raw(name: str) -> dict[str, Any]:
 
 
 def simulated_text(
-    name: str, changelog_records: int | None, process_ids: dict[str, str] | None = None
+    name: str,
+    changelog_records: int | None,
+    process_ids: dict[str, str] | None = None,
+    states: dict[str, dict[str, int]] | None = None,
+    sizes: dict[str, int] | None = None,
 ) -> str:
     """The scenario file groupsim runs: the library's, with every subtopology's
-    ``changelog_records`` set to the real run's and ``changelog_rate`` to 0, and each client's
+    ``changelog_records`` set to the real run's and ``changelog_rate`` to 0, each task's
+    changelog in ``sizes`` (task → records: the real partitions' end offsets, which differ
+    with how the input's keys hash) written as a ``[changelog_overrides]`` entry, each client's
     ``process_id`` the real one's (a UUID: the HighAvailabilityTaskAssignor places tasks in
     process-id order, and a real Streams client draws its id at random, ``UUID.randomUUID``
-    in ``KafkaStreams``)."""
+    in ``KafkaStreams``) and, where ``states`` names the client, its ``state`` (task → lag in
+    records) replaced by that one (:func:`real_states`)."""
     from tests.kafka_oracle.compare import LIBRARY
 
     text = (LIBRARY / f"{name}.toml").read_text()
@@ -258,12 +280,40 @@ def simulated_text(
         text = re.sub(
             rf'(?m)^(name = "{re.escape(client)}"\nprocess_id = )"[^"]*"$', rf'\1"{pid}"', text
         )
+    for client, state in (states or {}).items():
+        inline = ", ".join(f'"{task}" = {lag}' for task, lag in sorted(state.items()))
+        text, n = re.subn(
+            rf'(?m)^(name = "{re.escape(client)}"\nprocess_id = "[^"]*"\n)state = \{{[^}}]*\}}$',
+            rf"\g<1>state = {{ {inline} }}",
+            text,
+        )
+        if n != 1:
+            raise ValueError(f"{name}: no state line of client {client} to replace")
+    if sizes:
+        if "[changelog_overrides]" in text:
+            raise ValueError(f"{name}: has changelog_overrides of its own")
+        entries = "".join(
+            f'"{task}" = {{ records = {n}, rate = 0 }}\n' for task, n in sorted(sizes.items())
+        )
+        cut = text.index("[[clients]]")
+        text = text[:cut] + "[changelog_overrides]\n" + entries + "\n" + text[cut:]
     if changelog_records is None:
         return text
     text = re.sub(
         r"(?m)^changelog_records = \d+$", f"changelog_records = {changelog_records}", text
     )
     return re.sub(r"(?m)^changelog_rate = \d+$", "changelog_rate = 0", text)
+
+
+def real_changelog_sizes(trace: Path) -> dict[str, int]:
+    """Each task's changelog end offset (``0_<partition>`` → records): the latest the admin
+    clients' ListOffsets answers gave for its partition (no input is written after the start,
+    so they stop changing once it is counted)."""
+    ends: dict[int, int] = {}
+    for _, client, offsets in read_end_offsets(trace):
+        if client.endswith("-admin"):
+            ends.update({p: o for (topic, p), o in offsets.items() if topic == CHANGELOG})
+    return {f"0_{p}": n for p, n in sorted(ends.items())}
 
 
 def real_process_ids(trace: Path) -> dict[str, str]:
@@ -281,11 +331,53 @@ def real_process_ids(trace: Path) -> dict[str, str]:
     return out
 
 
+def real_states(trace: Path, step_ms: int, leaving: set[str]) -> dict[str, dict[str, int]]:
+    """Each client's state directory at the first step (``step_ms``, ms since the trace's first
+    line), as task → lag in records, for the scenario file's ``state``.
+
+    A client that joins again after the step: the task offset sums of its first JoinGroup
+    subscription after it (what the leader of the step's round read: every store it holds,
+    ``Task.LATEST_OFFSET`` for a running active, lag 0) against the changelog's end offsets
+    (the last ListOffsets answer of the admin clients; no input is written after the start).
+    A client in ``leaving`` (it sends no JoinGroup after the step): the active and standby
+    tasks of the last round before the step, lag 0 (the run waited until the group was quiet
+    and every input record counted, so its standbys had restored)."""
+    ends = {int(task.split("_")[1]): n for task, n in real_changelog_sizes(trace).items()}
+    out: dict[str, dict[str, int]] = {}
+    for ex in read_exchanges(trace):
+        if ex.api_key != 11 or ex.t_ms < step_ms:
+            continue
+        request = wire.decode_request(ex.request_raw)
+        client = client_name(request.client_id)
+        if client in out or client in leaving or not request.body.protocols:
+            continue
+        sub = consumer_codec.decode_subscription(request.body.protocols[0].metadata)
+        info = decode_subscription(split_threads(sub.user_data)[0])
+        out[client] = {
+            f"{t.subtopology}_{t.partition}": (0 if s < 0 else max(0, ends.get(t.partition, s) - s))
+            for t, s in info.offset_sums().items()
+        }
+    rounds, _ = real_rounds(trace)
+    before = [r for r in rounds if r.t_ms < step_ms]
+    if before:
+        last = max(before, key=lambda r: r.t_ms)
+        for client in leaving:
+            g = last.given.get(client)
+            if g is not None:
+                out[client] = dict.fromkeys([*g.active, *g.standby], 0)
+    return dict(sorted(out.items()))
+
+
 def run_simulation(
-    name: str, changelog_records: int | None, process_ids: dict[str, str] | None = None
+    name: str,
+    changelog_records: int | None,
+    process_ids: dict[str, str] | None = None,
+    states: dict[str, dict[str, int]] | None = None,
+    sizes: dict[str, int] | None = None,
 ) -> tuple[StreamsMeasures, list[StreamsRound], int]:
     """groupsim's run of :func:`simulated_text`: measures, rounds, time of the first step."""
-    loaded = loads_any(simulated_text(name, changelog_records, process_ids), f"{name}.toml")
+    text = simulated_text(name, changelog_records, process_ids, states, sizes)
+    loaded = loads_any(text, f"{name}.toml")
     result = simulate(loaded, loaded.scenario.seed)
     start = next(
         r["t_ms"] for r in result.records if r.get("kind") == "step" and r.get("action") != "phase"
@@ -363,7 +455,9 @@ def _balanced(apps: list[StreamsInstance], tasks: int) -> bool:
 @dataclass(frozen=True)
 class StreamsRealRun:
     """A real run: measures, rounds, the window (ms of the trace's clock), the mean changelog
-    end offset the leader read, and the conformance of the trace."""
+    end offset, each client's process id and state at the first step (:func:`real_states`),
+    the conformance of the trace, and each task's changelog end offset
+    (:func:`real_changelog_sizes`)."""
 
     measures: StreamsMeasures
     rounds: list[StreamsRound]
@@ -372,6 +466,8 @@ class StreamsRealRun:
     changelog_records: int
     process_ids: dict[str, str]
     conformance: dict[str, Any]
+    states: dict[str, dict[str, int]]
+    sizes: dict[str, int]
 
 
 def run_real(name: str, work: Path) -> StreamsRealRun:
@@ -379,7 +475,7 @@ def run_real(name: str, work: Path) -> StreamsRealRun:
 
     Raises:
         RuntimeError: a phase did not end within :data:`PHASE_TIMEOUT_S`.
-        ValueError: a timeline action other than ``join`` (not run here yet).
+        ValueError: a timeline action not in :data:`REAL_STEPS` (not run here yet).
     """
     from contextlib import ExitStack
 
@@ -389,8 +485,10 @@ def run_real(name: str, work: Path) -> StreamsRealRun:
     partitions = int(raw["subtopologies"][0]["partitions"])
     settings = {k.replace(".", "_"): v for k, v in raw["config"].items() if k in SETTINGS}
     steps = [s for s in raw.get("timeline", []) if s["action"] != "phase"]
-    if any(s["action"] != "join" for s in steps):
-        raise ValueError(f"{name}: only join steps are run on real Streams apps")
+    if any(s["action"] not in REAL_STEPS for s in steps):
+        raise ValueError(f"{name}: only {', '.join(REAL_STEPS)} steps are run on real Streams apps")
+    leaving = {s["client"] for s in steps if s["action"] == "leave"}
+    leave_group = {s["client"] for s in steps if s["action"] == "leave" and s.get("leave_group")}
     out = work / "recorded"
     trace = out / "trace.jsonl"
     with kafka_broker(work, **{k.replace(".", "_"): v for k, v in BROKER.items()}) as broker:
@@ -402,6 +500,8 @@ def run_real(name: str, work: Path) -> StreamsRealRun:
 
                 def start(client: str, first: bool) -> None:
                     extra: dict[str, Any] = {"produce": PRODUCE} if first else {}
+                    if client in leave_group:
+                        extra["leave_on_close"] = "true"
                     live.append(
                         stack.enter_context(
                             streams_app(
@@ -415,23 +515,28 @@ def run_real(name: str, work: Path) -> StreamsRealRun:
                         )
                     )
 
-                initial = [c["name"] for c in raw["clients"] if c.get("autostart", True)]
-                for k, client in enumerate(initial):
-                    start(client, k == 0)
-                _wait(lambda: _balanced(live, partitions), "a balanced start", live)
-                _wait(lambda: _committed(trace) >= PRODUCE, "every input record counted", live)
-                step_at = int(time.time() * 1000)
-                for step in steps:
-                    start(step["client"], False)
-
-                def done() -> bool:
+                def settled() -> bool:
                     return (
                         _balanced(live, partitions)
                         and time.time() * 1000 - traffic.latest() > QUIET_S * 1000
                         and not _pending_probe(trace)
                     )
 
-                _wait(done, "balanced actives with no probing rebalance pending", live)
+                initial = [c["name"] for c in raw["clients"] if c.get("autostart", True)]
+                for k, client in enumerate(initial):
+                    start(client, k == 0)
+                _wait(lambda: _balanced(live, partitions), "a balanced start", live)
+                _wait(lambda: _committed(trace) >= PRODUCE, "every input record counted", live)
+                _wait(settled, "a settled start", live)
+                step_at = int(time.time() * 1000)
+                for step in steps:
+                    if step["action"] == "join":
+                        start(step["client"], False)
+                    else:
+                        (gone,) = [a for a in live if a.name == step["client"]]
+                        live.remove(gone)
+                        _stop(gone.proc)
+                _wait(settled, "balanced actives with no probing rebalance pending", live)
                 end = int(time.time() * 1000)
         finally:
             recorder.stop()
@@ -439,14 +544,8 @@ def run_real(name: str, work: Path) -> StreamsRealRun:
     rounds, first = real_rounds(trace)
     start_ms = min((r.t_ms for r in rounds if r.t_ms >= step_at - first), default=end - first)
     conformance = judge(out)
-    offsets = [
-        o
-        for _, client, ends in read_end_offsets(trace)
-        if client.endswith("-admin")
-        for (topic, _), o in ends.items()
-        if topic == CHANGELOG
-    ]
-    records = round(statistics.mean(offsets[-partitions:])) if offsets else 0
+    sizes = real_changelog_sizes(trace)
+    records = round(statistics.mean(sizes.values())) if sizes else 0
     return StreamsRealRun(
         measure(rounds, start_ms, end - first),
         rounds,
@@ -455,6 +554,8 @@ def run_real(name: str, work: Path) -> StreamsRealRun:
         records,
         real_process_ids(trace),
         conformance,
+        real_states(trace, step_at - first, leaving),
+        sizes,
     )
 
 
@@ -485,7 +586,9 @@ def row(name: str, real: StreamsRealRun) -> dict[str, Any]:
     """One Streams scenario's results as JSON (kept in ``--results``; :func:`table`)."""
     from tests.kafka_oracle.oracle import _pinned_version, requested_version
 
-    sim, rounds, start = run_simulation(name, real.changelog_records, real.process_ids)
+    sim, rounds, start = run_simulation(
+        name, real.changelog_records, real.process_ids, real.states, real.sizes
+    )
     return {
         "scenario": name,
         "kind": "streams",
@@ -497,6 +600,8 @@ def row(name: str, real: StreamsRealRun) -> dict[str, Any]:
         "window_ms": [real.start_ms, real.end_ms],
         "changelog_records": real.changelog_records,
         "process_ids": real.process_ids,
+        "states": real.states,
+        "changelog_sizes": real.sizes,
         "conformance": real.conformance,
     }
 
@@ -504,12 +609,16 @@ def row(name: str, real: StreamsRealRun) -> dict[str, Any]:
 def rescore(old: dict[str, Any], trace: Path) -> dict[str, Any]:
     """A Streams row again from its trace, without Kafka (see ``compare.rescore``)."""
     ids = old.get("process_ids") or real_process_ids(trace)
-    sim, rounds, start = run_simulation(old["scenario"], old["changelog_records"], ids)
+    sizes = old.get("changelog_sizes") or real_changelog_sizes(trace)
+    records = round(statistics.mean(sizes.values())) if sizes else old["changelog_records"]
+    sim, rounds, start = run_simulation(old["scenario"], records, ids, old.get("states"), sizes)
     real, _ = real_rounds(trace)
     window = old["window_ms"]
     return {
         **old,
         "process_ids": ids,
+        "changelog_records": records,
+        "changelog_sizes": sizes,
         "conformance": judge(trace.parent),
         "groupsim": asdict(sim),
         "rounds_compared": min(old["real"]["rebalances"], sim.rebalances),

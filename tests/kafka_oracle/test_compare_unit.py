@@ -4,6 +4,8 @@ revocations from the members' SyncGroup answers."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 pytest.importorskip("kio")
@@ -221,3 +223,64 @@ def test_a_simulated_crash_is_placed_at_the_real_heartbeat_phase() -> None:
 def _loaded(loads_any, text: str, name: str):  # type: ignore[no-untyped-def]
     loaded = loads_any(text, f"{name}.toml")
     return loaded, loaded.scenario.seed
+
+
+def test_the_streams_simulation_takes_the_real_clients_state_at_the_step() -> None:
+    """A scale-in's clients hold the stores the real run's placement gave them (it follows
+    random process ids): the file's ``state`` lines are replaced, the client whose state is
+    not given keeps the file's, and the run then starts from that placement. Here the real
+    one of a 4.0.2 run (I2 and I3 also kept stores of tasks they ran at the start, far
+    behind); groupsim makes the real run's rounds: the leave's round with one revocation and
+    a follow-up, the probing rebalance 60 s later, and its follow-up."""
+    from tests.kafka_oracle.compare_streams import run_simulation, simulated_text
+
+    name = "streams/kip-441-scale-in-in-sync"
+    states = {
+        "I2": {"0_0": 0, "0_1": 0, "0_2": 19_000, "0_3": 0},
+        "I3": {"0_0": 17_000, "0_1": 0, "0_2": 0, "0_3": 4_000},
+    }
+    text = simulated_text(name, 14_750, None, states)
+    assert 'state = { "0_0" = 0, "0_1" = 0, "0_2" = 19000, "0_3" = 0 }' in text
+    assert 'state = { "0_0" = 0, "0_3" = 0, "0_2" = 0 }' in text  # I1's, the file's
+    with pytest.raises(ValueError, match="I9"):
+        simulated_text(name, 14_750, None, {"I9": {}})
+    # each changelog's own size (the input's keys hash unevenly over the partitions)
+    sizes = {"0_0": 17_000, "0_1": 20_000, "0_2": 19_000, "0_3": 4_000}
+    sized = simulated_text(name, 15_000, None, states, sizes)
+    assert '[changelog_overrides]\n"0_0" = { records = 17000, rate = 0 }' in sized
+    assert '"0_3" = { records = 4000, rate = 0 }' in sized
+    with pytest.raises(ValueError, match="changelog_overrides"):
+        simulated_text("streams/kip-441-scale-in-lagging", 15_000, None, None, sizes)
+    m, rounds, start = run_simulation(name, 15_000, None, states, sizes)
+    assert (m.rebalances, m.probing_rebalances, m.followups, m.tasks_moved) == (4, 1, 2, 4)
+    assert [(r.followup, r.probing) for r in rounds if r.t_ms >= start] == [
+        (True, False),
+        (False, True),
+        (True, False),
+        (False, False),
+    ]
+
+
+def test_the_simulation_starts_workers_in_the_real_order_with_the_real_member_ids() -> None:
+    """Given a real run's order (w3 added first, so it led; its member ids), groupsim's
+    workers start 50 ms apart in that order instead of all at 0, w3 leads the first
+    generation, and every worker joins under the real id."""
+    from tests.kafka_oracle.compare import JOIN_SPACING_MS, RealOrder, loads_any, simulate
+
+    name = "worker-leaves-for-good"
+    ids = {f"w{i}": [f"w{i}-00000000-0000-4000-8000-00000000000{i}"] for i in range(1, 5)}
+    order = RealOrder(ids, ["w3", "w1"])
+    text = simulated_text(name, None, order)
+    starts = re.findall(r'name = "(w\d)"\nstart_ms = (\d+)', text)
+    assert starts == [
+        ("w3", "0"),
+        ("w1", str(JOIN_SPACING_MS)),
+        ("w2", str(2 * JOIN_SPACING_MS)),
+        ("w4", str(3 * JOIN_SPACING_MS)),
+    ]
+    loaded = loads_any(text, f"{name}.toml")
+    records = simulate(loaded, loaded.scenario.seed, member_ids=order.member_ids).records
+    first = next(r for r in records if r["kind"] == "generation")
+    assert first["leader"] == "w3"
+    assert sorted(first["member_ids"]) == sorted(i for v in ids.values() for i in v)
+    assert simulated_text(name) == scenario_text(name)  # no order: the file's start

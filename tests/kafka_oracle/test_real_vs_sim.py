@@ -15,6 +15,7 @@ pytest.importorskip("kafka")
 from tests.kafka_oracle.compare import (  # noqa: E402
     DELAY_MS,
     equal_rounds,
+    real_order,
     run_real,
     run_simulation,
 )
@@ -28,7 +29,8 @@ def test_worker_leaves_for_good_real_and_simulated_agree(tmp_path: Path) -> None
     if reason:
         pytest.skip(reason)
     real = run_real("worker-leaves-for-good", tmp_path)
-    simulated, rounds, start = run_simulation("worker-leaves-for-good", real.applied)
+    order = real_order(tmp_path / "recorded" / "trace.jsonl")  # the real leaders (Same leaders)
+    simulated, rounds, start = run_simulation("worker-leaves-for-good", real.applied, order)
     assert real.measures.rebalances == simulated.rebalances
     assert real.measures.tasks_moved == simulated.tasks_moved == 6
     assert real.measures.tasks_revoked == simulated.tasks_revoked == 0

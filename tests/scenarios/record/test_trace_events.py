@@ -77,3 +77,37 @@ def test_a_static_leader_rejoining_a_stable_group_is_a_replacement_not_a_generat
     replaced = next(r for r in records if r["kind"] == "member_replaced")
     assert (replaced["member_id"], replaced["old_member_id"]) == (a2, a1)
     assert check_records(records) == []
+
+
+def test_a_static_follower_rejoining_a_stable_group_is_a_replacement(tmp_path: Path) -> None:
+    """A static follower restarted within its session (KIP-345) is answered, like a leader,
+    with the generation it is in (``updateStaticMemberThenRebalanceOrCompleteJoin``), but as a
+    follower: no member list, the leader's id. The log writes the new id as the
+    ``member_replaced`` it is (the old id is fenced); the next rebalance is a generation
+    again, and a follower's answer for it that comes before the leader's writes nothing."""
+    rec = Recording(tmp_path, 0, "broker:9092", "127.0.0.1", 0)
+    a1, b1, b2 = "instance-a-1", "instance-b-1", "instance-b-2"
+    members = (_Member(a1, "instance-a"), _Member(b1, "instance-b"))
+    _join(rec, 1, "sa", _Join("g", "", "instance-a"), _JoinAnswer(0, 1, "range", a1, a1, members))
+    _join(rec, 2, "sb", _Join("g", "", "instance-b"), _JoinAnswer(0, 1, "range", a1, b1, ()))
+    # sb restarted (no LeaveGroup): a new connection, no member id, the same instance id
+    _join(rec, 3, "sb", _Join("g", "", "instance-b"), _JoinAnswer(0, 1, "range", a1, b2, ()))
+    # the next rebalance: the follower's answer reaches the proxy before the leader's
+    _join(rec, 3, "sb", _Join("g", b2, "instance-b"), _JoinAnswer(0, 2, "range", a1, b2, ()))
+    rejoined = (_Member(a1, "instance-a"), _Member(b2, "instance-b"))
+    _join(rec, 1, "sa", _Join("g", a1, "instance-a"), _JoinAnswer(0, 2, "range", a1, a1, rejoined))
+    rec.close()
+    records = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
+    kinds = [(r["kind"], r.get("generation")) for r in records]
+    assert [k for k in kinds if k[0] in ("generation", "member_replaced")] == [
+        ("generation", 1),
+        ("member_replaced", None),
+        ("generation", 2),
+    ]
+    replaced = next(r for r in records if r["kind"] == "member_replaced")
+    assert (replaced["member"], replaced["member_id"], replaced["old_member_id"]) == (
+        "sb",
+        b2,
+        b1,
+    )
+    assert check_records(records) == []

@@ -40,14 +40,16 @@ import org.apache.kafka.streams.kstream.Materialized;
  * {@code session.timeout.ms=6000}, ...); {@code bootstrap.servers}, {@code client.id} and
  * {@code state.dir} are required. One more, {@code produce=N}, writes N records (keys k0..k59)
  * to {@code input} before the application starts, so the changelog has something to restore;
- * {@code partitions=N} creates {@code input} with N partitions (N tasks) instead of 6.
+ * {@code partitions=N} creates {@code input} with N partitions (N tasks) instead of 6;
+ * {@code leave.on.close=true} makes its close send LeaveGroup (see {@link #closeLeaving}).
  *
  * <p>It prints one line per event on stdout, flushed at once:
  * {@code STATE <new> <old>} for each KafkaStreams state transition and
  * {@code ASSIGNMENT active=[0_0, ...] standby=[0_1, ...]} each time the tasks of its stream
  * threads change (a warm-up is a standby task to its client). It runs until killed; SIGTERM
  * closes it ({@code KafkaStreams.close}; its consumers do not send LeaveGroup on close, as
- * Streams configures them, so the group notices the departure by the session timeout).
+ * Streams configures them, so the group notices the departure by the session timeout, unless
+ * {@code leave.on.close=true}).
  */
 public final class StatefulApp {
     public static final String INPUT = "input";
@@ -67,6 +69,7 @@ public final class StatefulApp {
         props.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
         int produce = 0;
         int partitions = PARTITIONS;
+        boolean leaveOnClose = false;
         for (String arg : args) {
             int eq = arg.indexOf('=');
             if (eq <= 0) throw new IllegalArgumentException("not key=value: " + arg);
@@ -74,7 +77,14 @@ public final class StatefulApp {
             String value = arg.substring(eq + 1);
             if (key.equals("produce")) produce = Integer.parseInt(value);
             else if (key.equals("partitions")) partitions = Integer.parseInt(value);
+            else if (key.equals("leave.on.close")) leaveOnClose = Boolean.parseBoolean(value);
             else props.put(key, value);
+        }
+        Class<?> closeOptions = streamsCloseOptions();
+        if (leaveOnClose && closeOptions == null) {
+            // Before Kafka 4.2 a dynamic member leaves on close only through the consumer's
+            // internal setting, which Streams turns off (StreamsConfig's consumer overrides).
+            props.put(StreamsConfig.MAIN_CONSUMER_PREFIX + "internal.leave.group.on.close", "true");
         }
         String bootstrap = props.getProperty(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG);
         createInput(bootstrap, partitions);
@@ -87,8 +97,10 @@ public final class StatefulApp {
         KafkaStreams streams = new KafkaStreams(builder.build(), props);
         streams.setStateListener((now, before) -> say("STATE " + now + " " + before));
         CountDownLatch stopped = new CountDownLatch(1);
+        boolean leave = leaveOnClose;
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            streams.close(Duration.ofSeconds(20));
+            if (leave && closeOptions != null) closeLeaving(streams, closeOptions);
+            else streams.close(Duration.ofSeconds(20));
             stopped.countDown();
         }));
         streams.start();
@@ -100,6 +112,37 @@ public final class StatefulApp {
                 last = now;
             }
             Thread.sleep(200);
+        }
+    }
+
+    /** {@code org.apache.kafka.streams.CloseOptions} (Kafka 4.2+, KIP-1153), or null. */
+    private static Class<?> streamsCloseOptions() {
+        try {
+            return Class.forName("org.apache.kafka.streams.CloseOptions");
+        } catch (ClassNotFoundException before42) {
+            return null;
+        }
+    }
+
+    /**
+     * {@code streams.close(CloseOptions.groupMembershipOperation(LEAVE_GROUP).withTimeout(20 s))}
+     * through reflection, so the harness compiles against releases without the class: from
+     * Kafka 4.2 a dynamic member's stream threads leave the group on such a close. (4.0's
+     * {@code KafkaStreams.CloseOptions.leaveGroup} removes static members only, through the
+     * admin client; {@link #main} sets the consumer's internal setting there instead.)
+     */
+    private static void closeLeaving(KafkaStreams streams, Class<?> closeOptions) {
+        try {
+            Class<?> operation =
+                Class.forName("org.apache.kafka.streams.CloseOptions$GroupMembershipOperation");
+            Object leaveGroup = operation.getField("LEAVE_GROUP").get(null);
+            Object options = closeOptions.getMethod("groupMembershipOperation", operation)
+                .invoke(null, leaveGroup);
+            options = closeOptions.getMethod("withTimeout", Duration.class)
+                .invoke(options, Duration.ofSeconds(20));
+            KafkaStreams.class.getMethod("close", closeOptions).invoke(streams, options);
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("cannot close with LEAVE_GROUP", e);
         }
     }
 
