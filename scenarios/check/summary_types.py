@@ -12,12 +12,14 @@ and in ``docs/event-log.md`` ("Summary"). All times are virtual ms.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, cast
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
 from scenarios import kinds
+from scenarios.kinds.protocol import Headline
 
 __all__ = [
     "ConnectConvergence",
@@ -29,6 +31,7 @@ __all__ = [
     "Summary",
     "SummaryBase",
     "WorkerCounts",
+    "base_headline",
     "summary_type",
     "validate_summary",
 ]
@@ -169,6 +172,17 @@ class StreamsSummary(SummaryBase, kw_only=True):
 
 
 Summary = ConnectSummary | StreamsSummary
+
+
+def base_headline(summary: Mapping[str, Any]) -> Headline:
+    """The :class:`scenarios.kinds.Headline` of a Connect or Streams summary
+    (:class:`SummaryBase`'s ``converged``, ``time_to_converge_ms`` and task downtime keys)."""
+    return Headline(
+        converged=bool(summary.get("converged")),
+        time_to_converge_ms=summary.get("time_to_converge_ms"),
+        downtime_total_ms=int(summary.get("task_downtime_ms_total") or 0),
+        downtime_max_ms=int(summary.get("task_downtime_ms_max") or 0),
+    )
 
 
 def summary_type(summary: dict[str, Any]) -> type[msgspec.Struct]:

@@ -20,16 +20,15 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from scenarios import kinds
-from scenarios.check.log_check import check_group_log
 from scenarios.check.summary_types import ConnectSummary
 from scenarios.eventlog import kinds_connect
 from scenarios.input.library import library_dir
 from scenarios.input.loader import LoadedScenario, loads_scenario
+from scenarios.kinds.base import KindBase
 from scenarios.kinds.protocol import KindWords
 from scenarios.sim.connect import ConnectKind
 
 if TYPE_CHECKING:
-    from rich.console import Console
     from rich.text import Text
 
     from scenarios.campaigns.chaos.generate import ChaosConfig, ChaosSpec
@@ -37,11 +36,13 @@ if TYPE_CHECKING:
 __all__ = ["CONNECT", "Connect"]
 
 
-class Connect:
+class Connect(KindBase):
     """The Connect kind (:class:`scenarios.kinds.GroupKind`)."""
 
     name = "connect"
-    words = KindWords(title="Connect", app="Kafka Connect", member="worker", task="task")
+    words = KindWords(
+        title="Connect", app="Kafka Connect", member="worker", task="task", downtime_of="task"
+    )
     quiet_period_balance = True
     standby_tasks = False
     chaos_protocols = True
@@ -61,16 +62,10 @@ class Connect:
     def summary_type(self) -> type[msgspec.Struct]:
         return ConnectSummary
 
-    def log_violations(self, records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-        return check_group_log(records)
-
     def summary_lines(self, summary: Mapping[str, Any]) -> list[Text | str]:
         from scenarios.kinds.connect.views import connect_lines
 
         return connect_lines(summary)
-
-    def render_summary(self, summary: Mapping[str, Any], console: Console, title: str) -> bool:
-        return False
 
     def report_members(self, summary: Mapping[str, Any]) -> tuple[str, list[str], list[list[str]]]:
         from scenarios.cli.report import num

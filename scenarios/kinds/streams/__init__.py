@@ -20,16 +20,15 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from scenarios import kinds
-from scenarios.check.log_check import check_group_log
 from scenarios.check.summary_types import StreamsSummary
 from scenarios.eventlog import kinds_streams
 from scenarios.input.library import streams_library_dir
 from scenarios.input.streams import LoadedStreamsScenario, loads_streams_scenario
+from scenarios.kinds.base import KindBase
 from scenarios.kinds.protocol import KindWords
 from scenarios.sim.streams import StreamsKind
 
 if TYPE_CHECKING:
-    from rich.console import Console
     from rich.text import Text
 
     from scenarios.campaigns.chaos.generate import ChaosConfig, ChaosSpec
@@ -37,11 +36,17 @@ if TYPE_CHECKING:
 __all__ = ["STREAMS", "Streams"]
 
 
-class Streams:
+class Streams(KindBase):
     """The Kafka Streams kind (:class:`scenarios.kinds.GroupKind`)."""
 
     name = "streams"
-    words = KindWords(title="Streams", app="Kafka Streams", member="client", task="active task")
+    words = KindWords(
+        title="Streams",
+        app="Kafka Streams",
+        member="client",
+        task="active task",
+        downtime_of="task",
+    )
     quiet_period_balance = False
     standby_tasks = True
     chaos_protocols = False
@@ -61,16 +66,10 @@ class Streams:
     def summary_type(self) -> type[msgspec.Struct]:
         return StreamsSummary
 
-    def log_violations(self, records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-        return check_group_log(records)
-
     def summary_lines(self, summary: Mapping[str, Any]) -> list[Text | str]:
         from scenarios.kinds.streams.views import streams_lines
 
         return streams_lines(summary, summary[self.name])
-
-    def render_summary(self, summary: Mapping[str, Any], console: Console, title: str) -> bool:
-        return False
 
     def report_members(self, summary: Mapping[str, Any]) -> tuple[str, list[str], list[list[str]]]:
         from scenarios.cli.report import num
@@ -87,9 +86,6 @@ class Streams:
 
         return [("tasks configured", num(summary.get("tasks_configured")))]
 
-    def report_downtime(self, summary: Mapping[str, Any]) -> list[tuple[str, str]]:
-        return []
-
     def timeline_series(self, records: Sequence[dict[str, Any]]) -> Any:
         from scenarios.cli.timeline_series import streams_series
 
@@ -105,9 +101,6 @@ class Streams:
             f"{option}: Connect only; a Streams campaign (--kind streams) runs Kafka "
             "Streams' high-availability assignor"
         )
-
-    def chaos_compact(self, spec: ChaosSpec) -> ChaosSpec | None:
-        return None  # clients keep their names
 
     def chaos_drop_member(self, spec: ChaosSpec) -> ChaosSpec | None:
         from scenarios.kinds.streams.chaos import drop_last_client
