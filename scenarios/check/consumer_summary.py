@@ -30,8 +30,9 @@ from typing import Any
 
 from scenarios.check.consumer_liveness import consumer_end_state, consumer_liveness
 from scenarios.check.metrics import step_end_ms
+from scenarios.check.summary_types import ConsumerDetails, ConsumerSummary, summary_dict
 
-__all__ = ["PartitionDowntime", "partition_downtime", "summarize_consumers"]
+__all__ = ["PartitionDowntime", "consumer_summary", "partition_downtime", "summarize_consumers"]
 
 _GONE = ("member_stop", "member_crash", "member_fatal")
 
@@ -158,19 +159,17 @@ def partition_downtime(records: Iterable[Mapping[str, Any]]) -> PartitionDowntim
 
 
 def summarize_consumers(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """:func:`consumer_summary` as the JSON-able dict the engine carries
+    (``RunResult.summary``, ``summary.json``)."""
+    return summary_dict(consumer_summary(records))
+
+
+def consumer_summary(records: list[dict[str, Any]]) -> ConsumerSummary:
     """The run's outcome: the last generation's protocol, each live consumer's partitions,
     whether every partition is owned once at the end
     (:func:`scenarios.check.consumer_liveness.consumer_end_state`), the partition downtime and
-    the time to converge (the module docstring).
-
-    Returns:
-        ``{"converged": bool, "consumer": {"generations": n, "final_protocol": name or None,
-        "final_rebalance_protocol": "EAGER"/"COOPERATIVE" or None, "owned": {consumer:
-        [partition, ...]}, "fatal": [consumer, ...] (in order of death), "violations": n,
-        "violation_names": {name: n}, "partition_downtime_ms_total": ms,
-        "partition_downtime_ms_max": ms (the worst partition's), "time_to_converge_ms": ms or
-        None}}`` (a violation's name is its ``known_issue``, else its ``invariant``).
-    """
+    the time to converge (the module docstring); a violation's name is its ``known_issue``,
+    else its ``invariant``."""
     protocol = rebalance = None
     generations: set[int] = set()
     violations = 0
@@ -197,18 +196,18 @@ def summarize_consumers(records: list[dict[str, Any]]) -> dict[str, Any]:
         change = downtime.last_change_ms if downtime.last_change_ms is not None else since
         time_to_converge = max(0, change - since)
     down = downtime.down_ms.values()
-    return {
-        "converged": converged,
-        "consumer": {
-            "generations": len(generations),
-            "final_protocol": protocol,
-            "final_rebalance_protocol": rebalance,
-            "owned": state.owned,
-            "fatal": state.fatal,
-            "violations": violations,
-            "violation_names": dict(sorted(names.items())),
-            "partition_downtime_ms_total": sum(down),
-            "partition_downtime_ms_max": max(down, default=0),
-            "time_to_converge_ms": time_to_converge,
-        },
-    }
+    return ConsumerSummary(
+        converged=converged,
+        consumer=ConsumerDetails(
+            generations=len(generations),
+            final_protocol=protocol,
+            final_rebalance_protocol=rebalance,
+            owned=state.owned,
+            fatal=state.fatal,
+            violations=violations,
+            violation_names=dict(sorted(names.items())),
+            partition_downtime_ms_total=sum(down),
+            partition_downtime_ms_max=max(down, default=0),
+            time_to_converge_ms=time_to_converge,
+        ),
+    )

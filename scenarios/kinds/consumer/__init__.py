@@ -26,7 +26,7 @@ import msgspec
 
 from scenarios import kinds
 from scenarios.check.log_check import check_consumer_log
-from scenarios.check.summary_types import ConnectSummary
+from scenarios.check.summary_types import ConsumerSummary
 from scenarios.eventlog import kinds_consumer
 from scenarios.input.consumer import LoadedConsumerScenario, loads_consumer_scenario
 from scenarios.input.library import consumer_library_dir
@@ -71,7 +71,7 @@ class Consumer(KindBase):
         return ConsumerKind(loaded)
 
     def summary_type(self) -> type[msgspec.Struct]:
-        return ConnectSummary
+        return ConsumerSummary
 
     def headline(self, summary: Mapping[str, Any]) -> Headline:
         """Partition downtime and convergence (:mod:`scenarios.check.consumer_summary`)."""
