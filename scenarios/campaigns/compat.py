@@ -35,6 +35,7 @@ _RowT = TypeVar("_RowT")
 __all__ = [
     "SETTINGS",
     "CompatRow",
+    "LEAD_COLUMNS",
     "MatrixRow",
     "Progress",
     "lead_cells",
@@ -196,9 +197,12 @@ def run_matrix(seed: int = 1, *, on_progress: Progress = None) -> list[CompatRow
     return run_cases(cases(), _row, seed, on_progress)
 
 
+#: The first columns of any matrix (:func:`lead_cells` gives their cells): the family, the
+#: case, then the protocols (assignors) elected under the matrix's own name.
+LEAD_COLUMNS = ("kind", "case")
+
 COLUMNS = (
-    "kind",
-    "case",
+    *LEAD_COLUMNS,
     "protocols",
     "rebalances",
     "max task downtime",

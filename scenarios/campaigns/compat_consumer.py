@@ -30,6 +30,7 @@ import msgspec
 
 from scenarios.campaigns.chaos.generate_consumer import STRATEGY_LISTS
 from scenarios.campaigns.compat import (
+    LEAD_COLUMNS,
     Progress,
     lead_cells,
     markdown_table,
@@ -195,8 +196,7 @@ def run_matrix(seed: int = 1, *, on_progress: Progress = None) -> list[ConsumerC
 
 
 COLUMNS = (
-    "kind",
-    "case",
+    *LEAD_COLUMNS,
     "assignors",
     "rebalance protocol",
     "rebalances",

@@ -22,8 +22,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import msgspec
-
 from scenarios import kinds
 from scenarios.check.log_check import check_consumer_log
 from scenarios.check.summary_types import ConsumerSummary
@@ -37,8 +35,6 @@ from scenarios.sim.consumer import ConsumerKind
 
 if TYPE_CHECKING:
     from rich.console import Console
-
-    from scenarios.campaigns.chaos.generate import ChaosConfig, ChaosSpec
 
 __all__ = ["CONSUMER", "Consumer"]
 
@@ -56,6 +52,9 @@ class Consumer(KindBase):
     )
     quiet_period_balance = True  # the rule finds no Connect jobs in a consumer log
     standby_tasks = False
+    record_module = kinds_consumer
+    summary_struct = ConsumerSummary
+    chaos_module = "scenarios.kinds.consumer.chaos"
     chaos_protocols = False
 
     def library_dir(self) -> Path | None:
@@ -64,14 +63,8 @@ class Consumer(KindBase):
     def loads(self, text: str, source: str | Path) -> LoadedConsumerScenario:
         return loads_consumer_scenario(text, source)
 
-    def record_kinds(self) -> frozenset[str]:
-        return kinds.record_tags(kinds_consumer)
-
     def run_kind(self, loaded: Any) -> ConsumerKind:
         return ConsumerKind(loaded)
-
-    def summary_type(self) -> type[msgspec.Struct]:
-        return ConsumerSummary
 
     def headline(self, summary: Mapping[str, Any]) -> Headline:
         """Partition downtime and convergence (:mod:`scenarios.check.consumer_summary`)."""
@@ -110,26 +103,11 @@ class Consumer(KindBase):
     def timeline_series(self, records: Sequence[dict[str, Any]]) -> Any:
         return CONNECT.timeline_series(records)
 
-    def chaos_generate(self, config: ChaosConfig, campaign_seed: int, index: int) -> ChaosSpec:
-        from scenarios.campaigns.chaos.generate_consumer import generate_consumer
-
-        return generate_consumer(config, campaign_seed, index)
-
     def chaos_option_error(self, option: str) -> str:
         return (
             f"{option}: Connect only; a consumer campaign (--kind consumer) draws its "
             "consumers' partition.assignment.strategy"
         )
-
-    def chaos_drop_member(self, spec: ChaosSpec) -> ChaosSpec | None:
-        from scenarios.kinds.consumer.chaos import drop_last_consumer
-
-        return drop_last_consumer(spec)
-
-    def chaos_render(self, spec: ChaosSpec) -> str:
-        from scenarios.kinds.consumer.chaos import render_consumer
-
-        return render_consumer(spec)
 
 
 CONSUMER = kinds.register(Consumer())

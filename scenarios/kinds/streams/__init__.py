@@ -17,8 +17,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import msgspec
-
 from scenarios import kinds
 from scenarios.check.summary_types import StreamsSummary
 from scenarios.eventlog import kinds_streams
@@ -30,8 +28,6 @@ from scenarios.sim.streams import StreamsKind
 
 if TYPE_CHECKING:
     from rich.text import Text
-
-    from scenarios.campaigns.chaos.generate import ChaosConfig, ChaosSpec
 
 __all__ = ["STREAMS", "Streams"]
 
@@ -49,6 +45,9 @@ class Streams(KindBase):
     )
     quiet_period_balance = False
     standby_tasks = True
+    record_module = kinds_streams
+    summary_struct = StreamsSummary
+    chaos_module = "scenarios.kinds.streams.chaos"
     chaos_protocols = False
 
     def library_dir(self) -> Path | None:
@@ -57,14 +56,8 @@ class Streams(KindBase):
     def loads(self, text: str, source: str | Path) -> LoadedStreamsScenario:
         return loads_streams_scenario(text, source)
 
-    def record_kinds(self) -> frozenset[str]:
-        return kinds.record_tags(kinds_streams)
-
     def run_kind(self, loaded: Any) -> StreamsKind:
         return StreamsKind(loaded)
-
-    def summary_type(self) -> type[msgspec.Struct]:
-        return StreamsSummary
 
     def summary_lines(self, summary: Mapping[str, Any]) -> list[Text | str]:
         from scenarios.kinds.streams.views import streams_lines
@@ -91,26 +84,11 @@ class Streams(KindBase):
 
         return streams_series(records)
 
-    def chaos_generate(self, config: ChaosConfig, campaign_seed: int, index: int) -> ChaosSpec:
-        from scenarios.campaigns.chaos.generate_streams import generate_streams
-
-        return generate_streams(config, campaign_seed, index)
-
     def chaos_option_error(self, option: str) -> str:
         return (
             f"{option}: Connect only; a Streams campaign (--kind streams) runs Kafka "
             "Streams' high-availability assignor"
         )
-
-    def chaos_drop_member(self, spec: ChaosSpec) -> ChaosSpec | None:
-        from scenarios.kinds.streams.chaos import drop_last_client
-
-        return drop_last_client(spec)
-
-    def chaos_render(self, spec: ChaosSpec) -> str:
-        from scenarios.kinds.streams.chaos import render_streams
-
-        return render_streams(spec)
 
 
 STREAMS = kinds.register(Streams())
