@@ -13,8 +13,9 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import Meta
 
-from protocol.config_values import JAVA_INT_MAX, java_int_setting, string_setting
+from protocol.config_values import JAVA_INT_MAX, java_int_setting
 from protocol.connect import ConfigError, ConnectorTaskId, ConnectProtocol
+from protocol.kafka_configs import first_bad_setting
 
 __all__ = ["WorkerConfig", "WORKER_CONFIG_KEYS", "WORKER_DEFAULTS", "LOGGED_TIMING_KEYS"]
 
@@ -23,7 +24,7 @@ __all__ = ["WorkerConfig", "WORKER_CONFIG_KEYS", "WORKER_DEFAULTS", "LOGGED_TIMI
 JavaInt = Annotated[int, Meta(ge=0, le=JAVA_INT_MAX)]
 
 
-class WorkerConfig(msgspec.Struct, frozen=True):
+class WorkerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """One worker's settings: field ``encode_name`` is the Kafka (or ``groupsim.*``) key and the
     default is written here only. Build it with :meth:`from_mapping` from Kafka-named keys.
 
@@ -68,7 +69,9 @@ class WorkerConfig(msgspec.Struct, frozen=True):
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any], where: str = "config") -> WorkerConfig:
-        """Build a config from ``{"connect.protocol": "eager", ...}``.
+        """Build a config from ``{"connect.protocol": "eager", ...}``: Kafka's text forms
+        first read as Kafka reads them (:func:`_as_kafka_reads`), then decoded once with
+        ``msgspec.convert`` into this Struct, which owns names, types, bounds and defaults.
 
         Args:
             values: Kafka-named keys (see :data:`WORKER_CONFIG_KEYS`) to their values.
@@ -76,16 +79,21 @@ class WorkerConfig(msgspec.Struct, frozen=True):
 
         Raises:
             ConfigError: an unknown key, a value of the wrong type, a negative time, or a
-                heartbeat interval not below the session timeout (Kafka rejects those too).
+                heartbeat interval not below the session timeout (Kafka rejects those too);
+                the message names the first bad key.
         """
-        kwargs: dict[str, Any] = {}
-        for key, value in values.items():
-            field = WORKER_CONFIG_KEYS.get(key)
-            if field is None:
+        for key in values:
+            if key not in WORKER_CONFIG_KEYS:
                 known = ", ".join(sorted(WORKER_CONFIG_KEYS))
                 raise ConfigError(f"{where}.{key}: unknown worker setting (known: {known})")
-            kwargs[field] = _convert(field, value, f"{where}.{key}")
-        config = cls(**kwargs)
+        read = _as_kafka_reads(values, where)
+        try:
+            config = msgspec.convert(read, cls)
+        except msgspec.ValidationError:
+            bad = first_bad_setting(cls, read)
+            assert bad is not None, read
+            key, value, _ = bad
+            raise ConfigError(_problem(key, value, f"{where}.{key}")) from None
         if config.heartbeat_interval_ms >= config.session_timeout_ms:
             raise ConfigError(
                 f"{where}: heartbeat.interval.ms ({config.heartbeat_interval_ms}) must be lower "
@@ -128,22 +136,50 @@ LOGGED_TIMING_KEYS = (
 )
 
 
-def _convert(field: str, value: Any, where: str) -> Any:
-    if field == "connect_protocol":
-        return ConnectProtocol.from_setting(string_setting(value, where))
-    if field in ("static_connectors", "static_tasks"):
-        if isinstance(value, str):
-            value = [v.strip() for v in value.split(",") if v.strip()]
-        if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
-            raise ConfigError(f"{where}: expected a list of strings")
-        if field == "static_connectors":
-            return tuple(value)
-        # KIP-987: static.tasks names task ids "<connector>-<n>".
-        tasks = []
-        for i, text in enumerate(value):
-            try:
-                tasks.append(ConnectorTaskId.parse(text))
-            except ValueError as exc:
-                raise ConfigError(f"{where}[{i}]: {exc}") from None
-        return tuple(tasks)
-    return java_int_setting(value, where)
+#: The settings Kafka types as ``ConfigDef.Type.LIST`` (a list, or one comma-separated string).
+_LISTS = ("static.connectors", "static.tasks")
+
+
+def _as_kafka_reads(values: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """``values`` with Kafka's text forms turned into what the Struct decodes: a
+    ``connect.protocol`` name in any case (``ConfigDef.CaseInsensitiveValidString``), a
+    comma-separated string for a list setting, ``"<connector>-<n>"`` task ids
+    (``ConnectorTaskId``). Any other value is left for ``msgspec.convert`` to judge.
+
+    Raises:
+        ConfigError: an unknown ``connect.protocol`` or a malformed task id.
+    """
+    read = dict(values)
+    protocol = read.get("connect.protocol")
+    if isinstance(protocol, str):
+        read["connect.protocol"] = ConnectProtocol.from_setting(protocol).value
+    for key in _LISTS:
+        listed = read.get(key)
+        if isinstance(listed, str):
+            read[key] = listed = [v.strip() for v in listed.split(",") if v.strip()]
+        if key == "static.tasks" and isinstance(listed, list | tuple):
+            read[key] = [_task_id(text, f"{where}.{key}[{i}]") for i, text in enumerate(listed)]
+    return read
+
+
+def _task_id(text: Any, where: str) -> Any:
+    if not isinstance(text, str):
+        return text  # msgspec names the wrong type
+    try:
+        return ConnectorTaskId.parse(text)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+
+
+def _problem(key: str, value: Any, where: str) -> str:
+    """What is wrong with ``value`` for ``key`` (which its field rejects), worded as groupsim
+    always has: :func:`protocol.config_values.java_int_setting`'s words for a time."""
+    if key == "connect.protocol":
+        return f"{where}: expected a string, got {type(value).__name__}"
+    if key in _LISTS:
+        return f"{where}: expected a list of strings"
+    try:
+        java_int_setting(value, where)
+    except ConfigError as exc:
+        return str(exc)
+    raise AssertionError(f"{where}: {value!r} fits a Java int")  # first_bad_setting said not

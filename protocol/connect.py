@@ -45,20 +45,34 @@ class ConfigError(InputError):
 
 
 class ConnectProtocol(enum.Enum):
-    """A ``connect.protocol`` setting: (setting name, JoinGroup protocol name, header version).
+    """A ``connect.protocol`` setting, declared as (setting name, JoinGroup protocol name,
+    header version). Its ``value`` is the setting name alone, so a config Struct decodes
+    ``"eager"`` into it with ``msgspec.convert`` (msgspec takes enums of str values) and
+    encodes it back to the same text; the other two are attributes.
 
     Kafka: ``ConnectProtocolCompatibility`` (EAGER/COMPATIBLE/SESSIONED); STATIC is KIP-987.
     """
+
+    _value_: str
+    protocol_name: str
+    version: int
 
     EAGER = ("eager", "default", 0)
     COMPATIBLE = ("compatible", "compatible", 1)
     SESSIONED = ("sessioned", "sessioned", 2)
     STATIC = ("static", "static", 3)
 
-    def __init__(self, setting: str, protocol_name: str, version: int) -> None:
-        self.setting = setting
-        self.protocol_name = protocol_name
-        self.version = version
+    def __new__(cls, setting: str, protocol_name: str, version: int) -> ConnectProtocol:
+        member = object.__new__(cls)
+        member._value_ = setting
+        member.protocol_name = protocol_name
+        member.version = version
+        return member
+
+    @property
+    def setting(self) -> str:
+        """The ``connect.protocol`` value (``eager``, ``compatible``, ...)."""
+        return self._value_
 
     @property
     def is_eager(self) -> bool:

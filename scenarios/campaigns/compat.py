@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Protocol, TypeVar
 
 import msgspec
 
@@ -32,7 +32,19 @@ from scenarios.sim.runner import simulate
 
 _RowT = TypeVar("_RowT")
 
-__all__ = ["SETTINGS", "CompatRow", "run_matrix", "run_cases", "render_markdown"]
+__all__ = [
+    "SETTINGS",
+    "CompatRow",
+    "LEAD_COLUMNS",
+    "MatrixRow",
+    "Progress",
+    "lead_cells",
+    "markdown_table",
+    "run_matrix",
+    "run_cases",
+    "render_markdown",
+    "rows_to_json",
+]
 
 #: The known upstream behaviour ``--allow-known`` tolerates (named in the CLI's message).
 KNOWN_LABEL = KAFKA_13816
@@ -153,11 +165,15 @@ def cases() -> Iterable[tuple[str, str, Callable[[int], str]]]:
         yield "path", f"{source} → {target}", functools.partial(_path_scenario, source, target)
 
 
+#: A matrix's progress callback: called with (replays done, replays in total), or None.
+Progress = Callable[[int, int], None] | None
+
+
 def run_cases(
     todo: Iterable[tuple[str, str, Callable[[int], str]]],
     row: Callable[[str, str, str, int], _RowT],
     seed: int,
-    on_progress: Callable[[int, int], None] | None,
+    on_progress: Progress,
 ) -> list[_RowT]:
     """``row(kind, case, scenario text, seed)`` for every ``(kind, case, build)`` of a matrix,
     in order, calling ``on_progress(done, total)`` after each replay (shared by the Connect
@@ -171,9 +187,7 @@ def run_cases(
     return rows
 
 
-def run_matrix(
-    seed: int = 1, *, on_progress: Callable[[int, int], None] | None = None
-) -> list[CompatRow]:
+def run_matrix(seed: int = 1, *, on_progress: Progress = None) -> list[CompatRow]:
     """Run every mix and path with ``seed``; rows in :func:`cases` order.
 
     Args:
@@ -183,9 +197,12 @@ def run_matrix(
     return run_cases(cases(), _row, seed, on_progress)
 
 
+#: The first columns of any matrix (:func:`lead_cells` gives their cells): the family, the
+#: case, then the protocols (assignors) elected under the matrix's own name.
+LEAD_COLUMNS = ("kind", "case")
+
 COLUMNS = (
-    "kind",
-    "case",
+    *LEAD_COLUMNS,
     "protocols",
     "rebalances",
     "max task downtime",
@@ -195,15 +212,25 @@ COLUMNS = (
 )
 
 
+class _Named(Protocol):
+    kind: str
+    case: str
+    protocols: list[str]
+
+
+def lead_cells(row: _Named) -> list[str]:
+    """The first cells of any matrix's row: its family (``mix``/``path``), its case, and the
+    protocols (assignors) the group elected, in order (``-`` when none)."""
+    return [row.kind, row.case, " → ".join(row.protocols) or "-"]
+
+
 def row_cells(row: CompatRow, *, allow_known: bool) -> list[str]:
     """The table cells of ``row``, in :data:`COLUMNS` order."""
     double = str(row.double_ownership)
     if row.double_ownership and row.violations.get(KAFKA_13816):
         double += f" ({KAFKA_13816})"
     return [
-        row.kind,
-        row.case,
-        " → ".join(row.protocols) or "-",
+        *lead_cells(row),
         str(row.rebalances),
         f"{row.max_task_downtime_ms / 1000:.1f} s",
         double,
@@ -212,17 +239,28 @@ def row_cells(row: CompatRow, *, allow_known: bool) -> list[str]:
     ]
 
 
-def render_markdown(rows: list[CompatRow], *, allow_known: bool) -> str:
-    """The matrix as a GitHub-flavoured Markdown table."""
-    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-    for row in rows:
-        lines.append("| " + " | ".join(row_cells(row, allow_known=allow_known)) + " |")
+def markdown_table(columns: Sequence[str], cells: Iterable[Sequence[str]]) -> str:
+    """A GitHub-flavoured Markdown table: a header of ``columns``, then one line per row of
+    ``cells`` (any matrix's)."""
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines.extend("| " + " | ".join(row) + " |" for row in cells)
     return "\n".join(lines) + "\n"
 
 
-def rows_to_json(rows: list[CompatRow], *, allow_known: bool = False) -> list[dict[str, Any]]:
-    """The rows as JSON-able dicts, each with ``safe`` as the table's column says it (known
-    upstream issues excused when ``allow_known``)."""
+def render_markdown(rows: list[CompatRow], *, allow_known: bool) -> str:
+    """The matrix as a GitHub-flavoured Markdown table (:func:`markdown_table`)."""
+    return markdown_table(COLUMNS, (row_cells(row, allow_known=allow_known) for row in rows))
+
+
+class MatrixRow(Protocol):
+    """A row of any compatibility matrix (a msgspec Struct that knows whether it is safe)."""
+
+    def unsafe(self, *, allow_known: bool) -> bool: ...
+
+
+def rows_to_json(rows: Sequence[MatrixRow], *, allow_known: bool = False) -> list[dict[str, Any]]:
+    """The rows of any matrix as JSON-able dicts, each with ``safe`` as the table's column
+    says it (known upstream issues excused when ``allow_known``)."""
     return [
         {**msgspec.to_builtins(row), "safe": not row.unsafe(allow_known=allow_known)}
         for row in rows

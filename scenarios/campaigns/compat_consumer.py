@@ -25,12 +25,20 @@ from __future__ import annotations
 import functools
 import itertools
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
 
 import msgspec
 
-from scenarios.campaigns.compat import run_cases
+from scenarios.campaigns.chaos.generate_consumer import STRATEGY_LISTS
+from scenarios.campaigns.compat import (
+    LEAD_COLUMNS,
+    Progress,
+    lead_cells,
+    markdown_table,
+    rows_to_json,
+    run_cases,
+)
 from scenarios.check.consumer_known import CONSUMER_ZOMBIE
+from scenarios.check.consumer_summary import partition_downtime
 from scenarios.input.consumer import loads_consumer_scenario
 from scenarios.sim.runner import simulate
 
@@ -50,15 +58,10 @@ TITLE = "Consumer assignor compatibility"
 #: The known behaviour ``--allow-known`` tolerates (named in the CLI's message).
 KNOWN_LABEL = CONSUMER_ZOMBIE
 
-#: The ``partition.assignment.strategy`` lists of the mixes.
-LISTS: tuple[tuple[str, ...], ...] = (
-    ("range",),
-    ("roundrobin",),
-    ("sticky",),
-    ("cooperative-sticky",),
-    ("range", "cooperative-sticky"),
-    ("cooperative-sticky", "range"),
-)
+#: The ``partition.assignment.strategy`` lists of the mixes: the lists a consumer chaos run
+#: draws from (the eager assignors, KIP-429's ``cooperative-sticky`` and both orders of an
+#: upgrade's ``[range, cooperative-sticky]``).
+LISTS: tuple[tuple[str, ...], ...] = STRATEGY_LISTS
 
 #: Rolling paths: the starting list, then one list per bounce.
 PATHS: tuple[tuple[tuple[str, ...], ...], ...] = (
@@ -125,8 +128,9 @@ class ConsumerCompatRow(msgspec.Struct):
     rebalance protocols in force per generation (``EAGER``, ``COOPERATIVE``, or ``mixed`` when
     the members of one generation differ), collapsed; ``fatal``: consumers that died (each
     ``member: error``); ``max_partition_downtime_ms``: the longest time, after its first
-    assignment, that a partition had no owner (virtual ms); ``violations``: invariant (or
-    known behaviour) → count.
+    assignment, that a partition had no owner (virtual ms;
+    :attr:`scenarios.check.consumer_summary.PartitionDowntime.longest_gap_ms`);
+    ``violations``: invariant (or known behaviour) → count.
     """
 
     kind: str
@@ -150,42 +154,6 @@ def _collapse(items: Iterable[str]) -> list[str]:
     return [key for key, _ in itertools.groupby(items)]
 
 
-def _max_downtime(records: list[dict[str, Any]]) -> int:
-    """The longest gap, after a partition's first owner, with no consumer owning it (ms)."""
-    holders: dict[str, set[str]] = {}
-    free_since: dict[str, int] = {}
-    worst = 0
-    end = 0
-
-    def drop(member: str, partitions: Iterable[str], t: int) -> None:
-        for p in partitions:
-            owners = holders.get(p)
-            if owners is not None and member in owners:
-                owners.discard(member)
-                if not owners:
-                    free_since[p] = t
-
-    for r in records:
-        t = int(r["t_ms"])
-        end = t
-        kind = r["kind"]
-        member = str(r.get("member"))
-        if kind == "consumer_assignment":
-            mine = [p for p, owners in holders.items() if member in owners]
-            drop(member, [p for p in mine if p not in r["owned"]], t)
-            for p in r["owned"]:
-                if p in free_since:
-                    worst = max(worst, t - free_since.pop(p))
-                holders.setdefault(p, set()).add(member)
-        elif kind in ("partitions_revoked", "partitions_lost"):
-            drop(member, r["partitions"], t)
-        elif kind in ("member_stop", "member_crash", "member_fatal"):
-            drop(member, [p for p, owners in holders.items() if member in owners], t)
-    for since in free_since.values():
-        worst = max(worst, end - since)
-    return worst
-
-
 def _row(kind: str, case: str, text: str, seed: int) -> ConsumerCompatRow:
     result = simulate(loads_consumer_scenario(text, f"{case}.toml"), seed)
     records = result.records
@@ -205,7 +173,7 @@ def _row(kind: str, case: str, text: str, seed: int) -> ConsumerCompatRow:
         protocols=_collapse(protocols),
         rebalance=_collapse(rebalance),
         rebalances=int(summary["generations"]),
-        max_partition_downtime_ms=_max_downtime(records),
+        max_partition_downtime_ms=partition_downtime(records).longest_gap_ms,
         fatal=[f"{r['member']}: {r['error']}" for r in records if r["kind"] == "member_fatal"],
         violations=dict(summary["violation_names"]),
         converged=bool(result.summary.get("converged")),
@@ -221,21 +189,14 @@ def cases() -> Iterable[tuple[str, str, Callable[[int], str]]]:
         yield "path", case, functools.partial(_path_scenario, stages)
 
 
-def run_matrix(
-    seed: int = 1, *, on_progress: Callable[[int, int], None] | None = None
-) -> list[ConsumerCompatRow]:
-    """Run every mix and path with ``seed``; rows in :func:`cases` order.
-
-    Args:
-        seed: the seed of every replay.
-        on_progress: called with (replays done, replays in total) after each replay.
-    """
+def run_matrix(seed: int = 1, *, on_progress: Progress = None) -> list[ConsumerCompatRow]:
+    """Every mix and path of :func:`cases` replayed with ``seed``, as
+    :func:`scenarios.campaigns.compat.run_cases` runs the Connect matrix's (same arguments)."""
     return run_cases(cases(), _row, seed, on_progress)
 
 
 COLUMNS = (
-    "kind",
-    "case",
+    *LEAD_COLUMNS,
     "assignors",
     "rebalance protocol",
     "rebalances",
@@ -248,9 +209,7 @@ COLUMNS = (
 def row_cells(row: ConsumerCompatRow, *, allow_known: bool) -> list[str]:
     """The table cells of ``row``, in :data:`COLUMNS` order."""
     return [
-        row.kind,
-        row.case,
-        " → ".join(row.protocols) or "-",
+        *lead_cells(row),
         " → ".join(row.rebalance) or "-",
         str(row.rebalances),
         f"{row.max_partition_downtime_ms / 1000:.1f} s",
@@ -260,18 +219,5 @@ def row_cells(row: ConsumerCompatRow, *, allow_known: bool) -> list[str]:
 
 
 def render_markdown(rows: list[ConsumerCompatRow], *, allow_known: bool) -> str:
-    """The matrix as a GitHub-flavoured Markdown table."""
-    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-    for row in rows:
-        lines.append("| " + " | ".join(row_cells(row, allow_known=allow_known)) + " |")
-    return "\n".join(lines) + "\n"
-
-
-def rows_to_json(
-    rows: list[ConsumerCompatRow], *, allow_known: bool = False
-) -> list[dict[str, Any]]:
-    """The rows as JSON-able dicts, each with ``safe`` as the table's column says it."""
-    return [
-        {**msgspec.to_builtins(row), "safe": not row.unsafe(allow_known=allow_known)}
-        for row in rows
-    ]
+    """The consumer matrix in Markdown (:func:`scenarios.campaigns.compat.markdown_table`)."""
+    return markdown_table(COLUMNS, (row_cells(row, allow_known=allow_known) for row in rows))

@@ -24,8 +24,18 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["summarize", "step_end_ms", "Summary"]
+from scenarios.check.summary_types import (
+    ConnectConvergence,
+    ConnectSummary,
+    PhaseSummary,
+    WorkerCounts,
+    summary_dict,
+)
 
+__all__ = ["summarize", "connect_summary", "step_end_ms", "Summary"]
+
+#: A summary as the engine carries it and ``summary.json`` holds it: the builtins of its
+#: Struct (:func:`scenarios.check.summary_types.summary_dict`).
 Summary = dict[str, Any]
 
 _TASK_EVENTS = {
@@ -323,7 +333,7 @@ class _Summarizer:
 
     # ------------------------------------------------------------------ result
 
-    def result(self) -> Summary:
+    def result(self) -> ConnectSummary:
         if self.t_start is None:
             self.t_start = 0
             self.phases.append(_Phase("start", 0, implicit=True))
@@ -351,9 +361,7 @@ class _Summarizer:
                     task_max = max(task_max, total)
 
         problems = self.convergence()
-        converged = not any(v for k, v in problems.items() if not k.endswith("_spread")) and (
-            problems["task_spread"] <= 1 and problems["connector_spread"] <= 1
-        )
+        converged = problems.holds()
         time_to_converge = None
         if converged:
             since = self.last_step_ms if self.last_step_ms is not None else self.t_start
@@ -361,54 +369,54 @@ class _Summarizer:
             time_to_converge = max(0, change - since)
 
         workers_final = {
-            m: {
-                "connectors": len(self.member_running[m]["connector"]),
-                "tasks": len(self.member_running[m]["task"]),
-            }
+            m: WorkerCounts(
+                connectors=len(self.member_running[m]["connector"]),
+                tasks=len(self.member_running[m]["task"]),
+            )
             for m in self.member_order
             if m in self.live
         }
-        phases = []
-        for i, p in enumerate(self.phases):
-            phases.append(
-                {
-                    "name": p.name,
-                    "start_ms": p.start_ms,
-                    "end_ms": self.phases[i + 1].start_ms if i + 1 < len(self.phases) else end,
-                    "protocols": p.protocols,
-                    "rebalances": p.rebalances,
-                    "task_downtime_ms_total": p.downtime,
-                    "task_movements": p.movements,
-                    "violations": dict(sorted(p.violations.items())),
-                }
+        phases = [
+            PhaseSummary(
+                name=p.name,
+                start_ms=p.start_ms,
+                end_ms=self.phases[i + 1].start_ms if i + 1 < len(self.phases) else end,
+                protocols=p.protocols,
+                rebalances=p.rebalances,
+                task_downtime_ms_total=p.downtime,
+                task_movements=p.movements,
+                violations=dict(sorted(p.violations.items())),
             )
+            for i, p in enumerate(self.phases)
+        ]
         configured_tasks = sum(1 for i in self.insts["task"].values() if i.configured)
-        return {
-            "scenario": self.scenario,
-            "seed": self.seed,
-            "start_ms": self.t_start,
-            "end_ms": end,
-            "rebalances": self.rebalances,
-            "join_rounds": self.join_rounds,
-            "sync_rounds": self.sync_rounds,
-            "connectors_configured": len(self.configured),
-            "tasks_configured": configured_tasks,
-            "task_downtime_ms_total": self.downtime["task"],
-            "task_downtime_ms_max": task_max,
-            "connector_downtime_ms_total": self.downtime["connector"],
-            "never_started": sorted(never_started),
-            "task_movements": self.movements,
-            "max_imbalance": self.max_imbalance,
-            "converged": converged,
-            "convergence": problems,
-            "time_to_converge_ms": time_to_converge,
-            "violations": dict(sorted(self.violations.items())),
-            "final_protocol": self.final_protocol,
-            "workers_final": workers_final,
-            "phases": phases,
-        }
+        return ConnectSummary(
+            scenario=self.scenario,
+            seed=self.seed,
+            start_ms=self.t_start,
+            end_ms=end,
+            rebalances=self.rebalances,
+            join_rounds=self.join_rounds,
+            sync_rounds=self.sync_rounds,
+            connectors_configured=len(self.configured),
+            tasks_configured=configured_tasks,
+            task_downtime_ms_total=self.downtime["task"],
+            task_downtime_ms_max=task_max,
+            connector_downtime_ms_total=self.downtime["connector"],
+            never_started=sorted(never_started),
+            task_movements=self.movements,
+            max_imbalance=self.max_imbalance,
+            converged=converged,
+            convergence=problems,
+            time_to_converge_ms=time_to_converge,
+            violations=dict(sorted(self.violations.items())),
+            final_protocol=self.final_protocol,
+            workers_final=workers_final,
+            phases=phases,
+        )
 
-    def convergence(self) -> dict[str, Any]:
+    def convergence(self) -> ConnectConvergence:
+        """Why the run has (not) converged so far (instance ids per problem, spreads)."""
         out: dict[str, Any] = {}
         for what in ("task", "connector"):
             not_running, duplicated, unconfigured = [], [], []
@@ -425,13 +433,19 @@ class _Summarizer:
             out[f"duplicate_{what}s"] = sorted(duplicated)
             out[f"unconfigured_running_{what}s"] = sorted(unconfigured)
             out[f"{what}_spread"] = self.balance_spread(what)
-        return out
+        return ConnectConvergence(**out)
 
 
 def summarize(records: Sequence[dict[str, Any]]) -> Summary:
+    """:func:`connect_summary` as the JSON-able dict the engine carries (``RunResult.summary``,
+    ``summary.json``)."""
+    return summary_dict(connect_summary(records))
+
+
+def connect_summary(records: Sequence[dict[str, Any]]) -> ConnectSummary:
     """Summarize a run from its event log (records in ``seq`` order).
 
-    Returns a JSON-able dict (times in virtual ms):
+    Returns its :class:`scenarios.check.summary_types.ConnectSummary` (times in virtual ms):
 
     - ``scenario``, ``seed`` (from ``run_start``), ``start_ms``, ``end_ms``;
     - ``rebalances``: ``generation`` records with a non-null protocol; ``join_rounds`` /

@@ -92,10 +92,7 @@ def _converged_at(records: Sequence[dict[str, Any]], times: Sequence[int]) -> li
     pending = list(times)
 
     def judge() -> bool:
-        problems = summarizer.convergence()
-        return not any(v for k, v in problems.items() if not k.endswith("_spread")) and (
-            problems["task_spread"] <= 1 and problems["connector_spread"] <= 1
-        )
+        return summarizer.convergence().holds()
 
     for record in records:
         while pending and record.get("t_ms", 0) > pending[0]:

@@ -10,14 +10,28 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import msgspec
+
 from members.assignors.streams import TaskId
 from scenarios.check.expect import evaluate
 from scenarios.check.invariants import STATIC_MEMBER_KEPT
-from scenarios.check.metrics import step_end_ms, summarize
+from scenarios.check.metrics import connect_summary, step_end_ms
+from scenarios.check.summary_types import (
+    AssignmentCost,
+    ClientTasks,
+    Restoration,
+    StreamsConvergence,
+    StreamsDetails,
+    StreamsSummary,
+    SummaryBase,
+    WorkerCounts,
+    summary_dict,
+)
 from scenarios.input.streams import LoadedStreamsScenario
 
 __all__ = [
     "summarize_streams",
+    "streams_summary",
     "streams_end_violations",
     "streams_expect_failures",
     "tag_conflicts",
@@ -39,7 +53,16 @@ class _StreamsState:
 def summarize_streams(
     records: Sequence[dict[str, Any]], loaded: LoadedStreamsScenario
 ) -> dict[str, Any]:
-    """The run summary of a Streams log: :func:`scenarios.check.metrics.summarize`'s keys (phases,
+    """:func:`streams_summary` as the JSON-able dict the engine carries (``RunResult.summary``,
+    ``summary.json``)."""
+    return summary_dict(streams_summary(records, loaded))
+
+
+def streams_summary(
+    records: Sequence[dict[str, Any]], loaded: LoadedStreamsScenario
+) -> StreamsSummary:
+    """The run summary of a Streams log (:class:`scenarios.check.summary_types.StreamsSummary`):
+    :func:`scenarios.check.metrics.connect_summary`'s keys (phases,
     rebalances, rounds, violations, ...) with the task keys recomputed for Streams, plus
     ``streams`` (docs/streams.md):
 
@@ -58,7 +81,7 @@ def summarize_streams(
       ``active_task_start`` to ``active_task_running``), ``abandoned`` (stopped while still
       restoring), ``restoring_at_end`` (active tasks of live clients still restoring).
     """
-    base = summarize(records)
+    base = connect_summary(records)
     topo = loaded.topology
     tasks = [str(t) for t in topo.tasks]
     st = _StreamsState()
@@ -67,10 +90,10 @@ def summarize_streams(
     ever: set[str] = set()
     down_since: dict[str, int] = {}
     down_ms: dict[str, int] = dict.fromkeys(tasks, 0)
-    phases = base["phases"]
+    phases = base.phases
     phase_down = [0] * len(phases)
     phase_moves = [0] * len(phases)
-    starts = [p["start_ms"] for p in phases]
+    starts = [p.start_ms for p in phases]
     history: list[dict[str, dict[str, list[str]]]] = []
     decisions: list[dict[str, Any]] = []
     costs: list[dict[str, Any]] = []
@@ -190,24 +213,25 @@ def summarize_streams(
             end = step_end_ms(r)  # from the step's end, as Connect's summary
             last_step = end if last_step is None else max(last_step, end)
 
-    end = base["end_ms"]
+    end = base.end_ms
     never = sorted(t for t in tasks if t not in ever)
     for task, since in down_since.items():
         if task in ever and end > since:
             add_down(task, since, end)
     for task in never:  # never ran: the whole run counts
-        add_down(task, base["start_ms"], end)
+        add_down(task, base.start_ms, end)
     movements = sum(phase_moves)
     for i, p in enumerate(phases):
-        p["task_downtime_ms_total"] = phase_down[i]
-        p["task_movements"] = phase_moves[i]
+        p.task_downtime_ms_total = phase_down[i]
+        p.task_movements = phase_moves[i]
 
     problems = _end_problems(st, decisions, loaded, running_on)
-    converged = not any(problems.values())
-    since = last_step if last_step is not None else base["start_ms"]
+    converged = not any(msgspec.structs.astuple(problems))
+    since = last_step if last_step is not None else base.start_ms
     counts = [len(st.active.get(c, {})) for c in st.live]
-    summary = dict(base)
-    summary.update(
+    tables = [{c: ClientTasks(**roles) for c, roles in table.items()} for table in history]
+    shared = {f: getattr(base, f) for f in SummaryBase.__struct_fields__}
+    shared.update(
         tasks_configured=len(tasks),
         task_downtime_ms_total=sum(down_ms.values()),
         task_downtime_ms_max=max(down_ms.values(), default=0),
@@ -215,40 +239,44 @@ def summarize_streams(
         task_movements=movements,
         max_imbalance=(max(counts) - min(counts)) if counts else 0,
         converged=converged,
-        convergence=problems,
         time_to_converge_ms=max(0, last_change - since) if converged else None,
-        workers_final={c: {"connectors": 0, "tasks": len(st.active.get(c, {}))} for c in st.live},
-        streams={
-            "assignment_history": history,
-            "final_assignment": history[-1] if history else {},
-            "probing_rebalances": probing_fired,
-            "probing_scheduled": probing_scheduled,
-            "warmups": warmups,
-            "restoration": {
-                "restored": len(restore_ms),
-                "restore_ms_total": sum(restore_ms),
-                "restore_ms_max": max(restore_ms, default=0),
-                "abandoned": abandoned,
-                "restoring_at_end": sum(
-                    state == "restoring" for c in st.live for state in st.active.get(c, {}).values()
-                ),
-            },
-            "costs": costs,
-            "final_cost": costs[-1]["after"]
-            if costs and decisions and "cost" in decisions[-1]
-            else None,
-            "client_tags": {c: st.tags.get(c, {}) for c in sorted(st.tags)},
-            "static_kept": _static_kept(loaded, last_members, st, decisions),
-            "final_holdings": {
-                c: {
-                    "active": sorted(st.active.get(c, {}), key=_task_key),
-                    "standby": sorted(st.standby.get(c, set()), key=_task_key),
-                }
-                for c in st.live
-            },
+        workers_final={
+            c: WorkerCounts(connectors=0, tasks=len(st.active.get(c, {}))) for c in st.live
         },
     )
-    return summary
+    return StreamsSummary(
+        **shared,
+        convergence=problems,
+        streams=StreamsDetails(
+            assignment_history=tables,
+            final_assignment=tables[-1] if tables else {},
+            probing_rebalances=probing_fired,
+            probing_scheduled=probing_scheduled,
+            warmups=warmups,
+            restoration=Restoration(
+                restored=len(restore_ms),
+                restore_ms_total=sum(restore_ms),
+                restore_ms_max=max(restore_ms, default=0),
+                abandoned=abandoned,
+                restoring_at_end=sum(
+                    state == "restoring" for c in st.live for state in st.active.get(c, {}).values()
+                ),
+            ),
+            costs=[AssignmentCost(**c) for c in costs],
+            final_cost=costs[-1]["after"]
+            if costs and decisions and "cost" in decisions[-1]
+            else None,
+            client_tags={c: st.tags.get(c, {}) for c in sorted(st.tags)},
+            static_kept=_static_kept(loaded, last_members, st, decisions),
+            final_holdings={
+                c: ClientTasks(
+                    active=sorted(st.active.get(c, {}), key=_task_key),
+                    standby=sorted(st.standby.get(c, set()), key=_task_key),
+                )
+                for c in st.live
+            },
+        ),
+    )
 
 
 def _task_key(text: str) -> tuple[int, int]:
@@ -261,36 +289,42 @@ def _end_problems(
     decisions: list[dict[str, Any]],
     loaded: LoadedStreamsScenario,
     running_on: dict[str, dict[str, None]],
-) -> dict[str, Any]:
-    topo = loaded.topology
-    live = list(st.live)
-    if not live:  # no client runs: nothing can run a task, nothing to judge
-        running_on = {}
-    out: dict[str, Any] = {
-        "not_running_tasks": sorted(
+) -> StreamsConvergence:
+    conv = StreamsConvergence(
+        not_running_tasks=[], duplicate_tasks=[], unsettled=[], invalid=[], unbalanced=[]
+    )
+    if st.live:  # with no client running, nothing can run a task: nothing to judge
+        conv.not_running_tasks = sorted(
             (t for t, h in running_on.items() if not any(m in st.live for m in h)), key=_task_key
-        ),
-        "duplicate_tasks": sorted(
+        )
+        conv.duplicate_tasks = sorted(
             (t for t, h in running_on.items() if len([m for m in h if m in st.live]) > 1),
             key=_task_key,
-        ),
-        "unsettled": [],
-        "invalid": [],
-        "unbalanced": [],
-    }
-    if not live:
-        return out
+        )
+        _judge_last_assignment(st, decisions, loaded, conv)
+    return conv
+
+
+def _judge_last_assignment(
+    st: _StreamsState,
+    decisions: list[dict[str, Any]],
+    loaded: LoadedStreamsScenario,
+    out: StreamsConvergence,
+) -> None:
+    """Add to ``out`` why the last assignment is unsettled, invalid or unbalanced (KIP-441)."""
+    topo = loaded.topology
+    live = list(st.live)
     if not decisions:
-        out["unsettled"].append("no assignment was ever made")
-        return out
+        out.unsettled.append("no assignment was ever made")
+        return
     last = decisions[-1]
     if last.get("probing_rebalance_needed"):
-        out["unsettled"].append("the last assignment still asked for a probing rebalance")
+        out.unsettled.append("the last assignment still asked for a probing rebalance")
     if last.get("followup_for_revocation"):
-        out["unsettled"].append("the last assignment withheld tasks pending revocation")
+        out.unsettled.append("the last assignment withheld tasks pending revocation")
     decided = {st.pid_name.get(pid, pid): c for pid, c in last["clients"].items()}
     if sorted(decided) != sorted(live):
-        out["unsettled"].append(
+        out.unsettled.append(
             f"the last assignment covers {sorted(decided)} but {sorted(live)} are live"
         )
     for c in live:
@@ -300,7 +334,7 @@ def _end_problems(
         if sorted(st.active.get(c, {})) != sorted(d["active"]) or sorted(
             st.standby.get(c, set())
         ) != sorted(d["standby"]):
-            out["unsettled"].append(f"{c} does not hold what the leader assigned it")
+            out.unsettled.append(f"{c} does not hold what the leader assigned it")
     # KIP-441 validity and balance (Kafka's AssignmentTestUtils).
     leader_cfg = loaded.clients[0].config.assignment
     n_standby = leader_cfg.num_standby_replicas
@@ -308,23 +342,23 @@ def _end_problems(
     for task in (str(t) for t in topo.tasks):
         actives = [c for c in decided if task in decided[c]["active"]]
         if len(actives) != 1:
-            out["invalid"].append(f"task {task} is active on {len(actives)} clients")
+            out.invalid.append(f"task {task} is active on {len(actives)} clients")
         holders = actives + [c for c in decided if task in decided[c]["standby"]]
         if task in stateful:
             want = min(len(decided), 1 + n_standby)
             if len(holders) != want:
-                out["invalid"].append(f"task {task} has {len(holders)} copies, expected {want}")
+                out.invalid.append(f"task {task} has {len(holders)} copies, expected {want}")
         elif len(holders) != len(actives):
-            out["invalid"].append(f"stateless task {task} has a standby")
+            out.invalid.append(f"stateless task {task} has a standby")
     cap = {c: st.capacity.get(c, 1) for c in decided}
     # Kafka asserts balance (TaskAssignorConvergenceTest#verifyBalancedAssignment) for
     # clients of one capacity; with num.stream.threads differing, ClientState's load ties
     # and the standby constraints leave assignments Kafka does not call unbalanced.
     if len(set(cap.values())) > 1:
-        return out
+        return
     active_load = [len(decided[c]["active"]) / cap[c] for c in decided]
     if max(active_load) - min(active_load) > 1.0:
-        out["unbalanced"].append("active task load differs by more than 1 per thread")
+        out.unbalanced.append("active task load differs by more than 1 per thread")
     strategy = leader_cfg.rack_aware_assignment_strategy
     # KIP-708: standbys only move between clients with identical tags, so with
     # rack.aware.assignment.tags Kafka does not balance the stateful (standby) load.
@@ -335,7 +369,7 @@ def _end_problems(
             for c in decided
         ]
         if max(stateful_load) - min(stateful_load) > 1.0:
-            out["unbalanced"].append("stateful task load differs by more than 1 per thread")
+            out.unbalanced.append("stateful task load differs by more than 1 per thread")
     if strategy != "min_traffic":
         threshold = 4 if strategy == "balance_subtopology" else 1
         by_sub: dict[int, list[int]] = {}
@@ -347,8 +381,7 @@ def _end_problems(
                 for c in decided
             ]
             if max(per_client) - min(per_client) > threshold:
-                out["unbalanced"].append(f"subtopology {sub} skew exceeds {threshold}")
-    return out
+                out.unbalanced.append(f"subtopology {sub} skew exceeds {threshold}")
 
 
 def _static_kept(

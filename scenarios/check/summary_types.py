@@ -1,9 +1,11 @@
 """The shape of a run summary (``summary.json``) as msgspec Structs.
 
-:func:`scenarios.check.metrics.summarize` (Connect) and
-:func:`scenarios.check.streams_summary.summarize_streams` (Kafka Streams) return plain dicts;
-these Structs are their schema, closed (unknown keys are rejected), so a test can hold every
-library run's ``summary.json`` to it. What each key means is in those functions' docstrings
+:func:`scenarios.check.metrics.connect_summary` (Connect),
+:func:`scenarios.check.streams_summary.streams_summary` (Kafka Streams) and
+:func:`scenarios.check.consumer_summary.consumer_summary` (plain consumers) build these
+Structs; the engine carries them as builtins (:func:`summary_dict`, what ``summary.json``
+holds). They are closed (unknown keys are rejected), so a test can hold every library run's
+``summary.json`` to them. What each key means is in those functions' docstrings
 and in ``docs/event-log.md`` ("Summary"). All times are virtual ms.
 
 ``summary.json`` is the summary plus ``expectation_failures`` (one line per unmet
@@ -12,16 +14,23 @@ and in ``docs/event-log.md`` ("Summary"). All times are virtual ms.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, cast
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
 from scenarios import kinds
+from scenarios.kinds.protocol import Headline
 
 __all__ = [
+    "AssignmentCost",
+    "ClientTasks",
     "ConnectConvergence",
     "ConnectSummary",
+    "ConsumerDetails",
+    "ConsumerSummary",
+    "Restoration",
     "PhaseSummary",
     "StreamsConvergence",
     "StreamsDetails",
@@ -29,6 +38,8 @@ __all__ = [
     "Summary",
     "SummaryBase",
     "WorkerCounts",
+    "base_headline",
+    "summary_dict",
     "summary_type",
     "validate_summary",
 ]
@@ -70,6 +81,20 @@ class ConnectConvergence(_Closed, kw_only=True):
     duplicate_connectors: list[str]
     unconfigured_running_connectors: list[str]
     connector_spread: int
+
+    def holds(self) -> bool:
+        """Converged: every configured instance runs once, nothing unconfigured runs, and
+        both spreads are at most 1."""
+        return (
+            not self.not_running_tasks
+            and not self.duplicate_tasks
+            and not self.unconfigured_running_tasks
+            and not self.not_running_connectors
+            and not self.duplicate_connectors
+            and not self.unconfigured_running_connectors
+            and self.task_spread <= 1
+            and self.connector_spread <= 1
+        )
 
 
 class StreamsConvergence(_Closed, kw_only=True):
@@ -130,8 +155,9 @@ class SummaryBase(_Closed, kw_only=True):
     """The keys both apps' summaries have (``connectors_configured`` and the connector keys
     are 0 for Streams; ``workers_final`` is per client there)."""
 
-    scenario: str
-    seed: int
+    #: ``run_start``'s (``None`` for a log without one)
+    scenario: str | None
+    seed: int | None
     start_ms: int
     end_ms: int
     rebalances: int
@@ -168,7 +194,57 @@ class StreamsSummary(SummaryBase, kw_only=True):
     streams: StreamsDetails
 
 
-Summary = ConnectSummary | StreamsSummary
+class ConsumerDetails(_Closed, kw_only=True):
+    """``summary["consumer"]`` (:func:`scenarios.check.consumer_summary.consumer_summary`;
+    docs/event-log.md, "Consumer groups")."""
+
+    generations: int
+    #: the last generation's assignor, and ``EAGER``/``COOPERATIVE`` (None before one)
+    final_protocol: str | None
+    final_rebalance_protocol: str | None
+    #: running consumer → its partitions at the end, in assignment order
+    owned: dict[str, list[str]]
+    #: consumers that died of a fatal error, in order of death
+    fatal: list[str]
+    violations: int
+    #: violation name (its ``known_issue``, else its ``invariant``) → count
+    violation_names: dict[str, int]
+    partition_downtime_ms_total: int
+    #: the worst partition's downtime
+    partition_downtime_ms_max: int
+    time_to_converge_ms: int | None
+
+
+class ConsumerSummary(_Closed, kw_only=True):
+    """A plain consumer group's run summary: whether every partition is owned once at the end
+    (``converged``), and the group's details."""
+
+    converged: bool
+    consumer: ConsumerDetails
+    #: only in ``summary.json`` (``scenarios.cli.outputs.write_outputs`` adds them)
+    scenario: str | UnsetType = UNSET
+    seed: int | UnsetType = UNSET
+    expectation_failures: list[str] | UnsetType = UNSET
+
+
+Summary = ConnectSummary | StreamsSummary | ConsumerSummary
+
+
+def base_headline(summary: Mapping[str, Any]) -> Headline:
+    """The :class:`scenarios.kinds.Headline` of a Connect or Streams summary
+    (:class:`SummaryBase`'s ``converged``, ``time_to_converge_ms`` and task downtime keys)."""
+    return Headline(
+        converged=bool(summary.get("converged")),
+        time_to_converge_ms=summary.get("time_to_converge_ms"),
+        downtime_total_ms=int(summary.get("task_downtime_ms_total") or 0),
+        downtime_max_ms=int(summary.get("task_downtime_ms_max") or 0),
+    )
+
+
+def summary_dict(summary: msgspec.Struct) -> dict[str, Any]:
+    """``summary`` as the JSON-able dict the engine carries and ``summary.json`` holds (keys
+    in field order; fields left UNSET are not written)."""
+    return cast(dict[str, Any], msgspec.to_builtins(summary))
 
 
 def summary_type(summary: dict[str, Any]) -> type[msgspec.Struct]:

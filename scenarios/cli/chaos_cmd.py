@@ -143,8 +143,9 @@ def _seconds(ms: int | None) -> str:
 
 
 def render_campaign(result: Any, console: Console) -> None:
-    """Print a campaign's table: runs, faults injected, violations by kind, p50/p99 task
-    downtime (the worst task of each run) and time to converge after the last fault."""
+    """Print a campaign's table: runs, faults injected, violations by kind, p50/p99 downtime
+    (the worst task of each run; a consumer group's worst partition: the kind's
+    ``words.downtime_of``) and time to converge after the last fault."""
     from rich.table import Table
 
     config = result.config
@@ -199,7 +200,10 @@ def render_campaign(result: Any, console: Console) -> None:
         ", ".join(f"{k} {v} (in {runs_with[k]} runs)" for k, v in sorted(known.items())) or "none",
     )
     p50d, p99d = result.downtime_percentiles()
-    table.add_row("task downtime p50/p99", f"{_seconds(p50d)} / {_seconds(p99d)}", "worst task")
+    unit = kind.words.downtime_of
+    table.add_row(
+        f"{unit} downtime p50/p99", f"{_seconds(p50d)} / {_seconds(p99d)}", f"worst {unit}"
+    )
     p50c, p99c = result.converge_percentiles()
     converged = sum(1 for o in result.outcomes if o.converge_ms is not None)
     table.add_row(

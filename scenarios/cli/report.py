@@ -287,10 +287,11 @@ def render_run_html(summary: Mapping[str, Any], timeline_png: bytes | None) -> s
 
 def _run_metrics(summary: Mapping[str, Any], kind: kinds.GroupKind) -> list[tuple[str, Any]]:
     configured = kind.report_configured(summary)
-    task = kind.words.task
+    task, unit = kind.words.task, kind.words.downtime_of
+    headline = kind.headline(summary)
     downtime = [
-        (f"{task} downtime, total (s)", _seconds(summary.get("task_downtime_ms_total"))),
-        (f"{task} downtime, worst task (s)", _seconds(summary.get("task_downtime_ms_max"))),
+        (f"{task} downtime, total (s)", _seconds(headline.downtime_total_ms)),
+        (f"{task} downtime, worst {unit} (s)", _seconds(headline.downtime_max_ms)),
     ]
     downtime += kind.report_downtime(summary)
     return [
@@ -307,8 +308,8 @@ def _run_metrics(summary: Mapping[str, Any], kind: kinds.GroupKind) -> list[tupl
         *downtime,
         (f"{task} movements", _num(summary.get("task_movements"))),
         (f"max imbalance ({task}s)", _num(summary.get("max_imbalance"))),
-        ("converged", "yes" if summary.get("converged") else _bad("no")),
-        ("time to converge (s)", _seconds(summary.get("time_to_converge_ms"))),
+        ("converged", "yes" if headline.converged else _bad("no")),
+        ("time to converge (s)", _seconds(headline.time_to_converge_ms)),
         ("final protocol", summary.get("final_protocol") or "-"),
     ]
 

@@ -21,7 +21,7 @@ from rich.text import Text
 
 from scenarios import kinds
 
-__all__ = ["render_summary", "render_consumer", "seconds", "never_started"]
+__all__ = ["render_summary", "render_consumer", "seconds", "never_started", "downtime_line"]
 
 
 def _seconds(ms: int | None) -> str:
@@ -109,7 +109,10 @@ def _render_expectations(expectation_failures: list[str], console: Console) -> N
 
 
 def render_consumer(consumer: Mapping[str, Any], console: Console, title: str) -> None:
-    """A consumer group's summary (:func:`scenarios.sim.consumer.summarize_consumers`)."""
+    """A consumer group's summary (``summary["consumer"]`` of
+    :func:`scenarios.check.consumer_summary.summarize_consumers`): who owns what at the end,
+    the generations and final protocol, the partition downtime (total and the worst
+    partition's) and the time to converge after the last step."""
     table = Table(title=title, title_justify="left")
     table.add_column("consumer")
     table.add_column("partitions owned at the end")
@@ -121,6 +124,13 @@ def render_consumer(consumer: Mapping[str, Any], console: Console, title: str) -
         f"{consumer.get('final_protocol') or '-'} "
         f"({consumer.get('final_rebalance_protocol') or '-'})   "
         f"violations: {consumer.get('violations', 0)}"
+    )
+    converge = consumer.get("time_to_converge_ms")
+    console.print(
+        f"partition downtime: {_seconds(consumer.get('partition_downtime_ms_total'))} total, "
+        f"{_seconds(consumer.get('partition_downtime_ms_max'))} the worst partition   "
+        "converged: "
+        + ("no" if converge is None else f"yes ({_seconds(converge)} after the last step)")
     )
 
 
@@ -147,3 +157,13 @@ def never_started(summary: Mapping[str, Any], line: Text) -> Text:
         shown = ", ".join(never[:8]) + (", …" if len(never) > 8 else "")
         line.append(f"; never started: {shown}", style="red")
     return line
+
+
+def downtime_line(summary: Mapping[str, Any], what: str, tail: str) -> Text:
+    """``"<what>: total <s>, worst task <s>; <tail>"`` from a Connect or Streams summary's task
+    downtime (total and the worst task's), then its never-started tasks (:func:`never_started`)."""
+    line = Text(
+        f"{what}: total {_seconds(summary.get('task_downtime_ms_total', 0))}, worst task "
+        f"{_seconds(summary.get('task_downtime_ms_max', 0))}; {tail}"
+    )
+    return never_started(summary, line)

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from scenarios.input.steps import LoadedView
     from scenarios.sim.engine import RunKind
 
-__all__ = ["GroupKind", "KindWords"]
+__all__ = ["GroupKind", "Headline", "KindWords"]
 
 
 class KindWords(msgspec.Struct, frozen=True, kw_only=True):
@@ -38,13 +38,36 @@ class KindWords(msgspec.Struct, frozen=True, kw_only=True):
         title: the kind in lists and messages (``Connect``, ``Streams``, ``consumer``).
         app: the application's full name (``Kafka Connect``, ``Kafka Streams``).
         member: one member of the group (``worker``, ``client``, ``consumer``).
-        task: what the group shares out, as counted in the report (``task``, ``active task``).
+        task: what the group shares out, as counted in the report (``task``, ``active task``,
+            ``partition``).
+        downtime_of: what :attr:`Headline.downtime_max_ms` is the worst of (``task``,
+            ``partition``): the chaos table's and the report page's downtime rows.
     """
 
     title: str
     app: str
     member: str
     task: str
+    downtime_of: str
+
+
+class Headline(msgspec.Struct, frozen=True, kw_only=True):
+    """The figures of a run every kind has, read from its summary by
+    :meth:`GroupKind.headline` (virtual ms): what the chaos driver keeps of a run and the
+    report page's downtime and convergence rows.
+
+    Attributes:
+        converged: the kind's end-of-run liveness held.
+        time_to_converge_ms: from the end of the last step to the last change of who runs
+            what (at least 0); ``None`` when not converged.
+        downtime_total_ms: the downtime of every :attr:`KindWords.downtime_of`, summed.
+        downtime_max_ms: the worst one's downtime.
+    """
+
+    converged: bool
+    time_to_converge_ms: int | None
+    downtime_total_ms: int
+    downtime_max_ms: int
 
 
 class GroupKind(Protocol):
@@ -94,6 +117,9 @@ class GroupKind(Protocol):
     def summary_type(self) -> type[msgspec.Struct]:
         """The Struct a run summary of this kind validates against
         (:mod:`scenarios.check.summary_types`)."""
+
+    def headline(self, summary: Mapping[str, Any]) -> Headline:
+        """The run's :class:`Headline` figures, from its summary."""
 
     def log_violations(self, records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         """Every violation ``groupsim check`` finds in one group's log of this kind, each

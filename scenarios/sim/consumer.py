@@ -13,8 +13,8 @@ from members.consumer import ConsumerClient
 from members.consumer import Subscribe as SubscribeMessage
 from members.group_client import GroupClient
 from protocol.effects import Effect
-from scenarios.check.consumer_liveness import consumer_end_state, consumer_liveness
 from scenarios.check.consumer_ownership import consumer_log_violations
+from scenarios.check.consumer_summary import summarize_consumers
 from scenarios.input.consumer import LoadedConsumerScenario, Subscribe
 from scenarios.input.steps import Planned
 from scenarios.sim.engine import Engine
@@ -23,46 +23,6 @@ from scenarios.sim.events import Deliver
 __all__ = ["ConsumerKind", "CONSUMER_GROUP_ID", "summarize_consumers"]
 
 CONSUMER_GROUP_ID = "consumer-group"
-
-
-def summarize_consumers(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """The run's outcome: the last generation's protocol, each live consumer's partitions,
-    and whether every partition is owned once at the end
-    (:func:`scenarios.check.consumer_liveness.consumer_end_state`).
-
-    Returns:
-        ``{"converged": bool, "consumer": {"generations": n, "final_protocol": name or None,
-        "final_rebalance_protocol": "EAGER"/"COOPERATIVE" or None, "owned": {consumer:
-        [partition, ...]}, "fatal": [consumer, ...] (in order of death), "violations": n,
-        "violation_names": {name: n}}}`` (a violation's name is its ``known_issue``, else its
-        ``invariant``).
-    """
-    protocol = rebalance = None
-    generations: set[int] = set()
-    violations = 0
-    names: dict[str, int] = {}
-    for r in records:
-        kind = r.get("kind")
-        if kind == "consumer_assignment":
-            protocol, rebalance = r["protocol"], r["rebalance_protocol"]
-            generations.add(int(r["generation"]))
-        elif kind == "violation":
-            violations += 1
-            name = str(r.get("known_issue") or r.get("invariant"))
-            names[name] = names.get(name, 0) + 1
-    state = consumer_end_state(records)
-    return {
-        "converged": not consumer_liveness(state),
-        "consumer": {
-            "generations": len(generations),
-            "final_protocol": protocol,
-            "final_rebalance_protocol": rebalance,
-            "owned": state.owned,
-            "fatal": state.fatal,
-            "violations": violations,
-            "violation_names": dict(sorted(names.items())),
-        },
-    }
 
 
 class ConsumerKind:

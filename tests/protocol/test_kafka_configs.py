@@ -19,6 +19,7 @@ from members.assignors.streams import AssignmentConfigs
 from members.config import WORKER_CONFIG_KEYS, WORKER_DEFAULTS, WorkerConfig
 from members.consumer import ConsumerClientConfig
 from members.streams_client import StreamsClientConfig
+from protocol.connect import ConfigError, ConnectorTaskId, ConnectProtocol
 from protocol.kafka_configs import (
     CONSUMER_DEFAULTS,
     STREAMS_DEFAULTS,
@@ -107,3 +108,38 @@ def test_first_bad_setting_follows_the_given_order() -> None:
     bad = first_bad_setting(StreamsSettings, values, ["num.stream.threads"])
     assert bad is not None and bad[0] == "num.stream.threads"
     assert first_bad_setting(ConsumerGroupSettings, {"max.poll.interval.ms": 1}) is None
+
+
+def test_the_worker_config_decodes_with_msgspec_after_kafkas_text_forms() -> None:
+    """``connect.protocol`` in any case (``CaseInsensitiveValidString``), LIST settings as one
+    comma-separated string, ``<connector>-<n>`` task ids; the Struct decodes and encodes the
+    protocol as its setting name."""
+    config = WorkerConfig.from_mapping(
+        {"connect.protocol": " Static ", "static.connectors": "a, b", "static.tasks": "a-0,b-1"}
+    )
+    assert config.connect_protocol is ConnectProtocol.STATIC
+    assert config.static_connectors == ("a", "b")
+    assert config.static_tasks == (ConnectorTaskId("a", 0), ConnectorTaskId("b", 1))
+    assert msgspec.convert({"connect.protocol": "eager"}, WorkerConfig).connect_protocol is (
+        ConnectProtocol.EAGER
+    )
+    assert msgspec.to_builtins(config)["connect.protocol"] == "static"
+    assert (ConnectProtocol.EAGER.protocol_name, ConnectProtocol.EAGER.version) == ("default", 0)
+
+
+@pytest.mark.parametrize(
+    ("values", "problem"),
+    [
+        ({"session.timeout.ms": -1}, "w.session.timeout.ms: must be >= 0, got -1"),
+        ({"session.timeout.ms": "3"}, "w.session.timeout.ms: expected an integer, got str"),
+        ({"session.timeout.ms": True}, "w.session.timeout.ms: expected an integer, got bool"),
+        ({"connect.protocol": 3}, "w.connect.protocol: expected a string, got int"),
+        ({"static.connectors": [1]}, "w.static.connectors: expected a list of strings"),
+        ({"static.tasks": ["c"]}, "w.static.tasks[0]: task id 'c' is not of the form"),
+        ({"bogus": 1}, "w.bogus: unknown worker setting (known: connect.protocol,"),
+    ],
+)
+def test_a_bad_worker_setting_is_named(values: dict[str, object], problem: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        WorkerConfig.from_mapping(values, where="w")
+    assert str(info.value).startswith(problem)

@@ -31,6 +31,7 @@ __all__ = [
     "ChaosConfig",
     "ChaosSpec",
     "generate",
+    "draw_faults",
     "DEFAULT_MAX_CPU_S",
     "default_max_records",
 ]
@@ -191,6 +192,24 @@ class _DelaySink(Protocol):
 SYNC_HOLD_SHARE = 0.15
 
 
+class _FaultSink(Protocol):
+    def fault(self, kind: str, at_ms: int) -> None: ...
+
+
+def draw_faults(gen: _FaultSink, config: ChaosConfig, rng: random.Random) -> list[int]:
+    """The faults of the shared model in a run (every kind's generator): 1 to
+    ``config.fault_limit`` times drawn from ``rng`` in ``[0, duration_ms)``, sorted, and at
+    each a fault of an enabled kind other than the ones drawn from a stream of their own
+    (:data:`OWN_STREAM_FAULTS`: ``delay``, ``zombie``) given to ``gen.fault``. Returns the
+    times (the ``delay`` faults start near them: :func:`_add_delays`)."""
+    count = rng.randint(1, config.fault_limit) if config.fault_limit else 0
+    times = sorted(rng.randrange(config.duration_ms) for _ in range(count))
+    kinds = [k for k in config.faults if k not in OWN_STREAM_FAULTS]
+    for at_ms in times if kinds else ():
+        gen.fault(rng.choice(kinds), at_ms)
+    return times
+
+
 def _add_delays(gen: _DelaySink, config: ChaosConfig, rng: random.Random, times: list[int]) -> None:
     """The ``delay`` faults of a run, drawn from their own generator (``.../<index>/delay``) so
     the run's other draws are those of a campaign without them: 1 … ¼ of the fault limit
@@ -265,11 +284,7 @@ def generate_connect(config: ChaosConfig, campaign_seed: int, index: int) -> Cha
             static_workers.add(name)
 
     gen = _Timeline(rng, names, static_workers, dict(connectors), protocol)
-    count = rng.randint(1, config.fault_limit) if config.fault_limit else 0
-    times = sorted(rng.randrange(config.duration_ms) for _ in range(count))
-    kinds = [k for k in config.faults if k not in OWN_STREAM_FAULTS]
-    for at_ms in times if kinds else ():
-        gen.fault(rng.choice(kinds), at_ms)
+    times = draw_faults(gen, config, rng)
     if "delay" in config.faults:
         _add_delays(gen, config, _rng(campaign_seed, index, "delay"), times)
 

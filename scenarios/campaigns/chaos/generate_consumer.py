@@ -31,10 +31,15 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from scenarios.campaigns.chaos.generate import ChaosConfig, ChaosSpec, _add_delays, _rng
+from scenarios.campaigns.chaos.generate import (
+    ChaosConfig,
+    ChaosSpec,
+    _add_delays,
+    _rng,
+    draw_faults,
+)
 from scenarios.campaigns.chaos.generate_streams import _draw_static_members
-from scenarios.campaigns.chaos.timeline import MemberTimeline
-from scenarios.campaigns.chaos_names import OWN_STREAM_FAULTS
+from scenarios.campaigns.chaos.timeline import MemberTimeline, timeline_spec
 
 __all__ = ["generate_consumer", "CONSUMER_MAX_POLL_MS", "STRATEGY_LISTS"]
 
@@ -146,38 +151,13 @@ def generate_consumer(config: ChaosConfig, campaign_seed: int, index: int) -> Ch
     gen = _ConsumerTimeline(rng, names, strategies)
     for name in late:
         gen.join(name, rng.randrange(config.duration_ms))
-    count = rng.randint(1, config.fault_limit) if config.fault_limit else 0
-    times = sorted(rng.randrange(config.duration_ms) for _ in range(count))
-    kinds = [k for k in config.faults if k not in OWN_STREAM_FAULTS]
-    for at_ms in times if kinds else ():
-        gen.fault(rng.choice(kinds), at_ms)
+    times = draw_faults(gen, config, rng)
     if "config" in config.faults:
         _add_subscriptions(gen, sorted(topics), config, _rng(campaign_seed, index, "subscribe"))
     if "delay" in config.faults:
         _add_delays(gen, config, _rng(campaign_seed, index, "consumer-delay"), times)
-    gen.sort()
-
-    partitions = sum(topics.values())
+    drawn = f"{n} consumers ({'+'.join(base)}), {sum(topics.values())} partitions"
     body = {"topics": topics, "config": group_config, "consumers": consumers}
-    return ChaosSpec(
-        name=f"chaos-consumer-{campaign_seed}-{index}",
-        seed=rng.getrandbits(32),
-        campaign_seed=campaign_seed,
-        index=index,
-        protocol="+".join(base),
-        group_kind="consumer",
-        members=n,
-        cluster_config={},
-        worker_configs={},
-        jitter_ms=rng.choice((0, 0, 1, 5)),
-        connectors=[],
-        steps=gen.steps,
-        kinds=gen.kinds,
-        duration_ms=config.duration_ms,
-        description=(
-            f"groupsim chaos --kind consumer: campaign seed {campaign_seed}, run {index}: {n} "
-            f"consumers ({'+'.join(base)}), {partitions} partitions, "
-            f"{len(gen.steps)} steps in {config.duration_ms} ms"
-        ),
-        consumer=body,
+    return timeline_spec(
+        gen, config, campaign_seed, index, "consumer", "+".join(base), n, drawn, consumer=body
     )

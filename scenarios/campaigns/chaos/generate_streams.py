@@ -34,9 +34,14 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from scenarios.campaigns.chaos.generate import ChaosConfig, ChaosSpec, _add_delays, _rng
-from scenarios.campaigns.chaos.timeline import MemberTimeline
-from scenarios.campaigns.chaos_names import OWN_STREAM_FAULTS
+from scenarios.campaigns.chaos.generate import (
+    ChaosConfig,
+    ChaosSpec,
+    _add_delays,
+    _rng,
+    draw_faults,
+)
+from scenarios.campaigns.chaos.timeline import MemberTimeline, timeline_spec
 
 __all__ = ["generate_streams", "STREAMS_MAX_POLL_MS"]
 
@@ -142,39 +147,15 @@ def generate_streams(config: ChaosConfig, campaign_seed: int, index: int) -> Cha
     gen = _StreamsTimeline(rng, names)
     for name in late:
         gen.join(name, rng.randrange(config.duration_ms))
-    count = rng.randint(1, config.fault_limit) if config.fault_limit else 0
-    times = sorted(rng.randrange(config.duration_ms) for _ in range(count))
-    kinds = [k for k in config.faults if k not in OWN_STREAM_FAULTS]
-    for at_ms in times if kinds else ():
-        gen.fault(rng.choice(kinds), at_ms)
+    times = draw_faults(gen, config, rng)
     if "delay" in config.faults:
         _add_delays(gen, config, _rng(campaign_seed, index, "streams-delay"), times)
     if "zombie" in config.faults:
         _add_zombie(gen, clients, config, _rng(campaign_seed, index, "streams-zombie"))
-    gen.sort()
-
+    drawn = f"{n} clients, {len(tasks)} tasks ({len(stateful)} stateful)"
     body = {"config": app, "subtopologies": subtopologies, "clients": clients}
-    return ChaosSpec(
-        name=f"chaos-streams-{campaign_seed}-{index}",
-        seed=rng.getrandbits(32),
-        campaign_seed=campaign_seed,
-        index=index,
-        protocol="streams",
-        group_kind="streams",
-        members=n,
-        cluster_config={},
-        worker_configs={},
-        jitter_ms=rng.choice((0, 0, 1, 5)),
-        connectors=[],
-        steps=gen.steps,
-        kinds=gen.kinds,
-        duration_ms=config.duration_ms,
-        description=(
-            f"groupsim chaos --kind streams: campaign seed {campaign_seed}, run {index}: {n} "
-            f"clients, {len(tasks)} tasks ({len(stateful)} stateful), "
-            f"{len(gen.steps)} steps in {config.duration_ms} ms"
-        ),
-        streams=body,
+    return timeline_spec(
+        gen, config, campaign_seed, index, "streams", "streams", n, drawn, streams=body
     )
 
 

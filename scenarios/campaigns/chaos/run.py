@@ -45,7 +45,9 @@ class RunOutcome:
         new_violations: the same, without known upstream issues (what fails a run).
         first_new: ``(invariant, detail)`` of the first new violation, or ``None``.
         converged: converged within the bound (no ``liveness``/``balance`` violation).
-        task_downtime_max_ms: the worst task's downtime in the run.
+        task_downtime_max_ms: the worst task's downtime in the run (the worst of the kind's
+            :attr:`scenarios.kinds.KindWords.downtime_of`: a consumer group's partitions;
+            :meth:`scenarios.kinds.GroupKind.headline`).
         converge_ms: from the end of the last fault to the last change of the running set
             (0 if nothing changed after it); ``None`` when not converged.
         wall_s: wall-clock seconds the simulation took.
@@ -125,17 +127,17 @@ def run_spec(spec: ChaosSpec, referee: str | None = None) -> tuple[RunOutcome, R
     result = simulate(loaded, spec.seed, max_cpu_s=spec.max_cpu_s)
     compared = refereed(result, referee)
     wall = time.perf_counter() - started
-    summary = result.summary
+    headline = kinds.get(spec.group_kind).headline(result.summary)
     violations, first_new = classify(result)
     new = {k: v for k, v in violations.items() if k not in KNOWN_ISSUES}
     fault_end = max((step_end(s) for s in spec.steps), default=0)
     converge_ms: int | None = None
-    if summary.get("converged"):
+    if headline.converged:
         last_step = max(
             (r["t_ms"] for r in result.records if r.get("kind") == "step"),
-            default=summary.get("start_ms", 0),
+            default=result.summary.get("start_ms", 0),
         )
-        change = last_step + (summary.get("time_to_converge_ms") or 0)
+        change = last_step + (headline.time_to_converge_ms or 0)
         converge_ms = max(0, change - fault_end)
     outcome = RunOutcome(
         index=spec.index,
@@ -146,8 +148,8 @@ def run_spec(spec: ChaosSpec, referee: str | None = None) -> tuple[RunOutcome, R
         violations=violations,
         new_violations=new,
         first_new=first_new,
-        converged=bool(summary.get("converged")),
-        task_downtime_max_ms=int(summary.get("task_downtime_ms_max") or 0),
+        converged=headline.converged,
+        task_downtime_max_ms=headline.downtime_max_ms,
         converge_ms=converge_ms,
         wall_s=wall,
         refereed=compared,

@@ -11,9 +11,12 @@ Deterministic: every draw comes from the generator's ``random.Random``, in a fix
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["MemberTimeline"]
+if TYPE_CHECKING:
+    from scenarios.campaigns.chaos.generate import ChaosConfig, ChaosSpec
+
+__all__ = ["MemberTimeline", "timeline_spec"]
 
 
 class MemberTimeline:
@@ -129,3 +132,48 @@ class MemberTimeline:
         step = self.step(at_ms, "delay_request", rng.choice(self.names))
         step["request"] = rng.choice(("heartbeat", "sync_group", "join_group", "any"))
         self.add("delay", {**step, "delay_ms": delay, "duration_ms": rng.randint(1_000, 30_000)})
+
+
+def timeline_spec(
+    gen: MemberTimeline,
+    config: ChaosConfig,
+    campaign_seed: int,
+    index: int,
+    group_kind: str,
+    protocol: str,
+    members: int,
+    drawn: str,
+    *,
+    streams: dict[str, Any] | None = None,
+    consumer: dict[str, Any] | None = None,
+) -> ChaosSpec:
+    """The :class:`ChaosSpec` of run ``index`` of a client-named kind's campaign: ``gen``'s
+    steps in time order, the simulation seed and the network jitter (0, 0, 1 or 5 ms) drawn
+    from its generator in that order, the scenario file's body (``streams`` or ``consumer``),
+    and a description that says what was ``drawn`` (e.g. ``"4 clients, 12 tasks (3
+    stateful)"``)."""
+    from scenarios.campaigns.chaos.generate import ChaosSpec
+
+    gen.sort()
+    return ChaosSpec(
+        name=f"chaos-{group_kind}-{campaign_seed}-{index}",
+        seed=gen.rng.getrandbits(32),
+        campaign_seed=campaign_seed,
+        index=index,
+        protocol=protocol,
+        group_kind=group_kind,
+        members=members,
+        cluster_config={},
+        worker_configs={},
+        jitter_ms=gen.rng.choice((0, 0, 1, 5)),
+        connectors=[],
+        steps=gen.steps,
+        kinds=gen.kinds,
+        duration_ms=config.duration_ms,
+        description=(
+            f"groupsim chaos --kind {group_kind}: campaign seed {campaign_seed}, run {index}: "
+            f"{drawn}, {len(gen.steps)} steps in {config.duration_ms} ms"
+        ),
+        streams=streams,
+        consumer=consumer,
+    )

@@ -17,33 +17,35 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import msgspec
-
 from scenarios import kinds
-from scenarios.check.log_check import check_group_log
 from scenarios.check.summary_types import ConnectSummary
 from scenarios.eventlog import kinds_connect
 from scenarios.input.library import library_dir
 from scenarios.input.loader import LoadedScenario, loads_scenario
+from scenarios.kinds.base import KindBase
 from scenarios.kinds.protocol import KindWords
 from scenarios.sim.connect import ConnectKind
 
 if TYPE_CHECKING:
-    from rich.console import Console
     from rich.text import Text
 
-    from scenarios.campaigns.chaos.generate import ChaosConfig, ChaosSpec
+    from scenarios.campaigns.chaos.generate import ChaosSpec
 
 __all__ = ["CONNECT", "Connect"]
 
 
-class Connect:
+class Connect(KindBase):
     """The Connect kind (:class:`scenarios.kinds.GroupKind`)."""
 
     name = "connect"
-    words = KindWords(title="Connect", app="Kafka Connect", member="worker", task="task")
+    words = KindWords(
+        title="Connect", app="Kafka Connect", member="worker", task="task", downtime_of="task"
+    )
     quiet_period_balance = True
     standby_tasks = False
+    record_module = kinds_connect
+    summary_struct = ConnectSummary
+    chaos_module = "scenarios.kinds.connect.chaos"
     chaos_protocols = True
 
     def library_dir(self) -> Path | None:
@@ -52,25 +54,13 @@ class Connect:
     def loads(self, text: str, source: str | Path) -> LoadedScenario:
         return loads_scenario(text, source)
 
-    def record_kinds(self) -> frozenset[str]:
-        return kinds.record_tags(kinds_connect)
-
     def run_kind(self, loaded: Any) -> ConnectKind:
         return ConnectKind(loaded)
-
-    def summary_type(self) -> type[msgspec.Struct]:
-        return ConnectSummary
-
-    def log_violations(self, records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-        return check_group_log(records)
 
     def summary_lines(self, summary: Mapping[str, Any]) -> list[Text | str]:
         from scenarios.kinds.connect.views import connect_lines
 
         return connect_lines(summary)
-
-    def render_summary(self, summary: Mapping[str, Any], console: Console, title: str) -> bool:
-        return False
 
     def report_members(self, summary: Mapping[str, Any]) -> tuple[str, list[str], list[list[str]]]:
         from scenarios.cli.report import num
@@ -98,28 +88,13 @@ class Connect:
 
         return connect_series(records)
 
-    def chaos_generate(self, config: ChaosConfig, campaign_seed: int, index: int) -> ChaosSpec:
-        from scenarios.campaigns.chaos.generate import generate_connect
-
-        return generate_connect(config, campaign_seed, index)
-
     def chaos_option_error(self, option: str) -> str:
         return f"{option}: not for {self.words.app}"  # never raised: Connect takes them
 
     def chaos_compact(self, spec: ChaosSpec) -> ChaosSpec | None:
-        from scenarios.kinds.connect.chaos import compact_workers
+        from scenarios.kinds.connect.chaos import compact
 
-        return compact_workers(spec)
-
-    def chaos_drop_member(self, spec: ChaosSpec) -> ChaosSpec | None:
-        from scenarios.kinds.connect.chaos import drop_last_worker
-
-        return drop_last_worker(spec)
-
-    def chaos_render(self, spec: ChaosSpec) -> str:
-        from scenarios.kinds.connect.chaos import render_connect
-
-        return render_connect(spec)
+        return compact(spec)
 
 
 CONNECT = kinds.register(Connect())

@@ -10,15 +10,16 @@ from typing import Any
 
 from scenarios.campaigns.chaos.bound import bound_for
 from scenarios.campaigns.chaos.generate import ChaosSpec
+from scenarios.campaigns.chaos.generate import generate_connect as generate
 from scenarios.campaigns.chaos.render import budget, step_end
 from scenarios.check.invariants import KNOWN_ISSUES
 from scenarios.input import toml_writer
 from scenarios.input.loader import loads_scenario
 
-__all__ = ["render_connect", "compact_workers", "drop_last_worker"]
+__all__ = ["generate", "render", "drop_member", "compact"]
 
 
-def render_connect(spec: ChaosSpec) -> str:
+def render(spec: ChaosSpec) -> str:
     """A Connect chaos spec as a scenario file (the Connect kind's
     :meth:`scenarios.kinds.GroupKind.chaos_render`)."""
     text = _render(spec, settle_ms=0)
@@ -61,7 +62,7 @@ def _render(spec: ChaosSpec, settle_ms: int) -> str:
     return toml_writer.dumps(doc, comments=comments)
 
 
-def compact_workers(spec: ChaosSpec) -> ChaosSpec | None:
+def compact(spec: ChaosSpec) -> ChaosSpec | None:
     """Rename the workers the steps name to w1, w2, … (first use order), the others after
     (Connect's :meth:`scenarios.kinds.GroupKind.chaos_compact`)."""
     used: list[str] = []
@@ -80,7 +81,7 @@ def compact_workers(spec: ChaosSpec) -> ChaosSpec | None:
     return replace(spec, steps=steps, worker_configs=configs)
 
 
-def drop_last_worker(spec: ChaosSpec) -> ChaosSpec | None:
+def drop_member(spec: ChaosSpec) -> ChaosSpec | None:
     """A Connect spec without its last worker, if no step names it."""
     if spec.members <= 1:
         return None

@@ -10,8 +10,10 @@ Its library is ``scenarios/library/consumer/``
 Streams, :mod:`scenarios.campaigns.chaos.timeline`), its chaos scenario file and shrinker
 edits :mod:`.chaos`, its end-of-run liveness :mod:`scenarios.check.consumer_liveness` and
 known behaviours :mod:`scenarios.check.consumer_known`; ``groupsim compat --kind consumer``
-is :mod:`scenarios.campaigns.compat_consumer`. Its report page and timeline are drawn as
-Connect's, with Connect's member and task words (so that their output stays what it was).
+is :mod:`scenarios.campaigns.compat_consumer`. Its summary, partition downtime and time to
+converge are :mod:`scenarios.check.consumer_summary` (:meth:`Consumer.headline` gives them to
+the chaos driver and the report page, in the consumer words of :attr:`Consumer.words`); its
+report page's member table and timeline are drawn as Connect's.
 """
 
 from __future__ import annotations
@@ -20,40 +22,39 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import msgspec
-
 from scenarios import kinds
 from scenarios.check.log_check import check_consumer_log
-from scenarios.check.summary_types import ConnectSummary
+from scenarios.check.summary_types import ConsumerSummary
 from scenarios.eventlog import kinds_consumer
 from scenarios.input.consumer import LoadedConsumerScenario, loads_consumer_scenario
 from scenarios.input.library import consumer_library_dir
+from scenarios.kinds.base import KindBase
 from scenarios.kinds.connect import CONNECT
-from scenarios.kinds.protocol import KindWords
+from scenarios.kinds.protocol import Headline, KindWords
 from scenarios.sim.consumer import ConsumerKind
 
 if TYPE_CHECKING:
     from rich.console import Console
-    from rich.text import Text
-
-    from scenarios.campaigns.chaos.generate import ChaosConfig, ChaosSpec
 
 __all__ = ["CONSUMER", "Consumer"]
 
 
-class Consumer:
+class Consumer(KindBase):
     """The plain-consumer kind (:class:`scenarios.kinds.GroupKind`)."""
 
     name = "consumer"
-    # member and task as Connect's: the report page and timeline (see the module docstring)
     words = KindWords(
         title="consumer",
         app="consumer groups",
-        member=CONNECT.words.member,
-        task=CONNECT.words.task,
+        member="consumer",
+        task="partition",
+        downtime_of="partition",
     )
     quiet_period_balance = True  # the rule finds no Connect jobs in a consumer log
     standby_tasks = False
+    record_module = kinds_consumer
+    summary_struct = ConsumerSummary
+    chaos_module = "scenarios.kinds.consumer.chaos"
     chaos_protocols = False
 
     def library_dir(self) -> Path | None:
@@ -62,20 +63,21 @@ class Consumer:
     def loads(self, text: str, source: str | Path) -> LoadedConsumerScenario:
         return loads_consumer_scenario(text, source)
 
-    def record_kinds(self) -> frozenset[str]:
-        return kinds.record_tags(kinds_consumer)
-
     def run_kind(self, loaded: Any) -> ConsumerKind:
         return ConsumerKind(loaded)
 
-    def summary_type(self) -> type[msgspec.Struct]:
-        return ConnectSummary
+    def headline(self, summary: Mapping[str, Any]) -> Headline:
+        """Partition downtime and convergence (:mod:`scenarios.check.consumer_summary`)."""
+        details = summary[self.name]
+        return Headline(
+            converged=bool(summary["converged"]),
+            time_to_converge_ms=details["time_to_converge_ms"],
+            downtime_total_ms=details["partition_downtime_ms_total"],
+            downtime_max_ms=details["partition_downtime_ms_max"],
+        )
 
     def log_violations(self, records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         return check_consumer_log(records)
-
-    def summary_lines(self, summary: Mapping[str, Any]) -> list[Text | str]:
-        return []
 
     def render_summary(self, summary: Mapping[str, Any], console: Console, title: str) -> bool:
         from scenarios.cli.summary_view import render_consumer
@@ -84,40 +86,28 @@ class Consumer:
         return True
 
     def report_members(self, summary: Mapping[str, Any]) -> tuple[str, list[str], list[list[str]]]:
-        return CONNECT.report_members(summary)
+        owned = summary[self.name]["owned"]
+        rows = [[c, ", ".join(parts) or "-"] for c, parts in owned.items()]
+        return "Consumers at the end", ["consumer", "partitions owned"], rows
 
     def report_configured(self, summary: Mapping[str, Any]) -> list[tuple[str, str]]:
-        return CONNECT.report_configured(summary)
-
-    def report_downtime(self, summary: Mapping[str, Any]) -> list[tuple[str, str]]:
-        return CONNECT.report_downtime(summary)
+        details = summary[self.name]
+        protocol = details["final_protocol"] or "-"
+        return [
+            (
+                "final assignor (rebalance protocol)",
+                f"{protocol} ({details['final_rebalance_protocol'] or '-'})",
+            )
+        ]
 
     def timeline_series(self, records: Sequence[dict[str, Any]]) -> Any:
         return CONNECT.timeline_series(records)
-
-    def chaos_generate(self, config: ChaosConfig, campaign_seed: int, index: int) -> ChaosSpec:
-        from scenarios.campaigns.chaos.generate_consumer import generate_consumer
-
-        return generate_consumer(config, campaign_seed, index)
 
     def chaos_option_error(self, option: str) -> str:
         return (
             f"{option}: Connect only; a consumer campaign (--kind consumer) draws its "
             "consumers' partition.assignment.strategy"
         )
-
-    def chaos_compact(self, spec: ChaosSpec) -> ChaosSpec | None:
-        return None  # consumers keep their names
-
-    def chaos_drop_member(self, spec: ChaosSpec) -> ChaosSpec | None:
-        from scenarios.kinds.consumer.chaos import drop_last_consumer
-
-        return drop_last_consumer(spec)
-
-    def chaos_render(self, spec: ChaosSpec) -> str:
-        from scenarios.kinds.consumer.chaos import render_consumer
-
-        return render_consumer(spec)
 
 
 CONSUMER = kinds.register(Consumer())

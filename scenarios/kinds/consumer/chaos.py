@@ -9,15 +9,16 @@ from __future__ import annotations
 from dataclasses import replace
 
 from scenarios.campaigns.chaos.generate import ChaosSpec
+from scenarios.campaigns.chaos.generate_consumer import generate_consumer as generate
 from scenarios.campaigns.chaos.render import scenario_doc, with_bound
 from scenarios.check.consumer_liveness import consumer_bound_for
 from scenarios.input import toml_writer
 from scenarios.input.consumer import loads_consumer_scenario
 
-__all__ = ["render_consumer", "drop_last_consumer"]
+__all__ = ["generate", "render", "drop_member"]
 
 
-def render_consumer(spec: ChaosSpec) -> str:
+def render(spec: ChaosSpec) -> str:
     """A consumer chaos spec as a ``kind = "consumer"`` scenario file (docs/consumer.md; the
     consumer kind's :meth:`scenarios.kinds.GroupKind.chaos_render`)."""
     assert spec.consumer is not None
@@ -37,7 +38,7 @@ def render_consumer(spec: ChaosSpec) -> str:
     )
 
 
-def drop_last_consumer(spec: ChaosSpec) -> ChaosSpec | None:
+def drop_member(spec: ChaosSpec) -> ChaosSpec | None:
     """A consumer spec without its last consumer, if no step names it (the consumer kind's
     :meth:`scenarios.kinds.GroupKind.chaos_drop_member`)."""
     assert spec.consumer is not None

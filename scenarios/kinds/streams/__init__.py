@@ -17,33 +17,37 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import msgspec
-
 from scenarios import kinds
-from scenarios.check.log_check import check_group_log
 from scenarios.check.summary_types import StreamsSummary
 from scenarios.eventlog import kinds_streams
 from scenarios.input.library import streams_library_dir
 from scenarios.input.streams import LoadedStreamsScenario, loads_streams_scenario
+from scenarios.kinds.base import KindBase
 from scenarios.kinds.protocol import KindWords
 from scenarios.sim.streams import StreamsKind
 
 if TYPE_CHECKING:
-    from rich.console import Console
     from rich.text import Text
-
-    from scenarios.campaigns.chaos.generate import ChaosConfig, ChaosSpec
 
 __all__ = ["STREAMS", "Streams"]
 
 
-class Streams:
+class Streams(KindBase):
     """The Kafka Streams kind (:class:`scenarios.kinds.GroupKind`)."""
 
     name = "streams"
-    words = KindWords(title="Streams", app="Kafka Streams", member="client", task="active task")
+    words = KindWords(
+        title="Streams",
+        app="Kafka Streams",
+        member="client",
+        task="active task",
+        downtime_of="task",
+    )
     quiet_period_balance = False
     standby_tasks = True
+    record_module = kinds_streams
+    summary_struct = StreamsSummary
+    chaos_module = "scenarios.kinds.streams.chaos"
     chaos_protocols = False
 
     def library_dir(self) -> Path | None:
@@ -52,25 +56,13 @@ class Streams:
     def loads(self, text: str, source: str | Path) -> LoadedStreamsScenario:
         return loads_streams_scenario(text, source)
 
-    def record_kinds(self) -> frozenset[str]:
-        return kinds.record_tags(kinds_streams)
-
     def run_kind(self, loaded: Any) -> StreamsKind:
         return StreamsKind(loaded)
-
-    def summary_type(self) -> type[msgspec.Struct]:
-        return StreamsSummary
-
-    def log_violations(self, records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-        return check_group_log(records)
 
     def summary_lines(self, summary: Mapping[str, Any]) -> list[Text | str]:
         from scenarios.kinds.streams.views import streams_lines
 
         return streams_lines(summary, summary[self.name])
-
-    def render_summary(self, summary: Mapping[str, Any], console: Console, title: str) -> bool:
-        return False
 
     def report_members(self, summary: Mapping[str, Any]) -> tuple[str, list[str], list[list[str]]]:
         from scenarios.cli.report import num
@@ -87,37 +79,16 @@ class Streams:
 
         return [("tasks configured", num(summary.get("tasks_configured")))]
 
-    def report_downtime(self, summary: Mapping[str, Any]) -> list[tuple[str, str]]:
-        return []
-
     def timeline_series(self, records: Sequence[dict[str, Any]]) -> Any:
         from scenarios.cli.timeline_series import streams_series
 
         return streams_series(records)
-
-    def chaos_generate(self, config: ChaosConfig, campaign_seed: int, index: int) -> ChaosSpec:
-        from scenarios.campaigns.chaos.generate_streams import generate_streams
-
-        return generate_streams(config, campaign_seed, index)
 
     def chaos_option_error(self, option: str) -> str:
         return (
             f"{option}: Connect only; a Streams campaign (--kind streams) runs Kafka "
             "Streams' high-availability assignor"
         )
-
-    def chaos_compact(self, spec: ChaosSpec) -> ChaosSpec | None:
-        return None  # clients keep their names
-
-    def chaos_drop_member(self, spec: ChaosSpec) -> ChaosSpec | None:
-        from scenarios.kinds.streams.chaos import drop_last_client
-
-        return drop_last_client(spec)
-
-    def chaos_render(self, spec: ChaosSpec) -> str:
-        from scenarios.kinds.streams.chaos import render_streams
-
-        return render_streams(spec)
 
 
 STREAMS = kinds.register(Streams())

@@ -8,15 +8,16 @@ from __future__ import annotations
 from dataclasses import replace
 
 from scenarios.campaigns.chaos.generate import ChaosSpec
+from scenarios.campaigns.chaos.generate_streams import generate_streams as generate
 from scenarios.campaigns.chaos.render import scenario_doc, step_end, with_bound
 from scenarios.check.streams_bounds import streams_bound_for
 from scenarios.input import toml_writer
 from scenarios.input.streams import loads_streams_scenario
 
-__all__ = ["render_streams", "drop_last_client"]
+__all__ = ["generate", "render", "drop_member"]
 
 
-def render_streams(spec: ChaosSpec) -> str:
+def render(spec: ChaosSpec) -> str:
     """A Streams chaos spec as a ``kind = "streams"`` scenario file (docs/streams.md)."""
     assert spec.streams is not None
     body = {
@@ -35,7 +36,7 @@ def render_streams(spec: ChaosSpec) -> str:
     )
 
 
-def drop_last_client(spec: ChaosSpec) -> ChaosSpec | None:
+def drop_member(spec: ChaosSpec) -> ChaosSpec | None:
     """A Streams spec without its last client, if no step names it."""
     assert spec.streams is not None
     clients = spec.streams["clients"]

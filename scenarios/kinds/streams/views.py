@@ -8,7 +8,7 @@ from typing import Any
 
 from rich.text import Text
 
-from scenarios.cli.summary_view import never_started, seconds
+from scenarios.cli.summary_view import downtime_line, seconds
 
 __all__ = ["streams_lines"]
 
@@ -16,13 +16,9 @@ __all__ = ["streams_lines"]
 def streams_lines(summary: Mapping[str, Any], streams: Mapping[str, Any]) -> list[Text | str]:
     """Kafka Streams: downtime of active tasks, restoration, warm-ups and probing rebalances
     (KIP-441), each client's active/standby tasks at end."""
-    downtime = Text(
-        "active task downtime (no client running it): total "
-        f"{seconds(summary.get('task_downtime_ms_total', 0))}, worst task "
-        f"{seconds(summary.get('task_downtime_ms_max', 0))}; "
-        f"active task movements {summary.get('task_movements', 0)}"
-    )
-    lines: list[Text | str] = [never_started(summary, downtime)]
+    what = "active task downtime (no client running it)"
+    moved = f"active task movements {summary.get('task_movements', 0)}"
+    lines: list[Text | str] = [downtime_line(summary, what, moved)]
     restore = streams.get("restoration") or {}
     if restore:
         text = (

@@ -1,5 +1,6 @@
-"""``summary.json`` of every library run (Connect and Kafka Streams) and chaos reproducer
-matches the summary Structs of scenarios/check/summary_types.py."""
+"""``summary.json`` of every library run (Connect, Kafka Streams, plain consumers) and chaos
+reproducer matches the summary Structs of scenarios/check/summary_types.py, which the
+summarizers build."""
 
 from __future__ import annotations
 
@@ -11,12 +12,18 @@ import pytest
 
 from scenarios.check.summary_types import (
     ConnectSummary,
+    ConsumerSummary,
     StreamsSummary,
     SummaryBase,
     validate_summary,
 )
 from scenarios.cli.outputs import write_outputs
-from scenarios.input.library import library_dir, load_any, streams_library_dir
+from scenarios.input.library import (
+    consumer_library_dir,
+    library_dir,
+    load_any,
+    streams_library_dir,
+)
 from scenarios.input.loader import load_scenario
 from scenarios.input.streams import load_streams_scenario
 from scenarios.sim.runner import RunResult, simulate
@@ -28,8 +35,9 @@ REPRO = Path(__file__).resolve().parents[1] / "campaigns" / "chaos" / "repro"
 def _cases() -> list[tuple[str, Path]]:
     connect = [(f"connect/{p.stem}", p) for p in sorted(library_dir().glob("*.toml"))]
     streams = [(f"streams/{p.stem}", p) for p in sorted(streams_library_dir().glob("*.toml"))]
+    consumer = [(f"consumer/{p.stem}", p) for p in sorted(consumer_library_dir().glob("*.toml"))]
     repro = [(f"repro/{p.stem}", p) for p in sorted(REPRO.glob("*.toml"))]
-    return connect + streams + repro
+    return connect + streams + consumer + repro
 
 
 def _run(key: str, path: Path) -> RunResult:
@@ -43,7 +51,8 @@ def test_summary_json_matches_its_struct(key: str, path: Path, tmp_path: Path) -
     result = _run(key, path)
     write_outputs(result, tmp_path, plot=False)
     data = (tmp_path / "summary.json").read_bytes()
-    want = StreamsSummary if "streams" in result.summary else ConnectSummary
+    want = {"streams": StreamsSummary, "consumer": ConsumerSummary}.get(key.split("/")[0])
+    want = want or (StreamsSummary if "streams" in result.summary else ConnectSummary)
     typed = msgspec.json.decode(data, type=want)
     assert typed.expectation_failures == result.failures
     # the in-memory summary too, and the Struct holds every key it has (nothing dropped)
