@@ -51,6 +51,7 @@ from scenarios.sim.events import (
 )
 from scenarios.sim.network import Network, member_name
 from scenarios.sim.quiet import QuietSkipper, QuietTail, heartbeat_timer
+from scenarios.sim.timers import Timer, TimerTable
 
 _STOPPED = MemberState.STOPPED
 
@@ -170,15 +171,13 @@ class Engine:
 
         self._queue: list[tuple[int, int, QueueEvent]] = []
         self._seq = 0
-        # (owner, key) -> [token (seq) of its arming, None once fired or disarmed;
-        #                  its entry (at_ms, seq) in the queue, or None;
-        #                  lazy re-arming (see _set_timer): the due time of a later arming
-        #                  whose entry is pushed when that entry comes up, or None]
-        # (one record per timer: a heartbeat re-arms three timers, each with one lookup)
-        self._timer_state: dict[tuple[str, str], list[Any]] = {}
+        #: every timer's arming and queue entry (one record per timer: a heartbeat re-arms
+        #: three timers, each with one lookup)
+        self.timers = TimerTable()
         # Quiet stretches (scenarios.sim.quiet): False after anything but a heartbeat step.
         self._quiet_ok = False
         self._run_end = 0
+        self.lazy_timers = self.LAZY_TIMERS
         # Jitter draws from the run's generator for every message: never periodic.
         skip = self.SKIP_QUIET and not self.log_heartbeats
         self._replay = skip and replay is not None and replay()  # sim.heartbeat_forward
@@ -249,36 +248,36 @@ class Engine:
         """
         self._seq += 1
         seq = self._seq
-        timer = (owner, key)
-        state = self._timer_state.get(timer)
-        if state is None:
-            state = self._timer_state[timer] = [seq, None, None]
+        timer = self.timers.get((owner, key))
+        if timer is None:
+            timer = self.timers[(owner, key)] = Timer(seq, None)
         else:
-            state[0] = seq
-            sentinel = state[1]
-            if sentinel is not None and sentinel[0] <= at_ms and self.LAZY_TIMERS:
-                state[2] = at_ms
+            timer.token = seq
+            entry = timer.entry
+            if entry is not None and entry[0] <= at_ms and self.lazy_timers:
+                timer.deferred = at_ms
                 return
-        state[2] = None
-        state[1] = (at_ms, seq)
+        timer.deferred = None
+        timer.entry = (at_ms, seq)
         heapq.heappush(self._queue, (at_ms, seq, TimerDue(owner, key, seq)))
 
     def _timer_due(self, owner: str, key: str, token: int) -> None:
-        state = self._timer_state.get((owner, key))
-        if state is None:
+        timer = self.timers.get((owner, key))
+        if timer is None:
             return
-        sentinel = state[1]
-        if sentinel is not None and sentinel[1] == token:
-            at_ms = state[2]
+        entry = timer.entry
+        if entry is not None and entry[1] == token:
+            at_ms = timer.deferred
             if at_ms is not None:  # re-armed later meanwhile: its entry goes in now
-                seq = state[0]
-                state[1] = (at_ms, seq)
-                state[2] = None
+                seq = timer.token
+                assert seq is not None  # (disarming clears deferred too)
+                timer.entry = (at_ms, seq)
+                timer.deferred = None
                 heapq.heappush(self._queue, (at_ms, seq, TimerDue(owner, key, seq)))
                 return
-            state[1] = None
-        if state[0] == token:
-            state[0] = None
+            timer.entry = None
+        if timer.token == token:
+            timer.token = None
             self._fire(owner, key)
             if key == "heartbeat" and owner != COORDINATOR_ADDRESS:
                 skipper = self._skipper
@@ -288,12 +287,6 @@ class Engine:
                     skipper.after_heartbeat(owner)
             elif self._quiet_ok and not heartbeat_timer(owner, key):
                 self._quiet_ok = False
-
-    def _disarm(self, owner: str) -> None:
-        """Disarm every timer of ``owner`` (a retired member, an unloaded coordinator)."""
-        for timer, state in self._timer_state.items():
-            if timer[0] == owner:
-                state[0] = state[2] = None  # its queued entry, if any, comes up stale
 
     def run_until(
         self, end_ms: int | None = None, *, on_progress: Callable[[int], None] | None = None
@@ -406,9 +399,7 @@ class Engine:
                 self._set_timer(owner, key, effect.at_ms)  # type: ignore[union-attr]
             elif kind is CancelTimer:
                 self._quiet_ok = False
-                state = self._timer_state.get((owner, effect.key))  # type: ignore[union-attr]
-                if state is not None:
-                    state[0] = state[2] = None
+                self.timers.cancel(owner, effect.key)  # type: ignore[union-attr]
             elif kind is Log:
                 self._quiet_ok = False
                 fields = effect.fields  # type: ignore[union-attr]
@@ -465,7 +456,7 @@ class Engine:
         name = member_name(address)
         if self.addresses.get(name) == address:
             del self.addresses[name]
-        self._disarm(address)
+        self.timers.disarm(address)
         restart = self._pending_restart.pop(name, None)
         if restart is not None:
             config, down_ms = restart
@@ -568,7 +559,7 @@ class Engine:
     def _unload_coordinator(self) -> None:
         """The group's partition moves: in-flight joins and syncs get NOT_COORDINATOR."""
         self.apply(COORDINATOR_ADDRESS, self.coordinator.unload(self.now_ms))
-        self._disarm(COORDINATOR_ADDRESS)
+        self.timers.disarm(COORDINATOR_ADDRESS)
         self.coordinator_up = False
         self.coordinator_epoch += 1
 

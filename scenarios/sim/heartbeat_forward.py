@@ -29,7 +29,7 @@ from scenarios.sim.events import Deliver, TimerDue
 if TYPE_CHECKING:
     from scenarios.sim.engine import Engine
 
-__all__ = ["drop_stale", "forward_heartbeats", "timer_entry_live"]
+__all__ = ["forward_heartbeats"]
 
 # the small queue's entries: (at_ms, seq, step, member index, correlation id), the steps of a
 # heartbeat round (the heartbeat timer fires, the Heartbeat and its answer arrive), and when
@@ -52,38 +52,6 @@ class _Member:
         self.deadline = deadline  # [token, due at] of the coordinator's deadline timer
 
 
-def timer_entry_live(engine: Engine, event: TimerDue) -> bool:
-    """False for a queued timer entry that was cancelled or re-armed (the engine drops it
-    when it comes up, see ``Engine._timer_due``)."""
-    state = engine._timer_state.get((event.owner, event.key))
-    if state is None:
-        return False
-    if state[0] == event.token:
-        return True
-    sentinel = state[1]
-    return sentinel is not None and sentinel[1] == event.token and state[2] is not None
-
-
-def drop_stale(engine: Engine, at: int, seq: int, event: TimerDue) -> bool:
-    """True if the queue entry ``(at, seq, event)`` of a timer is stale (cancelled or
-    re-armed: the engine would do nothing when it comes up), so that the caller may drop it;
-    then a later arming of that timer pushes its own entry (``Engine._set_timer``)."""
-    if timer_entry_live(engine, event):
-        return False
-    state = engine._timer_state.get((event.owner, event.key))
-    if state is not None and state[1] == (at, seq):
-        state[1] = None
-    return True
-
-
-def _armed(engine: Engine, owner: str, key: str) -> list[int] | None:
-    """``[token, due at]`` of an armed timer (lazy re-arming resolved), else ``None``."""
-    state = engine._timer_state.get((owner, key))
-    if state is None or state[0] is None or state[1] is None:
-        return None
-    return [state[0], state[1][0] if state[2] is None else state[2]]
-
-
 def _members(engine: Engine) -> list[_Member]:
     """The members whose heartbeat rounds can be replayed: Stable in the coordinator's
     generation and knowing it, with their timers armed, and no ``delay_request`` fault on
@@ -100,7 +68,7 @@ def _members(engine: Engine) -> list[_Member]:
     }
     records = coordinator._members
     generation = coordinator.generation_id
-    timer_state = engine._timer_state
+    timers = engine.timers
     members = []
     for address, client in engine.members.items():
         record = records.get(client.member_id)
@@ -114,12 +82,17 @@ def _members(engine: Engine) -> list[_Member]:
             or coordinator._validate_member(client.member_id, client.group_instance_id) is not None
         ):
             continue
-        session = _armed(engine, address, "session")
-        deadline = _armed(engine, COORDINATOR_ADDRESS, record.hb_key)
-        heartbeat = timer_state.get((address, "heartbeat"))
-        if session is None or deadline is None or heartbeat is None or heartbeat[2] is not None:
+        session = timers.armed(address, "session")
+        deadline = timers.armed(COORDINATOR_ADDRESS, record.hb_key)
+        heartbeat = timers.get((address, "heartbeat"))
+        if (
+            session is None
+            or deadline is None
+            or heartbeat is None
+            or heartbeat.deferred is not None
+        ):
             continue
-        members.append(_Member(client, record, session, deadline))
+        members.append(_Member(client, record, list(session), list(deadline)))
     return members
 
 
@@ -168,7 +141,7 @@ def _split(
         timers[(m.address, "session")] = i
         timers[(COORDINATOR_ADDRESS, m.record.hb_key)] = i
     coordinator = engine.coordinator
-    timer_state = engine._timer_state
+    table = engine.timers
     small: list[tuple[int, int, int, int, int]] = []
     messages: dict[tuple[int, int], Deliver] = {}
     rest = []
@@ -178,13 +151,13 @@ def _split(
             timer = (event.owner, event.key)
             replayed = timers.get(timer)
             if replayed is not None:
-                state = timer_state[timer]
-                if event.key == "heartbeat" and state[0] == seq and state[1] == (at, seq):
+                state = table[timer]
+                if event.key == "heartbeat" and state.token == seq and state.entry == (at, seq):
                     small.append((at, seq, _FIRE, replayed, 0))
-                elif state[1] == (at, seq):
-                    state[1] = None  # its entry goes (put back by _put_back)
+                elif state.entry == (at, seq):
+                    state.entry = None  # its entry goes (put back by _put_back)
                 continue
-            if (at, seq) < stop and drop_stale(engine, at, seq, event):
+            if (at, seq) < stop and table.drop_stale(at, seq, event):
                 continue
         elif isinstance(event, Deliver):
             message = event.message
@@ -328,15 +301,14 @@ def _put_back(
 ) -> None:
     """The engine's queue and timers as processing one event at a time leaves them (each timer
     with one entry at its due time: see ``Engine._set_timer``)."""
-    timer_state = engine._timer_state
+    timers = engine.timers
     queue = rest
     for at, seq, step, i, corr in small:
         if step >= _SESSION:
             continue  # not queue entries (the timers' own entries go in below)
         m = members[i]
         if step == _FIRE:
-            timer_state[(m.address, "heartbeat")] = [seq, (at, seq), None]
-            queue.append((at, seq, TimerDue(m.address, "heartbeat", seq)))
+            queue.append((at, seq, timers.settle(m.address, "heartbeat", seq, at)))
             continue
         message = messages.get((at, seq))  # queued before the replay: the same message
         if message is None and step == _REQUEST:
@@ -351,8 +323,7 @@ def _put_back(
             (m.address, "session", m.session),
             (COORDINATOR_ADDRESS, m.record.hb_key, m.deadline),
         ):
-            timer_state[(owner, key)] = [token, (due, token), None]
-            queue.append((due, token, TimerDue(owner, key, token)))
+            queue.append((due, token, timers.settle(owner, key, token, due)))
         m.record.hb_deadline = m.deadline[1]
     heapq.heapify(queue)
     engine._queue[:] = queue

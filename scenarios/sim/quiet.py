@@ -32,7 +32,7 @@ from coordinator.group import HEARTBEAT_PREFIX
 from members.group_client import COORDINATOR_ADDRESS
 from protocol.group import HeartbeatRequest, HeartbeatResponse
 from scenarios.sim.events import Deliver, TimerDue
-from scenarios.sim.heartbeat_forward import drop_stale, forward_heartbeats, timer_entry_live
+from scenarios.sim.heartbeat_forward import forward_heartbeats
 
 if TYPE_CHECKING:
     from scenarios.sim.engine import Engine
@@ -126,8 +126,8 @@ class QuietSkipper:
         if earlier is None:
             # replay up to this member's next heartbeat, which takes the next snapshot
             self.seen[signature] = (now, seq)
-            state = engine._timer_state[(owner, "heartbeat")]
-            next_heartbeat = state[1] if state[0] is not None else None
+            timer = engine.timers[(owner, "heartbeat")]
+            next_heartbeat = timer.entry if timer.token is not None else None
             self.forwarded_ms += _forward(engine, next_heartbeat or (end + 1, 0))
             return
         period, pushes = now - earlier[0], seq - earlier[1]
@@ -165,7 +165,7 @@ class QuietSkipper:
                 entry = _relative(event, seq, now)  # type: ignore[arg-type]
                 entries.append((at - now, s - seq, entry))
             elif at < others_at and (
-                type(event) is not TimerDue or timer_entry_live(engine, event)  # type: ignore[arg-type]
+                type(event) is not TimerDue or engine.timers.live(event)  # type: ignore[arg-type]
             ):
                 others_at = at  # (a stale timer entry changes nothing when it comes up)
         entries.sort()
@@ -174,9 +174,11 @@ class QuietSkipper:
         # where that entry is does not change when or in which order anything happens, so
         # it is left out: a period is found even when the re-arming cycle is longer.
         timers = sorted(
-            (owner, key, (st[1][0] if st[2] is None else st[2]) - now, st[0] - seq)
-            for (owner, key), st in engine._timer_state.items()
-            if st[0] is not None and heartbeat_timer(owner, key)
+            (owner, key, due - now, token - seq)
+            for (owner, key) in engine.timers
+            if heartbeat_timer(owner, key)
+            and (armed := engine.timers.armed(owner, key)) is not None
+            for token, due in (armed,)
         )
         members = tuple(
             (
@@ -218,20 +220,12 @@ class QuietSkipper:
                     event = Deliver(event.dest, event.source, message)
                 queue.append((at + dt, s + ds, event))
             elif at >= engine.now_ms + dt or not (
-                type(event) is TimerDue and drop_stale(engine, at, s, event)  # type: ignore[arg-type]
+                type(event) is TimerDue and engine.timers.drop_stale(at, s, event)  # type: ignore[arg-type]
             ):
                 queue.append((at, s, event))  # (a stale timer entry skipped over goes)
         heapq.heapify(queue)
         engine._queue[:] = queue
-        for timer, state in engine._timer_state.items():
-            if heartbeat_timer(*timer):
-                token, sentinel, deferred = state
-                if token is not None:
-                    state[0] = token + ds
-                if sentinel is not None:
-                    state[1] = (sentinel[0] + dt, sentinel[1] + ds)
-                if deferred is not None:
-                    state[2] = deferred + dt
+        engine.timers.shift(dt, ds, heartbeat_timer)
         for member in engine.members.values():
             member._heartbeats = {sent + dt: g for sent, g in member._heartbeats.items()}
         for m in engine.coordinator._members.values():
@@ -296,7 +290,7 @@ class QuietTail:
             if (
                 at <= end
                 and not _is_heartbeat_entry(event)
-                and (not isinstance(event, TimerDue) or timer_entry_live(self.engine, event))
+                and (not isinstance(event, TimerDue) or self.engine.timers.live(event))
             ):
                 return True
         return False
