@@ -90,23 +90,19 @@ def replay_holds() -> bool:
     holds = _calibrated.get(key)
     if holds is None:
         loaded = loads_scenario(_CALIBRATION, "calibration.toml")
-        saved = Engine.SKIP_QUIET
         try:
-            replayed = _run(loaded)
-            Engine.SKIP_QUIET = False
-            holds = replayed == _run(loaded)
+            holds = _run(loaded, skip_quiet=True) == _run(loaded, skip_quiet=False)
         except Exception:  # the heartbeat code fails on its own: let the runs show it
             holds = False
-        finally:
-            Engine.SKIP_QUIET = saved
         _calibrated[key] = holds
     return holds
 
 
-def _run(loaded: LoadedView) -> tuple[int, list[dict[str, Any]]]:
-    """The calibration run's end (virtual ms) and event log with seed 1, replaying wherever
-    the engine's flags let it: what :func:`scenarios.sim.runner.simulate` adds after the run
-    (its summary, end-of-run checks, ``run_end``) depends on nothing else."""
-    engine = Engine(kinds.get(loaded.scenario.kind).run_kind(loaded), 1, replay=lambda: True)
+def _run(loaded: LoadedView, *, skip_quiet: bool) -> tuple[int, list[dict[str, Any]]]:
+    """The calibration run's end (virtual ms) and event log with seed 1, replaying the quiet
+    stretches or not (``skip_quiet``): what :func:`scenarios.sim.runner.simulate` adds after
+    the run (its summary, end-of-run checks, ``run_end``) depends on nothing else."""
+    kind = kinds.get(loaded.scenario.kind).run_kind(loaded)
+    engine = Engine(kind, 1, replay=lambda: True, skip_quiet=skip_quiet)
     engine.run_until()
     return engine.now_ms, engine.log.records

@@ -114,11 +114,12 @@ class RunKind(Protocol):
 class Engine:
     """A scenario in progress. Build it, then :meth:`run_until`.
 
-    ``LAZY_TIMERS`` (class attribute, default True) enables the lazy re-arming of
-    :meth:`_set_timer`; False pushes every arming at once. ``SKIP_QUIET`` (default True, and
-    only while heartbeats are not logged) skips whole heartbeat periods of a quiet group
-    (:mod:`scenarios.sim.quiet`). With both False the engine processes every event one by
-    one: the reference ``tests/scenarios/sim/test_engine_fast_path.py`` compares logs with.
+    Two fast paths, each a setting of this engine, leave the event log byte for byte the same:
+    ``lazy_timers`` (the lazy re-arming of :meth:`_set_timer`) and ``skip_quiet`` (whole
+    heartbeat periods of a quiet group skipped, the heartbeat rounds between other events
+    replayed, only while heartbeats are not logged: :mod:`scenarios.sim.quiet`). With both
+    False the engine processes every event one by one: the reference
+    ``tests/scenarios/sim/test_engine_fast_path.py`` compares logs with.
 
     Args:
         kind: the kind of group and its loaded scenario.
@@ -127,15 +128,16 @@ class Engine:
         log_heartbeats: also log heartbeat requests and responses (default: the scenario's).
         replay: asked once, if quiet stretches may be skipped, whether the heartbeat replay
             holds (:func:`scenarios.sim.calibration.replay_holds`); None: never replay.
+        lazy_timers: push a re-armed timer's queue entry only when its earlier entry comes
+            up (default True).
+        skip_quiet: skip and replay quiet heartbeat stretches (default True; never while
+            heartbeats are logged).
 
     Attributes:
         now_ms: the virtual time of the event being processed (virtual ms).
         members: live members by address; ``addresses``: member name → current address.
         end_ms: when the run ends.
     """
-
-    LAZY_TIMERS = True
-    SKIP_QUIET = True
 
     def __init__(
         self,
@@ -145,6 +147,8 @@ class Engine:
         log: EventLog | None = None,
         log_heartbeats: bool | None = None,
         replay: Callable[[], bool] | None = None,
+        lazy_timers: bool = True,
+        skip_quiet: bool = True,
     ) -> None:
         loaded = kind.loaded
         scenario = loaded.scenario
@@ -177,9 +181,9 @@ class Engine:
         # Quiet stretches (scenarios.sim.quiet): False after anything but a heartbeat step.
         self._quiet_ok = False
         self._run_end = 0
-        self.lazy_timers = self.LAZY_TIMERS
+        self.lazy_timers = lazy_timers
         # Jitter draws from the run's generator for every message: never periodic.
-        skip = self.SKIP_QUIET and not self.log_heartbeats
+        skip = skip_quiet and not self.log_heartbeats
         self._replay = skip and replay is not None and replay()  # sim.heartbeat_forward
         self._skipper: QuietSkipper | QuietTail | None = None
         if skip:

@@ -1,7 +1,7 @@
 """The engine's fast paths change no event log.
 
-``Engine.LAZY_TIMERS`` pushes a re-armed timer's queue entry only when its earlier entry
-comes up (see ``Engine._set_timer``); ``Engine.SKIP_QUIET`` skips whole heartbeat periods of a
+The engine's ``lazy_timers`` pushes a re-armed timer's queue entry only when its earlier entry
+comes up (see ``Engine._set_timer``); its ``skip_quiet`` skips whole heartbeat periods of a
 quiet group (:mod:`scenarios.sim.quiet`) and replays the heartbeat rounds between other
 events on a small queue (:mod:`scenarios.sim.heartbeat_forward`). These tests run the same
 scenarios with both and with neither and require identical records: chaos scenarios with
@@ -35,9 +35,7 @@ def _both(
     monkeypatch: pytest.MonkeyPatch, loaded: Any, seed: int, log_heartbeats: bool
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     lazy = simulate(loaded, seed, log_heartbeats=log_heartbeats).records
-    monkeypatch.setattr(Engine, "LAZY_TIMERS", False)
-    monkeypatch.setattr(Engine, "SKIP_QUIET", False)
-    eager = simulate(loaded, seed, log_heartbeats=log_heartbeats).records
+    eager = simulate(loaded, seed, log_heartbeats=log_heartbeats, reference=True).records
     monkeypatch.undo()
     return lazy, eager
 
@@ -223,8 +221,7 @@ def test_jittered_chaos_logs_are_unchanged_when_the_quiet_tail_is_dropped(
     monkeypatch.setattr(QuietTail, "after_heartbeat", spy)
     fast = simulate(loaded, index, log_heartbeats=False).records
     monkeypatch.undo()
-    monkeypatch.setattr(Engine, "SKIP_QUIET", False)
-    slow = simulate(loaded, index, log_heartbeats=False).records
+    slow = simulate(loaded, index, log_heartbeats=False, reference=True).records
     assert fast == slow
     assert max(ended, default=0) > 0  # the tail was dropped
 
