@@ -1,4 +1,4 @@
-"""Whether the heartbeat replay (:mod:`scenarios.sim.heartbeat_forward`) may stand for the
+"""Whether the heartbeat replay (:mod:`scenarios.sim.fastpath.heartbeats`) may stand for the
 engine's own heartbeat processing: one small calibration run with jitter and faults, run with
 the replay and without it, compared once per process.
 
@@ -70,9 +70,14 @@ def _modelled_code() -> tuple[object, ...]:
         GroupClient._on_heartbeat_response,
         GroupClient._arm_heartbeat,
         GroupClient.heartbeat_request,
+        GroupClient.heartbeats_steady,
+        GroupClient.heartbeat_round,
+        GroupClient.heartbeat_answered,
         GroupCoordinator.handle,
         GroupCoordinator.fire,
         GroupCoordinator._heartbeat,
+        GroupCoordinator.heartbeat_steady,
+        GroupCoordinator.extend_session,
         Network.arrival_ms,
     )
 

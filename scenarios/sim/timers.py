@@ -65,6 +65,31 @@ class TimerTable(dict[tuple[str, str], Timer]):
     """Every timer of a run by ``(owner address, key)``: a dict, with the queries and updates
     the engine and its fast paths (:mod:`scenarios.sim.fastpath`) make."""
 
+    def arm(self, owner: str, key: str, at_ms: int, seq: int, lazy: bool) -> bool:
+        """Arm timer ``(owner, key)`` at ``at_ms`` with token ``seq`` (the sequence number it
+        takes now, as every push does, so ties at equal virtual times resolve exactly as if
+        it were pushed now), replacing any earlier arming. True when the caller must queue
+        its entry ``(at_ms, seq, TimerDue(owner, key, seq))`` now.
+
+        With ``lazy`` (lazy re-arming), when the timer already has an entry in the queue due
+        no later than ``at_ms`` (a heartbeat deadline pushed back again), the new entry is
+        queued only when that one comes up (:attr:`Timer.deferred`): the queue holds the same
+        ``(at_ms, seq)`` keys at every moment they can be popped, so the order of all events
+        is unchanged, with far fewer stale entries (one per timer, not one per heartbeat).
+        """
+        timer = self.get((owner, key))
+        if timer is None:
+            self[(owner, key)] = Timer(seq, (at_ms, seq))
+            return True
+        timer.token = seq
+        entry = timer.entry
+        if lazy and entry is not None and entry[0] <= at_ms:
+            timer.deferred = at_ms
+            return False
+        timer.deferred = None
+        timer.entry = (at_ms, seq)
+        return True
+
     def live(self, event: TimerDue) -> bool:
         """False for a queued timer entry that is stale (cancelled or re-armed: the engine
         does nothing when it comes up, see ``Engine._timer_due``)."""

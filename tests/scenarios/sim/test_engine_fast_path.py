@@ -2,8 +2,8 @@
 
 The engine's ``lazy_timers`` pushes a re-armed timer's queue entry only when its earlier entry
 comes up (see ``Engine._set_timer``); its ``skip_quiet`` skips whole heartbeat periods of a
-quiet group (:mod:`scenarios.sim.quiet`) and replays the heartbeat rounds between other
-events on a small queue (:mod:`scenarios.sim.heartbeat_forward`). These tests run the same
+quiet group (:mod:`scenarios.sim.fastpath.quiet`) and replays the heartbeat rounds between
+other events on a small queue (:mod:`scenarios.sim.fastpath.heartbeats`). These tests run the same
 scenarios with both and with neither and require identical records: chaos scenarios with
 every fault kind, Kafka Streams library scenarios, stable clusters with changes after long
 quiet stretches, heartbeats under faults, with heartbeat records on and off. A change that
@@ -22,9 +22,10 @@ from scenarios.campaigns.chaos import ChaosConfig, generate, spec_to_toml
 from scenarios.input.library import streams_library_dir
 from scenarios.input.loader import loads_scenario
 from scenarios.input.streams import load_streams_scenario
-from scenarios.sim import calibration, heartbeat_forward, quiet
+from scenarios.sim import calibration
 from scenarios.sim.engine import Engine
-from scenarios.sim.quiet import QuietSkipper, QuietTail
+from scenarios.sim.fastpath import heartbeats, quiet
+from scenarios.sim.fastpath.quiet import QuietSkipper, QuietTail
 from scenarios.sim.runner import simulate
 
 # Short fault windows keep each run well under a second; every fault kind is enabled.
@@ -150,7 +151,7 @@ def test_heartbeat_rounds_are_replayed_without_a_trace(
     # slow messages, and a partition whose member's session runs out during a replay
     loaded = loads_scenario(FAULTS.format(jitter=jitter), "faults.toml")
     replays: list[tuple[int, int, bool]] = []  # (from, to, partition in force)
-    original = heartbeat_forward.forward_heartbeats
+    original = heartbeats.forward_heartbeats
 
     def spy(engine: Engine, until: tuple[int, int]) -> int:
         before, partitioned = engine.now_ms, bool(engine.network.partitioned)
