@@ -692,16 +692,9 @@ class GroupCoordinator:
             return [Send(source, HeartbeatResponse(ErrorCode.ILLEGAL_GENERATION, corr))]
         if state is _EMPTY:
             return [Send(source, HeartbeatResponse(ErrorCode.UNKNOWN_MEMBER_ID, corr))]
-        deadline = self._extend(m, now_ms)
+        deadline = self.extend_session(req.member_id, now_ms)
         error = ErrorCode.REBALANCE_IN_PROGRESS if state is _PREPARING else ErrorCode.NONE
         return [SetTimer(m.hb_key, deadline), Send(source, HeartbeatResponse(error, corr))]
-
-    @staticmethod
-    def _extend(m: _Member, now_ms: int) -> int:
-        """``rescheduleClassicGroupMemberHeartbeat``: the member's session deadline moves to
-        ``now_ms`` + its session timeout; returns it (virtual ms)."""
-        deadline = m.hb_deadline = now_ms + m.session_timeout_ms
-        return deadline
 
     # ------------------------------------------------------------------ steady heartbeats
     #
@@ -728,10 +721,15 @@ class GroupCoordinator:
         timer ``heartbeat_key(member_id)`` re-arms there, as :meth:`handle` does (the
         answer is NONE); returns the deadline (virtual ms).
 
+        This is ``rescheduleClassicGroupMemberHeartbeat`` of every Heartbeat that passes
+        ``classicGroupHeartbeat``'s checks (:meth:`handle` calls it too).
+
         Raises:
             KeyError: ``member_id`` is not a member.
         """
-        return self._extend(self._members[member_id], now_ms)
+        m = self._members[member_id]
+        deadline = m.hb_deadline = now_ms + m.session_timeout_ms
+        return deadline
 
     def session_deadlines(self) -> list[tuple[str, int]]:
         """Every member's session deadline: (member id, virtual ms), by member id."""

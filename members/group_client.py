@@ -585,9 +585,11 @@ class GroupClient:
         heartbeat.interval.ms``, exactly as :meth:`fire` does; returns its correlation id.
         Returns -1 and changes nothing when a Heartbeat is still in flight (then :meth:`fire`
         decides: it may have timed out)."""
-        if self._heartbeats:
+        heartbeats = self._heartbeats
+        if heartbeats:
             return -1
-        return self._heartbeat_in_flight(now_ms)
+        heartbeats[now_ms] = self.generation  # _heartbeat_in_flight, with none in flight
+        return now_ms
 
     def heartbeat_answered(self, correlation_id: int) -> bool:
         """A NONE HeartbeatResponse to ``correlation_id`` reached a steady member: True if that
