@@ -99,6 +99,26 @@ class Network:
         self._link_clock[link] = at
         return at
 
+    def fault_free_arrival(self, source: str, dest: str, now_ms: int) -> int:
+        """:meth:`arrival_ms` of a message on a link no fault is in force on (no partition,
+        loss or latency fault: see :meth:`link_faults_in_force`), without looking faults up:
+        the latency, a jitter draw, the link's FIFO order. The same arrival and the same
+        draws as :meth:`arrival_ms` there (``tests/scenarios/sim/test_engine_fast_path.py``);
+        the heartbeat replay's path (:mod:`scenarios.sim.fastpath.heartbeats`)."""
+        at = now_ms + self.latency_ms
+        if self.jitter_ms:
+            width, bits, draw = self._jitter_width, self._jitter_bits, self._getrandbits
+            extra = draw(bits)
+            while extra >= width:
+                extra = draw(bits)
+            at += extra
+        link = (source, dest)
+        previous = self._link_clock.get(link, 0)
+        if at < previous:
+            at = previous
+        self._link_clock[link] = at
+        return at
+
     def partition(self, member: str) -> None:
         """Cut the member's link with the coordinator, both ways."""
         self.partitioned.add(member)

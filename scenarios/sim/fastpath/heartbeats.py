@@ -179,7 +179,11 @@ def _replay(host: Host, members: list[_Member], small: Small, stop: tuple[int, i
     takes a sequence number, a message sent draws its arrival from the network and, unless a
     fault drops it, takes one). Stops early where a session timer or deadline expires or a
     member's previous answer is still missing, leaving that entry first in ``small``."""
-    arrival = host.network.arrival_ms
+    network = host.network
+    # no link fault can start before the next other event (a fault is a step); one in
+    # force now may drop or slow messages: then every arrival looks the faults up
+    faulted = network.link_faults_in_force(host.now_ms)
+    arrival = network.arrival_ms if faulted else network.fault_free_arrival
     extend = host.coordinator.extend_session
     pop, push, replace = heapq.heappop, heapq.heappush, heapq.heapreplace
     rounds = [m.client.heartbeat_round for m in members]

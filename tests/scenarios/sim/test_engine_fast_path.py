@@ -203,6 +203,28 @@ def test_jitter_draws_are_random_randint(jitter_ms: int) -> None:
     assert rng.getstate() == reference.getstate()
 
 
+@pytest.mark.parametrize("jitter_ms", [0, 1, 5])
+def test_fault_free_arrivals_are_the_networks_arrivals(jitter_ms: int) -> None:
+    """``Network.fault_free_arrival`` (the replay's path) gives ``arrival_ms``'s times and
+    draws wherever no fault is in force: on every link while none was injected, and on
+    another member's link while one member is partitioned or loses messages."""
+    from members.group_client import COORDINATOR_ADDRESS
+    from scenarios.sim.network import Network
+
+    general, steady = (
+        Network(2, jitter_ms, random.Random(3)),
+        Network(2, jitter_ms, random.Random(3)),
+    )
+    for network in (general, steady):
+        network.partition("w9")
+        network.lose("w8", "both", 0.5, 10**9)
+    for i in range(3000):
+        source, dest = (f"w{i % 3}#1", COORDINATOR_ADDRESS)[:: 1 if i % 2 else -1]
+        now = i // 7
+        assert steady.fault_free_arrival(source, dest, now) == general.arrival_ms(source, dest, now)
+    assert steady.rng.getstate() == general.rng.getstate()
+
+
 @pytest.mark.parametrize("index", range(6))
 def test_jittered_chaos_logs_are_unchanged_when_the_quiet_tail_is_dropped(
     monkeypatch: pytest.MonkeyPatch, index: int
