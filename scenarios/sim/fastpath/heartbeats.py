@@ -48,12 +48,14 @@ class _Member:
 
     __slots__ = ("client", "address", "connection", "member_id", "hb_key", "session", "deadline")
 
-    def __init__(self, client: GroupClient, session: list[int], deadline: list[int]) -> None:
+    def __init__(
+        self, client: GroupClient, hb_key: str, session: list[int], deadline: list[int]
+    ) -> None:
         self.client = client
         self.address = client.address
         self.connection = client.connection_address
         self.member_id = client.member_id
-        self.hb_key = heartbeat_key(client.member_id)  # its session timer at the coordinator
+        self.hb_key = hb_key  # its session timer at the coordinator
         self.session = session  # [token, due at] of the member's session timer
         self.deadline = deadline  # [token, due at] of the coordinator's deadline timer
 
@@ -69,20 +71,27 @@ def _members(host: Host) -> list[_Member]:
         return []
     now, network, timers = host.now_ms, host.network, host.timers
     generation = coordinator.generation_id
+    delayed = bool(network.delays)  # (a delay_request fault was injected)
     members = []
     for address, client in host.members.items():
         if (
             not client.heartbeats_steady(generation)
-            or network.request_delay(client.name, "heartbeat", now) is not None
+            or (delayed and network.request_delay(client.name, "heartbeat", now) is not None)
             or not coordinator.heartbeat_steady(client.heartbeat_request(0))
         ):
             continue
+        hb_key = heartbeat_key(client.member_id)
         session = timers.armed(address, "session")
-        deadline = timers.armed(COORDINATOR_ADDRESS, heartbeat_key(client.member_id))
+        deadline = timers.armed(COORDINATOR_ADDRESS, hb_key)
         heartbeat = timers.get((address, "heartbeat"))
-        if session is None or deadline is None or heartbeat is None or heartbeat.deferred:
+        if (
+            session is None
+            or deadline is None
+            or heartbeat is None
+            or heartbeat.deferred is not None
+        ):
             continue
-        members.append(_Member(client, list(session), list(deadline)))
+        members.append(_Member(client, hb_key, list(session), list(deadline)))
     return members
 
 
