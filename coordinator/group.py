@@ -44,6 +44,7 @@ __all__ = [
     "JOIN_TIMER",
     "SYNC_TIMER",
     "HEARTBEAT_PREFIX",
+    "heartbeat_key",
 ]
 
 #: Timer keys armed by the coordinator (Kafka: ``join-<group>``, ``sync-<group>``,
@@ -51,6 +52,13 @@ __all__ = [
 JOIN_TIMER = "join"
 SYNC_TIMER = "sync"
 HEARTBEAT_PREFIX = "heartbeat:"
+
+
+def heartbeat_key(member_id: str) -> str:
+    """The key of the coordinator's session timer of ``member_id``
+    (``GroupMetadataManager.classicGroupHeartbeatKey``)."""
+    return HEARTBEAT_PREFIX + member_id
+
 
 _EMPTY = GroupState.EMPTY
 _PREPARING = GroupState.PREPARING_REBALANCE
@@ -684,10 +692,55 @@ class GroupCoordinator:
             return [Send(source, HeartbeatResponse(ErrorCode.ILLEGAL_GENERATION, corr))]
         if state is _EMPTY:
             return [Send(source, HeartbeatResponse(ErrorCode.UNKNOWN_MEMBER_ID, corr))]
-        deadline = now_ms + m.session_timeout_ms
-        m.hb_deadline = deadline
+        deadline = self.extend_session(req.member_id, now_ms)
         error = ErrorCode.REBALANCE_IN_PROGRESS if state is _PREPARING else ErrorCode.NONE
         return [SetTimer(m.hb_key, deadline), Send(source, HeartbeatResponse(error, corr))]
+
+    # ------------------------------------------------------------------ steady heartbeats
+    #
+    # The engine's heartbeat replay (scenarios/sim/fastpath) carries out the Heartbeats of a
+    # Stable group's valid members through these, without effects: each is answered NONE and
+    # pushes the member's session deadline back (timer heartbeat_key(member id)). Anything
+    # else goes through handle.
+
+    def heartbeat_steady(self, request: HeartbeatRequest) -> bool:
+        """True when ``request`` would be answered NONE and change nothing but its member's
+        session deadline (:meth:`extend_session`): it is for this group, the group is Stable
+        and the member valid in the request's generation (``classicGroupHeartbeat``'s
+        checks). Its correlation id does not matter."""
+        return (
+            request.group_id == self.group_id
+            and self._state is _STABLE
+            and request.generation_id == self._generation
+            and self._validate_member(request.member_id, request.group_instance_id) is None
+        )
+
+    def extend_session(self, member_id: str, now_ms: int) -> int:
+        """A steady Heartbeat (:meth:`heartbeat_steady`) of ``member_id`` arrives at
+        ``now_ms``: its session deadline moves to ``now_ms`` + its session timeout, and its
+        timer ``heartbeat_key(member_id)`` re-arms there, as :meth:`handle` does (the
+        answer is NONE); returns the deadline (virtual ms).
+
+        This is ``rescheduleClassicGroupMemberHeartbeat`` of every Heartbeat that passes
+        ``classicGroupHeartbeat``'s checks (:meth:`handle` calls it too).
+
+        Raises:
+            KeyError: ``member_id`` is not a member.
+        """
+        m = self._members[member_id]
+        deadline = m.hb_deadline = now_ms + m.session_timeout_ms
+        return deadline
+
+    def session_deadlines(self) -> list[tuple[str, int]]:
+        """Every member's session deadline: (member id, virtual ms), by member id."""
+        return sorted((mid, m.hb_deadline) for mid, m in self._members.items())
+
+    def shift_sessions(self, dt_ms: int) -> None:
+        """Move every member's session deadline ``dt_ms`` later (the engine skipped whole
+        heartbeat periods of a quiet group, every time in it shifted alike; the timers move
+        with the engine's)."""
+        for m in self._members.values():
+            m.hb_deadline += dt_ms
 
     def _request_error(self, group_id: str, member_id: str) -> ErrorCode:
         """The error of a SyncGroup/Heartbeat that fails before member validation passes."""

@@ -543,13 +543,74 @@ class GroupClient:
             # again, and the next heartbeat says whether we are still a member)
             self._coordinator_unknown("heartbeat request timed out", now_ms)
             return
+        correlation_id = self._heartbeat_in_flight(now_ms)
+        if self.log_heartbeats:
+            self._log("heartbeat_request", member_id=self.member_id, generation=self.generation)
+        self._send(self.heartbeat_request(correlation_id))
+
+    def _heartbeat_in_flight(self, now_ms: int) -> int:
+        """Record a Heartbeat sent now as in flight; return its correlation id (its send
+        time, one more per earlier Heartbeat sent in the same ms)."""
+        heartbeats = self._heartbeats
         correlation_id = now_ms
         while correlation_id in heartbeats:  # a second Heartbeat in the same ms
             correlation_id += 1
         heartbeats[correlation_id] = self.generation
-        if self.log_heartbeats:
-            self._log("heartbeat_request", member_id=self.member_id, generation=self.generation)
-        self._send(self.heartbeat_request(correlation_id))
+        return correlation_id
+
+    # ------------------------------------------------------------------ steady heartbeats
+    #
+    # The engine's heartbeat replay (scenarios/sim/fastpath) carries out a steady member's
+    # heartbeat rounds through these, without effects: a Stable member that knows its
+    # coordinator and logs no heartbeats sends a Heartbeat every heartbeat.interval.ms; each
+    # NONE answer pushes its session timer to session.timeout.ms after it arrives. Anything
+    # else (a Heartbeat still unanswered, another answer) goes through fire/handle.
+
+    def heartbeats_steady(self, generation_id: int) -> bool:
+        """True while this member is Stable in ``generation_id``, knows its coordinator and
+        logs no heartbeats: its heartbeat rounds then change nothing but its heartbeat and
+        session timers and its Heartbeats in flight (:meth:`heartbeat_round`,
+        :meth:`heartbeat_answered`)."""
+        return (
+            self.state is _STABLE
+            and self.coordinator_known
+            and self.generation == generation_id
+            and not self.log_heartbeats
+        )
+
+    def heartbeat_round(self, now_ms: int) -> int:
+        """A steady member's heartbeat timer fired at ``now_ms`` with no Heartbeat in flight:
+        the Heartbeat sent now is recorded as in flight (its request is
+        ``heartbeat_request(correlation id)``) and the heartbeat timer re-arms at ``now_ms +
+        heartbeat.interval.ms``, exactly as :meth:`fire` does; returns its correlation id.
+        Returns -1 and changes nothing when a Heartbeat is still in flight (then :meth:`fire`
+        decides: it may have timed out)."""
+        heartbeats = self._heartbeats
+        if heartbeats:
+            return -1
+        heartbeats[now_ms] = self.generation  # _heartbeat_in_flight, with none in flight
+        return now_ms
+
+    def heartbeat_answered(self, correlation_id: int) -> bool:
+        """A NONE HeartbeatResponse to ``correlation_id`` reached a steady member: True if that
+        Heartbeat was in flight (it no longer is, and the session timer re-arms at the
+        arrival + ``session.timeout.ms``, as :meth:`handle` does); False if not (nothing
+        changes: ``NetworkClient`` drops the answer)."""
+        return self._heartbeats.pop(correlation_id, None) is not None
+
+    def awaits_heartbeat(self, correlation_id: int) -> bool:
+        """True while the Heartbeat ``correlation_id`` is in flight on this connection."""
+        return correlation_id in self._heartbeats
+
+    def heartbeats_in_flight(self) -> tuple[tuple[int, int], ...]:
+        """The Heartbeats in flight, oldest first: (sent at virtual ms, generation sent
+        with)."""
+        return tuple(self._heartbeats.items())
+
+    def shift_heartbeats(self, dt_ms: int) -> None:
+        """Move the Heartbeats in flight ``dt_ms`` virtual ms later (the engine skipped whole
+        heartbeat periods of a quiet group, every time in it shifted alike)."""
+        self._heartbeats = {sent + dt_ms: g for sent, g in self._heartbeats.items()}
 
     def heartbeat_request(self, correlation_id: int) -> HeartbeatRequest:
         """The HeartbeatRequest this member sends now (``AbstractCoordinator.sendHeartbeatRequest``:

@@ -1,4 +1,4 @@
-"""Whether the heartbeat replay (:mod:`scenarios.sim.heartbeat_forward`) may stand for the
+"""Whether the heartbeat replay (:mod:`scenarios.sim.fastpath.heartbeats`) may stand for the
 engine's own heartbeat processing: one small calibration run with jitter and faults, run with
 the replay and without it, compared once per process.
 
@@ -70,9 +70,14 @@ def _modelled_code() -> tuple[object, ...]:
         GroupClient._on_heartbeat_response,
         GroupClient._arm_heartbeat,
         GroupClient.heartbeat_request,
+        GroupClient.heartbeats_steady,
+        GroupClient.heartbeat_round,
+        GroupClient.heartbeat_answered,
         GroupCoordinator.handle,
         GroupCoordinator.fire,
         GroupCoordinator._heartbeat,
+        GroupCoordinator.heartbeat_steady,
+        GroupCoordinator.extend_session,
         Network.arrival_ms,
     )
 
@@ -90,23 +95,19 @@ def replay_holds() -> bool:
     holds = _calibrated.get(key)
     if holds is None:
         loaded = loads_scenario(_CALIBRATION, "calibration.toml")
-        saved = Engine.SKIP_QUIET
         try:
-            replayed = _run(loaded)
-            Engine.SKIP_QUIET = False
-            holds = replayed == _run(loaded)
+            holds = _run(loaded, skip_quiet=True) == _run(loaded, skip_quiet=False)
         except Exception:  # the heartbeat code fails on its own: let the runs show it
             holds = False
-        finally:
-            Engine.SKIP_QUIET = saved
         _calibrated[key] = holds
     return holds
 
 
-def _run(loaded: LoadedView) -> tuple[int, list[dict[str, Any]]]:
-    """The calibration run's end (virtual ms) and event log with seed 1, replaying wherever
-    the engine's flags let it: what :func:`scenarios.sim.runner.simulate` adds after the run
-    (its summary, end-of-run checks, ``run_end``) depends on nothing else."""
-    engine = Engine(kinds.get(loaded.scenario.kind).run_kind(loaded), 1, replay=lambda: True)
+def _run(loaded: LoadedView, *, skip_quiet: bool) -> tuple[int, list[dict[str, Any]]]:
+    """The calibration run's end (virtual ms) and event log with seed 1, replaying the quiet
+    stretches or not (``skip_quiet``): what :func:`scenarios.sim.runner.simulate` adds after
+    the run (its summary, end-of-run checks, ``run_end``) depends on nothing else."""
+    kind = kinds.get(loaded.scenario.kind).run_kind(loaded)
+    engine = Engine(kind, 1, replay=lambda: True, skip_quiet=skip_quiet)
     engine.run_until()
     return engine.now_ms, engine.log.records

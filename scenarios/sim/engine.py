@@ -48,9 +48,10 @@ from scenarios.sim.events import (
     StepDue,
     TimerDue,
 )
+from scenarios.sim.fastpath.quiet import QuietSkipper, QuietTail, heartbeat_timer
 from scenarios.sim.member_ids import MemberIds
-from scenarios.sim.network import Network, member_name
-from scenarios.sim.quiet import QuietSkipper, QuietTail, heartbeat_timer
+from scenarios.sim.network import Network, member_name, rename_members
+from scenarios.sim.timers import TimerTable
 
 _STOPPED = MemberState.STOPPED
 
@@ -113,11 +114,12 @@ class RunKind(Protocol):
 class Engine:
     """A scenario in progress. Build it, then :meth:`run_until`.
 
-    ``LAZY_TIMERS`` (class attribute, default True) enables the lazy re-arming of
-    :meth:`_set_timer`; False pushes every arming at once. ``SKIP_QUIET`` (default True, and
-    only while heartbeats are not logged) skips whole heartbeat periods of a quiet group
-    (:mod:`scenarios.sim.quiet`). With both False the engine processes every event one by
-    one: the reference ``tests/scenarios/sim/test_engine_fast_path.py`` compares logs with.
+    Two fast paths, each a setting of this engine, leave the event log byte for byte the same:
+    ``lazy_timers`` (the lazy re-arming of :meth:`_set_timer`) and ``skip_quiet`` (whole
+    heartbeat periods of a quiet group skipped, the heartbeat rounds between other events
+    replayed, only while heartbeats are not logged: :mod:`scenarios.sim.quiet`). With both
+    False the engine processes every event one by one: the reference
+    ``tests/scenarios/sim/test_engine_fast_path.py`` compares logs with.
 
     Args:
         kind: the kind of group and its loaded scenario.
@@ -127,15 +129,16 @@ class Engine:
         replay: asked once, if quiet stretches may be skipped, whether the heartbeat replay
             holds (:func:`scenarios.sim.calibration.replay_holds`); None: never replay.
         member_ids: per client id, ids to hand out in order, a recorded run's (:class:`MemberIds`).
+        lazy_timers: push a re-armed timer's queue entry only when its earlier entry comes
+            up (default True).
+        skip_quiet: skip and replay quiet heartbeat stretches (default True; never while
+            heartbeats are logged).
 
     Attributes:
         now_ms: the virtual time of the event being processed (virtual ms).
         members: live members by address; ``addresses``: member name → current address.
         end_ms: when the run ends.
     """
-
-    LAZY_TIMERS = True
-    SKIP_QUIET = True
 
     def __init__(
         self,
@@ -146,6 +149,8 @@ class Engine:
         log_heartbeats: bool | None = None,
         replay: Callable[[], bool] | None = None,
         member_ids: Mapping[str, Sequence[str]] | None = None,
+        lazy_timers: bool = True,
+        skip_quiet: bool = True,
     ) -> None:
         loaded = kind.loaded
         scenario = loaded.scenario
@@ -173,22 +178,23 @@ class Engine:
 
         self._queue: list[tuple[int, int, QueueEvent]] = []
         self._seq = 0
-        # (owner, key) -> [token (seq) of its arming, None once fired or disarmed;
-        #                  its entry (at_ms, seq) in the queue, or None;
-        #                  lazy re-arming (see _set_timer): the due time of a later arming
-        #                  whose entry is pushed when that entry comes up, or None]
-        # (one record per timer: a heartbeat re-arms three timers, each with one lookup)
-        self._timer_state: dict[tuple[str, str], list[Any]] = {}
-        # Quiet stretches (scenarios.sim.quiet): False after anything but a heartbeat step.
-        self._quiet_ok = False
-        self._run_end = 0
-        # Jitter draws from the run's generator for every message: never periodic.
-        skip = self.SKIP_QUIET and not self.log_heartbeats
-        self._replay = skip and replay is not None and replay()  # sim.heartbeat_forward
+        #: every timer's arming and queue entry (one record per timer: a heartbeat re-arms
+        #: three timers, each with one lookup)
+        self.timers = TimerTable()
+        #: a quiet stretch (scenarios.sim.fastpath.quiet): False after anything but a
+        #: heartbeat step
+        self.quiet = False
+        #: where the current run_until stops (virtual ms)
+        self.run_end_ms = 0
+        self.lazy_timers = lazy_timers
+        skip = skip_quiet and not self.log_heartbeats
+        holds = skip and replay is not None and replay()  # the heartbeat replay may stand in
         self._skipper: QuietSkipper | QuietTail | None = None
         if skip:
-            # a jittered run is never periodic: only its quiet tail can go (QuietTail)
-            self._skipper = QuietTail(self) if scenario.network.jitter_ms else QuietSkipper(self)
+            # Jitter draws from the run's generator for every message: a jittered run is
+            # never periodic, only its quiet tail can go (QuietTail).
+            quiet = QuietTail if scenario.network.jitter_ms else QuietSkipper
+            self._skipper = quiet(self, holds)
         # delay_request: held requests not arrived yet, by (sender address, request type).
         self._held: dict[tuple[str, type], list[LateDeliver]] = {}
         self.end_ms = self._plan()
@@ -221,10 +227,10 @@ class Engine:
     def _process_rare(self, kind: type, event: QueueEvent) -> None:
         """Every queue event but a delivery and a timer: steps, starts, heals, reloads."""
         if kind is StepDue:
-            self._quiet_ok = False
+            self.quiet = False
             self._apply_step(event.planned)  # type: ignore[union-attr]
         else:
-            self._quiet_ok = False
+            self.quiet = False
             if kind is StartMember:
                 self._start_member(event.name, event.config)  # type: ignore[union-attr]
             elif kind is HealDue:
@@ -234,66 +240,75 @@ class Engine:
             elif kind is LateDeliver:
                 self._deliver_late(event)  # type: ignore[arg-type]
 
+    # ------------------------------------------------------------------ fast paths' host
+
+    @property
+    def seq(self) -> int:
+        """The last sequence number taken (every queue push and timer arming takes one)."""
+        return self._seq
+
+    def queued(self) -> list[tuple[int, int, QueueEvent]]:
+        """The queue's entries ``(at_ms, seq, event)``, in heap order (read only)."""
+        return self._queue
+
+    def replace_queue(self, entries: list[tuple[int, int, QueueEvent]]) -> None:
+        """Make ``entries`` (any order) the queue (the fast paths, which move heartbeat
+        events: :mod:`scenarios.sim.fastpath`)."""
+        heapq.heapify(entries)
+        self._queue[:] = entries
+
+    def advance(self, now_ms: int, seq: int) -> None:
+        """Move the virtual time and the last sequence number taken forward to where
+        processing the events a fast path skipped or replayed would have left them.
+
+        Raises:
+            ValueError: either would move back.
+        """
+        if now_ms < self.now_ms or seq < self._seq:
+            raise ValueError(f"cannot move back to {now_ms} ms, seq {seq}")
+        self.now_ms, self._seq = now_ms, seq
+
+    def requests_held(self) -> bool:
+        """True while a ``delay_request`` fault holds a request not yet arrived."""
+        return bool(self._held)
+
     # ------------------------------------------------------------------ timers
 
     def _set_timer(self, owner: str, key: str, at_ms: int) -> None:
-        """Arm ``owner``'s timer ``key`` at ``at_ms`` (replacing any earlier arming).
-
-        The timer takes the next sequence number now, as every push does, so ties at equal
-        virtual times resolve exactly as if it were pushed now. But when the timer already
-        has an entry in the queue due no later than ``at_ms`` (a heartbeat deadline pushed
-        back again), the new entry is pushed only when that one comes up: the queue holds the
-        same ``(at_ms, seq)`` keys at every moment they can be popped, so the order of all
-        events is unchanged, with far fewer stale entries (one per timer, not one per
-        heartbeat).
-        """
+        """Arm ``owner``'s timer ``key`` at ``at_ms``, replacing any earlier arming; it takes
+        the next sequence number now, as every push does (lazy re-arming:
+        :meth:`TimerTable.arm`)."""
         self._seq += 1
         seq = self._seq
-        timer = (owner, key)
-        state = self._timer_state.get(timer)
-        if state is None:
-            state = self._timer_state[timer] = [seq, None, None]
-        else:
-            state[0] = seq
-            sentinel = state[1]
-            if sentinel is not None and sentinel[0] <= at_ms and self.LAZY_TIMERS:
-                state[2] = at_ms
-                return
-        state[2] = None
-        state[1] = (at_ms, seq)
-        heapq.heappush(self._queue, (at_ms, seq, TimerDue(owner, key, seq)))
+        if self.timers.arm(owner, key, at_ms, seq, self.lazy_timers):
+            heapq.heappush(self._queue, (at_ms, seq, TimerDue(owner, key, seq)))
 
     def _timer_due(self, owner: str, key: str, token: int) -> None:
-        state = self._timer_state.get((owner, key))
-        if state is None:
+        timer = self.timers.get((owner, key))
+        if timer is None:
             return
-        sentinel = state[1]
-        if sentinel is not None and sentinel[1] == token:
-            at_ms = state[2]
+        entry = timer.entry
+        if entry is not None and entry[1] == token:
+            at_ms = timer.deferred
             if at_ms is not None:  # re-armed later meanwhile: its entry goes in now
-                seq = state[0]
-                state[1] = (at_ms, seq)
-                state[2] = None
+                seq = timer.token
+                assert seq is not None  # (disarming clears deferred too)
+                timer.entry = (at_ms, seq)
+                timer.deferred = None
                 heapq.heappush(self._queue, (at_ms, seq, TimerDue(owner, key, seq)))
                 return
-            state[1] = None
-        if state[0] == token:
-            state[0] = None
+            timer.entry = None
+        if timer.token == token:
+            timer.token = None
             self._fire(owner, key)
             if key == "heartbeat" and owner != COORDINATOR_ADDRESS:
                 skipper = self._skipper
                 # (after_heartbeat returns at once unless the stretch just became quiet or
                 # this is the member it watches)
-                if skipper is not None and (not self._quiet_ok or owner == skipper.anchor):
+                if skipper is not None and (not self.quiet or owner == skipper.anchor):
                     skipper.after_heartbeat(owner)
-            elif self._quiet_ok and not heartbeat_timer(owner, key):
-                self._quiet_ok = False
-
-    def _disarm(self, owner: str) -> None:
-        """Disarm every timer of ``owner`` (a retired member, an unloaded coordinator)."""
-        for timer, state in self._timer_state.items():
-            if timer[0] == owner:
-                state[0] = state[2] = None  # its queued entry, if any, comes up stale
+            elif self.quiet and not heartbeat_timer(owner, key):
+                self.quiet = False
 
     def run_until(
         self, end_ms: int | None = None, *, on_progress: Callable[[int], None] | None = None
@@ -302,7 +317,7 @@ class Engine:
         called with the virtual time every :data:`PROGRESS_EVERY` events (the run's budget
         is checked there, :func:`scenarios.sim.runner.simulate`)."""
         end = self.end_ms if end_ms is None else end_ms
-        self._run_end = end
+        self.run_end_ms = end
         queue = self._queue
         pop, push = heapq.heappop, heapq.heappush
         deliver, timer_due, process = self._deliver, self._timer_due, self._process_rare
@@ -333,13 +348,13 @@ class Engine:
 
     def _deliver(self, dest: str, source: str, message: Any) -> None:
         now = self.now_ms
-        if self._quiet_ok:
+        if self.quiet:
             message_type = type(message)
             if message_type is HeartbeatResponse:
                 if message.error != ErrorCode.NONE:
-                    self._quiet_ok = False
+                    self.quiet = False
             elif message_type is not HeartbeatRequest:
-                self._quiet_ok = False
+                self.quiet = False
         if dest == COORDINATOR_ADDRESS:
             if type(message) is FindCoordinatorRequest:
                 up = self.coordinator_up
@@ -397,23 +412,21 @@ class Engine:
                     heapq.heappush(self._queue, (at, self._seq, deliver))
             elif kind is SetTimer:
                 key = effect.key  # type: ignore[union-attr]
-                if self._quiet_ok and not (
+                if self.quiet and not (
                     key.startswith(HEARTBEAT_PREFIX)
                     if owner == COORDINATOR_ADDRESS
                     else key == "heartbeat" or key == "session"
                 ):  # heartbeat_timer, inlined
-                    self._quiet_ok = False
+                    self.quiet = False
                 self._set_timer(owner, key, effect.at_ms)  # type: ignore[union-attr]
             elif kind is CancelTimer:
-                self._quiet_ok = False
-                state = self._timer_state.get((owner, effect.key))  # type: ignore[union-attr]
-                if state is not None:
-                    state[0] = state[2] = None
+                self.quiet = False
+                self.timers.cancel(owner, effect.key)  # type: ignore[union-attr]
             elif kind is Log:
-                self._quiet_ok = False
+                self.quiet = False
                 fields = effect.fields  # type: ignore[union-attr]
                 if owner == COORDINATOR_ADDRESS:
-                    fields = _rename_members(fields)
+                    fields = rename_members(fields)
                 self.log.emit(self.now_ms, effect.kind, **fields)  # type: ignore[union-attr]
         if owner != COORDINATOR_ADDRESS:
             member = self.members.get(owner)
@@ -460,12 +473,12 @@ class Engine:
 
     def _retire(self, address: str) -> None:
         """Forget a member whose process stopped; schedule its restart if one is pending."""
-        self._quiet_ok = False
+        self.quiet = False
         self.members.pop(address, None)
         name = member_name(address)
         if self.addresses.get(name) == address:
             del self.addresses[name]
-        self._disarm(address)
+        self.timers.disarm(address)
         restart = self._pending_restart.pop(name, None)
         if restart is not None:
             config, down_ms = restart
@@ -568,7 +581,7 @@ class Engine:
     def _unload_coordinator(self) -> None:
         """The group's partition moves: in-flight joins and syncs get NOT_COORDINATOR."""
         self.apply(COORDINATOR_ADDRESS, self.coordinator.unload(self.now_ms))
-        self._disarm(COORDINATOR_ADDRESS)
+        self.timers.disarm(COORDINATOR_ADDRESS)
         self.coordinator_up = False
         self.coordinator_epoch += 1
 
@@ -584,16 +597,3 @@ class Engine:
         )
         self.coordinator_up = True
         self.apply(COORDINATOR_ADDRESS, effects)
-
-
-def _rename_members(fields: dict[str, Any]) -> dict[str, Any]:
-    """Coordinator records name members by address; the log names them by member name."""
-    renamed = dict(fields)
-    for key in ("member", "leader"):
-        value = renamed.get(key)
-        if isinstance(value, str):
-            renamed[key] = member_name(value)
-    members = renamed.get("members")
-    if isinstance(members, list):
-        renamed["members"] = [member_name(m) if isinstance(m, str) else m for m in members]
-    return renamed

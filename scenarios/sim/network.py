@@ -10,15 +10,30 @@ the coordinator, in either direction.
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from members.group_client import COORDINATOR_ADDRESS
 
-__all__ = ["Network", "member_name"]
+__all__ = ["Network", "member_name", "rename_members"]
 
 
 def member_name(address: str) -> str:
     """A member's name from its address (``w1#2`` is the second incarnation of ``w1``)."""
     return address.partition("#")[0]
+
+
+def rename_members(fields: dict[str, Any]) -> dict[str, Any]:
+    """A coordinator record's fields with its members named by name, not address (the
+    coordinator knows members by address; the log names them by member name)."""
+    renamed = dict(fields)
+    for key in ("member", "leader"):
+        value = renamed.get(key)
+        if isinstance(value, str):
+            renamed[key] = member_name(value)
+    members = renamed.get("members")
+    if isinstance(members, list):
+        renamed["members"] = [member_name(m) if isinstance(m, str) else m for m in members]
+    return renamed
 
 
 class Network:
@@ -84,6 +99,26 @@ class Network:
         self._link_clock[link] = at
         return at
 
+    def fault_free_arrival(self, source: str, dest: str, now_ms: int) -> int:
+        """:meth:`arrival_ms` of a message on a link no fault is in force on (no partition,
+        loss or latency fault: see :meth:`link_faults_in_force`), without looking faults up:
+        the latency, a jitter draw, the link's FIFO order. The same arrival and the same
+        draws as :meth:`arrival_ms` there (``tests/scenarios/sim/test_engine_fast_path.py``);
+        the heartbeat replay's path (:mod:`scenarios.sim.fastpath.heartbeats`)."""
+        at = now_ms + self.latency_ms
+        if self.jitter_ms:
+            width, bits, draw = self._jitter_width, self._jitter_bits, self._getrandbits
+            extra = draw(bits)
+            while extra >= width:
+                extra = draw(bits)
+            at += extra
+        link = (source, dest)
+        previous = self._link_clock.get(link, 0)
+        if at < previous:
+            at = previous
+        self._link_clock[link] = at
+        return at
+
     def partition(self, member: str) -> None:
         """Cut the member's link with the coordinator, both ways."""
         self.partitioned.add(member)
@@ -111,6 +146,32 @@ class Network:
         ``join_group`` or ``any``) sent before ``until_ms`` for ``delay_ms`` more, out of
         their link's FIFO order (a ``delay_request`` fault)."""
         self.delays[member] = (request, delay_ms, until_ms)
+
+    def link_faults_in_force(self, now_ms: int) -> bool:
+        """True while a partition, loss or latency fault is in force at ``now_ms`` (then
+        :meth:`arrival_ms` may drop or slow a message)."""
+        return (
+            bool(self.partitioned)
+            or any(until > now_ms for _, _, until in self._loss.values())
+            or any(until > now_ms for _, until in self._latency.values())
+        )
+
+    def faults_in_force(self, now_ms: int) -> bool:
+        """True while any fault is in force at ``now_ms``: a link fault
+        (:meth:`link_faults_in_force`) or a ``delay_request``."""
+        return self.link_faults_in_force(now_ms) or any(
+            until > now_ms for _, _, until in self.delays.values()
+        )
+
+    def faults_until_ms(self) -> int:
+        """When the last loss, latency or ``delay_request`` fault injected so far ends
+        (virtual ms; 0 if none was): a partition lasts until its heal."""
+        return max(
+            [u for _, _, u in self._loss.values()]
+            + [u for _, u in self._latency.values()]
+            + [u for _, _, u in self.delays.values()],
+            default=0,
+        )
 
     def request_delay(self, member: str, request: str, now_ms: int) -> int | None:
         """The extra ms a ``request`` of ``member`` sent now is held for, or ``None``."""

@@ -63,6 +63,7 @@ def simulate(
     on_progress: Callable[[int, int], None] | None = None,
     max_cpu_s: float | None = None,
     member_ids: Mapping[str, Sequence[str]] | None = None,
+    reference: bool = False,
 ) -> RunResult:
     """Simulate ``loaded`` with ``seed`` and evaluate it.
 
@@ -74,6 +75,8 @@ def simulate(
         max_cpu_s: the run's CPU budget in seconds of this process (``None``: none).
         member_ids: per client id, the member ids the coordinator hands out, in order (a
             recorded run's, so that leaders follow them; :class:`~scenarios.sim.engine.Engine`).
+        reference: run without the engine's fast paths (every event one by one: the
+            reference their tests compare logs with); the log is the same either way.
 
     The run's budget: the scenario's ``max_records`` (a count of event-log records) and
     ``max_cpu_s``, both checked every :data:`scenarios.sim.engine.PROGRESS_EVERY` engine
@@ -95,6 +98,8 @@ def simulate(
         log_heartbeats=log_heartbeats,
         replay=replay_holds,
         member_ids=member_ids,
+        lazy_timers=not reference,
+        skip_quiet=not reference,
     )
     end = engine.end_ms
     max_records = loaded.scenario.max_records

@@ -1,9 +1,9 @@
 """The engine's fast paths change no event log.
 
-``Engine.LAZY_TIMERS`` pushes a re-armed timer's queue entry only when its earlier entry
-comes up (see ``Engine._set_timer``); ``Engine.SKIP_QUIET`` skips whole heartbeat periods of a
-quiet group (:mod:`scenarios.sim.quiet`) and replays the heartbeat rounds between other
-events on a small queue (:mod:`scenarios.sim.heartbeat_forward`). These tests run the same
+The engine's ``lazy_timers`` pushes a re-armed timer's queue entry only when its earlier entry
+comes up (see ``Engine._set_timer``); its ``skip_quiet`` skips whole heartbeat periods of a
+quiet group (:mod:`scenarios.sim.fastpath.quiet`) and replays the heartbeat rounds between
+other events on a small queue (:mod:`scenarios.sim.fastpath.heartbeats`). These tests run the same
 scenarios with both and with neither and require identical records: chaos scenarios with
 every fault kind, Kafka Streams library scenarios, stable clusters with changes after long
 quiet stretches, heartbeats under faults, with heartbeat records on and off. A change that
@@ -22,9 +22,10 @@ from scenarios.campaigns.chaos import ChaosConfig, generate, spec_to_toml
 from scenarios.input.library import streams_library_dir
 from scenarios.input.loader import loads_scenario
 from scenarios.input.streams import load_streams_scenario
-from scenarios.sim import calibration, heartbeat_forward, quiet
+from scenarios.sim import calibration
 from scenarios.sim.engine import Engine
-from scenarios.sim.quiet import QuietSkipper, QuietTail
+from scenarios.sim.fastpath import heartbeats, quiet
+from scenarios.sim.fastpath.quiet import QuietSkipper, QuietTail
 from scenarios.sim.runner import simulate
 
 # Short fault windows keep each run well under a second; every fault kind is enabled.
@@ -35,9 +36,7 @@ def _both(
     monkeypatch: pytest.MonkeyPatch, loaded: Any, seed: int, log_heartbeats: bool
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     lazy = simulate(loaded, seed, log_heartbeats=log_heartbeats).records
-    monkeypatch.setattr(Engine, "LAZY_TIMERS", False)
-    monkeypatch.setattr(Engine, "SKIP_QUIET", False)
-    eager = simulate(loaded, seed, log_heartbeats=log_heartbeats).records
+    eager = simulate(loaded, seed, log_heartbeats=log_heartbeats, reference=True).records
     monkeypatch.undo()
     return lazy, eager
 
@@ -152,7 +151,7 @@ def test_heartbeat_rounds_are_replayed_without_a_trace(
     # slow messages, and a partition whose member's session runs out during a replay
     loaded = loads_scenario(FAULTS.format(jitter=jitter), "faults.toml")
     replays: list[tuple[int, int, bool]] = []  # (from, to, partition in force)
-    original = heartbeat_forward.forward_heartbeats
+    original = heartbeats.forward_heartbeats
 
     def spy(engine: Engine, until: tuple[int, int]) -> int:
         before, partitioned = engine.now_ms, bool(engine.network.partitioned)
@@ -204,6 +203,28 @@ def test_jitter_draws_are_random_randint(jitter_ms: int) -> None:
     assert rng.getstate() == reference.getstate()
 
 
+@pytest.mark.parametrize("jitter_ms", [0, 1, 5])
+def test_fault_free_arrivals_are_the_networks_arrivals(jitter_ms: int) -> None:
+    """``Network.fault_free_arrival`` (the replay's path) gives ``arrival_ms``'s times and
+    draws wherever no fault is in force: on every link while none was injected, and on
+    another member's link while one member is partitioned or loses messages."""
+    from members.group_client import COORDINATOR_ADDRESS
+    from scenarios.sim.network import Network
+
+    general, steady = (
+        Network(2, jitter_ms, random.Random(3)),
+        Network(2, jitter_ms, random.Random(3)),
+    )
+    for network in (general, steady):
+        network.partition("w9")
+        network.lose("w8", "both", 0.5, 10**9)
+    for i in range(3000):
+        source, dest = (f"w{i % 3}#1", COORDINATOR_ADDRESS)[:: 1 if i % 2 else -1]
+        now = i // 7
+        assert steady.fault_free_arrival(source, dest, now) == general.arrival_ms(source, dest, now)
+    assert steady.rng.getstate() == general.rng.getstate()
+
+
 @pytest.mark.parametrize("index", range(6))
 def test_jittered_chaos_logs_are_unchanged_when_the_quiet_tail_is_dropped(
     monkeypatch: pytest.MonkeyPatch, index: int
@@ -223,8 +244,7 @@ def test_jittered_chaos_logs_are_unchanged_when_the_quiet_tail_is_dropped(
     monkeypatch.setattr(QuietTail, "after_heartbeat", spy)
     fast = simulate(loaded, index, log_heartbeats=False).records
     monkeypatch.undo()
-    monkeypatch.setattr(Engine, "SKIP_QUIET", False)
-    slow = simulate(loaded, index, log_heartbeats=False).records
+    slow = simulate(loaded, index, log_heartbeats=False, reference=True).records
     assert fast == slow
     assert max(ended, default=0) > 0  # the tail was dropped
 

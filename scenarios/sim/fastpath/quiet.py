@@ -13,17 +13,18 @@ reaching) the next event of any other kind and never past the run's end. Nothing
 in such a stretch, so the event log is byte for byte the one of the run without skipping
 (``tests/scenarios/sim/test_engine_fast_path.py`` compares them). Between its snapshots,
 after the skip, while a fault is in force and when no period shows, the heartbeat rounds are
-replayed on a small queue of their own (:mod:`scenarios.sim.heartbeat_forward`), which gives
-the same log too; so does :class:`QuietTail`, for jittered runs.
+replayed on a small queue of their own (:mod:`scenarios.sim.fastpath.heartbeats`), which
+gives the same log too; so does :class:`QuietTail`, for jittered runs.
 
-Engine contract: the engine clears :attr:`Engine._quiet_ok` on every event or effect that is
-not a pure heartbeat step (see ``Engine.apply``), and calls :meth:`QuietSkipper.after_heartbeat`
-after a member's heartbeat timer fired.
+Engine contract (:class:`scenarios.sim.fastpath.host.Host`): the engine clears ``quiet`` on
+every event or effect that is not a pure heartbeat step (see ``Engine.apply``), and calls
+:meth:`QuietSkipper.after_heartbeat` after a member's heartbeat timer fired. The members'
+Heartbeats in flight and the coordinator's session deadlines move through their own hooks
+(``GroupClient.shift_heartbeats``, ``GroupCoordinator.shift_sessions``).
 """
 
 from __future__ import annotations
 
-import heapq
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -32,10 +33,10 @@ from coordinator.group import HEARTBEAT_PREFIX
 from members.group_client import COORDINATOR_ADDRESS
 from protocol.group import HeartbeatRequest, HeartbeatResponse
 from scenarios.sim.events import Deliver, TimerDue
-from scenarios.sim.heartbeat_forward import drop_stale, forward_heartbeats, timer_entry_live
+from scenarios.sim.fastpath.heartbeats import forward_heartbeats
 
 if TYPE_CHECKING:
-    from scenarios.sim.engine import Engine
+    from scenarios.sim.fastpath.host import Host
 
 __all__ = ["QuietSkipper", "QuietTail", "heartbeat_timer"]
 
@@ -72,22 +73,11 @@ def _relative(event: Deliver | TimerDue, seq: int, now: int) -> tuple[Any, ...]:
 _HEARTBEAT_MESSAGES = (HeartbeatRequest, HeartbeatResponse)
 
 
-def _forward(engine: Engine, until: tuple[int, int]) -> int:
-    """:func:`forward_heartbeats`, where the replay holds (``Engine._replay``)."""
-    return forward_heartbeats(engine, until) if engine._replay else 0
-
-
-def _faults_end(engine: Engine, end: int) -> int:
+def _faults_end(host: Host, end: int) -> int:
     """``end``, or the end of the loss, latency and delay faults in force if that is
     sooner."""
-    network, now = engine.network, engine.now_ms
-    until = max(
-        [u for _, _, u in network._loss.values()]
-        + [u for _, u in network._latency.values()]
-        + [u for _, _, u in network.delays.values()],
-        default=0,
-    )
-    return min(end, until) if until > now else end
+    until = host.network.faults_until_ms()
+    return min(end, until) if until > host.now_ms else end
 
 
 class QuietSkipper:
@@ -95,10 +85,14 @@ class QuietSkipper:
 
     Args:
         engine: the engine to fast-forward (its queue, timers, members and coordinator).
+        replay: whether the heartbeat replay may stand for the engine's own processing
+            (:func:`scenarios.sim.calibration.replay_holds`); False: only whole periods
+            are skipped.
     """
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Host, replay: bool) -> None:
         self.engine = engine
+        self.replay = replay
         self.anchor: str | None = None
         self.seen: dict[Any, tuple[int, int]] = {}
         self.skipped_ms = 0  # virtual ms skipped so far (for benchmarks and tests)
@@ -107,65 +101,63 @@ class QuietSkipper:
     def after_heartbeat(self, owner: str) -> None:
         """Member ``owner``'s heartbeat timer fired (its effects are applied)."""
         engine = self.engine
-        if not engine._quiet_ok:
-            engine._quiet_ok = True
+        if not engine.quiet:
+            engine.quiet = True
             self.anchor = owner
             self.seen.clear()
         elif owner != self.anchor:
             return
-        end = engine._run_end
+        end = engine.run_end_ms
         if len(self.seen) >= MAX_SNAPSHOTS:  # no period found: replay to the next event
-            self.forwarded_ms += _forward(engine, (end + 1, 0))
+            self.forwarded_ms += self._forward((end + 1, 0))
             return
         if not self._network_quiet():  # replay to the end of the faults in force
-            self.forwarded_ms += _forward(engine, (_faults_end(engine, end) + 1, 0))
+            self.forwarded_ms += self._forward((_faults_end(engine, end) + 1, 0))
             return
         signature, others_at = self._signature()
-        now, seq = engine.now_ms, engine._seq
+        now, seq = engine.now_ms, engine.seq
         earlier = self.seen.get(signature)
         if earlier is None:
             # replay up to this member's next heartbeat, which takes the next snapshot
             self.seen[signature] = (now, seq)
-            state = engine._timer_state[(owner, "heartbeat")]
-            next_heartbeat = state[1] if state[0] is not None else None
-            self.forwarded_ms += _forward(engine, next_heartbeat or (end + 1, 0))
+            timer = engine.timers[(owner, "heartbeat")]
+            next_heartbeat = timer.entry if timer.token is not None else None
+            self.forwarded_ms += self._forward(next_heartbeat or (end + 1, 0))
             return
         period, pushes = now - earlier[0], seq - earlier[1]
         limit = min(others_at - 1, end)  # the last time the skip may reach
         periods = (limit - now) // period if period > 0 else 0
         if periods > 0:
             self._shift(periods * period, periods * pushes)
-            self.seen = {signature: (engine.now_ms, engine._seq)}
+            self.seen = {signature: (engine.now_ms, engine.seq)}
         # less than a period is left before the next other event: replay it
-        self.forwarded_ms += _forward(engine, (end + 1, 0))
+        self.forwarded_ms += self._forward((end + 1, 0))
 
     # ------------------------------------------------------------------ internals
 
+    def _forward(self, until: tuple[int, int]) -> int:
+        """:func:`forward_heartbeats`, where the replay holds."""
+        return forward_heartbeats(self.engine, until) if self.replay else 0
+
     def _network_quiet(self) -> bool:
-        network, now = self.engine.network, self.engine.now_ms
-        if network.partitioned or network.jitter_ms:
-            return False
-        if any(until > now for _, _, until in network._loss.values()):
-            return False
-        if any(until > now for _, _, until in network.delays.values()):
-            return False
-        return not any(until > now for _, until in network._latency.values())
+        network = self.engine.network
+        return not network.jitter_ms and not network.faults_in_force(self.engine.now_ms)
 
     def _signature(self) -> tuple[Any, int]:
         """Everything a heartbeat period touches, relative to now; and the earliest time of
         any other queued event."""
         engine = self.engine
-        now, seq = engine.now_ms, engine._seq
+        now, seq = engine.now_ms, engine.seq
         others_at = 1 << 62
         entries = []
-        for at, s, event in engine._queue:
+        for at, s, event in engine.queued():
             if _is_heartbeat_entry(event):
                 if type(event) is TimerDue:
                     continue  # stated by its timer below, wherever lazy re-arming has it
                 entry = _relative(event, seq, now)  # type: ignore[arg-type]
                 entries.append((at - now, s - seq, entry))
             elif at < others_at and (
-                type(event) is not TimerDue or timer_entry_live(engine, event)  # type: ignore[arg-type]
+                type(event) is not TimerDue or engine.timers.live(event)  # type: ignore[arg-type]
             ):
                 others_at = at  # (a stale timer entry changes nothing when it comes up)
         entries.sort()
@@ -174,9 +166,11 @@ class QuietSkipper:
         # where that entry is does not change when or in which order anything happens, so
         # it is left out: a period is found even when the re-arming cycle is longer.
         timers = sorted(
-            (owner, key, (st[1][0] if st[2] is None else st[2]) - now, st[0] - seq)
-            for (owner, key), st in engine._timer_state.items()
-            if st[0] is not None and heartbeat_timer(owner, key)
+            (owner, key, due - now, token - seq)
+            for (owner, key) in engine.timers
+            if heartbeat_timer(owner, key)
+            and (armed := engine.timers.armed(owner, key)) is not None
+            for token, due in (armed,)
         )
         members = tuple(
             (
@@ -184,14 +178,12 @@ class QuietSkipper:
                 m.state,
                 m.generation,
                 m.coordinator_known,
-                tuple((sent - now, generation) for sent, generation in m._heartbeats.items()),
+                tuple((sent - now, generation) for sent, generation in m.heartbeats_in_flight()),
             )
             for address, m in sorted(engine.members.items())
         )
         coordinator = engine.coordinator
-        deadlines = tuple(
-            (mid, m.hb_deadline - now) for mid, m in sorted(coordinator._members.items())
-        )
+        deadlines = tuple((mid, at - now) for mid, at in coordinator.session_deadlines())
         signature = (
             tuple(entries),
             tuple(timers),
@@ -207,7 +199,7 @@ class QuietSkipper:
         ``ds`` sequence numbers (what ``dt / period`` periods of processing would do)."""
         engine = self.engine
         queue = []
-        for at, s, event in engine._queue:
+        for at, s, event in engine.queued():
             if _is_heartbeat_entry(event):
                 if isinstance(event, TimerDue):
                     event = TimerDue(event.owner, event.key, event.token + ds)
@@ -218,35 +210,24 @@ class QuietSkipper:
                     event = Deliver(event.dest, event.source, message)
                 queue.append((at + dt, s + ds, event))
             elif at >= engine.now_ms + dt or not (
-                type(event) is TimerDue and drop_stale(engine, at, s, event)  # type: ignore[arg-type]
+                type(event) is TimerDue and engine.timers.drop_stale(at, s, event)  # type: ignore[arg-type]
             ):
                 queue.append((at, s, event))  # (a stale timer entry skipped over goes)
-        heapq.heapify(queue)
-        engine._queue[:] = queue
-        for timer, state in engine._timer_state.items():
-            if heartbeat_timer(*timer):
-                token, sentinel, deferred = state
-                if token is not None:
-                    state[0] = token + ds
-                if sentinel is not None:
-                    state[1] = (sentinel[0] + dt, sentinel[1] + ds)
-                if deferred is not None:
-                    state[2] = deferred + dt
+        engine.replace_queue(queue)
+        engine.timers.shift(dt, ds, heartbeat_timer)
         for member in engine.members.values():
-            member._heartbeats = {sent + dt: g for sent, g in member._heartbeats.items()}
-        for m in engine.coordinator._members.values():
-            m.hb_deadline += dt
+            member.shift_heartbeats(dt)
+        engine.coordinator.shift_sessions(dt)
         # The network's per-link clocks stay: with no jitter and no latency fault in force,
         # every later message arrives after any clock value, the skipped ones' included.
-        engine.now_ms += dt
-        engine._seq += ds
+        engine.advance(engine.now_ms + dt, engine.seq + ds)
         self.skipped_ms += dt
 
 
 class QuietTail:
     """Ends a jittered run early once nothing but heartbeats can happen before its end, and
     replays the heartbeat rounds before any other event on a small queue of their own
-    (:func:`scenarios.sim.heartbeat_forward.forward_heartbeats`).
+    (:func:`scenarios.sim.fastpath.heartbeats.forward_heartbeats`).
 
     Jitter draws from the run's generator for every message, so a jittered stretch never
     repeats and :class:`QuietSkipper` cannot skip it. But once a whole heartbeat period has
@@ -260,11 +241,13 @@ class QuietTail:
     replayed up to the next other event (or the end of the faults in force, so that the tail
     can still go).
 
-    Engine contract: as :class:`QuietSkipper`'s (``_quiet_ok``, ``after_heartbeat``).
+    Engine contract: as :class:`QuietSkipper`'s (``quiet``, ``after_heartbeat``); ``replay``
+    as its.
     """
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Host, replay: bool) -> None:
         self.engine = engine
+        self.replay = replay
         self.anchor: str | None = None
         self.skipped_ms = 0  # virtual ms dropped at the end of runs
         self.forwarded_ms = 0  # virtual ms of heartbeats replayed by forward_heartbeats
@@ -272,31 +255,32 @@ class QuietTail:
     def after_heartbeat(self, owner: str) -> None:
         """Member ``owner``'s heartbeat timer fired (its effects are applied)."""
         engine = self.engine
-        end = engine._run_end
-        first = not engine._quiet_ok
+        end = engine.run_end_ms
+        first = not engine.quiet
         if first:
-            engine._quiet_ok = True
+            engine.quiet = True
             self.anchor = owner
         elif owner != self.anchor:
             return
-        if not engine._replay:  # the heartbeat code is not what the replay models
+        if not self.replay:  # the heartbeat code is not what the replay models
             return
         if end == engine.end_ms and self._safe() and not self._other_before(end):
             if not first:  # a whole quiet heartbeat period has passed
                 self.skipped_ms += max(0, end - engine.now_ms)
-                engine._queue.clear()  # only heartbeats are left (checked by _other_before)
+                engine.replace_queue([])  # only heartbeats are left (checked by _other_before)
             return
         # up to the end of the faults in force at most, so that the tail can still go
-        self.forwarded_ms += _forward(engine, (_faults_end(engine, end) + 1, 0))
+        until = (_faults_end(engine, end) + 1, 0)
+        self.forwarded_ms += forward_heartbeats(engine, until)
 
     def _other_before(self, end: int) -> bool:
         """Some queued event due by ``end`` is neither a heartbeat step nor a stale timer
         entry."""
-        for at, _, event in self.engine._queue:
+        for at, _, event in self.engine.queued():
             if (
                 at <= end
                 and not _is_heartbeat_entry(event)
-                and (not isinstance(event, TimerDue) or timer_entry_live(self.engine, event))
+                and (not isinstance(event, TimerDue) or self.engine.timers.live(event))
             ):
                 return True
         return False
@@ -305,13 +289,7 @@ class QuietTail:
         engine = self.engine
         network = engine.network
         now = engine.now_ms
-        if network.partitioned or not engine.coordinator_up:
-            return False
-        if any(until > now for _, _, until in network._loss.values()):
-            return False
-        if any(until > now for _, _, until in network.delays.values()):
-            return False
-        if any(until > now for _, until in network._latency.values()) or engine._held:
+        if not engine.coordinator_up or network.faults_in_force(now) or engine.requests_held():
             return False
         coordinator = engine.coordinator
         if coordinator.state.name != "STABLE":
@@ -325,11 +303,12 @@ class QuietTail:
                 return False
             if t.request_timeout_ms <= round_trip + 1:
                 return False
-            if any(now - sent > round_trip for sent in member._heartbeats):
+            if any(now - sent > round_trip for sent, _ in member.heartbeats_in_flight()):
                 return False  # an answer was lost: that request will time out
-        for m in coordinator._members.values():
+        views = coordinator.members()
+        for m in views:
             if m.session_timeout_ms <= 2 * round_trip + 1 + max(
                 (x.timeouts.heartbeat_interval_ms for x in engine.members.values()), default=0
             ):
                 return False
-        return len(coordinator._members) == len(engine.members)
+        return len(views) == len(engine.members)
