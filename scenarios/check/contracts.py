@@ -103,6 +103,7 @@ from scenarios.check.coordinator_contracts import (
     check_pending_sync,
     check_rebalance_heartbeat,
 )
+from scenarios.check.kip_contracts import KIP_CONTRACT_CHECKERS, KIP_CONTRACT_INVARIANTS
 from scenarios.check.log_rules import Record, Violation, protocol_vote, violation
 
 __all__ = [
@@ -153,6 +154,7 @@ CONTRACT_INVARIANTS = (
     *ASSIGNMENT_INVARIANTS,  # KIP-441/708/925 assignment rules (assignment_contracts.py)
     *CONNECT_CONTRACT_INVARIANTS,  # KIP-415 bounds on the leader's round (connect_contracts.py)
     *CONSUMER_CONTRACT_INVARIANTS,  # consumer assignors' bounds (consumer_contracts.py)
+    *KIP_CONTRACT_INVARIANTS,  # the issue-23 audit's rules (kip_contracts.py)
 )
 
 #: Connect protocols whose leader runs an incremental (KIP-415) assignor.
@@ -587,4 +589,5 @@ CONTRACT_CHECKERS = (
     *ASSIGNMENT_CHECKERS,
     *CONNECT_CONTRACT_CHECKERS,
     *CONSUMER_CONTRACT_CHECKERS,
+    *KIP_CONTRACT_CHECKERS,
 )

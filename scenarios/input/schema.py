@@ -151,6 +151,10 @@ InvariantName = Literal[
     # scenarios.check.consumer_contracts
     "consumer_assignment_unbalanced",
     "sticky_partitions_moved",
+    # scenarios.check.kip_contracts (the issue-23 audit)
+    "initial_delay_skipped",
+    "range_not_copartitioned",
+    "warmup_on_caught_up_client",
 ]
 INVARIANTS: tuple[str, ...] = get_args(InvariantName)
 

@@ -1,0 +1,203 @@
+"""Contract checkers added by the issue-23 audit: rules an outside planted bug broke without
+any earlier checker noticing (docs/chaos.md "Contract rules" and "Planted bugs").
+
+Pure functions over one run's records, like :mod:`scenarios.check.contracts` (which adds them
+to ``CONTRACT_CHECKERS``); each is one pass over the log, O(size of the record) per record.
+
+``initial_delay_skipped`` — KIP-134, ``GroupMetadataManager#prepareRebalance`` /
+    ``tryCompleteInitialRebalanceElseSchedule`` (``InitialDelayedJoin``): a join phase begun
+    from Empty waits ``group.initial.rebalance.delay.ms`` before it can complete (then again
+    while new members keep arriving, up to the rebalance timeout), so its ``generation``
+    record (or its leaving PreparingRebalance) comes no sooner than the phase's start plus
+    the ``initial_rebalance_delay_ms`` its ``group_state`` record logs. The one way Kafka
+    completes such a phase earlier is a removal that leaves every remaining member joined
+    (``removePendingMemberAndUpdateClassicGroup``, ``removeMemberAndUpdateClassicGroup``):
+    a ``member_removed``/``member_pending_removed`` of the group at the same instant, right
+    before. A phase that ends by going Dead (unload) or a reload is not judged. Served logs get
+    :data:`~scenarios.check.coordinator_contracts.SERVE_TIMER_SLACK_MS` of slack.
+``range_not_copartitioned`` — ``RangeAssignor`` (its class documentation: co-partitioned
+    topics): with equal subscriptions every topic has the same consumers in the same order,
+    so topics with the same partition count are split alike and partition ``p`` of each goes
+    to the same consumer. Judged on the leader's ``consumer_assignor`` records under
+    ``range`` while all subscriptions are equal (the same rule as
+    :mod:`scenarios.check.consumer_contracts`) and no member sets ``client.rack`` (KIP-881's
+    rack matching).
+``warmup_on_caught_up_client`` — KIP-441, ``TaskMovement#assignActiveTaskMovements``: an
+    active task moves (and its destination gets a warm-up) only when the destination is *not*
+    caught up on it while some client is, so every entry of the record's ``kafka_warmups``
+    (Kafka's warm-up map) names a client whose lag on that task (the record's ``lags``) is
+    above ``acceptable.recovery.lag`` (neither −2, a running active, nor within the lag; an
+    unbounded lag makes every client caught up and no warm-up exists). Version-probing
+    rounds are not judged (as ``active_not_caught_up``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from members.assignors.streams.task_movement import is_caught_up
+from scenarios.check.consumer_contracts import EqualSubscriptions, consumer_topics
+from scenarios.check.coordinator_contracts import SERVE_TIMER_SLACK_MS
+from scenarios.check.log_rules import Record, Violation, violation
+
+__all__ = [
+    "KIP_CONTRACT_INVARIANTS",
+    "KIP_CONTRACT_CHECKERS",
+    "check_initial_delay",
+    "check_range_copartitioned",
+    "check_warmups_not_caught_up",
+]
+
+INITIAL_DELAY_SKIPPED = "initial_delay_skipped"
+RANGE_NOT_COPARTITIONED = "range_not_copartitioned"
+WARMUP_ON_CAUGHT_UP_CLIENT = "warmup_on_caught_up_client"
+
+KIP_CONTRACT_INVARIANTS = (
+    INITIAL_DELAY_SKIPPED,
+    RANGE_NOT_COPARTITIONED,
+    WARMUP_ON_CAUGHT_UP_CLIENT,
+)
+
+_REMOVALS = frozenset({"member_removed", "member_pending_removed"})
+
+
+def check_initial_delay(records: Sequence[Record]) -> list[Violation]:
+    """``initial_delay_skipped``: a join phase begun from Empty ended before its initial
+    delay (module docstring)."""
+    found: list[Violation] = []
+    # group (None in a simulated log) -> the group_state record that began the phase from Empty
+    opened: dict[Any, Record] = {}
+    removed_at: dict[Any, int] = {}  # group -> time of its latest removal
+    for r in records:
+        kind = r.get("kind")
+        group = r.get("group")
+        if kind in _REMOVALS:
+            removed_at[group] = int(r.get("t_ms") or 0)
+            continue
+        if kind == "group_loaded":
+            opened.pop(group, None)
+            continue
+        ends = kind == "generation" or (
+            kind == "group_state" and r.get("from") == "PreparingRebalance"
+        )
+        start = opened.pop(group, None) if ends else None
+        if start is not None and r.get("to") != "Dead":
+            t = int(r.get("t_ms") or 0)
+            begun = int(start.get("t_ms") or 0)
+            delay = int(start.get("initial_rebalance_delay_ms") or 0)
+            slack = SERVE_TIMER_SLACK_MS if group is not None else 0
+            if t + slack < begun + delay and removed_at.get(group) != t:
+                found.append(
+                    violation(
+                        INITIAL_DELAY_SKIPPED,
+                        f"the join phase begun from Empty at {begun} ms (generation "
+                        f"{start.get('generation')}) completed at {t} ms, before "
+                        f"group.initial.rebalance.delay.ms {delay} ms had passed, with no "
+                        "removal completing it (KIP-134: the first members wait for others)",
+                        r,
+                        generation=r.get("generation"),
+                        group=group,
+                    )
+                )
+        if (
+            kind == "group_state"
+            and r.get("to") == "PreparingRebalance"
+            and r.get("from") == "Empty"
+            and "initial_rebalance_delay_ms" in r
+        ):
+            opened[group] = r
+    return found
+
+
+def check_range_copartitioned(records: Sequence[Record]) -> list[Violation]:
+    """``range_not_copartitioned``: a range leader split two topics with the same partition
+    count differently (module docstring)."""
+    topics = consumer_topics(records)
+    if not topics:
+        return []
+    by_count: dict[int, list[str]] = {}
+    for topic, count in sorted(topics.items()):
+        by_count.setdefault(int(count), []).append(topic)
+    co = [names for names in by_count.values() if len(names) > 1]
+    if not co:
+        return []
+    equal = EqualSubscriptions(topics)
+    racks = False
+    found: list[Violation] = []
+    for r in records:
+        equal.see(r)
+        kind = r.get("kind")
+        if kind == "member_start":
+            config: Mapping[str, Any] = r.get("config") or {}
+            racks = racks or config.get("client.rack") is not None
+        elif kind == "consumer_assignor" and equal.judged() and r.get("assignor") == "range":
+            if racks:
+                continue
+            owner: dict[str, str] = {}
+            for member_id, parts in (r.get("assigned") or {}).items():
+                for label in parts:
+                    owner[label] = member_id
+            what = _split_apart(co, topics, owner)
+            if what:
+                found.append(
+                    violation(
+                        RANGE_NOT_COPARTITIONED,
+                        f"generation {r.get('generation')} (range): {what} (RangeAssignor "
+                        "gives the same partitions of co-partitioned topics to one consumer)",
+                        r,
+                        generation=r.get("generation"),
+                    )
+                )
+    return found
+
+
+def _split_apart(
+    co: Sequence[Sequence[str]], topics: Mapping[str, int], owner: Mapping[str, str]
+) -> str:
+    for names in co:
+        first = names[0]
+        for p in range(int(topics[first])):
+            expected = owner.get(f"{first}-{p}")
+            for other in names[1:]:
+                got = owner.get(f"{other}-{p}")
+                if expected is not None and got is not None and got != expected:
+                    return f"partition {p} of {first} goes to {expected}, of {other} to {got}"
+    return ""
+
+
+def check_warmups_not_caught_up(records: Sequence[Record]) -> list[Violation]:
+    """``warmup_on_caught_up_client``: a Kafka warm-up on a client already caught up on the
+    task (module docstring)."""
+    found: list[Violation] = []
+    for r in records:
+        if r.get("kind") != "streams_assignment" or r.get("version_probing"):
+            continue
+        warmups: Mapping[str, Sequence[str]] = r.get("kafka_warmups") or {}
+        acceptable = r.get("acceptable_recovery_lag")
+        if not warmups or not isinstance(acceptable, int):
+            continue
+        lags: Mapping[str, Mapping[str, int]] = r.get("lags") or {}
+        for client, tasks in sorted(warmups.items()):
+            for task in tasks:
+                lag = lags.get(client, {}).get(task)
+                if lag is not None and is_caught_up(lag, acceptable):
+                    found.append(
+                        violation(
+                            WARMUP_ON_CAUGHT_UP_CLIENT,
+                            f"generation {r.get('generation')} warms {task} up on {client} "
+                            f"(lag {lag}, acceptable.recovery.lag {acceptable}): a client "
+                            "already caught up takes the active, not a warm-up (KIP-441)",
+                            r,
+                            task=task,
+                            generation=r.get("generation"),
+                        )
+                    )
+    return found
+
+
+KIP_CONTRACT_CHECKERS = (
+    check_initial_delay,
+    check_range_copartitioned,
+    check_warmups_not_caught_up,
+)
