@@ -29,10 +29,25 @@ to ``CONTRACT_CHECKERS``); each is one pass over the log, O(size of the record) 
     above ``acceptable.recovery.lag`` (neither −2, a running active, nor within the lag; an
     unbounded lag makes every client caught up and no warm-up exists). Version-probing
     rounds are not judged (as ``active_not_caught_up``).
+``scheduled_rejoin_missed`` — KIP-415 (``WorkerCoordinator#onJoinComplete`` → the herder's
+    ``scheduledRebalance``: every member of a round with a ``ScheduledDelay`` rejoins when it
+    expires) and KIP-441 (``StreamsPartitionAssignor#onAssignment`` →
+    ``nextScheduledRebalanceMs``: the client the leader scheduled a probing rebalance on
+    rejoins then): a Connect ``assignment`` with ``delay_ms`` D > 0 at t makes its member log
+    ``timer_fired`` ``scheduled-rebalance`` at t + D; a Streams ``assignment`` with
+    ``next_rebalance_ms`` T > 0 makes it log ``timer_fired`` ``probing-rebalance`` at
+    max(t, T) — unless before then the member logs another ``assignment`` (which re-arms or
+    cancels the timer), stops, crashes, fails or starts again, or the log ends.
+``static_member_left`` — KIP-345 (``AbstractCoordinator#maybeLeaveGroup`` sends LeaveGroup
+    only for a dynamic member: a static consumer that closes, or whose poll timer expires,
+    stays in the group until its session times out, so a restart within it costs no
+    rebalance): in a consumer log (``run_start`` ``app = "consumer"``), a ``leave_group`` of a
+    member whose latest ``member_start`` config has ``group.instance.id``.
 """
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -47,16 +62,22 @@ __all__ = [
     "check_initial_delay",
     "check_range_copartitioned",
     "check_warmups_not_caught_up",
+    "check_scheduled_rejoin",
+    "check_static_member_stays",
 ]
 
 INITIAL_DELAY_SKIPPED = "initial_delay_skipped"
 RANGE_NOT_COPARTITIONED = "range_not_copartitioned"
 WARMUP_ON_CAUGHT_UP_CLIENT = "warmup_on_caught_up_client"
+SCHEDULED_REJOIN_MISSED = "scheduled_rejoin_missed"
+STATIC_MEMBER_LEFT = "static_member_left"
 
 KIP_CONTRACT_INVARIANTS = (
     INITIAL_DELAY_SKIPPED,
     RANGE_NOT_COPARTITIONED,
     WARMUP_ON_CAUGHT_UP_CLIENT,
+    SCHEDULED_REJOIN_MISSED,
+    STATIC_MEMBER_LEFT,
 )
 
 _REMOVALS = frozenset({"member_removed", "member_pending_removed"})
@@ -196,8 +217,101 @@ def check_warmups_not_caught_up(records: Sequence[Record]) -> list[Violation]:
     return found
 
 
+#: records after which a member's scheduled rejoin no longer stands
+_SUPERSEDING = frozenset(
+    {"assignment", "member_stop", "member_crash", "member_fatal", "member_start"}
+)
+
+
+def _scheduled(r: Record) -> tuple[str, int] | None:
+    """(timer key, due time) an ``assignment`` arms, or ``None``."""
+    t = int(r.get("t_ms") or 0)
+    delay = r.get("delay_ms")
+    if isinstance(delay, int) and delay > 0:
+        return "scheduled-rebalance", t + delay
+    at = r.get("next_rebalance_ms")
+    if isinstance(at, int) and at > 0 and "delay_ms" not in r:
+        return "probing-rebalance", max(t, at)
+    return None
+
+
+def check_scheduled_rejoin(records: Sequence[Record]) -> list[Violation]:
+    """``scheduled_rejoin_missed``: a member told to rejoin at a time (KIP-415's delay, KIP-441's
+    probing rebalance) did not fire that timer then (module docstring)."""
+    found: list[Violation] = []
+    # member -> (timer key, due ms, the assignment record); a heap of (due, seq, member)
+    # finds the overdue ones in log order
+    pending: dict[str, tuple[str, int, Record]] = {}
+    due: list[tuple[int, int, str]] = []
+    for r in records:
+        t = int(r.get("t_ms") or 0)
+        while due and due[0][0] < t:
+            at, seq, member = heapq.heappop(due)
+            entry = pending.get(member)
+            if entry is not None and entry[1] == at and entry[2].get("seq") == seq:
+                del pending[member]
+                key, _, armed = entry
+                found.append(
+                    violation(
+                        SCHEDULED_REJOIN_MISSED,
+                        f"{member} was told in generation {armed.get('generation')} (at "
+                        f"{armed.get('t_ms')} ms) to rejoin at {at} ms ({key}), and its timer "
+                        f"had not fired by {t} ms",
+                        armed,
+                        member=member,
+                        generation=armed.get("generation"),
+                    )
+                )
+        kind = r.get("kind")
+        member = r.get("member")
+        if not isinstance(member, str):
+            continue
+        if kind == "timer_fired":
+            entry = pending.get(member)
+            if entry is not None and r.get("key") == entry[0] and t == entry[1]:
+                del pending[member]
+        elif kind in _SUPERSEDING:
+            pending.pop(member, None)
+            if kind == "assignment":
+                armed = _scheduled(r)
+                if armed is not None:
+                    pending[member] = (armed[0], armed[1], r)
+                    heapq.heappush(due, (armed[1], int(r.get("seq") or 0), member))
+    return found
+
+
+def check_static_member_stays(records: Sequence[Record]) -> list[Violation]:
+    """``static_member_left``: a static consumer sent LeaveGroup (module docstring)."""
+    if consumer_topics(records) is None:
+        return []
+    static: set[str] = set()
+    found: list[Violation] = []
+    for r in records:
+        kind = r.get("kind")
+        member = str(r.get("member"))
+        if kind == "member_start":
+            config: Mapping[str, Any] = r.get("config") or {}
+            if config.get("group.instance.id") is not None:
+                static.add(member)
+            else:
+                static.discard(member)
+        elif kind == "leave_group" and member in static:
+            found.append(
+                violation(
+                    STATIC_MEMBER_LEFT,
+                    f"{member} (group.instance.id set) sent LeaveGroup ({r.get('reason')}): "
+                    "a static member leaves by session timeout only (KIP-345)",
+                    r,
+                    member=member,
+                )
+            )
+    return found
+
+
 KIP_CONTRACT_CHECKERS = (
     check_initial_delay,
     check_range_copartitioned,
     check_warmups_not_caught_up,
+    check_scheduled_rejoin,
+    check_static_member_stays,
 )

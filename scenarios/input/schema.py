@@ -155,6 +155,8 @@ InvariantName = Literal[
     "initial_delay_skipped",
     "range_not_copartitioned",
     "warmup_on_caught_up_client",
+    "scheduled_rejoin_missed",
+    "static_member_left",
 ]
 INVARIANTS: tuple[str, ...] = get_args(InvariantName)
 

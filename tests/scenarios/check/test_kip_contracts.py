@@ -13,9 +13,13 @@ from scenarios.check.kip_contracts import (
     INITIAL_DELAY_SKIPPED,
     KIP_CONTRACT_INVARIANTS,
     RANGE_NOT_COPARTITIONED,
+    SCHEDULED_REJOIN_MISSED,
+    STATIC_MEMBER_LEFT,
     WARMUP_ON_CAUGHT_UP_CLIENT,
     check_initial_delay,
     check_range_copartitioned,
+    check_scheduled_rejoin,
+    check_static_member_stays,
     check_warmups_not_caught_up,
 )
 from scenarios.check.log_check import check_records
@@ -173,6 +177,94 @@ def test_warm_ups_go_only_to_clients_behind() -> None:
     assert check_warmups_not_caught_up(_log(probing)) == []
 
 
+# ---------------------------------------------------------------- scheduled_rejoin_missed
+
+
+def _connect_assignment(t_ms: int, delay_ms: int, member: str = "w2") -> Record:
+    return {
+        "t_ms": t_ms,
+        "kind": "assignment",
+        "member_id": f"{member}-x",
+        "generation": 4,
+        "error": 0,
+        "delay_ms": delay_ms,
+        "member": member,
+    }
+
+
+def _fired(t_ms: int, key: str, member: str = "w2") -> Record:
+    return {"t_ms": t_ms, "kind": "timer_fired", "key": key, "member": member}
+
+
+def _tick(t_ms: int) -> Record:
+    return {"t_ms": t_ms, "kind": "group_state", "from": "Stable", "to": "Stable"}
+
+
+def test_a_member_rejoins_when_its_scheduled_delay_expires() -> None:
+    kept = _log(_connect_assignment(1000, 5000), _fired(6000, "scheduled-rebalance"), _tick(7000))
+    assert check_scheduled_rejoin(kept) == []
+    missed = check_scheduled_rejoin(_log(_connect_assignment(1000, 5000), _tick(6001)))
+    assert _names(missed) == [SCHEDULED_REJOIN_MISSED]
+    assert missed[0]["member"] == "w2" and missed[0]["cause_seq"] == 0
+    # a later assignment re-arms (or cancels) the timer; a stop or crash ends it; so does the log
+    again = _log(_connect_assignment(1000, 5000), _connect_assignment(2000, 0), _tick(9000))
+    assert check_scheduled_rejoin(again) == []
+    crash = {"t_ms": 2000, "kind": "member_crash", "member": "w2"}
+    assert check_scheduled_rejoin(_log(_connect_assignment(1000, 5000), crash, _tick(9000))) == []
+    assert check_scheduled_rejoin(_log(_connect_assignment(1000, 5000))) == []
+
+
+def test_a_streams_leader_rejoins_for_its_probing_rebalance() -> None:
+    probing = {
+        "t_ms": 1000,
+        "kind": "assignment",
+        "generation": 2,
+        "error": 0,
+        "next_rebalance_ms": 601_000,
+        "member": "s1",
+    }
+    fired = _fired(601_000, "probing-rebalance", "s1")
+    assert check_scheduled_rejoin(_log(probing, fired, _tick(700_000))) == []
+    late = _fired(1_201_000, "probing-rebalance", "s1")
+    assert _names(check_scheduled_rejoin(_log(probing, late))) == [SCHEDULED_REJOIN_MISSED]
+    follow_up = {**probing, "next_rebalance_ms": 0}
+    assert check_scheduled_rejoin(_log(follow_up, _tick(700_000))) == []
+
+
+# ---------------------------------------------------------------- static_member_left
+
+
+def _member_start(member: str, static: bool) -> Record:
+    config: Record = {"partition.assignment.strategy": ["range"]}
+    if static:
+        config["group.instance.id"] = f"{member}-static"
+    return {"t_ms": 0, "kind": "member_start", "config": config, "member": member}
+
+
+def _leave(member: str) -> Record:
+    return {
+        "t_ms": 5,
+        "kind": "leave_group",
+        "member_id": "x",
+        "reason": "shutdown",
+        "member": member,
+    }
+
+
+def test_a_static_consumer_never_sends_leave_group() -> None:
+    start = _consumer_start({"t1": 2})
+    dynamic = _log(start, _member_start("c1", False), _leave("c1"))
+    assert check_static_member_stays(dynamic) == []
+    static = _log(start, _member_start("c1", True), _leave("c1"))
+    found = check_static_member_stays(static)
+    assert _names(found) == [STATIC_MEMBER_LEFT] and found[0]["member"] == "c1"
+    # a restart without group.instance.id may leave; Streams logs are not judged (KIP-812)
+    restarted = _log(start, _member_start("c1", True), _member_start("c1", False), _leave("c1"))
+    assert check_static_member_stays(restarted) == []
+    streams = _log(_member_start("s1", True), _leave("s1"))
+    assert check_static_member_stays(streams) == []
+
+
 # ---------------------------------------------------------------- through groupsim check
 
 
@@ -198,6 +290,9 @@ FOUND_BY_RULE = {
     "coordinator-initial-delay-in-seconds": (40, INITIAL_DELAY_SKIPPED),
     "hata-ignores-acceptable-recovery-lag": (5, WARMUP_ON_CAUGHT_UP_CLIENT),
     "range-assignor-breaks-copartitioning": (40, RANGE_NOT_COPARTITIONED),
+    "consumer-static-member-leaves-on-close": (40, STATIC_MEMBER_LEFT),
+    "worker-follower-ignores-scheduled-delay": (5, SCHEDULED_REJOIN_MISSED),
+    "streams-probing-time-read-as-delay": (5, SCHEDULED_REJOIN_MISSED),
 }
 
 

@@ -20,7 +20,9 @@ from coordinator.state import GroupState
 from members import consumer as consumer_member
 from members.assignors.incremental_cooperative import IncrementalCooperativeAssignor
 from members.assignors.streams import high_availability
+from members.group_client import MemberState
 from members.streams_client import StreamsClient
+from members.worker import ConnectWorker
 from protocol.effects import Send, SetTimer
 from protocol.group import ErrorCode
 
@@ -217,6 +219,127 @@ def _range_rotated_per_topic(original: Callable[..., Any]) -> Callable[..., Any]
     return assign_range
 
 
+# ---------------------------------------------------------------- round 2: clients and timers
+
+
+def _static_rejoin_ignores_protocol_change(original: Callable[..., Any]) -> Callable[..., Any]:
+    # updateStaticMemberThenRebalanceOrCompleteJoin without the selected-protocol check: a
+    # static member rejoining a Stable group with another protocol list is answered the current
+    # generation even when the vote would now elect another protocol (KIP-345 rebalances then)
+    def rejoin(
+        self: Any, source: str, req: Any, old_id: str, new_id: str, now_ms: int, effects: Any
+    ) -> None:
+        if self._state is not _STABLE:
+            original(self, source, req, old_id, new_id, now_ms, effects)
+            return
+        current = self._protocol_name
+        select = self._select_protocol
+        names = [name for name, _ in req.protocols]
+        # the current protocol is kept whenever the rejoining member still supports it
+        self._select_protocol = lambda: current if current in names else select()
+        try:
+            original(self, source, req, old_id, new_id, now_ms, effects)
+        finally:
+            del self._select_protocol
+
+    return rejoin
+
+
+def _static_member_leaves_on_close(original: Callable[..., Any]) -> Callable[..., Any]:
+    # KafkaConsumer.close sending LeaveGroup for a static member too (KIP-345: a static member
+    # leaves no group on close; the coordinator waits for its session timeout, so that a
+    # restart within it costs no rebalance)
+    def shutdown(self: Any, now_ms: int) -> Any:
+        if (
+            self.group_instance_id is not None
+            and self.member_id
+            and self.state is not MemberState.UNJOINED
+            and self.state is not MemberState.STOPPED
+        ):
+            self.leave_group("shutdown", "the consumer is being closed")
+        return original(self, now_ms)
+
+    return shutdown
+
+
+def _no_rejoin_after_revocation(original: Callable[..., Any]) -> Callable[..., Any]:
+    # ConsumerCoordinator#onJoinComplete without the cooperative follow-up: a member that
+    # revoked partitions does not rejoin, so what it gave up waits for some other rebalance
+    # (KIP-429's second round)
+    def on_join_complete(self: Any, assignment: Any, protocol_name: str, now_ms: int) -> None:
+        rejoin = self.request_rejoin
+
+        def request_rejoin(reason: str, at_ms: int) -> None:
+            if reason != "need to revoke partitions and re-join":
+                rejoin(reason, at_ms)
+
+        self.request_rejoin = request_rejoin
+        try:
+            original(self, assignment, protocol_name, now_ms)
+        finally:
+            del self.request_rejoin
+
+    return on_join_complete
+
+
+def _new_member_timeout_is_session(original: Callable[..., Any]) -> Callable[..., Any]:
+    # addMemberThenRebalanceOrCompleteJoin arming a new member's heartbeat with its
+    # session.timeout.ms instead of group.classic.new.member.join.timeout.ms (5 minutes): a new
+    # member whose join phase waits longer than its session is expired while it waits
+    def _add_member(
+        self: Any, source: str, req: Any, mid: str, now_ms: int, effects: list[Any]
+    ) -> None:
+        original(self, source, req, mid, now_ms, effects)
+        m = self._members.get(mid)
+        if m is not None and m.is_new:
+            m.hb_deadline = now_ms + req.session_timeout_ms
+            effects.append(SetTimer(m.hb_key, m.hb_deadline))
+
+    return _add_member
+
+
+def _follower_ignores_scheduled_delay(original: Callable[..., Any]) -> Callable[..., Any]:
+    # WorkerCoordinator#onJoinComplete arming the ScheduledDelay rejoin on the leader only: a
+    # follower never rejoins when the delay expires (KIP-415: every member does); the leader's
+    # own rejoin still starts the round
+    def _on_join_complete(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if self.leader_id == self.member_id:
+            return original(self, *args, **kwargs)
+        arm = self._set
+
+        def _set(key: str, at_ms: int) -> None:
+            if key != "scheduled-rebalance":
+                arm(key, at_ms)
+
+        self._set = _set
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            del self._set
+
+    return _on_join_complete
+
+
+def _streams_ignores_followup(original: Callable[..., Any]) -> Callable[..., Any]:
+    # StreamsPartitionAssignor#onAssignment ignoring nextScheduledRebalanceMs = 0 (the leader's
+    # "rejoin at once": a withheld active's owner revoked it) — the task waits for the next
+    # rebalance of any cause
+    def _on_assignment(self: Any, partitions: Any, info: Any, now_ms: int) -> None:
+        rejoin = self.request_rejoin
+
+        def request_rejoin(reason: str, at_ms: int) -> None:
+            if reason != "follow-up rebalance requested by the leader":
+                rejoin(reason, at_ms)
+
+        self.request_rejoin = request_rejoin
+        try:
+            original(self, partitions, info, now_ms)
+        finally:
+            del self.request_rejoin
+
+    return _on_assignment
+
+
 KIP_RULE_BUGS: tuple[PlantedBug, ...] = (
     PlantedBug(
         "coordinator-initial-delay-in-seconds",
@@ -282,6 +405,43 @@ KIP_RULE_BUGS: tuple[PlantedBug, ...] = (
         ((consumer_member, "assign_range", _range_rotated_per_topic),),
         (),
     ),
+    PlantedBug(
+        "consumer-static-member-leaves-on-close",
+        "members/consumer.py ConsumerClient.shutdown (maybeLeaveGroup)",
+        "a static consumer sends LeaveGroup when it closes",
+        "consumer",
+        ((consumer_member.ConsumerClient, "shutdown", _static_member_leaves_on_close),),
+        (),
+    ),
+    PlantedBug(
+        "consumer-no-rejoin-after-revocation",
+        "members/consumer.py ConsumerClient.on_join_complete",
+        "a cooperative consumer that revoked partitions does not rejoin",
+        "consumer",
+        ((consumer_member.ConsumerClient, "on_join_complete", _no_rejoin_after_revocation),),
+        (),
+    ),
+    PlantedBug(
+        "coordinator-new-member-timeout-is-session",
+        "coordinator/group.py _add_member_then_rebalance_or_complete_join",
+        "a new member's heartbeat deadline is its session timeout, not the new-member timeout",
+        "connect",
+        (
+            (
+                GroupCoordinator,
+                "_add_member_then_rebalance_or_complete_join",
+                _new_member_timeout_is_session,
+            ),
+        ),
+    ),
+    PlantedBug(
+        "worker-follower-ignores-scheduled-delay",
+        "members/worker.py ConnectWorker._on_join_complete (onAssigned)",
+        "only the leader rejoins when the scheduled delay expires",
+        "connect",
+        ((ConnectWorker, "_on_join_complete", _follower_ignores_scheduled_delay),),
+        ("compatible", "sessioned", "static"),
+    ),
 )
 
 #: Bugs of the audit that no checker finds, with the reason (docs/chaos.md "Contract rules"):
@@ -289,7 +449,10 @@ KIP_RULE_BUGS: tuple[PlantedBug, ...] = (
 #: JoinGroup's metadata bytes, which no record carries (300 Connect runs of seed 1: not found);
 #: ``coordinator-heartbeat-completing-in-progress`` is not reached (groupsim's members, like
 #: Kafka's, rarely heartbeat in the milliseconds between JoinGroup and SyncGroup answers; 30
-#: Connect runs: no run changed).
+#: Connect runs: no run changed); ``coordinator-static-rejoin-ignores-protocol-change`` is
+#: reached once in 300 consumer runs (one static member's new list rarely changes the vote);
+#: ``streams-ignores-followup`` breaks "rejoin at once", and when a client's poll loop next
+#: runs (it may be closing revoked tasks for seconds) is not logged.
 UNJUDGED_BUGS: tuple[PlantedBug, ...] = (
     PlantedBug(
         "coordinator-completing-rejoin-rebalances",
@@ -304,5 +467,26 @@ UNJUDGED_BUGS: tuple[PlantedBug, ...] = (
         "a Heartbeat in CompletingRebalance is answered REBALANCE_IN_PROGRESS",
         "connect",
         ((GroupCoordinator, "_heartbeat", _heartbeat_completing_in_progress),),
+    ),
+    PlantedBug(
+        "coordinator-static-rejoin-ignores-protocol-change",
+        "coordinator/group.py _update_static_member_then_rebalance_or_complete_join",
+        "a static rejoin in Stable never rebalances, even when the elected protocol changes",
+        "consumer",
+        (
+            (
+                GroupCoordinator,
+                "_update_static_member_then_rebalance_or_complete_join",
+                _static_rejoin_ignores_protocol_change,
+            ),
+        ),
+        (),
+    ),
+    PlantedBug(
+        "streams-ignores-followup",
+        "members/streams_client.py StreamsClient._on_assignment",
+        "a client told to rejoin at once (nextScheduledRebalanceMs 0) does not",
+        "streams",
+        ((StreamsClient, "_on_assignment", _streams_ignores_followup),),
     ),
 )
