@@ -128,6 +128,7 @@ FOLLOWUP_REBALANCE_MISSING = "followup_rebalance_missing"
 GENERATION_SKIPPED = "generation_skipped"
 MEMBER_ID_NOT_REQUIRED = "member_id_not_required"
 STATIC_REJOIN_REBALANCED = "static_rejoin_rebalanced"
+STATIC_REJOIN_NOT_REBALANCED = "static_rejoin_not_rebalanced"
 FENCED_MEMBER_ACCEPTED = "fenced_member_accepted"
 ZOMBIE_OWNS_WORK = "zombie_owns_work"
 
@@ -139,6 +140,7 @@ CONTRACT_INVARIANTS = (
     GENERATION_SKIPPED,
     MEMBER_ID_NOT_REQUIRED,
     STATIC_REJOIN_REBALANCED,
+    STATIC_REJOIN_NOT_REBALANCED,
     FENCED_MEMBER_ACCEPTED,
     HEARTBEAT_NOT_REBALANCING,
     ASSIGNMENT_RECOMPUTED,
@@ -389,7 +391,10 @@ def check_member_id_required(records: Sequence[Record]) -> list[Violation]:
 
 def check_static_rejoin(records: Sequence[Record]) -> list[Violation]:
     """``static_rejoin_rebalanced``: a Stable group keeps its generation when a static member
-    rejoins and the vote still elects the protocol the group runs."""
+    rejoins and the vote still elects the protocol the group runs; ``static_rejoin_not_rebalanced``
+    (KIP-345, ``updateStaticMemberThenRebalanceOrCompleteJoin``): it rebalances in the same
+    coordinator step when the vote, the rejoiner's new list included, no longer elects it (a
+    tie that includes it is not judged: Kafka's tie-break is the referee's)."""
     found: list[Violation] = []
     lists: dict[str, list[str]] = {}  # member name -> protocols of its latest JoinGroup
     by_id: dict[str, list[str]] = {}  # member id -> protocols its JoinGroups carried
@@ -397,12 +402,29 @@ def check_static_rejoin(records: Sequence[Record]) -> list[Violation]:
     protocol: str | None = None
     state: str | None = None
     watching: Record | None = None  # a member_replaced in Stable with an unchanged vote
+    expecting: Record | None = None  # ... with a vote that elects another protocol
+    expected: str | None = None
     for r in records:
         kind = r.get("kind")
         if watching is not None and (
             kind not in _COORDINATOR_KINDS or r.get("t_ms") != watching.get("t_ms")
         ):
             watching = None
+        if expecting is not None and (
+            kind not in _COORDINATOR_KINDS or r.get("t_ms") != expecting.get("t_ms")
+        ):
+            found.append(
+                violation(
+                    STATIC_REJOIN_NOT_REBALANCED,
+                    f"static member {expecting.get('member')} rejoined as "
+                    f"{expecting.get('member_id')} while Stable with a protocol list that makes "
+                    f"the vote elect {expected}, not {protocol!r}, yet the group did not "
+                    "rebalance (KIP-345)",
+                    expecting,
+                    member=expecting.get("member"),
+                )
+            )
+            expecting = None
         name = str(r.get("member"))
         if kind == "join_group_request" or (kind == "wire_request" and r.get("api") == "JoinGroup"):
             lists[name] = list(r.get("protocols") or ())
@@ -423,9 +445,14 @@ def check_static_rejoin(records: Sequence[Record]) -> list[Violation]:
             members = [new if m == old else m for m in members]
             if state == "Stable" and protocol is not None:
                 votes = [by_id.get(m) for m in members]
-                if members and all(votes) and protocol_vote(votes)[0] == [protocol]:  # type: ignore[arg-type]
+                winners = protocol_vote(votes)[0] if members and all(votes) else None  # type: ignore[arg-type]
+                if winners == [protocol]:
                     watching = r
+                elif winners is not None and protocol not in winners:
+                    expecting, expected = r, " or ".join(winners)
         elif kind == "group_state":
+            if r.get("from") == "Stable" and r.get("to") == "PreparingRebalance":
+                expecting = None
             if (
                 watching is not None
                 and r.get("from") == "Stable"

@@ -125,6 +125,7 @@ InvariantName = Literal[
     "generation_skipped",
     "member_id_not_required",
     "static_rejoin_rebalanced",
+    "static_rejoin_not_rebalanced",
     "fenced_member_accepted",
     "heartbeat_not_rebalancing",
     "assignment_recomputed",
