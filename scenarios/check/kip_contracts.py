@@ -246,26 +246,27 @@ def check_scheduled_rejoin(records: Sequence[Record]) -> list[Violation]:
     for r in records:
         t = int(r.get("t_ms") or 0)
         while due and due[0][0] < t:
-            at, seq, member = heapq.heappop(due)
-            entry = pending.get(member)
+            at, seq, overdue = heapq.heappop(due)
+            entry = pending.get(overdue)
             if entry is not None and entry[1] == at and entry[2].get("seq") == seq:
-                del pending[member]
-                key, _, armed = entry
+                del pending[overdue]
+                key, _, told = entry
                 found.append(
                     violation(
                         SCHEDULED_REJOIN_MISSED,
-                        f"{member} was told in generation {armed.get('generation')} (at "
-                        f"{armed.get('t_ms')} ms) to rejoin at {at} ms ({key}), and its timer "
+                        f"{overdue} was told in generation {told.get('generation')} (at "
+                        f"{told.get('t_ms')} ms) to rejoin at {at} ms ({key}), and its timer "
                         f"had not fired by {t} ms",
-                        armed,
-                        member=member,
-                        generation=armed.get("generation"),
+                        told,
+                        member=overdue,
+                        generation=told.get("generation"),
                     )
                 )
         kind = r.get("kind")
-        member = r.get("member")
-        if not isinstance(member, str):
+        name = r.get("member")
+        if not isinstance(name, str):
             continue
+        member = name
         if kind == "timer_fired":
             entry = pending.get(member)
             if entry is not None and r.get("key") == entry[0] and t == entry[1]:
