@@ -38,6 +38,11 @@ to ``CONTRACT_CHECKERS``); each is one pass over the log, O(size of the record) 
     ``next_rebalance_ms`` T > 0 makes it log ``timer_fired`` ``probing-rebalance`` at
     max(t, T) — unless before then the member logs another ``assignment`` (which re-arms or
     cancels the timer), stops, crashes, fails or starts again, or the log ends.
+``leader_not_rejoined`` — ``GroupMetadataManager#completeClassicGroupJoin`` /
+    ``maybeElectNewJoinedLeader``: the leader of a new generation is a member that rejoined
+    in its join phase (a KIP-345 static leader the join completes without hands leadership
+    to one that did; with none, the join is rescheduled): a ``generation`` whose
+    ``leader_id`` is in its ``not_rejoined`` list.
 ``static_member_left`` — KIP-345 (``AbstractCoordinator#maybeLeaveGroup`` sends LeaveGroup
     only for a dynamic member: a static consumer that closes, or whose poll timer expires,
     stays in the group until its session times out, so a restart within it costs no
@@ -64,6 +69,7 @@ __all__ = [
     "check_warmups_not_caught_up",
     "check_scheduled_rejoin",
     "check_static_member_stays",
+    "check_leader_rejoined",
 ]
 
 INITIAL_DELAY_SKIPPED = "initial_delay_skipped"
@@ -71,6 +77,7 @@ RANGE_NOT_COPARTITIONED = "range_not_copartitioned"
 WARMUP_ON_CAUGHT_UP_CLIENT = "warmup_on_caught_up_client"
 SCHEDULED_REJOIN_MISSED = "scheduled_rejoin_missed"
 STATIC_MEMBER_LEFT = "static_member_left"
+LEADER_NOT_REJOINED = "leader_not_rejoined"
 
 KIP_CONTRACT_INVARIANTS = (
     INITIAL_DELAY_SKIPPED,
@@ -78,6 +85,7 @@ KIP_CONTRACT_INVARIANTS = (
     WARMUP_ON_CAUGHT_UP_CLIENT,
     SCHEDULED_REJOIN_MISSED,
     STATIC_MEMBER_LEFT,
+    LEADER_NOT_REJOINED,
 )
 
 _REMOVALS = frozenset({"member_removed", "member_pending_removed"})
@@ -309,10 +317,34 @@ def check_static_member_stays(records: Sequence[Record]) -> list[Violation]:
     return found
 
 
+def check_leader_rejoined(records: Sequence[Record]) -> list[Violation]:
+    """``leader_not_rejoined``: a generation led by a member the join completed without."""
+    found: list[Violation] = []
+    for r in records:
+        if r.get("kind") != "generation":
+            continue
+        leader = r.get("leader_id")
+        if leader is not None and leader in (r.get("not_rejoined") or ()):
+            found.append(
+                violation(
+                    LEADER_NOT_REJOINED,
+                    f"generation {r.get('generation')} is led by {leader} ({r.get('leader')}), "
+                    "which did not rejoin in its join phase: it gets no JoinGroup answer and "
+                    "the members wait for an assignment it never computes "
+                    "(maybeElectNewJoinedLeader picks a member that rejoined)",
+                    r,
+                    generation=r.get("generation"),
+                    group=r.get("group"),
+                )
+            )
+    return found
+
+
 KIP_CONTRACT_CHECKERS = (
     check_initial_delay,
     check_range_copartitioned,
     check_warmups_not_caught_up,
     check_scheduled_rejoin,
     check_static_member_stays,
+    check_leader_rejoined,
 )

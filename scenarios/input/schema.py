@@ -158,6 +158,7 @@ InvariantName = Literal[
     "warmup_on_caught_up_client",
     "scheduled_rejoin_missed",
     "static_member_left",
+    "leader_not_rejoined",
 ]
 INVARIANTS: tuple[str, ...] = get_args(InvariantName)
 
