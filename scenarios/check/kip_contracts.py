@@ -43,6 +43,11 @@ to ``CONTRACT_CHECKERS``); each is one pass over the log, O(size of the record) 
     in its join phase (a KIP-345 static leader the join completes without hands leadership
     to one that did; with none, the join is rescheduled): a ``generation`` whose
     ``leader_id`` is in its ``not_rejoined`` list.
+``member_id_reused`` — ``ClassicGroup#generateMemberId`` (``<client or instance id>-<UUID>``):
+    a member id the coordinator hands out is new — never a member id the group's log already
+    showed (``member_pending``, ``member_added``, ``member_replaced``, a ``generation``'s or
+    ``group_loaded``'s ``member_ids``). A ``member_added`` of a pending id (KIP-394's second
+    JoinGroup) is that id's admission, not a new id.
 ``static_member_left`` — KIP-345 (``AbstractCoordinator#maybeLeaveGroup`` sends LeaveGroup
     only for a dynamic member: a static consumer that closes, or whose poll timer expires,
     stays in the group until its session times out, so a restart within it costs no
@@ -70,6 +75,7 @@ __all__ = [
     "check_scheduled_rejoin",
     "check_static_member_stays",
     "check_leader_rejoined",
+    "check_member_ids_fresh",
 ]
 
 INITIAL_DELAY_SKIPPED = "initial_delay_skipped"
@@ -78,6 +84,7 @@ WARMUP_ON_CAUGHT_UP_CLIENT = "warmup_on_caught_up_client"
 SCHEDULED_REJOIN_MISSED = "scheduled_rejoin_missed"
 STATIC_MEMBER_LEFT = "static_member_left"
 LEADER_NOT_REJOINED = "leader_not_rejoined"
+MEMBER_ID_REUSED = "member_id_reused"
 
 KIP_CONTRACT_INVARIANTS = (
     INITIAL_DELAY_SKIPPED,
@@ -86,6 +93,7 @@ KIP_CONTRACT_INVARIANTS = (
     SCHEDULED_REJOIN_MISSED,
     STATIC_MEMBER_LEFT,
     LEADER_NOT_REJOINED,
+    MEMBER_ID_REUSED,
 )
 
 _REMOVALS = frozenset({"member_removed", "member_pending_removed"})
@@ -340,6 +348,42 @@ def check_leader_rejoined(records: Sequence[Record]) -> list[Violation]:
     return found
 
 
+def check_member_ids_fresh(records: Sequence[Record]) -> list[Violation]:
+    """``member_id_reused``: the coordinator handed out a member id the group had seen."""
+    found: list[Violation] = []
+    seen: set[tuple[Any, str]] = set()  # (group, member id)
+    pending: set[tuple[Any, str]] = set()
+    for r in records:
+        kind = r.get("kind")
+        group = r.get("group")
+        if kind in ("generation", "group_loaded"):
+            seen.update((group, str(m)) for m in r.get("member_ids") or ())
+            continue
+        if kind == "member_replaced":
+            seen.add((group, str(r.get("old_member_id"))))
+        elif kind not in ("member_pending", "member_added"):
+            continue
+        key = (group, str(r.get("member_id")))
+        if kind == "member_added" and key in pending:
+            pending.discard(key)
+        elif key in seen:
+            found.append(
+                violation(
+                    MEMBER_ID_REUSED,
+                    f"{r.get('member')} was given member id {key[1]} ({kind}), which the group "
+                    "had already used (generateMemberId: a fresh UUID per id)",
+                    r,
+                    member=r.get("member"),
+                    member_id=key[1],
+                    group=group,
+                )
+            )
+        elif kind == "member_pending":
+            pending.add(key)
+        seen.add(key)
+    return found
+
+
 KIP_CONTRACT_CHECKERS = (
     check_initial_delay,
     check_range_copartitioned,
@@ -347,4 +391,5 @@ KIP_CONTRACT_CHECKERS = (
     check_scheduled_rejoin,
     check_static_member_stays,
     check_leader_rejoined,
+    check_member_ids_fresh,
 )

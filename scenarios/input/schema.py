@@ -159,6 +159,7 @@ InvariantName = Literal[
     "scheduled_rejoin_missed",
     "static_member_left",
     "leader_not_rejoined",
+    "member_id_reused",
 ]
 INVARIANTS: tuple[str, ...] = get_args(InvariantName)
 

@@ -14,12 +14,14 @@ from scenarios.check.kip_contracts import (
     INITIAL_DELAY_SKIPPED,
     KIP_CONTRACT_INVARIANTS,
     LEADER_NOT_REJOINED,
+    MEMBER_ID_REUSED,
     RANGE_NOT_COPARTITIONED,
     SCHEDULED_REJOIN_MISSED,
     STATIC_MEMBER_LEFT,
     WARMUP_ON_CAUGHT_UP_CLIENT,
     check_initial_delay,
     check_leader_rejoined,
+    check_member_ids_fresh,
     check_range_copartitioned,
     check_scheduled_rejoin,
     check_static_member_stays,
@@ -287,6 +289,31 @@ def test_the_coordinator_logs_the_static_members_it_completed_without() -> None:
     assert all(r["leader_id"] not in r["not_rejoined"] for r in kept)
 
 
+# ---------------------------------------------------------------- member_id_reused
+
+
+def _coord(kind: str, member_id: str, **extra: Any) -> Record:
+    return {"t_ms": 1, "kind": kind, "member": "w1", "member_id": member_id, **extra}
+
+
+def test_a_member_id_is_handed_out_once() -> None:
+    fresh = _log(
+        _coord("member_pending", "w1-1", session_timeout_ms=10_000),
+        _coord("member_added", "w1-1"),
+        _coord("member_removed", "w1-1", reason="leave"),
+        _coord("member_replaced", "w2-2", old_member_id="w2-1"),
+    )
+    assert check_member_ids_fresh(fresh) == []
+    again = _log(*fresh, _coord("member_pending", "w1-1", session_timeout_ms=10_000))
+    found = check_member_ids_fresh(again)
+    assert _names(found) == [MEMBER_ID_REUSED] and found[0]["member_id"] == "w1-1"
+    loaded = {"t_ms": 1, "kind": "group_loaded", "member_ids": ["w3-9"], "generation": 4}
+    replaced = _coord("member_replaced", "w3-9", old_member_id="w3-8")
+    assert _names(check_member_ids_fresh(_log(loaded, replaced))) == [MEMBER_ID_REUSED]
+    other_group = [{**r, "group": g} for r, g in ((fresh[0], "a"), (fresh[0], "b"))]
+    assert check_member_ids_fresh(_log(*other_group)) == []
+
+
 # ---------------------------------------------------------------- through groupsim check
 
 
@@ -317,11 +344,13 @@ FOUND_BY_RULE = {
     "worker-follower-ignores-scheduled-delay": (5, SCHEDULED_REJOIN_MISSED),
     # reached in a few runs of 300 (a static leader stalled through a join phase): seed 3, run 76
     "coordinator-keeps-absent-leader": (80, LEADER_NOT_REJOINED),
+    # ids repeat only after a failover restarts the counter: seed 3, run 63
+    "coordinator-member-ids-from-counter": (70, MEMBER_ID_REUSED),
     "streams-probing-time-read-as-delay": (5, SCHEDULED_REJOIN_MISSED),
 }
 
 
-SEEDS = {"coordinator-keeps-absent-leader": 3}
+SEEDS = {"coordinator-keeps-absent-leader": 3, "coordinator-member-ids-from-counter": 3}
 
 
 @pytest.mark.parametrize("name", sorted(FOUND_BY_RULE))
