@@ -1175,6 +1175,11 @@ class GroupCoordinator:
             # the pending-sync deadline's length (schedulePendingSync): what pending_sync_kept
             # judges the generation's SyncGroups by
             fields["rebalance_timeout_ms"] = self.rebalance_timeout_ms()
+        kept = [mid for mid in order if members[mid].join_source is None]
+        if kept:
+            # KIP-345 static members the join completed without (their JoinGroup answer is
+            # their next rejoin's): what leader_not_rejoined judges maybeElectNewJoinedLeader by
+            fields["not_rejoined"] = kept
         effects.append(Log("generation", fields))
         if not members:
             return

@@ -53,6 +53,8 @@ __all__ = [
     "CONSUMER_CONTRACT_CHECKERS",
     "check_consumer_balance",
     "check_sticky_keeps_owned",
+    "EqualSubscriptions",
+    "consumer_topics",
 ]
 
 CONSUMER_ASSIGNMENT_UNBALANCED = "consumer_assignment_unbalanced"
@@ -250,3 +252,7 @@ def _moved(
 
 
 CONSUMER_CONTRACT_CHECKERS = (check_consumer_balance, check_sticky_keeps_owned)
+
+#: for the other consumer rules (scenarios/check/kip_contracts.py)
+EqualSubscriptions = _EqualSubscriptions
+consumer_topics = _topics

@@ -44,7 +44,8 @@ are registered here.
     MEMBER_ID_REQUIRED (with the id to use), never admitted at once: the member's next
     JoinGroup answer is not ``NONE``. Simulated members send v9; in a served log the
     ``wire_request`` says the version and the instance id.
-``static_rejoin_rebalanced`` — KIP-345,
+``static_rejoin_rebalanced`` (and ``static_rejoin_not_rebalanced``; both in
+    :mod:`scenarios.check.coordinator_contracts`) — KIP-345,
     ``GroupMetadataManager#updateStaticMemberThenRebalanceOrCompleteJoin``: a known static
     member rejoining under a new member id while the group is Stable triggers a rebalance only
     if the protocol the group would elect changes. Judged when the vote is known and has one
@@ -96,14 +97,18 @@ from scenarios.check.coordinator_contracts import (
     PENDING_MEMBER_LISTED,
     PENDING_SYNC_EXPIRED_EARLY,
     PENDING_SYNC_KEPT,
+    STATIC_REJOIN_NOT_REBALANCED,
+    STATIC_REJOIN_REBALANCED,
     check_assignment_once,
     check_join_answer_in_generation,
     check_join_phase_length,
     check_pending_members,
     check_pending_sync,
     check_rebalance_heartbeat,
+    check_static_rejoin,
 )
-from scenarios.check.log_rules import Record, Violation, protocol_vote, violation
+from scenarios.check.kip_contracts import KIP_CONTRACT_CHECKERS, KIP_CONTRACT_INVARIANTS
+from scenarios.check.log_rules import Record, Violation, violation
 
 __all__ = [
     "CONTRACT_INVARIANTS",
@@ -126,7 +131,6 @@ SCHEDULED_DELAY_NOT_SHARED = "scheduled_delay_not_shared"
 FOLLOWUP_REBALANCE_MISSING = "followup_rebalance_missing"
 GENERATION_SKIPPED = "generation_skipped"
 MEMBER_ID_NOT_REQUIRED = "member_id_not_required"
-STATIC_REJOIN_REBALANCED = "static_rejoin_rebalanced"
 FENCED_MEMBER_ACCEPTED = "fenced_member_accepted"
 ZOMBIE_OWNS_WORK = "zombie_owns_work"
 
@@ -138,6 +142,7 @@ CONTRACT_INVARIANTS = (
     GENERATION_SKIPPED,
     MEMBER_ID_NOT_REQUIRED,
     STATIC_REJOIN_REBALANCED,
+    STATIC_REJOIN_NOT_REBALANCED,
     FENCED_MEMBER_ACCEPTED,
     HEARTBEAT_NOT_REBALANCING,
     ASSIGNMENT_RECOMPUTED,
@@ -153,14 +158,11 @@ CONTRACT_INVARIANTS = (
     *ASSIGNMENT_INVARIANTS,  # KIP-441/708/925 assignment rules (assignment_contracts.py)
     *CONNECT_CONTRACT_INVARIANTS,  # KIP-415 bounds on the leader's round (connect_contracts.py)
     *CONSUMER_CONTRACT_INVARIANTS,  # consumer assignors' bounds (consumer_contracts.py)
+    *KIP_CONTRACT_INVARIANTS,  # the issue-23 audit's rules (kip_contracts.py)
 )
 
 #: Connect protocols whose leader runs an incremental (KIP-415) assignor.
 _INCREMENTAL = frozenset({"compatible", "sessioned", "static"})
-#: Records a coordinator writes while it handles one request or timer (no member's record).
-_COORDINATOR_KINDS = frozenset(
-    {"group_state", "generation", "member_added", "member_removed", "member_replaced"}
-)
 
 
 def check_revoked_and_reassigned(records: Sequence[Record]) -> list[Violation]:
@@ -385,67 +387,6 @@ def check_member_id_required(records: Sequence[Record]) -> list[Violation]:
     return found
 
 
-def check_static_rejoin(records: Sequence[Record]) -> list[Violation]:
-    """``static_rejoin_rebalanced``: a Stable group keeps its generation when a static member
-    rejoins and the vote still elects the protocol the group runs."""
-    found: list[Violation] = []
-    lists: dict[str, list[str]] = {}  # member name -> protocols of its latest JoinGroup
-    by_id: dict[str, list[str]] = {}  # member id -> protocols its JoinGroups carried
-    members: list[str] = []  # member ids of the current generation (replacements applied)
-    protocol: str | None = None
-    state: str | None = None
-    watching: Record | None = None  # a member_replaced in Stable with an unchanged vote
-    for r in records:
-        kind = r.get("kind")
-        if watching is not None and (
-            kind not in _COORDINATOR_KINDS or r.get("t_ms") != watching.get("t_ms")
-        ):
-            watching = None
-        name = str(r.get("member"))
-        if kind == "join_group_request" or (kind == "wire_request" and r.get("api") == "JoinGroup"):
-            lists[name] = list(r.get("protocols") or ())
-            if r.get("member_id"):
-                by_id[str(r["member_id"])] = lists[name]
-        elif kind in ("join_group_response", "wire_response") and r.get("member_id"):
-            if name in lists and (kind == "join_group_response" or r.get("api") == "JoinGroup"):
-                by_id.setdefault(str(r["member_id"]), lists[name])
-        elif kind in ("generation", "group_loaded"):
-            members = [str(m) for m in r.get("member_ids") or ()]
-            protocol = r.get("protocol")
-            if kind == "group_loaded":
-                state = r.get("state")
-        elif kind == "member_replaced":
-            old, new = str(r.get("old_member_id")), str(r.get("member_id"))
-            if name in lists:
-                by_id[new] = lists[name]
-            members = [new if m == old else m for m in members]
-            if state == "Stable" and protocol is not None:
-                votes = [by_id.get(m) for m in members]
-                if members and all(votes) and protocol_vote(votes)[0] == [protocol]:  # type: ignore[arg-type]
-                    watching = r
-        elif kind == "group_state":
-            if (
-                watching is not None
-                and r.get("from") == "Stable"
-                and r.get("to") == "PreparingRebalance"
-            ):
-                found.append(
-                    violation(
-                        STATIC_REJOIN_REBALANCED,
-                        f"static member {watching.get('member')} rejoined as "
-                        f"{watching.get('member_id')} (was {watching.get('old_member_id')}) "
-                        f"while Stable and the vote still elects {protocol!r}, yet the group "
-                        "rebalanced",
-                        r,
-                        member=watching.get("member"),
-                        generation=r.get("generation"),
-                    )
-                )
-                watching = None
-            state = r.get("to")
-    return found
-
-
 _REQUEST_KINDS = {
     "join_group_request": "join_group_response",
     "sync_group_request": "sync_group_response",
@@ -587,4 +528,5 @@ CONTRACT_CHECKERS = (
     *ASSIGNMENT_CHECKERS,
     *CONNECT_CONTRACT_CHECKERS,
     *CONSUMER_CONTRACT_CHECKERS,
+    *KIP_CONTRACT_CHECKERS,
 )

@@ -66,7 +66,7 @@ import heapq
 from collections.abc import Sequence
 from typing import Any
 
-from scenarios.check.log_rules import Record, Violation, violation
+from scenarios.check.log_rules import Record, Violation, protocol_vote, violation
 
 __all__ = [
     "HEARTBEAT_NOT_REBALANCING",
@@ -79,6 +79,9 @@ __all__ = [
     "PENDING_SYNC_KEPT",
     "PENDING_SYNC_EXPIRED_EARLY",
     "SERVE_TIMER_SLACK_MS",
+    "STATIC_REJOIN_REBALANCED",
+    "STATIC_REJOIN_NOT_REBALANCED",
+    "check_static_rejoin",
     "check_rebalance_heartbeat",
     "check_assignment_once",
     "check_join_phase_length",
@@ -99,6 +102,8 @@ PENDING_SYNC_EXPIRED_EARLY = "pending_sync_expired_early"
 
 #: How late a served coordinator's timer may fire after its deadline (wall-clock ms).
 SERVE_TIMER_SLACK_MS = 1_000
+STATIC_REJOIN_REBALANCED = "static_rejoin_rebalanced"
+STATIC_REJOIN_NOT_REBALANCED = "static_rejoin_not_rebalanced"
 
 
 def check_rebalance_heartbeat(records: Sequence[Record]) -> list[Violation]:
@@ -386,4 +391,96 @@ def check_pending_sync(records: Sequence[Record]) -> list[Violation]:
                         generation=pending[0].get("generation"),
                     )
                 )
+    return found
+
+
+#: Records a coordinator writes while it handles one request or timer (no member's record).
+_COORDINATOR_KINDS = frozenset(
+    {"group_state", "generation", "member_added", "member_removed", "member_replaced"}
+)
+
+
+def check_static_rejoin(records: Sequence[Record]) -> list[Violation]:
+    """``static_rejoin_rebalanced``: a Stable group keeps its generation when a static member
+    rejoins and the vote still elects the protocol the group runs; ``static_rejoin_not_rebalanced``
+    (KIP-345, ``updateStaticMemberThenRebalanceOrCompleteJoin``): it rebalances in the same
+    coordinator step when the vote, the rejoiner's new list included, no longer elects it (a
+    tie that includes it is not judged: Kafka's tie-break is the referee's)."""
+    found: list[Violation] = []
+    lists: dict[str, list[str]] = {}  # member name -> protocols of its latest JoinGroup
+    by_id: dict[str, list[str]] = {}  # member id -> protocols its JoinGroups carried
+    members: list[str] = []  # member ids of the current generation (replacements applied)
+    protocol: str | None = None
+    state: str | None = None
+    watching: Record | None = None  # a member_replaced in Stable with an unchanged vote
+    expecting: Record | None = None  # ... with a vote that elects another protocol
+    expected: str | None = None
+    for r in records:
+        kind = r.get("kind")
+        if watching is not None and (
+            kind not in _COORDINATOR_KINDS or r.get("t_ms") != watching.get("t_ms")
+        ):
+            watching = None
+        if expecting is not None and (
+            kind not in _COORDINATOR_KINDS or r.get("t_ms") != expecting.get("t_ms")
+        ):
+            found.append(
+                violation(
+                    STATIC_REJOIN_NOT_REBALANCED,
+                    f"static member {expecting.get('member')} rejoined as "
+                    f"{expecting.get('member_id')} while Stable with a protocol list that makes "
+                    f"the vote elect {expected}, not {protocol!r}, yet the group did not "
+                    "rebalance (KIP-345)",
+                    expecting,
+                    member=expecting.get("member"),
+                )
+            )
+            expecting = None
+        name = str(r.get("member"))
+        if kind == "join_group_request" or (kind == "wire_request" and r.get("api") == "JoinGroup"):
+            lists[name] = list(r.get("protocols") or ())
+            if r.get("member_id"):
+                by_id[str(r["member_id"])] = lists[name]
+        elif kind in ("join_group_response", "wire_response") and r.get("member_id"):
+            if name in lists and (kind == "join_group_response" or r.get("api") == "JoinGroup"):
+                by_id.setdefault(str(r["member_id"]), lists[name])
+        elif kind in ("generation", "group_loaded"):
+            members = [str(m) for m in r.get("member_ids") or ()]
+            protocol = r.get("protocol")
+            if kind == "group_loaded":
+                state = r.get("state")
+        elif kind == "member_replaced":
+            old, new = str(r.get("old_member_id")), str(r.get("member_id"))
+            if name in lists:
+                by_id[new] = lists[name]
+            members = [new if m == old else m for m in members]
+            if state == "Stable" and protocol is not None:
+                votes = [by_id.get(m) for m in members]
+                winners = protocol_vote(votes)[0] if members and all(votes) else None  # type: ignore[arg-type]
+                if winners == [protocol]:
+                    watching = r
+                elif winners is not None and protocol not in winners:
+                    expecting, expected = r, " or ".join(winners)
+        elif kind == "group_state":
+            if r.get("from") == "Stable" and r.get("to") == "PreparingRebalance":
+                expecting = None
+            if (
+                watching is not None
+                and r.get("from") == "Stable"
+                and r.get("to") == "PreparingRebalance"
+            ):
+                found.append(
+                    violation(
+                        STATIC_REJOIN_REBALANCED,
+                        f"static member {watching.get('member')} rejoined as "
+                        f"{watching.get('member_id')} (was {watching.get('old_member_id')}) "
+                        f"while Stable and the vote still elects {protocol!r}, yet the group "
+                        "rebalanced",
+                        r,
+                        member=watching.get("member"),
+                        generation=r.get("generation"),
+                    )
+                )
+                watching = None
+            state = r.get("to")
     return found

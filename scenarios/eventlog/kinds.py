@@ -309,7 +309,8 @@ class GroupState(_CoordRec, tag="group_state", kw_only=True):
 class Generation(_CoordRec, tag="generation", kw_only=True):
     """``initNextGeneration`` (``protocol``/``leader``/``leader_id`` null when Empty);
     ``rebalance_timeout_ms`` (with members): how long its members have to send SyncGroup
-    (``schedulePendingSync``, the group's rebalance timeout)."""
+    (``schedulePendingSync``, the group's rebalance timeout); ``not_rejoined`` (only when
+    some): the member ids of KIP-345 static members the join completed without."""
 
     generation: int
     protocol: str | None
@@ -318,6 +319,7 @@ class Generation(_CoordRec, tag="generation", kw_only=True):
     members: list[str]
     member_ids: list[str]
     rebalance_timeout_ms: int | UnsetType = UNSET
+    not_rejoined: list[str] | UnsetType = UNSET
 
 
 class GroupLoaded(_CoordRec, tag="group_loaded", kw_only=True):

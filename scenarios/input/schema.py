@@ -125,6 +125,7 @@ InvariantName = Literal[
     "generation_skipped",
     "member_id_not_required",
     "static_rejoin_rebalanced",
+    "static_rejoin_not_rebalanced",
     "fenced_member_accepted",
     "heartbeat_not_rebalancing",
     "assignment_recomputed",
@@ -151,6 +152,14 @@ InvariantName = Literal[
     # scenarios.check.consumer_contracts
     "consumer_assignment_unbalanced",
     "sticky_partitions_moved",
+    # scenarios.check.kip_contracts (the issue-23 audit)
+    "initial_delay_skipped",
+    "range_not_copartitioned",
+    "warmup_on_caught_up_client",
+    "scheduled_rejoin_missed",
+    "static_member_left",
+    "leader_not_rejoined",
+    "member_id_reused",
 ]
 INVARIANTS: tuple[str, ...] = get_args(InvariantName)
 

@@ -278,6 +278,29 @@ def test_kip345_a_static_rejoin_in_stable_keeps_the_generation() -> None:
     assert check_static_rejoin(later) == []
 
 
+def test_kip345_a_static_rejoin_that_changes_the_vote_rebalances() -> None:
+    lists = ["roundrobin", "range"]
+    running_range = [
+        {**_join("a", "a-1"), "protocols": lists},
+        {**_join("b", "b-1"), "protocols": ["range", "roundrobin"]},
+        _generation(2, ["a-1", "b-1"], protocol="range"),
+        _state("PreparingRebalance", "CompletingRebalance"),
+        _state("CompletingRebalance", "Stable"),
+    ]
+    rejoin = [{**_join("b"), "protocols": lists, "t": 50}, _replaced("b", "b-2", "b-1")]
+    answer = {**_join_answer("b", "b-2", "NONE"), "t": 51}
+    rebalanced = _log(*running_range, *rejoin, _state("Stable", "PreparingRebalance", t=50))
+    assert check_static_rejoin(rebalanced) == []
+    kept = _log(*running_range, *rejoin, answer)
+    found = check_static_rejoin(kept)
+    assert _names(found) == ["static_rejoin_not_rebalanced"] and found[0]["member"] == "b"
+    assert "static_rejoin_not_rebalanced" in _names(check_records(kept))
+    # a tie that includes the running protocol is the tie-break's (the referee's): not judged
+    tie = [{**_join("b"), "protocols": lists, "t": 50}, _replaced("b", "b-2", "b-1")]
+    tied = [{**running_range[0], "protocols": ["range", "roundrobin"]}, *running_range[1:]]
+    assert check_static_rejoin(_log(*tied, *tie, answer)) == []
+
+
 def test_kip345_a_replaced_member_id_is_fenced() -> None:
     heartbeat = {
         "kind": "heartbeat_request",

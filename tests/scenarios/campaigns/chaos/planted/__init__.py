@@ -694,6 +694,7 @@ from .assignor_rules import (  # noqa: E402 (uses PlantedBug, _rewrite_round)
     ASSIGNOR_RULE_BUGS,
     CONSUMER_BUGS,
 )
+from .kip_rules import KIP_RULE_BUGS  # noqa: E402 (uses PlantedBug)
 
 CATALOGUE: tuple[PlantedBug, ...] = (
     PlantedBug(
@@ -1095,6 +1096,7 @@ CATALOGUE: tuple[PlantedBug, ...] = (
         "consumer",
         ((consumer_member, "rebalance_protocol", consumer_bugs.protocol_of_any),),
     ),
+    *KIP_RULE_BUGS,  # the issue-23 audit (kip_rules.py; rules in scenarios/check/kip_contracts.py)
 )
 
 

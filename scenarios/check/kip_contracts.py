@@ -1,0 +1,395 @@
+"""Contract checkers added by the issue-23 audit: rules an outside planted bug broke without
+any earlier checker noticing (docs/chaos.md "Contract rules" and "Planted bugs").
+
+Pure functions over one run's records, like :mod:`scenarios.check.contracts` (which adds them
+to ``CONTRACT_CHECKERS``); each is one pass over the log, O(size of the record) per record.
+
+``initial_delay_skipped`` — KIP-134, ``GroupMetadataManager#prepareRebalance`` /
+    ``tryCompleteInitialRebalanceElseSchedule`` (``InitialDelayedJoin``): a join phase begun
+    from Empty waits ``group.initial.rebalance.delay.ms`` before it can complete (then again
+    while new members keep arriving, up to the rebalance timeout), so its ``generation``
+    record (or its leaving PreparingRebalance) comes no sooner than the phase's start plus
+    the ``initial_rebalance_delay_ms`` its ``group_state`` record logs. The one way Kafka
+    completes such a phase earlier is a removal that leaves every remaining member joined
+    (``removePendingMemberAndUpdateClassicGroup``, ``removeMemberAndUpdateClassicGroup``):
+    a ``member_removed``/``member_pending_removed`` of the group at the same instant, right
+    before. A phase that ends by going Dead (unload) or a reload is not judged. Served logs get
+    :data:`~scenarios.check.coordinator_contracts.SERVE_TIMER_SLACK_MS` of slack.
+``range_not_copartitioned`` — ``RangeAssignor`` (its class documentation: co-partitioned
+    topics): with equal subscriptions every topic has the same consumers in the same order,
+    so topics with the same partition count are split alike and partition ``p`` of each goes
+    to the same consumer. Judged on the leader's ``consumer_assignor`` records under
+    ``range`` while all subscriptions are equal (the same rule as
+    :mod:`scenarios.check.consumer_contracts`) and no member sets ``client.rack`` (KIP-881's
+    rack matching).
+``warmup_on_caught_up_client`` — KIP-441, ``TaskMovement#assignActiveTaskMovements``: an
+    active task moves (and its destination gets a warm-up) only when the destination is *not*
+    caught up on it while some client is, so every entry of the record's ``kafka_warmups``
+    (Kafka's warm-up map) names a client whose lag on that task (the record's ``lags``) is
+    above ``acceptable.recovery.lag`` (neither −2, a running active, nor within the lag; an
+    unbounded lag makes every client caught up and no warm-up exists). Version-probing
+    rounds are not judged (as ``active_not_caught_up``).
+``scheduled_rejoin_missed`` — KIP-415 (``WorkerCoordinator#onJoinComplete`` → the herder's
+    ``scheduledRebalance``: every member of a round with a ``ScheduledDelay`` rejoins when it
+    expires) and KIP-441 (``StreamsPartitionAssignor#onAssignment`` →
+    ``nextScheduledRebalanceMs``: the client the leader scheduled a probing rebalance on
+    rejoins then): a Connect ``assignment`` with ``delay_ms`` D > 0 at t makes its member log
+    ``timer_fired`` ``scheduled-rebalance`` at t + D; a Streams ``assignment`` with
+    ``next_rebalance_ms`` T > 0 makes it log ``timer_fired`` ``probing-rebalance`` at
+    max(t, T) — unless before then the member logs another ``assignment`` (which re-arms or
+    cancels the timer), stops, crashes, fails or starts again, or the log ends.
+``leader_not_rejoined`` — ``GroupMetadataManager#completeClassicGroupJoin`` /
+    ``maybeElectNewJoinedLeader``: the leader of a new generation is a member that rejoined
+    in its join phase (a KIP-345 static leader the join completes without hands leadership
+    to one that did; with none, the join is rescheduled): a ``generation`` whose
+    ``leader_id`` is in its ``not_rejoined`` list.
+``member_id_reused`` — ``ClassicGroup#generateMemberId`` (``<client or instance id>-<UUID>``):
+    a member id the coordinator hands out is new — never a member id the group's log already
+    showed (``member_pending``, ``member_added``, ``member_replaced``, a ``generation``'s or
+    ``group_loaded``'s ``member_ids``). A ``member_added`` of a pending id (KIP-394's second
+    JoinGroup) is that id's admission, not a new id.
+``static_member_left`` — KIP-345 (``AbstractCoordinator#maybeLeaveGroup`` sends LeaveGroup
+    only for a dynamic member: a static consumer that closes, or whose poll timer expires,
+    stays in the group until its session times out, so a restart within it costs no
+    rebalance): in a consumer log (``run_start`` ``app = "consumer"``), a ``leave_group`` of a
+    member whose latest ``member_start`` config has ``group.instance.id``.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from members.assignors.streams.task_movement import is_caught_up
+from scenarios.check.consumer_contracts import EqualSubscriptions, consumer_topics
+from scenarios.check.coordinator_contracts import SERVE_TIMER_SLACK_MS
+from scenarios.check.log_rules import Record, Violation, violation
+
+__all__ = [
+    "KIP_CONTRACT_INVARIANTS",
+    "KIP_CONTRACT_CHECKERS",
+    "check_initial_delay",
+    "check_range_copartitioned",
+    "check_warmups_not_caught_up",
+    "check_scheduled_rejoin",
+    "check_static_member_stays",
+    "check_leader_rejoined",
+    "check_member_ids_fresh",
+]
+
+INITIAL_DELAY_SKIPPED = "initial_delay_skipped"
+RANGE_NOT_COPARTITIONED = "range_not_copartitioned"
+WARMUP_ON_CAUGHT_UP_CLIENT = "warmup_on_caught_up_client"
+SCHEDULED_REJOIN_MISSED = "scheduled_rejoin_missed"
+STATIC_MEMBER_LEFT = "static_member_left"
+LEADER_NOT_REJOINED = "leader_not_rejoined"
+MEMBER_ID_REUSED = "member_id_reused"
+
+KIP_CONTRACT_INVARIANTS = (
+    INITIAL_DELAY_SKIPPED,
+    RANGE_NOT_COPARTITIONED,
+    WARMUP_ON_CAUGHT_UP_CLIENT,
+    SCHEDULED_REJOIN_MISSED,
+    STATIC_MEMBER_LEFT,
+    LEADER_NOT_REJOINED,
+    MEMBER_ID_REUSED,
+)
+
+_REMOVALS = frozenset({"member_removed", "member_pending_removed"})
+
+
+def check_initial_delay(records: Sequence[Record]) -> list[Violation]:
+    """``initial_delay_skipped``: a join phase begun from Empty ended before its initial
+    delay (module docstring)."""
+    found: list[Violation] = []
+    # group (None in a simulated log) -> the group_state record that began the phase from Empty
+    opened: dict[Any, Record] = {}
+    removed_at: dict[Any, int] = {}  # group -> time of its latest removal
+    for r in records:
+        kind = r.get("kind")
+        group = r.get("group")
+        if kind in _REMOVALS:
+            removed_at[group] = int(r.get("t_ms") or 0)
+            continue
+        if kind == "group_loaded":
+            opened.pop(group, None)
+            continue
+        ends = kind == "generation" or (
+            kind == "group_state" and r.get("from") == "PreparingRebalance"
+        )
+        start = opened.pop(group, None) if ends else None
+        if start is not None and r.get("to") != "Dead":
+            t = int(r.get("t_ms") or 0)
+            begun = int(start.get("t_ms") or 0)
+            delay = int(start.get("initial_rebalance_delay_ms") or 0)
+            slack = SERVE_TIMER_SLACK_MS if group is not None else 0
+            if t + slack < begun + delay and removed_at.get(group) != t:
+                found.append(
+                    violation(
+                        INITIAL_DELAY_SKIPPED,
+                        f"the join phase begun from Empty at {begun} ms (generation "
+                        f"{start.get('generation')}) completed at {t} ms, before "
+                        f"group.initial.rebalance.delay.ms {delay} ms had passed, with no "
+                        "removal completing it (KIP-134: the first members wait for others)",
+                        r,
+                        generation=r.get("generation"),
+                        group=group,
+                    )
+                )
+        if (
+            kind == "group_state"
+            and r.get("to") == "PreparingRebalance"
+            and r.get("from") == "Empty"
+            and "initial_rebalance_delay_ms" in r
+        ):
+            opened[group] = r
+    return found
+
+
+def check_range_copartitioned(records: Sequence[Record]) -> list[Violation]:
+    """``range_not_copartitioned``: a range leader split two topics with the same partition
+    count differently (module docstring)."""
+    topics = consumer_topics(records)
+    if not topics:
+        return []
+    by_count: dict[int, list[str]] = {}
+    for topic, count in sorted(topics.items()):
+        by_count.setdefault(int(count), []).append(topic)
+    co = [names for names in by_count.values() if len(names) > 1]
+    if not co:
+        return []
+    equal = EqualSubscriptions(topics)
+    racks = False
+    found: list[Violation] = []
+    for r in records:
+        equal.see(r)
+        kind = r.get("kind")
+        if kind == "member_start":
+            config: Mapping[str, Any] = r.get("config") or {}
+            racks = racks or config.get("client.rack") is not None
+        elif kind == "consumer_assignor" and equal.judged() and r.get("assignor") == "range":
+            if racks:
+                continue
+            owner: dict[str, str] = {}
+            for member_id, parts in (r.get("assigned") or {}).items():
+                for label in parts:
+                    owner[label] = member_id
+            what = _split_apart(co, topics, owner)
+            if what:
+                found.append(
+                    violation(
+                        RANGE_NOT_COPARTITIONED,
+                        f"generation {r.get('generation')} (range): {what} (RangeAssignor "
+                        "gives the same partitions of co-partitioned topics to one consumer)",
+                        r,
+                        generation=r.get("generation"),
+                    )
+                )
+    return found
+
+
+def _split_apart(
+    co: Sequence[Sequence[str]], topics: Mapping[str, int], owner: Mapping[str, str]
+) -> str:
+    for names in co:
+        first = names[0]
+        for p in range(int(topics[first])):
+            expected = owner.get(f"{first}-{p}")
+            for other in names[1:]:
+                got = owner.get(f"{other}-{p}")
+                if expected is not None and got is not None and got != expected:
+                    return f"partition {p} of {first} goes to {expected}, of {other} to {got}"
+    return ""
+
+
+def check_warmups_not_caught_up(records: Sequence[Record]) -> list[Violation]:
+    """``warmup_on_caught_up_client``: a Kafka warm-up on a client already caught up on the
+    task (module docstring)."""
+    found: list[Violation] = []
+    for r in records:
+        if r.get("kind") != "streams_assignment" or r.get("version_probing"):
+            continue
+        warmups: Mapping[str, Sequence[str]] = r.get("kafka_warmups") or {}
+        acceptable = r.get("acceptable_recovery_lag")
+        if not warmups or not isinstance(acceptable, int):
+            continue
+        lags: Mapping[str, Mapping[str, int]] = r.get("lags") or {}
+        for client, tasks in sorted(warmups.items()):
+            for task in tasks:
+                lag = lags.get(client, {}).get(task)
+                if lag is not None and is_caught_up(lag, acceptable):
+                    found.append(
+                        violation(
+                            WARMUP_ON_CAUGHT_UP_CLIENT,
+                            f"generation {r.get('generation')} warms {task} up on {client} "
+                            f"(lag {lag}, acceptable.recovery.lag {acceptable}): a client "
+                            "already caught up takes the active, not a warm-up (KIP-441)",
+                            r,
+                            task=task,
+                            generation=r.get("generation"),
+                        )
+                    )
+    return found
+
+
+#: records after which a member's scheduled rejoin no longer stands
+_SUPERSEDING = frozenset(
+    {"assignment", "member_stop", "member_crash", "member_fatal", "member_start"}
+)
+
+
+def _scheduled(r: Record) -> tuple[str, int] | None:
+    """(timer key, due time) an ``assignment`` arms, or ``None``."""
+    t = int(r.get("t_ms") or 0)
+    delay = r.get("delay_ms")
+    if isinstance(delay, int) and delay > 0:
+        return "scheduled-rebalance", t + delay
+    at = r.get("next_rebalance_ms")
+    if isinstance(at, int) and at > 0 and "delay_ms" not in r:
+        return "probing-rebalance", max(t, at)
+    return None
+
+
+def check_scheduled_rejoin(records: Sequence[Record]) -> list[Violation]:
+    """``scheduled_rejoin_missed``: a member told to rejoin at a time (KIP-415's delay, KIP-441's
+    probing rebalance) did not fire that timer then (module docstring)."""
+    found: list[Violation] = []
+    # member -> (timer key, due ms, the assignment record); a heap of (due, seq, member)
+    # finds the overdue ones in log order
+    pending: dict[str, tuple[str, int, Record]] = {}
+    due: list[tuple[int, int, str]] = []
+    for r in records:
+        t = int(r.get("t_ms") or 0)
+        while due and due[0][0] < t:
+            at, seq, overdue = heapq.heappop(due)
+            entry = pending.get(overdue)
+            if entry is not None and entry[1] == at and entry[2].get("seq") == seq:
+                del pending[overdue]
+                key, _, told = entry
+                found.append(
+                    violation(
+                        SCHEDULED_REJOIN_MISSED,
+                        f"{overdue} was told in generation {told.get('generation')} (at "
+                        f"{told.get('t_ms')} ms) to rejoin at {at} ms ({key}), and its timer "
+                        f"had not fired by {t} ms",
+                        told,
+                        member=overdue,
+                        generation=told.get("generation"),
+                    )
+                )
+        kind = r.get("kind")
+        name = r.get("member")
+        if not isinstance(name, str):
+            continue
+        member = name
+        if kind == "timer_fired":
+            entry = pending.get(member)
+            if entry is not None and r.get("key") == entry[0] and t == entry[1]:
+                del pending[member]
+        elif kind in _SUPERSEDING:
+            pending.pop(member, None)
+            if kind == "assignment":
+                armed = _scheduled(r)
+                if armed is not None:
+                    pending[member] = (armed[0], armed[1], r)
+                    heapq.heappush(due, (armed[1], int(r.get("seq") or 0), member))
+    return found
+
+
+def check_static_member_stays(records: Sequence[Record]) -> list[Violation]:
+    """``static_member_left``: a static consumer sent LeaveGroup (module docstring)."""
+    if consumer_topics(records) is None:
+        return []
+    static: set[str] = set()
+    found: list[Violation] = []
+    for r in records:
+        kind = r.get("kind")
+        member = str(r.get("member"))
+        if kind == "member_start":
+            config: Mapping[str, Any] = r.get("config") or {}
+            if config.get("group.instance.id") is not None:
+                static.add(member)
+            else:
+                static.discard(member)
+        elif kind == "leave_group" and member in static:
+            found.append(
+                violation(
+                    STATIC_MEMBER_LEFT,
+                    f"{member} (group.instance.id set) sent LeaveGroup ({r.get('reason')}): "
+                    "a static member leaves by session timeout only (KIP-345)",
+                    r,
+                    member=member,
+                )
+            )
+    return found
+
+
+def check_leader_rejoined(records: Sequence[Record]) -> list[Violation]:
+    """``leader_not_rejoined``: a generation led by a member the join completed without."""
+    found: list[Violation] = []
+    for r in records:
+        if r.get("kind") != "generation":
+            continue
+        leader = r.get("leader_id")
+        if leader is not None and leader in (r.get("not_rejoined") or ()):
+            found.append(
+                violation(
+                    LEADER_NOT_REJOINED,
+                    f"generation {r.get('generation')} is led by {leader} ({r.get('leader')}), "
+                    "which did not rejoin in its join phase: it gets no JoinGroup answer and "
+                    "the members wait for an assignment it never computes "
+                    "(maybeElectNewJoinedLeader picks a member that rejoined)",
+                    r,
+                    generation=r.get("generation"),
+                    group=r.get("group"),
+                )
+            )
+    return found
+
+
+def check_member_ids_fresh(records: Sequence[Record]) -> list[Violation]:
+    """``member_id_reused``: the coordinator handed out a member id the group had seen."""
+    found: list[Violation] = []
+    seen: set[tuple[Any, str]] = set()  # (group, member id)
+    pending: set[tuple[Any, str]] = set()
+    for r in records:
+        kind = r.get("kind")
+        group = r.get("group")
+        if kind in ("generation", "group_loaded"):
+            seen.update((group, str(m)) for m in r.get("member_ids") or ())
+            continue
+        if kind == "member_replaced":
+            seen.add((group, str(r.get("old_member_id"))))
+        elif kind not in ("member_pending", "member_added"):
+            continue
+        key = (group, str(r.get("member_id")))
+        if kind == "member_added" and key in pending:
+            pending.discard(key)
+        elif key in seen:
+            found.append(
+                violation(
+                    MEMBER_ID_REUSED,
+                    f"{r.get('member')} was given member id {key[1]} ({kind}), which the group "
+                    "had already used (generateMemberId: a fresh UUID per id)",
+                    r,
+                    member=r.get("member"),
+                    member_id=key[1],
+                    group=group,
+                )
+            )
+        elif kind == "member_pending":
+            pending.add(key)
+        seen.add(key)
+    return found
+
+
+KIP_CONTRACT_CHECKERS = (
+    check_initial_delay,
+    check_range_copartitioned,
+    check_warmups_not_caught_up,
+    check_scheduled_rejoin,
+    check_static_member_stays,
+    check_leader_rejoined,
+    check_member_ids_fresh,
+)
