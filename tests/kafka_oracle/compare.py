@@ -89,6 +89,7 @@ RUNNABLE = (
     "connect-system-test-bounce",
     "streams/kip-441-scale-out",
     "streams/kip-441-scale-in-in-sync",
+    "streams/client-crash-with-standbys",
 )
 _NO_KIP_987 = (
     "KIP-987 static assignments are in no Kafka release up to 4.4.0 (its "

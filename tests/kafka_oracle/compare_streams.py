@@ -16,7 +16,9 @@ settings (``num.standby.replicas``, ``acceptable.recovery.lag``, ``max.warmup.re
    probing rebalance pending (the placement is settled, every standby restored), the timeline's
    steps run in order: ``join`` starts its client (no state directory); ``leave`` stops its
    client (SIGTERM: ``KafkaStreams.close``), which sends LeaveGroup when the step says
-   ``leave_group = true`` (the app's ``leave.on.close``);
+   ``leave_group = true`` (the app's ``leave.on.close``); ``crash`` kills its client's
+   process by its pid (SIGKILL: no LeaveGroup, nothing closed; the group notices when the
+   coordinator expires its session);
 3. the run ends when every client is RUNNING, the actives are balanced, the group has been
    quiet for :data:`~tests.kafka_oracle.compare.QUIET_S` and no probing rebalance is pending
    (the last assignment scheduled none, or its time has passed and it came).
@@ -25,7 +27,10 @@ The **groupsim** run is the scenario file with what the real run had and the fil
 every changelog's records (``changelog_records``: the mean of the end offsets the real leader's
 admin client read; ``changelog_rate = 0``: no new input), each client's process id (Kafka draws
 it at random) and each client's ``state`` at the first step (:func:`real_states`: which stores
-it holds, and how far behind, follows those random ids).
+it holds, and how far behind, follows those random ids). A ``crash`` is moved (within the
+heartbeat interval it falls in) so that it comes at the real kill's phase of the client's
+heartbeats (:func:`place_crash`): the session, and so the rebalance, then expires as long
+after the crash as the real one did.
 
 Both sides are measured by the same code (:func:`measure`) from the same kind of data: what
 every member was given in each leader round (the leader's SyncGroup assignments decoded from
@@ -38,7 +43,7 @@ import json
 import re
 import statistics
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -74,7 +79,9 @@ CHANGELOG = "stateful-counts-changelog"
 #: rebalances (60 s apart) when a client joined after the input was written.
 PHASE_TIMEOUT_S = 400
 #: Timeline actions the real run plays.
-REAL_STEPS = ("join", "leave")
+REAL_STEPS = ("join", "leave", "crash")
+#: Kafka Streams' ``heartbeat.interval.ms`` (its consumer default, 3 s; the app keeps it).
+HEARTBEAT_INTERVAL_MS = 3_000
 #: The scenario settings given to the real application as they are.
 SETTINGS = (
     "num.standby.replicas",
@@ -126,7 +133,8 @@ class StreamsMeasures:
     scheduled a probing rebalance; ``followups``: rounds that follow one asking for an
     immediate rejoin; ``tasks_moved``: active tasks whose client at the end differs from the
     one just before the first action; ``downtime_ms``: task-ms during which no member's last
-    assignment makes the task active; ``actives_at_end``: active tasks per client at the end.
+    assignment makes the task active (from ``start_ms`` when a client crashed there, else from
+    the first round at or after it); ``actives_at_end``: active tasks per client at the end.
     """
 
     rebalances: int
@@ -142,13 +150,16 @@ def client_name(member_id: str) -> str:
     return member_id.split("-", 1)[0]
 
 
-def measure(rounds: list[StreamsRound], start_ms: int, end_ms: int) -> StreamsMeasures:
+def measure(
+    rounds: list[StreamsRound], start_ms: int, end_ms: int, crashed: frozenset[str] = frozenset()
+) -> StreamsMeasures:
     """:class:`StreamsMeasures` of the rounds between ``start_ms`` and ``end_ms``.
 
     A client runs the active tasks of its last round from that round's time; a task with no
     client running it is down (cooperative rebalancing: a revoked task is in no assignment
     until the follow-up round gives it to its new client). A client missing from a round is
-    gone and runs nothing.
+    gone and runs nothing; a client in ``crashed`` runs nothing from ``start_ms`` (its kill)
+    on, while the group still counts it until its session expires.
     """
     ordered = sorted((r for r in rounds if r.t_ms <= end_ms), key=lambda r: r.t_ms)
     tasks = {t for r in ordered for g in r.given.values() for t in g.active}
@@ -160,6 +171,9 @@ def measure(rounds: list[StreamsRound], start_ms: int, end_ms: int) -> StreamsMe
     previous: StreamsRound | None = None
     for r in [*ordered, None]:
         t = end_ms if r is None else r.t_ms
+        if crashed and before is None and t >= start_ms:
+            before = dict(owner)
+            owner = {task: name for task, name in owner.items() if name not in crashed}
         if t > last_t and before is not None:
             downtime += (t - last_t) * len(tasks - set(owner))
             last_t = t
@@ -368,15 +382,68 @@ def real_states(trace: Path, step_ms: int, leaving: set[str]) -> dict[str, dict[
     return dict(sorted(out.items()))
 
 
+def crashed_clients(name: str) -> frozenset[str]:
+    """The clients the scenario's timeline crashes."""
+    return frozenset(
+        s["client"] for s in scenario_raw(name).get("timeline", []) if s["action"] == "crash"
+    )
+
+
+def place_crash(text: str, name: str, client: str, phase_ms: int) -> str:
+    """``text`` with ``client``'s crash (and every timeline entry at the same time, its phase
+    label) moved so that it comes ``phase_ms`` after the simulated client's last request to
+    the coordinator, as the real kill came after the real one's (:func:`real_phases`).
+
+    The simulated heartbeats are not in the event log, but the coordinator's
+    ``member_removed`` (reason ``session_timeout``) is ``session_timeout_ms`` after the
+    client's last JoinGroup, SyncGroup or Heartbeat (``ClassicGroup``'s heartbeat expiration),
+    which gives the simulated phase at the crash; the crash moves by the difference, either
+    way, which keeps it within the heartbeat interval it falls in while ``phase_ms`` is below
+    :data:`HEARTBEAT_INTERVAL_MS` (else ``text`` is returned as it is)."""
+    if not 0 <= phase_ms < HEARTBEAT_INTERVAL_MS:
+        return text
+    loaded = loads_any(text, f"{name}.toml")
+    records = simulate(loaded, loaded.scenario.seed).records
+    crash = next(
+        (r["t_ms"] for r in records if r.get("kind") == "member_crash" and r["member"] == client),
+        None,
+    )
+    removed = next(
+        (
+            r
+            for r in records
+            if r.get("kind") == "member_removed"
+            and r.get("member") == client
+            and r.get("reason") == "session_timeout"
+            and crash is not None
+            and r["t_ms"] >= crash
+        ),
+        None,
+    )
+    step = re.search(
+        rf'(?m)^at_ms = (\d+)\naction = "crash"\nclient = "{re.escape(client)}"$', text
+    )
+    if crash is None or removed is None or step is None:
+        return text
+    sim_phase = crash - (int(removed["t_ms"]) - int(removed["session_timeout_ms"]))
+    at = int(step.group(1))
+    return re.sub(rf"(?m)^at_ms = {at}$", f"at_ms = {at + phase_ms - sim_phase}", text)
+
+
 def run_simulation(
     name: str,
     changelog_records: int | None,
     process_ids: dict[str, str] | None = None,
     states: dict[str, dict[str, int]] | None = None,
     sizes: dict[str, int] | None = None,
+    phases: dict[str, int] | None = None,
 ) -> tuple[StreamsMeasures, list[StreamsRound], int]:
-    """groupsim's run of :func:`simulated_text`: measures, rounds, time of the first step."""
+    """groupsim's run of :func:`simulated_text`, each crash placed at the real kill's
+    heartbeat phase given in ``phases`` (client → ms, :func:`place_crash`): measures, rounds,
+    time of the first step (virtual ms)."""
     text = simulated_text(name, changelog_records, process_ids, states, sizes)
+    for client, phase in sorted((phases or {}).items()):
+        text = place_crash(text, name, client, phase)
     loaded = loads_any(text, f"{name}.toml")
     result = simulate(loaded, loaded.scenario.seed)
     start = next(
@@ -384,7 +451,21 @@ def run_simulation(
     )
     end = max(r["t_ms"] for r in result.records)
     rounds = sim_rounds(result.records)
-    return measure(rounds, start, end), rounds, start
+    return measure(rounds, start, end, crashed_clients(name)), rounds, start
+
+
+def real_phases(trace: Path, kills: dict[str, int]) -> dict[str, int]:
+    """Each killed client's heartbeat phase at its kill: ``kills`` (client → ms of the trace's
+    clock) minus the client's last JoinGroup, SyncGroup or Heartbeat request before it (each
+    restarts its session at the coordinator). A client with none is left out."""
+    last: dict[str, int] = {}
+    for ex in read_exchanges(trace):
+        if ex.api_key not in (11, 12, 14):
+            continue
+        client = client_name(wire.decode_request(ex.request_raw).client_id)
+        if client in kills and ex.t_ms <= kills[client]:
+            last[client] = max(last.get(client, ex.t_ms), ex.t_ms)
+    return {c: kills[c] - last[c] for c in sorted(kills) if c in last}
 
 
 def app_file(raw: dict[str, Any]) -> dict[str, Any]:
@@ -456,8 +537,9 @@ def _balanced(apps: list[StreamsInstance], tasks: int) -> bool:
 class StreamsRealRun:
     """A real run: measures, rounds, the window (ms of the trace's clock), the mean changelog
     end offset, each client's process id and state at the first step (:func:`real_states`),
-    the conformance of the trace, and each task's changelog end offset
-    (:func:`real_changelog_sizes`)."""
+    the conformance of the trace, each task's changelog end offset
+    (:func:`real_changelog_sizes`) and each killed client's heartbeat phase at its kill
+    (:func:`real_phases`)."""
 
     measures: StreamsMeasures
     rounds: list[StreamsRound]
@@ -468,6 +550,7 @@ class StreamsRealRun:
     conformance: dict[str, Any]
     states: dict[str, dict[str, int]]
     sizes: dict[str, int]
+    phases: dict[str, int] = field(default_factory=dict)
 
 
 def run_real(name: str, work: Path) -> StreamsRealRun:
@@ -487,7 +570,8 @@ def run_real(name: str, work: Path) -> StreamsRealRun:
     steps = [s for s in raw.get("timeline", []) if s["action"] != "phase"]
     if any(s["action"] not in REAL_STEPS for s in steps):
         raise ValueError(f"{name}: only {', '.join(REAL_STEPS)} steps are run on real Streams apps")
-    leaving = {s["client"] for s in steps if s["action"] == "leave"}
+    leaving = {s["client"] for s in steps if s["action"] in ("leave", "crash")}
+    kills: dict[str, int] = {}
     leave_group = {s["client"] for s in steps if s["action"] == "leave" and s.get("leave_group")}
     out = work / "recorded"
     trace = out / "trace.jsonl"
@@ -535,7 +619,11 @@ def run_real(name: str, work: Path) -> StreamsRealRun:
                     else:
                         (gone,) = [a for a in live if a.name == step["client"]]
                         live.remove(gone)
-                        _stop(gone.proc)
+                        if step["action"] == "crash":
+                            kills[gone.name] = int(time.time() * 1000)
+                            gone.crash()
+                        else:
+                            _stop(gone.proc)
                 _wait(settled, "balanced actives with no probing rebalance pending", live)
                 end = int(time.time() * 1000)
         finally:
@@ -543,11 +631,13 @@ def run_real(name: str, work: Path) -> StreamsRealRun:
     (out / "streams-app.json").write_text(json.dumps(app_file(raw)) + "\n")
     rounds, first = real_rounds(trace)
     start_ms = min((r.t_ms for r in rounds if r.t_ms >= step_at - first), default=end - first)
+    if kills:
+        start_ms = min(kills.values()) - first
     conformance = judge(out)
     sizes = real_changelog_sizes(trace)
     records = round(statistics.mean(sizes.values())) if sizes else 0
     return StreamsRealRun(
-        measure(rounds, start_ms, end - first),
+        measure(rounds, start_ms, end - first, frozenset(kills)),
         rounds,
         start_ms,
         end - first,
@@ -556,6 +646,7 @@ def run_real(name: str, work: Path) -> StreamsRealRun:
         conformance,
         real_states(trace, step_at - first, leaving),
         sizes,
+        real_phases(trace, {c: k - first for c, k in kills.items()}),
     )
 
 
@@ -587,7 +678,7 @@ def row(name: str, real: StreamsRealRun) -> dict[str, Any]:
     from tests.kafka_oracle.oracle import _pinned_version, requested_version
 
     sim, rounds, start = run_simulation(
-        name, real.changelog_records, real.process_ids, real.states, real.sizes
+        name, real.changelog_records, real.process_ids, real.states, real.sizes, real.phases
     )
     return {
         "scenario": name,
@@ -602,6 +693,7 @@ def row(name: str, real: StreamsRealRun) -> dict[str, Any]:
         "process_ids": real.process_ids,
         "states": real.states,
         "changelog_sizes": real.sizes,
+        "phases": real.phases,
         "conformance": real.conformance,
     }
 
@@ -611,7 +703,9 @@ def rescore(old: dict[str, Any], trace: Path) -> dict[str, Any]:
     ids = old.get("process_ids") or real_process_ids(trace)
     sizes = old.get("changelog_sizes") or real_changelog_sizes(trace)
     records = round(statistics.mean(sizes.values())) if sizes else old["changelog_records"]
-    sim, rounds, start = run_simulation(old["scenario"], records, ids, old.get("states"), sizes)
+    sim, rounds, start = run_simulation(
+        old["scenario"], records, ids, old.get("states"), sizes, old.get("phases")
+    )
     real, _ = real_rounds(trace)
     window = old["window_ms"]
     return {

@@ -220,6 +220,50 @@ def test_a_simulated_crash_is_placed_at_the_real_heartbeat_phase() -> None:
     assert LIBRARY.is_dir()
 
 
+def test_a_streams_crash_counts_its_tasks_down_from_the_kill() -> None:
+    """I3 is killed at 1,000 ms and still in the group until its session expires: its two
+    active tasks are down from the kill to the round at 46,000 ms that gives them to the
+    standby holders (2 × 45 s), and they count as moved."""
+    from tests.kafka_oracle.compare_streams import measure
+
+    rounds = [
+        _round(
+            0,
+            I1=(["0_0"], ["0_1"], None),
+            I2=(["0_1"], ["0_2"], None),
+            I3=(["0_2", "0_3"], [], None),
+        ),
+        _round(46_000, I1=(["0_0", "0_2"], ["0_1"], None), I2=(["0_1", "0_3"], ["0_2"], None)),
+    ]
+    m = measure(rounds, 1_000, 50_000, frozenset({"I3"}))
+    assert (m.rebalances, m.tasks_moved, m.downtime_ms) == (1, 2, 90_000)
+    # without the crash, the same window counts from the round on: nothing is down
+    assert measure(rounds, 1_000, 50_000).downtime_ms == 0
+
+
+def test_a_simulated_streams_crash_is_placed_at_the_real_heartbeat_phase() -> None:
+    """The real I3 was killed 700 ms after its last request to the coordinator: groupsim's I3
+    crashes 700 ms after its own (its session expires 45 s after that request); a phase
+    beyond the heartbeat interval leaves the crash where it was."""
+    from tests.kafka_oracle.compare_streams import place_crash, simulated_text
+
+    name = "streams/client-crash-with-standbys"
+    text = simulated_text(name, None)
+    placed = place_crash(text, name, "I3", 700)
+    assert placed != text
+    records = simulate_text(placed, name)
+    crash = next(r["t_ms"] for r in records if r["kind"] == "member_crash")
+    removed = next(r for r in records if r["kind"] == "member_removed")
+    assert crash - (removed["t_ms"] - removed["session_timeout_ms"]) == 700
+    assert place_crash(text, name, "I3", 5_000) == text
+
+
+def simulate_text(text: str, name: str) -> list[dict]:  # type: ignore[type-arg]
+    from tests.kafka_oracle.compare import loads_any, simulate
+
+    return simulate(*_loaded(loads_any, text, name)).records
+
+
 def _loaded(loads_any, text: str, name: str):  # type: ignore[no-untyped-def]
     loaded = loads_any(text, f"{name}.toml")
     return loaded, loaded.scenario.seed
