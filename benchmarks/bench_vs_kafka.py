@@ -543,9 +543,7 @@ def consumer_members(w: ConsumerWorkload) -> list[tuple[str, bytes]]:
     if w.scenario == "initial":
         return [(m, encode_subscription(empty)) for m in ids]
     settled = ids[:-1]
-    first = ASSIGNORS[w.assignor](
-        [ConsumerMember(m, empty) for m in settled], consumer_cluster(w)
-    )
+    first = ASSIGNORS[w.assignor]([ConsumerMember(m, empty) for m in settled], consumer_cluster(w))
     out = []
     for m in settled:
         owned = tuple(first[m])
@@ -561,12 +559,14 @@ def consumer_members(w: ConsumerWorkload) -> list[tuple[str, bytes]]:
 def _consumer_leader(
     name: str, members: list[tuple[str, bytes]], cluster: dict
 ) -> dict[str, bytes]:
-    """groupsim's leader path (``ConsumerClient.perform_assignment`` of a fresh client): decode
-    every subscription, assign, encode every member's assignment."""
-    from members.assignors.consumer import ASSIGNORS, ConsumerMember
-    from protocol.consumer_codec import Assignment, decode_subscription, encode_assignment
+    """groupsim's leader path (what ``ConsumerClient.perform_assignment`` of a fresh client
+    does): decode every subscription (:func:`members.assignors.consumer.model.decode_members`),
+    assign, encode every member's assignment."""
+    from members.assignors.consumer import ASSIGNORS
+    from members.assignors.consumer.model import decode_members
+    from protocol.consumer_codec import Assignment, encode_assignment
 
-    decoded = [ConsumerMember(m, decode_subscription(md)) for m, md in members]
+    decoded = decode_members([(m, None, md) for m, md in members])
     assignment = ASSIGNORS[name](decoded, cluster)
     return {
         m.member_id: encode_assignment(Assignment(tuple(assignment.get(m.member_id, ()))))
@@ -729,7 +729,9 @@ def main(argv: list[str] | None = None) -> int:
     connect_grid = (
         grid(args.quick, args.workers, args.tasks) if args.only in (None, "connect") else []
     )
-    stream_rows = [] if args.only not in (None, "streams") or args.workers or args.tasks else None
+    stream_rows: list[StreamsWorkload] | None = (
+        [] if args.only not in (None, "streams") or args.workers or args.tasks else None
+    )
     consumer_rows = [
         c
         for c in (consumer_grid(args.quick) if args.only in (None, "consumer") else [])

@@ -31,7 +31,7 @@ from typing import NamedTuple
 import msgspec
 
 from protocol.java import java_sorted_strings, java_string_key
-from protocol.primitives import DecodeError, Writer
+from protocol.primitives import DecodeError, EncodeError, Writer, encoded_string
 
 __all__ = [
     "PROTOCOL_TYPE",
@@ -42,6 +42,7 @@ __all__ = [
     "Assignment",
     "ConsumerProtocolError",
     "FieldReader",
+    "read_topic_partitions",
     "encode_subscription",
     "decode_subscription",
     "encode_assignment",
@@ -217,6 +218,98 @@ class _Cursor:
 FieldReader = _Cursor
 
 
+_I16_AT = _I16.unpack_from
+_I32_AT = _I32.unpack_from
+
+
+def read_topic_partitions(data: bytes, pos: int) -> tuple[tuple[TopicPartition, ...], int] | None:
+    """ARRAY(topic STRING, partitions ARRAY(INT32)) at offset ``pos`` of ``data``, read in
+    straight-line ``struct`` calls.
+
+    Returns:
+        The partitions in the order written and the offset after the array; ``None`` for bytes
+        :class:`FieldReader` would reject (read them with it for the precise error).
+
+    Raises:
+        struct.error: the bytes end inside a count or a length.
+    """
+    end = len(data)
+    (n,) = _I32_AT(data, pos)
+    pos += 4
+    if n < 0 or n > end - pos:
+        return None
+    out: list[TopicPartition] = []
+    new = tuple.__new__
+    for _ in range(n):
+        (size,) = _I16_AT(data, pos)
+        pos += 2
+        if size < 0 or size > end - pos:
+            return None
+        topic = data[pos : pos + size].decode("utf-8", errors="replace")
+        pos += size
+        (count,) = _I32_AT(data, pos)
+        pos += 4
+        if count < 0 or 4 * count > end - pos:
+            return None
+        parts = struct.unpack_from(f">{count}i", data, pos)
+        pos += 4 * count
+        out += [new(TopicPartition, (topic, p)) for p in parts]
+    return tuple(out), pos
+
+
+def _fast_decode_subscription(data: bytes) -> Subscription | None:
+    """:func:`decode_subscription` of well-formed bytes in straight-line ``struct`` reads (the
+    leader decodes every member's subscription each rebalance); ``None`` when the bytes are not
+    well formed, so that the field-by-field reader raises its precise error."""
+    try:
+        end = len(data)
+        (version,) = _I16_AT(data, 0)
+        if version < 0:
+            return None
+        version = min(version, HIGHEST_VERSION)
+        (n,) = _I32_AT(data, 2)
+        pos = 6
+        if n < 0 or n > end - pos:
+            return None
+        topics: list[str] = []
+        for _ in range(n):
+            (size,) = _I16_AT(data, pos)
+            pos += 2
+            if size < 0 or size > end - pos:
+                return None
+            topics.append(data[pos : pos + size].decode("utf-8", errors="replace"))
+            pos += size
+        (size,) = _I32_AT(data, pos)
+        pos += 4
+        user: bytes | None = None
+        if size >= 0:
+            if size > end - pos:
+                return None
+            user = data[pos : pos + size]
+            pos += size
+        owned: tuple[TopicPartition, ...] = ()
+        if version >= 1:
+            grouped = read_topic_partitions(data, pos)
+            if grouped is None:
+                return None
+            owned, pos = grouped
+        generation = -1
+        if version >= 2:
+            (generation,) = _I32_AT(data, pos)
+            pos += 4
+        rack: str | None = None
+        if version >= 3:
+            (size,) = _I16_AT(data, pos)
+            pos += 2
+            if size >= 0:
+                if size > end - pos:
+                    return None
+                rack = data[pos : pos + size].decode("utf-8", errors="replace")
+        return Subscription(tuple(topics), user, owned, generation, rack)
+    except struct.error:
+        return None
+
+
 def decode_subscription(data: bytes) -> Subscription:
     """``ConsumerProtocol.deserializeConsumerProtocolSubscription(buffer)``: the message as
     written (an empty ``rack_id`` stays ``""``; Kafka's ``Subscription`` view would make it
@@ -226,7 +319,11 @@ def decode_subscription(data: bytes) -> Subscription:
         ConsumerProtocolError: negative version, the bytes end too early, or a non-nullable
             field is null.
     """
-    c = _Cursor(bytes(data))
+    data = bytes(data)
+    fast = _fast_decode_subscription(data)
+    if fast is not None:
+        return fast
+    c = _Cursor(data)
     version = _check_version(c.int16("version"), "subscription")
     topics = tuple(c.string(f"topics[{i}]") for i in range(c.count("topics")))
     user = c.nullable_bytes("user_data")
@@ -244,11 +341,59 @@ def encode_assignment(a: Assignment, version: int = HIGHEST_VERSION) -> bytes:
         EncodeError: a value the wire cannot carry.
     """
     version = _check_version(version, "assignment")
+    fast = _fast_encode_assignment(a, version)
+    if fast is not None:
+        return fast
     w = Writer()
     w.int16(version, "version")
     _write_grouped(w, a.partitions, "assigned_partitions")
     w.nullable_bytes(a.user_data, "user_data")
     return w.getvalue()
+
+
+def _fast_encode_assignment(a: Assignment, version: int) -> bytes | None:
+    """:func:`encode_assignment` in one ``struct.pack`` call: the partitions grouped per topic
+    in one pass, topics' STRING encodings from the process-wide cache
+    (:func:`protocol.primitives.encoded_string`); ``None`` when a value does not fit (the
+    :class:`Writer` path then raises its precise error)."""
+    by_topic: dict[str, list[int]] = {}
+    for topic, partition in a.partitions:
+        ps = by_topic.get(topic)
+        if ps is None:
+            by_topic[topic] = [partition]
+        else:
+            ps.append(partition)
+    user = a.user_data
+    if user is not None and not isinstance(user, bytes):
+        return None
+    fmt = [">hi"]
+    args: list[object] = [version, len(by_topic)]
+    try:
+        for topic, ps in by_topic.items():
+            head = _header_cache.get(topic)
+            if head is None:
+                head = encoded_string(topic, "assigned_partitions.topic")
+                if len(_header_cache) >= 10_000:
+                    _header_cache.clear()
+                _header_cache[topic] = head
+            fmt.append(f"{len(head)}si{len(ps)}i")
+            args.append(head)
+            args.append(len(ps))
+            args += ps
+        if user is None:
+            fmt.append("i")
+            args.append(-1)
+        else:
+            fmt.append(f"i{len(user)}s")
+            args.append(len(user))
+            args.append(user)
+        return struct.pack("".join(fmt), *args)
+    except (struct.error, EncodeError):
+        return None
+
+
+#: topic → its STRING encoding, for :func:`_fast_encode_assignment`.
+_header_cache: dict[str, bytes] = {}
 
 
 def decode_assignment(data: bytes) -> Assignment:
