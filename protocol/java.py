@@ -826,7 +826,11 @@ def _crowded(spreads: list[int], mask: int) -> bool:
     """True when more than ``TREEIFY_THRESHOLD`` of ``spreads`` share a bin of ``mask``."""
     if len(spreads) <= TREEIFY_THRESHOLD:
         return False
-    bins = sorted([h & mask for h in spreads])
+    bins = [h & mask for h in spreads]
+    # a bin of 9+ keys leaves 8+ keys sharing an earlier key's bin: fewer, and none crowds
+    if len(bins) - len(set(bins)) < TREEIFY_THRESHOLD:
+        return False
+    bins.sort()
     return any(map(operator.eq, bins, bins[TREEIFY_THRESHOLD:]))
 
 
