@@ -251,9 +251,12 @@ def read_topic_partitions(data: bytes, pos: int) -> tuple[tuple[TopicPartition, 
         pos += 4
         if count < 0 or 4 * count > end - pos:
             return None
-        parts = struct.unpack_from(f">{count}i", data, pos)
+        if count == 1:  # one partition per topic: the usual spread of many topics
+            out.append(new(TopicPartition, (topic, _I32_AT(data, pos)[0])))
+        else:
+            parts = struct.unpack_from(f">{count}i", data, pos)
+            out += [new(TopicPartition, (topic, p)) for p in parts]
         pos += 4 * count
-        out += [new(TopicPartition, (topic, p)) for p in parts]
     return tuple(out), pos
 
 
@@ -370,15 +373,17 @@ def _fast_encode_assignment(a: Assignment, version: int) -> bytes | None:
     args: list[object] = [version, len(by_topic)]
     try:
         for topic, ps in by_topic.items():
-            head = _header_cache.get(topic)
-            if head is None:
+            cached = _header_cache.get(topic)
+            if cached is None:
                 head = encoded_string(topic, "assigned_partitions.topic")
                 if len(_header_cache) >= 10_000:
                     _header_cache.clear()
-                _header_cache[topic] = head
-            fmt.append(f"{len(head)}si{len(ps)}i")
-            args.append(head)
-            args.append(len(ps))
+                cached = _header_cache[topic] = (head, f"{len(head)}si")
+            n = len(ps)
+            fmt.append(cached[1])
+            fmt.append("i" if n == 1 else f"{n}i")
+            args.append(cached[0])
+            args.append(n)
             args += ps
         if user is None:
             fmt.append("i")
@@ -392,8 +397,9 @@ def _fast_encode_assignment(a: Assignment, version: int) -> bytes | None:
         return None
 
 
-#: topic → its STRING encoding, for :func:`_fast_encode_assignment`.
-_header_cache: dict[str, bytes] = {}
+#: topic → its STRING encoding and that encoding's ``struct`` format (then the partitions'
+#: count), for :func:`_fast_encode_assignment`.
+_header_cache: dict[str, tuple[bytes, str]] = {}
 
 
 def decode_assignment(data: bytes) -> Assignment:
