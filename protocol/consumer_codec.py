@@ -19,7 +19,9 @@ assigned partitions are grouped per topic in order of each topic's first appeara
 partitions in the given order; a version above 3 is written as 3; a negative version is
 refused. Decoding reads a version above 3 as 3 and ignores bytes after the last field of the
 version read; a negative length reads as null for a nullable field and fails for another;
-malformed UTF-8 becomes U+FFFD (as the generated readers and Java's decoder do).
+malformed UTF-8 becomes U+FFFD per malformed unit as Java's decoder cuts them
+(:func:`protocol.java.java_utf8`; the generated readers build strings with
+``new String(bytes, UTF_8)``).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from typing import NamedTuple
 
 import msgspec
 
-from protocol.java import java_sorted_strings, java_string_key
+from protocol.java import java_sorted_strings, java_string_key, java_utf8
 from protocol.primitives import DecodeError, EncodeError, Writer, encoded_string
 
 __all__ = [
@@ -193,11 +195,11 @@ class _Cursor:
         size = self.int16(field)
         if size < 0:
             raise ConsumerProtocolError(field, start, "non-nullable string serialized as null")
-        return self._take(size, field).decode("utf-8", errors="replace")
+        return java_utf8(self._take(size, field))
 
     def nullable_string(self, field: str) -> str | None:
         size = self.int16(field)
-        return None if size < 0 else self._take(size, field).decode("utf-8", errors="replace")
+        return None if size < 0 else java_utf8(self._take(size, field))
 
     def nullable_bytes(self, field: str) -> bytes | None:
         size = self.int32(field)
@@ -245,7 +247,7 @@ def read_topic_partitions(data: bytes, pos: int) -> tuple[tuple[TopicPartition, 
         pos += 2
         if size < 0 or size > end - pos:
             return None
-        topic = data[pos : pos + size].decode("utf-8", errors="replace")
+        topic = java_utf8(data[pos : pos + size])
         pos += size
         (count,) = _I32_AT(data, pos)
         pos += 4
@@ -280,7 +282,7 @@ def _fast_decode_subscription(data: bytes) -> Subscription | None:
             pos += 2
             if size < 0 or size > end - pos:
                 return None
-            topics.append(data[pos : pos + size].decode("utf-8", errors="replace"))
+            topics.append(java_utf8(data[pos : pos + size]))
             pos += size
         (size,) = _I32_AT(data, pos)
         pos += 4
@@ -307,7 +309,7 @@ def _fast_decode_subscription(data: bytes) -> Subscription | None:
             if size >= 0:
                 if size > end - pos:
                     return None
-                rack = data[pos : pos + size].decode("utf-8", errors="replace")
+                rack = java_utf8(data[pos : pos + size])
         return Subscription(tuple(topics), user, owned, generation, rack)
     except struct.error:
         return None
