@@ -51,6 +51,7 @@ from __future__ import annotations
 import argparse
 import gc
 import hashlib
+import math
 import os
 import platform
 import re
@@ -88,6 +89,8 @@ BEGIN = "<!-- bench_vs_kafka: begin (written by `--write`) -->"
 END = "<!-- bench_vs_kafka: end -->"
 STREAMS_BEGIN = "<!-- bench_vs_kafka streams: begin (written by `--write`) -->"
 STREAMS_END = "<!-- bench_vs_kafka streams: end -->"
+CONSUMER_BEGIN = "<!-- bench_vs_kafka consumer: begin (written by `--write`) -->"
+CONSUMER_END = "<!-- bench_vs_kafka consumer: end -->"
 
 
 @dataclass(frozen=True)
@@ -360,9 +363,25 @@ def streams_grid(quick: bool) -> list[StreamsWorkload]:
         for standbys in (0, 1):
             rows.append(StreamsWorkload("high_availability", 100, tasks, standbys))
     rows.append(StreamsWorkload("client_tag_standby", 100, 1_000, 1))
-    for strategy in ("min_traffic", "balance_subtopology"):
-        rows.append(StreamsWorkload("rack_aware", 20, 100, 0, strategy))
+    for clients, tasks in RACK_SIZES:
+        if quick and tasks > 100:
+            continue
+        for strategy in ("min_traffic", "balance_subtopology"):
+            rows.append(StreamsWorkload("rack_aware", clients, tasks, 0, strategy))
     return rows
+
+
+#: Rack-aware sizes (clients, tasks), smallest first.
+RACK_SIZES = ((20, 100), (40, 400), (200, 2_000))
+#: Rack-aware rows from this many tasks: Kafka's side timed once, after no warm-up of its own
+#: (one call takes ≈ 15 s / 40 s at 40 × 400 on a quiet machine; the JVM is warm from the
+#: earlier rows and such a call is its own warm-up).
+RACK_ONCE_FROM = 400
+#: Rack-aware rows from this many tasks: Kafka's side not run. Its cycle cancelling grows
+#: much faster than the tasks (0.24 s / 1.5 s at 20 × 100, ≈ 15 s / 40 s at 40 × 400 quiet), so
+#: one call at 200 × 2,000 would outlast the whole benchmark; groupsim's figure is reported
+#: alone.
+RACK_SKIP_FROM = 2_000
 
 
 def _stream_tasks(n: int, subtopologies: int = 10) -> list[str]:
@@ -459,6 +478,11 @@ def time_kafka_streams(
     return cpu, wall, got["output"]
 
 
+def _ratio(x: float) -> str:
+    """A ratio with two decimals, or three significant digits under 0.01 (rack-aware rows)."""
+    return f"{x:.2f}×" if x >= 0.01 else f"{x:.2g}×"
+
+
 def streams_table(rows: list[tuple[StreamsWorkload, Result]]) -> list[str]:
     lines = [
         "| assignor | clients | tasks | standbys | strategy | groupsim CPU ms (+gc) "
@@ -467,10 +491,179 @@ def streams_table(rows: list[tuple[StreamsWorkload, Result]]) -> list[str]:
         "|---|--:|--:|--:|---|--:|--:|--:|--:|--:|--:|:-:|",
     ]
     for w, r in rows:
+        notes = "".join(f" ({n})" for n in r.notes)
+        if math.isnan(r.kafka_cpu):
+            lines.append(
+                f"| {w.assignor} | {w.clients:,} | {w.tasks:,} | {w.standbys} | {w.strategy} "
+                f"| {r.ours_cpu:.1f} (+{r.ours_gc:.1f}) | — | —{notes} "
+                f"| {r.ours_wall:.1f} | — | — | — |"
+            )
+            continue
         ratio = (r.ours_cpu + r.ours_gc) / r.kafka_cpu
         wall = r.ours_wall / r.kafka_wall
         lines.append(
             f"| {w.assignor} | {w.clients:,} | {w.tasks:,} | {w.standbys} | {w.strategy} "
+            f"| {r.ours_cpu:.1f} (+{r.ours_gc:.1f}) | {r.kafka_cpu:.1f} | **{_ratio(ratio)}** "
+            f"| {r.ours_wall:.1f} | {r.kafka_wall:.1f} | {_ratio(wall)} "
+            f"| {'yes' if r.equal else 'NO'}{notes} |"
+        )
+    return lines
+
+
+# ------------------------------------------------------------------------------------ consumer
+
+
+@dataclass(frozen=True)
+class ConsumerWorkload:
+    """One consumer row: ``members`` consumers all subscribing to ``TOPICS`` topics of
+    ``partitions // TOPICS`` partitions each (no racks), assignor ``assignor``
+    (``partition.assignment.strategy``).
+
+    ``initial``: every member joins empty; ``+1 member`` (sticky assignors only: range and
+    roundrobin read no previous assignment, so it would time the same call): M−1 members
+    hold what the assignor gave them in generation 1 (owned partitions, ``generationId`` 1 and
+    the assignor's user data, as ``ConsumerCoordinator`` sends after ``onAssignment``) and one
+    more joins empty.
+    """
+
+    assignor: str
+    scenario: str
+    members: int
+    partitions: int
+
+
+#: Topics of a consumer workload (``topic-0`` …).
+TOPICS = 10
+
+
+def consumer_grid(quick: bool) -> list[ConsumerWorkload]:
+    """The consumer rows (``quick``: the 1,000-partition ones)."""
+    rows = []
+    for partitions in (1_000, 10_000):
+        if quick and partitions > 1_000:
+            continue
+        for members in (100, 1_000):
+            for assignor in ("range", "roundrobin", "sticky", "cooperative-sticky"):
+                rows.append(ConsumerWorkload(assignor, "initial", members, partitions))
+                if "sticky" in assignor:
+                    rows.append(ConsumerWorkload(assignor, "+1 member", members, partitions))
+    return rows
+
+
+def consumer_cluster(w: ConsumerWorkload) -> dict[str, tuple[tuple[str | None, ...], ...]]:
+    """topic → partitions' replica racks (one replica without a rack each)."""
+    per = w.partitions // TOPICS
+    return {f"topic-{t}": ((None,),) * per for t in range(TOPICS)}
+
+
+def consumer_members(w: ConsumerWorkload) -> list[tuple[str, bytes]]:
+    """(member id, JoinGroup subscription bytes) in JoinGroup order, built by groupsim."""
+    from members.assignors.consumer import ASSIGNORS, ConsumerMember
+    from members.assignors.consumer.sticky_data import (
+        encode_cooperative_user_data,
+        encode_sticky_user_data,
+    )
+    from protocol.consumer_codec import Subscription, encode_subscription
+
+    topics = tuple(f"topic-{t}" for t in range(TOPICS))
+    ids = [f"consumer-{i}-{(i * 2654435761) % 2**32:08x}" for i in range(w.members)]
+    empty = Subscription(topics, None, (), -1, None)
+    if w.assignor == "cooperative-sticky":
+        empty = Subscription(topics, encode_cooperative_user_data(-1), (), -1, None)
+    if w.scenario == "initial":
+        return [(m, encode_subscription(empty)) for m in ids]
+    settled = ids[:-1]
+    first = ASSIGNORS[w.assignor]([ConsumerMember(m, empty) for m in settled], consumer_cluster(w))
+    out = []
+    for m in settled:
+        owned = tuple(first[m])
+        if w.assignor == "sticky":
+            user = encode_sticky_user_data(owned, 1)
+        else:
+            user = encode_cooperative_user_data(1)
+        out.append((m, encode_subscription(Subscription(topics, user, owned, 1, None))))
+    out.append((ids[-1], encode_subscription(empty)))
+    return out
+
+
+def _consumer_leader(
+    name: str, members: list[tuple[str, bytes]], cluster: dict
+) -> dict[str, bytes]:
+    """groupsim's leader path (what ``ConsumerClient.perform_assignment`` of a fresh client
+    does): decode every subscription (:func:`members.assignors.consumer.model.decode_members`),
+    assign, encode every member's assignment."""
+    from members.assignors.consumer import ASSIGNORS
+    from members.assignors.consumer.model import decode_members
+    from protocol.consumer_codec import Assignment, encode_assignment
+
+    decoded = decode_members([(m, None, md) for m, md in members])
+    assignment = ASSIGNORS[name](decoded, cluster)
+    return {
+        m.member_id: encode_assignment(Assignment(tuple(assignment.get(m.member_id, ()))))
+        for m in decoded
+    }
+
+
+def time_groupsim_consumer(
+    w: ConsumerWorkload, members: list[tuple[str, bytes]], reps: int
+) -> tuple[float, float, float, str]:
+    """Medians (ms) of the leader path's CPU, the young collection after it, its wall time; the
+    last output digest. One untimed warm-up iteration first."""
+    cluster = consumer_cluster(w)
+    cpu: list[float] = []
+    young: list[float] = []
+    wall: list[float] = []
+    out: dict[str, bytes] = {}
+    for i in range(reps + 1):
+        gc.collect()
+        c0, w0 = time.process_time(), time.perf_counter()
+        out = _consumer_leader(w.assignor, members, cluster)
+        w1, c1 = time.perf_counter(), time.process_time()
+        gc.collect(0)
+        c2 = time.process_time()
+        if i == 0:
+            continue
+        cpu.append((c1 - c0) * 1000)
+        young.append((c2 - c1) * 1000)
+        wall.append((w1 - w0) * 1000)
+    return statistics.median(cpu), statistics.median(young), statistics.median(wall), digest(out)
+
+
+def time_kafka_consumer(
+    oracle: kafka.KafkaOracle,
+    w: ConsumerWorkload,
+    members: list[tuple[str, bytes]],
+    reps: int,
+    warmup: int,
+    warmup_ms: int,
+) -> tuple[float, float, str]:
+    """Medians (ms) of Kafka's leader path CPU and wall, timed in the JVM (the consumer
+    driver's ``consumer.time``); its output digest."""
+    got = oracle.call(
+        "consumer.time",
+        assignor=w.assignor,
+        members=[{"id": m, "instance": None, "metadata": kafka.b64(md)} for m, md in members],
+        topics={t: [list(r) for r in racks] for t, racks in consumer_cluster(w).items()},
+        warmup=warmup,
+        warmup_ms=warmup_ms,
+        iterations=reps,
+    )
+    cpu = statistics.median(got["cpu_ns"]) / 1e6
+    wall = statistics.median(got["wall_ns"]) / 1e6
+    return cpu, wall, str(got["digest"])
+
+
+def consumer_table(rows: list[tuple[ConsumerWorkload, Result]]) -> list[str]:
+    lines = [
+        "| assignor | scenario | members | partitions | groupsim CPU ms (+gc) | Kafka CPU ms "
+        "| CPU ratio | groupsim wall ms | Kafka wall ms | wall ratio | same bytes |",
+        "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|:-:|",
+    ]
+    for w, r in rows:
+        ratio = (r.ours_cpu + r.ours_gc) / r.kafka_cpu
+        wall = r.ours_wall / r.kafka_wall
+        lines.append(
+            f"| {w.assignor} | {w.scenario} | {w.members:,} | {w.partitions:,} "
             f"| {r.ours_cpu:.1f} (+{r.ours_gc:.1f}) | {r.kafka_cpu:.1f} | **{ratio:.2f}×** "
             f"| {r.ours_wall:.1f} | {r.kafka_wall:.1f} | {wall:.2f}× "
             f"| {'yes' if r.equal else 'NO'} |"
@@ -543,8 +736,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tasks", type=int, help="only rows of this many tasks")
     parser.add_argument("--write", action="store_true", help="write the table into docs/")
     parser.add_argument(
-        "--only", choices=("connect", "streams"), help="only the Connect or the Streams rows"
+        "--only",
+        choices=("connect", "streams", "consumer"),
+        help="only the Connect, the Streams or the consumer rows",
     )
+    parser.add_argument("--assignor", help="only consumer rows of this assignor")
     args = parser.parse_args(argv)
     if args.reps < 5:
         parser.error("--reps must be at least 5 (medians of >= 5)")
@@ -559,8 +755,20 @@ def main(argv: list[str] | None = None) -> int:
     oracle = kafka.KafkaOracle(command, log)
     rows: list[tuple[Workload, Result]] = []
     srows: list[tuple[StreamsWorkload, Result]] = []
-    connect_grid = [] if args.only == "streams" else grid(args.quick, args.workers, args.tasks)
-    stream_rows = [] if args.only == "connect" or args.workers or args.tasks else None
+    crows: list[tuple[ConsumerWorkload, Result]] = []
+    connect_grid = (
+        grid(args.quick, args.workers, args.tasks) if args.only in (None, "connect") else []
+    )
+    stream_rows: list[StreamsWorkload] | None = (
+        [] if args.only not in (None, "streams") or args.workers or args.tasks else None
+    )
+    consumer_rows = [
+        c
+        for c in (consumer_grid(args.quick) if args.only in (None, "consumer") else [])
+        if args.workers in (None, c.members)
+        and args.tasks in (None, c.partitions)
+        and args.assignor in (None, c.assignor)
+    ]
     started = time.perf_counter()
     try:
         java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr
@@ -577,8 +785,20 @@ def main(argv: list[str] | None = None) -> int:
             print(table([(w, r)])[-1], flush=True)
         for sw in streams_grid(args.quick) if stream_rows is None else stream_rows:
             doc = streams_document(sw)
+            if sw.assignor == "rack_aware" and sw.tasks >= RACK_SKIP_FROM:
+                o_cpu, o_gc, o_wall, o_out = time_groupsim_streams(doc, args.reps)
+                nan = float("nan")
+                sr = Result(o_cpu, o_gc, o_wall, nan, nan, True, ["Kafka not run"])
+                srows.append((sw, sr))
+                print(streams_table([(sw, sr)])[-1], flush=True)
+                continue
+            once = sw.assignor == "rack_aware" and sw.tasks >= RACK_ONCE_FROM
             k_cpu, k_wall, k_out = time_kafka_streams(
-                oracle, doc, args.reps, args.warmup, args.warmup_ms
+                oracle,
+                doc,
+                1 if once else args.reps,
+                0 if once else args.warmup,
+                0 if once else args.warmup_ms,
             )
             o_cpu, o_gc, o_wall, o_out = time_groupsim_streams(doc, args.reps)
             if sw.assignor == "rack_aware":
@@ -586,11 +806,22 @@ def main(argv: list[str] | None = None) -> int:
                 # minimum cost is what must agree (docs/fidelity.md; the differential tests
                 # check Kafka's own pick with groupsim's cycle-cancelling solver)
                 same = o_out.get("cost") == k_out.get("cost") and "cost" in o_out
-                sr = Result(o_cpu, o_gc, o_wall, k_cpu, k_wall, same, ["cost"])
+                sr = Result(
+                    o_cpu, o_gc, o_wall, k_cpu, k_wall, same, ["Kafka: 1 call"] if once else []
+                )
             else:
                 sr = Result(o_cpu, o_gc, o_wall, k_cpu, k_wall, o_out == k_out)
             srows.append((sw, sr))
             print(streams_table([(sw, sr)])[-1], flush=True)
+        for cw in consumer_rows:
+            members = consumer_members(cw)
+            k_cpu, k_wall, k_digest = time_kafka_consumer(
+                oracle, cw, members, args.reps, args.warmup, args.warmup_ms
+            )
+            o_cpu, o_gc, o_wall, o_digest = time_groupsim_consumer(cw, members, args.reps)
+            cr = Result(o_cpu, o_gc, o_wall, k_cpu, k_wall, o_digest == k_digest)
+            crows.append((cw, cr))
+            print(consumer_table([(cw, cr)])[-1], flush=True)
     finally:
         oracle.close()
     elapsed = time.perf_counter() - started
@@ -611,7 +842,12 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(sbody))
         if args.write:
             write_doc(sbody, STREAMS_BEGIN, STREAMS_END)
-    return 0 if all(r.equal for _, r in [*rows, *srows]) else 1
+    if crows:
+        cbody = [head, "", *consumer_table(crows)]
+        print("\n".join(cbody))
+        if args.write:
+            write_doc(cbody, CONSUMER_BEGIN, CONSUMER_END)
+    return 0 if all(r.equal for _, r in [*rows, *srows, *crows]) else 1
 
 
 if __name__ == "__main__":

@@ -19,7 +19,9 @@ assigned partitions are grouped per topic in order of each topic's first appeara
 partitions in the given order; a version above 3 is written as 3; a negative version is
 refused. Decoding reads a version above 3 as 3 and ignores bytes after the last field of the
 version read; a negative length reads as null for a nullable field and fails for another;
-malformed UTF-8 becomes U+FFFD (as the generated readers and Java's decoder do).
+malformed UTF-8 becomes U+FFFD per malformed unit as Java's decoder cuts them
+(:func:`protocol.java.java_utf8`; the generated readers build strings with
+``new String(bytes, UTF_8)``).
 """
 
 from __future__ import annotations
@@ -30,8 +32,8 @@ from typing import NamedTuple
 
 import msgspec
 
-from protocol.java import java_sorted_strings, java_string_key
-from protocol.primitives import DecodeError, Writer
+from protocol.java import java_sorted_strings, java_string_key, java_utf8
+from protocol.primitives import DecodeError, EncodeError, Writer, encoded_string
 
 __all__ = [
     "PROTOCOL_TYPE",
@@ -42,6 +44,7 @@ __all__ = [
     "Assignment",
     "ConsumerProtocolError",
     "FieldReader",
+    "read_topic_partitions",
     "encode_subscription",
     "decode_subscription",
     "encode_assignment",
@@ -192,11 +195,11 @@ class _Cursor:
         size = self.int16(field)
         if size < 0:
             raise ConsumerProtocolError(field, start, "non-nullable string serialized as null")
-        return self._take(size, field).decode("utf-8", errors="replace")
+        return java_utf8(self._take(size, field))
 
     def nullable_string(self, field: str) -> str | None:
         size = self.int16(field)
-        return None if size < 0 else self._take(size, field).decode("utf-8", errors="replace")
+        return None if size < 0 else java_utf8(self._take(size, field))
 
     def nullable_bytes(self, field: str) -> bytes | None:
         size = self.int32(field)
@@ -217,6 +220,101 @@ class _Cursor:
 FieldReader = _Cursor
 
 
+_I16_AT = _I16.unpack_from
+_I32_AT = _I32.unpack_from
+
+
+def read_topic_partitions(data: bytes, pos: int) -> tuple[tuple[TopicPartition, ...], int] | None:
+    """ARRAY(topic STRING, partitions ARRAY(INT32)) at offset ``pos`` of ``data``, read in
+    straight-line ``struct`` calls.
+
+    Returns:
+        The partitions in the order written and the offset after the array; ``None`` for bytes
+        :class:`FieldReader` would reject (read them with it for the precise error).
+
+    Raises:
+        struct.error: the bytes end inside a count or a length.
+    """
+    end = len(data)
+    (n,) = _I32_AT(data, pos)
+    pos += 4
+    if n < 0 or n > end - pos:
+        return None
+    out: list[TopicPartition] = []
+    new = tuple.__new__
+    for _ in range(n):
+        (size,) = _I16_AT(data, pos)
+        pos += 2
+        if size < 0 or size > end - pos:
+            return None
+        topic = java_utf8(data[pos : pos + size])
+        pos += size
+        (count,) = _I32_AT(data, pos)
+        pos += 4
+        if count < 0 or 4 * count > end - pos:
+            return None
+        if count == 1:  # one partition per topic: the usual spread of many topics
+            out.append(new(TopicPartition, (topic, _I32_AT(data, pos)[0])))
+        else:
+            parts = struct.unpack_from(f">{count}i", data, pos)
+            out += [new(TopicPartition, (topic, p)) for p in parts]
+        pos += 4 * count
+    return tuple(out), pos
+
+
+def _fast_decode_subscription(data: bytes) -> Subscription | None:
+    """:func:`decode_subscription` of well-formed bytes in straight-line ``struct`` reads (the
+    leader decodes every member's subscription each rebalance); ``None`` when the bytes are not
+    well formed, so that the field-by-field reader raises its precise error."""
+    try:
+        end = len(data)
+        (version,) = _I16_AT(data, 0)
+        if version < 0:
+            return None
+        version = min(version, HIGHEST_VERSION)
+        (n,) = _I32_AT(data, 2)
+        pos = 6
+        if n < 0 or n > end - pos:
+            return None
+        topics: list[str] = []
+        for _ in range(n):
+            (size,) = _I16_AT(data, pos)
+            pos += 2
+            if size < 0 or size > end - pos:
+                return None
+            topics.append(java_utf8(data[pos : pos + size]))
+            pos += size
+        (size,) = _I32_AT(data, pos)
+        pos += 4
+        user: bytes | None = None
+        if size >= 0:
+            if size > end - pos:
+                return None
+            user = data[pos : pos + size]
+            pos += size
+        owned: tuple[TopicPartition, ...] = ()
+        if version >= 1:
+            grouped = read_topic_partitions(data, pos)
+            if grouped is None:
+                return None
+            owned, pos = grouped
+        generation = -1
+        if version >= 2:
+            (generation,) = _I32_AT(data, pos)
+            pos += 4
+        rack: str | None = None
+        if version >= 3:
+            (size,) = _I16_AT(data, pos)
+            pos += 2
+            if size >= 0:
+                if size > end - pos:
+                    return None
+                rack = java_utf8(data[pos : pos + size])
+        return Subscription(tuple(topics), user, owned, generation, rack)
+    except struct.error:
+        return None
+
+
 def decode_subscription(data: bytes) -> Subscription:
     """``ConsumerProtocol.deserializeConsumerProtocolSubscription(buffer)``: the message as
     written (an empty ``rack_id`` stays ``""``; Kafka's ``Subscription`` view would make it
@@ -226,7 +324,11 @@ def decode_subscription(data: bytes) -> Subscription:
         ConsumerProtocolError: negative version, the bytes end too early, or a non-nullable
             field is null.
     """
-    c = _Cursor(bytes(data))
+    data = bytes(data)
+    fast = _fast_decode_subscription(data)
+    if fast is not None:
+        return fast
+    c = _Cursor(data)
     version = _check_version(c.int16("version"), "subscription")
     topics = tuple(c.string(f"topics[{i}]") for i in range(c.count("topics")))
     user = c.nullable_bytes("user_data")
@@ -244,11 +346,62 @@ def encode_assignment(a: Assignment, version: int = HIGHEST_VERSION) -> bytes:
         EncodeError: a value the wire cannot carry.
     """
     version = _check_version(version, "assignment")
+    fast = _fast_encode_assignment(a, version)
+    if fast is not None:
+        return fast
     w = Writer()
     w.int16(version, "version")
     _write_grouped(w, a.partitions, "assigned_partitions")
     w.nullable_bytes(a.user_data, "user_data")
     return w.getvalue()
+
+
+def _fast_encode_assignment(a: Assignment, version: int) -> bytes | None:
+    """:func:`encode_assignment` in one ``struct.pack`` call: the partitions grouped per topic
+    in one pass, topics' STRING encodings from the process-wide cache
+    (:func:`protocol.primitives.encoded_string`); ``None`` when a value does not fit (the
+    :class:`Writer` path then raises its precise error)."""
+    by_topic: dict[str, list[int]] = {}
+    for topic, partition in a.partitions:
+        ps = by_topic.get(topic)
+        if ps is None:
+            by_topic[topic] = [partition]
+        else:
+            ps.append(partition)
+    user = a.user_data
+    if user is not None and not isinstance(user, bytes):
+        return None
+    fmt = [">hi"]
+    args: list[object] = [version, len(by_topic)]
+    try:
+        for topic, ps in by_topic.items():
+            cached = _header_cache.get(topic)
+            if cached is None:
+                head = encoded_string(topic, "assigned_partitions.topic")
+                if len(_header_cache) >= 10_000:
+                    _header_cache.clear()
+                cached = _header_cache[topic] = (head, f"{len(head)}si")
+            n = len(ps)
+            fmt.append(cached[1])
+            fmt.append("i" if n == 1 else f"{n}i")
+            args.append(cached[0])
+            args.append(n)
+            args += ps
+        if user is None:
+            fmt.append("i")
+            args.append(-1)
+        else:
+            fmt.append(f"i{len(user)}s")
+            args.append(len(user))
+            args.append(user)
+        return struct.pack("".join(fmt), *args)
+    except (struct.error, EncodeError):
+        return None
+
+
+#: topic → its STRING encoding and that encoding's ``struct`` format (then the partitions'
+#: count), for :func:`_fast_encode_assignment`.
+_header_cache: dict[str, tuple[bytes, str]] = {}
 
 
 def decode_assignment(data: bytes) -> Assignment:

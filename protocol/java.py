@@ -45,6 +45,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator
 from typing import Any, Generic, TypeVar
 
 __all__ = [
+    "java_utf8",
     "string_hash",
     "task_id_hash",
     "uuid_hash",
@@ -826,7 +827,11 @@ def _crowded(spreads: list[int], mask: int) -> bool:
     """True when more than ``TREEIFY_THRESHOLD`` of ``spreads`` share a bin of ``mask``."""
     if len(spreads) <= TREEIFY_THRESHOLD:
         return False
-    bins = sorted([h & mask for h in spreads])
+    bins = [h & mask for h in spreads]
+    # a bin of 9+ keys leaves 8+ keys sharing an earlier key's bin: fewer, and none crowds
+    if len(bins) - len(set(bins)) < TREEIFY_THRESHOLD:
+        return False
+    bins.sort()
     return any(map(operator.eq, bins, bins[TREEIFY_THRESHOLD:]))
 
 
@@ -841,3 +846,101 @@ def java_sorted_strings(strings: Iterable[str]) -> list[str]:
     if all(s.isascii() for s in items):
         return sorted(items)
     return sorted(items, key=java_string_key)
+
+
+_REPLACEMENT = "\ufffd"
+
+
+def _continuation(b: int) -> bool:
+    return b & 0xC0 == 0x80
+
+
+def _bad_second_of_four(b1: int, b2: int) -> bool:
+    """The second byte of a 4-byte sequence cannot follow ``b1`` (overlong, beyond U+10FFFF or
+    not a continuation byte)."""
+    return (
+        (b1 == 0xF0 and not 0x90 <= b2 <= 0xBF)
+        or (b1 == 0xF4 and b2 & 0xF0 != 0x80)
+        or not _continuation(b2)
+    )
+
+
+def java_utf8(raw: bytes) -> str:
+    """``new String(raw, StandardCharsets.UTF_8)`` as OpenJDK 17 decodes it (what Kafka's
+    generated message readers do with a STRING's bytes).
+
+    Well-formed UTF-8 decodes as in Python. Malformed input gets U+FFFD per malformed unit as
+    Java's decoder cuts them, which is not always Python's ``errors="replace"`` cut: a
+    3-byte lead followed by a continuation byte that is not allowed after it (``ED A9``, a
+    surrogate range) is one unit in Java, two in Python; an encoded surrogate (``ED A0 80``)
+    is one unit in Java, three in Python; a truncated sequence at the end is one unit, and
+    Java stops there.
+    """
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    out: list[str] = []
+    sp, sl = 0, len(raw)
+    while sp < sl:
+        b1 = raw[sp]
+        sp += 1
+        if b1 < 0x80:
+            out.append(chr(b1))
+        elif 0xC2 <= b1 <= 0xDF:  # two bytes
+            if sp < sl:
+                b2 = raw[sp]
+                if _continuation(b2):
+                    sp += 1
+                    out.append(chr(((b1 & 0x1F) << 6) | (b2 & 0x3F)))
+                else:
+                    out.append(_REPLACEMENT)
+                continue
+            out.append(_REPLACEMENT)
+            break
+        elif 0xE0 <= b1 <= 0xEF:  # three bytes
+            if sp + 1 < sl:
+                b2, b3 = raw[sp], raw[sp + 1]
+                bad_second = (b1 == 0xE0 and b2 & 0xE0 == 0x80) or not _continuation(b2)
+                if bad_second or not _continuation(b3):
+                    out.append(_REPLACEMENT)
+                    sp += 0 if bad_second else 1
+                    continue
+                sp += 2
+                c = ((b1 & 0x0F) << 12) | ((b2 & 0x3F) << 6) | (b3 & 0x3F)
+                out.append(_REPLACEMENT if 0xD800 <= c <= 0xDFFF else chr(c))
+                continue
+            if sp < sl and ((b1 == 0xE0 and raw[sp] & 0xE0 == 0x80) or not _continuation(raw[sp])):
+                out.append(_REPLACEMENT)
+                continue
+            out.append(_REPLACEMENT)
+            break
+        elif 0xF0 <= b1 <= 0xF7:  # four bytes
+            if sp + 2 < sl:
+                b2, b3, b4 = raw[sp], raw[sp + 1], raw[sp + 2]
+                uc = ((b1 & 0x07) << 18) | ((b2 & 0x3F) << 12) | ((b3 & 0x3F) << 6) | (b4 & 0x3F)
+                if (
+                    _continuation(b2)
+                    and _continuation(b3)
+                    and _continuation(b4)
+                    and 0x10000 <= uc <= 0x10FFFF
+                ):
+                    sp += 3
+                    out.append(chr(uc))
+                    continue
+                out.append(_REPLACEMENT)
+                if b1 > 0xF4 or _bad_second_of_four(b1, b2):
+                    continue  # a unit of one byte
+                sp += 1 if not _continuation(b3) else 2
+                continue
+            if b1 > 0xF4 or (sp < sl and _bad_second_of_four(b1, raw[sp])):
+                out.append(_REPLACEMENT)
+                continue
+            sp += 1
+            out.append(_REPLACEMENT)
+            if sp < sl and not _continuation(raw[sp]):
+                continue
+            break
+        else:
+            out.append(_REPLACEMENT)
+    return "".join(out)

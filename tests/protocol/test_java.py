@@ -111,3 +111,19 @@ def test_java_compare_order_uses_utf16_code_units() -> None:
     assert java_sorted_strings(["\uffff", GRINNING_FACE]) == [GRINNING_FACE, "\uffff"]
     assert java_sorted_strings(["b", "a", "B"]) == ["B", "a", "b"]
     assert java_sorted_strings(["ab", "a", ""]) == ["", "a", "ab"]
+
+
+def test_java_utf8_cuts_malformed_input_as_java() -> None:
+    """``new String(bytes, UTF_8)`` of OpenJDK 17: one U+FFFD per malformed unit as Java cuts
+    them (Kafka's differential test found ``ED A9`` read as one unit; Python's
+    ``errors="replace"`` makes two)."""
+    from protocol.java import java_utf8
+
+    assert java_utf8("é中😀".encode()) == "é中😀"
+    assert java_utf8(b"\xed\xa9\xe4\xb8\xad") == "\ufffd中"  # Python "replace": two U+FFFD
+    assert java_utf8(b"\xed\xa0\x80a") == "\ufffda"  # an encoded surrogate: one unit
+    assert java_utf8(b"ab\xe4\xb8") == "ab\ufffd"  # truncated at the end: one unit
+    assert java_utf8(b"\xe0\x80\x80") == "\ufffd\ufffd\ufffd"  # overlong: the lead alone
+    assert java_utf8(b"\xf0\x9f\x98") == "\ufffd"  # a 4-byte sequence cut short, then stop
+    assert java_utf8(b"\xf5\x80\x80\x80") == "\ufffd" * 4
+    assert java_utf8(b"\xc3(") == "\ufffd("

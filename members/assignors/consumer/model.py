@@ -14,14 +14,15 @@ from collections.abc import Mapping, Sequence
 
 import msgspec
 
-from protocol.consumer_codec import Subscription, TopicPartition
-from protocol.java import JavaHashMap, java_string_key, string_hash
+from protocol.consumer_codec import Subscription, TopicPartition, decode_subscription
+from protocol.java import hash_order, java_string_key, string_hash
 
 __all__ = [
     "ConsumerMember",
     "PartitionRacks",
     "ClusterTopics",
     "GroupAssignment",
+    "decode_members",
     "member_order",
     "subscribed_topic_order",
     "member_sort_key",
@@ -57,14 +58,39 @@ class ConsumerMember(msgspec.Struct, frozen=True):
         return self.subscription.rack_id or None
 
 
+def decode_members(
+    members: Sequence[tuple[str, str | None, bytes]],
+) -> list[ConsumerMember]:
+    """The leader's first step (``ConsumerCoordinator.onLeaderElected``:
+    ``ConsumerProtocol.deserializeSubscription`` of every JoinGroup member's metadata).
+
+    Args:
+        members: (member id, ``group.instance.id`` or ``None``, subscription bytes) in
+            JoinGroup order.
+
+    Returns:
+        The :class:`ConsumerMember` of each, in the same order. Members sending the same bytes
+        (every member of a fresh group subscribing to the same topics does) share one decoded
+        :class:`Subscription` (immutable): the bytes are read once per distinct value.
+
+    Raises:
+        protocol.consumer_codec.ConsumerProtocolError: bytes Kafka's reader rejects.
+    """
+    seen: dict[bytes, Subscription] = {}
+    out: list[ConsumerMember] = []
+    for member_id, instance, data in members:
+        sub = seen.get(data)
+        if sub is None:
+            sub = seen[data] = decode_subscription(data)
+        out.append(ConsumerMember(member_id, sub, instance))
+    return out
+
+
 def member_order(members: Sequence[ConsumerMember]) -> list[ConsumerMember]:
     """``members`` (JoinGroup order) in the iteration order of the leader's
     ``HashMap<String, Subscription>`` (``new HashMap<>()``, put in JoinGroup order)."""
     by_id = {m.member_id: m for m in members}
-    table = JavaHashMap(string_hash)
-    for m in members:
-        table.add(m.member_id)
-    return [by_id[i] for i in table]
+    return [by_id[i] for i in hash_order(by_id, string_hash)]
 
 
 def subscribed_topic_order(ordered: Sequence[ConsumerMember], cluster: ClusterTopics) -> list[str]:
@@ -72,15 +98,12 @@ def subscribed_topic_order(ordered: Sequence[ConsumerMember], cluster: ClusterTo
     ``partitionsPerTopic`` ``HashMap``: every subscribed topic with partitions, put in the order
     of the ``HashSet`` of all subscribed topics (filled member by member in ``ordered`` =
     :func:`member_order`, each member's topics in its list order)."""
-    subscribed = JavaHashMap(string_hash)
+    topics: dict[str, None] = {}  # a key already in a HashSet keeps its place
     for m in ordered:
         for t in m.subscription.topics:
-            subscribed.add(t)
-    per_topic = JavaHashMap(string_hash)
-    for t in subscribed:
-        if cluster.get(t):
-            per_topic.add(t)
-    return list(per_topic)
+            topics[t] = None
+    subscribed = hash_order(topics, string_hash)
+    return hash_order([t for t in subscribed if cluster.get(t)], string_hash)
 
 
 def member_sort_key(member_id: str, group_instance_id: str | None) -> tuple[int, bytes]:

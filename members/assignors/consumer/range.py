@@ -16,6 +16,7 @@ sorted by (topic, partition).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from itertools import islice
 
 from protocol.consumer_codec import TopicPartition
 
@@ -23,6 +24,7 @@ from .model import (
     ClusterTopics,
     ConsumerMember,
     GroupAssignment,
+    PartitionRacks,
     member_order,
     member_sort_key,
     partition_racks,
@@ -50,21 +52,23 @@ class _TopicState:
     """``RangeAssignor.TopicAssignmentState``: one topic's quotas and unassigned partitions."""
 
     def __init__(
-        self, topic: str, racks: Sequence[frozenset[str]], consumers: list[tuple[str, str | None]]
+        self, topic: str, replicas: PartitionRacks, consumers: list[tuple[str, str | None]]
     ) -> None:
         self.topic = topic
         #: (member id, rack) in sorted member order (Java: ``LinkedHashMap``)
         self.consumers = consumers
         self.rack_of = dict(consumers)
-        count = len(racks)
-        self.unassigned: dict[TopicPartition, None] = {
-            TopicPartition(topic, p): None for p in range(count)
-        }
-        self.assigned = {c: 0 for c, _ in consumers}
+        count = len(replicas)
+        new = tuple.__new__
+        self.unassigned: dict[TopicPartition, None] = dict.fromkeys(
+            [new(TopicPartition, (topic, p)) for p in range(count)]
+        )
+        self.assigned = dict.fromkeys(self.rack_of, 0)
         self.per_consumer = count // len(consumers) if consumers else 0
         self.with_extra = count % len(consumers) if consumers else 0
         consumer_racks = {r for _, r in consumers if r is not None}
-        self.racks: list[frozenset[str]] = list(racks) if consumer_racks else []
+        # partitions' rack sets are read only when some member of the topic has a rack
+        self.racks: list[frozenset[str]] = partition_racks(replicas) if consumer_racks else []
         all_racks: set[str] = set().union(*self.racks) if self.racks else set()
         self.needs_rack_aware = use_rack_aware_assignment(consumer_racks, all_racks, self.racks)
 
@@ -92,16 +96,63 @@ def _assign(
 
 
 def _assign_ranges(
-    out: GroupAssignment, state: _TopicState, may_assign: Callable[[str, TopicPartition], bool]
+    out: GroupAssignment,
+    state: _TopicState,
+    may_assign: Callable[[str, TopicPartition], bool] | None,
 ) -> None:
-    """``RangeAssignor.assignRanges``."""
+    """``RangeAssignor.assignRanges``: each consumer takes the first ``maxAssignable`` of the
+    unassigned partitions it may take (``may_assign``; ``None``: any). Lazy, as Kafka's
+    ``stream().filter().limit()``: a consumer reads only as far as its quota, not every
+    unassigned partition."""
+    if may_assign is None:
+        _assign_ranges_any(out, state)
+        return
     for consumer, _ in state.consumers:
         if not state.unassigned:
             break
         limit = state.max_assignable(consumer)
-        parts = [tp for tp in state.unassigned if may_assign(consumer, tp)][:limit]
+        parts = list(islice((tp for tp in state.unassigned if may_assign(consumer, tp)), limit))
         if parts:
             _assign(out, state, consumer, parts)
+
+
+def _assign_ranges_any(out: GroupAssignment, state: _TopicState) -> None:
+    """``assignRanges`` when every consumer may take every partition: each takes the next
+    ``maxAssignable`` unassigned partitions in order (the same steps over a list cursor
+    instead of a filtered stream per consumer)."""
+    pending = list(state.unassigned)
+    taken = 0
+    assigned = state.assigned
+    per_consumer = state.per_consumer
+    if not any(assigned.values()):
+        # nothing placed yet (no rack-matching pass): the first ``numConsumersWithExtra``
+        # consumers take ``per + 1``, the others ``per``, each from where the last stopped
+        extra = state.with_extra
+        for consumer, _ in state.consumers:
+            n = per_consumer + 1 if extra > 0 else per_consumer
+            if n:
+                out[consumer] += pending[taken : taken + n]
+                taken += n
+                assigned[consumer] = n
+            if extra > 0:
+                extra -= 1
+        state.with_extra = extra
+        state.unassigned = {}
+        return
+    for consumer, _ in state.consumers:
+        if taken >= len(pending):
+            break
+        limit = per_consumer + (1 if state.with_extra > 0 else 0) - assigned[consumer]
+        if limit <= 0:
+            continue
+        parts = pending[taken : taken + limit]
+        taken += len(parts)
+        out[consumer] += parts
+        assigned[consumer] += len(parts)
+        if assigned[consumer] > per_consumer:
+            state.with_extra -= 1
+    if taken:
+        state.unassigned = dict.fromkeys(pending[taken:])
 
 
 def _assign_co_partitioned(
@@ -146,11 +197,13 @@ def assign_range(members: Sequence[ConsumerMember], cluster: ClusterTopics) -> G
     ordered = member_order(members)
     out: GroupAssignment = {m.member_id: [] for m in ordered}
     states: list[_TopicState] = []
+    # MemberInfo order once for all topics: each topic's subscribers are that order filtered
+    # (Java sorts each topic's list; the sort is stable and the filter keeps relative order)
+    by_info = sorted(ordered, key=lambda m: member_sort_key(m.member_id, m.group_instance_id))
+    info = [(m.member_id, m.rack, m.subscription.topics) for m in by_info]
     for topic in subscribed_topic_order(ordered, cluster):
-        subs = [m for m in ordered if topic in m.subscription.topics]
-        subs.sort(key=lambda m: member_sort_key(m.member_id, m.group_instance_id))
-        consumers = [(m.member_id, m.rack) for m in subs]
-        states.append(_TopicState(topic, partition_racks(cluster[topic]), consumers))
+        consumers = [(c, rack) for c, rack, topics in info if topic in topics]
+        states.append(_TopicState(topic, cluster[topic], consumers))
     rack_aware = any(s.needs_rack_aware for s in states)
     if rack_aware:
         # Java groups by (subscribers, partition-rack count) in HashMap order; each group only
@@ -165,7 +218,7 @@ def assign_range(members: Sequence[ConsumerMember], cluster: ClusterTopics) -> G
             elif group[0].needs_rack_aware:
                 _assign_ranges(out, group[0], group[0].racks_match)
     for s in states:
-        _assign_ranges(out, s, lambda c, tp: True)
+        _assign_ranges(out, s, None)
     if rack_aware:
         for parts in out.values():
             parts.sort(key=partition_sort_key)

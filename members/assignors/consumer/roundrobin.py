@@ -36,11 +36,15 @@ def assign_roundrobin(members: Sequence[ConsumerMember], cluster: ClusterTopics)
     out: GroupAssignment = {m.member_id: [] for m in ordered}
     circle = sorted(ordered, key=lambda m: member_sort_key(m.member_id, m.group_instance_id))
     topics = java_sorted_strings({t for m in ordered for t in m.subscription.topics})
+    lists = [out[m.member_id] for m in circle]
+    subscribed = [m.subscription.topics for m in circle]
+    n = len(circle)
+    new = tuple.__new__
     pos = 0
     for topic in topics:
         for p in range(len(cluster.get(topic, ()))):
-            while topic not in circle[pos].subscription.topics:
-                pos = (pos + 1) % len(circle)
-            out[circle[pos].member_id].append(TopicPartition(topic, p))
-            pos = (pos + 1) % len(circle)
+            while topic not in subscribed[pos]:
+                pos = (pos + 1) % n
+            lists[pos].append(new(TopicPartition, (topic, p)))
+            pos = (pos + 1) % n
     return out

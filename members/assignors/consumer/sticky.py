@@ -268,14 +268,19 @@ def _constrained(
     under: list[str] = []
     exactly: list[str] = []
 
+    # Java string order of each topic, computed once (owned partitions are of these topics)
+    topic_key = {t: java_string_key(t) for t in per_topic}
     for consumer in owned_order:
-        keep: list[TopicPartition] = []
-        for tp in owned[consumer]:
-            if racks.racks_mismatch(consumer, tp):
-                maybe_revoked[tp] = consumer
-            else:
-                keep.append(tp)
-        keep.sort(key=lambda tp: (tp.partition, java_string_key(tp.topic)))
+        if consumer in racks.consumer_racks:
+            keep: list[TopicPartition] = []
+            for tp in owned[consumer]:
+                if racks.racks_mismatch(consumer, tp):
+                    maybe_revoked[tp] = consumer
+                else:
+                    keep.append(tp)
+        else:  # a member without a rack never mismatches
+            keep = list(owned[consumer])
+        keep.sort(key=lambda tp: (tp.partition, topic_key[tp.topic]))
         for tp in doubly:
             _remove_first(keep, tp)
         mine = assignment[consumer]
@@ -299,10 +304,10 @@ def _constrained(
             if over < expected_over:
                 exactly.append(consumer)
 
-    topics_sorted = sorted(per_topic, key=java_string_key)
+    topics_sorted = sorted(per_topic, key=topic_key.__getitem__)
     every = [TopicPartition(t, p) for t in topics_sorted for p in range(per_topic[t])]
     if assigned:
-        assigned.sort(key=lambda tp: (java_string_key(tp.topic), tp.partition))
+        assigned.sort(key=lambda tp: (topic_key[tp.topic], tp.partition))
         unassigned = _unassigned(every, assigned)
     else:
         unassigned = every

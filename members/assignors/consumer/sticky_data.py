@@ -20,7 +20,13 @@ import struct
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from protocol.consumer_codec import ConsumerProtocolError, FieldReader, Subscription, TopicPartition
+from protocol.consumer_codec import (
+    ConsumerProtocolError,
+    FieldReader,
+    Subscription,
+    TopicPartition,
+    read_topic_partitions,
+)
 from protocol.java import JavaHashMap, string_hash
 
 __all__ = [
@@ -94,6 +100,16 @@ def sticky_member_data(s: Subscription) -> MemberData:
     partitions at generation -1; null or empty user data: no partitions, no generation."""
     if not s.user_data:
         return MemberData([], None)
+    data = bytes(s.user_data)
+    try:  # well-formed bytes in straight-line reads; anything else field by field below
+        read = read_topic_partitions(data, 0)
+    except struct.error:
+        read = None
+    if read is not None:
+        partitions, pos = read
+        if len(data) - pos >= 4:  # V1 (trailing bytes are not read)
+            return MemberData(list(partitions), int(_I32.unpack_from(data, pos)[0]))
+        return MemberData(list(partitions), None)  # V1 fails on the generation; V0 reads
     for with_generation in (True, False):
         try:
             return _read_previous_assignment(s.user_data, with_generation)

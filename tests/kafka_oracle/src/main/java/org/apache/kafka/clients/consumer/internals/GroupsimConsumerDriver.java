@@ -62,6 +62,19 @@ import org.apache.kafka.common.message.ConsumerProtocolSubscription;
  *       sticky assignor with {@code user_data_again}: the member's subscription user data as
  *       Kafka reads and writes it again (see {@link #userDataAgain}).</li>
  *   <li>{@code reset}: forgets the assignors of {@code session}.</li>
+ *   <li>{@code time}: times the leader's full path for {@code benchmarks/bench_vs_kafka.py}
+ *       ({@code ConsumerCoordinator.onLeaderElected}'s work): {@code deserializeSubscription}
+ *       of every member's bytes into a {@code HashMap} in JoinGroup order,
+ *       {@code assign(Cluster, GroupSubscription)} of a fresh assignor, and
+ *       {@code serializeAssignment} of every member's assignment. Fields as {@code replay}
+ *       ({@code assignor}, {@code members}, {@code topics}) plus {@code warmup},
+ *       {@code warmup_ms} and {@code iterations}. The {@code Cluster} and the assignor are
+ *       built before the clocks start; untimed warm-up iterations run first (at least
+ *       {@code warmup} and for at least {@code warmup_ms} of wall time, JIT warm-up as JMH's).
+ *       Answers {@code cpu_ns} (this thread's CPU time, {@code ThreadMXBean}) and
+ *       {@code wall_ns} ({@code System.nanoTime}) per timed iteration, and {@code digest}: the
+ *       SHA-256 of the last iteration's assignment bytes (per member id in sorted order: its
+ *       UTF-8 bytes, a zero byte, the length as 4 bytes big-endian, the bytes).</li>
  *   <li>{@code sticky_user_data}: {@code subscriptionUserData} of a fresh {@code sticky} /
  *       {@code cooperative-sticky} assignor after {@code onAssignment} (fields {@code assignor},
  *       {@code partitions}, {@code generation}).</li>
@@ -97,6 +110,8 @@ public final class GroupsimConsumerDriver implements Driver {
             case "reset":
                 sessions.remove(request.get("session").asText());
                 return JSON.getNodeFactory().nullNode();
+            case "time":
+                return time(request);
             case "sticky_user_data":
                 return JSON.getNodeFactory().textNode(b64(userData(request)));
             default:
@@ -154,6 +169,78 @@ public final class GroupsimConsumerDriver implements Driver {
             }
         }
         return out;
+    }
+
+    /** See {@code time} in the class comment. */
+    private static JsonNode time(JsonNode request) throws Exception {
+        String name = request.get("assignor").asText();
+        int warmup = request.path("warmup").asInt(5);
+        long warmupNs = request.path("warmup_ms").asLong(0) * 1_000_000L;
+        int iterations = request.path("iterations").asInt(5);
+        Cluster cluster = cluster(request.get("topics"));
+        List<String> ids = new ArrayList<>();
+        List<Optional<String>> instances = new ArrayList<>();
+        List<byte[]> metadata = new ArrayList<>();
+        for (JsonNode m : request.get("members")) {
+            ids.add(m.get("id").asText());
+            JsonNode instance = m.get("instance");
+            instances.add(instance == null || instance.isNull() ? Optional.empty() : Optional.of(instance.asText()));
+            metadata.add(Base64.getDecoder().decode(m.get("metadata").asText()));
+        }
+        java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+        ObjectNode result = JSON.createObjectNode();
+        ArrayNode cpu = result.putArray("cpu_ns");
+        ArrayNode wall = result.putArray("wall_ns");
+        Map<String, ByteBuffer> last = null;
+        long warmStart = System.nanoTime();
+        for (int w = 0; w < warmup || System.nanoTime() - warmStart < warmupNs; w++)
+            leaderPath(assignor(name), cluster, ids, instances, metadata);
+        for (int i = 0; i < iterations; i++) {
+            ConsumerPartitionAssignor assignor = assignor(name);
+            long c0 = threads.getCurrentThreadCpuTime();
+            long w0 = System.nanoTime();
+            Map<String, ByteBuffer> out = leaderPath(assignor, cluster, ids, instances, metadata);
+            long w1 = System.nanoTime();
+            long c1 = threads.getCurrentThreadCpuTime();
+            cpu.add(c1 - c0);
+            wall.add(w1 - w0);
+            last = out;
+        }
+        result.put("digest", digest(last));
+        return result;
+    }
+
+    /** The timed part of {@code time}: decode, assign, encode. */
+    private static Map<String, ByteBuffer> leaderPath(ConsumerPartitionAssignor assignor, Cluster cluster,
+            List<String> ids, List<Optional<String>> instances, List<byte[]> metadata) {
+        Map<String, Subscription> subscriptions = new HashMap<>();
+        for (int i = 0; i < ids.size(); i++) {
+            Subscription s = ConsumerProtocol.deserializeSubscription(ByteBuffer.wrap(metadata.get(i)));
+            s.setGroupInstanceId(instances.get(i));
+            subscriptions.put(ids.get(i), s);
+        }
+        Map<String, Assignment> assigned = assignor.assign(cluster, new GroupSubscription(subscriptions)).groupAssignment();
+        Map<String, ByteBuffer> out = new HashMap<>();
+        for (Map.Entry<String, Assignment> e : assigned.entrySet())
+            out.put(e.getKey(), ConsumerProtocol.serializeAssignment(e.getValue()));
+        return out;
+    }
+
+    /** See {@code time} in the class comment. */
+    private static String digest(Map<String, ByteBuffer> assignments) throws Exception {
+        java.security.MessageDigest sha = java.security.MessageDigest.getInstance("SHA-256");
+        for (String member : new java.util.TreeMap<>(assignments).keySet()) {
+            ByteBuffer b = assignments.get(member).duplicate();
+            byte[] data = new byte[b.remaining()];
+            b.get(data);
+            sha.update(member.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            sha.update((byte) 0);
+            sha.update(ByteBuffer.allocate(4).putInt(data.length).array());
+            sha.update(data);
+        }
+        StringBuilder hex = new StringBuilder();
+        for (byte x : sha.digest()) hex.append(String.format("%02x", x));
+        return hex.toString();
     }
 
     /** A sticky member's subscription user data as Kafka reads it ({@code memberData} of the
