@@ -93,7 +93,7 @@ from typing import NamedTuple, TypeVar
 import msgspec
 
 from protocol.consumer_codec import TopicPartition
-from protocol.java import JavaHashMap, hash_order, string_hash
+from protocol.java import JavaHashMap, hash_order, java_utf8, string_hash
 from protocol.primitives import (
     INT32_MAX,
     INT32_MIN,
@@ -423,7 +423,7 @@ class _Reader(Reader):
         span = self.nullable_bytes_span(field)
         if span is None:
             raise DecodeError(field, self._pos - 4, "null bytes (the field is not nullable)")
-        return self._data[span[0] : span[1]].decode("utf-8", "replace")
+        return java_utf8(self._data[span[0] : span[1]])
 
     def nullable_string(self, field: str) -> str | None:
         """Generated-code nullable STRING: any negative INT16 length is null."""
@@ -440,7 +440,7 @@ class _Reader(Reader):
             )
         pos = self._pos
         self._pos = pos + size
-        return self._data[pos : pos + size].decode("utf-8", "replace")
+        return java_utf8(self._data[pos : pos + size])
 
     def java_utf(self, field: str) -> str:
         """``DataInputStream.readUTF``: UINT16 length, then Java modified UTF-8."""

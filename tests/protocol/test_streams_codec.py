@@ -636,3 +636,14 @@ def test_probing_round_trip_through_the_codecs() -> None:
         11,
         True,
     )
+
+
+def test_malformed_utf8_decodes_as_javas_new_string() -> None:
+    # SubscriptionInfo reads user_endpoint and client tags with new String(bytes, UTF_8):
+    # OpenJDK cuts the malformed ED A9 (a surrogate-range lead) as one unit, one U+FFFD,
+    # where Python's errors="replace" would give two.
+    s = StreamsSubscription(11, 11, 1, user_endpoint="XY中:1", client_tags={"k": "XY中"})
+    data = encode_subscription(s).replace(b"XY", b"\xed\xa9")
+    decoded = decode_subscription(data)
+    assert decoded.user_endpoint == "\ufffd中:1"
+    assert decoded.client_tags == {"k": "\ufffd中"}
