@@ -674,6 +674,17 @@ class GroupClient:
             return
         self.coordinator_known = False
         self._heartbeats.clear()
+        if self.state in (_PREPARING, _COMPLETING):
+            # markCoordinatorUnknown disconnects (NetworkClient#disconnectAsync): the JoinGroup
+            # or SyncGroup in flight fails with a retriable DisconnectException, and
+            # AbstractCoordinator#joinGroupIfNeeded joins again (same member id and
+            # generation) once the coordinator is found. Its answer on the old connection
+            # is dropped, so waiting for it would leave the member silent until its session
+            # expires (a late Heartbeat answered NOT_COORDINATOR mid-join does this).
+            self._cancel("request-timeout")
+            self._transition(_UNJOINED)
+            self.rejoin_needed = True
+            self.rejoin_reason = f"rebalance failed: {reason} (DisconnectException)"
         self._connections += 1
         self.connection_address = f"{self.address}/{self._connections}"
         self._log("coordinator_unknown", member_id=self.member_id, reason=reason)

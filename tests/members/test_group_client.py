@@ -129,3 +129,31 @@ def test_a_short_stall_only_delays_the_rejoin() -> None:
     result = simulate(loads_streams_scenario(_STALL.format(stall=5_000)), 1)
     assert not any(r["kind"] == "leave_group" for r in result.records)
     assert result.failures == []
+
+
+def test_losing_the_coordinator_mid_join_fails_the_join_and_joins_again() -> None:
+    """markCoordinatorUnknown disconnects, and the JoinGroup in flight fails with a retriable
+    DisconnectException: AbstractCoordinator#joinGroupIfNeeded sends a new JoinGroup once the
+    coordinator is found. Waiting for the dropped answer instead left the member silent until
+    its session expired (chaos seed 41, run 209: a late Heartbeat answered NOT_COORDINATOR
+    while its JoinGroup was parked)."""
+    from protocol.group import FindCoordinatorRequest, JoinGroupRequest
+
+    class Member(GroupClient):
+        def metadata(self, now_ms: int) -> tuple[tuple[str, bytes], ...]:
+            return (("range", b""),)
+
+    timeouts = GroupTimeouts(10_000, 3_000, 60_000, 30_000)
+    client = Member("m1", "g", "consumer", timeouts, address="m1#1")
+    joins = [e.message for e in client.start(0) if isinstance(e, Send)]
+    assert [type(m) for m in joins] == [JoinGroupRequest]
+    assert client.state is MemberState.PREPARING_REBALANCE
+    client._coordinator_unknown("Heartbeat: NOT_COORDINATOR", 5)
+    assert client.state is MemberState.UNJOINED
+    assert [type(e.message) for e in client._take() if isinstance(e, Send)] == [
+        FindCoordinatorRequest
+    ]
+    effects = client.handle(FindCoordinatorResponse(ErrorCode.NONE), 6)
+    again = [e.message for e in effects if isinstance(e, Send)]
+    assert [type(m) for m in again] == [JoinGroupRequest]
+    assert client.state is MemberState.PREPARING_REBALANCE
