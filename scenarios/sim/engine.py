@@ -39,6 +39,7 @@ from scenarios.input import schema
 from scenarios.input.steps import Planned
 from scenarios.sim import late as late_requests
 from scenarios.sim import wire_tap
+from scenarios.sim.coordinator_io import CoordinatorIO
 from scenarios.sim.events import (
     CoordinatorReload,
     Deliver,
@@ -126,6 +127,9 @@ class Engine:
         log_heartbeats: also log heartbeat requests and responses (default: the scenario's).
         replay: asked once, if quiet stretches may be skipped, whether the heartbeat replay
             holds (:func:`scenarios.sim.calibration.replay_holds`); None: never replay.
+        coordinator_io: also log every request, answer and timer of the coordinator
+            (:mod:`scenarios.sim.coordinator_io`, for the Kafka referee); turns quiet
+            skipping off.
 
     Attributes:
         now_ms: the virtual time of the event being processed (virtual ms).
@@ -144,6 +148,7 @@ class Engine:
         log: EventLog | None = None,
         log_heartbeats: bool | None = None,
         replay: Callable[[], bool] | None = None,
+        coordinator_io: bool = False,
     ) -> None:
         loaded = kind.loaded
         scenario = loaded.scenario
@@ -180,7 +185,8 @@ class Engine:
         self._quiet_ok = False
         self._run_end = 0
         # Jitter draws from the run's generator for every message: never periodic.
-        skip = self.SKIP_QUIET and not self.log_heartbeats
+        self.coordinator_io = CoordinatorIO(self.log) if coordinator_io else None
+        skip = self.SKIP_QUIET and not self.log_heartbeats and not coordinator_io
         self._replay = skip and replay is not None and replay()  # sim.heartbeat_forward
         self._skipper: QuietSkipper | QuietTail | None = None
         if skip:
@@ -189,6 +195,8 @@ class Engine:
         # delay_request: held requests not arrived yet, by (sender address, request type).
         self._held: dict[tuple[str, type], list[LateDeliver]] = {}
         self.end_ms = self._plan()
+        if self.coordinator_io is not None:
+            self.coordinator_io.opened(0, kind.group_id, loaded.coordinator_config)
 
     # ------------------------------------------------------------------ set-up
 
@@ -209,7 +217,10 @@ class Engine:
         return int(loaded.end_ms)
 
     def _new_member_id(self, client_id: str) -> str:
-        return f"{client_id}-{uuid.UUID(int=self.rng.getrandbits(128), version=4)}"
+        member_id = f"{client_id}-{uuid.UUID(int=self.rng.getrandbits(128), version=4)}"
+        if self.coordinator_io is not None:
+            self.coordinator_io.drew(client_id, member_id)
+        return member_id
 
     # ------------------------------------------------------------------ queue
 
@@ -346,7 +357,9 @@ class Engine:
                 error = ErrorCode.NONE if up else ErrorCode.COORDINATOR_NOT_AVAILABLE
                 self.send(COORDINATOR_ADDRESS, source, FindCoordinatorResponse(error))
             elif self.coordinator_up:
-                effects = wire_tap.answered(self.coordinator, self.log, source, message, now)
+                effects = wire_tap.answered(
+                    self.coordinator, self.log, source, message, now, self.coordinator_io
+                )
                 self.apply(COORDINATOR_ADDRESS, effects)
             else:  # the old coordinator's broker answers, the new one is still loading
                 reply = late_requests.not_coordinator(message)
@@ -370,7 +383,10 @@ class Engine:
         now = self.now_ms
         if owner == COORDINATOR_ADDRESS:
             if self.coordinator_up:
-                self.apply(owner, self.coordinator.fire(key, now))
+                effects = self.coordinator.fire(key, now)
+                if self.coordinator_io is not None:
+                    self.coordinator_io.timer(now, key, effects)
+                self.apply(owner, effects)
         else:
             member = self.members.get(owner)
             if member is not None:
@@ -567,6 +583,8 @@ class Engine:
 
     def _unload_coordinator(self) -> None:
         """The group's partition moves: in-flight joins and syncs get NOT_COORDINATOR."""
+        if self.coordinator_io is not None:
+            self.coordinator_io.stop()
         self.apply(COORDINATOR_ADDRESS, self.coordinator.unload(self.now_ms))
         self._disarm(COORDINATOR_ADDRESS)
         self.coordinator_up = False

@@ -62,6 +62,7 @@ def simulate(
     log_heartbeats: bool | None = None,
     on_progress: Callable[[int, int], None] | None = None,
     max_cpu_s: float | None = None,
+    coordinator_io: bool = False,
 ) -> RunResult:
     """Simulate ``loaded`` with ``seed`` and evaluate it.
 
@@ -71,6 +72,8 @@ def simulate(
         log_heartbeats: log heartbeat RPCs (default: the scenario's ``log_heartbeats``).
         on_progress: called now and then with (virtual ms done, virtual ms in total).
         max_cpu_s: the run's CPU budget in seconds of this process (``None``: none).
+        coordinator_io: also log the coordinator's requests, answers and timers, for the
+            Kafka referee (:mod:`scenarios.sim.coordinator_io`).
 
     The run's budget: the scenario's ``max_records`` (a count of event-log records) and
     ``max_cpu_s``, both checked every :data:`scenarios.sim.engine.PROGRESS_EVERY` engine
@@ -85,7 +88,14 @@ def simulate(
     """
     kind = kind_of(loaded)
     log = EventLog()
-    engine = Engine(kind, seed, log=log, log_heartbeats=log_heartbeats, replay=replay_holds)
+    engine = Engine(
+        kind,
+        seed,
+        log=log,
+        log_heartbeats=log_heartbeats,
+        replay=replay_holds,
+        coordinator_io=coordinator_io,
+    )
     end = engine.end_ms
     max_records = loaded.scenario.max_records
     started = time.process_time()

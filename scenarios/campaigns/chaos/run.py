@@ -122,7 +122,9 @@ def run_spec(spec: ChaosSpec, referee: str | None = None) -> tuple[RunOutcome, R
     text = spec_to_toml(spec)
     loaded = kinds.get(spec.group_kind).loads(text, f"{spec.name}.toml")
     started = time.perf_counter()
-    result = simulate(loaded, spec.seed, max_cpu_s=spec.max_cpu_s)
+    result = simulate(
+        loaded, spec.seed, max_cpu_s=spec.max_cpu_s, coordinator_io=referee is not None
+    )
     compared = refereed(result, referee)
     wall = time.perf_counter() - started
     summary = result.summary
@@ -175,6 +177,11 @@ def simulated_signature(
     (within ``max_cpu_s`` CPU seconds, and the file's own ``max_records``) and judged by
     ``referee``: what ``groupsim run FILE`` (then ``groupsim check --referee`` on its log)
     shows."""
-    result = simulate(loads_any(text, f"{name}.toml"), seed, max_cpu_s=max_cpu_s)
+    result = simulate(
+        loads_any(text, f"{name}.toml"),
+        seed,
+        max_cpu_s=max_cpu_s,
+        coordinator_io=referee is not None,
+    )
     refereed(result, referee)
     return failure_signature(result)
