@@ -341,10 +341,13 @@ def check(
             fail(str(exc))
         violations = violations + verdict.violations
         skipped = ", ".join(f"{k} {v}" for k, v in sorted(verdict.skipped.items()))
+        notes = ", ".join(f"{k} {v}" for k, v in sorted(verdict.notes.items()))
         verdict_line = (
             f"referee Kafka {verdict.kafka or '-'}: {verdict.compared} leader round(s) "
-            f"compared, {len(verdict.violations)} disagreement(s)"
+            + (f"and {verdict.answers} coordinator answer(s) " if verdict.answers else "")
+            + f"compared, {len(verdict.violations)} disagreement(s)"
             + (f" (not judged: {skipped})" if skipped else "")
+            + (f" (noted: {notes})" if notes else "")
         )
     for violation in violations:
         typer.echo(json.dumps(_clipped(violation), sort_keys=True))

@@ -70,7 +70,12 @@ FIELDS = (
 #: Kafka's new-member join timeout (``GroupMetadataManager``, KAFKA-7610: not configurable).
 KAFKA_NEW_MEMBER_JOIN_TIMEOUT_MS = 300_000
 _IO = ("coordinator_request", "coordinator_timer", "coordinator_response")
-_API_NAME = {"join": "JoinGroup", "sync": "SyncGroup", "heartbeat": "Heartbeat", "leave": "LeaveGroup"}
+_API_NAME = {
+    "join": "JoinGroup",
+    "sync": "SyncGroup",
+    "heartbeat": "Heartbeat",
+    "leave": "LeaveGroup",
+}
 
 _sessions = count(1)
 
@@ -105,7 +110,7 @@ class _Replay:
 
     def _advance(self, rec: dict[str, Any], to_ms: int, mode: str) -> None:
         if to_ms > self._now or mode == "each":
-            self._step(rec, {"advance_ms": to_ms - self._now, "mode": mode})
+            self._step(rec, {"advance_ms": to_ms - self._now, "mode": mode, "brief": True})
             self._now = to_ms
 
     def _build(self, records: list[dict[str, Any]]) -> None:
@@ -129,6 +134,7 @@ class _Replay:
                     "version": rec["version"],
                     "client_id": rec["client_id"],
                     "body": rec["body"],
+                    "brief": True,
                 }
                 if rec.get("member_uuids"):
                     step["member_uuids"] = rec["member_uuids"]
@@ -154,9 +160,10 @@ class _Replay:
                 failed.append((rec, fields, answer))
                 continue
             step = fields["step"]
-            if "advance_ms" in step and step["mode"] == "before":
-                if any(a["deadline_ms"] == answer["now_ms"] for a in answer["armed"]):
-                    self.verdict.notes["same_ms_timer"] += 1
+            if step.get("mode") == "before" and any(
+                a["deadline_ms"] == answer["now_ms"] for a in answer["armed"]
+            ):
+                self.verdict.notes["same_ms_timer"] += 1
             for done in answer["completions"]:
                 if "response" in done:
                     kafka[int(done["handle"])] = (int(done["at_ms"]), done["response"])
@@ -173,9 +180,7 @@ class _Replay:
                 continue
             answered.add(int(handle))
             request = self.requests.get(int(handle), {})
-            judged.append(
-                ((rec["t_ms"], rec["seq"]), (rec, request, kafka.get(int(handle), None)))
-            )
+            judged.append(((rec["t_ms"], rec["seq"]), (rec, request, kafka.get(int(handle)))))
         for handle, theirs in kafka.items():
             if handle in answered:
                 continue
@@ -203,7 +208,9 @@ def _differences(rec: dict[str, Any], request: dict[str, Any], answer: Any) -> l
         return [f"groupsim answered {rec['source']} with no {rec['api']} request waiting"]
     if answer is None:
         _differs[rec["seq"]] = "answer"
-        return [f"Kafka sent no answer to handle {rec['handle']} (groupsim did, at {rec['t_ms']} ms)"]
+        return [
+            f"Kafka sent no answer to handle {rec['handle']} (groupsim did, at {rec['t_ms']} ms)"
+        ]
     at, theirs = answer
     ours = rec["response"]
     out: list[str] = []
@@ -214,8 +221,8 @@ def _differences(rec: dict[str, Any], request: dict[str, Any], answer: Any) -> l
         if name == "members" and b is not None:
             last = "error_code" if rec["api"] == "leave" else "metadata"
             b = [[m["member_id"], m["group_instance_id"], m[last]] for m in b]
-        if name == "assignment":
-            b = b or ""
+        if name == "assignment" or (name == "protocol_name" and rec["api"] == "join"):
+            b = b or ""  # JoinGroupResponseData's protocolName may be null: "" as groupsim's
         if a != b:
             _differs.setdefault(rec["seq"], name)
             if name == "error_code":

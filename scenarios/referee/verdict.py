@@ -103,9 +103,9 @@ def replay(
     """
     if not rounds:
         return verdict
-    answers = oracle.call_many(
-        list(before) + [request for _, request in rounds] + list(after)
-    )[len(before) :]
+    answers = oracle.call_many(list(before) + [request for _, request in rounds] + list(after))[
+        len(before) :
+    ]
     judged: list[Judged] = (
         regroup(rounds, answers)
         if regroup is not None

@@ -50,13 +50,13 @@ __all__ = ["API_VERSIONS", "CoordinatorIO", "request_body", "response_fields"]
 #: ``LeaveGroup`` v5; the driver turns a member-id list into a v3+ batch, as the broker does).
 API_VERSIONS = {"sync": 5, "heartbeat": 4, "leave": 5}
 
-_API = {
+_API: dict[type, str] = {
     JoinGroupRequest: "join",
     SyncGroupRequest: "sync",
     HeartbeatRequest: "heartbeat",
     LeaveGroupRequest: "leave",
 }
-_ANSWER = {
+_ANSWER: dict[type, str] = {
     JoinGroupResponse: "join",
     SyncGroupResponse: "sync",
     HeartbeatResponse: "heartbeat",

@@ -499,6 +499,19 @@ def _pending_never_expires(original: Callable[..., Any]) -> Callable[..., Any]:
     return _expire_heartbeat
 
 
+def _leader_members_in_join_order(original: Callable[..., Any]) -> Callable[..., Any]:
+    # ClassicGroup#currentClassicGroupMembers walking the members in the order they joined
+    # (a LinkedHashMap) instead of the members HashMap: the leader gets the same members and
+    # metadata in another order. Connect's and the consumer's leaders put them in a map of
+    # their own, so no assignment changes and no checker sees it
+    def _leader_member_list(self: Any) -> Any:
+        listed = original(self)
+        joined = {mid: i for i, mid in enumerate(self._members)}
+        return tuple(sorted(listed, key=lambda m: joined[m.member_id]))
+
+    return _leader_member_list
+
+
 def _runs_assignment_without_reading(original: Callable[..., Any]) -> Callable[..., Any]:
     # DistributedHerder#handleRebalanceCompleted without readConfigToEnd: a worker behind the
     # assignment's config offset starts its work under the config it has (KIP-415); the
@@ -696,6 +709,14 @@ from .assignor_rules import (  # noqa: E402 (uses PlantedBug, _rewrite_round)
 )
 
 CATALOGUE: tuple[PlantedBug, ...] = (
+    PlantedBug(
+        "coordinator-leader-members-in-join-order",
+        "coordinator/group.py GroupCoordinator._leader_member_list",
+        "the leader's JoinGroup answer lists the members in join order, not the HashMap's",
+        "connect",
+        ((GroupCoordinator, "_leader_member_list", _leader_members_in_join_order),),
+        referee_only=True,
+    ),
     PlantedBug(
         "coordinator-static-rejoin-rebalances",
         "coordinator/group.py _update_static_member_then_rebalance_or_complete_join",

@@ -118,7 +118,9 @@ import org.mockito.Mockito;
  * </ul>
  *
  * <p>A STEP_RESULT is {@code {"now_ms", "completions", "records", "scheduled", "cancelled",
- * "fired", "armed", "exception"}}:
+ * "fired", "armed", "exception"}} (a step with {@code "brief": true} gets only
+ * {@code now_ms}, {@code completions} and {@code exception}, and {@code armed} after an
+ * advance in mode {@code "before"}: what the chaos referee reads):
  * <ul>
  *   <li>{@code completions}: [{handle, api, at_ms, response}] in completion order: the
  *       step's own request if answered at once, and any parked JoinGroup/SyncGroup completed
@@ -353,6 +355,11 @@ public final class GroupsimCoordinatorDriver implements Driver {
                 request(step);
             }
             out.put("now_ms", time.now);
+            if (step.path("brief").asBoolean(false)) {
+                // the chaos referee reads completions (and, before a request, the timers due)
+                out.remove(List.of("records", "scheduled", "cancelled", "fired"));
+                if (!step.path("mode").asText("").equals("before")) return out;
+            }
             ArrayNode armed = out.putArray("armed");
             new java.util.TreeMap<>(timer.byKey).forEach((k, t) ->
                     armed.addObject().put("key", k).put("deadline_ms", t.deadline()));
