@@ -344,8 +344,9 @@ def check(
         notes = ", ".join(f"{k} {v}" for k, v in sorted(verdict.notes.items()))
         verdict_line = (
             f"referee Kafka {verdict.kafka or '-'}: {verdict.compared} leader round(s) "
-            + (f"and {verdict.answers} coordinator answer(s) " if verdict.answers else "")
-            + f"compared, {len(verdict.violations)} disagreement(s)"
+            "compared, "
+            + (f"{verdict.answers} coordinator answer(s) compared, " if verdict.answers else "")
+            + f"{len(verdict.violations)} disagreement(s)"
             + (f" (not judged: {skipped})" if skipped else "")
             + (f" (noted: {notes})" if notes else "")
         )
