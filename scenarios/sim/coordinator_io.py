@@ -3,8 +3,8 @@
 With ``coordinator_io`` on (:func:`scenarios.sim.runner.simulate`; ``groupsim chaos
 --referee kafka`` turns it on), the engine logs, besides its usual records:
 
-* ``coordinator_opened`` (once, after ``run_start``): the group id and the coordinator's
-  settings (:class:`coordinator.config.CoordinatorConfig`);
+* ``coordinator_opened`` (once, before the first request): the group id and the
+  coordinator's settings (:class:`coordinator.config.CoordinatorConfig`);
 * ``coordinator_request``: each JoinGroup, SyncGroup, Heartbeat and LeaveGroup as it reaches
   the coordinator (after the network, faults and ``delay_request`` holds), with a ``handle``
   (its number in the run), the sender's connection address, the API, its version, the
@@ -17,8 +17,8 @@ With ``coordinator_io`` on (:func:`scenarios.sim.runner.simulate`; ``groupsim ch
   request it answers (a connection's requests of one API are answered in the order they
   came), and the compared fields.
 
-It stops at the first coordinator failover (the referee does not judge past it:
-``docs/chaos.md``). Heartbeats are many, so the option also turns off the engine's quiet
+The referee judges up to the first coordinator failover (``docs/chaos.md``); the log goes
+on past it. Heartbeats are many, so the option also turns off the engine's quiet
 skipping (a skipped heartbeat is one Kafka's coordinator would miss); the other records of
 the run are the same with and without it.
 """
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import base64
 from collections import defaultdict, deque
+from collections.abc import Callable
 from typing import Any
 
 from coordinator.config import CoordinatorConfig
@@ -145,17 +146,34 @@ class CoordinatorIO:
 
     Args:
         log: the run's event log.
+        group_id: the group the coordinator holds.
+        loaded: the loaded scenario (its ``coordinator_config``).
     """
 
-    def __init__(self, log: EventLog) -> None:
+    def __init__(self, log: EventLog, group_id: str, loaded: Any) -> None:
         self.log = log
-        self.stopped = False
+        self._group_id = group_id
+        self._config: CoordinatorConfig = loaded.coordinator_config
+        self._opened = False
         self._handles = 0
         self._open: defaultdict[tuple[str, str], deque[int]] = defaultdict(deque)
         self._drawn: list[str] = []
 
-    def opened(self, now_ms: int, group_id: str, config: CoordinatorConfig) -> None:
-        """Log the coordinator's settings (``coordinator_opened``)."""
+    def drawing(self, new_member_id: Callable[[str], str]) -> Callable[[str], str]:
+        """``new_member_id`` (the coordinator's member-id callback), noting each id it draws
+        (``member_uuids`` of the request being handled)."""
+
+        def draw(client_id: str) -> str:
+            member_id = new_member_id(client_id)
+            self._drawn.append(member_id[len(client_id) + 1 :])
+            return member_id
+
+        return draw
+
+    def opened(self, now_ms: int) -> None:
+        """Log the coordinator's settings (``coordinator_opened``) once."""
+        self._opened = True
+        group_id, config = self._group_id, self._config
         self.log.emit(
             now_ms,
             "coordinator_opened",
@@ -168,16 +186,14 @@ class CoordinatorIO:
             protocol_tie_break=config.protocol_tie_break,
         )
 
-    def drew(self, client_id: str, member_id: str) -> None:
-        """The coordinator named a new member ``member_id`` (``<client_id>-<uuid>``)."""
-        self._drawn.append(member_id[len(client_id) + 1 :])
-
     def request(self, now_ms: int, source: str, request: Any) -> int | None:
         """Note a request reaching the coordinator; returns its handle (None if not a group
         request or the tap stopped). Call :meth:`handled` after the coordinator handled it."""
         api = _API.get(type(request))
-        if api is None or self.stopped:
+        if api is None:
             return None
+        if not self._opened:
+            self.opened(now_ms)
         self._handles += 1
         self._drawn = []
         self._open[(source, api)].append(self._handles)
@@ -207,8 +223,6 @@ class CoordinatorIO:
 
     def timer(self, now_ms: int, key: str, effects: list[Effect]) -> None:
         """Log a coordinator timer that fired and the answers it sent."""
-        if self.stopped:
-            return
         self.log.emit(now_ms, "coordinator_timer", key=key)
         self.answers(now_ms, effects)
 
@@ -230,7 +244,3 @@ class CoordinatorIO:
                 api=api,
                 response=response_fields(effect.message),
             )
-
-    def stop(self) -> None:
-        """The coordinator failed over: log nothing more."""
-        self.stopped = True

@@ -50,7 +50,7 @@ from scenarios.sim.events import (
     StepDue,
     TimerDue,
 )
-from scenarios.sim.network import Network, member_name
+from scenarios.sim.network import Network, member_name, renamed_members
 from scenarios.sim.quiet import QuietSkipper, QuietTail, heartbeat_timer
 
 _STOPPED = MemberState.STOPPED
@@ -127,9 +127,8 @@ class Engine:
         log_heartbeats: also log heartbeat requests and responses (default: the scenario's).
         replay: asked once, if quiet stretches may be skipped, whether the heartbeat replay
             holds (:func:`scenarios.sim.calibration.replay_holds`); None: never replay.
-        coordinator_io: also log every request, answer and timer of the coordinator
-            (:mod:`scenarios.sim.coordinator_io`, for the Kafka referee); turns quiet
-            skipping off.
+        coordinator_io: also log the coordinator's traffic for the Kafka referee
+            (:mod:`scenarios.sim.coordinator_io`, as :attr:`io`); no quiet skipping then.
 
     Attributes:
         now_ms: the virtual time of the event being processed (virtual ms).
@@ -163,8 +162,11 @@ class Engine:
         self.network = Network(scenario.network.latency_ms, scenario.network.jitter_ms, self.rng)
         self.now_ms = 0
 
+        self.io = CoordinatorIO(self.log, kind.group_id, loaded) if coordinator_io else None
         self.coordinator = GroupCoordinator(
-            kind.group_id, loaded.coordinator_config, self._new_member_id
+            kind.group_id,
+            loaded.coordinator_config,
+            self._new_member_id if self.io is None else self.io.drawing(self._new_member_id),
         )
         self.coordinator_up = True
         self.coordinator_epoch = 0  # coordinator failovers so far (scenarios.sim.late)
@@ -185,7 +187,6 @@ class Engine:
         self._quiet_ok = False
         self._run_end = 0
         # Jitter draws from the run's generator for every message: never periodic.
-        self.coordinator_io = CoordinatorIO(self.log) if coordinator_io else None
         skip = self.SKIP_QUIET and not self.log_heartbeats and not coordinator_io
         self._replay = skip and replay is not None and replay()  # sim.heartbeat_forward
         self._skipper: QuietSkipper | QuietTail | None = None
@@ -195,8 +196,6 @@ class Engine:
         # delay_request: held requests not arrived yet, by (sender address, request type).
         self._held: dict[tuple[str, type], list[LateDeliver]] = {}
         self.end_ms = self._plan()
-        if self.coordinator_io is not None:
-            self.coordinator_io.opened(0, kind.group_id, loaded.coordinator_config)
 
     # ------------------------------------------------------------------ set-up
 
@@ -217,10 +216,7 @@ class Engine:
         return int(loaded.end_ms)
 
     def _new_member_id(self, client_id: str) -> str:
-        member_id = f"{client_id}-{uuid.UUID(int=self.rng.getrandbits(128), version=4)}"
-        if self.coordinator_io is not None:
-            self.coordinator_io.drew(client_id, member_id)
-        return member_id
+        return f"{client_id}-{uuid.UUID(int=self.rng.getrandbits(128), version=4)}"
 
     # ------------------------------------------------------------------ queue
 
@@ -358,7 +354,7 @@ class Engine:
                 self.send(COORDINATOR_ADDRESS, source, FindCoordinatorResponse(error))
             elif self.coordinator_up:
                 effects = wire_tap.answered(
-                    self.coordinator, self.log, source, message, now, self.coordinator_io
+                    self.coordinator, self.log, source, message, now, self.io
                 )
                 self.apply(COORDINATOR_ADDRESS, effects)
             else:  # the old coordinator's broker answers, the new one is still loading
@@ -384,8 +380,8 @@ class Engine:
         if owner == COORDINATOR_ADDRESS:
             if self.coordinator_up:
                 effects = self.coordinator.fire(key, now)
-                if self.coordinator_io is not None:
-                    self.coordinator_io.timer(now, key, effects)
+                if self.io is not None:
+                    self.io.timer(now, key, effects)
                 self.apply(owner, effects)
         else:
             member = self.members.get(owner)
@@ -429,7 +425,7 @@ class Engine:
                 self._quiet_ok = False
                 fields = effect.fields  # type: ignore[union-attr]
                 if owner == COORDINATOR_ADDRESS:
-                    fields = _rename_members(fields)
+                    fields = renamed_members(fields)
                 self.log.emit(self.now_ms, effect.kind, **fields)  # type: ignore[union-attr]
         if owner != COORDINATOR_ADDRESS:
             member = self.members.get(owner)
@@ -583,8 +579,6 @@ class Engine:
 
     def _unload_coordinator(self) -> None:
         """The group's partition moves: in-flight joins and syncs get NOT_COORDINATOR."""
-        if self.coordinator_io is not None:
-            self.coordinator_io.stop()
         self.apply(COORDINATOR_ADDRESS, self.coordinator.unload(self.now_ms))
         self._disarm(COORDINATOR_ADDRESS)
         self.coordinator_up = False
@@ -602,16 +596,3 @@ class Engine:
         )
         self.coordinator_up = True
         self.apply(COORDINATOR_ADDRESS, effects)
-
-
-def _rename_members(fields: dict[str, Any]) -> dict[str, Any]:
-    """Coordinator records name members by address; the log names them by member name."""
-    renamed = dict(fields)
-    for key in ("member", "leader"):
-        value = renamed.get(key)
-        if isinstance(value, str):
-            renamed[key] = member_name(value)
-    members = renamed.get("members")
-    if isinstance(members, list):
-        renamed["members"] = [member_name(m) if isinstance(m, str) else m for m in members]
-    return renamed

@@ -110,7 +110,7 @@ def deliver(engine: Engine, late: LateDeliver) -> None:
         engine._held.pop(key, None)
     if engine.coordinator_up and late.coordinator_epoch == engine.coordinator_epoch:
         effects = wire_tap.answered(
-            engine.coordinator, engine.log, source, message, engine.now_ms, engine.coordinator_io
+            engine.coordinator, engine.log, source, message, engine.now_ms, engine.io
         )
     else:  # sent to a broker that no longer hosts the group (a failover since): it answers
         effects = [Send(source, not_coordinator(message))]

@@ -10,10 +10,11 @@ the coordinator, in either direction.
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from members.group_client import COORDINATOR_ADDRESS
 
-__all__ = ["Network", "member_name"]
+__all__ = ["Network", "member_name", "renamed_members"]
 
 
 def member_name(address: str) -> str:
@@ -118,3 +119,16 @@ class Network:
         if held is None or now_ms >= held[2] or held[0] not in ("any", request):
             return None
         return held[1]
+
+
+def renamed_members(fields: dict[str, Any]) -> dict[str, Any]:
+    """Coordinator records name members by address; the log names them by member name."""
+    renamed = dict(fields)
+    for key in ("member", "leader"):
+        value = renamed.get(key)
+        if isinstance(value, str):
+            renamed[key] = member_name(value)
+    members = renamed.get("members")
+    if isinstance(members, list):
+        renamed["members"] = [member_name(m) if isinstance(m, str) else m for m in members]
+    return renamed
