@@ -192,7 +192,8 @@ def render_campaign(result: Any, console: Console) -> None:
             f"referee ({config.referee})",
             str(disagreements),
             f"{REFEREE_INVARIANT} in {runs_with[REFEREE_INVARIANT]} runs; "
-            f"{result.refereed} leader rounds compared with Kafka's assignors",
+            f"{result.refereed} leader rounds compared with Kafka's assignors, "
+            f"{result.refereed_answers} coordinator answers with its GroupMetadataManager",
         )
     table.add_row(
         "known upstream",

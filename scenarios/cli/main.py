@@ -113,6 +113,14 @@ def run(
         bool, typer.Option("--log-heartbeats", help="Also log heartbeat RPCs.")
     ] = False,
     plot: Annotated[bool, typer.Option(help="Write timeline.png.")] = True,
+    log_coordinator: Annotated[
+        bool,
+        typer.Option(
+            "--log-coordinator",
+            help="Also log every request, answer and timer of the coordinator, for "
+            "`groupsim check --referee kafka` (docs/chaos.md).",
+        ),
+    ] = False,
 ) -> None:
     """Run a scenario: print a summary, write events.jsonl, summary.json and timeline.png."""
     from scenarios.cli.plot_child import start_plotter, take_early
@@ -125,7 +133,7 @@ def run(
     elif plotter is None and plot:
         plotter = start_plotter()
     try:
-        _run(scenario, seed, out, log_heartbeats, plot, plotter)
+        _run(scenario, seed, out, log_heartbeats, plot, plotter, log_coordinator)
     finally:
         if plotter is not None:
             plotter.cancel()
@@ -138,6 +146,7 @@ def _run(
     log_heartbeats: bool,
     plot: bool,
     plotter: ForkedPlotter | None,
+    log_coordinator: bool = False,
 ) -> None:
     from scenarios.cli.outputs import discard_stage, prepare_outputs, write_outputs
     from scenarios.cli.summary_view import render_summary
@@ -159,6 +168,7 @@ def _run(
                 run_seed,
                 log_heartbeats=log_heartbeats or None,
                 on_progress=advance,
+                coordinator_io=log_coordinator,
             )
         write_outputs(result, out_dir, plot=plot, stage=stage, plotter=plotter)
     except InputError as exc:
@@ -341,10 +351,14 @@ def check(
             fail(str(exc))
         violations = violations + verdict.violations
         skipped = ", ".join(f"{k} {v}" for k, v in sorted(verdict.skipped.items()))
+        notes = ", ".join(f"{k} {v}" for k, v in sorted(verdict.notes.items()))
         verdict_line = (
             f"referee Kafka {verdict.kafka or '-'}: {verdict.compared} leader round(s) "
-            f"compared, {len(verdict.violations)} disagreement(s)"
+            "compared, "
+            + (f"{verdict.answers} coordinator answer(s) compared, " if verdict.answers else "")
+            + f"{len(verdict.violations)} disagreement(s)"
             + (f" (not judged: {skipped})" if skipped else "")
+            + (f" (noted: {notes})" if notes else "")
         )
     for violation in violations:
         typer.echo(json.dumps(_clipped(violation), sort_keys=True))

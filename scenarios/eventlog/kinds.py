@@ -572,4 +572,8 @@ class Violation(_Rec, tag="violation", kw_only=True):
     quiet_from_ms: int | UnsetType = UNSET
     checked_at_ms: int | UnsetType = UNSET
     bound_ms: int | UnsetType = UNSET
+    # the Kafka referee's coordinator answers (scenarios/referee/coordinator.py)
+    referee: str | UnsetType = UNSET
+    api: str | UnsetType = UNSET
+    differs: str | UnsetType = UNSET
     cause_seq: int | UnsetType = UNSET

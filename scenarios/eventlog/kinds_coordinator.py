@@ -1,12 +1,27 @@
 """The coordinator's timer and pending-member record kinds (``coordinator/group.py``,
-issue 23): KIP-62's re-armed join timer, KIP-394's pending members and KIP-814's pending sync.
+issue 23): KIP-62's re-armed join timer, KIP-394's pending members and KIP-814's pending sync;
+and the coordinator's requests, answers and timers as the Kafka referee replays them
+(``scenarios/sim/coordinator_io.py``, only in runs that ask for them).
 The other coordinator kinds, and ``_CoordRec``, are in :mod:`.kinds`."""
 
 from __future__ import annotations
 
-from scenarios.eventlog.kinds import _CoordRec
+from typing import Any
 
-__all__ = ["JoinRescheduled", "MemberPending", "MemberPendingRemoved", "PendingSyncComplete"]
+from msgspec import UNSET, UnsetType
+
+from scenarios.eventlog.kinds import _CoordRec, _Rec
+
+__all__ = [
+    "CoordinatorOpened",
+    "CoordinatorRequest",
+    "CoordinatorResponse",
+    "CoordinatorTimer",
+    "JoinRescheduled",
+    "MemberPending",
+    "MemberPendingRemoved",
+    "PendingSyncComplete",
+]
 
 
 class JoinRescheduled(_CoordRec, tag="join_rescheduled", kw_only=True):
@@ -42,3 +57,52 @@ class PendingSyncComplete(_CoordRec, tag="pending_sync_complete", kw_only=True):
     sync timer is cancelled (``GroupMetadataManager#removePendingSyncMember``)."""
 
     generation: int
+
+
+class CoordinatorOpened(_Rec, tag="coordinator_opened", kw_only=True):
+    """The coordinator of ``group`` and its settings (``CoordinatorConfig``; times in virtual
+    ms), logged once after ``run_start`` when the run logs its coordinator's traffic."""
+
+    group: str
+    initial_rebalance_delay_ms: int
+    min_session_timeout_ms: int
+    max_session_timeout_ms: int
+    max_size: int
+    new_member_join_timeout_ms: int
+    protocol_tie_break: str
+
+
+class CoordinatorRequest(_Rec, tag="coordinator_request", kw_only=True):
+    """A group request reached the coordinator: ``handle`` (its number in the run),
+    ``source`` (the connection address), ``api`` (``join``, ``sync``, ``heartbeat``,
+    ``leave``), ``version``, ``client_id``, ``body`` (the request as the harness's
+    ``GroupsimCoordinatorDriver`` reads it: snake_case, bytes base64) and ``member_uuids``
+    (the UUIDs of the member ids drawn while handling it)."""
+
+    handle: int
+    source: str
+    api: str
+    version: int
+    client_id: str
+    body: dict[str, Any]
+    member_uuids: list[str] | UnsetType = UNSET
+
+
+class CoordinatorResponse(_Rec, tag="coordinator_response", kw_only=True):
+    """The coordinator answered the request ``handle`` (null: no request of that API from
+    ``source`` was waiting) with ``response``: its compared fields in the driver's shape
+    (``error_code``; JoinGroup ``generation_id``, ``protocol_type``, ``protocol_name``,
+    ``leader``, ``member_id``, ``skip_assignment``, ``members`` [[id, instance id, base64
+    metadata]]; SyncGroup ``protocol_type``, ``protocol_name``, ``assignment``; LeaveGroup
+    ``members`` [[id, instance id, error code]])."""
+
+    handle: int | None
+    source: str
+    api: str
+    response: dict[str, Any]
+
+
+class CoordinatorTimer(_Rec, tag="coordinator_timer", kw_only=True):
+    """A coordinator timer fired (``key``: ``heartbeat:<member id>``, ``join``, ``sync``)."""
+
+    key: str

@@ -104,6 +104,10 @@ LogRecord = (
     | kg.MemberPendingRemoved
     | kg.JoinRescheduled
     | kg.PendingSyncComplete
+    | kg.CoordinatorOpened
+    | kg.CoordinatorRequest
+    | kg.CoordinatorResponse
+    | kg.CoordinatorTimer
     | kv.Listening
     | kv.WireRequest
     | kv.WireResponse

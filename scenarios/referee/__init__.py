@@ -8,8 +8,11 @@ Connect (:mod:`.connect`): the ``assignor`` records and the ``inputs`` they carr
 ``streams_assignment`` records and their ``inputs`` go to ``HighAvailabilityTaskAssignor``.
 Plain consumers (:mod:`.consumer`): the ``consumer_assignor`` records and their ``inputs`` go
 to ``RangeAssignor`` / ``RoundRobinAssignor`` / ``StickyAssignor`` /
-``CooperativeStickyAssignor``. :func:`judge` dispatches by record kind, so one function
-serves ``check`` and every ``chaos`` kind.
+``CooperativeStickyAssignor``. The coordinator (:mod:`.coordinator`): in runs that log its
+traffic (``coordinator_request`` / ``coordinator_response`` ..., which chaos with a referee
+turns on), every answer is replayed through Kafka's ``GroupMetadataManager``.
+:func:`judge` dispatches by record kind, so one function serves ``check`` and every
+``chaos`` kind.
 One harness JVM per process (:func:`oracle`), started on first use and stopped at exit (or
 when its parent dies: the JVM ends when its stdin closes); a run's rounds go to it as one
 batch.
@@ -28,6 +31,7 @@ from pathlib import Path
 
 from scenarios.referee.connect import judge_connect
 from scenarios.referee.consumer import judge_consumer
+from scenarios.referee.coordinator import judge_coordinator
 from scenarios.referee.harness import (
     KafkaOracle,
     OracleUnavailable,
@@ -114,13 +118,16 @@ _JUDGES = {
     "assignor": judge_connect,
     "streams_assignment": judge_streams,
     "consumer_assignor": judge_consumer,
+    # the coordinator's answers, in runs that log its traffic (scenarios/sim/coordinator_io)
+    "coordinator_opened": judge_coordinator,
 }
 
 
 def judge(records: list[dict[str, object]]) -> RefereeVerdict:
     """Kafka's verdict on a finished run's log: its Connect ``assignor``, Streams
-    ``streams_assignment`` and consumer ``consumer_assignor`` rounds. Violations are
-    returned, not added to the log.
+    ``streams_assignment`` and consumer ``consumer_assignor`` rounds, and, when the run
+    logged its coordinator's traffic (``coordinator_opened`` ...), every coordinator answer.
+    Violations are returned, not added to the log.
 
     Raises:
         OracleUnavailable: the harness cannot be built or started, or its JVM died.
@@ -132,7 +139,9 @@ def judge(records: list[dict[str, object]]) -> RefereeVerdict:
             continue
         part = judge_one(oracle(), records)
         verdict.compared += part.compared
+        verdict.answers += part.answers
         verdict.skipped.update(part.skipped)
+        verdict.notes.update(part.notes)
         verdict.violations.extend(part.violations)
         verdict.kafka = part.kafka
     verdict.violations.sort(key=lambda v: int(v["cause_seq"]))  # type: ignore[call-overload]

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from scenarios.referee.harness import KafkaOracle
 
-__all__ = ["REFEREE_INVARIANT", "RefereeVerdict", "Round", "leader_rounds", "replay"]
+__all__ = ["REFEREE_INVARIANT", "Judged", "RefereeVerdict", "Round", "leader_rounds", "replay"]
 
 #: The violation kind of a disagreement between groupsim and Kafka's referee.
 REFEREE_INVARIANT = "referee_disagrees"
@@ -23,6 +23,8 @@ class RefereeVerdict:
 
     Attributes:
         compared: leader rounds replayed through Kafka and compared.
+        answers: coordinator answers replayed through Kafka's ``GroupMetadataManager`` and
+            compared (:mod:`scenarios.referee.coordinator`).
         skipped: rounds not judged, by reason (``static``, ``no_inputs``,
             ``version_probing``, ...).
         violations: ``violation`` records (``invariant`` :data:`REFEREE_INVARIANT`), one per
@@ -31,12 +33,17 @@ class RefereeVerdict:
             ``streams_assignment`` (Streams) or ``consumer_assignor`` (consumer) record;
             ``seq`` is left to the caller.
         kafka: the Kafka version that judged (``None`` when nothing was sent).
+        notes: what was judged under a stated treatment, by name (the coordinator's
+            ``same_ms_timer``: requests handled before a coordinator timer due at the same
+            millisecond, replayed in that order).
     """
 
     compared: int = 0
+    answers: int = 0
     skipped: Counter[str] = field(default_factory=Counter)
     violations: list[dict[str, Any]] = field(default_factory=list)
     kafka: str | None = None
+    notes: Counter[str] = field(default_factory=Counter)
 
 
 def leader_rounds(
@@ -60,6 +67,10 @@ def leader_rounds(
 Round = tuple[dict[str, Any], tuple[str, dict[str, Any]]]
 
 
+#: One judged answer: the record it is attached to, the request's fields, Kafka's answer.
+Judged = tuple[dict[str, Any], dict[str, Any], Any]
+
+
 def replay(
     oracle: KafkaOracle,
     verdict: RefereeVerdict,
@@ -69,35 +80,60 @@ def replay(
     *,
     extra: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
     after: Sequence[tuple[str, dict[str, Any]]] = (),
+    before: Sequence[tuple[str, dict[str, Any]]] = (),
+    regroup: Callable[[list[Round], list[Any]], list[Judged]] | None = None,
+    subject: Callable[[dict[str, Any]], str] | None = None,
+    first_only: bool = False,
 ) -> RefereeVerdict:
-    """The replay loop every referee shares: sends ``rounds`` (then ``after``, e.g. a session
-    reset) to ``oracle`` as one batch, counts each round compared, and adds a violation to
-    ``verdict`` for each round whose ``differences(record, fields, answer)`` (Kafka's
-    answer, or an :class:`OracleError`) is not empty. ``who(record)`` names Kafka's class in
-    the detail; ``extra(record)`` adds fields to the violation. Returns ``verdict``.
+    """The replay loop every referee shares: sends ``before``, ``rounds`` (then ``after``,
+    e.g. a session reset) to ``oracle`` as one batch, counts each round compared, and adds a
+    violation to ``verdict`` for each round whose ``differences(record, fields, answer)``
+    (Kafka's answer, or an :class:`OracleError`) is not empty. ``who(record)`` names Kafka's
+    class in the detail; ``extra(record)`` adds fields to the violation.
+
+    A referee whose answers do not come one per round (the coordinator's: a request's
+    answer may come with a later step) passes ``regroup(rounds, answers)``, which turns the
+    rounds' answers into the ``(record, fields, answer)`` triples to judge; ``subject(record)``
+    then says what Kafka disagrees with (default: the leader's assignment of the record's
+    generation), and ``first_only`` stops at the first disagreement (past it the two runs
+    have forked, so later answers say nothing more). Returns ``verdict``.
 
     Raises:
         scenarios.referee.harness.OracleUnavailable: the JVM died.
     """
     if not rounds:
         return verdict
-    answers = oracle.call_many([request for _, request in rounds] + list(after))
-    for (rec, (_, fields)), answer in zip(rounds, answers, strict=False):
+    answers = oracle.call_many(list(before) + [request for _, request in rounds] + list(after))[
+        len(before) :
+    ]
+    judged: list[Judged] = (
+        regroup(rounds, answers)
+        if regroup is not None
+        else [(rec, fields, a) for (rec, (_, fields)), a in zip(rounds, answers, strict=False)]
+    )
+    for rec, fields, answer in judged:
         verdict.compared += 1
         diff = differences(rec, fields, answer)
         if not diff:
             continue
+        what = (
+            subject(rec)
+            if subject is not None
+            else f"the leader's assignment of generation {rec['generation']}"
+        )
         verdict.violations.append(
             {
                 "t_ms": rec["t_ms"],
                 "kind": "violation",
                 "invariant": REFEREE_INVARIANT,
-                "detail": f"Kafka {oracle.version}'s {who(rec)} disagrees with the leader's "
-                f"assignment of generation {rec['generation']}: " + "; ".join(diff),
-                "generation": rec["generation"],
-                **(extra(rec) if extra is not None else {}),
+                "detail": f"Kafka {oracle.version}'s {who(rec)} disagrees with {what}: "
+                + "; ".join(diff),
+                "generation": rec.get("generation"),
                 "member": rec.get("member"),
+                **(extra(rec) if extra is not None else {}),
                 "cause_seq": rec["seq"],
             }
         )
+        if first_only:
+            break
     return verdict

@@ -20,7 +20,7 @@ from __future__ import annotations
 import heapq
 import random
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from coordinator.group import HEARTBEAT_PREFIX, GroupCoordinator
 from members.group_client import COORDINATOR_ADDRESS, GroupClient, MemberState, PollStall
@@ -38,6 +38,7 @@ from scenarios.input import schema
 from scenarios.input.steps import Planned
 from scenarios.sim import late as late_requests
 from scenarios.sim import wire_tap
+from scenarios.sim.coordinator_io import CoordinatorIO
 from scenarios.sim.events import (
     CoordinatorReload,
     Deliver,
@@ -51,6 +52,7 @@ from scenarios.sim.events import (
 from scenarios.sim.fastpath.quiet import QuietSkipper, QuietTail, heartbeat_timer
 from scenarios.sim.member_ids import MemberIds
 from scenarios.sim.network import Network, member_name, rename_members
+from scenarios.sim.run_kind import RunKind
 from scenarios.sim.timers import TimerTable
 
 _STOPPED = MemberState.STOPPED
@@ -59,56 +61,6 @@ __all__ = ["Engine", "RunKind", "PROGRESS_EVERY"]
 
 #: :meth:`Engine.run_until` calls its ``on_progress`` every this many events (a power of 2).
 PROGRESS_EVERY = 1024
-
-
-class RunKind(Protocol):
-    """One run of one kind of group: what the engine and the runner call (the kind's
-    :meth:`scenarios.kinds.GroupKind.run_kind` builds it).
-
-    ``loaded`` is the loaded scenario: ``scenario`` (its name, ``network``,
-    ``log_heartbeats``), ``steps`` (:class:`scenarios.input.steps.Planned`), ``end_ms`` and
-    ``coordinator_config``.
-    """
-
-    group_id: str
-    loaded: Any
-
-    def run_start_fields(self) -> dict[str, Any]:
-        """The kind's fields of the ``run_start`` record (after ``log_version``, ``scenario``,
-        ``seed``)."""
-
-    def plan(self, engine: Engine) -> list[tuple[int, str, Any]]:
-        """Prepare the run (initial config, state directories); return the initial member
-        starts as ``(at_ms, name, config)``."""
-
-    def new_member(self, engine: Engine, name: str, address: str, config: Any) -> GroupClient:
-        """A new incarnation of member ``name`` at ``address`` (``config`` from the start)."""
-
-    def start_config(self, engine: Engine, planned: Planned) -> Any:
-        """The config a ``join`` step starts its member with."""
-
-    def restart_config(self, engine: Engine, planned: Planned) -> Any:
-        """The config a ``restart`` step restarts its member with (and any state change the
-        restart makes, such as wiping a Streams state directory)."""
-
-    def shutdown(self, member: GroupClient, planned: Planned, now_ms: int) -> list[Effect]:
-        """A clean stop of ``member`` for a ``leave`` or clean ``restart`` step."""
-
-    def deliver(self, engine: Engine, dest: str, source: str, message: Any) -> bool:
-        """Deliver to an address that is not a member's (Connect's config topic, a worker's
-        REST address); False when ``dest`` is not the kind's."""
-
-    def apply_step(self, engine: Engine, planned: Planned) -> None:
-        """A timeline step only this kind has (Connect's connector changes)."""
-
-    def summarize(self, records: list[dict[str, Any]]) -> dict[str, Any]:
-        """The run's summary (``summary.json``) from its log."""
-
-    def end_violations(self, records: list[dict[str, Any]], summary: Any) -> list[dict[str, Any]]:
-        """The end-of-run check's violations (logged before ``run_end``)."""
-
-    def expect_failures(self, summary: dict[str, Any]) -> list[str]:
-        """One line per unmet ``[expect]`` of the scenario."""
 
 
 class Engine:
@@ -133,6 +85,8 @@ class Engine:
             up (default True).
         skip_quiet: skip and replay quiet heartbeat stretches (default True; never while
             heartbeats are logged).
+        coordinator_io: also log the coordinator's traffic for the Kafka referee
+            (:mod:`scenarios.sim.coordinator_io`, as :attr:`io`); no quiet skipping then.
 
     Attributes:
         now_ms: the virtual time of the event being processed (virtual ms).
@@ -151,6 +105,7 @@ class Engine:
         member_ids: Mapping[str, Sequence[str]] | None = None,
         lazy_timers: bool = True,
         skip_quiet: bool = True,
+        coordinator_io: bool = False,
     ) -> None:
         loaded = kind.loaded
         scenario = loaded.scenario
@@ -166,8 +121,11 @@ class Engine:
         self.network = Network(scenario.network.latency_ms, scenario.network.jitter_ms, self.rng)
         self.now_ms = 0
 
+        self.io = CoordinatorIO(self.log, kind.group_id, loaded) if coordinator_io else None
         self.coordinator = GroupCoordinator(
-            kind.group_id, loaded.coordinator_config, self._new_member_id
+            kind.group_id,
+            loaded.coordinator_config,
+            self._new_member_id if self.io is None else self.io.drawing(self._new_member_id),
         )
         self.coordinator_up = True
         self.coordinator_epoch = 0  # coordinator failovers so far (scenarios.sim.late)
@@ -187,7 +145,7 @@ class Engine:
         #: where the current run_until stops (virtual ms)
         self.run_end_ms = 0
         self.lazy_timers = lazy_timers
-        skip = skip_quiet and not self.log_heartbeats
+        skip = skip_quiet and not self.log_heartbeats and not coordinator_io
         holds = skip and replay is not None and replay()  # the heartbeat replay may stand in
         self._skipper: QuietSkipper | QuietTail | None = None
         if skip:
@@ -361,7 +319,9 @@ class Engine:
                 error = ErrorCode.NONE if up else ErrorCode.COORDINATOR_NOT_AVAILABLE
                 self.send(COORDINATOR_ADDRESS, source, FindCoordinatorResponse(error))
             elif self.coordinator_up:
-                effects = wire_tap.answered(self.coordinator, self.log, source, message, now)
+                effects = wire_tap.answered(
+                    self.coordinator, self.log, source, message, now, self.io
+                )
                 self.apply(COORDINATOR_ADDRESS, effects)
             else:  # the old coordinator's broker answers, the new one is still loading
                 reply = late_requests.not_coordinator(message)
@@ -385,7 +345,10 @@ class Engine:
         now = self.now_ms
         if owner == COORDINATOR_ADDRESS:
             if self.coordinator_up:
-                self.apply(owner, self.coordinator.fire(key, now))
+                effects = self.coordinator.fire(key, now)
+                if self.io is not None:
+                    self.io.timer(now, key, effects)
+                self.apply(owner, effects)
         else:
             member = self.members.get(owner)
             if member is not None:

@@ -109,7 +109,9 @@ def deliver(engine: Engine, late: LateDeliver) -> None:
     if not held:
         engine._held.pop(key, None)
     if engine.coordinator_up and late.coordinator_epoch == engine.coordinator_epoch:
-        effects = wire_tap.answered(engine.coordinator, engine.log, source, message, engine.now_ms)
+        effects = wire_tap.answered(
+            engine.coordinator, engine.log, source, message, engine.now_ms, engine.io
+        )
     else:  # sent to a broker that no longer hosts the group (a failover since): it answers
         effects = [Send(source, not_coordinator(message))]
     response = _RESPONSE_OF[kind]

@@ -64,6 +64,7 @@ def simulate(
     max_cpu_s: float | None = None,
     member_ids: Mapping[str, Sequence[str]] | None = None,
     reference: bool = False,
+    coordinator_io: bool = False,
 ) -> RunResult:
     """Simulate ``loaded`` with ``seed`` and evaluate it.
 
@@ -77,6 +78,8 @@ def simulate(
             recorded run's, so that leaders follow them; :class:`~scenarios.sim.engine.Engine`).
         reference: run without the engine's fast paths (every event one by one: the
             reference their tests compare logs with); the log is the same either way.
+        coordinator_io: also log the coordinator's requests, answers and timers, for the
+            Kafka referee (:mod:`scenarios.sim.coordinator_io`).
 
     The run's budget: the scenario's ``max_records`` (a count of event-log records) and
     ``max_cpu_s``, both checked every :data:`scenarios.sim.engine.PROGRESS_EVERY` engine
@@ -100,6 +103,7 @@ def simulate(
         member_ids=member_ids,
         lazy_timers=not reference,
         skip_quiet=not reference,
+        coordinator_io=coordinator_io,
     )
     end = engine.end_ms
     max_records = loaded.scenario.max_records

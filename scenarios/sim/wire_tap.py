@@ -18,18 +18,30 @@ from coordinator.state import GroupState
 from protocol.effects import Effect, Send
 from protocol.group import HeartbeatRequest, HeartbeatResponse
 from scenarios.eventlog import EventLog
+from scenarios.sim.coordinator_io import CoordinatorIO
 from scenarios.sim.network import member_name
 
 __all__ = ["answered", "taps", "rebalance_heartbeat", "heartbeat_answer"]
 
 
 def answered(
-    coordinator: GroupCoordinator, log: EventLog, source: str, request: Any, now_ms: int
+    coordinator: GroupCoordinator,
+    log: EventLog,
+    source: str,
+    request: Any,
+    now_ms: int,
+    io: CoordinatorIO | None = None,
 ) -> list[Effect]:
     """The coordinator's effects for one request from ``source`` (a simulated member's
-    address), with what the tap sees written to ``log``."""
+    address), with what the tap sees written to ``log`` (and, with ``io``, the request and
+    its answers: :mod:`scenarios.sim.coordinator_io`)."""
     tapped = taps(coordinator, request)
-    effects = coordinator.handle(source, request, now_ms)
+    if io is not None:
+        handle = io.request(now_ms, source, request)
+        effects = coordinator.handle(source, request, now_ms)
+        io.handled(now_ms, handle, source, request, effects)
+    else:
+        effects = coordinator.handle(source, request, now_ms)
     if tapped:
         answer = heartbeat_answer(effects)
         fields = rebalance_heartbeat(coordinator, request, answer, member_name(source))

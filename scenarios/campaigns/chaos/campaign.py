@@ -105,6 +105,11 @@ class CampaignResult:
         return sum(o.refereed for o in self.outcomes)
 
     @property
+    def refereed_answers(self) -> int:
+        """Coordinator answers the referee compared with Kafka over all runs."""
+        return sum(o.refereed_answers for o in self.outcomes)
+
+    @property
     def runs_per_minute(self) -> float:
         """Measured: runs per wall-clock minute."""
         return 60.0 * self.runs / self.wall_s if self.wall_s > 0 else 0.0
@@ -140,6 +145,7 @@ class CampaignResult:
             "violations": dict(sorted(self.violations.items())),
             "referee": self.config.referee,
             "refereed_rounds": self.refereed,
+            "refereed_answers": self.refereed_answers,
             "runs_with_violations": dict(sorted(self.runs_with.items())),
             "failed_runs": [o.index for o in self.failed],
             "stopped_at_first_failure": self.stopped_early,

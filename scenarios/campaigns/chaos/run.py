@@ -28,6 +28,7 @@ __all__ = [
     "run_spec",
     "run_one",
     "refereed",
+    "referee_counts",
     "simulated_signature",
 ]
 
@@ -54,6 +55,8 @@ class RunOutcome:
         cpu_s: CPU seconds of the whole run in its process (generate, load, simulate,
             classify): what throughput on idle cores is made of.
         refereed: leader rounds the referee compared with Kafka (0 without a referee).
+        refereed_answers: coordinator answers the referee compared with Kafka's
+            ``GroupMetadataManager`` (0 without a referee).
     """
 
     index: int
@@ -70,6 +73,7 @@ class RunOutcome:
     wall_s: float
     cpu_s: float = 0.0
     refereed: int = 0
+    refereed_answers: int = 0
 
     @property
     def failed(self) -> bool:
@@ -77,23 +81,29 @@ class RunOutcome:
 
 
 def refereed(result: RunResult, referee: str | None) -> int:
+    """:func:`referee_counts`' leader rounds."""
+    return referee_counts(result, referee)[0]
+
+
+def referee_counts(result: RunResult, referee: str | None) -> tuple[int, int]:
     """Let ``referee`` (``"kafka"`` or ``None``) judge a finished run: each disagreement goes
-    into ``result.records`` as a ``violation`` right after the ``assignor`` record it judges
-    (where an online checker would have put it; ``seq`` renumbered, ``cause_seq`` kept
-    pointing at the same records), so the first violation in log order is the earliest
-    fault whoever found it. Returns the rounds it compared.
+    into ``result.records`` as a ``violation`` right after the record it judges (a leader's
+    ``assignor`` record, a ``coordinator_response``: where an online checker would have put
+    it; ``seq`` renumbered, ``cause_seq`` kept pointing at the same records), so the first
+    violation in log order is the earliest fault whoever found it. Returns the leader rounds
+    and the coordinator answers it compared.
 
     Raises:
         scenarios.referee.OracleUnavailable: the harness cannot run.
     """
     if referee is None:
-        return 0
+        return 0, 0
     from scenarios.referee import judge
 
     verdict = judge(result.records)
     if verdict.violations:
         result.records[:] = _inserted(result.records, verdict.violations)
-    return verdict.compared
+    return verdict.compared, verdict.answers
 
 
 def _inserted(records: list[dict[str, Any]], extra: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -124,8 +134,10 @@ def run_spec(spec: ChaosSpec, referee: str | None = None) -> tuple[RunOutcome, R
     text = spec_to_toml(spec)
     loaded = kinds.get(spec.group_kind).loads(text, f"{spec.name}.toml")
     started = time.perf_counter()
-    result = simulate(loaded, spec.seed, max_cpu_s=spec.max_cpu_s)
-    compared = refereed(result, referee)
+    result = simulate(
+        loaded, spec.seed, max_cpu_s=spec.max_cpu_s, coordinator_io=referee is not None
+    )
+    compared, answers = referee_counts(result, referee)
     wall = time.perf_counter() - started
     headline = kinds.get(spec.group_kind).headline(result.summary)
     violations, first_new = classify(result)
@@ -153,6 +165,7 @@ def run_spec(spec: ChaosSpec, referee: str | None = None) -> tuple[RunOutcome, R
         converge_ms=converge_ms,
         wall_s=wall,
         refereed=compared,
+        refereed_answers=answers,
     )
     return outcome, result
 
@@ -177,6 +190,11 @@ def simulated_signature(
     (within ``max_cpu_s`` CPU seconds, and the file's own ``max_records``) and judged by
     ``referee``: what ``groupsim run FILE`` (then ``groupsim check --referee`` on its log)
     shows."""
-    result = simulate(loads_any(text, f"{name}.toml"), seed, max_cpu_s=max_cpu_s)
+    result = simulate(
+        loads_any(text, f"{name}.toml"),
+        seed,
+        max_cpu_s=max_cpu_s,
+        coordinator_io=referee is not None,
+    )
     refereed(result, referee)
     return failure_signature(result)

@@ -59,6 +59,14 @@ RARE_KINDS = {
 # by test_a_stalled_stream_thread_round_trips below).
 SERVE_KINDS = {getattr(kinds_serve, name).__struct_config__.tag for name in kinds_serve.__all__}
 STALL_KINDS = {"stream_thread_stall"}
+# The coordinator's traffic, logged only for the Kafka referee (``coordinator_io``;
+# tests/scenarios/sim/test_coordinator_io.py decodes them).
+IO_KINDS = {
+    "coordinator_opened",
+    "coordinator_request",
+    "coordinator_response",
+    "coordinator_timer",
+}
 
 
 def _cases() -> list[tuple[str, Path]]:
@@ -125,11 +133,12 @@ def test_the_runs_write_every_kind_but_the_rare_ones() -> None:
         if (key, 1, False) not in _KINDS:
             _KINDS[(key, 1, False)] = {r["kind"] for r in _run(key, path, 1, False)}
         seen |= _KINDS[(key, 1, False)]
-    expected = set(RECORD_TYPES) - RARE_KINDS - SERVE_KINDS - STALL_KINDS
+    expected = set(RECORD_TYPES) - RARE_KINDS - SERVE_KINDS - STALL_KINDS - IO_KINDS
     assert expected <= seen, sorted(expected - seen)
     assert not RARE_KINDS & seen, "a rare kind is now written by the library: drop it from RARE"
     assert not SERVE_KINDS & seen, "a simulated run wrote a serve-only kind"
     assert not STALL_KINDS & seen, "the library now stalls a stream thread: drop STALL_KINDS"
+    assert not IO_KINDS & seen, "an ordinary run logged its coordinator's traffic"
 
 
 _STALL = """

@@ -111,6 +111,12 @@ def test_chaos_finds_a_coordinator_accepting_a_late_sync_group() -> None:
         ("coordinator-join-bounded-by-session-timeout", 30, "join_completed_early"),
         # a worker evicted during a partition rejoins with its old id (run 4 of seed 1)
         ("coordinator-answers-unknown-member", 10, "join_answer_outside_generation"),
+        # KIP-394: a member added before its MEMBER_ID_REQUIRED answer is listed by the next
+        # generation while still pending (run 0 of seed 1)
+        ("coordinator-pending-member-added-at-once", 3, "pending_member_listed"),
+        # KIP-814: a SyncGroup held 10-40 s by the delay fault outlasts a session-timeout
+        # deadline but not the rebalance timeout's (run 17 of seed 1)
+        ("coordinator-pending-sync-by-session-timeout", 30, "pending_sync_expired_early"),
         # consumer assignor rules (scenarios/check/consumer_contracts.py) under chaos --kind
         # consumer: found at runs 9, 3, 0 and 1, 16, 3 of seeds 1-3
         ("range-assignor-off-by-one", 20, "consumer_assignment_unbalanced"),

@@ -19,7 +19,7 @@ from typing import Any
 
 import msgspec
 
-from coordinator.group import JOIN_TIMER, GroupCoordinator
+from coordinator.group import JOIN_TIMER, SYNC_TIMER, GroupCoordinator
 from coordinator.state import GroupState
 from members import consumer as consumer_member
 from members.assignors.eager import EagerAssignor
@@ -37,8 +37,8 @@ from members.streams_client import StreamsClient
 from members.worker import ConnectWorker
 from protocol.connect import ConnectAssignment
 from protocol.connect_codec import encode_assignment
-from protocol.effects import Send, SetTimer
-from protocol.group import ErrorCode, LeaveGroupResponse
+from protocol.effects import Log, Send, SetTimer
+from protocol.group import ErrorCode, JoinGroupResponse, LeaveGroupResponse
 from scenarios.campaigns.chaos import ChaosConfig, run_one
 
 from . import consumer as consumer_bugs
@@ -499,6 +499,73 @@ def _pending_never_expires(original: Callable[..., Any]) -> Callable[..., Any]:
     return _expire_heartbeat
 
 
+def _leader_members_in_join_order(original: Callable[..., Any]) -> Callable[..., Any]:
+    # ClassicGroup#currentClassicGroupMembers walking the members in the order they joined
+    # (a LinkedHashMap) instead of the members HashMap: the leader gets the same members and
+    # metadata in another order. Connect's and the consumer's leaders put them in a map of
+    # their own, so no assignment changes and no checker sees it
+    def _leader_member_list(self: Any) -> Any:
+        listed = original(self)
+        joined = {mid: i for i, mid in enumerate(self._members)}
+        return tuple(sorted(listed, key=lambda m: joined[m.member_id]))
+
+    return _leader_member_list
+
+
+def _pending_added_at_once(original: Callable[..., Any]) -> Callable[..., Any]:
+    # classicGroupJoinNewDynamicMember checking requiresKnownMemberId only after the member
+    # was added: a v4+ JoinGroup without a member id adds the member (the v3 path: it takes
+    # part in the rebalance at once) and is then answered MEMBER_ID_REQUIRED with its new id
+    # as if it were pending (KIP-394): the next generation lists an id whose owner has not
+    # rejoined with it
+    def _join_new_member(self: Any, source: str, req: Any, now_ms: int, effects: Any) -> None:
+        if req.group_instance_id is not None or req.api_version < 4:
+            return original(self, source, req, now_ms, effects)
+        added: list[Any] = []
+        original(self, source, msgspec.structs.replace(req, api_version=3), now_ms, added)
+        new_id = next(
+            (e.fields["member_id"] for e in added if getattr(e, "kind", "") == "member_added"),
+            None,
+        )
+        effects.extend(added)
+        if new_id is not None:
+            effects.append(
+                Log(
+                    "member_pending",
+                    {
+                        "member": source,
+                        "member_id": new_id,
+                        "session_timeout_ms": req.session_timeout_ms,
+                    },
+                )
+            )
+            effects.append(
+                Send(source, JoinGroupResponse(ErrorCode.MEMBER_ID_REQUIRED, member_id=new_id))
+            )
+        return None
+
+    return _join_new_member
+
+
+def _pending_sync_by_session_timeout(original: Callable[..., Any]) -> Callable[..., Any]:
+    # schedulePendingSync armed for the members' session timeout instead of the group's
+    # rebalance timeout (KIP-814): a member whose SyncGroup takes longer than
+    # session.timeout.ms (a held request) is removed as not synced although it still had
+    # time. Wraps handle and fire, the two ways a join completes
+    def wrapped(self: Any, *args: Any) -> Any:
+        effects = original(self, *args)
+        now_ms = args[-1]
+        out = []
+        for e in effects:
+            if isinstance(e, SetTimer) and e.key == SYNC_TIMER and self._members:
+                shortest = min(m.session_timeout_ms for m in self._members.values())
+                e = SetTimer(SYNC_TIMER, now_ms + shortest)
+            out.append(e)
+        return out
+
+    return wrapped
+
+
 def _runs_assignment_without_reading(original: Callable[..., Any]) -> Callable[..., Any]:
     # DistributedHerder#handleRebalanceCompleted without readConfigToEnd: a worker behind the
     # assignment's config offset starts its work under the config it has (KIP-415); the
@@ -697,6 +764,31 @@ from .assignor_rules import (  # noqa: E402 (uses PlantedBug, _rewrite_round)
 from .kip_rules import KIP_RULE_BUGS  # noqa: E402 (uses PlantedBug)
 
 CATALOGUE: tuple[PlantedBug, ...] = (
+    PlantedBug(
+        "coordinator-pending-member-added-at-once",
+        "coordinator/group.py GroupCoordinator._join_new_member",
+        "a JoinGroup without a member id adds the member, then answers MEMBER_ID_REQUIRED",
+        "connect",
+        ((GroupCoordinator, "_join_new_member", _pending_added_at_once),),
+    ),
+    PlantedBug(
+        "coordinator-pending-sync-by-session-timeout",
+        "coordinator/group.py GroupCoordinator (schedulePendingSync)",
+        "the pending-sync deadline is the session timeout, not the rebalance timeout",
+        "connect",
+        (
+            (GroupCoordinator, "handle", _pending_sync_by_session_timeout),
+            (GroupCoordinator, "fire", _pending_sync_by_session_timeout),
+        ),
+    ),
+    PlantedBug(
+        "coordinator-leader-members-in-join-order",
+        "coordinator/group.py GroupCoordinator._leader_member_list",
+        "the leader's JoinGroup answer lists the members in join order, not the HashMap's",
+        "connect",
+        ((GroupCoordinator, "_leader_member_list", _leader_members_in_join_order),),
+        referee_only=True,
+    ),
     PlantedBug(
         "coordinator-static-rejoin-rebalances",
         "coordinator/group.py _update_static_member_then_rebalance_or_complete_join",

@@ -9,6 +9,7 @@ import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
 import java.net.InetAddress;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.Comparator;
@@ -18,6 +19,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -49,6 +51,7 @@ import org.apache.kafka.coordinator.group.generated.GroupMetadataKey;
 import org.apache.kafka.coordinator.group.generated.GroupMetadataValue;
 import org.apache.kafka.coordinator.group.metrics.GroupCoordinatorMetricsShard;
 import org.apache.kafka.server.common.ApiMessageAndVersion;
+import org.mockito.MockedStatic;
 import org.mockito.Mockito;
 
 /**
@@ -84,9 +87,17 @@ import org.mockito.Mockito;
  *       timer's deadline before it fires (the runtime's timer wheel, and groupsim's harness);
  *       {@code "poll"} moves the clock to the end first and fires everything due there, as
  *       Kafka's {@code MockTime.sleep} + {@code MockCoordinatorTimer.poll} do in its tests.
- *       Timers armed while firing fire in the same step when due.</li>
+ *       Timers armed while firing fire in the same step when due. {@code "before"} fires
+ *       only the timers due strictly before the end, then moves the clock there: a request
+ *       that follows is handled before the timers due at its own millisecond (one of the two
+ *       orders Kafka's timer wheel allows; the chaos referee replays the order groupsim's
+ *       run took).</li>
  *   <li>{@code {"handle": h, "api": API, "version": v, "client_id": s, "body": {...}}}: one
- *       request; {@code h} is any integer naming it in completions. APIs and bodies
+ *       request; {@code h} is any integer naming it in completions. An optional
+ *       {@code "member_uuids": [uuid, ...]} hands {@code UUID.randomUUID()} these values, in
+ *       order, while the request is handled (a Mockito static mock on this thread), so that
+ *       {@code ClassicGroup#generateMemberId} names new members as the replayed run did; the
+ *       part before the UUID is still Kafka's. APIs and bodies
  *       (snake_case of Kafka's message fields; bytes base64; absent = Kafka's default):
  *     <ul>
  *       <li>{@code join}: group_id, member_id, group_instance_id, protocol_type,
@@ -107,7 +118,9 @@ import org.mockito.Mockito;
  * </ul>
  *
  * <p>A STEP_RESULT is {@code {"now_ms", "completions", "records", "scheduled", "cancelled",
- * "fired", "armed", "exception"}}:
+ * "fired", "armed", "exception"}} (a step with {@code "brief": true} gets only
+ * {@code now_ms}, {@code completions} and {@code exception}, and {@code armed} after an
+ * advance in mode {@code "before"}: what the chaos referee reads):
  * <ul>
  *   <li>{@code completions}: [{handle, api, at_ms, response}] in completion order: the
  *       step's own request if answered at once, and any parked JoinGroup/SyncGroup completed
@@ -136,6 +149,22 @@ public final class GroupsimCoordinatorDriver implements Driver {
     private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
 
     private final Map<String, Session> sessions = new HashMap<>();
+    /** UUIDs {@code UUID.randomUUID()} hands out next (a request's {@code member_uuids}). */
+    private final ArrayDeque<UUID> nextUuids = new ArrayDeque<>();
+    /** The static mock of {@link UUID}, opened on first use and kept (it is per thread). */
+    private MockedStatic<UUID> uuidMock;
+
+    /** Opens the {@link UUID} static mock: {@code randomUUID} answers from
+     *  {@link #nextUuids} while it has values, every other call is the real method. */
+    private void mockUuids() {
+        if (uuidMock != null) return;
+        uuidMock = Mockito.mockStatic(UUID.class, invocation -> {
+            if (invocation.getMethod().getName().equals("randomUUID") && !nextUuids.isEmpty()) {
+                return nextUuids.poll();
+            }
+            return invocation.callRealMethod();
+        });
+    }
 
     @Override
     public JsonNode handle(String verb, JsonNode request) throws Exception {
@@ -314,10 +343,23 @@ public final class GroupsimCoordinatorDriver implements Driver {
             out.putNull("exception");
             if (step.has("advance_ms")) {
                 advance(step.path("advance_ms").asLong(), step.path("mode").asText("each"));
+            } else if (step.has("member_uuids")) {
+                mockUuids();
+                for (JsonNode u : step.path("member_uuids")) nextUuids.add(UUID.fromString(u.asText()));
+                try {
+                    request(step);
+                } finally {
+                    nextUuids.clear();
+                }
             } else {
                 request(step);
             }
             out.put("now_ms", time.now);
+            if (step.path("brief").asBoolean(false)) {
+                // the chaos referee reads completions (and, before a request, the timers due)
+                out.remove(List.of("records", "scheduled", "cancelled", "fired"));
+                if (!step.path("mode").asText("").equals("before")) return out;
+            }
             ArrayNode armed = out.putArray("armed");
             new java.util.TreeMap<>(timer.byKey).forEach((k, t) ->
                     armed.addObject().put("key", k).put("deadline_ms", t.deadline()));
@@ -328,8 +370,9 @@ public final class GroupsimCoordinatorDriver implements Driver {
             long target = time.now + ms;
             boolean poll = mode.equals("poll");
             if (poll) time.now = target;
+            long due = mode.equals("before") ? target - 1 : target;
             Timeout t;
-            while ((t = timer.pollDue(target)) != null) {
+            while ((t = timer.pollDue(due)) != null) {
                 if (!poll) time.now = Math.max(time.now, t.deadline());
                 out.withArray("fired").addObject().put("key", t.key()).put("at_ms", time.now);
                 CoordinatorResult<?, ?> result;
