@@ -109,7 +109,7 @@ class GroupKind(Protocol):
     # ---------------------------------------------------------------- engine glue
 
     def run_kind(self, loaded: Any) -> RunKind:
-        """The engine's side of one run of ``loaded`` (:class:`scenarios.sim.engine.RunKind`:
+        """The engine's side of one run of ``loaded`` (:class:`scenarios.sim.run_kind.RunKind`:
         members, steps, summary, end-of-run checks, ``[expect]``)."""
 
     # ---------------------------------------------------------------- checkers

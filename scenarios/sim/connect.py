@@ -42,7 +42,7 @@ GROUP_ID = "connect-cluster"
 
 
 class ConnectKind:
-    """The Connect side of a run (:class:`scenarios.sim.engine.RunKind`).
+    """The Connect side of a run (:class:`scenarios.sim.run_kind.RunKind`).
 
     Args:
         loaded: the scenario, from :func:`scenarios.input.loader.load_scenario`.

@@ -26,7 +26,7 @@ CONSUMER_GROUP_ID = "consumer-group"
 
 
 class ConsumerKind:
-    """The consumer side of a run (:class:`scenarios.sim.engine.RunKind`).
+    """The consumer side of a run (:class:`scenarios.sim.run_kind.RunKind`).
 
     Args:
         loaded: the scenario, from :func:`scenarios.input.consumer.loads_consumer_scenario`.

@@ -33,7 +33,7 @@ STREAMS_GROUP_ID = "streams-app"
 
 
 class StreamsKind:
-    """The Streams side of a run (:class:`scenarios.sim.engine.RunKind`).
+    """The Streams side of a run (:class:`scenarios.sim.run_kind.RunKind`).
 
     Args:
         loaded: the scenario, from :func:`scenarios.input.streams.load_streams_scenario`.
