@@ -310,9 +310,11 @@ def chaos(
     referee: Annotated[
         Referee | None,
         typer.Option(
-            help="Replay every leader assignment through Kafka's own assignors (one harness "
-            "JVM per worker; every kind, without --master; needs Java and Maven; "
-            "docs/chaos.md).",
+            help="Replay every leader assignment through Kafka's own assignors and, with "
+            "kafka, every coordinator answer through its GroupMetadataManager (about 10x "
+            "the CPU; kafka-leaders: the leader rounds only, about 1.5x). One harness JVM "
+            "per worker; every kind, without --master; needs Java and Maven; "
+            "docs/chaos.md.",
             show_default="none",
         ),
     ] = None,

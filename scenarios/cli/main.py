@@ -319,7 +319,8 @@ def check(
         Referee | None,
         typer.Option(
             help="Also replay every leader assignment (any kind) through Kafka's own "
-            "assignors (needs Java, Maven and a source checkout's tests/kafka_oracle; "
+            "assignors and, with kafka, every coordinator answer a --log-coordinator run "
+            "logged (needs Java, Maven and a source checkout's tests/kafka_oracle; "
             "docs/chaos.md).",
         ),
     ] = None,
@@ -346,7 +347,7 @@ def check(
 
         try:
             prepare()
-            verdict = judge(read_jsonl(events))
+            verdict = judge(read_jsonl(events), coordinator=referee == "kafka")
         except OracleUnavailable as exc:
             fail(str(exc))
         violations = violations + verdict.violations

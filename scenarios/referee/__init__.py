@@ -56,7 +56,8 @@ __all__ = [
 ]
 
 #: The referees ``--referee`` accepts.
-REFEREES = ("kafka",)
+#: ``kafka``: leader rounds and coordinator answers; ``kafka-leaders``: leader rounds only.
+REFEREES = ("kafka", "kafka-leaders")
 
 _MAIN = "groupsim.oracle.Main"
 _state: dict[str, KafkaOracle] = {}
@@ -123,11 +124,12 @@ _JUDGES = {
 }
 
 
-def judge(records: list[dict[str, object]]) -> RefereeVerdict:
+def judge(records: list[dict[str, object]], *, coordinator: bool = True) -> RefereeVerdict:
     """Kafka's verdict on a finished run's log: its Connect ``assignor``, Streams
     ``streams_assignment`` and consumer ``consumer_assignor`` rounds, and, when the run
     logged its coordinator's traffic (``coordinator_opened`` ...), every coordinator answer.
-    Violations are returned, not added to the log.
+    Violations are returned, not added to the log. ``coordinator=False`` leaves the
+    coordinator's answers unjudged (``--referee kafka-leaders``).
 
     Raises:
         OracleUnavailable: the harness cannot be built or started, or its JVM died.
@@ -135,7 +137,7 @@ def judge(records: list[dict[str, object]]) -> RefereeVerdict:
     kinds = {r.get("kind") for r in records}
     verdict = RefereeVerdict()
     for present, judge_one in _JUDGES.items():
-        if present not in kinds:
+        if present not in kinds or (present == "coordinator_opened" and not coordinator):
             continue
         part = judge_one(oracle(), records)
         verdict.compared += part.compared

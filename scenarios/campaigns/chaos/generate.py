@@ -96,8 +96,10 @@ class ChaosConfig:
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"kind: expected one of {', '.join(KINDS)}, got {self.kind!r}")
-        if self.referee not in (None, "kafka"):
-            raise ValueError(f"referee: expected kafka or None, got {self.referee!r}")
+        if self.referee not in (None, "kafka", "kafka-leaders"):
+            raise ValueError(
+                f"referee: expected kafka, kafka-leaders or None, got {self.referee!r}"
+            )
         low, high = self.members
         if not 1 <= low <= high:
             raise ValueError(f"members: expected 1 <= low <= high, got {low}..{high}")

@@ -135,7 +135,7 @@ def run_spec(spec: ChaosSpec, referee: str | None = None) -> tuple[RunOutcome, R
     loaded = kinds.get(spec.group_kind).loads(text, f"{spec.name}.toml")
     started = time.perf_counter()
     result = simulate(
-        loaded, spec.seed, max_cpu_s=spec.max_cpu_s, coordinator_io=referee is not None
+        loaded, spec.seed, max_cpu_s=spec.max_cpu_s, coordinator_io=referee == "kafka"
     )
     compared, answers = referee_counts(result, referee)
     wall = time.perf_counter() - started
@@ -194,7 +194,7 @@ def simulated_signature(
         loads_any(text, f"{name}.toml"),
         seed,
         max_cpu_s=max_cpu_s,
-        coordinator_io=referee is not None,
+        coordinator_io=referee == "kafka",
     )
     refereed(result, referee)
     return failure_signature(result)

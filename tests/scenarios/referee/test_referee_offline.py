@@ -273,3 +273,32 @@ def test_consumer_rounds_without_inputs_are_skipped() -> None:
     verdict = judge_consumer(_OwnConsumerAssignors(), records)  # type: ignore[arg-type]
     assert verdict.compared == 0
     assert dict(verdict.skipped) == {"no_inputs": len(records)}
+
+
+@pytest.mark.parametrize(("name", "coordinator"), [("kafka", True), ("kafka-leaders", False)])
+def test_only_the_kafka_referee_logs_and_judges_the_coordinators_answers(
+    monkeypatch: pytest.MonkeyPatch, name: str, coordinator: bool
+) -> None:
+    """``--referee kafka-leaders`` keeps the run's quiet skipping (no coordinator traffic is
+    logged) and judges leader rounds only; ``kafka`` logs and judges every answer."""
+    from scenarios.campaigns.chaos import generate
+    from scenarios.campaigns.chaos.run import run_spec
+
+    seen: list[bool] = []
+
+    def fake_judge(
+        records: list[dict[str, object]], *, coordinator: bool = True
+    ) -> referee.RefereeVerdict:
+        seen.append(any(r["kind"] == "coordinator_opened" for r in records))
+        return referee.RefereeVerdict()
+
+    monkeypatch.setattr(referee, "judge", fake_judge)
+    spec = generate(ChaosConfig(kind="consumer", members=(3, 3), duration_ms=60_000), 3, 0)
+    run_spec(spec, name)
+    assert seen == [coordinator]
+
+
+def test_kafka_leaders_leaves_a_logged_coordinators_answers_unjudged() -> None:
+    records: list[dict[str, object]] = [{"t_ms": 0, "seq": 0, "kind": "coordinator_opened"}]
+    verdict = referee.judge(records, coordinator=False)  # no JVM is started for it
+    assert (verdict.compared, verdict.answers, verdict.violations) == (0, 0, [])
