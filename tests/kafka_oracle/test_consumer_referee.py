@@ -207,7 +207,7 @@ def test_a_planted_range_bug_passes_every_checker_and_the_referee_finds_it(
     assert "RangeAssignor disagrees" in found["detail"]
     assert "partitions: groupsim" in found["detail"]
     # the chaos path (run_spec -> refereed) puts it right after the record it judges
-    compared = refereed(result, "kafka")
+    compared = refereed(result, "kafka-leaders")
     assert compared == verdict.compared
     at = next(i for i, r in enumerate(result.records) if r["kind"] == "violation")
     assert result.records[at - 1]["kind"] == "consumer_assignor"

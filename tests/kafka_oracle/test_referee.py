@@ -32,7 +32,7 @@ _CONFIG = ChaosConfig(
     members=(3, 5),
     protocols=("eager", "compatible", "sessioned"),
     duration_ms=600_000,
-    referee="kafka",
+    referee="kafka-leaders",
 )
 
 
@@ -70,7 +70,7 @@ def _plant_one_revoked_task_kept(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_planted_assignor_bug_is_found_and_shrunk(monkeypatch: pytest.MonkeyPatch) -> None:
     _plant_one_revoked_task_kept(monkeypatch)
     config = ChaosConfig(
-        members=(3, 5), protocols=("sessioned",), duration_ms=600_000, referee="kafka"
+        members=(3, 5), protocols=("sessioned",), duration_ms=600_000, referee="kafka-leaders"
     )
     result = run_campaign(config, 10, 7, jobs=1, shrink_failures=False)
     found = [o for o in result.outcomes if referee.REFEREE_INVARIANT in o.violations]
@@ -95,7 +95,7 @@ def test_check_referee_judges_a_saved_log(monkeypatch: pytest.MonkeyPatch, tmp_p
     _plant_one_revoked_task_kept(monkeypatch)
     config = ChaosConfig(members=(4, 4), protocols=("sessioned",), duration_ms=600_000)
     for index in range(10):
-        outcome, result = run_spec(generate(config, 7, index), "kafka")
+        outcome, result = run_spec(generate(config, 7, index), "kafka-leaders")
         if referee.REFEREE_INVARIANT in outcome.violations:
             break
     else:
@@ -108,7 +108,7 @@ def test_check_referee_judges_a_saved_log(monkeypatch: pytest.MonkeyPatch, tmp_p
     assert "leader round(s) compared" in done.output
 
 
-_STREAMS = ChaosConfig(kind="streams", members=(2, 5), duration_ms=600_000, referee="kafka")
+_STREAMS = ChaosConfig(kind="streams", members=(2, 5), duration_ms=600_000, referee="kafka-leaders")
 
 
 def test_a_clean_streams_campaign_has_no_disagreement() -> None:
@@ -160,7 +160,7 @@ def test_check_referee_judges_a_saved_streams_log(
     assert "0 disagreement(s)" in done.output
     _plant_no_warmups(monkeypatch)
     for index in range(10):
-        outcome, result = run_spec(generate(config, 3, index), "kafka")
+        outcome, result = run_spec(generate(config, 3, index), "kafka-leaders")
         if referee.REFEREE_INVARIANT in outcome.violations:
             break
     else:

@@ -36,7 +36,7 @@ def test_the_referee_finds_an_eager_round_robin_in_the_wrong_order() -> None:
     bug = by_name("eager-round-robin-reversed")
     assert bug.referee_only
     with bug.applied():
-        outcome = run_one(replace(chaos_config(bug, 0), referee="kafka"), 1, 0)
+        outcome = run_one(replace(chaos_config(bug, 0), referee="kafka-leaders"), 1, 0)
     assert outcome.first_new is not None
     assert outcome.first_new[0] == referee.REFEREE_INVARIANT
     assert "eager assignor disagrees" in outcome.first_new[1]
@@ -50,7 +50,7 @@ def test_the_referee_finds_standbys_on_the_most_loaded_clients() -> None:
     found = None
     with bug.applied():
         for index in range(3):
-            outcome = run_one(replace(chaos_config(bug, index), referee="kafka"), 1, index)
+            outcome = run_one(replace(chaos_config(bug, index), referee="kafka-leaders"), 1, index)
             if outcome.first_new is not None:
                 found = outcome.first_new
                 break
