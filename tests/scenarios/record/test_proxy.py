@@ -124,7 +124,7 @@ async def test_hostile_traffic_closes_only_its_connection(tmp_path: Path) -> Non
         # ... and a well-behaved consumer still gets through afterwards.
         client = kafka_python(port, "late").start()
         try:
-            await wait_for(lambda: client.assignment == list(range(6)), 30, "the late consumer")
+            await wait_for(lambda: client.assignment == list(range(6)), 60, "the late consumer")
         finally:
             await client.stop()
         nursery.cancel_scope.cancel()
