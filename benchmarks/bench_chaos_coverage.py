@@ -1,19 +1,18 @@
 """Branch coverage of ``members/`` and ``coordinator/`` under a chaos campaign, per kind.
 
 Run: ``nice -n 19 .venv/bin/python benchmarks/bench_chaos_coverage.py [--runs N] [--seed S]
-[--kind connect|streams ...] [--json FILE]`` (default 100 runs of each kind, seed 1, the
-defaults of ``groupsim chaos``: 3..10 members, every fault kind, a 1 h fault window). Needs
+[--kind connect|streams|consumer ...] [--json FILE]`` (default 100 runs of each of the three
+kinds, seed 1, the defaults of ``groupsim chaos``: 3..10 members, every fault kind, a 1 h fault
+window). Needs
 coverage.py in the venv (``.venv/bin/pip install coverage``; not a project dependency).
 
 Each kind's runs go through :func:`scenarios.campaigns.chaos.run_one` in this process (what a
 ``groupsim chaos --jobs 1`` worker does for run ``i``, without the pool or the shrinker) under
 one ``coverage.Coverage(branch=True)`` measuring only ``members/`` and ``coordinator/``. Prints,
 per kind, branches hit / total per package, then every unreached branch as
-``file:line -> line  source`` (``exit`` when the branch leaves the function). The consumer
-kind has no chaos generator yet (``scenarios.campaigns.chaos_names.KINDS``), so it is not
-measured. Issue 23 item 5; the figures and the reason for each unreached branch are in
-docs/chaos.md ("Branch coverage under chaos"). Not a test: it takes minutes (coverage's
-tracer slows a run ~3x).
+``file:line -> line  source`` (``exit`` when the branch leaves the function). Issue 23 item 5;
+the figures and the reason for each unreached branch are in docs/chaos.md ("Branch coverage
+under chaos"). Not a test: it takes minutes (coverage's tracer slows a run ~3x).
 """
 
 from __future__ import annotations
@@ -98,11 +97,14 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=100, help="runs per kind (default 100)")
     parser.add_argument("--seed", type=int, default=1, help="campaign seed (default 1)")
     parser.add_argument(
-        "--kind", action="append", choices=("connect", "streams"), help="default: both"
+        "--kind",
+        action="append",
+        choices=("connect", "streams", "consumer"),
+        help="default: all three",
     )
     parser.add_argument("--json", type=Path, help="also write the figures here as JSON")
     args = parser.parse_args()
-    kinds = args.kind or ["connect", "streams"]
+    kinds = args.kind or ["connect", "streams", "consumer"]
     if len(kinds) > 1:
         # one process per kind, one after the other: each measures its imports afresh
         figures: dict[str, Any] = {}
