@@ -103,7 +103,7 @@ from scenarios.check.coordinator_contracts import (
     check_pending_sync,
     check_rebalance_heartbeat,
 )
-from scenarios.check.log_rules import Record, Violation, protocol_vote, violation
+from scenarios.check.log_rules import Record, Violation, protocol_vote, reads, violation
 
 __all__ = [
     "CONTRACT_INVARIANTS",
@@ -341,6 +341,16 @@ def check_generation_step(records: Sequence[Record]) -> list[Violation]:
     return found
 
 
+@reads(
+    "member_start",
+    "member_crash",
+    "member_stop",
+    "connection_error",
+    "join_group_request",
+    "wire_request",
+    "join_group_response",
+    "wire_response",
+)
 def check_member_id_required(records: Sequence[Record]) -> list[Violation]:
     """``member_id_not_required``: a new dynamic member first hears MEMBER_ID_REQUIRED."""
     found: list[Violation] = []
@@ -454,6 +464,7 @@ _REQUEST_KINDS = {
 _FENCEABLE_APIS = frozenset({"JoinGroup", "SyncGroup", "Heartbeat"})
 
 
+@reads("member_replaced", "wire_response", *_REQUEST_KINDS, *_REQUEST_KINDS.values())
 def check_fenced_member(records: Sequence[Record]) -> list[Violation]:
     """``fenced_member_accepted``: a replaced static member id is never answered ``NONE``."""
     found: list[Violation] = []

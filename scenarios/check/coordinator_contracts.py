@@ -66,7 +66,7 @@ import heapq
 from collections.abc import Sequence
 from typing import Any
 
-from scenarios.check.log_rules import Record, Violation, violation
+from scenarios.check.log_rules import Record, Violation, reads, violation
 
 __all__ = [
     "HEARTBEAT_NOT_REBALANCING",
@@ -101,6 +101,7 @@ PENDING_SYNC_EXPIRED_EARLY = "pending_sync_expired_early"
 SERVE_TIMER_SLACK_MS = 1_000
 
 
+@reads("rebalance_heartbeat")
 def check_rebalance_heartbeat(records: Sequence[Record]) -> list[Violation]:
     """``heartbeat_not_rebalancing``: a Heartbeat that reached a PreparingRebalance group is
     never answered ``NONE``."""
@@ -125,6 +126,14 @@ def check_rebalance_heartbeat(records: Sequence[Record]) -> list[Violation]:
 _LEADER_DECISIONS = frozenset({"assignor", "streams_assignment", "consumer_assignor"})
 
 
+@reads(
+    "generation",
+    "group_loaded",
+    "group_state",
+    "member_replaced",
+    "sync_group_request",
+    *_LEADER_DECISIONS,
+)
 def check_assignment_once(records: Sequence[Record]) -> list[Violation]:
     """``assignment_recomputed``: a static leader that rejoined a Stable group runs no
     assignor for the generation it already assigned (KIP-814 ``skip_assignment``)."""
@@ -306,6 +315,7 @@ def check_pending_members(records: Sequence[Record]) -> list[Violation]:
     return found
 
 
+@reads("generation", "group_loaded", "member_replaced", "join_group_response")
 def check_join_answer_in_generation(records: Sequence[Record]) -> list[Violation]:
     """``join_answer_outside_generation``: a successful JoinGroup answer goes to a member of
     the generation it names (module doc)."""
