@@ -163,6 +163,7 @@ _COORDINATOR_KINDS = frozenset(
 )
 
 
+@reads("assignor")
 def check_revoked_and_reassigned(records: Sequence[Record]) -> list[Violation]:
     """``revoked_and_reassigned``: an incremental round revokes before it reassigns."""
     found: list[Violation] = []
@@ -261,6 +262,7 @@ def check_probing_after_warmups(records: Sequence[Record]) -> list[Violation]:
     return found
 
 
+@reads("assignor", "assignment")
 def check_delay_shared(records: Sequence[Record]) -> list[Violation]:
     """``scheduled_delay_not_shared``: a member's delay is its round's leader's delay."""
     found: list[Violation] = []
@@ -291,6 +293,7 @@ def check_delay_shared(records: Sequence[Record]) -> list[Violation]:
     return found
 
 
+@reads("streams_assignment", "assignment")
 def check_followup_for_withheld(records: Sequence[Record]) -> list[Violation]:
     """``followup_rebalance_missing``: a client given a withheld active rejoins at once."""
     found: list[Violation] = []
@@ -318,6 +321,7 @@ def check_followup_for_withheld(records: Sequence[Record]) -> list[Violation]:
     return found
 
 
+@reads("group_loaded", "generation")
 def check_generation_step(records: Sequence[Record]) -> list[Violation]:
     """``generation_skipped``: every ``generation`` record is the previous one plus one."""
     found: list[Violation] = []

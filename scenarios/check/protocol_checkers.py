@@ -130,6 +130,7 @@ PROTOCOL_INVARIANTS = (
 )
 
 
+@reads("group_loaded", "generation")
 def check_generation_increases(records: Sequence[Record]) -> list[Violation]:
     """``generation_regressed``: each ``generation`` record exceeds the previous one (or the
     generation of the latest ``group_loaded``)."""
@@ -154,6 +155,7 @@ def check_generation_increases(records: Sequence[Record]) -> list[Violation]:
     return found
 
 
+@reads("member_start", "group_loaded", "assignment")
 def check_member_generation(records: Sequence[Record]) -> list[Violation]:
     """``member_generation_regressed``: per member process, applied generations never go
     back (lowered by a ``group_loaded`` of an older generation)."""
@@ -275,6 +277,7 @@ def _late_stale_accepted(r: Record, group_gen: int | None) -> Violation | None:
     )
 
 
+@reads("generation", "group_loaded", "assignment")
 def check_elected_protocol(records: Sequence[Record]) -> list[Violation]:
     """``protocol_mismatch``: an assignment's ``protocol`` is its generation's protocol."""
     found: list[Violation] = []
@@ -348,6 +351,7 @@ def check_protocol_vote(records: Sequence[Record]) -> list[Violation]:
     return found
 
 
+@reads("member_start", "generation", "assignor")
 def check_static_placement(records: Sequence[Record]) -> list[Violation]:
     """``static_placement``: KIP-987 static jobs go only to workers that name them, wildcard
     jobs only to wildcard workers (judged on the leader's ``assignor`` records)."""
@@ -429,6 +433,7 @@ def check_streams_active_follows_assignment(records: Sequence[Record]) -> list[V
     return found
 
 
+@reads("assignment")
 def check_streams_assignment_disjoint(records: Sequence[Record]) -> list[Violation]:
     """``active_and_standby`` on the assignment itself: a Streams ``assignment`` that lists a
     task both as active and as standby (Kafka's ``ClientState#assignStandby`` refuses it; the
@@ -450,6 +455,7 @@ def check_streams_assignment_disjoint(records: Sequence[Record]) -> list[Violati
     return found
 
 
+@reads("streams_assignment")
 def check_streams_active_caught_up(records: Sequence[Record]) -> list[Violation]:
     """``active_not_caught_up``: each Streams leader decision puts a stateful active task on
     a caught-up client, or on a client with the smallest lag when none is caught up (see the
