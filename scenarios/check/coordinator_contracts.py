@@ -286,13 +286,13 @@ def check_pending_members(records: Sequence[Record]) -> list[Violation]:
                 )
         kind = r.get("kind")
         group = r.get("group")
-        mid = str(r.get("member_id"))
         if kind == "member_pending":
+            mid = str(r.get("member_id"))
             pending[(group, mid)] = r
             deadline = t + int(r.get("session_timeout_ms") or 0) + _slack(r)
             heapq.heappush(deadlines, (deadline, int(r.get("seq") or 0), group, mid))
         elif kind in ("member_added", "member_pending_removed"):
-            pending.pop((group, mid), None)
+            pending.pop((group, str(r.get("member_id"))), None)
         elif kind == "group_loaded" or (kind == "group_state" and r.get("to") == "Dead"):
             for key in [k for k in pending if k[0] == group]:
                 del pending[key]
@@ -356,7 +356,7 @@ def check_pending_sync(records: Sequence[Record]) -> list[Violation]:
     open_: dict[Any, tuple[Record, int]] = {}  # group -> (its generation record, deadline)
     for r in records:
         t = int(r.get("t_ms") or 0)
-        for group, (start, deadline) in list(open_.items()):
+        for group, (start, deadline) in list(open_.items()) if open_ else ():
             if t > deadline + _slack(start):
                 del open_[group]
                 found.append(
