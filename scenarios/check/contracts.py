@@ -345,16 +345,10 @@ def check_generation_step(records: Sequence[Record]) -> list[Violation]:
     return found
 
 
-@reads(
-    "member_start",
-    "member_crash",
-    "member_stop",
-    "connection_error",
-    "join_group_request",
-    "wire_request",
-    "join_group_response",
-    "wire_response",
-)
+_JOIN_TRACE = ("join_group_request", "join_group_response", "wire_request", "wire_response")
+
+
+@reads("member_start", "member_crash", "member_stop", "connection_error", *_JOIN_TRACE)
 def check_member_id_required(records: Sequence[Record]) -> list[Violation]:
     """``member_id_not_required``: a new dynamic member first hears MEMBER_ID_REQUIRED."""
     found: list[Violation] = []
