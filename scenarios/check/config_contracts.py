@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from scenarios.check.log_rules import Record, Violation, violation
+from scenarios.check.log_rules import Record, Violation, reads, violation
 
 __all__ = ["CONFIG_BEHIND_ASSIGNMENT", "check_config_before_work"]
 
@@ -26,6 +26,7 @@ CONFIG_BEHIND_ASSIGNMENT = "config_behind_assignment"
 _STARTS = {"connector_start": "connector", "task_start": "task"}
 
 
+@reads("member_start", "assignment", *_STARTS)
 def check_config_before_work(records: Sequence[Record]) -> list[Violation]:
     """``config_behind_assignment``: a worker starts an assignment's work only at (or past)
     the assignment's config offset (module doc)."""

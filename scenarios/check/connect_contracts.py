@@ -45,6 +45,7 @@ docs/chaos.md "Contract rules").
 from __future__ import annotations
 
 import base64
+import functools
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -93,15 +94,26 @@ def _held(inputs: Mapping[str, Any]) -> dict[str, dict[str, set[str]]] | None:
     member's bytes do not decode)."""
     out: dict[str, dict[str, set[str]]] = {}
     for member_id, encoded in inputs.get("members") or ():
-        try:
-            allocation = decode_subscription_v1(base64.b64decode(encoded)).allocation
-        except (DecodeError, ValueError):
+        allocation = _allocation(encoded)
+        if allocation is None:
             return None
-        out[member_id] = {
-            "connectors": set(allocation.connectors) if allocation else set(),
-            "tasks": {str(t) for t in allocation.tasks} if allocation else set(),
-        }
+        out[member_id] = {"connectors": set(allocation[0]), "tasks": set(allocation[1])}
     return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _allocation(encoded: str) -> tuple[frozenset[str], frozenset[str]] | None:
+    """(connectors, tasks) a member's base64 JoinGroup metadata (Connect ``ConnectProtocol``
+    v1/v2 subscription) says it holds, ``None`` if it does not decode. Cached: a member's
+    bytes recur in every round until its assignment changes, and three rules read each
+    round; the result is a function of the string alone."""
+    try:
+        allocation = decode_subscription_v1(base64.b64decode(encoded)).allocation
+    except (DecodeError, ValueError):
+        return None
+    if allocation is None:
+        return frozenset(), frozenset()
+    return frozenset(allocation.connectors), frozenset(str(t) for t in allocation.tasks)
 
 
 def _configured(r: Record, inputs: Mapping[str, Any]) -> dict[str, set[str]] | None:
@@ -158,7 +170,7 @@ class _Round:
 
 def _rounds(records: Sequence[Record]) -> Iterator[_Round]:
     for r in records:
-        if not _judged(r) or not r.get("revoked"):
+        if r.get("kind") != "assignor" or not _judged(r) or not r.get("revoked"):
             continue
         held = _held(r["inputs"])
         configured = _configured(r, r["inputs"])
@@ -269,7 +281,9 @@ def check_lost_work_to_candidates(records: Sequence[Record]) -> list[Violation]:
     """``lost_work_not_returned``: lost work handed out goes to the candidate workers."""
     found: list[Violation] = []
     for r in records:
-        if not _judged(r) or not r.get("lost") or not r.get("candidates"):
+        if r.get("kind") != "assignor" or not _judged(r) or not r.get("lost"):
+            continue
+        if not r.get("candidates"):
             continue
         members = {m for m, _ in r["inputs"].get("members") or ()}
         present = [c for c in r["candidates"] if c in members]

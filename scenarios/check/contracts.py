@@ -108,7 +108,7 @@ from scenarios.check.coordinator_contracts import (
     check_static_rejoin,
 )
 from scenarios.check.kip_contracts import KIP_CONTRACT_CHECKERS, KIP_CONTRACT_INVARIANTS
-from scenarios.check.log_rules import Record, Violation, violation
+from scenarios.check.log_rules import Record, Violation, reads, violation
 
 __all__ = [
     "CONTRACT_INVARIANTS",
@@ -165,6 +165,7 @@ CONTRACT_INVARIANTS = (
 _INCREMENTAL = frozenset({"compatible", "sessioned", "static"})
 
 
+@reads("assignor")
 def check_revoked_and_reassigned(records: Sequence[Record]) -> list[Violation]:
     """``revoked_and_reassigned``: an incremental round revokes before it reassigns."""
     found: list[Violation] = []
@@ -263,6 +264,7 @@ def check_probing_after_warmups(records: Sequence[Record]) -> list[Violation]:
     return found
 
 
+@reads("assignor", "assignment")
 def check_delay_shared(records: Sequence[Record]) -> list[Violation]:
     """``scheduled_delay_not_shared``: a member's delay is its round's leader's delay."""
     found: list[Violation] = []
@@ -293,6 +295,7 @@ def check_delay_shared(records: Sequence[Record]) -> list[Violation]:
     return found
 
 
+@reads("streams_assignment", "assignment")
 def check_followup_for_withheld(records: Sequence[Record]) -> list[Violation]:
     """``followup_rebalance_missing``: a client given a withheld active rejoins at once."""
     found: list[Violation] = []
@@ -320,6 +323,7 @@ def check_followup_for_withheld(records: Sequence[Record]) -> list[Violation]:
     return found
 
 
+@reads("group_loaded", "generation")
 def check_generation_step(records: Sequence[Record]) -> list[Violation]:
     """``generation_skipped``: every ``generation`` record is the previous one plus one."""
     found: list[Violation] = []
@@ -343,6 +347,10 @@ def check_generation_step(records: Sequence[Record]) -> list[Violation]:
     return found
 
 
+_JOIN_TRACE = ("join_group_request", "join_group_response", "wire_request", "wire_response")
+
+
+@reads("member_start", "member_crash", "member_stop", "connection_error", *_JOIN_TRACE)
 def check_member_id_required(records: Sequence[Record]) -> list[Violation]:
     """``member_id_not_required``: a new dynamic member first hears MEMBER_ID_REQUIRED."""
     found: list[Violation] = []
@@ -395,6 +403,7 @@ _REQUEST_KINDS = {
 _FENCEABLE_APIS = frozenset({"JoinGroup", "SyncGroup", "Heartbeat"})
 
 
+@reads("member_replaced", "wire_response", *_REQUEST_KINDS, *_REQUEST_KINDS.values())
 def check_fenced_member(records: Sequence[Record]) -> list[Violation]:
     """``fenced_member_accepted``: a replaced static member id is never answered ``NONE``."""
     found: list[Violation] = []

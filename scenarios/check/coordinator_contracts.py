@@ -66,7 +66,7 @@ import heapq
 from collections.abc import Sequence
 from typing import Any
 
-from scenarios.check.log_rules import Record, Violation, protocol_vote, violation
+from scenarios.check.log_rules import Record, Violation, protocol_vote, reads, violation
 
 __all__ = [
     "HEARTBEAT_NOT_REBALANCING",
@@ -106,6 +106,7 @@ STATIC_REJOIN_REBALANCED = "static_rejoin_rebalanced"
 STATIC_REJOIN_NOT_REBALANCED = "static_rejoin_not_rebalanced"
 
 
+@reads("rebalance_heartbeat")
 def check_rebalance_heartbeat(records: Sequence[Record]) -> list[Violation]:
     """``heartbeat_not_rebalancing``: a Heartbeat that reached a PreparingRebalance group is
     never answered ``NONE``."""
@@ -130,6 +131,14 @@ def check_rebalance_heartbeat(records: Sequence[Record]) -> list[Violation]:
 _LEADER_DECISIONS = frozenset({"assignor", "streams_assignment", "consumer_assignor"})
 
 
+@reads(
+    "generation",
+    "group_loaded",
+    "group_state",
+    "member_replaced",
+    "sync_group_request",
+    *_LEADER_DECISIONS,
+)
 def check_assignment_once(records: Sequence[Record]) -> list[Violation]:
     """``assignment_recomputed``: a static leader that rejoined a Stable group runs no
     assignor for the generation it already assigned (KIP-814 ``skip_assignment``)."""
@@ -282,13 +291,13 @@ def check_pending_members(records: Sequence[Record]) -> list[Violation]:
                 )
         kind = r.get("kind")
         group = r.get("group")
-        mid = str(r.get("member_id"))
         if kind == "member_pending":
+            mid = str(r.get("member_id"))
             pending[(group, mid)] = r
             deadline = t + int(r.get("session_timeout_ms") or 0) + _slack(r)
             heapq.heappush(deadlines, (deadline, int(r.get("seq") or 0), group, mid))
         elif kind in ("member_added", "member_pending_removed"):
-            pending.pop((group, mid), None)
+            pending.pop((group, str(r.get("member_id"))), None)
         elif kind == "group_loaded" or (kind == "group_state" and r.get("to") == "Dead"):
             for key in [k for k in pending if k[0] == group]:
                 del pending[key]
@@ -311,6 +320,7 @@ def check_pending_members(records: Sequence[Record]) -> list[Violation]:
     return found
 
 
+@reads("generation", "group_loaded", "member_replaced", "join_group_response")
 def check_join_answer_in_generation(records: Sequence[Record]) -> list[Violation]:
     """``join_answer_outside_generation``: a successful JoinGroup answer goes to a member of
     the generation it names (module doc)."""
@@ -351,7 +361,7 @@ def check_pending_sync(records: Sequence[Record]) -> list[Violation]:
     open_: dict[Any, tuple[Record, int]] = {}  # group -> (its generation record, deadline)
     for r in records:
         t = int(r.get("t_ms") or 0)
-        for group, (start, deadline) in list(open_.items()):
+        for group, (start, deadline) in list(open_.items()) if open_ else ():
             if t > deadline + _slack(start):
                 del open_[group]
                 found.append(

@@ -6,14 +6,38 @@ Used by :mod:`scenarios.check.protocol_checkers` and :mod:`scenarios.check.contr
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from scenarios.eventlog.kinds import Violation as EventViolation
 
-__all__ = ["Record", "Violation", "violation", "protocol_vote"]
+__all__ = ["Record", "Violation", "violation", "protocol_vote", "reads", "kinds_read"]
 
 Record = dict[str, Any]
 Violation = dict[str, Any]
+Checker = Callable[[Sequence[Record]], list[Violation]]
+
+#: checker -> the only record kinds its verdict depends on (see :func:`reads`)
+_KINDS_READ: dict[Checker, frozenset[str]] = {}
+
+
+def reads(*kinds: str) -> Callable[[Checker], Checker]:
+    """Declare that a checker's verdict depends on records of ``kinds`` only: it does nothing
+    for a record of another kind (no time or position read from it), so it gives the same
+    violations over the log's records of those kinds, in log order. The checker stays a pure
+    function over any log; :func:`scenarios.check.protocol_checkers.protocol_violations` uses
+    the declaration to hand it only those records (one scan of the log for all checkers)."""
+
+    def declare(checker: Checker) -> Checker:
+        _KINDS_READ[checker] = frozenset(kinds)
+        return checker
+
+    return declare
+
+
+def kinds_read(checker: Checker) -> frozenset[str] | None:
+    """The kinds ``checker`` declared with :func:`reads`, or ``None`` (it reads every record)."""
+    return _KINDS_READ.get(checker)
 
 
 #: the ``violation`` record's keys in the order the typed record encodes them

@@ -1,0 +1,80 @@
+"""A checker that declares the record kinds it reads (``log_rules.reads``) gives the same
+verdict over those records alone, and ``protocol_violations`` (which hands it only those)
+the same violations as every checker over the whole log."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from scenarios.campaigns.chaos import ChaosConfig
+from scenarios.campaigns.chaos.generate import generate
+from scenarios.campaigns.chaos.run import run_spec
+from scenarios.check import protocol_checkers
+from scenarios.check.log_rules import kinds_read
+from scenarios.check.protocol_checkers import protocol_violations
+from scenarios.input.library import load_any
+from scenarios.sim.runner import simulate
+
+Records = list[dict[str, Any]]
+
+_DECLARED = [c for c in protocol_checkers._CHECKERS if kinds_read(c) is not None]
+
+
+def _logs() -> list[Records]:
+    logs = [
+        simulate(load_any("worker-bounce-within-delay"), 1, log_heartbeats=True).records,
+        simulate(load_any("kip-441-scale-out"), 1).records,
+    ]
+    for kind in ("connect", "streams", "consumer"):
+        config = ChaosConfig(members=(3, 6), duration_ms=600_000, kind=kind)
+        logs += [run_spec(generate(config, 5, i))[1].records for i in range(3)]
+    return logs
+
+
+@pytest.fixture(scope="module")
+def logs() -> list[Records]:
+    return _logs()
+
+
+def test_some_checkers_declare_what_they_read() -> None:
+    assert len(_DECLARED) >= 5
+
+
+def test_a_declared_checker_judges_its_kinds_alone_the_same(logs: list[Records]) -> None:
+    for records in logs:
+        live = [r for r in records if r.get("kind") != "violation"]
+        for checker in _DECLARED:
+            kinds = kinds_read(checker) or frozenset()
+            picked = [r for r in live if r.get("kind") in kinds]
+            assert checker(picked) == checker(live), checker.__name__
+
+
+def test_protocol_violations_equal_every_checker_over_the_whole_log(
+    logs: list[Records],
+) -> None:
+    for records in logs:
+        live = [r for r in records if r.get("kind") != "violation"]
+        expected = [v for checker in protocol_checkers._CHECKERS for v in checker(live)]
+        assert protocol_violations(records) == expected
+
+
+def test_a_declared_checker_still_finds_its_violation_in_a_whole_log() -> None:
+    # a replaced static member id answered NONE (KIP-345), among records of other kinds
+    records: Records = [
+        {"t_ms": 0, "seq": 0, "kind": "member_start", "member": "w1"},
+        {
+            "t_ms": 1,
+            "seq": 1,
+            "kind": "member_replaced",
+            "member": "w1",
+            "member_id": "b",
+            "old_member_id": "a",
+        },
+        {"t_ms": 2, "seq": 2, "kind": "step", "action": "noop"},
+        {"t_ms": 3, "seq": 3, "kind": "heartbeat_request", "member": "w2", "member_id": "a"},
+        {"t_ms": 4, "seq": 4, "kind": "heartbeat_response", "member": "w2", "error": "NONE"},
+    ]
+    names = [v["invariant"] for v in protocol_violations(records)]
+    assert "fenced_member_accepted" in names
