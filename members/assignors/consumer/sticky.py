@@ -32,6 +32,9 @@ multi-generation examples in ``tests/kafka_oracle/test_consumer_sticky_different
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from functools import partial
+from itertools import repeat
+from operator import itemgetter
 
 from protocol.consumer_codec import Subscription, TopicPartition
 from protocol.java import JavaHashMap, java_string_key, string_hash
@@ -223,6 +226,19 @@ def _collect_owned(
     return equal, owned, doubly, max_generation
 
 
+_PARTITION = itemgetter(1)
+_new_tp = partial(tuple.__new__, TopicPartition)
+
+
+def _all_partitions(topics: Iterable[str], per_topic: dict[str, int]) -> list[TopicPartition]:
+    """Every partition of ``topics`` in that order, partitions ascending (the tuples built by
+    ``tuple.__new__`` in C, without ``TopicPartition``'s Python-level constructor)."""
+    out: list[TopicPartition] = []
+    for t in topics:
+        out += map(_new_tp, zip(repeat(t), range(per_topic[t])))
+    return out
+
+
 def _unassigned(
     all_sorted: list[TopicPartition],
     assigned_sorted: list[TopicPartition],
@@ -268,8 +284,11 @@ def _constrained(
     under: list[str] = []
     exactly: list[str] = []
 
-    # Java string order of each topic, computed once (owned partitions are of these topics)
+    # Java string order of each topic, computed once (owned partitions are of these topics).
+    # Without characters beyond U+FFFF, Java's UTF-16 order is Python's code point order, so
+    # the sorts below compare the (topic, partition) tuples natively instead of through keys.
     topic_key = {t: java_string_key(t) for t in per_topic}
+    plain = all(len(k) == 2 * len(t) for t, k in topic_key.items())
     for consumer in owned_order:
         if consumer in racks.consumer_racks:
             keep: list[TopicPartition] = []
@@ -280,7 +299,11 @@ def _constrained(
                     keep.append(tp)
         else:  # a member without a rack never mismatches
             keep = list(owned[consumer])
-        keep.sort(key=lambda tp: (tp.partition, topic_key[tp.topic]))
+        if plain:  # by (topic, partition), then stably by partition: (partition, topic)
+            keep.sort()
+            keep.sort(key=_PARTITION)
+        else:
+            keep.sort(key=lambda tp: (tp.partition, topic_key[tp.topic]))
         for tp in doubly:
             _remove_first(keep, tp)
         mine = assignment[consumer]
@@ -305,9 +328,12 @@ def _constrained(
                 exactly.append(consumer)
 
     topics_sorted = sorted(per_topic, key=topic_key.__getitem__)
-    every = [TopicPartition(t, p) for t in topics_sorted for p in range(per_topic[t])]
+    every = _all_partitions(topics_sorted, per_topic)
     if assigned:
-        assigned.sort(key=lambda tp: (topic_key[tp.topic], tp.partition))
+        if plain:
+            assigned.sort()
+        else:
+            assigned.sort(key=lambda tp: (topic_key[tp.topic], tp.partition))
         unassigned = _unassigned(every, assigned)
     else:
         unassigned = every
@@ -357,6 +383,7 @@ def _constrained(
 
     # assignRoundRobin: ``cursor`` is Java's iterator over ``under`` (index of its next element)
     cursor = 0
+    check_transfer = bool(maybe_revoked or doubly)  # else give() never records a transfer
     for tp in unassigned:
         from_iterator = False
         if cursor < len(under):
@@ -371,7 +398,13 @@ def _constrained(
             cursor = 1
             consumer = under[0]
             from_iterator = True
-        count = give(tp, consumer)
+        mine = assignment[consumer]  # give(), inlined: one call per partition is the cost here
+        mine.append(tp)
+        if check_transfer:
+            previous = maybe_revoked.get(tp)
+            if (previous is not None and previous != consumer) or tp in doubly:
+                transferring[tp] = consumer
+        count = len(mine)
         if count == min_quota:
             if not from_iterator:
                 raise StickyAssignmentError("iterator remove without next (Kafka: IllegalState)")
