@@ -37,7 +37,7 @@ from itertools import repeat
 from operator import itemgetter
 
 from protocol.consumer_codec import Subscription, TopicPartition
-from protocol.java import JavaHashMap, java_string_key, string_hash
+from protocol.java import JavaHashMap, hash_order, java_string_key, string_hash
 
 from .model import (
     ClusterTopics,
@@ -193,6 +193,7 @@ def _collect_owned(
     owner_of: dict[TopicPartition, str] = {}
     doubly: set[TopicPartition] = set()
     by_id = {m.member_id: m for m in ordered}
+    all_known = set(per_topic)
     for m in ordered:
         sub_topics = m.subscription.topics
         if not topics:
@@ -204,7 +205,16 @@ def _collect_owned(
         max_generation = max(max_generation, generation)
         mine: list[TopicPartition] = []
         owned[m.member_id] = mine
-        for tp in data.partitions:
+        partitions = data.partitions
+        if not all_known.issuperset(map(_TOPIC, partitions)):
+            partitions = [tp for tp in partitions if tp.topic in per_topic]
+        claims = dict.fromkeys(partitions, m.member_id)
+        if len(claims) == len(partitions) and owner_of.keys().isdisjoint(claims):
+            # no partition claimed twice: the loop below would keep each one, in order
+            mine += partitions
+            owner_of.update(claims)
+            continue
+        for tp in partitions:
             if tp.topic not in per_topic:
                 continue
             other = owner_of.get(tp)
@@ -226,6 +236,7 @@ def _collect_owned(
     return equal, owned, doubly, max_generation
 
 
+_TOPIC = itemgetter(0)
 _PARTITION = itemgetter(1)
 _new_tp = partial(tuple.__new__, TopicPartition)
 
@@ -758,10 +769,8 @@ def sticky_assignment(
     equal, owned, doubly, max_generation = _collect_owned(
         ordered, per_topic, member_data, max_generation
     )
-    owned_map = JavaHashMap(string_hash)
-    for m in ordered:
-        owned_map.add(m.member_id)
-    owned_order = list(owned_map)
+    # the HashMap of owned partitions, filled in ``ordered``'s order, iterates in this order
+    owned_order = hash_order([m.member_id for m in ordered], string_hash)
     if equal:
         assignment, transferring = _constrained(per_topic, racks, owned, owned_order, doubly)
         return StickyResult(assignment, max_generation, transferring)
