@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterable, Sequence
+from functools import partial
+from itertools import repeat
 from typing import NamedTuple
 
 import msgspec
@@ -222,6 +224,23 @@ FieldReader = _Cursor
 
 _I16_AT = _I16.unpack_from
 _I32_AT = _I32.unpack_from
+_I32X2_AT = struct.Struct(">ii").unpack_from
+_new_tp = partial(tuple.__new__, TopicPartition)
+
+#: Topic names already read, by their STRING bytes: a leader reads the same few names once per
+#: member (subscribed topics, owned partitions, the sticky user data); the decoding is a pure
+#: function of the bytes, so a name read once is reused. Cleared when it grows past 10,000.
+_name_cache: dict[bytes, str] = {}
+
+
+def _name(raw: bytes) -> str:
+    """:func:`protocol.java.java_utf8` of ``raw`` through :data:`_name_cache`."""
+    name = _name_cache.get(raw)
+    if name is None:
+        if len(_name_cache) >= 10_000:
+            _name_cache.clear()
+        name = _name_cache[raw] = java_utf8(raw)
+    return name
 
 
 def read_topic_partitions(data: bytes, pos: int) -> tuple[tuple[TopicPartition, ...], int] | None:
@@ -247,17 +266,21 @@ def read_topic_partitions(data: bytes, pos: int) -> tuple[tuple[TopicPartition, 
         pos += 2
         if size < 0 or size > end - pos:
             return None
-        topic = java_utf8(data[pos : pos + size])
+        raw = data[pos : pos + size]
+        topic = _name_cache.get(raw) or _name(raw)
         pos += size
-        (count,) = _I32_AT(data, pos)
+        if end - pos >= 8:  # the count and the first partition in one read
+            count, first = _I32X2_AT(data, pos)
+        else:
+            (count,) = _I32_AT(data, pos)
         pos += 4
         if count < 0 or 4 * count > end - pos:
             return None
         if count == 1:  # one partition per topic: the usual spread of many topics
-            out.append(new(TopicPartition, (topic, _I32_AT(data, pos)[0])))
+            out.append(new(TopicPartition, (topic, first)))
         else:
             parts = struct.unpack_from(f">{count}i", data, pos)
-            out += [new(TopicPartition, (topic, p)) for p in parts]
+            out += map(_new_tp, zip(repeat(topic), parts))
         pos += 4 * count
     return tuple(out), pos
 
@@ -282,7 +305,8 @@ def _fast_decode_subscription(data: bytes) -> Subscription | None:
             pos += 2
             if size < 0 or size > end - pos:
                 return None
-            topics.append(java_utf8(data[pos : pos + size]))
+            raw = data[pos : pos + size]
+            topics.append(_name_cache.get(raw) or _name(raw))
             pos += size
         (size,) = _I32_AT(data, pos)
         pos += 4

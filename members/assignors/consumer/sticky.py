@@ -32,9 +32,12 @@ multi-generation examples in ``tests/kafka_oracle/test_consumer_sticky_different
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from functools import partial
+from itertools import repeat
+from operator import itemgetter
 
 from protocol.consumer_codec import Subscription, TopicPartition
-from protocol.java import JavaHashMap, java_string_key, string_hash
+from protocol.java import JavaHashMap, hash_order, java_string_key, string_hash
 
 from .model import (
     ClusterTopics,
@@ -190,6 +193,7 @@ def _collect_owned(
     owner_of: dict[TopicPartition, str] = {}
     doubly: set[TopicPartition] = set()
     by_id = {m.member_id: m for m in ordered}
+    all_known = set(per_topic)
     for m in ordered:
         sub_topics = m.subscription.topics
         if not topics:
@@ -201,7 +205,16 @@ def _collect_owned(
         max_generation = max(max_generation, generation)
         mine: list[TopicPartition] = []
         owned[m.member_id] = mine
-        for tp in data.partitions:
+        partitions = data.partitions
+        if not all_known.issuperset(map(_TOPIC, partitions)):
+            partitions = [tp for tp in partitions if tp.topic in per_topic]
+        claims = dict.fromkeys(partitions, m.member_id)
+        if len(claims) == len(partitions) and owner_of.keys().isdisjoint(claims):
+            # no partition claimed twice: the loop below would keep each one, in order
+            mine += partitions
+            owner_of.update(claims)
+            continue
+        for tp in partitions:
             if tp.topic not in per_topic:
                 continue
             other = owner_of.get(tp)
@@ -221,6 +234,20 @@ def _collect_owned(
                 _remove_first(owned[other], tp)
                 owner_of[tp] = m.member_id
     return equal, owned, doubly, max_generation
+
+
+_TOPIC = itemgetter(0)
+_PARTITION = itemgetter(1)
+_new_tp = partial(tuple.__new__, TopicPartition)
+
+
+def _all_partitions(topics: Iterable[str], per_topic: dict[str, int]) -> list[TopicPartition]:
+    """Every partition of ``topics`` in that order, partitions ascending (the tuples built by
+    ``tuple.__new__`` in C, without ``TopicPartition``'s Python-level constructor)."""
+    out: list[TopicPartition] = []
+    for t in topics:
+        out += map(_new_tp, zip(repeat(t), range(per_topic[t])))
+    return out
 
 
 def _unassigned(
@@ -268,8 +295,11 @@ def _constrained(
     under: list[str] = []
     exactly: list[str] = []
 
-    # Java string order of each topic, computed once (owned partitions are of these topics)
+    # Java string order of each topic, computed once (owned partitions are of these topics).
+    # Without characters beyond U+FFFF, Java's UTF-16 order is Python's code point order, so
+    # the sorts below compare the (topic, partition) tuples natively instead of through keys.
     topic_key = {t: java_string_key(t) for t in per_topic}
+    plain = all(len(k) == 2 * len(t) for t, k in topic_key.items())
     for consumer in owned_order:
         if consumer in racks.consumer_racks:
             keep: list[TopicPartition] = []
@@ -280,7 +310,11 @@ def _constrained(
                     keep.append(tp)
         else:  # a member without a rack never mismatches
             keep = list(owned[consumer])
-        keep.sort(key=lambda tp: (tp.partition, topic_key[tp.topic]))
+        if plain:  # by (topic, partition), then stably by partition: (partition, topic)
+            keep.sort()
+            keep.sort(key=_PARTITION)
+        else:
+            keep.sort(key=lambda tp: (tp.partition, topic_key[tp.topic]))
         for tp in doubly:
             _remove_first(keep, tp)
         mine = assignment[consumer]
@@ -305,9 +339,12 @@ def _constrained(
                 exactly.append(consumer)
 
     topics_sorted = sorted(per_topic, key=topic_key.__getitem__)
-    every = [TopicPartition(t, p) for t in topics_sorted for p in range(per_topic[t])]
+    every = _all_partitions(topics_sorted, per_topic)
     if assigned:
-        assigned.sort(key=lambda tp: (topic_key[tp.topic], tp.partition))
+        if plain:
+            assigned.sort()
+        else:
+            assigned.sort(key=lambda tp: (topic_key[tp.topic], tp.partition))
         unassigned = _unassigned(every, assigned)
     else:
         unassigned = every
@@ -357,6 +394,7 @@ def _constrained(
 
     # assignRoundRobin: ``cursor`` is Java's iterator over ``under`` (index of its next element)
     cursor = 0
+    check_transfer = bool(maybe_revoked or doubly)  # else give() never records a transfer
     for tp in unassigned:
         from_iterator = False
         if cursor < len(under):
@@ -371,7 +409,13 @@ def _constrained(
             cursor = 1
             consumer = under[0]
             from_iterator = True
-        count = give(tp, consumer)
+        mine = assignment[consumer]  # give(), inlined: one call per partition is the cost here
+        mine.append(tp)
+        if check_transfer:
+            previous = maybe_revoked.get(tp)
+            if (previous is not None and previous != consumer) or tp in doubly:
+                transferring[tp] = consumer
+        count = len(mine)
         if count == min_quota:
             if not from_iterator:
                 raise StickyAssignmentError("iterator remove without next (Kafka: IllegalState)")
@@ -725,10 +769,8 @@ def sticky_assignment(
     equal, owned, doubly, max_generation = _collect_owned(
         ordered, per_topic, member_data, max_generation
     )
-    owned_map = JavaHashMap(string_hash)
-    for m in ordered:
-        owned_map.add(m.member_id)
-    owned_order = list(owned_map)
+    # the HashMap of owned partitions, filled in ``ordered``'s order, iterates in this order
+    owned_order = hash_order([m.member_id for m in ordered], string_hash)
     if equal:
         assignment, transferring = _constrained(per_topic, racks, owned, owned_order, doubly)
         return StickyResult(assignment, max_generation, transferring)
