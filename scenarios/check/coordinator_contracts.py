@@ -459,6 +459,10 @@ def check_static_rejoin(records: Sequence[Record]) -> list[Violation]:
             protocol = r.get("protocol")
             if kind == "group_loaded":
                 state = r.get("state")
+                # GroupMetadataManager#replay keeps each member's metadata for the group's
+                # protocol only: until a member joins again it supports just that one.
+                for member_id in members:
+                    by_id[member_id] = [str(protocol)]
         elif kind == "member_replaced":
             old, new = str(r.get("old_member_id")), str(r.get("member_id"))
             if name in lists:

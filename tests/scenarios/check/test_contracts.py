@@ -471,3 +471,33 @@ def test_kip814_a_static_leader_rejoining_a_stable_group_runs_no_assignor() -> N
     assert check_assignment_once(_log(generation, stable, replaced, rebalance, decision)) == []
     # a leader that rejoins in CompletingRebalance is given the member list again (Kafka)
     assert check_assignment_once(_log(generation, decision, decision)) == []
+
+
+def test_kip345_after_a_failover_members_support_only_the_loaded_protocol() -> None:
+    """A group loaded from its record knows each member's metadata for the group's protocol
+    only (GroupMetadataManager#replay): a static rejoiner whose list would make the old lists
+    elect another protocol leaves the vote where it is, and the group keeps its generation
+    (chaos consumer seed 1, runs 554/717/830, were reported before this)."""
+    both = ["range", "cooperative-sticky"]
+    running = [
+        {**_join("a", "a-1"), "protocols": both},
+        {**_join("b", "b-1"), "protocols": ["cooperative-sticky"]},
+        _generation(2, ["a-1", "b-1"], protocol="cooperative-sticky"),
+        _state("PreparingRebalance", "CompletingRebalance"),
+        _state("CompletingRebalance", "Stable"),
+    ]
+    loaded = {
+        "kind": "group_loaded",
+        "generation": 2,
+        "protocol": "cooperative-sticky",
+        "state": "Stable",
+        "member_ids": ["a-1", "b-1"],
+        "t": 40,
+    }
+    rejoin = [{**_join("b"), "protocols": both, "t": 50}, _replaced("b", "b-2", "b-1")]
+    answer = {**_join_answer("b", "b-2", "NONE"), "t": 51}
+    assert check_static_rejoin(_log(*running, loaded, *rejoin, answer)) == []
+    # without the failover both lists elect range: the same rejoin must rebalance
+    assert _names(check_static_rejoin(_log(*running, *rejoin, answer))) == [
+        "static_rejoin_not_rebalanced"
+    ]
