@@ -81,9 +81,15 @@ def stopping() -> Iterator[Stop]:
     stop = Stop()
 
     def handler(signum: int, frame: Any) -> None:
+        # Signals that arrive before SIG_IGN takes effect run this handler again, nested in
+        # this one (Python runs a pending handler at the next bytecode boundary, even inside
+        # signal.signal): only the first may raise, or the second KeyboardInterrupt escapes
+        # from within the first handler's clean-up with a traceback.
+        if stop.signum is not None:
+            return
+        stop.signum = signum
         for each in _SIGNALS:
             signal.signal(each, signal.SIG_IGN)
-        stop.signum = signum
         start_watchdog(stop.exit_code)
         raise KeyboardInterrupt
 
