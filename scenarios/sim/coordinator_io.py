@@ -69,12 +69,14 @@ def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
-def request_body(request: Any) -> dict[str, Any]:
-    """A group request as the driver's ``body`` (``GroupsimCoordinatorDriver`` javadoc)."""
+def request_body(request: Any, member_key: Callable[[str], str] = str) -> dict[str, Any]:
+    """A group request (JoinGroup, SyncGroup, Heartbeat, LeaveGroup) as the driver's ``body``
+    (``GroupsimCoordinatorDriver`` javadoc); ``member_key`` maps each member id (a replay
+    that renames members passes its mapping)."""
     if isinstance(request, JoinGroupRequest):
         return {
             "group_id": request.group_id,
-            "member_id": request.member_id,
+            "member_id": member_key(request.member_id),
             "group_instance_id": request.group_instance_id,
             "protocol_type": request.protocol_type,
             "protocols": [{"name": n, "metadata": _b64(m)} for n, m in request.protocols],
@@ -85,26 +87,31 @@ def request_body(request: Any) -> dict[str, Any]:
     if isinstance(request, SyncGroupRequest):
         return {
             "group_id": request.group_id,
-            "member_id": request.member_id,
+            "member_id": member_key(request.member_id),
             "generation_id": request.generation_id,
             "group_instance_id": request.group_instance_id,
             "protocol_type": request.protocol_type,
             "protocol_name": request.protocol_name,
             "assignments": [
-                {"member_id": mid, "assignment": _b64(data)} for mid, data in request.assignments
+                {"member_id": member_key(mid), "assignment": _b64(data)}
+                for mid, data in request.assignments
             ],
         }
     if isinstance(request, HeartbeatRequest):
         return {
             "group_id": request.group_id,
-            "member_id": request.member_id,
+            "member_id": member_key(request.member_id),
             "generation_id": request.generation_id,
             "group_instance_id": request.group_instance_id,
         }
     return {
         "group_id": request.group_id,
         "members": [
-            {"member_id": m.member_id, "group_instance_id": m.group_instance_id, "reason": m.reason}
+            {
+                "member_id": member_key(m.member_id),
+                "group_instance_id": m.group_instance_id,
+                "reason": m.reason,
+            }
             for m in request.identities()
         ],
     }

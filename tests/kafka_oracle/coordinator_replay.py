@@ -57,8 +57,9 @@ from protocol.group import (
     SyncGroupRequest,
     SyncGroupResponse,
 )
+from scenarios.sim.coordinator_io import request_body
 from tests.coordinator.harness import CoordinatorContext, seeded_member_ids
-from tests.kafka_oracle.oracle import KafkaOracle, b64, unb64
+from tests.kafka_oracle.oracle import KafkaOracle, unb64
 
 __all__ = [
     "Advance",
@@ -544,48 +545,8 @@ def _client_id(step: Call) -> str:
 
 
 def _body(request: AnyRequest, k: Callable[[str], str]) -> dict[str, Any]:
-    if isinstance(request, JoinGroupRequest):
-        return {
-            "group_id": request.group_id,
-            "member_id": k(request.member_id),
-            "group_instance_id": request.group_instance_id,
-            "protocol_type": request.protocol_type,
-            "protocols": [{"name": n, "metadata": b64(m)} for n, m in request.protocols],
-            "session_timeout_ms": request.session_timeout_ms,
-            "rebalance_timeout_ms": request.rebalance_timeout_ms,
-            "reason": request.reason,
-        }
-    if isinstance(request, SyncGroupRequest):
-        return {
-            "group_id": request.group_id,
-            "member_id": k(request.member_id),
-            "generation_id": request.generation_id,
-            "group_instance_id": request.group_instance_id,
-            "protocol_type": request.protocol_type,
-            "protocol_name": request.protocol_name,
-            "assignments": [
-                {"member_id": k(mid), "assignment": b64(data)} for mid, data in request.assignments
-            ],
-        }
-    if isinstance(request, HeartbeatRequest):
-        return {
-            "group_id": request.group_id,
-            "member_id": k(request.member_id),
-            "generation_id": request.generation_id,
-            "group_instance_id": request.group_instance_id,
-        }
-    if isinstance(request, LeaveGroupRequest):
-        return {
-            "group_id": request.group_id,
-            "members": [
-                {
-                    "member_id": k(m.member_id),
-                    "group_instance_id": m.group_instance_id,
-                    "reason": m.reason,
-                }
-                for m in request.identities()
-            ],
-        }
+    if not isinstance(request, (DescribeGroups, ListGroups)):
+        return request_body(request, k)
     if isinstance(request, DescribeGroups):
         return {"groups": list(request.group_ids)}
     return {
