@@ -66,7 +66,14 @@ import heapq
 from collections.abc import Sequence
 from typing import Any
 
-from scenarios.check.log_rules import Record, Violation, protocol_vote, reads, violation
+from scenarios.check.log_rules import (
+    KnownProtocols,
+    Record,
+    Violation,
+    protocol_vote,
+    reads,
+    violation,
+)
 
 __all__ = [
     "HEARTBEAT_NOT_REBALANCING",
@@ -417,8 +424,7 @@ def check_static_rejoin(records: Sequence[Record]) -> list[Violation]:
     coordinator step when the vote, the rejoiner's new list included, no longer elects it (a
     tie that includes it is not judged: Kafka's tie-break is the referee's)."""
     found: list[Violation] = []
-    lists: dict[str, list[str]] = {}  # member name -> protocols of its latest JoinGroup
-    by_id: dict[str, list[str]] = {}  # member id -> protocols its JoinGroups carried
+    known = KnownProtocols(wire=True)  # the lists the coordinator knows, by member id
     members: list[str] = []  # member ids of the current generation (replacements applied)
     protocol: str | None = None
     state: str | None = None
@@ -426,6 +432,7 @@ def check_static_rejoin(records: Sequence[Record]) -> list[Violation]:
     expecting: Record | None = None  # ... with a vote that elects another protocol
     expected: str | None = None
     for r in records:
+        known.see(r)
         kind = r.get("kind")
         if watching is not None and (
             kind not in _COORDINATOR_KINDS or r.get("t_ms") != watching.get("t_ms")
@@ -446,30 +453,17 @@ def check_static_rejoin(records: Sequence[Record]) -> list[Violation]:
                 )
             )
             expecting = None
-        name = str(r.get("member"))
-        if kind == "join_group_request" or (kind == "wire_request" and r.get("api") == "JoinGroup"):
-            lists[name] = list(r.get("protocols") or ())
-            if r.get("member_id"):
-                by_id[str(r["member_id"])] = lists[name]
-        elif kind in ("join_group_response", "wire_response") and r.get("member_id"):
-            if name in lists and (kind == "join_group_response" or r.get("api") == "JoinGroup"):
-                by_id.setdefault(str(r["member_id"]), lists[name])
-        elif kind in ("generation", "group_loaded"):
+        if kind in ("generation", "group_loaded"):
             members = [str(m) for m in r.get("member_ids") or ()]
             protocol = r.get("protocol")
             if kind == "group_loaded":
                 state = r.get("state")
-                # GroupMetadataManager#replay keeps each member's metadata for the group's
-                # protocol only: until a member joins again it supports just that one.
-                for member_id in members:
-                    by_id[member_id] = [str(protocol)]
         elif kind == "member_replaced":
             old, new = str(r.get("old_member_id")), str(r.get("member_id"))
-            if name in lists:
-                by_id[new] = lists[name]
+            known.adopt(str(r.get("member")), new)
             members = [new if m == old else m for m in members]
             if state == "Stable" and protocol is not None:
-                votes = [by_id.get(m) for m in members]
+                votes = [known.of(m) for m in members]
                 winners = protocol_vote(votes)[0] if members and all(votes) else None  # type: ignore[arg-type]
                 if winners == [protocol]:
                     watching = r

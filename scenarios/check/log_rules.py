@@ -11,7 +11,15 @@ from typing import Any
 
 from scenarios.eventlog.kinds import Violation as EventViolation
 
-__all__ = ["Record", "Violation", "violation", "protocol_vote", "reads", "kinds_read"]
+__all__ = [
+    "KnownProtocols",
+    "Record",
+    "Violation",
+    "violation",
+    "protocol_vote",
+    "reads",
+    "kinds_read",
+]
 
 Record = dict[str, Any]
 Violation = dict[str, Any]
@@ -82,3 +90,48 @@ def protocol_vote(lists: list[list[str]]) -> tuple[list[str], set[str]]:
             votes[vote] = votes.get(vote, 0) + 1
     most = max(votes.values(), default=0)
     return sorted(p for p, n in votes.items() if n == most), candidates
+
+
+class KnownProtocols:
+    """The protocol list the coordinator knows for each member id, as the log shows it: a
+    member's JoinGroup carries its process's list (``join_group_request``; with ``wire``,
+    also a served client's ``wire_request`` JoinGroup), its answer ties the list to the id it
+    hands out, and a group loaded from its record knows each member's metadata for the
+    group's protocol only (``GroupMetadataManager#replay`` of a ``GroupMetadataValue``) until
+    the member joins again. Feed it every record with :meth:`see`."""
+
+    def __init__(self, *, wire: bool = False) -> None:
+        self._wire = wire
+        self._current: dict[str, list[str]] = {}  # member name -> its process's list
+        self._by_id: dict[str, list[str]] = {}  # member id -> the list the coordinator has
+
+    def see(self, r: Record) -> None:
+        """Take in one record (records of other kinds change nothing)."""
+        kind = r.get("kind")
+        joins = kind == "join_group_request" or (
+            self._wire and kind == "wire_request" and r.get("api") == "JoinGroup"
+        )
+        answered = kind == "join_group_response" or (
+            self._wire and kind == "wire_response" and r.get("api") == "JoinGroup"
+        )
+        name = str(r.get("member"))
+        if kind == "member_start":
+            self._current.pop(name, None)
+        elif joins:
+            self._current[name] = list(r.get("protocols") or ())
+            if r.get("member_id"):
+                self._by_id[str(r["member_id"])] = self._current[name]
+        elif answered and r.get("member_id") and name in self._current:
+            self._by_id.setdefault(str(r["member_id"]), self._current[name])
+        elif kind == "group_loaded" and r.get("protocol") is not None:
+            for member_id in r.get("member_ids") or ():
+                self._by_id[str(member_id)] = [str(r["protocol"])]
+
+    def adopt(self, name: str, member_id: str) -> None:
+        """``member_id`` now stands for member ``name`` (a static member's replacement id)."""
+        if name in self._current:
+            self._by_id[member_id] = self._current[name]
+
+    def of(self, member_id: str) -> list[str] | None:
+        """The list the coordinator knows for ``member_id``, or ``None``."""
+        return self._by_id.get(member_id)

@@ -95,7 +95,15 @@ from typing import Any
 from members.assignors.streams.task_movement import is_caught_up
 from scenarios.check.contracts import CONTRACT_CHECKERS, CONTRACT_INVARIANTS
 from scenarios.check.leadership import LEADER_CHANGED, check_leader_continuity
-from scenarios.check.log_rules import Record, Violation, kinds_read, protocol_vote, reads, violation
+from scenarios.check.log_rules import (
+    KnownProtocols,
+    Record,
+    Violation,
+    kinds_read,
+    protocol_vote,
+    reads,
+    violation,
+)
 from scenarios.check.quiet_periods import QUIET_PERIOD_BALANCE, check_quiet_period_balance
 from scenarios.check.removals import UNEXPLAINED_REMOVAL, check_unexplained_removal
 from scenarios.check.scheduled_delay import SCHEDULED_DELAY, check_scheduled_delay
@@ -313,28 +321,12 @@ def check_protocol_vote(records: Sequence[Record]) -> list[Violation]:
     """``protocol_vote``: each ``generation`` record's ``protocol`` wins the vote of its
     members' protocol lists (see the module docstring)."""
     found: list[Violation] = []
-    current: dict[str, list[str]] = {}  # member name -> its process's protocol list
-    by_id: dict[str, list[str]] = {}  # member id -> the list its JoinGroups carried
+    known = KnownProtocols()
     for r in records:
+        known.see(r)
         kind = r.get("kind")
-        name = str(r.get("member"))
-        if kind == "member_start":
-            current.pop(name, None)
-        elif kind == "join_group_request":
-            current[name] = list(r.get("protocols") or ())
-            if r.get("member_id"):
-                by_id[str(r["member_id"])] = current[name]
-        elif kind == "join_group_response" and r.get("member_id") and name in current:
-            by_id.setdefault(str(r["member_id"]), current[name])
-        elif kind == "group_loaded" and r.get("protocol") is not None:
-            # A group loaded from its record knows each member's subscription for the group's
-            # protocol only (``GroupMetadataManager#replay`` of a ``GroupMetadataValue``):
-            # until a member joins again it supports that one protocol (a static member kept
-            # without rejoining votes so).
-            for mid in r.get("member_ids") or ():
-                by_id[str(mid)] = [str(r["protocol"])]
-        elif kind == "generation" and r.get("protocol") is not None:
-            lists = [by_id.get(str(mid)) for mid in r.get("member_ids") or ()]
+        if kind == "generation" and r.get("protocol") is not None:
+            lists = [known.of(str(mid)) for mid in r.get("member_ids") or ()]
             if not lists or any(not p for p in lists):
                 continue
             winners, candidates = protocol_vote([p for p in lists if p])
