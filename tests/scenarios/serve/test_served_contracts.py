@@ -21,7 +21,7 @@ from scenarios.check.log_check import check_log  # noqa: E402
 from scenarios.serve import open_broker, wire  # noqa: E402
 
 from .clients import options  # noqa: E402
-from .test_wire import _request_frame, _roundtrip  # noqa: E402
+from .test_wire import _rejoin_until_replaced, _request_frame, _roundtrip  # noqa: E402
 
 
 def _join(member_id: str, instance: str | None) -> bytes:
@@ -68,8 +68,7 @@ async def _static_rejoin_session(out: Path) -> None:
             )
             assert synced.error_code == ErrorCode.none
             assert broker.snapshot("g").state == "Stable"
-            with trio.move_on_after(1):
-                await _roundtrip(broker.port, 11, 5, _join("", "i1"))
+            await _rejoin_until_replaced(broker, "g", _join("", "i1"), first.member_id)
 
 
 def _always_rebalance(original):  # type: ignore[no-untyped-def]

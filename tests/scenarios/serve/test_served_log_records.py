@@ -36,7 +36,7 @@ from scenarios.serve.config import (  # noqa: E402
 )
 
 from .clients import options  # noqa: E402
-from .test_wire import _request_frame, _roundtrip  # noqa: E402
+from .test_wire import _rejoin_until_replaced, _request_frame, _roundtrip  # noqa: E402
 
 SCHEMA = Path(__file__).resolve().parents[3] / "docs" / "event-log.schema.json"
 SERVE_KINDS = {getattr(kinds_serve, name).__struct_config__.tag for name in kinds_serve.__all__}
@@ -99,8 +99,9 @@ async def _serve_everything(out: Path) -> None:
             # joining again with no member id replaces it (member_replaced).
             _, first = await _roundtrip(port, 11, 5, _join("static", "", "i1"))
             assert first.error_code == ErrorCode.none and first.generation_id == 1
-            with trio.move_on_after(1):
-                await _roundtrip(port, 11, 5, _join("static", "", "i1"))
+            await _rejoin_until_replaced(
+                broker, "static", _join("static", "", "i1"), first.member_id
+            )
             # A dynamic member's JoinGroup is parked for the initial delay; its connection
             # closes first, so the coordinator's answer is dropped.
             _, required = await _roundtrip(port, 11, 5, _join("dynamic", "", None))

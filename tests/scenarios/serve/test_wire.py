@@ -127,6 +127,18 @@ async def _roundtrip(port: int, api_key: int, version: int, frame: bytes):
     return _decode_response(api_key, version, data)
 
 
+async def _rejoin_until_replaced(broker, group: str, frame: bytes, old_member_id: str) -> None:
+    """Send a static member's JoinGroup (no member id) and return once the coordinator has
+    replaced ``old_member_id`` (KIP-345), whether or not the answer has come: the answer may
+    wait on a rebalance. Waiting for the coordinator's state, not a wall-clock deadline, keeps
+    the test right on a loaded machine."""
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(_roundtrip, broker.port, 11, 5, frame)
+        while broker.snapshot(group).members in ((), (old_member_id,)):
+            await trio.sleep(0.01)
+        nursery.cancel_scope.cancel()
+
+
 async def test_the_broker_answers_apiversions_v4_with_every_served_range():
     async with open_broker(options()) as broker:
         frame = _request_frame(
