@@ -16,6 +16,7 @@ from scenarios import kinds
 from scenarios.campaigns.chaos.classify import KNOWN_ISSUES, classify, failure_signature
 from scenarios.campaigns.chaos.generate import ChaosConfig, ChaosSpec, generate
 from scenarios.campaigns.chaos.render import spec_to_toml, step_end
+from scenarios.check.metrics import step_end_ms
 from scenarios.input.library import loads_any
 from scenarios.sim.runner import RunResult, simulate
 
@@ -145,11 +146,18 @@ def run_spec(spec: ChaosSpec, referee: str | None = None) -> tuple[RunOutcome, R
     fault_end = max((step_end(s) for s in spec.steps), default=0)
     converge_ms: int | None = None
     if headline.converged:
-        last_step = max(
-            (r["t_ms"] for r in result.records if r.get("kind") == "step"),
+        # The kinds' summaries count time to converge from the end of the last step that is
+        # not a phase (metrics.step_end_ms: a restart ends when its member is back, a fault
+        # when it heals), so the last change is found from the same point, not the step's start.
+        last_step_end = max(
+            (
+                step_end_ms(r)
+                for r in result.records
+                if r.get("kind") == "step" and r.get("action") != "phase"
+            ),
             default=result.summary.get("start_ms", 0),
         )
-        change = last_step + (headline.time_to_converge_ms or 0)
+        change = last_step_end + (headline.time_to_converge_ms or 0)
         converge_ms = max(0, change - fault_end)
     outcome = RunOutcome(
         index=spec.index,

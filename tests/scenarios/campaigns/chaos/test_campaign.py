@@ -215,3 +215,33 @@ def test_failing_campaign_writes_verified_reproducers(tmp_path: Path) -> None:
         loaded = load_scenario(rep.path)
         found = failure_signature(simulate(loaded, loaded.scenario.seed))
         assert found is not None and found[0] == rep.invariant
+
+
+def test_time_to_converge_counts_from_where_the_last_step_ends() -> None:
+    """A worker down 30 s from t=10 s is back at 40 s and takes its tasks back after that: the
+    run converges after the last step's end, so ``converge_ms`` (from the end of the last
+    fault to the last change of the running set) is positive. Counted from the step's start
+    instead, the change would seem to come before the fault ended (0)."""
+    spec = ChaosSpec(
+        name="converge-after-restart",
+        seed=1,
+        campaign_seed=0,
+        index=0,
+        protocol="compatible",
+        members=3,
+        cluster_config={"connect.protocol": "compatible", "scheduled.rebalance.max.delay.ms": 0},
+        worker_configs={},
+        jitter_ms=0,
+        connectors=[("c1", 6)],
+        steps=[{"at_ms": 10_000, "action": "restart", "member": "w2", "clean": False,
+                "down_ms": 30_000}],
+        kinds=["restart"],
+        duration_ms=120_000,
+    )  # fmt: skip
+    outcome, result = run_spec(spec)
+    assert outcome.converged
+    last_change = max(
+        r["t_ms"] for r in result.records if r["kind"] == "task_started" and r["member"] == "w2"
+    )
+    assert last_change > 40_000
+    assert outcome.converge_ms == last_change - 40_000
