@@ -63,8 +63,13 @@ DEFAULT_REORDER_MS = 5
 #: How close a timer and a request must be for a differing answer to count as a timing
 #: difference (the two orders of a timeout and a request are both Kafka's), ms.
 TIMER_SLACK_MS = 20
-#: Default of how much later than its deadline the broker may run a join timer (ms).
+#: Default of how much later than its deadline the broker may run a join timer (ms), and how
+#: close a request and a timer deadline must be for the replay to try both of their orders.
 DEFAULT_MAX_LAG_MS = 2000
+#: Most later requests a timer that the broker may have run late is tried after (positions).
+MAX_TIMER_POSITIONS = 8
+#: Most requests replayed to judge one order of a timer and a request.
+MAX_LOOKAHEAD = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +157,15 @@ class _Replay:
         self.deferred = 0
         # (group id, timer key) -> the deadline of a join timer waiting for the trace's evidence
         self._deferring: dict[tuple[str, str], int] = {}
+        #: the replay's clock: when the last request was delivered or timer fired (ms); a timer
+        #: held past a request fires at this time, never earlier than what came before it
+        self.clock = 0
+        #: the index (in the trace's group exchanges) of the request being delivered
+        self.index = 0
+        # (group id, timer key, arming seq) -> index of the first request it may fire before
+        self.hold: dict[tuple[str, str, int], int] = {}
+        # (group id, timer key, arming seq) of the timers whose order has been chosen
+        self.decided: set[tuple[str, str, int]] = set()
 
     def _new_member_id(self, prefix: str) -> str:
         queue = self._member_ids.get(prefix)
@@ -195,10 +209,15 @@ class _Replay:
         before the first answer (bounded the same way).
         """
         heap = self._heap
+        held: list[tuple[int, int, str, str]] = []
         while heap and heap[0][0] <= until_ms:
             at_ms, seq, group_id, key = heappop(heap)
             if self._timers.get((group_id, key)) != (at_ms, seq):
                 continue  # re-armed or cancelled since
+            if self.hold.get((group_id, key, seq), -1) > self.index:
+                held.append((at_ms, seq, group_id, key))  # the broker ran it later (see _State)
+                continue
+            self.hold.pop((group_id, key, seq), None)
             if key == JOIN_TIMER and self.join_evidence is not None:
                 deadline = self._deferring.get((group_id, key), at_ms)
                 later = self._join_deferral(group_id, at_ms, deadline, until_ms)
@@ -212,8 +231,13 @@ class _Replay:
                     continue
             self._deferring.pop((group_id, key), None)
             del self._timers[(group_id, key)]
-            self.fired_at.append(at_ms)
-            self.apply(group_id, self.groups[group_id].fire(key, at_ms), at_ms)
+            now_ms = max(at_ms, self.clock)
+            self.clock = now_ms
+            if (group_id, key, seq) not in self.decided:
+                self.fired_at.append(now_ms)
+            self.apply(group_id, self.groups[group_id].fire(key, now_ms), now_ms)
+        for item in held:
+            heappush(heap, item)
 
     def _join_deferral(
         self, group_id: str, at_ms: int, deadline_ms: int, until_ms: int
@@ -238,7 +262,7 @@ class _Replay:
     def _members_answered(self, group_id: str, at_ms: int) -> frozenset[str] | None:
         """The member ids the join timer firing now would put in the leader's JoinGroup answer
         (None when it would answer no JoinGroup: it only extends ``InitialDelayedJoin``)."""
-        trial = copy.deepcopy(self.groups[group_id])
+        trial = self.sandbox(group_id)
         answers = [
             e.message
             for e in trial.fire(JOIN_TIMER, at_ms)
@@ -248,11 +272,42 @@ class _Replay:
             return None
         return frozenset(m.member_id for a in answers for m in a.members)
 
+    def near_timers(self, group_id: str, t_ms: int, max_lag_ms: int) -> list[tuple[int, int, str]]:
+        """The group's armed timers due within ``max_lag_ms`` of ``t_ms`` that no order has been
+        chosen for yet: ``(deadline ms, arming seq, key)`` in deadline order. A join timer
+        waiting for the trace's evidence (:meth:`advance`) is left to that rule."""
+        return sorted(
+            (at_ms, seq, key)
+            for (group, key), (at_ms, seq) in self._timers.items()
+            if group == group_id
+            and abs(at_ms - t_ms) <= max_lag_ms
+            and (group, key, seq) not in self.decided
+            and (group, key) not in self._deferring
+        )
+
+    def sandbox(self, group_id: str) -> GroupCoordinator:
+        """A copy of the group's coordinator to try something on (its new member ids come
+        from a copy of the recorded ones, so trying takes none from the replay)."""
+        shadow = copy.copy(self)
+        shadow._member_ids = copy.deepcopy(self._member_ids)
+        return copy.deepcopy(self.coordinator(group_id), {id(self): shadow})
+
+    def fires_something(self, group_id: str, key: str, at_ms: int) -> bool:
+        """Whether the timer, fired at ``at_ms``, would change or answer anything (a heartbeat
+        deadline that moved on, or a join timer of a group no longer rebalancing, does not)."""
+        return bool(self.sandbox(group_id).fire(key, max(at_ms, self.clock)))
+
     def timer_near(self, t_ms: int, tolerance_ms: int) -> bool:
-        """A timer fired, or is armed to fire, within ``tolerance_ms`` of ``t_ms``."""
+        """A timer fired, or is armed to fire, within ``tolerance_ms`` of ``t_ms`` — one whose
+        order with the requests was not tried both ways (those are in ``decided``: the order
+        that matched the trace best was taken, and what still differs is a divergence)."""
         if any(abs(at - t_ms) <= tolerance_ms for at in self.fired_at[-64:]):
             return True
-        return any(abs(at - t_ms) <= tolerance_ms for at, _ in self._timers.values())
+        return any(
+            abs(at - t_ms) <= tolerance_ms
+            for (group, key), (at, seq) in self._timers.items()
+            if (group, key, seq) not in self.decided
+        )
 
 
 @functools.lru_cache(maxsize=4096)
@@ -341,19 +396,23 @@ def conform_coordinator(
             reason = f"{ex.api}: a group on the new group protocol, which groupsim does not replay"
             state.verdict.skipped[reason] = state.verdict.skipped.get(reason, 0) + 1
     exchanges = [ex for ex in exchanges if ex.api_key in GROUP_APIS]
+    timers = _TimerOrders(exchanges, tolerance_ms, max_lag_ms)
     i = 0
     while i < len(exchanges):
         window = _reorderable(exchanges, i, reorder_ms)
         if len(window) == 1 or all(ex.api_key == _HEARTBEAT for ex in window):
             # Heartbeats commute: each reads the group and re-arms only its own member's
             # session timer (GroupMetadataManager#classicGroupHeartbeat)
-            for ex in window:
-                state.step(ex, tolerance_ms)
+            for k, ex in enumerate(window):
+                state = timers.settle(state, i + k)
+                state.step(ex, tolerance_ms, i + k)
         else:
+            state = timers.settle(state, i)
             later = exchanges[i + len(window) :]
-            state = _best_order(state, window, later, tolerance_ms)
+            state = _best_order(state, window, i, later, tolerance_ms)
         i += len(window)
     end = max((ex.response_t_ms or ex.t_ms for ex in exchanges), default=0)
+    state.replay.index = len(exchanges)  # every held timer may fire now
     state.finish(end + tolerance_ms, tolerance_ms)
     verdict = state.verdict
     verdict.deferred_timers = state.replay.deferred
@@ -377,7 +436,7 @@ def _reorderable(exchanges: list[Exchange], start: int, reorder_ms: int) -> list
 
 
 def _best_order(
-    state: _State, window: list[Exchange], later: list[Exchange], tolerance_ms: int
+    state: _State, window: list[Exchange], start: int, later: list[Exchange], tolerance_ms: int
 ) -> _State:
     """The state after the window's requests in the order that matches the trace best (the
     recorded order unless another one is strictly better).
@@ -393,8 +452,8 @@ def _best_order(
     best: tuple[int, tuple[Exchange, ...]] | None = None
     for order in itertools.permutations(window):  # the recorded order comes first
         trial = copy.deepcopy(state)
-        for ex in (*order, *lookahead):
-            trial.step(ex, tolerance_ms)
+        for k, ex in enumerate((*order, *lookahead)):
+            trial.step(ex, tolerance_ms, start + k)
         trial.replay.advance(horizon)
         trial.match(tolerance_ms)
         score = trial.mismatches(window, horizon)
@@ -404,8 +463,8 @@ def _best_order(
                 break  # no new difference: nothing better to find
     assert best is not None
     _, order = best
-    for ex in order:
-        state.step(ex, tolerance_ms)
+    for k, ex in enumerate(order):
+        state.step(ex, tolerance_ms, start + k)
     if list(order) != window:
         first = window[0]
         state.verdict.differences.append(
@@ -454,10 +513,14 @@ class _State:
                 return first.response_t_ms, members
         return first.response_t_ms, None
 
-    def step(self, ex: Exchange, tolerance_ms: int) -> None:
-        """Delivers one recorded request at its recorded time."""
+    def step(self, ex: Exchange, tolerance_ms: int, index: int) -> None:
+        """Delivers one recorded request, the trace's ``index``-th, at its recorded time (or at
+        the replay's clock, if a timer the broker ran before it moved that past the request)."""
         replay = self.replay
-        replay.advance(ex.t_ms)
+        replay.index = index
+        now_ms = max(ex.t_ms, replay.clock)
+        replay.advance(now_ms)
+        replay.clock = max(replay.clock, now_ms)
         try:
             request = wire.decode_request(ex.request_raw)
             req = to_group_request(request)
@@ -475,7 +538,7 @@ class _State:
             return
         self.waiting[ex.conn].append((ex, request, req))
         coordinator = replay.coordinator(req.group_id)
-        replay.apply(req.group_id, coordinator.handle(str(ex.conn), req, ex.t_ms), ex.t_ms)
+        replay.apply(req.group_id, coordinator.handle(str(ex.conn), req, now_ms), now_ms)
         self.match(tolerance_ms)
 
     def match(self, tolerance_ms: int) -> None:
@@ -568,4 +631,219 @@ def _differ(
         verdict.compared[ex.api] = verdict.compared.get(ex.api, 0) + 1
     verdict.differences.append(
         Difference(kind, ex.t_ms, ex.conn, ex.api, req.group_id, name, recorded, ours)
+    )
+
+
+#: Most timers of one group whose order with one request is chosen (nearest deadlines first).
+_MAX_NEAR = 4
+
+
+class _TimerOrders:
+    """Chooses, for a timer of a request's group due within ``max_lag_ms`` of the request,
+    whether it ran before or after the request on the real broker (see
+    :func:`conform_coordinator`).
+
+    A timer due at or before the request (groupsim fires it first) may instead fire after it,
+    or after up to :data:`MAX_TIMER_POSITIONS` requests (all within ``max_lag_ms`` of the
+    deadline): the broker's timer wheel and event loop run it late. A timer due after the
+    request may instead fire before it (the request reached the broker later than the proxy):
+    tried only when groupsim's answer to the request is not already the recorded one. Each
+    order is judged on a copy by replaying what follows in recorded order until the broker had
+    answered the group's requests concerned (at most :data:`MAX_LOOKAHEAD` requests); the
+    deadline order stands unless another has strictly fewer divergences and overdue answers.
+    Each timer's order is chosen once, so the cost is at most ``1 + MAX_TIMER_POSITIONS``
+    lookaheads per timer that fires near a request, and two per request that an early timer
+    could change.
+    """
+
+    def __init__(self, exchanges: list[Exchange], tolerance_ms: int, max_lag_ms: int) -> None:
+        self.exchanges = exchanges
+        self.tolerance_ms = tolerance_ms
+        self.max_lag_ms = max_lag_ms
+        self._groups: dict[int, str | None] = {}
+
+    def group_of(self, index: int) -> str | None:
+        """The group id of the trace's ``index``-th request (None: groupsim cannot decode it)."""
+        if index not in self._groups:
+            try:
+                req = to_group_request(wire.decode_request(self.exchanges[index].request_raw))
+            except wire.WireError:
+                self._groups[index] = None
+            else:
+                self._groups[index] = req.group_id
+        return self._groups[index]
+
+    def settle(self, state: _State, index: int) -> _State:
+        """The state with an order chosen for each undecided timer near the ``index``-th
+        request of the trace (a timing difference, ``field = "timer:<key>"``, for each timer
+        whose deadline order is not the one taken)."""
+        group = self.group_of(index)
+        if self.max_lag_ms <= 0 or group is None or group not in state.replay.groups:
+            return state
+        ex = self.exchanges[index]
+        tried: set[tuple[str, int]] = set()
+        for _ in range(_MAX_NEAR):
+            replay = state.replay
+            now_ms = max(ex.t_ms, replay.clock)
+            near = [
+                timer
+                for timer in replay.near_timers(group, now_ms, self.max_lag_ms)
+                if (timer[2], timer[1]) not in tried
+            ]
+            if not near:
+                break
+            at_ms, seq, key = near[0]
+            tried.add((key, seq))
+            if at_ms <= now_ms:
+                replay.decided.add((group, key, seq))
+                if not replay.fires_something(group, key, at_ms):
+                    continue
+                positions = [
+                    p
+                    for p in range(1, MAX_TIMER_POSITIONS + 1)
+                    if index + p - 1 < len(self.exchanges)
+                    and self.exchanges[index + p - 1].t_ms <= at_ms + self.max_lag_ms
+                ]
+                options: list[int] = positions  # fire after this many requests
+            else:
+                if _answered_alike(state, ex, now_ms) or not replay.fires_something(
+                    group, key, at_ms
+                ):
+                    continue
+                options = [0]  # fire before the request
+            state = self._choose(state, index, group, (at_ms, seq, key), options)
+        return state
+
+    def _choose(
+        self, state: _State, index: int, group: str, timer: tuple[int, int, str], options: list[int]
+    ) -> _State:
+        at_ms, seq, key = timer
+        end, horizon = self._lookahead(state, index, group, at_ms, max(options, default=1))
+        floor = len(state.verdict.divergences)
+        best_score = self._trial(state, index, end, horizon, timer, group, None)
+        best: int | None = None
+        if best_score[0] > floor:
+            for option in options:
+                score = self._trial(state, index, end, horizon, timer, group, option)
+                if score < best_score:
+                    best_score, best = score, option
+                    if score[0] == floor:
+                        break
+        if best is None:
+            return state
+        _reorder(state, index, group, timer, best)
+        ex = self.exchanges[index]
+        late = best > 0
+        state.verdict.differences.append(
+            Difference(
+                "timing",
+                ex.t_ms,
+                ex.conn,
+                ex.api,
+                group,
+                f"timer:{key}",
+                "after" if late else "before",  # the timer against this request, as recorded
+                "before" if late else "after",  # and at groupsim's exact deadline
+            )
+        )
+        return state
+
+    def _lookahead(
+        self, state: _State, index: int, group: str, at_ms: int, positions: int
+    ) -> tuple[int, int]:
+        """(the end index, the time) up to which an order is judged: every request the options
+        place the timer among, and until the broker had answered those of the group's requests
+        that are among them or held by groupsim now; at most :data:`MAX_LOOKAHEAD` requests."""
+        exchanges = self.exchanges
+        last = min(len(exchanges), index + positions) - 1
+        horizon = max(at_ms, exchanges[last].t_ms)
+        for j in range(index, last + 1):
+            if self.group_of(j) == group and exchanges[j].response_t_ms is not None:
+                horizon = max(horizon, exchanges[j].response_t_ms or 0)
+        for queue in state.waiting.values():
+            for ex, _request, req in queue:
+                if req.group_id == group and ex.response_t_ms is not None:
+                    horizon = max(horizon, ex.response_t_ms)
+        end = index
+        while (
+            end < len(exchanges) and end - index < MAX_LOOKAHEAD and exchanges[end].t_ms <= horizon
+        ):
+            end += 1
+        if end < len(exchanges) and exchanges[end].t_ms <= horizon:
+            horizon = exchanges[end - 1].t_ms  # cut at MAX_LOOKAHEAD requests
+        return end, horizon
+
+    def _trial(
+        self,
+        state: _State,
+        index: int,
+        end: int,
+        horizon: int,
+        timer: tuple[int, int, str],
+        group: str,
+        option: int | None,
+    ) -> tuple[int, int]:
+        """(divergences + answers the broker gave by ``horizon`` that groupsim still holds, all
+        differences) after replaying requests ``index`` to ``end`` with the timer in ``option``'s
+        order (None: the deadline order)."""
+        trial = copy.deepcopy(state)
+        if option is not None:
+            _reorder(trial, index, group, timer, option)
+        for j in range(index, end):
+            trial.step(self.exchanges[j], self.tolerance_ms, j)
+        trial.replay.index = len(self.exchanges)
+        trial.replay.advance(horizon + self.tolerance_ms)
+        trial.match(self.tolerance_ms)
+        overdue = sum(
+            1
+            for queue in trial.waiting.values()
+            for ex, _request, _req in queue
+            if ex.response_t_ms is not None and ex.response_t_ms <= horizon
+        )
+        return len(trial.verdict.divergences) + overdue, len(trial.verdict.differences)
+
+
+def _reorder(
+    state: _State, index: int, group: str, timer: tuple[int, int, str], option: int
+) -> None:
+    """Puts the timer after ``option`` requests from the ``index``-th on (held past them), or,
+    with ``option`` 0, fires it before that request (the clock moves to its deadline)."""
+    at_ms, seq, key = timer
+    replay = state.replay
+    replay.decided.add((group, key, seq))
+    if option > 0:
+        replay.hold[(group, key, seq)] = index + option
+        return
+    replay.index = index
+    replay.advance(at_ms)
+    replay.clock = max(replay.clock, at_ms)
+
+
+def _answered_alike(state: _State, ex: Exchange, now_ms: int) -> bool:
+    """Whether groupsim, given the request now, answers it at once as the broker did (True as
+    well when there is nothing to compare: no recorded answer, or one the group never saw)."""
+    if ex.response_raw is None or _coordinator_unavailable(ex):
+        return True
+    try:
+        request = wire.decode_request(ex.request_raw)
+        req = to_group_request(request)
+    except wire.WireError:
+        return True
+    effects = state.replay.sandbox(req.group_id).handle(str(ex.conn), req, now_ms)
+    answer = next(
+        (
+            e.message
+            for e in effects
+            if isinstance(e, Send)
+            and int(e.dest) == ex.conn
+            and _RESPONSE_OF.get(type(e.message)) == ex.api_key
+        ),
+        None,
+    )
+    if answer is None:
+        return False  # held: what it gets depends on what the timer does
+    _, recorded = decode_response(ex.response_raw, ex.api_key, ex.version)
+    return (
+        first_difference(to_json(recorded), to_json(from_group_response(request, req, answer)))
+        is None
     )
