@@ -9,12 +9,16 @@ same API version, decoded by kio; ``throttle_time_ms`` aside).
 
 Times: the real broker's timers run on a timer wheel and its purgatory, groupsim's on exact
 deadlines, and the trace's times are the proxy's, not the broker's. So an answer that is equal
-but comes more than ``tolerance_ms`` earlier or later than recorded is a *timing difference*,
-and an answer that differs while one of groupsim's timers fell within :data:`TIMER_SLACK_MS` of
-the request is reported as a timing difference too (the two orderings of a timeout and a request
-are both Kafka's). Everything else that differs is a divergence, with the first differing
-field. Nothing is dropped silently: requests groupsim cannot replay are counted as skipped
-with their reason.
+but comes more than ``tolerance_ms`` earlier or later than recorded is a *timing difference*.
+A timer of a request's group due within ``max_lag_ms`` of the request (the initial delay and
+its extensions, the join and sync deadlines, a session expiry) may have run in either order on
+a loaded broker: both orders are tried, and when the other one than groupsim's deadline order
+gives the recorded answers it is taken and counted as a timing difference
+(``field = "timer:<key>"``, see :class:`_TimerOrders`). An answer that differs while a timer
+whose other order was *not* tried fell within :data:`TIMER_SLACK_MS` of the request is a timing
+difference too. Everything else that differs is a divergence, with the first differing field.
+Nothing is dropped silently: requests groupsim cannot replay are counted as skipped with their
+reason.
 """
 
 from __future__ import annotations
@@ -375,6 +379,17 @@ def conform_coordinator(
     first, and the one whose answers match the trace best is taken; taking another order than the
     recorded one counts as a timing difference (``field = "order"``).
 
+    A timer of the request's group due within ``max_lag_ms`` of it may fire on the other side
+    of it (held past up to :data:`MAX_TIMER_POSITIONS` requests, or fired first with the request
+    delivered at its deadline); each order is judged by replaying what follows, at most
+    :data:`MAX_LOOKAHEAD` requests, and the deadline order stands unless another gives strictly
+    fewer divergences (:class:`_TimerOrders`). Choosing another order is a timing difference,
+    ``field = "timer:<key>"``, ``recorded`` "after" or "before" (the timer against the request).
+    The choice is deterministic, and each timer's order is chosen once: at most
+    ``1 + MAX_TIMER_POSITIONS`` lookaheads per timer firing near a request, and two per timer
+    (at most four per request) that a request whose answer differs could have come after, so
+    the cost grows linearly with the trace.
+
     Args:
         exchanges: :func:`read_exchanges`' output.
         config: the real broker's group settings (``group.initial.rebalance.delay.ms``, …);
@@ -382,7 +397,8 @@ def conform_coordinator(
         tolerance_ms: how far the broker's timer wheel may stray from exact deadlines (ms).
         reorder_ms: how close two requests on different connections must be to be reorderable.
         max_lag_ms: how much later than its deadline the broker may have run a join timer
-            (see :meth:`_Replay.advance`).
+            (see :meth:`_Replay.advance`), and how close a timer and a request must be for
+            both of their orders to be tried; 0 tries only the deadline order.
 
     Returns:
         the :class:`Conformance` verdict.
@@ -652,8 +668,8 @@ class _TimerOrders:
     answered the group's requests concerned (at most :data:`MAX_LOOKAHEAD` requests); the
     deadline order stands unless another has strictly fewer divergences and overdue answers.
     Each timer's order is chosen once, so the cost is at most ``1 + MAX_TIMER_POSITIONS``
-    lookaheads per timer that fires near a request, and two per request that an early timer
-    could change.
+    lookaheads per timer that fires near a request, and two per timer (at most ``_MAX_NEAR``
+    per request) that a request whose answer differs could have come after.
     """
 
     def __init__(self, exchanges: list[Exchange], tolerance_ms: int, max_lag_ms: int) -> None:

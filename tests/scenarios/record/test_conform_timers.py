@@ -173,3 +173,29 @@ def test_a_heartbeat_answer_no_order_gives_near_a_session_expiry_is_a_divergence
     assert [(d.api, d.field, d.recorded) for d in verdict.divergences] == [
         ("Heartbeat", "error_code", "illegal_generation")
     ]
+
+
+def test_the_command_takes_max_lag_ms(tmp_path: Path) -> None:
+    """``groupsim replay --conform`` on the late extension's trace: exit 0 with the default
+    ``--max-lag-ms`` (the timer order listed), 1 with ``--max-lag-ms 0``."""
+    import json
+    import subprocess
+    import sys
+
+    _late_extension(tmp_path)
+    command = [sys.executable, "-m", "scenarios.cli.main", "replay", "--conform", str(tmp_path)]
+    settings = [
+        "--set",
+        "group.initial.rebalance.delay.ms=1000",
+        "--set",
+        "group.min.session.timeout.ms=500",
+    ]
+    done = subprocess.run([*command, *settings], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "timing at 1010 ms, connection 3, JoinGroup of group g: timer:join" in done.stdout
+    report = json.loads((tmp_path / "conformance.json").read_text())
+    assert (report["divergences"], report["timing_differences"]) == (0, 1)
+    done = subprocess.run(
+        [*command, *settings, "--max-lag-ms", "0"], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
