@@ -220,6 +220,36 @@ def test_a_heartbeat_the_broker_took_before_its_late_session_expiry_is_a_timing_
     }
 
 
+def _sync_just_past_a_late_sync_deadline(tmp_path: Path) -> Path:
+    """a and b join (generation 1 at 2000; the sync deadline is the rebalance timeout later,
+    12000: ``expirePendingSync``); a syncs at once, b only at 12030. The broker runs the sync
+    timer 50 ms late and takes b's SyncGroup; at the exact deadline b would have been removed
+    for not syncing and its SyncGroup answered UNKNOWN_MEMBER_ID."""
+    broker = LaggingBroker(CONFIG, lambda key, at_ms: 50 if key == "sync" else 0)
+    broker.join(0, "a")
+    broker.join(100, "b", session_ms=20_000)
+    broker.sync(2100, "a")
+    for t_ms in (5000, 8000, 11_000):
+        broker.heartbeat(t_ms, "a")
+    broker.sync(12_030, "b")
+    broker.heartbeat(13_000, "a")
+    broker.heartbeat(13_010, "b")
+    return broker.write(tmp_path / "trace.jsonl", 14_000)
+
+
+def test_a_sync_the_broker_took_before_its_late_sync_deadline_is_a_timing_difference(
+    tmp_path: Path,
+) -> None:
+    trace = _sync_just_past_a_late_sync_deadline(tmp_path)
+    verdict = _conform(trace)
+    assert verdict.divergences == []
+    assert [(d.t_ms, d.api, d.field, d.recorded) for d in verdict.timing] == [
+        (12_030, "SyncGroup", "timer:sync", "after")
+    ]
+    baseline = _conform(trace, max_lag_ms=0)
+    assert ("SyncGroup", "error_code") in {(d.api, d.field) for d in baseline.divergences}
+
+
 def test_the_command_takes_max_lag_ms(tmp_path: Path) -> None:
     """``groupsim replay --conform`` on the late extension's trace: exit 0 with the default
     ``--max-lag-ms`` (the timer order listed), 1 with ``--max-lag-ms 0``."""
