@@ -250,6 +250,29 @@ def test_a_sync_the_broker_took_before_its_late_sync_deadline_is_a_timing_differ
     assert ("SyncGroup", "error_code") in {(d.api, d.field) for d in baseline.divergences}
 
 
+def test_a_heartbeat_queued_behind_a_rejoin_needs_a_wider_reorder_window(tmp_path: Path) -> None:
+    """a's heartbeat reaches the proxy 10 ms before c's JoinGroup (a new member: a rebalance
+    starts) but waits 20 ms in the broker's network thread, so the broker answers it
+    REBALANCE_IN_PROGRESS. With the default 5 ms window the recorded order is the only one
+    tried: a divergence; ``reorder_ms = 20`` tries the other order, a timing difference."""
+    broker = LaggingBroker(CONFIG)
+    _stable_pair(broker)
+    broker.join(3010, "c")  # handled first: the broker takes it before a's queued heartbeat
+    broker.heartbeat(3000, "a", delay_ms=20)
+    broker.join(3100, "a")
+    broker.join(3101, "b")
+    for k, client in enumerate("abc"):
+        broker.sync(3110 + k, client)
+    trace = broker.write(tmp_path / "trace.jsonl", 4000)
+    narrow = _conform(trace)
+    assert ("Heartbeat", "error_code", "rebalance_in_progress", "none") in {
+        (d.api, d.field, d.recorded, d.groupsim) for d in narrow.divergences
+    }
+    wide = _conform(trace, reorder_ms=20)
+    assert wide.divergences == []
+    assert [(d.t_ms, d.field) for d in wide.timing] == [(3000, "order")]
+
+
 def test_the_command_takes_max_lag_ms(tmp_path: Path) -> None:
     """``groupsim replay --conform`` on the late extension's trace: exit 0 with the default
     ``--max-lag-ms`` (the timer order listed), 1 with ``--max-lag-ms 0``."""
@@ -271,7 +294,10 @@ def test_the_command_takes_max_lag_ms(tmp_path: Path) -> None:
     report = json.loads((tmp_path / "conformance.json").read_text())
     assert (report["divergences"], report["timing_differences"]) == (0, 1)
     done = subprocess.run(
-        [*command, *settings, "--max-lag-ms", "0"], capture_output=True, text=True, timeout=120
+        [*command, *settings, "--max-lag-ms", "0", "--reorder-ms", "0"],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 1, done.stdout + done.stderr
 
