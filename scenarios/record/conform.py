@@ -302,9 +302,9 @@ class _Replay:
         return bool(self.sandbox(group_id).fire(key, max(at_ms, self.clock)))
 
     def timer_near(self, t_ms: int, tolerance_ms: int) -> bool:
-        """A timer fired, or is armed to fire, within ``tolerance_ms`` of ``t_ms`` — one whose
-        order with the requests was not tried both ways (those are in ``decided``: the order
-        that matched the trace best was taken, and what still differs is a divergence)."""
+        """A timer fired, or is armed to fire, within ``tolerance_ms`` of ``t_ms``, other than
+        one whose order the replay chose (``decided``: the order that matched the trace best
+        was taken, and what still differs is a divergence)."""
         if any(abs(at - t_ms) <= tolerance_ms for at in self.fired_at[-64:]):
             return True
         return any(
@@ -701,7 +701,9 @@ class _TimerOrders:
             return state
         ex = self.exchanges[index]
         tried: set[tuple[str, int]] = set()
-        for _ in range(_MAX_NEAR):
+        alike: bool | None = None  # groupsim's answer to the request now is the recorded one
+        weighed = 0
+        while weighed < _MAX_NEAR:
             replay = state.replay
             now_ms = max(ex.t_ms, replay.clock)
             near = [
@@ -717,25 +719,29 @@ class _TimerOrders:
                 replay.decided.add((group, key, seq))
                 if not replay.fires_something(group, key, at_ms):
                     continue
-                positions = [
+                options = [  # fire after this many requests
                     p
                     for p in range(1, MAX_TIMER_POSITIONS + 1)
                     if index + p - 1 < len(self.exchanges)
                     and self.exchanges[index + p - 1].t_ms <= at_ms + self.max_lag_ms
                 ]
-                options: list[int] = positions  # fire after this many requests
             else:
-                if _answered_alike(state, ex, now_ms) or not replay.fires_something(
-                    group, key, at_ms
-                ):
+                if alike is None:
+                    alike = _answered_alike(state, ex, now_ms)
+                if alike or not replay.fires_something(group, key, at_ms):
                     continue
                 options = [0]  # fire before the request
-            state = self._choose(state, index, group, (at_ms, seq, key), options)
+            weighed += 1
+            if self._choose(state, index, group, (at_ms, seq, key), options):
+                alike = None  # the group changed
         return state
 
     def _choose(
         self, state: _State, index: int, group: str, timer: tuple[int, int, str], options: list[int]
-    ) -> _State:
+    ) -> bool:
+        """Puts the timer in the order that matches the trace best (see the class); whether
+        that is another than the deadline order (then ``state`` is changed, and the timing
+        difference listed)."""
         at_ms, seq, key = timer
         end, horizon = self._lookahead(state, index, group, at_ms, max(options, default=1))
         floor = len(state.verdict.divergences)
@@ -749,7 +755,7 @@ class _TimerOrders:
                     if score[0] == floor:
                         break
         if best is None:
-            return state
+            return False
         _reorder(state, index, group, timer, best)
         ex = self.exchanges[index]
         late = best > 0
@@ -765,7 +771,7 @@ class _TimerOrders:
                 "before" if late else "after",  # and at groupsim's exact deadline
             )
         )
-        return state
+        return True
 
     def _lookahead(
         self, state: _State, index: int, group: str, at_ms: int, positions: int
