@@ -147,6 +147,32 @@ def test_a_heartbeat_answered_before_a_late_join_deadline_is_a_timing_difference
     }
 
 
+def test_a_heartbeat_that_reached_the_broker_after_the_join_deadline_is_a_timing_difference(
+    tmp_path: Path,
+) -> None:
+    """a rejoins at 5000 (join deadline 15000); b heartbeats without rejoining. Its heartbeat
+    recorded at 14950 waits 70 ms in the broker's request queue: the join completed at 15000
+    without b, so the broker answers UNKNOWN_MEMBER_ID where groupsim, taking it at 14950,
+    answers REBALANCE_IN_PROGRESS."""
+    broker = LaggingBroker(CONFIG)
+    _stable_pair(broker)
+    broker.join(5000, "a")
+    for t_ms in (5100, 8000, 11_000, 14_000):
+        broker.heartbeat(t_ms, "b")
+    broker.heartbeat(14_950, "b", delay_ms=70)
+    broker.sync(15_100, "a")
+    trace = broker.write(tmp_path / "trace.jsonl", 16_000)
+    verdict = _conform(trace)
+    assert verdict.divergences == []
+    assert [(d.t_ms, d.api, d.field, d.recorded) for d in verdict.timing] == [
+        (14_950, "Heartbeat", "timer:join", "before")
+    ]
+    baseline = _conform(trace, max_lag_ms=0)
+    assert [(d.api, d.field, d.recorded, d.groupsim) for d in baseline.divergences] == [
+        ("Heartbeat", "error_code", "unknown_member_id", "rebalance_in_progress")
+    ]
+
+
 def _heartbeat_queued_past_a_session_expiry(tmp_path: Path) -> Path:
     """b (session 1 s) heartbeats last at 2200 and dies; its session ends at 3200. a's
     heartbeat, recorded by the proxy at 3150, waits 100 ms in the broker's request queue: the
