@@ -14,11 +14,11 @@ A timer of a request's group due within ``max_lag_ms`` of the request (the initi
 its extensions, the join and sync deadlines, a session expiry) may have run in either order on
 a loaded broker: both orders are tried, and when the other one than groupsim's deadline order
 gives the recorded answers it is taken and counted as a timing difference
-(``field = "timer:<key>"``, see :class:`_TimerOrders`). An answer that differs while a timer
-whose other order was *not* tried fell within :data:`TIMER_SLACK_MS` of the request is a timing
-difference too. Everything else that differs is a divergence, with the first differing field.
-Nothing is dropped silently: requests groupsim cannot replay are counted as skipped with their
-reason.
+(``field = "timer:<key>"``, see :class:`~scenarios.record.timer_orders.TimerOrders`). An
+answer that differs while a timer whose other order was *not* tried fell within
+:data:`TIMER_SLACK_MS` of the request is a timing difference too. Everything else that
+differs is a divergence, with the first differing field. Nothing is dropped silently: requests
+groupsim cannot replay are counted as skipped with their reason.
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ import functools
 import itertools
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from heapq import heappop, heappush
 from typing import Any
 
@@ -39,8 +38,18 @@ from protocol.effects import CancelTimer, Send, SetTimer
 from scenarios.serve import wire
 from scenarios.serve.translate import from_group_response, to_group_request
 
-from .exchanges import GROUP_APIS, Exchange, TraceError, first_difference, read_exchanges
+from .exchanges import (
+    GROUP_APIS,
+    RESPONSE_API_KEY,
+    Exchange,
+    TraceError,
+    coordinator_unavailable,
+    first_difference,
+    read_exchanges,
+)
 from .frames import NEXT_GEN_GROUP_APIS, decode_response, to_json
+from .timer_orders import TimerOrders
+from .verdict import Conformance, Difference
 
 __all__ = [
     "Exchange",
@@ -52,12 +61,6 @@ __all__ = [
 ]
 
 _HEARTBEAT = 12
-_RESPONSE_OF: dict[type, int] = {
-    pg.JoinGroupResponse: 11,
-    pg.SyncGroupResponse: 14,
-    pg.HeartbeatResponse: 12,
-    pg.LeaveGroupResponse: 13,
-}
 #: Default tolerance between the broker's timer wheel and groupsim's exact deadlines (ms).
 DEFAULT_TOLERANCE_MS = 100
 #: Most requests whose order is searched at once (5! = 120 orders).
@@ -70,72 +73,6 @@ TIMER_SLACK_MS = 20
 #: Default of how much later than its deadline the broker may run a join timer (ms), and how
 #: close a request and a timer deadline must be for the replay to try both of their orders.
 DEFAULT_MAX_LAG_MS = 2000
-#: Most later requests a timer that the broker may have run late is tried after (positions).
-MAX_TIMER_POSITIONS = 8
-#: Most requests replayed to judge one order of a timer and a request.
-MAX_LOOKAHEAD = 256
-
-
-@dataclass(frozen=True, slots=True)
-class Difference:
-    """One answer groupsim gave otherwise than the real broker: ``kind`` is ``"divergence"``
-    or ``"timing"``; ``field`` the first differing field (``"time"`` for a late or early
-    answer, ``"answer"`` when one side did not answer)."""
-
-    kind: str
-    t_ms: int
-    conn: int
-    api: str
-    group: str
-    field: str
-    recorded: Any
-    groupsim: Any
-
-
-@dataclass(slots=True)
-class Conformance:
-    """The verdict: answers ``compared`` per API, ``equal`` (same fields, in time), the
-    ``differences`` (timing first, divergences after, each in trace order) and ``skipped``
-    requests with why."""
-
-    compared: dict[str, int] = field(default_factory=dict)
-    equal: int = 0
-    differences: list[Difference] = field(default_factory=list)
-    skipped: dict[str, int] = field(default_factory=dict)
-    deferred_timers: int = 0
-
-    @property
-    def divergences(self) -> list[Difference]:
-        return [d for d in self.differences if d.kind == "divergence"]
-
-    @property
-    def timing(self) -> list[Difference]:
-        return [d for d in self.differences if d.kind == "timing"]
-
-    def to_json(self) -> dict[str, Any]:
-        """``conformance.json``'s content."""
-        return {
-            "compared": dict(sorted(self.compared.items())),
-            "total": sum(self.compared.values()),
-            "equal": self.equal,
-            "timing_differences": len(self.timing),
-            "divergences": len(self.divergences),
-            "skipped": dict(sorted(self.skipped.items())),
-            "deferred_join_timers": self.deferred_timers,
-            "differences": [
-                {
-                    "kind": d.kind,
-                    "t_ms": d.t_ms,
-                    "conn": d.conn,
-                    "api": d.api,
-                    "group": d.group,
-                    "field": d.field,
-                    "recorded": d.recorded,
-                    "groupsim": d.groupsim,
-                }
-                for d in self.differences
-            ],
-        }
 
 
 class _Replay:
@@ -347,26 +284,6 @@ def _recorded_member_ids(exchanges: list[Exchange]) -> dict[str, deque[str]]:
     return found
 
 
-#: Errors a broker answers before the group's state machine runs
-#: (``GroupCoordinatorService``/``CoordinatorRuntime``: the group's shard is not loaded).
-_UNAVAILABLE = {
-    14: "COORDINATOR_LOAD_IN_PROGRESS",
-    15: "COORDINATOR_NOT_AVAILABLE",
-    16: "NOT_COORDINATOR",
-}
-
-
-def _coordinator_unavailable(ex: Exchange) -> str | None:
-    """The name of the recorded answer's error when it is one of :data:`_UNAVAILABLE`."""
-    if ex.response_raw is None:
-        return None
-    _, answer = decode_response(ex.response_raw, ex.api_key, ex.version)
-    code = getattr(answer, "error_code", None)
-    if code is None:
-        return None
-    return _UNAVAILABLE.get(int(getattr(code, "value", code)))
-
-
 def conform_coordinator(
     exchanges: list[Exchange],
     config: CoordinatorConfig | None = None,
@@ -383,15 +300,15 @@ def conform_coordinator(
     recorded one counts as a timing difference (``field = "order"``).
 
     A timer of the request's group due within ``max_lag_ms`` of it may fire on the other side
-    of it (held past up to :data:`MAX_TIMER_POSITIONS` requests, or fired first with the request
-    delivered at its deadline); each order is judged by replaying what follows, at most
-    :data:`MAX_LOOKAHEAD` requests, and the deadline order stands unless another gives strictly
-    fewer divergences (:class:`_TimerOrders`). Choosing another order is a timing difference,
-    ``field = "timer:<key>"``, ``recorded`` "after" or "before" (the timer against the request).
-    The choice is deterministic, and each timer's order is chosen once: at most
-    ``1 + MAX_TIMER_POSITIONS`` lookaheads per timer firing near a request, and two per timer
-    (at most four per request) that a request whose answer differs could have come after, so
-    the cost grows linearly with the trace.
+    of it (held past up to ``timer_orders.MAX_TIMER_POSITIONS`` requests, or fired first with
+    the request delivered at its deadline); each order is judged by replaying what follows, at
+    most ``timer_orders.MAX_LOOKAHEAD`` requests, and the deadline order stands unless another
+    gives strictly fewer divergences (:class:`~scenarios.record.timer_orders.TimerOrders`).
+    Choosing another order is a timing difference, ``field = "timer:<key>"``, ``recorded``
+    "after" or "before" (the timer against the request). The choice is deterministic, and each
+    timer's order is chosen once: at most ``1 + MAX_TIMER_POSITIONS`` lookaheads per timer
+    firing near a request, and two per timer (at most four per request) that a request whose
+    answer differs could have come after, so the cost grows linearly with the trace.
 
     Args:
         exchanges: :func:`read_exchanges`' output.
@@ -415,7 +332,7 @@ def conform_coordinator(
             reason = f"{ex.api}: a group on the new group protocol, which groupsim does not replay"
             state.verdict.skipped[reason] = state.verdict.skipped.get(reason, 0) + 1
     exchanges = [ex for ex in exchanges if ex.api_key in GROUP_APIS]
-    timers = _TimerOrders(exchanges, tolerance_ms, max_lag_ms)
+    timers = TimerOrders(exchanges, tolerance_ms, max_lag_ms)
     i = 0
     while i < len(exchanges):
         window = _reorderable(exchanges, i, reorder_ms)
@@ -547,7 +464,7 @@ class _State:
             reason = f"{ex.api} v{ex.version}: {exc}"
             self.verdict.skipped[reason] = self.verdict.skipped.get(reason, 0) + 1
             return
-        unloaded = _coordinator_unavailable(ex)
+        unloaded = coordinator_unavailable(ex)
         if unloaded:
             # GroupCoordinatorService answers these before any group state is read (the
             # __consumer_offsets partition is not loaded here yet, or has moved): the group's
@@ -597,7 +514,7 @@ def _match(
     for conn, answers in replay.answers.items():
         while answers:
             at_ms, message = answers.pop(0)
-            api_key = _RESPONSE_OF[type(message)]
+            api_key = RESPONSE_API_KEY[type(message)]
             queue = waiting[conn]
             pick = next((item for item in queue if item[0].api_key == api_key), None)
             if pick is None:
@@ -650,225 +567,4 @@ def _differ(
         verdict.compared[ex.api] = verdict.compared.get(ex.api, 0) + 1
     verdict.differences.append(
         Difference(kind, ex.t_ms, ex.conn, ex.api, req.group_id, name, recorded, ours)
-    )
-
-
-#: Most timers of one group whose order with one request is chosen (nearest deadlines first).
-_MAX_NEAR = 4
-
-
-class _TimerOrders:
-    """Chooses, for a timer of a request's group due within ``max_lag_ms`` of the request,
-    whether it ran before or after the request on the real broker (see
-    :func:`conform_coordinator`).
-
-    A timer due at or before the request (groupsim fires it first) may instead fire after it,
-    or after up to :data:`MAX_TIMER_POSITIONS` requests (all within ``max_lag_ms`` of the
-    deadline): the broker's timer wheel and event loop run it late. A timer due after the
-    request may instead fire before it (the request reached the broker later than the proxy):
-    tried only when groupsim's answer to the request is not already the recorded one. Each
-    order is judged on a copy by replaying what follows in recorded order until the broker had
-    answered the group's requests concerned (at most :data:`MAX_LOOKAHEAD` requests); the
-    deadline order stands unless another has strictly fewer divergences and overdue answers.
-    Each timer's order is chosen once, so the cost is at most ``1 + MAX_TIMER_POSITIONS``
-    lookaheads per timer that fires near a request, and two per timer (at most ``_MAX_NEAR``
-    per request) that a request whose answer differs could have come after.
-    """
-
-    def __init__(self, exchanges: list[Exchange], tolerance_ms: int, max_lag_ms: int) -> None:
-        self.exchanges = exchanges
-        self.tolerance_ms = tolerance_ms
-        self.max_lag_ms = max_lag_ms
-        self._groups: dict[int, str | None] = {}
-
-    def group_of(self, index: int) -> str | None:
-        """The group id of the trace's ``index``-th request (None: groupsim cannot decode it)."""
-        if index not in self._groups:
-            try:
-                req = to_group_request(wire.decode_request(self.exchanges[index].request_raw))
-            except wire.WireError:
-                self._groups[index] = None
-            else:
-                self._groups[index] = req.group_id
-        return self._groups[index]
-
-    def settle(self, state: _State, index: int) -> _State:
-        """The state with an order chosen for each undecided timer near the ``index``-th
-        request of the trace (a timing difference, ``field = "timer:<key>"``, for each timer
-        whose deadline order is not the one taken)."""
-        group = self.group_of(index)
-        if self.max_lag_ms <= 0 or group is None or group not in state.replay.groups:
-            return state
-        ex = self.exchanges[index]
-        tried: set[tuple[str, int]] = set()
-        alike: bool | None = None  # groupsim's answer to the request now is the recorded one
-        weighed = 0
-        while weighed < _MAX_NEAR:
-            replay = state.replay
-            now_ms = max(ex.t_ms, replay.clock)
-            near = [
-                timer
-                for timer in replay.near_timers(group, now_ms, self.max_lag_ms)
-                if (timer[2], timer[1]) not in tried
-            ]
-            if not near:
-                break
-            at_ms, seq, key = near[0]
-            tried.add((key, seq))
-            if at_ms <= now_ms:
-                replay.decided.add((group, key, seq))
-                if not replay.fires_something(group, key, at_ms):
-                    continue
-                options = [  # fire after this many requests
-                    p
-                    for p in range(1, MAX_TIMER_POSITIONS + 1)
-                    if index + p - 1 < len(self.exchanges)
-                    and self.exchanges[index + p - 1].t_ms <= at_ms + self.max_lag_ms
-                ]
-            else:
-                if alike is None:
-                    alike = _answered_alike(state, ex, now_ms)
-                if alike or not replay.fires_something(group, key, at_ms):
-                    continue
-                options = [0]  # fire before the request
-            weighed += 1
-            if self._choose(state, index, group, (at_ms, seq, key), options):
-                alike = None  # the group changed
-        return state
-
-    def _choose(
-        self, state: _State, index: int, group: str, timer: tuple[int, int, str], options: list[int]
-    ) -> bool:
-        """Puts the timer in the order that matches the trace best (see the class); whether
-        that is another than the deadline order (then ``state`` is changed, and the timing
-        difference listed)."""
-        at_ms, seq, key = timer
-        end, horizon = self._lookahead(state, index, group, at_ms, max(options, default=1))
-        floor = len(state.verdict.divergences)
-        best_score = self._trial(state, index, end, horizon, timer, group, None)
-        best: int | None = None
-        if best_score[0] > floor:
-            for option in options:
-                score = self._trial(state, index, end, horizon, timer, group, option)
-                if score < best_score:
-                    best_score, best = score, option
-                    if score[0] == floor:
-                        break
-        if best is None:
-            return False
-        _reorder(state, index, group, timer, best)
-        ex = self.exchanges[index]
-        late = best > 0
-        state.verdict.differences.append(
-            Difference(
-                "timing",
-                ex.t_ms,
-                ex.conn,
-                ex.api,
-                group,
-                f"timer:{key}",
-                "after" if late else "before",  # the timer against this request, as recorded
-                "before" if late else "after",  # and at groupsim's exact deadline
-            )
-        )
-        return True
-
-    def _lookahead(
-        self, state: _State, index: int, group: str, at_ms: int, positions: int
-    ) -> tuple[int, int]:
-        """(the end index, the time) up to which an order is judged: every request the options
-        place the timer among, and until the broker had answered those of the group's requests
-        that are among them or held by groupsim now; at most :data:`MAX_LOOKAHEAD` requests."""
-        exchanges = self.exchanges
-        last = min(len(exchanges), index + positions) - 1
-        horizon = max(at_ms, exchanges[last].t_ms)
-        for j in range(index, last + 1):
-            if self.group_of(j) == group and exchanges[j].response_t_ms is not None:
-                horizon = max(horizon, exchanges[j].response_t_ms or 0)
-        for queue in state.waiting.values():
-            for ex, _request, req in queue:
-                if req.group_id == group and ex.response_t_ms is not None:
-                    horizon = max(horizon, ex.response_t_ms)
-        end = index
-        while (
-            end < len(exchanges) and end - index < MAX_LOOKAHEAD and exchanges[end].t_ms <= horizon
-        ):
-            end += 1
-        if end < len(exchanges) and exchanges[end].t_ms <= horizon:
-            horizon = exchanges[end - 1].t_ms  # cut at MAX_LOOKAHEAD requests
-        return end, horizon
-
-    def _trial(
-        self,
-        state: _State,
-        index: int,
-        end: int,
-        horizon: int,
-        timer: tuple[int, int, str],
-        group: str,
-        option: int | None,
-    ) -> tuple[int, int]:
-        """(divergences + answers the broker gave by ``horizon`` that groupsim still holds, all
-        differences) after replaying requests ``index`` to ``end`` with the timer in ``option``'s
-        order (None: the deadline order)."""
-        trial = copy.deepcopy(state)
-        if option is not None:
-            _reorder(trial, index, group, timer, option)
-        for j in range(index, end):
-            trial.step(self.exchanges[j], self.tolerance_ms, j)
-        trial.replay.index = len(self.exchanges)
-        trial.replay.advance(horizon + self.tolerance_ms)
-        trial.match(self.tolerance_ms)
-        overdue = sum(
-            1
-            for queue in trial.waiting.values()
-            for ex, _request, _req in queue
-            if ex.response_t_ms is not None and ex.response_t_ms <= horizon
-        )
-        return len(trial.verdict.divergences) + overdue, len(trial.verdict.differences)
-
-
-def _reorder(
-    state: _State, index: int, group: str, timer: tuple[int, int, str], option: int
-) -> None:
-    """Puts the timer after ``option`` requests from the ``index``-th on (held past them), or,
-    with ``option`` 0, fires it before that request (the clock moves to its deadline)."""
-    at_ms, seq, key = timer
-    replay = state.replay
-    replay.decided.add((group, key, seq))
-    if option > 0:
-        replay.hold[(group, key, seq)] = index + option
-        return
-    replay.index = index
-    replay.advance(at_ms)
-    replay.clock = max(replay.clock, at_ms)
-
-
-def _answered_alike(state: _State, ex: Exchange, now_ms: int) -> bool:
-    """Whether groupsim, given the request now, answers it at once as the broker did (True as
-    well when there is nothing to compare: no recorded answer, or one the group never saw)."""
-    if ex.response_raw is None or _coordinator_unavailable(ex):
-        return True
-    try:
-        request = wire.decode_request(ex.request_raw)
-        req = to_group_request(request)
-    except wire.WireError:
-        return True
-    effects = state.replay.sandbox(req.group_id).handle(str(ex.conn), req, now_ms)
-    answer = next(
-        (
-            e.message
-            for e in effects
-            if isinstance(e, Send)
-            and int(e.dest) == ex.conn
-            and _RESPONSE_OF.get(type(e.message)) == ex.api_key
-        ),
-        None,
-    )
-    if answer is None:
-        return False  # held: what it gets depends on what the timer does
-    _, recorded = decode_response(ex.response_raw, ex.api_key, ex.version)
-    return (
-        first_difference(to_json(recorded), to_json(from_group_response(request, req, answer)))
-        is None
     )
