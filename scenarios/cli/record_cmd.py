@@ -144,6 +144,22 @@ def replay(
         int,
         typer.Option(help="How far the broker's timer wheel may stray from exact deadlines."),
     ] = 100,
+    max_lag_ms: Annotated[
+        int,
+        typer.Option(
+            help="How late a loaded broker may run a timer, or take a request, against groupsim's "
+            "exact deadlines: a timer and a request this close are tried in both orders "
+            "(0: deadline order only)."
+        ),
+    ] = 2000,
+    reorder_ms: Annotated[
+        int,
+        typer.Option(
+            help="How close (ms) two requests on different connections must reach the proxy "
+            "to be tried in the other order too (at most 5 at once); a loaded broker's network "
+            "threads may take them either way."
+        ),
+    ] = 5,
 ) -> None:
     """Replay a recorded trace through groupsim's coordinator; exit 1 on any divergence.
 
@@ -174,6 +190,10 @@ def replay(
 
     if tolerance_ms < 0:
         fail(f"--tolerance-ms {tolerance_ms}: must be >= 0")
+    if max_lag_ms < 0:
+        fail(f"--max-lag-ms {max_lag_ms}: must be >= 0")
+    if reorder_ms < 0:
+        fail(f"--reorder-ms {reorder_ms}: must be >= 0")
     trace = conform / "trace.jsonl" if conform.is_dir() else conform
     with one_line_errors():
         overrides = dict(parse_setting(text) for text in setting or [])
@@ -185,7 +205,9 @@ def replay(
         app = read_app(app_file) if app_file.exists() else None
         end_offsets = read_end_offsets(trace) if app is not None else None
         metadata = read_metadata(trace)
-    verdict = conform_coordinator(exchanges, config, tolerance_ms)
+    verdict = conform_coordinator(
+        exchanges, config, tolerance_ms, reorder_ms=reorder_ms, max_lag_ms=max_lag_ms
+    )
     leaders = conform_leaders(exchanges, configs, tolerance_ms, app, end_offsets, metadata)
     table = Table(title=f"conformance of groupsim's coordinator to {trace}")
     for column in ("api", "compared"):

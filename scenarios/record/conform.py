@@ -9,12 +9,16 @@ same API version, decoded by kio; ``throttle_time_ms`` aside).
 
 Times: the real broker's timers run on a timer wheel and its purgatory, groupsim's on exact
 deadlines, and the trace's times are the proxy's, not the broker's. So an answer that is equal
-but comes more than ``tolerance_ms`` earlier or later than recorded is a *timing difference*,
-and an answer that differs while one of groupsim's timers fell within :data:`TIMER_SLACK_MS` of
-the request is reported as a timing difference too (the two orderings of a timeout and a request
-are both Kafka's). Everything else that differs is a divergence, with the first differing
-field. Nothing is dropped silently: requests groupsim cannot replay are counted as skipped
-with their reason.
+but comes more than ``tolerance_ms`` earlier or later than recorded is a *timing difference*.
+A timer of a request's group due within ``max_lag_ms`` of the request (the initial delay and
+its extensions, the join and sync deadlines, a session expiry) may have run in either order on
+a loaded broker: both orders are tried, and when the other one than groupsim's deadline order
+gives the recorded answers it is taken and counted as a timing difference
+(``field = "timer:<key>"``, see :class:`~scenarios.record.timer_orders.TimerOrders`). An
+answer that differs while a timer whose other order was *not* tried fell within
+:data:`TIMER_SLACK_MS` of the request is a timing difference too. Everything else that
+differs is a divergence, with the first differing field. Nothing is dropped silently: requests
+groupsim cannot replay are counted as skipped with their reason.
 """
 
 from __future__ import annotations
@@ -24,7 +28,6 @@ import functools
 import itertools
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from heapq import heappop, heappush
 from typing import Any
 
@@ -35,8 +38,18 @@ from protocol.effects import CancelTimer, Send, SetTimer
 from scenarios.serve import wire
 from scenarios.serve.translate import from_group_response, to_group_request
 
-from .exchanges import GROUP_APIS, Exchange, TraceError, first_difference, read_exchanges
+from .exchanges import (
+    GROUP_APIS,
+    RESPONSE_API_KEY,
+    Exchange,
+    TraceError,
+    coordinator_unavailable,
+    first_difference,
+    read_exchanges,
+)
 from .frames import NEXT_GEN_GROUP_APIS, decode_response, to_json
+from .timer_orders import TimerOrders
+from .verdict import Conformance, Difference
 
 __all__ = [
     "Exchange",
@@ -48,12 +61,6 @@ __all__ = [
 ]
 
 _HEARTBEAT = 12
-_RESPONSE_OF: dict[type, int] = {
-    pg.JoinGroupResponse: 11,
-    pg.SyncGroupResponse: 14,
-    pg.HeartbeatResponse: 12,
-    pg.LeaveGroupResponse: 13,
-}
 #: Default tolerance between the broker's timer wheel and groupsim's exact deadlines (ms).
 DEFAULT_TOLERANCE_MS = 100
 #: Most requests whose order is searched at once (5! = 120 orders).
@@ -63,70 +70,9 @@ DEFAULT_REORDER_MS = 5
 #: How close a timer and a request must be for a differing answer to count as a timing
 #: difference (the two orders of a timeout and a request are both Kafka's), ms.
 TIMER_SLACK_MS = 20
-#: Default of how much later than its deadline the broker may run a join timer (ms).
+#: Default of how much later than its deadline the broker may run a join timer (ms), and how
+#: close a request and a timer deadline must be for the replay to try both of their orders.
 DEFAULT_MAX_LAG_MS = 2000
-
-
-@dataclass(frozen=True, slots=True)
-class Difference:
-    """One answer groupsim gave otherwise than the real broker: ``kind`` is ``"divergence"``
-    or ``"timing"``; ``field`` the first differing field (``"time"`` for a late or early
-    answer, ``"answer"`` when one side did not answer)."""
-
-    kind: str
-    t_ms: int
-    conn: int
-    api: str
-    group: str
-    field: str
-    recorded: Any
-    groupsim: Any
-
-
-@dataclass(slots=True)
-class Conformance:
-    """The verdict: answers ``compared`` per API, ``equal`` (same fields, in time), the
-    ``differences`` (timing first, divergences after, each in trace order) and ``skipped``
-    requests with why."""
-
-    compared: dict[str, int] = field(default_factory=dict)
-    equal: int = 0
-    differences: list[Difference] = field(default_factory=list)
-    skipped: dict[str, int] = field(default_factory=dict)
-    deferred_timers: int = 0
-
-    @property
-    def divergences(self) -> list[Difference]:
-        return [d for d in self.differences if d.kind == "divergence"]
-
-    @property
-    def timing(self) -> list[Difference]:
-        return [d for d in self.differences if d.kind == "timing"]
-
-    def to_json(self) -> dict[str, Any]:
-        """``conformance.json``'s content."""
-        return {
-            "compared": dict(sorted(self.compared.items())),
-            "total": sum(self.compared.values()),
-            "equal": self.equal,
-            "timing_differences": len(self.timing),
-            "divergences": len(self.divergences),
-            "skipped": dict(sorted(self.skipped.items())),
-            "deferred_join_timers": self.deferred_timers,
-            "differences": [
-                {
-                    "kind": d.kind,
-                    "t_ms": d.t_ms,
-                    "conn": d.conn,
-                    "api": d.api,
-                    "group": d.group,
-                    "field": d.field,
-                    "recorded": d.recorded,
-                    "groupsim": d.groupsim,
-                }
-                for d in self.differences
-            ],
-        }
 
 
 class _Replay:
@@ -152,6 +98,15 @@ class _Replay:
         self.deferred = 0
         # (group id, timer key) -> the deadline of a join timer waiting for the trace's evidence
         self._deferring: dict[tuple[str, str], int] = {}
+        #: the replay's clock: when the last request was delivered or timer fired (ms); a timer
+        #: held past a request fires at this time, never earlier than what came before it
+        self.clock = 0
+        #: the index (in the trace's group exchanges) of the request being delivered
+        self.index = 0
+        # (group id, timer key, arming seq) -> index of the first request it may fire before
+        self.hold: dict[tuple[str, str, int], int] = {}
+        # (group id, timer key, arming seq) of the timers whose order has been chosen
+        self.decided: set[tuple[str, str, int]] = set()
 
     def _new_member_id(self, prefix: str) -> str:
         queue = self._member_ids.get(prefix)
@@ -195,10 +150,15 @@ class _Replay:
         before the first answer (bounded the same way).
         """
         heap = self._heap
+        held: list[tuple[int, int, str, str]] = []
         while heap and heap[0][0] <= until_ms:
             at_ms, seq, group_id, key = heappop(heap)
             if self._timers.get((group_id, key)) != (at_ms, seq):
                 continue  # re-armed or cancelled since
+            if self.hold.get((group_id, key, seq), -1) > self.index:
+                held.append((at_ms, seq, group_id, key))  # the broker ran it later (see _State)
+                continue
+            self.hold.pop((group_id, key, seq), None)
             if key == JOIN_TIMER and self.join_evidence is not None:
                 deadline = self._deferring.get((group_id, key), at_ms)
                 later = self._join_deferral(group_id, at_ms, deadline, until_ms)
@@ -212,8 +172,13 @@ class _Replay:
                     continue
             self._deferring.pop((group_id, key), None)
             del self._timers[(group_id, key)]
-            self.fired_at.append(at_ms)
-            self.apply(group_id, self.groups[group_id].fire(key, at_ms), at_ms)
+            now_ms = max(at_ms, self.clock)
+            self.clock = now_ms
+            if (group_id, key, seq) not in self.decided:
+                self.fired_at.append(now_ms)
+            self.apply(group_id, self.groups[group_id].fire(key, now_ms), now_ms)
+        for item in held:
+            heappush(heap, item)
 
     def _join_deferral(
         self, group_id: str, at_ms: int, deadline_ms: int, until_ms: int
@@ -238,7 +203,7 @@ class _Replay:
     def _members_answered(self, group_id: str, at_ms: int) -> frozenset[str] | None:
         """The member ids the join timer firing now would put in the leader's JoinGroup answer
         (None when it would answer no JoinGroup: it only extends ``InitialDelayedJoin``)."""
-        trial = copy.deepcopy(self.groups[group_id])
+        trial = self.sandbox(group_id)
         answers = [
             e.message
             for e in trial.fire(JOIN_TIMER, at_ms)
@@ -248,11 +213,42 @@ class _Replay:
             return None
         return frozenset(m.member_id for a in answers for m in a.members)
 
+    def near_timers(self, group_id: str, t_ms: int, max_lag_ms: int) -> list[tuple[int, int, str]]:
+        """The group's armed timers due within ``max_lag_ms`` of ``t_ms`` that no order has been
+        chosen for yet: ``(deadline ms, arming seq, key)`` in deadline order. A join timer
+        waiting for the trace's evidence (:meth:`advance`) is left to that rule."""
+        return sorted(
+            (at_ms, seq, key)
+            for (group, key), (at_ms, seq) in self._timers.items()
+            if group == group_id
+            and abs(at_ms - t_ms) <= max_lag_ms
+            and (group, key, seq) not in self.decided
+            and (group, key) not in self._deferring
+        )
+
+    def sandbox(self, group_id: str) -> GroupCoordinator:
+        """A copy of the group's coordinator to try something on (its new member ids come
+        from a copy of the recorded ones, so trying takes none from the replay)."""
+        shadow = copy.copy(self)
+        shadow._member_ids = copy.deepcopy(self._member_ids)
+        return copy.deepcopy(self.coordinator(group_id), {id(self): shadow})
+
+    def fires_something(self, group_id: str, key: str, at_ms: int) -> bool:
+        """Whether the timer, fired at ``at_ms``, would change or answer anything (a heartbeat
+        deadline that moved on, or a join timer of a group no longer rebalancing, does not)."""
+        return bool(self.sandbox(group_id).fire(key, max(at_ms, self.clock)))
+
     def timer_near(self, t_ms: int, tolerance_ms: int) -> bool:
-        """A timer fired, or is armed to fire, within ``tolerance_ms`` of ``t_ms``."""
+        """A timer fired, or is armed to fire, within ``tolerance_ms`` of ``t_ms``, other than
+        one whose order the replay chose (``decided``: the order that matched the trace best
+        was taken, and what still differs is a divergence)."""
         if any(abs(at - t_ms) <= tolerance_ms for at in self.fired_at[-64:]):
             return True
-        return any(abs(at - t_ms) <= tolerance_ms for at, _ in self._timers.values())
+        return any(
+            abs(at - t_ms) <= tolerance_ms
+            for (group, key), (at, seq) in self._timers.items()
+            if (group, key, seq) not in self.decided
+        )
 
 
 @functools.lru_cache(maxsize=4096)
@@ -272,7 +268,10 @@ def _recorded_member_ids(exchanges: list[Exchange]) -> dict[str, deque[str]]:
     for ex in exchanges:
         if ex.api_key != 11 or ex.response_raw is None:
             continue
-        request = wire.decode_request(ex.request_raw)
+        try:
+            request = wire.decode_request(ex.request_raw)
+        except wire.WireError:
+            continue  # counted as skipped when replayed (_State.step)
         if request.body.member_id:
             continue
         _, answer = decode_response(ex.response_raw, 11, ex.version)
@@ -283,26 +282,6 @@ def _recorded_member_ids(exchanges: list[Exchange]) -> dict[str, deque[str]]:
         instance = getattr(request.body, "group_instance_id", None)
         found[instance if instance is not None else request.client_id].append(member_id)
     return found
-
-
-#: Errors a broker answers before the group's state machine runs
-#: (``GroupCoordinatorService``/``CoordinatorRuntime``: the group's shard is not loaded).
-_UNAVAILABLE = {
-    14: "COORDINATOR_LOAD_IN_PROGRESS",
-    15: "COORDINATOR_NOT_AVAILABLE",
-    16: "NOT_COORDINATOR",
-}
-
-
-def _coordinator_unavailable(ex: Exchange) -> str | None:
-    """The name of the recorded answer's error when it is one of :data:`_UNAVAILABLE`."""
-    if ex.response_raw is None:
-        return None
-    _, answer = decode_response(ex.response_raw, ex.api_key, ex.version)
-    code = getattr(answer, "error_code", None)
-    if code is None:
-        return None
-    return _UNAVAILABLE.get(int(getattr(code, "value", code)))
 
 
 def conform_coordinator(
@@ -320,6 +299,17 @@ def conform_coordinator(
     first, and the one whose answers match the trace best is taken; taking another order than the
     recorded one counts as a timing difference (``field = "order"``).
 
+    A timer of the request's group due within ``max_lag_ms`` of it may fire on the other side
+    of it (held past up to ``timer_orders.MAX_TIMER_POSITIONS`` requests, or fired first with
+    the request delivered at its deadline); each order is judged by replaying what follows, at
+    most ``timer_orders.MAX_LOOKAHEAD`` requests, and the deadline order stands unless another
+    gives strictly fewer divergences (:class:`~scenarios.record.timer_orders.TimerOrders`).
+    Choosing another order is a timing difference, ``field = "timer:<key>"``, ``recorded``
+    "after" or "before" (the timer against the request). The choice is deterministic, and each
+    timer's order is chosen once: at most ``1 + MAX_TIMER_POSITIONS`` lookaheads per timer
+    firing near a request, and two per timer (at most four per request) that a request whose
+    answer differs could have come after, so the cost grows linearly with the trace.
+
     Args:
         exchanges: :func:`read_exchanges`' output.
         config: the real broker's group settings (``group.initial.rebalance.delay.ms``, …);
@@ -327,7 +317,8 @@ def conform_coordinator(
         tolerance_ms: how far the broker's timer wheel may stray from exact deadlines (ms).
         reorder_ms: how close two requests on different connections must be to be reorderable.
         max_lag_ms: how much later than its deadline the broker may have run a join timer
-            (see :meth:`_Replay.advance`).
+            (see :meth:`_Replay.advance`), and how close a timer and a request must be for
+            both of their orders to be tried; 0 tries only the deadline order.
 
     Returns:
         the :class:`Conformance` verdict.
@@ -341,19 +332,23 @@ def conform_coordinator(
             reason = f"{ex.api}: a group on the new group protocol, which groupsim does not replay"
             state.verdict.skipped[reason] = state.verdict.skipped.get(reason, 0) + 1
     exchanges = [ex for ex in exchanges if ex.api_key in GROUP_APIS]
+    timers = TimerOrders(exchanges, tolerance_ms, max_lag_ms)
     i = 0
     while i < len(exchanges):
         window = _reorderable(exchanges, i, reorder_ms)
         if len(window) == 1 or all(ex.api_key == _HEARTBEAT for ex in window):
             # Heartbeats commute: each reads the group and re-arms only its own member's
             # session timer (GroupMetadataManager#classicGroupHeartbeat)
-            for ex in window:
-                state.step(ex, tolerance_ms)
+            for k, ex in enumerate(window):
+                state = timers.settle(state, i + k)
+                state.step(ex, tolerance_ms, i + k)
         else:
+            state = timers.settle(state, i)
             later = exchanges[i + len(window) :]
-            state = _best_order(state, window, later, tolerance_ms)
+            state = _best_order(state, window, i, later, tolerance_ms)
         i += len(window)
     end = max((ex.response_t_ms or ex.t_ms for ex in exchanges), default=0)
+    state.replay.index = len(exchanges)  # every held timer may fire now
     state.finish(end + tolerance_ms, tolerance_ms)
     verdict = state.verdict
     verdict.deferred_timers = state.replay.deferred
@@ -377,7 +372,7 @@ def _reorderable(exchanges: list[Exchange], start: int, reorder_ms: int) -> list
 
 
 def _best_order(
-    state: _State, window: list[Exchange], later: list[Exchange], tolerance_ms: int
+    state: _State, window: list[Exchange], start: int, later: list[Exchange], tolerance_ms: int
 ) -> _State:
     """The state after the window's requests in the order that matches the trace best (the
     recorded order unless another one is strictly better).
@@ -393,8 +388,8 @@ def _best_order(
     best: tuple[int, tuple[Exchange, ...]] | None = None
     for order in itertools.permutations(window):  # the recorded order comes first
         trial = copy.deepcopy(state)
-        for ex in (*order, *lookahead):
-            trial.step(ex, tolerance_ms)
+        for k, ex in enumerate((*order, *lookahead)):
+            trial.step(ex, tolerance_ms, start + k)
         trial.replay.advance(horizon)
         trial.match(tolerance_ms)
         score = trial.mismatches(window, horizon)
@@ -404,8 +399,8 @@ def _best_order(
                 break  # no new difference: nothing better to find
     assert best is not None
     _, order = best
-    for ex in order:
-        state.step(ex, tolerance_ms)
+    for k, ex in enumerate(order):
+        state.step(ex, tolerance_ms, start + k)
     if list(order) != window:
         first = window[0]
         state.verdict.differences.append(
@@ -454,10 +449,14 @@ class _State:
                 return first.response_t_ms, members
         return first.response_t_ms, None
 
-    def step(self, ex: Exchange, tolerance_ms: int) -> None:
-        """Delivers one recorded request at its recorded time."""
+    def step(self, ex: Exchange, tolerance_ms: int, index: int) -> None:
+        """Delivers one recorded request, the trace's ``index``-th, at its recorded time (or at
+        the replay's clock, if a timer the broker ran before it moved that past the request)."""
         replay = self.replay
-        replay.advance(ex.t_ms)
+        replay.index = index
+        now_ms = max(ex.t_ms, replay.clock)
+        replay.advance(now_ms)
+        replay.clock = max(replay.clock, now_ms)
         try:
             request = wire.decode_request(ex.request_raw)
             req = to_group_request(request)
@@ -465,7 +464,7 @@ class _State:
             reason = f"{ex.api} v{ex.version}: {exc}"
             self.verdict.skipped[reason] = self.verdict.skipped.get(reason, 0) + 1
             return
-        unloaded = _coordinator_unavailable(ex)
+        unloaded = coordinator_unavailable(ex)
         if unloaded:
             # GroupCoordinatorService answers these before any group state is read (the
             # __consumer_offsets partition is not loaded here yet, or has moved): the group's
@@ -475,7 +474,7 @@ class _State:
             return
         self.waiting[ex.conn].append((ex, request, req))
         coordinator = replay.coordinator(req.group_id)
-        replay.apply(req.group_id, coordinator.handle(str(ex.conn), req, ex.t_ms), ex.t_ms)
+        replay.apply(req.group_id, coordinator.handle(str(ex.conn), req, now_ms), now_ms)
         self.match(tolerance_ms)
 
     def match(self, tolerance_ms: int) -> None:
@@ -515,7 +514,7 @@ def _match(
     for conn, answers in replay.answers.items():
         while answers:
             at_ms, message = answers.pop(0)
-            api_key = _RESPONSE_OF[type(message)]
+            api_key = RESPONSE_API_KEY[type(message)]
             queue = waiting[conn]
             pick = next((item for item in queue if item[0].api_key == api_key), None)
             if pick is None:

@@ -13,14 +13,30 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from protocol import group as pg
 from protocol.errors import InputError
 
-from .frames import NEXT_GEN_GROUP_APIS
+from .frames import NEXT_GEN_GROUP_APIS, decode_response
 
-__all__ = ["GROUP_APIS", "TraceError", "Exchange", "read_exchanges", "first_difference"]
+__all__ = [
+    "GROUP_APIS",
+    "RESPONSE_API_KEY",
+    "TraceError",
+    "Exchange",
+    "read_exchanges",
+    "first_difference",
+    "coordinator_unavailable",
+]
 
 #: The classic group APIs, by key (``ApiKeys``).
 GROUP_APIS = {11: "JoinGroup", 12: "Heartbeat", 13: "LeaveGroup", 14: "SyncGroup"}
+#: The API key of each of groupsim's group answers (:mod:`protocol.group`).
+RESPONSE_API_KEY: dict[type, int] = {
+    pg.JoinGroupResponse: 11,
+    pg.SyncGroupResponse: 14,
+    pg.HeartbeatResponse: 12,
+    pg.LeaveGroupResponse: 13,
+}
 
 
 class TraceError(InputError):
@@ -120,3 +136,23 @@ def first_difference(recorded: Any, ours: Any, path: str = "") -> tuple[str, Any
                 return found
         return None
     return None if recorded == ours else (path.lstrip("."), recorded, ours)
+
+
+#: Errors a broker answers before the group's state machine runs
+#: (``GroupCoordinatorService``/``CoordinatorRuntime``: the group's shard is not loaded).
+_UNAVAILABLE = {
+    14: "COORDINATOR_LOAD_IN_PROGRESS",
+    15: "COORDINATOR_NOT_AVAILABLE",
+    16: "NOT_COORDINATOR",
+}
+
+
+def coordinator_unavailable(ex: Exchange) -> str | None:
+    """The name of the recorded answer's error when it is one of :data:`_UNAVAILABLE`."""
+    if ex.response_raw is None:
+        return None
+    _, answer = decode_response(ex.response_raw, ex.api_key, ex.version)
+    code = getattr(answer, "error_code", None)
+    if code is None:
+        return None
+    return _UNAVAILABLE.get(int(getattr(code, "value", code)))

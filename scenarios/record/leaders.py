@@ -46,6 +46,7 @@ from members.assignors.base import ConfigSnapshot, ConnectAssignor
 from members.config import WORKER_DEFAULTS
 from protocol.connect import ConnectProtocol
 from protocol.connect_codec import assignment_to_json, decode_assignment, decode_subscription
+from protocol.primitives import DecodeError
 from scenarios.serve import wire
 
 from .consumer_leaders import ASSIGNORS, MetadataAnswer, NoMetadata, consumer_round
@@ -243,7 +244,10 @@ def conform_leaders(
                     str(getattr(body, "protocol_type", "") or ""),
                     str(answer.protocol_name or ""),
                     [(m.member_id, bytes(m.metadata)) for m in answer.members],
-                    [(m.member_id, m.group_instance_id, bytes(m.metadata)) for m in answer.members],
+                    [
+                        (m.member_id, getattr(m, "group_instance_id", None), bytes(m.metadata))
+                        for m in answer.members
+                    ],
                 )
             continue
         generation = int(body.generation_id)
@@ -318,6 +322,13 @@ def conform_leaders(
                 verdict.skip(
                     f"consumer/{join.protocol_name} leaders (no Metadata answer in the trace "
                     "names a subscribed topic)"
+                )
+                continue
+            except DecodeError:
+                # ConsumerProtocol#deserializeSubscription would throw in the real leader too
+                verdict.skip(
+                    f"consumer/{join.protocol_name} leaders (a member's subscription or the "
+                    "leader's assignment bytes do not decode)"
                 )
                 continue
             verdict.compared += 1
