@@ -27,9 +27,10 @@ malformed UTF-8 becomes U+FFFD per malformed unit as Java's decoder cuts them
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from itertools import repeat
+from operator import itemgetter
 from typing import NamedTuple
 
 import msgspec
@@ -381,51 +382,72 @@ def encode_assignment(a: Assignment, version: int = HIGHEST_VERSION) -> bytes:
 
 
 def _fast_encode_assignment(a: Assignment, version: int) -> bytes | None:
-    """:func:`encode_assignment` in one ``struct.pack`` call: the partitions grouped per topic
-    in one pass, topics' STRING encodings from the process-wide cache
-    (:func:`protocol.primitives.encoded_string`); ``None`` when a value does not fit (the
-    :class:`Writer` path then raises its precise error)."""
-    by_topic: dict[str, list[int]] = {}
-    for topic, partition in a.partitions:
-        ps = by_topic.get(topic)
-        if ps is None:
-            by_topic[topic] = [partition]
-        else:
-            ps.append(partition)
+    """:func:`encode_assignment` in one compiled ``struct.Struct`` call: the partitions split
+    into topics and numbers by ``zip`` (in C); the grouping per topic (first appearance order,
+    partitions in list order) depends only on the sequence of topics, so it is planned once per
+    distinct sequence (:func:`_assignment_plan`) and applied by one ``itemgetter`` that
+    gathers the numbers and the topics' STRING bytes and counts into the order written.
+    ``None`` when a value does not fit (the :class:`Writer` path then raises its precise
+    error)."""
     user = a.user_data
     if user is not None and not isinstance(user, bytes):
         return None
-    fmt = [">hi"]
-    args: list[object] = [version, len(by_topic)]
+    parts = a.partitions
     try:
-        for topic, ps in by_topic.items():
-            cached = _header_cache.get(topic)
-            if cached is None:
-                head = encoded_string(topic, "assigned_partitions.topic")
-                if len(_header_cache) >= 10_000:
-                    _header_cache.clear()
-                cached = _header_cache[topic] = (head, f"{len(head)}si")
-            n = len(ps)
-            fmt.append(cached[1])
-            fmt.append("i" if n == 1 else f"{n}i")
-            args.append(cached[0])
-            args.append(n)
-            args += ps
+        if not parts:
+            if user is None:
+                return _EMPTY_NULL.pack(version, 0, -1)
+            return _EMPTY_NULL.pack(version, 0, len(user)) + user
+        topics, numbers = zip(*parts)
+        plan = _plans.get(topics)
+        if plan is None:
+            plan = _assignment_plan(topics)
+        packer, gather, constants = plan
         if user is None:
-            fmt.append("i")
-            args.append(-1)
-        else:
-            fmt.append(f"i{len(user)}s")
-            args.append(len(user))
-            args.append(user)
-        return struct.pack("".join(fmt), *args)
+            return packer.pack(version, *gather(numbers + constants), -1)
+        return packer.pack(version, *gather(numbers + constants), len(user)) + user
     except (struct.error, EncodeError):
         return None
 
 
-#: topic → its STRING encoding and that encoding's ``struct`` format (then the partitions'
-#: count), for :func:`_fast_encode_assignment`.
-_header_cache: dict[str, tuple[bytes, str]] = {}
+_AssignmentPlan = tuple[struct.Struct, Callable[[tuple[object, ...]], tuple[object, ...]], tuple[object, ...]]
+#: A partitions' topic sequence → its :func:`_assignment_plan` (cleared past 1,024 plans).
+_plans: dict[tuple[str, ...], _AssignmentPlan] = {}
+_EMPTY_NULL = struct.Struct(">hii")
+
+
+def _assignment_plan(topics: tuple[str, ...]) -> _AssignmentPlan:
+    """How :func:`_fast_encode_assignment` writes partitions of these topics (in this order):
+    the ``struct.Struct`` of ``version INT16``, the topic count, per topic (first appearance
+    order) its STRING bytes, the count and the partitions, then the user data length; the
+    ``itemgetter`` that takes those values, in that order, from ``numbers + constants``; and
+    the constants (topic count, then per topic its STRING bytes and count).
+
+    Raises:
+        EncodeError: a topic name the wire cannot carry."""
+    groups: dict[str, list[int]] = {}
+    for i, topic in enumerate(topics):
+        at = groups.get(topic)
+        if at is None:
+            groups[topic] = [i]
+        else:
+            at.append(i)
+    n = len(topics)
+    fmt = [">hi"]
+    constants: list[object] = [len(groups)]
+    gather = [n]
+    for topic, indices in groups.items():
+        head = encoded_string(topic, "assigned_partitions.topic")
+        fmt.append(f"{len(head)}si{len(indices)}i")
+        gather += (n + len(constants), n + len(constants) + 1)
+        constants += (head, len(indices))
+        gather += indices
+    fmt.append("i")
+    plan = (struct.Struct("".join(fmt)), itemgetter(*gather), tuple(constants))
+    if len(_plans) >= 1_024:
+        _plans.clear()
+    _plans[topics] = plan
+    return plan
 
 
 def decode_assignment(data: bytes) -> Assignment:

@@ -130,3 +130,45 @@ def test_v3_subscription_round_trips_up_to_order(s: Subscription) -> None:
         s.generation_id,
         s.rack_id,
     )
+
+
+def _writer_assignment(a: Assignment, version: int) -> bytes:
+    """The field-by-field encoding (the ``Writer`` path) the fast encoder must equal."""
+    from protocol.consumer_codec import _write_grouped
+    from protocol.primitives import Writer
+
+    w = Writer()
+    w.int16(version, "version")
+    _write_grouped(w, a.partitions, "assigned_partitions")
+    w.nullable_bytes(a.user_data, "user_data")
+    return w.getvalue()
+
+
+# few topic names, so that runs, repeats and interleavings of one topic all occur
+_topic = st.sampled_from(["a", "b", "topic-10", "é", "\U0001f600", ""])
+_assignments = st.builds(
+    Assignment,
+    st.one_of(
+        st.lists(st.builds(TopicPartition, _topic, st.integers(-(2**31), 2**31 - 1))),
+        # topics in runs (what the assignors produce): grouped by topic, partitions in order
+        st.lists(st.tuples(_topic, st.integers(0, 5))).map(
+            lambda runs: [TopicPartition(t, p) for t, n in runs for p in range(n)]
+        ),
+    ).map(tuple),
+    st.none() | st.binary(max_size=8),
+)
+
+
+@given(_assignments, st.integers(0, 3))
+def test_assignment_encoding_equals_the_field_by_field_writer(a: Assignment, version: int) -> None:
+    assert encode_assignment(a, version) == _writer_assignment(a, version)
+    back = decode_assignment(encode_assignment(a, version))
+    assert back.user_data == a.user_data
+    assert sorted(back.partitions) == sorted(a.partitions)
+
+
+def test_assignment_with_a_partition_beyond_int32_raises_the_writer_error() -> None:
+    from protocol.primitives import EncodeError
+
+    with pytest.raises(EncodeError):
+        encode_assignment(Assignment((TopicPartition("a", 2**31),)))
