@@ -398,7 +398,7 @@ def _fast_encode_assignment(a: Assignment, version: int) -> bytes | None:
             if user is None:
                 return _EMPTY_NULL.pack(version, 0, -1)
             return _EMPTY_NULL.pack(version, 0, len(user)) + user
-        topics, numbers = zip(*parts)
+        topics, numbers = zip(*parts, strict=True)
         plan = _plans.get(topics)
         if plan is None:
             plan = _assignment_plan(topics)
@@ -410,7 +410,9 @@ def _fast_encode_assignment(a: Assignment, version: int) -> bytes | None:
         return None
 
 
-_AssignmentPlan = tuple[struct.Struct, Callable[[tuple[object, ...]], tuple[object, ...]], tuple[object, ...]]
+_AssignmentPlan = tuple[
+    struct.Struct, Callable[[tuple[object, ...]], tuple[object, ...]], tuple[object, ...]
+]
 #: A partitions' topic sequence → its :func:`_assignment_plan` (cleared past 1,024 plans).
 _plans: dict[tuple[str, ...], _AssignmentPlan] = {}
 _EMPTY_NULL = struct.Struct(">hii")

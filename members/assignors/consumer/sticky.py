@@ -33,7 +33,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
-from itertools import repeat
 from operator import itemgetter
 
 from protocol.consumer_codec import Subscription, TopicPartition
@@ -46,6 +45,7 @@ from .model import (
     member_order,
     partition_racks,
     subscribed_topic_order,
+    topic_partitions,
 )
 from .range import use_rack_aware_assignment
 from .sticky_data import (
@@ -246,7 +246,7 @@ def _all_partitions(topics: Iterable[str], per_topic: dict[str, int]) -> list[To
     ``tuple.__new__`` in C, without ``TopicPartition``'s Python-level constructor)."""
     out: list[TopicPartition] = []
     for t in topics:
-        out += map(_new_tp, zip(repeat(t), range(per_topic[t])))
+        out += topic_partitions(t, per_topic[t])
     return out
 
 
@@ -519,7 +519,7 @@ class _General:
             for tp in current[c]:
                 self.partition_consumer[tp] = c
         topics = sorted(per_topic, key=self._topic_key)
-        self.all_partitions = [TopicPartition(t, p) for t in topics for p in range(per_topic[t])]
+        self.all_partitions = _all_partitions(topics, per_topic)
         self.members: set[str] = set()  # the TreeSet's content; order from _sorted_members
         self.revocation_required = False
         self.movements = _Movements()
