@@ -248,6 +248,13 @@ def read_topic_partitions(data: bytes, pos: int) -> tuple[tuple[TopicPartition, 
     """ARRAY(topic STRING, partitions ARRAY(INT32)) at offset ``pos`` of ``data``, read in
     straight-line ``struct`` calls.
 
+    A leader reads many arrays of one layout (the same topics with the same partition counts:
+    members' owned partitions and sticky user data after a balanced assignment), so a layout
+    seen before is tried first: one compiled ``struct.Struct`` reads the whole array, and it is
+    taken only when every count, length and topic name read equals the layout's (then the
+    bytes are exactly that layout, and the numbers are what the entry-by-entry read gives).
+    Layouts are looked up by the array's first entry bytes (count, first name, its count).
+
     Returns:
         The partitions in the order written and the offset after the array; ``None`` for bytes
         :class:`FieldReader` would reject (read them with it for the precise error).
@@ -255,6 +262,87 @@ def read_topic_partitions(data: bytes, pos: int) -> tuple[tuple[TopicPartition, 
     Raises:
         struct.error: the bytes end inside a count or a length.
     """
+    key = None
+    plan = None
+    if len(data) - pos >= 6 and _I32_AT(data, pos)[0] >= 2:
+        (size,) = _I16_AT(data, pos + 4)
+        if size >= 0:
+            key = data[pos : pos + 10 + size]
+            plan = _layouts.get(key)
+    if plan is not None:
+        try:
+            values = plan.reader.unpack_from(data, pos)
+        except struct.error:
+            values = None
+        if values is not None and plan.headers(values) == plan.expected:
+            parts = tuple(map(_new_tp, zip(plan.topics, plan.numbers(values), strict=True)))
+            return parts, pos + plan.size
+    read = _read_topic_partitions(data, pos)
+    if read is not None and key is not None and len(read[0]) <= _PLANNED_PARTITIONS:
+        _layout_plan(key, data, pos, read)
+    return read
+
+
+class _Layout(NamedTuple):
+    """One array layout for :func:`read_topic_partitions`: the ``Struct`` reading it whole,
+    the getter of its counts/lengths/names and their expected values, the getter of the
+    partition numbers with each number's topic, and the array's size in bytes."""
+
+    reader: struct.Struct
+    headers: Callable[[tuple[object, ...]], tuple[object, ...]]
+    expected: tuple[object, ...]
+    numbers: Callable[[tuple[object, ...]], tuple[object, ...]]
+    topics: tuple[str, ...]
+    size: int
+
+
+#: First entry bytes → the last layout seen starting with them (cleared past 256 layouts).
+_layouts: dict[bytes, _Layout] = {}
+#: Arrays of more partitions than this are not planned (their read is per entry anyway).
+_PLANNED_PARTITIONS = 4_096
+
+
+def _layout_plan(
+    key: bytes, data: bytes, pos: int, read: tuple[tuple[TopicPartition, ...], int]
+) -> None:
+    """Remember the layout of the array just read at ``pos`` (ends at ``read[1]``)."""
+    parts, end = read
+    fmt = [">i"]
+    expected: list[object] = []
+    header_at: list[int] = []
+    number_at: list[int] = []
+    at = pos + 4
+    (n,) = _I32_AT(data, pos)
+    header_at.append(0)
+    expected.append(n)
+    index = 1
+    for _ in range(n):
+        (size,) = _I16_AT(data, at)
+        raw = data[at + 2 : at + 2 + size]
+        (count,) = _I32_AT(data, at + 2 + size)
+        fmt.append(f"h{size}si{count}i")
+        header_at += (index, index + 1, index + 2)
+        expected += (size, raw, count)
+        number_at += range(index + 3, index + 3 + count)
+        index += 3 + count
+        at += 2 + size + 4 + 4 * count
+    if at != end or len(number_at) < 2:
+        return
+    if len(_layouts) >= 256:
+        _layouts.clear()
+    _layouts[key] = _Layout(
+        struct.Struct("".join(fmt)),
+        itemgetter(*header_at),
+        tuple(expected),
+        itemgetter(*number_at),
+        tuple(tp.topic for tp in parts),
+        end - pos,
+    )
+
+
+def _read_topic_partitions(data: bytes, pos: int) -> tuple[tuple[TopicPartition, ...], int] | None:
+    """:func:`read_topic_partitions` entry by entry (and the layout read, for
+    :func:`_layout_plan`)."""
     end = len(data)
     (n,) = _I32_AT(data, pos)
     pos += 4
@@ -286,6 +374,16 @@ def read_topic_partitions(data: bytes, pos: int) -> tuple[tuple[TopicPartition, 
     return tuple(out), pos
 
 
+#: The topics array (bytes from the count on) of the last subscription read and its names: a
+#: leader reads the same array from every member subscribing to the same topics.
+_last_topics: tuple[bytes, tuple[str, ...]] = (b"\x00\x00\x00\x00", ())  # an empty array
+
+
+def _set_last_topics(raw: bytes, topics: tuple[str, ...]) -> None:
+    global _last_topics
+    _last_topics = (raw, topics)
+
+
 def _fast_decode_subscription(data: bytes) -> Subscription | None:
     """:func:`decode_subscription` of well-formed bytes in straight-line ``struct`` reads (the
     leader decodes every member's subscription each rebalance); ``None`` when the bytes are not
@@ -296,19 +394,26 @@ def _fast_decode_subscription(data: bytes) -> Subscription | None:
         if version < 0:
             return None
         version = min(version, HIGHEST_VERSION)
-        (n,) = _I32_AT(data, 2)
-        pos = 6
-        if n < 0 or n > end - pos:
-            return None
-        topics: list[str] = []
-        for _ in range(n):
-            (size,) = _I16_AT(data, pos)
-            pos += 2
-            if size < 0 or size > end - pos:
+        seen, topics = _last_topics
+        if data.startswith(seen, 2):
+            # the same topics array as the last subscription read: its bytes decode the same
+            pos = 2 + len(seen)
+        else:
+            (n,) = _I32_AT(data, 2)
+            pos = 6
+            if n < 0 or n > end - pos:
                 return None
-            raw = data[pos : pos + size]
-            topics.append(_name_cache.get(raw) or _name(raw))
-            pos += size
+            names: list[str] = []
+            for _ in range(n):
+                (size,) = _I16_AT(data, pos)
+                pos += 2
+                if size < 0 or size > end - pos:
+                    return None
+                raw = data[pos : pos + size]
+                names.append(_name_cache.get(raw) or _name(raw))
+                pos += size
+            topics = tuple(names)
+            _set_last_topics(data[2:pos], topics)
         (size,) = _I32_AT(data, pos)
         pos += 4
         user: bytes | None = None
@@ -335,7 +440,7 @@ def _fast_decode_subscription(data: bytes) -> Subscription | None:
                 if size > end - pos:
                     return None
                 rack = java_utf8(data[pos : pos + size])
-        return Subscription(tuple(topics), user, owned, generation, rack)
+        return Subscription(topics, user, owned, generation, rack)
     except struct.error:
         return None
 

@@ -172,3 +172,53 @@ def test_assignment_with_a_partition_beyond_int32_raises_the_writer_error() -> N
 
     with pytest.raises(EncodeError):
         encode_assignment(Assignment((TopicPartition("a", 2**31),)))
+
+
+def _field_by_field_subscription(data: bytes) -> Subscription:
+    """The reader :func:`decode_subscription` falls back to (every field through ``_Cursor``),
+    which the layout-remembering fast reads must equal."""
+    from protocol.consumer_codec import _Cursor
+
+    c = _Cursor(data)
+    version = min(c.int16("version"), 3)
+    topics = tuple(c.string(f"topics[{i}]") for i in range(c.count("topics")))
+    user = c.nullable_bytes("user_data")
+    owned = c.grouped("owned_partitions") if version >= 1 else ()
+    generation = c.int32("generation_id") if version >= 2 else -1
+    rack = c.nullable_string("rack_id") if version >= 3 else None
+    return Subscription(topics, user, owned, generation, rack)
+
+
+# few names and small counts: consecutive subscriptions share topics arrays and owned-partition
+# layouts (first entries alike, later counts or names not), as a leader's members do
+_owned = st.lists(
+    st.tuples(st.sampled_from(["a", "b", "t-1", "é"]), st.integers(1, 3), st.integers(0, 9))
+).map(lambda es: tuple(TopicPartition(t, p + k) for t, n, p in es for k in range(n)))
+_subscriptions = st.builds(
+    Subscription,
+    st.sampled_from([("a", "b"), ("a", "b", "t-1"), ("b",), ()]),
+    st.none() | st.binary(max_size=4),
+    _owned,
+    st.integers(-1, 3),
+    st.none() | st.just("r"),
+)
+
+
+@given(st.lists(st.tuples(_subscriptions, st.integers(0, 3)), min_size=2, max_size=12))
+def test_subscriptions_read_in_a_row_equal_the_field_by_field_reader(
+    subs: list[tuple[Subscription, int]],
+) -> None:
+    for s, version in subs:
+        data = encode_subscription(s, version)
+        assert decode_subscription(data) == _field_by_field_subscription(data)
+        # a remembered layout or topics array must not be taken for a cut-off copy of it
+        for cut in (len(data) - 1, len(data) // 2):
+            try:
+                expected: object = _field_by_field_subscription(data[:cut])
+            except ConsumerProtocolError as e:
+                expected = type(e)
+            try:
+                got: object = decode_subscription(data[:cut])
+            except ConsumerProtocolError as e:
+                got = type(e)
+            assert got == expected
