@@ -263,20 +263,21 @@ def read_topic_partitions(data: bytes, pos: int) -> tuple[tuple[TopicPartition, 
         struct.error: the bytes end inside a count or a length.
     """
     key = None
-    plan = None
+    plans = None
     if len(data) - pos >= 6 and _I32_AT(data, pos)[0] >= 2:
         (size,) = _I16_AT(data, pos + 4)
         if size >= 0:
             key = data[pos : pos + 10 + size]
-            plan = _layouts.get(key)
-    if plan is not None:
-        try:
-            values = plan.reader.unpack_from(data, pos)
-        except struct.error:
-            values = None
-        if values is not None and plan.headers(values) == plan.expected:
-            parts = tuple(map(_new_tp, zip(plan.topics, plan.numbers(values), strict=True)))
-            return parts, pos + plan.size
+            plans = _layouts.get(key)
+    if plans is not None:
+        for plan in plans:
+            try:
+                values = plan.reader.unpack_from(data, pos)
+            except struct.error:
+                continue
+            if plan.headers(values) == plan.expected:
+                numbers = plan.numbers(values)
+                return tuple(map(_new_tp, zip(plan.topics, numbers, strict=True))), pos + plan.size
     read = _read_topic_partitions(data, pos)
     if read is not None and key is not None and len(read[0]) <= _PLANNED_PARTITIONS:
         _layout_plan(key, data, pos, read)
@@ -296,8 +297,9 @@ class _Layout(NamedTuple):
     size: int
 
 
-#: First entry bytes → the last layout seen starting with them (cleared past 256 layouts).
-_layouts: dict[bytes, _Layout] = {}
+#: First entry bytes → the last 8 layouts seen starting with them, newest first (cleared past
+#: 256 first entries).
+_layouts: dict[bytes, list[_Layout]] = {}
 #: Arrays of more partitions than this are not planned (their read is per entry anyway).
 _PLANNED_PARTITIONS = 4_096
 
@@ -330,13 +332,19 @@ def _layout_plan(
         return
     if len(_layouts) >= 256:
         _layouts.clear()
-    _layouts[key] = _Layout(
-        struct.Struct("".join(fmt)),
-        itemgetter(*header_at),
-        tuple(expected),
-        itemgetter(*number_at),
-        tuple(tp.topic for tp in parts),
-        end - pos,
+    plans = _layouts.setdefault(key, [])
+    if len(plans) >= 8:
+        plans.pop()
+    plans.insert(
+        0,
+        _Layout(
+            struct.Struct("".join(fmt)),
+            itemgetter(*header_at),
+            tuple(expected),
+            itemgetter(*number_at),
+            tuple(tp.topic for tp in parts),
+            end - pos,
+        ),
     )
 
 

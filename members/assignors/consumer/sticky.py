@@ -196,6 +196,7 @@ def _collect_owned(
     it both), the partitions claimed twice in one generation, and the new ``maxGeneration``."""
     equal = True
     topics: set[str] = set()
+    same: tuple[str, ...] | None = None  # a topics tuple already found equal to ``topics``
     owned: dict[str, list[TopicPartition]] = {}
     owner_of: dict[TopicPartition, str] = {}
     doubly: set[TopicPartition] = set()
@@ -203,16 +204,21 @@ def _collect_owned(
     all_known = set(per_topic)
     for m in ordered:
         sub_topics = m.subscription.topics
-        if not topics:
-            topics.update(sub_topics)
-        elif equal and not (len(sub_topics) == len(topics) and topics.issuperset(sub_topics)):
-            equal = False
+        if sub_topics is not same:  # members sending the same bytes share one topics tuple
+            if not topics:
+                topics.update(sub_topics)
+            elif equal and not (len(sub_topics) == len(topics) and topics.issuperset(sub_topics)):
+                equal = False
+            if equal:
+                same = sub_topics
         data = member_data(m.subscription)
         generation = _generation_or_default(data.generation)
         max_generation = max(max_generation, generation)
         mine: list[TopicPartition] = []
         owned[m.member_id] = mine
         partitions = data.partitions
+        if not partitions:  # nothing claimed (a member joining empty)
+            continue
         if not all_known.issuperset(map(_TOPIC, partitions)):
             partitions = [tp for tp in partitions if tp.topic in per_topic]
         claims = dict.fromkeys(partitions, m.member_id)
@@ -330,13 +336,16 @@ def _constrained(
                     keep.append(tp)
         else:  # a member without a rack never mismatches
             keep = list(owned[consumer])
-        if plain:  # by (topic, partition), then stably by partition: (partition, topic)
+        if len(keep) < 2:
+            pass
+        elif plain:  # by (topic, partition), then stably by partition: (partition, topic)
             keep.sort()
             keep.sort(key=_PARTITION)
         else:
             keep.sort(key=lambda tp: (tp.partition, topic_key[tp.topic]))
-        for tp in doubly:
-            _remove_first(keep, tp)
+        if keep and doubly:
+            for tp in doubly:
+                _remove_first(keep, tp)
         mine = assignment[consumer]
         if len(keep) < min_quota:
             mine.extend(keep)
