@@ -15,8 +15,11 @@ sorted by (topic, partition).
 
 from __future__ import annotations
 
+import functools
+from collections import deque
 from collections.abc import Callable, Sequence
 from itertools import islice
+from operator import iadd
 
 from protocol.consumer_codec import TopicPartition
 
@@ -193,20 +196,33 @@ def _assign_without_racks(
     ``partitions % consumers`` consumers take ``partitions // consumers + 1`` partitions, the
     others ``partitions // consumers``; when that is 0, the consumers after the first
     ``partitions % consumers`` take nothing and are not visited."""
-    every = [m.member_id for m in by_info]
+    every = [out[m.member_id] for m in by_info]
     shared = everyone_subscribes(by_info, topic_order)
     for topic in topic_order:
-        consumers = (
-            every if shared else [m.member_id for m in by_info if topic in m.subscription.topics]
+        lists = (
+            every
+            if shared
+            else [out[m.member_id] for m in by_info if topic in m.subscription.topics]
         )
         parts = topic_partitions(topic, len(cluster[topic]))
-        per, extra = divmod(len(parts), len(consumers))
-        taken = 0
-        for consumer in consumers if per else consumers[:extra]:
-            n = per + 1 if extra > 0 else per
-            out[consumer] += parts[taken : taken + n]
-            taken += n
-            extra -= 1
+        # each consumer's list extended by its range, the loop over consumers run in C
+        deque(map(iadd, lists, map(parts.__getitem__, _range_cuts(len(parts), len(lists)))), 0)
+
+
+@functools.lru_cache(maxsize=256)
+def _range_cuts(partitions: int, consumers: int) -> tuple[slice, ...]:
+    """The ranges ``RangeAssignor`` gives consumers 0, 1, … of a topic (none of them placed
+    yet): ``partitions // consumers + 1`` for the first ``partitions % consumers``, then
+    ``partitions // consumers``; only the consumers that take something (when the quotient is
+    0, the first ``partitions % consumers``)."""
+    per, extra = divmod(partitions, consumers)
+    cuts = []
+    start = 0
+    for i in range(consumers if per else extra):
+        n = per + 1 if i < extra else per
+        cuts.append(slice(start, start + n))
+        start += n
+    return tuple(cuts)
 
 
 def assign_range(members: Sequence[ConsumerMember], cluster: ClusterTopics) -> GroupAssignment:
