@@ -298,10 +298,11 @@ class _Layout(NamedTuple):
 
 
 #: First entry bytes → the last 8 layouts seen starting with them, newest first (cleared past
-#: 256 first entries).
+#: 64 first entries).
 _layouts: dict[bytes, list[_Layout]] = {}
-#: Arrays of more partitions than this are not planned (their read is per entry anyway).
-_PLANNED_PARTITIONS = 4_096
+#: Arrays or assignments of more partitions than this are read or written without keeping
+#: their layout (bounding the memory the remembered layouts and plans hold).
+_PLANNED_PARTITIONS = 1_024
 
 
 def _layout_plan(
@@ -330,7 +331,7 @@ def _layout_plan(
         at += 2 + size + 4 + 4 * count
     if at != end or len(number_at) < 2:
         return
-    if len(_layouts) >= 256:
+    if len(_layouts) >= 64:
         _layouts.clear()
     plans = _layouts.setdefault(key, [])
     if len(plans) >= 8:
@@ -526,7 +527,8 @@ def _fast_encode_assignment(a: Assignment, version: int) -> bytes | None:
 _AssignmentPlan = tuple[
     struct.Struct, Callable[[tuple[object, ...]], tuple[object, ...]], tuple[object, ...]
 ]
-#: A partitions' topic sequence → its :func:`_assignment_plan` (cleared past 1,024 plans).
+#: A partitions' topic sequence (at most :data:`_PLANNED_PARTITIONS` long) → its
+#: :func:`_assignment_plan` (cleared past 1,024 plans).
 _plans: dict[tuple[str, ...], _AssignmentPlan] = {}
 _EMPTY_NULL = struct.Struct(">hii")
 
@@ -559,9 +561,10 @@ def _assignment_plan(topics: tuple[str, ...]) -> _AssignmentPlan:
         gather += indices
     fmt.append("i")
     plan = (struct.Struct("".join(fmt)), itemgetter(*gather), tuple(constants))
-    if len(_plans) >= 1_024:
-        _plans.clear()
-    _plans[topics] = plan
+    if n <= _PLANNED_PARTITIONS:  # a longer list's plan is used once and not kept
+        if len(_plans) >= 1_024:
+            _plans.clear()
+        _plans[topics] = plan
     return plan
 
 

@@ -222,3 +222,12 @@ def test_subscriptions_read_in_a_row_equal_the_field_by_field_reader(
             except ConsumerProtocolError as e:
                 got = type(e)
             assert got == expected
+
+
+def test_a_long_assignment_is_written_as_the_writer_does_and_its_plan_not_kept() -> None:
+    from protocol import consumer_codec
+
+    parts = tuple(TopicPartition(f"t{p % 3}", p) for p in range(3_000))
+    a = Assignment(parts, b"u")
+    assert encode_assignment(a) == _writer_assignment(a, 3)
+    assert tuple(tp.topic for tp in parts) not in consumer_codec._plans

@@ -166,7 +166,7 @@ def topic_partitions(topic: str, count: int) -> tuple[TopicPartition, ...]:
 
 
 #: How many shared :class:`TopicPartition` values :func:`topic_partitions` keeps at most.
-_SHARED_PARTITIONS = 1_000_000
+_SHARED_PARTITIONS = 200_000
 _shared: dict[str, tuple[TopicPartition, ...]] = {}
 _shared_count = 0
 _new_tp = partial(tuple.__new__, TopicPartition)
