@@ -27,9 +27,10 @@ malformed UTF-8 becomes U+FFFD per malformed unit as Java's decoder cuts them
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from itertools import repeat
+from operator import itemgetter
 from typing import NamedTuple
 
 import msgspec
@@ -247,6 +248,13 @@ def read_topic_partitions(data: bytes, pos: int) -> tuple[tuple[TopicPartition, 
     """ARRAY(topic STRING, partitions ARRAY(INT32)) at offset ``pos`` of ``data``, read in
     straight-line ``struct`` calls.
 
+    A leader reads many arrays of one layout (the same topics with the same partition counts:
+    members' owned partitions and sticky user data after a balanced assignment), so a layout
+    seen before is tried first: one compiled ``struct.Struct`` reads the whole array, and it is
+    taken only when every count, length and topic name read equals the layout's (then the
+    bytes are exactly that layout, and the numbers are what the entry-by-entry read gives).
+    Layouts are looked up by the array's first entry bytes (count, first name, its count).
+
     Returns:
         The partitions in the order written and the offset after the array; ``None`` for bytes
         :class:`FieldReader` would reject (read them with it for the precise error).
@@ -254,6 +262,96 @@ def read_topic_partitions(data: bytes, pos: int) -> tuple[tuple[TopicPartition, 
     Raises:
         struct.error: the bytes end inside a count or a length.
     """
+    key = None
+    plans = None
+    if len(data) - pos >= 6 and _I32_AT(data, pos)[0] >= 2:
+        (size,) = _I16_AT(data, pos + 4)
+        if size >= 0:
+            key = data[pos : pos + 10 + size]
+            plans = _layouts.get(key)
+    if plans is not None:
+        for plan in plans:
+            try:
+                values = plan.reader.unpack_from(data, pos)
+            except struct.error:
+                continue
+            if plan.headers(values) == plan.expected:
+                numbers = plan.numbers(values)
+                return tuple(map(_new_tp, zip(plan.topics, numbers, strict=True))), pos + plan.size
+    read = _read_topic_partitions(data, pos)
+    if read is not None and key is not None and len(read[0]) <= _PLANNED_PARTITIONS:
+        _layout_plan(key, data, pos, read)
+    return read
+
+
+class _Layout(NamedTuple):
+    """One array layout for :func:`read_topic_partitions`: the ``Struct`` reading it whole,
+    the getter of its counts/lengths/names and their expected values, the getter of the
+    partition numbers with each number's topic, and the array's size in bytes."""
+
+    reader: struct.Struct
+    headers: Callable[[tuple[object, ...]], tuple[object, ...]]
+    expected: tuple[object, ...]
+    numbers: Callable[[tuple[object, ...]], tuple[object, ...]]
+    topics: tuple[str, ...]
+    size: int
+
+
+#: First entry bytes → the last 8 layouts seen starting with them, newest first (cleared past
+#: 64 first entries).
+_layouts: dict[bytes, list[_Layout]] = {}
+#: Arrays or assignments of more partitions than this are read or written without keeping
+#: their layout (bounding the memory the remembered layouts and plans hold).
+_PLANNED_PARTITIONS = 1_024
+
+
+def _layout_plan(
+    key: bytes, data: bytes, pos: int, read: tuple[tuple[TopicPartition, ...], int]
+) -> None:
+    """Remember the layout of the array just read at ``pos`` (ends at ``read[1]``)."""
+    parts, end = read
+    fmt = [">i"]
+    expected: list[object] = []
+    header_at: list[int] = []
+    number_at: list[int] = []
+    at = pos + 4
+    (n,) = _I32_AT(data, pos)
+    header_at.append(0)
+    expected.append(n)
+    index = 1
+    for _ in range(n):
+        (size,) = _I16_AT(data, at)
+        raw = data[at + 2 : at + 2 + size]
+        (count,) = _I32_AT(data, at + 2 + size)
+        fmt.append(f"h{size}si{count}i")
+        header_at += (index, index + 1, index + 2)
+        expected += (size, raw, count)
+        number_at += range(index + 3, index + 3 + count)
+        index += 3 + count
+        at += 2 + size + 4 + 4 * count
+    if at != end or len(number_at) < 2:
+        return
+    if len(_layouts) >= 64:
+        _layouts.clear()
+    plans = _layouts.setdefault(key, [])
+    if len(plans) >= 8:
+        plans.pop()
+    plans.insert(
+        0,
+        _Layout(
+            struct.Struct("".join(fmt)),
+            itemgetter(*header_at),
+            tuple(expected),
+            itemgetter(*number_at),
+            tuple(tp.topic for tp in parts),
+            end - pos,
+        ),
+    )
+
+
+def _read_topic_partitions(data: bytes, pos: int) -> tuple[tuple[TopicPartition, ...], int] | None:
+    """:func:`read_topic_partitions` entry by entry (and the layout read, for
+    :func:`_layout_plan`)."""
     end = len(data)
     (n,) = _I32_AT(data, pos)
     pos += 4
@@ -285,6 +383,16 @@ def read_topic_partitions(data: bytes, pos: int) -> tuple[tuple[TopicPartition, 
     return tuple(out), pos
 
 
+#: The topics array (bytes from the count on) of the last subscription read and its names: a
+#: leader reads the same array from every member subscribing to the same topics.
+_last_topics: tuple[bytes, tuple[str, ...]] = (b"\x00\x00\x00\x00", ())  # an empty array
+
+
+def _set_last_topics(raw: bytes, topics: tuple[str, ...]) -> None:
+    global _last_topics
+    _last_topics = (raw, topics)
+
+
 def _fast_decode_subscription(data: bytes) -> Subscription | None:
     """:func:`decode_subscription` of well-formed bytes in straight-line ``struct`` reads (the
     leader decodes every member's subscription each rebalance); ``None`` when the bytes are not
@@ -295,19 +403,26 @@ def _fast_decode_subscription(data: bytes) -> Subscription | None:
         if version < 0:
             return None
         version = min(version, HIGHEST_VERSION)
-        (n,) = _I32_AT(data, 2)
-        pos = 6
-        if n < 0 or n > end - pos:
-            return None
-        topics: list[str] = []
-        for _ in range(n):
-            (size,) = _I16_AT(data, pos)
-            pos += 2
-            if size < 0 or size > end - pos:
+        seen, topics = _last_topics
+        if data.startswith(seen, 2):
+            # the same topics array as the last subscription read: its bytes decode the same
+            pos = 2 + len(seen)
+        else:
+            (n,) = _I32_AT(data, 2)
+            pos = 6
+            if n < 0 or n > end - pos:
                 return None
-            raw = data[pos : pos + size]
-            topics.append(_name_cache.get(raw) or _name(raw))
-            pos += size
+            names: list[str] = []
+            for _ in range(n):
+                (size,) = _I16_AT(data, pos)
+                pos += 2
+                if size < 0 or size > end - pos:
+                    return None
+                raw = data[pos : pos + size]
+                names.append(_name_cache.get(raw) or _name(raw))
+                pos += size
+            topics = tuple(names)
+            _set_last_topics(data[2:pos], topics)
         (size,) = _I32_AT(data, pos)
         pos += 4
         user: bytes | None = None
@@ -334,7 +449,7 @@ def _fast_decode_subscription(data: bytes) -> Subscription | None:
                 if size > end - pos:
                     return None
                 rack = java_utf8(data[pos : pos + size])
-        return Subscription(tuple(topics), user, owned, generation, rack)
+        return Subscription(topics, user, owned, generation, rack)
     except struct.error:
         return None
 
@@ -381,51 +496,76 @@ def encode_assignment(a: Assignment, version: int = HIGHEST_VERSION) -> bytes:
 
 
 def _fast_encode_assignment(a: Assignment, version: int) -> bytes | None:
-    """:func:`encode_assignment` in one ``struct.pack`` call: the partitions grouped per topic
-    in one pass, topics' STRING encodings from the process-wide cache
-    (:func:`protocol.primitives.encoded_string`); ``None`` when a value does not fit (the
-    :class:`Writer` path then raises its precise error)."""
-    by_topic: dict[str, list[int]] = {}
-    for topic, partition in a.partitions:
-        ps = by_topic.get(topic)
-        if ps is None:
-            by_topic[topic] = [partition]
-        else:
-            ps.append(partition)
+    """:func:`encode_assignment` in one compiled ``struct.Struct`` call: the partitions split
+    into topics and numbers by ``zip`` (in C); the grouping per topic (first appearance order,
+    partitions in list order) depends only on the sequence of topics, so it is planned once per
+    distinct sequence (:func:`_assignment_plan`) and applied by one ``itemgetter`` that
+    gathers the numbers and the topics' STRING bytes and counts into the order written.
+    ``None`` when a value does not fit (the :class:`Writer` path then raises its precise
+    error)."""
     user = a.user_data
     if user is not None and not isinstance(user, bytes):
         return None
-    fmt = [">hi"]
-    args: list[object] = [version, len(by_topic)]
+    parts = a.partitions
     try:
-        for topic, ps in by_topic.items():
-            cached = _header_cache.get(topic)
-            if cached is None:
-                head = encoded_string(topic, "assigned_partitions.topic")
-                if len(_header_cache) >= 10_000:
-                    _header_cache.clear()
-                cached = _header_cache[topic] = (head, f"{len(head)}si")
-            n = len(ps)
-            fmt.append(cached[1])
-            fmt.append("i" if n == 1 else f"{n}i")
-            args.append(cached[0])
-            args.append(n)
-            args += ps
+        if not parts:
+            if user is None:
+                return _EMPTY_NULL.pack(version, 0, -1)
+            return _EMPTY_NULL.pack(version, 0, len(user)) + user
+        topics, numbers = zip(*parts, strict=True)
+        plan = _plans.get(topics)
+        if plan is None:
+            plan = _assignment_plan(topics)
+        packer, gather, constants = plan
         if user is None:
-            fmt.append("i")
-            args.append(-1)
-        else:
-            fmt.append(f"i{len(user)}s")
-            args.append(len(user))
-            args.append(user)
-        return struct.pack("".join(fmt), *args)
+            return packer.pack(version, *gather(numbers + constants), -1)
+        return packer.pack(version, *gather(numbers + constants), len(user)) + user
     except (struct.error, EncodeError):
         return None
 
 
-#: topic → its STRING encoding and that encoding's ``struct`` format (then the partitions'
-#: count), for :func:`_fast_encode_assignment`.
-_header_cache: dict[str, tuple[bytes, str]] = {}
+_AssignmentPlan = tuple[
+    struct.Struct, Callable[[tuple[object, ...]], tuple[object, ...]], tuple[object, ...]
+]
+#: A partitions' topic sequence (at most :data:`_PLANNED_PARTITIONS` long) → its
+#: :func:`_assignment_plan` (cleared past 1,024 plans).
+_plans: dict[tuple[str, ...], _AssignmentPlan] = {}
+_EMPTY_NULL = struct.Struct(">hii")
+
+
+def _assignment_plan(topics: tuple[str, ...]) -> _AssignmentPlan:
+    """How :func:`_fast_encode_assignment` writes partitions of these topics (in this order):
+    the ``struct.Struct`` of ``version INT16``, the topic count, per topic (first appearance
+    order) its STRING bytes, the count and the partitions, then the user data length; the
+    ``itemgetter`` that takes those values, in that order, from ``numbers + constants``; and
+    the constants (topic count, then per topic its STRING bytes and count).
+
+    Raises:
+        EncodeError: a topic name the wire cannot carry."""
+    groups: dict[str, list[int]] = {}
+    for i, topic in enumerate(topics):
+        at = groups.get(topic)
+        if at is None:
+            groups[topic] = [i]
+        else:
+            at.append(i)
+    n = len(topics)
+    fmt = [">hi"]
+    constants: list[object] = [len(groups)]
+    gather = [n]
+    for topic, indices in groups.items():
+        head = encoded_string(topic, "assigned_partitions.topic")
+        fmt.append(f"{len(head)}si{len(indices)}i")
+        gather += (n + len(constants), n + len(constants) + 1)
+        constants += (head, len(indices))
+        gather += indices
+    fmt.append("i")
+    plan = (struct.Struct("".join(fmt)), itemgetter(*gather), tuple(constants))
+    if n <= _PLANNED_PARTITIONS:  # a longer list's plan is used once and not kept
+        if len(_plans) >= 1_024:
+            _plans.clear()
+        _plans[topics] = plan
+    return plan
 
 
 def decode_assignment(data: bytes) -> Assignment:

@@ -31,6 +31,7 @@ from protocol.consumer_codec import (
     encode_assignment,
     encode_subscription,
 )
+from protocol.java import java_string_key
 from tests.kafka_oracle.oracle import KafkaOracle, OracleError, b64, unb64
 
 pytestmark = pytest.mark.kafka
@@ -274,7 +275,11 @@ def test_planted_range_bug_is_caught(
     """Range ignoring ``group.instance.id`` in its member order must be told apart."""
     from members.assignors.consumer import range as range_mod
 
-    monkeypatch.setattr(range_mod, "member_sort_key", lambda member_id, _instance: (1, member_id))
+    monkeypatch.setattr(
+        range_mod,
+        "member_info_order",
+        lambda members: sorted(members, key=lambda m: java_string_key(m.member_id)),
+    )
 
     @settings(max_examples=300, deadline=None, suppress_health_check=_SLOW, database=None)
     @given(case=clusters())

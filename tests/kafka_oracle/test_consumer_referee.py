@@ -183,6 +183,13 @@ def _last_gets_extra(monkeypatch: pytest.MonkeyPatch) -> None:
             state.consumers = list(reversed(state.consumers))
 
     monkeypatch.setattr(range_assignor, "_assign_ranges", reversed_ranges)
+    # the same walk where no member has a rack (the range pass without topic states)
+    real_plain = range_assignor._assign_without_racks
+
+    def reversed_plain(out, by_info, topic_order, cluster):  # type: ignore[no-untyped-def]
+        real_plain(out, list(reversed(by_info)), topic_order, cluster)
+
+    monkeypatch.setattr(range_assignor, "_assign_without_racks", reversed_plain)
 
 
 def _planted_run(monkeypatch: pytest.MonkeyPatch) -> RunResult:

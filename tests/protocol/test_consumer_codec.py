@@ -130,3 +130,104 @@ def test_v3_subscription_round_trips_up_to_order(s: Subscription) -> None:
         s.generation_id,
         s.rack_id,
     )
+
+
+def _writer_assignment(a: Assignment, version: int) -> bytes:
+    """The field-by-field encoding (the ``Writer`` path) the fast encoder must equal."""
+    from protocol.consumer_codec import _write_grouped
+    from protocol.primitives import Writer
+
+    w = Writer()
+    w.int16(version, "version")
+    _write_grouped(w, a.partitions, "assigned_partitions")
+    w.nullable_bytes(a.user_data, "user_data")
+    return w.getvalue()
+
+
+# few topic names, so that runs, repeats and interleavings of one topic all occur
+_topic = st.sampled_from(["a", "b", "topic-10", "é", "\U0001f600", ""])
+_assignments = st.builds(
+    Assignment,
+    st.one_of(
+        st.lists(st.builds(TopicPartition, _topic, st.integers(-(2**31), 2**31 - 1))),
+        # topics in runs (what the assignors produce): grouped by topic, partitions in order
+        st.lists(st.tuples(_topic, st.integers(0, 5))).map(
+            lambda runs: [TopicPartition(t, p) for t, n in runs for p in range(n)]
+        ),
+    ).map(tuple),
+    st.none() | st.binary(max_size=8),
+)
+
+
+@given(_assignments, st.integers(0, 3))
+def test_assignment_encoding_equals_the_field_by_field_writer(a: Assignment, version: int) -> None:
+    assert encode_assignment(a, version) == _writer_assignment(a, version)
+    back = decode_assignment(encode_assignment(a, version))
+    assert back.user_data == a.user_data
+    assert sorted(back.partitions) == sorted(a.partitions)
+
+
+def test_assignment_with_a_partition_beyond_int32_raises_the_writer_error() -> None:
+    from protocol.primitives import EncodeError
+
+    with pytest.raises(EncodeError):
+        encode_assignment(Assignment((TopicPartition("a", 2**31),)))
+
+
+def _field_by_field_subscription(data: bytes) -> Subscription:
+    """The reader :func:`decode_subscription` falls back to (every field through ``_Cursor``),
+    which the layout-remembering fast reads must equal."""
+    from protocol.consumer_codec import _Cursor
+
+    c = _Cursor(data)
+    version = min(c.int16("version"), 3)
+    topics = tuple(c.string(f"topics[{i}]") for i in range(c.count("topics")))
+    user = c.nullable_bytes("user_data")
+    owned = c.grouped("owned_partitions") if version >= 1 else ()
+    generation = c.int32("generation_id") if version >= 2 else -1
+    rack = c.nullable_string("rack_id") if version >= 3 else None
+    return Subscription(topics, user, owned, generation, rack)
+
+
+# few names and small counts: consecutive subscriptions share topics arrays and owned-partition
+# layouts (first entries alike, later counts or names not), as a leader's members do
+_owned = st.lists(
+    st.tuples(st.sampled_from(["a", "b", "t-1", "é"]), st.integers(1, 3), st.integers(0, 9))
+).map(lambda es: tuple(TopicPartition(t, p + k) for t, n, p in es for k in range(n)))
+_subscriptions = st.builds(
+    Subscription,
+    st.sampled_from([("a", "b"), ("a", "b", "t-1"), ("b",), ()]),
+    st.none() | st.binary(max_size=4),
+    _owned,
+    st.integers(-1, 3),
+    st.none() | st.just("r"),
+)
+
+
+@given(st.lists(st.tuples(_subscriptions, st.integers(0, 3)), min_size=2, max_size=12))
+def test_subscriptions_read_in_a_row_equal_the_field_by_field_reader(
+    subs: list[tuple[Subscription, int]],
+) -> None:
+    for s, version in subs:
+        data = encode_subscription(s, version)
+        assert decode_subscription(data) == _field_by_field_subscription(data)
+        # a remembered layout or topics array must not be taken for a cut-off copy of it
+        for cut in (len(data) - 1, len(data) // 2):
+            try:
+                expected: object = _field_by_field_subscription(data[:cut])
+            except ConsumerProtocolError as e:
+                expected = type(e)
+            try:
+                got: object = decode_subscription(data[:cut])
+            except ConsumerProtocolError as e:
+                got = type(e)
+            assert got == expected
+
+
+def test_a_long_assignment_is_written_as_the_writer_does_and_its_plan_not_kept() -> None:
+    from protocol import consumer_codec
+
+    parts = tuple(TopicPartition(f"t{p % 3}", p) for p in range(3_000))
+    a = Assignment(parts, b"u")
+    assert encode_assignment(a) == _writer_assignment(a, 3)
+    assert tuple(tp.topic for tp in parts) not in consumer_codec._plans

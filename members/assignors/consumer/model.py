@@ -10,7 +10,10 @@ ordered sequences and :func:`member_order` / :func:`topic_order` replay the Java
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from functools import partial
+from itertools import repeat
+from operator import attrgetter
 
 import msgspec
 
@@ -26,6 +29,9 @@ __all__ = [
     "member_order",
     "subscribed_topic_order",
     "member_sort_key",
+    "member_info_order",
+    "topic_partitions",
+    "everyone_subscribes",
     "partition_sort_key",
 ]
 
@@ -114,10 +120,56 @@ def member_sort_key(member_id: str, group_instance_id: str | None) -> tuple[int,
     return (1, java_string_key(member_id))
 
 
+def member_info_order(members: Iterable[ConsumerMember]) -> list[ConsumerMember]:
+    """``members`` sorted by ``MemberInfo.compareTo`` (:func:`member_sort_key`). Without static
+    members and with ASCII member ids (as the coordinator gives them), Java's UTF-16 order is
+    Python's, so the ids are compared natively instead of through a key per member."""
+    members = list(members)
+    if all(m.group_instance_id is None and m.member_id.isascii() for m in members):
+        return sorted(members, key=_MEMBER_ID)
+    return sorted(members, key=lambda m: member_sort_key(m.member_id, m.group_instance_id))
+
+
+_MEMBER_ID = attrgetter("member_id")
+
+
+def everyone_subscribes(members: Iterable[ConsumerMember], topics: Iterable[str]) -> bool:
+    """Whether every member's subscription lists every one of ``topics`` (each distinct topic
+    list is checked once: members of a fresh group share one decoded list)."""
+    wanted = set(topics)
+    return all(wanted.issubset(t) for t in {m.subscription.topics for m in members})
+
+
 def partition_sort_key(tp: TopicPartition) -> tuple[bytes, int]:
     """``TopicPartitionComparator`` (and ``Utils.sorted`` of ``TopicPartition``s): topic, then
     partition."""
     return (java_string_key(tp.topic), tp.partition)
+
+
+def topic_partitions(topic: str, count: int) -> tuple[TopicPartition, ...]:
+    """``TopicPartition(topic, 0)`` … ``TopicPartition(topic, count - 1)``.
+
+    The tuples are immutable values, so they are built once per topic (in C) and shared by
+    every call (the cluster metadata of a group changes rarely): an assignor listing 10,000
+    partitions otherwise spends most of its time constructing them. At most
+    :data:`_SHARED_PARTITIONS` are kept; past that the cache starts afresh."""
+    global _shared_count
+    known = _shared.get(topic)
+    if known is None or len(known) < count:
+        if _shared_count + count > _SHARED_PARTITIONS:
+            _shared.clear()
+            _shared_count = 0
+        known = tuple(map(_new_tp, zip(repeat(topic), range(count))))
+        _shared_count += count - len(_shared.get(topic, ()))
+        _shared[topic] = known
+    return known if len(known) == count else known[:count]
+
+
+#: How many shared :class:`TopicPartition` values :func:`topic_partitions` keeps at most.
+_SHARED_PARTITIONS = 200_000
+_shared: dict[str, tuple[TopicPartition, ...]] = {}
+_shared_count = 0
+_new_tp = partial(tuple.__new__, TopicPartition)
 
 
 def partition_racks(racks: PartitionRacks) -> list[frozenset[str]]:

@@ -15,8 +15,11 @@ sorted by (topic, partition).
 
 from __future__ import annotations
 
+import functools
+from collections import deque
 from collections.abc import Callable, Sequence
 from itertools import islice
+from operator import iadd
 
 from protocol.consumer_codec import TopicPartition
 
@@ -25,11 +28,13 @@ from .model import (
     ConsumerMember,
     GroupAssignment,
     PartitionRacks,
+    everyone_subscribes,
+    member_info_order,
     member_order,
-    member_sort_key,
     partition_racks,
     partition_sort_key,
     subscribed_topic_order,
+    topic_partitions,
 )
 
 __all__ = ["RANGE", "assign_range", "use_rack_aware_assignment"]
@@ -59,10 +64,7 @@ class _TopicState:
         self.consumers = consumers
         self.rack_of = dict(consumers)
         count = len(replicas)
-        new = tuple.__new__
-        self.unassigned: dict[TopicPartition, None] = dict.fromkeys(
-            [new(TopicPartition, (topic, p)) for p in range(count)]
-        )
+        self.unassigned: dict[TopicPartition, None] = dict.fromkeys(topic_partitions(topic, count))
         self.assigned = dict.fromkeys(self.rack_of, 0)
         self.per_consumer = count // len(consumers) if consumers else 0
         self.with_extra = count % len(consumers) if consumers else 0
@@ -182,6 +184,47 @@ def _assign_co_partitioned(
                 break
 
 
+def _assign_without_racks(
+    out: GroupAssignment,
+    by_info: list[ConsumerMember],
+    topic_order: list[str],
+    cluster: ClusterTopics,
+) -> None:
+    """``assignPartitions`` when no member has a rack (``useRackAwareAssignment`` needs one, so
+    no topic is rack-matched): per topic, the ordinary range pass over an empty topic state,
+    as :func:`_assign_ranges_any` does it, without building that state. The first
+    ``partitions % consumers`` consumers take ``partitions // consumers + 1`` partitions, the
+    others ``partitions // consumers``; when that is 0, the consumers after the first
+    ``partitions % consumers`` take nothing and are not visited."""
+    every = [out[m.member_id] for m in by_info]
+    shared = everyone_subscribes(by_info, topic_order)
+    for topic in topic_order:
+        lists = (
+            every
+            if shared
+            else [out[m.member_id] for m in by_info if topic in m.subscription.topics]
+        )
+        parts = topic_partitions(topic, len(cluster[topic]))
+        # each consumer's list extended by its range, the loop over consumers run in C
+        deque(map(iadd, lists, map(parts.__getitem__, _range_cuts(len(parts), len(lists)))), 0)
+
+
+@functools.lru_cache(maxsize=256)
+def _range_cuts(partitions: int, consumers: int) -> tuple[slice, ...]:
+    """The ranges ``RangeAssignor`` gives consumers 0, 1, … of a topic (none of them placed
+    yet): ``partitions // consumers + 1`` for the first ``partitions % consumers``, then
+    ``partitions // consumers``; only the consumers that take something (when the quotient is
+    0, the first ``partitions % consumers``)."""
+    per, extra = divmod(partitions, consumers)
+    cuts = []
+    start = 0
+    for i in range(consumers if per else extra):
+        n = per + 1 if i < extra else per
+        cuts.append(slice(start, start + n))
+        start += n
+    return tuple(cuts)
+
+
 def assign_range(members: Sequence[ConsumerMember], cluster: ClusterTopics) -> GroupAssignment:
     """``RangeAssignor.assign(Cluster, GroupSubscription)`` (via ``assignPartitions``).
 
@@ -199,9 +242,13 @@ def assign_range(members: Sequence[ConsumerMember], cluster: ClusterTopics) -> G
     states: list[_TopicState] = []
     # MemberInfo order once for all topics: each topic's subscribers are that order filtered
     # (Java sorts each topic's list; the sort is stable and the filter keeps relative order)
-    by_info = sorted(ordered, key=lambda m: member_sort_key(m.member_id, m.group_instance_id))
+    by_info = member_info_order(ordered)
+    topic_order = subscribed_topic_order(ordered, cluster)
+    if not any(m.rack for m in by_info):
+        _assign_without_racks(out, by_info, topic_order, cluster)
+        return out
     info = [(m.member_id, m.rack, m.subscription.topics) for m in by_info]
-    for topic in subscribed_topic_order(ordered, cluster):
+    for topic in topic_order:
         consumers = [(c, rack) for c, rack, topics in info if topic in topics]
         states.append(_TopicState(topic, cluster[topic], consumers))
     rack_aware = any(s.needs_rack_aware for s in states)

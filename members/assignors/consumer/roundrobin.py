@@ -13,7 +13,15 @@ from collections.abc import Sequence
 from protocol.consumer_codec import TopicPartition
 from protocol.java import java_sorted_strings
 
-from .model import ClusterTopics, ConsumerMember, GroupAssignment, member_order, member_sort_key
+from .model import (
+    ClusterTopics,
+    ConsumerMember,
+    GroupAssignment,
+    everyone_subscribes,
+    member_info_order,
+    member_order,
+    topic_partitions,
+)
 
 __all__ = ["ROUNDROBIN", "assign_roundrobin"]
 
@@ -34,12 +42,21 @@ def assign_roundrobin(members: Sequence[ConsumerMember], cluster: ClusterTopics)
     """
     ordered = member_order(members)
     out: GroupAssignment = {m.member_id: [] for m in ordered}
-    circle = sorted(ordered, key=lambda m: member_sort_key(m.member_id, m.group_instance_id))
+    circle = member_info_order(ordered)
     topics = java_sorted_strings({t for m in ordered for t in m.subscription.topics})
     lists = [out[m.member_id] for m in circle]
-    subscribed = [m.subscription.topics for m in circle]
     n = len(circle)
     new = tuple.__new__
+    if everyone_subscribes(circle, topics):
+        # no member is skipped: the k-th partition (topics in order, partitions ascending)
+        # goes to circle[k % n], so each member's list is a stride of the whole list
+        every: list[TopicPartition] = []
+        for topic in topics:
+            every += topic_partitions(topic, len(cluster.get(topic, ())))
+        for i, mine in enumerate(lists):
+            mine += every[i::n]
+        return out
+    subscribed = [m.subscription.topics for m in circle]
     pos = 0
     for topic in topics:
         for p in range(len(cluster.get(topic, ()))):

@@ -33,11 +33,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
-from itertools import repeat
+from itertools import filterfalse
 from operator import itemgetter
 
 from protocol.consumer_codec import Subscription, TopicPartition
-from protocol.java import JavaHashMap, hash_order, java_string_key, string_hash
+from protocol.java import (
+    JavaHashMap,
+    hash_order,
+    java_sorted_strings,
+    java_string_key,
+    string_hash,
+)
 
 from .model import (
     ClusterTopics,
@@ -46,6 +52,7 @@ from .model import (
     member_order,
     partition_racks,
     subscribed_topic_order,
+    topic_partitions,
 )
 from .range import use_rack_aware_assignment
 from .sticky_data import (
@@ -189,6 +196,7 @@ def _collect_owned(
     it both), the partitions claimed twice in one generation, and the new ``maxGeneration``."""
     equal = True
     topics: set[str] = set()
+    same: tuple[str, ...] | None = None  # a topics tuple already found equal to ``topics``
     owned: dict[str, list[TopicPartition]] = {}
     owner_of: dict[TopicPartition, str] = {}
     doubly: set[TopicPartition] = set()
@@ -196,16 +204,21 @@ def _collect_owned(
     all_known = set(per_topic)
     for m in ordered:
         sub_topics = m.subscription.topics
-        if not topics:
-            topics.update(sub_topics)
-        elif equal and not (len(sub_topics) == len(topics) and topics.issuperset(sub_topics)):
-            equal = False
+        if sub_topics is not same:  # members sending the same bytes share one topics tuple
+            if not topics:
+                topics.update(sub_topics)
+            elif equal and not (len(sub_topics) == len(topics) and topics.issuperset(sub_topics)):
+                equal = False
+            if equal:
+                same = sub_topics
         data = member_data(m.subscription)
         generation = _generation_or_default(data.generation)
         max_generation = max(max_generation, generation)
         mine: list[TopicPartition] = []
         owned[m.member_id] = mine
         partitions = data.partitions
+        if not partitions:  # nothing claimed (a member joining empty)
+            continue
         if not all_known.issuperset(map(_TOPIC, partitions)):
             partitions = [tp for tp in partitions if tp.topic in per_topic]
         claims = dict.fromkeys(partitions, m.member_id)
@@ -246,18 +259,31 @@ def _all_partitions(topics: Iterable[str], per_topic: dict[str, int]) -> list[To
     ``tuple.__new__`` in C, without ``TopicPartition``'s Python-level constructor)."""
     out: list[TopicPartition] = []
     for t in topics:
-        out += map(_new_tp, zip(repeat(t), range(per_topic[t])))
+        out += topic_partitions(t, per_topic[t])
     return out
 
 
 def _unassigned(
     all_sorted: list[TopicPartition],
-    assigned_sorted: list[TopicPartition],
+    assigned: list[TopicPartition],
+    sort_assigned: Callable[[list[TopicPartition]], None],
 ) -> list[TopicPartition]:
-    """``getUnassignedPartitions``' two-pointer walk: ``all_sorted`` minus ``assigned_sorted``
-    (both in one order); once the assigned list is used up, the rest is taken as is."""
+    """``getUnassignedPartitions``: ``all_sorted`` minus ``assigned`` by Kafka's two-pointer
+    walk over both in one order (``sort_assigned`` sorts ``assigned`` into it); once the
+    assigned list is used up, the rest is taken as is.
+
+    When the assigned partitions are distinct and all in ``all_sorted`` (the usual case), the
+    walk matches each of them in turn, so the result is ``all_sorted`` without them, in order:
+    taken with one set lookup per partition in C, without sorting ``assigned``. Otherwise (an
+    owned partition beyond its topic's count stalls Kafka's walk) the walk itself runs."""
+    taken = set(assigned)
+    if len(taken) == len(assigned):
+        rest = list(filterfalse(taken.__contains__, all_sorted))
+        if len(rest) + len(taken) == len(all_sorted):
+            return rest
+    sort_assigned(assigned)
     out: list[TopicPartition] = []
-    it = iter(assigned_sorted)
+    it = iter(assigned)
     nxt = next(it)
     direct = False
     for tp in all_sorted:
@@ -310,13 +336,16 @@ def _constrained(
                     keep.append(tp)
         else:  # a member without a rack never mismatches
             keep = list(owned[consumer])
-        if plain:  # by (topic, partition), then stably by partition: (partition, topic)
+        if len(keep) < 2:
+            pass
+        elif plain:  # by (topic, partition), then stably by partition: (partition, topic)
             keep.sort()
             keep.sort(key=_PARTITION)
         else:
             keep.sort(key=lambda tp: (tp.partition, topic_key[tp.topic]))
-        for tp in doubly:
-            _remove_first(keep, tp)
+        if keep and doubly:
+            for tp in doubly:
+                _remove_first(keep, tp)
         mine = assignment[consumer]
         if len(keep) < min_quota:
             mine.extend(keep)
@@ -341,16 +370,31 @@ def _constrained(
     topics_sorted = sorted(per_topic, key=topic_key.__getitem__)
     every = _all_partitions(topics_sorted, per_topic)
     if assigned:
-        if plain:
-            assigned.sort()
-        else:
-            assigned.sort(key=lambda tp: (topic_key[tp.topic], tp.partition))
-        unassigned = _unassigned(every, assigned)
+        unassigned = _unassigned(
+            every,
+            assigned,
+            list.sort
+            if plain
+            else partial(list.sort, key=lambda tp: (topic_key[tp.topic], tp.partition)),
+        )
     else:
         unassigned = every
-    under.sort(key=java_string_key)
-    exactly.sort(key=java_string_key)
+    under = java_sorted_strings(under)
+    exactly = java_sorted_strings(exactly)
     unassigned = racks.sort_by_rack_consumers(unassigned)
+
+    if not assigned and not maybe_revoked and not doubly and not racks.consumer_racks:
+        # Nobody keeps a partition (a fresh group): every member starts empty in ``under``
+        # (or, when there are fewer partitions than members, in ``exactly``), in member
+        # order. The round robin below then gives member i (of n) partitions i, i + n, …: each
+        # full round fills every member by one, all reach minQuota in the same round and
+        # move to ``exactly`` in order, and the last ``total % n`` partitions go to its
+        # first members. No transfer is recorded (nothing was owned or revoked).
+        order = under or exactly
+        if len(order) == n:
+            for i, consumer in enumerate(order):
+                assignment[consumer] += unassigned[i::n]
+            return assignment, transferring
 
     def give(tp: TopicPartition, consumer: str) -> int:
         mine = assignment[consumer]
@@ -519,7 +563,7 @@ class _General:
             for tp in current[c]:
                 self.partition_consumer[tp] = c
         topics = sorted(per_topic, key=self._topic_key)
-        self.all_partitions = [TopicPartition(t, p) for t in topics for p in range(per_topic[t])]
+        self.all_partitions = _all_partitions(topics, per_topic)
         self.members: set[str] = set()  # the TreeSet's content; order from _sorted_members
         self.revocation_required = False
         self.movements = _Movements()
@@ -552,8 +596,11 @@ class _General:
                 self._update_prev(prev, data.partitions, m.member_id, DEFAULT_GENERATION)
         assigned = self._assign_owned()
         if assigned:
-            assigned.sort(key=lambda tp: (*self._topic_key(tp.topic), tp.partition))
-            unassigned = _unassigned(self.all_partitions, assigned)
+            unassigned = _unassigned(
+                self.all_partitions,
+                assigned,
+                partial(list.sort, key=lambda tp: (*self._topic_key(tp.topic), tp.partition)),
+            )
         else:
             unassigned = self.all_partitions  # the same list, as in Kafka
         self.members.update(self.current)
