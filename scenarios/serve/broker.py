@@ -188,8 +188,8 @@ class Broker(OtherApis):
         """Virtual time: whole real milliseconds since the server started."""
         return max(0, int((trio.current_time() - self._t0) * 1000))
 
-    def _emit(self, kind: str, **fields: Any) -> None:
-        self.log.emit(self.now_ms(), kind, **fields)
+    def _emit(self, kind: str, *, at_ms: int | None = None, **fields: Any) -> None:
+        self.log.emit(self.now_ms() if at_ms is None else at_ms, kind, **fields)
 
     # ------------------------------------------------------------------ running
 
@@ -405,7 +405,7 @@ class Broker(OtherApis):
         self.down = True
         now = self.now_ms()
         for group_id, coord in self.groups.items():
-            self._apply(group_id, coord.unload(now))
+            self._apply(group_id, coord.unload(now), now)
             for key in [k for k in self._timers if k[0] == group_id]:
                 del self._timers[key]
 
@@ -416,7 +416,7 @@ class Broker(OtherApis):
                 group_id, self.options.coordinator, self._new_member_id, old.stored_record(), now
             )
             self.groups[group_id] = coord
-            self._apply(group_id, effects)
+            self._apply(group_id, effects, now)
         self.down = False
 
     # ------------------------------------------------------------------ coordinators
@@ -432,23 +432,32 @@ class Broker(OtherApis):
             self.groups[group_id] = coord
         return coord
 
-    def _apply(self, group_id: str, effects: list[Effect]) -> None:
-        """Carry out a coordinator's effects in list order."""
+    def _apply(self, group_id: str, effects: list[Effect], now: int) -> None:
+        """Carry out a coordinator's effects in list order. Its records carry ``now``, the
+        time the coordinator was handed (the records of one coordinator step share one time,
+        as in a simulation, however long the step takes in wall-clock time: the checkers read
+        "in the same coordinator step" as "at the same ``t_ms``")."""
         for effect in effects:
             if isinstance(effect, Send):
-                self._deliver(group_id, effect.dest, effect.message)
+                self._deliver(group_id, effect.dest, effect.message, now)
             elif isinstance(effect, SetTimer):
                 self._set_timer(group_id, effect.key, effect.at_ms)
             elif isinstance(effect, CancelTimer):
                 self._timers.pop((group_id, effect.key), None)
             elif isinstance(effect, Log):
-                self._emit(effect.kind, group=group_id, **effect.fields)
+                self._emit(effect.kind, at_ms=now, group=group_id, **effect.fields)
 
-    def _deliver(self, group_id: str, dest: str, message: Any) -> None:
+    def _deliver(self, group_id: str, dest: str, message: Any, now: int) -> None:
         conn = self._conns.get(dest)
         slot = conn.slot if conn is not None else None
         if slot is None or slot.answer is not None:
-            self._emit("answer_dropped", group=group_id, member=dest, api=type(message).__name__)
+            self._emit(
+                "answer_dropped",
+                at_ms=now,
+                group=group_id,
+                member=dest,
+                api=type(message).__name__,
+            )
             return
         slot.answer = message
         slot.done.set()
@@ -475,7 +484,8 @@ class Broker(OtherApis):
                 del self._timers[(group_id, key)]
                 coord = self.groups.get(group_id)
                 if coord is not None and not self.down:
-                    self._apply(group_id, coord.fire(key, self.now_ms()))
+                    now = self.now_ms()
+                    self._apply(group_id, coord.fire(key, now), now)
             self._timer_changed = trio.Event()
             deadline = math.inf if not heap else self._t0 + heap[0][0] / 1000 + 0.0005
             with trio.move_on_at(deadline):
@@ -497,9 +507,8 @@ class Broker(OtherApis):
             conn.slot = slot
             coord = self._coordinator(group_request.group_id)
             tapped = wire_tap.taps(coord, group_request)
-            self._apply(
-                group_request.group_id, coord.handle(conn.address, group_request, self.now_ms())
-            )
+            now = self.now_ms()
+            self._apply(group_request.group_id, coord.handle(conn.address, group_request, now), now)
             await self._await_slot(conn, slot)
             conn.slot = None
             if slot.answer is None:

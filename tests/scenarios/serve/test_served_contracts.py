@@ -6,6 +6,7 @@ planted in the coordinator makes every static rejoin rebalance."""
 from __future__ import annotations
 
 import datetime
+import itertools
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from coordinator.group import GroupCoordinator  # noqa: E402
 from coordinator.state import GroupState  # noqa: E402
 from scenarios.check.log_check import check_log  # noqa: E402
 from scenarios.serve import open_broker, wire  # noqa: E402
+from scenarios.serve.broker import Broker  # noqa: E402
 
 from .clients import options  # noqa: E402
 from .test_wire import _rejoin_until_replaced, _request_frame, _roundtrip  # noqa: E402
@@ -93,11 +95,19 @@ async def test_a_served_static_rejoin_is_checked_clean(tmp_path: Path) -> None:
     assert any('"member_replaced"' in line for line in kinds)
 
 
+@pytest.mark.parametrize("slow_clock", [False, True], ids=["clock", "clock-ticking-mid-step"])
 async def test_check_reports_a_served_static_rejoin_that_rebalances(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, slow_clock: bool
 ) -> None:
     name = "_update_static_member_then_rebalance_or_complete_join"
     monkeypatch.setattr(GroupCoordinator, name, _always_rebalance(getattr(GroupCoordinator, name)))
+    if slow_clock:
+        # A loaded machine: the wall clock moves on while one coordinator step is carried
+        # out. The step's records (member_replaced, then Stable -> PreparingRebalance) must
+        # still share one t_ms, which is how the checker knows they are one step.
+        ticks = itertools.count()
+        now_ms = Broker.now_ms
+        monkeypatch.setattr(Broker, "now_ms", lambda self: now_ms(self) + next(ticks))
     await _static_rejoin_session(tmp_path)
     found = check_log(tmp_path / "events.jsonl")
     assert "static_rejoin_rebalanced" in {v["invariant"] for v in found}
