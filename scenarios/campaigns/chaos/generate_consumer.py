@@ -17,6 +17,9 @@ Drawn per run:
   ``session.timeout.ms``) in two runs of five, from their own stream
   (:func:`.generate_streams._draw_static_members`);
 - consumers joining late (a quarter, never the first);
+- KIP-881 racks in half the runs, from a stream of their own (:func:`_draw_racks`):
+  ``client.rack`` for most consumers (some have none) and every partition's replica racks,
+  among them a rack no consumer is on and brokers without ``broker.rack``;
 - faults of the shared model (:class:`.timeline.MemberTimeline`): ``crash``, ``leave``,
   ``partition``, ``loss``, ``latency``, ``failover``, ``delay``, ``slow`` (the poll loop
   stalls; past ``max.poll.interval.ms`` the consumer leaves the group, KIP-62) and ``config``
@@ -119,6 +122,39 @@ def _add_subscriptions(
         gen.add("config", step)
 
 
+#: Racks consumers may sit on; replicas may also sit on :data:`_BROKER_ONLY_RACK`.
+_CONSUMER_RACKS = ("ra", "rb", "rc")
+#: A rack with brokers and no consumer (a partition whose replicas are all there has no
+#: same-rack consumer).
+_BROKER_ONLY_RACK = "rz"
+
+
+def _draw_racks(
+    rng: random.Random, consumers: list[dict[str, Any]], topics: dict[str, int]
+) -> dict[str, list[list[str]]]:
+    """KIP-881 racks, from a stream of their own (``.../<index>/consumer-racks``) so every
+    other draw of a run is unchanged: in half the runs, each consumer sets ``client.rack`` (one
+    of 2–3 racks) with probability 3/4, and every partition gets 1–3 replicas (the run's
+    replication factor) on distinct racks among those and one no consumer is on, or — one
+    partition in ten — replicas on brokers without ``broker.rack``. Returns the scenario's
+    ``[partition_racks]`` (empty: no racks this run)."""
+    if rng.random() >= 0.5:
+        return {}
+    racks = list(_CONSUMER_RACKS[: rng.randint(2, 3)])
+    for entry in consumers:
+        if rng.random() < 0.75:
+            entry.setdefault("config", {})["client.rack"] = rng.choice(racks)
+    pool = [*racks, _BROKER_ONLY_RACK]
+    replication = rng.randint(1, 3)
+    return {
+        topic: [
+            [] if rng.random() < 0.1 else sorted(rng.sample(pool, replication))
+            for _ in range(count)
+        ]
+        for topic, count in topics.items()
+    }
+
+
 def generate_consumer(config: ChaosConfig, campaign_seed: int, index: int) -> ChaosSpec:
     """The consumer chaos scenario of run ``index`` of campaign ``campaign_seed``
     (deterministic: the same arguments give the same spec)."""
@@ -147,6 +183,7 @@ def generate_consumer(config: ChaosConfig, campaign_seed: int, index: int) -> Ch
         consumers.append(entry)
 
     _draw_static_members(_rng(campaign_seed, index, "consumer-static"), consumers)
+    partition_racks = _draw_racks(_rng(campaign_seed, index, "consumer-racks"), consumers, topics)
 
     gen = _ConsumerTimeline(rng, names, strategies)
     for name in late:
@@ -157,7 +194,10 @@ def generate_consumer(config: ChaosConfig, campaign_seed: int, index: int) -> Ch
     if "delay" in config.faults:
         _add_delays(gen, config, _rng(campaign_seed, index, "consumer-delay"), times)
     drawn = f"{n} consumers ({'+'.join(base)}), {sum(topics.values())} partitions"
-    body = {"topics": topics, "config": group_config, "consumers": consumers}
+    body: dict[str, Any] = {"topics": topics, "config": group_config, "consumers": consumers}
+    if partition_racks:
+        body["partition_racks"] = partition_racks
+        drawn += ", racks"
     return timeline_spec(
         gen, config, campaign_seed, index, "consumer", "+".join(base), n, drawn, consumer=body
     )

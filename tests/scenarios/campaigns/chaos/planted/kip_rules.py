@@ -18,6 +18,7 @@ import msgspec
 from coordinator.group import GroupCoordinator
 from coordinator.state import GroupState
 from members import consumer as consumer_member
+from members.assignors.consumer import range as range_assignor
 from members.assignors.incremental_cooperative import IncrementalCooperativeAssignor
 from members.assignors.streams import high_availability
 from members.group_client import MemberState
@@ -219,6 +220,17 @@ def _range_rotated_per_topic(original: Callable[..., Any]) -> Callable[..., Any]
     return assign_range
 
 
+def _range_ignores_racks(original: Callable[..., Any]) -> Callable[..., Any]:
+    # RangeAssignor without KIP-881 (as before Kafka 3.5): useRackAwareAssignment always false
+    # for range, so no rack-matching pass runs and a partition goes to whichever member its
+    # range falls on, also when a member on one of its replicas' racks had room for it. Counts
+    # per member unchanged (the same quotas), sticky assignors untouched.
+    def use_rack_aware_assignment(*args: Any) -> bool:
+        return False
+
+    return use_rack_aware_assignment
+
+
 # ---------------------------------------------------------------- round 2: clients and timers
 
 
@@ -403,6 +415,15 @@ KIP_RULE_BUGS: tuple[PlantedBug, ...] = (
         "each topic's ranges go to its consumers in a rotated order (co-partitioning broken)",
         "consumer",
         ((consumer_member, "assign_range", _range_rotated_per_topic),),
+        (),
+    ),
+    PlantedBug(
+        "range-assignor-ignores-racks",
+        "members/assignors/consumer/range.py use_rack_aware_assignment (KIP-881)",
+        "range never matches racks: partitions off their replicas' racks though a member on one"
+        " had room",
+        "consumer",
+        ((range_assignor, "use_rack_aware_assignment", _range_ignores_racks),),
         (),
     ),
     PlantedBug(
