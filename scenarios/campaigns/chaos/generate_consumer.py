@@ -100,6 +100,67 @@ class _ConsumerTimeline(MemberTimeline):
         step["config"] = {"partition.assignment.strategy": list(target)}
 
 
+#: A rolling change's target: the same assignor(s) in another order of preference, or one more
+#: in front (so the vote changes once enough members rejoined, while they still list the
+#: protocol the group runs: KIP-345's static rejoin must then rebalance).
+_ROLL = {
+    ("range",): ("cooperative-sticky", "range"),
+    ("roundrobin",): ("cooperative-sticky", "roundrobin"),
+    ("sticky",): ("cooperative-sticky", "sticky"),
+    ("cooperative-sticky",): ("range", "cooperative-sticky"),
+    ("range", "cooperative-sticky"): ("cooperative-sticky", "range"),
+    ("cooperative-sticky", "range"): ("range", "cooperative-sticky"),
+}
+
+
+def _down(gen: MemberTimeline, member: str, at_ms: int, until_ms: int) -> bool:
+    """Whether ``member`` is stopped (or gone) at some time in ``[at_ms, until_ms]`` by the
+    steps drawn so far (a ``restart``'s ``down_ms``, a permanent ``leave``/``crash``, a late
+    ``join``)."""
+    for step in gen.steps:
+        if step.get(gen.key) != member:
+            continue
+        start = int(step["at_ms"])
+        action = step["action"]
+        if action == "restart" and start <= until_ms and at_ms <= start + int(step["down_ms"]):
+            return True
+        if action in ("leave", "crash") and start <= until_ms:
+            return True
+        if action == "join" and start >= at_ms:
+            return True
+    return False
+
+
+def _add_rolling_change(
+    gen: MemberTimeline,
+    consumers: list[dict[str, Any]],
+    base: tuple[str, ...],
+    config: ChaosConfig,
+    rng: random.Random,
+) -> None:
+    """A rolling change of ``partition.assignment.strategy`` under static membership (the
+    operator's rolling restart with a new list: Kubernetes restarts pod after pod), from its
+    own generator (``.../<index>/consumer-roll``) so every other draw of a run is unchanged:
+    in half the runs with a static member, from a random time every running consumer in file
+    order restarts (down 0–10 s, within any session timeout, so a static one rejoins under its
+    ``group.instance.id``) with :data:`_ROLL`'s list for the group's base list, 20–60 s apart.
+    Counted as ``config`` faults. A consumer stopped around its turn is skipped."""
+    if not any("group.instance.id" in c.get("config", {}) for c in consumers):
+        return
+    if rng.random() >= 0.5:
+        return
+    target = list(_ROLL[base])
+    at_ms = rng.randrange(config.duration_ms)
+    for entry in consumers:
+        name = entry["name"]
+        down = rng.choice((0, rng.randint(1, 10_000)))
+        if at_ms < config.duration_ms and not _down(gen, name, at_ms - 1, at_ms + down):
+            step = {**gen.step(at_ms, "restart", name), "down_ms": down, "clean": False}
+            step["config"] = {"partition.assignment.strategy": target}
+            gen.add("config", step)
+        at_ms += rng.randint(20_000, 60_000)
+
+
 def _add_subscriptions(
     gen: MemberTimeline, topics: list[str], config: ChaosConfig, rng: random.Random
 ) -> None:
@@ -191,6 +252,9 @@ def generate_consumer(config: ChaosConfig, campaign_seed: int, index: int) -> Ch
     times = draw_faults(gen, config, rng)
     if "config" in config.faults:
         _add_subscriptions(gen, sorted(topics), config, _rng(campaign_seed, index, "subscribe"))
+        _add_rolling_change(
+            gen, consumers, base, config, _rng(campaign_seed, index, "consumer-roll")
+        )
     if "delay" in config.faults:
         _add_delays(gen, config, _rng(campaign_seed, index, "consumer-delay"), times)
     drawn = f"{n} consumers ({'+'.join(base)}), {sum(topics.values())} partitions"

@@ -15,6 +15,10 @@ import pytest
 from members.assignors.consumer.model import ConsumerMember
 from members.assignors.consumer.range import assign_range
 from protocol.consumer_codec import Subscription, encode_subscription
+from scenarios.check.coordinator_contracts import (
+    HEARTBEAT_COMPLETING_REFUSED,
+    STATIC_REJOIN_NOT_REBALANCED,
+)
 from scenarios.check.kip_contracts import (
     INITIAL_DELAY_SKIPPED,
     KIP_CONTRACT_INVARIANTS,
@@ -470,6 +474,10 @@ FOUND_BY_RULE = {
     "range-assignor-breaks-copartitioning": (40, RANGE_NOT_COPARTITIONED),
     # KIP-881: half the consumer runs draw racks; seeds 1, 2, 3: runs 9, 10, 0
     "range-assignor-ignores-racks": (20, RANGE_RACK_UNMATCHED),
+    # a follower heartbeats while the leader's SyncGroup is late: seeds 1, 2, 3: runs 6, 21, 74
+    "coordinator-heartbeat-completing-in-progress": (20, HEARTBEAT_COMPLETING_REFUSED),
+    # the rolling partition.assignment.strategy change of static consumers: seeds 1-3: 6, 5, 25
+    "coordinator-static-rejoin-ignores-protocol-change": (20, STATIC_REJOIN_NOT_REBALANCED),
     "consumer-static-member-leaves-on-close": (40, STATIC_MEMBER_LEFT),
     "worker-follower-ignores-scheduled-delay": (5, SCHEDULED_REJOIN_MISSED),
     # reached in a few runs of 300 (a static leader stalled through a join phase): seed 3, run 76
