@@ -89,6 +89,7 @@ from scenarios.check.consumer_contracts import (
 )
 from scenarios.check.coordinator_contracts import (
     ASSIGNMENT_RECOMPUTED,
+    HEARTBEAT_COMPLETING_REFUSED,
     HEARTBEAT_NOT_REBALANCING,
     JOIN_ANSWER_OUTSIDE_GENERATION,
     JOIN_COMPLETED_EARLY,
@@ -100,6 +101,7 @@ from scenarios.check.coordinator_contracts import (
     STATIC_REJOIN_NOT_REBALANCED,
     STATIC_REJOIN_REBALANCED,
     check_assignment_once,
+    check_completing_heartbeat,
     check_join_answer_in_generation,
     check_join_phase_length,
     check_pending_members,
@@ -145,6 +147,7 @@ CONTRACT_INVARIANTS = (
     STATIC_REJOIN_NOT_REBALANCED,
     FENCED_MEMBER_ACCEPTED,
     HEARTBEAT_NOT_REBALANCING,
+    HEARTBEAT_COMPLETING_REFUSED,
     ASSIGNMENT_RECOMPUTED,
     ZOMBIE_OWNS_WORK,
     JOIN_PHASE_OVERRAN,  # KIP-62 / KIP-394 timers (coordinator_contracts.py)
@@ -527,6 +530,7 @@ CONTRACT_CHECKERS = (
     check_static_rejoin,
     check_fenced_member,
     check_rebalance_heartbeat,
+    check_completing_heartbeat,
     check_assignment_once,
     check_zombie_instance,
     check_join_phase_length,

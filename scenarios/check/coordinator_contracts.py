@@ -8,6 +8,13 @@ coordinator each, registered with the others in :mod:`scenarios.check.contracts`
     first, but never ``NONE``. Judged on the ``rebalance_heartbeat`` record the engine and
     ``groupsim serve`` write for every Heartbeat that reaches a PreparingRebalance group, with
     the answer that left the coordinator.
+``heartbeat_completing_refused`` — the same method: a Heartbeat that reaches a group in
+    CompletingRebalance (a member waiting for its SyncGroup answer while the leader's
+    assignment is not in) is treated as in Stable — the session timer reset, answered NONE
+    after the member and generation validations — never REBALANCE_IN_PROGRESS. Judged on the
+    ``completing_heartbeat`` record of the same wire tap. (Kafka's client ignores
+    REBALANCE_IN_PROGRESS outside Stable, ``HeartbeatResponseHandler``, so a coordinator that
+    answers it there changes no member's behaviour: only the tap shows it.)
 ``assignment_recomputed`` — KIP-814,
     ``GroupMetadataManager#updateStaticMemberThenRebalanceOrCompleteJoin``: a static leader
     that rejoins a Stable group under a new member id, with the elected protocol unchanged, is
@@ -83,6 +90,7 @@ __all__ = [
     "PENDING_MEMBER_KEPT",
     "PENDING_MEMBER_LISTED",
     "JOIN_ANSWER_OUTSIDE_GENERATION",
+    "HEARTBEAT_COMPLETING_REFUSED",
     "PENDING_SYNC_KEPT",
     "PENDING_SYNC_EXPIRED_EARLY",
     "SERVE_TIMER_SLACK_MS",
@@ -90,6 +98,7 @@ __all__ = [
     "STATIC_REJOIN_NOT_REBALANCED",
     "check_static_rejoin",
     "check_rebalance_heartbeat",
+    "check_completing_heartbeat",
     "check_assignment_once",
     "check_join_phase_length",
     "check_pending_members",
@@ -98,6 +107,7 @@ __all__ = [
 ]
 
 HEARTBEAT_NOT_REBALANCING = "heartbeat_not_rebalancing"
+HEARTBEAT_COMPLETING_REFUSED = "heartbeat_completing_refused"
 ASSIGNMENT_RECOMPUTED = "assignment_recomputed"
 JOIN_PHASE_OVERRAN = "join_phase_overran"
 JOIN_COMPLETED_EARLY = "join_completed_early"
@@ -111,6 +121,27 @@ PENDING_SYNC_EXPIRED_EARLY = "pending_sync_expired_early"
 SERVE_TIMER_SLACK_MS = 1_000
 STATIC_REJOIN_REBALANCED = "static_rejoin_rebalanced"
 STATIC_REJOIN_NOT_REBALANCED = "static_rejoin_not_rebalanced"
+
+
+@reads("completing_heartbeat")
+def check_completing_heartbeat(records: Sequence[Record]) -> list[Violation]:
+    """``heartbeat_completing_refused``: a Heartbeat that reached a CompletingRebalance group
+    was answered REBALANCE_IN_PROGRESS."""
+    found: list[Violation] = []
+    for r in records:
+        if r.get("kind") == "completing_heartbeat" and r.get("error") == "REBALANCE_IN_PROGRESS":
+            found.append(
+                violation(
+                    HEARTBEAT_COMPLETING_REFUSED,
+                    f"{r.get('member')}: a Heartbeat (generation {r.get('generation')}) reached "
+                    "the group in CompletingRebalance and was answered REBALANCE_IN_PROGRESS "
+                    "(Kafka treats it as in Stable: NONE, its session timer reset)",
+                    r,
+                    member=r.get("member"),
+                    member_id=r.get("member_id"),
+                )
+            )
+    return found
 
 
 @reads("rebalance_heartbeat")

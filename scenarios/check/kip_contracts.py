@@ -20,8 +20,23 @@ to ``CONTRACT_CHECKERS``); each is one pass over the log, O(size of the record) 
     so topics with the same partition count are split alike and partition ``p`` of each goes
     to the same consumer. Judged on the leader's ``consumer_assignor`` records under
     ``range`` while all subscriptions are equal (the same rule as
-    :mod:`scenarios.check.consumer_contracts`) and no member sets ``client.rack`` (KIP-881's
-    rack matching).
+    :mod:`scenarios.check.consumer_contracts`), with or without ``client.rack``: KIP-881's
+    rack matching keeps it (``assignWithRackMatching`` groups topics by members and partition
+    count and gives partition ``p`` of a group's topics to one member; the range pass after it
+    meets the same quotas and the same unassigned partitions in each of them).
+``range_rack_unmatched`` — KIP-881, ``RangeAssignor#assignWithRackMatching``: when some topic
+    needs rack-aware assignment (``AbstractPartitionAssignor.useRackAwareAssignment``: a
+    member of it has a rack that holds a replica, and the partitions' rack sets differ), a
+    first pass gives each topic's members in order (topics with the same members and partition
+    count together, partition ``p`` of each to one member) only partitions on their rack — a
+    member without a rack matches every partition — up to the member's range quota; the
+    ordinary range pass places the rest. So a partition of topic ``T`` held by a member whose
+    rack holds none of its replicas was left by that pass, which happens only when every member
+    ``m`` that matches it (in every topic grouped with ``T``) had reached its quota: ``m`` holds
+    at least ``floor(P / n)`` partitions of ``T`` it matches (``P`` partitions, ``n`` members
+    of ``T``). Judged on every ``range`` ``consumer_assignor`` record from its ``inputs`` (each
+    member's subscription and rack, decoded from its metadata; each partition's replica racks),
+    so on any mix of subscriptions.
 ``warmup_on_caught_up_client`` — KIP-441, ``TaskMovement#assignActiveTaskMovements``: an
     active task moves (and its destination gets a warm-up) only when the destination is *not*
     caught up on it while some client is, so every entry of the record's ``kafka_warmups``
@@ -57,11 +72,14 @@ to ``CONTRACT_CHECKERS``); each is one pass over the log, O(size of the record) 
 
 from __future__ import annotations
 
+import base64
+import binascii
 import heapq
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from members.assignors.streams.task_movement import is_caught_up
+from protocol.consumer_codec import ConsumerProtocolError, decode_subscription
 from scenarios.check.consumer_contracts import EqualSubscriptions, consumer_topics
 from scenarios.check.coordinator_contracts import SERVE_TIMER_SLACK_MS
 from scenarios.check.log_rules import Record, Violation, violation
@@ -71,6 +89,7 @@ __all__ = [
     "KIP_CONTRACT_CHECKERS",
     "check_initial_delay",
     "check_range_copartitioned",
+    "check_range_rack_matching",
     "check_warmups_not_caught_up",
     "check_scheduled_rejoin",
     "check_static_member_stays",
@@ -80,6 +99,7 @@ __all__ = [
 
 INITIAL_DELAY_SKIPPED = "initial_delay_skipped"
 RANGE_NOT_COPARTITIONED = "range_not_copartitioned"
+RANGE_RACK_UNMATCHED = "range_rack_unmatched"
 WARMUP_ON_CAUGHT_UP_CLIENT = "warmup_on_caught_up_client"
 SCHEDULED_REJOIN_MISSED = "scheduled_rejoin_missed"
 STATIC_MEMBER_LEFT = "static_member_left"
@@ -89,6 +109,7 @@ MEMBER_ID_REUSED = "member_id_reused"
 KIP_CONTRACT_INVARIANTS = (
     INITIAL_DELAY_SKIPPED,
     RANGE_NOT_COPARTITIONED,
+    RANGE_RACK_UNMATCHED,
     WARMUP_ON_CAUGHT_UP_CLIENT,
     SCHEDULED_REJOIN_MISSED,
     STATIC_MEMBER_LEFT,
@@ -160,17 +181,10 @@ def check_range_copartitioned(records: Sequence[Record]) -> list[Violation]:
     if not co:
         return []
     equal = EqualSubscriptions(topics)
-    racks = False
     found: list[Violation] = []
     for r in records:
         equal.see(r)
-        kind = r.get("kind")
-        if kind == "member_start":
-            config: Mapping[str, Any] = r.get("config") or {}
-            racks = racks or config.get("client.rack") is not None
-        elif kind == "consumer_assignor" and equal.judged() and r.get("assignor") == "range":
-            if racks:
-                continue
+        if r.get("kind") == "consumer_assignor" and equal.judged() and r.get("assignor") == "range":
             owner: dict[str, str] = {}
             for member_id, parts in (r.get("assigned") or {}).items():
                 for label in parts:
@@ -200,6 +214,116 @@ def _split_apart(
                 got = owner.get(f"{other}-{p}")
                 if expected is not None and got is not None and got != expected:
                     return f"partition {p} of {first} goes to {expected}, of {other} to {got}"
+    return ""
+
+
+class _RangeTopic:
+    """One topic of a range round as ``RangeAssignor.TopicAssignmentState`` sees it: its
+    members' racks and, when some member has a rack, each partition's replica racks."""
+
+    def __init__(self, replicas: Sequence[Sequence[str | None]], racks: dict[str, str | None]):
+        self.count = len(replicas)
+        self.racks = racks  # member id -> rack (None: no client.rack)
+        member_racks = {r for r in racks.values() if r is not None}
+        self.partition_racks: list[frozenset[str]] = (
+            [frozenset(x for x in rs if x is not None) for rs in replicas] if member_racks else []
+        )
+        union: set[str] = set().union(*self.partition_racks) if self.partition_racks else set()
+        # AbstractPartitionAssignor.useRackAwareAssignment (written out, not imported from the
+        # assignor under judgement): a member rack holds a replica, and the partitions' rack
+        # sets are not all the same
+        self.needs_rack_aware = not member_racks.isdisjoint(union) and any(
+            r != union for r in self.partition_racks
+        )
+        self.quota = self.count // len(racks) if racks else 0
+
+    def matches(self, member: str, p: int) -> bool:
+        rack = self.racks.get(member)
+        return rack is None or (p < len(self.partition_racks) and rack in self.partition_racks[p])
+
+
+def _range_topics(inputs: Mapping[str, Any]) -> dict[str, _RangeTopic] | None:
+    """The round's topics (``None``: a member's metadata does not decode)."""
+    subscribed: dict[str, tuple[str | None, frozenset[str]]] = {}
+    for m in inputs.get("members") or ():
+        try:
+            sub = decode_subscription(base64.b64decode(str(m.get("metadata") or "")))
+        except (ConsumerProtocolError, binascii.Error, ValueError):
+            return None
+        subscribed[str(m.get("id"))] = (sub.rack_id or None, frozenset(sub.topics))
+    return {
+        topic: _RangeTopic(
+            replicas, {mid: rack for mid, (rack, ts) in subscribed.items() if topic in ts}
+        )
+        for topic, replicas in (inputs.get("topics") or {}).items()
+        if replicas
+    }
+
+
+def check_range_rack_matching(records: Sequence[Record]) -> list[Violation]:
+    """``range_rack_unmatched``: a range leader placed a partition off its replicas' racks
+    while a member that could take it on its rack was below its quota (module docstring)."""
+    found: list[Violation] = []
+    for r in records:
+        if r.get("kind") != "consumer_assignor" or r.get("assignor") != "range":
+            continue
+        inputs = r.get("inputs")
+        topics = _range_topics(inputs) if isinstance(inputs, Mapping) else None
+        if not topics or not any(t.needs_rack_aware for t in topics.values()):
+            continue
+        owner: dict[tuple[str, int], str] = {}
+        for member_id, labels in (r.get("assigned") or {}).items():
+            for label in labels:
+                topic, _, p = str(label).rpartition("-")
+                owner[(topic, int(p))] = str(member_id)
+        # assignWithRackMatching's groups: the same members (with racks), the same count of
+        # partitions with racks
+        groups: dict[tuple[frozenset[tuple[str, str | None]], int], list[str]] = {}
+        for name, t in topics.items():
+            key = (frozenset(t.racks.items()), len(t.partition_racks))
+            groups.setdefault(key, []).append(name)
+        for names in groups.values():
+            for name in names:
+                t = topics[name]
+                if len(names) == 1 and not t.needs_rack_aware:
+                    continue
+                what = _rack_unmatched(name, t, [topics[n] for n in names], owner)
+                if what:
+                    found.append(
+                        violation(
+                            RANGE_RACK_UNMATCHED,
+                            f"generation {r.get('generation')} (range, KIP-881): {what}",
+                            r,
+                            generation=r.get("generation"),
+                        )
+                    )
+    return found
+
+
+def _rack_unmatched(
+    name: str, t: _RangeTopic, group: Sequence[_RangeTopic], owner: Mapping[tuple[str, int], str]
+) -> str:
+    """The first partition of ``name`` placed off its racks while a member matching it in
+    every topic of its group holds fewer than its quota of partitions it matches (or "")."""
+    for p in range(t.count):
+        holder = owner.get((name, p))
+        if holder is None or t.matches(holder, p) or holder not in t.racks:
+            continue
+        for m in t.racks:
+            if not all(s.matches(m, p) for s in group):
+                continue
+            on_rack = sum(
+                1
+                for q in range(t.count)
+                if owner.get((name, q)) == m and all(s.matches(m, q) for s in group)
+            )
+            if on_rack < t.quota:
+                return (
+                    f"{name}-{p} (replicas on {sorted(t.partition_racks[p]) or 'no rack'}) went "
+                    f"to {holder} on rack {t.racks[holder]}, while {m} (rack "
+                    f"{t.racks[m]}) held {on_rack} matching partitions of {name}, below its "
+                    f"quota {t.quota}: the rack-matching pass would have given it {name}-{p}"
+                )
     return ""
 
 
@@ -387,6 +511,7 @@ def check_member_ids_fresh(records: Sequence[Record]) -> list[Violation]:
 KIP_CONTRACT_CHECKERS = (
     check_initial_delay,
     check_range_copartitioned,
+    check_range_rack_matching,
     check_warmups_not_caught_up,
     check_scheduled_rejoin,
     check_static_member_stays,

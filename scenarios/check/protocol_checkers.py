@@ -83,7 +83,8 @@ Contract checkers (:mod:`scenarios.check.contracts`: one published KIP rule each
     ``lost_work_not_returned``; on a consumer leader's round
     (:mod:`scenarios.check.consumer_contracts`) ``consumer_assignment_unbalanced``,
     ``sticky_partitions_moved``; the issue-23 audit's (:mod:`scenarios.check.kip_contracts`)
-    ``initial_delay_skipped``, ``range_not_copartitioned``, ``warmup_on_caught_up_client``,
+    ``initial_delay_skipped``, ``range_not_copartitioned``, ``range_rack_unmatched``,
+    ``warmup_on_caught_up_client``,
     ``scheduled_rejoin_missed``, ``static_member_left``.
 """
 

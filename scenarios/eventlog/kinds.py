@@ -38,6 +38,7 @@ __all__ = [
     "HeartbeatRequest",
     "HeartbeatResponse",
     "RebalanceHeartbeat",
+    "CompletingHeartbeat",
     "JoinGroupRequest",
     "JoinGroupResponse",
     "LateRequest",
@@ -428,6 +429,17 @@ class HeartbeatResponse(_Rec, tag="heartbeat_response", kw_only=True):
 
 
 class RebalanceHeartbeat(_Rec, tag="rebalance_heartbeat", kw_only=True):
+    member_id: str
+    generation: int
+    group_generation: int
+    error: str | None
+    member: str
+
+
+class CompletingHeartbeat(_Rec, tag="completing_heartbeat", kw_only=True):
+    """A Heartbeat reached the group in CompletingRebalance (the wire tap,
+    ``scenarios/sim/wire_tap.py``): the fields of ``rebalance_heartbeat``."""
+
     member_id: str
     generation: int
     group_generation: int

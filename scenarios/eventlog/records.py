@@ -60,6 +60,7 @@ LogRecord = (
     | k.HeartbeatRequest
     | k.HeartbeatResponse
     | k.RebalanceHeartbeat
+    | k.CompletingHeartbeat
     | k.LeaveGroup
     | k.TimerFired
     | k.CoordinatorUnknown

@@ -9,6 +9,8 @@ consumer's poll loop, KIP-62), each naming its consumer with ``member``. Config 
 Kafka's: ``partition.assignment.strategy`` (a list or a
 comma-separated string), ``group.instance.id``, ``client.rack``, ``session.timeout.ms``,
 ``heartbeat.interval.ms``, ``max.poll.interval.ms``; the consumer subscribes to every topic.
+``[partition_racks]`` (optional) gives, per topic, each partition's replica racks (KIP-881:
+``Node.rack()`` of the brokers holding it; a broker without ``broker.rack`` is left out).
 """
 
 from __future__ import annotations
@@ -51,6 +53,9 @@ __all__ = [
 
 #: Partitions per topic, bounded like Kafka's ``num.partitions`` in practice.
 PartitionCount = Annotated[int, Meta(ge=1, le=10_000)]
+#: One partition's replica racks (``broker.rack`` of each replica's broker; empty: its
+#: replicas' brokers have no rack).
+ReplicaRacks = Annotated[list[Annotated[str, Meta(min_length=1)]], Meta(max_length=16)]
 
 
 class Subscribe(schema.StepBase, frozen=True, tag="subscribe"):
@@ -123,6 +128,9 @@ class ConsumerScenario(_Base, frozen=True):
     coordinator: CoordinatorSettings = msgspec.field(default_factory=CoordinatorSettings)
     network: NetworkSettings = msgspec.field(default_factory=NetworkSettings)
     topics: dict[str, PartitionCount] = {}
+    #: topic → per partition (index = partition number) its replicas' racks (KIP-881); a
+    #: topic not listed has one replica per partition, on a broker without ``broker.rack``
+    partition_racks: dict[str, list[ReplicaRacks]] = {}
     config: dict[str, Any] = {}
     consumers: list[ConsumerEntry] = []
     timeline: list[ConsumerStep] = []
@@ -267,8 +275,7 @@ def loads_consumer_scenario(text: str, source: str | Path = "<string>") -> Loade
     order = sorted(range(len(steps)), key=lambda k: (steps[k].at_ms, k))
     steps = [steps[k] for k in order]
     last = max([c.start_ms for c in consumers if c.autostart] + [s.end_ms for s in steps] + [0])
-    no_rack: tuple[str | None, ...] = (None,)
-    cluster = {t: (no_rack,) * n for t, n in sorted(sc.topics.items())}
+    cluster = _cluster(sc, file)
     return LoadedConsumerScenario(
         scenario=sc,
         source=source,
@@ -278,6 +285,33 @@ def loads_consumer_scenario(text: str, source: str | Path = "<string>") -> Loade
         end_ms=last + sc.settle_ms,
         coordinator_config=coordinator_config,
     )
+
+
+def _cluster(sc: ConsumerScenario, file: str) -> dict[str, tuple[tuple[str | None, ...], ...]]:
+    """Topic → each partition's replica racks: ``[partition_racks]`` where given (a partition
+    with no rack listed has one replica on a broker without ``broker.rack``), else one rackless
+    replica per partition.
+
+    Raises:
+        ScenarioError: ``[partition_racks]`` names an unknown topic or lists another number of
+            partitions than ``[topics]``.
+    """
+    no_rack: tuple[str | None, ...] = (None,)
+    for topic, racks in sc.partition_racks.items():
+        if topic not in sc.topics:
+            raise _fail(file, f"partition_racks.{topic}", f"no such topic: {topic}")
+        if len(racks) != sc.topics[topic]:
+            raise _fail(
+                file,
+                f"partition_racks.{topic}",
+                f"{len(racks)} partitions listed, the topic has {sc.topics[topic]}",
+            )
+    return {
+        t: tuple(tuple(r) or no_rack for r in sc.partition_racks[t])
+        if t in sc.partition_racks
+        else (no_rack,) * n
+        for t, n in sorted(sc.topics.items())
+    }
 
 
 def load_consumer_scenario(path: str | Path) -> LoadedConsumerScenario:

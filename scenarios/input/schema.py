@@ -128,6 +128,7 @@ InvariantName = Literal[
     "static_rejoin_not_rebalanced",
     "fenced_member_accepted",
     "heartbeat_not_rebalancing",
+    "heartbeat_completing_refused",
     "assignment_recomputed",
     "zombie_owns_work",
     # coordinator timers (scenarios.check.coordinator_contracts) and KIP-415's config offset
@@ -155,6 +156,7 @@ InvariantName = Literal[
     # scenarios.check.kip_contracts (the issue-23 audit)
     "initial_delay_skipped",
     "range_not_copartitioned",
+    "range_rack_unmatched",
     "warmup_on_caught_up_client",
     "scheduled_rejoin_missed",
     "static_member_left",

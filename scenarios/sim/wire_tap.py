@@ -7,6 +7,11 @@ answer the coordinator gave (Kafka answers REBALANCE_IN_PROGRESS unless the memb
 generation is invalid: ``GroupMetadataManager#classicGroupHeartbeatToClassicGroup``). Judged by
 ``heartbeat_not_rebalancing`` (:mod:`scenarios.check.contracts`). Heartbeats are otherwise
 logged only with ``log_heartbeats``; those of a rebalance are few.
+
+``completing_heartbeat`` — the same fields for a Heartbeat that reached a group in
+CompletingRebalance (a member heartbeats while it waits for its SyncGroup answer, the
+leader's assignment not in yet); Kafka answers it as in Stable: NONE, after the same
+validations (``classicGroupHeartbeatToClassicGroup``). Judged by ``heartbeat_completing_refused``.
 """
 
 from __future__ import annotations
@@ -22,6 +27,12 @@ from scenarios.sim.coordinator_io import CoordinatorIO
 from scenarios.sim.network import member_name
 
 __all__ = ["answered", "taps", "rebalance_heartbeat", "heartbeat_answer"]
+
+#: The record the tap writes for a Heartbeat reaching a group in each state it watches.
+_TAPPED = {
+    GroupState.PREPARING_REBALANCE: "rebalance_heartbeat",
+    GroupState.COMPLETING_REBALANCE: "completing_heartbeat",
+}
 
 
 def answered(
@@ -45,13 +56,16 @@ def answered(
     if tapped:
         answer = heartbeat_answer(effects)
         fields = rebalance_heartbeat(coordinator, request, answer, member_name(source))
-        log.emit(now_ms, "rebalance_heartbeat", **fields)
+        log.emit(now_ms, tapped, **fields)
     return effects
 
 
-def taps(coordinator: GroupCoordinator, request: Any) -> bool:
-    """Whether ``request``, about to reach ``coordinator``, is one the tap logs."""
-    return type(request) is HeartbeatRequest and coordinator.state is GroupState.PREPARING_REBALANCE
+def taps(coordinator: GroupCoordinator, request: Any) -> str | None:
+    """The record kind the tap logs for ``request``, about to reach ``coordinator``
+    (``rebalance_heartbeat``, ``completing_heartbeat``), or ``None``."""
+    if type(request) is not HeartbeatRequest:
+        return None
+    return _TAPPED.get(coordinator.state)
 
 
 def heartbeat_answer(effects: list[Effect]) -> HeartbeatResponse | None:
@@ -72,8 +86,8 @@ def rebalance_heartbeat(
     answer: HeartbeatResponse | None,
     member: str,
 ) -> dict[str, Any]:
-    """The fields of a ``rebalance_heartbeat`` record (``member``: the sender's name or
-    address)."""
+    """The fields of a ``rebalance_heartbeat`` or ``completing_heartbeat`` record
+    (``member``: the sender's name or address)."""
     return {
         "member_id": request.member_id,
         "generation": request.generation_id,

@@ -17,6 +17,9 @@ Drawn per run:
   ``session.timeout.ms``) in two runs of five, from their own stream
   (:func:`.generate_streams._draw_static_members`);
 - consumers joining late (a quarter, never the first);
+- KIP-881 racks in half the runs, from a stream of their own (:func:`_draw_racks`):
+  ``client.rack`` for most consumers (some have none) and every partition's replica racks,
+  among them a rack no consumer is on and brokers without ``broker.rack``;
 - faults of the shared model (:class:`.timeline.MemberTimeline`): ``crash``, ``leave``,
   ``partition``, ``loss``, ``latency``, ``failover``, ``delay``, ``slow`` (the poll loop
   stalls; past ``max.poll.interval.ms`` the consumer leaves the group, KIP-62) and ``config``
@@ -97,6 +100,67 @@ class _ConsumerTimeline(MemberTimeline):
         step["config"] = {"partition.assignment.strategy": list(target)}
 
 
+#: A rolling change's target: the same assignor(s) in another order of preference, or one more
+#: in front (so the vote changes once enough members rejoined, while they still list the
+#: protocol the group runs: KIP-345's static rejoin must then rebalance).
+_ROLL = {
+    ("range",): ("cooperative-sticky", "range"),
+    ("roundrobin",): ("cooperative-sticky", "roundrobin"),
+    ("sticky",): ("cooperative-sticky", "sticky"),
+    ("cooperative-sticky",): ("range", "cooperative-sticky"),
+    ("range", "cooperative-sticky"): ("cooperative-sticky", "range"),
+    ("cooperative-sticky", "range"): ("range", "cooperative-sticky"),
+}
+
+
+def _down(gen: MemberTimeline, member: str, at_ms: int, until_ms: int) -> bool:
+    """Whether ``member`` is stopped (or gone) at some time in ``[at_ms, until_ms]`` by the
+    steps drawn so far (a ``restart``'s ``down_ms``, a permanent ``leave``/``crash``, a late
+    ``join``)."""
+    for step in gen.steps:
+        if step.get(gen.key) != member:
+            continue
+        start = int(step["at_ms"])
+        action = step["action"]
+        if action == "restart" and start <= until_ms and at_ms <= start + int(step["down_ms"]):
+            return True
+        if action in ("leave", "crash") and start <= until_ms:
+            return True
+        if action == "join" and start >= at_ms:
+            return True
+    return False
+
+
+def _add_rolling_change(
+    gen: MemberTimeline,
+    consumers: list[dict[str, Any]],
+    base: tuple[str, ...],
+    config: ChaosConfig,
+    rng: random.Random,
+) -> None:
+    """A rolling change of ``partition.assignment.strategy`` under static membership (the
+    operator's rolling restart with a new list: Kubernetes restarts pod after pod), from its
+    own generator (``.../<index>/consumer-roll``) so every other draw of a run is unchanged:
+    in half the runs with a static member, from a random time every running consumer in file
+    order restarts (down 0–10 s, within any session timeout, so a static one rejoins under its
+    ``group.instance.id``) with :data:`_ROLL`'s list for the group's base list, 20–60 s apart.
+    Counted as ``config`` faults. A consumer stopped around its turn is skipped."""
+    if not any("group.instance.id" in c.get("config", {}) for c in consumers):
+        return
+    if rng.random() >= 0.5:
+        return
+    target = list(_ROLL[base])
+    at_ms = rng.randrange(config.duration_ms)
+    for entry in consumers:
+        name = entry["name"]
+        down = rng.choice((0, rng.randint(1, 10_000)))
+        if at_ms < config.duration_ms and not _down(gen, name, at_ms - 1, at_ms + down):
+            step = {**gen.step(at_ms, "restart", name), "down_ms": down, "clean": False}
+            step["config"] = {"partition.assignment.strategy": target}
+            gen.add("config", step)
+        at_ms += rng.randint(20_000, 60_000)
+
+
 def _add_subscriptions(
     gen: MemberTimeline, topics: list[str], config: ChaosConfig, rng: random.Random
 ) -> None:
@@ -117,6 +181,39 @@ def _add_subscriptions(
             chosen = sorted(rng.sample(topics, rng.randint(1, len(topics) - 1)))
         step = {**gen.step(at_ms, "subscribe", rng.choice(running)), "topics": chosen}
         gen.add("config", step)
+
+
+#: Racks consumers may sit on; replicas may also sit on :data:`_BROKER_ONLY_RACK`.
+_CONSUMER_RACKS = ("ra", "rb", "rc")
+#: A rack with brokers and no consumer (a partition whose replicas are all there has no
+#: same-rack consumer).
+_BROKER_ONLY_RACK = "rz"
+
+
+def _draw_racks(
+    rng: random.Random, consumers: list[dict[str, Any]], topics: dict[str, int]
+) -> dict[str, list[list[str]]]:
+    """KIP-881 racks, from a stream of their own (``.../<index>/consumer-racks``) so every
+    other draw of a run is unchanged: in half the runs, each consumer sets ``client.rack`` (one
+    of 2–3 racks) with probability 3/4, and every partition gets 1–3 replicas (the run's
+    replication factor) on distinct racks among those and one no consumer is on, or — one
+    partition in ten — replicas on brokers without ``broker.rack``. Returns the scenario's
+    ``[partition_racks]`` (empty: no racks this run)."""
+    if rng.random() >= 0.5:
+        return {}
+    racks = list(_CONSUMER_RACKS[: rng.randint(2, 3)])
+    for entry in consumers:
+        if rng.random() < 0.75:
+            entry.setdefault("config", {})["client.rack"] = rng.choice(racks)
+    pool = [*racks, _BROKER_ONLY_RACK]
+    replication = rng.randint(1, 3)
+    return {
+        topic: [
+            [] if rng.random() < 0.1 else sorted(rng.sample(pool, replication))
+            for _ in range(count)
+        ]
+        for topic, count in topics.items()
+    }
 
 
 def generate_consumer(config: ChaosConfig, campaign_seed: int, index: int) -> ChaosSpec:
@@ -147,6 +244,7 @@ def generate_consumer(config: ChaosConfig, campaign_seed: int, index: int) -> Ch
         consumers.append(entry)
 
     _draw_static_members(_rng(campaign_seed, index, "consumer-static"), consumers)
+    partition_racks = _draw_racks(_rng(campaign_seed, index, "consumer-racks"), consumers, topics)
 
     gen = _ConsumerTimeline(rng, names, strategies)
     for name in late:
@@ -154,10 +252,16 @@ def generate_consumer(config: ChaosConfig, campaign_seed: int, index: int) -> Ch
     times = draw_faults(gen, config, rng)
     if "config" in config.faults:
         _add_subscriptions(gen, sorted(topics), config, _rng(campaign_seed, index, "subscribe"))
+        _add_rolling_change(
+            gen, consumers, base, config, _rng(campaign_seed, index, "consumer-roll")
+        )
     if "delay" in config.faults:
         _add_delays(gen, config, _rng(campaign_seed, index, "consumer-delay"), times)
     drawn = f"{n} consumers ({'+'.join(base)}), {sum(topics.values())} partitions"
-    body = {"topics": topics, "config": group_config, "consumers": consumers}
+    body: dict[str, Any] = {"topics": topics, "config": group_config, "consumers": consumers}
+    if partition_racks:
+        body["partition_racks"] = partition_racks
+        drawn += ", racks"
     return timeline_spec(
         gen, config, campaign_seed, index, "consumer", "+".join(base), n, drawn, consumer=body
     )

@@ -27,6 +27,10 @@ def render(spec: ChaosSpec) -> str:
         "config": dict(spec.consumer["config"]),
         "consumers": [dict(c) for c in spec.consumer["consumers"]],
     }
+    if spec.consumer.get("partition_racks"):
+        body["partition_racks"] = {
+            t: [list(r) for r in racks] for t, racks in spec.consumer["partition_racks"].items()
+        }
     doc = scenario_doc(spec, "consumer", body)
     loaded = loads_consumer_scenario(toml_writer.dumps(doc), f"{spec.name}.toml")
     # the run ends settle_ms after its last step's effect is over

@@ -8,6 +8,7 @@ from typing import Any
 
 from scenarios.check.contracts import (
     check_assignment_once,
+    check_completing_heartbeat,
     check_delay_shared,
     check_fenced_member,
     check_followup_for_withheld,
@@ -445,6 +446,23 @@ def test_a_heartbeat_in_preparing_rebalance_is_never_answered_none() -> None:
     assert _names(check_rebalance_heartbeat(hidden)) == ["heartbeat_not_rebalancing"]
     for error in ("REBALANCE_IN_PROGRESS", "ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", None):
         assert check_rebalance_heartbeat(_log({**heartbeat, "error": error})) == []
+
+
+def test_a_heartbeat_in_completing_rebalance_is_answered_as_in_stable() -> None:
+    heartbeat = {
+        "kind": "completing_heartbeat",
+        "member": "w2",
+        "member_id": "w2-1",
+        "generation": 4,
+        "group_generation": 4,
+    }
+    refused = _log({**heartbeat, "error": "REBALANCE_IN_PROGRESS"})
+    assert _names(check_completing_heartbeat(refused)) == ["heartbeat_completing_refused"]
+    for error in ("NONE", "ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", "FENCED_INSTANCE_ID", None):
+        assert check_completing_heartbeat(_log({**heartbeat, "error": error})) == []
+    # the PreparingRebalance record is the other rule's
+    preparing = _log({**heartbeat, "kind": "rebalance_heartbeat", "error": "REBALANCE_IN_PROGRESS"})
+    assert check_completing_heartbeat(preparing) == []
 
 
 def test_kip814_a_static_leader_rejoining_a_stable_group_runs_no_assignor() -> None:

@@ -5,17 +5,27 @@ the catalogue in chaos (``KIP_RULE_BUGS``)."""
 
 from __future__ import annotations
 
+import base64
+import random
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from members.assignors.consumer.model import ConsumerMember
+from members.assignors.consumer.range import assign_range
+from protocol.consumer_codec import Subscription, encode_subscription
+from scenarios.check.coordinator_contracts import (
+    HEARTBEAT_COMPLETING_REFUSED,
+    STATIC_REJOIN_NOT_REBALANCED,
+)
 from scenarios.check.kip_contracts import (
     INITIAL_DELAY_SKIPPED,
     KIP_CONTRACT_INVARIANTS,
     LEADER_NOT_REJOINED,
     MEMBER_ID_REUSED,
     RANGE_NOT_COPARTITIONED,
+    RANGE_RACK_UNMATCHED,
     SCHEDULED_REJOIN_MISSED,
     STATIC_MEMBER_LEFT,
     WARMUP_ON_CAUGHT_UP_CLIENT,
@@ -23,6 +33,7 @@ from scenarios.check.kip_contracts import (
     check_leader_rejoined,
     check_member_ids_fresh,
     check_range_copartitioned,
+    check_range_rack_matching,
     check_scheduled_rejoin,
     check_static_member_stays,
     check_warmups_not_caught_up,
@@ -143,17 +154,138 @@ def test_range_splits_co_partitioned_topics_alike() -> None:
     assert "partition 0 of t1 goes to a, of t2 to b" in found[0]["detail"]
 
 
-def test_other_assignors_racks_and_narrowed_subscriptions_are_not_judged() -> None:
+def test_other_assignors_and_narrowed_subscriptions_are_not_judged() -> None:
     topics = {"t1": 2, "t2": 2}
     broken = {"a": ["t1-0", "t2-1"], "b": ["t1-1", "t2-0"]}
     sticky = {**_range_round(broken), "assignor": "sticky"}
     assert check_range_copartitioned(_log(_consumer_start(topics), sticky)) == []
+    # with client.rack the rule still holds (KIP-881 matches co-partitioned topics together)
     rack = {"t_ms": 1, "kind": "member_start", "config": {"client.rack": "r1"}, "member": "c1"}
     log = _log(_consumer_start(topics), rack, _range_round(broken))
-    assert check_range_copartitioned(log) == []
+    assert _names(check_range_copartitioned(log)) == [RANGE_NOT_COPARTITIONED]
     narrowed = {"t_ms": 2, "kind": "subscription_changed", "topics": ["t1"], "member": "c2"}
     log = _log(_consumer_start(topics), narrowed, _range_round(broken))
     assert check_range_copartitioned(log) == []
+
+
+# ---------------------------------------------------------------- range_rack_unmatched
+
+
+def _rack_round(
+    members: dict[str, tuple[str | None, list[str]]],
+    racks: dict[str, list[list[str | None]]],
+    assigned: dict[str, list[str]],
+    assignor: str = "range",
+) -> Record:
+    """A range leader's round: ``members`` id → (rack, topics), ``racks`` each partition's
+    replica racks, and what it assigned."""
+    inputs = {
+        "members": [
+            {
+                "id": m,
+                "instance": None,
+                "metadata": base64.b64encode(
+                    encode_subscription(Subscription(tuple(topics), rack_id=rack))
+                ).decode("ascii"),
+            }
+            for m, (rack, topics) in members.items()
+        ],
+        "topics": racks,
+    }
+    return {**_range_round(assigned), "assignor": assignor, "inputs": inputs}
+
+
+def test_kip881_range_gives_a_partition_to_a_same_rack_member_with_room() -> None:
+    members = {"a": ("ra", ["t1"]), "b": ("rb", ["t1"])}
+    racks: dict[str, list[list[str | None]]] = {"t1": [["rb"], ["rb"], ["ra"], ["ra"]]}
+    # Kafka's RangeAssignor: a takes its rack's t1-2 and t1-3, b its rack's t1-0 and t1-1
+    kept = {"a": ["t1-2", "t1-3"], "b": ["t1-0", "t1-1"]}
+    assert check_range_rack_matching(_log(_rack_round(members, racks, kept))) == []
+    plain = {"a": ["t1-0", "t1-1"], "b": ["t1-2", "t1-3"]}  # range without KIP-881
+    found = check_range_rack_matching(_log(_rack_round(members, racks, plain)))
+    assert _names(found) == [RANGE_RACK_UNMATCHED]
+    assert "t1-0 (replicas on ['rb']) went to a on rack ra" in found[0]["detail"]
+
+
+def test_kip881_a_partition_goes_off_its_racks_only_when_balance_needs_it() -> None:
+    members = {"a": ("ra", ["t1"]), "b": ("rb", ["t1"]), "c": (None, ["t1"])}
+    racks: dict[str, list[list[str | None]]] = {
+        "t1": [["rb"], ["rb"], ["rb"], ["rb"], ["rb"], ["ra"]]
+    }
+    # a takes t1-5 (its one rack partition), b t1-0 and t1-1 (its quota), the rackless c
+    # matches every partition and takes t1-2 and t1-3; the range pass gives t1-4 to a: off
+    # its rack, but b is full
+    kept = {"a": ["t1-4", "t1-5"], "b": ["t1-0", "t1-1"], "c": ["t1-2", "t1-3"]}
+    assert check_range_rack_matching(_log(_rack_round(members, racks, kept))) == []
+    # the rackless member counts as matching: one that holds less than its quota is a fault
+    short = {"a": ["t1-3", "t1-4", "t1-5"], "b": ["t1-0", "t1-1"], "c": ["t1-2"]}
+    assert _names(check_range_rack_matching(_log(_rack_round(members, racks, short)))) == [
+        RANGE_RACK_UNMATCHED
+    ]
+
+
+def test_kip881_co_partitioned_topics_match_on_every_topic() -> None:
+    members = {"a": ("ra", ["t1", "t2"]), "b": ("rb", ["t1", "t2"])}
+    racks: dict[str, list[list[str | None]]] = {
+        "t1": [["ra"], ["rb"]],
+        "t2": [["rb"], ["rb"]],
+    }
+    # partition 0 matches no member on both topics, so the range pass places it: a gets t2-0
+    # off its rack although b (on t2-0's rack) holds only t2-1 — not a fault, since b does
+    # not match t1-0
+    kept = {"a": ["t1-0", "t2-0"], "b": ["t1-1", "t2-1"]}
+    assert check_range_rack_matching(_log(_rack_round(members, racks, kept))) == []
+
+
+def test_kip881_rounds_without_rack_matching_are_not_judged() -> None:
+    members = {"a": ("ra", ["t1"]), "b": ("rb", ["t1"])}
+    plain = {"a": ["t1-0"], "b": ["t1-1"]}
+    same: dict[str, list[list[str | None]]] = {"t1": [["rb"], ["rb"]]}  # one rack set for all
+    assert check_range_rack_matching(_log(_rack_round(members, same, plain))) == []
+    nowhere: dict[str, list[list[str | None]]] = {"t1": [["rz"], [None]]}  # no member rack
+    assert check_range_rack_matching(_log(_rack_round(members, nowhere, plain))) == []
+    off = {"t1": [["rb"], ["ra"]]}
+    sticky = _rack_round(members, off, plain, assignor="sticky")
+    assert check_range_rack_matching(_log(sticky)) == []
+    assert _names(check_range_rack_matching(_log(_rack_round(members, off, plain)))) == [
+        RANGE_RACK_UNMATCHED
+    ]
+
+
+def test_kip881_rule_holds_for_every_range_assignment() -> None:
+    """Soundness: groupsim's ``assign_range`` (equal to Kafka's ``RangeAssignor`` in the
+    differential tests, tests/kafka_oracle/test_consumer_differential.py) never breaks the
+    rule, nor (with equal subscriptions) ``range_not_copartitioned``, on random members,
+    subscriptions, member racks and replica racks."""
+    rng = random.Random(881)
+    judged = 0
+    for _ in range(400):
+        topics = {f"t{i}": rng.randint(1, 9) for i in range(1, rng.randint(1, 3) + 1)}
+        pool = ["ra", "rb", "rc", "rz", None]
+        racks: dict[str, list[list[str | None]]] = {
+            t: [rng.sample(pool, rng.randint(1, 3)) for _ in range(n)] for t, n in topics.items()
+        }
+        members: dict[str, tuple[str | None, list[str]]] = {}
+        for m in range(rng.randint(1, 6)):
+            subscribed = sorted(rng.sample(sorted(topics), rng.randint(1, len(topics))))
+            members[f"m{m}"] = (rng.choice(["ra", "rb", "rc", None]), subscribed)
+        cluster = {t: tuple(tuple(r) for r in rs) for t, rs in racks.items()}
+        assignment = assign_range(
+            [
+                ConsumerMember(m, Subscription(tuple(ts), rack_id=rack))
+                for m, (rack, ts) in members.items()
+            ],
+            cluster,
+        )
+        assigned = {m: [f"{tp.topic}-{tp.partition}" for tp in ps] for m, ps in assignment.items()}
+        record = _rack_round(members, racks, assigned)
+        assert check_range_rack_matching(_log(record)) == [], record
+        if all(ts == sorted(topics) for _, ts in members.values()):
+            # and co-partitioned topics stay split alike under rack matching
+            log = _log(_consumer_start(topics), record)
+            assert check_range_copartitioned(log) == [], record
+            judged += 1
+    assert judged > 100
 
 
 # ---------------------------------------------------------------- warmup_on_caught_up_client
@@ -340,6 +472,12 @@ FOUND_BY_RULE = {
     "coordinator-initial-delay-in-seconds": (40, INITIAL_DELAY_SKIPPED),
     "hata-ignores-acceptable-recovery-lag": (5, WARMUP_ON_CAUGHT_UP_CLIENT),
     "range-assignor-breaks-copartitioning": (40, RANGE_NOT_COPARTITIONED),
+    # KIP-881: half the consumer runs draw racks; seeds 1, 2, 3: runs 9, 10, 0
+    "range-assignor-ignores-racks": (20, RANGE_RACK_UNMATCHED),
+    # a follower heartbeats while the leader's SyncGroup is late: seeds 1, 2, 3: runs 6, 21, 74
+    "coordinator-heartbeat-completing-in-progress": (20, HEARTBEAT_COMPLETING_REFUSED),
+    # the rolling partition.assignment.strategy change of static consumers: seeds 1-3: 6, 5, 25
+    "coordinator-static-rejoin-ignores-protocol-change": (20, STATIC_REJOIN_NOT_REBALANCED),
     "consumer-static-member-leaves-on-close": (40, STATIC_MEMBER_LEFT),
     "worker-follower-ignores-scheduled-delay": (5, SCHEDULED_REJOIN_MISSED),
     # reached in a few runs of 300 (a static leader stalled through a join phase): seed 3, run 76
@@ -350,7 +488,14 @@ FOUND_BY_RULE = {
 }
 
 
-SEEDS = {"coordinator-keeps-absent-leader": 3, "coordinator-member-ids-from-counter": 3}
+SEEDS = {
+    "coordinator-keeps-absent-leader": 3,
+    "coordinator-member-ids-from-counter": 3,
+    # in a run with racks the rotated ranges break KIP-881's rack matching too: seed 1 finds
+    # it first by range_rack_unmatched (run 9, topics of 6 and 10 partitions, nothing
+    # co-partitioned); seed 2 by its own rule at run 5
+    "range-assignor-breaks-copartitioning": 2,
+}
 
 
 @pytest.mark.parametrize("name", sorted(FOUND_BY_RULE))

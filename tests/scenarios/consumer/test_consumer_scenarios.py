@@ -226,6 +226,20 @@ def test_a_subscribe_step_names_an_unknown_topic() -> None:
     assert "timeline[0].topics" in str(info.value)
 
 
+def test_partition_racks_reach_the_cluster_view_and_are_checked() -> None:
+    base = 'kind = "consumer"\nname = "x"\n[topics]\nt = 2\nu = 1\n[[consumers]]\nname = "c1"\n'
+    loaded = loads_consumer_scenario(base + '[partition_racks]\nt = [["ra", "rb"], []]\n')
+    # KIP-881: each partition's replica racks; [] and a topic left out: one rackless replica
+    assert loaded.cluster == {"t": (("ra", "rb"), (None,)), "u": ((None,),)}
+    for racks, where in (
+        ('v = [["ra"]]', "partition_racks.v"),
+        ('t = [["ra"]]', "partition_racks.t"),
+    ):
+        with pytest.raises(ScenarioError) as info:
+            loads_consumer_scenario(base + "[partition_racks]\n" + racks + "\n", "x.toml")
+        assert where in str(info.value)
+
+
 def test_the_library_lists_the_consumer_scenarios() -> None:
     from scenarios.input.library import library_names
 

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from scenarios.campaigns.chaos import ChaosConfig, generate, run_one, shrink, spec_to_toml
-from scenarios.campaigns.chaos.generate_consumer import STRATEGY_LISTS
+from scenarios.campaigns.chaos.generate_consumer import _ROLL, STRATEGY_LISTS
 from scenarios.cli.main import app
 from scenarios.input.consumer import loads_consumer_scenario
 
@@ -60,6 +60,61 @@ def test_generated_groups_span_assignors_static_members_and_faults() -> None:
     assert ["cooperative-sticky"] in changes  # the last step of a KIP-429 upgrade
     subscribed = [s["topics"] for spec in specs for s in spec.steps if s["action"] == "subscribe"]
     assert subscribed and all(s for s in subscribed)
+
+
+def test_half_the_runs_draw_kip881_racks_of_every_shape() -> None:
+    """Racks (KIP-881): most consumers on a rack, some on none; replicas on consumers' racks,
+    on a rack no consumer is on, and on brokers without a rack; the file carries them to the
+    assignors' cluster view."""
+    racked = 0
+    shapes: set[str] = set()
+    for index in range(60):
+        spec = generate(CONSUMER, 3, index)
+        assert spec.consumer is not None
+        racks = spec.consumer.get("partition_racks")
+        if not racks:
+            continue
+        racked += 1
+        consumers = spec.consumer["consumers"]
+        if any("client.rack" not in c.get("config", {}) for c in consumers):
+            shapes.add("consumer without rack")
+        replicas = [r for parts in racks.values() for r in parts]
+        if any(r == [] for r in replicas):
+            shapes.add("broker without rack")
+        if any(r == ["rz"] for r in replicas):
+            shapes.add("no consumer's rack")
+        loaded = loads_consumer_scenario(spec_to_toml(spec), f"run-{index}.toml")
+        for topic, parts in racks.items():
+            assert [list(r) for r in loaded.cluster[topic]] == [p or [None] for p in parts]
+    assert 15 <= racked <= 45
+    assert shapes == {"consumer without rack", "broker without rack", "no consumer's rack"}
+
+
+def test_static_runs_may_roll_a_new_strategy_list_through_every_consumer() -> None:
+    """KIP-345 with KIP-429's lists: a rolling restart, consumer after consumer in file order
+    and 20-60 s apart, each with the same new ``partition.assignment.strategy``."""
+    rolled = 0
+    for index in range(80):
+        spec = generate(CONSUMER, 3, index)
+        assert spec.consumer is not None
+        base = tuple(spec.consumer["config"]["partition.assignment.strategy"])
+        steps = [
+            s
+            for s, k in zip(spec.steps, spec.kinds, strict=True)
+            if k == "config"
+            and s["action"] == "restart"
+            and s.get("config", {}).get("partition.assignment.strategy") == list(_ROLL[base])
+        ]
+        names = [c["name"] for c in spec.consumer["consumers"]]
+        ordered = [s for s in steps if s["member"] in names]
+        if len(ordered) < 2:
+            continue
+        gaps = [b["at_ms"] - a["at_ms"] for a, b in zip(ordered, ordered[1:], strict=False)]
+        if all(g >= 20_000 for g in gaps) and [s["member"] for s in ordered] == sorted(
+            (s["member"] for s in ordered), key=names.index
+        ):
+            rolled += 1
+    assert rolled >= 5
 
 
 @pytest.mark.parametrize("index", range(4))

@@ -118,9 +118,11 @@ def test_chaos_finds_a_coordinator_accepting_a_late_sync_group() -> None:
         # deadline but not the rebalance timeout's (run 17 of seed 1)
         ("coordinator-pending-sync-by-session-timeout", 30, "pending_sync_expired_early"),
         # consumer assignor rules (scenarios/check/consumer_contracts.py) under chaos --kind
-        # consumer: found at runs 9, 3, 0 and 1, 16, 3 of seeds 1-3
+        # consumer: found at runs 9, 3, 0 and 1, 16, 3 of seeds 1-3; since half the consumer
+        # runs draw KIP-881 racks (where stickiness gives way to racks, so the rule is not
+        # judged) the sticky one at runs 16, 32, 7
         ("range-assignor-off-by-one", 20, "consumer_assignment_unbalanced"),
-        ("sticky-assignor-not-sticky", 5, "sticky_partitions_moved"),
+        ("sticky-assignor-not-sticky", 40, "sticky_partitions_moved"),
     ],
 )
 def test_chaos_finds_a_contract_bug_by_its_rule(name: str, budget: int, invariant: str) -> None:

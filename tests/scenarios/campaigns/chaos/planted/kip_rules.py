@@ -18,6 +18,7 @@ import msgspec
 from coordinator.group import GroupCoordinator
 from coordinator.state import GroupState
 from members import consumer as consumer_member
+from members.assignors.consumer import range as range_assignor
 from members.assignors.incremental_cooperative import IncrementalCooperativeAssignor
 from members.assignors.streams import high_availability
 from members.group_client import MemberState
@@ -130,7 +131,9 @@ def _completing_rejoin_rebalances(original: Callable[..., Any]) -> Callable[...,
 
 def _heartbeat_completing_in_progress(original: Callable[..., Any]) -> Callable[..., Any]:
     # classicGroupHeartbeat answering REBALANCE_IN_PROGRESS in CompletingRebalance too (Kafka
-    # answers NONE there: members heartbeat while they wait for their SyncGroup answer)
+    # answers NONE there: members heartbeat while they wait for their SyncGroup answer). Kafka's
+    # client ignores the error outside Stable, so no member behaves differently: found by
+    # heartbeat_completing_refused on the wire tap's completing_heartbeat record
     def _heartbeat(self: Any, source: str, req: Any, now_ms: int) -> Any:
         completing = self._state is _COMPLETING
         effects = original(self, source, req, now_ms)
@@ -219,13 +222,25 @@ def _range_rotated_per_topic(original: Callable[..., Any]) -> Callable[..., Any]
     return assign_range
 
 
+def _range_ignores_racks(original: Callable[..., Any]) -> Callable[..., Any]:
+    # RangeAssignor without KIP-881 (as before Kafka 3.5): useRackAwareAssignment always false
+    # for range, so no rack-matching pass runs and a partition goes to whichever member its
+    # range falls on, also when a member on one of its replicas' racks had room for it. Counts
+    # per member unchanged (the same quotas), sticky assignors untouched.
+    def use_rack_aware_assignment(*args: Any) -> bool:
+        return False
+
+    return use_rack_aware_assignment
+
+
 # ---------------------------------------------------------------- round 2: clients and timers
 
 
 def _static_rejoin_ignores_protocol_change(original: Callable[..., Any]) -> Callable[..., Any]:
     # updateStaticMemberThenRebalanceOrCompleteJoin without the selected-protocol check: a
     # static member rejoining a Stable group with another protocol list is answered the current
-    # generation even when the vote would now elect another protocol (KIP-345 rebalances then)
+    # generation even when the vote would now elect another protocol (KIP-345 rebalances then).
+    # Reached by the consumer generator's rolling partition.assignment.strategy change
     def rejoin(
         self: Any, source: str, req: Any, old_id: str, new_id: str, now_ms: int, effects: Any
     ) -> None:
@@ -363,6 +378,13 @@ KIP_RULE_BUGS: tuple[PlantedBug, ...] = (
         ((GroupCoordinator, "__init__", _member_ids_from_counter),),
     ),
     PlantedBug(
+        "coordinator-heartbeat-completing-in-progress",
+        "coordinator/group.py GroupCoordinator._heartbeat",
+        "a Heartbeat in CompletingRebalance is answered REBALANCE_IN_PROGRESS",
+        "connect",
+        ((GroupCoordinator, "_heartbeat", _heartbeat_completing_in_progress),),
+    ),
+    PlantedBug(
         "coordinator-compares-protocol-names-only",
         "coordinator/group.py GroupCoordinator._join_existing_member (ClassicGroupMember#matches)",
         "a follower rejoining Stable with new metadata but the same protocol names: no rebalance",
@@ -403,6 +425,29 @@ KIP_RULE_BUGS: tuple[PlantedBug, ...] = (
         "each topic's ranges go to its consumers in a rotated order (co-partitioning broken)",
         "consumer",
         ((consumer_member, "assign_range", _range_rotated_per_topic),),
+        (),
+    ),
+    PlantedBug(
+        "range-assignor-ignores-racks",
+        "members/assignors/consumer/range.py use_rack_aware_assignment (KIP-881)",
+        "range never matches racks: partitions off their replicas' racks though a member on one"
+        " had room",
+        "consumer",
+        ((range_assignor, "use_rack_aware_assignment", _range_ignores_racks),),
+        (),
+    ),
+    PlantedBug(
+        "coordinator-static-rejoin-ignores-protocol-change",
+        "coordinator/group.py _update_static_member_then_rebalance_or_complete_join",
+        "a static rejoin in Stable never rebalances, even when the elected protocol changes",
+        "consumer",
+        (
+            (
+                GroupCoordinator,
+                "_update_static_member_then_rebalance_or_complete_join",
+                _static_rejoin_ignores_protocol_change,
+            ),
+        ),
         (),
     ),
     PlantedBug(
@@ -447,10 +492,6 @@ KIP_RULE_BUGS: tuple[PlantedBug, ...] = (
 #: Bugs of the audit that no checker finds, with the reason (docs/chaos.md "Contract rules"):
 #: not in the catalogue. ``coordinator-completing-rejoin-rebalances`` breaks a rule about the
 #: JoinGroup's metadata bytes, which no record carries (300 Connect runs of seed 1: not found);
-#: ``coordinator-heartbeat-completing-in-progress`` is not reached (groupsim's members, like
-#: Kafka's, rarely heartbeat in the milliseconds between JoinGroup and SyncGroup answers; 30
-#: Connect runs: no run changed); ``coordinator-static-rejoin-ignores-protocol-change`` is
-#: reached once in 300 consumer runs (one static member's new list rarely changes the vote);
 #: ``streams-ignores-followup`` breaks "rejoin at once", and when a client's poll loop next
 #: runs (it may be closing revoked tasks for seconds) is not logged.
 UNJUDGED_BUGS: tuple[PlantedBug, ...] = (
@@ -460,27 +501,6 @@ UNJUDGED_BUGS: tuple[PlantedBug, ...] = (
         "a same-metadata rejoin in CompletingRebalance starts a new join phase",
         "connect",
         ((GroupCoordinator, "_join_existing_member", _completing_rejoin_rebalances),),
-    ),
-    PlantedBug(
-        "coordinator-heartbeat-completing-in-progress",
-        "coordinator/group.py GroupCoordinator._heartbeat",
-        "a Heartbeat in CompletingRebalance is answered REBALANCE_IN_PROGRESS",
-        "connect",
-        ((GroupCoordinator, "_heartbeat", _heartbeat_completing_in_progress),),
-    ),
-    PlantedBug(
-        "coordinator-static-rejoin-ignores-protocol-change",
-        "coordinator/group.py _update_static_member_then_rebalance_or_complete_join",
-        "a static rejoin in Stable never rebalances, even when the elected protocol changes",
-        "consumer",
-        (
-            (
-                GroupCoordinator,
-                "_update_static_member_then_rebalance_or_complete_join",
-                _static_rejoin_ignores_protocol_change,
-            ),
-        ),
-        (),
     ),
     PlantedBug(
         "streams-ignores-followup",
