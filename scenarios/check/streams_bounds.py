@@ -27,9 +27,11 @@ def streams_bound_for(loaded: LoadedStreamsScenario, fault_end_ms: int) -> int:
     ``(ceil(stateful tasks × (1 + num.standby.replicas) / max.warmup.replicas) + 3) ×
     probing.rebalance.interval.ms × ceil(restore / probing interval)`` plus ``restore``:
     KIP-441 moves at most ``max.warmup.replicas`` task copies (active or standby,
-    ``TaskMovement``) per probing rebalance, each warm-up restoring in parallel;
-    ``restore`` is the longest full restoration of a changelog at the end of the run
-    (``records + rate × t`` at ``groupsim.restore.records.per.sec − rate``).
+    ``TaskMovement``) per probing rebalance; ``restore`` is the time one stream thread takes
+    to restore every stateful task's changelog at the end of the run (``records + rate × t``
+    each) one after the other, at ``groupsim.restore.records.per.sec`` less what the
+    changelogs grow meanwhile (a thread restores its tasks through one restore consumer,
+    :mod:`members.restore`, and holds at most one copy of each task).
     """
     configs = [c.config for c in loaded.clients]
     session = max(c.session_timeout_ms for c in configs)
@@ -41,12 +43,9 @@ def streams_bound_for(loaded: LoadedStreamsScenario, fault_end_ms: int) -> int:
     topology = loaded.topology
 
     def restore_ms(end_ms: int) -> int:
-        longest = 0
-        for task in topology.stateful:
-            rate = topology.changelog_rate(task)
-            records = topology.end_offset(task, end_ms)
-            longest = max(longest, -(-records * 1000 // max(1, restore_rate - rate)))
-        return longest
+        growth = sum(topology.changelog_rate(task) for task in topology.stateful)
+        records = sum(topology.end_offset(task, end_ms) for task in topology.stateful)
+        return -(-records * 1000 // max(1, restore_rate - growth))
 
     # every copy of a stateful task (active and standbys) may move, each through a warm-up
     # (TaskMovement moves actives and standbys alike)
