@@ -19,9 +19,13 @@ What one :class:`StreamsClient` plays, and the Kafka classes followed:
 
 **Simplifications** (docs/streams.md): one group member per client standing for all its
 ``num.stream.threads`` threads (capacity travels in a trailer of the user data; Kafka counts
-the client's consumers); restoration and standby updates advance at the client's
-``groupsim.restore.records.per.sec`` per task, changelogs grow at their configured rate whether
-or not their task runs; closing and starting tasks take no time; no EOS state wiping.
+the client's consumers); its tasks are spread over its threads as Kafka's leader spreads them
+over a client's consumers (:func:`members.restore.assign_tasks_to_threads`) and each thread
+restores them through one restore stream (:class:`members.restore.RestoreThread`: actives
+before standbys, changelog after changelog in chunks of ``max.partition.fetch.bytes``, at
+``groupsim.restore.records.per.sec`` per thread); a running active moved to another thread of
+its client does not restore again; changelogs grow at their configured rate whether or not
+their task runs; closing and starting tasks take no time; no EOS state wiping.
 Like Kafka Streams (``internal.leave.group.on.close=false``), a client that shuts down does not
 send LeaveGroup unless asked to (KIP-812's ``CloseOptions.leaveGroup``).
 
@@ -30,8 +34,8 @@ no JoinGroup until the stall ends, and a stall longer than ``max.poll.interval.m
 poll timer: the client leaves the group and loses its active tasks.
 
 Sans-IO: every entry point takes ``now_ms`` and returns effects (:mod:`protocol.effects`).
-Timer keys besides the group client's: ``probing-rebalance``, ``restore:<task>`` (an active
-task finishes restoring), ``caught-up:<task>`` (a standby gets within
+Timer keys besides the group client's: ``probing-rebalance``, ``restore-thread:<i>`` (stream
+thread ``i``'s restore stream ends a chunk or a standby gets within
 ``acceptable.recovery.lag``), ``stream-thread`` (a stall ends).
 """
 
@@ -50,13 +54,13 @@ from members.group_client import (
     MemberState,
     PollStall,
 )
+from members.restore import RestoreEvent, RestoreThread, assign_tasks_to_threads, chunk_records
 from members.streams_state import (
     CONSUMER_PROTOCOL_VERSION,
     PROTOCOL_NAME,
     PROTOCOL_TYPE,
     StoreState,
     StreamsTopology,
-    catch_up_ms,
     process_uuid,
     read_assignment,
     subscription_user_data,
@@ -102,8 +106,11 @@ class StreamsClientConfig:
         session_timeout_ms / heartbeat_interval_ms / max_poll_interval_ms: consumer configs
             (defaults: :class:`protocol.kafka_configs.StreamsSettings`); the rebalance timeout
             is ``max.poll.interval.ms``.
-        restore_records_per_sec: groupsim's restore speed per task (records per virtual
-            second) for restoring actives and updating standbys.
+        restore_records_per_sec: groupsim's restore speed per stream thread (records per
+            virtual second), shared by the actives it restores and the standbys it updates.
+        max_partition_fetch_bytes: the restore consumers' ``max.partition.fetch.bytes``.
+        changelog_record_bytes: ``groupsim.changelog.record.bytes``: one changelog record's
+            size in a fetch (a chunk is ``max.partition.fetch.bytes`` / this records).
         latest_supported_version: ``groupsim.latest.supported.version``: the client plays a
             Streams release whose ``LATEST_SUPPORTED_VERSION`` is this (7-11; 11 = this
             release). It subscribes with it, reads newer subscriptions as future ones when
@@ -120,6 +127,8 @@ class StreamsClientConfig:
     heartbeat_interval_ms: int = STREAMS_DEFAULTS.heartbeat_interval_ms
     max_poll_interval_ms: int = STREAMS_DEFAULTS.max_poll_interval_ms
     restore_records_per_sec: int = STREAMS_DEFAULTS.restore_records_per_sec
+    max_partition_fetch_bytes: int = STREAMS_DEFAULTS.max_partition_fetch_bytes
+    changelog_record_bytes: int = STREAMS_DEFAULTS.changelog_record_bytes
     latest_supported_version: int = STREAMS_DEFAULTS.latest_supported_version
 
 
@@ -141,7 +150,7 @@ class StreamsClient(GroupClient):
     """
 
     ASSIGNOR_ERRORS = (DecodeError, StreamsVersionError)
-    SILENT_TIMER_PREFIXES = ("restore:", "caught-up:", "stream-thread")
+    SILENT_TIMER_PREFIXES = ("restore-thread:", "stream-thread")
 
     def __init__(
         self,
@@ -169,6 +178,20 @@ class StreamsClient(GroupClient):
         self.active: dict[TaskId, str] = {}  # task -> "restoring" | "running"
         self.standby: dict[TaskId, bool] = {}  # task -> caught up (within acceptable lag)
         self._started_at: dict[TaskId, int] = {}
+        #: one restore stream per stream thread (``DefaultStateUpdater``)
+        chunk = chunk_records(config.max_partition_fetch_bytes, config.changelog_record_bytes)
+        self._threads = [
+            RestoreThread(
+                config.restore_records_per_sec,
+                chunk,
+                topology.end_offset,
+                topology.changelog_rate,
+                config.assignment.acceptable_recovery_lag,
+            )
+            for _ in range(config.num_stream_threads)
+        ]
+        #: stateful task (active or standby) → the stream thread it is on
+        self._thread_of: dict[TaskId, int] = {}
         self._unique = 0
         #: ``usedSubscriptionMetadataVersion``: starts at the release's latest version.
         self.subscription_version = config.latest_supported_version
@@ -204,10 +227,10 @@ class StreamsClient(GroupClient):
             self.request_rejoin("scheduled probing rebalance", now_ms)
 
     def on_silent_timer(self, key: str, now_ms: int) -> None:
-        if key.startswith("restore:"):
-            self._on_restored(TaskId.parse(key[len("restore:") :]), now_ms)
-        elif key.startswith("caught-up:"):
-            self._on_standby_caught_up(TaskId.parse(key[len("caught-up:") :]), now_ms)
+        if key.startswith("restore-thread:"):
+            index = int(key[len("restore-thread:") :])
+            self._restore_events(self._threads[index].advance(now_ms), now_ms)
+            self._schedule_restore(index, now_ms)
         elif key == "stream-thread":
             self._end_stall(now_ms)
 
@@ -241,7 +264,8 @@ class StreamsClient(GroupClient):
         return self._stalled
 
     def extra_timer_keys(self) -> tuple[str, ...]:
-        return ("probing-rebalance", "stream-thread")
+        restore = tuple(f"restore-thread:{i}" for i in range(len(self._threads)))
+        return ("probing-rebalance", "stream-thread", *restore)
 
     # ------------------------------------------------------------------ views
 
@@ -377,6 +401,7 @@ class StreamsClient(GroupClient):
             if task not in new_standby:
                 reason = "recycled to active" if task in new_active else "unassigned"
                 self._close_standby(task, reason, now_ms)
+        self._place_on_threads(new_active, new_standby, now_ms)
         for task in new_active:
             if task not in self.active:
                 self._create_active(task, generation, now_ms)
@@ -430,7 +455,17 @@ class StreamsClient(GroupClient):
     def _end(self, task: TaskId, now_ms: int) -> int:
         return self.topology.end_offset(task, now_ms)
 
+    def _restore_thread(self, task: TaskId) -> RestoreThread | None:
+        """The restore stream ``task`` is on (a restoring active or a standby), if any."""
+        index = self._thread_of.get(task)
+        if index is None or task not in self._threads[index].kind:
+            return None
+        return self._threads[index]
+
     def _offset(self, task: TaskId, now_ms: int) -> int:
+        thread = self._restore_thread(task)
+        if thread is not None:
+            return thread.offset(task, now_ms)
         store = self.stores.get(task)
         if store is None:
             return 0
@@ -442,31 +477,87 @@ class StreamsClient(GroupClient):
             store = self.stores[task] = StoreState(0, now_ms)
         return store
 
+    def _place_on_threads(self, actives: list[TaskId], standbys: list[TaskId], now_ms: int) -> None:
+        """Which stream thread each stateful task is on (Kafka's leader,
+        ``StreamsPartitionAssignor#assignTasksToThreads``: stateful actives, then standbys,
+        each thread first keeping what it held, least lag first); a restoring active or a
+        standby placed on another thread moves there with its store's offset."""
+        lags: dict[TaskId, int] = {}
+        previous: dict[int, list[TaskId]] = {}
+        for task, index in self._thread_of.items():
+            running = self.active.get(task) == "running"
+            lags[task] = 0 if running else self._end(task, now_ms) - self._offset(task, now_ms)
+            previous.setdefault(index, []).append(task)
+        for held in previous.values():
+            held.sort(key=lambda t: (lags[t], t))
+        threads = len(self._threads)
+        load: dict[int, int] = {}
+        stateful = [t for t in actives if self.topology.is_stateful(t)]
+        target: dict[TaskId, int] = {}
+        for tasks in (stateful, standbys):
+            for index, placed in assign_tasks_to_threads(tasks, threads, previous, load).items():
+                target.update((task, index) for task in placed)
+        for task in sorted(self._thread_of):
+            new, old = target.get(task), self._thread_of[task]
+            if new is None or new == old:
+                continue
+            self._thread_of[task] = new
+            thread = self._threads[old]
+            if task not in thread.kind:
+                continue  # a running active: it does not restore again (module doc)
+            kind = thread.kind[task]
+            offset, events = thread.remove(task, now_ms)
+            store = self._store(task, now_ms)
+            store.offset0, store.t0, store.mode = offset, now_ms, "frozen"
+            self._restore_events(events, now_ms)
+            self._schedule_restore(old, now_ms)
+            if (kind == "active" and self.active.get(task) == "restoring") or (
+                kind == "standby" and task in self.standby
+            ):
+                self._restore_events(self._threads[new].add(task, kind, offset, now_ms), now_ms)
+                self._schedule_restore(new, now_ms)
+        for task, index in target.items():
+            self._thread_of.setdefault(task, index)
+
+    def _schedule_restore(self, index: int, now_ms: int) -> None:
+        due = self._threads[index].next_event_ms(now_ms)
+        if due is None:
+            self._cancel(f"restore-thread:{index}")
+        else:
+            self._set(f"restore-thread:{index}", due)
+
+    def _restore_events(self, events: list[RestoreEvent], now_ms: int) -> None:
+        for event in events:
+            if event.kind == "restored":
+                self._on_restored(event.task, now_ms)
+            else:
+                self._on_standby_caught_up(event.task, now_ms)
+
     def _create_active(self, task: TaskId, generation: int, now_ms: int) -> None:
-        """A new active task: restore its stores from the changelog, then run."""
+        """A new active task: restore its stores from the changelog (on its stream thread's
+        restore stream), then run."""
         self._started_at[task] = now_ms
         if not self.topology.is_stateful(task):
             self.active[task] = "running"
             self._log("active_task_start", task=str(task), generation=generation, lag=None)
             self._log("active_task_running", task=str(task), generation=generation, restore_ms=0)
             return
+        # a task assigned as both active and standby (a leader's bug) restores as the active
+        index = self._thread_of.get(task, 0)
+        self._leave_thread(task, now_ms, "standby")
+        self._thread_of[task] = index
         end = self._end(task, now_ms)
-        store = self._store(task, now_ms)
-        store.rebase(now_ms, end, self._rate(), "restoring")
-        lag = end - store.offset0
+        offset = min(end, self._store(task, now_ms).offset(now_ms, end, self._rate()))
         self.active[task] = "restoring"
-        self._log("active_task_start", task=str(task), generation=generation, lag=lag)
-        due = catch_up_ms(self.topology, task, store, now_ms, self._rate(), 0)
-        if due == now_ms:
-            self._on_restored(task, now_ms)
-        elif due is not None:
-            self._set(f"restore:{task}", due)
+        self._log("active_task_start", task=str(task), generation=generation, lag=end - offset)
+        self._restore_events(self._threads[index].add(task, "active", offset, now_ms), now_ms)
+        self._schedule_restore(index, now_ms)
 
     def _on_restored(self, task: TaskId, now_ms: int) -> None:
         if self.active.get(task) != "restoring":
             return
         store = self._store(task, now_ms)
-        store.rebase(now_ms, self._end(task, now_ms), self._rate(), "current")
+        store.offset0, store.t0, store.mode = self._end(task, now_ms), now_ms, "current"
         self.active[task] = "running"
         self._log(
             "active_task_running",
@@ -477,18 +568,12 @@ class StreamsClient(GroupClient):
 
     def _create_standby(self, task: TaskId, generation: int, now_ms: int) -> None:
         end = self._end(task, now_ms)
-        store = self._store(task, now_ms)
-        store.rebase(now_ms, end, self._rate(), "restoring")
+        offset = min(end, self._store(task, now_ms).offset(now_ms, end, self._rate()))
         self.standby[task] = False
-        self._log(
-            "standby_task_start", task=str(task), generation=generation, lag=end - store.offset0
-        )
-        acceptable = self.config.assignment.acceptable_recovery_lag
-        due = catch_up_ms(self.topology, task, store, now_ms, self._rate(), acceptable)
-        if due == now_ms:
-            self._on_standby_caught_up(task, now_ms)
-        elif due is not None:
-            self._set(f"caught-up:{task}", due)
+        self._log("standby_task_start", task=str(task), generation=generation, lag=end - offset)
+        index = self._thread_of.setdefault(task, 0)
+        self._restore_events(self._threads[index].add(task, "standby", offset, now_ms), now_ms)
+        self._schedule_restore(index, now_ms)
 
     def _on_standby_caught_up(self, task: TaskId, now_ms: int) -> None:
         if self.standby.get(task) is not False:
@@ -501,22 +586,37 @@ class StreamsClient(GroupClient):
             acceptable_recovery_lag=self.config.assignment.acceptable_recovery_lag,
         )
 
+    def _leave_thread(self, task: TaskId, now_ms: int, kind: str | None = None) -> None:
+        """Take ``task`` off its restore stream (if on one, as ``kind`` when given) and freeze
+        its store where it got."""
+        index = self._thread_of.get(task)
+        if (
+            index is not None
+            and kind is not None
+            and self._threads[index].kind.get(task, kind) != kind
+        ):
+            return
+        self._thread_of.pop(task, None)
+        store = self.stores.get(task)
+        if index is not None and task in self._threads[index].kind:
+            offset, events = self._threads[index].remove(task, now_ms)
+            if store is not None:
+                store.offset0, store.t0, store.mode = offset, now_ms, "frozen"
+            self._restore_events([e for e in events if e.task != task], now_ms)
+            self._schedule_restore(index, now_ms)
+        elif store is not None:
+            store.rebase(now_ms, self._end(task, now_ms), self._rate(), "frozen")
+
     def _close_active(self, task: TaskId, reason: str, now_ms: int) -> None:
         if self.active.pop(task, None) is None:
             return
-        self._cancel(f"restore:{task}")
-        store = self.stores.get(task)
-        if store is not None:
-            store.rebase(now_ms, self._end(task, now_ms), self._rate(), "frozen")
+        self._leave_thread(task, now_ms, "active")
         self._log("active_task_stopped", task=str(task), reason=reason)
 
     def _close_standby(self, task: TaskId, reason: str, now_ms: int) -> None:
         if self.standby.pop(task, None) is None:
             return
-        self._cancel(f"caught-up:{task}")
-        store = self.stores.get(task)
-        if store is not None:
-            store.rebase(now_ms, self._end(task, now_ms), self._rate(), "frozen")
+        self._leave_thread(task, now_ms, "standby")
         self._log("standby_task_stopped", task=str(task), reason=reason)
 
     def _close_all(self, reason: str, now_ms: int) -> None:

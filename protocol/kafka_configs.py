@@ -85,7 +85,16 @@ class StreamsSettings(ConsumerGroupSettings, frozen=True, kw_only=True):
         traffic_cost / non_overlap_cost: ``rack.aware.assignment.{traffic,non_overlap}_cost``
             (``None``: the assignor's own default).
         restore_records_per_sec: ``groupsim.restore.records.per.sec`` (10000): groupsim's
-            restore speed per task, records per virtual second (not a Kafka setting).
+            restore speed of one stream thread's restore consumer, records per virtual second,
+            shared by every changelog the thread restores or keeps updated
+            (:mod:`members.restore`; not a Kafka setting).
+        max_partition_fetch_bytes: ``max.partition.fetch.bytes`` (1048576, the consumer's
+            default, which Streams keeps for its restore consumers): bytes of one changelog
+            partition a restore consumer's fetch brings at most.
+        changelog_record_bytes: ``groupsim.changelog.record.bytes`` (100): the size of one
+            changelog record in a fetch (key, value and record overhead; Kafka has no such
+            setting), so a fetch brings ``max.partition.fetch.bytes / this`` records of a
+            changelog (10485 by default).
         latest_supported_version: ``groupsim.latest.supported.version`` (11, Kafka 4.0's
             ``LATEST_SUPPORTED_VERSION``; 7-11): the Streams release the client plays.
     """
@@ -113,6 +122,12 @@ class StreamsSettings(ConsumerGroupSettings, frozen=True, kw_only=True):
     )
     restore_records_per_sec: NonNegLong = msgspec.field(
         default=10_000, name="groupsim.restore.records.per.sec"
+    )
+    max_partition_fetch_bytes: PositiveInt = msgspec.field(
+        default=1_048_576, name="max.partition.fetch.bytes"
+    )
+    changelog_record_bytes: PositiveInt = msgspec.field(
+        default=100, name="groupsim.changelog.record.bytes"
     )
     latest_supported_version: Annotated[
         int, Meta(ge=MIN_EMULATED_VERSION, le=LATEST_SUPPORTED_VERSION)

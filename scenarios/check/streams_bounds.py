@@ -25,11 +25,16 @@ def streams_bound_for(loaded: LoadedStreamsScenario, fault_end_ms: int) -> int:
     heartbeat ``H``), a join phase lasts at most the rebalance timeout (Streams' consumers use
     ``max.poll.interval.ms`` ``P``), the initial rebalance delay ``G`` — plus
     ``(ceil(stateful tasks × (1 + num.standby.replicas) / max.warmup.replicas) + 3) ×
-    probing.rebalance.interval.ms × ceil(restore / probing interval)`` plus ``restore``:
-    KIP-441 moves at most ``max.warmup.replicas`` task copies (active or standby,
-    ``TaskMovement``) per probing rebalance, each warm-up restoring in parallel;
-    ``restore`` is the longest full restoration of a changelog at the end of the run
-    (``records + rate × t`` at ``groupsim.restore.records.per.sec − rate``).
+    probing.rebalance.interval.ms × ceil(restore / probing interval)`` plus
+    ``probing.rebalance.interval.ms × ceil(serial / probing interval) + serial``. KIP-441
+    moves at most ``max.warmup.replicas`` task copies (active or standby, ``TaskMovement``)
+    per probing rebalance, each round waiting for ``restore``, the longest changelog's
+    restoration at the end of the run (``records + rate × t``); the extra intervals and
+    ``serial`` cover the turns a thread's changelogs take: ``serial`` is the time one stream
+    thread takes to restore every stateful task's changelog one after the other (a thread
+    restores its tasks through one restore consumer, :mod:`members.restore`, and holds at
+    most one copy of each). Both at ``groupsim.restore.records.per.sec`` less every
+    changelog's growth.
     """
     configs = [c.config for c in loaded.clients]
     session = max(c.session_timeout_ms for c in configs)
@@ -40,13 +45,15 @@ def streams_bound_for(loaded: LoadedStreamsScenario, fault_end_ms: int) -> int:
     restore_rate = min(c.restore_records_per_sec for c in configs)
     topology = loaded.topology
 
+    growth = sum(topology.changelog_rate(task) for task in topology.stateful)
+
     def restore_ms(end_ms: int) -> int:
-        longest = 0
-        for task in topology.stateful:
-            rate = topology.changelog_rate(task)
-            records = topology.end_offset(task, end_ms)
-            longest = max(longest, -(-records * 1000 // max(1, restore_rate - rate)))
-        return longest
+        longest = max((topology.end_offset(t, end_ms) for t in topology.stateful), default=0)
+        return -(-longest * 1000 // max(1, restore_rate - growth))
+
+    def serial_ms(end_ms: int) -> int:
+        records = sum(topology.end_offset(task, end_ms) for task in topology.stateful)
+        return -(-records * 1000 // max(1, restore_rate - growth))
 
     # every copy of a stateful task (active and standbys) may move, each through a warm-up
     # (TaskMovement moves actives and standbys alike)
@@ -59,6 +66,7 @@ def streams_bound_for(loaded: LoadedStreamsScenario, fault_end_ms: int) -> int:
     bound = 0
     for _ in range(2):  # the changelogs grow until the run's end, which the bound moves
         restore = restore_ms(fault_end_ms + bound)
+        serial = serial_ms(fault_end_ms + bound)
         per_round = probing * max(1, -(-restore // probing))
-        bound = fixed + rounds * per_round + restore
+        bound = fixed + rounds * per_round + probing * -(-serial // probing) + serial
     return bound

@@ -364,6 +364,8 @@ def _client_config(
         heartbeat_interval_ms=settings.heartbeat_interval_ms,
         max_poll_interval_ms=settings.max_poll_interval_ms,
         restore_records_per_sec=settings.restore_records_per_sec,
+        max_partition_fetch_bytes=settings.max_partition_fetch_bytes,
+        changelog_record_bytes=settings.changelog_record_bytes,
         latest_supported_version=settings.latest_supported_version,
     )
 

@@ -295,6 +295,9 @@ def simulated_text(
             rf'(?m)^(name = "{re.escape(client)}"\nprocess_id = )"[^"]*"$', rf'\1"{pid}"', text
         )
     for client, state in (states or {}).items():
+        joiner = rf'(?m)^name = "{re.escape(client)}"\nprocess_id = "[^"]*"\nautostart = false$'
+        if not state and re.search(joiner, text):
+            continue  # a joining client with no state directory: as the file says
         inline = ", ".join(f'"{task}" = {lag}' for task, lag in sorted(state.items()))
         text, n = re.subn(
             rf'(?m)^(name = "{re.escape(client)}"\nprocess_id = "[^"]*"\n)state = \{{[^}}]*\}}$',

@@ -185,14 +185,15 @@ def test_streams_measures_count_probes_follow_ups_moves_and_downtime() -> None:
 def test_the_streams_simulation_takes_the_real_changelog_size() -> None:
     """With the real run's 20,000 records per changelog and no new input, groupsim's warm-ups
     are caught up by the first probe: one probing rebalance moves one active task (the
-    library's 1,000,000 records at 10,000 records/s need a second probe)."""
+    library's 1,000,000 records each, restored one after the other by I3's one stream thread
+    at 10,000 records/s, need three more probes)."""
     from tests.kafka_oracle.compare_streams import run_simulation, simulated_text
 
     text = simulated_text("streams/kip-441-scale-out", 20_000)
     assert "changelog_records = 20000" in text and "changelog_rate = 0" in text
     real_like, _, _ = run_simulation("streams/kip-441-scale-out", 20_000)
     library, _, _ = run_simulation("streams/kip-441-scale-out", None)
-    assert (real_like.probing_rebalances, library.probing_rebalances) == (1, 2)
+    assert (real_like.probing_rebalances, library.probing_rebalances) == (1, 4)
     assert real_like.tasks_moved == library.tasks_moved == 1
     assert real_like.actives_at_end == {"I1": 1, "I2": 1, "I3": 1}
 
@@ -288,6 +289,9 @@ def test_the_streams_simulation_takes_the_real_clients_state_at_the_step() -> No
     assert 'state = { "0_0" = 0, "0_3" = 0, "0_2" = 0 }' in text  # I1's, the file's
     with pytest.raises(ValueError, match="I9"):
         simulated_text(name, 14_750, None, {"I9": {}})
+    # a joining client whose first JoinGroup names no store keeps the file's (no state line)
+    joined = simulated_text("streams/kip-441-scale-out", 20_000, None, {"I3": {}})
+    assert 'name = "I3"\nprocess_id = "PID_3"\nautostart = false' in joined
     # each changelog's own size (the input's keys hash unevenly over the partitions)
     sizes = {"0_0": 17_000, "0_1": 20_000, "0_2": 19_000, "0_3": 4_000}
     sized = simulated_text(name, 15_000, None, states, sizes)

@@ -103,8 +103,8 @@ def _summary_text(result: RunResult) -> str:
 def test_streams_summary_speaks_streams(streams_run: RunResult) -> None:
     text = _summary_text(streams_run)
     assert not CONNECT_WORDS.findall(text), text
-    for words in ("active task downtime", "restoration:", "warm-up tasks assigned: 4",
-                  "probing rebalances: 2 fired of 2", "clients at end (active/standby tasks): "
+    for words in ("active task downtime", "restoration:", "warm-up tasks assigned: 8",
+                  "probing rebalances: 4 fired of 4", "clients at end (active/standby tasks): "
                   "I1 1/1, I2 1/1, I3 1/1", "active-task imbalance"):  # fmt: skip
         assert words in text, (words, text)
 
