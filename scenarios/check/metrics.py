@@ -29,14 +29,9 @@ from scenarios.check.summary_types import (
     ConnectSummary,
     PhaseSummary,
     WorkerCounts,
-    summary_dict,
 )
 
-__all__ = ["summarize", "connect_summary", "step_end_ms", "Summary"]
-
-#: A summary as the engine carries it and ``summary.json`` holds it: the builtins of its
-#: Struct (:func:`scenarios.check.summary_types.summary_dict`).
-Summary = dict[str, Any]
+__all__ = ["summarize", "connect_summary", "step_end_ms"]
 
 _TASK_EVENTS = {
     "task_started": ("task", True),
@@ -417,29 +412,40 @@ class _Summarizer:
 
     def convergence(self) -> ConnectConvergence:
         """Why the run has (not) converged so far (instance ids per problem, spreads)."""
-        out: dict[str, Any] = {}
-        for what in ("task", "connector"):
-            not_running, duplicated, unconfigured = [], [], []
-            for name, inst in self.insts[what].items():
-                n = len(inst.running)
-                if inst.configured:
-                    if n == 0:
-                        not_running.append(name)
-                    elif n > 1:
-                        duplicated.append(name)
-                elif n:
-                    unconfigured.append(name)
-            out[f"not_running_{what}s"] = sorted(not_running)
-            out[f"duplicate_{what}s"] = sorted(duplicated)
-            out[f"unconfigured_running_{what}s"] = sorted(unconfigured)
-            out[f"{what}_spread"] = self.balance_spread(what)
-        return ConnectConvergence(**out)
+        tasks = self._problems("task")
+        connectors = self._problems("connector")
+        return ConnectConvergence(
+            not_running_tasks=tasks[0],
+            duplicate_tasks=tasks[1],
+            unconfigured_running_tasks=tasks[2],
+            task_spread=self.balance_spread("task"),
+            not_running_connectors=connectors[0],
+            duplicate_connectors=connectors[1],
+            unconfigured_running_connectors=connectors[2],
+            connector_spread=self.balance_spread("connector"),
+        )
+
+    def _problems(self, what: str) -> tuple[list[str], list[str], list[str]]:
+        """Sorted ids of the ``what`` instances (``task``/``connector``) that are configured
+        and not running, configured and running more than once, and running unconfigured."""
+        not_running, duplicated, unconfigured = [], [], []
+        for name, inst in self.insts[what].items():
+            n = len(inst.running)
+            if inst.configured:
+                if n == 0:
+                    not_running.append(name)
+                elif n > 1:
+                    duplicated.append(name)
+            elif n:
+                unconfigured.append(name)
+        return sorted(not_running), sorted(duplicated), sorted(unconfigured)
 
 
-def summarize(records: Sequence[dict[str, Any]]) -> Summary:
-    """:func:`connect_summary` as the JSON-able dict the engine carries (``RunResult.summary``,
-    ``summary.json``)."""
-    return summary_dict(connect_summary(records))
+def summarize(records: Sequence[dict[str, Any]]) -> ConnectSummary:
+    """:func:`connect_summary` (the name the engine and the checkers use: a Connect run's
+    ``RunResult.summary``; ``summary.json`` holds its builtins,
+    :func:`scenarios.check.summary_types.summary_dict`)."""
+    return connect_summary(records)
 
 
 def connect_summary(records: Sequence[dict[str, Any]]) -> ConnectSummary:

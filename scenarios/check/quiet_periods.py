@@ -40,6 +40,7 @@ from scenarios.check.bounds import bound_from_log
 from scenarios.check.invariants import InvariantChecker
 from scenarios.check.liveness import liveness_violations
 from scenarios.check.metrics import _Summarizer, step_end_ms, summarize
+from scenarios.check.summary_types import ConnectSummary
 
 __all__ = [
     "QUIET_PERIOD_BALANCE",
@@ -120,17 +121,18 @@ def _with_safety_violations(records: Sequence[dict[str, Any]]) -> list[dict[str,
 
 
 def _duplicates_started_by_known_issues(
-    records: Sequence[dict[str, Any]], summary: dict[str, Any]
+    records: Sequence[dict[str, Any]], summary: ConnectSummary
 ) -> str | None:
     """The rule chaos applies to the end of a run (``campaigns.chaos.known_issue_of``): when
     the only problem is instances running twice, each started by a double ownership that a
     known upstream issue explains, and the spread is at most 1 + their number, the label of the
     first one; else None."""
-    conv = summary["convergence"]
-    if any(
-        conv[f"{k}_{w}s"]
-        for k in ("not_running", "unconfigured_running")
-        for w in ("task", "connector")
+    conv = summary.convergence
+    if (
+        conv.not_running_tasks
+        or conv.not_running_connectors
+        or conv.unconfigured_running_tasks
+        or conv.unconfigured_running_connectors
     ):
         return None
     issues: dict[tuple[str, str], str] = {}
@@ -139,12 +141,12 @@ def _duplicates_started_by_known_issues(
             for what in ("task", "connector"):
                 if r.get(what) is not None:
                     issues[(what, str(r[what]))] = str(r["known_issue"])
-    duplicates = [("task", t) for t in conv["duplicate_tasks"]] + [
-        ("connector", c) for c in conv["duplicate_connectors"]
+    duplicates = [("task", t) for t in conv.duplicate_tasks] + [
+        ("connector", c) for c in conv.duplicate_connectors
     ]
     if not duplicates or any(d not in issues for d in duplicates):
         return None
-    if max(conv["task_spread"], conv["connector_spread"]) > 1 + len(duplicates):
+    if max(conv.task_spread, conv.connector_spread) > 1 + len(duplicates):
         return None
     return issues[duplicates[0]]
 

@@ -16,6 +16,7 @@ from scenarios import kinds
 from scenarios.campaigns.chaos.classify import KNOWN_ISSUES, classify, failure_signature
 from scenarios.campaigns.chaos.generate import ChaosConfig, ChaosSpec, generate
 from scenarios.campaigns.chaos.render import spec_to_toml, step_end
+from scenarios.check.summary_types import SummaryBase
 from scenarios.input.library import loads_any
 from scenarios.sim.runner import RunResult, simulate
 
@@ -147,7 +148,7 @@ def run_spec(spec: ChaosSpec, referee: str | None = None) -> tuple[RunOutcome, R
     if headline.converged:
         last_step = max(
             (r["t_ms"] for r in result.records if r.get("kind") == "step"),
-            default=result.summary.get("start_ms", 0),
+            default=result.summary.start_ms if isinstance(result.summary, SummaryBase) else 0,
         )
         change = last_step + (headline.time_to_converge_ms or 0)
         converge_ms = max(0, change - fault_end)
