@@ -243,5 +243,7 @@ def test_owners_query() -> None:
     for record in log.records:
         checker.feed(record)
     assert checker.owners("task", "c-0") == ["w1"]
-    checker.feed({"t_ms": 3, "seq": 99, "kind": "task_stopped", "member": "w1", "task": "c-0"})
+    checker.feed(
+        {"t_ms": 3, "seq": 99, "kind": "task_stopped", "member": "w1", "task": "c-0", "reason": "x"}
+    )
     assert checker.owners("task", "c-0") == []
