@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from scenarios.check.consumer_liveness import consumer_end_state, consumer_liveness
-from scenarios.check.metrics import step_end_ms
+from scenarios.check.metrics import step_record_end_ms
 from scenarios.check.summary_types import ConsumerDetails, ConsumerSummary
 
 __all__ = ["PartitionDowntime", "consumer_summary", "partition_downtime", "summarize_consumers"]
@@ -92,7 +92,7 @@ class PartitionDowntime:
                 self.subscribed.pop(member, None)
                 self._rewant(t)
         elif kind == "step" and r.get("action") != "phase":
-            end = step_end_ms(dict(r))
+            end = step_record_end_ms(r)
             self.last_step_end_ms = max(end, self.last_step_end_ms or end)
 
     def finish(self, end_ms: int | None = None) -> None:

@@ -21,8 +21,11 @@ Definitions (record kinds from ``docs/event-log.md``):
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+import msgspec
+from msgspec import UNSET
 
 from scenarios.check.summary_types import (
     ConnectConvergence,
@@ -30,8 +33,9 @@ from scenarios.check.summary_types import (
     PhaseSummary,
     WorkerCounts,
 )
+from scenarios.eventlog.kinds import Fault, Step
 
-__all__ = ["summarize", "connect_summary", "step_end_ms"]
+__all__ = ["summarize", "connect_summary", "step_end_ms", "step_record_end_ms"]
 
 _TASK_EVENTS = {
     "task_started": ("task", True),
@@ -43,7 +47,7 @@ _TASK_EVENTS = {
 }
 
 
-def step_end_ms(record: dict[str, Any]) -> int:
+def step_end_ms(record: Step | Fault) -> int:
     """When a ``step`` record's action is over (virtual ms): ``t_ms`` plus the longest of its
     ``down_ms`` (a restart: the worker is back), ``duration_ms`` (a partition, loss, latency
     or slow fault heals) and ``stall_ms`` (a stall ends); a ``delay_request`` lasts
@@ -51,12 +55,21 @@ def step_end_ms(record: dict[str, Any]) -> int:
     the last step" counts from here, so a restart written as one step or as a crash and a
     later start gives the same figure."""
     length = max(
-        (v for k in ("down_ms", "duration_ms", "stall_ms") if isinstance(v := record.get(k), int)),
+        (v for v in (record.down_ms, record.duration_ms, record.stall_ms) if v is not UNSET),
         default=0,
     )
-    if isinstance(delay := record.get("delay_ms"), int):
-        length = max(length, int(record.get("duration_ms") or 0) + delay)
-    return int(record["t_ms"]) + length
+    if record.delay_ms is not UNSET:
+        length = max(length, (record.duration_ms or 0) + record.delay_ms)
+    return record.t_ms + length
+
+
+def step_record_end_ms(record: Mapping[str, Any]) -> int:
+    """:func:`step_end_ms` of a ``step`` record dict of the log (decoded into its Struct).
+
+    Raises:
+        msgspec.ValidationError: the record is not a valid ``step`` record.
+    """
+    return step_end_ms(msgspec.convert(record, Step))
 
 
 class _Inst:
@@ -187,7 +200,7 @@ class _Summarizer:
                 self.apply_config(r["connectors"], t)
         elif kind == "step":
             if r.get("action") != "phase":
-                end = step_end_ms(r)
+                end = step_record_end_ms(r)
                 self.last_step_ms = max(end, self.last_step_ms or end)
                 self.saw_step = True
         elif kind == "phase":

@@ -35,12 +35,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import msgspec
+
 from scenarios import kinds
 from scenarios.check.bounds import bound_from_log
 from scenarios.check.invariants import InvariantChecker
 from scenarios.check.liveness import liveness_violations
 from scenarios.check.metrics import _Summarizer, step_end_ms, summarize
 from scenarios.check.summary_types import ConnectSummary
+from scenarios.eventlog.kinds import Fault, Step
 
 __all__ = [
     "QUIET_PERIOD_BALANCE",
@@ -55,17 +58,23 @@ _LIFECYCLE = ("member_start", "member_stop", "member_crash", "config")
 
 
 def _disturbance(record: dict[str, Any]) -> tuple[int, int] | None:
-    """``(start, end)`` of the disturbance ``record`` is (virtual ms), or None."""
+    """``(start, end)`` of the disturbance ``record`` is (virtual ms), or None. A ``step`` or
+    ``fault`` record is decoded into its Struct (they are few)."""
     kind = record.get("kind")
-    t = int(record.get("t_ms") or 0)
-    if kind == "step":
-        return None if record.get("action") == "phase" else (t, step_end_ms(record))
-    if kind == "fault":
-        until = record.get("until_ms")
-        end = until if isinstance(until, int) else step_end_ms(record)
-        return t, max(t, end)
     if kind in _LIFECYCLE:
+        t = int(record.get("t_ms") or 0)
         return t, t
+    if kind not in ("step", "fault"):
+        return None
+    match msgspec.convert(record, Step if kind == "step" else Fault):
+        case Step(action="phase"):
+            return None
+        case Step() as step:
+            return step.t_ms, step_end_ms(step)
+        case Fault(until_ms=int(until)) as fault:
+            return fault.t_ms, max(fault.t_ms, until)
+        case Fault() as fault:
+            return fault.t_ms, max(fault.t_ms, step_end_ms(fault))
     return None
 
 

@@ -15,7 +15,7 @@ import msgspec
 from members.assignors.streams import TaskId
 from scenarios.check.expect import evaluate
 from scenarios.check.invariants import STATIC_MEMBER_KEPT
-from scenarios.check.metrics import connect_summary, step_end_ms
+from scenarios.check.metrics import connect_summary, step_record_end_ms
 from scenarios.check.summary_types import (
     AssignmentCost,
     ClientTasks,
@@ -210,7 +210,7 @@ def streams_summary(
                 for pid in [p for p, name in st.pid_name.items() if name == previous]:
                     st.pid_name[pid] = m
         elif kind == "step" and r.get("action") != "phase":
-            end = step_end_ms(r)  # from the step's end, as Connect's summary
+            end = step_record_end_ms(r)  # from the step's end, as Connect's summary
             last_step = end if last_step is None else max(last_step, end)
 
     end = base.end_ms

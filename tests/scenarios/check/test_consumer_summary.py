@@ -11,7 +11,7 @@ from scenarios.check.consumer_summary import partition_downtime, summarize_consu
 
 
 def _rec(t: int, kind: str, member: str | None = None, **fields: Any) -> dict[str, Any]:
-    record: dict[str, Any] = {"t_ms": t, "kind": kind, **fields}
+    record: dict[str, Any] = {"t_ms": t, "seq": 0, "kind": kind, **fields}
     if member is not None:
         record["member"] = member
     return record

@@ -227,13 +227,18 @@ def test_time_to_converge_counts_from_the_end_of_the_last_step() -> None:
     """Issue 14: "converged N s after the last step" counts from when a restart's worker is
     back (at_ms + down_ms), not from when it went down: the same log read as if the restart
     had no downtime converges exactly ``down_ms`` later."""
-    from scenarios.check.metrics import step_end_ms
+    from scenarios.check.metrics import step_end_ms, step_record_end_ms
+    from scenarios.eventlog.kinds import Fault, Step
     from scenarios.input.library import load_any
     from scenarios.sim.runner import simulate
 
-    assert step_end_ms({"t_ms": 10, "down_ms": 5}) == 15
-    assert step_end_ms({"t_ms": 10, "duration_ms": 7, "action": "partition"}) == 17
-    assert step_end_ms({"t_ms": 10, "action": "join"}) == 10
+    assert step_end_ms(Step(t_ms=10, seq=0, action="restart", down_ms=5)) == 15
+    assert step_end_ms(Step(t_ms=10, seq=0, action="partition", duration_ms=7)) == 17
+    assert step_end_ms(Step(t_ms=10, seq=0, action="join")) == 10
+    held = Fault(t_ms=10, seq=0, fault="delay_request", duration_ms=7, delay_ms=3)
+    assert step_end_ms(held) == 20  # its last held request arrives
+    record = {"t_ms": 10, "seq": 0, "kind": "step", "action": "restart", "down_ms": 5}
+    assert step_record_end_ms(record) == 15
     records = simulate(load_any("worker-bounce-within-delay"), 1).records
     steps = [r for r in records if r["kind"] == "step" and r.get("action") == "restart"]
     assert steps and steps[-1]["down_ms"] > 0
