@@ -7,12 +7,32 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from msgspec import UNSET
+
 from scenarios.check.deleted_work import deleted_not_revoked
 from scenarios.check.invariants import KAFKA_13816
 from scenarios.check.metrics import summarize
 from scenarios.check.summary_types import ConnectConvergence, ConnectSummary
+from scenarios.eventlog import kinds as k
+from scenarios.eventlog import kinds_connect as kc
+from scenarios.eventlog.records import decode_kinds
 
 __all__ = ["liveness_violations"]
+
+#: the record kinds :func:`_kept_across_downgrade` reads
+_OWNERSHIP_KINDS = frozenset(
+    {
+        "task_start",
+        "connector_start",
+        "task_stopped",
+        "connector_stopped",
+        "member_start",
+        "member_stop",
+        "member_crash",
+        "generation",
+        "revoke",
+    }
+)
 
 
 def liveness_violations(
@@ -96,12 +116,12 @@ def _replay_refusal_issue(records: Sequence[dict[str, Any]], summary: ConnectSum
     if summary.workers_final:
         return None
     loaded = False
-    for r in records:
-        kind = r.get("kind")
-        if kind == "group_loaded":
-            loaded = True
-        elif loaded and kind == "member_fatal" and r.get("error") == "INCONSISTENT_GROUP_PROTOCOL":
-            return "failover-protocol-replay"
+    for r in decode_kinds(records, ("group_loaded", "member_fatal")):
+        match r:
+            case k.GroupLoaded():
+                loaded = True
+            case k.MemberFatal(error="INCONSISTENT_GROUP_PROTOCOL") if loaded:
+                return "failover-protocol-replay"
     return None
 
 
@@ -112,26 +132,29 @@ def _kept_across_downgrade(records: Sequence[dict[str, Any]]) -> set[tuple[str, 
     running: dict[str, set[tuple[str, str]]] = {}
     kept: dict[str, set[tuple[str, str]]] = {}
     protocol: str | None = None
-    for r in records:
-        kind = r.get("kind")
-        member = str(r.get("member"))
-        if kind in ("task_start", "connector_start"):
-            what = kind.removesuffix("_start")
-            running.setdefault(member, set()).add((what, str(r[what])))
-        elif kind in ("task_stopped", "connector_stopped"):
-            what = kind.removesuffix("_stopped")
-            running.get(member, set()).discard((what, str(r[what])))
-        elif kind in ("member_start", "member_stop", "member_crash"):
-            running.pop(member, None)
-            kept.pop(member, None)
-        elif kind == "generation":
-            new = r.get("protocol")
-            if new == "default" and protocol not in (None, "default"):
-                kept = {m: set(owned) for m, owned in running.items()}
-            if new is not None:
-                protocol = new
-        elif kind == "revoke" and r.get("reason") == "eager_rejoin":
-            kept.pop(member, None)
+    for r in decode_kinds(records, _OWNERSHIP_KINDS):
+        match r:
+            case kc.TaskStart(task=task, member=member):
+                running.setdefault(member, set()).add(("task", task))
+            case kc.ConnectorStart(connector=connector, member=member):
+                running.setdefault(member, set()).add(("connector", connector))
+            case kc.TaskStopped(task=task, member=member):
+                running.get(member, set()).discard(("task", task))
+            case kc.ConnectorStopped(connector=connector, member=member):
+                running.get(member, set()).discard(("connector", connector))
+            case k.MemberStart(member=member) | k.MemberStop(member=member):
+                running.pop(member, None)
+                kept.pop(member, None)
+            case k.MemberCrash(member=member):
+                running.pop(member, None)
+                kept.pop(member, None)
+            case k.Generation(protocol=new):
+                if new == "default" and protocol not in (None, "default"):
+                    kept = {m: set(owned) for m, owned in running.items()}
+                if new is not None:
+                    protocol = new
+            case k.Revoke(reason="eager_rejoin", member=member):
+                kept.pop(member, None)
     return {inst for m, owned in kept.items() for inst in owned & running.get(m, set())}
 
 
@@ -152,11 +175,12 @@ def _duplicates_issue(records: Sequence[dict[str, Any]], conv: ConnectConvergenc
     if not duplicates:
         return KAFKA_13816 if removed else None
     issues: dict[tuple[str, str], str] = {}
-    for r in records:
-        if r.get("kind") == "violation" and r.get("known_issue"):
-            for what in ("task", "connector"):
-                if r.get(what) is not None:
-                    issues[(what, r[what])] = str(r["known_issue"])
+    for r in decode_kinds(records, ("violation",)):
+        assert isinstance(r, k.Violation)
+        if r.known_issue:
+            for what, instance in (("task", r.task), ("connector", r.connector)):
+                if instance is not UNSET:
+                    issues[(what, instance)] = r.known_issue
     named = {issues.get(d) for d in duplicates}
     if None in named or len(named) != 1:
         return None

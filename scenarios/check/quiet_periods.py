@@ -125,7 +125,8 @@ def _with_safety_violations(records: Sequence[dict[str, Any]]) -> list[dict[str,
             continue
         out.append(record)
         for violation in checker.feed(record):
-            out.append({"t_ms": record.get("t_ms"), "kind": "violation", **violation})
+            seq = record.get("seq")
+            out.append({"t_ms": record.get("t_ms"), "seq": seq, "kind": "violation", **violation})
     return out
 
 
