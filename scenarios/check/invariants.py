@@ -63,28 +63,10 @@ request timeouts of that member). Outside its window a double ownership is a new
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-import msgspec
-
-from scenarios.check.invariant_names import (
-    DELETED_NOT_REVOKED,
-    FAILOVER_PROTOCOL_REPLAY,
-    KAFKA_9184,
-    KAFKA_13816,
-    KAFKA_16056,
-    KNOWN_ISSUES,
-    SAFETY_INVARIANTS,
-    STATIC_MEMBER_KEPT,
-    STREAMS_ZOMBIE,
-    VALID_PREVIOUS_STATES,
-)
+from scenarios.check.consumer_known import CONSUMER_KNOWN_ISSUES
 from scenarios.check.known_windows import KnownIssueWindows
-from scenarios.eventlog import kinds as k
-from scenarios.eventlog import kinds_connect as kc
-from scenarios.eventlog import kinds_streams as ks
-from scenarios.eventlog.records import LogRecord
 
 __all__ = [
     "InvariantChecker",
@@ -99,6 +81,58 @@ __all__ = [
     "DELETED_NOT_REVOKED",
     "STATIC_MEMBER_KEPT",
 ]
+
+#: The upstream issue a downgrade to eager reproduces (docs/upgrades.md).
+KAFKA_13816 = "KAFKA-13816"
+#: A removed member's work runs until it gives up on the coordinator (zombie window).
+KAFKA_9184 = "KAFKA-9184"
+#: A worker whose poll timer expired leaves the group still running its work.
+KAFKA_16056 = "KAFKA-16056"
+#: After a coordinator failover the loaded group knows only each member's elected protocol
+#: (Kafka stores just that one); a worker rejoining with another protocol list is refused with
+#: INCONSISTENT_GROUP_PROTOCOL and its herder thread exits. Not a JIRA: Kafka's design.
+FAILOVER_PROTOCOL_REPLAY = "failover-protocol-replay"
+#: A Kafka Streams client the coordinator removed while it could not hear it keeps
+#: processing its active tasks until it hears the coordinator again: its consumer keeps
+#: fetching while the coordinator is unknown, and only the next Heartbeat's
+#: UNKNOWN_MEMBER_ID makes ``ConsumerCoordinator`` call ``onPartitionsLost`` (the
+#: StreamThread then closes its tasks dirty). Not a JIRA: Kafka's design — exactly-once
+#: fences the zombie's producer (KIP-447), at-least-once may process records twice.
+STREAMS_ZOMBIE = "streams-zombie"
+#: A Connect leader whose view of the previous assignment is cleared neither revokes deleted
+#: work a worker still owns nor leaves it out of that worker's load
+#: (``IncrementalCooperativeAssignor``). Not a JIRA: Kafka's design (check/deleted_work.py).
+DELETED_NOT_REVOKED = "deleted-not-revoked"
+#: A gone KIP-345 static Streams client stays a member while rebalances follow each other
+#: faster than its session timeout (``completeClassicGroupJoin`` reschedules every member's
+#: session) and keeps being assigned tasks. Not a JIRA: Kafka's design (docs/chaos.md).
+STATIC_MEMBER_KEPT = "static-member-kept"
+KNOWN_ISSUES = (
+    KAFKA_13816,
+    KAFKA_9184,
+    KAFKA_16056,
+    FAILOVER_PROTOCOL_REPLAY,
+    STREAMS_ZOMBIE,
+    DELETED_NOT_REVOKED,
+    STATIC_MEMBER_KEPT,
+) + CONSUMER_KNOWN_ISSUES  # scenarios.check.consumer_known
+
+SAFETY_INVARIANTS = (
+    "double_ownership",
+    "stale_generation",
+    "illegal_transition",
+    "foreign_assignment",
+    "active_and_standby",
+)
+
+#: Kafka ``ClassicGroupState``: state → the states it may be entered from.
+VALID_PREVIOUS_STATES: dict[str, frozenset[str]] = {
+    "Empty": frozenset({"PreparingRebalance"}),
+    "PreparingRebalance": frozenset({"Stable", "CompletingRebalance", "Empty"}),
+    "CompletingRebalance": frozenset({"PreparingRebalance"}),
+    "Stable": frozenset({"CompletingRebalance"}),
+    "Dead": frozenset({"Stable", "PreparingRebalance", "CompletingRebalance", "Empty", "Dead"}),
+}
 
 Violation = dict[str, Any]
 
@@ -136,64 +170,46 @@ class InvariantChecker:
         self._streams_active: dict[str, dict[str, None]] = {}
         self._streams_standby: dict[str, set[str]] = {}
         self._streams_held: dict[str, set[str]] = {}  # client -> its active tasks
-        dispatch: dict[type[Any], Callable[[Any], list[Violation]]] = {
-            kc.TaskStart: self._on_start,
-            kc.ConnectorStart: self._on_start,
-            kc.TaskStopped: self._on_stopped,
-            kc.ConnectorStopped: self._on_stopped,
-            k.MemberCrash: self._on_member_gone,
-            k.MemberStop: self._on_member_gone,
-            k.MemberStart: self._on_member_start,
-            k.MemberRemoved: self._on_member_removed,
-            k.LeaveGroup: self._on_leave_group,
-            kc.HerderStall: self._on_herder_stall,
-            ks.StreamThreadStall: self._on_herder_stall,  # a Streams client's thread stalls
-            k.Revoke: self._on_revoke,
-            k.JoinGroupRequest: self._on_group_request,
-            k.SyncGroupRequest: self._on_group_request,
-            k.JoinGroupResponse: self._on_group_response,
-            k.SyncGroupResponse: self._on_group_response,
-            k.Step: self._on_step,
-            k.Assignment: self._on_assignment,
-            k.Generation: self._on_generation,
-            k.GroupState: self._on_group_state,
-            k.GroupLoaded: self._on_group_loaded,
-            k.MemberReplaced: self._on_member_replaced,
-            ks.ActiveTaskStart: self._on_streams_active_start,
-            ks.ActiveTaskStopped: self._on_streams_active_stopped,
-            ks.StandbyTaskStart: self._on_streams_standby_start,
-            ks.StandbyTaskStopped: self._on_streams_standby_stopped,
+        self._dispatch = {
+            "task_start": self._on_start,
+            "connector_start": self._on_start,
+            "task_stopped": self._on_stopped,
+            "connector_stopped": self._on_stopped,
+            "member_crash": self._on_member_gone,
+            "member_stop": self._on_member_gone,
+            "member_start": self._on_member_start,
+            "member_removed": self._on_member_removed,
+            "leave_group": self._on_leave_group,
+            "herder_stall": self._on_herder_stall,
+            "stream_thread_stall": self._on_herder_stall,  # a Streams client's thread stalls
+            "revoke": self._on_revoke,
+            "join_group_request": self._on_group_request,
+            "sync_group_request": self._on_group_request,
+            "join_group_response": self._on_group_response,
+            "sync_group_response": self._on_group_response,
+            "step": self._on_step,
+            "assignment": self._on_assignment,
+            "generation": self._on_generation,
+            "group_state": self._on_group_state,
+            "group_loaded": self._on_group_loaded,
+            "member_replaced": self._on_member_replaced,
+            "active_task_start": self._on_streams_active_start,
+            "active_task_stopped": self._on_streams_active_stopped,
+            "standby_task_start": self._on_streams_standby_start,
+            "standby_task_stopped": self._on_streams_standby_stopped,
         }
-        #: record type -> its handler (:meth:`check`)
-        self._handlers = dispatch
-        #: ``kind`` -> (record type, handler) (:meth:`feed`: only these kinds are decoded)
-        self._by_kind = {t.__struct_config__.tag: (t, h) for t, h in dispatch.items()}
 
     def feed(self, record: dict[str, Any]) -> list[Violation]:
-        """Check one record dict of the log; return the violations it causes (usually ``[]``).
+        """Check one record; return the violations it causes (usually ``[]``).
 
         Each violation is ``{"invariant": name, "detail": one line, ..., "cause_seq": seq}``.
-        A record of a kind the checker reads is decoded into its Struct
-        (:mod:`scenarios.eventlog.records`) first; the other kinds are skipped undecoded.
-
-        Raises:
-            msgspec.ValidationError: a record of a kind it reads does not match its Struct.
         """
-        entry = self._by_kind.get(record.get("kind"))  # type: ignore[arg-type]
-        if entry is None:
-            return []
-        record_type, handler = entry
-        return self._caused(handler(msgspec.convert(record, record_type)), record.get("seq"))
-
-    def check(self, record: LogRecord) -> list[Violation]:
-        """:meth:`feed` for a typed record (:data:`scenarios.eventlog.records.LogRecord`)."""
-        handler = self._handlers.get(type(record))
-        return self._caused(handler(record), record.seq) if handler is not None else []
-
-    @staticmethod
-    def _caused(found: list[Violation], seq: int | None) -> list[Violation]:
-        for violation in found:
-            violation["cause_seq"] = seq
+        handler = self._dispatch.get(record.get("kind"))  # type: ignore[arg-type]
+        found = handler(record) if handler is not None else []
+        if found:
+            seq = record.get("seq")
+            for violation in found:
+                violation["cause_seq"] = seq
         return found
 
     def finish(self) -> list[Violation]:
@@ -206,15 +222,13 @@ class InvariantChecker:
 
     # ------------------------------------------------------------------ handlers
 
-    def _on_start(self, record: kc.TaskStart | kc.ConnectorStart) -> list[Violation]:
-        match record:
-            case kc.TaskStart(task=instance):
-                kind = "task"
-            case kc.ConnectorStart(connector=instance):
-                kind = "connector"
-        member, generation = record.member, record.generation
+    def _on_start(self, record: dict[str, Any]) -> list[Violation]:
+        kind = "task" if record["kind"] == "task_start" else "connector"
+        instance = record.get(kind)
+        member = record.get("member")
         found: list[Violation] = []
-        applied = self._applied_generation.get(member)
+        generation = record.get("generation")
+        applied = self._applied_generation.get(member)  # type: ignore[arg-type]
         if applied is None or generation != applied:
             have = "none since it started" if applied is None else f"generation {applied}"
             found.append(
@@ -230,7 +244,7 @@ class InvariantChecker:
                     "assignment_generation": applied,
                 }
             )
-        owners = self._owners[kind].setdefault(instance, {})
+        owners = self._owners[kind].setdefault(instance, {})  # type: ignore[arg-type]
         if owners and (len(owners) > 1 or member not in owners):
             others = [m for m in owners if m != member]
             found.append(
@@ -246,19 +260,19 @@ class InvariantChecker:
                     "generation": generation,
                 }
             )
-            now = record.t_ms
+            now = int(record.get("t_ms") or 0)
             zombie = next(
                 (
                     issue
                     for m in [*others, member]
-                    if (issue := self._zombie_issue(m, now)) is not None
+                    if (issue := self._zombie_issue(str(m), now)) is not None
                 ),
                 None,
             )
             if zombie is not None:
                 found[-1]["known_issue"] = zombie
             elif self._protocol == "default" and any(
-                self._started_under.get((kind, instance, m)) not in (None, "default")
+                self._started_under.get((kind, instance, m)) not in (None, "default")  # type: ignore[arg-type]
                 for m in others
             ):
                 # An owner started it under a cooperative protocol and, joining its first
@@ -266,50 +280,47 @@ class InvariantChecker:
                 # only under eager): KAFKA-13816, per member, until that owner's first eager
                 # rejoin revokes everything it owns (its ownership ends there).
                 found[-1]["known_issue"] = KAFKA_13816
-        owners[member] = None
-        self._started_under[(kind, instance, member)] = self._applied_protocol.get(member)
-        self._owned_by.setdefault(member, set()).add((kind, instance))
+        owners[member] = None  # type: ignore[index]
+        self._started_under[(kind, instance, member)] = self._applied_protocol.get(member)  # type: ignore[index,arg-type]
+        self._owned_by.setdefault(member, set()).add((kind, instance))  # type: ignore[arg-type]
         return found
 
-    def _on_stopped(self, record: kc.TaskStopped | kc.ConnectorStopped) -> list[Violation]:
-        match record:
-            case kc.TaskStopped(task=instance):
-                kind = "task"
-            case kc.ConnectorStopped(connector=instance):
-                kind = "connector"
-        member = record.member
-        owners = self._owners[kind].get(instance)
+    def _on_stopped(self, record: dict[str, Any]) -> list[Violation]:
+        kind = "task" if record["kind"] == "task_stopped" else "connector"
+        instance = record.get(kind)
+        member = record.get("member")
+        owners = self._owners[kind].get(instance)  # type: ignore[arg-type]
         if owners is not None:
-            owners.pop(member, None)
+            owners.pop(member, None)  # type: ignore[arg-type]
             if not owners:
-                del self._owners[kind][instance]
-        owned = self._owned_by.get(member)
+                del self._owners[kind][instance]  # type: ignore[arg-type]
+        owned = self._owned_by.get(member)  # type: ignore[arg-type]
         if owned is not None:
-            owned.discard((kind, instance))
+            owned.discard((kind, instance))  # type: ignore[arg-type]
         return []
 
-    def _on_member_gone(
-        self, record: k.MemberCrash | k.MemberStop | k.MemberStart
-    ) -> list[Violation]:
-        member = record.member
-        for kind, instance in self._owned_by.pop(member, ()):
+    def _on_member_gone(self, record: dict[str, Any]) -> list[Violation]:
+        member = record.get("member")
+        for kind, instance in self._owned_by.pop(member, ()):  # type: ignore[arg-type]
             owners = self._owners[kind].get(instance)
             if owners is not None:
-                owners.pop(member, None)
+                owners.pop(member, None)  # type: ignore[arg-type]
                 if not owners:
                     del self._owners[kind][instance]
-        self._applied_generation[member] = None
-        for task in self._streams_held.pop(member, ()):
+        self._applied_generation[member] = None  # type: ignore[index]
+        for task in self._streams_held.pop(member, ()):  # type: ignore[arg-type]
             holders = self._streams_active.get(task)
             if holders is not None:
-                holders.pop(member, None)
-        self._streams_standby.pop(member, None)
+                holders.pop(member, None)  # type: ignore[arg-type]
+        self._streams_standby.pop(member, None)  # type: ignore[arg-type]
         return []
 
     # ------------------------------------------------------------------ Kafka Streams
 
-    def _on_streams_active_start(self, record: ks.ActiveTaskStart) -> list[Violation]:
-        task, member, generation = record.task, record.member, record.generation
+    def _on_streams_active_start(self, record: dict[str, Any]) -> list[Violation]:
+        task = str(record.get("task"))
+        member = str(record.get("member"))
+        generation = record.get("generation")
         found: list[Violation] = []
         applied = self._applied_generation.get(member)
         if applied is None or generation != applied:
@@ -345,7 +356,8 @@ class InvariantChecker:
                 }
             )
             # every other holder a removed client inside its window: Kafka's zombie
-            issues = {self._zombie_issue(other, record.t_ms) for other in others}
+            now = int(record.get("t_ms") or 0)
+            issues = {self._zombie_issue(other, now) for other in others}
             if len(issues) == 1 and None not in issues:
                 found[-1]["known_issue"] = issues.pop()
         if task in self._streams_standby.get(member, ()):
@@ -361,15 +373,18 @@ class InvariantChecker:
         self._streams_held.setdefault(member, set()).add(task)
         return found
 
-    def _on_streams_active_stopped(self, record: ks.ActiveTaskStopped) -> list[Violation]:
-        holders = self._streams_active.get(record.task)
+    def _on_streams_active_stopped(self, record: dict[str, Any]) -> list[Violation]:
+        task = str(record.get("task"))
+        member = str(record.get("member"))
+        holders = self._streams_active.get(task)
         if holders is not None:
-            holders.pop(record.member, None)
-        self._streams_held.get(record.member, set()).discard(record.task)
+            holders.pop(member, None)
+        self._streams_held.get(member, set()).discard(task)
         return []
 
-    def _on_streams_standby_start(self, record: ks.StandbyTaskStart) -> list[Violation]:
-        task, member = record.task, record.member
+    def _on_streams_standby_start(self, record: dict[str, Any]) -> list[Violation]:
+        task = str(record.get("task"))
+        member = str(record.get("member"))
         self._streams_standby.setdefault(member, set()).add(task)
         if member in self._streams_active.get(task, {}):
             return [
@@ -382,12 +397,12 @@ class InvariantChecker:
             ]
         return []
 
-    def _on_streams_standby_stopped(self, record: ks.StandbyTaskStopped) -> list[Violation]:
-        self._streams_standby.get(record.member, set()).discard(record.task)
+    def _on_streams_standby_stopped(self, record: dict[str, Any]) -> list[Violation]:
+        self._streams_standby.get(str(record.get("member")), set()).discard(str(record.get("task")))
         return []
 
-    def _on_member_start(self, record: k.MemberStart) -> list[Violation]:
-        self._zombies.pop(record.member, None)
+    def _on_member_start(self, record: dict[str, Any]) -> list[Violation]:
+        self._zombies.pop(record.get("member"), None)  # type: ignore[arg-type]
         self._windows.on_member_start(record)
         return self._on_member_gone(record)
 
@@ -403,73 +418,74 @@ class InvariantChecker:
             return None
         return issue
 
-    def _on_member_removed(self, record: k.MemberRemoved) -> list[Violation]:
+    def _on_member_removed(self, record: dict[str, Any]) -> list[Violation]:
         """The coordinator dropped a member that may still run work (it has not said so)."""
-        if record.reason in ("session_timeout", "not_rejoined", "sync_timeout"):
-            member, now = record.member, record.t_ms
+        if record.get("reason") in ("session_timeout", "not_rejoined", "sync_timeout"):
+            member = record.get("member")
             # A member dropped while its herder is stalled keeps its work past the poll
             # timer (KAFKA-16056's family); one dropped while it could not hear the
             # coordinator is a zombie until it gives up on it (KAFKA-9184's window).
-            streams = self._windows.is_streams(member)
-            if self._windows.stalled(member, now):
+            now = int(record.get("t_ms") or 0)
+            streams = self._windows.is_streams(str(member))
+            if self._windows.stalled(str(member), now):
                 # a stalled StreamThread closes its tasks as lost once it polls again
                 issue = STREAMS_ZOMBIE if streams else KAFKA_16056
-                self._zombies[member] = (issue, self._generation, now)
-            elif self._windows.could_not_hear(member, now):
+                self._zombies[member] = (issue, self._generation, now)  # type: ignore[index]
+            elif self._windows.could_not_hear(str(member), now):
                 issue = STREAMS_ZOMBIE if streams else KAFKA_9184
-                self._zombies[member] = (issue, self._generation, now)
+                self._zombies[member] = (issue, self._generation, now)  # type: ignore[index]
         return []
 
-    def _on_step(self, record: k.Step) -> list[Violation]:
+    def _on_step(self, record: dict[str, Any]) -> list[Violation]:
         self._windows.on_step(record)
         return []
 
-    def _on_herder_stall(self, record: kc.HerderStall | ks.StreamThreadStall) -> list[Violation]:
+    def _on_herder_stall(self, record: dict[str, Any]) -> list[Violation]:
         self._windows.on_herder_stall(record)
         return []
 
-    def _on_group_request(self, record: k.JoinGroupRequest | k.SyncGroupRequest) -> list[Violation]:
+    def _on_group_request(self, record: dict[str, Any]) -> list[Violation]:
         self._windows.on_request(record)
-        if isinstance(record, k.JoinGroupRequest):
-            self._join_pending.add(record.member)
+        if record.get("kind") == "join_group_request":
+            self._join_pending.add(str(record.get("member")))
         return []
 
-    def _on_group_response(
-        self, record: k.JoinGroupResponse | k.SyncGroupResponse
-    ) -> list[Violation]:
+    def _on_group_response(self, record: dict[str, Any]) -> list[Violation]:
         self._windows.on_response(record)
-        if isinstance(record, k.JoinGroupResponse):
-            self._join_pending.discard(record.member)
+        if record.get("kind") == "join_group_response":
+            self._join_pending.discard(str(record.get("member")))
         return []
 
-    def _on_revoke(self, record: k.Revoke) -> list[Violation]:
+    def _on_revoke(self, record: dict[str, Any]) -> list[Violation]:
         """An eager rejoin revokes (and stops) everything the member owns: what it started
         under a cooperative protocol no longer opens a KAFKA-13816 window."""
-        if record.reason == "eager_rejoin":
-            member = record.member
-            for kind, instances in (("connector", record.connectors), ("task", record.tasks)):
-                for instance in instances:
+        if record.get("reason") == "eager_rejoin":
+            member = str(record.get("member"))
+            for kind, key in (("connector", "connectors"), ("task", "tasks")):
+                for instance in record.get(key) or ():
                     if (kind, instance, member) in self._started_under:
                         self._started_under[(kind, instance, member)] = "default"
         return []
 
-    def _on_leave_group(self, record: k.LeaveGroup) -> list[Violation]:
-        if record.reason == "poll timeout expired":
-            self._zombies[record.member] = (KAFKA_16056, self._generation, record.t_ms)
+    def _on_leave_group(self, record: dict[str, Any]) -> list[Violation]:
+        if record.get("reason") == "poll timeout expired":
+            now = int(record.get("t_ms") or 0)
+            self._zombies[record.get("member")] = (KAFKA_16056, self._generation, now)  # type: ignore[index]
         return []
 
-    def _on_assignment(self, record: k.Assignment) -> list[Violation]:
-        member, generation = record.member, record.generation
-        self._applied_protocol[member] = record.protocol
+    def _on_assignment(self, record: dict[str, Any]) -> list[Violation]:
+        member = record.get("member")
+        self._applied_protocol[member] = record.get("protocol")  # type: ignore[index]
+        generation = record.get("generation")
         # A removed member may still apply the answer to a SyncGroup it sent before its
         # session expired (classicGroupSync answers in Stable without touching the session
         # timer): it stays a zombie until it applies an assignment of the current generation.
-        removal = self._zombies.get(member)
-        zombie = self._zombie_issue(member, record.t_ms)
-        if removal is not None and (removal[1] is None or generation > removal[1]):
-            self._zombies.pop(member, None)
+        removal = self._zombies.get(member)  # type: ignore[arg-type]
+        zombie = self._zombie_issue(str(member), int(record.get("t_ms") or 0))
+        if removal is not None and (removal[1] is None or (generation or 0) > removal[1]):
+            self._zombies.pop(member, None)  # type: ignore[arg-type]
             zombie = None
-        self._applied_generation[member] = generation
+        self._applied_generation[member] = generation  # type: ignore[index]
         found: list[Violation] = []
         if generation != self._generation:
             latest = "none yet" if self._generation is None else str(self._generation)
@@ -487,7 +503,7 @@ class InvariantChecker:
             )
             if zombie is not None:
                 found[-1]["known_issue"] = zombie
-        leader_id = record.leader_id
+        leader_id = record.get("leader_id")
         if (
             self._have_generation
             and leader_id != self._leader_id
@@ -510,27 +526,27 @@ class InvariantChecker:
                 found[-1]["known_issue"] = zombie
         return found
 
-    def _on_generation(self, record: k.Generation) -> list[Violation]:
-        protocol = record.protocol
+    def _on_generation(self, record: dict[str, Any]) -> list[Violation]:
+        protocol = record.get("protocol")
         if protocol == "default" and self._protocol not in (None, "default"):
-            self._downgrade_generation = record.generation
+            self._downgrade_generation = record.get("generation")
         if protocol is not None:
             self._protocol = protocol
         self._static_stragglers(record)
-        self._generation = record.generation
-        self._leader_id = record.leader_id
+        self._generation = record.get("generation")
+        self._leader_id = record.get("leader_id")
         self._leader_aliases.clear()
         self._have_generation = True
         return []
 
-    def _static_stragglers(self, record: k.Generation) -> None:
+    def _static_stragglers(self, record: dict[str, Any]) -> None:
         """``streams-zombie`` for a KIP-345 static Streams client the join phase kept
         (``completeClassicGroupJoin`` keeps static members) while it could not hear the
         coordinator, or stalled with no JoinGroup sent: the assignment rests on its last
         subscription, so a task it got since can go to another client while it still runs
         it, until a Heartbeat hears ILLEGAL_GENERATION — the removed client's window."""
-        now = record.t_ms
-        for member in record.members:
+        now = int(record.get("t_ms") or 0)
+        for member in map(str, record.get("members") or ()):
             if not self._windows.is_streams(member):
                 continue
             if self._windows.could_not_hear(member, now) or (  # its JoinGroup may be lost
@@ -538,33 +554,34 @@ class InvariantChecker:
             ):
                 self._zombies[member] = (STREAMS_ZOMBIE, self._generation, now)
 
-    def _on_member_replaced(self, record: k.MemberReplaced) -> list[Violation]:
+    def _on_member_replaced(self, record: dict[str, Any]) -> list[Violation]:
         """A static member rejoined under a new member id (KIP-345): if it led the current
         generation, assignments naming either id come from that generation's leader."""
-        old = record.old_member_id
+        old = record.get("old_member_id")
         if old == self._leader_id or old in self._leader_aliases:
-            self._leader_aliases.add(record.member_id)
+            self._leader_aliases.add(str(record.get("member_id")))
         if (zombie := self._windows.zombie_of(record)) is not None:  # the zombie fault
-            self._zombies[zombie] = (STREAMS_ZOMBIE, self._generation, record.t_ms)
+            self._zombies[zombie] = (STREAMS_ZOMBIE, self._generation, int(record["t_ms"]))
         return []
 
-    def _on_group_loaded(self, record: k.GroupLoaded) -> list[Violation]:
+    def _on_group_loaded(self, record: dict[str, Any]) -> list[Violation]:
         """A new coordinator loaded the group from its stored record (coordinator failover):
         the old group object is Dead, the new one starts in the stored state and generation."""
-        self._state = record.state
-        self._generation = record.generation
-        self._leader_id = record.leader_id
+        self._state = record.get("state")
+        self._generation = record.get("generation")
+        self._leader_id = record.get("leader_id")
         self._leader_aliases.clear()
         return []
 
-    def _on_group_state(self, record: k.GroupState) -> list[Violation]:
-        src, dst = record.from_, record.to
+    def _on_group_state(self, record: dict[str, Any]) -> list[Violation]:
+        src = record.get("from")
+        dst = record.get("to")
         previous = self._state
-        self._state = dst
+        self._state = dst  # type: ignore[assignment]
         problems: list[str] = []
         if previous is not None and src != previous:
             problems.append(f"from {src} but the group was in {previous}")
-        allowed = VALID_PREVIOUS_STATES.get(dst)
+        allowed = VALID_PREVIOUS_STATES.get(dst)  # type: ignore[arg-type]
         if allowed is None:
             problems.append(f"unknown state {dst}")
         elif src not in allowed:
@@ -578,6 +595,6 @@ class InvariantChecker:
                 "from": src,
                 "to": dst,
                 "previous": previous,
-                "generation": record.generation,
+                "generation": record.get("generation"),
             }
         ]

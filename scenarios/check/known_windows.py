@@ -55,17 +55,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
-from msgspec import UNSET
-
 from members.config import WORKER_CONFIG_KEYS, WorkerConfig
 from members.group_client import JOIN_GROUP_TIMEOUT_LAPSE_MS
 from members.streams_client import REQUEST_TIMEOUT_MS as STREAMS_REQUEST_TIMEOUT
 from members.worker import REQUEST_TIMEOUT_MS
 from protocol.kafka_configs import STREAMS_DEFAULTS, StreamsSettings, setting_names
-from scenarios.eventlog import kinds as k
-from scenarios.eventlog import kinds_connect as kc
-from scenarios.eventlog import kinds_streams as ks
 
 __all__ = ["KnownIssueWindows", "NETWORK_ALLOWANCE_MS"]
 
@@ -108,10 +102,9 @@ class KnownIssueWindows:
 
     # ------------------------------------------------------------------ feeding
 
-    def on_member_start(self, record: k.MemberStart) -> None:
-        # the Kafka-named settings the member logged (msgspec field names are Kafka's)
-        config: dict[str, Any] = msgspec.to_builtins(record.config)
-        member = record.member
+    def on_member_start(self, record: dict[str, Any]) -> None:
+        config = dict(record.get("config") or {})
+        member = str(record.get("member"))
         self._config[member] = config
         if "process_id" in config:  # a Kafka Streams client (docs/streams.md)
             self._streams.add(member)
@@ -121,51 +114,48 @@ class KnownIssueWindows:
             self._group_rebalance_ms, self._timer(member, "rebalance.timeout.ms")
         )
 
-    def on_step(self, record: k.Step) -> None:
-        action = record.action
-        start = record.t_ms
-        member = str(record.member) if record.member is not UNSET else "None"
+    def on_step(self, record: dict[str, Any]) -> None:
+        action = record.get("action")
+        start = int(record.get("t_ms") or 0)
         if action in ("partition", "loss", "latency", "delay_request"):
-            duration = record.duration_ms
-            end = start + duration if duration is not UNSET else _NEVER
+            duration = record.get("duration_ms")
+            end = start + int(duration) if duration is not None else _NEVER
             # a latency adds extra_ms to every message; a delay_request holds the member's
             # requests sent in its window for delay_ms
-            if action == "latency":
-                extra = record.extra_ms or 0
-            elif action == "delay_request":
-                extra = record.delay_ms or 0
-            else:
-                extra = 0
-            full = action == "partition" or (action == "loss" and (record.probability or 0) >= 1)
-            self._link.setdefault(member, []).append((start, end, extra, full))
+            extra_key = {"latency": "extra_ms", "delay_request": "delay_ms"}.get(str(action))
+            extra = int(record.get(extra_key) or 0) if extra_key else 0
+            full = action == "partition" or (
+                action == "loss" and float(record.get("probability") or 0) >= 1
+            )
+            self._link.setdefault(str(record.get("member")), []).append((start, end, extra, full))
         elif action == "heal":
-            faults = self._link.get(member, [])
-            self._link[member] = [
+            faults = self._link.get(str(record.get("member")), [])
+            self._link[str(record.get("member"))] = [
                 (s, min(e, start), x, f) if s <= start else (s, e, x, f) for s, e, x, f in faults
             ]
         elif action == "coordinator_failover":
-            self._failovers.append((start, start + (record.down_ms or 0)))
+            self._failovers.append((start, start + int(record.get("down_ms") or 0)))
 
-    def on_request(self, record: k.JoinGroupRequest | k.SyncGroupRequest) -> None:
+    def on_request(self, record: dict[str, Any]) -> None:
         """A ``join_group_request``/``sync_group_request``: in flight until its response or
         its timeout (JoinGroup: ``rebalance.timeout.ms`` + 5 s; SyncGroup:
         ``request.timeout.ms``)."""
-        member = record.member
-        if isinstance(record, k.JoinGroupRequest):
+        member = str(record.get("member"))
+        if record.get("kind") == "join_group_request":
             timeout = self._timer(member, "rebalance.timeout.ms") + JOIN_GROUP_TIMEOUT_LAPSE_MS
         else:
             timeout = REQUEST_TIMEOUT_MS
         requests = self._requests.setdefault(member, [])
-        requests.append([record.t_ms, None, timeout])
+        requests.append([int(record.get("t_ms") or 0), None, timeout])
         del requests[:-8]
 
-    def on_response(self, record: k.JoinGroupResponse | k.SyncGroupResponse) -> None:
+    def on_response(self, record: dict[str, Any]) -> None:
         """A ``join_group_response``/``sync_group_response``: its request is answered."""
-        if isinstance(record, k.JoinGroupResponse) and record.error == "NONE":
-            self._process_of[record.member_id] = record.member
-        for request in reversed(self._requests.get(record.member, [])):
+        if record.get("kind") == "join_group_response" and record.get("error") == "NONE":
+            self._process_of[str(record.get("member_id"))] = str(record.get("member"))
+        for request in reversed(self._requests.get(str(record.get("member")), [])):
             if request[1] is None:
-                request[1] = record.t_ms
+                request[1] = int(record.get("t_ms") or 0)
                 break
 
     def _waiting_until(self, member: str, cut_ms: int, session_ms: int) -> int:
@@ -179,9 +169,9 @@ class KnownIssueWindows:
                 until = max(until, sent + timeout)
         return until
 
-    def on_herder_stall(self, record: kc.HerderStall | ks.StreamThreadStall) -> None:
-        member = record.member
-        until = record.t_ms + record.stall_ms
+    def on_herder_stall(self, record: dict[str, Any]) -> None:
+        member = str(record.get("member"))
+        until = int(record.get("t_ms") or 0) + int(record.get("stall_ms") or 0)
         self._stalled_until[member] = max(until, self._stalled_until.get(member, 0))
 
     # ------------------------------------------------------------------ questions
@@ -201,14 +191,14 @@ class KnownIssueWindows:
             s <= now_ms and now_ms - (e + x) <= window for s, e, x, _ in self._faults(member)
         )
 
-    def zombie_of(self, replaced: k.MemberReplaced) -> str | None:
+    def zombie_of(self, replaced: dict[str, Any]) -> str | None:
         """The Streams client a ``member_replaced`` made a zombie (KIP-345: a second process
         with its ``group.instance.id`` took over the member id it heard; the zombie fault), or
         None (the same process rejoining, or a member id nobody heard). It runs its tasks until
         its next request hears FENCED_INSTANCE_ID (its link back, its stall over): the removed
         client's ``streams-zombie`` window (:meth:`streams_deadline`), opened at the takeover."""
-        previous = self._process_of.get(replaced.old_member_id)
-        if previous in (None, replaced.member) or not self.is_streams(str(previous)):
+        previous = self._process_of.get(str(replaced.get("old_member_id")))
+        if previous in (None, replaced.get("member")) or not self.is_streams(str(previous)):
             return None
         return previous
 

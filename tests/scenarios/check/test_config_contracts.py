@@ -22,11 +22,6 @@ _ASSIGNMENT = {
     "leader_id": "w1-a",
     "error": 0,
     "config_offset": 12,
-    "connectors": [],
-    "tasks": [],
-    "revoked_connectors": [],
-    "revoked_tasks": [],
-    "delay_ms": 0,
 }
 
 

@@ -352,14 +352,7 @@ def test_kip345_a_zombie_instance_owns_no_work_after_fencing() -> None:
         "error": "FENCED_INSTANCE_ID",
         "t": 60,
     }
-    work = {
-        "kind": "active_task_start",
-        "member": "s1",
-        "task": "0_0",
-        "generation": 2,
-        "lag": 0,
-        "t": 70,
-    }
+    work = {"kind": "active_task_start", "member": "s1", "task": "0_0", "generation": 2, "t": 70}
     ok = _log(added, takeover, fenced_answer, {"kind": "member_fatal", "member": "s1"})
     assert check_zombie_instance(ok) == []
     started = _log(added, takeover, fenced_answer, work)

@@ -39,17 +39,10 @@ def _takes(
             "t_ms": t,
             "kind": "assignment",
             "member": member,
-            "member_id": f"{member}-x",
             "generation": generation,
             "protocol": protocol,
             "leader_id": f"{leader}-x",
-            "error": 0,
-            "config_offset": 1,
-            "connectors": [],
             "tasks": ["c-0"],
-            "revoked_connectors": [],
-            "revoked_tasks": [],
-            "delay_ms": 0,
         },
         {
             "t_ms": t,
@@ -95,21 +88,13 @@ def test_kafka_9184_ends_when_the_cut_off_worker_gives_up() -> None:
     assert _run(_zombie_log(cut, 53_000)).get("known_issue") == "KAFKA-9184"
     late = _run(_zombie_log(cut, 54_000))
     assert "known_issue" not in late
-    log = [{"seq": seq, **r} for seq, r in enumerate(_zombie_log(cut, 54_000))]
-    assert "double_ownership" in {v["invariant"] for v in check_records(log)}
+    assert "double_ownership" in {v["invariant"] for v in check_records(_zombie_log(cut, 54_000))}
 
 
 def test_kafka_9184_waits_out_a_joingroup_in_flight() -> None:
     # a JoinGroup sent at 30 s (lost in the partition): the heartbeat thread is off during a
     # rebalance, so the worker waits for its timeout (rebalance.timeout.ms + 5 s), then 3 s
-    join = {
-        "t_ms": 30_000,
-        "kind": "join_group_request",
-        "member": "w1",
-        "member_id": "w1-x",
-        "protocols": ["sessioned"],
-        "reason": "rebalance",
-    }
+    join = {"t_ms": 30_000, "kind": "join_group_request", "member": "w1", "member_id": "w1-x"}
     cut = [{**PARTITION, "duration_ms": 160_000}, join, _removed(40_000)]
     assert _run(_zombie_log(cut, 98_000)).get("known_issue") == "KAFKA-9184"
     assert "known_issue" not in _run(_zombie_log(cut, 98_100))
@@ -143,13 +128,7 @@ def test_kafka_9184_after_a_partial_fault_lasts_until_the_rejoin_could_finish() 
 def test_kafka_16056_ends_a_rejoin_after_the_stall() -> None:
     stall = [
         {"t_ms": 1000, "kind": "herder_stall", "member": "w1", "stall_ms": 70_000},
-        {
-            "t_ms": 61_000,
-            "kind": "leave_group",
-            "member": "w1",
-            "member_id": "w1-x",
-            "reason": "poll timeout expired",
-        },
+        {"t_ms": 61_000, "kind": "leave_group", "member": "w1", "reason": "poll timeout expired"},
     ]
     assert _run(_zombie_log(stall, 100_000)).get("known_issue") == "KAFKA-16056"
     # stall end 71 s + 3 s + 65 s + 60 s + 0.4 s
@@ -170,8 +149,6 @@ def _downgrade(revoked_first: bool) -> list[dict[str, Any]]:
                 "t_ms": 7000,
                 "kind": "revoke",
                 "member": "w1",
-                "generation": 1,
-                "connectors": [],
                 "tasks": ["c-0"],
                 "reason": "eager_rejoin",
             }

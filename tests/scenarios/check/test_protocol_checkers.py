@@ -92,21 +92,12 @@ def test_coordinator_answers_sync_only_for_the_current_generation(connect_log: R
     member = log[_first(log, "sync_group_request")]["member"]
     t = log[g2]["t_ms"]
     log[g2 + 1 : g2 + 1] = [
-        {
-            "t_ms": t,
-            "seq": -1,
-            "kind": "sync_group_request",
-            "member": member,
-            "member_id": f"{member}-old",
-            "generation": 1,
-            "is_leader": False,
-        },
+        {"t_ms": t, "seq": -1, "kind": "sync_group_request", "member": member, "generation": 1},
         {
             "t_ms": t + 2,
             "seq": -2,
             "kind": "sync_group_response",
             "member": member,
-            "member_id": f"{member}-old",
             "generation": 1,
             "error": "NONE",
         },

@@ -3,8 +3,6 @@ scenario-file errors."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from members.assignors.streams import TaskId
@@ -92,48 +90,32 @@ def test_restoring_store_progresses_and_caps_at_the_end() -> None:
     assert store.offset(10_000, end=5000, rate=2000) == 5000
 
 
-def _record(seq: int, kind: str, **fields: Any) -> dict[str, Any]:
-    """A complete record of a Streams client's log (the checker decodes what it reads)."""
-    member = fields.get("member")
-    defaults: dict[str, dict[str, Any]] = {
-        "assignment": {
-            "member_id": f"{member}-1",
-            "protocol": "stream",
-            "leader_id": "a-1",
-            "error": 0,
-            "active": [],
-            "standby": [],
-            "revoked": [],
-            "next_rebalance_ms": None,
-        },
-        "generation": {
-            "protocol": "stream",
-            "leader": "a",
-            "leader_id": "a-1",
-            "members": [],
-            "member_ids": [],
-        },
-        "active_task_start": {"lag": 0},
-        "standby_task_start": {"generation": 1, "lag": 0},
-        "active_task_stopped": {"reason": "revoked"},
-    }
-    return {"t_ms": seq, "seq": seq, "kind": kind, **defaults.get(kind, {}), **fields}
-
-
 def test_checker_flags_active_on_two_clients_and_active_with_standby() -> None:
     checker = InvariantChecker()
-    checker.feed(_record(1, "assignment", member="a", generation=1))
-    checker.feed(_record(2, "assignment", member="b", generation=1))
-    checker.feed(_record(0, "generation", generation=1))
-    assert checker.feed(_record(3, "active_task_start", member="a", task="0_0", generation=1)) == []
-    found = checker.feed(_record(4, "active_task_start", member="b", task="0_0", generation=1))
+    checker.feed({"kind": "assignment", "member": "a", "generation": 1, "seq": 1})
+    checker.feed({"kind": "assignment", "member": "b", "generation": 1, "seq": 2})
+    checker.feed({"kind": "generation", "generation": 1, "seq": 0})
+    assert (
+        checker.feed(
+            {"kind": "active_task_start", "member": "a", "task": "0_0", "generation": 1, "seq": 3}
+        )
+        == []
+    )
+    found = checker.feed(
+        {"kind": "active_task_start", "member": "b", "task": "0_0", "generation": 1, "seq": 4}
+    )
     assert [v["invariant"] for v in found] == ["double_ownership"]
-    found = checker.feed(_record(5, "standby_task_start", member="a", task="0_0"))
+    found = checker.feed({"kind": "standby_task_start", "member": "a", "task": "0_0", "seq": 5})
     assert [v["invariant"] for v in found] == ["active_and_standby"]
-    checker.feed(_record(6, "member_crash", member="a"))
-    checker.feed(_record(7, "active_task_stopped", member="b", task="0_0"))
-    checker.feed(_record(8, "assignment", member="c", generation=1))
-    assert checker.feed(_record(9, "active_task_start", member="c", task="0_0", generation=1)) == []
+    checker.feed({"kind": "member_crash", "member": "a", "seq": 6})
+    checker.feed({"kind": "active_task_stopped", "member": "b", "task": "0_0", "seq": 7})
+    checker.feed({"kind": "assignment", "member": "c", "generation": 1, "seq": 8})
+    assert (
+        checker.feed(
+            {"kind": "active_task_start", "member": "c", "task": "0_0", "generation": 1, "seq": 9}
+        )
+        == []
+    )
 
 
 def test_client_logs_carry_the_member_name() -> None:
