@@ -27,6 +27,7 @@ import msgspec
 
 from protocol.connect import ConnectProtocol
 from scenarios.check.invariants import KAFKA_13816
+from scenarios.check.summary_types import ConnectSummary
 from scenarios.input.loader import loads_scenario
 from scenarios.sim.runner import simulate
 
@@ -133,7 +134,9 @@ def _row(kind: str, case: str, text: str, seed: int) -> CompatRow:
     records = result.records
     protocols = [r["protocol"] for r in records if r["kind"] == "generation" and r["protocol"]]
     elected = list(dict.fromkeys(protocols)) if kind == "mix" else _runs(protocols)
-    violations = dict(result.summary.get("violations") or {})
+    summary = result.summary
+    assert isinstance(summary, ConnectSummary)  # loads_scenario: a Connect scenario
+    violations = dict(summary.violations)
     double = sum(
         1 for r in records if r["kind"] == "violation" and r["invariant"] == "double_ownership"
     )
@@ -142,12 +145,12 @@ def _row(kind: str, case: str, text: str, seed: int) -> CompatRow:
         case=case,
         settled_protocol=protocols[-1] if protocols else None,
         protocols=elected,
-        rebalances=int(result.summary.get("rebalances", 0)),
-        max_task_downtime_ms=int(result.summary.get("task_downtime_ms_max", 0)),
+        rebalances=summary.rebalances,
+        max_task_downtime_ms=summary.task_downtime_ms_max,
         double_ownership=double,
         violations=violations,
         signing=_signing(protocols),
-        converged=bool(result.summary.get("converged")),
+        converged=summary.converged,
     )
 
 

@@ -39,6 +39,7 @@ from scenarios.campaigns.compat import (
 )
 from scenarios.check.consumer_known import CONSUMER_ZOMBIE
 from scenarios.check.consumer_summary import partition_downtime
+from scenarios.check.summary_types import ConsumerSummary
 from scenarios.input.consumer import loads_consumer_scenario
 from scenarios.sim.runner import simulate
 
@@ -166,17 +167,18 @@ def _row(kind: str, case: str, text: str, seed: int) -> ConsumerCompatRow:
         next(iter(kinds)) if len(kinds) == 1 else "mixed"
         for _, kinds in sorted(per_generation.items())
     ]
-    summary = result.summary["consumer"]
+    assert isinstance(result.summary, ConsumerSummary)
+    summary = result.summary.consumer
     return ConsumerCompatRow(
         kind=kind,
         case=case,
         protocols=_collapse(protocols),
         rebalance=_collapse(rebalance),
-        rebalances=int(summary["generations"]),
+        rebalances=summary.generations,
         max_partition_downtime_ms=partition_downtime(records).longest_gap_ms,
         fatal=[f"{r['member']}: {r['error']}" for r in records if r["kind"] == "member_fatal"],
-        violations=dict(summary["violation_names"]),
-        converged=bool(result.summary.get("converged")),
+        violations=dict(summary.violation_names),
+        converged=result.summary.converged,
     )
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import msgspec
 
+from scenarios.check.summary_types import SummaryBase
 from scenarios.input.loader import loads_scenario
 from scenarios.input.schema import INVARIANTS
 from scenarios.input.sweep_file import (
@@ -123,22 +124,24 @@ def execute_run(spec: RunSpec, *, with_events: bool = True) -> RunOutcome:
         return RunOutcome(row, events)
     wall = (time.perf_counter() - started) * 1000.0
     s = result.summary
-    violations = s.get("violations") or {}
+    if not isinstance(s, SummaryBase):  # a sweep's scenarios are Connect or Streams runs
+        raise TypeError(f"a sweep row needs a Connect or Streams summary, got {type(s).__name__}")
+    violations = s.violations
     row.update(
         status="ok",
-        rebalances=s["rebalances"],
-        join_rounds=s["join_rounds"],
-        sync_rounds=s["sync_rounds"],
-        tasks_configured=s["tasks_configured"],
-        task_downtime_ms_total=s["task_downtime_ms_total"],
-        task_downtime_ms_max=s["task_downtime_ms_max"],
-        connector_downtime_ms_total=s["connector_downtime_ms_total"],
-        task_movements=s["task_movements"],
-        max_imbalance=s["max_imbalance"],
-        converged=bool(s["converged"]),
-        time_to_converge_ms=s["time_to_converge_ms"],
-        final_protocol=s["final_protocol"],
-        end_ms=s["end_ms"],
+        rebalances=s.rebalances,
+        join_rounds=s.join_rounds,
+        sync_rounds=s.sync_rounds,
+        tasks_configured=s.tasks_configured,
+        task_downtime_ms_total=s.task_downtime_ms_total,
+        task_downtime_ms_max=s.task_downtime_ms_max,
+        connector_downtime_ms_total=s.connector_downtime_ms_total,
+        task_movements=s.task_movements,
+        max_imbalance=s.max_imbalance,
+        converged=s.converged,
+        time_to_converge_ms=s.time_to_converge_ms,
+        final_protocol=s.final_protocol,
+        end_ms=s.end_ms,
         violations_total=sum(violations.values()),
         expectation_failures=list(result.failures),
         expect_ok=not result.failures,

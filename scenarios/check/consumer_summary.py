@@ -29,8 +29,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from scenarios.check.consumer_liveness import consumer_end_state, consumer_liveness
-from scenarios.check.metrics import step_end_ms
-from scenarios.check.summary_types import ConsumerDetails, ConsumerSummary, summary_dict
+from scenarios.check.metrics import step_record_end_ms
+from scenarios.check.summary_types import ConsumerDetails, ConsumerSummary
 
 __all__ = ["PartitionDowntime", "consumer_summary", "partition_downtime", "summarize_consumers"]
 
@@ -92,7 +92,7 @@ class PartitionDowntime:
                 self.subscribed.pop(member, None)
                 self._rewant(t)
         elif kind == "step" and r.get("action") != "phase":
-            end = step_end_ms(dict(r))
+            end = step_record_end_ms(r)
             self.last_step_end_ms = max(end, self.last_step_end_ms or end)
 
     def finish(self, end_ms: int | None = None) -> None:
@@ -158,10 +158,11 @@ def partition_downtime(records: Iterable[Mapping[str, Any]]) -> PartitionDowntim
     return replay
 
 
-def summarize_consumers(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """:func:`consumer_summary` as the JSON-able dict the engine carries
-    (``RunResult.summary``, ``summary.json``)."""
-    return summary_dict(consumer_summary(records))
+def summarize_consumers(records: list[dict[str, Any]]) -> ConsumerSummary:
+    """:func:`consumer_summary` (the name the engine uses: a consumer group run's
+    ``RunResult.summary``; ``summary.json`` holds its builtins,
+    :func:`scenarios.check.summary_types.summary_dict`)."""
+    return consumer_summary(records)
 
 
 def consumer_summary(records: list[dict[str, Any]]) -> ConsumerSummary:

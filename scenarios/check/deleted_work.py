@@ -41,7 +41,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from scenarios.check.invariants import DELETED_NOT_REVOKED
-from scenarios.check.metrics import Summary
+from scenarios.check.summary_types import ConnectSummary, WorkerCounts
 
 __all__ = ["DELETED_NOT_REVOKED", "deleted_not_revoked"]
 
@@ -66,13 +66,18 @@ def _configured(connectors: dict[str, int]) -> tuple[set[str], set[str]]:
     return set(connectors), tasks
 
 
-def deleted_not_revoked(records: Sequence[dict[str, Any]], summary: Summary) -> str | None:
+def deleted_not_revoked(records: Sequence[dict[str, Any]], summary: ConnectSummary) -> str | None:
     """:data:`DELETED_NOT_REVOKED` when what is wrong with the end state of ``records`` (a
     Connect log, already summarized as ``summary``) is only ghosts no leader could revoke —
     still running, or stopped but counted as their owner's load — per the module's
     predicate; else None. One pass over ``records``."""
-    conv = summary["convergence"]
-    if any(conv[f"{k}_{w}s"] for k in ("not_running", "duplicate") for w in ("task", "connector")):
+    conv = summary.convergence
+    if (
+        conv.not_running_tasks
+        or conv.not_running_connectors
+        or conv.duplicate_tasks
+        or conv.duplicate_connectors
+    ):
         return None
     procs: dict[str, _Process] = {}
     members_of: dict[int, set[str]] = {}
@@ -124,11 +129,11 @@ def deleted_not_revoked(records: Sequence[dict[str, Any]], summary: Summary) -> 
             # the snapshot is dropped: the next JoinGroup reports nothing owned
             proc = procs.setdefault(member, _Process())
             proc.connectors, proc.tasks = set(), set()
-    final = summary["workers_final"]
+    final = summary.workers_final
     # under static with a worker that names static jobs, balance counts only wildcard jobs
     # over wildcard workers: that balance must hold as it is, only ghosts may run
-    wildcard_only = summary.get("final_protocol") == "static" and bool(claims & set(final))
-    if wildcard_only and max(conv["task_spread"], conv["connector_spread"]) > 1:
+    wildcard_only = summary.final_protocol == "static" and bool(claims & set(final))
+    if wildcard_only and max(conv.task_spread, conv.connector_spread) > 1:
         return None
     ghosts: dict[str, tuple[set[str], set[str]]] = {}
     for worker in final:
@@ -138,8 +143,8 @@ def deleted_not_revoked(records: Sequence[dict[str, Any]], summary: Summary) -> 
     if not any(c or t for c, t in ghosts.values()):
         return None
     running = (
-        set(conv["unconfigured_running_connectors"]),
-        set(conv["unconfigured_running_tasks"]),
+        set(conv.unconfigured_running_connectors),
+        set(conv.unconfigured_running_tasks),
     )
     owned = (
         set().union(*(c for c, _ in ghosts.values())),
@@ -167,7 +172,7 @@ def deleted_not_revoked(records: Sequence[dict[str, Any]], summary: Summary) -> 
 
 
 def _balanced(
-    final: dict[str, Any],
+    final: dict[str, WorkerCounts],
     ghosts: dict[str, tuple[set[str], set[str]]],
     running: tuple[set[str], set[str]],
 ) -> bool:
@@ -176,12 +181,12 @@ def _balanced(
     none: tuple[set[str], set[str]] = (set(), set())
     for with_ghosts in (True, False):
         ok = True
-        for i, what in enumerate(("connectors", "tasks")):
+        for i in (0, 1):  # connectors, tasks
             counts = []
             for worker, c in final.items():
                 mine = ghosts.get(worker, none)[i]
                 # running counts already hold the ghosts that still run
-                n = c[what] - len(mine & running[i])
+                n = (c.connectors, c.tasks)[i] - len(mine & running[i])
                 counts.append(n + len(mine) if with_ghosts else n)
             if counts and max(counts) - min(counts) > 1:
                 ok = False

@@ -14,6 +14,7 @@ from typing import Any
 
 import msgspec
 
+from scenarios.check.summary_types import SummaryBase
 from scenarios.input.schema import Expect
 
 __all__ = ["evaluate", "normalize_protocol"]
@@ -32,13 +33,13 @@ def _ms(value: int | None) -> str:
     return "null" if value is None else f"{value} ms"
 
 
-def evaluate(expect: Expect | Mapping[str, Any] | None, summary: Mapping[str, Any]) -> list[str]:
+def evaluate(expect: Expect | Mapping[str, Any] | None, summary: SummaryBase) -> list[str]:
     """The failed expectations, one line each (``[]`` when all hold).
 
     Args:
         expect: the scenario's :class:`~scenarios.input.schema.Expect`, a mapping with its keys, or
             ``None`` (the defaults: only ``no_violations = true``).
-        summary: the run's summary.
+        summary: the run's summary (Connect's or Streams').
 
     Raises:
         msgspec.ValidationError: ``expect`` is a mapping that is not a valid ``[expect]``.
@@ -49,40 +50,40 @@ def evaluate(expect: Expect | Mapping[str, Any] | None, summary: Mapping[str, An
         expect = msgspec.convert(dict(expect), type=Expect)
     failures: list[str] = []
 
-    if expect.converged is not None and bool(summary.get("converged")) != expect.converged:
+    if expect.converged is not None and summary.converged != expect.converged:
         want = "true" if expect.converged else "false"
-        got = "true" if summary.get("converged") else "false"
+        got = "true" if summary.converged else "false"
         failures.append(f"converged: expected {want}, got {got}")
 
     if expect.no_violations:
         allowed = set(expect.expected_violations)
         unexpected = {
             name: count
-            for name, count in (summary.get("violations") or {}).items()
+            for name, count in summary.violations.items()
             if count and name not in allowed
         }
         if unexpected:
             listed = ", ".join(f"{count} {name}" for name, count in sorted(unexpected.items()))
             failures.append(f"no_violations: expected none, got {listed}")
 
-    rebalances = summary.get("rebalances", 0)
+    rebalances = summary.rebalances
     if expect.max_rebalances is not None and rebalances > expect.max_rebalances:
         failures.append(f"max_rebalances: expected <= {expect.max_rebalances}, got {rebalances}")
     if expect.min_rebalances is not None and rebalances < expect.min_rebalances:
         failures.append(f"min_rebalances: expected >= {expect.min_rebalances}, got {rebalances}")
 
-    task_max = summary.get("task_downtime_ms_max", 0)
+    task_max = summary.task_downtime_ms_max
     if expect.max_task_downtime_ms is not None and task_max > expect.max_task_downtime_ms:
         failures.append(
             f"max_task_downtime_ms: expected <= {expect.max_task_downtime_ms} ms, got {task_max} ms"
         )
-    total = summary.get("task_downtime_ms_total", 0)
+    total = summary.task_downtime_ms_total
     if expect.max_total_downtime_ms is not None and total > expect.max_total_downtime_ms:
         failures.append(
             f"max_total_downtime_ms: expected <= {expect.max_total_downtime_ms} ms, got {total} ms"
         )
 
-    movements = summary.get("task_movements", 0)
+    movements = summary.task_movements
     if expect.max_task_movements is not None and movements > expect.max_task_movements:
         failures.append(
             f"max_task_movements: expected <= {expect.max_task_movements}, got {movements}"
@@ -90,12 +91,12 @@ def evaluate(expect: Expect | Mapping[str, Any] | None, summary: Mapping[str, An
 
     if expect.final_protocol is not None:
         want_p = normalize_protocol(expect.final_protocol)
-        got_p = normalize_protocol(summary.get("final_protocol"))
+        got_p = normalize_protocol(summary.final_protocol)
         if want_p != got_p:
             failures.append(f"final_protocol: expected {want_p!r}, got {got_p!r}")
 
     if expect.max_time_to_converge_ms is not None:
-        ttc = summary.get("time_to_converge_ms")
+        ttc = summary.time_to_converge_ms
         if ttc is None:
             failures.append(
                 f"max_time_to_converge_ms: expected <= {expect.max_time_to_converge_ms} ms, "

@@ -20,9 +20,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from scenarios.eventlog import kinds as k
+from scenarios.eventlog.records import decode_kinds
+
 __all__ = ["LEADER_CHANGED", "check_leader_continuity"]
 
 LEADER_CHANGED = "leader_changed"
+
+
+#: the record kinds :func:`check_leader_continuity` reads
+_KINDS = frozenset(
+    {"join_group_response", "member_replaced", "member_start", "group_loaded", "generation"}
+)
 
 
 def check_leader_continuity(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -35,67 +44,61 @@ def check_leader_continuity(records: Sequence[dict[str, Any]]) -> list[dict[str,
     # generation -> its leader id, and the ids a static leader's replacements took since (an
     # answer sent before the replacement names the old id, one sent after the new)
     leader_of: dict[int, set[str | None]] = {}
-    for r in records:
-        kind = r.get("kind")
-        if kind == "join_group_response" and r.get("error") == "NONE":
-            told, generation = r.get("leader_id"), r.get("generation")
-            want = leader_of.get(generation) if isinstance(generation, int) else None
-            if want is not None and told not in want:
-                found.append(
-                    _violation(
-                        r,
-                        f"{r.get('member')} was told leader {told}, "
-                        f"the generation's is {' or '.join(map(str, sorted(map(str, want))))}",
+    for r in decode_kinds(records, _KINDS):
+        match r:
+            case k.JoinGroupResponse(member=member, member_id=member_id, leader_id=told):
+                want = leader_of.get(r.generation) if r.error == "NONE" else None
+                if want is not None and told not in want:
+                    found.append(
+                        _violation(
+                            r,
+                            f"{member} was told leader {told}, "
+                            f"the generation's is {' or '.join(sorted(map(str, want)))}",
+                        )
                     )
-                )
-        if kind == "member_replaced":
-            old, new_id = r.get("old_member_id"), r.get("member_id")
-            for ids in leader_of.values():
-                if old in ids:
-                    ids.add(new_id)
-            if leader == old:
-                leader = new_id
-        elif kind == "member_start":
-            member = str(r.get("member"))
-            if (r.get("config") or {}).get("group.instance.id"):
-                static.add(member)
-            else:
-                static.discard(member)
-        elif kind == "join_group_response" and r.get("member_id"):
-            name_of[str(r["member_id"])] = str(r.get("member"))
-        elif kind == "group_loaded":
-            leader = r.get("leader_id")
-            if isinstance(r.get("generation"), int):
-                leader_of[r["generation"]] = {leader}
-        elif kind == "generation":
-            member_ids = [str(m) for m in r.get("member_ids") or ()]
-            new = r.get("leader_id")
-            if isinstance(r.get("generation"), int):
-                leader_of[r["generation"]] = {new}
-            if member_ids and new not in member_ids:
-                found.append(_violation(r, f"leader {new} is not a member of the generation"))
-            elif (
-                leader is not None
-                and leader in member_ids
-                and new != leader
-                and name_of.get(leader) is not None
-                and name_of[leader] not in static
-            ):
-                found.append(
-                    _violation(
-                        r,
-                        f"the leader moved from {name_of[leader]} to "
-                        f"{name_of.get(str(new), new)} though {name_of[leader]} is still a member",
+                if member_id:
+                    name_of[member_id] = member
+            case k.MemberReplaced(old_member_id=old, member_id=new_id):
+                for ids in leader_of.values():
+                    if old in ids:
+                        ids.add(new_id)
+                if leader == old:
+                    leader = new_id
+            case k.MemberStart(member=member, config=config):
+                if config.group_instance_id:
+                    static.add(member)
+                else:
+                    static.discard(member)
+            case k.GroupLoaded(leader_id=loaded, generation=generation):
+                leader = loaded
+                leader_of[generation] = {leader}
+            case k.Generation(member_ids=member_ids, leader_id=new, generation=generation):
+                leader_of[generation] = {new}
+                if member_ids and new not in member_ids:
+                    found.append(_violation(r, f"leader {new} is not a member of the generation"))
+                elif (
+                    leader is not None
+                    and leader in member_ids
+                    and new != leader
+                    and name_of.get(leader) is not None
+                    and name_of[leader] not in static
+                ):
+                    found.append(
+                        _violation(
+                            r,
+                            f"the leader moved from {name_of[leader]} to "
+                            f"{name_of.get(str(new), new)} though {name_of[leader]} is still a "
+                            "member",
+                        )
                     )
-                )
-            leader = new
+                leader = new
     return found
 
 
-def _violation(record: dict[str, Any], why: str) -> dict[str, Any]:
+def _violation(record: k.JoinGroupResponse | k.Generation, why: str) -> dict[str, Any]:
     return {
         "invariant": LEADER_CHANGED,
-        "detail": f"generation {record.get('generation')}: {why}",
-        "generation": record.get("generation"),
-        "cause_seq": record.get("seq"),
+        "detail": f"generation {record.generation}: {why}",
+        "generation": record.generation,
+        "cause_seq": record.seq,
     }

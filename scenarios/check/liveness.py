@@ -7,15 +7,36 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from msgspec import UNSET
+
 from scenarios.check.deleted_work import deleted_not_revoked
 from scenarios.check.invariants import KAFKA_13816
-from scenarios.check.metrics import Summary, summarize
+from scenarios.check.metrics import summarize
+from scenarios.check.summary_types import ConnectConvergence, ConnectSummary
+from scenarios.eventlog import kinds as k
+from scenarios.eventlog import kinds_connect as kc
+from scenarios.eventlog.records import decode_kinds
 
 __all__ = ["liveness_violations"]
 
+#: the record kinds :func:`_kept_across_downgrade` reads
+_OWNERSHIP_KINDS = frozenset(
+    {
+        "task_start",
+        "connector_start",
+        "task_stopped",
+        "connector_stopped",
+        "member_start",
+        "member_stop",
+        "member_crash",
+        "generation",
+        "revoke",
+    }
+)
+
 
 def liveness_violations(
-    records: Sequence[dict[str, Any]], summary: Summary | None = None
+    records: Sequence[dict[str, Any]], summary: ConnectSummary | None = None
 ) -> list[dict[str, Any]]:
     """End-of-run liveness and balance (docs/event-log.md), as fields for ``violation`` records.
 
@@ -30,11 +51,11 @@ def liveness_violations(
     """
     if summary is None:
         summary = summarize(records)
-    if summary["converged"]:
+    if summary.converged:
         return []
-    conv = summary["convergence"]
+    conv = summary.convergence
     issue = _duplicates_issue(records, conv) or _replay_refusal_issue(records, summary)
-    end = summary["end_ms"]
+    end = summary.end_ms
     found: list[dict[str, Any]] = []
     parts: list[str] = []
     for what in ("task", "connector"):
@@ -43,7 +64,7 @@ def liveness_violations(
             (f"duplicate_{what}s", "{what}s running more than once"),
             (f"unconfigured_running_{what}s", "removed {what}s still running"),
         ):
-            items = conv[key]
+            items: list[str] = getattr(conv, key)
             if items:
                 shown = ", ".join(items[:5]) + (", …" if len(items) > 5 else "")
                 parts.append(f"{len(items)} {text.format(what=what)} ({shown})")
@@ -52,22 +73,22 @@ def liveness_violations(
             {
                 "invariant": "liveness",
                 "detail": f"at {end} ms: " + "; ".join(parts),
-                "tasks": conv["not_running_tasks"] + conv["duplicate_tasks"],
-                "connectors": conv["not_running_connectors"] + conv["duplicate_connectors"],
+                "tasks": conv.not_running_tasks + conv.duplicate_tasks,
+                "connectors": conv.not_running_connectors + conv.duplicate_connectors,
             }
         )
-    if conv["task_spread"] > 1 or conv["connector_spread"] > 1:
-        counts = summary["workers_final"]
+    if conv.task_spread > 1 or conv.connector_spread > 1:
+        counts = summary.workers_final
         found.append(
             {
                 "invariant": "balance",
                 "detail": (
                     f"at {end} ms: running tasks per live worker differ by "
-                    f"{conv['task_spread']} and connectors by {conv['connector_spread']} "
+                    f"{conv.task_spread} and connectors by {conv.connector_spread} "
                     "(max - min must be <= 1)"
                 ),
-                "task_counts": {m: c["tasks"] for m, c in counts.items()},
-                "connector_counts": {m: c["connectors"] for m, c in counts.items()},
+                "task_counts": {m: c.tasks for m, c in counts.items()},
+                "connector_counts": {m: c.connectors for m, c in counts.items()},
             }
         )
     if issue is None and found:
@@ -82,25 +103,25 @@ def liveness_violations(
         # What is left is a known upstream issue's duplicate, e.g. KAFKA-13816's: it lasts
         # until the next eager rebalance, and a quiet end of run brings none.
         for violation in found:
-            extra = len(conv["duplicate_tasks"]) + len(conv["unconfigured_running_tasks"])
-            if violation["invariant"] == "liveness" or conv["task_spread"] <= 1 + extra:
+            extra = len(conv.duplicate_tasks) + len(conv.unconfigured_running_tasks)
+            if violation["invariant"] == "liveness" or conv.task_spread <= 1 + extra:
                 violation["known_issue"] = issue
     return found
 
 
-def _replay_refusal_issue(records: Sequence[dict[str, Any]], summary: Summary) -> str | None:
+def _replay_refusal_issue(records: Sequence[dict[str, Any]], summary: ConnectSummary) -> str | None:
     """``failover-protocol-replay`` when no worker is left because, after a coordinator
     failover, workers were refused with INCONSISTENT_GROUP_PROTOCOL and their herders exited
     (the loaded group knows only each member's elected protocol, as Kafka's replay does)."""
-    if summary.get("workers_final"):
+    if summary.workers_final:
         return None
     loaded = False
-    for r in records:
-        kind = r.get("kind")
-        if kind == "group_loaded":
-            loaded = True
-        elif loaded and kind == "member_fatal" and r.get("error") == "INCONSISTENT_GROUP_PROTOCOL":
-            return "failover-protocol-replay"
+    for r in decode_kinds(records, ("group_loaded", "member_fatal")):
+        match r:
+            case k.GroupLoaded():
+                loaded = True
+            case k.MemberFatal(error="INCONSISTENT_GROUP_PROTOCOL") if loaded:
+                return "failover-protocol-replay"
     return None
 
 
@@ -111,51 +132,55 @@ def _kept_across_downgrade(records: Sequence[dict[str, Any]]) -> set[tuple[str, 
     running: dict[str, set[tuple[str, str]]] = {}
     kept: dict[str, set[tuple[str, str]]] = {}
     protocol: str | None = None
-    for r in records:
-        kind = r.get("kind")
-        member = str(r.get("member"))
-        if kind in ("task_start", "connector_start"):
-            what = kind.removesuffix("_start")
-            running.setdefault(member, set()).add((what, str(r[what])))
-        elif kind in ("task_stopped", "connector_stopped"):
-            what = kind.removesuffix("_stopped")
-            running.get(member, set()).discard((what, str(r[what])))
-        elif kind in ("member_start", "member_stop", "member_crash"):
-            running.pop(member, None)
-            kept.pop(member, None)
-        elif kind == "generation":
-            new = r.get("protocol")
-            if new == "default" and protocol not in (None, "default"):
-                kept = {m: set(owned) for m, owned in running.items()}
-            if new is not None:
-                protocol = new
-        elif kind == "revoke" and r.get("reason") == "eager_rejoin":
-            kept.pop(member, None)
+    for r in decode_kinds(records, _OWNERSHIP_KINDS):
+        match r:
+            case kc.TaskStart(task=task, member=member):
+                running.setdefault(member, set()).add(("task", task))
+            case kc.ConnectorStart(connector=connector, member=member):
+                running.setdefault(member, set()).add(("connector", connector))
+            case kc.TaskStopped(task=task, member=member):
+                running.get(member, set()).discard(("task", task))
+            case kc.ConnectorStopped(connector=connector, member=member):
+                running.get(member, set()).discard(("connector", connector))
+            case k.MemberStart(member=member) | k.MemberStop(member=member):
+                running.pop(member, None)
+                kept.pop(member, None)
+            case k.MemberCrash(member=member):
+                running.pop(member, None)
+                kept.pop(member, None)
+            case k.Generation(protocol=new):
+                if new == "default" and protocol not in (None, "default"):
+                    kept = {m: set(owned) for m, owned in running.items()}
+                if new is not None:
+                    protocol = new
+            case k.Revoke(reason="eager_rejoin", member=member):
+                kept.pop(member, None)
     return {inst for m, owned in kept.items() for inst in owned & running.get(m, set())}
 
 
-def _duplicates_issue(records: Sequence[dict[str, Any]], conv: dict[str, Any]) -> str | None:
+def _duplicates_issue(records: Sequence[dict[str, Any]], conv: ConnectConvergence) -> str | None:
     """The known issue behind the end-of-run state, when its only fault is instances running
     twice that a known-issue ``double_ownership`` started, and removed instances a worker kept
     across a downgrade to eager (KAFKA-13816); else None."""
-    if any(conv[k] for k in ("not_running_tasks", "not_running_connectors")):
+    if conv.not_running_tasks or conv.not_running_connectors:
         return None
-    removed = [("task", t) for t in conv["unconfigured_running_tasks"]] + [
-        ("connector", c) for c in conv["unconfigured_running_connectors"]
+    removed = [("task", t) for t in conv.unconfigured_running_tasks] + [
+        ("connector", c) for c in conv.unconfigured_running_connectors
     ]
     if removed and not set(removed) <= _kept_across_downgrade(records):
         return None
-    duplicates = [("task", t) for t in conv["duplicate_tasks"]] + [
-        ("connector", c) for c in conv["duplicate_connectors"]
+    duplicates = [("task", t) for t in conv.duplicate_tasks] + [
+        ("connector", c) for c in conv.duplicate_connectors
     ]
     if not duplicates:
         return KAFKA_13816 if removed else None
     issues: dict[tuple[str, str], str] = {}
-    for r in records:
-        if r.get("kind") == "violation" and r.get("known_issue"):
-            for what in ("task", "connector"):
-                if r.get(what) is not None:
-                    issues[(what, r[what])] = str(r["known_issue"])
+    for r in decode_kinds(records, ("violation",)):
+        assert isinstance(r, k.Violation)
+        if r.known_issue:
+            for what, instance in (("task", r.task), ("connector", r.connector)):
+                if instance is not UNSET:
+                    issues[(what, instance)] = r.known_issue
     named = {issues.get(d) for d in duplicates}
     if None in named or len(named) != 1:
         return None

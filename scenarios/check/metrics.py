@@ -21,22 +21,21 @@ Definitions (record kinds from ``docs/event-log.md``):
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+import msgspec
+from msgspec import UNSET
 
 from scenarios.check.summary_types import (
     ConnectConvergence,
     ConnectSummary,
     PhaseSummary,
     WorkerCounts,
-    summary_dict,
 )
+from scenarios.eventlog.kinds import Fault, Step
 
-__all__ = ["summarize", "connect_summary", "step_end_ms", "Summary"]
-
-#: A summary as the engine carries it and ``summary.json`` holds it: the builtins of its
-#: Struct (:func:`scenarios.check.summary_types.summary_dict`).
-Summary = dict[str, Any]
+__all__ = ["summarize", "connect_summary", "step_end_ms", "step_record_end_ms"]
 
 _TASK_EVENTS = {
     "task_started": ("task", True),
@@ -48,7 +47,7 @@ _TASK_EVENTS = {
 }
 
 
-def step_end_ms(record: dict[str, Any]) -> int:
+def step_end_ms(record: Step | Fault) -> int:
     """When a ``step`` record's action is over (virtual ms): ``t_ms`` plus the longest of its
     ``down_ms`` (a restart: the worker is back), ``duration_ms`` (a partition, loss, latency
     or slow fault heals) and ``stall_ms`` (a stall ends); a ``delay_request`` lasts
@@ -56,12 +55,21 @@ def step_end_ms(record: dict[str, Any]) -> int:
     the last step" counts from here, so a restart written as one step or as a crash and a
     later start gives the same figure."""
     length = max(
-        (v for k in ("down_ms", "duration_ms", "stall_ms") if isinstance(v := record.get(k), int)),
+        (v for v in (record.down_ms, record.duration_ms, record.stall_ms) if v is not UNSET),
         default=0,
     )
-    if isinstance(delay := record.get("delay_ms"), int):
-        length = max(length, int(record.get("duration_ms") or 0) + delay)
-    return int(record["t_ms"]) + length
+    if record.delay_ms is not UNSET:
+        length = max(length, (record.duration_ms or 0) + record.delay_ms)
+    return record.t_ms + length
+
+
+def step_record_end_ms(record: Mapping[str, Any]) -> int:
+    """:func:`step_end_ms` of a ``step`` record dict of the log (decoded into its Struct).
+
+    Raises:
+        msgspec.ValidationError: the record is not a valid ``step`` record.
+    """
+    return step_end_ms(msgspec.convert(record, Step))
 
 
 class _Inst:
@@ -192,7 +200,7 @@ class _Summarizer:
                 self.apply_config(r["connectors"], t)
         elif kind == "step":
             if r.get("action") != "phase":
-                end = step_end_ms(r)
+                end = step_record_end_ms(r)
                 self.last_step_ms = max(end, self.last_step_ms or end)
                 self.saw_step = True
         elif kind == "phase":
@@ -417,29 +425,40 @@ class _Summarizer:
 
     def convergence(self) -> ConnectConvergence:
         """Why the run has (not) converged so far (instance ids per problem, spreads)."""
-        out: dict[str, Any] = {}
-        for what in ("task", "connector"):
-            not_running, duplicated, unconfigured = [], [], []
-            for name, inst in self.insts[what].items():
-                n = len(inst.running)
-                if inst.configured:
-                    if n == 0:
-                        not_running.append(name)
-                    elif n > 1:
-                        duplicated.append(name)
-                elif n:
-                    unconfigured.append(name)
-            out[f"not_running_{what}s"] = sorted(not_running)
-            out[f"duplicate_{what}s"] = sorted(duplicated)
-            out[f"unconfigured_running_{what}s"] = sorted(unconfigured)
-            out[f"{what}_spread"] = self.balance_spread(what)
-        return ConnectConvergence(**out)
+        tasks = self._problems("task")
+        connectors = self._problems("connector")
+        return ConnectConvergence(
+            not_running_tasks=tasks[0],
+            duplicate_tasks=tasks[1],
+            unconfigured_running_tasks=tasks[2],
+            task_spread=self.balance_spread("task"),
+            not_running_connectors=connectors[0],
+            duplicate_connectors=connectors[1],
+            unconfigured_running_connectors=connectors[2],
+            connector_spread=self.balance_spread("connector"),
+        )
+
+    def _problems(self, what: str) -> tuple[list[str], list[str], list[str]]:
+        """Sorted ids of the ``what`` instances (``task``/``connector``) that are configured
+        and not running, configured and running more than once, and running unconfigured."""
+        not_running, duplicated, unconfigured = [], [], []
+        for name, inst in self.insts[what].items():
+            n = len(inst.running)
+            if inst.configured:
+                if n == 0:
+                    not_running.append(name)
+                elif n > 1:
+                    duplicated.append(name)
+            elif n:
+                unconfigured.append(name)
+        return sorted(not_running), sorted(duplicated), sorted(unconfigured)
 
 
-def summarize(records: Sequence[dict[str, Any]]) -> Summary:
-    """:func:`connect_summary` as the JSON-able dict the engine carries (``RunResult.summary``,
-    ``summary.json``)."""
-    return summary_dict(connect_summary(records))
+def summarize(records: Sequence[dict[str, Any]]) -> ConnectSummary:
+    """:func:`connect_summary` (the name the engine and the checkers use: a Connect run's
+    ``RunResult.summary``; ``summary.json`` holds its builtins,
+    :func:`scenarios.check.summary_types.summary_dict`)."""
+    return connect_summary(records)
 
 
 def connect_summary(records: Sequence[dict[str, Any]]) -> ConnectSummary:

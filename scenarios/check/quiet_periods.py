@@ -35,11 +35,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import msgspec
+
 from scenarios import kinds
 from scenarios.check.bounds import bound_from_log
 from scenarios.check.invariants import InvariantChecker
 from scenarios.check.liveness import liveness_violations
 from scenarios.check.metrics import _Summarizer, step_end_ms, summarize
+from scenarios.check.summary_types import ConnectSummary
+from scenarios.eventlog.kinds import Fault, Step
 
 __all__ = [
     "QUIET_PERIOD_BALANCE",
@@ -54,17 +58,23 @@ _LIFECYCLE = ("member_start", "member_stop", "member_crash", "config")
 
 
 def _disturbance(record: dict[str, Any]) -> tuple[int, int] | None:
-    """``(start, end)`` of the disturbance ``record`` is (virtual ms), or None."""
+    """``(start, end)`` of the disturbance ``record`` is (virtual ms), or None. A ``step`` or
+    ``fault`` record is decoded into its Struct (they are few)."""
     kind = record.get("kind")
-    t = int(record.get("t_ms") or 0)
-    if kind == "step":
-        return None if record.get("action") == "phase" else (t, step_end_ms(record))
-    if kind == "fault":
-        until = record.get("until_ms")
-        end = until if isinstance(until, int) else step_end_ms(record)
-        return t, max(t, end)
     if kind in _LIFECYCLE:
+        t = int(record.get("t_ms") or 0)
         return t, t
+    if kind not in ("step", "fault"):
+        return None
+    match msgspec.convert(record, Step if kind == "step" else Fault):
+        case Step(action="phase"):
+            return None
+        case Step() as step:
+            return step.t_ms, step_end_ms(step)
+        case Fault(until_ms=int(until)) as fault:
+            return fault.t_ms, max(fault.t_ms, until)
+        case Fault() as fault:
+            return fault.t_ms, max(fault.t_ms, step_end_ms(fault))
     return None
 
 
@@ -115,22 +125,24 @@ def _with_safety_violations(records: Sequence[dict[str, Any]]) -> list[dict[str,
             continue
         out.append(record)
         for violation in checker.feed(record):
-            out.append({"t_ms": record.get("t_ms"), "kind": "violation", **violation})
+            seq = record.get("seq")
+            out.append({"t_ms": record.get("t_ms"), "seq": seq, "kind": "violation", **violation})
     return out
 
 
 def _duplicates_started_by_known_issues(
-    records: Sequence[dict[str, Any]], summary: dict[str, Any]
+    records: Sequence[dict[str, Any]], summary: ConnectSummary
 ) -> str | None:
     """The rule chaos applies to the end of a run (``campaigns.chaos.known_issue_of``): when
     the only problem is instances running twice, each started by a double ownership that a
     known upstream issue explains, and the spread is at most 1 + their number, the label of the
     first one; else None."""
-    conv = summary["convergence"]
-    if any(
-        conv[f"{k}_{w}s"]
-        for k in ("not_running", "unconfigured_running")
-        for w in ("task", "connector")
+    conv = summary.convergence
+    if (
+        conv.not_running_tasks
+        or conv.not_running_connectors
+        or conv.unconfigured_running_tasks
+        or conv.unconfigured_running_connectors
     ):
         return None
     issues: dict[tuple[str, str], str] = {}
@@ -139,12 +151,12 @@ def _duplicates_started_by_known_issues(
             for what in ("task", "connector"):
                 if r.get(what) is not None:
                     issues[(what, str(r[what]))] = str(r["known_issue"])
-    duplicates = [("task", t) for t in conv["duplicate_tasks"]] + [
-        ("connector", c) for c in conv["duplicate_connectors"]
+    duplicates = [("task", t) for t in conv.duplicate_tasks] + [
+        ("connector", c) for c in conv.duplicate_connectors
     ]
     if not duplicates or any(d not in issues for d in duplicates):
         return None
-    if max(conv["task_spread"], conv["connector_spread"]) > 1 + len(duplicates):
+    if max(conv.task_spread, conv.connector_spread) > 1 + len(duplicates):
         return None
     return issues[duplicates[0]]
 

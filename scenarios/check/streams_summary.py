@@ -15,7 +15,7 @@ import msgspec
 from members.assignors.streams import TaskId
 from scenarios.check.expect import evaluate
 from scenarios.check.invariants import STATIC_MEMBER_KEPT
-from scenarios.check.metrics import connect_summary, step_end_ms
+from scenarios.check.metrics import connect_summary, step_record_end_ms
 from scenarios.check.summary_types import (
     AssignmentCost,
     ClientTasks,
@@ -25,7 +25,6 @@ from scenarios.check.summary_types import (
     StreamsSummary,
     SummaryBase,
     WorkerCounts,
-    summary_dict,
 )
 from scenarios.input.streams import LoadedStreamsScenario
 
@@ -52,10 +51,11 @@ class _StreamsState:
 
 def summarize_streams(
     records: Sequence[dict[str, Any]], loaded: LoadedStreamsScenario
-) -> dict[str, Any]:
-    """:func:`streams_summary` as the JSON-able dict the engine carries (``RunResult.summary``,
-    ``summary.json``)."""
-    return summary_dict(streams_summary(records, loaded))
+) -> StreamsSummary:
+    """:func:`streams_summary` (the name the engine uses: a Streams run's
+    ``RunResult.summary``; ``summary.json`` holds its builtins,
+    :func:`scenarios.check.summary_types.summary_dict`)."""
+    return streams_summary(records, loaded)
 
 
 def streams_summary(
@@ -94,9 +94,9 @@ def streams_summary(
     phase_down = [0] * len(phases)
     phase_moves = [0] * len(phases)
     starts = [p.start_ms for p in phases]
-    history: list[dict[str, dict[str, list[str]]]] = []
+    history: list[dict[str, ClientTasks]] = []
     decisions: list[dict[str, Any]] = []
-    costs: list[dict[str, Any]] = []
+    costs: list[AssignmentCost] = []
     probing_fired = probing_scheduled = warmups = 0
     restoring_since: dict[tuple[str, str], int] = {}
     restore_ms: list[int] = []
@@ -183,7 +183,7 @@ def streams_summary(
             last_change = t
         elif kind == "streams_assignment":
             table = {
-                st.pid_name.get(pid, pid): {"active": c["active"], "standby": c["standby"]}
+                st.pid_name.get(pid, pid): ClientTasks(active=c["active"], standby=c["standby"])
                 for pid, c in r["clients"].items()
             }
             table = dict(sorted(table.items()))
@@ -192,7 +192,7 @@ def streams_summary(
             if not history or history[-1] != table:
                 history.append(table)
             if "cost" in r:
-                costs.append({"generation": r.get("generation"), **r["cost"]})
+                costs.append(AssignmentCost(generation=r["generation"], **r["cost"]))
         elif kind == "probing_rebalance_scheduled":
             probing_scheduled += 1
         elif kind == "timer_fired" and r.get("key") == "probing-rebalance":
@@ -210,7 +210,7 @@ def streams_summary(
                 for pid in [p for p, name in st.pid_name.items() if name == previous]:
                     st.pid_name[pid] = m
         elif kind == "step" and r.get("action") != "phase":
-            end = step_end_ms(r)  # from the step's end, as Connect's summary
+            end = step_record_end_ms(r)  # from the step's end, as Connect's summary
             last_step = end if last_step is None else max(last_step, end)
 
     end = base.end_ms
@@ -229,7 +229,6 @@ def streams_summary(
     converged = not any(msgspec.structs.astuple(problems))
     since = last_step if last_step is not None else base.start_ms
     counts = [len(st.active.get(c, {})) for c in st.live]
-    tables = [{c: ClientTasks(**roles) for c, roles in table.items()} for table in history]
     shared = {f: getattr(base, f) for f in SummaryBase.__struct_fields__}
     shared.update(
         tasks_configured=len(tasks),
@@ -248,8 +247,8 @@ def streams_summary(
         **shared,
         convergence=problems,
         streams=StreamsDetails(
-            assignment_history=tables,
-            final_assignment=tables[-1] if tables else {},
+            assignment_history=history,
+            final_assignment=history[-1] if history else {},
             probing_rebalances=probing_fired,
             probing_scheduled=probing_scheduled,
             warmups=warmups,
@@ -262,10 +261,8 @@ def streams_summary(
                     state == "restoring" for c in st.live for state in st.active.get(c, {}).values()
                 ),
             ),
-            costs=[AssignmentCost(**c) for c in costs],
-            final_cost=costs[-1]["after"]
-            if costs and decisions and "cost" in decisions[-1]
-            else None,
+            costs=costs,
+            final_cost=costs[-1].after if costs and decisions and "cost" in decisions[-1] else None,
             client_tags={c: st.tags.get(c, {}) for c in sorted(st.tags)},
             static_kept=_static_kept(loaded, last_members, st, decisions),
             final_holdings={
@@ -410,43 +407,43 @@ def _static_kept(
     return kept if sorted(decided - set(st.live)) == kept else []
 
 
-def streams_end_violations(summary: dict[str, Any]) -> list[dict[str, Any]]:
+def streams_end_violations(summary: StreamsSummary) -> list[dict[str, Any]]:
     """End-of-run liveness/balance for Streams, as ``violation`` record fields: ``liveness``
     when a task is not running exactly once or the group has not settled (probing rebalances
     still requested, tasks withheld, holdings differ from the last assignment, or the last
     assignment is invalid per KIP-441); ``balance`` when it is settled but not balanced."""
-    conv = summary["convergence"]
-    end = summary["end_ms"]
+    conv = summary.convergence
+    end = summary.end_ms
     found: list[dict[str, Any]] = []
     parts: list[str] = []
-    if conv["not_running_tasks"]:
-        parts.append(f"tasks not running: {', '.join(conv['not_running_tasks'][:8])}")
-    if conv["duplicate_tasks"]:
-        parts.append(f"tasks running twice: {', '.join(conv['duplicate_tasks'][:8])}")
-    parts.extend(conv["unsettled"][:4])
-    parts.extend(conv["invalid"][:4])
+    if conv.not_running_tasks:
+        parts.append(f"tasks not running: {', '.join(conv.not_running_tasks[:8])}")
+    if conv.duplicate_tasks:
+        parts.append(f"tasks running twice: {', '.join(conv.duplicate_tasks[:8])}")
+    parts.extend(conv.unsettled[:4])
+    parts.extend(conv.invalid[:4])
     if parts:
         found.append(
             {
                 "invariant": "liveness",
                 "detail": f"at {end} ms: " + "; ".join(parts),
-                "tasks": conv["not_running_tasks"] + conv["duplicate_tasks"],
+                "tasks": conv.not_running_tasks + conv.duplicate_tasks,
             }
         )
-        kept = (summary.get("streams") or {}).get("static_kept") or []
-        if kept and not conv["duplicate_tasks"]:
+        kept = summary.streams.static_kept
+        if kept and not conv.duplicate_tasks:
             # the group waits for, and assigns tasks to, gone static members (KIP-345)
             found[-1]["members"] = kept
             found[-1]["known_issue"] = STATIC_MEMBER_KEPT
-    if conv["unbalanced"]:
+    if conv.unbalanced:
         found.append(
-            {"invariant": "balance", "detail": f"at {end} ms: " + "; ".join(conv["unbalanced"])}
+            {"invariant": "balance", "detail": f"at {end} ms: " + "; ".join(conv.unbalanced)}
         )
     return found
 
 
 def tag_conflicts(
-    assignment: dict[str, dict[str, list[str]]],
+    assignment: dict[str, ClientTasks],
     tags: dict[str, dict[str, str]],
     keys: Sequence[str],
 ) -> list[str]:
@@ -454,7 +451,7 @@ def tag_conflicts(
     (KIP-708's ideal distribution has none), one line each."""
     holders: dict[str, list[str]] = {}
     for client, roles in assignment.items():
-        for task in roles["active"] + roles["standby"]:
+        for task in roles.active + roles.standby:
             holders.setdefault(task, []).append(client)
     out: list[str] = []
     for task in sorted(holders, key=_task_key):
@@ -465,7 +462,7 @@ def tag_conflicts(
     return out
 
 
-def streams_expect_failures(expect: Any, summary: dict[str, Any]) -> list[str]:
+def streams_expect_failures(expect: Any, summary: StreamsSummary) -> list[str]:
     """One line per unmet check of a Streams ``[expect]`` table
     (:class:`scenarios.input.streams.StreamsExpect`) against :func:`summarize_streams`'s
     summary: the shared checks of :func:`scenarios.check.expect.evaluate`, ``no_violations``
@@ -483,29 +480,28 @@ def streams_expect_failures(expect: Any, summary: dict[str, Any]) -> list[str]:
     failures = evaluate(generic, summary)
     if expect.no_violations:
         allowed = set(expect.expected_violations)
-        bad = {k: v for k, v in (summary.get("violations") or {}).items() if v and k not in allowed}
+        bad = {k: v for k, v in summary.violations.items() if v and k not in allowed}
         if bad:
             listed = ", ".join(f"{n} {k}" for k, n in sorted(bad.items()))
             failures.append(f"no_violations: expected none, got {listed}")
-    streams = summary["streams"]
+    streams = summary.streams
     if expect.max_probing_rebalances is not None:
-        n = streams["probing_rebalances"]
+        n = streams.probing_rebalances
         if n > expect.max_probing_rebalances:
             failures.append(
                 f"max_probing_rebalances: expected <= {expect.max_probing_rebalances}, got {n}"
             )
 
-    def table(t: dict[str, Any]) -> dict[str, dict[str, list[str]]]:
+    def table(t: dict[str, Any]) -> dict[str, ClientTasks]:
         return {
-            name: {
-                "active": sorted(e.active, key=_task_key),
-                "standby": sorted(e.standby, key=_task_key),
-            }
+            name: ClientTasks(
+                active=sorted(e.active, key=_task_key), standby=sorted(e.standby, key=_task_key)
+            )
             for name, e in sorted(t.items())
         }
 
     if expect.max_final_cost is not None:
-        cost = streams["final_cost"]
+        cost = streams.final_cost
         if cost is None or cost > expect.max_final_cost:
             failures.append(
                 f"max_final_cost: expected <= {expect.max_final_cost}, got "
@@ -513,7 +509,7 @@ def streams_expect_failures(expect: Any, summary: dict[str, Any]) -> list[str]:
             )
     if expect.distinct_tags:
         conflicts = tag_conflicts(
-            streams["final_assignment"], streams["client_tags"], expect.distinct_tags
+            streams.final_assignment, streams.client_tags, expect.distinct_tags
         )
         if conflicts:
             failures.append(
@@ -521,7 +517,7 @@ def streams_expect_failures(expect: Any, summary: dict[str, Any]) -> list[str]:
                 f"copies: {'; '.join(conflicts[:4])}"
             )
 
-    history = streams["assignment_history"]
+    history = streams.assignment_history
     i = 0
     for k, want in enumerate(expect.assignments):
         w = table(want)
@@ -529,14 +525,21 @@ def streams_expect_failures(expect: Any, summary: dict[str, Any]) -> list[str]:
             i += 1
         if i == len(history):
             failures.append(
-                f"assignments[{k}]: expected {w} to follow the previous expected assignment, "
+                f"assignments[{k}]: expected {_shown(w)} to follow the previous expected "
+                "assignment, "
                 f"not found in the leader's assignments"
             )
             break
         i += 1
     if expect.final_assignment is not None:
         w = table(expect.final_assignment)
-        got = streams["final_assignment"]
+        got = streams.final_assignment
         if got != w:
-            failures.append(f"final_assignment: expected {w}, got {got}")
+            failures.append(f"final_assignment: expected {_shown(w)}, got {_shown(got)}")
     return failures
+
+
+def _shown(assignment: dict[str, ClientTasks]) -> dict[str, dict[str, list[str]]]:
+    """``assignment`` as ``{client: {"active": [...], "standby": [...]}}`` (how an
+    expectation failure prints it, as ``summary.json`` holds it)."""
+    return {c: {"active": t.active, "standby": t.standby} for c, t in assignment.items()}

@@ -3,10 +3,12 @@
 :func:`scenarios.check.metrics.connect_summary` (Connect),
 :func:`scenarios.check.streams_summary.streams_summary` (Kafka Streams) and
 :func:`scenarios.check.consumer_summary.consumer_summary` (plain consumers) build these
-Structs; the engine carries them as builtins (:func:`summary_dict`, what ``summary.json``
-holds). They are closed (unknown keys are rejected), so a test can hold every library run's
-``summary.json`` to them. What each key means is in those functions' docstrings
-and in ``docs/event-log.md`` ("Summary"). All times are virtual ms.
+Structs; the engine carries them as they are (``RunResult.summary``,
+:meth:`scenarios.sim.run_kind.RunKind.summarize`), and ``summary.json`` holds their builtins
+(:func:`summary_dict`; :func:`summary_struct` reads them back). They are closed (unknown
+keys are rejected), so a test can hold every library run's ``summary.json`` to them. What
+each key means is in those functions' docstrings and in ``docs/event-log.md`` ("Summary").
+All times are virtual ms.
 
 ``summary.json`` is the summary plus ``expectation_failures`` (one line per unmet
 ``[expect]``), written with sorted keys by ``scenarios.cli.outputs.write_outputs``.
@@ -40,6 +42,7 @@ __all__ = [
     "WorkerCounts",
     "base_headline",
     "summary_dict",
+    "summary_struct",
     "summary_type",
     "validate_summary",
 ]
@@ -230,14 +233,14 @@ class ConsumerSummary(_Closed, kw_only=True):
 Summary = ConnectSummary | StreamsSummary | ConsumerSummary
 
 
-def base_headline(summary: Mapping[str, Any]) -> Headline:
+def base_headline(summary: SummaryBase) -> Headline:
     """The :class:`scenarios.kinds.Headline` of a Connect or Streams summary
     (:class:`SummaryBase`'s ``converged``, ``time_to_converge_ms`` and task downtime keys)."""
     return Headline(
-        converged=bool(summary.get("converged")),
-        time_to_converge_ms=summary.get("time_to_converge_ms"),
-        downtime_total_ms=int(summary.get("task_downtime_ms_total") or 0),
-        downtime_max_ms=int(summary.get("task_downtime_ms_max") or 0),
+        converged=summary.converged,
+        time_to_converge_ms=summary.time_to_converge_ms,
+        downtime_total_ms=summary.task_downtime_ms_total,
+        downtime_max_ms=summary.task_downtime_ms_max,
     )
 
 
@@ -252,6 +255,19 @@ def summary_type(summary: dict[str, Any]) -> type[msgspec.Struct]:
     and :meth:`scenarios.kinds.GroupKind.summary_type`; :class:`StreamsSummary` for Streams,
     else :class:`ConnectSummary`)."""
     return kinds.of_summary(summary).summary_type()
+
+
+def summary_struct(summary: Mapping[str, Any]) -> Summary:
+    """The Struct of a summary read back from ``summary.json`` (its kind's
+    :func:`summary_type`); keys that Struct does not have, such as ``groupsim serve``'s
+    ``host`` or ``groups``, are left out.
+
+    Raises:
+        msgspec.ValidationError: a missing key or a value of the wrong type.
+    """
+    cls = summary_type(dict(summary))
+    fields = cls.__struct_fields__
+    return cast(Summary, msgspec.convert({k: v for k, v in summary.items() if k in fields}, cls))
 
 
 def validate_summary(summary: dict[str, Any]) -> Summary:

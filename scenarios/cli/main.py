@@ -148,6 +148,7 @@ def _run(
     plotter: ForkedPlotter | None,
     log_coordinator: bool = False,
 ) -> None:
+    from scenarios.check.summary_types import summary_dict
     from scenarios.cli.outputs import discard_stage, prepare_outputs, write_outputs
     from scenarios.cli.summary_view import render_summary
     from scenarios.input.library import load_any
@@ -182,7 +183,7 @@ def _run(
 
     console = Console(width=None if sys.stdout.isatty() else 110)
     render_summary(
-        result.summary,
+        summary_dict(result.summary),
         console,
         scenario_name=result.scenario,
         seed=result.seed,

@@ -165,13 +165,14 @@ def write_outputs(
         OutputDirError: ``out_dir`` cannot be used.
         OSError: writing failed (the staging directory is removed, ``out_dir`` untouched).
     """
+    from scenarios.check.summary_types import summary_dict
     from scenarios.eventlog import write_records_jsonl
 
     if stage is None:
         stage = prepare_outputs(out_dir)
     try:
         write_records_jsonl(result.records, stage / "events.jsonl")
-        summary = dict(result.summary)
+        summary = summary_dict(result.summary)
         summary["scenario"] = result.scenario
         summary["seed"] = result.seed
         summary["expectation_failures"] = result.failures

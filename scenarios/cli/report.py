@@ -31,10 +31,12 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import msgspec
 from markupsafe import Markup
 
 from protocol.errors import InputError
 from scenarios import kinds
+from scenarios.check.summary_types import summary_dict, summary_struct
 from scenarios.cli.sweep_plots import (
     distinct,
     fmt_param,
@@ -288,7 +290,10 @@ def render_run_html(summary: Mapping[str, Any], timeline_png: bytes | None) -> s
 def _run_metrics(summary: Mapping[str, Any], kind: kinds.GroupKind) -> list[tuple[str, Any]]:
     configured = kind.report_configured(summary)
     task, unit = kind.words.task, kind.words.downtime_of
-    headline = kind.headline(summary)
+    try:
+        headline = kind.headline(summary_struct(summary))
+    except msgspec.ValidationError as exc:
+        raise ReportError(f"summary.json: not a {kind.name} run summary: {exc}") from None
     downtime = [
         (f"{task} downtime, total (s)", _seconds(headline.downtime_total_ms)),
         (f"{task} downtime, worst {unit} (s)", _seconds(headline.downtime_max_ms)),
@@ -403,7 +408,7 @@ def _run_report(directory: Path) -> str:
     if "task_downtime_ms_total" not in summary:
         from scenarios.check.metrics import summarize
 
-        summary = {**summarize(records), **summary}
+        summary = {**summary_dict(summarize(records)), **summary}
     with tempfile.TemporaryDirectory(prefix="groupsim-report-") as tmp:
         png_path = Path(tmp) / "timeline.png"
         write_timeline_png(records, png_path)

@@ -52,7 +52,8 @@ def render_summary(
     """Print the run summary to ``console``.
 
     Args:
-        summary: :func:`scenarios.check.metrics.summarize` output.
+        summary: a run's summary as ``summary.json`` holds it (the builtins of its kind's
+            Struct, :func:`scenarios.check.summary_types.summary_dict`).
         console: where to print (a ``Console(record=True)`` captures it).
         scenario_name: shown in the title.
         seed: shown in the title.

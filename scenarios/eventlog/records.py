@@ -15,7 +15,8 @@ explicit ``null`` stays ``null`` when a record is re-encoded (:func:`record_to_d
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Collection, Iterable, Iterator, Mapping
+from typing import Any, cast
 
 import msgspec
 
@@ -29,6 +30,7 @@ from scenarios.eventlog import kinds_streams as ks
 __all__ = [
     "LogRecord",
     "RECORD_TYPES",
+    "decode_kinds",
     "decode_record",
     "log_schema",
     "record_to_dict",
@@ -132,6 +134,22 @@ def decode_record(record: dict[str, Any]) -> LogRecord:
             the wrong type (the message names the field as ``$.field``).
     """
     return msgspec.convert(record, LogRecord)  # type: ignore[arg-type]
+
+
+def decode_kinds(
+    records: Iterable[Mapping[str, Any]], kinds: Collection[str]
+) -> Iterator[LogRecord]:
+    """The records of ``kinds`` among ``records`` (dicts of the log), in order, each decoded
+    into its kind's Struct; records of other kinds are skipped undecoded. Decoding into the
+    one class costs about a microsecond (into the union, ``decode_record``, ~100 times that).
+
+    Raises:
+        msgspec.ValidationError: a record of ``kinds`` does not match its Struct.
+    """
+    for record in records:
+        kind = record.get("kind")
+        if kind in kinds:
+            yield cast(LogRecord, msgspec.convert(record, RECORD_TYPES[kind]))  # type: ignore[index]
 
 
 def record_to_dict(record: LogRecord) -> dict[str, Any]:

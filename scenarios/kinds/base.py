@@ -16,7 +16,7 @@ import msgspec
 
 from scenarios import kinds
 from scenarios.check.log_check import check_group_log
-from scenarios.check.summary_types import base_headline
+from scenarios.check.summary_types import Summary, SummaryBase, base_headline
 from scenarios.kinds.protocol import Headline
 
 if TYPE_CHECKING:
@@ -65,7 +65,8 @@ class KindBase:
     def summary_type(self) -> type[msgspec.Struct]:
         return self.summary_struct
 
-    def headline(self, summary: Mapping[str, Any]) -> Headline:
+    def headline(self, summary: Summary) -> Headline:
+        assert isinstance(summary, SummaryBase)  # Connect's and Streams' summaries
         return base_headline(summary)
 
     def log_violations(self, records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

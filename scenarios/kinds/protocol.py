@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from rich.text import Text
 
     from scenarios.campaigns.chaos.generate import ChaosConfig, ChaosSpec
+    from scenarios.check.summary_types import Summary
     from scenarios.input.steps import LoadedView
     from scenarios.sim.engine import RunKind
 
@@ -118,14 +119,18 @@ class GroupKind(Protocol):
         """The Struct a run summary of this kind validates against
         (:mod:`scenarios.check.summary_types`)."""
 
-    def headline(self, summary: Mapping[str, Any]) -> Headline:
-        """The run's :class:`Headline` figures, from its summary."""
+    def headline(self, summary: Summary) -> Headline:
+        """The run's :class:`Headline` figures, from its summary Struct (:meth:`summary_type`;
+        a saved ``summary.json`` gives it through
+        :func:`scenarios.check.summary_types.summary_struct`)."""
 
     def log_violations(self, records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         """Every violation ``groupsim check`` finds in one group's log of this kind, each
         with ``t_ms`` (virtual ms)."""
 
     # ---------------------------------------------------------------- views
+    # The views read a summary as ``summary.json`` holds it (a saved file, or the builtins of
+    # the Struct, :func:`scenarios.check.summary_types.summary_dict`).
 
     def summary_lines(self, summary: Mapping[str, Any]) -> list[Text | str]:
         """The lines ``groupsim run`` prints under its phase table (after the state line)."""

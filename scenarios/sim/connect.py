@@ -30,6 +30,7 @@ from scenarios.check.expect import evaluate
 from scenarios.check.liveness import liveness_violations
 from scenarios.check.metrics import summarize
 from scenarios.check.protocol_checkers import protocol_violations
+from scenarios.check.summary_types import ConnectSummary
 from scenarios.input import schema
 from scenarios.input.loader import LoadedScenario
 from scenarios.input.steps import Planned
@@ -143,18 +144,18 @@ class ConnectKind:
 
     # ------------------------------------------------------------------ the run's outcome
 
-    def summarize(self, records: list[dict[str, Any]]) -> dict[str, Any]:
+    def summarize(self, records: list[dict[str, Any]]) -> ConnectSummary:
         """:func:`scenarios.check.metrics.summarize`."""
         return summarize(records)
 
     def end_violations(
-        self, records: list[dict[str, Any]], summary: dict[str, Any]
+        self, records: list[dict[str, Any]], summary: ConnectSummary
     ) -> list[dict[str, Any]]:
         """The end-of-run liveness and balance check (docs/event-log.md), then the protocol
         checkers over the whole log (:mod:`scenarios.check.protocol_checkers`)."""
         return liveness_violations(records, summary) + protocol_violations(records)
 
-    def expect_failures(self, summary: dict[str, Any]) -> list[str]:
+    def expect_failures(self, summary: ConnectSummary) -> list[str]:
         """The scenario's unmet ``[expect]`` lines."""
         return evaluate(self.loaded.scenario.expect, summary)
 

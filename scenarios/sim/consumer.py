@@ -15,6 +15,7 @@ from members.group_client import GroupClient
 from protocol.effects import Effect
 from scenarios.check.consumer_ownership import consumer_log_violations
 from scenarios.check.consumer_summary import summarize_consumers
+from scenarios.check.summary_types import ConsumerSummary
 from scenarios.input.consumer import LoadedConsumerScenario, Subscribe
 from scenarios.input.steps import Planned
 from scenarios.sim.engine import Engine
@@ -74,37 +75,35 @@ class ConsumerKind:
     def deliver(self, engine: Engine, dest: str, source: str, message: Any) -> bool:
         return False
 
-    def summarize(self, records: list[dict[str, Any]]) -> dict[str, Any]:
+    def summarize(self, records: list[dict[str, Any]]) -> ConsumerSummary:
         """:func:`summarize_consumers`."""
         return summarize_consumers(records)
 
     def end_violations(
-        self, records: list[dict[str, Any]], summary: dict[str, Any]
+        self, records: list[dict[str, Any]], summary: ConsumerSummary
     ) -> list[dict[str, Any]]:
         """The ownership rules (:mod:`scenarios.check.consumer_ownership`) and the protocol
         checkers over the whole log."""
         return consumer_log_violations(records)
 
-    def expect_failures(self, summary: dict[str, Any]) -> list[str]:
+    def expect_failures(self, summary: ConsumerSummary) -> list[str]:
         """The scenario's unmet ``[expect]`` lines."""
         expect = self.loaded.scenario.expect
-        s = summary["consumer"]
+        s = summary.consumer
         out = []
         expected = set(expect.expected_violations)
-        unexpected = sum(n for name, n in s["violation_names"].items() if name not in expected)
+        unexpected = sum(n for name, n in s.violation_names.items() if name not in expected)
         if expect.no_violations and unexpected:
             out.append(f"no_violations: {unexpected} violation(s)")
-        if expect.final_protocol is not None and s["final_protocol"] != expect.final_protocol:
-            out.append(
-                f"final_protocol: expected {expect.final_protocol}, got {s['final_protocol']}"
-            )
-        generations = s["generations"]
+        if expect.final_protocol is not None and s.final_protocol != expect.final_protocol:
+            out.append(f"final_protocol: expected {expect.final_protocol}, got {s.final_protocol}")
+        generations = s.generations
         if expect.min_rebalances is not None and generations < expect.min_rebalances:
             out.append(f"min_rebalances: expected >= {expect.min_rebalances}, got {generations}")
         if expect.max_rebalances is not None and generations > expect.max_rebalances:
             out.append(f"max_rebalances: expected <= {expect.max_rebalances}, got {generations}")
-        if expect.fatal_members is not None and s["fatal"] != expect.fatal_members:
-            out.append(f"fatal_members: expected {expect.fatal_members}, got {s['fatal']}")
+        if expect.fatal_members is not None and s.fatal != expect.fatal_members:
+            out.append(f"fatal_members: expected {expect.fatal_members}, got {s.fatal}")
         return out
 
     def apply_step(self, engine: Engine, planned: Planned) -> None:

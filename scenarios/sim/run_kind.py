@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from members.group_client import GroupClient
 from protocol.effects import Effect
+from scenarios.check.summary_types import Summary
 from scenarios.input.steps import Planned
 
 if TYPE_CHECKING:
@@ -58,11 +59,13 @@ class RunKind(Protocol):
     def apply_step(self, engine: Engine, planned: Planned) -> None:
         """A timeline step only this kind has (Connect's connector changes)."""
 
-    def summarize(self, records: list[dict[str, Any]]) -> dict[str, Any]:
-        """The run's summary (``summary.json``) from its log."""
+    def summarize(self, records: list[dict[str, Any]]) -> Summary:
+        """The run's summary from its log: the kind's Struct
+        (:mod:`scenarios.check.summary_types`; ``summary.json`` holds its builtins)."""
 
     def end_violations(self, records: list[dict[str, Any]], summary: Any) -> list[dict[str, Any]]:
-        """The end-of-run check's violations (logged before ``run_end``)."""
+        """The end-of-run check's violations (logged before ``run_end``); ``summary`` is
+        :meth:`summarize`'s Struct."""
 
-    def expect_failures(self, summary: dict[str, Any]) -> list[str]:
+    def expect_failures(self, summary: Any) -> list[str]:
         """One line per unmet ``[expect]`` of the scenario."""

@@ -13,6 +13,7 @@ from typing import Any
 import msgspec
 
 from scenarios import kinds
+from scenarios.check.summary_types import Summary
 from scenarios.eventlog import EventLog
 from scenarios.input.steps import LoadedView
 from scenarios.sim.calibration import replay_holds
@@ -31,16 +32,19 @@ class _OverBudget(Exception):
 class RunResult(msgspec.Struct):
     """The outcome of one run.
 
-    ``records`` is the event log (dicts, see docs/event-log.md); ``summary`` the metrics of
-    :func:`scenarios.check.metrics.summarize` (Connect) or
-    :func:`scenarios.check.streams_summary.summarize_streams` (Streams); ``failures`` one line
-    per unmet ``[expect]``.
+    ``records`` is the event log (dicts, see docs/event-log.md); ``summary`` the run's kind's
+    summary Struct (:meth:`scenarios.sim.run_kind.RunKind.summarize`:
+    :class:`~scenarios.check.summary_types.ConnectSummary`,
+    :class:`~scenarios.check.summary_types.StreamsSummary` or
+    :class:`~scenarios.check.summary_types.ConsumerSummary`; ``summary.json`` holds its
+    builtins, :func:`scenarios.check.summary_types.summary_dict`); ``failures`` one line per
+    unmet ``[expect]``.
     """
 
     scenario: str
     seed: int
     records: list[dict[str, Any]]
-    summary: dict[str, Any]
+    summary: Summary
     failures: list[str]
 
     @property

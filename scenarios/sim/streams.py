@@ -23,6 +23,7 @@ from scenarios.check.streams_summary import (
     streams_expect_failures,
     summarize_streams,
 )
+from scenarios.check.summary_types import StreamsSummary
 from scenarios.input.steps import Planned
 from scenarios.input.streams import ClientSpec, LoadedStreamsScenario, RestartStep
 from scenarios.sim.engine import Engine
@@ -109,12 +110,12 @@ class StreamsKind:
     def deliver(self, engine: Engine, dest: str, source: str, message: Any) -> bool:
         return False
 
-    def summarize(self, records: list[dict[str, Any]]) -> dict[str, Any]:
+    def summarize(self, records: list[dict[str, Any]]) -> StreamsSummary:
         """:func:`scenarios.check.streams_summary.summarize_streams`."""
         return summarize_streams(records, self.loaded)
 
     def end_violations(
-        self, records: list[dict[str, Any]], summary: dict[str, Any]
+        self, records: list[dict[str, Any]], summary: StreamsSummary
     ) -> list[dict[str, Any]]:
         """The end-of-run liveness and KIP-441 balance check, the same at the end of every
         long quiet period (:mod:`scenarios.check.streams_quiet`), then the protocol checkers
@@ -125,7 +126,7 @@ class StreamsKind:
             + protocol_violations(records)
         )
 
-    def expect_failures(self, summary: dict[str, Any]) -> list[str]:
+    def expect_failures(self, summary: StreamsSummary) -> list[str]:
         """The scenario's unmet ``[expect]`` lines."""
         return streams_expect_failures(self.loaded.expect, summary)
 

@@ -40,7 +40,7 @@ def test_partitioned_worker_is_removed_revokes_everything_then_returns() -> None
     assert revoke["t_ms"] - unknown["t_ms"] == 3_000
     assert kinds(result, "fault", fault="heal", member="w2")[0]["t_ms"] == 60_000
     assert kinds(result, "coordinator_found", member="w2")
-    assert result.summary["converged"] and not result.failures
+    assert result.summary.converged and not result.failures
 
 
 def test_stalled_herder_leaves_on_poll_timeout_and_kafka_16056_is_named() -> None:
@@ -53,7 +53,7 @@ def test_stalled_herder_leaves_on_poll_timeout_and_kafka_16056_is_named() -> Non
     flagged = kinds(result, "violation")
     # The leaving worker keeps running its tasks while the eager group reassigns them.
     assert flagged and {r.get("known_issue") for r in flagged} == {"KAFKA-16056"}
-    assert result.summary["violations"] == {"KAFKA-16056": len(flagged)}
+    assert result.summary.violations == {"KAFKA-16056": len(flagged)}
 
 
 def test_coordinator_failover_reloads_the_group_and_members_carry_on() -> None:
@@ -69,8 +69,8 @@ def test_coordinator_failover_reloads_the_group_and_members_carry_on() -> None:
     assert any(
         "NOT_COORDINATOR" in r["reason"] for r in kinds(result, "coordinator_unknown", member="w4")
     )
-    assert "w4" in result.summary["workers_final"]
-    assert result.summary["converged"] and not result.failures
+    assert "w4" in result.summary.workers_final
+    assert result.summary.converged and not result.failures
 
 
 def test_lossy_and_slow_links_are_seeded() -> None:
@@ -84,4 +84,4 @@ def test_lossy_and_slow_links_are_seeded() -> None:
     assert first.records == second.records
     assert kinds(first, "fault", fault="loss")[0]["until_ms"] == 90_000
     assert kinds(first, "fault", fault="latency")[0]["extra_ms"] == 2_000
-    assert first.summary["converged"] and not first.failures
+    assert first.summary.converged and not first.failures

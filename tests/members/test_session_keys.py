@@ -33,9 +33,9 @@ def test_signed_task_configs_are_verified_by_the_leader() -> None:
     assert request["member"] != "w1" and request["to"] == "w1" and request["signed"]
     (verified,) = kinds(result, "internal_request_verified")
     assert verified["validation"] is True and verified["origin"] == request["member"]
-    assert result.summary["converged"]
+    assert result.summary.converged
     assert {r["task"] for r in kinds(result, "task_started")} >= {"c2-0"}
-    assert "c2-1" not in {w for w in result.summary.get("never_started", [])}
+    assert "c2-1" not in set(result.summary.never_started)
 
 
 def test_request_signed_with_a_rotated_key_is_rejected_then_retried() -> None:

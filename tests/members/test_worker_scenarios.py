@@ -80,7 +80,7 @@ def test_eager_worker_stops_everything_before_it_rejoins() -> None:
         # The herder stops every task (50 ms) before JoinGroup goes out.
         assert stopped and max(stopped) <= rejoin
         assert rejoin - min(r["t_ms"] for r in revokes if r["member"] == member) >= 50
-    assert result.summary["converged"] and not result.failures
+    assert result.summary.converged and not result.failures
 
 
 def test_cooperative_revocation_is_followed_by_a_rejoin() -> None:
@@ -113,7 +113,7 @@ def test_scheduled_delay_expiry_makes_the_worker_rejoin() -> None:
     )
     assert rejoin and rejoin[0]["t_ms"] == fired[0]["t_ms"]
     # w2's work ends up on w1 after the delay.
-    assert result.summary["workers_final"]["w1"]["tasks"] == 6
+    assert result.summary.workers_final["w1"].tasks == 6
 
 
 def test_crash_is_noticed_after_the_session_timeout_and_leave_at_once() -> None:
@@ -170,9 +170,9 @@ def test_config_changes_trigger_rebalances() -> None:
         r["task"] for r in kinds(result, "task_stopped") if r["task"].startswith("c1-")
     }
     assert stopped_deleted == {"c1-0", "c1-1", "c1-2"}
-    final = result.summary["workers_final"]
-    assert sum(w["tasks"] for w in final.values()) == 3 + 2  # c2's 3 tasks + new's 2
-    assert result.summary["converged"] and not result.failures
+    final = result.summary.workers_final
+    assert sum(w.tasks for w in final.values()) == 3 + 2  # c2's 3 tasks + new's 2
+    assert result.summary.converged and not result.failures
 
 
 def test_lagging_leader_gets_config_mismatch_and_recovers() -> None:
@@ -211,14 +211,14 @@ tasks = 2
     mismatches = [r for r in kinds(result, "assignment") if r["error"] == 1]
     assert mismatches, "the lagging leader must answer CONFIG_MISMATCH"
     assert {r["member"] for r in mismatches} == {"w1", "w2"}
-    assert result.summary["converged"] and not result.failures
+    assert result.summary.converged and not result.failures
     assert {"late-0", "late-1"} <= {r["task"] for r in kinds(result, "task_started")}
     # Work survives the failed round: the snapshot keeps it (WorkerCoordinator merges into a
     # failed assignment too), so nothing that ran before the mismatch moves or restarts.
     assert not [
         r for r in kinds(result, "task_start") if r["task"].startswith("c1-") and r["t_ms"] > 30_000
     ]
-    assert result.summary["task_movements"] == 0
+    assert result.summary.task_movements == 0
 
 
 def test_one_eager_worker_pins_the_group_to_default_and_others_warn() -> None:

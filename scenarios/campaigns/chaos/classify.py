@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from scenarios.check.invariants import KNOWN_ISSUES
+from scenarios.check.summary_types import ConnectSummary, StreamsSummary
 from scenarios.sim.runner import RunResult
 
 __all__ = ["KNOWN_ISSUES", "known_issue_of", "classify", "failure_signature"]
@@ -33,27 +34,29 @@ def known_issue_of(record: dict[str, Any], result: RunResult) -> str | None:
                     issues[f"{what}:{r[what]}"] = str(r["known_issue"])
     if not issues:
         return None
-    conv = result.summary.get("convergence") or {}
-    duplicates = [f"task:{t}" for t in conv.get("duplicate_tasks", ())] + [
-        f"connector:{c}" for c in conv.get("duplicate_connectors", ())
-    ]
-    others = any(
-        conv.get(k)
-        for k in (
-            "not_running_tasks",
-            "not_running_connectors",
-            "unconfigured_running_tasks",
-            "unconfigured_running_connectors",
-            "unsettled",  # Streams: the group has not settled, or holds an invalid assignment
-            "invalid",
-        )
-    )
+    spread = 0
+    match result.summary:
+        case ConnectSummary(convergence=conv):
+            duplicates = [f"task:{t}" for t in conv.duplicate_tasks] + [
+                f"connector:{c}" for c in conv.duplicate_connectors
+            ]
+            others = bool(
+                conv.not_running_tasks
+                or conv.not_running_connectors
+                or conv.unconfigured_running_tasks
+                or conv.unconfigured_running_connectors
+            )
+            spread = max(conv.task_spread, conv.connector_spread)
+        case StreamsSummary(convergence=streams):
+            duplicates = [f"task:{t}" for t in streams.duplicate_tasks]
+            # the group has not settled, or holds an invalid assignment
+            others = bool(streams.not_running_tasks or streams.unsettled or streams.invalid)
+        case _:
+            return None
     if not duplicates or others or any(d not in issues for d in duplicates):
         return None
-    if invariant == "balance":
-        spread = max(conv.get("task_spread", 0), conv.get("connector_spread", 0))
-        if spread > 1 + len(duplicates):
-            return None
+    if invariant == "balance" and spread > 1 + len(duplicates):
+        return None
     return issues[duplicates[0]]
 
 

@@ -16,7 +16,8 @@ from scenarios import kinds
 from scenarios.campaigns.chaos.classify import KNOWN_ISSUES, classify, failure_signature
 from scenarios.campaigns.chaos.generate import ChaosConfig, ChaosSpec, generate
 from scenarios.campaigns.chaos.render import spec_to_toml, step_end
-from scenarios.check.metrics import step_end_ms
+from scenarios.check.metrics import step_record_end_ms
+from scenarios.check.summary_types import SummaryBase
 from scenarios.input.library import loads_any
 from scenarios.sim.runner import RunResult, simulate
 
@@ -151,11 +152,11 @@ def run_spec(spec: ChaosSpec, referee: str | None = None) -> tuple[RunOutcome, R
         # when it heals), so the last change is found from the same point, not the step's start.
         last_step_end = max(
             (
-                step_end_ms(r)
+                step_record_end_ms(r)
                 for r in result.records
                 if r.get("kind") == "step" and r.get("action") != "phase"
             ),
-            default=result.summary.get("start_ms", 0),
+            default=result.summary.start_ms if isinstance(result.summary, SummaryBase) else 0,
         )
         change = last_step_end + (headline.time_to_converge_ms or 0)
         converge_ms = max(0, change - fault_end)

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from scenarios import kinds
 from scenarios.check.log_check import check_consumer_log
-from scenarios.check.summary_types import ConsumerSummary
+from scenarios.check.summary_types import ConsumerSummary, Summary
 from scenarios.eventlog import kinds_consumer
 from scenarios.input.consumer import LoadedConsumerScenario, loads_consumer_scenario
 from scenarios.input.library import consumer_library_dir
@@ -66,14 +66,15 @@ class Consumer(KindBase):
     def run_kind(self, loaded: Any) -> ConsumerKind:
         return ConsumerKind(loaded)
 
-    def headline(self, summary: Mapping[str, Any]) -> Headline:
+    def headline(self, summary: Summary) -> Headline:
         """Partition downtime and convergence (:mod:`scenarios.check.consumer_summary`)."""
-        details = summary[self.name]
+        assert isinstance(summary, ConsumerSummary)
+        details = summary.consumer
         return Headline(
-            converged=bool(summary["converged"]),
-            time_to_converge_ms=details["time_to_converge_ms"],
-            downtime_total_ms=details["partition_downtime_ms_total"],
-            downtime_max_ms=details["partition_downtime_ms_max"],
+            converged=summary.converged,
+            time_to_converge_ms=details.time_to_converge_ms,
+            downtime_total_ms=details.partition_downtime_ms_total,
+            downtime_max_ms=details.partition_downtime_ms_max,
         )
 
     def log_violations(self, records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -11,7 +11,7 @@ from scenarios.check.consumer_summary import partition_downtime, summarize_consu
 
 
 def _rec(t: int, kind: str, member: str | None = None, **fields: Any) -> dict[str, Any]:
-    record: dict[str, Any] = {"t_ms": t, "kind": kind, **fields}
+    record: dict[str, Any] = {"t_ms": t, "seq": 0, "kind": kind, **fields}
     if member is not None:
         record["member"] = member
     return record
@@ -59,10 +59,10 @@ def test_partition_downtime_counts_from_loss_to_the_next_owner() -> None:
 
 
 def test_the_consumer_summary_carries_the_figures() -> None:
-    details = summarize_consumers(_eager_crash_log())["consumer"]
-    assert details["partition_downtime_ms_total"] == 3_000
-    assert details["partition_downtime_ms_max"] == 2_500
-    assert details["time_to_converge_ms"] == 2_500
+    details = summarize_consumers(_eager_crash_log()).consumer
+    assert details.partition_downtime_ms_total == 3_000
+    assert details.partition_downtime_ms_max == 2_500
+    assert details.time_to_converge_ms == 2_500
 
 
 def test_the_first_assignment_and_an_unwanted_topic_are_not_downtime() -> None:
@@ -91,9 +91,9 @@ def test_a_partition_unowned_at_the_end_counts_to_the_end_and_the_run_has_not_co
         _rec(9_000, "run_end"),
     ]
     summary = summarize_consumers(log)
-    assert summary["consumer"]["partition_downtime_ms_total"] == 5_000
+    assert summary.consumer.partition_downtime_ms_total == 5_000
     # no consumer runs at the end: the liveness rule judges nothing
-    assert summary["converged"] is True
+    assert summary.converged is True
 
 
 def test_a_stopped_consumer_wants_nothing_any_more() -> None:

@@ -13,6 +13,7 @@ import pytest
 from scenarios.campaigns.chaos import ChaosSpec, classify, run_spec
 from scenarios.check.deleted_work import DELETED_NOT_REVOKED, deleted_not_revoked
 from scenarios.check.metrics import summarize
+from scenarios.check.summary_types import WorkerCounts
 from scenarios.input.loader import load_scenario
 from scenarios.sim.runner import simulate
 
@@ -29,9 +30,9 @@ def test_the_crashed_leaders_successor_leaves_the_deleted_tasks_in_w2s_load() ->
     records = _records("crash-leader-deleted-tasks-not-discounted.toml")
     summary = summarize(records)
     # w2 owns c1-1 and c1-3 (never started: config offset mismatch), c1 is gone
-    assert summary["workers_final"] == {
-        "w1": {"connectors": 2, "tasks": 3},
-        "w2": {"connectors": 1, "tasks": 0},
+    assert summary.workers_final == {
+        "w1": WorkerCounts(connectors=2, tasks=3),
+        "w2": WorkerCounts(connectors=1, tasks=0),
     }
     assert deleted_not_revoked(records, summary) == DELETED_NOT_REVOKED
 
@@ -60,7 +61,7 @@ def test_a_later_leader_that_knew_the_ghosts_ends_the_window() -> None:
 def test_ghosts_that_do_not_explain_the_spread_are_not_named() -> None:
     records = _records("crash-leader-deleted-tasks-not-discounted.toml")
     summary = summarize(records)
-    summary["workers_final"]["w1"]["tasks"] = 5  # 5 beside 0 + 2 ghosts
+    summary.workers_final["w1"].tasks = 5  # 5 beside 0 + 2 ghosts
     assert deleted_not_revoked(records, summary) is None
 
 
@@ -177,6 +178,6 @@ def test_a_deleted_task_kept_across_a_downgrade_to_eager_is_kafka_13816() -> Non
     _, result = run_spec(_spec("compatible", 2, [("c1", 2), ("c2", 0)], steps))
     counts, first_new = classify(result)
     assert first_new is None
-    assert result.summary["convergence"]["unconfigured_running_tasks"] == ["c1-1"]
+    assert result.summary.convergence.unconfigured_running_tasks == ["c1-1"]
     end = [r for r in result.records if r["kind"] == "violation" and r["invariant"] == "liveness"]
     assert [r.get("known_issue") for r in end] == ["KAFKA-13816"]

@@ -2,24 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 import pytest
 
 from scenarios.check.expect import evaluate
+from scenarios.check.metrics import summarize
 from scenarios.input.schema import Expect
 
-SUMMARY: dict[str, Any] = {
-    "converged": True,
-    "rebalances": 53,
-    "task_downtime_ms_max": 70000,
-    "task_downtime_ms_total": 900000,
-    "task_movements": 4,
-    "final_protocol": "compatible",
-    "time_to_converge_ms": 500000,
-    "violations": {"double_ownership": 2, "stale_generation": 1},
-}
+SUMMARY = msgspec.structs.replace(
+    summarize([]),
+    converged=True,
+    rebalances=53,
+    task_downtime_ms_max=70000,
+    task_downtime_ms_total=900000,
+    task_movements=4,
+    final_protocol="compatible",
+    time_to_converge_ms=500000,
+    violations={"double_ownership": 2, "stale_generation": 1},
+)
 
 
 def test_all_failures_reported() -> None:
@@ -71,16 +71,13 @@ def test_defaults_check_only_violations() -> None:
     assert evaluate(None, SUMMARY) == [
         "no_violations: expected none, got 2 double_ownership, 1 stale_generation"
     ]
-    assert evaluate(None, {**SUMMARY, "violations": {"liveness": 0}}) == []
+    assert evaluate(None, msgspec.structs.replace(SUMMARY, violations={"liveness": 0})) == []
 
 
 def test_eager_means_default_and_not_converged_time() -> None:
-    summary = {
-        **SUMMARY,
-        "final_protocol": "default",
-        "time_to_converge_ms": None,
-        "violations": {},
-    }
+    summary = msgspec.structs.replace(
+        SUMMARY, final_protocol="default", time_to_converge_ms=None, violations={}
+    )
     assert evaluate({"final_protocol": "eager"}, summary) == []
     assert evaluate({"max_time_to_converge_ms": 10}, summary) == [
         "max_time_to_converge_ms: expected <= 10 ms, got null (not converged)"

@@ -63,7 +63,7 @@ def test_protocol_violations_equal_every_checker_over_the_whole_log(
 def test_a_declared_checker_still_finds_its_violation_in_a_whole_log() -> None:
     # a replaced static member id answered NONE (KIP-345), among records of other kinds
     records: Records = [
-        {"t_ms": 0, "seq": 0, "kind": "member_start", "member": "w1"},
+        {"t_ms": 0, "seq": 0, "kind": "member_start", "member": "w1", "config": {}},
         {
             "t_ms": 1,
             "seq": 1,

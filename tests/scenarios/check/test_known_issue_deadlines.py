@@ -88,7 +88,8 @@ def test_kafka_9184_ends_when_the_cut_off_worker_gives_up() -> None:
     assert _run(_zombie_log(cut, 53_000)).get("known_issue") == "KAFKA-9184"
     late = _run(_zombie_log(cut, 54_000))
     assert "known_issue" not in late
-    assert "double_ownership" in {v["invariant"] for v in check_records(_zombie_log(cut, 54_000))}
+    log = [{"seq": seq, **r} for seq, r in enumerate(_zombie_log(cut, 54_000))]
+    assert "double_ownership" in {v["invariant"] for v in check_records(log)}
 
 
 def test_kafka_9184_waits_out_a_joingroup_in_flight() -> None:

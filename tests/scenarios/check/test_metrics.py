@@ -6,6 +6,7 @@ import json
 
 from scenarios.check.liveness import liveness_violations
 from scenarios.check.metrics import summarize
+from scenarios.check.summary_types import WorkerCounts, summary_dict
 
 from .logs import Log
 
@@ -35,23 +36,23 @@ def two_worker_bounce() -> Log:
 
 def test_downtime_movement_and_convergence() -> None:
     s = summarize(two_worker_bounce().records)
-    assert s["rebalances"] == 2
-    assert (s["join_rounds"], s["sync_rounds"]) == (2, 2)
-    assert s["task_downtime_ms_total"] == 2500  # c-1 down from 10000 to 12500
-    assert s["task_downtime_ms_max"] == 2500
-    assert s["connector_downtime_ms_total"] == 0
-    assert s["never_started"] == []
-    assert s["task_movements"] == 1
-    assert s["converged"] is True  # w1 is the only live worker: 1 connector, 2 tasks
-    assert s["time_to_converge_ms"] == 2500  # last step at 10000, last change at 12500
-    assert s["final_protocol"] == "sessioned"
-    assert s["workers_final"] == {"w1": {"connectors": 1, "tasks": 2}}
+    assert s.rebalances == 2
+    assert (s.join_rounds, s.sync_rounds) == (2, 2)
+    assert s.task_downtime_ms_total == 2500  # c-1 down from 10000 to 12500
+    assert s.task_downtime_ms_max == 2500
+    assert s.connector_downtime_ms_total == 0
+    assert s.never_started == []
+    assert s.task_movements == 1
+    assert s.converged is True  # w1 is the only live worker: 1 connector, 2 tasks
+    assert s.time_to_converge_ms == 2500  # last step at 10000, last change at 12500
+    assert s.final_protocol == "sessioned"
+    assert s.workers_final == {"w1": WorkerCounts(connectors=1, tasks=2)}
     # before generation 2, live = {w1: 1 running task}; at the end {w1: 2}: spread 0
-    assert s["max_imbalance"] == 0
-    assert s["violations"] == {}
-    assert (s["start_ms"], s["end_ms"]) == (0, 20000)
-    assert (s["tasks_configured"], s["connectors_configured"]) == (2, 1)
-    json.dumps(s)  # JSON-able
+    assert s.max_imbalance == 0
+    assert s.violations == {}
+    assert (s.start_ms, s.end_ms) == (0, 20000)
+    assert (s.tasks_configured, s.connectors_configured) == (2, 1)
+    json.dumps(summary_dict(s))  # JSON-able
 
 
 def test_imbalance_sampled_before_generation() -> None:
@@ -65,12 +66,12 @@ def test_imbalance_sampled_before_generation() -> None:
     log.run_task(6, "w2", "c-2", 2)
     log.add(9, "run_end")
     s = summarize(log.records)
-    assert s["max_imbalance"] == 3
-    assert s["converged"] is True
-    assert s["task_movements"] == 1
-    assert s["workers_final"] == {
-        "w1": {"connectors": 0, "tasks": 2},
-        "w2": {"connectors": 1, "tasks": 1},
+    assert s.max_imbalance == 3
+    assert s.converged is True
+    assert s.task_movements == 1
+    assert s.workers_final == {
+        "w1": WorkerCounts(connectors=0, tasks=2),
+        "w2": WorkerCounts(connectors=1, tasks=1),
     }
 
 
@@ -82,14 +83,14 @@ def test_not_converged_and_never_started() -> None:
     log.run_task(100, "w1", "c-1", 1)
     log.add(1000, "run_end")
     s = summarize(log.records)
-    assert s["converged"] is False
-    assert s["time_to_converge_ms"] is None
-    assert s["never_started"] == ["c-2"]
-    assert s["task_downtime_ms_total"] == 1000  # c-2, configured at 0, never ran
-    assert s["task_downtime_ms_max"] == 1000
-    assert s["convergence"]["not_running_tasks"] == ["c-2"]
-    assert s["convergence"]["task_spread"] == 2
-    assert s["convergence"]["connector_spread"] == 1
+    assert s.converged is False
+    assert s.time_to_converge_ms is None
+    assert s.never_started == ["c-2"]
+    assert s.task_downtime_ms_total == 1000  # c-2, configured at 0, never ran
+    assert s.task_downtime_ms_max == 1000
+    assert s.convergence.not_running_tasks == ["c-2"]
+    assert s.convergence.task_spread == 2
+    assert s.convergence.connector_spread == 1
     v = liveness_violations(log.records[:-1])  # the runtime checks before run_end
     assert [x["invariant"] for x in v] == ["liveness", "balance"]
     assert v[0]["detail"] == "at 100 ms: 1 configured tasks not running (c-2)"
@@ -108,8 +109,8 @@ def test_duplicate_and_unconfigured_instances_are_not_converged() -> None:
     log.run_task(2, "w2", "c-0", 1)
     log.add(3, "run_end")
     s = summarize(log.records)
-    assert s["converged"] is False
-    assert s["convergence"]["duplicate_tasks"] == ["c-0"]
+    assert s.converged is False
+    assert s.convergence.duplicate_tasks == ["c-0"]
     log2 = Log().start({"c": 1, "d": 0}, ["w1"])
     log2.run_connector(1, "w1", "c", 1)
     log2.run_connector(1, "w1", "d", 1)
@@ -117,8 +118,8 @@ def test_duplicate_and_unconfigured_instances_are_not_converged() -> None:
     log2.add(2, "config", offset=2, connectors={"c": 1})
     log2.add(3, "run_end")
     s2 = summarize(log2.records)
-    assert s2["converged"] is False
-    assert s2["convergence"]["unconfigured_running_connectors"] == ["d"]
+    assert s2.converged is False
+    assert s2.convergence.unconfigured_running_connectors == ["d"]
     assert liveness_violations(log2.records, s2)[0]["detail"] == (
         "at 3 ms: 1 removed connectors still running (d)"
     )
@@ -135,10 +136,10 @@ def test_downtime_only_while_configured() -> None:
     log.run_task(1000, "w1", "c-1", 2)  # ... until 1000
     log.add(5000, "run_end")
     s = summarize(log.records)
-    assert s["task_downtime_ms_total"] == 300 + 300
-    assert s["task_downtime_ms_max"] == 600
-    assert s["task_movements"] == 0
-    assert s["converged"] is True
+    assert s.task_downtime_ms_total == 300 + 300
+    assert s.task_downtime_ms_max == 600
+    assert s.task_movements == 0
+    assert s.converged is True
 
 
 def test_task_stop_ends_running_before_stopped() -> None:
@@ -150,8 +151,8 @@ def test_task_stop_ends_running_before_stopped() -> None:
     log.run_task(350, "w2", "c-0", 2, start_ms=150)
     log.add(1000, "run_end")
     s = summarize(log.records)
-    assert s["task_downtime_ms_total"] == 400  # 100 -> 500
-    assert s["task_movements"] == 1
+    assert s.task_downtime_ms_total == 400  # 100 -> 500
+    assert s.task_movements == 1
 
 
 def test_phases_partition_the_run() -> None:
@@ -173,20 +174,20 @@ def test_phases_partition_the_run() -> None:
     log.run_task(2400, "w2", "c-0", 4, start_ms=100)
     log.add(3000, "run_end")
     s = summarize(log.records)
-    assert [(p["name"], p["start_ms"], p["end_ms"]) for p in s["phases"]] == [
+    assert [(p.name, p.start_ms, p.end_ms) for p in s.phases] == [
         ("start", 0, 1000),
         ("roll", 1000, 2000),
         ("after", 2000, 3000),
     ]
-    assert [p["protocols"] for p in s["phases"]] == [["default"], ["compatible"], ["sessioned"]]
-    assert [p["rebalances"] for p in s["phases"]] == [1, 1, 2]
-    assert [p["task_downtime_ms_total"] for p in s["phases"]] == [0, 1000, 500]
-    assert [p["task_movements"] for p in s["phases"]] == [0, 0, 1]
-    assert [p["violations"] for p in s["phases"]] == [{}, {"double_ownership": 1}, {}]
-    assert s["task_downtime_ms_total"] == 1500
-    assert s["violations"] == {"double_ownership": 1}
-    assert s["final_protocol"] == "sessioned"
-    assert s["time_to_converge_ms"] == 1500  # last non-phase step 1000, last change 2500
+    assert [p.protocols for p in s.phases] == [["default"], ["compatible"], ["sessioned"]]
+    assert [p.rebalances for p in s.phases] == [1, 1, 2]
+    assert [p.task_downtime_ms_total for p in s.phases] == [0, 1000, 500]
+    assert [p.task_movements for p in s.phases] == [0, 0, 1]
+    assert [p.violations for p in s.phases] == [{}, {"double_ownership": 1}, {}]
+    assert s.task_downtime_ms_total == 1500
+    assert s.violations == {"double_ownership": 1}
+    assert s.final_protocol == "sessioned"
+    assert s.time_to_converge_ms == 1500  # last non-phase step 1000, last change 2500
 
 
 def test_first_step_phase_names_the_first_phase() -> None:
@@ -196,8 +197,8 @@ def test_first_step_phase_names_the_first_phase() -> None:
     log.add(100, "phase", name="eager")
     log.add(200, "phase", name="next")
     log.add(300, "run_end")
-    phases = summarize(log.records)["phases"]
-    assert [(p["name"], p["start_ms"], p["end_ms"], p["rebalances"]) for p in phases] == [
+    phases = summarize(log.records).phases
+    assert [(p.name, p.start_ms, p.end_ms, p.rebalances) for p in phases] == [
         ("eager", 0, 200, 1),
         ("next", 200, 300, 0),
     ]
@@ -211,14 +212,14 @@ def test_run_start_connectors_until_first_config_and_empty_log() -> None:
     log.add(0, "member_start", member="w1")
     log.add(50, "run_end")
     s = summarize(log.records)
-    assert (s["scenario"], s["seed"]) == ("t", 4)
-    assert s["tasks_configured"] == 1
-    assert s["never_started"] == ["c-0"]
-    assert s["connector_downtime_ms_total"] == 50
-    assert s["converged"] is False
+    assert (s.scenario, s.seed) == ("t", 4)
+    assert s.tasks_configured == 1
+    assert s.never_started == ["c-0"]
+    assert s.connector_downtime_ms_total == 50
+    assert s.converged is False
     empty = summarize([])
-    assert empty["converged"] is True and empty["rebalances"] == 0
-    assert [p["name"] for p in empty["phases"]] == ["start"]
+    assert empty.converged is True and empty.rebalances == 0
+    assert [p.name for p in empty.phases] == ["start"]
     assert liveness_violations([], empty) == []
 
 
@@ -226,23 +227,28 @@ def test_time_to_converge_counts_from_the_end_of_the_last_step() -> None:
     """Issue 14: "converged N s after the last step" counts from when a restart's worker is
     back (at_ms + down_ms), not from when it went down: the same log read as if the restart
     had no downtime converges exactly ``down_ms`` later."""
-    from scenarios.check.metrics import step_end_ms
+    from scenarios.check.metrics import step_end_ms, step_record_end_ms
+    from scenarios.eventlog.kinds import Fault, Step
     from scenarios.input.library import load_any
     from scenarios.sim.runner import simulate
 
-    assert step_end_ms({"t_ms": 10, "down_ms": 5}) == 15
-    assert step_end_ms({"t_ms": 10, "duration_ms": 7, "action": "partition"}) == 17
-    assert step_end_ms({"t_ms": 10, "action": "join"}) == 10
+    assert step_end_ms(Step(t_ms=10, seq=0, action="restart", down_ms=5)) == 15
+    assert step_end_ms(Step(t_ms=10, seq=0, action="partition", duration_ms=7)) == 17
+    assert step_end_ms(Step(t_ms=10, seq=0, action="join")) == 10
+    held = Fault(t_ms=10, seq=0, fault="delay_request", duration_ms=7, delay_ms=3)
+    assert step_end_ms(held) == 20  # its last held request arrives
+    record = {"t_ms": 10, "seq": 0, "kind": "step", "action": "restart", "down_ms": 5}
+    assert step_record_end_ms(record) == 15
     records = simulate(load_any("worker-bounce-within-delay"), 1).records
     steps = [r for r in records if r["kind"] == "step" and r.get("action") == "restart"]
     assert steps and steps[-1]["down_ms"] > 0
     down = steps[-1]["down_ms"]
-    measured = summarize(records)["time_to_converge_ms"]
+    measured = summarize(records).time_to_converge_ms
     as_instant = [
         {k: v for k, v in r.items() if k != "down_ms"} if r is steps[-1] else r for r in records
     ]
     assert measured is not None and measured > 0
-    assert summarize(as_instant)["time_to_converge_ms"] == measured + down
+    assert summarize(as_instant).time_to_converge_ms == measured + down
 
 
 def test_streams_time_to_converge_counts_from_the_end_of_the_last_fault() -> None:
@@ -254,13 +260,13 @@ def test_streams_time_to_converge_counts_from_the_end_of_the_last_fault() -> Non
     loaded = load_any("kip-441-scale-out-with-faults")
     records = simulate(loaded, 1).records
     last = [r for r in records if r["kind"] == "step" and r.get("action") == "partition"][-1]
-    measured = summarize_streams(records, loaded)["time_to_converge_ms"]
+    measured = summarize_streams(records, loaded).time_to_converge_ms
     as_instant = [
         {k: v for k, v in r.items() if k != "duration_ms"} if r is last else r for r in records
     ]
     assert measured is not None and measured > 0
     expected = measured + last["duration_ms"]
-    assert summarize_streams(as_instant, loaded)["time_to_converge_ms"] == expected
+    assert summarize_streams(as_instant, loaded).time_to_converge_ms == expected
 
 
 def test_a_streams_client_whose_stream_thread_died_is_not_live() -> None:
@@ -272,10 +278,10 @@ def test_a_streams_client_whose_stream_thread_died_is_not_live() -> None:
 
     loaded = load_any("kip-441-scale-out-with-faults")
     records = simulate(loaded, 1).records
-    alive = summarize_streams(records, loaded)["workers_final"]
+    alive = summarize_streams(records, loaded).workers_final
     victim = sorted(alive)[-1]
     end = records[-1]
     fatal = {"t_ms": end["t_ms"], "seq": end["seq"], "kind": "member_fatal", "member": victim}
     fatal["error"] = "FENCED_INSTANCE_ID"
-    died = summarize_streams([*records[:-1], fatal, end], loaded)["workers_final"]
+    died = summarize_streams([*records[:-1], fatal, end], loaded).workers_final
     assert sorted(died) == sorted(set(alive) - {victim})

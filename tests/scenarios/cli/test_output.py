@@ -12,6 +12,7 @@ from rich.console import Console
 
 from scenarios.check.log_check import check_log, check_records
 from scenarios.check.metrics import summarize
+from scenarios.check.summary_types import summary_dict
 from scenarios.cli.plots import _figure, write_timeline_png
 from scenarios.cli.summary_view import render_summary
 from scenarios.cli.timeline_series import TimelineWords, streams_series
@@ -58,7 +59,7 @@ def test_plot_of_tiny_and_empty_logs(tmp_path: Path) -> None:
 def test_summary_view_renders_phases_and_expectations() -> None:
     log = two_worker_bounce()
     log.records.insert(1, {"t_ms": 0, "seq": -1, "kind": "phase", "name": "warm-up"})
-    summary = summarize(log.records)
+    summary = summary_dict(summarize(log.records))
     console = Console(record=True, width=140, color_system=None)
     render_summary(
         summary,

@@ -15,6 +15,7 @@ from matplotlib.image import imread
 from rich.console import Console
 
 from scenarios.check.metrics import summarize
+from scenarios.check.summary_types import summary_dict
 from scenarios.cli.plots import write_timeline_png
 from scenarios.cli.summary_view import render_summary
 from scenarios.input.library import load_any
@@ -91,7 +92,7 @@ def test_connect_timeline_has_no_streams_colours(tmp_path: Path) -> None:
 def _summary_text(result: RunResult) -> str:
     console = Console(record=True, width=200, color_system=None)
     render_summary(
-        result.summary,
+        summary_dict(result.summary),
         console,
         scenario_name=result.scenario,
         seed=result.seed,
@@ -110,10 +111,10 @@ def test_streams_summary_speaks_streams(streams_run: RunResult) -> None:
 
 
 def test_streams_summary_counts_restoration(streams_run: RunResult) -> None:
-    restore = streams_run.summary["streams"]["restoration"]
+    restore = streams_run.summary.streams.restoration
     starts = sum(r["kind"] == "active_task_start" for r in streams_run.records)
-    assert restore["restored"] + restore["abandoned"] + restore["restoring_at_end"] == starts
-    assert 0 < restore["restore_ms_max"] <= restore["restore_ms_total"]
+    assert restore.restored + restore.abandoned + restore.restoring_at_end == starts
+    assert 0 < restore.restore_ms_max <= restore.restore_ms_total
 
 
 def test_connect_summary_keeps_connect_words() -> None:

@@ -43,8 +43,8 @@ def test_two_bounce_upgrade_ends_cooperative_with_no_violation() -> None:
     last = assignments[-3:]
     assert {a["protocol"] for a in last} == {"cooperative-sticky"}
     assert {a["rebalance_protocol"] for a in last} == {RebalanceProtocol.COOPERATIVE.name}
-    assert result.summary["consumer"]["final_protocol"] == "cooperative-sticky"
-    owned = result.summary["consumer"]["owned"]
+    assert result.summary.consumer.final_protocol == "cooperative-sticky"
+    owned = result.summary.consumer.owned
     assert sorted(p for parts in owned.values() for p in parts) == sorted(
         [f"orders-{p}" for p in range(6)] + [f"payments-{p}" for p in range(3)]
     )
@@ -73,7 +73,7 @@ def test_one_bounce_upgrade_kills_the_bounced_consumers() -> None:
     alone = next(a for a in _of(result.records, "consumer_assignment") if a["t_ms"] > 80_000)
     assert (alone["member"], len(alone["owned"])) == ("c3", 6)
     assert not _of(result.records, "violation")
-    assert sorted(result.summary["consumer"]["owned"]) == ["c1", "c2", "c3"]
+    assert sorted(result.summary.consumer.owned) == ["c1", "c2", "c3"]
 
 
 def test_one_bounce_from_the_default_mixes_eager_and_cooperative_members() -> None:
@@ -161,8 +161,8 @@ def test_a_poll_loop_stalled_past_max_poll_interval_leaves_the_group() -> None:
     # c2's 20 s stall changed nothing; c3 is back in the group's last generation
     removed = _of(result.records, "member_removed")
     assert [(r["member"], r["reason"]) for r in removed] == [("c3", "leave")]
-    assert sorted(result.summary["consumer"]["owned"]) == ["c1", "c2", "c3"]
-    assert result.summary["converged"]
+    assert sorted(result.summary.consumer.owned) == ["c1", "c2", "c3"]
+    assert result.summary.converged
 
 
 def test_a_static_member_that_missed_a_rebalance_is_a_named_zombie() -> None:
@@ -177,7 +177,7 @@ def test_a_static_member_that_missed_a_rebalance_is_a_named_zombie() -> None:
     assert all("c1 did not join generation 2" in v["detail"] for v in found)
     # once it hears the coordinator again it loses them and the group settles
     assert [r["member"] for r in _of(result.records, "partitions_lost")] == ["c1"]
-    assert result.summary["converged"]
+    assert result.summary.converged
 
 
 def test_a_subscription_change_rejoins_and_revokes_the_dropped_topics_first() -> None:
@@ -193,9 +193,9 @@ def test_a_subscription_change_rejoins_and_revokes_the_dropped_topics_first() ->
     assert all(p.startswith("orders-") for p in first["partitions"])
     joins = [r for r in _of(result.records, "join_group_request") if r["member"] == "c3"]
     assert [r["reason"] for r in joins].count("subscription has changed") == 2
-    owned = result.summary["consumer"]["owned"]
+    owned = result.summary.consumer.owned
     assert owned["c3"] == ["payments-0", "payments-1", "payments-2"]
-    assert result.summary["converged"] and not _of(result.records, "violation")
+    assert result.summary.converged and not _of(result.records, "violation")
 
 
 def test_an_assignment_that_no_longer_matches_the_subscription_is_not_taken() -> None:
@@ -276,7 +276,7 @@ def test_a_crashed_consumer_is_evicted_and_its_partitions_move() -> None:
     removed = _of(result.records, "member_removed")
     assert [(r["member"], r["reason"]) for r in removed] == [("c2", "session_timeout")]
     assert removed[0]["t_ms"] >= 20_000 + 45_000 - 3_000
-    assert sorted(result.summary["consumer"]["owned"]) == ["c1", "c3"]
+    assert sorted(result.summary.consumer.owned) == ["c1", "c3"]
 
 
 def test_a_fenced_consumer_loses_its_partitions_and_rejoins() -> None:
@@ -285,7 +285,7 @@ def test_a_fenced_consumer_loses_its_partitions_and_rejoins() -> None:
     assert [r["member"] for r in lost] == ["c3"]
     assert lost[0]["reason"] == "heartbeat failed: UNKNOWN_MEMBER_ID"
     assert not _of(result.records, "violation")
-    assert sorted(result.summary["consumer"]["owned"]) == ["c1", "c2", "c3"]
+    assert sorted(result.summary.consumer.owned) == ["c1", "c2", "c3"]
 
 
 def test_groupsim_run_and_check(tmp_path: Path) -> None:

@@ -43,7 +43,7 @@ def test_library_has_the_scenarios_the_readme_promises() -> None:
 def test_every_expectation_holds(runs: dict, name: str) -> None:
     result = runs[name]
     assert result.failures == [], result.failures
-    assert result.summary["converged"] is True
+    assert result.summary.converged is True
     expected = set(
         load_scenario(library_dir() / f"{name}.toml").scenario.expect.expected_violations
     )
@@ -78,9 +78,9 @@ def test_flagship_protocols_follow_the_roll(runs: dict) -> None:
     # sessioned once the last compatible worker is gone (ConnectProtocolCompatibility vote).
     order = list(dict.fromkeys(protocols))
     assert order == ["default", "compatible", "sessioned"]
-    phases = [p["name"] for p in result.summary["phases"]]
+    phases = [p.name for p in result.summary.phases]
     assert phases == ["eager", "roll to compatible", "roll to sessioned"]
-    assert result.summary["final_protocol"] == "sessioned"
+    assert result.summary.final_protocol == "sessioned"
 
 
 def test_bounce_within_delay_returns_work_to_the_same_worker(runs: dict) -> None:
@@ -90,7 +90,7 @@ def test_bounce_within_delay_returns_work_to_the_same_worker(runs: dict) -> None
     delays = [r["delay_ms"] for r in records if r["kind"] == "assignment" and r["t_ms"] > crash_t]
     # The first round after the departure carries the whole scheduled delay (KIP-415).
     assert 300_000 in delays
-    assert result.summary["task_movements"] == 0
+    assert result.summary.task_movements == 0
 
 
 def test_departed_workers_tasks_wait_for_the_delay_then_move(runs: dict) -> None:
@@ -110,7 +110,7 @@ def test_departed_workers_tasks_wait_for_the_delay_then_move(runs: dict) -> None
 
 def test_scale_out_balances_new_workers(runs: dict) -> None:
     summary = runs["scale-out"].summary
-    counts = [w["tasks"] for w in summary["workers_final"].values()]
+    counts = [w.tasks for w in summary.workers_final.values()]
     assert len(counts) == 5 and max(counts) - min(counts) <= 1 and sum(counts) == 30
 
 
@@ -119,7 +119,7 @@ def test_downgrade_reproduces_kafka_13816_under_its_name(runs: dict) -> None:
     flagged = [r for r in result.records if r["kind"] == "violation"]
     assert flagged and all(r.get("known_issue") == "KAFKA-13816" for r in flagged)
     assert all(r["invariant"] == "double_ownership" for r in flagged)
-    assert result.summary["violations"] == {"KAFKA-13816": len(flagged)}
+    assert result.summary.violations == {"KAFKA-13816": len(flagged)}
     assert result.failures == []  # the scenario names it as expected
 
 

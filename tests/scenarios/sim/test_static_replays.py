@@ -49,8 +49,8 @@ def test_kip_987_test_plan_keeps_data_flowing_at_every_step() -> None:
     assert result.failures == []
     records = result.records
     configured = {f"{c}-{i}" for c in ("orders", "payments", "audit") for i in range(4)}
-    phases = result.summary["phases"]
-    names = [p["name"] for p in phases]
+    phases = result.summary.phases
+    names = [p.name for p in phases]
     assert names[2:] == [
         "roll to static",
         "static worker with a static connector",
@@ -62,13 +62,13 @@ def test_kip_987_test_plan_keeps_data_flowing_at_every_step() -> None:
     ]
     # Just before each step after the roll, every task runs, exactly once.
     for phase in phases[3:]:
-        running = running_at(records, phase["start_ms"])
-        assert set(running) == configured, phase["name"]
-        assert all(len(m) == 1 for m in running.values()), phase["name"]
+        running = running_at(records, phase.start_ms)
+        assert set(running) == configured, phase.name
+        assert all(len(m) == 1 for m in running.values()), phase.name
     # Per-step downtime is reported, and it is small once the roll is done.
-    assert all(p["task_downtime_ms_total"] < 60_000 for p in phases[3:6])
+    assert all(p.task_downtime_ms_total < 60_000 for p in phases[3:6])
     # At the end every job runs on a worker that names it.
-    final = running_at(records, result.summary["end_ms"] + 1)
+    final = running_at(records, result.summary.end_ms + 1)
     claims = {
         r["member"]: set(r["config"].get("static.tasks", ()))
         for r in records
@@ -215,5 +215,5 @@ member = "s1"
         "tasks": ["c1-0", "c1-1"],
     }
     # Nothing can run them: the run reports it rather than hiding it.
-    assert result.summary["converged"] is False
-    assert result.summary["violations"].get("liveness") == 1
+    assert result.summary.converged is False
+    assert result.summary.violations.get("liveness") == 1

@@ -77,8 +77,8 @@ def test_random_clusters_converge(case: tuple[str, int], seed: int) -> None:
     loaded = loads_streams_scenario(text, source="convergence.toml")
     result = simulate_streams(loaded, seed)
     summary = result.summary
-    assert summary["violations"] == {}, [r for r in result.records if r["kind"] == "violation"]
-    assert summary["converged"], summary["convergence"]
+    assert summary.violations == {}, [r for r in result.records if r["kind"] == "violation"]
+    assert summary.converged, summary.convergence
     last_step = max((s.at_ms for s in loaded.steps), default=0)
     fired = [
         r

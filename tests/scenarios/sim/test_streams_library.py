@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from scenarios.check.streams_summary import tag_conflicts
@@ -37,9 +38,9 @@ def test_library_lists_the_streams_scenarios() -> None:
 def test_scenario_meets_its_expectations(name: str) -> None:
     result = _run(name)
     assert result.failures == []
-    assert result.summary["converged"]
-    assert result.summary["violations"] == {}
-    assert result.summary["never_started"] == []
+    assert result.summary.converged
+    assert result.summary.violations == {}
+    assert result.summary.never_started == []
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -50,7 +51,8 @@ def test_same_seed_same_log(name: str) -> None:
 
 
 def _history(name: str) -> list[dict]:
-    return _run(name).summary["streams"]["assignment_history"]
+    """The leader's assignments as ``{client: {"active": [...], "standby": [...]}}``."""
+    return msgspec.to_builtins(_run(name).summary.streams.assignment_history)
 
 
 def test_kip441_scale_out_tables() -> None:
@@ -98,24 +100,24 @@ def test_kip441_scale_out_moves_t3_cooperatively() -> None:
 
 def test_kip441_scale_in_lagging_keeps_i2_busy_until_i3_restores() -> None:
     result = _run("kip-441-scale-in-lagging")
-    history = result.summary["streams"]["assignment_history"]
-    assert history[1]["I2"]["active"] == ["0_0", "0_1", "0_3"]
-    assert history[2]["I3"]["active"] == ["0_2", "0_3"]
+    history = result.summary.streams.assignment_history
+    assert history[1]["I2"].active == ["0_0", "0_1", "0_3"]
+    assert history[2]["I3"].active == ["0_2", "0_3"]
     caught_up = [
         r for r in result.records if r["kind"] == "standby_task_caught_up" and r["member"] == "I3"
     ]
     assert caught_up[0]["task"] == "0_3"  # the small store first
-    assert result.summary["streams"]["probing_rebalances"] >= 2
+    assert result.summary.streams.probing_rebalances >= 2
 
 
 def test_kip708_every_copy_in_a_distinct_cluster_and_zone() -> None:
     summary = _run("kip-708-nine-nodes").summary
-    final = summary["streams"]["final_assignment"]
-    tags = summary["streams"]["client_tags"]
+    final = summary.streams.final_assignment
+    tags = summary.streams.client_tags
     assert tag_conflicts(final, tags, ["zone", "cluster"]) == []
     copies: dict[str, int] = {}
     for roles in final.values():
-        for t in roles["active"] + roles["standby"]:
+        for t in roles.active + roles.standby:
             copies[t] = copies.get(t, 0) + 1
     assert {t: n for t, n in copies.items() if t.startswith("0_")} == {
         f"0_{p}": 3 for p in range(9)
@@ -126,11 +128,11 @@ def test_rack_aware_reports_cost_before_and_after() -> None:
     result = _run("rack-aware-min-traffic")
     records = [r for r in result.records if r["kind"] == "streams_assignment"]
     assert records[0]["cost"] == {"before": 123, "after": 66}
-    final = result.summary["streams"]["final_assignment"]
+    final = result.summary.streams.final_assignment
     # every active task reads its input from its own rack (partition p on r((p+1) mod 3))
     racks = {"app-0": 0, "app-1": 1, "app-2": 2}
     for client, roles in final.items():
-        for task in roles["active"]:
+        for task in roles.active:
             assert (int(task.split("_")[1]) + 1) % 3 == racks[client]
 
 
@@ -163,5 +165,5 @@ def test_scale_out_with_faults_survives_a_failover_and_a_partition(seed: int) ->
     assert lost and lost[0]["reason"] == "heartbeat request timed out"
     assert 122_000 + 30_000 <= lost[0]["t_ms"] <= 122_000 + 30_000 + 3_000
     assert result.failures == []
-    assert result.summary["violations"] == {}
-    assert result.summary["streams"]["final_assignment"]["I3"]["active"] == ["0_2"]
+    assert result.summary.violations == {}
+    assert result.summary.streams.final_assignment["I3"].active == ["0_2"]

@@ -83,8 +83,8 @@ def _versions(records: list[dict]) -> list[tuple[int, int, int, bool]]:
 def test_rolling_upgrade_runs_at_the_old_version_until_the_last_old_client_is_gone() -> None:
     result = simulate_streams(load_any(NAME), 0)
     assert result.failures == []
-    assert result.summary["converged"]
-    assert result.summary["violations"] == {}
+    assert result.summary.converged
+    assert result.summary.violations == {}
     # (generation, used, commonly supported, version probing)
     assert _versions(result.records) == [
         (1, 8, 8, False),  # three old clients

@@ -166,7 +166,7 @@ def test_shrinker_reduces_a_planted_double_ownership(tmp_path: Path) -> None:
     # the written file reproduces with the runner, and `groupsim run` would pass it
     loaded = load_scenario(path)
     result = simulate(loaded, loaded.scenario.seed)
-    assert result.summary["violations"].get("KAFKA-13816", 0) > 0
+    assert result.summary.violations.get("KAFKA-13816", 0) > 0
     # nothing else: with no later rebalance the duplicate is still there at the end, and
     # that liveness violation belongs to KAFKA-13816 too
     violations, first_new = classify(result)

@@ -94,7 +94,7 @@ def test_a_client_removed_behind_a_partition_is_a_named_zombie_until_it_hears_ba
         if r.get("kind") == "violation" and r.get("invariant") == "double_ownership"
     ]
     assert doubles and all(r.get("known_issue") == "streams-zombie" for r in doubles)
-    assert result.summary["converged"]
+    assert result.summary.converged
 
 
 @pytest.mark.slow  # the planted bug keeps the group rebalancing: about a minute
