@@ -433,10 +433,8 @@ class Broker(OtherApis):
         return coord
 
     def _apply(self, group_id: str, effects: list[Effect], now: int) -> None:
-        """Carry out a coordinator's effects in list order. Its records carry ``now``, the
-        time the coordinator was handed (the records of one coordinator step share one time,
-        as in a simulation, however long the step takes in wall-clock time: the checkers read
-        "in the same coordinator step" as "at the same ``t_ms``")."""
+        """Carry out a coordinator's effects in list order, its records at ``now`` (the time
+        it was handed: the checkers read one coordinator step as one ``t_ms``)."""
         for effect in effects:
             if isinstance(effect, Send):
                 self._deliver(group_id, effect.dest, effect.message, now)
@@ -451,13 +449,8 @@ class Broker(OtherApis):
         conn = self._conns.get(dest)
         slot = conn.slot if conn is not None else None
         if slot is None or slot.answer is not None:
-            self._emit(
-                "answer_dropped",
-                at_ms=now,
-                group=group_id,
-                member=dest,
-                api=type(message).__name__,
-            )
+            api = type(message).__name__
+            self._emit("answer_dropped", at_ms=now, group=group_id, member=dest, api=api)
             return
         slot.answer = message
         slot.done.set()
