@@ -311,8 +311,14 @@ def _run_metrics(summary: Mapping[str, Any], kind: kinds.GroupKind) -> list[tupl
         ),
         *configured,
         *downtime,
-        (f"{task} movements", _num(summary.get("task_movements"))),
-        (f"max imbalance ({task}s)", _num(summary.get("max_imbalance"))),
+        *(
+            [
+                (f"{task} movements", _num(summary.get("task_movements"))),
+                (f"max imbalance ({task}s)", _num(summary.get("max_imbalance"))),
+            ]
+            if "task_movements" in summary
+            else []
+        ),
         ("converged", "yes" if headline.converged else _bad("no")),
         ("time to converge (s)", _seconds(headline.time_to_converge_ms)),
         ("final protocol", summary.get("final_protocol") or "-"),
@@ -391,6 +397,12 @@ def write_report(
     return target
 
 
+#: What any kind's event log counts alike (``metrics.connect_summary``'s kind-neutral keys).
+_LOG_COUNTS = frozenset(
+    {"start_ms", "end_ms", "rebalances", "join_rounds", "sync_rounds", "final_protocol"}
+)
+
+
 def _run_report(directory: Path) -> str:
     from scenarios.cli.plots import write_timeline_png
     from scenarios.eventlog import LogFormatError, read_jsonl
@@ -408,7 +420,11 @@ def _run_report(directory: Path) -> str:
     if "task_downtime_ms_total" not in summary:
         from scenarios.check.metrics import summarize
 
-        summary = {**summary_dict(summarize(records)), **summary}
+        # A kind whose summary is its own (plain consumers) gets only the log's kind-neutral
+        # counts: Connect's task movements, imbalance and phase downtime count Connect tasks
+        # and would read 0 on its page.
+        counts = summary_dict(summarize(records))
+        summary = {**{k: v for k, v in counts.items() if k in _LOG_COUNTS}, **summary}
     with tempfile.TemporaryDirectory(prefix="groupsim-report-") as tmp:
         png_path = Path(tmp) / "timeline.png"
         write_timeline_png(records, png_path)

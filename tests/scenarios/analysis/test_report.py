@@ -160,6 +160,20 @@ def test_run_report_of_a_streams_run_speaks_streams(tmp_path: Path) -> None:
     assert "connector" not in text.lower() and "worker" not in text.lower()
 
 
+def test_run_report_of_a_consumer_run_counts_partitions_only(tmp_path: Path) -> None:
+    """A plain consumer group's page gives its own partition downtime and the log's
+    kind-neutral counts; no Connect task movement, imbalance or phase downtime (they count
+    Connect tasks, and read 0 on a consumer log)."""
+    from scenarios.input.library import load_any
+
+    write_outputs(simulate(load_any("dynamic-rolling-restart"), 1), tmp_path)
+    _, text = check_html(write_report(tmp_path))
+    assert "partition downtime, total (s)" in text and "Consumers at the end" in text
+    assert "JoinGroup / SyncGroup rounds" in text
+    assert "movements" not in text and "imbalance" not in text
+    assert "task downtime" not in text and "worker" not in text.lower()
+
+
 def test_report_errors(tmp_path: Path) -> None:
     with pytest.raises(ReportError, match="no such directory"):
         write_report(tmp_path / "missing")
