@@ -123,46 +123,51 @@ STATIC_REJOIN_REBALANCED = "static_rejoin_rebalanced"
 STATIC_REJOIN_NOT_REBALANCED = "static_rejoin_not_rebalanced"
 
 
+def _heartbeat_answers(
+    records: Sequence[Record], kind: str, error: str, invariant: str, state: str, why: str
+) -> list[Violation]:
+    """A violation for every ``kind`` record (a Heartbeat that reached the group in ``state``)
+    answered ``error``; ``why`` says what Kafka does instead."""
+    return [
+        violation(
+            invariant,
+            f"{r.get('member')}: a Heartbeat (generation {r.get('generation')}) reached the "
+            f"group in {state} and was answered {error}{why}",
+            r,
+            member=r.get("member"),
+            member_id=r.get("member_id"),
+        )
+        for r in records
+        if r.get("kind") == kind and r.get("error") == error
+    ]
+
+
 @reads("completing_heartbeat")
 def check_completing_heartbeat(records: Sequence[Record]) -> list[Violation]:
     """``heartbeat_completing_refused``: a Heartbeat that reached a CompletingRebalance group
     was answered REBALANCE_IN_PROGRESS."""
-    found: list[Violation] = []
-    for r in records:
-        if r.get("kind") == "completing_heartbeat" and r.get("error") == "REBALANCE_IN_PROGRESS":
-            found.append(
-                violation(
-                    HEARTBEAT_COMPLETING_REFUSED,
-                    f"{r.get('member')}: a Heartbeat (generation {r.get('generation')}) reached "
-                    "the group in CompletingRebalance and was answered REBALANCE_IN_PROGRESS "
-                    "(Kafka treats it as in Stable: NONE, its session timer reset)",
-                    r,
-                    member=r.get("member"),
-                    member_id=r.get("member_id"),
-                )
-            )
-    return found
+    return _heartbeat_answers(
+        records,
+        "completing_heartbeat",
+        "REBALANCE_IN_PROGRESS",
+        HEARTBEAT_COMPLETING_REFUSED,
+        "CompletingRebalance",
+        " (Kafka treats it as in Stable: NONE, its session timer reset)",
+    )
 
 
 @reads("rebalance_heartbeat")
 def check_rebalance_heartbeat(records: Sequence[Record]) -> list[Violation]:
     """``heartbeat_not_rebalancing``: a Heartbeat that reached a PreparingRebalance group is
     never answered ``NONE``."""
-    found: list[Violation] = []
-    for r in records:
-        if r.get("kind") == "rebalance_heartbeat" and r.get("error") == "NONE":
-            found.append(
-                violation(
-                    HEARTBEAT_NOT_REBALANCING,
-                    f"{r.get('member')}: a Heartbeat (generation {r.get('generation')}) reached "
-                    "the group in PreparingRebalance and was answered NONE, so the member does "
-                    "not learn to rejoin (Kafka answers REBALANCE_IN_PROGRESS)",
-                    r,
-                    member=r.get("member"),
-                    member_id=r.get("member_id"),
-                )
-            )
-    return found
+    return _heartbeat_answers(
+        records,
+        "rebalance_heartbeat",
+        "NONE",
+        HEARTBEAT_NOT_REBALANCING,
+        "PreparingRebalance",
+        ", so the member does not learn to rejoin (Kafka answers REBALANCE_IN_PROGRESS)",
+    )
 
 
 #: A leader's record of the assignment it computed for a generation, per member kind.
