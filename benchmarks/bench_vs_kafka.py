@@ -60,8 +60,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
+
+#: what :func:`_median_times` prepares untimed, and what the timed call returns
+P = TypeVar("P")
+T = TypeVar("T")
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -271,20 +277,20 @@ def digest(assignments: dict[str, bytes]) -> str:
 # ------------------------------------------------------------------------------------ timing
 
 
-def time_groupsim(w: Workload, rounds: list[Round], reps: int) -> tuple[float, float, float, str]:
-    """Medians (ms) of call CPU, young collection after it, call wall; the last output digest."""
-    snap = snapshot_of(w)
+def _median_times(
+    prepare: Callable[[], P], call: Callable[[P], T], reps: int
+) -> tuple[float, float, float, T]:
+    """Medians (ms) over ``reps`` timed calls of ``call(prepare())`` (one untimed warm-up call
+    first; ``prepare`` runs untimed before each) of the call's CPU time, the young collection
+    after it and its wall time; the last call's result."""
     cpu: list[float] = []
     young: list[float] = []
     wall: list[float] = []
-    out: dict[str, bytes] = {}
     for i in range(reps + 1):
-        assignors: dict[str, ConnectAssignor] = {}
-        for r in rounds[:-1]:
-            _perform(assignors, w, snap, r)
+        given = prepare()
         gc.collect()
         c0, w0 = time.process_time(), time.perf_counter()
-        out = _perform(assignors, w, snap, rounds[-1])
+        out = call(given)
         w1, c1 = time.perf_counter(), time.process_time()
         gc.collect(0)
         c2 = time.process_time()
@@ -293,7 +299,23 @@ def time_groupsim(w: Workload, rounds: list[Round], reps: int) -> tuple[float, f
         cpu.append((c1 - c0) * 1000)
         young.append((c2 - c1) * 1000)
         wall.append((w1 - w0) * 1000)
-    return statistics.median(cpu), statistics.median(young), statistics.median(wall), digest(out)
+    return statistics.median(cpu), statistics.median(young), statistics.median(wall), out
+
+
+def time_groupsim(w: Workload, rounds: list[Round], reps: int) -> tuple[float, float, float, str]:
+    """Medians (ms) of call CPU, young collection after it, call wall; the last output digest."""
+    snap = snapshot_of(w)
+
+    def earlier_rounds() -> dict[str, ConnectAssignor]:
+        assignors: dict[str, ConnectAssignor] = {}
+        for r in rounds[:-1]:
+            _perform(assignors, w, snap, r)
+        return assignors
+
+    cpu, young, wall, out = _median_times(
+        earlier_rounds, lambda assignors: _perform(assignors, w, snap, rounds[-1]), reps
+    )
+    return cpu, young, wall, digest(out)
 
 
 def time_kafka(
@@ -444,25 +466,14 @@ def time_groupsim_streams(doc: dict, reps: int) -> tuple[float, float, float, di
     ``groupsim assign``'s answer of the last iteration. Each iteration assigns fresh copies of
     the parsed clients; one untimed warm-up iteration first."""
     prepared = prepare_assign_streams(doc)
-    cpu: list[float] = []
-    young: list[float] = []
-    wall: list[float] = []
-    out: dict = {}
-    for i in range(reps + 1):
-        clients = prepared.fresh_clients()
-        gc.collect()
-        c0, w0 = time.process_time(), time.perf_counter()
-        probing, cost = assign_prepared(prepared, clients)
-        w1, c1 = time.perf_counter(), time.process_time()
-        gc.collect(0)
-        c2 = time.process_time()
-        out = assign_output(clients, probing, cost)
-        if i == 0:
-            continue
-        cpu.append((c1 - c0) * 1000)
-        young.append((c2 - c1) * 1000)
-        wall.append((w1 - w0) * 1000)
-    return statistics.median(cpu), statistics.median(young), statistics.median(wall), out
+
+    def assign(clients: Any) -> tuple[Any, Any]:
+        return clients, assign_prepared(prepared, clients)
+
+    cpu, young, wall, (clients, (probing, cost)) = _median_times(
+        prepared.fresh_clients, assign, reps
+    )
+    return cpu, young, wall, assign_output(clients, probing, cost)
 
 
 def time_kafka_streams(
@@ -610,23 +621,10 @@ def time_groupsim_consumer(
     """Medians (ms) of the leader path's CPU, the young collection after it, its wall time; the
     last output digest. One untimed warm-up iteration first."""
     cluster = consumer_cluster(w)
-    cpu: list[float] = []
-    young: list[float] = []
-    wall: list[float] = []
-    out: dict[str, bytes] = {}
-    for i in range(reps + 1):
-        gc.collect()
-        c0, w0 = time.process_time(), time.perf_counter()
-        out = _consumer_leader(w.assignor, members, cluster)
-        w1, c1 = time.perf_counter(), time.process_time()
-        gc.collect(0)
-        c2 = time.process_time()
-        if i == 0:
-            continue
-        cpu.append((c1 - c0) * 1000)
-        young.append((c2 - c1) * 1000)
-        wall.append((w1 - w0) * 1000)
-    return statistics.median(cpu), statistics.median(young), statistics.median(wall), digest(out)
+    cpu, young, wall, out = _median_times(
+        lambda: None, lambda _: _consumer_leader(w.assignor, members, cluster), reps
+    )
+    return cpu, young, wall, digest(out)
 
 
 def time_kafka_consumer(
