@@ -1,4 +1,5 @@
-"""Real Kafka processes for the real-cluster tests: a single-node KRaft broker on loopback.
+"""Real Kafka processes for the real-cluster tests: a single-node KRaft broker on loopback,
+or a cluster of several (:func:`kafka_cluster`, whose group coordinator can be stopped).
 
 The broker is Kafka's own (``kafka.Kafka`` from the ``kafka_2.13`` artifact on the harness's
 class path, the version pinned in ``pom.xml``), with fresh KRaft storage formatted per run in a
@@ -9,6 +10,7 @@ stopped by its pid (SIGTERM, then SIGKILL) when the ``with`` block ends, also wh
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
 import signal
 import socket
@@ -134,6 +136,269 @@ def kafka_broker(workdir: Path, **settings: str | int) -> Iterator[Broker]:
         yield Broker(port, proc.pid, log)
     finally:
         _stop(proc)
+
+
+# --------------------------------------------------------------------------------------------
+# A cluster of several KRaft nodes
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Node:
+    """One node of a :class:`Cluster`: its ``node.id``, client port, config and log; ``proc`` is
+    None while it is stopped."""
+
+    node_id: int
+    port: int
+    config: Path
+    log: Path
+    proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+
+@dataclass
+class Cluster:
+    """A running cluster of :func:`kafka_cluster`: ``nodes`` by ``node.id`` (1, 2, 3, ...)."""
+
+    nodes: dict[int, Node]
+    version: str
+
+    @property
+    def bootstrap(self) -> str:
+        """Every running node, comma-separated (what ``bootstrap.servers`` takes)."""
+        return ",".join(n.address for n in self.nodes.values() if n.running)
+
+    def node_at(self, port: int) -> Node:
+        """The node listening for clients on ``port``."""
+        return next(n for n in self.nodes.values() if n.port == port)
+
+    def coordinator(self, group_id: str, timeout_s: float = 60) -> Node:
+        """The node that coordinates ``group_id`` now (``FindCoordinator`` v1, key type 0, to
+        each running node in turn until one answers without error naming a running node: after
+        a node stops, the others keep naming it until the controller has fenced it).
+
+        Raises:
+            RuntimeError: no running node named a coordinator within ``timeout_s``.
+        """
+        deadline = time.monotonic() + timeout_s
+        last = ""
+        while True:
+            for node in self.nodes.values():
+                if not node.running:
+                    continue
+                try:
+                    error, node_id = find_coordinator(node.port, group_id)
+                except OSError as exc:
+                    last = f"node {node.node_id}: {exc}"
+                    continue
+                if error == 0 and node_id in self.nodes and self.nodes[node_id].running:
+                    return self.nodes[node_id]
+                last = f"node {node.node_id} answered error {error}"
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"no coordinator for {group_id!r} in time: {last}")
+            time.sleep(0.25)
+
+    def stop(self, node_id: int, clean: bool = False) -> None:
+        """Stops one node by its pid: SIGKILL (a crash: no controlled shutdown, its partitions'
+        leadership moves when the controller fences it after ``broker.session.timeout.ms``), or
+        with ``clean`` SIGTERM (controlled shutdown: leadership moves at once), then SIGKILL if it
+        has not gone in 20 s."""
+        node = self.nodes[node_id]
+        if node.proc is None:
+            return
+        if clean:
+            _stop(node.proc)
+        elif node.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(node.proc.pid, signal.SIGKILL)
+            node.proc.wait(timeout=30)
+        node.proc = None
+
+    def start(self, node_id: int) -> None:
+        """(Re)starts one node on its existing storage and waits until it listens.
+
+        Raises:
+            RuntimeError: it exited or did not listen within :data:`START_TIMEOUT_S`.
+        """
+        node = self.nodes[node_id]
+        if node.running:
+            return
+        with node.log.open("ab") as out:
+            node.proc = subprocess.Popen(
+                [*java_command("kafka.Kafka", self.version, heap="512m"), str(node.config)],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        _wait_listening(node.proc, node.port, node.log, f"node {node_id}")
+
+    def stop_all(self) -> None:
+        """Stops every node by its pid with SIGKILL (the storage is thrown away, and a
+        controlled shutdown with the quorum going away can wait for minutes)."""
+        for node_id in self.nodes:
+            self.stop(node_id)
+
+
+def find_coordinator(port: int, group_id: str, timeout_s: float = 10) -> tuple[int, int]:
+    """Asks the broker at ``127.0.0.1:port`` which node coordinates ``group_id``:
+    ``(error code, node id)`` of its ``FindCoordinator`` v1 answer (kio's codecs).
+
+    Raises:
+        OSError: the broker did not answer.
+    """
+    import io
+
+    from kio.schema.find_coordinator.v1.request import FindCoordinatorRequest
+    from kio.schema.request_header.v1.header import RequestHeader
+    from kio.serial import entity_writer
+    from kio.static.primitive import i16, i32
+
+    from scenarios.record.frames import decode_response
+
+    body = io.BytesIO()
+    entity_writer(RequestHeader)(
+        body,
+        RequestHeader(
+            request_api_key=i16(10),
+            request_api_version=i16(1),
+            correlation_id=i32(1),
+            client_id="groupsim-test",
+        ),
+    )
+    entity_writer(FindCoordinatorRequest)(body, FindCoordinatorRequest(key=group_id))
+    frame = body.getvalue()
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout_s) as sock:
+        sock.sendall(len(frame).to_bytes(4, "big") + frame)
+        answer = _receive(sock, int.from_bytes(_receive(sock, 4), "big"))
+    _, response = decode_response(answer, 10, 1)
+    if response is None:
+        raise OSError("the FindCoordinator answer did not decode")
+    return int(response.error_code.value), int(response.node_id)
+
+
+def _receive(sock: socket.socket, size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk = sock.recv(size - len(data))
+        if not chunk:
+            raise OSError("the broker closed the connection")
+        data += chunk
+    return data
+
+
+def _wait_listening(proc: subprocess.Popen[bytes], port: int, log: Path, what: str) -> None:
+    """Waits (at most :data:`START_TIMEOUT_S`) until ``port`` accepts connections.
+
+    Raises:
+        RuntimeError: the process exited, or did not listen in time (its log's end in the text).
+    """
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited ({proc.returncode}): {_tail(log)}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{what} did not listen in time: {_tail(log)}") from None
+            time.sleep(0.25)
+
+
+@contextmanager
+def kafka_cluster(workdir: Path, size: int = 3, **settings: str | int) -> Iterator[Cluster]:
+    """A fresh KRaft cluster of ``size`` nodes on loopback for the block, every node in the
+    combined ``broker,controller`` role (a ``size``-voter quorum: it keeps a controller while a
+    majority runs), node ``i`` in rack ``r<i>`` (``broker.rack``).
+
+    ``__consumer_offsets`` has one partition replicated to every node
+    (``offsets.topic.replication.factor = size``, ``min.insync.replicas = size - 1``): one
+    coordinator for every group, which moves to another replica when its node stops, and group
+    records are still written with one node down. The controller fences a node that stopped
+    heartbeating after ``broker.session.timeout.ms`` (6 s here, Kafka's default 9 s).
+
+    Every node is stopped by its pid when the block ends, also on failure; storage is formatted
+    fresh under ``workdir``.
+
+    Args:
+        workdir: an empty directory (one subdirectory per node).
+        size: the number of nodes (at least 3 for a coordinator to move with the group kept).
+        settings: broker settings for every node on top of the defaults, ``.`` written as ``_``.
+
+    Raises:
+        tests.kafka_oracle.oracle.OracleUnavailable: the harness cannot be built.
+        RuntimeError: a node did not start listening within :data:`START_TIMEOUT_S`.
+    """
+    version = requested_version()
+    build(version)
+    ports = {i: (free_port(), free_port()) for i in range(1, size + 1)}
+    voters = ",".join(f"{i}@127.0.0.1:{c}" for i, (_, c) in ports.items())
+    cluster_id = _cluster_id()
+    cluster = Cluster({}, version)
+    try:
+        for i, (port, controller) in ports.items():
+            home = workdir / f"node{i}"
+            home.mkdir(parents=True, exist_ok=True)
+            values: dict[str, str | int] = {
+                "process.roles": "broker,controller",
+                "node.id": i,
+                "broker.rack": f"r{i}",
+                "controller.quorum.voters": voters,
+                "listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller}",
+                "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
+                "controller.listener.names": "CONTROLLER",
+                "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+                "inter.broker.listener.name": "PLAINTEXT",
+                "log.dirs": str(home / "data"),
+                "offsets.topic.replication.factor": size,
+                "offsets.topic.num.partitions": 1,
+                "min.insync.replicas": max(1, size - 1),
+                "default.replication.factor": size,
+                "transaction.state.log.replication.factor": size,
+                "transaction.state.log.min.isr": max(1, size - 1),
+                "group.min.session.timeout.ms": 500,
+                "broker.heartbeat.interval.ms": 1000,
+                "broker.session.timeout.ms": 6000,
+            }
+            values.update({k.replace("_", "."): v for k, v in settings.items()})
+            config = home / "server.properties"
+            config.write_text("".join(f"{k}={v}\n" for k, v in values.items()))
+            subprocess.run(
+                [
+                    *java_command("kafka.tools.StorageTool", version),
+                    "format",
+                    "-t",
+                    cluster_id,
+                    "-c",
+                    str(config),
+                ],
+                check=True,
+                capture_output=True,
+                timeout=START_TIMEOUT_S,
+            )
+            cluster.nodes[i] = Node(i, port, config, home / "broker.log")
+        for i in cluster.nodes:  # all at once: a quorum needs a majority of voters up
+            node = cluster.nodes[i]
+            with node.log.open("ab") as out:
+                node.proc = subprocess.Popen(
+                    [*java_command("kafka.Kafka", version, heap="512m"), str(node.config)],
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+        for node in cluster.nodes.values():
+            assert node.proc is not None
+            _wait_listening(node.proc, node.port, node.log, f"node {node.node_id}")
+        yield cluster
+    finally:
+        cluster.stop_all()
 
 
 def _cluster_id() -> str:
