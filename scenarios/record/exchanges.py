@@ -45,7 +45,9 @@ class TraceError(InputError):
 
 @dataclass(slots=True)
 class Exchange:
-    """One recorded group request and its answer (``response_*`` None when none came back)."""
+    """One recorded group request and its answer (``response_*`` None when none came back);
+    ``broker`` is the real broker's ``host:port`` its connection went to ("" when the trace
+    does not say)."""
 
     conn: int
     t_ms: int
@@ -55,6 +57,7 @@ class Exchange:
     request_raw: bytes
     response_t_ms: int | None = None
     response_raw: bytes | None = None
+    broker: str = ""
 
     @property
     def api(self) -> str:
@@ -90,12 +93,17 @@ def read_exchanges(path: Path) -> list[Exchange]:
     """
     exchanges: list[Exchange] = []
     open_requests: dict[tuple[int, int], Exchange] = {}
+    brokers: dict[int, str] = {}  # conn -> the real broker it was opened to
     start: int | None = None
     for lineno, entry in _lines(path):
         t_ms = entry.get("t_ms")
         if not isinstance(t_ms, int):
             raise TraceError(f"{path}:{lineno}: no integer t_ms")
         start = t_ms if start is None else start
+        detail = entry.get("detail")
+        if entry.get("event") == "open" and isinstance(detail, str) and detail.startswith("to "):
+            brokers[int(entry.get("conn", 0))] = detail[3:]
+            continue
         api_key = entry.get("api_key")
         if (api_key not in GROUP_APIS and api_key not in NEXT_GEN_GROUP_APIS) or "raw" not in entry:
             continue
@@ -106,7 +114,9 @@ def read_exchanges(path: Path) -> list[Exchange]:
         except (KeyError, TypeError, ValueError) as exc:
             raise TraceError(f"{path}:{lineno}: malformed frame entry ({exc})") from None
         if entry.get("dir") == "request":
-            ex = Exchange(key[0], t_ms - start, api_key, version, key[1], raw)
+            ex = Exchange(
+                key[0], t_ms - start, api_key, version, key[1], raw, broker=brokers.get(key[0], "")
+            )
             exchanges.append(ex)
             open_requests[key] = ex
         elif entry.get("dir") == "response":

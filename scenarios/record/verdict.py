@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Difference", "Conformance"]
+__all__ = ["Difference", "Conformance", "CoordinatorMove"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +25,23 @@ class Difference:
     groupsim: Any
 
 
+@dataclass(frozen=True, slots=True)
+class CoordinatorMove:
+    """The group's coordinator moved from broker ``source`` to ``target`` (``host:port``):
+    the old one last answered at ``died_ms``; the new one first answered as the group's
+    coordinator to a request sent at ``loaded_ms``, where the replay loads the group from the
+    old coordinator's last record (``GroupMetadataManager#replay`` + ``#onLoaded``), at
+    ``generation`` with ``members``."""
+
+    group: str
+    source: str
+    target: str
+    died_ms: int
+    loaded_ms: int
+    generation: int
+    members: tuple[str, ...]
+
+
 @dataclass(slots=True)
 class Conformance:
     """The verdict: answers ``compared`` per API, ``equal`` (same fields, in time), the
@@ -36,6 +53,7 @@ class Conformance:
     differences: list[Difference] = field(default_factory=list)
     skipped: dict[str, int] = field(default_factory=dict)
     deferred_timers: int = 0
+    coordinator_moves: list[CoordinatorMove] = field(default_factory=list)
 
     @property
     def divergences(self) -> list[Difference]:
@@ -55,6 +73,18 @@ class Conformance:
             "divergences": len(self.divergences),
             "skipped": dict(sorted(self.skipped.items())),
             "deferred_join_timers": self.deferred_timers,
+            "coordinator_moves": [
+                {
+                    "group": m.group,
+                    "from": m.source,
+                    "to": m.target,
+                    "died_ms": m.died_ms,
+                    "loaded_ms": m.loaded_ms,
+                    "generation": m.generation,
+                    "members": list(m.members),
+                }
+                for m in self.coordinator_moves
+            ],
             "differences": [
                 {
                     "kind": d.kind,
