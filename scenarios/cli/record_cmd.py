@@ -224,6 +224,13 @@ def replay(
     )
     for skipped, count in verdict.skipped.items():
         console.print(f"skipped {count}: {skipped}", markup=False)
+    for move in verdict.coordinator_moves:
+        console.print(
+            f"coordinator of group {move.group} moved from {move.source} to {move.target}: "
+            f"last answered at {move.died_ms} ms, group loaded at {move.loaded_ms} ms "
+            f"(generation {move.generation}, {len(move.members)} members)",
+            markup=False,
+        )
     for d in [*verdict.timing[:10], *verdict.divergences[:10]]:  # the first ten of each kind
         console.print(
             f"{d.kind} at {d.t_ms} ms, connection {d.conn}, {d.api} of group {d.group}: "

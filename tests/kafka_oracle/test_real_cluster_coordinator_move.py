@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -31,8 +30,6 @@ pytest.importorskip("kio")
 pytest.importorskip("kafka")
 
 from coordinator.config import CoordinatorConfig  # noqa: E402
-from coordinator.group import GroupCoordinator, GroupRecord  # noqa: E402
-from protocol.effects import Effect, SetTimer  # noqa: E402
 from scenarios.check.log_check import check_log  # noqa: E402
 from scenarios.cli.main import app  # noqa: E402
 from scenarios.record.conform import conform_coordinator, read_exchanges  # noqa: E402
@@ -40,6 +37,9 @@ from scenarios.record.proxy import Proxy, RecordOptions  # noqa: E402
 from scenarios.record.trace import Recording  # noqa: E402
 from tests.kafka_oracle import oracle  # noqa: E402
 from tests.kafka_oracle.cluster import Cluster, kafka_cluster  # noqa: E402
+from tests.scenarios.record.test_conform_coordinator_move import (  # noqa: E402
+    plant_forgotten_session,
+)
 from tests.scenarios.serve.clients import JavaConsumer, wait_for  # noqa: E402
 
 pytestmark = pytest.mark.kafka
@@ -178,31 +178,3 @@ def test_a_load_that_forgets_a_session_deadline_diverges(
     )
     assert done.exit_code == 1, done.output
     assert "error_code" in done.output
-
-
-def plant_forgotten_session(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Makes :meth:`GroupCoordinator.load` arm its first member's session timer at the load."""
-    real_load = GroupCoordinator.load
-
-    def forgetful(
-        cls: type[GroupCoordinator],
-        group_id: str,
-        config: CoordinatorConfig,
-        new_member_id: Callable[[str], str],
-        record: GroupRecord | None,
-        now_ms: int,
-    ) -> tuple[GroupCoordinator, list[Effect]]:
-        coordinator, effects = real_load(group_id, config, new_member_id, record, now_ms)
-        members = list(coordinator._members.values())
-        if members:
-            forgotten = members[0]
-            forgotten.hb_deadline = now_ms
-            effects = [
-                SetTimer(e.key, now_ms)
-                if isinstance(e, SetTimer) and e.key == forgotten.hb_key
-                else e
-                for e in effects
-            ]
-        return coordinator, effects
-
-    monkeypatch.setattr(GroupCoordinator, "load", classmethod(forgetful))
