@@ -73,9 +73,12 @@ def _owns(consumer: JavaConsumer, n: int) -> bool:
     return consumer.assignment is not None and len(consumer.assignment) == n
 
 
-def record_coordinator_move(cluster: Cluster, command: list[str], out: Path) -> dict[str, int]:
-    """Runs the consumers through a recording proxy in front of node 1, kills the group's
-    coordinator mid-run; ``{"before": node id, "after": node id}`` of the coordinator."""
+def record_coordinator_move(
+    cluster: Cluster, command: list[str], out: Path, clean: bool = False
+) -> dict[str, int]:
+    """Runs the consumers through a recording proxy in front of node 1 and stops the group's
+    coordinator mid-run (SIGKILL; SIGTERM, a controlled shutdown, with ``clean``);
+    ``{"before": node id, "after": node id}`` of the coordinator."""
     started: list[JavaConsumer] = []
     moved: dict[str, int] = {}
     first = cluster.nodes[1]
@@ -109,7 +112,7 @@ def record_coordinator_move(cluster: Cluster, command: list[str], out: Path) -> 
                 before = await trio.to_thread.run_sync(cluster.coordinator, "g")
                 moved["before"] = before.node_id
                 owned = {c.client_id: c.assignment for c in group}
-                await trio.to_thread.run_sync(cluster.stop, before.node_id)
+                await trio.to_thread.run_sync(cluster.stop, before.node_id, clean)
                 after = await trio.to_thread.run_sync(cluster.coordinator, "g", 90.0)
                 moved["after"] = after.node_id
                 # Let every member heartbeat to the new coordinator for a while.
