@@ -119,10 +119,36 @@ class Proxy:
         self._listeners: dict[tuple[str, int], tuple[str, int]] = {}
         self._nursery: trio.Nursery | None = None
         self._connections = 0
+        self._cuts: dict[str, float] = {}  # client id -> until when (the clock's ms)
         self.port = 0
 
     def _now(self) -> None:
         self.recording.at(int(self._clock_ms()))
+
+    def cut(self, client_id: str, duration_ms: int) -> None:
+        """A network partition of one client for ``duration_ms`` (groupsim's ``partition``
+        fault, as a test harness drives it): every frame of a connection whose ``client.id`` is
+        ``client_id`` or starts with ``client_id + "-"`` (a Kafka Streams client's consumer,
+        restore consumer and admin client) is dropped, both ways, on every broker's listener.
+        Nothing is closed: as behind a real partition, the client finds out by its own request
+        timeouts, and its new connections are cut too. Written to ``trace.jsonl`` as a ``cut``
+        event and to ``events.jsonl`` as a ``fault`` record (``partition``, ``member``,
+        ``duration_ms``)."""
+        until = self._clock_ms() + duration_ms
+        self._cuts[client_id] = until
+        self._now()
+        self.recording.fault("partition", client_id, duration_ms)
+
+    def _is_cut(self, client_id: str | None) -> bool:
+        if not client_id or not self._cuts:
+            return False
+        now = self._clock_ms()
+        for cut, until in list(self._cuts.items()):
+            if now >= until:
+                del self._cuts[cut]
+            elif client_id == cut or client_id.startswith(cut + "-"):
+                return True
+        return False
 
     async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
         """Listen for the bootstrap broker and serve until cancelled."""
@@ -246,6 +272,9 @@ class Proxy:
             body = None
             if head.api_key in RECORDED_APIS or head.api_key in ADDRESS_APIS:
                 body = decode_request_body(frame, head)
+            state.client_id = head.client_id
+            if self._is_cut(head.client_id):
+                continue  # partitioned: the request never reaches the broker
             state.pending.add(head, body)
             self._now()
             if head.api_key in RECORDED_APIS or head.api_key in NEXT_GEN_GROUP_APIS:
@@ -262,6 +291,8 @@ class Proxy:
         buffer = bytearray()
         while True:
             frame = await _read_frame(server, buffer)
+            if self._is_cut(state.client_id):
+                continue  # partitioned: the answer never reaches the client
             (correlation_id,) = _SIZE.unpack_from(frame) if len(frame) >= 4 else (None,)
             entry = state.pending.pop(correlation_id, None) if correlation_id is not None else None
             if entry is not None:
@@ -289,8 +320,9 @@ class Proxy:
 class _ConnState:
     """One connection's label (``"<client.id>#<n>"``) and its requests awaiting answers."""
 
-    __slots__ = ("label", "pending")
+    __slots__ = ("label", "pending", "client_id")
 
     def __init__(self, label: str) -> None:
         self.label = label
         self.pending = _Pending()
+        self.client_id: str | None = None

@@ -102,6 +102,18 @@ class Recording:
         if event == "error":
             self.log.emit(self._now_ms, "connection_error", member=label, error=detail)
 
+    def fault(self, fault: str, member: str, duration_ms: int) -> None:
+        """A fault the harness put on the wire (:meth:`.proxy.Proxy.cut`): a ``cut`` line in
+        ``trace.jsonl``, a ``fault`` record in ``events.jsonl``."""
+        self._trace_line(
+            {
+                "t_ms": self.wall_ms,
+                "event": "cut",
+                "detail": f"{fault} of {member} for {duration_ms} ms",
+            }
+        )
+        self.log.emit(self._now_ms, "fault", fault=fault, member=member, duration_ms=duration_ms)
+
     def listening(self, host: str, port: int, upstream: str) -> None:
         """A listener stands in for the broker at ``upstream``."""
         self._trace_line(

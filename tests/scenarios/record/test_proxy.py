@@ -161,3 +161,45 @@ async def test_the_upstream_going_away_keeps_what_was_written(tmp_path: Path) ->
     trace = _lines(tmp_path / "trace.jsonl")
     assert any(e.get("event") == "error" and "upstream" in e["detail"] for e in trace)
     read_jsonl(tmp_path / "events.jsonl", validate=True)
+
+
+async def _answer_within(port: int, client_id: bytes, seconds: float) -> bytes:
+    """Sends an ApiVersions v0 request as ``client_id``; what came back within ``seconds``."""
+    stream = await trio.open_tcp_stream("127.0.0.1", port)
+    async with stream:
+        await stream.send_all(_request(18, 0, 1, client_id, b""))
+        got = b""
+        with trio.move_on_after(seconds):
+            while len(got) < 4 or len(got) < 4 + struct.unpack_from(">i", got)[0]:
+                data = await stream.receive_some(65536)
+                if not data:
+                    break
+                got += data
+        return got
+
+
+async def test_a_cut_client_is_partitioned_until_the_cut_ends(tmp_path: Path) -> None:
+    """``Proxy.cut``: frames of the client (and of its ``<client.id>-…`` clients, a Streams
+    app's consumers and admin) are dropped both ways for the duration; others pass; nothing is
+    closed; the cut is written as a ``fault`` record."""
+    async with open_broker(options()) as broker, trio.open_nursery() as nursery:
+        proxy, port = await _recorder(nursery, broker.port, tmp_path)
+        proxy.cut("I2", 3000)
+        start = trio.current_time()
+        assert await _answer_within(port, b"I2", 0.6) == b""
+        assert await _answer_within(port, b"I2-StreamThread-1-consumer", 0.6) == b""
+        assert await _answer_within(port, b"I3", 5) != b""
+        assert await _answer_within(port, b"I22", 5) != b""  # another client
+        await trio.sleep_until(start + 3.1)
+        assert await _answer_within(port, b"I2", 5) != b""  # the cut is over
+        nursery.cancel_scope.cancel()
+    proxy.recording.close()
+    trace = _lines(tmp_path / "trace.jsonl")
+    assert [e["detail"] for e in trace if e.get("event") == "cut"] == [
+        "partition of I2 for 3000 ms"
+    ]
+    events = read_jsonl(tmp_path / "events.jsonl", validate=True)
+    faults = [r for r in events if r["kind"] == "fault"]
+    assert [(r["fault"], r["member"], r["duration_ms"]) for r in faults] == [
+        ("partition", "I2", 3000)
+    ]
