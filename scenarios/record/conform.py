@@ -26,10 +26,8 @@ from __future__ import annotations
 import copy
 import functools
 import itertools
-from bisect import bisect_right
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from heapq import heappop, heappush
 from typing import Any
 
@@ -50,8 +48,9 @@ from .exchanges import (
     read_exchanges,
 )
 from .frames import NEXT_GEN_GROUP_APIS, decode_response, to_json
+from .moves import Move, coordinator_moves, run_moves
 from .timer_orders import TimerOrders
-from .verdict import Conformance, CoordinatorMove, Difference
+from .verdict import Conformance, Difference
 
 __all__ = [
     "Exchange",
@@ -109,9 +108,9 @@ class _Replay:
         self.hold: dict[tuple[str, str, int], int] = {}
         # (group id, timer key, arming seq) of the timers whose order has been chosen
         self.decided: set[tuple[str, str, int]] = set()
-        #: the trace's coordinator moves (:func:`_coordinator_moves`), and how far each has run:
-        #: 1 once the old coordinator is gone, 2 once the new one has loaded the group
-        self.moves: tuple[_Move, ...] = ()
+        #: the trace's coordinator moves (:func:`.moves.coordinator_moves`); how far each has
+        #: run (1: the old coordinator is gone, 2: the new one has loaded the group)
+        self.moves: tuple[Move, ...] = ()
         self.moved: dict[int, int] = {}
         #: groups whose coordinator is gone and not yet loaded by the next one
         self.down: set[str] = set()
@@ -189,60 +188,18 @@ class _Replay:
             heappush(heap, item)
 
     def run_moves(self, index: int, verdict: Conformance) -> None:
-        """Carries out the coordinator moves due by the trace's ``index``-th request: the old
-        coordinator goes at the time it last answered (its timers due until then fire first),
-        and the new one loads the group at the request it first answered as coordinator."""
-        for k, move in enumerate(self.moves):
-            done = self.moved.get(k, 0)
-            if done == 0 and move.down_index <= index:
-                self.advance(move.died_ms)
-                self._take_down(move.group, move.died_ms)
-                self.moved[k] = done = 1
-            if done == 1 and move.load_index <= index:
-                self._load(move, verdict)
-                self.moved[k] = 2
+        """Carries out the coordinator moves due by the trace's ``index``-th request
+        (:func:`.moves.run_moves`)."""
+        run_moves(self, index, verdict)
 
-    def _take_down(self, group_id: str, died_ms: int) -> None:
-        """The group's coordinator is gone (its broker stopped, or the ``__consumer_offsets``
-        partition moved away): :meth:`GroupCoordinator.unload` — its parked JoinGroups and
-        SyncGroups are answered NOT_COORDINATOR (``GroupMetadataManager#onUnloaded``; after a
-        crash the trace holds no answer to compare them with) and every timer of the group
-        stops."""
-        coordinator = self.groups.get(group_id)
-        self.down.add(group_id)
-        if coordinator is None:
-            return
-        now_ms = max(died_ms, self.clock)
-        self.apply(group_id, coordinator.unload(now_ms), now_ms)
+    def new_member_id(self, prefix: str) -> str:
+        """The member id the broker gave the next JoinGroup of ``prefix``."""
+        return self._new_member_id(prefix)
+
+    def drop_timers(self, group_id: str) -> None:
+        """Forgets every armed timer of the group (its coordinator is gone)."""
         for key in [key for key in self._timers if key[0] == group_id]:
             del self._timers[key]
-
-    def _load(self, move: _Move, verdict: Conformance) -> None:
-        """The new coordinator loads the group from the old one's last stored record at
-        ``move.loaded_ms`` (:meth:`GroupCoordinator.load`: ``GroupMetadataManager#replay``,
-        then ``#onLoaded`` arms every member's session timeout from the load)."""
-        group_id = move.group
-        old = self.groups.get(group_id)
-        record = old.stored_record() if old is not None else None
-        now_ms = max(move.loaded_ms, self.clock)
-        coordinator, effects = GroupCoordinator.load(
-            group_id, self.config, self._new_member_id, record, now_ms
-        )
-        self.groups[group_id] = coordinator
-        self.down.discard(group_id)
-        self.clock = now_ms
-        self.apply(group_id, effects, now_ms)
-        verdict.coordinator_moves.append(
-            CoordinatorMove(
-                group_id,
-                move.source,
-                move.target,
-                move.died_ms,
-                now_ms,
-                record.generation if record is not None else 0,
-                tuple(m.member_id for m in record.members) if record is not None else (),
-            )
-        )
 
     def _join_deferral(
         self, group_id: str, at_ms: int, deadline_ms: int, until_ms: int
@@ -324,63 +281,6 @@ def _join_answer(raw: bytes, version: int) -> tuple[int, frozenset[str]]:
     return int(answer.generation_id), frozenset(m.member_id for m in answer.members)
 
 
-@dataclass(frozen=True, slots=True)
-class _Move:
-    """A coordinator move read from the trace (:func:`_coordinator_moves`)."""
-
-    group: str
-    source: str
-    target: str
-    #: when the old coordinator last answered a request of the group (ms)
-    died_ms: int
-    #: the first request sent after ``died_ms``: from it on the group has no coordinator
-    down_index: int
-    #: the first request the new coordinator answered as the group's coordinator
-    load_index: int
-    #: when that request was sent: the replay loads the group then (ms)
-    loaded_ms: int
-
-
-def _group_of(ex: Exchange) -> str | None:
-    try:
-        group = wire.decode_request(ex.request_raw).body.group_id
-    except (wire.WireError, AttributeError):
-        return None
-    return group if isinstance(group, str) else None
-
-
-def _coordinator_moves(exchanges: list[Exchange]) -> tuple[_Move, ...]:
-    """Where a group's coordinator moved in the trace: a request of the group answered by the
-    group (not NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS or COORDINATOR_NOT_AVAILABLE) on a
-    connection to another real broker than the one that answered as its coordinator before.
-
-    The real load is not on the wire: it happened after the new broker's last
-    NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS answer and before it answered as the group;
-    the replay places it at that first request (so a loaded member's session deadline is at
-    most that gap later than the broker's). Traces without broker addresses have no moves.
-    """
-    moves: list[_Move] = []
-    sent = [ex.t_ms for ex in exchanges]
-    current: dict[str, tuple[str, int]] = {}  # group -> (its coordinator, its last answer)
-    for i, ex in enumerate(exchanges):
-        if not ex.broker or ex.response_raw is None or ex.response_t_ms is None:
-            continue
-        if coordinator_unavailable(ex):
-            continue
-        group = _group_of(ex)
-        if group is None:
-            continue
-        known = current.get(group)
-        if known is not None and known[0] != ex.broker:
-            died = known[1]
-            down = min(bisect_right(sent, died), i)
-            moves.append(_Move(group, known[0], ex.broker, died, down, i, ex.t_ms))
-            known = None
-        last = ex.response_t_ms if known is None else max(known[1], ex.response_t_ms)
-        current[group] = (ex.broker, last)
-    return tuple(moves)
-
-
 def _recorded_member_ids(exchanges: list[Exchange]) -> dict[str, deque[str]]:
     """For each ``group.instance.id`` or client id, the member ids the broker gave to its
     JoinGroups without one, in order (``ClassicGroup#generateMemberId``'s prefix)."""
@@ -453,7 +353,7 @@ def conform_coordinator(
             reason = f"{ex.api}: a group on the new group protocol, which groupsim does not replay"
             state.verdict.skipped[reason] = state.verdict.skipped.get(reason, 0) + 1
     exchanges = [ex for ex in exchanges if ex.api_key in GROUP_APIS]
-    replay.moves = _coordinator_moves(exchanges)
+    replay.moves = coordinator_moves(exchanges)
     timers = TimerOrders(exchanges, tolerance_ms, max_lag_ms)
     i = 0
     while i < len(exchanges):
