@@ -90,6 +90,7 @@ RUNNABLE = (
     "streams/kip-441-scale-out",
     "streams/kip-441-scale-in-in-sync",
     "streams/client-crash-with-standbys",
+    "streams/kip-441-scale-in-lagging",
 )
 _NO_KIP_987 = (
     "KIP-987 static assignments are in no Kafka release up to 4.4.0 (its "
@@ -100,9 +101,6 @@ NOT_RUN = {
     "kip-987-test-plan": _NO_KIP_987,
     "rolling-upgrade-sessioned-to-static": _NO_KIP_987,
     "mixed-versions": "needs workers of older Connect releases",
-    "streams/kip-441-scale-in-lagging": "not yet: its standbys must lag by given amounts "
-    "(200,000 and 50,000 records, one store ten times smaller than the others), which a real "
-    "run gets only by writing input while chosen standbys' clients are stopped",
     "streams/kip-441-scale-out-with-faults": "its coordinator failover needs a cluster of "
     "several brokers, and its network partition a proxy that cuts one client off (not yet)",
     "streams/kip-708-nine-nodes, streams/rack-aware-min-traffic": "not yet: nine clients with "
