@@ -91,6 +91,7 @@ RUNNABLE = (
     "streams/kip-441-scale-in-in-sync",
     "streams/client-crash-with-standbys",
     "streams/kip-441-scale-in-lagging",
+    "streams/kip-708-nine-nodes",
 )
 _NO_KIP_987 = (
     "KIP-987 static assignments are in no Kafka release up to 4.4.0 (its "
@@ -103,8 +104,8 @@ NOT_RUN = {
     "mixed-versions": "needs workers of older Connect releases",
     "streams/kip-441-scale-out-with-faults": "its coordinator failover needs a cluster of "
     "several brokers, and its network partition a proxy that cuts one client off (not yet)",
-    "streams/kip-708-nine-nodes, streams/rack-aware-min-traffic": "not yet: nine clients with "
-    "client tags / partition racks on a single broker",
+    "streams/rack-aware-min-traffic": "not yet: its partitions' racks need a broker per rack "
+    "(a cluster of several brokers)",
     "streams/version-probing-rolling-upgrade": "needs Streams clients of older releases",
 }
 #: Connect's ``heartbeat.interval.ms`` (its default; the real workers and the library run it).

@@ -583,8 +583,9 @@ def real_phases(trace: Path, kills: dict[str, int]) -> dict[str, int]:
     return {c: kills[c] - last[c] for c in sorted(kills) if c in last}
 
 
-def app_file(raw: dict[str, Any]) -> dict[str, Any]:
-    """``streams-app.json`` for the real run (what its leaders' assignor reads)."""
+def app_file(raw: dict[str, Any], scale: Scale | None = None) -> dict[str, Any]:
+    """``streams-app.json`` for the real run (what its leaders' assignor reads), with the
+    ``acceptable.recovery.lag`` the real clients ran when the scenario was scaled."""
     stateful, stateless = topology(raw)
     subs = [
         {"id": 0, "source_topic": "input", "partitions": stateful, "changelog_topic": CHANGELOG}
@@ -595,6 +596,11 @@ def app_file(raw: dict[str, Any]) -> dict[str, Any]:
         "subtopologies": subs,
         **{k: raw["config"][k] for k in SETTINGS if k in raw["config"]},
         **{k: ",".join(v) for k, v in raw["config"].items() if k == "rack.aware.assignment.tags"},
+        **(
+            {"acceptable.recovery.lag": scale.settings(raw["config"])["acceptable.recovery.lag"]}
+            if scale
+            else {}
+        ),
     }
 
 
@@ -807,7 +813,7 @@ def run_real(name: str, work: Path) -> StreamsRealRun:
                 end = int(time.time() * 1000)
         finally:
             recorder.stop()
-    (out / "streams-app.json").write_text(json.dumps(app_file(raw)) + "\n")
+    (out / "streams-app.json").write_text(json.dumps(app_file(raw, scale)) + "\n")
     rounds, first = real_rounds(trace)
     start_ms = min((r.t_ms for r in rounds if r.t_ms >= step_at - first), default=end - first)
     if kills:
@@ -899,6 +905,9 @@ def rescore(old: dict[str, Any], trace: Path) -> dict[str, Any]:
     )
     real, _ = real_rounds(trace)
     window = old["window_ms"]
+    raw = scenario_raw(old["scenario"])
+    app = json.dumps(app_file(raw, SCALES.get(old["scenario"]))) + "\n"
+    (trace.parent / "streams-app.json").write_text(app)
     return {
         **old,
         "process_ids": ids,
