@@ -23,6 +23,16 @@ settings (``num.standby.replicas``, ``acceptable.recovery.lag``, ``max.warmup.re
    quiet for :data:`~tests.kafka_oracle.compare.QUIET_S` and no probing rebalance is pending
    (the last assignment scheduled none, or its time has passed and it came).
 
+Two kinds of scenario run differently. One whose clients' ``state`` lags (in
+:data:`SCALES`: ``kip-441-scale-in-lagging``) runs with its record counts scaled down
+(:class:`Scale`): the input is written by partition, first each changelog's size less its lag,
+then, once the start has settled, the lags with every client's standbys paused (``StatefulApp``'s
+``restore.control``), and from the first step on each stream thread restores at the scaled
+rate. One with no timeline step (``kip-708-nine-nodes``: the group's first assignment) starts
+every client's JVM, then lets them all join at once (``StatefulApp``'s ``start.after``) under
+Kafka's default initial rebalance delay (:func:`broker_settings`), and is measured from the
+start.
+
 The **groupsim** run is the scenario file with what the real run had and the file cannot say:
 every changelog's records (``changelog_records``: the mean of the end offsets the real leader's
 admin client read; ``changelog_rate = 0``: no new input), each client's process id (Kafka draws
