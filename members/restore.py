@@ -22,9 +22,18 @@ The model (:class:`RestoreThread`, one per stream thread, sans-IO, virtual ms):
   holds when the chunk starts, at ``rate`` records per virtual second (the store's offset rises
   linearly within a chunk, as it does poll by poll in Kafka); after the chunk, the next served
   changelog in the round gets its chunk; a round visits every served changelog that is behind
-  in task order (Kafka's order is its restore consumer's fetch order, a ``HashSet`` of
-  ``TopicPartition``: not reproduced), so a changelog under one chunk restores whole before
-  the next begins, and larger ones take turns;
+  in the order of the thread's **fetch session**, so a changelog under one chunk restores whole
+  before the next begins, and larger ones take turns. Kafka's broker keeps the restore
+  consumer's partitions in its fetch session in the order they were added, appends a
+  partition the consumer adds (``FetchSession``'s incremental context, KIP-227) and forgets
+  one it stops fetching (paused or unassigned; moving every partition that returned data to
+  the end keeps their order when all of them return data); the consumer lists partitions
+  added together in the order of its assignment's ``HashMap`` (``SubscriptionState``,
+  ``StoreChangelogReader#addChangelogsToRestoreConsumer``), which follows the changelog
+  topic's name, which groupsim does not have: those are in task order here. So a changelog
+  the thread already restores or updates comes before one it is given later, and the
+  standbys, paused while actives restore (``enforceRestoreActive``), come back together
+  (``transitToUpdateStandby``) behind nothing, in task order;
 * an active whose store reaches the changelog's end is restored (it leaves the thread and
   runs); a standby that reaches the end *tracks* it: it keeps up with the changelog's growth,
   which takes that growth out of the thread's rate (a fluid approximation of the small chunks
@@ -185,6 +194,9 @@ class RestoreThread:
         self._tracking: set[TaskId] = set()
         self._caught_up: set[TaskId] = set()
         self._round: deque[TaskId] = deque()
+        # each served changelog's place in the thread's fetch session (module doc)
+        self._place: dict[TaskId, int] = {}
+        self._places = 0
         # the chunk being applied: (task, offset at start, records, start ms), or None
         self._current: tuple[TaskId, int, int, int] | None = None
         self._t0 = 0
@@ -238,6 +250,8 @@ class RestoreThread:
             self._interrupt(now_ms)  # enforceRestoreActive pauses the standbys
         self.kind[task] = kind
         self._offset[task] = offset
+        self._place[task] = self._places
+        self._places += 1
         return events + self.advance(now_ms)
 
     def remove(self, task: TaskId, now_ms: int) -> tuple[int, list[RestoreEvent]]:
@@ -263,6 +277,7 @@ class RestoreThread:
             self._current = None
         self.kind.pop(task)
         self._offset.pop(task)
+        self._place.pop(task, None)
         self._tracking.discard(task)
         self._caught_up.discard(task)
         if task in self._round:
@@ -297,8 +312,16 @@ class RestoreThread:
     # ------------------------------------------------------------------ internals
 
     def _served(self) -> list[TaskId]:
+        """The changelogs served now, in fetch-session order (module doc)."""
         kind = "active" if self.restoring_actives() else "standby"
-        return sorted(t for t, k in self.kind.items() if k == kind)
+        return sorted((t for t, k in self.kind.items() if k == kind), key=self._place.__getitem__)
+
+    def _resume_standbys(self) -> None:
+        """``transitToUpdateStandby``: the paused standbys are fetched again, added to the
+        fetch session together, after everything, in task order."""
+        for task in sorted(t for t, k in self.kind.items() if k == "standby"):
+            self._place[task] = self._places
+            self._places += 1
 
     def _effective_rate(self) -> int:
         """The thread's rate minus what its tracking standbys take to keep up."""
@@ -400,6 +423,7 @@ class RestoreThread:
             events.append(RestoreEvent("restored", task, t))
             if not self.restoring_actives():
                 self._round.clear()  # transitToUpdateStandby: a new round of standbys
+                self._resume_standbys()
         elif self._may_track(task):
             self._tracking.add(task)
 

@@ -23,6 +23,16 @@ settings (``num.standby.replicas``, ``acceptable.recovery.lag``, ``max.warmup.re
    quiet for :data:`~tests.kafka_oracle.compare.QUIET_S` and no probing rebalance is pending
    (the last assignment scheduled none, or its time has passed and it came).
 
+Two kinds of scenario run differently. One whose clients' ``state`` lags (in
+:data:`SCALES`: ``kip-441-scale-in-lagging``) runs with its record counts scaled down
+(:class:`Scale`): the input is written by partition, first each changelog's size less its lag,
+then, once the start has settled, the lags with every client's standbys paused (``StatefulApp``'s
+``restore.control``), and from the first step on each stream thread restores at the scaled
+rate. One with no timeline step (``kip-708-nine-nodes``: the group's first assignment) starts
+every client's JVM, then lets them all join at once (``StatefulApp``'s ``start.after``) under
+Kafka's default initial rebalance delay (:func:`broker_settings`), and is measured from the
+start.
+
 The **groupsim** run is the scenario file with what the real run had and the file cannot say:
 every changelog's records (``changelog_records``: the mean of the end offsets the real leader's
 admin client read; ``changelog_rate = 0``: no new input), each client's process id (Kafka draws
@@ -73,6 +83,8 @@ from tests.kafka_oracle.cluster import (
 PRODUCE = 60_000
 #: The broker's group settings (given to the replay too).
 BROKER = {"group.initial.rebalance.delay.ms": 0, "group.min.session.timeout.ms": 500}
+#: The Streams application's stateless sub-topology's source topic (``StatefulApp``).
+STATELESS_INPUT = "stateless-input"
 #: The Streams application's changelog topic (``StatefulApp``: store ``counts``).
 CHANGELOG = "stateful-counts-changelog"
 #: Longest wait for one phase of a real run (s): a settled start can take two probing
@@ -89,6 +101,99 @@ SETTINGS = (
     "max.warmup.replicas",
     "probing.rebalance.interval.ms",
 )
+
+
+def broker_settings(raw: dict[str, Any]) -> dict[str, int]:
+    """The broker's group settings for a scenario: :data:`BROKER`, except for a scenario with
+    no timeline step, which is about the group's first assignment: its clients join together
+    (:func:`run_real` starts their applications at once, their JVMs started beforehand) and
+    the broker waits Kafka's default ``group.initial.rebalance.delay.ms`` (3 s, extended by
+    each join, ``InitialDelayedJoin``), as groupsim's run of the file does, so that the first
+    generation has every client."""
+    if any(s["action"] != "phase" for s in raw.get("timeline", [])):
+        return BROKER
+    return {**BROKER, "group.initial.rebalance.delay.ms": 3_000}
+
+
+#: Kafka Streams' ``acceptable.recovery.lag`` default (``StreamsConfig``), the library's too.
+ACCEPTABLE_RECOVERY_LAG = 10_000
+#: The restore consumer's ``max.poll.records`` of a throttled real client: batches of at most
+#: this many records, so :class:`Scale`'s rate is kept to a fraction of a second.
+RESTORE_BATCH = 20
+
+
+@dataclass(frozen=True)
+class Scale:
+    """A scenario made smaller for a real run, in both runs alike.
+
+    Every record count (changelog sizes, the standbys' lags, ``acceptable.recovery.lag``) is
+    divided by ``records``; ``groupsim.restore.records.per.sec`` is divided by ``records`` and
+    multiplied by ``speedup``, so a restore takes ``1 / speedup`` of the library's (virtual)
+    time, and the real clients restore at that rate too (``StatefulApp``'s
+    ``restore.control``: each batch of a stream thread's changelog reader waits until the
+    thread has spent batch / rate seconds on it). Times that Kafka bounds from below are not
+    scaled (``probing.rebalance.interval.ms`` ≥ 60 s)."""
+
+    records: int
+    speedup: int
+
+    def settings(self, config: dict[str, Any]) -> dict[str, int]:
+        """The scaled ``acceptable.recovery.lag`` and restore rate of a scenario's config."""
+        lag = int(config.get("acceptable.recovery.lag", ACCEPTABLE_RECOVERY_LAG))
+        rate = int(config["groupsim.restore.records.per.sec"])
+        return {
+            "acceptable.recovery.lag": lag // self.records,
+            "groupsim.restore.records.per.sec": rate * self.speedup // self.records,
+        }
+
+
+#: Scenarios run smaller (:class:`Scale`). ``kip-441-scale-in-lagging``: changelogs of a
+#: million records and standbys 200,000 behind would take a loaded 2-core machine many
+#: minutes to write, and the library's 2,000 records/s a dozen probing rebalances (11 minutes)
+#: to restore; a hundredth of the records restored five times faster settles in about three.
+SCALES = {"streams/kip-441-scale-in-lagging": Scale(records=100, speedup=5)}
+
+
+def lagging_inputs(raw: dict[str, Any], scale: Scale) -> tuple[dict[int, int], dict[int, int]]:
+    """Input records per partition of a scenario whose standbys lag (its clients' ``state``
+    has lags above 0), scaled: those written before the standbys are paused (each changelog's
+    size less its lag) and those written while they are (the lag: every standby of a task is
+    that far behind when the timeline starts; a task's lag is the largest its clients have).
+
+    Raises:
+        ValueError: the scenario has more than one subtopology.
+    """
+    (sub,) = raw["subtopologies"]
+    overrides = raw.get("changelog_overrides", {})
+    lag: dict[int, int] = {}
+    for client in raw["clients"]:
+        for task, behind in client.get("state", {}).items():
+            p = int(task.split("_")[1])
+            lag[p] = max(lag.get(p, 0), int(behind))
+    before, during = {}, {}
+    for p in range(int(sub["partitions"])):
+        size = int(overrides.get(f"0_{p}", {}).get("records", sub["changelog_records"]))
+        before[p] = (size - lag.get(p, 0)) // scale.records
+        during[p] = lag.get(p, 0) // scale.records
+    return before, during
+
+
+def produce(bootstrap: str, per_partition: dict[int, int]) -> None:
+    """Writes ``per_partition[p]`` records to ``input``'s partition p (keys k0..k59 as
+    ``StatefulApp`` writes; the partition given explicitly, so each changelog gets exactly
+    that many)."""
+    from kafka import KafkaProducer
+
+    producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=20)
+    try:
+        for p, n in sorted(per_partition.items()):
+            for i in range(n):
+                producer.send(
+                    "input", key=f"k{i % 60}".encode(), value=str(i).encode(), partition=p
+                )
+        producer.flush(60)
+    finally:
+        producer.close(10)
 
 
 @dataclass(frozen=True)
@@ -146,8 +251,12 @@ class StreamsMeasures:
 
 
 def client_name(member_id: str) -> str:
-    """``I1`` for ``I1-StreamThread-1-consumer-<uuid>`` (real) or ``I1-<uuid>`` (groupsim)."""
-    return member_id.split("-", 1)[0]
+    """``I1`` for ``I1-StreamThread-1-consumer-<uuid>`` (real), ``I1-StreamThread-1-consumer``
+    (a real client id) or ``I1-<uuid>`` (groupsim); a client's name may hold ``-``
+    (``Node-1``)."""
+    if "-StreamThread-" in member_id:
+        return member_id.split("-StreamThread-", 1)[0]
+    return re.sub(r"-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", "", member_id)
 
 
 def measure(
@@ -286,7 +395,8 @@ def simulated_text(
     ``process_id`` the real one's (a UUID: the HighAvailabilityTaskAssignor places tasks in
     process-id order, and a real Streams client draws its id at random, ``UUID.randomUUID``
     in ``KafkaStreams``) and, where ``states`` names the client, its ``state`` (task → lag in
-    records) replaced by that one (:func:`real_states`)."""
+    records) replaced by that one (:func:`real_states`); a scenario of :data:`SCALES` with its
+    ``acceptable.recovery.lag`` and restore rate scaled (:meth:`Scale.settings`)."""
     from tests.kafka_oracle.compare import LIBRARY
 
     text = (LIBRARY / f"{name}.toml").read_text()
@@ -306,9 +416,16 @@ def simulated_text(
         )
         if n != 1:
             raise ValueError(f"{name}: no state line of client {client} to replace")
+    scale = SCALES.get(name)
+    if scale is not None:
+        config = scenario_raw(name)["config"]
+        for key, value in scale.settings(config).items():
+            text, n = re.subn(rf'(?m)^"{re.escape(key)}" = \d+$', f'"{key}" = {value}', text)
+            if n == 0:
+                text = text.replace("[config]\n", f'[config]\n"{key}" = {value}\n', 1)
     if sizes:
-        if "[changelog_overrides]" in text:
-            raise ValueError(f"{name}: has changelog_overrides of its own")
+        # the real run's sizes replace the file's own (a scaled scenario's are the real ones)
+        text = re.sub(r"(?m)^\[changelog_overrides\]\n(?:.+\n)*\n", "", text)
         entries = "".join(
             f'"{task}" = {{ records = {n}, rate = 0 }}\n' for task, n in sorted(sizes.items())
         )
@@ -450,7 +567,12 @@ def run_simulation(
     loaded = loads_any(text, f"{name}.toml")
     result = simulate(loaded, loaded.scenario.seed)
     start = next(
-        r["t_ms"] for r in result.records if r.get("kind") == "step" and r.get("action") != "phase"
+        (
+            r["t_ms"]
+            for r in result.records
+            if r.get("kind") == "step" and r.get("action") != "phase"
+        ),
+        0,  # no step: from the start (the group's first assignment)
     )
     end = max(r["t_ms"] for r in result.records)
     rounds = sim_rounds(result.records)
@@ -471,20 +593,41 @@ def real_phases(trace: Path, kills: dict[str, int]) -> dict[str, int]:
     return {c: kills[c] - last[c] for c in sorted(kills) if c in last}
 
 
-def app_file(raw: dict[str, Any]) -> dict[str, Any]:
-    """``streams-app.json`` for the real run (what its leaders' assignor reads)."""
-    (sub,) = raw["subtopologies"]
+def app_file(raw: dict[str, Any], scale: Scale | None = None) -> dict[str, Any]:
+    """``streams-app.json`` for the real run (what its leaders' assignor reads), with the
+    ``acceptable.recovery.lag`` the real clients ran when the scenario was scaled."""
+    stateful, stateless = topology(raw)
+    subs = [
+        {"id": 0, "source_topic": "input", "partitions": stateful, "changelog_topic": CHANGELOG}
+    ]
+    if stateless:
+        subs.append({"id": 1, "source_topic": STATELESS_INPUT, "partitions": stateless})
     return {
-        "subtopologies": [
-            {
-                "id": 0,
-                "source_topic": "input",
-                "partitions": int(sub["partitions"]),
-                "changelog_topic": CHANGELOG,
-            }
-        ],
+        "subtopologies": subs,
         **{k: raw["config"][k] for k in SETTINGS if k in raw["config"]},
+        **{k: ",".join(v) for k, v in raw["config"].items() if k == "rack.aware.assignment.tags"},
+        **(
+            {"acceptable.recovery.lag": scale.settings(raw["config"])["acceptable.recovery.lag"]}
+            if scale
+            else {}
+        ),
     }
+
+
+def topology(raw: dict[str, Any]) -> tuple[int, int]:
+    """The partitions of the scenario's stateful sub-topology 0 and of its stateless
+    sub-topology 1 (0 when it has none): ``StatefulApp``'s ``input`` → count and
+    ``stateless-input`` → foreach.
+
+    Raises:
+        ValueError: another shape of topology, which the app does not have.
+    """
+    subs = {int(s["id"]): s for s in raw["subtopologies"]}
+    if set(subs) - {0, 1} or not subs[0].get("stateful", True):
+        raise ValueError("the real app runs a stateful sub-topology 0 and a stateless 1 only")
+    if 1 in subs and subs[1].get("stateful", True):
+        raise ValueError("the real app's sub-topology 1 is stateless")
+    return int(subs[0]["partitions"]), int(subs[1]["partitions"]) if 1 in subs else 0
 
 
 def _committed(trace: Path) -> int:
@@ -523,6 +666,11 @@ def _wait(predicate: Any, what: str, apps: list[StreamsInstance]) -> None:
             seen = {a.name: (a.state(), a.tasks()) for a in apps}
             raise RuntimeError(f"timed out waiting for {what}: {seen}")
         time.sleep(0.5)
+
+
+def _waiting(app: StreamsInstance) -> bool:
+    """Whether the app waits for its start file (``StatefulApp``'s ``start.after``)."""
+    return any(line.startswith("WAITING ") for line in app.lines())
 
 
 def _balanced(apps: list[StreamsInstance], tasks: int) -> bool:
@@ -568,17 +716,41 @@ def run_real(name: str, work: Path) -> StreamsRealRun:
     from tests.kafka_oracle.compare import QUIET_S, _GroupTraffic
 
     raw = scenario_raw(name)
-    partitions = int(raw["subtopologies"][0]["partitions"])
-    settings = {k.replace(".", "_"): v for k, v in raw["config"].items() if k in SETTINGS}
+    partitions, stateless = topology(raw)
+    tasks = partitions + stateless
+    settings: dict[str, Any] = {
+        k.replace(".", "_"): v for k, v in raw["config"].items() if k in SETTINGS
+    }
+    if "rack.aware.assignment.tags" in raw["config"]:
+        settings["rack_aware_assignment_tags"] = ",".join(
+            raw["config"]["rack.aware.assignment.tags"]
+        )
+    if stateless:
+        settings["stateless_partitions"] = stateless
+    tags = {c["name"]: c.get("config", {}) for c in raw["clients"]}
     steps = [s for s in raw.get("timeline", []) if s["action"] != "phase"]
     if any(s["action"] not in REAL_STEPS for s in steps):
         raise ValueError(f"{name}: only {', '.join(REAL_STEPS)} steps are run on real Streams apps")
     leaving = {s["client"] for s in steps if s["action"] in ("leave", "crash")}
     kills: dict[str, int] = {}
     leave_group = {s["client"] for s in steps if s["action"] == "leave" and s.get("leave_group")}
+    scale = SCALES.get(name)
+    control = work / "restore-control"
+    inputs: tuple[dict[int, int], dict[int, int]] | None = None
+    if scale is not None:
+        inputs = lagging_inputs(raw, scale)
+        settings["acceptable_recovery_lag"] = scale.settings(raw["config"])[
+            "acceptable.recovery.lag"
+        ]
+        settings["restore_control"] = str(control)
+        settings["restore_consumer_max_poll_records"] = RESTORE_BATCH
+    produced = PRODUCE if inputs is None else sum(inputs[0].values()) + sum(inputs[1].values())
+    together = not steps
+    gate = work / "start"
     out = work / "recorded"
     trace = out / "trace.jsonl"
-    with kafka_broker(work, **{k.replace(".", "_"): v for k, v in BROKER.items()}) as broker:
+    broker_config = broker_settings(raw)
+    with kafka_broker(work, **{k.replace(".", "_"): v for k, v in broker_config.items()}) as broker:
         recorder = RecorderThread(("127.0.0.1", broker.port), out)
         traffic = _GroupTraffic(trace)
         try:
@@ -586,9 +758,13 @@ def run_real(name: str, work: Path) -> StreamsRealRun:
                 live: list[StreamsInstance] = []
 
                 def start(client: str, first: bool) -> None:
-                    extra: dict[str, Any] = {"produce": PRODUCE} if first else {}
+                    extra: dict[str, Any] = {"produce": PRODUCE} if first and not inputs else {}
                     if client in leave_group:
                         extra["leave_on_close"] = "true"
+                    if together:
+                        extra["start_after"] = str(gate)
+                    # the client's own settings (client.tag.*), "." written as "_"
+                    extra.update({k.replace(".", "_"): v for k, v in tags[client].items()})
                     live.append(
                         stack.enter_context(
                             streams_app(
@@ -604,7 +780,7 @@ def run_real(name: str, work: Path) -> StreamsRealRun:
 
                 def settled() -> bool:
                     return (
-                        _balanced(live, partitions)
+                        _balanced(live, tasks)
                         and time.time() * 1000 - traffic.latest() > QUIET_S * 1000
                         and not _pending_probe(trace)
                     )
@@ -612,9 +788,25 @@ def run_real(name: str, work: Path) -> StreamsRealRun:
                 initial = [c["name"] for c in raw["clients"] if c.get("autostart", True)]
                 for k, client in enumerate(initial):
                     start(client, k == 0)
-                _wait(lambda: _balanced(live, partitions), "a balanced start", live)
-                _wait(lambda: _committed(trace) >= PRODUCE, "every input record counted", live)
+                if together:
+                    # every JVM up (and the input written) before any application joins
+                    _wait(lambda: all(_waiting(a) for a in live), "the applications up", live)
+                    gate.touch()
+                _wait(lambda: _balanced(live, tasks), "a balanced start", live)
+                if inputs is not None:
+                    produce(broker.bootstrap, inputs[0])
+                    need = sum(inputs[0].values())
+                    _wait(lambda: _committed(trace) >= need, "the first input counted", live)
+                else:
+                    _wait(lambda: _committed(trace) >= PRODUCE, "every input record counted", live)
                 _wait(settled, "a settled start", live)
+                if inputs is not None and scale is not None:
+                    # the standbys stop following their changelogs while the lags are written
+                    control.write_text("pause\n")
+                    produce(broker.bootstrap, inputs[1])
+                    _wait(lambda: _committed(trace) >= produced, "the lags counted", live)
+                    rate = scale.settings(raw["config"])["groupsim.restore.records.per.sec"]
+                    control.write_text(f"{rate}\n")
                 step_at = int(time.time() * 1000)
                 for step in steps:
                     if step["action"] == "join":
@@ -631,12 +823,23 @@ def run_real(name: str, work: Path) -> StreamsRealRun:
                 end = int(time.time() * 1000)
         finally:
             recorder.stop()
-    (out / "streams-app.json").write_text(json.dumps(app_file(raw)) + "\n")
+    (out / "streams-app.json").write_text(json.dumps(app_file(raw, scale)) + "\n")
     rounds, first = real_rounds(trace)
     start_ms = min((r.t_ms for r in rounds if r.t_ms >= step_at - first), default=end - first)
     if kills:
         start_ms = min(kills.values()) - first
-    conformance = judge(out)
+    if together:
+        start_ms = 0  # the group's first assignment is what the scenario is about
+    conformance = judge(out, broker_config)
+    states = {} if together else real_states(trace, step_at - first, leaving)
+    if inputs is not None:
+        # a leaving client sends no subscription after the step: its standbys lag as written
+        last = max((r for r in rounds if r.t_ms < step_at - first), key=lambda r: r.t_ms)
+        for client in leaving:
+            if client in last.given:
+                states[client].update(
+                    {t: inputs[1][int(t[2:])] for t in last.given[client].standby}
+                )
     sizes = real_changelog_sizes(trace)
     records = round(statistics.mean(sizes.values())) if sizes else 0
     return StreamsRealRun(
@@ -647,18 +850,19 @@ def run_real(name: str, work: Path) -> StreamsRealRun:
         records,
         real_process_ids(trace),
         conformance,
-        real_states(trace, step_at - first, leaving),
+        states,
         sizes,
         real_phases(trace, {c: k - first for c, k in kills.items()}),
     )
 
 
-def judge(out: Path) -> dict[str, Any]:
-    """``replay --conform`` (coordinator and Streams leaders) and ``groupsim check`` of a
-    recorded Streams run, as counts (the keys of :func:`tests.kafka_oracle.compare.judge`)."""
+def judge(out: Path, broker: dict[str, int] = BROKER) -> dict[str, Any]:
+    """``replay --conform`` (coordinator, with the broker's group settings ``broker``, and
+    Streams leaders) and ``groupsim check`` of a recorded Streams run, as counts (the keys of
+    :func:`tests.kafka_oracle.compare.judge`)."""
     trace = out / "trace.jsonl"
     exchanges = read_exchanges(trace)
-    coordinator = conform_coordinator(exchanges, CoordinatorConfig.from_mapping(BROKER))
+    coordinator = conform_coordinator(exchanges, CoordinatorConfig.from_mapping(broker))
     leaders = conform_leaders(
         exchanges,
         None,
@@ -711,12 +915,15 @@ def rescore(old: dict[str, Any], trace: Path) -> dict[str, Any]:
     )
     real, _ = real_rounds(trace)
     window = old["window_ms"]
+    raw = scenario_raw(old["scenario"])
+    app = json.dumps(app_file(raw, SCALES.get(old["scenario"]))) + "\n"
+    (trace.parent / "streams-app.json").write_text(app)
     return {
         **old,
         "process_ids": ids,
         "changelog_records": records,
         "changelog_sizes": sizes,
-        "conformance": judge(trace.parent),
+        "conformance": judge(trace.parent, broker_settings(scenario_raw(old["scenario"]))),
         "groupsim": asdict(sim),
         "rounds_compared": min(old["real"]["rebalances"], sim.rebalances),
         "rounds_equal": equal_rounds(real, rounds, (window[0], start), window[1]),

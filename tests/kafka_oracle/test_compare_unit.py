@@ -297,8 +297,9 @@ def test_the_streams_simulation_takes_the_real_clients_state_at_the_step() -> No
     sized = simulated_text(name, 15_000, None, states, sizes)
     assert '[changelog_overrides]\n"0_0" = { records = 17000, rate = 0 }' in sized
     assert '"0_3" = { records = 4000, rate = 0 }' in sized
-    with pytest.raises(ValueError, match="changelog_overrides"):
-        simulated_text("streams/kip-441-scale-in-lagging", 15_000, None, None, sizes)
+    # a file's own overrides give way to the real sizes
+    lagging = simulated_text("streams/kip-441-scale-in-lagging", 15_000, None, None, sizes)
+    assert lagging.count("[changelog_overrides]") == 1 and "records = 100000" not in lagging
     m, rounds, start = run_simulation(name, 15_000, None, states, sizes)
     assert (m.rebalances, m.probing_rebalances, m.followups, m.tasks_moved) == (4, 1, 2, 4)
     assert [(r.followup, r.probing) for r in rounds if r.t_ms >= start] == [
@@ -332,3 +333,90 @@ def test_the_simulation_starts_workers_in_the_real_order_with_the_real_member_id
     assert first["leader"] == "w3"
     assert sorted(first["member_ids"]) == sorted(i for v in ids.values() for i in v)
     assert simulated_text(name) == scenario_text(name)  # no order: the file's start
+
+
+def test_client_names_may_hold_hyphens() -> None:
+    """KIP-708's clients are ``Node-1`` … ``Node-9``: the name is what precedes the stream
+    thread (real member and client ids) or the member id's UUID (groupsim)."""
+    from tests.kafka_oracle.compare_streams import client_name
+
+    assert client_name("Node-1-StreamThread-1-consumer-5b0c9e1e-0a0b-4c4d-8e8f-000000000001") == (
+        "Node-1"
+    )
+    assert client_name("Node-1-StreamThread-1-consumer") == "Node-1"
+    assert client_name("Node-7-b2221a58-008a-45a6-8464-7159c324c985") == "Node-7"
+    assert client_name("I1-cd613e30-d8f1-4adf-91b7-584a2265b1f5") == "I1"
+
+
+def test_the_lagging_scale_in_is_written_in_two_parts_a_hundredth_of_the_records() -> None:
+    """The changelogs' records less the standbys' lags before the standbys are paused, the
+    lags while they are: 1,000,000 (0_3: 100,000) and 200,000 (0_3: 50,000) over 100."""
+    from tests.kafka_oracle.compare_streams import SCALES, app_file, lagging_inputs, scenario_raw
+
+    name = "streams/kip-441-scale-in-lagging"
+    raw = scenario_raw(name)
+    before, during = lagging_inputs(raw, SCALES[name])
+    assert before == {0: 8_000, 1: 8_000, 2: 8_000, 3: 500}
+    assert during == {0: 2_000, 1: 2_000, 2: 2_000, 3: 500}
+    assert SCALES[name].settings(raw["config"]) == {
+        "acceptable.recovery.lag": 100,
+        "groupsim.restore.records.per.sec": 100,
+    }
+    # the leaders' replay is given the lag the real clients ran with, not Kafka's default
+    assert app_file(raw, SCALES[name])["acceptable.recovery.lag"] == 100
+
+
+def test_a_scaled_simulation_takes_the_scaled_settings_and_the_real_sizes() -> None:
+    """The scaled scenario's acceptable.recovery.lag and restore rate are in groupsim's file,
+    and the real changelog sizes replace the file's own ``[changelog_overrides]``; given the
+    library's lags scaled, groupsim keeps the lagging tasks on I2 and ends balanced."""
+    from tests.kafka_oracle.compare_streams import run_simulation, simulated_text
+
+    name = "streams/kip-441-scale-in-lagging"
+    sizes = {"0_0": 10_000, "0_1": 10_000, "0_2": 10_000, "0_3": 1_000}
+    states = {
+        "I1": {"0_0": 0, "0_3": 0, "0_2": 2_000},
+        "I2": {"0_1": 0, "0_0": 2_000, "0_3": 500},
+        "I3": {"0_2": 0, "0_1": 2_000},
+    }
+    text = simulated_text(name, 7_750, None, states, sizes)
+    parsed = toml(text)
+    assert parsed["config"]["acceptable.recovery.lag"] == 100
+    assert parsed["config"]["groupsim.restore.records.per.sec"] == 100
+    assert parsed["changelog_overrides"]["0_3"] == {"records": 1_000, "rate": 0}
+    assert text.count("[changelog_overrides]") == 1
+    measures, rounds, start = run_simulation(name, 7_750, None, states, sizes)
+    first = next(r for r in rounds if r.t_ms >= start)
+    assert set(first.given["I2"].active) == {"0_0", "0_1", "0_3"}
+    assert measures.actives_at_end == {"I2": 2, "I3": 2}
+    assert measures.probing_rebalances >= 2
+
+
+def test_nine_nodes_run_two_sub_topologies_joining_together() -> None:
+    """KIP-708's nine nodes: the app's stateful sub-topology 0 and stateless 1, the client
+    tags joined for the leaders' replay, and Kafka's default initial delay for a scenario
+    without steps (its clients join together); groupsim's one round from the start."""
+    from tests.kafka_oracle.compare_streams import (
+        BROKER,
+        app_file,
+        broker_settings,
+        run_simulation,
+        scenario_raw,
+        topology,
+    )
+
+    raw = scenario_raw("streams/kip-708-nine-nodes")
+    assert topology(raw) == (9, 9)
+    app = app_file(raw)
+    assert [s.get("changelog_topic") for s in app["subtopologies"]] == [
+        "stateful-counts-changelog",
+        None,
+    ]
+    assert app["rack.aware.assignment.tags"] == "zone,cluster"
+    assert broker_settings(raw)["group.initial.rebalance.delay.ms"] == 3_000
+    assert broker_settings(scenario_raw("streams/kip-441-scale-out")) == BROKER
+    measures, _, start = run_simulation(
+        "streams/kip-708-nine-nodes", 6_667, None, None, {f"0_{p}": 6_667 for p in range(9)}
+    )
+    assert start == 0 and measures.rebalances == 1
+    assert measures.actives_at_end == {f"Node-{i}": 2 for i in range(1, 10)}

@@ -249,3 +249,31 @@ def test_threads_keep_the_tasks_they_held() -> None:
     assert placed == {0: [TaskId(0, 3)], 1: [TaskId(0, 1)], 2: [TaskId(0, 2)]}
     with pytest.raises(ValueError):
         assign_tasks_to_threads(tasks, 0, {}, {})
+
+
+def test_a_changelog_given_later_is_fetched_after_those_the_thread_has() -> None:
+    """Kafka's broker appends a partition the restore consumer adds to the end of its fetch
+    session (``FetchSession``, KIP-227): a warm-up given to a thread that is updating lagging
+    standbys restores after them, whatever its task id (the lagging scale-in on Kafka 4.0.2
+    and 4.4.0: I3 restored its standbys 0_0 and 0_3 before its new warm-up 0_2)."""
+    D = TaskId(0, 3)
+    thread = _thread({A: 1_000, C: 10_000, D: 1_000}, rate=100, chunk=20_000, acceptable=10)
+    thread.add(A, "standby", 0, 0)
+    thread.add(D, "standby", 500, 0)
+    thread.add(C, "standby", 0, 0)
+    events = _run_until(thread, 0, 60_000)
+    caught = [(task, at) for kind, task, at in events if kind == "caught_up"]
+    assert [task for task, _ in caught] == [A, D]  # 0_2 not yet: 10,000 records behind
+    assert thread.offset(C, 60_000) == 100 * 60 - 1_000 - 500
+
+
+def test_standbys_resumed_after_an_active_restores_come_back_in_task_order() -> None:
+    """``transitToUpdateStandby`` resumes every paused standby at once: they rejoin the fetch
+    session together, in task order here (Kafka's: its assignment's ``HashMap`` order)."""
+    thread = _thread({A: 50, B: 50, C: 50}, rate=1000, chunk=100)
+    thread.add(C, "standby", 0, 0)
+    thread.add(B, "active", 0, 0)
+    thread.add(A, "standby", 0, 0)
+    events = _run_until(thread, 0, 1_000)
+    # C was added first, but comes back with A, after it
+    assert events == [("restored", B, 50), ("caught_up", A, 100), ("caught_up", C, 150)]

@@ -1,6 +1,11 @@
 package groupsim.oracle.streams;
 
 import java.time.Duration;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -14,6 +19,7 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -24,6 +30,9 @@ import org.apache.kafka.streams.ThreadMetadata;
 import org.apache.kafka.streams.TaskMetadata;
 import org.apache.kafka.streams.kstream.Consumed;
 import org.apache.kafka.streams.kstream.Materialized;
+import org.apache.kafka.streams.processor.StandbyUpdateListener;
+import org.apache.kafka.streams.processor.StateRestoreListener;
+import org.apache.kafka.streams.processor.TaskId;
 
 /**
  * A real Kafka Streams application for the real-cluster tests: one stateful sub-topology,
@@ -41,7 +50,12 @@ import org.apache.kafka.streams.kstream.Materialized;
  * {@code state.dir} are required. One more, {@code produce=N}, writes N records (keys k0..k59)
  * to {@code input} before the application starts, so the changelog has something to restore;
  * {@code partitions=N} creates {@code input} with N partitions (N tasks) instead of 6;
- * {@code leave.on.close=true} makes its close send LeaveGroup (see {@link #closeLeaving}).
+ * {@code leave.on.close=true} makes its close send LeaveGroup (see {@link #closeLeaving});
+ * {@code restore.control=PATH} lets a file pause or slow its restoration (see
+ * {@link RestoreControl}); {@code stateless.partitions=N} adds a second, stateless
+ * sub-topology ({@code stateless-input}, N partitions → foreach: tasks 1_0..1_N-1);
+ * {@code start.after=PATH} starts the application (joins the group) only once that file
+ * exists, so that several instances, their JVMs started beforehand, join together.
  *
  * <p>It prints one line per event on stdout, flushed at once:
  * {@code STATE <new> <old>} for each KafkaStreams state transition and
@@ -53,6 +67,8 @@ import org.apache.kafka.streams.kstream.Materialized;
  */
 public final class StatefulApp {
     public static final String INPUT = "input";
+    /** The stateless sub-topology's source topic ({@code stateless.partitions=N}). */
+    public static final String STATELESS_INPUT = "stateless-input";
     /** Partitions of {@code input} (so tasks) unless {@code partitions=N} is given. */
     public static final int PARTITIONS = 6;
 
@@ -70,6 +86,9 @@ public final class StatefulApp {
         int produce = 0;
         int partitions = PARTITIONS;
         boolean leaveOnClose = false;
+        Path control = null;
+        Path startAfter = null;
+        int statelessPartitions = 0;
         for (String arg : args) {
             int eq = arg.indexOf('=');
             if (eq <= 0) throw new IllegalArgumentException("not key=value: " + arg);
@@ -78,6 +97,9 @@ public final class StatefulApp {
             if (key.equals("produce")) produce = Integer.parseInt(value);
             else if (key.equals("partitions")) partitions = Integer.parseInt(value);
             else if (key.equals("leave.on.close")) leaveOnClose = Boolean.parseBoolean(value);
+            else if (key.equals("restore.control")) control = Paths.get(value);
+            else if (key.equals("start.after")) startAfter = Paths.get(value);
+            else if (key.equals("stateless.partitions")) statelessPartitions = Integer.parseInt(value);
             else props.put(key, value);
         }
         Class<?> closeOptions = streamsCloseOptions();
@@ -87,15 +109,25 @@ public final class StatefulApp {
             props.put(StreamsConfig.MAIN_CONSUMER_PREFIX + "internal.leave.group.on.close", "true");
         }
         String bootstrap = props.getProperty(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG);
-        createInput(bootstrap, partitions);
+        createInput(bootstrap, INPUT, partitions);
+        if (statelessPartitions > 0) createInput(bootstrap, STATELESS_INPUT, statelessPartitions);
         if (produce > 0) produce(bootstrap, produce);
 
         StreamsBuilder builder = new StreamsBuilder();
         builder.stream(INPUT, Consumed.with(Serdes.String(), Serdes.String()))
             .groupByKey()
             .count(Materialized.as("counts"));
+        if (statelessPartitions > 0) {
+            builder.stream(STATELESS_INPUT, Consumed.with(Serdes.String(), Serdes.String()))
+                .foreach((key, value) -> { });
+        }
         KafkaStreams streams = new KafkaStreams(builder.build(), props);
         streams.setStateListener((now, before) -> say("STATE " + now + " " + before));
+        if (control != null) {
+            RestoreControl restore = new RestoreControl(control);
+            streams.setGlobalStateRestoreListener(restore);
+            streams.setStandbyUpdateListener(restore);
+        }
         CountDownLatch stopped = new CountDownLatch(1);
         boolean leave = leaveOnClose;
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -103,6 +135,10 @@ public final class StatefulApp {
             else streams.close(Duration.ofSeconds(20));
             stopped.countDown();
         }));
+        if (startAfter != null) {
+            say("WAITING " + startAfter);
+            while (!Files.exists(startAfter)) Thread.sleep(50);
+        }
         streams.start();
         String last = "";
         while (stopped.getCount() > 0) {
@@ -160,11 +196,11 @@ public final class StatefulApp {
         return "ASSIGNMENT active=" + active + " standby=" + standby;
     }
 
-    private static void createInput(String bootstrap, int partitions) throws Exception {
+    private static void createInput(String bootstrap, String topic, int partitions) throws Exception {
         Properties props = new Properties();
         props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         try (Admin admin = Admin.create(props)) {
-            admin.createTopics(List.of(new NewTopic(INPUT, partitions, (short) 1))).all().get();
+            admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1))).all().get();
         } catch (ExecutionException e) {
             if (!(e.getCause() instanceof TopicExistsException)) throw e;
         }
@@ -186,5 +222,78 @@ public final class StatefulApp {
     private static synchronized void say(String line) {
         System.out.println(line);
         System.out.flush();
+    }
+
+    /**
+     * Restoration steered by a file, read after every batch a changelog reader applies (the
+     * listeners run on the thread that restores: the stream thread's state updater, Kafka's
+     * {@code StoreChangelogReader#restoreChangelog}). No file, or an empty one: nothing done.
+     * {@code pause}: a standby's batch waits while the file says so, so the standbys stop
+     * following their changelogs (active tasks go on processing and writing them: the
+     * standbys fall behind by what is written meanwhile). A number R: every batch, active
+     * restoration or standby update, waits until the thread has spent batch / R seconds on
+     * it, so the thread restores at most R records a second (a slow disk or a loaded machine,
+     * made exact). Restores a batch at a time: {@code restore.consumer.max.poll.records}
+     * bounds the batch.
+     */
+    private static final class RestoreControl implements StateRestoreListener, StandbyUpdateListener {
+        private final Path file;
+        private long nextFreeNanos = System.nanoTime();
+
+        RestoreControl(Path file) {
+            this.file = file;
+        }
+
+        private String read() {
+            try {
+                return new String(Files.readAllBytes(file), StandardCharsets.UTF_8).trim();
+            } catch (IOException absent) {
+                return "";
+            }
+        }
+
+        private void batch(long records, boolean standby) {
+            try {
+                String now = read();
+                while (standby && now.equals("pause")) {
+                    Thread.sleep(100);
+                    now = read();
+                }
+                if (now.isEmpty() || now.equals("pause")) return;
+                double rate = Double.parseDouble(now);
+                long start = Math.max(System.nanoTime(), nextFreeNanos);
+                nextFreeNanos = start + (long) (records * 1e9 / rate);
+                long wait = nextFreeNanos - System.nanoTime();
+                if (wait > 0) Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+
+        @Override
+        public void onRestoreStart(TopicPartition partition, String store, long start, long end) {}
+
+        @Override
+        public void onBatchRestored(TopicPartition partition, String store, long offset, long records) {
+            batch(records, false);
+        }
+
+        @Override
+        public void onRestoreEnd(TopicPartition partition, String store, long restored) {}
+
+        @Override
+        public void onUpdateStart(TopicPartition partition, String store, long start) {}
+
+        @Override
+        public void onBatchLoaded(
+            TopicPartition partition, String store, TaskId task, long offset, long records, long end
+        ) {
+            batch(records, true);
+        }
+
+        @Override
+        public void onUpdateSuspended(
+            TopicPartition partition, String store, long offset, long end, SuspendReason reason
+        ) {}
     }
 }
