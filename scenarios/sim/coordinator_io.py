@@ -21,9 +21,9 @@ A coordinator failover is logged by its ``fault`` record and the reload's ``grou
 the old coordinator's NOT_COORDINATOR answers to parked requests are ``coordinator_response``
 records (the engine passes its ``unload`` effects to :meth:`CoordinatorIO.answers`), and the
 reloaded coordinator draws member ids through :meth:`CoordinatorIO.drawing` too, so the
-referee replays past a failover (``docs/chaos.md``). Heartbeats are many, so the option also turns off the engine's quiet
-skipping (a skipped heartbeat is one Kafka's coordinator would miss); the other records of
-the run are the same with and without it.
+referee replays past a failover (``docs/chaos.md``). Heartbeats are many, so the option
+also turns off the engine's quiet skipping (a skipped heartbeat is one Kafka's coordinator
+would miss); the other records of the run are the same with and without it.
 """
 
 from __future__ import annotations
