@@ -193,7 +193,8 @@ def render_campaign(result: Any, console: Console) -> None:
             str(disagreements),
             f"{REFEREE_INVARIANT} in {runs_with[REFEREE_INVARIANT]} runs; "
             f"{result.refereed} leader rounds compared with Kafka's assignors, "
-            f"{result.refereed_answers} coordinator answers with its GroupMetadataManager",
+            f"{result.refereed_answers} coordinator answers with its GroupMetadataManager "
+            f"({result.refereed_after_failover} after a coordinator failover)",
         )
     table.add_row(
         "known upstream",

@@ -29,8 +29,25 @@ groupsim fired is matched by advancing to its time. Each request handled while a
 was due at its own millisecond is counted in :attr:`RefereeVerdict.notes`
 (``same_ms_timer``), never silently.
 
-Judged up to the run's first coordinator failover (the driver cannot load a group from a
-record yet; the requests after it are counted as ``skipped["after_failover"]``). A run whose
+**Failovers.** A ``coordinator_failover`` fault is replayed as Kafka moves a group: at the
+fault's time the driver's manager gives the partition up (``GroupMetadataManager
+#onUnloaded``: parked JoinGroups and SyncGroups answered NOT_COORDINATOR, compared with the
+answers groupsim's :meth:`coordinator.group.GroupCoordinator.unload` sent; its timers go),
+and at the run's ``group_loaded`` a fresh manager on the same clock replays every group
+metadata record Kafka's own managers wrote in this run (``GroupMetadataManager#replay``, the
+last record of the group wins) and runs ``onLoaded()`` (each member's heartbeat rescheduled,
+an over-capacity group rebalanced), as ``CoordinatorLoaderImpl`` does. Kafka's loaded group
+(generation, state, protocol, leader, members in iteration order) must equal groupsim's
+``group_loaded``; every later answer is judged as before (counted in
+:attr:`RefereeVerdict.notes` as ``after_failover``). Committed records: Kafka's runtime
+answers a write only once its records are committed (``CoordinatorRuntime`` completes the
+deferred response at the high watermark) and a new leader loads only committed records;
+groupsim's coordinator stores its record at once and its writes never fail, and the driver
+completes every append future at once, so every record written before the failover is
+loaded. While the group is down the engine answers NOT_COORDINATOR itself (unlogged, not
+judged). A failover before the first request needs nothing: both coordinators are empty.
+
+A run whose
 settings Kafka cannot take (``groupsim.new.member.join.timeout.ms`` other than Kafka's fixed
 300 s, or the ``first_listed`` protocol tie-break) is not judged (``skipped``). Only the
 first disagreement of a run is reported: past it the two coordinators hold different
@@ -102,6 +119,7 @@ class _Replay:
         self.responses: list[dict[str, Any]] = []
         self.requests: dict[int, dict[str, Any]] = {}
         self.config: dict[str, Any] = {}
+        self.failover_ms = 0  # the run's first coordinator failover (0: none)
         self._now = 0
         self._build(records)
 
@@ -115,17 +133,19 @@ class _Replay:
 
     def _build(self, records: list[dict[str, Any]]) -> None:
         last: dict[str, Any] | None = None
-        cut = False
         for rec in records:
             kind = rec.get("kind")
             if kind == "coordinator_opened":
                 self.config = rec
-            elif cut:
-                if kind == "coordinator_request":
-                    self.verdict.skipped["after_failover"] += 1
+            elif not self.config:
+                continue  # no request yet: a failover now moves an empty coordinator
             elif kind == "fault" and rec.get("fault") == "coordinator_failover":
-                cut = True
-                last = rec
+                self._advance(rec, int(rec["t_ms"]), "before")
+                self._step(rec, {"unload": True, "brief": True})
+                self.failover_ms = self.failover_ms or int(rec["t_ms"])
+            elif kind == "group_loaded":
+                self._advance(rec, int(rec["t_ms"]), "each")
+                self._step(rec, {"load": {"group": self.config["group"]}, "brief": True})
             elif kind == "coordinator_request":
                 self._advance(rec, int(rec["t_ms"]), "before")
                 step = {
@@ -147,19 +167,22 @@ class _Replay:
             elif kind == "run_end":
                 last = rec
         if last is not None and self.rounds:
-            # to the run's end (timers due there fired in groupsim's run), or to just before
-            # the failover that ends what is judged
-            self._advance(last, int(last["t_ms"]), "each" if not cut else "before")
+            # to the run's end (timers due there fired in groupsim's run)
+            self._advance(last, int(last["t_ms"]), "each")
 
     def regroup(self, rounds: list[Round], answers: list[Any]) -> list[Judged]:
         """Kafka's completions matched to groupsim's answers by request handle."""
         kafka: dict[int, tuple[int, dict[str, Any]] | OracleError] = {}
         failed: list[Judged] = []
+        judged_loads: list[tuple[tuple[int, int], Judged]] = []
         for (rec, (_, fields)), answer in zip(rounds, answers, strict=False):
             if isinstance(answer, OracleError):
                 failed.append((rec, fields, answer))
                 continue
             step = fields["step"]
+            if "load" in step:
+                judged_loads.append(((rec["t_ms"], rec["seq"]), (rec, fields, answer)))
+                continue
             if step.get("mode") == "before" and any(
                 a["deadline_ms"] == answer["now_ms"] for a in answer["armed"]
             ):
@@ -171,7 +194,7 @@ class _Replay:
                     kafka[int(done["handle"])] = OracleError(
                         "coordinator.step", done.get("exception", "no response"), ""
                     )
-        judged: list[tuple[tuple[int, int], Judged]] = []
+        judged: list[tuple[tuple[int, int], Judged]] = judged_loads
         answered: set[int] = set()
         for rec in self.responses:
             handle = rec.get("handle")
@@ -188,6 +211,12 @@ class _Replay:
             at = theirs[0] if isinstance(theirs, tuple) else request["t_ms"]
             judged.append(((at, request["seq"]), (request, request, theirs)))
         judged.sort(key=lambda j: j[0])
+        if self.failover_ms:
+            self.verdict.notes["after_failover"] += sum(
+                1
+                for (at, _), (rec, _, _) in judged
+                if at >= self.failover_ms and rec.get("kind") != "group_loaded"
+            )
         return failed + [j for _, j in judged]
 
 
@@ -196,6 +225,8 @@ def _differences(rec: dict[str, Any], request: dict[str, Any], answer: Any) -> l
     ``coordinator_response``, or the request Kafka answered and groupsim did not)."""
     if isinstance(answer, OracleError):
         return [f"Kafka raised {answer.java_class}: {answer.message}"]
+    if rec.get("kind") == "group_loaded":
+        return _load_differences(rec, answer)
     if rec.get("kind") == "coordinator_request":
         _differs[rec["seq"]] = "answer"
         at, theirs = answer
@@ -234,11 +265,41 @@ def _differences(rec: dict[str, Any], request: dict[str, Any], answer: Any) -> l
     return out
 
 
+#: The compared fields of a loaded group (``group_loaded`` and the driver's ``loaded``).
+LOAD_FIELDS = ("generation", "state", "protocol", "leader_id", "member_ids")
+
+
+def _load_differences(rec: dict[str, Any], answer: dict[str, Any]) -> list[str]:
+    """How the group Kafka's new manager loaded differs from groupsim's ``group_loaded``
+    (an absent group is Kafka's ``null``: groupsim logs generation 0, Empty, no members)."""
+    theirs = answer.get("loaded") or {
+        "generation": 0,
+        "state": "Empty",
+        "protocol": None,
+        "leader_id": None,
+        "member_ids": [],
+    }
+    out: list[str] = []
+    for name in LOAD_FIELDS:
+        a, b = rec.get(name), theirs.get(name)
+        if a != b:
+            _differs.setdefault(rec["seq"], name)
+            out.append(f"loaded {name}: groupsim {a!r}, Kafka {b!r}")
+    return out
+
+
 #: The first differing field of the record being judged (``seq`` → field), for ``extra``.
 _differs: dict[int, str] = {}
 
 
 def _extra(rec: dict[str, Any]) -> dict[str, Any]:
+    if rec.get("kind") == "group_loaded":
+        return {
+            "referee": "coordinator",
+            "api": "load",
+            "differs": _differs.pop(rec["seq"], "answer"),
+            "generation": rec.get("generation"),
+        }
     request_like = rec.get("kind") == "coordinator_request"
     body = rec.get("body", {}) if request_like else {}
     response = rec.get("response", {})
@@ -254,6 +315,15 @@ def _extra(rec: dict[str, Any]) -> dict[str, Any]:
     generation = response.get("generation_id", body.get("generation_id"))
     fields["generation"] = generation
     return fields
+
+
+def _subject(rec: dict[str, Any]) -> str:
+    if rec.get("kind") == "group_loaded":
+        return "the group the new coordinator loaded after a failover"
+    return (
+        f"the coordinator's {_API_NAME.get(rec['api'], rec['api'])} answer to "
+        f"{_member(str(rec['source']))} (handle {rec.get('handle')})"
+    )
 
 
 def judge_coordinator(oracle: KafkaOracle, records: list[dict[str, Any]]) -> RefereeVerdict:
@@ -294,10 +364,7 @@ def judge_coordinator(oracle: KafkaOracle, records: list[dict[str, Any]]) -> Ref
         before=[("coordinator.open", opened)],
         after=[("coordinator.close", {"session": run.session})],
         regroup=run.regroup,
-        subject=lambda rec: (
-            f"the coordinator's {_API_NAME.get(rec['api'], rec['api'])} answer to "
-            f"{_member(str(rec['source']))} (handle {rec.get('handle')})"
-        ),
+        subject=_subject,
         first_only=True,
     )
     _differs.clear()

@@ -17,10 +17,13 @@ With ``coordinator_io`` on (:func:`scenarios.sim.runner.simulate`; ``groupsim ch
   request it answers (a connection's requests of one API are answered in the order they
   came), and the compared fields.
 
-The referee judges up to the first coordinator failover (``docs/chaos.md``); the log goes
-on past it. Heartbeats are many, so the option also turns off the engine's quiet
-skipping (a skipped heartbeat is one Kafka's coordinator would miss); the other records of
-the run are the same with and without it.
+A coordinator failover is logged by its ``fault`` record and the reload's ``group_loaded``;
+the old coordinator's NOT_COORDINATOR answers to parked requests are ``coordinator_response``
+records (the engine passes its ``unload`` effects to :meth:`CoordinatorIO.answers`), and the
+reloaded coordinator draws member ids through :meth:`CoordinatorIO.drawing` too, so the
+referee replays past a failover (``docs/chaos.md``). Heartbeats are many, so the option
+also turns off the engine's quiet skipping (a skipped heartbeat is one Kafka's coordinator
+would miss); the other records of the run are the same with and without it.
 """
 
 from __future__ import annotations

@@ -542,8 +542,13 @@ class Engine:
             self.log.emit(self.now_ms, "fault", fault="heal", member=member)
 
     def _unload_coordinator(self) -> None:
-        """The group's partition moves: in-flight joins and syncs get NOT_COORDINATOR."""
-        self.apply(COORDINATOR_ADDRESS, self.coordinator.unload(self.now_ms))
+        """The group's partition moves: in-flight joins and syncs get NOT_COORDINATOR
+        (logged as the coordinator's answers when its traffic is tapped: the referee
+        compares them with ``GroupMetadataManager#onUnloaded``'s)."""
+        effects = self.coordinator.unload(self.now_ms)
+        if self.io is not None:
+            self.io.answers(self.now_ms, effects)
+        self.apply(COORDINATOR_ADDRESS, effects)
         self.timers.disarm(COORDINATOR_ADDRESS)
         self.coordinator_up = False
         self.coordinator_epoch += 1
@@ -554,7 +559,7 @@ class Engine:
         self.coordinator, effects = GroupCoordinator.load(
             self.kind.group_id,
             self.kind.loaded.coordinator_config,
-            self._new_member_id,
+            self._new_member_id if self.io is None else self.io.drawing(self._new_member_id),
             record,
             self.now_ms,
         )

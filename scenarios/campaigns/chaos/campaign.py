@@ -110,6 +110,11 @@ class CampaignResult:
         return sum(o.refereed_answers for o in self.outcomes)
 
     @property
+    def refereed_after_failover(self) -> int:
+        """Of :attr:`refereed_answers`, those sent after a run's first coordinator failover."""
+        return sum(o.refereed_after_failover for o in self.outcomes)
+
+    @property
     def runs_per_minute(self) -> float:
         """Measured: runs per wall-clock minute."""
         return 60.0 * self.runs / self.wall_s if self.wall_s > 0 else 0.0
@@ -146,6 +151,7 @@ class CampaignResult:
             "referee": self.config.referee,
             "refereed_rounds": self.refereed,
             "refereed_answers": self.refereed_answers,
+            "refereed_after_failover": self.refereed_after_failover,
             "runs_with_violations": dict(sorted(self.runs_with.items())),
             "failed_runs": [o.index for o in self.failed],
             "stopped_at_first_failure": self.stopped_early,

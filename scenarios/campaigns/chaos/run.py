@@ -59,6 +59,8 @@ class RunOutcome:
         refereed: leader rounds the referee compared with Kafka (0 without a referee).
         refereed_answers: coordinator answers the referee compared with Kafka's
             ``GroupMetadataManager`` (0 without a referee).
+        refereed_after_failover: those of them sent after the run's first coordinator
+            failover (judged against the group Kafka's new coordinator loaded).
     """
 
     index: int
@@ -76,6 +78,7 @@ class RunOutcome:
     cpu_s: float = 0.0
     refereed: int = 0
     refereed_answers: int = 0
+    refereed_after_failover: int = 0
 
     @property
     def failed(self) -> bool:
@@ -87,25 +90,26 @@ def refereed(result: RunResult, referee: str | None) -> int:
     return referee_counts(result, referee)[0]
 
 
-def referee_counts(result: RunResult, referee: str | None) -> tuple[int, int]:
+def referee_counts(result: RunResult, referee: str | None) -> tuple[int, int, int]:
     """Let ``referee`` (``"kafka"`` or ``None``) judge a finished run: each disagreement goes
     into ``result.records`` as a ``violation`` right after the record it judges (a leader's
     ``assignor`` record, a ``coordinator_response``: where an online checker would have put
     it; ``seq`` renumbered, ``cause_seq`` kept pointing at the same records), so the first
     violation in log order is the earliest fault whoever found it. Returns the leader rounds
-    and the coordinator answers it compared.
+    and the coordinator answers it compared, and how many of those answers came after the
+    run's first coordinator failover.
 
     Raises:
         scenarios.referee.OracleUnavailable: the harness cannot run.
     """
     if referee is None:
-        return 0, 0
+        return 0, 0, 0
     from scenarios.referee import judge
 
     verdict = judge(result.records)
     if verdict.violations:
         result.records[:] = _inserted(result.records, verdict.violations)
-    return verdict.compared, verdict.answers
+    return verdict.compared, verdict.answers, verdict.notes["after_failover"]
 
 
 def _inserted(records: list[dict[str, Any]], extra: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -139,7 +143,7 @@ def run_spec(spec: ChaosSpec, referee: str | None = None) -> tuple[RunOutcome, R
     result = simulate(
         loaded, spec.seed, max_cpu_s=spec.max_cpu_s, coordinator_io=referee == "kafka"
     )
-    compared, answers = referee_counts(result, referee)
+    compared, answers, after_failover = referee_counts(result, referee)
     wall = time.perf_counter() - started
     headline = kinds.get(spec.group_kind).headline(result.summary)
     violations, first_new = classify(result)
@@ -175,6 +179,7 @@ def run_spec(spec: ChaosSpec, referee: str | None = None) -> tuple[RunOutcome, R
         wall_s=wall,
         refereed=compared,
         refereed_answers=answers,
+        refereed_after_failover=after_failover,
     )
     return outcome, result
 

@@ -92,6 +92,15 @@ import org.mockito.Mockito;
  *       that follows is handled before the timers due at its own millisecond (one of the two
  *       orders Kafka's timer wheel allows; the chaos referee replays the order groupsim's
  *       run took).</li>
+ *   <li>{@code {"unload": true}}: the coordinator gives the group's partition up
+ *       ({@code GroupMetadataManager#onUnloaded}: parked JoinGroups and SyncGroups are
+ *       answered NOT_COORDINATOR, in {@code completions}); its timers are dropped.</li>
+ *   <li>{@code {"load": {"group": id}}}: a new coordinator (fresh manager and timer table,
+ *       same clock) loads the partition: every record the session's managers wrote, in
+ *       order, through {@code GroupMetadataManager#replay}, then {@code onLoaded()}. The
+ *       result adds {@code "replayed"} (records replayed) and {@code "loaded"}: null (no such
+ *       group) or {@code {generation, state, protocol, leader_id, member_ids}}, the members in
+ *       the group's iteration order.</li>
  *   <li>{@code {"handle": h, "api": API, "version": v, "client_id": s, "body": {...}}}: one
  *       request; {@code h} is any integer naming it in completions. An optional
  *       {@code "member_uuids": [uuid, ...]} hands {@code UUID.randomUUID()} these values, in
@@ -300,8 +309,13 @@ public final class GroupsimCoordinatorDriver implements Driver {
     final class Session {
         final VirtualTime time;
         final VirtualTimer timer = new VirtualTimer();
-        final GroupMetadataManager manager;
-        final Method joinMethod;
+        final GroupCoordinatorConfig cfg;
+        /** The coordinator: a new one after each {@code load} step. */
+        GroupMetadataManager manager;
+        Method joinMethod;
+        /** Every record the managers of this session wrote, in order: the group's
+         *  {@code __consumer_offsets} partition, from which a {@code load} step rebuilds. */
+        final List<org.apache.kafka.coordinator.common.runtime.CoordinatorRecord> log = new ArrayList<>();
         ObjectNode out = NODES.objectNode();
 
         Session(JsonNode config, long startMs) throws Exception {
@@ -312,7 +326,12 @@ public final class GroupsimCoordinatorDriver implements Driver {
             putIf(props, config, "min_session_timeout_ms", GroupCoordinatorConfig.GROUP_MIN_SESSION_TIMEOUT_MS_CONFIG);
             putIf(props, config, "max_session_timeout_ms", GroupCoordinatorConfig.GROUP_MAX_SESSION_TIMEOUT_MS_CONFIG);
             putIf(props, config, "max_size", GroupCoordinatorConfig.GROUP_MAX_SIZE_CONFIG);
-            GroupCoordinatorConfig cfg = GroupCoordinatorConfig.fromProps(props);
+            cfg = GroupCoordinatorConfig.fromProps(props);
+            build();
+        }
+
+        /** A fresh {@code GroupMetadataManager} on this session's clock and timer table. */
+        void build() throws Exception {
             Object proxy = Proxy.newProxyInstance(
                     CoordinatorTimer.class.getClassLoader(), new Class<?>[] {CoordinatorTimer.class}, timer::invoke);
             GroupMetadataManager.Builder builder = new GroupMetadataManager.Builder();
@@ -333,6 +352,60 @@ public final class GroupsimCoordinatorDriver implements Driver {
             joinMethod = join;
         }
 
+        /**
+         * The group's partition leaves this coordinator: {@code GroupMetadataManager
+         * #onUnloaded} answers the parked JoinGroups (PreparingRebalance) and SyncGroups
+         * (CompletingRebalance, Stable) NOT_COORDINATOR and turns every classic group Dead;
+         * the runtime drops the shard's timers with it ({@code CoordinatorRuntime}'s unload
+         * cancels the context's timer). The manager answers nothing more until {@link #load}.
+         */
+        void unload() {
+            manager.onUnloaded();
+            timer.byKey.clear();
+            timer.queue.clear();
+        }
+
+        /**
+         * A new coordinator takes the partition over at the current virtual time: a fresh
+         * manager replays every stored record in order ({@code CoordinatorLoaderImpl} hands
+         * each to {@code GroupCoordinatorShard#replay}, here {@code GroupMetadataManager
+         * #replay(GroupMetadataKey, GroupMetadataValue)}: the last record of a group wins, a
+         * tombstone removes it), then {@code onLoaded()} arms each member's heartbeat and
+         * rebalances a group over {@code group.max.size}. Every record a step wrote counts as
+         * committed (the driver completes append futures at once, as groupsim's coordinator
+         * stores its record at once), so the log holds all of them.
+         */
+        void load(String groupId) throws Exception {
+            timer.byKey.clear();
+            timer.queue.clear();
+            build();
+            for (org.apache.kafka.coordinator.common.runtime.CoordinatorRecord rec : log) {
+                Object k = rec.key();
+                ApiMessage key = k instanceof ApiMessageAndVersion ? ((ApiMessageAndVersion) k).message() : (ApiMessage) k;
+                if (!(key instanceof GroupMetadataKey)) {
+                    throw new IllegalStateException("cannot load a " + key.getClass().getSimpleName() + " record");
+                }
+                ApiMessageAndVersion value = rec.value();
+                manager.replay((GroupMetadataKey) key, value == null ? null : (GroupMetadataValue) value.message());
+            }
+            manager.onLoaded();
+            out.put("replayed", log.size());
+            org.apache.kafka.coordinator.group.classic.ClassicGroup group;
+            try {
+                group = manager.classicGroup(groupId, Long.MAX_VALUE);
+            } catch (ApiException e) {
+                out.putNull("loaded");
+                return;
+            }
+            ObjectNode loaded = out.putObject("loaded");
+            loaded.put("generation", group.generationId());
+            loaded.put("state", group.currentState().toString());
+            loaded.put("protocol", group.protocolName().orElse(null));
+            loaded.put("leader_id", group.leaderOrNull());
+            ArrayNode ids = loaded.putArray("member_ids");
+            for (org.apache.kafka.coordinator.group.classic.ClassicGroupMember m : group.allMembers()) ids.add(m.memberId());
+        }
+
         ObjectNode step(JsonNode step) throws Exception {
             out = NODES.objectNode();
             out.putArray("completions");
@@ -343,6 +416,10 @@ public final class GroupsimCoordinatorDriver implements Driver {
             out.putNull("exception");
             if (step.has("advance_ms")) {
                 advance(step.path("advance_ms").asLong(), step.path("mode").asText("each"));
+            } else if (step.path("unload").asBoolean(false)) {
+                unload();
+            } else if (step.has("load")) {
+                load(step.path("load").path("group").asText());
             } else if (step.has("member_uuids")) {
                 mockUuids();
                 for (JsonNode u : step.path("member_uuids")) nextUuids.add(UUID.fromString(u.asText()));
@@ -406,6 +483,7 @@ public final class GroupsimCoordinatorDriver implements Driver {
             Object k = record.key();
             ApiMessage key = k instanceof ApiMessageAndVersion ? ((ApiMessageAndVersion) k).message() : (ApiMessage) k;
             ApiMessageAndVersion value = record.value();
+            log.add(record);
             ObjectNode r = out.withArray("records").addObject();
             String type = key.getClass().getSimpleName();
             r.put("type", type.endsWith("Key") ? type.substring(0, type.length() - 3) : type);
