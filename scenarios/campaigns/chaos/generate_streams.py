@@ -143,6 +143,8 @@ def generate_streams(config: ChaosConfig, campaign_seed: int, index: int) -> Cha
         clients.append(client)
 
     _draw_static_members(_rng(campaign_seed, index, "streams-static"), clients)
+    if tagged:
+        _draw_second_tag(_rng(campaign_seed, index, "streams-tags"), app, clients)
 
     gen = _StreamsTimeline(rng, names)
     for name in late:
@@ -157,6 +159,21 @@ def generate_streams(config: ChaosConfig, campaign_seed: int, index: int) -> Cha
     return timeline_spec(
         gen, config, campaign_seed, index, "streams", "streams", n, drawn, streams=body
     )
+
+
+def _draw_second_tag(
+    rng: random.Random, app: dict[str, Any], clients: list[dict[str, Any]]
+) -> None:
+    """KIP-708 with two tag keys, drawn from its own generator (``.../<index>/streams-tags``,
+    so the other draws stay as they were): in half the tagged runs,
+    ``rack.aware.assignment.tags`` is ``zone, cluster`` and every client gets a
+    ``client.tag.cluster`` of two values, so a standby assignor that spreads over the first key
+    only is seen (``ClientTagAwareStandbyTaskAssignor`` walks every key)."""
+    if rng.random() >= 0.5:
+        return
+    app["rack.aware.assignment.tags"] = ["zone", "cluster"]
+    for client in clients:
+        client.setdefault("config", {})["client.tag.cluster"] = f"k{rng.randint(1, 2)}"
 
 
 def _add_zombie(

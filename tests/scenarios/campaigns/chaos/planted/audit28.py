@@ -4,9 +4,10 @@ caught-up test and probing interval, KIP-708's tags, KIP-429's lost partitions â
 monkeypatch of one groupsim function, written before looking for the checker that would catch
 it.
 
-:data:`AUDIT28_BUGS` joins the chaos catalogue (``CATALOGUE``); docs/chaos.md "Planted bugs:
-the round-28 audit" gives, for each, the run and checker that found it within 300 runs of
-seeds 1 and 2, or how the gap was closed.
+:data:`AUDIT28_BUGS` joins the chaos catalogue (``CATALOGUE``), :data:`AUDIT28_UNREACHED` (no
+chaos run reaches them) does not; docs/chaos.md "Planted bugs: the round-28 audit" gives, for
+each, the run and checker that found it within 300 runs of seeds 1 and 2, or how the gap was
+closed.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from protocol.kafka_configs import STREAMS_DEFAULTS
 
 from . import PlantedBug
 
-__all__ = ["AUDIT28_BUGS"]
+__all__ = ["AUDIT28_BUGS", "AUDIT28_UNREACHED"]
 
 _PREPARING = GroupState.PREPARING_REBALANCE
 _STABLE = GroupState.STABLE
@@ -274,34 +275,11 @@ AUDIT28_BUGS: tuple[PlantedBug, ...] = (
         (),
     ),
     PlantedBug(
-        "coordinator-empty-generation-not-bumped",
-        "coordinator/group.py GroupCoordinator._complete_join (initNextGeneration)",
-        "a join phase that ends with no members leaves the generation id as it was",
-        "connect",
-        ((GroupCoordinator, "_complete_join", _empty_generation_not_bumped),),
-    ),
-    PlantedBug(
-        "coordinator-stable-leader-rejoin-no-rebalance",
-        "coordinator/group.py GroupCoordinator._join_existing_member",
-        "the leader rejoining Stable with the same metadata is answered without a rebalance",
-        "consumer",
-        ((GroupCoordinator, "_join_existing_member", _join_stable_leader_no_rebalance),),
-        (),
-    ),
-    PlantedBug(
         "coordinator-heartbeat-extends-only-when-stable",
         "coordinator/group.py GroupCoordinator._heartbeat (rescheduleClassicGroupMemberHeartbeat)",
         "a Heartbeat outside Stable is answered but does not push the session deadline back",
         "connect",
         ((GroupCoordinator, "_heartbeat", _heartbeat_extends_only_when_stable),),
-    ),
-    PlantedBug(
-        "coordinator-rebalance-timeout-min",
-        "coordinator/group.py GroupCoordinator.rebalance_timeout_ms (ClassicGroup)",
-        "the group's rebalance timeout is the members' minimum, not their maximum",
-        "consumer",
-        ((GroupCoordinator, "rebalance_timeout_ms", _rebalance_timeout_min),),
-        (),
     ),
     PlantedBug(
         "client-illegal-generation-resets-member-id",
@@ -361,6 +339,7 @@ AUDIT28_BUGS: tuple[PlantedBug, ...] = (
         "standbys are spread over the first rack.aware.assignment.tags key only",
         "streams",
         ((ClientTagAwareStandbyTaskAssignor, "__init__", _tags_first_key_only),),
+        referee_only=True,
     ),
     PlantedBug(
         "streams-probing-interval-default",
@@ -368,5 +347,39 @@ AUDIT28_BUGS: tuple[PlantedBug, ...] = (
         "the probing rebalance is scheduled at the default interval, not the configured one",
         "streams",
         ((partition_assignor.StreamsPartitionAssignor, "assign", _probing_interval_default),),
+    ),
+)
+
+#: Bugs of the audit that no chaos run reaches, with what would (docs/chaos.md "Planted bugs:
+#: the round-28 audit"): not in the catalogue. Each rule has its checker:
+#: ``coordinator-empty-generation-not-bumped`` needs a group that loses every member at once
+#: (``generation_regressed``); ``coordinator-stable-leader-rejoin-no-rebalance`` a leader that
+#: rejoins a Stable group with unchanged metadata, which only new topic metadata makes a
+#: consumer do (``leader_rejoin_not_rebalanced``); ``coordinator-rebalance-timeout-min``
+#: members with different rebalance timeouts and a long-timeout straggler in another member's
+#: rebalance (``join_completed_early``).
+AUDIT28_UNREACHED: tuple[PlantedBug, ...] = (
+    PlantedBug(
+        "coordinator-empty-generation-not-bumped",
+        "coordinator/group.py GroupCoordinator._complete_join (initNextGeneration)",
+        "a join phase that ends with no members leaves the generation id as it was",
+        "connect",
+        ((GroupCoordinator, "_complete_join", _empty_generation_not_bumped),),
+    ),
+    PlantedBug(
+        "coordinator-stable-leader-rejoin-no-rebalance",
+        "coordinator/group.py GroupCoordinator._join_existing_member",
+        "the leader rejoining Stable with the same metadata is answered without a rebalance",
+        "consumer",
+        ((GroupCoordinator, "_join_existing_member", _join_stable_leader_no_rebalance),),
+        (),
+    ),
+    PlantedBug(
+        "coordinator-rebalance-timeout-min",
+        "coordinator/group.py GroupCoordinator.rebalance_timeout_ms (ClassicGroup)",
+        "the group's rebalance timeout is the members' minimum, not their maximum",
+        "consumer",
+        ((GroupCoordinator, "rebalance_timeout_ms", _rebalance_timeout_min),),
+        (),
     ),
 )
