@@ -11,8 +11,9 @@ Drawn per run (KIP-441 / KIP-708 / KIP-925 settings across their ranges):
   ``session.timeout.ms`` in most such runs) for most clients of two runs in five (from a third
   random stream), ``num.stream.threads`` 1–3 (the capacity the HA assignor balances by), a
   ``client.rack`` when the run is rack-aware, a ``client.tag.zone`` when it uses
-  ``rack.aware.assignment.tags``, a state directory with some tasks at some lag, and a quarter
-  of them (never the first) joining later (scale-out);
+  ``rack.aware.assignment.tags`` (and in half those runs a ``client.tag.cluster`` too, the
+  second key, from its own stream: :func:`_draw_second_tag`), a state directory with some
+  tasks at some lag, and a quarter of them (never the first) joining later (scale-out);
 - the topology: 1–3 subtopologies of 1–8 partitions, stateful or stateless, changelogs of
   0–500,000 records that keep growing (0–50 records/s, restored at 20,000–100,000 records/s
   per task, so warm-ups catch up);
