@@ -22,6 +22,8 @@ from .planted import by_name, detect
         ("consumer-lost-as-revoked", 3, "revoked_without_generation"),
         # a second loss during the delay restarts it (run 12)
         ("cooperative-delay-extended-by-new-loss", 20, "scheduled_delay"),
+        # the consumer generator's whole-group outage empties the group (run 7)
+        ("coordinator-empty-generation-not-bumped", 10, "generation_regressed"),
         # the probing rebalance at the default 10 minutes: never within a run (run 0)
         ("streams-probing-interval-default", 3, "probing_rebalance_missing"),
     ],

@@ -348,24 +348,25 @@ AUDIT28_BUGS: tuple[PlantedBug, ...] = (
         "streams",
         ((partition_assignor.StreamsPartitionAssignor, "assign", _probing_interval_default),),
     ),
+    PlantedBug(
+        "coordinator-empty-generation-not-bumped",
+        "coordinator/group.py GroupCoordinator._complete_join (initNextGeneration)",
+        "a join phase that ends with no members leaves the generation id as it was",
+        # reached by the consumer generator's whole-group outage (every consumer closes)
+        "consumer",
+        ((GroupCoordinator, "_complete_join", _empty_generation_not_bumped),),
+        (),
+    ),
 )
 
 #: Bugs of the audit that no chaos run reaches, with what would (docs/chaos.md "Planted bugs:
 #: the round-28 audit"): not in the catalogue. Each rule has its checker:
-#: ``coordinator-empty-generation-not-bumped`` needs a group that loses every member at once
-#: (``generation_regressed``); ``coordinator-stable-leader-rejoin-no-rebalance`` a leader that
+#: ``coordinator-stable-leader-rejoin-no-rebalance`` needs a leader that
 #: rejoins a Stable group with unchanged metadata, which only new topic metadata makes a
 #: consumer do (``leader_rejoin_not_rebalanced``); ``coordinator-rebalance-timeout-min``
 #: members with different rebalance timeouts and a long-timeout straggler in another member's
 #: rebalance (``join_completed_early``).
 AUDIT28_UNREACHED: tuple[PlantedBug, ...] = (
-    PlantedBug(
-        "coordinator-empty-generation-not-bumped",
-        "coordinator/group.py GroupCoordinator._complete_join (initNextGeneration)",
-        "a join phase that ends with no members leaves the generation id as it was",
-        "connect",
-        ((GroupCoordinator, "_complete_join", _empty_generation_not_bumped),),
-    ),
     PlantedBug(
         "coordinator-stable-leader-rejoin-no-rebalance",
         "coordinator/group.py GroupCoordinator._join_existing_member",
