@@ -40,6 +40,10 @@ docs/chaos.md "Contract rules").
     round robin; only when none is present is it assigned like new work. A lost connector or
     task in ``assigned`` of a member outside ``candidates`` while some candidate is a member is
     a violation.
+``lost_work_dealt_unevenly`` — KIP-415, same method: the lost work handed to the candidate
+    workers at the delay's expiry is dealt round robin, connectors and tasks each from the
+    first present candidate on, so the candidates' shares of the lost connectors (tasks)
+    differ by one at most. Judged on rounds whose lost work all went to present candidates.
 """
 
 from __future__ import annotations
@@ -61,18 +65,21 @@ __all__ = [
     "check_revoked_while_balanced",
     "check_revocation_leaves_excess",
     "check_lost_work_to_candidates",
+    "check_lost_work_dealt_evenly",
 ]
 
 REVOKED_BELOW_FLOOR = "revoked_below_floor"
 REVOKED_WHILE_BALANCED = "revoked_while_balanced"
 REVOCATION_LEAVES_EXCESS = "revocation_leaves_excess"
 LOST_WORK_NOT_RETURNED = "lost_work_not_returned"
+LOST_WORK_DEALT_UNEVENLY = "lost_work_dealt_unevenly"
 
 CONNECT_CONTRACT_INVARIANTS = (
     REVOKED_BELOW_FLOOR,
     REVOKED_WHILE_BALANCED,
     REVOCATION_LEAVES_EXCESS,
     LOST_WORK_NOT_RETURNED,
+    LOST_WORK_DEALT_UNEVENLY,
 )
 
 #: protocols whose leader runs ``IncrementalCooperativeAssignor`` on every job
@@ -309,9 +316,40 @@ def check_lost_work_to_candidates(records: Sequence[Record]) -> list[Violation]:
     return found
 
 
+def check_lost_work_dealt_evenly(records: Sequence[Record]) -> list[Violation]:
+    """``lost_work_dealt_unevenly``: the candidates' shares of the lost work differ by one at
+    most (per kind), when all of it went to present candidates."""
+    found: list[Violation] = []
+    for r in records:
+        if not _judged(r) or not r.get("lost") or not r.get("candidates"):
+            continue
+        members = {m for m, _ in r["inputs"].get("members") or ()}
+        present = [c for c in r["candidates"] if c in members]
+        if len(present) < 2:
+            continue
+        for kind in _KINDS:
+            lost = set(r["lost"].get(kind) or ())
+            shares = {c: _work(r, "assigned", c, kind) & lost for c in present}
+            if not lost or set().union(*shares.values()) != lost:
+                continue
+            counts = {c: len(got) for c, got in shares.items()}
+            if max(counts.values()) - min(counts.values()) > 1:
+                found.append(
+                    violation(
+                        LOST_WORK_DEALT_UNEVENLY,
+                        f"generation {r.get('generation')}: lost {kind} dealt to the candidate "
+                        f"workers as {counts} (round robin differs by one at most)",
+                        r,
+                        generation=r.get("generation"),
+                    )
+                )
+    return found
+
+
 CONNECT_CONTRACT_CHECKERS = (
     check_revocation_floor,
     check_revoked_while_balanced,
     check_revocation_leaves_excess,
     check_lost_work_to_candidates,
+    check_lost_work_dealt_evenly,
 )

@@ -77,6 +77,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from scenarios.check.answer_contracts import (
+    ANSWER_CONTRACT_CHECKERS,
+    ANSWER_CONTRACT_INVARIANTS,
+)
 from scenarios.check.assignment_contracts import ASSIGNMENT_CHECKERS, ASSIGNMENT_INVARIANTS
 from scenarios.check.config_contracts import CONFIG_BEHIND_ASSIGNMENT, check_config_before_work
 from scenarios.check.connect_contracts import (
@@ -162,6 +166,7 @@ CONTRACT_INVARIANTS = (
     *CONNECT_CONTRACT_INVARIANTS,  # KIP-415 bounds on the leader's round (connect_contracts.py)
     *CONSUMER_CONTRACT_INVARIANTS,  # consumer assignors' bounds (consumer_contracts.py)
     *KIP_CONTRACT_INVARIANTS,  # the issue-23 audit's rules (kip_contracts.py)
+    *ANSWER_CONTRACT_INVARIANTS,  # the round-28 audit's rules (answer_contracts.py)
 )
 
 #: Connect protocols whose leader runs an incremental (KIP-415) assignor.
@@ -542,4 +547,5 @@ CONTRACT_CHECKERS = (
     *CONNECT_CONTRACT_CHECKERS,
     *CONSUMER_CONTRACT_CHECKERS,
     *KIP_CONTRACT_CHECKERS,
+    *ANSWER_CONTRACT_CHECKERS,
 )

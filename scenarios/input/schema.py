@@ -150,6 +150,7 @@ InvariantName = Literal[
     "revoked_while_balanced",
     "revocation_leaves_excess",
     "lost_work_not_returned",
+    "lost_work_dealt_unevenly",
     # scenarios.check.consumer_contracts
     "consumer_assignment_unbalanced",
     "sticky_partitions_moved",
@@ -162,6 +163,12 @@ InvariantName = Literal[
     "static_member_left",
     "leader_not_rejoined",
     "member_id_reused",
+    # scenarios.check.answer_contracts (the round-28 audit)
+    "sync_unknown_to_member",
+    "session_expired_after_heartbeat",
+    "member_id_dropped",
+    "revoked_without_generation",
+    "leader_rejoin_not_rebalanced",
 ]
 INVARIANTS: tuple[str, ...] = get_args(InvariantName)
 

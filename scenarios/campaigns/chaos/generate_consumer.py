@@ -26,7 +26,9 @@ Drawn per run:
   (a restart with another ``partition.assignment.strategy``: the next step of a KIP-429
   upgrade or downgrade, or a list that shares nothing with the group, which Kafka answers
   ``INCONSISTENT_GROUP_PROTOCOL``), and, from a stream of their own, subscription changes
-  (``subscribe`` steps, also counted as ``config``). Consumers have no ``zombie`` fault.
+  (``subscribe`` steps, also counted as ``config``), and with ``crash`` a whole-group outage
+  in one run of six (:func:`_add_outage`: every consumer closes and restarts at once, after
+  the other steps). Consumers have no ``zombie`` fault.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from scenarios.campaigns.chaos.generate import (
     draw_faults,
 )
 from scenarios.campaigns.chaos.generate_streams import _draw_static_members
+from scenarios.campaigns.chaos.render import step_end
 from scenarios.campaigns.chaos.timeline import MemberTimeline, timeline_spec
 
 __all__ = ["generate_consumer", "CONSUMER_MAX_POLL_MS", "STRATEGY_LISTS"]
@@ -216,6 +219,26 @@ def _draw_racks(
     }
 
 
+def _add_outage(gen: _ConsumerTimeline, config: ChaosConfig, rng: random.Random) -> None:
+    """A whole-group outage (a deployment that stops every consumer before starting the new
+    ones), drawn from its own generator (``.../<index>/consumer-outage``, so the other draws
+    stay as they were): in one run of six, after every other step has ended, each running
+    consumer restarts cleanly (closes, then starts again) at the same moment, down 5-30 s.
+    Dynamic members leave the group as they close, so it empties and the coordinator ends
+    its join phase with no members (``completeClassicGroupJoin`` → Empty, with a generation
+    of its own) — a path no other fault reaches; static members stay until their sessions
+    end."""
+    if rng.random() >= 1 / 6:
+        return
+    after = max((step_end(s) for s in gen.steps), default=0) + rng.randint(1_000, 10_000)
+    down = rng.randint(5_000, 30_000)
+    if after + down >= config.duration_ms:
+        return
+    for member in gen.running(after):
+        gen.up_at[member] = after + down
+        gen.add("crash", {**gen.step(after, "restart", member), "down_ms": down, "clean": True})
+
+
 def generate_consumer(config: ChaosConfig, campaign_seed: int, index: int) -> ChaosSpec:
     """The consumer chaos scenario of run ``index`` of campaign ``campaign_seed``
     (deterministic: the same arguments give the same spec)."""
@@ -257,6 +280,8 @@ def generate_consumer(config: ChaosConfig, campaign_seed: int, index: int) -> Ch
         )
     if "delay" in config.faults:
         _add_delays(gen, config, _rng(campaign_seed, index, "consumer-delay"), times)
+    if "crash" in config.faults:
+        _add_outage(gen, config, _rng(campaign_seed, index, "consumer-outage"))
     drawn = f"{n} consumers ({'+'.join(base)}), {sum(topics.values())} partitions"
     body: dict[str, Any] = {"topics": topics, "config": group_config, "consumers": consumers}
     if partition_racks:

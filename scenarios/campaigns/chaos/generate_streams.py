@@ -11,8 +11,9 @@ Drawn per run (KIP-441 / KIP-708 / KIP-925 settings across their ranges):
   ``session.timeout.ms`` in most such runs) for most clients of two runs in five (from a third
   random stream), ``num.stream.threads`` 1–3 (the capacity the HA assignor balances by), a
   ``client.rack`` when the run is rack-aware, a ``client.tag.zone`` when it uses
-  ``rack.aware.assignment.tags``, a state directory with some tasks at some lag, and a quarter
-  of them (never the first) joining later (scale-out);
+  ``rack.aware.assignment.tags`` (and in half those runs a ``client.tag.cluster`` too, the
+  second key, from its own stream: :func:`_draw_second_tag`), a state directory with some
+  tasks at some lag, and a quarter of them (never the first) joining later (scale-out);
 - the topology: 1–3 subtopologies of 1–8 partitions, stateful or stateless, changelogs of
   0–500,000 records that keep growing (0–50 records/s, restored at 20,000–100,000 records/s
   per task, so warm-ups catch up);
@@ -143,6 +144,8 @@ def generate_streams(config: ChaosConfig, campaign_seed: int, index: int) -> Cha
         clients.append(client)
 
     _draw_static_members(_rng(campaign_seed, index, "streams-static"), clients)
+    if tagged:
+        _draw_second_tag(_rng(campaign_seed, index, "streams-tags"), app, clients)
 
     gen = _StreamsTimeline(rng, names)
     for name in late:
@@ -157,6 +160,21 @@ def generate_streams(config: ChaosConfig, campaign_seed: int, index: int) -> Cha
     return timeline_spec(
         gen, config, campaign_seed, index, "streams", "streams", n, drawn, streams=body
     )
+
+
+def _draw_second_tag(
+    rng: random.Random, app: dict[str, Any], clients: list[dict[str, Any]]
+) -> None:
+    """KIP-708 with two tag keys, drawn from its own generator (``.../<index>/streams-tags``,
+    so the other draws stay as they were): in half the tagged runs,
+    ``rack.aware.assignment.tags`` is ``zone, cluster`` and every client gets a
+    ``client.tag.cluster`` of two values, so a standby assignor that spreads over the first key
+    only is seen (``ClientTagAwareStandbyTaskAssignor`` walks every key)."""
+    if rng.random() >= 0.5:
+        return
+    app["rack.aware.assignment.tags"] = ["zone", "cluster"]
+    for client in clients:
+        client.setdefault("config", {})["client.tag.cluster"] = f"k{rng.randint(1, 2)}"
 
 
 def _add_zombie(

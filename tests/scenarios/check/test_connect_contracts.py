@@ -10,6 +10,7 @@ from typing import Any
 
 from scenarios.check.connect_contracts import (
     _held,
+    check_lost_work_dealt_evenly,
     check_lost_work_to_candidates,
     check_revocation_floor,
     check_revocation_leaves_excess,
@@ -126,3 +127,22 @@ def test_a_revocation_round_that_leaves_an_excess_is_reported() -> None:
         log = [x for x in simulate(load_any("scale-out"), 1).records if x["kind"] != "violation"]
     assert set(_names(check_revocation_leaves_excess(log))) == {"revocation_leaves_excess"}
     assert check_revoked_while_balanced(log) == check_revocation_floor(log) == []
+
+
+def test_lost_work_dealt_unevenly_over_the_candidates_is_reported() -> None:
+    # two present candidates: the round robin gives each half of the lost tasks (±1)
+    r = _first("worker-bounce-within-delay", "candidates")
+    members = [m for m, _ in r["inputs"]["members"]]
+    first, second = members[0], members[1]
+    lost = list(r["lost"]["tasks"]) + ["extra-0", "extra-1"]
+    r["lost"] = {"connectors": [], "tasks": lost}
+    r["candidates"] = [first, second]
+    r["assigned"] = {
+        first: {"connectors": [], "tasks": lost[0::2]},
+        second: {"connectors": [], "tasks": lost[1::2]},
+    }
+    assert check_lost_work_dealt_evenly([r]) == []
+    r["assigned"] = {first: {"connectors": [], "tasks": lost}}
+    r["assigned"][second] = {"connectors": [], "tasks": []}
+    assert _names(check_lost_work_dealt_evenly([r])) == ["lost_work_dealt_unevenly"]
+    assert "lost_work_dealt_unevenly" in _names(check_records([r]))

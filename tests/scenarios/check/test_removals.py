@@ -171,3 +171,17 @@ def test_a_member_that_sent_leave_group_is_removed_by_it() -> None:
     [found] = check_unexplained_removal(_log(leave, stop))  # evicted at 100 s instead
     assert "sent LeaveGroup at 80000 ms" in found["detail"]
     assert check_unexplained_removal(_log(leave, stop, _partition(80_001, 5_000))) == []
+
+
+def test_a_join_group_sent_in_a_fault_and_still_unanswered_explains_the_removal() -> None:
+    # consumer chaos seed 1 run 133 (clean code): the JoinGroup of a member the join phase kept
+    # was lost in a loss fault that ended 61 s before the removal; the client waits for its
+    # answer (rebalance timeout + 5 s) without heartbeating, longer than its session
+    loss = {"t_ms": 20_000, "kind": "fault", "fault": "loss", "member": "w1", "until_ms": 40_000}
+    join = {"t_ms": 30_000, "kind": "join_group_request", "member": "w1", "member_id": "a"}
+    assert check_unexplained_removal(_log(loss, join)) == []
+    # answered (or sent outside the fault): not explained
+    answer = {"t_ms": 31_000, "kind": "join_group_response", "member": "w1", "member_id": "a"}
+    assert len(check_unexplained_removal(_log(loss, join, answer))) == 1
+    late = {**join, "t_ms": 50_000}
+    assert len(check_unexplained_removal(_log(loss, late))) == 1

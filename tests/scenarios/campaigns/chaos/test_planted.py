@@ -91,7 +91,9 @@ def test_chaos_finds_a_coordinator_accepting_a_late_sync_group() -> None:
         ("standby-movement-needs-warmup", 3, "standby_replicas_missing"),
         # also breaks the end-of-run liveness (invalid final assignment) in the same run
         ("standby-assignor-skips-last-task", 5, "standby_replicas_missing"),
-        ("tag-aware-standby-ignores-tags", 5, "standby_tags_not_spread"),
+        # one tag key is judged; half the tagged runs draw two keys, judged by the referee
+        # only (docs/chaos.md, round-28 audit): found at run 11 of seed 1
+        ("tag-aware-standby-ignores-tags", 20, "standby_tags_not_spread"),
         ("rack-aware-flow-maximises", 10, "rack_cost_raised"),
         ("cooperative-delay-for-one-member", 3, "scheduled_delay_not_shared"),
         # static members rejoin only in Streams runs that draw group.instance.id (run 5)

@@ -761,6 +761,7 @@ from .assignor_rules import (  # noqa: E402 (uses PlantedBug, _rewrite_round)
     ASSIGNOR_RULE_BUGS,
     CONSUMER_BUGS,
 )
+from .audit28 import AUDIT28_BUGS  # noqa: E402 (uses PlantedBug)
 from .kip_rules import KIP_RULE_BUGS  # noqa: E402 (uses PlantedBug)
 
 CATALOGUE: tuple[PlantedBug, ...] = (
@@ -1189,6 +1190,7 @@ CATALOGUE: tuple[PlantedBug, ...] = (
         ((consumer_member, "rebalance_protocol", consumer_bugs.protocol_of_any),),
     ),
     *KIP_RULE_BUGS,  # the issue-23 audit (kip_rules.py; rules in scenarios/check/kip_contracts.py)
+    *AUDIT28_BUGS,  # the round-28 audit (audit28.py; docs/chaos.md)
 )
 
 

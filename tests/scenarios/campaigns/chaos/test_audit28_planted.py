@@ -1,0 +1,50 @@
+"""The round-28 audit's planted bugs (tests/scenarios/campaigns/chaos/planted/audit28.py):
+each found in chaos by the checker of the rule it breaks, within a budget a few runs above the
+run that found it on seed 1 (docs/chaos.md "Planted bugs: the round-28 audit")."""
+
+from __future__ import annotations
+
+import pytest
+
+from .planted import by_name, detect
+
+
+@pytest.mark.parametrize(
+    ("name", "budget", "invariant"),
+    [
+        # the leader's protocol wins although the other members prefer another (run 4)
+        ("coordinator-votes-leader-only", 10, "protocol_vote"),
+        # the member drops its id and rejoins as new; only the answer shows it (run 5)
+        ("coordinator-sync-preparing-unknown-member", 10, "sync_unknown_to_member"),
+        # a member heartbeating through a rebalance is expired on its old deadline (run 6)
+        ("coordinator-heartbeat-extends-only-when-stable", 10, "session_expired_after_heartbeat"),
+        # a consumer whose generation was reset commits what it lost (run 0)
+        ("consumer-lost-as-revoked", 3, "revoked_without_generation"),
+        # a second loss during the delay restarts it (run 12)
+        ("cooperative-delay-extended-by-new-loss", 20, "scheduled_delay"),
+        # the consumer generator's whole-group outage empties the group (run 7)
+        ("coordinator-empty-generation-not-bumped", 10, "generation_regressed"),
+        # the probing rebalance at the default 10 minutes: never within a run (run 0)
+        ("streams-probing-interval-default", 3, "probing_rebalance_missing"),
+    ],
+)
+def test_chaos_finds_an_audit28_bug_by_its_rule(name: str, budget: int, invariant: str) -> None:
+    found = detect(by_name(name), budget)
+    assert found.found_at is not None, f"{name} not found in {budget} runs"
+    assert invariant in found.new, found
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("name", "budget", "invariant"),
+    [
+        # KIP-441's "within" the acceptable lag includes it (run 25)
+        ("hata-acceptable-lag-exclusive", 40, "warmup_on_caught_up_client"),
+        # ILLEGAL_GENERATION reaches static Streams members only (run 86)
+        ("client-illegal-generation-resets-member-id", 120, "member_id_dropped"),
+    ],
+)
+def test_chaos_finds_a_slower_audit28_bug(name: str, budget: int, invariant: str) -> None:
+    found = detect(by_name(name), budget)
+    assert found.found_at is not None, f"{name} not found in {budget} runs"
+    assert invariant in found.new, found
