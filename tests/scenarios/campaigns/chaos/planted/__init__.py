@@ -763,6 +763,7 @@ from .assignor_rules import (  # noqa: E402 (uses PlantedBug, _rewrite_round)
 )
 from .audit28 import AUDIT28_BUGS  # noqa: E402 (uses PlantedBug)
 from .kip_rules import KIP_RULE_BUGS  # noqa: E402 (uses PlantedBug)
+from .load_path import LOAD_PATH_BUGS  # noqa: E402 (uses PlantedBug)
 
 CATALOGUE: tuple[PlantedBug, ...] = (
     PlantedBug(
@@ -1159,6 +1160,7 @@ CATALOGUE: tuple[PlantedBug, ...] = (
     ),
     *ASSIGNOR_RULE_BUGS,
     *CONSUMER_BUGS,  # consumer assignor rules, reached by chaos --kind consumer
+    *LOAD_PATH_BUGS,  # the failover load path: referee only (load_path.py)
     # ------------------------------------------------ plain consumers (KIP-429, issue 22)
     PlantedBug(
         "consumer-keeps-revoked-partition",
