@@ -4,8 +4,9 @@ docs/chaos.md "Coordinator answers"): Kafka's ``GroupMetadataManager`` is unload
 (``replay`` + ``onLoaded``), and every later answer is judged.
 
 Consumer chaos campaign seed 21 (3–6 members, 10 minutes): run 0 has one failover and about
-2,000 answers after it; run 7 has one failover and a member that goes silent after it. A bug
-planted in groupsim's load path (the new coordinator arms no session timers, so a member that
+2,000 answers after it; run 7 has one failover and a member that goes silent after it. The planted
+``coordinator-load-arms-no-session-timers`` (tests/scenarios/campaigns/chaos/planted/
+load_path.py: the new coordinator arms no session timers, so a member that
 dies after the failover is never expired) passes every checker and was invisible to the
 referee before it judged past failovers; now it is found after the failover. About 15 s with
 the JVM's start.
@@ -18,14 +19,13 @@ from typing import Any
 
 import pytest
 
-from coordinator.group import GroupCoordinator
-from protocol.effects import SetTimer
 from scenarios import referee
 from scenarios.campaigns.chaos import ChaosConfig
 from scenarios.campaigns.chaos.generate import generate
 from scenarios.campaigns.chaos.run import run_spec
 from scenarios.referee import judge
 from tests.kafka_oracle.oracle import unavailable_reason
+from tests.scenarios.campaigns.chaos.planted import by_name
 
 pytestmark = pytest.mark.kafka
 
@@ -70,25 +70,15 @@ def test_answers_after_a_failover_are_judged_and_agree() -> None:
     assert found["cause_seq"] == loaded[0]["seq"]
 
 
-def _load_without_session_timers(original: Any) -> Any:
-    """``GroupCoordinator.load`` that arms no member heartbeat (``onLoaded`` skipped)."""
-
-    def load(cls: type, *args: Any, **kwargs: Any) -> Any:
-        coordinator, effects = original.__func__(cls, *args, **kwargs)
-        return coordinator, [e for e in effects if type(e) is not SetTimer]
-
-    return classmethod(load)
-
-
-def test_a_bug_in_the_load_path_is_found_after_the_failover(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    original = GroupCoordinator.__dict__["load"]
-    monkeypatch.setattr(GroupCoordinator, "load", _load_without_session_timers(original))
+def test_a_bug_in_the_load_path_is_found_after_the_failover() -> None:
+    # the planted catalogue's coordinator-load-arms-no-session-timers (planted/load_path.py)
+    bug = by_name("coordinator-load-arms-no-session-timers")
+    assert bug.referee_only
     spec = generate(CONFIG, SEED, 7)
-    plain, _ = run_spec(spec, None)
+    with bug.applied():
+        plain, _ = run_spec(spec, None)
+        outcome, result = run_spec(spec, "kafka")
     assert not plain.failed, "no checker sees the bug"
-    outcome, result = run_spec(spec, "kafka")
     assert outcome.failed and outcome.first_new is not None
     invariant, detail = outcome.first_new
     assert invariant == referee.REFEREE_INVARIANT
