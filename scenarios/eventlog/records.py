@@ -63,6 +63,7 @@ LogRecord = (
     | k.HeartbeatResponse
     | k.RebalanceHeartbeat
     | k.CompletingHeartbeat
+    | k.CompletingJoin
     | k.LeaveGroup
     | k.TimerFired
     | k.CoordinatorUnknown

@@ -162,6 +162,10 @@ InvariantName = Literal[
     "static_member_left",
     "leader_not_rejoined",
     "member_id_reused",
+    # scenarios.check.rejoin_contracts
+    "followup_rejoin_missed",
+    "completing_rejoin_rebalanced",
+    "completing_rejoin_not_rebalanced",
 ]
 INVARIANTS: tuple[str, ...] = get_args(InvariantName)
 
