@@ -18,8 +18,12 @@ to ``CONTRACT_CHECKERS``); each is one pass over the log, O(1) per record.
     takes no virtual time. The obligation ends when the member stops, crashes, fails, starts
     again or leaves (``leave_group``: its poll timer expired), or the log ends. Another
     rebalance beginning first excuses nothing: the member must send JoinGroup to be in it.
-    Probing rebalances at a later time are ``scheduled_rejoin_missed``
-    (:mod:`scenarios.check.kip_contracts`).
+    A probing rebalance (``nextScheduledRebalanceMs`` T > 0, at
+    ``probing.rebalance.interval.ms``) is the same duty from T on: the timer's firing is
+    ``scheduled_rejoin_missed`` (:mod:`scenarios.check.kip_contracts`), and its
+    ``timer_fired`` ``probing-rebalance`` obliges the JoinGroup here — unless the member sent
+    one since its latest assignment (a rebalance of its own under way: ``StreamThread``
+    waits for it, and that rebalance's assignment sets the next probing time).
 ``completing_rejoin_rebalanced`` — ``GroupMetadataManager#classicGroupJoinExistingMember``: a
     JoinGroup from a known member while the group is CompletingRebalance whose protocols match
     the stored ones (``ClassicGroupMember#matches``: a member whose JoinGroup answer was lost)
@@ -87,6 +91,8 @@ def _told_at_once(r: Record) -> bool:
     kind = r.get("kind")
     if kind == "subscription_version_update":
         return True
+    if kind == "timer_fired":
+        return r.get("key") == "probing-rebalance"
     return (
         kind == "assignment"
         and r.get("error") == 0
@@ -166,8 +172,11 @@ def check_followup_rejoin(records: Sequence[Record]) -> list[Violation]:
             if entry is not None:
                 entry.no_coordinator = False
                 arm(name, entry, t)
-        elif kind == "subscription_version_update" and name in rejoined:
-            pass  # logged after the JoinGroup its assignment's follow-up already sent
+        elif kind in ("subscription_version_update", "timer_fired") and name in rejoined:
+            # logged after the JoinGroup its assignment's follow-up already sent, or a probing
+            # timer due while the member's own rebalance is under way (StreamThread waits
+            # for it: the new assignment sets the next probing time)
+            pass
         else:
             if kind == "assignment":
                 rejoined.discard(name)

@@ -99,6 +99,20 @@ def test_only_an_at_once_request_without_error_obliges() -> None:
     assert check_followup_rejoin(both) == []
 
 
+def test_a_probing_rebalance_timer_obliges_a_join_group_then() -> None:
+    probe = _rec(60_000, "timer_fired", key="probing-rebalance")
+    assert check_followup_rejoin(_log(_assignment(100, next_ms=60_000), probe, _join(60_000))) == []
+    silent = _log(_assignment(100, next_ms=60_000), probe, _rec(63_000, "heartbeat_request"))
+    assert _names(check_followup_rejoin(silent)) == [FOLLOWUP_REJOIN_MISSED]
+    # due while the member's own rebalance is under way: that rebalance is the probe
+    during = _log(_assignment(100, next_ms=60_000), _join(59_000), probe, _rec(63_000, "x"))
+    assert check_followup_rejoin(during) == []
+    other = _rec(60_000, "timer_fired", key="session")
+    assert (
+        check_followup_rejoin(_log(_assignment(100, next_ms=None), other, _rec(90_000, "x"))) == []
+    )
+
+
 def test_a_stalled_stream_thread_or_a_lost_coordinator_defers_the_rejoin() -> None:
     stall = _rec(50, "stream_thread_stall", stall_ms=2_000)
     assert check_followup_rejoin(_log(stall, _assignment(100), _join(2_050))) == []
