@@ -39,7 +39,6 @@ __all__ = [
     "HeartbeatResponse",
     "RebalanceHeartbeat",
     "CompletingHeartbeat",
-    "CompletingJoin",
     "JoinGroupRequest",
     "JoinGroupResponse",
     "LateRequest",
@@ -445,21 +444,6 @@ class CompletingHeartbeat(_Rec, tag="completing_heartbeat", kw_only=True):
     generation: int
     group_generation: int
     error: str | None
-    member: str
-
-
-class CompletingJoin(_Rec, tag="completing_join", kw_only=True):
-    """A JoinGroup of a known member reached the group in CompletingRebalance (the wire tap,
-    ``scenarios/sim/wire_tap.py``): ``same_metadata`` — its protocols equal the ones the
-    coordinator holds for it; ``group_generation`` the group's generation then; ``error`` and
-    ``generation`` the JoinGroup answer that left the coordinator at once (``None`` when it
-    was parked: a new join phase)."""
-
-    member_id: str
-    same_metadata: bool
-    group_generation: int
-    error: str | None
-    generation: int | None
     member: str
 
 

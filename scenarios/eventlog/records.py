@@ -63,7 +63,6 @@ LogRecord = (
     | k.HeartbeatResponse
     | k.RebalanceHeartbeat
     | k.CompletingHeartbeat
-    | k.CompletingJoin
     | k.LeaveGroup
     | k.TimerFired
     | k.CoordinatorUnknown
@@ -104,6 +103,7 @@ LogRecord = (
     | ku.SubscriptionChanged
     | k.Violation
     | k.MemberReplaced
+    | kg.CompletingJoin
     | kg.MemberPending
     | kg.MemberPendingRemoved
     | kg.JoinRescheduled
