@@ -115,6 +115,7 @@ from scenarios.check.coordinator_contracts import (
 )
 from scenarios.check.kip_contracts import KIP_CONTRACT_CHECKERS, KIP_CONTRACT_INVARIANTS
 from scenarios.check.log_rules import Record, Violation, reads, violation
+from scenarios.check.rejoin_contracts import REJOIN_CONTRACT_CHECKERS, REJOIN_CONTRACT_INVARIANTS
 
 __all__ = [
     "CONTRACT_INVARIANTS",
@@ -167,6 +168,7 @@ CONTRACT_INVARIANTS = (
     *CONSUMER_CONTRACT_INVARIANTS,  # consumer assignors' bounds (consumer_contracts.py)
     *KIP_CONTRACT_INVARIANTS,  # the issue-23 audit's rules (kip_contracts.py)
     *ANSWER_CONTRACT_INVARIANTS,  # the round-28 audit's rules (answer_contracts.py)
+    *REJOIN_CONTRACT_INVARIANTS,  # rejoin at once; a lost JoinGroup answer (rejoin_contracts.py)
 )
 
 #: Connect protocols whose leader runs an incremental (KIP-415) assignor.
@@ -548,4 +550,5 @@ CONTRACT_CHECKERS = (
     *CONSUMER_CONTRACT_CHECKERS,
     *KIP_CONTRACT_CHECKERS,
     *ANSWER_CONTRACT_CHECKERS,
+    *REJOIN_CONTRACT_CHECKERS,
 )

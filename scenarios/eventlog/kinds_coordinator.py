@@ -1,6 +1,7 @@
 """The coordinator's timer and pending-member record kinds (``coordinator/group.py``,
 issue 23): KIP-62's re-armed join timer, KIP-394's pending members and KIP-814's pending sync;
-and the coordinator's requests, answers and timers as the Kafka referee replays them
+the wire tap's ``completing_join`` (``scenarios/sim/wire_tap.py``); and the coordinator's
+requests, answers and timers as the Kafka referee replays them
 (``scenarios/sim/coordinator_io.py``, only in runs that ask for them).
 The other coordinator kinds, and ``_CoordRec``, are in :mod:`.kinds`."""
 
@@ -13,6 +14,7 @@ from msgspec import UNSET, UnsetType
 from scenarios.eventlog.kinds import _CoordRec, _Rec
 
 __all__ = [
+    "CompletingJoin",
     "CoordinatorOpened",
     "CoordinatorRequest",
     "CoordinatorResponse",
@@ -22,6 +24,20 @@ __all__ = [
     "MemberPendingRemoved",
     "PendingSyncComplete",
 ]
+
+
+class CompletingJoin(_Rec, tag="completing_join", kw_only=True):
+    """A JoinGroup of a known member reached the group in CompletingRebalance (the wire tap):
+    ``same_metadata`` — its protocols equal the ones the coordinator holds for it;
+    ``group_generation`` the group's generation then; ``error`` and ``generation`` the
+    JoinGroup answer that left the coordinator at once (``None``: parked, a new join phase)."""
+
+    member_id: str
+    same_metadata: bool
+    group_generation: int
+    error: str | None
+    generation: int | None
+    member: str
 
 
 class JoinRescheduled(_CoordRec, tag="join_rescheduled", kw_only=True):

@@ -103,6 +103,7 @@ LogRecord = (
     | ku.SubscriptionChanged
     | k.Violation
     | k.MemberReplaced
+    | kg.CompletingJoin
     | kg.MemberPending
     | kg.MemberPendingRemoved
     | kg.JoinRescheduled

@@ -169,6 +169,10 @@ InvariantName = Literal[
     "member_id_dropped",
     "revoked_without_generation",
     "leader_rejoin_not_rebalanced",
+    # scenarios.check.rejoin_contracts
+    "followup_rejoin_missed",
+    "completing_rejoin_rebalanced",
+    "completing_rejoin_not_rebalanced",
 ]
 INVARIANTS: tuple[str, ...] = get_args(InvariantName)
 

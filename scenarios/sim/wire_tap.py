@@ -12,6 +12,16 @@ logged only with ``log_heartbeats``; those of a rebalance are few.
 CompletingRebalance (a member heartbeats while it waits for its SyncGroup answer, the
 leader's assignment not in yet); Kafka answers it as in Stable: NONE, after the same
 validations (``classicGroupHeartbeatToClassicGroup``). Judged by ``heartbeat_completing_refused``.
+
+``completing_join`` — a JoinGroup of a known member that reached a group in
+CompletingRebalance, with whether its protocols (names and metadata bytes) equal the ones the
+coordinator holds for the member and the answer that left at once (none: parked for a new join
+phase). Kafka answers a same-metadata rejoin (a member whose JoinGroup answer was lost) with
+the current generation and starts no join phase; changed metadata starts one
+(``GroupMetadataManager#classicGroupJoinExistingMember``, ``ClassicGroupMember#matches``). No
+member record can tell the two apart (the bytes are not logged): judged by
+``completing_rejoin_rebalanced`` and ``completing_rejoin_not_rebalanced``. The engine's tap
+only (``groupsim serve`` does not log it).
 """
 
 from __future__ import annotations
@@ -21,12 +31,12 @@ from typing import Any
 from coordinator.group import GroupCoordinator
 from coordinator.state import GroupState
 from protocol.effects import Effect, Send
-from protocol.group import HeartbeatRequest, HeartbeatResponse
+from protocol.group import HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse
 from scenarios.eventlog import EventLog
 from scenarios.sim.coordinator_io import CoordinatorIO
 from scenarios.sim.network import member_name
 
-__all__ = ["answered", "taps", "rebalance_heartbeat", "heartbeat_answer"]
+__all__ = ["answered", "taps", "rebalance_heartbeat", "heartbeat_answer", "completing_join"]
 
 #: The record the tap writes for a Heartbeat reaching a group in each state it watches.
 _TAPPED = {
@@ -47,6 +57,7 @@ def answered(
     address), with what the tap sees written to ``log`` (and, with ``io``, the request and
     its answers: :mod:`scenarios.sim.coordinator_io`)."""
     tapped = taps(coordinator, request)
+    rejoin = completing_join(coordinator, request)
     if io is not None:
         handle = io.request(now_ms, source, request)
         effects = coordinator.handle(source, request, now_ms)
@@ -57,7 +68,45 @@ def answered(
         answer = heartbeat_answer(effects)
         fields = rebalance_heartbeat(coordinator, request, answer, member_name(source))
         log.emit(now_ms, tapped, **fields)
+    if rejoin is not None:
+        joined = next(
+            (
+                e.message
+                for e in effects
+                if isinstance(e, Send) and e.dest == source and type(e.message) is JoinGroupResponse
+            ),
+            None,
+        )
+        log.emit(
+            now_ms,
+            "completing_join",
+            **rejoin,
+            error=joined.error.name if joined is not None else None,
+            generation=joined.generation_id if joined is not None else None,
+            member=member_name(source),
+        )
     return effects
+
+
+def completing_join(coordinator: GroupCoordinator, request: Any) -> dict[str, Any] | None:
+    """For a JoinGroup of a member the group knows (its member id, and its instance id mapped
+    to that id) about to reach ``coordinator`` in CompletingRebalance, the fields of the
+    ``completing_join`` record known before it is handled (``member_id``, ``same_metadata``,
+    ``group_generation``); ``None`` for any other request."""
+    if (
+        type(request) is not JoinGroupRequest
+        or coordinator.state is not GroupState.COMPLETING_REBALANCE
+    ):
+        return None
+    held = coordinator.member(request.member_id)
+    iid = request.group_instance_id
+    if held is None or (iid is not None and coordinator.static_member_id(iid) != request.member_id):
+        return None
+    return {
+        "member_id": request.member_id,
+        "same_metadata": held.protocols == request.protocols,
+        "group_generation": coordinator.generation_id,
+    }
 
 
 def taps(coordinator: GroupCoordinator, request: Any) -> str | None:

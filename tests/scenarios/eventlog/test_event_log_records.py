@@ -53,6 +53,9 @@ RARE_KINDS = {
     # member id forgotten: chaos reaches them (docs/chaos.md, Contract rules), no library run
     "join_rescheduled",
     "member_pending_removed",
+    # the wire tap's JoinGroup of a known member in CompletingRebalance: chaos reaches it (a
+    # SyncGroup held past request.timeout.ms), no library run; its test decodes real ones
+    "completing_join",
 }
 # Kinds only ``groupsim serve`` writes (tests/scenarios/serve/test_served_log_records.py round-trips
 # them) and the Streams stall of a ``slow`` fault (no library scenario has one; round-tripped
@@ -245,6 +248,24 @@ RARE = [
         delay_ms=50,
         error=None,
         dropped=False,
+    ),
+    _line(
+        kind="completing_join",
+        member_id="w1-1",
+        same_metadata=True,
+        group_generation=2,
+        error="NONE",
+        generation=2,
+        member="w1",
+    ),
+    _line(
+        kind="completing_join",
+        member_id="w2-1",
+        same_metadata=False,
+        group_generation=2,
+        error=None,
+        generation=None,
+        member="w2",
     ),
 ]
 

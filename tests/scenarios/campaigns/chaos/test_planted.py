@@ -125,6 +125,8 @@ def test_chaos_finds_a_coordinator_accepting_a_late_sync_group() -> None:
         # judged) the sticky one at runs 16, 32, 7
         ("range-assignor-off-by-one", 20, "consumer_assignment_unbalanced"),
         ("sticky-assignor-not-sticky", 40, "sticky_partitions_moved"),
+        # KIP-441's "rejoin at once" (scenarios/check/rejoin_contracts.py): run 0 of seeds 1-3
+        ("streams-ignores-followup", 3, "followup_rejoin_missed"),
     ],
 )
 def test_chaos_finds_a_contract_bug_by_its_rule(name: str, budget: int, invariant: str) -> None:
@@ -165,6 +167,10 @@ def test_chaos_finds_a_client_ignoring_illegal_generation_through_static_members
         ("worker-runs-assignment-without-reading-config", 150, "config_behind_assignment"),
         # reached through the delay fault's SyncGroup hold past the rebalance timeout (run 84)
         ("coordinator-pending-sync-never-expires", 150, "pending_sync_kept"),
+        # a same-metadata rejoin while the group completes: a SyncGroup held past
+        # request.timeout.ms by the delay fault, on the wire tap's completing_join record
+        # (runs 85, 21, 130 of seeds 1-3; seed 2 in tests/scenarios/check/test_rejoin_contracts.py)
+        ("coordinator-completing-rejoin-rebalances", 120, "completing_rejoin_rebalanced"),
     ],
 )
 def test_chaos_finds_a_coordinator_timer_bug_by_its_rule(

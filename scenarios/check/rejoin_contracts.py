@@ -1,0 +1,235 @@
+"""Contract checkers for rejoins: a client told to rejoin at once does (KIP-441), and a rejoin
+that only repeats a lost JoinGroup starts no rebalance (the classic coordinator).
+
+Pure functions over one run's records, like :mod:`scenarios.check.contracts` (which adds them
+to ``CONTRACT_CHECKERS``); each is one pass over the log, O(1) per record.
+
+``followup_rejoin_missed`` — KIP-441 / KIP-429 (``StreamsPartitionAssignor#onAssignment`` →
+    ``maybeScheduleFollowupRebalance``: an assignment whose ``AssignmentInfo`` carries
+    ``nextScheduledRebalanceMs`` 0 — the leader withheld an active task until its owner revoked
+    it — or a version-probing subscription change sets the client's next rebalance to "now";
+    ``StreamThread#runLoop`` calls ``enforceRebalance`` at its next iteration, and the
+    consumer's next ``poll`` sends JoinGroup): after a Streams ``assignment`` with
+    ``error`` 0 and ``next_rebalance_ms`` 0, or a ``subscription_version_update``, at t, the
+    member logs ``join_group_request`` no later than t plus what its poll loop adds. In the
+    model that is the rest of a ``stream_thread_stall`` (the stream thread blocked: no poll
+    until it ends) and the time without a coordinator (from ``coordinator_unknown`` until
+    ``coordinator_found``: the JoinGroup waits for the coordinator); closing revoked tasks
+    takes no virtual time. The obligation ends when the member stops, crashes, fails, starts
+    again or leaves (``leave_group``: its poll timer expired), or the log ends. Another
+    rebalance beginning first excuses nothing: the member must send JoinGroup to be in it.
+    A probing rebalance (``nextScheduledRebalanceMs`` T > 0, at
+    ``probing.rebalance.interval.ms``) is the same duty from T on: the timer's firing is
+    ``scheduled_rejoin_missed`` (:mod:`scenarios.check.kip_contracts`), and its
+    ``timer_fired`` ``probing-rebalance`` obliges the JoinGroup here — unless the member sent
+    one since its latest assignment (a rebalance of its own under way: ``StreamThread``
+    waits for it, and that rebalance's assignment sets the next probing time).
+``completing_rejoin_rebalanced`` — ``GroupMetadataManager#classicGroupJoinExistingMember``: a
+    JoinGroup from a known member while the group is CompletingRebalance whose protocols match
+    the stored ones (``ClassicGroupMember#matches``: a member whose JoinGroup answer was lost)
+    is answered at once with the current generation (leader or follower), and no join phase
+    starts. Judged on the wire tap's ``completing_join`` record (:mod:`scenarios.sim.wire_tap`):
+    ``same_metadata`` true and an answer other than ``NONE`` in ``group_generation``
+    (``error`` null: the request was parked for a new phase).
+``completing_rejoin_not_rebalanced`` — the other half of the same rule: a rejoin with changed
+    metadata (``same_metadata`` false) starts a join phase
+    (``updateMemberThenRebalanceOrCompleteJoin``), so it is not answered at once with the
+    current generation (parked, or — a group of one member — the next generation at once).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Sequence
+
+from scenarios.check.log_rules import Record, Violation, reads, violation
+
+__all__ = [
+    "REJOIN_CONTRACT_INVARIANTS",
+    "REJOIN_CONTRACT_CHECKERS",
+    "check_followup_rejoin",
+    "check_completing_rejoin",
+]
+
+FOLLOWUP_REJOIN_MISSED = "followup_rejoin_missed"
+COMPLETING_REJOIN_REBALANCED = "completing_rejoin_rebalanced"
+COMPLETING_REJOIN_NOT_REBALANCED = "completing_rejoin_not_rebalanced"
+
+REJOIN_CONTRACT_INVARIANTS = (
+    FOLLOWUP_REJOIN_MISSED,
+    COMPLETING_REJOIN_REBALANCED,
+    COMPLETING_REJOIN_NOT_REBALANCED,
+)
+
+#: records after which a member's duty to rejoin at once no longer stands
+_RELEASED = frozenset(
+    {
+        "join_group_request",
+        "member_stop",
+        "member_crash",
+        "member_fatal",
+        "member_start",
+        "leave_group",
+    }
+)
+
+
+class _Owed:
+    """One member's pending "rejoin at once": what told it, and what holds its poll back."""
+
+    __slots__ = ("told", "stalled_until", "no_coordinator", "due", "seq")
+
+    def __init__(self, told: Record, stalled_until: int, no_coordinator: bool) -> None:
+        self.told = told
+        self.stalled_until = stalled_until
+        self.no_coordinator = no_coordinator
+        self.due = -1  # -1: not due while the coordinator is unknown
+        self.seq = 0  # which push of this obligation in the heap is current
+
+
+def _told_at_once(r: Record) -> bool:
+    kind = r.get("kind")
+    if kind == "subscription_version_update":
+        return True
+    if kind == "timer_fired":
+        return r.get("key") == "probing-rebalance"
+    return (
+        kind == "assignment"
+        and r.get("error") == 0
+        and r.get("next_rebalance_ms") == 0
+        and "delay_ms" not in r
+    )
+
+
+def check_followup_rejoin(records: Sequence[Record]) -> list[Violation]:
+    """``followup_rejoin_missed``: a Streams client told to rejoin at once sent no JoinGroup by
+    the time its poll loop was free again (module docstring). Reads every record: any record
+    logged after the due time shows the JoinGroup did not come then."""
+    found: list[Violation] = []
+    owed: dict[str, _Owed] = {}
+    stalled_until: dict[str, int] = {}  # member -> when its stream thread's stall ends
+    no_coordinator: set[str] = set()
+    rejoined: set[str] = set()  # members that sent JoinGroup since their latest assignment
+    due: list[tuple[int, int, str]] = []  # (due ms, push number, member)
+    pushes = 0
+
+    def arm(member: str, entry: _Owed, t: int) -> None:
+        nonlocal pushes
+        if entry.no_coordinator:
+            entry.due = -1
+            return
+        entry.due = max(t, entry.stalled_until)
+        pushes += 1
+        entry.seq = pushes
+        heapq.heappush(due, (entry.due, pushes, member))
+
+    for r in records:
+        t = int(r.get("t_ms") or 0)
+        while due and due[0][0] < t:
+            at, seq, member = heapq.heappop(due)
+            entry = owed.get(member)
+            if entry is None or entry.seq != seq or entry.due != at:
+                continue
+            del owed[member]
+            told = entry.told
+            found.append(
+                violation(
+                    FOLLOWUP_REJOIN_MISSED,
+                    f"{member} was told at {told.get('t_ms')} ms ({told.get('kind')}, "
+                    f"generation {told.get('generation')}) to rejoin at once, was free to "
+                    f"poll at {at} ms, and had sent no JoinGroup by {t} ms",
+                    told,
+                    member=member,
+                    generation=told.get("generation"),
+                )
+            )
+        name = r.get("member")
+        if not isinstance(name, str):
+            continue
+        kind = r.get("kind")
+        if kind in _RELEASED:
+            owed.pop(name, None)
+            if kind == "join_group_request":
+                rejoined.add(name)
+            if kind in ("member_start", "member_crash", "member_stop"):
+                stalled_until.pop(name, None)
+                no_coordinator.discard(name)
+        elif kind == "stream_thread_stall":
+            stalled_until[name] = t + int(r.get("stall_ms") or 0)
+            entry = owed.get(name)
+            if entry is not None:
+                entry.stalled_until = stalled_until[name]
+                arm(name, entry, t)
+        elif kind == "coordinator_unknown":
+            no_coordinator.add(name)
+            entry = owed.get(name)
+            if entry is not None:
+                entry.no_coordinator = True
+                entry.due = -1
+        elif kind == "coordinator_found":
+            no_coordinator.discard(name)
+            entry = owed.get(name)
+            if entry is not None:
+                entry.no_coordinator = False
+                arm(name, entry, t)
+        elif kind in ("subscription_version_update", "timer_fired") and name in rejoined:
+            # logged after the JoinGroup its assignment's follow-up already sent, or a probing
+            # timer due while the member's own rebalance is under way (StreamThread waits
+            # for it: the new assignment sets the next probing time)
+            pass
+        else:
+            if kind == "assignment":
+                rejoined.discard(name)
+            if _told_at_once(r) and name not in owed:
+                entry = _Owed(r, stalled_until.get(name, 0), name in no_coordinator)
+                owed[name] = entry
+                arm(name, entry, t)
+    return found
+
+
+@reads("completing_join")
+def check_completing_rejoin(records: Sequence[Record]) -> list[Violation]:
+    """``completing_rejoin_rebalanced``: a same-metadata JoinGroup of a known member in
+    CompletingRebalance was not answered at once with the current generation;
+    ``completing_rejoin_not_rebalanced``: one with changed metadata was (module docstring)."""
+    found: list[Violation] = []
+    for r in records:
+        same = r.get("same_metadata")
+        if r.get("kind") != "completing_join" or not isinstance(same, bool):
+            continue
+        error, generation = r.get("error"), r.get("generation")
+        current = error == "NONE" and generation == r.get("group_generation")
+        if current is same:
+            continue
+        if same:
+            answer = (
+                "parked (a new join phase)"
+                if error is None
+                else f"{error}, generation {generation}"
+            )
+            invariant = COMPLETING_REJOIN_REBALANCED
+            what = (
+                f"with the metadata the coordinator holds was answered {answer}; Kafka answers "
+                "the current generation and starts no rebalance"
+            )
+        else:
+            invariant = COMPLETING_REJOIN_NOT_REBALANCED
+            what = (
+                "with changed metadata was answered the current generation; Kafka starts a new "
+                "join phase (updateMemberThenRebalanceOrCompleteJoin)"
+            )
+        found.append(
+            violation(
+                invariant,
+                f"{r.get('member')}: a JoinGroup {what} (group in CompletingRebalance, "
+                f"generation {r.get('group_generation')}; classicGroupJoinExistingMember)",
+                r,
+                member=r.get("member"),
+                member_id=r.get("member_id"),
+                generation=r.get("group_generation"),
+            )
+        )
+    return found
+
+
+REJOIN_CONTRACT_CHECKERS = (check_followup_rejoin, check_completing_rejoin)
