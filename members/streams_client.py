@@ -409,14 +409,12 @@ class StreamsClient(GroupClient):
             if task not in self.standby and task not in self.active:
                 self._create_standby(task, generation, now_ms)
 
-        # StreamsPartitionAssignor.onAssignment: nextScheduledRebalanceMs.
-        if next_ms == 0:
-            self._cancel("probing-rebalance")
-            self.request_rejoin("follow-up rebalance requested by the leader", now_ms)
-        elif next_ms != NO_NEXT_REBALANCE:
-            self._set("probing-rebalance", max(now_ms, next_ms))
-        else:
-            self._cancel("probing-rebalance")
+        # StreamsPartitionAssignor.maybeScheduleFollowupRebalance: a version change (version
+        # probing) comes first and asks for a rebalance at once, whatever the assignment's
+        # nextScheduledRebalanceMs says. onAssignment updates the used version before the
+        # rejoin happens (StreamThread.runLoop enforces it on its next poll, and the consumer
+        # builds subscriptionUserData only then), so the follow-up JoinGroup already carries
+        # the new version.
         if version_rejoin:
             self.subscription_version = new_version
             self._log(
@@ -426,9 +424,17 @@ class StreamsClient(GroupClient):
                 assignment_version=info.version,
                 commonly_supported_version=info.commonly_supported_version,
             )
+            self._cancel("probing-rebalance")
             upgrade = new_version > used
             why = "every member supports a newer version" if upgrade else "assignment is older"
             self.request_rejoin(f"version probing: {why}", now_ms)
+        elif next_ms == 0:
+            self._cancel("probing-rebalance")
+            self.request_rejoin("follow-up rebalance requested by the leader", now_ms)
+        elif next_ms != NO_NEXT_REBALANCE:
+            self._set("probing-rebalance", max(now_ms, next_ms))
+        else:
+            self._cancel("probing-rebalance")
         if revoked:
             self.request_rejoin("need to revoke partitions and re-join", now_ms)
 

@@ -9,16 +9,20 @@ import pytest
 
 from members.assignors.streams import AssignmentConfigs
 from members.assignors.streams.partition_assignor import FUTURE_CLIENT, StreamsPartitionAssignor
+from members.streams_client import StreamsClient, StreamsClientConfig
 from members.streams_state import (
     CONSUMER_PROTOCOL_VERSION,
     StreamsTopology,
     Subtopology,
     read_assignment,
+    split_threads,
     subscription_user_data,
     with_threads,
 )
 from protocol import consumer_codec
-from protocol.streams_codec import decode_subscription
+from protocol.effects import Send
+from protocol.group import ErrorCode, JoinGroupRequest, JoinGroupResponse, SyncGroupResponse
+from protocol.streams_codec import StreamsAssignment, decode_subscription, encode_assignment
 from scenarios.input.library import load_any
 from scenarios.input.loader import ScenarioError
 from scenarios.input.streams import loads_streams_scenario
@@ -147,3 +151,61 @@ def test_versions_outside_7_to_11_are_rejected(extra: str, where: str) -> None:
     with pytest.raises(ScenarioError) as err:
         loads_streams_scenario(BASE + extra, source="x.toml")
     assert where in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("latest", "assignment_version", "common", "expected"),
+    [
+        (11, 8, 8, 8),  # a probing (newer) client answered by an old leader: downgrade
+        (11, 8, 11, 11),  # the last old client is gone: upgrade
+    ],
+)
+def test_the_follow_up_join_subscribes_with_the_version_onassignment_chose(
+    latest: int, assignment_version: int, common: int, expected: int
+) -> None:
+    """``StreamsPartitionAssignor#onAssignment`` updates the used subscription version
+    (``maybeUpdateSubscriptionVersion``) before the rejoin it asks for is sent: the consumer
+    rejoins on the stream thread's next poll and only then builds ``subscriptionUserData``.
+    So the follow-up JoinGroup carries the new version also when the same assignment asks
+    for an immediate follow-up (``next_rebalance_ms`` 0) for a revocation."""
+    config = StreamsClientConfig(process_id="PID_7", latest_supported_version=latest)
+    client = StreamsClient("c1", config, TOPO, group_id="app")
+    if expected == latest:  # the upgrade case: the client already runs downgraded
+        client.subscription_version = assignment_version
+    client.start(0)
+    client.handle(JoinGroupResponse(error=ErrorCode.MEMBER_ID_REQUIRED, member_id="c1-a"), 1)
+    client.handle(
+        JoinGroupResponse(
+            error=ErrorCode.NONE,
+            generation_id=1,
+            protocol_type="consumer",
+            protocol_name="stream",
+            leader="other",
+            member_id="c1-a",
+        ),
+        2,
+    )
+    info = StreamsAssignment(
+        version=assignment_version,
+        commonly_supported_version=common,
+        next_rebalance_ms=0,  # the leader also asks for a follow-up at once
+    )
+    body = consumer_codec.encode_assignment(
+        consumer_codec.Assignment(partitions=(), user_data=encode_assignment(info))
+    )
+    effects = client.handle(
+        SyncGroupResponse(
+            error=ErrorCode.NONE, protocol_type="consumer", protocol_name="stream", assignment=body
+        ),
+        3,
+    )
+    joins = [
+        e.message
+        for e in effects
+        if isinstance(e, Send) and isinstance(e.message, JoinGroupRequest)
+    ]
+    assert len(joins) == 1
+    consumer = consumer_codec.decode_subscription(joins[0].protocols[0][1])
+    user, _ = split_threads(consumer.user_data)
+    assert decode_subscription(user).version == expected
+    assert client.subscription_version == expected
