@@ -14,12 +14,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from coordinator.group import GroupCoordinator
+from protocol.effects import Effect
 from scenarios.serve import wire
 
 from .exchanges import Exchange, coordinator_unavailable
 from .verdict import Conformance, CoordinatorMove
 
-__all__ = ["Move", "coordinator_moves", "run_moves"]
+__all__ = ["Move", "coordinator_moves", "run_moves", "deliver"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,3 +138,21 @@ def _load(replay: Any, move: Move, verdict: Conformance) -> None:
             tuple(m.member_id for m in record.members) if record is not None else (),
         )
     )
+
+
+def deliver(coordinator: GroupCoordinator, ex: Exchange, req: Any, now_ms: int) -> list[Effect]:
+    """Hands the recorded request ``ex`` (decoded: ``req``) to ``coordinator`` at ``now_ms``.
+
+    A leader's SyncGroup record commits when the broker answered it: Kafka's
+    ``CoordinatorRuntime`` holds a write's answer until the high watermark passes the record,
+    which with a replicated ``__consumer_offsets`` takes a follower's fetch (100 ms or more),
+    and ``GroupMetadataManager#classicGroupSyncToLeader`` makes the group Stable only then. So
+    the coordinator's :attr:`~GroupCoordinator.write_latency_ms` is, for a SyncGroup, the time
+    from the request to its recorded answer (a JoinGroup in between sends the group back to
+    PreparingRebalance, as on the real cluster)."""
+    if ex.api_key == 14 and ex.response_t_ms is not None:
+        coordinator.write_latency_ms = max(0, ex.response_t_ms - now_ms)
+    try:
+        return coordinator.handle(str(ex.conn), req, now_ms)
+    finally:
+        coordinator.write_latency_ms = 0
