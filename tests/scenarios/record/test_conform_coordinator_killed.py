@@ -76,6 +76,11 @@ def test_the_restarted_broker_takes_the_group_back_with_no_divergence() -> None:
     assert (away.generation, len(away.members)) == (3, 3)
     assert (back.generation, len(back.members)) == (5, 4)
     assert away.loaded_ms < back.died_ms < back.loaded_ms
+    # where the real loads ended: after the new coordinator's last NOT_COORDINATOR /
+    # COORDINATOR_LOAD_IN_PROGRESS to the group (3 ms before the replay's load), and, moving
+    # back (no such answer recorded), after the second coordinator's last answer (542 ms)
+    assert [m.loaded_ms - m.not_loaded_ms for m in (away, back)] == [3, 542]
+    assert back.not_loaded_ms == back.died_ms
     assert {"Heartbeat", "JoinGroup", "SyncGroup", "LeaveGroup"} <= set(verdict.compared)
     assert any("NOT_COORDINATOR" in reason for reason in verdict.skipped)
 
