@@ -13,7 +13,8 @@ group's record is written at the leader's SyncGroup, never at a JoinGroup round'
 has members: ``GroupMetadataManager#completeClassicGroupJoin`` / ``#classicGroupSyncToLeader``,
 then ``#replay`` and ``#onLoaded``). The members' late SyncGroups and rejoins meet that group.
 Once the four share the partitions, the killed broker restarts, catches up, and a preferred
-leader election (``ElectLeaders``) gives it ``__consumer_offsets`` back: the second coordinator
+leader election (``ElectLeaders``, after a reassignment that lists it first) gives it
+``__consumer_offsets`` back: the second coordinator
 unloads the group and the first loads it again; then the fourth consumer closes (LeaveGroup to
 it) and the other three rebalance there.
 
@@ -83,11 +84,23 @@ def _in_sync(cluster: Cluster, node_id: int) -> bool:
     return node_id in partition["isr_nodes"]
 
 
-def _elect_preferred(cluster: Cluster) -> None:
+def _give_back(cluster: Cluster, node_id: int) -> None:
+    """Makes ``node_id`` the preferred replica of ``__consumer_offsets``' partition 0 (a
+    reassignment to the same replicas, ``node_id`` first: nothing moves) and runs a preferred
+    leader election (``ElectLeaders``): the partition's leadership, and so the group's
+    coordinator, moves to it."""
+    from kafka import TopicPartition
     from kafka.admin import KafkaAdminClient
 
     admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap, request_timeout_ms=30_000)
     try:
+        (topic,) = admin.describe_topics([OFFSETS])
+        (partition,) = [p for p in topic["partitions"] if p["partition_index"] == 0]
+        replicas = [node_id, *(r for r in partition["replica_nodes"] if r != node_id)]
+        admin.alter_partition_reassignments({TopicPartition(OFFSETS, 0): replicas})
+        deadline = time.monotonic() + 30
+        while admin.list_partition_reassignments({OFFSETS: [0]}) and time.monotonic() < deadline:
+            time.sleep(0.5)
         admin.elect_leaders(0, {OFFSETS: [0]}, timeout_ms=30_000, raise_errors=False)
     finally:
         admin.close()
@@ -158,8 +171,12 @@ def record_kill_mid_rebalance(cluster: Cluster, command: list[str], out: Path) -
                 await wait_for(
                     lambda: _in_sync(cluster, before.node_id), 120, "the restarted node in sync"
                 )
-                await trio.to_thread.run_sync(_elect_preferred, cluster)
-                back = await trio.to_thread.run_sync(cluster.coordinator, "g", 60.0)
+                await trio.to_thread.run_sync(_give_back, cluster, before.node_id)
+                for _ in range(120):  # FindCoordinator may name the old leader for a while
+                    back = await trio.to_thread.run_sync(cluster.coordinator, "g", 60.0)
+                    if back.node_id == before.node_id:
+                        break
+                    await trio.sleep(0.5)
                 seen["back"] = back.node_id
                 await trio.sleep(5)
                 sd = group.pop()
