@@ -43,6 +43,7 @@ __all__ = [
     "MemberView",
     "JOIN_TIMER",
     "SYNC_TIMER",
+    "COMMIT_TIMER",
     "HEARTBEAT_PREFIX",
     "heartbeat_key",
 ]
@@ -51,6 +52,9 @@ __all__ = [
 #: ``heartbeat-<group>-<member>``; the runtime keeps one timer table per coordinator).
 JOIN_TIMER = "join"
 SYNC_TIMER = "sync"
+#: The commit of the leader's SyncGroup record when :attr:`GroupCoordinator.write_latency_ms`
+#: holds it (``CoordinatorRuntime`` completes a write's future at the high watermark).
+COMMIT_TIMER = "commit"
 HEARTBEAT_PREFIX = "heartbeat:"
 
 
@@ -310,6 +314,13 @@ class GroupCoordinator:
         self._join_timer: tuple[str, int, int] | None = None
         self._sync_timer_generation: int | None = None
         self._record: GroupRecord | None = None
+        #: How long (virtual ms) the leader's SyncGroup record takes to commit: 0 (the default)
+        #: commits at once, as with one replica of ``__consumer_offsets``; a replicated
+        #: partition commits when the followers have fetched it (``replay --conform`` sets the
+        #: latency the trace shows). Meanwhile the group stays CompletingRebalance.
+        self.write_latency_ms = 0
+        # (generation, assignments, record) of the leader's record appended but not committed
+        self._uncommitted: tuple[int, dict[str, bytes], GroupRecord] | None = None
         self._handlers: dict[type, Callable[[str, Any, int], list[Effect]]] = {
             HeartbeatRequest: self._heartbeat,
             JoinGroupRequest: self._join,
@@ -625,7 +636,8 @@ class GroupCoordinator:
 
         ``heartbeat:<id>`` → ``expireClassicGroupMemberHeartbeat``; ``join`` →
         ``completeClassicGroupJoin`` or the initial-delay chain; ``sync`` →
-        ``expirePendingSync``. A timer that is stale (disarmed, or a heartbeat deadline that
+        ``expirePendingSync``; ``commit`` → the held leader's record commits
+        (:attr:`write_latency_ms`). A timer that is stale (disarmed, or a heartbeat deadline that
         moved later) does nothing.
 
         Raises:
@@ -643,6 +655,8 @@ class GroupCoordinator:
                     self._try_complete_initial_rebalance(delay_ms, remaining_ms, now_ms, effects)
                 else:
                     self._complete_join(now_ms, effects)
+        elif key == COMMIT_TIMER:
+            self._commit_write(now_ms, effects)
         elif key == SYNC_TIMER:
             generation = self._sync_timer_generation
             self._sync_timer_generation = None
@@ -658,7 +672,9 @@ class GroupCoordinator:
         Parked JoinGroups and SyncGroups are answered NOT_COORDINATOR (Kafka
         ``GroupMetadataManager#onUnloaded``), every timer is cancelled, and every later
         request is answered COORDINATOR_NOT_AVAILABLE. Dead is terminal. The group lives on
-        in :meth:`stored_record`, from which the next coordinator is built (:meth:`load`).
+        in :meth:`stored_record`, from which the next coordinator is built (:meth:`load`): its
+        last *committed* record (a leader's record still held by :attr:`write_latency_ms` is
+        dropped).
         """
         effects: list[Effect] = []
         self._transition(_DEAD, now_ms, effects)
@@ -673,6 +689,10 @@ class GroupCoordinator:
             effects.append(CancelTimer(HEARTBEAT_PREFIX + mid))
         self._cancel_join_timer(effects)
         self._cancel_sync_timer(effects)
+        if self._uncommitted is not None:
+            # A record never committed is not what the next coordinator loads.
+            self._uncommitted = None
+            effects.append(CancelTimer(COMMIT_TIMER))
         return effects
 
     # ------------------------------------------------------------------ Heartbeat
@@ -1330,14 +1350,18 @@ class GroupCoordinator:
             m.sync_source = source  # a parked SyncGroup of the member is replaced
             self._remove_pending_sync_member(m.member_id, effects)
             if m.member_id == self._leader_id:
-                # The group record with every member's assignment (missing ones empty) is
-                # written; writes never fail here, so its completion follows at once.
+                # classicGroupSyncToLeader: the group record with every member's assignment
+                # (missing ones empty) is appended; writes never fail here.
                 assignments = dict(req.assignments)
-                for other in self._members.values():
-                    other.assignment = assignments.get(other.member_id, b"")
-                self._store(now_ms)
-                self._propagate_assignment(ErrorCode.NONE, now_ms, effects)
-                self._transition(_STABLE, now_ms, effects)
+                if self.write_latency_ms <= 0:
+                    self._complete_sync_write(assignments, now_ms, effects)
+                else:
+                    self._uncommitted = (
+                        self._generation,
+                        assignments,
+                        self._record_with(assignments),
+                    )
+                    effects.append(SetTimer(COMMIT_TIMER, now_ms + self.write_latency_ms))
         else:  # Stable
             self._remove_pending_sync_member(m.member_id, effects)
             effects.append(
@@ -1349,6 +1373,45 @@ class GroupCoordinator:
                 )
             )
         return effects
+
+    def _complete_sync_write(
+        self, assignments: dict[str, bytes], now_ms: int, effects: list[Effect]
+    ) -> None:
+        # The append future's completion: assignments set and propagated, the group Stable.
+        for other in self._members.values():
+            other.assignment = assignments.get(other.member_id, b"")
+        self._store(now_ms)
+        self._propagate_assignment(ErrorCode.NONE, now_ms, effects)
+        self._transition(_STABLE, now_ms, effects)
+
+    def _record_with(self, assignments: dict[str, bytes]) -> GroupRecord:
+        """The record :meth:`_store` would write with ``assignments`` as the members' ones."""
+        saved = self._record, {mid: m.assignment for mid, m in self._members.items()}
+        for other in self._members.values():
+            other.assignment = assignments.get(other.member_id, b"")
+        self._store(self._state_ms)
+        record = self._record
+        self._record = saved[0]
+        for mid, assignment in saved[1].items():
+            self._members[mid].assignment = assignment
+        assert record is not None
+        return record
+
+    def _commit_write(self, now_ms: int, effects: list[Effect]) -> None:
+        """The held leader's record is committed (``CoordinatorRuntime``: the high watermark
+        passed it). It is now what a next coordinator loads; the SyncGroup's completion runs
+        only if the group is still CompletingRebalance at that generation (``GroupMetadataManager
+        #classicGroupSyncToLeader``'s append future: a member that joined meanwhile sent it back
+        to PreparingRebalance, and the parked SyncGroups were answered REBALANCE_IN_PROGRESS)."""
+        pending = self._uncommitted
+        self._uncommitted = None
+        if pending is None:
+            return
+        generation, assignments, record = pending
+        if self._state is _COMPLETING and self._generation == generation:
+            self._complete_sync_write(assignments, now_ms, effects)
+        else:
+            self._record = record
 
     def _remove_pending_sync_member(self, mid: str, effects: list[Effect]) -> None:
         self._pending_sync.pop(mid, None)

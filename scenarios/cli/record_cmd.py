@@ -228,6 +228,7 @@ def replay(
         console.print(
             f"coordinator of group {move.group} moved from {move.source} to {move.target}: "
             f"last answered at {move.died_ms} ms, group loaded at {move.loaded_ms} ms "
+            f"(really after {move.not_loaded_ms} ms) "
             f"(generation {move.generation}, {len(move.members)} members)",
             markup=False,
         )

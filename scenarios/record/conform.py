@@ -48,7 +48,7 @@ from .exchanges import (
     read_exchanges,
 )
 from .frames import NEXT_GEN_GROUP_APIS, decode_response, to_json
-from .moves import Move, coordinator_moves, run_moves
+from .moves import Move, coordinator_moves, deliver, run_moves
 from .timer_orders import TimerOrders
 from .verdict import Conformance, Difference
 
@@ -504,7 +504,7 @@ class _State:
             return
         self.waiting[ex.conn].append((ex, request, req))
         coordinator = replay.coordinator(req.group_id)
-        replay.apply(req.group_id, coordinator.handle(str(ex.conn), req, now_ms), now_ms)
+        replay.apply(req.group_id, deliver(coordinator, ex, req, now_ms), now_ms)
         self.match(tolerance_ms)
 
     def match(self, tolerance_ms: int) -> None:

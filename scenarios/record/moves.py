@@ -14,12 +14,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from coordinator.group import GroupCoordinator
+from protocol.effects import Effect
 from scenarios.serve import wire
 
 from .exchanges import Exchange, coordinator_unavailable
 from .verdict import Conformance, CoordinatorMove
 
-__all__ = ["Move", "coordinator_moves", "run_moves"]
+__all__ = ["Move", "coordinator_moves", "run_moves", "deliver"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +38,10 @@ class Move:
     load_index: int
     #: when that request was sent: the replay loads the group then (ms)
     loaded_ms: int
+    #: the earliest the real load can have ended (ms): the new coordinator's last answer to the
+    #: group saying it was not (yet) its coordinator, else ``died_ms``; the replay's load, and
+    #: the session deadlines it arms, are at most ``loaded_ms - not_loaded_ms`` late
+    not_loaded_ms: int = 0
 
 
 def _group_of(ex: Exchange) -> str | None:
@@ -55,24 +60,30 @@ def coordinator_moves(exchanges: list[Exchange]) -> tuple[Move, ...]:
     The real load is not on the wire: it happened after the new broker's last
     NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS answer and before it answered as the group;
     the replay places it at that first request (so a loaded member's session deadline is at
-    most that gap later than the broker's). Traces without broker addresses have no moves.
+    most that gap later than the broker's: :attr:`Move.not_loaded_ms` bounds it). Traces
+    without broker addresses have no moves.
     """
     moves: list[Move] = []
     sent = [ex.t_ms for ex in exchanges]
     current: dict[str, tuple[str, int]] = {}  # group -> (its coordinator, its last answer)
+    # (group, broker) -> when the broker last answered the group it was not its coordinator
+    refused: dict[tuple[str, str], int] = {}
     for i, ex in enumerate(exchanges):
         if not ex.broker or ex.response_raw is None or ex.response_t_ms is None:
             continue
-        if coordinator_unavailable(ex):
-            continue
         group = _group_of(ex)
         if group is None:
+            continue
+        if coordinator_unavailable(ex):
+            key = (group, ex.broker)
+            refused[key] = max(refused.get(key, 0), ex.response_t_ms)
             continue
         known = current.get(group)
         if known is not None and known[0] != ex.broker:
             died = known[1]
             down = min(bisect_right(sent, died), i)
-            moves.append(Move(group, known[0], ex.broker, died, down, i, ex.t_ms))
+            after = max(died, refused.get((group, ex.broker), died))
+            moves.append(Move(group, known[0], ex.broker, died, down, i, ex.t_ms, after))
             known = None
         last = ex.response_t_ms if known is None else max(known[1], ex.response_t_ms)
         current[group] = (ex.broker, last)
@@ -133,7 +144,26 @@ def _load(replay: Any, move: Move, verdict: Conformance) -> None:
             move.target,
             move.died_ms,
             now_ms,
+            min(move.not_loaded_ms, now_ms),
             record.generation if record is not None else 0,
             tuple(m.member_id for m in record.members) if record is not None else (),
         )
     )
+
+
+def deliver(coordinator: GroupCoordinator, ex: Exchange, req: Any, now_ms: int) -> list[Effect]:
+    """Hands the recorded request ``ex`` (decoded: ``req``) to ``coordinator`` at ``now_ms``.
+
+    A leader's SyncGroup record commits when the broker answered it: Kafka's
+    ``CoordinatorRuntime`` holds a write's answer until the high watermark passes the record,
+    which with a replicated ``__consumer_offsets`` takes a follower's fetch (100 ms or more),
+    and ``GroupMetadataManager#classicGroupSyncToLeader`` makes the group Stable only then. So
+    the coordinator's :attr:`~GroupCoordinator.write_latency_ms` is, for a SyncGroup, the time
+    from the request to its recorded answer (a JoinGroup in between sends the group back to
+    PreparingRebalance, as on the real cluster)."""
+    if ex.api_key == 14 and ex.response_t_ms is not None:
+        coordinator.write_latency_ms = max(0, ex.response_t_ms - now_ms)
+    try:
+        return coordinator.handle(str(ex.conn), req, now_ms)
+    finally:
+        coordinator.write_latency_ms = 0

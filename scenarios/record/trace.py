@@ -61,6 +61,8 @@ class Recording:
         self.log.subscribe(self._write_event)
         # member id -> the label of the connection that last used it (for ``generation``)
         self._labels: dict[str, str] = {}
+        # connection label -> its client.id, for every connection that sent a group request
+        self._clients: dict[str, str] = {}
         # group -> (last generation written, its members' ids by group.instance.id)
         self._generations: dict[str, tuple[int, dict[str, str]]] = {}
         self.log.emit(
@@ -103,8 +105,12 @@ class Recording:
             self.log.emit(self._now_ms, "connection_error", member=label, error=detail)
 
     def fault(self, fault: str, member: str, duration_ms: int) -> None:
-        """A fault the harness put on the wire (:meth:`.proxy.Proxy.cut`): a ``cut`` line in
-        ``trace.jsonl``, a ``fault`` record in ``events.jsonl``."""
+        """A fault the harness put on the wire (:meth:`.proxy.Proxy.cut`) on the client
+        ``member`` (a ``client.id``; its ``<client.id>-…`` clients too): a ``cut`` line in
+        ``trace.jsonl``; in ``events.jsonl`` a ``step`` (``action``: the fault) and a ``fault``
+        record for each recorded member of that client, named as ``groupsim check`` reads them
+        (``<client.id>#<connection>``, every connection that has sent a group request so far),
+        or for ``member`` itself when none has yet."""
         self._trace_line(
             {
                 "t_ms": self.wall_ms,
@@ -112,7 +118,14 @@ class Recording:
                 "detail": f"{fault} of {member} for {duration_ms} ms",
             }
         )
-        self.log.emit(self._now_ms, "fault", fault=fault, member=member, duration_ms=duration_ms)
+        labels = [
+            label
+            for label, client in self._clients.items()
+            if client == member or client.startswith(member + "-")
+        ] or [member]
+        for label in labels:
+            self.log.emit(self._now_ms, "step", action=fault, member=label, duration_ms=duration_ms)
+            self.log.emit(self._now_ms, "fault", fault=fault, member=label, duration_ms=duration_ms)
 
     def listening(self, host: str, port: int, upstream: str) -> None:
         """A listener stands in for the broker at ``upstream``."""
@@ -163,6 +176,7 @@ class Recording:
             "client_id": head.client_id,
             "group": req.group_id,
         }
+        self._clients[label] = head.client_id
         if head.api_key == 13:  # LeaveGroup: v3+ batches members (KIP-345)
             ids = [req.member_id] if getattr(req, "member_id", None) else []
             fields["member_ids"] = ids + [m.member_id for m in getattr(req, "members", ())]

@@ -31,13 +31,16 @@ class CoordinatorMove:
     the old one last answered at ``died_ms``; the new one first answered as the group's
     coordinator to a request sent at ``loaded_ms``, where the replay loads the group from the
     old coordinator's last record (``GroupMetadataManager#replay`` + ``#onLoaded``), at
-    ``generation`` with ``members``."""
+    ``generation`` with ``members``. The real load ended after ``not_loaded_ms`` (the new
+    coordinator's last answer that it was not yet the group's, or ``died_ms``) and before
+    ``loaded_ms``: the replay's session deadlines are at most the gap late."""
 
     group: str
     source: str
     target: str
     died_ms: int
     loaded_ms: int
+    not_loaded_ms: int
     generation: int
     members: tuple[str, ...]
 
@@ -80,6 +83,7 @@ class Conformance:
                     "to": m.target,
                     "died_ms": m.died_ms,
                     "loaded_ms": m.loaded_ms,
+                    "not_loaded_ms": m.not_loaded_ms,
                     "generation": m.generation,
                     "members": list(m.members),
                 }

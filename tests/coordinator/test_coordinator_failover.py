@@ -307,3 +307,77 @@ def test_load_effects_and_errors() -> None:
     # the record is a frozen value
     with pytest.raises(AttributeError):
         record.generation = 5  # type: ignore[misc]
+
+
+# --------------------------------------------------------------- a record slow to commit
+
+
+def _held_leader_sync(ctx: CoordinatorContext, ids: dict[str, str], latency_ms: int) -> str:
+    """The leader's SyncGroup with its record ``latency_ms`` from committing; the leader."""
+    leader, followers = _roles(ctx, ids)
+    for f in followers:
+        assert ctx.sync(f, ids[f]).done is False
+    ctx.coordinator.write_latency_ms = latency_ms
+    try:
+        ctx.sync(leader, ids[leader], assignments=[(mid, s.encode()) for s, mid in ids.items()])
+    finally:
+        ctx.coordinator.write_latency_ms = 0
+    return leader
+
+
+def test_a_held_record_keeps_the_group_completing_until_it_commits() -> None:
+    """``CoordinatorRuntime`` completes the leader's append future at the high watermark:
+    until then the group is CompletingRebalance, the SyncGroups parked, the record not yet what
+    a next coordinator loads."""
+    ctx = CoordinatorContext()
+    ids = ctx.form_group(["w1", "w2"])
+    before = ctx.coordinator.stored_record()
+    _held_leader_sync(ctx, ids, 100)
+    assert ctx.state is S.COMPLETING_REBALANCE
+    assert all(not r.done for r in ctx.outstanding())
+    assert ctx.coordinator.stored_record() is before
+    answered = ctx.sleep(100)
+    assert ctx.state is S.STABLE
+    assert sorted((dest, msg.error, msg.assignment) for dest, msg in answered) == [
+        ("w1", E.NONE, b"w1"),
+        ("w2", E.NONE, b"w2"),
+    ]
+    record = ctx.coordinator.stored_record()
+    assert record is not None and record.generation == 1
+
+
+def test_a_join_before_the_commit_fails_the_parked_syncs_but_the_record_commits() -> None:
+    """A new member's JoinGroup while the leader's record is uncommitted: PreparingRebalance,
+    every parked SyncGroup (the leader's too) answered REBALANCE_IN_PROGRESS; the record still
+    commits (it is in the log), but the group does not go Stable (the append future's check of
+    state and generation). Seen on a real 3-broker cluster (Kafka 4.4.0)."""
+    ctx = CoordinatorContext()
+    ids = ctx.form_group(["w1", "w2"])
+    _held_leader_sync(ctx, ids, 100)
+    ctx.sleep(50)
+    ctx.join_new("w3")
+    assert ctx.state is S.PREPARING_REBALANCE
+    syncs = [msg for _, _, msg in ctx.sent if type(msg).__name__ == "SyncGroupResponse"]
+    assert [m.error for m in syncs] == [E.REBALANCE_IN_PROGRESS] * 2
+    ctx.sleep(50)
+    assert ctx.state is S.PREPARING_REBALANCE
+    record = ctx.coordinator.stored_record()
+    assert record is not None and record.generation == 1 and len(record.members) == 2
+
+
+def test_a_coordinator_gone_before_the_commit_leaves_the_previous_record() -> None:
+    """Unloaded with the leader's record still uncommitted: the next coordinator loads the last
+    committed record (the generation before), Stable with its members."""
+    ctx = CoordinatorContext()
+    ids = ctx.stable_group(["w1", "w2"])
+    ctx.join_new("w3")
+    for source, mid in ids.items():
+        ctx.join(source, member_id=mid)
+    ctx.sleep(0)
+    assert ctx.state is S.COMPLETING_REBALANCE
+    ids3 = {m.client_id: m.member_id for m in ctx.coordinator.members()}
+    _held_leader_sync(ctx, ids3, 100)
+    record = ctx.failover()
+    assert record is not None and record.generation == 1 and len(record.members) == 2
+    assert ctx.state is S.STABLE and ctx.generation == 1
+    assert "commit" not in ctx.timers

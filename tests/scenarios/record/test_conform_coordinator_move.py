@@ -35,6 +35,10 @@ def test_the_move_is_replayed_with_no_divergence() -> None:
     assert move.source != move.target
     assert move.generation == 2 and len(move.members) == 3
     assert move.died_ms < move.loaded_ms
+    # the real load ended after node 1's last NOT_COORDINATOR to the group: the replay's load
+    # (and the session deadlines it arms) is at most 449 ms late
+    assert move.died_ms < move.not_loaded_ms < move.loaded_ms
+    assert move.loaded_ms - move.not_loaded_ms == 449
     # the heartbeats and the later rebalance went to the new coordinator and were compared
     assert {"Heartbeat", "JoinGroup", "SyncGroup", "LeaveGroup"} <= set(verdict.compared)
     assert any("NOT_COORDINATOR" in reason for reason in verdict.skipped)

@@ -111,3 +111,47 @@ def test_a_static_follower_rejoining_a_stable_group_is_a_replacement(tmp_path: P
         b1,
     )
     assert check_records(records) == []
+
+
+def test_a_cut_names_every_recorded_member_of_the_client_as_check_reads_them(
+    tmp_path: Path,
+) -> None:
+    """``Proxy.cut("sc", ms)`` becomes one ``step`` (``action`` ``partition``) and one
+    ``fault`` record per recorded member of client ``sc`` (``<client.id>#<connection>``, its
+    ``sc-…`` clients too), so ``groupsim check``'s fault windows (``KnownIssueWindows``, keyed
+    by member name) cover the members the partition cut off, and no other."""
+    from scenarios.check.known_windows import KnownIssueWindows
+
+    rec = Recording(tmp_path, 0, "broker:9092", "127.0.0.1", 0)
+    labels = {3: ("sc#3", "sc"), 4: ("sc-StreamThread-1-consumer#4", "sc-StreamThread-1-consumer")}
+    labels |= {5: ("sd#5", "sd"), 7: ("sc#7", "sc"), 8: ("scx#8", "scx")}
+    for conn, (label, client) in labels.items():
+        head = RequestHead(api_key=11, api_version=9, correlation_id=conn, client_id=client)
+        rec.frame(conn, label, head, "request", _Join("g", "", None), b"")
+    rec.at(1_000)
+    rec.fault("partition", "sc", 3000)
+    rec.close()
+    records = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
+    cut = ["sc#3", "sc-StreamThread-1-consumer#4", "sc#7"]
+    steps = [r for r in records if r["kind"] == "step"]
+    assert [(r["action"], r["member"], r["duration_ms"], r["t_ms"]) for r in steps] == [
+        ("partition", m, 3000, 1000) for m in cut
+    ]
+    assert [r["member"] for r in records if r["kind"] == "fault"] == cut
+    windows = KnownIssueWindows()
+    for r in steps:
+        windows.on_step(r)
+    assert all(windows.could_not_hear(m, 2_000) for m in cut)
+    assert not windows.could_not_hear("sd#5", 2_000)
+    assert not windows.could_not_hear("scx#8", 2_000)
+
+
+def test_a_cut_before_any_group_request_names_the_client(tmp_path: Path) -> None:
+    rec = Recording(tmp_path, 0, "broker:9092", "127.0.0.1", 0)
+    rec.fault("partition", "sc", 500)
+    rec.close()
+    records = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
+    assert [(r["kind"], r["member"]) for r in records if r["kind"] in ("step", "fault")] == [
+        ("step", "sc"),
+        ("fault", "sc"),
+    ]

@@ -21,6 +21,7 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.Cluster;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
@@ -50,18 +51,24 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * heartbeat thread keeps heartbeating until {@code max.poll.interval.ms}); {@code
  * exit-without-leave} (halt at once, no LeaveGroup, no commit: a crash); {@code subscribe
  * <topics>} ({@code KafkaConsumer#subscribe} with the new comma-separated topics: the consumer
- * rejoins with its new subscription). End of stdin is {@code close}.
+ * rejoins with its new subscription); {@code assign-delay <ms>} (from now on, when this consumer
+ * leads a rebalance, its assignor first prints {@code {"event": "assigning"}} and sleeps that
+ * long on the polling thread, between its JoinGroup answer and its SyncGroup: the group stays in
+ * CompletingRebalance meanwhile). End of stdin is {@code close}.
  */
 public final class JavaConsumerClient {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Map<String, String> ASSIGNORS = Map.of(
-            "range", "org.apache.kafka.clients.consumer.RangeAssignor",
+            "range", DelayedRange.class.getName(),
             "roundrobin", "org.apache.kafka.clients.consumer.RoundRobinAssignor",
             "sticky", "org.apache.kafka.clients.consumer.StickyAssignor",
-            "cooperative-sticky", "org.apache.kafka.clients.consumer.CooperativeStickyAssignor");
+            "cooperative-sticky", DelayedCooperativeSticky.class.getName());
 
     private final PrintStream out;
     private KafkaConsumer<byte[], byte[]> consumer;
+    /** Milliseconds a leading assignor sleeps before assigning ({@code assign-delay}). */
+    private static volatile long assignDelayMs = 0;
+    private static volatile JavaConsumerClient instance;
 
     private JavaConsumerClient(PrintStream out) {
         this.out = out;
@@ -97,6 +104,7 @@ public final class JavaConsumerClient {
         props.put(ConsumerConfig.GROUP_ID_CONFIG, required(opts, "group"));
         props.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "classic");
         props.put(ConsumerConfig.CLIENT_ID_CONFIG, opts.getOrDefault("client.id", "java"));
+        instance = this;
         List<String> assignorClasses = new ArrayList<>();
         for (String assignor : opts.getOrDefault("assignor", "range").split(",")) {
             String assignorClass = ASSIGNORS.get(assignor);
@@ -160,6 +168,9 @@ public final class JavaConsumerClient {
                     Thread.sleep(ms);
                     emit(JSON.createObjectNode().put("event", "stalled").put("ms", ms));
                     break;
+                case "assign-delay":
+                    assignDelayMs = Long.parseLong(words[1]);
+                    break;
                 case "subscribe":
                     consumer.subscribe(Arrays.asList(words[1].split(",")), listener);
                     emit(JSON.createObjectNode().put("event", "subscribed").put("topics", words[1]));
@@ -176,13 +187,44 @@ public final class JavaConsumerClient {
         return value;
     }
 
-    private synchronized void emit(ObjectNode event) {
+    synchronized void emit(ObjectNode event) {
         try {
             out.println(JSON.writeValueAsString(event));
         } catch (Exception e) {
             throw new IllegalStateException(e);
         }
         out.flush();
+    }
+
+    /** The leader's pause before assigning ({@code assign-delay}); none by default. */
+    static void delayAssignment() {
+        long ms = assignDelayMs;
+        if (ms <= 0) return;
+        instance.emit(JSON.createObjectNode().put("event", "assigning").put("ms", ms));
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Kafka's {@code RangeAssignor}, unchanged but for {@link #delayAssignment} first. */
+    public static final class DelayedRange extends org.apache.kafka.clients.consumer.RangeAssignor {
+        @Override
+        public GroupAssignment assign(Cluster metadata, GroupSubscription subscriptions) {
+            delayAssignment();
+            return super.assign(metadata, subscriptions);
+        }
+    }
+
+    /** Kafka's {@code CooperativeStickyAssignor}, unchanged but for {@link #delayAssignment} first. */
+    public static final class DelayedCooperativeSticky
+            extends org.apache.kafka.clients.consumer.CooperativeStickyAssignor {
+        @Override
+        public GroupAssignment assign(Cluster metadata, GroupSubscription subscriptions) {
+            delayAssignment();
+            return super.assign(metadata, subscriptions);
+        }
     }
 
     /** Reports each callback with the consumer's group metadata at that moment. */
