@@ -18,6 +18,7 @@ from protocol.effects import Effect
 from scenarios.serve import wire
 
 from .exchanges import Exchange, coordinator_unavailable
+from .frames import decode_response
 from .verdict import Conformance, CoordinatorMove
 
 __all__ = ["Move", "coordinator_moves", "run_moves", "deliver"]
@@ -151,6 +152,15 @@ def _load(replay: Any, move: Move, verdict: Conformance) -> None:
     )
 
 
+def _answered_with_error(ex: Exchange) -> bool:
+    """Whether the recorded answer of ``ex`` carries an error code other than NONE."""
+    if ex.response_raw is None:
+        return False
+    _, answer = decode_response(ex.response_raw, ex.api_key, ex.version)
+    code = getattr(answer, "error_code", None)
+    return code is not None and int(getattr(code, "value", code)) != 0
+
+
 def deliver(coordinator: GroupCoordinator, ex: Exchange, req: Any, now_ms: int) -> list[Effect]:
     """Hands the recorded request ``ex`` (decoded: ``req``) to ``coordinator`` at ``now_ms``.
 
@@ -160,8 +170,14 @@ def deliver(coordinator: GroupCoordinator, ex: Exchange, req: Any, now_ms: int) 
     and ``GroupMetadataManager#classicGroupSyncToLeader`` makes the group Stable only then. So
     the coordinator's :attr:`~GroupCoordinator.write_latency_ms` is, for a SyncGroup, the time
     from the request to its recorded answer (a JoinGroup in between sends the group back to
-    PreparingRebalance, as on the real cluster)."""
-    if ex.api_key == 14 and ex.response_t_ms is not None:
+    PreparingRebalance, as on the real cluster).
+
+    The write is held only when the broker answered the SyncGroup with an error: a broker
+    that answered NONE committed the record before any JoinGroup or LeaveGroup could send
+    the group back, so committing at once gives the same answers, while its answer's delay
+    may be nothing but a loaded broker's request queue (a single broker commits at once:
+    the high watermark of a partition without followers moves on the append)."""
+    if ex.api_key == 14 and ex.response_t_ms is not None and _answered_with_error(ex):
         coordinator.write_latency_ms = max(0, ex.response_t_ms - now_ms)
     try:
         return coordinator.handle(str(ex.conn), req, now_ms)
