@@ -289,6 +289,8 @@ def generate_connect(config: ChaosConfig, campaign_seed: int, index: int) -> Cha
     times = draw_faults(gen, config, rng)
     if "delay" in config.faults:
         _add_delays(gen, config, _rng(campaign_seed, index, "delay"), times)
+    if "crash" in config.faults:
+        _add_bounce(gen, config, _rng(campaign_seed, index, "connect-bounce"))
 
     return ChaosSpec(
         name=f"chaos-{campaign_seed}-{index}",
@@ -333,6 +335,75 @@ def _draw_worker_timings(rng: random.Random, cluster_config: dict[str, Any]) -> 
     ttl = rng.choice((3_600_000, 600_000, 60_000))
     if ttl != 3_600_000:
         cluster_config["inter.worker.key.ttl.ms"] = ttl
+
+
+#: The share of Connect runs with ``crash`` faults that end with a bounce of several workers
+#: (:func:`_add_bounce`); a fifth of those bounce the whole group.
+BOUNCE_SHARE = 0.3
+
+
+def _add_bounce(gen: _Timeline, config: ChaosConfig, rng: random.Random) -> None:
+    """Several workers bounced near each other, drawn from their own generator
+    (``.../<index>/connect-bounce``, so a run without it is the run it was before): in
+    :data:`BOUNCE_SHARE` of the runs, 1-10 s after every other step has ended, either two up
+    to half (+1) of the running workers restart within 5 s of each other (each closed and down
+    4-20 s, or crashed and down 12-45 s: past ``session.timeout.ms``, so it misses a round), or
+    (a fifth of them) a whole-group outage: every running worker closes and restarts at the
+    same moment, down 5-30 s. Each bounced worker comes back with no assignment inside
+    ``scheduled.rebalance.max.delay.ms``, so the leader (when not bounced) holds its lost work
+    for the delay and, at its expiry, deals it round robin over two or more candidate workers
+    (KIP-415, ``IncrementalCooperativeAssignor.handleLostAssignments``); the outage empties
+    the group (``completeClassicGroupJoin`` with no members). Adds up to one step per worker
+    beyond ``config.fault_limit``; faults still start inside the fault window."""
+    if rng.random() >= BOUNCE_SHARE:
+        return
+    after = max((step_end(s) for s in gen.steps), default=0) + rng.randint(1_000, 10_000)
+    running = gen.running(after)
+    if after + 5_000 >= config.duration_ms or len(running) < 2:
+        return
+    if rng.random() < 0.2:
+        down = rng.randint(5_000, 30_000)
+        for member in running:
+            gen.up_at[member] = after + down
+            gen.add(
+                "crash",
+                {
+                    "at_ms": after,
+                    "action": "restart",
+                    "member": member,
+                    "clean": True,
+                    "down_ms": down,
+                },
+            )
+        return
+    for member in sorted(rng.sample(running, rng.randint(2, max(2, len(running) // 2 + 1)))):
+        at_ms = after + rng.randint(0, 5_000)
+        # away for a round: a closed worker's LeaveGroup ends its membership at once, a
+        # crashed one's ends with session.timeout.ms (10 s); it comes back under a new member
+        # id with nothing assigned, a candidate for the lost work
+        clean = rng.random() < 0.5
+        down = rng.randint(4_000, 20_000) if clean else rng.randint(12_000, 45_000)
+        gen.up_at[member] = at_ms + down
+        gen.add(
+            "crash",
+            {
+                "at_ms": at_ms,
+                "action": "restart",
+                "member": member,
+                "clean": clean,
+                "down_ms": down,
+            },
+        )
+    order = sorted(range(len(gen.steps)), key=lambda i: gen.steps[i]["at_ms"])
+    gen.steps = [gen.steps[i] for i in order]
+    gen.kinds = [gen.kinds[i] for i in order]
+
+
+def step_end(step: dict[str, Any]) -> int:
+    """When a timeline step's effect is over (virtual ms): its ``at_ms`` plus its length."""
+    return int(step["at_ms"]) + sum(
+        int(step.get(k, 0)) for k in ("down_ms", "duration_ms", "stall_ms", "delay_ms")
+    )
 
 
 class _Timeline:

@@ -10,18 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from scenarios import kinds
-from scenarios.campaigns.chaos.generate import ChaosSpec
+from scenarios.campaigns.chaos.generate import ChaosSpec, step_end
 from scenarios.check.invariants import KNOWN_ISSUES
 from scenarios.input import toml_writer
 
 __all__ = ["spec_to_toml", "step_end", "budget", "scenario_doc", "with_bound"]
-
-
-def step_end(step: dict[str, Any]) -> int:
-    """When a timeline step's effect is over (virtual ms): its ``at_ms`` plus its length."""
-    return int(step["at_ms"]) + sum(
-        int(step.get(k, 0)) for k in ("down_ms", "duration_ms", "stall_ms", "delay_ms")
-    )
 
 
 def budget(spec: ChaosSpec) -> dict[str, Any]:

@@ -22,6 +22,8 @@ from .planted import by_name, detect
         ("consumer-lost-as-revoked", 3, "revoked_without_generation"),
         # a second loss during the delay restarts it (run 12)
         ("cooperative-delay-extended-by-new-loss", 20, "scheduled_delay"),
+        # two or more candidates back within the delay: Connect chaos's closing bounce (run 10)
+        ("cooperative-lost-work-to-first-candidate", 20, "lost_work_dealt_unevenly"),
         # the consumer generator's whole-group outage empties the group (run 7)
         ("coordinator-empty-generation-not-bumped", 10, "generation_regressed"),
         # the probing rebalance at the default 10 minutes: never within a run (run 0)

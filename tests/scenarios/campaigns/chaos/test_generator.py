@@ -19,6 +19,7 @@ from scenarios.campaigns.chaos import (
     liveness_bound_ms,
     spec_to_toml,
 )
+from scenarios.campaigns.chaos.render import step_end
 from scenarios.input.library import library_dir
 from scenarios.input.loader import load_scenario, loads_scenario
 
@@ -55,7 +56,8 @@ def test_every_generated_scenario_loads_and_lasts_the_bound(config: ChaosConfig)
         assert len(loaded.worker_names) == spec.members
         assert spec.protocol in config.protocols
         assert set(spec.kinds) <= set(config.faults)
-        assert len(spec.steps) <= config.fault_limit
+        # the closing bounce adds at most one restart per worker beyond the limit
+        assert len(spec.steps) <= config.fault_limit + spec.members
         times = [s["at_ms"] for s in raw.get("timeline", [])]
         assert times == sorted(times)
         assert all(0 <= t < config.duration_ms for t in times)
@@ -142,9 +144,12 @@ def test_config_rejects_nonsense() -> None:
         ChaosConfig(duration_ms=0)
 
 
-def test_delay_faults_leave_the_other_draws_unchanged() -> None:
+def test_delay_faults_leave_the_other_draws_unchanged(monkeypatch: pytest.MonkeyPatch) -> None:
     # delay_request steps come from their own generator: without the "delay" kind a run is
     # what it was before the kind existed, and with it only delay_request steps are added.
+    # (The closing bounce starts after every other step ends, delays included: left out.)
+    generate_module = importlib.import_module("scenarios.campaigns.chaos.generate")
+    monkeypatch.setattr(generate_module, "_add_bounce", lambda gen, config, rng: None)
     without = ChaosConfig(faults=tuple(k for k in FAULT_KINDS if k != "delay"))
     with_delay = ChaosConfig()
     added = holds = 0
@@ -158,7 +163,7 @@ def test_delay_faults_leave_the_other_draws_unchanged() -> None:
         )
         assert [s for s in after.steps if s["action"] != "delay_request"] == before.steps
         delays = [s for s in after.steps if s["action"] == "delay_request"]
-        assert len(after.steps) <= with_delay.fault_limit
+        assert len(after.steps) <= with_delay.fault_limit + after.members
         assert [s["at_ms"] for s in after.steps] == sorted(s["at_ms"] for s in after.steps)
         for step in delays:
             assert step["request"] in ("heartbeat", "sync_group", "join_group", "any")
@@ -211,3 +216,37 @@ def test_worker_timings_leave_the_other_draws_unchanged(monkeypatch: pytest.Monk
     assert seen["inter.worker.key.ttl.ms"] == {600_000, 60_000}
     assert seen["groupsim.connector.start.ms"] == {10, 50}
     assert 10 <= untouched <= 50
+
+
+def test_bounce_leaves_the_other_draws_unchanged(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The closing bounce (several workers, or the whole group, restarted near each other
+    # after every other fault) comes from its own generator: with it switched off every run is
+    # what it was, and with it only restarts after every other step's end are added.
+    generate_module = importlib.import_module("scenarios.campaigns.chaos.generate")
+    config = ChaosConfig(members=(5, 5), duration_ms=600_000)
+    drawn = [generate(config, 1, index) for index in range(100)]
+    monkeypatch.setattr(generate_module, "_add_bounce", lambda gen, config, rng: None)
+    bounces = outages = 0
+    for index, after in enumerate(drawn):
+        before = generate(config, 1, index)
+        assert (after.seed, after.connectors, after.cluster_config) == (
+            before.seed,
+            before.connectors,
+            before.cluster_config,
+        )
+        added = [s for s in after.steps if s not in before.steps]
+        assert [s for s in after.steps if s not in added] == before.steps
+        if not added:
+            continue
+        last_end = max((step_end(s) for s in before.steps), default=0)
+        assert len(added) >= 2 and all(s["action"] == "restart" for s in added)
+        assert all(last_end < s["at_ms"] < config.duration_ms for s in added)
+        assert len({s["member"] for s in added}) == len(added)
+        if len({s["at_ms"] for s in added}) == 1 and len(added) == after.members:
+            outages += 1
+        else:
+            assert max(s["at_ms"] for s in added) - min(s["at_ms"] for s in added) <= 5_000
+        bounces += 1
+        loaded = loads_scenario(spec_to_toml(after), f"{after.name}.toml")
+        assert loaded.settle_ms == bound_for(loaded)
+    assert 15 <= bounces <= 45 and 0 < outages < bounces

@@ -103,7 +103,9 @@ def test_chaos_finds_a_coordinator_accepting_a_late_sync_group() -> None:
         # KIP-415 bounds on the leader's round (scenarios/check/connect_contracts.py); neither
         # is found by any other checker in 300 runs of seed 1
         ("cooperative-revokes-past-floor", 20, "revoked_below_floor"),
-        ("cooperative-lost-work-ignores-candidates", 30, "lost_work_not_returned"),
+        # runs 56, 37, 50 of seeds 1-3 (13 before the bounce: that run now ends in a
+        # whole-group outage that restarts the leader before the delay expires)
+        ("cooperative-lost-work-ignores-candidates", 60, "lost_work_not_returned"),
         # found by liveness at run 8 without its rule (a revoked task waits for the next round)
         ("cooperative-revokes-when-balanced", 5, "revoked_while_balanced"),
         # one overloaded worker too many keeps floor + 1: the next round rebalances (run 14)
