@@ -497,6 +497,12 @@ def check_zombie_instance(records: Sequence[Record]) -> list[Violation]:
         elif kind == "member_start":
             zombies.pop(member, None)
             told.discard(member)
+            # A process starting anew has heard none of its predecessor's member ids (a
+            # Streams or consumer client restarts with an empty member id): a takeover of such
+            # an id fences the dead predecessor, not this process, whose own JoinGroup, still
+            # in flight, may take the instance back as the newest joiner (KIP-345).
+            for heard in [mid for mid, process in owner.items() if process == member]:
+                del owner[heard]
         elif member in zombies:
             its_id = zombies[member][0]
             error = str(r.get("error"))

@@ -391,6 +391,11 @@ def test_kip345_a_zombie_instance_owns_no_work_after_fencing() -> None:
     # a process whose JoinGroup answer was lost never knew its id: Kafka cannot fence it
     unheard = {"kind": "member_added", "member": "s1", "member_id": "s1-1"}
     assert check_zombie_instance(_log(unheard, takeover, *rejoined[3:])) == []
+    # s1 restarted before the takeover (its JoinGroup, sent with no member id, still in
+    # flight): the takeover fences its dead predecessor, and s1's join arriving last takes
+    # the instance back as the newest joiner (chaos streams seed 11 run 255)
+    in_flight = _log(added, _start("s1", "i"), takeover, *rejoined[3:])
+    assert check_zombie_instance(in_flight) == []
 
 
 def test_kip415_every_member_gets_the_leaders_delay() -> None:
