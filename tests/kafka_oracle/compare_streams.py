@@ -215,7 +215,9 @@ def real_kafka(work: Path, raw: dict[str, Any], group: dict[str, int]) -> Iterat
     the scenario's topics placed on them (:func:`create_placed_topics`); or, for one with a
     ``coordinator_failover``, a cluster of three nodes (:func:`kafka_cluster`: the group's
     coordinator moves to another replica of ``__consumer_offsets`` when its node stops) with
-    the input replicated to every node, so that no input partition goes offline with it.
+    the input and the changelog replicated to every node, so that no partition goes offline
+    with it (Kafka Streams made its changelog with one replica: a leader that then finds a
+    changelog partition without a leader retries its metadata until the rebalance times out).
     ``group``: the group settings under Kafka's names (:func:`broker_settings`)."""
     given: dict[str, str | int] = {k.replace(".", "_"): v for k, v in group.items()}
     racks = scenario_racks(raw)
@@ -229,7 +231,10 @@ def real_kafka(work: Path, raw: dict[str, Any], group: dict[str, int]) -> Iterat
         else:
             stateful, stateless = topology(raw)
             everywhere = [1, 2, 3]
-            placed = {"input": dict.fromkeys(range(stateful), everywhere)}
+            placed = {
+                "input": dict.fromkeys(range(stateful), everywhere),
+                CHANGELOG: dict.fromkeys(range(stateful), everywhere),
+            }
             if stateless:
                 placed[STATELESS_INPUT] = dict.fromkeys(range(stateless), everywhere)
             create_placed_topics(cluster.bootstrap, placed)
