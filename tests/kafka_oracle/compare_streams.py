@@ -216,8 +216,9 @@ def real_kafka(work: Path, raw: dict[str, Any], group: dict[str, int]) -> Iterat
     ``coordinator_failover``, a cluster of three nodes (:func:`kafka_cluster`: the group's
     coordinator moves to another replica of ``__consumer_offsets`` when its node stops) with
     the input and the changelog replicated to every node, so that no partition goes offline
-    with it (Kafka Streams made its changelog with one replica: a leader that then finds a
-    changelog partition without a leader retries its metadata until the rebalance times out).
+    with it (``StatefulApp`` runs ``replication.factor=1``, so Kafka Streams would make its
+    changelog with one replica: a leader that then finds a changelog partition without a
+    leader retries its metadata until the rebalance times out).
     ``group``: the group settings under Kafka's names (:func:`broker_settings`)."""
     given: dict[str, str | int] = {k.replace(".", "_"): v for k, v in group.items()}
     racks = scenario_racks(raw)
