@@ -31,7 +31,13 @@ then, once the start has settled, the lags with every client's standbys paused (
 rate. One with no timeline step (``kip-708-nine-nodes``: the group's first assignment) starts
 every client's JVM, then lets them all join at once (``StatefulApp``'s ``start.after``) under
 Kafka's default initial rebalance delay (:func:`broker_settings`), and is measured from the
-start.
+start. One whose partitions have racks (``rack-aware-min-traffic``, KIP-925) runs on a
+cluster of one node per rack, its topics' replicas placed as the file says
+(:func:`real_kafka`). One with a ``coordinator_failover`` (``kip-441-scale-out-with-faults``)
+runs on a cluster of three nodes: the failover kills the coordinator's node (SIGKILL, found by
+``FindCoordinator``), and a ``partition`` cuts every connection of the client off at the
+recording proxy for ``duration_ms`` (``Proxy.cut``); each step comes as long after the first
+as the file says.
 
 The **groupsim** run is the scenario file with what the real run had and the file cannot say:
 every changelog's records (``changelog_records``: the mean of the end offsets the real leader's
@@ -41,6 +47,9 @@ it holds, and how far behind, follows those random ids). A ``crash`` is moved (w
 heartbeat interval it falls in) so that it comes at the real kill's phase of the client's
 heartbeats (:func:`place_crash`): the session, and so the rebalance, then expires as long
 after the crash as the real one did.
+Each step is played as long after the first as the real one was, and a failover's
+coordinator is down as long as the real one was, from the kill to the new coordinator's first
+answer (:func:`place_steps`, :func:`real_down_times`).
 
 Both sides are measured by the same code (:func:`measure`) from the same kind of data: what
 every member was given in each leader round (the leader's SyncGroup assignments decoded from
