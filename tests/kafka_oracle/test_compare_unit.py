@@ -487,6 +487,18 @@ def test_fault_steps_are_played_at_the_real_times_with_the_real_down_time() -> N
     ]
     assert timeline[3]["down_ms"] == 8_100 and timeline[5]["duration_ms"] == 20_000
     assert place_steps(text, [], {}) == text
+    # a fiftieth of the records, restored a fiftieth as fast: I3's warm-ups still take 100 s
+    from tests.kafka_oracle.compare_streams import SCALES, lagging_inputs, scenario_raw
+
+    raw = scenario_raw(name)
+    assert SCALES[name].settings(raw["config"]) == {
+        "acceptable.recovery.lag": 200,
+        "groupsim.restore.records.per.sec": 200,
+    }
+    assert lagging_inputs(raw, SCALES[name]) == (
+        dict.fromkeys(range(3), 20_000),
+        dict.fromkeys(range(3), 0),
+    )
     measures, _, start = run_simulation(name, 20_000, None, None, None, None, [0, 30_400], {1: 100})
     assert start == 60_000 and measures.actives_at_end == {"I1": 1, "I2": 1, "I3": 1}
 
