@@ -32,8 +32,7 @@ phase (:func:`place_crashes`).
 Streams applications) and get a table of their own.
 
 Not run (each named in the table, :data:`NOT_RUN`): KIP-987 static assignments (not in Kafka
-4.0–4.4), workers or Streams clients of older releases, and the Streams scenarios whose steps
-the Streams driver does not apply yet.
+4.0–4.4) and workers or Streams clients of older releases.
 """
 
 from __future__ import annotations
