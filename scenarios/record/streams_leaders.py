@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -55,10 +55,15 @@ APP_FILE = "streams-app.json"
 @dataclass(frozen=True, slots=True)
 class StreamsApp:
     """A Streams application as its leader's assignor sees it: per subtopology id, its
-    ``(source topic, partitions, changelog topic or None)``, and the assignment configs."""
+    ``(source topic, partitions, changelog topic or None)``, the assignment configs, and per
+    subtopology id the racks of its source and changelog partitions' replicas (KIP-925; what
+    the leader read from the topics' metadata; absent: unknown, rack-aware assignment off)."""
 
     subtopologies: dict[int, tuple[str, int, str | None]]
     configs: AssignmentConfigs
+    racks: dict[int, tuple[tuple[frozenset[str], ...], tuple[frozenset[str], ...]]] = field(
+        default_factory=dict
+    )
 
 
 def read_app(path: Path) -> StreamsApp:
@@ -68,6 +73,10 @@ def read_app(path: Path) -> StreamsApp:
                             "changelog_topic": "stateful-counts-changelog"}],
          "num.standby.replicas": 1, "acceptable.recovery.lag": 10, "max.warmup.replicas": 2,
          "probing.rebalance.interval.ms": 60000, "rack.aware.assignment.tags": "zone"}
+
+    A subtopology may add ``"source_racks"`` / ``"changelog_racks"`` (per partition, the racks
+    of its replicas: ``[["r1"], ["r2"]]``), the file ``"rack.aware.assignment.strategy"``
+    (``none``, ``min_traffic``, ``balance_subtopology``).
 
     Raises:
         TraceError: the file cannot be read or does not have this shape.
@@ -79,6 +88,10 @@ def read_app(path: Path) -> StreamsApp:
             for s in data["subtopologies"]
         }
         tags = str(data.get("rack.aware.assignment.tags", ""))
+        racks = {
+            int(s["id"]): (_racks(s.get("source_racks", [])), _racks(s.get("changelog_racks", [])))
+            for s in data["subtopologies"]
+        }
         d = STREAMS_DEFAULTS
         configs = AssignmentConfigs(
             acceptable_recovery_lag=int(
@@ -90,12 +103,19 @@ def read_app(path: Path) -> StreamsApp:
                 data.get("probing.rebalance.interval.ms", d.probing_rebalance_interval_ms)
             ),
             rack_aware_assignment_tags=tuple(t for t in tags.split(",") if t),
+            rack_aware_assignment_strategy=str(
+                data.get("rack.aware.assignment.strategy", d.rack_aware_assignment_strategy)
+            ),
         )
     except OSError as exc:
         raise TraceError(f"{path}: {exc.strerror or exc}") from None
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise TraceError(f"{path}: not a streams-app file ({exc!r})") from None
-    return StreamsApp(subs, configs)
+    return StreamsApp(subs, configs, racks)
+
+
+def _racks(per_partition: list[list[str]]) -> tuple[frozenset[str], ...]:
+    return tuple(frozenset(str(r) for r in racks) for racks in per_partition)
 
 
 def read_end_offsets(trace: Path) -> list[tuple[int, str, dict[tuple[str, int], int]]]:
@@ -153,7 +173,13 @@ def streams_round(
                     ends[changelog_task[tp]] = offset
     topology = StreamsTopology(
         [
-            Subtopology(sid, n, stateful=log is not None)
+            Subtopology(
+                sid,
+                n,
+                stateful=log is not None,
+                source_racks=app.racks.get(sid, ((), ()))[0],
+                changelog_racks=app.racks.get(sid, ((), ()))[1],
+            )
             for sid, (_, n, log) in app.subtopologies.items()
         ],
         {task: (offset, 0) for task, offset in ends.items()},

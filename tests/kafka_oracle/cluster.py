@@ -313,10 +313,13 @@ def _wait_listening(proc: subprocess.Popen[bytes], port: int, log: Path, what: s
 
 
 @contextmanager
-def kafka_cluster(workdir: Path, size: int = 3, **settings: str | int) -> Iterator[Cluster]:
+def kafka_cluster(
+    workdir: Path, size: int = 3, racks: tuple[str, ...] = (), **settings: str | int
+) -> Iterator[Cluster]:
     """A fresh KRaft cluster of ``size`` nodes on loopback for the block, every node in the
     combined ``broker,controller`` role (a ``size``-voter quorum: it keeps a controller while a
-    majority runs), node ``i`` in rack ``r<i>`` (``broker.rack``).
+    majority runs), node ``i`` in rack ``r<i>`` (``broker.rack``), or in ``racks[i - 1]`` when
+    ``racks`` is given.
 
     ``__consumer_offsets`` has one partition replicated to every node
     (``offsets.topic.replication.factor = size``, ``min.insync.replicas = size - 1``): one
@@ -330,12 +333,16 @@ def kafka_cluster(workdir: Path, size: int = 3, **settings: str | int) -> Iterat
     Args:
         workdir: an empty directory (one subdirectory per node).
         size: the number of nodes (at least 3 for a coordinator to move with the group kept).
+        racks: each node's ``broker.rack`` (node ``i`` in ``racks[i - 1]``; as many as ``size``).
         settings: broker settings for every node on top of the defaults, ``.`` written as ``_``.
 
     Raises:
+        ValueError: ``racks`` given, not one per node.
         tests.kafka_oracle.oracle.OracleUnavailable: the harness cannot be built.
         RuntimeError: a node did not start listening within :data:`START_TIMEOUT_S`.
     """
+    if racks and len(racks) != size:
+        raise ValueError(f"{len(racks)} racks for {size} nodes")
     version = requested_version()
     build(version)
     ports = {i: (free_port(), free_port()) for i in range(1, size + 1)}
@@ -349,7 +356,7 @@ def kafka_cluster(workdir: Path, size: int = 3, **settings: str | int) -> Iterat
             values: dict[str, str | int] = {
                 "process.roles": "broker,controller",
                 "node.id": i,
-                "broker.rack": f"r{i}",
+                "broker.rack": racks[i - 1] if racks else f"r{i}",
                 "controller.quorum.voters": voters,
                 "listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller}",
                 "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
@@ -583,6 +590,13 @@ class RecorderThread:
     @property
     def bootstrap(self) -> str:
         return f"127.0.0.1:{self.port}"
+
+    def cut(self, client_id: str, duration_ms: int) -> None:
+        """:meth:`scenarios.record.proxy.Proxy.cut` on the proxy's own thread: every connection
+        of ``client_id`` (and of ``client_id-*``) is cut off for ``duration_ms`` (wall ms)."""
+        import trio
+
+        trio.from_thread.run_sync(self._proxy.cut, client_id, duration_ms, trio_token=self._token)
 
     def stop(self) -> None:
         import trio

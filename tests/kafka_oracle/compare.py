@@ -32,8 +32,7 @@ phase (:func:`place_crashes`).
 Streams applications) and get a table of their own.
 
 Not run (each named in the table, :data:`NOT_RUN`): KIP-987 static assignments (not in Kafka
-4.0–4.4), workers or Streams clients of older releases, and the Streams scenarios whose steps
-the Streams driver does not apply yet.
+4.0–4.4) and workers or Streams clients of older releases.
 """
 
 from __future__ import annotations
@@ -92,6 +91,8 @@ RUNNABLE = (
     "streams/client-crash-with-standbys",
     "streams/kip-441-scale-in-lagging",
     "streams/kip-708-nine-nodes",
+    "streams/rack-aware-min-traffic",
+    "streams/kip-441-scale-out-with-faults",
 )
 _NO_KIP_987 = (
     "KIP-987 static assignments are in no Kafka release up to 4.4.0 (its "
@@ -102,13 +103,6 @@ NOT_RUN = {
     "kip-987-test-plan": _NO_KIP_987,
     "rolling-upgrade-sessioned-to-static": _NO_KIP_987,
     "mixed-versions": "needs workers of older Connect releases",
-    "streams/kip-441-scale-out-with-faults": "not yet: a coordinator failover now runs and "
-    "replays on a real 3-broker cluster (`cluster.kafka_cluster`, "
-    "`test_real_cluster_coordinator_move.py`), but `compare_streams.py` does not yet drive "
-    "Streams apps on it (kill the coordinator's broker) nor cut one client off at the proxy "
-    "for the network partition",
-    "streams/rack-aware-min-traffic": "not yet: its partitions' racks need a broker per rack "
-    "(`cluster.kafka_cluster` has one; `compare_streams.py` does not yet run on it)",
     "streams/version-probing-rolling-upgrade": "needs Streams clients of older releases",
 }
 #: Connect's ``heartbeat.interval.ms`` (its default; the real workers and the library run it).

@@ -31,7 +31,13 @@ then, once the start has settled, the lags with every client's standbys paused (
 rate. One with no timeline step (``kip-708-nine-nodes``: the group's first assignment) starts
 every client's JVM, then lets them all join at once (``StatefulApp``'s ``start.after``) under
 Kafka's default initial rebalance delay (:func:`broker_settings`), and is measured from the
-start.
+start. One whose partitions have racks (``rack-aware-min-traffic``, KIP-925) runs on a
+cluster of one node per rack, its topics' replicas placed as the file says
+(:func:`real_kafka`). One with a ``coordinator_failover`` (``kip-441-scale-out-with-faults``)
+runs on a cluster of three nodes: the failover kills the coordinator's node (SIGKILL, found by
+``FindCoordinator``), and a ``partition`` cuts every connection of the client off at the
+recording proxy for ``duration_ms`` (``Proxy.cut``); each step comes as long after the first
+as the file says.
 
 The **groupsim** run is the scenario file with what the real run had and the file cannot say:
 every changelog's records (``changelog_records``: the mean of the end offsets the real leader's
@@ -41,6 +47,9 @@ it holds, and how far behind, follows those random ids). A ``crash`` is moved (w
 heartbeat interval it falls in) so that it comes at the real kill's phase of the client's
 heartbeats (:func:`place_crash`): the session, and so the rebalance, then expires as long
 after the crash as the real one did.
+Each step is played as long after the first as the real one was, and a failover's
+coordinator is down as long as the real one was, from the kill to the new coordinator's first
+answer (:func:`place_steps`, :func:`real_down_times`).
 
 Both sides are measured by the same code (:func:`measure`) from the same kind of data: what
 every member was given in each leader round (the leader's SyncGroup assignments decoded from
@@ -53,6 +62,8 @@ import json
 import re
 import statistics
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,14 +77,17 @@ from scenarios.input.library import loads_any
 from scenarios.record.conform import conform_coordinator, read_exchanges
 from scenarios.record.frames import decode_response
 from scenarios.record.leaders import conform_leaders
+from scenarios.record.moves import coordinator_moves
 from scenarios.record.streams_leaders import read_app, read_end_offsets
 from scenarios.serve import wire
 from scenarios.sim.runner import simulate
 from tests.kafka_oracle.cluster import (
+    Cluster,
     RecorderThread,
     StreamsInstance,
     _stop,
     kafka_broker,
+    kafka_cluster,
     streams_app,
 )
 
@@ -91,7 +105,9 @@ CHANGELOG = "stateful-counts-changelog"
 #: rebalances (60 s apart) when a client joined after the input was written.
 PHASE_TIMEOUT_S = 400
 #: Timeline actions the real run plays.
-REAL_STEPS = ("join", "leave", "crash")
+REAL_STEPS = ("join", "leave", "crash", "coordinator_failover", "partition")
+#: ``StatefulApp``'s ``application.id``: the group id.
+GROUP = "stateful"
 #: Kafka Streams' ``heartbeat.interval.ms`` (its consumer default, 3 s; the app keeps it).
 HEARTBEAT_INTERVAL_MS = 3_000
 #: The scenario settings given to the real application as they are.
@@ -100,6 +116,7 @@ SETTINGS = (
     "acceptable.recovery.lag",
     "max.warmup.replicas",
     "probing.rebalance.interval.ms",
+    "rack.aware.assignment.strategy",
 )
 
 
@@ -113,6 +130,125 @@ def broker_settings(raw: dict[str, Any]) -> dict[str, int]:
     if any(s["action"] != "phase" for s in raw.get("timeline", [])):
         return BROKER
     return {**BROKER, "group.initial.rebalance.delay.ms": 3_000}
+
+
+def scenario_racks(raw: dict[str, Any]) -> tuple[str, ...]:
+    """The racks of a scenario whose partitions have racks (KIP-925: a subtopology's
+    ``source_racks`` / ``changelog_racks``), with its clients' ``client.rack``, sorted: the
+    real run has one broker per rack (:func:`placements`). Empty when no partition has one
+    (the real run then has a single broker)."""
+    placed = {
+        rack
+        for sub in raw["subtopologies"]
+        for key in ("source_racks", "changelog_racks")
+        for racks in sub.get(key, [])
+        for rack in racks
+    }
+    if not placed:
+        return ()
+    clients = {
+        str(c["config"]["client.rack"])
+        for c in raw["clients"]
+        if "client.rack" in c.get("config", {})
+    }
+    return tuple(sorted(placed | clients))
+
+
+def placements(raw: dict[str, Any], racks: tuple[str, ...]) -> dict[str, dict[int, list[int]]]:
+    """Per topic of ``StatefulApp`` (``input``, its changelog, ``stateless-input``) whose
+    partitions the scenario places: partition → the node ids holding its replicas, node ``i``
+    being the broker in ``racks[i - 1]`` (:func:`~tests.kafka_oracle.cluster.kafka_cluster`'s
+    ``racks``). Partition ``p`` has the racks of entry ``p`` modulo the list's length, as
+    groupsim reads the lists (``StreamsTopology.source_racks``)."""
+    node = {rack: i + 1 for i, rack in enumerate(racks)}
+    topics = {0: ("input", CHANGELOG), 1: (STATELESS_INPUT, "")}
+    out: dict[str, dict[int, list[int]]] = {}
+    for sub in raw["subtopologies"]:
+        for topic, key in zip(
+            topics[int(sub["id"])], ("source_racks", "changelog_racks"), strict=True
+        ):
+            given = sub.get(key, [])
+            if topic and given:
+                out[topic] = {
+                    p: sorted(node[r] for r in given[p % len(given)])
+                    for p in range(int(sub["partitions"]))
+                }
+    return out
+
+
+def create_placed_topics(bootstrap: str, placed: dict[str, dict[int, list[int]]]) -> None:
+    """Creates each topic of ``placed`` (:func:`placements`) with exactly those replicas,
+    before any application starts (``StatefulApp`` then finds its input, and Kafka Streams
+    its changelog, already there with the partition count it wants: ``InternalTopicManager``
+    keeps an existing internal topic). ``min.insync.replicas`` is 1 (a partition may have one
+    replica; the cluster's default is 2); the changelog is compacted, as Streams makes one."""
+    from kafka.admin import KafkaAdminClient, NewTopic
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=60_000)
+    try:
+        admin.create_topics(
+            [
+                NewTopic(
+                    topic,
+                    replica_assignments=parts,
+                    topic_configs={
+                        "min.insync.replicas": "1",
+                        **({"cleanup.policy": "compact"} if topic == CHANGELOG else {}),
+                    },
+                )
+                for topic, parts in placed.items()
+            ]
+        )
+    finally:
+        admin.close()
+
+
+@dataclass(frozen=True)
+class RealKafka:
+    """The brokers of a real run: clients bootstrap from ``bootstrap``; the recorder fronts
+    ``127.0.0.1:port``; ``cluster`` is None for a single broker."""
+
+    bootstrap: str
+    port: int
+    cluster: Cluster | None = None
+
+
+def _fails_over(raw: dict[str, Any]) -> bool:
+    return any(s["action"] == "coordinator_failover" for s in raw.get("timeline", []))
+
+
+@contextmanager
+def real_kafka(work: Path, raw: dict[str, Any], group: dict[str, int]) -> Iterator[RealKafka]:
+    """The brokers of a real run, for the block. A single-node broker; or, for a scenario
+    whose partitions have racks (:func:`scenario_racks`), a cluster of one node per rack with
+    the scenario's topics placed on them (:func:`create_placed_topics`); or, for one with a
+    ``coordinator_failover``, a cluster of three nodes (:func:`kafka_cluster`: the group's
+    coordinator moves to another replica of ``__consumer_offsets`` when its node stops) with
+    the input and the changelog replicated to every node, so that no partition goes offline
+    with it (``StatefulApp`` runs ``replication.factor=1``, so Kafka Streams would make its
+    changelog with one replica: a leader that then finds a changelog partition without a
+    leader retries its metadata until the rebalance times out).
+    ``group``: the group settings under Kafka's names (:func:`broker_settings`)."""
+    given: dict[str, str | int] = {k.replace(".", "_"): v for k, v in group.items()}
+    racks = scenario_racks(raw)
+    if not racks and not _fails_over(raw):
+        with kafka_broker(work, **given) as broker:
+            yield RealKafka(broker.bootstrap, broker.port)
+        return
+    with kafka_cluster(work, size=len(racks) or 3, racks=racks, **given) as cluster:
+        if racks:
+            create_placed_topics(cluster.bootstrap, placements(raw, racks))
+        else:
+            stateful, stateless = topology(raw)
+            everywhere = [1, 2, 3]
+            placed = {
+                "input": dict.fromkeys(range(stateful), everywhere),
+                CHANGELOG: dict.fromkeys(range(stateful), everywhere),
+            }
+            if stateless:
+                placed[STATELESS_INPUT] = dict.fromkeys(range(stateless), everywhere)
+            create_placed_topics(cluster.bootstrap, placed)
+        yield RealKafka(cluster.bootstrap, cluster.nodes[1].port, cluster)
 
 
 #: Kafka Streams' ``acceptable.recovery.lag`` default (``StreamsConfig``), the library's too.
@@ -151,7 +287,15 @@ class Scale:
 #: million records and standbys 200,000 behind would take a loaded 2-core machine many
 #: minutes to write, and the library's 2,000 records/s a dozen probing rebalances (11 minutes)
 #: to restore; a hundredth of the records restored five times faster settles in about three.
-SCALES = {"streams/kip-441-scale-in-lagging": Scale(records=100, speedup=5)}
+#: ``kip-441-scale-out-with-faults``: a fiftieth of the records (20,000 per changelog, the
+#: size of the other rows') restored a fiftieth as fast, so I3's warm-ups restore for the
+#: library's 100 s and the partition still comes during a probing rebalance (unthrottled, a
+#: real client restores them in a second: no probing rebalance, and the faults hit a quiet
+#: group).
+SCALES = {
+    "streams/kip-441-scale-in-lagging": Scale(records=100, speedup=5),
+    "streams/kip-441-scale-out-with-faults": Scale(records=50, speedup=1),
+}
 
 
 def lagging_inputs(raw: dict[str, Any], scale: Scale) -> tuple[dict[int, int], dict[int, int]]:
@@ -557,11 +701,15 @@ def run_simulation(
     states: dict[str, dict[str, int]] | None = None,
     sizes: dict[str, int] | None = None,
     phases: dict[str, int] | None = None,
+    offsets: list[int] | None = None,
+    downs: dict[int, int] | None = None,
 ) -> tuple[StreamsMeasures, list[StreamsRound], int]:
-    """groupsim's run of :func:`simulated_text`, each crash placed at the real kill's
-    heartbeat phase given in ``phases`` (client → ms, :func:`place_crash`): measures, rounds,
-    time of the first step (virtual ms)."""
+    """groupsim's run of :func:`simulated_text`, its steps at the real run's times and its
+    coordinator down as long as the real one (``offsets``, ``downs``: :func:`place_steps`),
+    each crash placed at the real kill's heartbeat phase given in ``phases`` (client → ms,
+    :func:`place_crash`): measures, rounds, time of the first step (virtual ms)."""
     text = simulated_text(name, changelog_records, process_ids, states, sizes)
+    text = place_steps(text, offsets or [], downs or {})
     for client, phase in sorted((phases or {}).items()):
         text = place_crash(text, name, client, phase)
     loaded = loads_any(text, f"{name}.toml")
@@ -597,11 +745,19 @@ def app_file(raw: dict[str, Any], scale: Scale | None = None) -> dict[str, Any]:
     """``streams-app.json`` for the real run (what its leaders' assignor reads), with the
     ``acceptable.recovery.lag`` the real clients ran when the scenario was scaled."""
     stateful, stateless = topology(raw)
-    subs = [
+    subs: list[dict[str, Any]] = [
         {"id": 0, "source_topic": "input", "partitions": stateful, "changelog_topic": CHANGELOG}
     ]
     if stateless:
         subs.append({"id": 1, "source_topic": STATELESS_INPUT, "partitions": stateless})
+    for sub, given in zip(
+        subs, sorted(raw["subtopologies"], key=lambda g: int(g["id"])), strict=False
+    ):
+        for key in ("source_racks", "changelog_racks"):
+            racks = given.get(key, [])
+            if racks and (key == "source_racks" or "changelog_topic" in sub):
+                # per partition, as the real leader read them from the topics' metadata
+                sub[key] = [racks[p % len(racks)] for p in range(int(sub["partitions"]))]
     return {
         "subtopologies": subs,
         **{k: raw["config"][k] for k in SETTINGS if k in raw["config"]},
@@ -702,6 +858,8 @@ class StreamsRealRun:
     states: dict[str, dict[str, int]]
     sizes: dict[str, int]
     phases: dict[str, int] = field(default_factory=dict)
+    offsets: list[int] = field(default_factory=list)
+    downs: dict[int, int] = field(default_factory=dict)
 
 
 def run_real(name: str, work: Path) -> StreamsRealRun:
@@ -733,6 +891,9 @@ def run_real(name: str, work: Path) -> StreamsRealRun:
         raise ValueError(f"{name}: only {', '.join(REAL_STEPS)} steps are run on real Streams apps")
     leaving = {s["client"] for s in steps if s["action"] in ("leave", "crash")}
     kills: dict[str, int] = {}
+    played: list[int] = []  # wall ms at which each step was played
+    healed = 0  # wall ms at which the last partition heals
+    failovers: dict[int, int] = {}  # step index -> wall ms of its broker's kill
     leave_group = {s["client"] for s in steps if s["action"] == "leave" and s.get("leave_group")}
     scale = SCALES.get(name)
     control = work / "restore-control"
@@ -750,8 +911,9 @@ def run_real(name: str, work: Path) -> StreamsRealRun:
     out = work / "recorded"
     trace = out / "trace.jsonl"
     broker_config = broker_settings(raw)
-    with kafka_broker(work, **{k.replace(".", "_"): v for k, v in broker_config.items()}) as broker:
-        recorder = RecorderThread(("127.0.0.1", broker.port), out)
+    with real_kafka(work, raw, broker_config) as kafka:
+        bootstrap = kafka.bootstrap
+        recorder = RecorderThread(("127.0.0.1", kafka.port), out)
         traffic = _GroupTraffic(trace)
         try:
             with ExitStack() as stack:
@@ -780,7 +942,8 @@ def run_real(name: str, work: Path) -> StreamsRealRun:
 
                 def settled() -> bool:
                     return (
-                        _balanced(live, tasks)
+                        time.time() * 1000 > healed
+                        and _balanced(live, tasks)
                         and time.time() * 1000 - traffic.latest() > QUIET_S * 1000
                         and not _pending_probe(trace)
                     )
@@ -794,7 +957,7 @@ def run_real(name: str, work: Path) -> StreamsRealRun:
                     gate.touch()
                 _wait(lambda: _balanced(live, tasks), "a balanced start", live)
                 if inputs is not None:
-                    produce(broker.bootstrap, inputs[0])
+                    produce(bootstrap, inputs[0])
                     need = sum(inputs[0].values())
                     _wait(lambda: _committed(trace) >= need, "the first input counted", live)
                 else:
@@ -803,14 +966,27 @@ def run_real(name: str, work: Path) -> StreamsRealRun:
                 if inputs is not None and scale is not None:
                     # the standbys stop following their changelogs while the lags are written
                     control.write_text("pause\n")
-                    produce(broker.bootstrap, inputs[1])
+                    produce(bootstrap, inputs[1])
                     _wait(lambda: _committed(trace) >= produced, "the lags counted", live)
                     rate = scale.settings(raw["config"])["groupsim.restore.records.per.sec"]
                     control.write_text(f"{rate}\n")
                 step_at = int(time.time() * 1000)
                 for step in steps:
+                    # each step as long after the first as the file says (wall ms)
+                    due = step_at + int(step["at_ms"]) - int(steps[0]["at_ms"])
+                    while time.time() * 1000 < due:
+                        time.sleep(min(0.2, max(0.0, due / 1000 - time.time())))
+                    played.append(int(time.time() * 1000))
                     if step["action"] == "join":
                         start(step["client"], False)
+                    elif step["action"] == "coordinator_failover":
+                        assert kafka.cluster is not None
+                        node = kafka.cluster.coordinator(GROUP)
+                        failovers[len(played) - 1] = int(time.time() * 1000)
+                        kafka.cluster.stop(node.node_id)  # SIGKILL: no controlled shutdown
+                    elif step["action"] == "partition":
+                        recorder.cut(step["client"], int(step["duration_ms"]))
+                        healed = max(healed, played[-1] + int(step["duration_ms"]))
                     else:
                         (gone,) = [a for a in live if a.name == step["client"]]
                         live.remove(gone)
@@ -853,7 +1029,58 @@ def run_real(name: str, work: Path) -> StreamsRealRun:
         states,
         sizes,
         real_phases(trace, {c: k - first for c, k in kills.items()}),
+        [t - played[0] for t in played],
+        real_down_times(trace, {k: t - first for k, t in failovers.items()}),
     )
+
+
+def real_down_times(trace: Path, kills: dict[int, int]) -> dict[int, int]:
+    """Per ``coordinator_failover`` step (its index among the steps → its broker's kill, ms of
+    the trace's clock): how long the group had no coordinator, from the kill to the first
+    request the new coordinator answered as the group's (:func:`coordinator_moves`: what
+    ``replay --conform`` loads the group at). A step with no move after it is left out."""
+    moves = sorted(
+        (m for m in coordinator_moves(read_exchanges(trace)) if m.group == GROUP),
+        key=lambda m: m.loaded_ms,
+    )
+    out: dict[int, int] = {}
+    for k, kill in sorted(kills.items()):
+        move = next((m for m in moves if m.loaded_ms >= kill), None)
+        if move is not None:
+            out[k] = move.loaded_ms - kill
+    return out
+
+
+def place_steps(text: str, offsets: list[int], downs: dict[int, int]) -> str:
+    """``text`` with its timeline played at the real run's times: the k-th step that is not a
+    ``phase`` label at the first step's ``at_ms`` plus ``offsets[k]`` (ms; a phase label at a
+    step's time moves with it), and a ``coordinator_failover`` step k down for ``downs[k]`` ms
+    (the real down time, :func:`real_down_times`)."""
+    head, *blocks = text.split("[[timeline]]\n")
+    if not blocks or not offsets:
+        return text
+
+    def at(block: str) -> int:
+        found = re.search(r"(?m)^at_ms = (\d+)$", block)
+        if found is None:
+            raise ValueError(f"a timeline entry without at_ms: {block!r}")
+        return int(found.group(1))
+
+    phase = re.compile(r'(?m)^action = "phase"$')
+    steps = [b for b in blocks if not phase.search(b)]
+    moved: dict[int, int] = {}
+    for k, block in enumerate(steps[: len(offsets)]):
+        moved.setdefault(at(block), at(steps[0]) + offsets[k])
+    out, k = [], 0
+    for block in blocks:
+        when = moved.get(at(block), at(block))
+        new = re.sub(r"(?m)^at_ms = \d+$", f"at_ms = {when}", block, count=1)
+        if not phase.search(block):
+            if k in downs:
+                new = re.sub(r"(?m)^down_ms = \d+$", f"down_ms = {downs[k]}", new, count=1)
+            k += 1
+        out.append(new)
+    return "[[timeline]]\n".join([head, *out])
 
 
 def judge(out: Path, broker: dict[str, int] = BROKER) -> dict[str, Any]:
@@ -885,7 +1112,14 @@ def row(name: str, real: StreamsRealRun) -> dict[str, Any]:
     from tests.kafka_oracle.oracle import _pinned_version, requested_version
 
     sim, rounds, start = run_simulation(
-        name, real.changelog_records, real.process_ids, real.states, real.sizes, real.phases
+        name,
+        real.changelog_records,
+        real.process_ids,
+        real.states,
+        real.sizes,
+        real.phases,
+        real.offsets,
+        real.downs,
     )
     return {
         "scenario": name,
@@ -901,6 +1135,8 @@ def row(name: str, real: StreamsRealRun) -> dict[str, Any]:
         "states": real.states,
         "changelog_sizes": real.sizes,
         "phases": real.phases,
+        "step_offsets_ms": real.offsets,
+        "down_ms": {str(k): v for k, v in real.downs.items()},
         "conformance": real.conformance,
     }
 
@@ -911,7 +1147,14 @@ def rescore(old: dict[str, Any], trace: Path) -> dict[str, Any]:
     sizes = old.get("changelog_sizes") or real_changelog_sizes(trace)
     records = round(statistics.mean(sizes.values())) if sizes else old["changelog_records"]
     sim, rounds, start = run_simulation(
-        old["scenario"], records, ids, old.get("states"), sizes, old.get("phases")
+        old["scenario"],
+        records,
+        ids,
+        old.get("states"),
+        sizes,
+        old.get("phases"),
+        old.get("step_offsets_ms"),
+        {int(k): v for k, v in old.get("down_ms", {}).items()},
     )
     real, _ = real_rounds(trace)
     window = old["window_ms"]

@@ -4,7 +4,10 @@ revocations from the members' SyncGroup answers."""
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -420,3 +423,87 @@ def test_nine_nodes_run_two_sub_topologies_joining_together() -> None:
     )
     assert start == 0 and measures.rebalances == 1
     assert measures.actives_at_end == {f"Node-{i}": 2 for i in range(1, 10)}
+
+
+def test_rack_aware_min_traffic_runs_one_broker_per_rack(tmp_path: Path) -> None:
+    """KIP-925's scenario: a broker per rack (r0, r1, r2 → nodes 1, 2, 3), each partition's
+    one replica where the file's racks say (entry p modulo the list's length), and the racks
+    handed to the leaders' replay with the strategy; groupsim's one round puts every active
+    task on the instance in its source partition's rack (what the real 4.0.2 leader gave)."""
+    from scenarios.record.streams_leaders import read_app
+    from tests.kafka_oracle.compare_streams import (
+        app_file,
+        placements,
+        run_simulation,
+        scenario_racks,
+    )
+
+    raw = scenario_raw_of("streams/rack-aware-min-traffic")
+    racks = scenario_racks(raw)
+    assert racks == ("r0", "r1", "r2")
+    placed = placements(raw, racks)
+    assert placed["input"] == {0: [2], 1: [3], 2: [1], 3: [2], 4: [3], 5: [1]}
+    assert placed["stateful-counts-changelog"] == {0: [3], 1: [1], 2: [2], 3: [3], 4: [1], 5: [2]}
+    assert placed["stateless-input"] == {0: [2], 1: [3], 2: [1]}
+    assert scenario_racks(scenario_raw_of("streams/kip-441-scale-out")) == ()
+    path = tmp_path / "streams-app.json"
+    path.write_text(json.dumps(app_file(raw)))
+    app = read_app(path)
+    assert app.configs.rack_aware_assignment_strategy == "min_traffic"
+    assert app.racks[0][0][:3] == (frozenset({"r1"}), frozenset({"r2"}), frozenset({"r0"}))
+    assert len(app.racks[0][1]) == 6 and app.racks[1][1] == ()
+    _, rounds, _ = run_simulation("streams/rack-aware-min-traffic", 0, None, None, None)
+    (first,) = rounds
+    assert set(first.given["app-0"].active) == {"0_2", "0_5", "1_2"}
+    assert set(first.given["app-1"].active) == {"0_0", "0_3", "1_0"}
+
+
+def test_a_cluster_takes_one_rack_per_node(tmp_path: Path) -> None:
+    from tests.kafka_oracle.cluster import kafka_cluster
+
+    with (
+        pytest.raises(ValueError, match="2 racks for 3 nodes"),
+        kafka_cluster(tmp_path, 3, racks=("r0", "r1")),
+    ):
+        pass
+
+
+def test_fault_steps_are_played_at_the_real_times_with_the_real_down_time() -> None:
+    """The faults scenario's failover and partition come as long after I3's join as they did
+    in the real run (their phase labels with them), and the coordinator is down as long as
+    the real one was (from the broker's kill to the new coordinator's first answer)."""
+    from tests.kafka_oracle.compare_streams import place_steps, run_simulation, simulated_text
+
+    name = "streams/kip-441-scale-out-with-faults"
+    text = place_steps(simulated_text(name, None), [0, 30_400, 62_900], {1: 8_100})
+    timeline = toml(text)["timeline"]
+    assert [(s["at_ms"], s["action"]) for s in timeline] == [
+        (60_000, "phase"),
+        (60_000, "join"),
+        (90_400, "phase"),
+        (90_400, "coordinator_failover"),
+        (122_900, "phase"),
+        (122_900, "partition"),
+    ]
+    assert timeline[3]["down_ms"] == 8_100 and timeline[5]["duration_ms"] == 20_000
+    assert place_steps(text, [], {}) == text
+    # a fiftieth of the records, restored a fiftieth as fast: I3's warm-ups still take 100 s
+    from tests.kafka_oracle.compare_streams import SCALES, lagging_inputs, scenario_raw
+
+    raw = scenario_raw(name)
+    assert SCALES[name].settings(raw["config"]) == {
+        "acceptable.recovery.lag": 200,
+        "groupsim.restore.records.per.sec": 200,
+    }
+    assert lagging_inputs(raw, SCALES[name]) == (
+        dict.fromkeys(range(3), 20_000),
+        dict.fromkeys(range(3), 0),
+    )
+    measures, _, start = run_simulation(name, 20_000, None, None, None, None, [0, 30_400], {1: 100})
+    assert start == 60_000 and measures.actives_at_end == {"I1": 1, "I2": 1, "I3": 1}
+
+
+def scenario_raw_of(name: str) -> dict[str, Any]:
+    from tests.kafka_oracle.compare_streams import scenario_raw
+
+    return scenario_raw(name)
