@@ -129,9 +129,12 @@ class Proxy:
         """A network partition of one client for ``duration_ms`` (groupsim's ``partition``
         fault, as a test harness drives it): every frame of a connection whose ``client.id`` is
         ``client_id`` or starts with ``client_id + "-"`` (a Kafka Streams client's consumer,
-        restore consumer and admin client) is dropped, both ways, on every broker's listener.
-        Nothing is closed: as behind a real partition, the client finds out by its own request
-        timeouts, and its new connections are cut too. Written to ``trace.jsonl`` as a ``cut``
+        restore consumer and admin client) is held, both ways, on every broker's listener,
+        until the cut ends, then delivered in order. Nothing is closed or dropped: as behind a
+        real partition (TCP keeps the bytes and retransmits them once the path heals), the
+        client finds out by its own request timeouts and closes the connection itself, and
+        its new connections are held too. Dropping frames inside a live connection would
+        instead hand the client answers out of correlation order, which no network does. Written to ``trace.jsonl`` as a ``cut``
         event and to ``events.jsonl`` as a ``fault`` record (``partition``, ``member``,
         ``duration_ms``)."""
         until = self._clock_ms() + duration_ms
@@ -139,16 +142,23 @@ class Proxy:
         self._now()
         self.recording.fault("partition", client_id, duration_ms)
 
-    def _is_cut(self, client_id: str | None) -> bool:
+    def _cut_left_ms(self, client_id: str | None) -> float:
+        """How much longer ``client_id``'s frames are held (ms; 0 when it is not cut)."""
         if not client_id or not self._cuts:
-            return False
+            return 0.0
         now = self._clock_ms()
+        left = 0.0
         for cut, until in list(self._cuts.items()):
             if now >= until:
                 del self._cuts[cut]
             elif client_id == cut or client_id.startswith(cut + "-"):
-                return True
-        return False
+                left = max(left, until - now)
+        return left
+
+    async def _hold_while_cut(self, client_id: str | None) -> None:
+        """Waits until no cut holds ``client_id``'s frames (a cut made meanwhile holds on)."""
+        while (left := self._cut_left_ms(client_id)) > 0:
+            await trio.sleep(left / 1000)
 
     async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
         """Listen for the bootstrap broker and serve until cancelled."""
@@ -273,8 +283,7 @@ class Proxy:
             if head.api_key in RECORDED_APIS or head.api_key in ADDRESS_APIS:
                 body = decode_request_body(frame, head)
             state.client_id = head.client_id
-            if self._is_cut(head.client_id):
-                continue  # partitioned: the request never reaches the broker
+            await self._hold_while_cut(head.client_id)  # partitioned: it waits for the heal
             state.pending.add(head, body)
             self._now()
             if head.api_key in RECORDED_APIS or head.api_key in NEXT_GEN_GROUP_APIS:
@@ -291,8 +300,7 @@ class Proxy:
         buffer = bytearray()
         while True:
             frame = await _read_frame(server, buffer)
-            if self._is_cut(state.client_id):
-                continue  # partitioned: the answer never reaches the client
+            await self._hold_while_cut(state.client_id)  # partitioned: it waits for the heal
             (correlation_id,) = _SIZE.unpack_from(frame) if len(frame) >= 4 else (None,)
             entry = state.pending.pop(correlation_id, None) if correlation_id is not None else None
             if entry is not None:
