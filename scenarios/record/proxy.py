@@ -134,9 +134,9 @@ class Proxy:
         real partition (TCP keeps the bytes and retransmits them once the path heals), the
         client finds out by its own request timeouts and closes the connection itself, and
         its new connections are held too. Dropping frames inside a live connection would
-        instead hand the client answers out of correlation order, which no network does. Written to ``trace.jsonl`` as a ``cut``
-        event and to ``events.jsonl`` as a ``fault`` record (``partition``, ``member``,
-        ``duration_ms``)."""
+        instead hand the client answers out of correlation order, which no network does.
+        Written to ``trace.jsonl`` as a ``cut`` event and to ``events.jsonl`` as a ``fault``
+        record (``partition``, ``member``, ``duration_ms``)."""
         until = self._clock_ms() + duration_ms
         self._cuts[client_id] = until
         self._now()
