@@ -72,8 +72,14 @@ _FILTER = _AfterInterrupt()
 def _on_sigint(signum: int, frame: Any) -> None:
     import signal
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # later Ctrl-Cs: the command is stopping
+    # A Ctrl-C that arrives before SIG_IGN takes effect runs this handler again, nested in
+    # this one (Python runs a pending handler at the next bytecode boundary, even inside
+    # signal.signal) or in the command's clean-up: only the first may raise, or the second
+    # KeyboardInterrupt escapes the clean-up and Python dies of SIGINT (exit -2, no line).
+    if _FILTER.interrupted:
+        return
     _FILTER.interrupted = True
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # later Ctrl-Cs: the command is stopping
     start_watchdog(128 + signum)
     raise KeyboardInterrupt
 
