@@ -70,7 +70,9 @@ are registered here.
     the instance's member is removed (``member_removed``), or the zombie forgets its member id
     by itself before it is told (a JoinGroup with an empty id: its poll timer expired, or a
     JoinGroup answer was lost) — that JoinGroup replaces the newer process, as Kafka's
-    coordinator does: KIP-345 fences by member id only.
+    coordinator does: KIP-345 fences by member id only. A process that started anew before
+    the takeover never heard the taken-over id (its dead predecessor did), so it is no
+    zombie: its JoinGroup still in flight takes the instance back as the newest joiner.
 """
 
 from __future__ import annotations
