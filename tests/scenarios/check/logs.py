@@ -78,3 +78,13 @@ class Log:
     def run_connector(self, t: int, member: str, connector: str, gen: int) -> None:
         self.add(t, "connector_start", member=member, connector=connector, generation=gen)
         self.add(t, "connector_started", member=member, connector=connector, generation=gen)
+
+
+def numbered(*records: dict[str, Any]) -> list[dict[str, Any]]:
+    """``records`` as a log: each with its ``seq`` (its index), the rest as written."""
+    return [{"seq": i, **r} for i, r in enumerate(records)]
+
+
+def violation_names(violations: list[dict[str, Any]]) -> list[str]:
+    """The ``invariant`` of each violation, in order."""
+    return [v["invariant"] for v in violations]

@@ -22,16 +22,10 @@ from scenarios.check.answer_contracts import (
 )
 from scenarios.check.log_check import check_records
 from scenarios.input.schema import INVARIANTS
+from tests.scenarios.check.logs import numbered as _log
+from tests.scenarios.check.logs import violation_names as _names
 
 Record = dict[str, Any]
-
-
-def _log(*records: Record) -> list[Record]:
-    return [{"seq": i, **r} for i, r in enumerate(records)]
-
-
-def _names(violations: list[Record]) -> list[str]:
-    return [v["invariant"] for v in violations]
 
 
 def test_every_name_is_a_schema_invariant() -> None:
