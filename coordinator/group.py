@@ -475,9 +475,15 @@ class GroupCoordinator:
         )
 
     def _store(self, now_ms: int) -> None:
-        """Write the group metadata record (``GroupCoordinatorRecordHelpers
+        """Write the group metadata record (:meth:`_group_record` of the members' current
+        assignments)."""
+        self._record = self._group_record(None)
+
+    def _group_record(self, assignments: dict[str, bytes] | None) -> GroupRecord:
+        """The group metadata record (``GroupCoordinatorRecordHelpers
         #newGroupMetadataRecord``): the members in coordinator order with their metadata
-        for the group's protocol and their current assignments."""
+        for the group's protocol and, per member id, its assignment from ``assignments``
+        (missing ones empty) or, when ``assignments`` is None, its current one."""
         protocol = self._protocol_name
         stored: list[GroupRecordMember] = []
         for mid in self._java_order():
@@ -490,11 +496,11 @@ class GroupCoordinator:
                     rebalance_timeout_ms=m.rebalance_timeout_ms,
                     session_timeout_ms=m.session_timeout_ms,
                     subscription=m.metadata(protocol) if protocol is not None else b"",
-                    assignment=m.assignment,
+                    assignment=m.assignment if assignments is None else assignments.get(mid, b""),
                     group_instance_id=m.group_instance_id,
                 )
             )
-        self._record = GroupRecord(
+        return GroupRecord(
             group_id=self.group_id,
             generation=self._generation,
             protocol_type=self._protocol_type,
@@ -1359,7 +1365,7 @@ class GroupCoordinator:
                     self._uncommitted = (
                         self._generation,
                         assignments,
-                        self._record_with(assignments),
+                        self._group_record(assignments),
                     )
                     effects.append(SetTimer(COMMIT_TIMER, now_ms + self.write_latency_ms))
         else:  # Stable
@@ -1383,19 +1389,6 @@ class GroupCoordinator:
         self._store(now_ms)
         self._propagate_assignment(ErrorCode.NONE, now_ms, effects)
         self._transition(_STABLE, now_ms, effects)
-
-    def _record_with(self, assignments: dict[str, bytes]) -> GroupRecord:
-        """The record :meth:`_store` would write with ``assignments`` as the members' ones."""
-        saved = self._record, {mid: m.assignment for mid, m in self._members.items()}
-        for other in self._members.values():
-            other.assignment = assignments.get(other.member_id, b"")
-        self._store(self._state_ms)
-        record = self._record
-        self._record = saved[0]
-        for mid, assignment in saved[1].items():
-            self._members[mid].assignment = assignment
-        assert record is not None
-        return record
 
     def _commit_write(self, now_ms: int, effects: list[Effect]) -> None:
         """The held leader's record is committed (``CoordinatorRuntime``: the high watermark
