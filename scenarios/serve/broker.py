@@ -6,14 +6,13 @@ Heartbeat, LeaveGroup) are translated into :mod:`protocol.group` values and hand
 :class:`coordinator.group.GroupCoordinator` — one per group id, created on first use — and
 its effects are carried out here: ``Send`` answers the connection the request came from,
 ``SetTimer``/``CancelTimer`` arm keyed timers on trio's clock, ``Log`` goes to the event
-log. The other APIs (ApiVersions, Metadata, FindCoordinator, OffsetCommit/OffsetFetch in
-memory, ListOffsets, Fetch of empty partitions, DescribeGroups, ListGroups) are answered
-here.
-
-Like a Kafka broker (``SocketServer`` mutes a channel while its request is processed), each
-connection has at most one request in progress: a JoinGroup or SyncGroup the coordinator
-parks blocks its connection until it is answered. Time is virtual ms = real ms since the
-server started (``trio.current_time()``), so the coordinator's timers run on trio's clock.
+log, with the wire taps of :mod:`scenarios.sim.wire_tap`. Other APIs (ApiVersions, Metadata,
+FindCoordinator, OffsetCommit/OffsetFetch in memory, ListOffsets, Fetch of empty partitions,
+DescribeGroups, ListGroups) are answered here. Like a Kafka broker (``SocketServer`` mutes a
+channel while its request is processed), each connection has at most one request in
+progress: a JoinGroup or SyncGroup the coordinator parks blocks its connection until it is
+answered. Time is virtual ms = real ms since the server started (``trio.current_time()``), so
+the coordinator's timers run on trio's clock.
 
 Network addresses: a connection is ``"<client.id>#<n>"`` (``n`` counts connections), so a
 member's ``source`` in the coordinator and ``member`` in the log name its client and
@@ -500,8 +499,13 @@ class Broker(OtherApis):
             conn.slot = slot
             coord = self._coordinator(group_request.group_id)
             tapped = wire_tap.taps(coord, group_request)
+            rejoin = wire_tap.completing_join(coord, group_request)
             now = self.now_ms()
-            self._apply(group_request.group_id, coord.handle(conn.address, group_request, now), now)
+            effects = coord.handle(conn.address, group_request, now)
+            if rejoin is not None:  # before the answer leaves, as the engine logs it
+                tap = wire_tap.completing_join_answer(rejoin, effects, conn.address, conn.address)
+                self._emit("completing_join", at_ms=now, **tap)
+            self._apply(group_request.group_id, effects, now)
             await self._await_slot(conn, slot)
             conn.slot = None
             if slot.answer is None:
@@ -523,9 +527,8 @@ class Broker(OtherApis):
             "group": req.group_id,
         }
         if isinstance(req, pg.LeaveGroupRequest):
-            fields["member_ids"] = list(req.member_ids) + [
-                m.member_id for m in getattr(req, "members", ())
-            ]
+            leaving = (m.member_id for m in getattr(req, "members", ()))
+            fields["member_ids"] = [*req.member_ids, *leaving]
         else:
             fields["member_id"] = req.member_id
         if isinstance(req, pg.JoinGroupRequest):

@@ -20,8 +20,8 @@ phase). Kafka answers a same-metadata rejoin (a member whose JoinGroup answer wa
 the current generation and starts no join phase; changed metadata starts one
 (``GroupMetadataManager#classicGroupJoinExistingMember``, ``ClassicGroupMember#matches``). No
 member record can tell the two apart (the bytes are not logged): judged by
-``completing_rejoin_rebalanced`` and ``completing_rejoin_not_rebalanced``. The engine's tap
-only (``groupsim serve`` does not log it).
+``completing_rejoin_rebalanced`` and ``completing_rejoin_not_rebalanced``. Both the engine
+and ``groupsim serve`` log it.
 """
 
 from __future__ import annotations
@@ -36,7 +36,14 @@ from scenarios.eventlog import EventLog
 from scenarios.sim.coordinator_io import CoordinatorIO
 from scenarios.sim.network import member_name
 
-__all__ = ["answered", "taps", "rebalance_heartbeat", "heartbeat_answer", "completing_join"]
+__all__ = [
+    "answered",
+    "taps",
+    "rebalance_heartbeat",
+    "heartbeat_answer",
+    "completing_join",
+    "completing_join_answer",
+]
 
 #: The record the tap writes for a Heartbeat reaching a group in each state it watches.
 _TAPPED = {
@@ -69,23 +76,33 @@ def answered(
         fields = rebalance_heartbeat(coordinator, request, answer, member_name(source))
         log.emit(now_ms, tapped, **fields)
     if rejoin is not None:
-        joined = next(
-            (
-                e.message
-                for e in effects
-                if isinstance(e, Send) and e.dest == source and type(e.message) is JoinGroupResponse
-            ),
-            None,
-        )
-        log.emit(
-            now_ms,
-            "completing_join",
-            **rejoin,
-            error=joined.error.name if joined is not None else None,
-            generation=joined.generation_id if joined is not None else None,
-            member=member_name(source),
-        )
+        fields = completing_join_answer(rejoin, effects, source, member_name(source))
+        log.emit(now_ms, "completing_join", **fields)
     return effects
+
+
+def completing_join_answer(
+    rejoin: dict[str, Any], effects: list[Effect], source: str, member: str
+) -> dict[str, Any]:
+    """The whole ``completing_join`` record: ``rejoin`` (from :func:`completing_join`, taken
+    before the request was handled) with the answer among the coordinator's ``effects`` that
+    left for ``source`` at once (``error``, ``generation``: ``None`` when the JoinGroup was
+    parked for a new join phase) and ``member``, the name the log gives the member at
+    ``source`` (the engine's member name; ``groupsim serve``'s ``<client.id>#<n>``)."""
+    joined = next(
+        (
+            e.message
+            for e in effects
+            if isinstance(e, Send) and e.dest == source and type(e.message) is JoinGroupResponse
+        ),
+        None,
+    )
+    return {
+        **rejoin,
+        "error": joined.error.name if joined is not None else None,
+        "generation": joined.generation_id if joined is not None else None,
+        "member": member,
+    }
 
 
 def completing_join(coordinator: GroupCoordinator, request: Any) -> dict[str, Any] | None:
