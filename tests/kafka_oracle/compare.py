@@ -9,7 +9,11 @@ each Connect library scenario Kafka itself can run with this script (see :data:`
   ``IdleSourceConnector``); the scenario's timeline actions are applied in order, each once the
   cluster is balanced: ``join`` starts a worker, ``leave`` stops it (Connect leaves the group),
   ``restart``/``rolling_restart`` stop a worker cleanly (SIGTERM) or hard (``clean = false``:
-  SIGKILL of its process) and start it again with the step's ``connect.protocol``;
+  SIGKILL of its process) and start it again with the step's ``connect.protocol``; a
+  ``join`` whose ``config`` sets an older ``connect.protocol`` starts a worker of an older
+  Connect release (:func:`worker_release`: 2.3.1, whose newest protocol is compatible, or
+  2.2.2, eager only; its class path from Maven, ``cluster.release_classpath``), so
+  ``mixed-versions`` runs genuinely old workers against the 4.x broker;
   ``replay --conform`` (coordinator and leaders) judges the trace;
 * a **groupsim** run of the same scenario file with the same setting changes and the real run's
   step times (see :func:`simulated_text`);
@@ -32,7 +36,7 @@ phase (:func:`place_crashes`).
 Streams applications) and get a table of their own.
 
 Not run (each named in the table, :data:`NOT_RUN`): KIP-987 static assignments (not in Kafka
-4.0–4.4) and workers or Streams clients of older releases.
+4.0–4.4) and Streams clients of older releases.
 """
 
 from __future__ import annotations
