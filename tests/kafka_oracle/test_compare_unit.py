@@ -576,3 +576,29 @@ def test_a_task_refused_because_its_worker_still_runs_it_counts_as_running() -> 
     assert _orphan_restart({"state": "FAILED", "trace": trace})
     assert not _orphan_restart({"state": "FAILED", "trace": "ConnectException: boom"})
     assert not _orphan_restart({"state": "UNASSIGNED"})
+
+
+def test_a_release_class_path_is_resolved_once_from_a_one_dependency_pom(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``release_classpath`` asks Maven once per artifact and release (a pom naming that one
+    artifact), then reads the cached answer."""
+    import subprocess
+
+    from tests.kafka_oracle import cluster
+
+    calls: list[Path] = []
+
+    def fake_mvn(command: list[str], cwd: Path, **_: Any) -> None:
+        assert command[:2] == ["mvn", "-q"] and "dependency:build-classpath" in command
+        calls.append(cwd)
+        (cwd / "part.txt").write_text("/m2/connect-runtime-2.3.1.jar:/m2/kafka-clients-2.3.1.jar\n")
+
+    monkeypatch.setattr(cluster, "HARNESS", tmp_path)
+    monkeypatch.setattr(subprocess, "run", fake_mvn)
+    first = cluster.release_classpath("connect-runtime", "2.3.1")
+    again = cluster.release_classpath("connect-runtime", "2.3.1")
+    assert first == again == "/m2/connect-runtime-2.3.1.jar:/m2/kafka-clients-2.3.1.jar"
+    assert calls == [tmp_path / "target" / "releases" / "connect-runtime-2.3.1"]
+    pom = (calls[0] / "pom.xml").read_text()
+    assert "<artifactId>connect-runtime</artifactId><version>2.3.1</version>" in pom
