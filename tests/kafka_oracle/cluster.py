@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.kafka_oracle.oracle import build, java_command, requested_version
+from tests.kafka_oracle.oracle import HARNESS, build, java_command, requested_version
 
 #: Longest a broker may take to start listening (a loaded 2-core machine needs most of it).
 START_TIMEOUT_S = 120
@@ -430,6 +430,40 @@ def _tail(path: Path) -> str:
 # --------------------------------------------------------------------------------------------
 
 
+def release_classpath(artifact: str, version: str) -> str:
+    """The class path of ``org.apache.kafka:<artifact>:<version>`` and its dependencies, for a
+    JVM of another Kafka release than the harness's (an old Connect worker, an old Streams
+    client): ``mvn dependency:build-classpath`` on a pom of that one dependency (plus
+    ``slf4j-log4j12``, the logging binding the 2.x scripts put on the class path), written
+    once under ``target/releases/<artifact>-<version>/`` and read from there afterwards.
+
+    Raises:
+        subprocess.CalledProcessError: Maven could not resolve the artifact (e.g. offline).
+    """
+    where = HARNESS / "target" / "releases" / f"{artifact}-{version}"
+    done = where / "classpath.txt"
+    if not done.exists():
+        where.mkdir(parents=True, exist_ok=True)
+        (where / "pom.xml").write_text(
+            '<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0'
+            "</modelVersion><groupId>groupsim</groupId><artifactId>release</artifactId>"
+            "<version>1</version><dependencies>"
+            f"<dependency><groupId>org.apache.kafka</groupId><artifactId>{artifact}"
+            f"</artifactId><version>{version}</version></dependency>"
+            "<dependency><groupId>org.slf4j</groupId><artifactId>slf4j-log4j12</artifactId>"
+            "<version>1.7.26</version></dependency></dependencies></project>\n"
+        )
+        subprocess.run(
+            ["mvn", "-q", "-B", "dependency:build-classpath", "-Dmdep.outputFile=part.txt"],
+            cwd=where,
+            check=True,
+            capture_output=True,
+            timeout=600,
+        )
+        (where / "part.txt").rename(done)
+    return done.read_text().strip()
+
+
 @dataclass(frozen=True)
 class Worker:
     """A running Connect worker: its REST API at ``url``; ``log`` is its output."""
@@ -459,13 +493,16 @@ def broker_with_orders(workdir: Path, group_settings: dict[str, int]) -> Iterato
 
 @contextmanager
 def connect_worker(
-    workdir: Path, bootstrap: str, name: str, **settings: str | int
+    workdir: Path, bootstrap: str, name: str, release: str | None = None, **settings: str | int
 ) -> Iterator[Worker]:
     """A real Connect worker (``ConnectDistributed``) of group ``connect-cluster`` for the
     block, bootstrapping from ``bootstrap`` (the recording proxy, in the tests), with the
     harness's ``IdleSourceConnector`` on its class path.
 
     Args:
+        release: a Kafka release to run instead of the harness's (``"2.3.1"``): its
+            ``connect-runtime`` (:func:`release_classpath`) with the harness's classes, logging
+            through log4j 1 at INFO to the worker's log.
         settings: worker settings on top of the defaults, ``.`` written as ``_``
             (``connect_protocol="eager"``, ``scheduled_rebalance_max_delay_ms=5000``).
 
@@ -499,14 +536,7 @@ def connect_worker(
     log = workdir / f"{name}.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [
-                *java_command(
-                    "org.apache.kafka.connect.cli.ConnectDistributed",
-                    requested_version(),
-                    heap="384m",
-                ),
-                str(config),
-            ],
+            [*_connect_command(workdir, release), str(config)],
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -527,6 +557,33 @@ def connect_worker(
         yield Worker(name, url, proc.pid, log)
     finally:
         _stop(proc)
+
+
+def _connect_command(workdir: Path, release: str | None) -> list[str]:
+    """``java ... ConnectDistributed`` of the harness's Kafka, or of ``release`` (see
+    :func:`connect_worker`)."""
+    main = "org.apache.kafka.connect.cli.ConnectDistributed"
+    command = java_command(main, requested_version(), heap="384m")
+    if release is None:
+        return command
+    log4j = workdir / "log4j-release.properties"
+    log4j.write_text(
+        "log4j.rootLogger=INFO, out\n"
+        "log4j.appender.out=org.apache.log4j.ConsoleAppender\n"
+        "log4j.appender.out.layout=org.apache.log4j.PatternLayout\n"
+        "log4j.appender.out.layout.ConversionPattern=[%d] %p %m (%c)%n\n"
+    )
+    harness = command[command.index("-cp") + 1].split(os.pathsep)[0]  # the harness's classes
+    classpath = f"{harness}{os.pathsep}{release_classpath('connect-runtime', release)}"
+    return [
+        "java",
+        "-Xss8m",
+        "-Xmx384m",
+        f"-Dlog4j.configuration=file:{log4j}",
+        "-cp",
+        classpath,
+        main,
+    ]
 
 
 def rest_call(url: str, method: str, path: str, body: object | None = None) -> object:

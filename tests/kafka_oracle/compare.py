@@ -9,7 +9,11 @@ each Connect library scenario Kafka itself can run with this script (see :data:`
   ``IdleSourceConnector``); the scenario's timeline actions are applied in order, each once the
   cluster is balanced: ``join`` starts a worker, ``leave`` stops it (Connect leaves the group),
   ``restart``/``rolling_restart`` stop a worker cleanly (SIGTERM) or hard (``clean = false``:
-  SIGKILL of its process) and start it again with the step's ``connect.protocol``;
+  SIGKILL of its process) and start it again with the step's ``connect.protocol``; a
+  ``join`` whose ``config`` sets an older ``connect.protocol`` starts a worker of an older
+  Connect release (:func:`worker_release`: 2.3.1, whose newest protocol is compatible, or
+  2.2.2, eager only; its class path from Maven, ``cluster.release_classpath``), so
+  ``mixed-versions`` runs genuinely old workers against the 4.x broker;
   ``replay --conform`` (coordinator and leaders) judges the trace;
 * a **groupsim** run of the same scenario file with the same setting changes and the real run's
   step times (see :func:`simulated_text`);
@@ -32,7 +36,7 @@ phase (:func:`place_crashes`).
 Streams applications) and get a table of their own.
 
 Not run (each named in the table, :data:`NOT_RUN`): KIP-987 static assignments (not in Kafka
-4.0–4.4) and workers or Streams clients of older releases.
+4.0–4.4) and Streams clients of older releases.
 """
 
 from __future__ import annotations
@@ -86,6 +90,7 @@ RUNNABLE = (
     "worker-bounce-within-delay",
     "downgrade-sessioned-to-eager",
     "connect-system-test-bounce",
+    "mixed-versions",
     "streams/kip-441-scale-out",
     "streams/kip-441-scale-in-in-sync",
     "streams/client-crash-with-standbys",
@@ -102,7 +107,6 @@ _NO_KIP_987 = (
 NOT_RUN = {
     "kip-987-test-plan": _NO_KIP_987,
     "rolling-upgrade-sessioned-to-static": _NO_KIP_987,
-    "mixed-versions": "needs workers of older Connect releases",
     "streams/version-probing-rolling-upgrade": "needs Streams clients of older releases",
 }
 #: Connect's ``heartbeat.interval.ms`` (its default; the real workers and the library run it).
@@ -133,9 +137,14 @@ class Measures:
     downtime_ms: int = 0
 
 
+_UUID_TAIL = re.compile(r"-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
+
 def worker_name(member_id: str) -> str:
-    """``w1`` for ``w1-<uuid>`` (a Connect member id is its client id and a UUID)."""
-    return member_id.split("-", 1)[0]
+    """``w1`` for ``w1-<uuid>`` and ``old-eager`` for ``old-eager-<uuid>`` (a Connect member id
+    is its client id, a dash and a UUID, ``ClassicGroup#generateMemberId``); a client id
+    without one is returned as it is."""
+    return _UUID_TAIL.sub("", member_id)
 
 
 def measure(
@@ -290,6 +299,23 @@ def timeline_steps(raw: dict[str, Any]) -> list[Step]:
         else:
             raise ValueError(f"timeline action {action!r} is not run on a real cluster")
     return steps
+
+
+#: The Connect release a worker of each older protocol runs: the last release whose newest
+#: ``connect.protocol`` it is (``compatible`` came with KIP-415 in 2.3, ``sessioned`` with
+#: KIP-507 in 2.4; 2.2 knows eager only). Both still talk to a 4.x broker: their clients use
+#: no request version KIP-896 removed (those older than Kafka 2.1's).
+OLD_RELEASES = {"eager": "2.2.2", "compatible": "2.3.1"}
+
+
+def worker_release(step: Step) -> str | None:
+    """The Kafka release of the worker a step starts: a ``join`` whose config sets an older
+    ``connect.protocol`` (:data:`OLD_RELEASES`) starts a worker of that older release, an old
+    worker joining the group; anything else (a restart with a new protocol is the same worker
+    reconfigured, as in a rolling upgrade) runs the harness's Kafka (None)."""
+    if step.action != "join":
+        return None
+    return OLD_RELEASES.get(str(dict(step.config).get("connect.protocol")))
 
 
 @dataclass(frozen=True)
@@ -482,13 +508,29 @@ def sim_events(records: list[dict[str, Any]]) -> list[Event]:
     return out
 
 
+def generation_protocols(exchanges: Iterable[Any]) -> dict[int, str]:
+    """The protocol each generation of a recorded trace chose, by generation id, from the
+    JoinGroup answers without error (a JoinGroup answer names it in every version; a SyncGroup
+    answer only from v5 on, KIP-559, and workers of Kafka 2.x send v3 or older)."""
+    out: dict[int, str] = {}
+    for ex in exchanges:
+        if ex.api_key != 11 or ex.response_raw is None:
+            continue
+        _, answer = decode_response(ex.response_raw, 11, ex.version)
+        if answer is not None and int(answer.error_code) == 0 and answer.protocol_name:
+            out[int(answer.generation_id)] = str(answer.protocol_name)
+    return out
+
+
 def real_events(trace: Path, kills: Iterable[tuple[int, str]] = ()) -> list[Event]:
     """:class:`Event` s of a recorded trace (times relative to its first line, as
     :func:`real_rounds`): JoinGroup and LeaveGroup requests, SyncGroup answers without error,
     and the SIGKILLs the run dealt (``(wall-clock ms, worker)``)."""
     first = json.loads(trace.open().readline())["t_ms"]
     out = [Event(t - first, w, "gone") for t, w in kills]
-    for ex in read_exchanges(trace):
+    exchanges = read_exchanges(trace)
+    protocols = generation_protocols(exchanges)
+    for ex in exchanges:
         if ex.api_key not in (11, 13, 14):
             continue
         request = wire.decode_request(ex.request_raw)
@@ -502,7 +544,11 @@ def real_events(trace: Path, kills: Iterable[tuple[int, str]] = ()) -> list[Even
             if answer is None or int(answer.error_code) != 0 or not answer.assignment:
                 continue
             a = assignment_to_json(decode_assignment(answer.assignment))
-            name = answer.protocol_name or getattr(request.body, "protocol_name", None)
+            name = (
+                getattr(answer, "protocol_name", None)
+                or getattr(request.body, "protocol_name", None)
+                or protocols.get(int(request.body.generation_id))
+            )
             out.append(
                 Event(
                     ex.response_t_ms,
@@ -627,6 +673,20 @@ def run_simulation(
     return measure(rounds, start, end, downtime, revocations), rounds, start
 
 
+def _orphan_restart(task: dict[str, Any]) -> bool:
+    """A task whose status is FAILED because its worker still runs it: after an eager
+    generation that followed an incremental one (KAFKA-13816), a worker keeps the tasks of its
+    incremental assignment the eager one gave to others (``DistributedHerder#startWork`` starts
+    only what it does not run, then forgets what it runs under eager), and the next eager join
+    stops only its eager assignment (``WorkerCoordinator#onJoinPrepare``); when a later
+    incremental assignment gives it such a task back, ``Worker#startTask`` refuses ("Task
+    already exists in this worker") while the first instance runs on. Counted as running on
+    that worker."""
+    return task["state"] == "FAILED" and "Task already exists in this worker" in str(
+        task.get("trace", "")
+    )
+
+
 def _placement(url: str, workers: dict[str, Worker]) -> dict[str, int] | None:
     """RUNNING tasks per worker name, or None while a task is not running."""
     by_url = {w.url.removeprefix("http://"): n for n, w in workers.items()}
@@ -635,7 +695,7 @@ def _placement(url: str, workers: dict[str, Worker]) -> dict[str, int] | None:
     counts: dict[str, int] = {}
     for entry in status.values():
         for task in entry["status"]["tasks"]:
-            if task["state"] != "RUNNING":
+            if task["state"] != "RUNNING" and not _orphan_restart(task):
                 return None
             name = by_url.get(task["worker_id"], task["worker_id"])
             counts[name] = counts.get(name, 0) + 1
@@ -760,7 +820,7 @@ def run_real(name: str, work: Path) -> RealRun:
         live: dict[str, Worker] = {}
         protocols: dict[str, str] = {}
 
-        def start(worker: str, config: dict[str, Any]) -> None:
+        def start(worker: str, config: dict[str, Any], release: str | None = None) -> None:
             protocols[worker] = str(config.get("connect.protocol", protocols.get(worker, protocol)))
             stacks[worker] = ExitStack()
             live[worker] = stacks[worker].enter_context(
@@ -768,6 +828,7 @@ def run_real(name: str, work: Path) -> RealRun:
                     work,
                     recorder.bootstrap,
                     worker,
+                    release,
                     connect_protocol=protocols[worker],
                     scheduled_rebalance_max_delay_ms=delay_ms(name),
                 )
@@ -803,7 +864,7 @@ def run_real(name: str, work: Path) -> RealRun:
             for step in steps:
                 began, killed = int(time.time() * 1000), None
                 if step.action == "join":
-                    start(step.member, dict(step.config))
+                    start(step.member, dict(step.config), worker_release(step))
                 elif step.action == "leave":
                     stop(step.member)
                 else:

@@ -507,3 +507,98 @@ def scenario_raw_of(name: str) -> dict[str, Any]:
     from tests.kafka_oracle.compare_streams import scenario_raw
 
     return scenario_raw(name)
+
+
+def test_old_workers_join_as_the_releases_of_their_protocols() -> None:
+    """mixed-versions' joiners run the last Connect release whose newest protocol their
+    ``connect.protocol`` is (2.3 for compatible, 2.2 for eager); leaves start nothing, and a
+    restart with a protocol (the flagship's roll) is the same 4.x worker reconfigured."""
+    from tests.kafka_oracle.compare import worker_release
+
+    steps = timeline_steps(toml(scenario_text("mixed-versions")))
+    assert [(s.action, s.member) for s in steps] == [
+        ("join", "old-compatible"),
+        ("join", "old-eager"),
+        ("leave", "old-eager"),
+        ("leave", "old-compatible"),
+    ]
+    assert [worker_release(s) for s in steps] == ["2.3.1", "2.2.2", None, None]
+    roll = timeline_steps(toml(scenario_text("rolling-upgrade-eager-to-sessioned")))
+    assert {worker_release(s) for s in roll} == {None}
+    assert (
+        worker_release(Step("join", "w4", 0, config=(("connect.protocol", "sessioned"),))) is None
+    )
+
+
+def test_worker_names_keep_their_hyphens() -> None:
+    """``old-compatible`` and ``old-eager`` are two workers: only the member id's UUID goes."""
+    from tests.kafka_oracle.compare import worker_name
+
+    assert worker_name("old-eager-b2221a58-008a-45a6-8464-7159c324c985") == "old-eager"
+    assert worker_name("old-compatible-cd613e30-d8f1-4adf-91b7-584a2265b1f5") == "old-compatible"
+    assert worker_name("w1-00000000-0000-4000-8000-000000000001") == "w1"
+    assert worker_name("old-eager") == "old-eager"  # a client id
+
+
+def test_the_generations_protocol_comes_from_the_join_answers() -> None:
+    """A 2.x worker's SyncGroup (v3) answer does not name the protocol: each generation's is
+    read from the JoinGroup answers without error (v5 as Kafka 2.3 sends, v9 as 4.x)."""
+    from scenarios.record.exchanges import Exchange
+    from scenarios.serve import wire
+    from tests.kafka_oracle.compare import generation_protocols
+
+    def join(generation: int, protocol: str, version: int, error: int = 0) -> Exchange:
+        body = wire.build(
+            wire.response_class(11, version),
+            throttle_time=wire.td(0),
+            error_code=wire.kio_error(error),
+            generation_id=generation,
+            protocol_name=protocol,
+            leader="w1",
+            member_id="w1",
+            members=(),
+        )
+        raw = wire.encode_response(11, version, 1, body)[4:]  # no size prefix, as recorded
+        return Exchange(1, 0, 11, version, 1, b"", 0, raw)
+
+    exchanges = [join(4, "compatible", 5), join(5, "default", 9), join(-1, "", 5, 79)]
+    assert generation_protocols(exchanges) == {4: "compatible", 5: "default"}
+
+
+def test_a_task_refused_because_its_worker_still_runs_it_counts_as_running() -> None:
+    """KAFKA-13816's leftover: a worker given back a task it never stopped reports it FAILED
+    ("Task already exists in this worker") while the first instance runs on."""
+    from tests.kafka_oracle.compare import _orphan_restart
+
+    trace = (
+        "org.apache.kafka.connect.errors.ConnectException: Task already exists in this worker: c-1"
+    )
+    assert _orphan_restart({"state": "FAILED", "trace": trace})
+    assert not _orphan_restart({"state": "FAILED", "trace": "ConnectException: boom"})
+    assert not _orphan_restart({"state": "UNASSIGNED"})
+
+
+def test_a_release_class_path_is_resolved_once_from_a_one_dependency_pom(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``release_classpath`` asks Maven once per artifact and release (a pom naming that one
+    artifact), then reads the cached answer."""
+    import subprocess
+
+    from tests.kafka_oracle import cluster
+
+    calls: list[Path] = []
+
+    def fake_mvn(command: list[str], cwd: Path, **_: Any) -> None:
+        assert command[:2] == ["mvn", "-q"] and "dependency:build-classpath" in command
+        calls.append(cwd)
+        (cwd / "part.txt").write_text("/m2/connect-runtime-2.3.1.jar:/m2/kafka-clients-2.3.1.jar\n")
+
+    monkeypatch.setattr(cluster, "HARNESS", tmp_path)
+    monkeypatch.setattr(subprocess, "run", fake_mvn)
+    first = cluster.release_classpath("connect-runtime", "2.3.1")
+    again = cluster.release_classpath("connect-runtime", "2.3.1")
+    assert first == again == "/m2/connect-runtime-2.3.1.jar:/m2/kafka-clients-2.3.1.jar"
+    assert calls == [tmp_path / "target" / "releases" / "connect-runtime-2.3.1"]
+    pom = (calls[0] / "pom.xml").read_text()
+    assert "<artifactId>connect-runtime</artifactId><version>2.3.1</version>" in pom
