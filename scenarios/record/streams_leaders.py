@@ -18,9 +18,12 @@ Inputs, per completed round of a Streams group (protocol ``stream``):
 groupsim's Streams model names topics ``input-<subtopology>`` (members/streams_state.py), so the
 real topic names in the subscriptions are mapped onto those before the assignor runs, and back
 for the comparison. Compared per member: the active tasks, the standby tasks (warm-ups are
-standbys on the wire), and whether a probing rebalance is scheduled (``nextRebalanceMs`` set;
-its exact value is the leader's wall clock and is not compared). The first differing field is
-reported with the round (generation) and the member, as for Connect.
+standbys on the wire), whether a probing rebalance is scheduled (``nextRebalanceMs`` set;
+its exact value is the leader's wall clock and is not compared), and the assignment's
+``version`` and ``commonly_supported_version`` (KIP-268 version probing: groupsim's assignor
+plays the leader's release, the ``latest_supported_version`` its own subscription announces,
+so an older leader reads a newer member's subscription as a future one). The first differing
+field is reported with the round (generation) and the member, as for Connect.
 """
 
 from __future__ import annotations
@@ -42,7 +45,12 @@ from members.streams_state import (
 )
 from protocol import consumer_codec
 from protocol.kafka_configs import STREAMS_DEFAULTS
-from protocol.streams_codec import NO_NEXT_REBALANCE, TopicPartition, decode_subscription
+from protocol.streams_codec import (
+    LATEST_SUPPORTED_VERSION,
+    NO_NEXT_REBALANCE,
+    TopicPartition,
+    decode_subscription,
+)
 
 from .exchanges import TraceError
 
@@ -186,11 +194,18 @@ def streams_round(
     )
     rewritten = []
     leader_process = uuid.UUID(int=0)
+    leader_latest = LATEST_SUPPORTED_VERSION
     for member_id, metadata in members:
         sub = consumer_codec.decode_subscription(metadata)
         user, _ = split_threads(sub.user_data)
         if member_id == leader:
-            leader_process = uuid.UUID(str(decode_subscription(user).process_id))
+            own = decode_subscription(user)
+            leader_process = uuid.UUID(str(own.process_id))
+            # the leader's release: the latest version its own subscription announces
+            # (SubscriptionInfo's latestSupportedVersion, v3+), so an older leader reads a
+            # newer member's subscription as a future one (version probing, KIP-268)
+            if own.latest_supported_version > 0:
+                leader_latest = own.latest_supported_version
         sub = consumer_codec.Subscription(
             tuple(to_model.get(t, t) for t in sub.topics),
             user,
@@ -205,7 +220,7 @@ def streams_round(
             (member_id, consumer_codec.encode_subscription(sub, CONSUMER_PROTOCOL_VERSION))
         )
     ours = dict(
-        StreamsPartitionAssignor(topology, app.configs, leader_process)
+        StreamsPartitionAssignor(topology, app.configs, leader_process, leader_latest)
         .assign(rewritten, sync_t_ms)
         .assignments
     )
@@ -225,4 +240,6 @@ def _view(data: bytes) -> dict[str, Any]:
         "active_tasks": sorted(f"{t.subtopology}_{t.partition}" for t in info.active_tasks),
         "standby_tasks": sorted(f"{t.subtopology}_{t.partition}" for t in info.standby_tasks),
         "probing_rebalance": info.next_rebalance_ms != NO_NEXT_REBALANCE,
+        "version": info.version,
+        "commonly_supported_version": info.commonly_supported_version,
     }
