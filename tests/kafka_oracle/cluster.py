@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.kafka_oracle import releases
 from tests.kafka_oracle.oracle import build, java_command, requested_version
 
 #: Longest a broker may take to start listening (a loaded 2-core machine needs most of it).
@@ -497,6 +498,10 @@ def connect_worker(
     config = workdir / f"{name}.properties"
     config.write_text("".join(f"{k}={v}\n" for k, v in values.items()))
     log = workdir / f"{name}.log"
+    for n in range(2, 100):  # a restarted client's new process while the old one closes
+        if not log.exists():
+            break
+        log = workdir / f"{name}-{n}.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(
             [
@@ -669,16 +674,24 @@ def _task_set(text: str) -> set[str]:
 
 @contextmanager
 def streams_app(
-    workdir: Path, bootstrap: str, name: str, **settings: str | int
+    workdir: Path,
+    bootstrap: str,
+    name: str,
+    release: str | None = None,
+    **settings: str | int,
 ) -> Iterator[StreamsInstance]:
     """A real Kafka Streams instance (application ``stateful``) for the block, bootstrapping
     from ``bootstrap``, with its own state directory under ``workdir``; stopped by its pid at
     the end (SIGTERM, then SIGKILL), also when the test fails.
 
     Args:
+        release: an older Kafka release to run instead of the harness's
+            (:mod:`tests.kafka_oracle.releases`' ``streams`` module: ``produce`` and
+            ``partitions`` only of the app's own arguments).
         settings: Streams settings, ``.`` written as ``_`` (``num_standby_replicas=1``,
             ``client_tag_zone="z1"``), plus ``produce=N`` for N input records first.
     """
+
     values: dict[str, str | int] = {
         "bootstrap.servers": bootstrap,
         "client.id": name,
@@ -686,11 +699,21 @@ def streams_app(
     }
     values.update({k.replace("_", "."): v for k, v in settings.items()})
     log = workdir / f"{name}.log"
+    for n in range(2, 100):  # a restarted client's new process while the old one closes
+        if not log.exists():
+            break
+        log = workdir / f"{name}-{n}.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(
             [
-                *java_command(
-                    "groupsim.oracle.streams.StatefulApp", requested_version(), heap="256m"
+                *(
+                    releases.java_command(
+                        "streams", release, "groupsim.oracle.release.StatefulApp", heap="256m"
+                    )
+                    if release
+                    else java_command(
+                        "groupsim.oracle.streams.StatefulApp", requested_version(), heap="256m"
+                    )
                 ),
                 *(f"{k}={v}" for k, v in values.items()),
             ],

@@ -29,10 +29,11 @@ to the new process's first JoinGroup), and a killed one crashes at the real one'
 phase (:func:`place_crashes`).
 
 ``streams/<name>`` scenarios are run by :mod:`tests.kafka_oracle.compare_streams` (real Kafka
-Streams applications) and get a table of their own.
+Streams applications; a client of an older release, as in a rolling upgrade, runs that
+release's jars: :mod:`tests.kafka_oracle.releases`) and get a table of their own.
 
 Not run (each named in the table, :data:`NOT_RUN`): KIP-987 static assignments (not in Kafka
-4.0–4.4) and workers or Streams clients of older releases.
+4.0–4.4) and workers of older Connect releases.
 """
 
 from __future__ import annotations
@@ -93,6 +94,7 @@ RUNNABLE = (
     "streams/kip-708-nine-nodes",
     "streams/rack-aware-min-traffic",
     "streams/kip-441-scale-out-with-faults",
+    "streams/version-probing-rolling-upgrade",
 )
 _NO_KIP_987 = (
     "KIP-987 static assignments are in no Kafka release up to 4.4.0 (its "
@@ -103,7 +105,6 @@ NOT_RUN = {
     "kip-987-test-plan": _NO_KIP_987,
     "rolling-upgrade-sessioned-to-static": _NO_KIP_987,
     "mixed-versions": "needs workers of older Connect releases",
-    "streams/version-probing-rolling-upgrade": "needs Streams clients of older releases",
 }
 #: Connect's ``heartbeat.interval.ms`` (its default; the real workers and the library run it).
 HEARTBEAT_INTERVAL_MS = 3_000
