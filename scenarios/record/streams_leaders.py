@@ -195,11 +195,14 @@ def streams_round(
     rewritten = []
     leader_process = uuid.UUID(int=0)
     leader_latest = LATEST_SUPPORTED_VERSION
+    processes: list[tuple[int, uuid.UUID]] = []
     for member_id, metadata in members:
         sub = consumer_codec.decode_subscription(metadata)
         user, _ = split_threads(sub.user_data)
+        info = decode_subscription(user)
+        processes.append((info.version, uuid.UUID(str(info.process_id))))
         if member_id == leader:
-            own = decode_subscription(user)
+            own = info
             leader_process = uuid.UUID(str(own.process_id))
             # the leader's release: the latest version its own subscription announces
             # (SubscriptionInfo's latestSupportedVersion, v3+), so an older leader reads a
@@ -219,11 +222,23 @@ def streams_round(
         rewritten.append(
             (member_id, consumer_codec.encode_subscription(sub, CONSUMER_PROTOCOL_VERSION))
         )
-    ours = dict(
-        StreamsPartitionAssignor(topology, app.configs, leader_process, leader_latest)
-        .assign(rewritten, sync_t_ms)
-        .assignments
-    )
+    first: tuple[str, str, Any, Any] | None = None
+    for future in future_places(processes, leader_latest):
+        ours = dict(
+            StreamsPartitionAssignor(topology, app.configs, leader_process, leader_latest, future)
+            .assign(rewritten, sync_t_ms)
+            .assignments
+        )
+        found = _first_difference(recorded, ours)
+        if found is None:
+            return None
+        first = first or found
+    return first
+
+
+def _first_difference(
+    recorded: dict[str, bytes], ours: dict[str, bytes]
+) -> tuple[str, str, Any, Any] | None:
     if set(ours) != set(recorded):
         return ("", "members", sorted(recorded), sorted(ours))
     for member, data in recorded.items():
@@ -232,6 +247,38 @@ def streams_round(
             if theirs[key] != mine[key]:
                 return (member, key, theirs[key], mine[key])
     return None
+
+
+def future_places(
+    processes: list[tuple[int, uuid.UUID]], leader_latest: int
+) -> list[uuid.UUID | None]:
+    """Where a version-probing round's future client may stand in the process-id order
+    (``processes``: each member's subscription version and process id): Kafka's
+    ``FUTURE_ID`` is a random UUID drawn once per leader JVM, and the task assignor follows
+    that order (``UUID.compareTo``: each half a signed long). One id per place: before every
+    other client, and just after each (the next UUID in that order), after groupsim's own
+    place (None: the label ``FUTURE``, after every UUID), whose difference is the one reported
+    when no place gives the recorded answer. ``[None]`` when no subscription is a future
+    one."""
+    if all(version <= leader_latest for version, _ in processes):
+        return [None]
+    known = {pid for version, pid in processes if version <= leader_latest}
+
+    def signed(half: int) -> int:
+        return half - (1 << 64) if half >> 63 else half
+
+    def java_order(pid: uuid.UUID) -> tuple[int, int]:
+        return (signed(pid.int >> 64), signed(pid.int & ((1 << 64) - 1)))
+
+    places: list[uuid.UUID | None] = [None, uuid.UUID(int=(1 << 127) | (1 << 63))]  # minimum
+    for pid in sorted(known, key=java_order):
+        high, low = java_order(pid)
+        if low == (1 << 63) - 1:  # the next UUID carries into the upper half
+            high, low = high + 1, -(1 << 63)
+        else:
+            low += 1
+        places.append(uuid.UUID(int=((high % (1 << 64)) << 64) | (low % (1 << 64))))
+    return places
 
 
 def _view(data: bytes) -> dict[str, Any]:

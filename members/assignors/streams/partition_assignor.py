@@ -116,6 +116,10 @@ class StreamsPartitionAssignor:
             lower for a client emulating an older release): a subscription above it is a
             future one (version probing), read only as ``(version, latest_supported_version)``
             and grouped under the ``FUTURE`` client, as Kafka's ``FUTURE_ID``.
+        future_process: the process id that client sorts and hashes as (Kafka's
+            ``FUTURE_ID`` is a random UUID drawn once per leader JVM, so where the future
+            client stands in the process-id order, which the task assignor follows, is not
+            in any message); None: the label ``FUTURE`` (a fixed place).
     """
 
     def __init__(
@@ -124,11 +128,13 @@ class StreamsPartitionAssignor:
         configs: AssignmentConfigs,
         leader_process: uuid.UUID,
         latest_supported_version: int = LATEST_SUPPORTED_VERSION,
+        future_process: uuid.UUID | None = None,
     ) -> None:
         self.topology = topology
         self.configs = configs
         self.leader_process = leader_process
         self.latest_supported_version = latest_supported_version
+        self.future_process = future_process
 
     def assign(self, members: Sequence[tuple[str, bytes]], now_ms: int) -> LeaderAssignment:
         """One assignment for the group's members (JoinGroup order, ``(member_id, metadata)``).
@@ -161,7 +167,8 @@ class StreamsPartitionAssignor:
         extra_members: list[str] = []  # further consumers of one process (FUTURE only)
         for member_id, consumer, capacity, info in subs:
             if info.version > self.latest_supported_version:
-                label = FUTURE_CLIENT
+                future = self.future_process
+                label = FUTURE_CLIENT if future is None else process_label(future)
             else:
                 label = process_label(uuid.UUID(int=uuid.UUID(str(info.process_id)).int))
             pid = ProcessId.of(label)
