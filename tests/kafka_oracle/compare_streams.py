@@ -602,6 +602,23 @@ def version_sequence(rounds: list[StreamsRound], start_ms: int, end_ms: int) -> 
     ]
 
 
+#: Settings both runs of a scenario take instead of the file's (``[config]``): the
+#: version-probing upgrade is the one Streams library file that keeps Kafka's default
+#: ``probing.rebalance.interval.ms`` (10 minutes); a real start whose leader finds a client
+#: not caught up schedules a probe that far off, so both runs take Kafka's minimum, 60 s, as
+#: every other Streams library file does.
+RUN_CONFIG: dict[str, dict[str, int]] = {
+    "streams/version-probing-rolling-upgrade": {"probing.rebalance.interval.ms": 60_000},
+}
+
+
+def run_raw(name: str) -> dict[str, Any]:
+    """:func:`scenario_raw` with :data:`RUN_CONFIG`'s settings in its ``[config]``."""
+    raw = scenario_raw(name)
+    raw["config"] = {**raw.get("config", {}), **RUN_CONFIG.get(name, {})}
+    return raw
+
+
 def scenario_raw(name: str) -> dict[str, Any]:
     import tomllib
 
@@ -625,7 +642,8 @@ def simulated_text(
     process-id order, and a real Streams client draws its id at random, ``UUID.randomUUID``
     in ``KafkaStreams``) and, where ``states`` names the client, its ``state`` (task → lag in
     records) replaced by that one (:func:`real_states`); a scenario of :data:`SCALES` with its
-    ``acceptable.recovery.lag`` and restore rate scaled (:meth:`Scale.settings`)."""
+    ``acceptable.recovery.lag`` and restore rate scaled (:meth:`Scale.settings`); one of
+    :data:`RUN_CONFIG` with those settings."""
     from tests.kafka_oracle.compare import LIBRARY
 
     text = (LIBRARY / f"{name}.toml").read_text()
@@ -651,6 +669,10 @@ def simulated_text(
         )
         if n != 1:
             raise ValueError(f"{name}: no state line of client {client} to replace")
+    for key, value in RUN_CONFIG.get(name, {}).items():
+        text, n = re.subn(rf'(?m)^"{re.escape(key)}" = \d+$', f'"{key}" = {value}', text)
+        if n == 0:
+            text = text.replace("[config]\n", f'[config]\n"{key}" = {value}\n', 1)
     scale = SCALES.get(name)
     if scale is not None:
         config = scenario_raw(name)["config"]
@@ -1084,7 +1106,7 @@ def run_real(name: str, work: Path) -> StreamsRealRun:
 
     from tests.kafka_oracle.compare import QUIET_S, _GroupTraffic
 
-    raw = scenario_raw(name)
+    raw = run_raw(name)
     partitions, stateless = topology(raw)
     tasks = partitions + stateless
     settings: dict[str, Any] = {
@@ -1432,7 +1454,7 @@ def rescore(old: dict[str, Any], trace: Path) -> dict[str, Any]:
         if "versions" in old
         else {}
     )
-    raw = scenario_raw(old["scenario"])
+    raw = run_raw(old["scenario"])
     app = json.dumps(app_file(raw, SCALES.get(old["scenario"]))) + "\n"
     (trace.parent / "streams-app.json").write_text(app)
     return {

@@ -630,3 +630,11 @@ def test_a_restart_is_back_as_long_after_the_old_members_last_request_as_the_rea
             and r["t_ms"] >= step["t_ms"]
         )
         assert started["t_ms"] - last == gap
+
+
+def test_the_version_probing_upgrade_runs_with_kafkas_minimum_probing_interval() -> None:
+    from tests.kafka_oracle.compare_streams import app_file, run_raw, simulated_text
+
+    name = "streams/version-probing-rolling-upgrade"
+    assert app_file(run_raw(name))["probing.rebalance.interval.ms"] == 60_000
+    assert '"probing.rebalance.interval.ms" = 60000\n' in simulated_text(name, None)
