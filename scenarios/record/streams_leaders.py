@@ -18,9 +18,12 @@ Inputs, per completed round of a Streams group (protocol ``stream``):
 groupsim's Streams model names topics ``input-<subtopology>`` (members/streams_state.py), so the
 real topic names in the subscriptions are mapped onto those before the assignor runs, and back
 for the comparison. Compared per member: the active tasks, the standby tasks (warm-ups are
-standbys on the wire), and whether a probing rebalance is scheduled (``nextRebalanceMs`` set;
-its exact value is the leader's wall clock and is not compared). The first differing field is
-reported with the round (generation) and the member, as for Connect.
+standbys on the wire), whether a probing rebalance is scheduled (``nextRebalanceMs`` set;
+its exact value is the leader's wall clock and is not compared), and the assignment's
+``version`` and ``commonly_supported_version`` (KIP-268 version probing: groupsim's assignor
+plays the leader's release, the ``latest_supported_version`` its own subscription announces,
+so an older leader reads a newer member's subscription as a future one). The first differing
+field is reported with the round (generation) and the member, as for Connect.
 """
 
 from __future__ import annotations
@@ -42,7 +45,12 @@ from members.streams_state import (
 )
 from protocol import consumer_codec
 from protocol.kafka_configs import STREAMS_DEFAULTS
-from protocol.streams_codec import NO_NEXT_REBALANCE, TopicPartition, decode_subscription
+from protocol.streams_codec import (
+    LATEST_SUPPORTED_VERSION,
+    NO_NEXT_REBALANCE,
+    TopicPartition,
+    decode_subscription,
+)
 
 from .exchanges import TraceError
 
@@ -186,11 +194,21 @@ def streams_round(
     )
     rewritten = []
     leader_process = uuid.UUID(int=0)
+    leader_latest = LATEST_SUPPORTED_VERSION
+    processes: list[tuple[int, uuid.UUID]] = []
     for member_id, metadata in members:
         sub = consumer_codec.decode_subscription(metadata)
         user, _ = split_threads(sub.user_data)
+        info = decode_subscription(user)
+        processes.append((info.version, uuid.UUID(str(info.process_id))))
         if member_id == leader:
-            leader_process = uuid.UUID(str(decode_subscription(user).process_id))
+            own = info
+            leader_process = uuid.UUID(str(own.process_id))
+            # the leader's release: the latest version its own subscription announces
+            # (SubscriptionInfo's latestSupportedVersion, v3+), so an older leader reads a
+            # newer member's subscription as a future one (version probing, KIP-268)
+            if own.latest_supported_version > 0:
+                leader_latest = own.latest_supported_version
         sub = consumer_codec.Subscription(
             tuple(to_model.get(t, t) for t in sub.topics),
             user,
@@ -204,11 +222,23 @@ def streams_round(
         rewritten.append(
             (member_id, consumer_codec.encode_subscription(sub, CONSUMER_PROTOCOL_VERSION))
         )
-    ours = dict(
-        StreamsPartitionAssignor(topology, app.configs, leader_process)
-        .assign(rewritten, sync_t_ms)
-        .assignments
-    )
+    first: tuple[str, str, Any, Any] | None = None
+    for future in future_places(processes, leader_latest):
+        ours = dict(
+            StreamsPartitionAssignor(topology, app.configs, leader_process, leader_latest, future)
+            .assign(rewritten, sync_t_ms)
+            .assignments
+        )
+        found = _first_difference(recorded, ours)
+        if found is None:
+            return None
+        first = first or found
+    return first
+
+
+def _first_difference(
+    recorded: dict[str, bytes], ours: dict[str, bytes]
+) -> tuple[str, str, Any, Any] | None:
     if set(ours) != set(recorded):
         return ("", "members", sorted(recorded), sorted(ours))
     for member, data in recorded.items():
@@ -219,10 +249,44 @@ def streams_round(
     return None
 
 
+def future_places(
+    processes: list[tuple[int, uuid.UUID]], leader_latest: int
+) -> list[uuid.UUID | None]:
+    """Where a version-probing round's future client may stand in the process-id order
+    (``processes``: each member's subscription version and process id): Kafka's
+    ``FUTURE_ID`` is a random UUID drawn once per leader JVM, and the task assignor follows
+    that order (``UUID.compareTo``: each half a signed long). One id per place: before every
+    other client, and just after each (the next UUID in that order), after groupsim's own
+    place (None: the label ``FUTURE``, after every UUID), whose difference is the one reported
+    when no place gives the recorded answer. ``[None]`` when no subscription is a future
+    one."""
+    if all(version <= leader_latest for version, _ in processes):
+        return [None]
+    known = {pid for version, pid in processes if version <= leader_latest}
+
+    def signed(half: int) -> int:
+        return half - (1 << 64) if half >> 63 else half
+
+    def java_order(pid: uuid.UUID) -> tuple[int, int]:
+        return (signed(pid.int >> 64), signed(pid.int & ((1 << 64) - 1)))
+
+    places: list[uuid.UUID | None] = [None, uuid.UUID(int=(1 << 127) | (1 << 63))]  # minimum
+    for pid in sorted(known, key=java_order):
+        high, low = java_order(pid)
+        if low == (1 << 63) - 1:  # the next UUID carries into the upper half
+            high, low = high + 1, -(1 << 63)
+        else:
+            low += 1
+        places.append(uuid.UUID(int=((high % (1 << 64)) << 64) | (low % (1 << 64))))
+    return places
+
+
 def _view(data: bytes) -> dict[str, Any]:
     _, info = read_assignment(data)
     return {
         "active_tasks": sorted(f"{t.subtopology}_{t.partition}" for t in info.active_tasks),
         "standby_tasks": sorted(f"{t.subtopology}_{t.partition}" for t in info.standby_tasks),
         "probing_rebalance": info.next_rebalance_ms != NO_NEXT_REBALANCE,
+        "version": info.version,
+        "commonly_supported_version": info.commonly_supported_version,
     }

@@ -22,7 +22,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.kafka_oracle.oracle import HARNESS, build, java_command, requested_version
+from tests.kafka_oracle import releases
+from tests.kafka_oracle.oracle import build, java_command, requested_version
 
 #: Longest a broker may take to start listening (a loaded 2-core machine needs most of it).
 START_TIMEOUT_S = 120
@@ -430,40 +431,6 @@ def _tail(path: Path) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-def release_classpath(artifact: str, version: str) -> str:
-    """The class path of ``org.apache.kafka:<artifact>:<version>`` and its dependencies, for a
-    JVM of another Kafka release than the harness's (an old Connect worker, an old Streams
-    client): ``mvn dependency:build-classpath`` on a pom of that one dependency (plus
-    ``slf4j-log4j12``, the logging binding the 2.x scripts put on the class path), written
-    once under ``target/releases/<artifact>-<version>/`` and read from there afterwards.
-
-    Raises:
-        subprocess.CalledProcessError: Maven could not resolve the artifact (e.g. offline).
-    """
-    where = HARNESS / "target" / "releases" / f"{artifact}-{version}"
-    done = where / "classpath.txt"
-    if not done.exists():
-        where.mkdir(parents=True, exist_ok=True)
-        (where / "pom.xml").write_text(
-            '<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0'
-            "</modelVersion><groupId>groupsim</groupId><artifactId>release</artifactId>"
-            "<version>1</version><dependencies>"
-            f"<dependency><groupId>org.apache.kafka</groupId><artifactId>{artifact}"
-            f"</artifactId><version>{version}</version></dependency>"
-            "<dependency><groupId>org.slf4j</groupId><artifactId>slf4j-log4j12</artifactId>"
-            "<version>1.7.26</version></dependency></dependencies></project>\n"
-        )
-        subprocess.run(
-            ["mvn", "-q", "-B", "dependency:build-classpath", "-Dmdep.outputFile=part.txt"],
-            cwd=where,
-            check=True,
-            capture_output=True,
-            timeout=600,
-        )
-        (where / "part.txt").rename(done)
-    return done.read_text().strip()
-
-
 @dataclass(frozen=True)
 class Worker:
     """A running Connect worker: its REST API at ``url``; ``log`` is its output."""
@@ -501,8 +468,8 @@ def connect_worker(
 
     Args:
         release: a Kafka release to run instead of the harness's (``"2.3.1"``): its
-            ``connect-runtime`` (:func:`release_classpath`) with the harness's classes, logging
-            through log4j 1 at INFO to the worker's log.
+            ``connect-runtime`` (:func:`releases.dependency_classpath`) with the harness's
+            classes, logging through log4j 1 at INFO to the worker's log.
         settings: worker settings on top of the defaults, ``.`` written as ``_``
             (``connect_protocol="eager"``, ``scheduled_rebalance_max_delay_ms=5000``).
 
@@ -534,6 +501,10 @@ def connect_worker(
     config = workdir / f"{name}.properties"
     config.write_text("".join(f"{k}={v}\n" for k, v in values.items()))
     log = workdir / f"{name}.log"
+    for n in range(2, 100):  # a restarted client's new process while the old one closes
+        if not log.exists():
+            break
+        log = workdir / f"{name}-{n}.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(
             [*_connect_command(workdir, release), str(config)],
@@ -574,7 +545,7 @@ def _connect_command(workdir: Path, release: str | None) -> list[str]:
         "log4j.appender.out.layout.ConversionPattern=[%d] %p %m (%c)%n\n"
     )
     harness = command[command.index("-cp") + 1].split(os.pathsep)[0]  # the harness's classes
-    classpath = f"{harness}{os.pathsep}{release_classpath('connect-runtime', release)}"
+    classpath = f"{harness}{os.pathsep}{releases.dependency_classpath('connect-runtime', release)}"
     return [
         "java",
         "-Xss8m",
@@ -726,16 +697,24 @@ def _task_set(text: str) -> set[str]:
 
 @contextmanager
 def streams_app(
-    workdir: Path, bootstrap: str, name: str, **settings: str | int
+    workdir: Path,
+    bootstrap: str,
+    name: str,
+    release: str | None = None,
+    **settings: str | int,
 ) -> Iterator[StreamsInstance]:
     """A real Kafka Streams instance (application ``stateful``) for the block, bootstrapping
     from ``bootstrap``, with its own state directory under ``workdir``; stopped by its pid at
     the end (SIGTERM, then SIGKILL), also when the test fails.
 
     Args:
+        release: an older Kafka release to run instead of the harness's
+            (:mod:`tests.kafka_oracle.releases`' ``streams`` module: ``produce`` and
+            ``partitions`` only of the app's own arguments).
         settings: Streams settings, ``.`` written as ``_`` (``num_standby_replicas=1``,
             ``client_tag_zone="z1"``), plus ``produce=N`` for N input records first.
     """
+
     values: dict[str, str | int] = {
         "bootstrap.servers": bootstrap,
         "client.id": name,
@@ -743,11 +722,21 @@ def streams_app(
     }
     values.update({k.replace("_", "."): v for k, v in settings.items()})
     log = workdir / f"{name}.log"
+    for n in range(2, 100):  # a restarted client's new process while the old one closes
+        if not log.exists():
+            break
+        log = workdir / f"{name}-{n}.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(
             [
-                *java_command(
-                    "groupsim.oracle.streams.StatefulApp", requested_version(), heap="256m"
+                *(
+                    releases.java_command(
+                        "streams", release, "groupsim.oracle.release.StatefulApp", heap="256m"
+                    )
+                    if release
+                    else java_command(
+                        "groupsim.oracle.streams.StatefulApp", requested_version(), heap="256m"
+                    )
                 ),
                 *(f"{k}={v}" for k, v in values.items()),
             ],

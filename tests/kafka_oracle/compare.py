@@ -12,7 +12,7 @@ each Connect library scenario Kafka itself can run with this script (see :data:`
   SIGKILL of its process) and start it again with the step's ``connect.protocol``; a
   ``join`` whose ``config`` sets an older ``connect.protocol`` starts a worker of an older
   Connect release (:func:`worker_release`: 2.3.1, whose newest protocol is compatible, or
-  2.2.2, eager only; its class path from Maven, ``cluster.release_classpath``), so
+  2.2.2, eager only; its class path from Maven, ``releases.dependency_classpath``), so
   ``mixed-versions`` runs genuinely old workers against the 4.x broker;
   ``replay --conform`` (coordinator and leaders) judges the trace;
 * a **groupsim** run of the same scenario file with the same setting changes and the real run's
@@ -33,10 +33,11 @@ to the new process's first JoinGroup), and a killed one crashes at the real one'
 phase (:func:`place_crashes`).
 
 ``streams/<name>`` scenarios are run by :mod:`tests.kafka_oracle.compare_streams` (real Kafka
-Streams applications) and get a table of their own.
+Streams applications; a client of an older release, as in a rolling upgrade, runs that
+release's jars: :mod:`tests.kafka_oracle.releases`) and get a table of their own.
 
 Not run (each named in the table, :data:`NOT_RUN`): KIP-987 static assignments (not in Kafka
-4.0–4.4) and Streams clients of older releases.
+4.0–4.4).
 """
 
 from __future__ import annotations
@@ -98,6 +99,7 @@ RUNNABLE = (
     "streams/kip-708-nine-nodes",
     "streams/rack-aware-min-traffic",
     "streams/kip-441-scale-out-with-faults",
+    "streams/version-probing-rolling-upgrade",
 )
 _NO_KIP_987 = (
     "KIP-987 static assignments are in no Kafka release up to 4.4.0 (its "
@@ -107,7 +109,6 @@ _NO_KIP_987 = (
 NOT_RUN = {
     "kip-987-test-plan": _NO_KIP_987,
     "rolling-upgrade-sessioned-to-static": _NO_KIP_987,
-    "streams/version-probing-rolling-upgrade": "needs Streams clients of older releases",
 }
 #: Connect's ``heartbeat.interval.ms`` (its default; the real workers and the library run it).
 HEARTBEAT_INTERVAL_MS = 3_000

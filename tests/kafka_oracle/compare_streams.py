@@ -18,10 +18,22 @@ settings (``num.standby.replicas``, ``acceptable.recovery.lag``, ``max.warmup.re
    client (SIGTERM: ``KafkaStreams.close``), which sends LeaveGroup when the step says
    ``leave_group = true`` (the app's ``leave.on.close``); ``crash`` kills its client's
    process by its pid (SIGKILL: no LeaveGroup, nothing closed; the group notices when the
-   coordinator expires its session);
+   coordinator expires its session); ``restart`` stops its client (SIGTERM, no LeaveGroup)
+   and starts it again at once with the same state directory, on the release the step's
+   ``latest_supported_version`` names (:func:`release_of`);
 3. the run ends when every client is RUNNING, the actives are balanced, the group has been
    quiet for :data:`~tests.kafka_oracle.compare.QUIET_S` and no probing rebalance is pending
    (the last assignment scheduled none, or its time has passed and it came).
+
+A client whose ``groupsim.latest.supported.version`` is below the harness's 11 runs an older
+Kafka Streams release (:data:`OLD_RELEASES`: 8 is 2.7.2) from its own class path
+(:mod:`tests.kafka_oracle.releases`' ``streams`` module, a copy of ``StatefulApp`` for that
+release's API); ``version-probing-rolling-upgrade`` starts I1–I3 on 2.7.2 and restarts each on
+the harness's release (4.0.2 or 4.4.0), 60 s apart as the file says (the group is stable
+within seconds of each). Its rows name both releases (``from_kafka``) and carry each side's
+sequence of the rounds' assignment versions (``versions``: ``used/commonly supported``,
+:func:`version_sequence`). The scenario's ``session.timeout.ms`` and
+``heartbeat.interval.ms`` (:data:`CLIENT_SETTINGS`) are given to the real clients too.
 
 Two kinds of scenario run differently. One whose clients' ``state`` lags (in
 :data:`SCALES`: ``kip-441-scale-in-lagging``) runs with its record counts scaled down
@@ -47,6 +59,10 @@ it holds, and how far behind, follows those random ids). A ``crash`` is moved (w
 heartbeat interval it falls in) so that it comes at the real kill's phase of the client's
 heartbeats (:func:`place_crash`): the session, and so the rebalance, then expires as long
 after the crash as the real one did.
+With a ``restart`` step (a restarted leader's successor is the first of the coordinator's
+members, in the order of Kafka's random member ids), groupsim is also given the real member
+ids and the real order of first joins (:func:`real_order`, :func:`start_in_order`), so the same
+clients lead, as :mod:`tests.kafka_oracle.compare` does for Connect.
 Each step is played as long after the first as the real one was, and a failover's
 coordinator is down as long as the real one was, from the kill to the new coordinator's first
 answer (:func:`place_steps`, :func:`real_down_times`).
@@ -105,7 +121,7 @@ CHANGELOG = "stateful-counts-changelog"
 #: rebalances (60 s apart) when a client joined after the input was written.
 PHASE_TIMEOUT_S = 400
 #: Timeline actions the real run plays.
-REAL_STEPS = ("join", "leave", "crash", "coordinator_failover", "partition")
+REAL_STEPS = ("join", "leave", "crash", "restart", "coordinator_failover", "partition")
 #: ``StatefulApp``'s ``application.id``: the group id.
 GROUP = "stateful"
 #: Kafka Streams' ``heartbeat.interval.ms`` (its consumer default, 3 s; the app keeps it).
@@ -118,6 +134,51 @@ SETTINGS = (
     "probing.rebalance.interval.ms",
     "rack.aware.assignment.strategy",
 )
+#: The scenario's consumer settings given to the real application too (not to the leader's
+#: assignor: ``streams-app.json`` leaves them out).
+CLIENT_SETTINGS = ("session.timeout.ms", "heartbeat.interval.ms")
+#: The Kafka release a real client of ``groupsim.latest.supported.version`` N runs
+#: (``StreamsAssignmentProtocolVersions.LATEST_SUPPORTED_VERSION``, read with ``javap
+#: -constants`` from each release's jar: 2.5.x 6, 2.6.x and 2.7.x 8, 2.8.x 9, 3.9.1, 4.0.2 and
+#: 4.4.0 11): the newest release with 8 (:mod:`tests.kafka_oracle.releases`' ``streams``
+#: module). 11 (the default) is the harness's own release.
+OLD_RELEASES = {8: "2.7.2"}
+#: The harness's own releases' latest version (4.0.2 and 4.4.0 alike).
+HARNESS_LATEST_VERSION = 11
+
+
+def release_of(latest: int | None) -> str | None:
+    """The older Kafka release a real client playing ``latest_supported_version`` runs, or
+    None for the harness's own (``latest`` None or :data:`HARNESS_LATEST_VERSION`).
+
+    Raises:
+        ValueError: a version no release here plays (not in :data:`OLD_RELEASES`).
+    """
+    if latest is None or latest == HARNESS_LATEST_VERSION:
+        return None
+    if latest not in OLD_RELEASES:
+        raise ValueError(f"no Kafka Streams release with latest supported version {latest} here")
+    return OLD_RELEASES[latest]
+
+
+def start_releases(raw: dict[str, Any]) -> dict[str, str | None]:
+    """Each client's release at the start: its own ``groupsim.latest.supported.version``, else
+    the scenario's (:func:`release_of`)."""
+    default = raw["config"].get("groupsim.latest.supported.version")
+    return {
+        c["name"]: release_of(c.get("config", {}).get("groupsim.latest.supported.version", default))
+        for c in raw["clients"]
+    }
+
+
+def scenario_releases(raw: dict[str, Any]) -> list[str]:
+    """The older releases a scenario's real run starts or restarts clients on, sorted."""
+    steps = [
+        release_of(s.get("latest_supported_version"))
+        for s in raw.get("timeline", [])
+        if s["action"] == "restart"
+    ]
+    return sorted({r for r in [*start_releases(raw).values(), *steps] if r})
 
 
 def broker_settings(raw: dict[str, Any]) -> dict[str, int]:
@@ -353,11 +414,15 @@ class Given:
 
 @dataclass(frozen=True)
 class StreamsRound:
-    """One leader round: when (ms), its generation, and per client name what it was given."""
+    """One leader round: when (ms), its generation, per client name what it was given, and
+    the assignment's ``(version, commonly_supported_version)``: the lowest subscription
+    version the leader received and the lowest latest supported version (KIP-268;
+    ``StreamsPartitionAssignor`` encodes every member's ``AssignmentInfo`` with both)."""
 
     t_ms: int
     generation: int
     given: dict[str, Given]
+    versions: tuple[int, int] = (0, 0)
 
     @property
     def followup(self) -> bool:
@@ -487,15 +552,17 @@ def real_rounds(trace: Path) -> tuple[list[StreamsRound], int]:
         if answer is None or int(answer.error_code) != 0:
             continue
         given = {}
+        versions = (0, 0)
         for a in request.body.assignments:
             _, info = read_assignment(a.assignment)
+            versions = (info.version, info.commonly_supported_version)
             nxt = None if info.next_rebalance_ms == NO_NEXT_REBALANCE else info.next_rebalance_ms
             given[client_name(a.member_id)] = Given(
                 tuple(sorted(f"{t.subtopology}_{t.partition}" for t in info.active_tasks)),
                 tuple(sorted(f"{t.subtopology}_{t.partition}" for t in info.standby_tasks)),
                 None if nxt is None else (0 if nxt == 0 else nxt - first),
             )
-        rounds.append(StreamsRound(ex.t_ms, int(request.body.generation_id), given))
+        rounds.append(StreamsRound(ex.t_ms, int(request.body.generation_id), given, versions))
     return rounds, first
 
 
@@ -503,10 +570,15 @@ def sim_rounds(records: list[dict[str, Any]]) -> list[StreamsRound]:
     """The rounds of a groupsim Streams event log: per generation, the time of its
     ``streams_assignment`` and every member's ``assignment`` record."""
     times: dict[int, int] = {}
+    versions: dict[int, tuple[int, int]] = {}
     given: dict[int, dict[str, Given]] = {}
     for rec in records:
         if rec.get("kind") == "streams_assignment":
             times[int(rec["generation"])] = int(rec["t_ms"])
+            versions[int(rec["generation"])] = (
+                int(rec.get("version", 0)),
+                int(rec.get("commonly_supported_version", 0)),
+            )
         elif rec.get("kind") == "assignment" and int(rec.get("error", 0)) == 0:
             nxt = rec.get("next_rebalance_ms")
             given.setdefault(int(rec["generation"]), {})[client_name(rec["member_id"])] = Given(
@@ -514,7 +586,37 @@ def sim_rounds(records: list[dict[str, Any]]) -> list[StreamsRound]:
                 tuple(sorted(rec.get("standby", []))),
                 None if nxt is None else int(nxt),
             )
-    return [StreamsRound(t, g, given.get(g, {})) for g, t in sorted(times.items())]
+    return [
+        StreamsRound(t, g, given.get(g, {}), versions.get(g, (0, 0)))
+        for g, t in sorted(times.items())
+    ]
+
+
+def version_sequence(rounds: list[StreamsRound], start_ms: int, end_ms: int) -> list[str]:
+    """The rounds' assignment versions from ``start_ms`` to ``end_ms``, in order, each
+    ``"<used>/<commonly supported>"`` (:attr:`StreamsRound.versions`)."""
+    return [
+        f"{r.versions[0]}/{r.versions[1]}"
+        for r in sorted(rounds, key=lambda r: r.t_ms)
+        if start_ms <= r.t_ms <= end_ms
+    ]
+
+
+#: Settings both runs of a scenario take instead of the file's (``[config]``): the
+#: version-probing upgrade is the one Streams library file that keeps Kafka's default
+#: ``probing.rebalance.interval.ms`` (10 minutes); a real start whose leader finds a client
+#: not caught up schedules a probe that far off, so both runs take Kafka's minimum, 60 s, as
+#: every other Streams library file does.
+RUN_CONFIG: dict[str, dict[str, int]] = {
+    "streams/version-probing-rolling-upgrade": {"probing.rebalance.interval.ms": 60_000},
+}
+
+
+def run_raw(name: str) -> dict[str, Any]:
+    """:func:`scenario_raw` with :data:`RUN_CONFIG`'s settings in its ``[config]``."""
+    raw = scenario_raw(name)
+    raw["config"] = {**raw.get("config", {}), **RUN_CONFIG.get(name, {})}
+    return raw
 
 
 def scenario_raw(name: str) -> dict[str, Any]:
@@ -540,11 +642,18 @@ def simulated_text(
     process-id order, and a real Streams client draws its id at random, ``UUID.randomUUID``
     in ``KafkaStreams``) and, where ``states`` names the client, its ``state`` (task → lag in
     records) replaced by that one (:func:`real_states`); a scenario of :data:`SCALES` with its
-    ``acceptable.recovery.lag`` and restore rate scaled (:meth:`Scale.settings`)."""
+    ``acceptable.recovery.lag`` and restore rate scaled (:meth:`Scale.settings`); one of
+    :data:`RUN_CONFIG` with those settings."""
     from tests.kafka_oracle.compare import LIBRARY
 
     text = (LIBRARY / f"{name}.toml").read_text()
     for client, pid in (process_ids or {}).items():
+        # a client the file gives no process id gets the real one's line after its name
+        text = re.sub(
+            rf'(?m)^(name = "{re.escape(client)}"\n)(?!process_id = )',
+            r'\1process_id = ""\n',
+            text,
+        )
         text = re.sub(
             rf'(?m)^(name = "{re.escape(client)}"\nprocess_id = )"[^"]*"$', rf'\1"{pid}"', text
         )
@@ -560,6 +669,10 @@ def simulated_text(
         )
         if n != 1:
             raise ValueError(f"{name}: no state line of client {client} to replace")
+    for key, value in RUN_CONFIG.get(name, {}).items():
+        text, n = re.subn(rf'(?m)^"{re.escape(key)}" = \d+$', f'"{key}" = {value}', text)
+        if n == 0:
+            text = text.replace("[config]\n", f'[config]\n"{key}" = {value}\n', 1)
     scale = SCALES.get(name)
     if scale is not None:
         config = scenario_raw(name)["config"]
@@ -703,17 +816,27 @@ def run_simulation(
     phases: dict[str, int] | None = None,
     offsets: list[int] | None = None,
     downs: dict[int, int] | None = None,
+    order: tuple[dict[str, list[str]], list[str]] | None = None,
+    gaps: list[int] | None = None,
 ) -> tuple[StreamsMeasures, list[StreamsRound], int]:
     """groupsim's run of :func:`simulated_text`, its steps at the real run's times and its
     coordinator down as long as the real one (``offsets``, ``downs``: :func:`place_steps`),
     each crash placed at the real kill's heartbeat phase given in ``phases`` (client → ms,
-    :func:`place_crash`): measures, rounds, time of the first step (virtual ms)."""
+    :func:`place_crash`), and, given the real ``order`` (:func:`real_order`), its clients
+    started in the real order with the real member ids (:func:`start_in_order`), so the same
+    clients lead, and each restarted client back as long after its old member's last request
+    as the real one (``gaps``, :func:`place_restarts`): measures, rounds, time of the first
+    step (virtual ms)."""
     text = simulated_text(name, changelog_records, process_ids, states, sizes)
     text = place_steps(text, offsets or [], downs or {})
+    if order:
+        text = start_in_order(text, order[1])
     for client, phase in sorted((phases or {}).items()):
         text = place_crash(text, name, client, phase)
+    if gaps:
+        text = place_restarts(text, name, gaps)
     loaded = loads_any(text, f"{name}.toml")
-    result = simulate(loaded, loaded.scenario.seed)
+    result = simulate(loaded, loaded.scenario.seed, member_ids=order[0] if order else None)
     start = next(
         (
             r["t_ms"]
@@ -725,6 +848,114 @@ def run_simulation(
     end = max(r["t_ms"] for r in result.records)
     rounds = sim_rounds(result.records)
     return measure(rounds, start, end, crashed_clients(name)), rounds, start
+
+
+def real_order(trace: Path) -> tuple[dict[str, list[str]], list[str]]:
+    """What decides the real leaders and groupsim would otherwise draw (as
+    :class:`tests.kafka_oracle.compare.RealOrder` for Connect): per client name, the member
+    ids the broker handed its stream thread's consumers, in order (a departed leader's
+    successor is the first of the coordinator's ``HashMap`` of members, ``ClassicGroup#remove``,
+    an order of those random ids), and the clients in the order of their first JoinGroup
+    carrying a member id (the first one the broker adds leads, ``ClassicGroup#add``)."""
+    ids: dict[str, list[str]] = {}
+    seen: set[str] = set()
+    joins: list[str] = []
+    exchanges = [ex for ex in read_exchanges(trace) if ex.api_key == 11]
+    for ex in exchanges:
+        member_id = str(wire.decode_request(ex.request_raw).body.member_id)
+        if member_id and client_name(member_id) not in joins:
+            joins.append(client_name(member_id))
+    for ex in sorted(exchanges, key=lambda ex: ex.response_t_ms or 0):
+        if ex.response_raw is None:
+            continue
+        _, answer = decode_response(ex.response_raw, 11, ex.version)
+        member_id = str(getattr(answer, "member_id", "") or "")
+        if "-StreamThread-" in member_id and member_id not in seen:
+            seen.add(member_id)
+            ids.setdefault(client_name(member_id), []).append(member_id)
+    return ids, joins
+
+
+def real_restart_gaps(trace: Path, restarts: list[tuple[str, int]]) -> list[int]:
+    """Per restart step ``(client, ms of the trace's clock when it was played)``: the ms from
+    the old process's last request that restarted its session at the coordinator (JoinGroup,
+    SyncGroup, Heartbeat; it heartbeats while it closes) to the new process's first JoinGroup
+    (the one without a member id, KIP-394). Whether the new member joins before the old one's
+    session expires (its join starts a rebalance the old member holds up until it expires)
+    or after (two rebalances) follows from it; :func:`place_restarts` gives groupsim the same
+    gap. -1 for a step whose new process never joined."""
+    requests = []
+    for ex in read_exchanges(trace):
+        if ex.api_key in (11, 12, 14):
+            req = wire.decode_request(ex.request_raw)
+            requests.append((ex.t_ms, ex.api_key, client_name(req.client_id), req.body.member_id))
+    out = []
+    for client, at in restarts:
+        join = next(
+            (t for t, key, c, mid in requests if key == 11 and c == client and t >= at and not mid),
+            None,
+        )
+        last = max((t for t, _, c, _ in requests if c == client and t < (join or at)), default=None)
+        out.append(-1 if join is None or last is None else join - last)
+    return out
+
+
+def place_restarts(text: str, name: str, gaps: list[int]) -> str:
+    """``text`` with each ``restart`` step's ``down_ms`` (none: 0) set so that its new member
+    starts as long after the old member's last request to the coordinator as the real one
+    joined (``gaps``, :func:`real_restart_gaps`; -1: left as it is). groupsim's clean
+    shutdown stops the old member at the step, a heartbeat phase after its last request
+    (read from a run of ``text``: its ``member_removed``, reason ``session_timeout``, is
+    ``session_timeout_ms`` after it), so ``down_ms`` is the real gap less that phase (at
+    least 0). The steps are placed one after the other, each from a run with the earlier
+    ones placed."""
+    pattern = re.compile(r'(?m)^at_ms = (\d+)\naction = "restart"\nclient = "([^"]+)"\n')
+    for k, gap in enumerate(gaps):
+        steps = list(pattern.finditer(text))
+        if gap < 0 or k >= len(steps):
+            continue
+        step = steps[k]
+        at, client = int(step.group(1)), step.group(2)
+        loaded = loads_any(text, f"{name}.toml")
+        records = simulate(loaded, loaded.scenario.seed).records
+        removed = next(
+            (
+                r
+                for r in records
+                if r.get("kind") == "member_removed"
+                and r.get("member") == client
+                and r.get("reason") == "session_timeout"
+                and r["t_ms"] >= at
+            ),
+            None,
+        )
+        if removed is None:
+            continue
+        phase = at - (int(removed["t_ms"]) - int(removed["session_timeout_ms"]))
+        block = re.sub(r"(?m)^down_ms = \d+\n", "", text[step.end() :].split("[[", 1)[0])
+        rest = text[step.end() :].split("[[", 1)
+        tail = "[[" + rest[1] if len(rest) > 1 else ""
+        text = text[: step.end()] + f"down_ms = {max(0, gap - phase)}\n" + block + tail
+    return text
+
+
+def start_in_order(text: str, first_joins: list[str]) -> str:
+    """``text`` with its clients that start at once (no ``start_ms``, not ``autostart =
+    false``) started :data:`~tests.kafka_oracle.compare.JOIN_SPACING_MS` apart in the real
+    order of first joins (:func:`real_order`), so that the same client leads first."""
+    from tests.kafka_oracle.compare import JOIN_SPACING_MS
+
+    k = 0
+    for client in first_joins:
+        block = re.search(rf'(?ms)^name = "{re.escape(client)}"\n.*?(?=^\[|\Z)', text)
+        if block is None or re.search(r"(?m)^(start_ms|autostart) = ", block.group(0)):
+            continue
+        head = re.escape(f'name = "{client}"\n')
+        text = re.sub(
+            rf"(?m)^{head}", f'name = "{client}"\nstart_ms = {k * JOIN_SPACING_MS}\n', text
+        )
+        k += 1
+    return text
 
 
 def real_phases(trace: Path, kills: dict[str, int]) -> dict[str, int]:
@@ -860,6 +1091,8 @@ class StreamsRealRun:
     phases: dict[str, int] = field(default_factory=dict)
     offsets: list[int] = field(default_factory=list)
     downs: dict[int, int] = field(default_factory=dict)
+    order: tuple[dict[str, list[str]], list[str]] | None = None
+    gaps: list[int] = field(default_factory=list)
 
 
 def run_real(name: str, work: Path) -> StreamsRealRun:
@@ -873,7 +1106,7 @@ def run_real(name: str, work: Path) -> StreamsRealRun:
 
     from tests.kafka_oracle.compare import QUIET_S, _GroupTraffic
 
-    raw = scenario_raw(name)
+    raw = run_raw(name)
     partitions, stateless = topology(raw)
     tasks = partitions + stateless
     settings: dict[str, Any] = {
@@ -885,11 +1118,18 @@ def run_real(name: str, work: Path) -> StreamsRealRun:
         )
     if stateless:
         settings["stateless_partitions"] = stateless
+    settings.update(
+        {k.replace(".", "_"): v for k, v in raw["config"].items() if k in CLIENT_SETTINGS}
+    )
     tags = {c["name"]: c.get("config", {}) for c in raw["clients"]}
+    releases = start_releases(raw)
     steps = [s for s in raw.get("timeline", []) if s["action"] != "phase"]
     if any(s["action"] not in REAL_STEPS for s in steps):
         raise ValueError(f"{name}: only {', '.join(REAL_STEPS)} steps are run on real Streams apps")
     leaving = {s["client"] for s in steps if s["action"] in ("leave", "crash")}
+    # a restarted leader's successor follows Kafka's random member ids: given to groupsim
+    restarts = any(s["action"] == "restart" for s in steps)
+    restarted: list[tuple[str, int]] = []  # (client, wall ms of its restart step)
     kills: dict[str, int] = {}
     played: list[int] = []  # wall ms at which each step was played
     healed = 0  # wall ms at which the last partition heals
@@ -919,26 +1159,38 @@ def run_real(name: str, work: Path) -> StreamsRealRun:
             with ExitStack() as stack:
                 live: list[StreamsInstance] = []
 
-                def start(client: str, first: bool) -> None:
+                def start(
+                    client: str, first: bool, release: str | None, after: Path | None = None
+                ) -> StreamsInstance:
                     extra: dict[str, Any] = {"produce": PRODUCE} if first and not inputs else {}
                     if client in leave_group:
                         extra["leave_on_close"] = "true"
                     if together:
                         extra["start_after"] = str(gate)
+                    if after:
+                        extra["open_after"] = str(after)
                     # the client's own settings (client.tag.*), "." written as "_"
-                    extra.update({k.replace(".", "_"): v for k, v in tags[client].items()})
+                    extra.update(
+                        {
+                            k.replace(".", "_"): v
+                            for k, v in tags[client].items()
+                            if not k.startswith("groupsim.")
+                        }
+                    )
                     live.append(
                         stack.enter_context(
                             streams_app(
                                 work,
                                 recorder.bootstrap,
                                 client,
+                                release,
                                 partitions=partitions,
                                 **settings,
                                 **extra,
                             )
                         )
                     )
+                    return live[-1]
 
                 def settled() -> bool:
                     return (
@@ -950,7 +1202,7 @@ def run_real(name: str, work: Path) -> StreamsRealRun:
 
                 initial = [c["name"] for c in raw["clients"] if c.get("autostart", True)]
                 for k, client in enumerate(initial):
-                    start(client, k == 0)
+                    start(client, k == 0, releases[client])
                 if together:
                     # every JVM up (and the input written) before any application joins
                     _wait(lambda: all(_waiting(a) for a in live), "the applications up", live)
@@ -978,7 +1230,7 @@ def run_real(name: str, work: Path) -> StreamsRealRun:
                         time.sleep(min(0.2, max(0.0, due / 1000 - time.time())))
                     played.append(int(time.time() * 1000))
                     if step["action"] == "join":
-                        start(step["client"], False)
+                        start(step["client"], False, releases[step["client"]])
                     elif step["action"] == "coordinator_failover":
                         assert kafka.cluster is not None
                         node = kafka.cluster.coordinator(GROUP)
@@ -989,12 +1241,32 @@ def run_real(name: str, work: Path) -> StreamsRealRun:
                         healed = max(healed, played[-1] + int(step["duration_ms"]))
                     else:
                         (gone,) = [a for a in live if a.name == step["client"]]
+                        new = None
+                        release = release_of(step.get("latest_supported_version"))
+                        if step["action"] == "restart" and release is None:
+                            # the new process's JVM up first (StatefulApp's open.after: the
+                            # old one holds the state directory), so it joins within a second
+                            # or two of the old one's close, as groupsim's restart (down_ms 0):
+                            # a JVM start on a loaded machine can outlast the old member's
+                            # session, a race
+                            opened = work / f"restart-{len(played)}"
+                            new = start(gone.name, False, None, opened)
+                            _wait(lambda app=new: _waiting(app), "the new process up", live)
+                            played[-1] = int(time.time() * 1000)
                         live.remove(gone)
                         if step["action"] == "crash":
                             kills[gone.name] = int(time.time() * 1000)
                             gone.crash()
                         else:
                             _stop(gone.proc)
+                        if step["action"] == "restart":
+                            restarted.append((step["client"], played[-1]))
+                            # the same state directory, on the step's release (an upgrade)
+                            releases[step["client"]] = release
+                            if new is None:
+                                start(step["client"], False, release)
+                            else:
+                                opened.touch()
                 _wait(settled, "balanced actives with no probing rebalance pending", live)
                 end = int(time.time() * 1000)
         finally:
@@ -1031,6 +1303,8 @@ def run_real(name: str, work: Path) -> StreamsRealRun:
         real_phases(trace, {c: k - first for c, k in kills.items()}),
         [t - played[0] for t in played],
         real_down_times(trace, {k: t - first for k, t in failovers.items()}),
+        real_order(trace) if restarts else None,
+        real_restart_gaps(trace, [(c, t - first) for c, t in restarted]),
     )
 
 
@@ -1120,15 +1394,23 @@ def row(name: str, real: StreamsRealRun) -> dict[str, Any]:
         real.phases,
         real.offsets,
         real.downs,
+        real.order,
+        real.gaps,
     )
+    older = scenario_releases(scenario_raw(name))
     return {
         "scenario": name,
         "kind": "streams",
         "kafka": requested_version() or _pinned_version(),
+        **({"from_kafka": ", ".join(older)} if older else {}),
         "real": asdict(real.measures),
         "groupsim": asdict(sim),
         "rounds_compared": min(real.measures.rebalances, sim.rebalances),
         "rounds_equal": equal_rounds(real.rounds, rounds, (real.start_ms, start), real.end_ms),
+        "versions": {
+            "real": version_sequence(real.rounds, real.start_ms, real.end_ms),
+            "groupsim": version_sequence(rounds, start, max(r.t_ms for r in rounds)),
+        },
         "window_ms": [real.start_ms, real.end_ms],
         "changelog_records": real.changelog_records,
         "process_ids": real.process_ids,
@@ -1137,6 +1419,8 @@ def row(name: str, real: StreamsRealRun) -> dict[str, Any]:
         "phases": real.phases,
         "step_offsets_ms": real.offsets,
         "down_ms": {str(k): v for k, v in real.downs.items()},
+        **({"member_ids": real.order[0], "first_joins": real.order[1]} if real.order else {}),
+        **({"restart_gaps_ms": real.gaps} if real.gaps else {}),
         "conformance": real.conformance,
     }
 
@@ -1155,10 +1439,22 @@ def rescore(old: dict[str, Any], trace: Path) -> dict[str, Any]:
         old.get("phases"),
         old.get("step_offsets_ms"),
         {int(k): v for k, v in old.get("down_ms", {}).items()},
+        (old["member_ids"], old["first_joins"]) if "member_ids" in old else None,
+        old.get("restart_gaps_ms"),
     )
     real, _ = real_rounds(trace)
     window = old["window_ms"]
-    raw = scenario_raw(old["scenario"])
+    versions = (
+        {
+            "versions": {
+                "real": version_sequence(real, window[0], window[1]),
+                "groupsim": version_sequence(rounds, start, max(r.t_ms for r in rounds)),
+            }
+        }
+        if "versions" in old
+        else {}
+    )
+    raw = run_raw(old["scenario"])
     app = json.dumps(app_file(raw, SCALES.get(old["scenario"]))) + "\n"
     (trace.parent / "streams-app.json").write_text(app)
     return {
@@ -1170,6 +1466,7 @@ def rescore(old: dict[str, Any], trace: Path) -> dict[str, Any]:
         "groupsim": asdict(sim),
         "rounds_compared": min(old["real"]["rebalances"], sim.rebalances),
         "rounds_equal": equal_rounds(real, rounds, (window[0], start), window[1]),
+        **versions,
     }
 
 
@@ -1195,8 +1492,9 @@ def table(rows: list[dict[str, Any]]) -> str:
             f"{conf['round_divergences']} divergences ({conf['round_timing']} timing-only); "
             f"`groupsim check`: {conf['violations']} violations"
         )
+        kafka = f"{r['from_kafka']} → {r['kafka']}" if "from_kafka" in r else r["kafka"]
         lines.append(
-            f"| {r['scenario']} | {r['kafka']} | {real['rebalances']} / {sim['rebalances']} "
+            f"| {r['scenario']} | {kafka} | {real['rebalances']} / {sim['rebalances']} "
             f"| {r['rounds_equal']} of {r['rounds_compared']} "
             f"| {real['probing_rebalances']} / {sim['probing_rebalances']} "
             f"| {real['followups']} / {sim['followups']} "

@@ -581,11 +581,11 @@ def test_a_task_refused_because_its_worker_still_runs_it_counts_as_running() -> 
 def test_a_release_class_path_is_resolved_once_from_a_one_dependency_pom(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``release_classpath`` asks Maven once per artifact and release (a pom naming that one
+    """``dependency_classpath`` asks Maven once per artifact and release (a pom naming that one
     artifact), then reads the cached answer."""
     import subprocess
 
-    from tests.kafka_oracle import cluster
+    from tests.kafka_oracle import releases
 
     calls: list[Path] = []
 
@@ -594,11 +594,142 @@ def test_a_release_class_path_is_resolved_once_from_a_one_dependency_pom(
         calls.append(cwd)
         (cwd / "part.txt").write_text("/m2/connect-runtime-2.3.1.jar:/m2/kafka-clients-2.3.1.jar\n")
 
-    monkeypatch.setattr(cluster, "HARNESS", tmp_path)
+    monkeypatch.setattr(releases, "RESOLVED", tmp_path)
     monkeypatch.setattr(subprocess, "run", fake_mvn)
-    first = cluster.release_classpath("connect-runtime", "2.3.1")
-    again = cluster.release_classpath("connect-runtime", "2.3.1")
+    first = releases.dependency_classpath("connect-runtime", "2.3.1")
+    again = releases.dependency_classpath("connect-runtime", "2.3.1")
     assert first == again == "/m2/connect-runtime-2.3.1.jar:/m2/kafka-clients-2.3.1.jar"
-    assert calls == [tmp_path / "target" / "releases" / "connect-runtime-2.3.1"]
+    assert calls == [tmp_path / "connect-runtime-2.3.1"]
     pom = (calls[0] / "pom.xml").read_text()
     assert "<artifactId>connect-runtime</artifactId><version>2.3.1</version>" in pom
+
+
+def test_a_client_playing_an_older_release_runs_that_releases_jars() -> None:
+    from tests.kafka_oracle.compare_streams import (
+        release_of,
+        scenario_raw,
+        scenario_releases,
+        start_releases,
+    )
+
+    # StreamsAssignmentProtocolVersions.LATEST_SUPPORTED_VERSION: 8 in 2.6.x/2.7.x, 11 in 4.x
+    assert release_of(8) == "2.7.2"
+    assert release_of(11) is None and release_of(None) is None
+    with pytest.raises(ValueError, match="latest supported version 9"):
+        release_of(9)
+    raw = scenario_raw("streams/version-probing-rolling-upgrade")
+    assert start_releases(raw) == dict.fromkeys(("I1", "I2", "I3"), "2.7.2")
+    assert scenario_releases(raw) == ["2.7.2"]
+    assert scenario_releases(scenario_raw("streams/kip-441-scale-out")) == []
+
+
+def test_a_file_without_process_ids_is_given_the_real_ones() -> None:
+    from tests.kafka_oracle.compare_streams import simulated_text
+
+    pid = "11111111-2222-3333-4444-555555555555"
+    text = simulated_text(
+        "streams/version-probing-rolling-upgrade",
+        9000,
+        {"I2": pid},
+        {"I2": {"0_2": 0, "0_3": 5}},
+    )
+    assert f'name = "I2"\nprocess_id = "{pid}"\nstate = {{ "0_2" = 0, "0_3" = 5 }}\n' in text
+    assert 'name = "I1"\nstate = ' in text  # the others as the file says
+
+
+def test_the_rounds_version_sequence() -> None:
+    from tests.kafka_oracle.compare_streams import StreamsRound, version_sequence
+
+    rounds = [
+        StreamsRound(300, 3, {}, (11, 11)),
+        StreamsRound(100, 1, {}, (8, 8)),
+        StreamsRound(200, 2, {}, (8, 11)),
+        StreamsRound(50, 0, {}, (8, 8)),
+    ]
+    assert version_sequence(rounds, 100, 300) == ["8/8", "8/11", "11/11"]
+
+
+def test_an_upgrade_row_names_both_releases() -> None:
+    from tests.kafka_oracle.compare_streams import table
+
+    measures = {
+        "rebalances": 1,
+        "probing_rebalances": 0,
+        "followups": 0,
+        "tasks_moved": 0,
+        "downtime_ms": 0,
+        "actives_at_end": {"I1": 6},
+    }
+    conformance = {
+        "answers": 1,
+        "answer_divergences": 0,
+        "answer_timing": 0,
+        "rounds": 1,
+        "round_divergences": 0,
+        "round_timing": 0,
+        "violations": 0,
+    }
+    row = {
+        "scenario": "streams/version-probing-rolling-upgrade",
+        "kafka": "4.0.2",
+        "from_kafka": "2.7.2",
+        "real": measures,
+        "groupsim": measures,
+        "rounds_equal": 1,
+        "rounds_compared": 1,
+        "conformance": conformance,
+    }
+    assert "| streams/version-probing-rolling-upgrade | 2.7.2 → 4.0.2 | 1 / 1 |" in table([row])
+
+
+def test_clients_start_in_the_real_order_of_first_joins() -> None:
+    from tests.kafka_oracle.compare_streams import simulated_text, start_in_order
+
+    text = start_in_order(
+        simulated_text("streams/version-probing-rolling-upgrade", None), ["I3", "I2", "I1"]
+    )
+    starts = re.findall(r'(?m)^name = "(I\d)"\nstart_ms = (\d+)$', text)
+    assert starts == [("I1", "100"), ("I2", "50"), ("I3", "0")]
+    # a client that joins later (autostart = false) keeps its own start
+    joiner = simulated_text("streams/kip-441-scale-out", None)
+    assert start_in_order(joiner, ["I3", "I1", "I2"]).count("start_ms = ") == 2
+
+
+def test_a_restart_is_back_as_long_after_the_old_members_last_request_as_the_real_one() -> None:
+    from scenarios.input.library import loads_any
+    from scenarios.sim.runner import simulate
+    from tests.kafka_oracle.compare_streams import place_restarts, simulated_text
+
+    name = "streams/version-probing-rolling-upgrade"
+    text = simulated_text(name, None)
+    placed = place_restarts(text, name, [12_000, -1, 4_000])
+    downs = re.findall(r'(?m)^action = "restart"\nclient = "(I\d)"\ndown_ms = (\d+)$', placed)
+    # I2's gap unknown (-1): as the file says; the others less their heartbeat phase at the step
+    assert [c for c, _ in downs] == ["I1", "I3"]
+    records = simulate(loads_any(placed, "x.toml"), 1).records
+    for client, gap in (("I1", 12_000), ("I3", 4_000)):
+        step = next(r for r in records if r.get("kind") == "step" and r.get("member") == client)
+        removed = next(
+            r
+            for r in records
+            if r.get("kind") == "member_removed"
+            and r.get("member") == client
+            and r["t_ms"] >= step["t_ms"]
+        )
+        last = removed["t_ms"] - removed["session_timeout_ms"]
+        started = next(
+            r
+            for r in records
+            if r.get("kind") == "member_start"
+            and r.get("member") == client
+            and r["t_ms"] >= step["t_ms"]
+        )
+        assert started["t_ms"] - last == gap
+
+
+def test_the_version_probing_upgrade_runs_with_kafkas_minimum_probing_interval() -> None:
+    from tests.kafka_oracle.compare_streams import app_file, run_raw, simulated_text
+
+    name = "streams/version-probing-rolling-upgrade"
+    assert app_file(run_raw(name))["probing.rebalance.interval.ms"] == 60_000
+    assert '"probing.rebalance.interval.ms" = 60000\n' in simulated_text(name, None)

@@ -116,6 +116,10 @@ class StreamsPartitionAssignor:
             lower for a client emulating an older release): a subscription above it is a
             future one (version probing), read only as ``(version, latest_supported_version)``
             and grouped under the ``FUTURE`` client, as Kafka's ``FUTURE_ID``.
+        future_process: the process id that client sorts and hashes as (Kafka's
+            ``FUTURE_ID`` is a random UUID drawn once per leader JVM, so where the future
+            client stands in the process-id order, which the task assignor follows, is not
+            in any message); None: the label ``FUTURE`` (a fixed place).
     """
 
     def __init__(
@@ -124,11 +128,13 @@ class StreamsPartitionAssignor:
         configs: AssignmentConfigs,
         leader_process: uuid.UUID,
         latest_supported_version: int = LATEST_SUPPORTED_VERSION,
+        future_process: uuid.UUID | None = None,
     ) -> None:
         self.topology = topology
         self.configs = configs
         self.leader_process = leader_process
         self.latest_supported_version = latest_supported_version
+        self.future_process = future_process
 
     def assign(self, members: Sequence[tuple[str, bytes]], now_ms: int) -> LeaderAssignment:
         """One assignment for the group's members (JoinGroup order, ``(member_id, metadata)``).
@@ -161,7 +167,8 @@ class StreamsPartitionAssignor:
         extra_members: list[str] = []  # further consumers of one process (FUTURE only)
         for member_id, consumer, capacity, info in subs:
             if info.version > self.latest_supported_version:
-                label = FUTURE_CLIENT
+                future = self.future_process
+                label = FUTURE_CLIENT if future is None else process_label(future)
             else:
                 label = process_label(uuid.UUID(int=uuid.UUID(str(info.process_id)).int))
             pid = ProcessId.of(label)
@@ -225,6 +232,10 @@ class StreamsPartitionAssignor:
         # (StreamsPartitionAssignor#buildStandbyTaskMap) keeps a withheld stateful task as a
         # standby meanwhile only where the client previously owned it as a standby
         # (ClientState#previouslyOwnedStandby): its state store stays open until the follow-up.
+        # Releases before 3.6 (so every release whose latest version is below 11: 3.2 brought
+        # v11) keep every withheld stateful task as such a transient standby (Kafka PR #14149
+        # added the previouslyOwnedStandby condition), which a real 2.7 leader shows.
+        transient_for_all = self.latest_supported_version < LATEST_SUPPORTED_VERSION
         decisions: dict[str, ClientDecision] = {}
         kept_standby: dict[str, set[TaskId]] = {}
         any_withheld = False
@@ -245,15 +256,20 @@ class StreamsPartitionAssignor:
                 any_withheld = True
                 d.next_rebalance_ms = 0
             kept_standby[member_id] = {
-                t for t in d.withheld if topology.is_stateful(t) and t in state.prev_standby
+                t
+                for t in d.withheld
+                if topology.is_stateful(t) and (transient_for_all or t in state.prev_standby)
             }
             decisions[labels[pid]] = d
 
-        # A version-probing rebalance (versionProbingAssignment) encodes no probing time: the
-        # future members resubscribe lower and rejoin at once, which is the follow-up.
+        # The leader's client is told when to probe whenever the task assignor wants a probing
+        # rebalance, in a version-probing round too (StreamsPartitionAssignor#assignTasksToClients
+        # sets its followupRebalanceDeadline whatever versionProbing says; 2.6 dropped
+        # versionProbingAssignment, which encoded none): a later assignment without one resets
+        # it (maybeScheduleFollowupRebalance), as the rounds after the future member's rejoin do.
         probing_at = None
         leader_pid = ProcessId.of(process_label(self.leader_process))
-        if result.probing_rebalance_needed and leader_pid in by_process and not version_probing:
+        if result.probing_rebalance_needed and leader_pid in by_process:
             d = decisions[labels[leader_pid]]
             if d.next_rebalance_ms != 0:
                 probing_at = now_ms + self.configs.probing_rebalance_interval_ms

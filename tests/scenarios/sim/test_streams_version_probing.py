@@ -22,7 +22,12 @@ from members.streams_state import (
 from protocol import consumer_codec
 from protocol.effects import Send
 from protocol.group import ErrorCode, JoinGroupRequest, JoinGroupResponse, SyncGroupResponse
-from protocol.streams_codec import StreamsAssignment, decode_subscription, encode_assignment
+from protocol.streams_codec import (
+    StreamsAssignment,
+    TopicPartition,
+    decode_subscription,
+    encode_assignment,
+)
 from scenarios.input.library import load_any
 from scenarios.input.loader import ScenarioError
 from scenarios.input.streams import loads_streams_scenario
@@ -56,7 +61,7 @@ def test_an_old_leader_reads_a_newer_subscription_as_future_and_probes() -> None
         True,
     )
     assert set(rec["clients"]) == {"PID_1", FUTURE_CLIENT}
-    assert out.probing_at_ms is None  # the future member's rejoin is the follow-up
+    assert out.probing_at_ms is None  # both caught up on everything (100 records): no probe
     for _, body in out.assignments:
         _, info = read_assignment(body)
         assert (info.version, info.commonly_supported_version) == (8, 8)
@@ -209,3 +214,69 @@ def test_the_follow_up_join_subscribes_with_the_version_onassignment_chose(
     user, _ = split_threads(consumer.user_data)
     assert decode_subscription(user).version == expected
     assert client.subscription_version == expected
+
+
+def _owning(n: int, version: int, latest: int, sums: dict[int, int], owned: list[int]) -> bytes:
+    """A member of ``TOPO6`` with task offset sums (partition → sum, -2 = running active) and
+    the partitions it owns."""
+    from members.assignors.streams import TaskId
+
+    user = subscription_user_data(
+        uuid.UUID(int=n),
+        {TaskId(0, p): s for p, s in sums.items()},
+        {},
+        1,
+        version=version,
+        latest_supported_version=latest,
+    )
+    envelope = consumer_codec.Subscription(
+        topics=("input-0",),
+        user_data=with_threads(user, 1),
+        owned_partitions=tuple(TopicPartition("input-0", p) for p in owned),
+    )
+    return consumer_codec.encode_subscription(envelope, CONSUMER_PROTOCOL_VERSION)
+
+
+TOPO6 = StreamsTopology([Subtopology(0, 6, True, changelog_records=50_000, changelog_rate=0)])
+
+
+def _standbys(out: object) -> dict[str, list[str]]:
+    return {
+        m: sorted(f"{t.subtopology}_{t.partition}" for t in read_assignment(b)[1].standby_tasks)
+        for m, b in out.assignments  # type: ignore[attr-defined]
+    }
+
+
+@pytest.mark.parametrize(("latest", "kept_all"), [(8, True), (11, False)])
+def test_a_withheld_active_stays_a_standby_on_an_old_leader_only(
+    latest: int, kept_all: bool
+) -> None:
+    """StreamsPartitionAssignor#buildStandbyTaskMap: a stateful active withheld because another
+    member still owns its partition is placed as a transient standby on its new client; since
+    Kafka 3.6 (PR #14149, ``ClientState#previouslyOwnedStandby``) only where that client held
+    it as a standby before. A real 2.7.2 leader (latest version 8) kept all of them."""
+    a = _owning(1, 8, 8, dict.fromkeys(range(6), -2), list(range(6)))
+    b = _owning(2, 8, 8, {}, [])  # no state, caught up by the lag allowed: takes three
+    assignor = StreamsPartitionAssignor(
+        TOPO6, AssignmentConfigs(acceptable_recovery_lag=60_000), uuid.UUID(int=1), latest
+    )
+    out = assignor.assign([("a", a), ("b", b)], 0)
+    withheld = out.record["clients"]["PID_2"]["withheld"]
+    assert len(withheld) == 3
+    assert _standbys(out) == {"a": [], "b": withheld if kept_all else []}
+
+
+def test_an_old_leader_schedules_its_probing_rebalance_in_a_version_probing_round() -> None:
+    """StreamsPartitionAssignor#assignTasksToClients (2.6+; 4.0 alike): when the task assignor
+    wants a probing rebalance, the leader's client gets ``nextRebalanceMs`` whatever
+    ``versionProbing`` says (2.6 dropped ``versionProbingAssignment``); a real 2.7.2 leader
+    answering a v11 subscription did (docs/real-kafka.md)."""
+    lead = _owning(1, 8, 8, {0: -2, 1: -2, 2: -2}, [0, 1, 2])
+    old = _owning(2, 8, 8, {3: -2, 4: -2, 5: -2}, [3, 4, 5])
+    new = _member(3, 11, 11)  # a future subscription: no offset sums read, caught up on nothing
+    assignor = StreamsPartitionAssignor(TOPO6, AssignmentConfigs(), uuid.UUID(int=1), 8)
+    out = assignor.assign([("m1", lead), ("m2", old), ("m3", new)], 1_000)
+    assert out.record["version_probing"] and out.record["probing_rebalance_needed"]
+    assert out.probing_at_ms == 1_000 + AssignmentConfigs().probing_rebalance_interval_ms
+    nxt = {m: read_assignment(b)[1].next_rebalance_ms for m, b in out.assignments}
+    assert nxt["m1"] == out.probing_at_ms

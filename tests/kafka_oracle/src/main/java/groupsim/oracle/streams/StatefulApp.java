@@ -55,7 +55,10 @@ import org.apache.kafka.streams.processor.TaskId;
  * {@link RestoreControl}); {@code stateless.partitions=N} adds a second, stateless
  * sub-topology ({@code stateless-input}, N partitions → foreach: tasks 1_0..1_N-1);
  * {@code start.after=PATH} starts the application (joins the group) only once that file
- * exists, so that several instances, their JVMs started beforehand, join together.
+ * exists, so that several instances, their JVMs started beforehand, join together;
+ * {@code open.after=PATH} builds the application (opens its state directory) only once that
+ * file exists, so a restarted instance's JVM can start while the old process still holds the
+ * directory, and join within a second or two of its close.
  *
  * <p>It prints one line per event on stdout, flushed at once:
  * {@code STATE <new> <old>} for each KafkaStreams state transition and
@@ -88,6 +91,7 @@ public final class StatefulApp {
         boolean leaveOnClose = false;
         Path control = null;
         Path startAfter = null;
+        Path openAfter = null;
         int statelessPartitions = 0;
         for (String arg : args) {
             int eq = arg.indexOf('=');
@@ -99,6 +103,7 @@ public final class StatefulApp {
             else if (key.equals("leave.on.close")) leaveOnClose = Boolean.parseBoolean(value);
             else if (key.equals("restore.control")) control = Paths.get(value);
             else if (key.equals("start.after")) startAfter = Paths.get(value);
+            else if (key.equals("open.after")) openAfter = Paths.get(value);
             else if (key.equals("stateless.partitions")) statelessPartitions = Integer.parseInt(value);
             else props.put(key, value);
         }
@@ -113,6 +118,10 @@ public final class StatefulApp {
         if (statelessPartitions > 0) createInput(bootstrap, STATELESS_INPUT, statelessPartitions);
         if (produce > 0) produce(bootstrap, produce);
 
+        if (openAfter != null) {
+            say("WAITING " + openAfter);
+            while (!Files.exists(openAfter)) Thread.sleep(50);
+        }
         StreamsBuilder builder = new StreamsBuilder();
         builder.stream(INPUT, Consumed.with(Serdes.String(), Serdes.String()))
             .groupByKey()
