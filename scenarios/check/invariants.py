@@ -1,8 +1,8 @@
 """Safety invariants, checked on every event-log record (docs/event-log.md).
 
 :class:`InvariantChecker` is fed each record in ``seq`` order and returns the violations that
-record causes, as dicts of fields for a ``violation`` record (``invariant``, ``detail``, the
-items involved, and ``cause_seq``: the ``seq`` of the offending record). Records of kinds it
+record causes (:class:`scenarios.check.violation.Violation`: ``invariant``, ``detail``, the
+items involved, and ``cause_seq``, the ``seq`` of the offending record). Records of kinds it
 does not know, and ``violation`` records, are ignored. Per record it does O(1) work, except
 ``member_crash``/``member_stop``/``member_start`` which forget what that member owned.
 
@@ -65,8 +65,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from msgspec import UNSET
+
 from scenarios.check.consumer_known import CONSUMER_KNOWN_ISSUES
 from scenarios.check.known_windows import KnownIssueWindows
+from scenarios.check.violation import Violation
 
 __all__ = [
     "InvariantChecker",
@@ -118,10 +121,7 @@ KNOWN_ISSUES = (
 ) + CONSUMER_KNOWN_ISSUES  # scenarios.check.consumer_known
 
 SAFETY_INVARIANTS = (
-    "double_ownership",
-    "stale_generation",
-    "illegal_transition",
-    "foreign_assignment",
+    *("double_ownership", "stale_generation", "illegal_transition", "foreign_assignment"),
     "active_and_standby",
 )
 
@@ -133,9 +133,6 @@ VALID_PREVIOUS_STATES: dict[str, frozenset[str]] = {
     "Stable": frozenset({"CompletingRebalance"}),
     "Dead": frozenset({"Stable", "PreparingRebalance", "CompletingRebalance", "Empty", "Dead"}),
 }
-
-Violation = dict[str, Any]
-
 
 class InvariantChecker:
     """Incremental safety checker over an event log. Feed every record once, in order."""
@@ -202,14 +199,13 @@ class InvariantChecker:
     def feed(self, record: dict[str, Any]) -> list[Violation]:
         """Check one record; return the violations it causes (usually ``[]``).
 
-        Each violation is ``{"invariant": name, "detail": one line, ..., "cause_seq": seq}``.
+        Each violation's ``cause_seq`` is ``record``'s ``seq``.
         """
         handler = self._dispatch.get(record.get("kind"))  # type: ignore[arg-type]
         found = handler(record) if handler is not None else []
         if found:
             seq = record.get("seq")
-            for violation in found:
-                violation["cause_seq"] = seq
+            return [violation.replace(cause_seq=seq) for violation in found]
         return found
 
     def finish(self) -> list[Violation]:
@@ -224,41 +220,43 @@ class InvariantChecker:
 
     def _on_start(self, record: dict[str, Any]) -> list[Violation]:
         kind = "task" if record["kind"] == "task_start" else "connector"
-        instance = record.get(kind)
-        member = record.get("member")
+        instance: str = record[kind]  # required fields of task_start/connector_start
+        member: str = record["member"]
         found: list[Violation] = []
         generation = record.get("generation")
-        applied = self._applied_generation.get(member)  # type: ignore[arg-type]
+        applied = self._applied_generation.get(member)
         if applied is None or generation != applied:
             have = "none since it started" if applied is None else f"generation {applied}"
             found.append(
-                {
-                    "invariant": "stale_generation",
-                    "detail": (
+                Violation(
+                    invariant="stale_generation",
+                    detail=(
                         f"{member} starts {kind} {instance} in generation {generation} but its "
                         f"latest applied assignment is {have}"
                     ),
-                    kind: instance,
-                    "member": member,
-                    "generation": generation,
-                    "assignment_generation": applied,
-                }
+                    task=instance if kind == "task" else UNSET,
+                    connector=instance if kind == "connector" else UNSET,
+                    member=member,
+                    generation=generation,
+                    assignment_generation=applied,
+                )
             )
-        owners = self._owners[kind].setdefault(instance, {})  # type: ignore[arg-type]
+        owners = self._owners[kind].setdefault(instance, {})
         if owners and (len(owners) > 1 or member not in owners):
             others = [m for m in owners if m != member]
             found.append(
-                {
-                    "invariant": "double_ownership",
-                    "detail": (
+                Violation(
+                    invariant="double_ownership",
+                    detail=(
                         f"{kind} {instance} starts on {member} while {', '.join(others)} "
                         f"still own{'s' if len(others) == 1 else ''} it"
                     ),
-                    kind: instance,
-                    "member": member,
-                    "owners": [*others, member],
-                    "generation": generation,
-                }
+                    task=instance if kind == "task" else UNSET,
+                    connector=instance if kind == "connector" else UNSET,
+                    member=member,
+                    owners=[*others, member],
+                    generation=generation,
+                )
             )
             now = int(record.get("t_ms") or 0)
             zombie = next(
@@ -270,19 +268,19 @@ class InvariantChecker:
                 None,
             )
             if zombie is not None:
-                found[-1]["known_issue"] = zombie
+                found[-1] = found[-1].replace(known_issue=zombie)
             elif self._protocol == "default" and any(
-                self._started_under.get((kind, instance, m)) not in (None, "default")  # type: ignore[arg-type]
+                self._started_under.get((kind, instance, m)) not in (None, "default")
                 for m in others
             ):
                 # An owner started it under a cooperative protocol and, joining its first
                 # eager generation, did not revoke it (WorkerCoordinator#onJoinPrepare revokes
                 # only under eager): KAFKA-13816, per member, until that owner's first eager
                 # rejoin revokes everything it owns (its ownership ends there).
-                found[-1]["known_issue"] = KAFKA_13816
-        owners[member] = None  # type: ignore[index]
-        self._started_under[(kind, instance, member)] = self._applied_protocol.get(member)  # type: ignore[index,arg-type]
-        self._owned_by.setdefault(member, set()).add((kind, instance))  # type: ignore[arg-type]
+                found[-1] = found[-1].replace(known_issue=KAFKA_13816)
+        owners[member] = None
+        self._started_under[(kind, instance, member)] = self._applied_protocol.get(member)
+        self._owned_by.setdefault(member, set()).add((kind, instance))
         return found
 
     def _on_stopped(self, record: dict[str, Any]) -> list[Violation]:
@@ -326,48 +324,48 @@ class InvariantChecker:
         if applied is None or generation != applied:
             have = "none since it started" if applied is None else f"generation {applied}"
             found.append(
-                {
-                    "invariant": "stale_generation",
-                    "detail": (
+                Violation(
+                    invariant="stale_generation",
+                    detail=(
                         f"{member} starts active task {task} in generation {generation} but its "
                         f"latest applied assignment is {have}"
                     ),
-                    "task": task,
-                    "member": member,
-                    "generation": generation,
-                    "assignment_generation": applied,
-                }
+                    task=task,
+                    member=member,
+                    generation=generation,
+                    assignment_generation=applied,
+                )
             )
         holders = self._streams_active.setdefault(task, {})
         others = [m for m in holders if m != member]
         if others:
             found.append(
-                {
-                    "invariant": "double_ownership",
-                    "detail": (
+                Violation(
+                    invariant="double_ownership",
+                    detail=(
                         f"active task {task} starts on {member} while {', '.join(others)} "
                         f"still hold{'s' if len(others) == 1 else ''} it as active"
                     ),
-                    "task": task,
-                    "role": "active",
-                    "member": member,
-                    "owners": [*others, member],
-                    "generation": generation,
-                }
+                    task=task,
+                    role="active",
+                    member=member,
+                    owners=[*others, member],
+                    generation=generation,
+                )
             )
             # every other holder a removed client inside its window: Kafka's zombie
             now = int(record.get("t_ms") or 0)
             issues = {self._zombie_issue(other, now) for other in others}
             if len(issues) == 1 and None not in issues:
-                found[-1]["known_issue"] = issues.pop()
+                found[-1] = found[-1].replace(known_issue=issues.pop())
         if task in self._streams_standby.get(member, ()):
             found.append(
-                {
-                    "invariant": "active_and_standby",
-                    "detail": f"{member} starts active task {task} while it holds a standby of it",
-                    "task": task,
-                    "member": member,
-                }
+                Violation(
+                    invariant="active_and_standby",
+                    detail=f"{member} starts active task {task} while it holds a standby of it",
+                    task=task,
+                    member=member,
+                )
             )
         holders[member] = None
         self._streams_held.setdefault(member, set()).add(task)
@@ -388,12 +386,12 @@ class InvariantChecker:
         self._streams_standby.setdefault(member, set()).add(task)
         if member in self._streams_active.get(task, {}):
             return [
-                {
-                    "invariant": "active_and_standby",
-                    "detail": f"{member} starts a standby of {task} while it runs it as active",
-                    "task": task,
-                    "member": member,
-                }
+                Violation(
+                    invariant="active_and_standby",
+                    detail=f"{member} starts a standby of {task} while it runs it as active",
+                    task=task,
+                    member=member,
+                )
             ]
         return []
 
@@ -490,19 +488,19 @@ class InvariantChecker:
         if generation != self._generation:
             latest = "none yet" if self._generation is None else str(self._generation)
             found.append(
-                {
-                    "invariant": "stale_generation",
-                    "detail": (
+                Violation(
+                    invariant="stale_generation",
+                    detail=(
                         f"{member} applies an assignment of generation {generation}; the "
                         f"group's latest generation is {latest}"
                     ),
-                    "member": member,
-                    "generation": generation,
-                    "group_generation": self._generation,
-                }
+                    member=member,
+                    generation=generation,
+                    group_generation=self._generation,
+                )
             )
             if zombie is not None:
-                found[-1]["known_issue"] = zombie
+                found[-1] = found[-1].replace(known_issue=zombie)
         leader_id = record.get("leader_id")
         if (
             self._have_generation
@@ -510,20 +508,20 @@ class InvariantChecker:
             and leader_id not in self._leader_aliases
         ):
             found.append(
-                {
-                    "invariant": "foreign_assignment",
-                    "detail": (
+                Violation(
+                    invariant="foreign_assignment",
+                    detail=(
                         f"{member} applies an assignment from leader {leader_id} but the "
                         f"leader of generation {self._generation} is {self._leader_id}"
                     ),
-                    "member": member,
-                    "generation": generation,
-                    "leader_id": leader_id,
-                    "group_leader_id": self._leader_id,
-                }
+                    member=member,
+                    generation=generation,
+                    leader_id=leader_id,
+                    group_leader_id=self._leader_id,
+                )
             )
             if zombie is not None:  # the same late answer to a removed member
-                found[-1]["known_issue"] = zombie
+                found[-1] = found[-1].replace(known_issue=zombie)
         return found
 
     def _on_generation(self, record: dict[str, Any]) -> list[Violation]:
@@ -589,12 +587,12 @@ class InvariantChecker:
         if not problems:
             return []
         return [
-            {
-                "invariant": "illegal_transition",
-                "detail": f"group_state {src} -> {dst}: " + "; ".join(problems),
-                "from": src,
-                "to": dst,
-                "previous": previous,
-                "generation": record.get("generation"),
-            }
+            Violation(
+                invariant="illegal_transition",
+                detail=f"group_state {src} -> {dst}: " + "; ".join(problems),
+                from_=src,
+                to=dst,
+                previous=previous,
+                generation=record.get("generation"),
+            )
         ]

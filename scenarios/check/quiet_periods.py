@@ -126,7 +126,9 @@ def _with_safety_violations(records: Sequence[dict[str, Any]]) -> list[dict[str,
         out.append(record)
         for violation in checker.feed(record):
             seq = record.get("seq")
-            out.append({"t_ms": record.get("t_ms"), "seq": seq, "kind": "violation", **violation})
+            out.append(
+                {"t_ms": record.get("t_ms"), "seq": seq, "kind": "violation", **violation.fields()}
+            )
     return out
 
 
