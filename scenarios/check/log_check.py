@@ -69,10 +69,10 @@ def check_group_log(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         found.append(located(end_ms, violation))
     live = [r for r in records if r.get("kind") != "violation"]
     for ended in liveness_violations(live, summarize(live)):
-        found.append({"t_ms": end_ms, **ended})
+        found.append(located(end_ms, ended))
     by_seq = {r.get("seq"): r.get("t_ms") for r in live}
     for broken in protocol_violations(live):
-        found.append({"t_ms": by_seq.get(broken.get("cause_seq"), end_ms), **broken})
+        found.append(located(by_seq.get(broken.cause_seq, end_ms), broken))
     return found
 
 
@@ -110,6 +110,4 @@ def check_consumer_log(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]
     live = [r for r in records if r.get("kind") != "violation"]
     end_ms = records[-1].get("t_ms") if records else 0
     by_seq = {r.get("seq"): r.get("t_ms") for r in live}
-    return [
-        {"t_ms": by_seq.get(v.get("cause_seq"), end_ms), **v} for v in consumer_log_violations(live)
-    ]
+    return [located(by_seq.get(v.cause_seq, end_ms), v) for v in consumer_log_violations(live)]
