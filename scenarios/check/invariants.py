@@ -68,6 +68,7 @@ from typing import Any
 from msgspec import UNSET
 
 from scenarios.check.consumer_known import CONSUMER_KNOWN_ISSUES
+from scenarios.check.invariant_state import MemberState, Zombie
 from scenarios.check.known_windows import KnownIssueWindows
 from scenarios.check.violation import Violation
 
@@ -140,19 +141,11 @@ class InvariantChecker:
     def __init__(self) -> None:
         # instance kind ("task"/"connector") -> instance id -> owners (insertion-ordered)
         self._owners: dict[str, dict[str, dict[str, None]]] = {"task": {}, "connector": {}}
-        # member -> set of (kind, id) it owns, to forget them at once on crash/stop
-        self._owned_by: dict[str, set[tuple[str, str]]] = {}
-        self._applied_generation: dict[str, int | None] = {}
+        self._members: dict[str, MemberState] = {}  # scenarios/check/invariant_state.py
         self._generation: int | None = None
         self._protocol: str | None = None
-        # Members out of the group but possibly still running work: name -> (known issue,
-        # the group's generation when it was removed, when). Each window closes when Kafka's
-        # client would have given up (scenarios/check/known_windows.py).
-        self._zombies: dict[str, tuple[str, int | None, int]] = {}
         self._windows = KnownIssueWindows()
-        # The protocol of each member's latest applied assignment, and the protocol under
-        # which each (kind, instance, member) ownership began.
-        self._applied_protocol: dict[str, str | None] = {}
+        # The protocol under which each (kind, instance, member) ownership began.
         self._started_under: dict[tuple[str, str, str], str | None] = {}
         self._downgrade_generation: int | None = None
         self._leader_id: str | None = None
@@ -163,10 +156,8 @@ class InvariantChecker:
         self._join_pending: set[str] = set()
         self._have_generation = False
         self._state: str | None = None
-        # Kafka Streams: task -> clients holding it as active; client -> standby tasks.
+        # Kafka Streams: task -> clients holding it as active (insertion-ordered).
         self._streams_active: dict[str, dict[str, None]] = {}
-        self._streams_standby: dict[str, set[str]] = {}
-        self._streams_held: dict[str, set[str]] = {}  # client -> its active tasks
         self._dispatch = {
             "task_start": self._on_start,
             "connector_start": self._on_start,
@@ -212,6 +203,13 @@ class InvariantChecker:
         """End-of-run checks: none for safety (liveness is in :mod:`scenarios.check.metrics`)."""
         return []
 
+    def _member(self, name: str) -> MemberState:
+        return self._members.get(name) or self._members.setdefault(name, MemberState())
+
+    def _zombie(self, member: str, issue: str, now_ms: int) -> None:
+        """``member`` left the group at ``now_ms`` in the window of ``issue``."""
+        self._member(member).zombie = Zombie(issue, self._generation, now_ms)
+
     def owners(self, kind: str, instance: str) -> list[str]:
         """Members currently owning ``instance`` (``kind`` is ``"task"`` or ``"connector"``)."""
         return list(self._owners[kind].get(instance, ()))
@@ -224,7 +222,8 @@ class InvariantChecker:
         member: str = record["member"]
         found: list[Violation] = []
         generation = record.get("generation")
-        applied = self._applied_generation.get(member)
+        state = self._member(member)
+        applied = state.applied_generation
         if applied is None or generation != applied:
             have = "none since it started" if applied is None else f"generation {applied}"
             found.append(
@@ -279,38 +278,39 @@ class InvariantChecker:
                 # rejoin revokes everything it owns (its ownership ends there).
                 found[-1] = found[-1].replace(known_issue=KAFKA_13816)
         owners[member] = None
-        self._started_under[(kind, instance, member)] = self._applied_protocol.get(member)
-        self._owned_by.setdefault(member, set()).add((kind, instance))
+        self._started_under[(kind, instance, member)] = state.applied_protocol
+        state.owned.add((kind, instance))
         return found
 
     def _on_stopped(self, record: dict[str, Any]) -> list[Violation]:
         kind = "task" if record["kind"] == "task_stopped" else "connector"
-        instance = record.get(kind)
-        member = record.get("member")
-        owners = self._owners[kind].get(instance)  # type: ignore[arg-type]
+        instance: str = record[kind]  # required fields of task_stopped/connector_stopped
+        member: str = record["member"]
+        owners = self._owners[kind].get(instance)
         if owners is not None:
-            owners.pop(member, None)  # type: ignore[arg-type]
+            owners.pop(member, None)
             if not owners:
-                del self._owners[kind][instance]  # type: ignore[arg-type]
-        owned = self._owned_by.get(member)  # type: ignore[arg-type]
-        if owned is not None:
-            owned.discard((kind, instance))  # type: ignore[arg-type]
+                del self._owners[kind][instance]
+        state = self._members.get(member)
+        if state is not None:
+            state.owned.discard((kind, instance))
         return []
 
     def _on_member_gone(self, record: dict[str, Any]) -> list[Violation]:
-        member = record.get("member")
-        for kind, instance in self._owned_by.pop(member, ()):  # type: ignore[arg-type]
+        member = str(record.get("member"))
+        state = self._member(member)
+        for kind, instance in state.owned:
             owners = self._owners[kind].get(instance)
             if owners is not None:
-                owners.pop(member, None)  # type: ignore[arg-type]
+                owners.pop(member, None)
                 if not owners:
                     del self._owners[kind][instance]
-        self._applied_generation[member] = None  # type: ignore[index]
-        for task in self._streams_held.pop(member, ()):  # type: ignore[arg-type]
+        for task in state.active:
             holders = self._streams_active.get(task)
             if holders is not None:
-                holders.pop(member, None)  # type: ignore[arg-type]
-        self._streams_standby.pop(member, None)  # type: ignore[arg-type]
+                holders.pop(member, None)
+        state.owned, state.active, state.standby = set(), set(), set()
+        state.applied_generation = None
         return []
 
     # ------------------------------------------------------------------ Kafka Streams
@@ -320,7 +320,8 @@ class InvariantChecker:
         member = str(record.get("member"))
         generation = record.get("generation")
         found: list[Violation] = []
-        applied = self._applied_generation.get(member)
+        state = self._member(member)
+        applied = state.applied_generation
         if applied is None or generation != applied:
             have = "none since it started" if applied is None else f"generation {applied}"
             found.append(
@@ -358,7 +359,7 @@ class InvariantChecker:
             issues = {self._zombie_issue(other, now) for other in others}
             if len(issues) == 1 and None not in issues:
                 found[-1] = found[-1].replace(known_issue=issues.pop())
-        if task in self._streams_standby.get(member, ()):
+        if task in state.standby:
             found.append(
                 Violation(
                     invariant="active_and_standby",
@@ -368,7 +369,7 @@ class InvariantChecker:
                 )
             )
         holders[member] = None
-        self._streams_held.setdefault(member, set()).add(task)
+        state.active.add(task)
         return found
 
     def _on_streams_active_stopped(self, record: dict[str, Any]) -> list[Violation]:
@@ -377,13 +378,13 @@ class InvariantChecker:
         holders = self._streams_active.get(task)
         if holders is not None:
             holders.pop(member, None)
-        self._streams_held.get(member, set()).discard(task)
+        self._member(member).active.discard(task)
         return []
 
     def _on_streams_standby_start(self, record: dict[str, Any]) -> list[Violation]:
         task = str(record.get("task"))
         member = str(record.get("member"))
-        self._streams_standby.setdefault(member, set()).add(task)
+        self._member(member).standby.add(task)
         if member in self._streams_active.get(task, {}):
             return [
                 Violation(
@@ -396,25 +397,24 @@ class InvariantChecker:
         return []
 
     def _on_streams_standby_stopped(self, record: dict[str, Any]) -> list[Violation]:
-        self._streams_standby.get(str(record.get("member")), set()).discard(str(record.get("task")))
+        self._member(str(record.get("member"))).standby.discard(str(record.get("task")))
         return []
 
     def _on_member_start(self, record: dict[str, Any]) -> list[Violation]:
-        self._zombies.pop(record.get("member"), None)  # type: ignore[arg-type]
+        self._member(str(record.get("member"))).zombie = None
         self._windows.on_member_start(record)
         return self._on_member_gone(record)
 
     def _zombie_issue(self, member: str, now_ms: int) -> str | None:
         """The known issue under which ``member`` may still run work it was removed with at
         ``now_ms``, or None (not removed, or past the time Kafka's client gives up)."""
-        zombie = self._zombies.get(member)
-        if zombie is None:
+        state = self._members.get(member)
+        if state is None or (zombie := state.zombie) is None:
             return None
-        issue, _, removed_ms = zombie
-        owned = len(self._owned_by.get(member, ()))
-        if now_ms > self._windows.deadline(member, issue, removed_ms, now_ms, owned):
+        owned = len(state.owned)
+        if now_ms > self._windows.deadline(member, zombie.issue, zombie.removed_ms, now_ms, owned):
             return None
-        return issue
+        return zombie.issue
 
     def _on_member_removed(self, record: dict[str, Any]) -> list[Violation]:
         """The coordinator dropped a member that may still run work (it has not said so)."""
@@ -427,11 +427,9 @@ class InvariantChecker:
             streams = self._windows.is_streams(str(member))
             if self._windows.stalled(str(member), now):
                 # a stalled StreamThread closes its tasks as lost once it polls again
-                issue = STREAMS_ZOMBIE if streams else KAFKA_16056
-                self._zombies[member] = (issue, self._generation, now)  # type: ignore[index]
+                self._zombie(str(member), STREAMS_ZOMBIE if streams else KAFKA_16056, now)
             elif self._windows.could_not_hear(str(member), now):
-                issue = STREAMS_ZOMBIE if streams else KAFKA_9184
-                self._zombies[member] = (issue, self._generation, now)  # type: ignore[index]
+                self._zombie(str(member), STREAMS_ZOMBIE if streams else KAFKA_9184, now)
         return []
 
     def _on_step(self, record: dict[str, Any]) -> list[Violation]:
@@ -468,22 +466,25 @@ class InvariantChecker:
     def _on_leave_group(self, record: dict[str, Any]) -> list[Violation]:
         if record.get("reason") == "poll timeout expired":
             now = int(record.get("t_ms") or 0)
-            self._zombies[record.get("member")] = (KAFKA_16056, self._generation, now)  # type: ignore[index]
+            self._zombie(str(record.get("member")), KAFKA_16056, now)
         return []
 
     def _on_assignment(self, record: dict[str, Any]) -> list[Violation]:
         member = record.get("member")
-        self._applied_protocol[member] = record.get("protocol")  # type: ignore[index]
+        state = self._member(str(member))
+        state.applied_protocol = record.get("protocol")
         generation = record.get("generation")
         # A removed member may still apply the answer to a SyncGroup it sent before its
         # session expired (classicGroupSync answers in Stable without touching the session
         # timer): it stays a zombie until it applies an assignment of the current generation.
-        removal = self._zombies.get(member)  # type: ignore[arg-type]
+        removal = state.zombie
         zombie = self._zombie_issue(str(member), int(record.get("t_ms") or 0))
-        if removal is not None and (removal[1] is None or (generation or 0) > removal[1]):
-            self._zombies.pop(member, None)  # type: ignore[arg-type]
+        if removal is not None and (
+            removal.generation is None or (generation or 0) > removal.generation
+        ):
+            state.zombie = None
             zombie = None
-        self._applied_generation[member] = generation  # type: ignore[index]
+        state.applied_generation = generation
         found: list[Violation] = []
         if generation != self._generation:
             latest = "none yet" if self._generation is None else str(self._generation)
@@ -550,7 +551,7 @@ class InvariantChecker:
             if self._windows.could_not_hear(member, now) or (  # its JoinGroup may be lost
                 member not in self._join_pending and self._windows.stalled(member, now)
             ):
-                self._zombies[member] = (STREAMS_ZOMBIE, self._generation, now)
+                self._zombie(member, STREAMS_ZOMBIE, now)
 
     def _on_member_replaced(self, record: dict[str, Any]) -> list[Violation]:
         """A static member rejoined under a new member id (KIP-345): if it led the current
@@ -559,7 +560,7 @@ class InvariantChecker:
         if old == self._leader_id or old in self._leader_aliases:
             self._leader_aliases.add(str(record.get("member_id")))
         if (zombie := self._windows.zombie_of(record)) is not None:  # the zombie fault
-            self._zombies[zombie] = (STREAMS_ZOMBIE, self._generation, int(record["t_ms"]))
+            self._zombie(zombie, STREAMS_ZOMBIE, int(record["t_ms"]))
         return []
 
     def _on_group_loaded(self, record: dict[str, Any]) -> list[Violation]:
