@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 
 from scenarios.check.bounds import liveness_bound_ms
 from scenarios.check.consumer_known import STICKY_UNSUBSCRIBED_OWNER
+from scenarios.check.violation import Violation
 from scenarios.input.consumer import LoadedConsumerScenario
 
 #: The rejoin reason of a consumer that refused its assignment (``ConsumerCoordinator``).
@@ -92,7 +93,7 @@ def consumer_end_state(records: Iterable[Mapping[str, Any]]) -> ConsumerEndState
     )
 
 
-def consumer_liveness(state: ConsumerEndState) -> list[dict[str, Any]]:
+def consumer_liveness(state: ConsumerEndState) -> list[Violation]:
     """The ``liveness`` violation payload of ``state`` (``[]`` when it holds or no consumer
     runs)."""
     if not state.running:
@@ -111,14 +112,13 @@ def consumer_liveness(state: ConsumerEndState) -> list[dict[str, Any]]:
         problems.append(f"partitions owned twice: {', '.join(twice[:8])}")
     if not problems:
         return []
-    found: dict[str, Any] = {
-        "invariant": "liveness",
-        "detail": f"at {state.end_ms} ms: " + "; ".join(problems),
-    }
+    found = Violation(invariant="liveness", detail=f"at {state.end_ms} ms: " + "; ".join(problems))
     if state.refusing:
-        found["detail"] += f" ({', '.join(state.refusing)} refusing assignments)"
-        found["members"] = state.refusing
-        found["known_issue"] = STICKY_UNSUBSCRIBED_OWNER
+        found = found.replace(
+            detail=found.detail + f" ({', '.join(state.refusing)} refusing assignments)",
+            members=state.refusing,
+            known_issue=STICKY_UNSUBSCRIBED_OWNER,
+        )
     return [found]
 
 

@@ -29,9 +29,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
+from msgspec import UNSET
+
 from scenarios.check.consumer_known import CONSUMER_ZOMBIE
 from scenarios.check.consumer_liveness import consumer_end_state, consumer_liveness
 from scenarios.check.protocol_checkers import protocol_violations
+from scenarios.check.violation import Violation
 
 __all__ = ["OwnershipViolation", "consumer_log_violations", "ownership_violations"]
 
@@ -135,16 +138,16 @@ def ownership_violations(records: Iterable[Mapping[str, Any]]) -> list[Ownership
     return out
 
 
-def consumer_log_violations(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Violation payloads (``invariant``, ``detail``) of a consumer group's whole log: the two
+def consumer_log_violations(records: list[dict[str, Any]]) -> list[Violation]:
+    """The violations (``invariant``, ``detail``) of a consumer group's whole log: the two
     rules above, the protocol checkers (:mod:`scenarios.check.protocol_checkers`), then
     ``liveness`` at the log's end (:mod:`scenarios.check.consumer_liveness`)."""
-    found: list[dict[str, Any]] = [
-        {
-            "invariant": v.rule,
-            "detail": f"at {v.t_ms} ms: {v.message}",
-            **({"known_issue": v.known_issue} if v.known_issue else {}),
-        }
+    found = [
+        Violation(
+            invariant=v.rule,
+            detail=f"at {v.t_ms} ms: {v.message}",
+            known_issue=v.known_issue or UNSET,
+        )
         for v in ownership_violations(records)
     ]
     return found + protocol_violations(records) + consumer_liveness(consumer_end_state(records))

@@ -1,8 +1,8 @@
 """Safety invariants, checked on every event-log record (docs/event-log.md).
 
 :class:`InvariantChecker` is fed each record in ``seq`` order and returns the violations that
-record causes, as dicts of fields for a ``violation`` record (``invariant``, ``detail``, the
-items involved, and ``cause_seq``: the ``seq`` of the offending record). Records of kinds it
+record causes (:class:`scenarios.check.violation.Violation`: ``invariant``, ``detail``, the
+items involved, and ``cause_seq``, the ``seq`` of the offending record). Records of kinds it
 does not know, and ``violation`` records, are ignored. Per record it does O(1) work, except
 ``member_crash``/``member_stop``/``member_start`` which forget what that member owned.
 
@@ -65,8 +65,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from msgspec import UNSET
+
 from scenarios.check.consumer_known import CONSUMER_KNOWN_ISSUES
+from scenarios.check.invariant_state import MemberState, Zombie
 from scenarios.check.known_windows import KnownIssueWindows
+from scenarios.check.violation import Violation
 
 __all__ = [
     "InvariantChecker",
@@ -118,10 +122,7 @@ KNOWN_ISSUES = (
 ) + CONSUMER_KNOWN_ISSUES  # scenarios.check.consumer_known
 
 SAFETY_INVARIANTS = (
-    "double_ownership",
-    "stale_generation",
-    "illegal_transition",
-    "foreign_assignment",
+    *("double_ownership", "stale_generation", "illegal_transition", "foreign_assignment"),
     "active_and_standby",
 )
 
@@ -134,28 +135,17 @@ VALID_PREVIOUS_STATES: dict[str, frozenset[str]] = {
     "Dead": frozenset({"Stable", "PreparingRebalance", "CompletingRebalance", "Empty", "Dead"}),
 }
 
-Violation = dict[str, Any]
-
-
 class InvariantChecker:
     """Incremental safety checker over an event log. Feed every record once, in order."""
 
     def __init__(self) -> None:
         # instance kind ("task"/"connector") -> instance id -> owners (insertion-ordered)
         self._owners: dict[str, dict[str, dict[str, None]]] = {"task": {}, "connector": {}}
-        # member -> set of (kind, id) it owns, to forget them at once on crash/stop
-        self._owned_by: dict[str, set[tuple[str, str]]] = {}
-        self._applied_generation: dict[str, int | None] = {}
+        self._members: dict[str, MemberState] = {}  # scenarios/check/invariant_state.py
         self._generation: int | None = None
         self._protocol: str | None = None
-        # Members out of the group but possibly still running work: name -> (known issue,
-        # the group's generation when it was removed, when). Each window closes when Kafka's
-        # client would have given up (scenarios/check/known_windows.py).
-        self._zombies: dict[str, tuple[str, int | None, int]] = {}
         self._windows = KnownIssueWindows()
-        # The protocol of each member's latest applied assignment, and the protocol under
-        # which each (kind, instance, member) ownership began.
-        self._applied_protocol: dict[str, str | None] = {}
+        # The protocol under which each (kind, instance, member) ownership began.
         self._started_under: dict[tuple[str, str, str], str | None] = {}
         self._downgrade_generation: int | None = None
         self._leader_id: str | None = None
@@ -166,10 +156,8 @@ class InvariantChecker:
         self._join_pending: set[str] = set()
         self._have_generation = False
         self._state: str | None = None
-        # Kafka Streams: task -> clients holding it as active; client -> standby tasks.
+        # Kafka Streams: task -> clients holding it as active (insertion-ordered).
         self._streams_active: dict[str, dict[str, None]] = {}
-        self._streams_standby: dict[str, set[str]] = {}
-        self._streams_held: dict[str, set[str]] = {}  # client -> its active tasks
         self._dispatch = {
             "task_start": self._on_start,
             "connector_start": self._on_start,
@@ -202,19 +190,25 @@ class InvariantChecker:
     def feed(self, record: dict[str, Any]) -> list[Violation]:
         """Check one record; return the violations it causes (usually ``[]``).
 
-        Each violation is ``{"invariant": name, "detail": one line, ..., "cause_seq": seq}``.
+        Each violation's ``cause_seq`` is ``record``'s ``seq``.
         """
         handler = self._dispatch.get(record.get("kind"))  # type: ignore[arg-type]
         found = handler(record) if handler is not None else []
         if found:
             seq = record.get("seq")
-            for violation in found:
-                violation["cause_seq"] = seq
+            return [violation.replace(cause_seq=seq) for violation in found]
         return found
 
     def finish(self) -> list[Violation]:
         """End-of-run checks: none for safety (liveness is in :mod:`scenarios.check.metrics`)."""
         return []
+
+    def _member(self, name: str) -> MemberState:
+        return self._members.get(name) or self._members.setdefault(name, MemberState())
+
+    def _zombie(self, member: str, issue: str, now_ms: int) -> None:
+        """``member`` left the group at ``now_ms`` in the window of ``issue``."""
+        self._member(member).zombie = Zombie(issue, self._generation, now_ms)
 
     def owners(self, kind: str, instance: str) -> list[str]:
         """Members currently owning ``instance`` (``kind`` is ``"task"`` or ``"connector"``)."""
@@ -224,41 +218,44 @@ class InvariantChecker:
 
     def _on_start(self, record: dict[str, Any]) -> list[Violation]:
         kind = "task" if record["kind"] == "task_start" else "connector"
-        instance = record.get(kind)
-        member = record.get("member")
+        instance: str = record[kind]  # required fields of task_start/connector_start
+        member: str = record["member"]
         found: list[Violation] = []
         generation = record.get("generation")
-        applied = self._applied_generation.get(member)  # type: ignore[arg-type]
+        state = self._member(member)
+        applied = state.applied_generation
         if applied is None or generation != applied:
             have = "none since it started" if applied is None else f"generation {applied}"
             found.append(
-                {
-                    "invariant": "stale_generation",
-                    "detail": (
+                Violation(
+                    invariant="stale_generation",
+                    detail=(
                         f"{member} starts {kind} {instance} in generation {generation} but its "
                         f"latest applied assignment is {have}"
                     ),
-                    kind: instance,
-                    "member": member,
-                    "generation": generation,
-                    "assignment_generation": applied,
-                }
+                    task=instance if kind == "task" else UNSET,
+                    connector=instance if kind == "connector" else UNSET,
+                    member=member,
+                    generation=generation,
+                    assignment_generation=applied,
+                )
             )
-        owners = self._owners[kind].setdefault(instance, {})  # type: ignore[arg-type]
+        owners = self._owners[kind].setdefault(instance, {})
         if owners and (len(owners) > 1 or member not in owners):
             others = [m for m in owners if m != member]
             found.append(
-                {
-                    "invariant": "double_ownership",
-                    "detail": (
+                Violation(
+                    invariant="double_ownership",
+                    detail=(
                         f"{kind} {instance} starts on {member} while {', '.join(others)} "
                         f"still own{'s' if len(others) == 1 else ''} it"
                     ),
-                    kind: instance,
-                    "member": member,
-                    "owners": [*others, member],
-                    "generation": generation,
-                }
+                    task=instance if kind == "task" else UNSET,
+                    connector=instance if kind == "connector" else UNSET,
+                    member=member,
+                    owners=[*others, member],
+                    generation=generation,
+                )
             )
             now = int(record.get("t_ms") or 0)
             zombie = next(
@@ -270,49 +267,50 @@ class InvariantChecker:
                 None,
             )
             if zombie is not None:
-                found[-1]["known_issue"] = zombie
+                found[-1] = found[-1].replace(known_issue=zombie)
             elif self._protocol == "default" and any(
-                self._started_under.get((kind, instance, m)) not in (None, "default")  # type: ignore[arg-type]
+                self._started_under.get((kind, instance, m)) not in (None, "default")
                 for m in others
             ):
                 # An owner started it under a cooperative protocol and, joining its first
                 # eager generation, did not revoke it (WorkerCoordinator#onJoinPrepare revokes
                 # only under eager): KAFKA-13816, per member, until that owner's first eager
                 # rejoin revokes everything it owns (its ownership ends there).
-                found[-1]["known_issue"] = KAFKA_13816
-        owners[member] = None  # type: ignore[index]
-        self._started_under[(kind, instance, member)] = self._applied_protocol.get(member)  # type: ignore[index,arg-type]
-        self._owned_by.setdefault(member, set()).add((kind, instance))  # type: ignore[arg-type]
+                found[-1] = found[-1].replace(known_issue=KAFKA_13816)
+        owners[member] = None
+        self._started_under[(kind, instance, member)] = state.applied_protocol
+        state.owned.add((kind, instance))
         return found
 
     def _on_stopped(self, record: dict[str, Any]) -> list[Violation]:
         kind = "task" if record["kind"] == "task_stopped" else "connector"
-        instance = record.get(kind)
-        member = record.get("member")
-        owners = self._owners[kind].get(instance)  # type: ignore[arg-type]
+        instance: str = record[kind]  # required fields of task_stopped/connector_stopped
+        member: str = record["member"]
+        owners = self._owners[kind].get(instance)
         if owners is not None:
-            owners.pop(member, None)  # type: ignore[arg-type]
+            owners.pop(member, None)
             if not owners:
-                del self._owners[kind][instance]  # type: ignore[arg-type]
-        owned = self._owned_by.get(member)  # type: ignore[arg-type]
-        if owned is not None:
-            owned.discard((kind, instance))  # type: ignore[arg-type]
+                del self._owners[kind][instance]
+        state = self._members.get(member)
+        if state is not None:
+            state.owned.discard((kind, instance))
         return []
 
     def _on_member_gone(self, record: dict[str, Any]) -> list[Violation]:
-        member = record.get("member")
-        for kind, instance in self._owned_by.pop(member, ()):  # type: ignore[arg-type]
+        member = str(record.get("member"))
+        state = self._member(member)
+        for kind, instance in state.owned:
             owners = self._owners[kind].get(instance)
             if owners is not None:
-                owners.pop(member, None)  # type: ignore[arg-type]
+                owners.pop(member, None)
                 if not owners:
                     del self._owners[kind][instance]
-        self._applied_generation[member] = None  # type: ignore[index]
-        for task in self._streams_held.pop(member, ()):  # type: ignore[arg-type]
+        for task in state.active:
             holders = self._streams_active.get(task)
             if holders is not None:
-                holders.pop(member, None)  # type: ignore[arg-type]
-        self._streams_standby.pop(member, None)  # type: ignore[arg-type]
+                holders.pop(member, None)
+        state.owned, state.active, state.standby = set(), set(), set()
+        state.applied_generation = None
         return []
 
     # ------------------------------------------------------------------ Kafka Streams
@@ -322,55 +320,56 @@ class InvariantChecker:
         member = str(record.get("member"))
         generation = record.get("generation")
         found: list[Violation] = []
-        applied = self._applied_generation.get(member)
+        state = self._member(member)
+        applied = state.applied_generation
         if applied is None or generation != applied:
             have = "none since it started" if applied is None else f"generation {applied}"
             found.append(
-                {
-                    "invariant": "stale_generation",
-                    "detail": (
+                Violation(
+                    invariant="stale_generation",
+                    detail=(
                         f"{member} starts active task {task} in generation {generation} but its "
                         f"latest applied assignment is {have}"
                     ),
-                    "task": task,
-                    "member": member,
-                    "generation": generation,
-                    "assignment_generation": applied,
-                }
+                    task=task,
+                    member=member,
+                    generation=generation,
+                    assignment_generation=applied,
+                )
             )
         holders = self._streams_active.setdefault(task, {})
         others = [m for m in holders if m != member]
         if others:
             found.append(
-                {
-                    "invariant": "double_ownership",
-                    "detail": (
+                Violation(
+                    invariant="double_ownership",
+                    detail=(
                         f"active task {task} starts on {member} while {', '.join(others)} "
                         f"still hold{'s' if len(others) == 1 else ''} it as active"
                     ),
-                    "task": task,
-                    "role": "active",
-                    "member": member,
-                    "owners": [*others, member],
-                    "generation": generation,
-                }
+                    task=task,
+                    role="active",
+                    member=member,
+                    owners=[*others, member],
+                    generation=generation,
+                )
             )
             # every other holder a removed client inside its window: Kafka's zombie
             now = int(record.get("t_ms") or 0)
             issues = {self._zombie_issue(other, now) for other in others}
             if len(issues) == 1 and None not in issues:
-                found[-1]["known_issue"] = issues.pop()
-        if task in self._streams_standby.get(member, ()):
+                found[-1] = found[-1].replace(known_issue=issues.pop())
+        if task in state.standby:
             found.append(
-                {
-                    "invariant": "active_and_standby",
-                    "detail": f"{member} starts active task {task} while it holds a standby of it",
-                    "task": task,
-                    "member": member,
-                }
+                Violation(
+                    invariant="active_and_standby",
+                    detail=f"{member} starts active task {task} while it holds a standby of it",
+                    task=task,
+                    member=member,
+                )
             )
         holders[member] = None
-        self._streams_held.setdefault(member, set()).add(task)
+        state.active.add(task)
         return found
 
     def _on_streams_active_stopped(self, record: dict[str, Any]) -> list[Violation]:
@@ -379,44 +378,43 @@ class InvariantChecker:
         holders = self._streams_active.get(task)
         if holders is not None:
             holders.pop(member, None)
-        self._streams_held.get(member, set()).discard(task)
+        self._member(member).active.discard(task)
         return []
 
     def _on_streams_standby_start(self, record: dict[str, Any]) -> list[Violation]:
         task = str(record.get("task"))
         member = str(record.get("member"))
-        self._streams_standby.setdefault(member, set()).add(task)
+        self._member(member).standby.add(task)
         if member in self._streams_active.get(task, {}):
             return [
-                {
-                    "invariant": "active_and_standby",
-                    "detail": f"{member} starts a standby of {task} while it runs it as active",
-                    "task": task,
-                    "member": member,
-                }
+                Violation(
+                    invariant="active_and_standby",
+                    detail=f"{member} starts a standby of {task} while it runs it as active",
+                    task=task,
+                    member=member,
+                )
             ]
         return []
 
     def _on_streams_standby_stopped(self, record: dict[str, Any]) -> list[Violation]:
-        self._streams_standby.get(str(record.get("member")), set()).discard(str(record.get("task")))
+        self._member(str(record.get("member"))).standby.discard(str(record.get("task")))
         return []
 
     def _on_member_start(self, record: dict[str, Any]) -> list[Violation]:
-        self._zombies.pop(record.get("member"), None)  # type: ignore[arg-type]
+        self._member(str(record.get("member"))).zombie = None
         self._windows.on_member_start(record)
         return self._on_member_gone(record)
 
     def _zombie_issue(self, member: str, now_ms: int) -> str | None:
         """The known issue under which ``member`` may still run work it was removed with at
         ``now_ms``, or None (not removed, or past the time Kafka's client gives up)."""
-        zombie = self._zombies.get(member)
-        if zombie is None:
+        state = self._members.get(member)
+        if state is None or (zombie := state.zombie) is None:
             return None
-        issue, _, removed_ms = zombie
-        owned = len(self._owned_by.get(member, ()))
-        if now_ms > self._windows.deadline(member, issue, removed_ms, now_ms, owned):
+        owned = len(state.owned)
+        if now_ms > self._windows.deadline(member, zombie.issue, zombie.removed_ms, now_ms, owned):
             return None
-        return issue
+        return zombie.issue
 
     def _on_member_removed(self, record: dict[str, Any]) -> list[Violation]:
         """The coordinator dropped a member that may still run work (it has not said so)."""
@@ -429,11 +427,9 @@ class InvariantChecker:
             streams = self._windows.is_streams(str(member))
             if self._windows.stalled(str(member), now):
                 # a stalled StreamThread closes its tasks as lost once it polls again
-                issue = STREAMS_ZOMBIE if streams else KAFKA_16056
-                self._zombies[member] = (issue, self._generation, now)  # type: ignore[index]
+                self._zombie(str(member), STREAMS_ZOMBIE if streams else KAFKA_16056, now)
             elif self._windows.could_not_hear(str(member), now):
-                issue = STREAMS_ZOMBIE if streams else KAFKA_9184
-                self._zombies[member] = (issue, self._generation, now)  # type: ignore[index]
+                self._zombie(str(member), STREAMS_ZOMBIE if streams else KAFKA_9184, now)
         return []
 
     def _on_step(self, record: dict[str, Any]) -> list[Violation]:
@@ -470,39 +466,42 @@ class InvariantChecker:
     def _on_leave_group(self, record: dict[str, Any]) -> list[Violation]:
         if record.get("reason") == "poll timeout expired":
             now = int(record.get("t_ms") or 0)
-            self._zombies[record.get("member")] = (KAFKA_16056, self._generation, now)  # type: ignore[index]
+            self._zombie(str(record.get("member")), KAFKA_16056, now)
         return []
 
     def _on_assignment(self, record: dict[str, Any]) -> list[Violation]:
         member = record.get("member")
-        self._applied_protocol[member] = record.get("protocol")  # type: ignore[index]
+        state = self._member(str(member))
+        state.applied_protocol = record.get("protocol")
         generation = record.get("generation")
         # A removed member may still apply the answer to a SyncGroup it sent before its
         # session expired (classicGroupSync answers in Stable without touching the session
         # timer): it stays a zombie until it applies an assignment of the current generation.
-        removal = self._zombies.get(member)  # type: ignore[arg-type]
+        removal = state.zombie
         zombie = self._zombie_issue(str(member), int(record.get("t_ms") or 0))
-        if removal is not None and (removal[1] is None or (generation or 0) > removal[1]):
-            self._zombies.pop(member, None)  # type: ignore[arg-type]
+        if removal is not None and (
+            removal.generation is None or (generation or 0) > removal.generation
+        ):
+            state.zombie = None
             zombie = None
-        self._applied_generation[member] = generation  # type: ignore[index]
+        state.applied_generation = generation
         found: list[Violation] = []
         if generation != self._generation:
             latest = "none yet" if self._generation is None else str(self._generation)
             found.append(
-                {
-                    "invariant": "stale_generation",
-                    "detail": (
+                Violation(
+                    invariant="stale_generation",
+                    detail=(
                         f"{member} applies an assignment of generation {generation}; the "
                         f"group's latest generation is {latest}"
                     ),
-                    "member": member,
-                    "generation": generation,
-                    "group_generation": self._generation,
-                }
+                    member=member,
+                    generation=generation,
+                    group_generation=self._generation,
+                )
             )
             if zombie is not None:
-                found[-1]["known_issue"] = zombie
+                found[-1] = found[-1].replace(known_issue=zombie)
         leader_id = record.get("leader_id")
         if (
             self._have_generation
@@ -510,20 +509,20 @@ class InvariantChecker:
             and leader_id not in self._leader_aliases
         ):
             found.append(
-                {
-                    "invariant": "foreign_assignment",
-                    "detail": (
+                Violation(
+                    invariant="foreign_assignment",
+                    detail=(
                         f"{member} applies an assignment from leader {leader_id} but the "
                         f"leader of generation {self._generation} is {self._leader_id}"
                     ),
-                    "member": member,
-                    "generation": generation,
-                    "leader_id": leader_id,
-                    "group_leader_id": self._leader_id,
-                }
+                    member=member,
+                    generation=generation,
+                    leader_id=leader_id,
+                    group_leader_id=self._leader_id,
+                )
             )
             if zombie is not None:  # the same late answer to a removed member
-                found[-1]["known_issue"] = zombie
+                found[-1] = found[-1].replace(known_issue=zombie)
         return found
 
     def _on_generation(self, record: dict[str, Any]) -> list[Violation]:
@@ -552,7 +551,7 @@ class InvariantChecker:
             if self._windows.could_not_hear(member, now) or (  # its JoinGroup may be lost
                 member not in self._join_pending and self._windows.stalled(member, now)
             ):
-                self._zombies[member] = (STREAMS_ZOMBIE, self._generation, now)
+                self._zombie(member, STREAMS_ZOMBIE, now)
 
     def _on_member_replaced(self, record: dict[str, Any]) -> list[Violation]:
         """A static member rejoined under a new member id (KIP-345): if it led the current
@@ -561,7 +560,7 @@ class InvariantChecker:
         if old == self._leader_id or old in self._leader_aliases:
             self._leader_aliases.add(str(record.get("member_id")))
         if (zombie := self._windows.zombie_of(record)) is not None:  # the zombie fault
-            self._zombies[zombie] = (STREAMS_ZOMBIE, self._generation, int(record["t_ms"]))
+            self._zombie(zombie, STREAMS_ZOMBIE, int(record["t_ms"]))
         return []
 
     def _on_group_loaded(self, record: dict[str, Any]) -> list[Violation]:
@@ -589,12 +588,12 @@ class InvariantChecker:
         if not problems:
             return []
         return [
-            {
-                "invariant": "illegal_transition",
-                "detail": f"group_state {src} -> {dst}: " + "; ".join(problems),
-                "from": src,
-                "to": dst,
-                "previous": previous,
-                "generation": record.get("generation"),
-            }
+            Violation(
+                invariant="illegal_transition",
+                detail=f"group_state {src} -> {dst}: " + "; ".join(problems),
+                from_=src,
+                to=dst,
+                previous=previous,
+                generation=record.get("generation"),
+            )
         ]

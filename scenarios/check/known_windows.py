@@ -53,6 +53,7 @@ first; cooperative: the next assignment revokes the duplicates). It closes at
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from members.config import WORKER_CONFIG_KEYS, WorkerConfig
@@ -61,7 +62,7 @@ from members.streams_client import REQUEST_TIMEOUT_MS as STREAMS_REQUEST_TIMEOUT
 from members.worker import REQUEST_TIMEOUT_MS
 from protocol.kafka_configs import STREAMS_DEFAULTS, StreamsSettings, setting_names
 
-__all__ = ["KnownIssueWindows", "NETWORK_ALLOWANCE_MS"]
+__all__ = ["KnownIssueWindows", "LinkFault", "GroupRequest", "MemberTimers", "NETWORK_ALLOWANCE_MS"]
 
 #: One-way delay allowed per message (virtual ms): the scenario's base latency and jitter are
 #: not in the log (chaos draws at most 6 ms).
@@ -84,32 +85,69 @@ def _setting(config: dict[str, Any], key: str) -> int:
     return int(config.get(key, getattr(_DEFAULT, WORKER_CONFIG_KEYS[key])))
 
 
+@dataclass(slots=True, frozen=True)
+class LinkFault:
+    """A partition, loss, latency or delayed request on a member's link (or a coordinator
+    failover, on every link), ``start_ms`` to ``end_ms`` (virtual ms; no end: ``_NEVER``)
+    adding ``extra_ms`` to each message; ``full``: it cuts every message (a partition, a loss
+    of probability 1, a failover), FindCoordinator too."""
+
+    start_ms: int
+    end_ms: int
+    extra_ms: int
+    full: bool
+
+
+@dataclass(slots=True)
+class GroupRequest:
+    """A JoinGroup/SyncGroup a member sent at ``sent_ms``, in flight until ``answered_ms``
+    (``None``: not answered) or ``sent_ms + timeout_ms``."""
+
+    sent_ms: int
+    timeout_ms: int
+    answered_ms: int | None = None
+
+
+@dataclass(slots=True)
+class MemberTimers:
+    """What the windows know of one member: its ``member_start`` config (the decoded JSON
+    object of the record: Kafka config names to values), whether it is a Kafka Streams client,
+    the faults on its link, when its herder (StreamThread) stall ends (-1: none) and its
+    latest JoinGroup/SyncGroup requests (at most 8)."""
+
+    config: dict[str, Any] = field(default_factory=dict)
+    streams: bool = False
+    link: list[LinkFault] = field(default_factory=list)
+    stalled_until_ms: int = -1
+    requests: list[GroupRequest] = field(default_factory=list)
+
+
 class KnownIssueWindows:
     """Per-member timers and faults, fed the log's records in order (see module docstring)."""
 
     def __init__(self) -> None:
-        self._config: dict[str, dict[str, Any]] = {}
-        # member -> [(start, end, extra latency, full cut)] of partition/loss/latency on its
-        # link; a full cut (a partition, a loss of every message) stops FindCoordinator too
-        self._link: dict[str, list[tuple[int, int, int, bool]]] = {}
-        self._failovers: list[tuple[int, int]] = []
-        self._stalled_until: dict[str, int] = {}
-        # member -> its latest JoinGroup/SyncGroup requests: [sent, answered (or None), timeout]
-        self._requests: dict[str, list[list[int | None]]] = {}
+        self._members: dict[str, MemberTimers] = {}
+        self._failovers: list[LinkFault] = []
         self._group_rebalance_ms = _DEFAULT.rebalance_timeout_ms
-        self._streams: set[str] = set()
         self._process_of: dict[str, str] = {}  # member id -> the member that heard it
+
+    def _member(self, name: str) -> MemberTimers:
+        member = self._members.get(name)
+        if member is None:
+            member = self._members[name] = MemberTimers()
+        return member
 
     # ------------------------------------------------------------------ feeding
 
     def on_member_start(self, record: dict[str, Any]) -> None:
         config = dict(record.get("config") or {})
         member = str(record.get("member"))
-        self._config[member] = config
+        timers = self._member(member)
+        timers.config = config
         if "process_id" in config:  # a Kafka Streams client (docs/streams.md)
-            self._streams.add(member)
-        self._stalled_until.pop(member, None)
-        self._requests.pop(member, None)
+            timers.streams = True
+        timers.stalled_until_ms = -1
+        timers.requests = []
         self._group_rebalance_ms = max(
             self._group_rebalance_ms, self._timer(member, "rebalance.timeout.ms")
         )
@@ -127,14 +165,20 @@ class KnownIssueWindows:
             full = action == "partition" or (
                 action == "loss" and float(record.get("probability") or 0) >= 1
             )
-            self._link.setdefault(str(record.get("member")), []).append((start, end, extra, full))
+            self._member(str(record.get("member"))).link.append(
+                LinkFault(start, end, extra, full)
+            )
         elif action == "heal":
-            faults = self._link.get(str(record.get("member")), [])
-            self._link[str(record.get("member"))] = [
-                (s, min(e, start), x, f) if s <= start else (s, e, x, f) for s, e, x, f in faults
+            timers = self._member(str(record.get("member")))
+            timers.link = [
+                LinkFault(f.start_ms, min(f.end_ms, start), f.extra_ms, f.full)
+                if f.start_ms <= start
+                else f
+                for f in timers.link
             ]
         elif action == "coordinator_failover":
-            self._failovers.append((start, start + int(record.get("down_ms") or 0)))
+            down = int(record.get("down_ms") or 0)
+            self._failovers.append(LinkFault(start, start + down, 0, True))
 
     def on_request(self, record: dict[str, Any]) -> None:
         """A ``join_group_request``/``sync_group_request``: in flight until its response or
@@ -145,17 +189,17 @@ class KnownIssueWindows:
             timeout = self._timer(member, "rebalance.timeout.ms") + JOIN_GROUP_TIMEOUT_LAPSE_MS
         else:
             timeout = REQUEST_TIMEOUT_MS
-        requests = self._requests.setdefault(member, [])
-        requests.append([int(record.get("t_ms") or 0), None, timeout])
+        requests = self._member(member).requests
+        requests.append(GroupRequest(int(record.get("t_ms") or 0), timeout))
         del requests[:-8]
 
     def on_response(self, record: dict[str, Any]) -> None:
         """A ``join_group_response``/``sync_group_response``: its request is answered."""
         if record.get("kind") == "join_group_response" and record.get("error") == "NONE":
             self._process_of[str(record.get("member_id"))] = str(record.get("member"))
-        for request in reversed(self._requests.get(str(record.get("member")), [])):
-            if request[1] is None:
-                request[1] = int(record.get("t_ms") or 0)
+        for request in reversed(self._member(str(record.get("member"))).requests):
+            if request.answered_ms is None:
+                request.answered_ms = int(record.get("t_ms") or 0)
                 break
 
     def _waiting_until(self, member: str, cut_ms: int, session_ms: int) -> int:
@@ -163,32 +207,34 @@ class KnownIssueWindows:
         cut off at ``cut_ms``, or sent before its session timer would expire (the heartbeat
         thread is off during a rebalance): that request's timeout; else 0."""
         until = 0
-        for sent, answered, timeout in self._requests.get(member, []):
-            assert sent is not None and timeout is not None
-            if sent <= cut_ms + session_ms and (answered is None or answered > cut_ms):
-                until = max(until, sent + timeout)
+        for r in self._member(member).requests:
+            answered = r.answered_ms
+            if r.sent_ms <= cut_ms + session_ms and (answered is None or answered > cut_ms):
+                until = max(until, r.sent_ms + r.timeout_ms)
         return until
 
     def on_herder_stall(self, record: dict[str, Any]) -> None:
         member = str(record.get("member"))
         until = int(record.get("t_ms") or 0) + int(record.get("stall_ms") or 0)
-        self._stalled_until[member] = max(until, self._stalled_until.get(member, 0))
+        timers = self._member(member)
+        timers.stalled_until_ms = max(until, timers.stalled_until_ms, 0)
 
     # ------------------------------------------------------------------ questions
 
     def stalled(self, member: str, now_ms: int) -> bool:
         """The member's herder thread is blocked at ``now_ms`` (a ``slow`` fault)."""
-        return now_ms < self._stalled_until.get(member, -1)
+        return now_ms < self._member(member).stalled_until_ms
 
-    def _faults(self, member: str) -> list[tuple[int, int, int, bool]]:
-        return self._link.get(member, []) + [(s, e, 0, True) for s, e in self._failovers]
+    def _faults(self, member: str) -> list[LinkFault]:
+        return self._member(member).link + self._failovers
 
     def could_not_hear(self, member: str, now_ms: int) -> bool:
         """KAFKA-9184's trigger: a fault on the member's link (or a coordinator failover) was
         active or ended no more than ``R_group + S`` before ``now_ms``."""
         window = self._group_rebalance_ms + self._timer(member, "session.timeout.ms")
         return any(
-            s <= now_ms and now_ms - (e + x) <= window for s, e, x, _ in self._faults(member)
+            f.start_ms <= now_ms and now_ms - (f.end_ms + f.extra_ms) <= window
+            for f in self._faults(member)
         )
 
     def zombie_of(self, replaced: dict[str, Any]) -> str | None:
@@ -204,11 +250,12 @@ class KnownIssueWindows:
 
     def is_streams(self, member: str) -> bool:
         """``member`` is a Kafka Streams client (its ``member_start`` names a process id)."""
-        return member in self._streams
+        return self._member(member).streams
 
     def _timer(self, member: str, key: str) -> int:
-        config = self._config.get(member, {})
-        if member in self._streams:
+        timers = self._member(member)
+        config = timers.config
+        if timers.streams:
             # Streams' consumer configs; the rebalance timeout is max.poll.interval.ms
             key = "max.poll.interval.ms" if key == "rebalance.timeout.ms" else key
             return int(config.get(key, _STREAMS_DEFAULTS[key]))
@@ -230,17 +277,17 @@ class KnownIssueWindows:
         session = self._timer(member, "session.timeout.ms")
         window = self._group_rebalance_ms + session
         close = removed_ms + heartbeat
-        for start, end, extra, _ in self._faults(member):
-            if start > now_ms or end < removed_ms - window:
+        for f in self._faults(member):
+            if f.start_ms > now_ms or f.end_ms < removed_ms - window:
                 continue
-            if end >= _NEVER:
+            if f.end_ms >= _NEVER:
                 return _NEVER
             # a Heartbeat lost in the fault is waited for until request.timeout.ms first
-            heard = end + extra + STREAMS_REQUEST_TIMEOUT_MS + FIND_COORDINATOR_BACKOFF_MS
+            heard = f.end_ms + f.extra_ms + STREAMS_REQUEST_TIMEOUT_MS + FIND_COORDINATOR_BACKOFF_MS
             close = max(close, heard + heartbeat)
-            close = max(close, self._waiting_until(member, end, 0) + heartbeat)
+            close = max(close, self._waiting_until(member, f.end_ms, 0) + heartbeat)
         # a stalled StreamThread finds it left the group on its next poll: onPartitionsLost
-        close = max(close, self._stalled_until.get(member, -1))
+        close = max(close, self._member(member).stalled_until_ms)
         return close + 4 * NETWORK_ALLOWANCE_MS
 
     def deadline(self, member: str, issue: str, removed_ms: int, now_ms: int, owned: int) -> int:
@@ -259,24 +306,24 @@ class KnownIssueWindows:
             REQUEST_TIMEOUT_MS,
         )
         rejoin = heartbeat + outstanding + self._group_rebalance_ms + 4 * NETWORK_ALLOWANCE_MS
-        stall_end = self._stalled_until.get(member, -1)
+        stall_end = self._member(member).stalled_until_ms
         if issue == "KAFKA-16056":
             close = max(removed_ms, stall_end) + rejoin
         else:
             close = removed_ms + session + heartbeat + 4 * NETWORK_ALLOWANCE_MS
         window = self._group_rebalance_ms + session
-        for start, end, extra, full in self._faults(member):
-            if start > now_ms or end < removed_ms - window:
+        for f in self._faults(member):
+            if f.start_ms > now_ms or f.end_ms < removed_ms - window:
                 continue
-            cut = max(removed_ms, start) + extra + NETWORK_ALLOWANCE_MS
+            cut = max(removed_ms, f.start_ms) + f.extra_ms + NETWORK_ALLOWANCE_MS
             give_up = max(cut + session, self._waiting_until(member, cut, session)) + heartbeat
-            if full and end >= give_up:
+            if f.full and f.end_ms >= give_up:
                 close = max(close, give_up)
             else:
-                close = max(close, give_up, min(end, _NEVER) + extra + rejoin)
+                close = max(close, give_up, min(f.end_ms, _NEVER) + f.extra_ms + rejoin)
         if stall_end > removed_ms:
             close = max(close, stall_end)
-        config = self._config.get(member, {})
+        config = self._member(member).config
         per_job = max(
             _setting(config, "groupsim.task.stop.ms"),
             _setting(config, "groupsim.connector.stop.ms"),

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from scenarios.check.violation import Violation
 from scenarios.eventlog import kinds as k
 from scenarios.eventlog.records import decode_kinds
 
@@ -34,10 +35,10 @@ _KINDS = frozenset(
 )
 
 
-def check_leader_continuity(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def check_leader_continuity(records: Sequence[dict[str, Any]]) -> list[Violation]:
     """``leader_changed`` violations: a ``generation`` whose leader is not among its
     ``member_ids``, or that replaces a dynamic leader that is still a member."""
-    found: list[dict[str, Any]] = []
+    found: list[Violation] = []
     static: set[str] = set()  # members whose process has a group.instance.id
     name_of: dict[str, str] = {}  # member id -> member name (its join answers)
     leader: str | None = None
@@ -95,10 +96,10 @@ def check_leader_continuity(records: Sequence[dict[str, Any]]) -> list[dict[str,
     return found
 
 
-def _violation(record: k.JoinGroupResponse | k.Generation, why: str) -> dict[str, Any]:
-    return {
-        "invariant": LEADER_CHANGED,
-        "detail": f"generation {record.generation}: {why}",
-        "generation": record.generation,
-        "cause_seq": record.seq,
-    }
+def _violation(record: k.JoinGroupResponse | k.Generation, why: str) -> Violation:
+    return Violation(
+        invariant=LEADER_CHANGED,
+        detail=f"generation {record.generation}: {why}",
+        generation=record.generation,
+        cause_seq=record.seq,
+    )

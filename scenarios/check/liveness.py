@@ -13,6 +13,7 @@ from scenarios.check.deleted_work import deleted_not_revoked
 from scenarios.check.invariants import KAFKA_13816
 from scenarios.check.metrics import summarize
 from scenarios.check.summary_types import ConnectConvergence, ConnectSummary
+from scenarios.check.violation import Violation
 from scenarios.eventlog import kinds as k
 from scenarios.eventlog import kinds_connect as kc
 from scenarios.eventlog.records import decode_kinds
@@ -37,8 +38,8 @@ _OWNERSHIP_KINDS = frozenset(
 
 def liveness_violations(
     records: Sequence[dict[str, Any]], summary: ConnectSummary | None = None
-) -> list[dict[str, Any]]:
-    """End-of-run liveness and balance (docs/event-log.md), as fields for ``violation`` records.
+) -> list[Violation]:
+    """End-of-run liveness and balance (docs/event-log.md), as violations.
 
     The runtime calls it before emitting ``run_end`` (then the end is the last record's time).
     Returns ``[]`` when converged; otherwise a ``liveness`` violation when some configured
@@ -56,7 +57,7 @@ def liveness_violations(
     conv = summary.convergence
     issue = _duplicates_issue(records, conv) or _replay_refusal_issue(records, summary)
     end = summary.end_ms
-    found: list[dict[str, Any]] = []
+    found: list[Violation] = []
     parts: list[str] = []
     for what in ("task", "connector"):
         for key, text in (
@@ -70,42 +71,43 @@ def liveness_violations(
                 parts.append(f"{len(items)} {text.format(what=what)} ({shown})")
     if parts:
         found.append(
-            {
-                "invariant": "liveness",
-                "detail": f"at {end} ms: " + "; ".join(parts),
-                "tasks": conv.not_running_tasks + conv.duplicate_tasks,
-                "connectors": conv.not_running_connectors + conv.duplicate_connectors,
-            }
+            Violation(
+                invariant="liveness",
+                detail=f"at {end} ms: " + "; ".join(parts),
+                tasks=conv.not_running_tasks + conv.duplicate_tasks,
+                connectors=conv.not_running_connectors + conv.duplicate_connectors,
+            )
         )
     if conv.task_spread > 1 or conv.connector_spread > 1:
         counts = summary.workers_final
         found.append(
-            {
-                "invariant": "balance",
-                "detail": (
+            Violation(
+                invariant="balance",
+                detail=(
                     f"at {end} ms: running tasks per live worker differ by "
                     f"{conv.task_spread} and connectors by {conv.connector_spread} "
                     "(max - min must be <= 1)"
                 ),
-                "task_counts": {m: c.tasks for m, c in counts.items()},
-                "connector_counts": {m: c.connectors for m, c in counts.items()},
-            }
+                task_counts={m: c.tasks for m, c in counts.items()},
+                connector_counts={m: c.connectors for m, c in counts.items()},
+            )
         )
     if issue is None and found:
         # A leader with no view of the previous assignment neither revokes deleted work a
         # worker still owns nor leaves it out of its load (scenarios.check.deleted_work).
         ghosts = deleted_not_revoked(records, summary)
         if ghosts is not None:
-            for violation in found:
-                violation["known_issue"] = ghosts
-            return found
+            return [violation.replace(known_issue=ghosts) for violation in found]
     if issue is not None:
         # What is left is a known upstream issue's duplicate, e.g. KAFKA-13816's: it lasts
         # until the next eager rebalance, and a quiet end of run brings none.
-        for violation in found:
-            extra = len(conv.duplicate_tasks) + len(conv.unconfigured_running_tasks)
-            if violation["invariant"] == "liveness" or conv.task_spread <= 1 + extra:
-                violation["known_issue"] = issue
+        extra = len(conv.duplicate_tasks) + len(conv.unconfigured_running_tasks)
+        return [
+            v.replace(known_issue=issue)
+            if v.invariant == "liveness" or conv.task_spread <= 1 + extra
+            else v
+            for v in found
+        ]
     return found
 
 

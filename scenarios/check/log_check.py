@@ -19,6 +19,7 @@ from scenarios.check.invariants import InvariantChecker
 from scenarios.check.liveness import liveness_violations
 from scenarios.check.metrics import summarize
 from scenarios.check.protocol_checkers import protocol_violations
+from scenarios.check.violation import located
 from scenarios.eventlog import LogFormatError, read_jsonl
 from scenarios.input.limits import LimitExceeded, check_limit, limit
 
@@ -62,16 +63,16 @@ def check_group_log(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         if record.get("kind") == "violation":
             continue
         for violation in checker.feed(record):
-            found.append({"t_ms": record.get("t_ms"), **violation})
+            found.append(located(record.get("t_ms"), violation))
     end_ms = records[-1].get("t_ms") if records else 0
     for violation in checker.finish():
-        found.append({"t_ms": end_ms, **violation})
+        found.append(located(end_ms, violation))
     live = [r for r in records if r.get("kind") != "violation"]
-    for violation in liveness_violations(live, summarize(live)):
-        found.append({"t_ms": end_ms, **violation})
+    for ended in liveness_violations(live, summarize(live)):
+        found.append(located(end_ms, ended))
     by_seq = {r.get("seq"): r.get("t_ms") for r in live}
-    for violation in protocol_violations(live):
-        found.append({"t_ms": by_seq.get(violation.get("cause_seq"), end_ms), **violation})
+    for broken in protocol_violations(live):
+        found.append(located(by_seq.get(broken.cause_seq, end_ms), broken))
     return found
 
 
@@ -109,6 +110,4 @@ def check_consumer_log(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]
     live = [r for r in records if r.get("kind") != "violation"]
     end_ms = records[-1].get("t_ms") if records else 0
     by_seq = {r.get("seq"): r.get("t_ms") for r in live}
-    return [
-        {"t_ms": by_seq.get(v.get("cause_seq"), end_ms), **v} for v in consumer_log_violations(live)
-    ]
+    return [located(by_seq.get(v.cause_seq, end_ms), v) for v in consumer_log_violations(live)]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from scenarios.eventlog.kinds import Violation as EventViolation
+from scenarios.check.violation import Violation
 
 __all__ = [
     "KnownProtocols",
@@ -22,7 +22,6 @@ __all__ = [
 ]
 
 Record = dict[str, Any]
-Violation = dict[str, Any]
 Checker = Callable[[Sequence[Record]], list[Violation]]
 
 #: checker -> the only record kinds its verdict depends on (see :func:`reads`)
@@ -48,33 +47,15 @@ def kinds_read(checker: Checker) -> frozenset[str] | None:
     return _KINDS_READ.get(checker)
 
 
-#: the ``violation`` record's keys in the order the typed record encodes them
-_VIOLATION_KEYS = {
-    key: i for i, key in enumerate(EventViolation.__struct_encode_fields__) if key != "cause_seq"
-}
-
-
 def violation(invariant: str, detail: str, record: Record, **extra: Any) -> Violation:
-    """``{"invariant", "detail", **extra, "cause_seq"}``: a violation caused by ``record``.
-
-    ``extra`` goes in the order of the event log's ``violation`` record
-    (:class:`scenarios.eventlog.kinds.Violation`), so a written violation decodes and encodes
-    back to the same line whatever order a checker names its fields in.
+    """A :class:`scenarios.check.violation.Violation` caused by ``record`` (its ``cause_seq``
+    is ``record``'s ``seq``); ``extra`` names the items involved. Encoded, its fields come in
+    the order of the event log's ``violation`` record whatever order a checker names them in.
 
     Raises:
-        TypeError: a key the ``violation`` record does not have (a checker bug: it would be
-            dropped when the log is read back).
+        TypeError: a field the ``violation`` record does not have (a checker bug).
     """
-    unknown = extra.keys() - _VIOLATION_KEYS.keys()
-    if unknown:
-        raise TypeError(f"violation {invariant!r}: no such field in the record: {sorted(unknown)}")
-    ordered = sorted(extra.items(), key=lambda item: _VIOLATION_KEYS[item[0]])
-    return {
-        "invariant": invariant,
-        "detail": detail,
-        **dict(ordered),
-        "cause_seq": record.get("seq"),
-    }
+    return Violation(invariant=invariant, detail=detail, **extra, cause_seq=record.get("seq"))
 
 
 def protocol_vote(lists: list[list[str]]) -> tuple[list[str], set[str]]:

@@ -36,6 +36,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import msgspec
+from msgspec import UNSET
 
 from scenarios import kinds
 from scenarios.check.bounds import bound_from_log
@@ -43,6 +44,7 @@ from scenarios.check.invariants import InvariantChecker
 from scenarios.check.liveness import liveness_violations
 from scenarios.check.metrics import _Summarizer, step_end_ms, summarize
 from scenarios.check.summary_types import ConnectSummary
+from scenarios.check.violation import Violation
 from scenarios.eventlog.kinds import Fault, Step
 
 __all__ = [
@@ -126,7 +128,9 @@ def _with_safety_violations(records: Sequence[dict[str, Any]]) -> list[dict[str,
         out.append(record)
         for violation in checker.feed(record):
             seq = record.get("seq")
-            out.append({"t_ms": record.get("t_ms"), "seq": seq, "kind": "violation", **violation})
+            out.append(
+                {"t_ms": record.get("t_ms"), "seq": seq, "kind": "violation", **violation.fields()}
+            )
     return out
 
 
@@ -161,7 +165,7 @@ def _duplicates_started_by_known_issues(
     return issues[duplicates[0]]
 
 
-def check_quiet_period_balance(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def check_quiet_period_balance(records: Sequence[dict[str, Any]]) -> list[Violation]:
     """``quiet_period_balance`` violations of a Connect log (``[]`` for a log whose kind has no
     such rule, :attr:`scenarios.kinds.GroupKind.quiet_period_balance`: Streams): one per
     quiet period longer than the bound after which the group had not converged, with the
@@ -177,7 +181,7 @@ def check_quiet_period_balance(records: Sequence[dict[str, Any]]) -> list[dict[s
     if not periods:
         return []
     checks = [start + bound for start, _ in periods]
-    found: list[dict[str, Any]] = []
+    found: list[Violation] = []
     for (start, _), at, ok in zip(periods, checks, _converged_at(live, checks), strict=True):
         if ok:
             continue
@@ -187,19 +191,19 @@ def check_quiet_period_balance(records: Sequence[dict[str, Any]]) -> list[dict[s
         judged = liveness_violations(checked, summary)
         issue = _duplicates_started_by_known_issues(checked, summary)
         for violation in judged:
-            if issue is not None and "known_issue" not in violation:
-                violation["known_issue"] = issue
+            if issue is not None and violation.known_issue is UNSET:
+                violation = violation.replace(known_issue=issue)
             found.append(as_quiet_period_violation(violation, "converged", start, bound, prefix))
     return found
 
 
 def as_quiet_period_violation(
-    violation: dict[str, Any],
+    violation: Violation,
     unsettled: str,
     start: int,
     bound: int,
     prefix: Sequence[dict[str, Any]],
-) -> dict[str, Any]:
+) -> Violation:
     """An end-of-run ``liveness``/``balance`` violation judged ``bound`` virtual ms into the
     quiet period from ``start`` (over ``prefix``, the log up to then), as a
     ``quiet_period_balance`` violation: its fields, a detail naming the period (``unsettled``
@@ -207,16 +211,15 @@ def as_quiet_period_violation(
     ``quiet_from_ms``, ``checked_at_ms``, ``bound_ms`` and ``cause_seq`` (the last record of
     ``prefix``)."""
     at = start + bound
-    what = unsettled if violation["invariant"] == "liveness" else "balanced"
-    detail = violation["detail"].split(": ", 1)[-1]
-    return {
-        **violation,
-        "invariant": QUIET_PERIOD_BALANCE,
-        "detail": (
+    what = unsettled if violation.invariant == "liveness" else "balanced"
+    detail = violation.detail.split(": ", 1)[-1]
+    return violation.replace(
+        invariant=QUIET_PERIOD_BALANCE,
+        detail=(
             f"not {what} {bound} ms into the quiet period from {start} ms (at {at} ms): {detail}"
         ),
-        "quiet_from_ms": start,
-        "checked_at_ms": at,
-        "bound_ms": bound,
-        "cause_seq": prefix[-1].get("seq") if prefix else None,
-    }
+        quiet_from_ms=start,
+        checked_at_ms=at,
+        bound_ms=bound,
+        cause_seq=prefix[-1].get("seq") if prefix else None,
+    )

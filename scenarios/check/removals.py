@@ -66,6 +66,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from members.config import WORKER_DEFAULTS
+from scenarios.check.violation import Violation
 
 __all__ = ["UNEXPLAINED_REMOVAL", "SLACK_MS", "check_unexplained_removal"]
 
@@ -126,34 +127,34 @@ def _answers_lost_explain(
     return t >= start + 2 * (session_ms - heartbeat_ms) - SLACK_MS
 
 
-def _evicted_late(r: dict[str, Any], member: str, crash: int, session: int) -> dict[str, Any]:
-    return {
-        "invariant": UNEXPLAINED_REMOVAL,
-        "detail": (
+def _evicted_late(r: dict[str, Any], member: str, crash: int, session: int) -> Violation:
+    return Violation(
+        invariant=UNEXPLAINED_REMOVAL,
+        detail=(
             f"the coordinator removed {member} ({r.get('reason')}) at {r.get('t_ms')} ms, "
             f"{int(r.get('t_ms') or 0) - crash} ms after its process crashed while Stable: "
             f"later than session.timeout.ms ({session} ms) with no fault on its link since"
         ),
-        "member": member,
-        "cause_seq": r.get("seq"),
-    }
+        member=member,
+        cause_seq=r.get("seq"),
+    )
 
 
-def _left_but_evicted(r: dict[str, Any], member: str, sent: int) -> dict[str, Any]:
-    return {
-        "invariant": UNEXPLAINED_REMOVAL,
-        "detail": (
+def _left_but_evicted(r: dict[str, Any], member: str, sent: int) -> Violation:
+    return Violation(
+        invariant=UNEXPLAINED_REMOVAL,
+        detail=(
             f"the coordinator removed {member} ({r.get('reason')}) at {r.get('t_ms')} ms though "
             f"it sent LeaveGroup at {sent} ms and no fault touched its link since"
         ),
-        "member": member,
-        "cause_seq": r.get("seq"),
-    }
+        member=member,
+        cause_seq=r.get("seq"),
+    )
 
 
-def check_unexplained_removal(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def check_unexplained_removal(records: Sequence[dict[str, Any]]) -> list[Violation]:
     """``unexplained_removal`` violations (see the module docstring), one per removal."""
-    found: list[dict[str, Any]] = []
+    found: list[Violation] = []
     running: set[str] = set()  # members whose process runs
     ids: dict[str, set[str]] = {}  # member -> member ids of its running process
     touched: dict[str, list[list[int]]] = {}  # member -> fault spans on its link
@@ -269,14 +270,14 @@ def check_unexplained_removal(records: Sequence[dict[str, Any]]) -> list[dict[st
             ):
                 continue
             found.append(
-                {
-                    "invariant": UNEXPLAINED_REMOVAL,
-                    "detail": (
+                Violation(
+                    invariant=UNEXPLAINED_REMOVAL,
+                    detail=(
                         f"the coordinator removed {member} ({reason}) at {t} ms though its "
                         f"process runs and no fault touched it in the {timeout} ms before"
                     ),
-                    "member": member,
-                    "cause_seq": r.get("seq"),
-                }
+                    member=member,
+                    cause_seq=r.get("seq"),
+                )
             )
     return found

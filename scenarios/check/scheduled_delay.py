@@ -52,6 +52,7 @@ from typing import Any
 
 from members.assignors.incremental_cooperative import exponential_backoff
 from members.config import WorkerConfig
+from scenarios.check.violation import Violation
 
 __all__ = ["SCHEDULED_DELAY", "check_scheduled_delay", "backoff_values"]
 
@@ -74,11 +75,11 @@ def backoff_values(max_delay_ms: int) -> frozenset[int]:
     return frozenset(values)
 
 
-def check_scheduled_delay(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def check_scheduled_delay(records: Sequence[dict[str, Any]]) -> list[Violation]:
     """``scheduled_delay`` violations of ``records`` (one run, ``seq`` order), each as the
     fields of a ``violation`` record (``invariant``, ``detail``, ``member`` (the leader),
     ``generation``, ``delay_ms``, ``max_delay_ms``, ``scheduled_ms``, ``cause_seq``)."""
-    found: list[dict[str, Any]] = []
+    found: list[Violation] = []
     max_delay: dict[str, int] = {}
     # (leader, assignor) -> scheduledRebalance after its last round (0: none)
     scheduled: dict[tuple[str, str], int] = {}
@@ -104,16 +105,16 @@ def check_scheduled_delay(records: Sequence[dict[str, Any]]) -> list[dict[str, A
             problem = _problem(t, delay, due, top) or _lost_problem(r, t, delay, due, top)
             if problem is not None:
                 found.append(
-                    {
-                        "invariant": SCHEDULED_DELAY,
-                        "detail": f"{leader} (generation {r.get('generation')}): {problem}",
-                        "member": leader,
-                        "generation": r.get("generation"),
-                        "delay_ms": delay,
-                        "max_delay_ms": top,
-                        "scheduled_ms": due,
-                        "cause_seq": r.get("seq"),
-                    }
+                    Violation(
+                        invariant=SCHEDULED_DELAY,
+                        detail=f"{leader} (generation {r.get('generation')}): {problem}",
+                        member=leader,
+                        generation=r.get("generation"),
+                        delay_ms=delay,
+                        max_delay_ms=top,
+                        scheduled_ms=due,
+                        cause_seq=r.get("seq"),
+                    )
                 )
             scheduled[key] = t + delay if delay > 0 else 0
     return found

@@ -24,6 +24,7 @@ from typing import Any
 from scenarios.check.quiet_periods import as_quiet_period_violation, quiet_periods
 from scenarios.check.streams_bounds import streams_bound_for
 from scenarios.check.streams_summary import streams_end_violations, summarize_streams
+from scenarios.check.violation import Violation
 from scenarios.input.streams import LoadedStreamsScenario
 
 __all__ = ["streams_quiet_period_violations"]
@@ -31,13 +32,13 @@ __all__ = ["streams_quiet_period_violations"]
 
 def streams_quiet_period_violations(
     records: Sequence[dict[str, Any]], loaded: LoadedStreamsScenario
-) -> list[dict[str, Any]]:
+) -> list[Violation]:
     """``quiet_period_balance`` violations of a Streams run's log: one per unsettled end of a
     quiet period longer than the bound, with the end-of-run check's fields plus
     ``quiet_from_ms``, ``checked_at_ms``, ``bound_ms`` and ``cause_seq`` (the last record at or
     before the checked time). Times are virtual ms."""
     live = [r for r in records if r.get("kind") != "violation"]
-    found: list[dict[str, Any]] = []
+    found: list[Violation] = []
     for start, next_disturbance in quiet_periods(live, 0):
         bound = streams_bound_for(loaded, start)
         at = start + bound

@@ -26,6 +26,7 @@ from scenarios.check.summary_types import (
     SummaryBase,
     WorkerCounts,
 )
+from scenarios.check.violation import Violation
 from scenarios.input.streams import LoadedStreamsScenario
 
 __all__ = [
@@ -407,14 +408,14 @@ def _static_kept(
     return kept if sorted(decided - set(st.live)) == kept else []
 
 
-def streams_end_violations(summary: StreamsSummary) -> list[dict[str, Any]]:
+def streams_end_violations(summary: StreamsSummary) -> list[Violation]:
     """End-of-run liveness/balance for Streams, as ``violation`` record fields: ``liveness``
     when a task is not running exactly once or the group has not settled (probing rebalances
     still requested, tasks withheld, holdings differ from the last assignment, or the last
     assignment is invalid per KIP-441); ``balance`` when it is settled but not balanced."""
     conv = summary.convergence
     end = summary.end_ms
-    found: list[dict[str, Any]] = []
+    found: list[Violation] = []
     parts: list[str] = []
     if conv.not_running_tasks:
         parts.append(f"tasks not running: {', '.join(conv.not_running_tasks[:8])}")
@@ -424,20 +425,19 @@ def streams_end_violations(summary: StreamsSummary) -> list[dict[str, Any]]:
     parts.extend(conv.invalid[:4])
     if parts:
         found.append(
-            {
-                "invariant": "liveness",
-                "detail": f"at {end} ms: " + "; ".join(parts),
-                "tasks": conv.not_running_tasks + conv.duplicate_tasks,
-            }
+            Violation(
+                invariant="liveness",
+                detail=f"at {end} ms: " + "; ".join(parts),
+                tasks=conv.not_running_tasks + conv.duplicate_tasks,
+            )
         )
         kept = summary.streams.static_kept
         if kept and not conv.duplicate_tasks:
             # the group waits for, and assigns tasks to, gone static members (KIP-345)
-            found[-1]["members"] = kept
-            found[-1]["known_issue"] = STATIC_MEMBER_KEPT
+            found[-1] = found[-1].replace(members=kept, known_issue=STATIC_MEMBER_KEPT)
     if conv.unbalanced:
         found.append(
-            {"invariant": "balance", "detail": f"at {end} ms: " + "; ".join(conv.unbalanced)}
+            Violation(invariant="balance", detail=f"at {end} ms: " + "; ".join(conv.unbalanced))
         )
     return found
 

@@ -31,6 +31,7 @@ from scenarios.check.liveness import liveness_violations
 from scenarios.check.metrics import summarize
 from scenarios.check.protocol_checkers import protocol_violations
 from scenarios.check.summary_types import ConnectSummary
+from scenarios.check.violation import Violation
 from scenarios.input import schema
 from scenarios.input.loader import LoadedScenario
 from scenarios.input.steps import Planned
@@ -150,7 +151,7 @@ class ConnectKind:
 
     def end_violations(
         self, records: list[dict[str, Any]], summary: ConnectSummary
-    ) -> list[dict[str, Any]]:
+    ) -> list[Violation]:
         """The end-of-run liveness and balance check (docs/event-log.md), then the protocol
         checkers over the whole log (:mod:`scenarios.check.protocol_checkers`)."""
         return liveness_violations(records, summary) + protocol_violations(records)

@@ -16,6 +16,7 @@ from protocol.effects import Effect
 from scenarios.check.consumer_ownership import consumer_log_violations
 from scenarios.check.consumer_summary import summarize_consumers
 from scenarios.check.summary_types import ConsumerSummary
+from scenarios.check.violation import Violation
 from scenarios.input.consumer import LoadedConsumerScenario, Subscribe
 from scenarios.input.steps import Planned
 from scenarios.sim.engine import Engine
@@ -81,7 +82,7 @@ class ConsumerKind:
 
     def end_violations(
         self, records: list[dict[str, Any]], summary: ConsumerSummary
-    ) -> list[dict[str, Any]]:
+    ) -> list[Violation]:
         """The ownership rules (:mod:`scenarios.check.consumer_ownership`) and the protocol
         checkers over the whole log."""
         return consumer_log_violations(records)

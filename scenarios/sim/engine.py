@@ -417,7 +417,7 @@ class Engine:
         self._checking = True
         try:
             for violation in self.checker.feed(record):
-                self.log.emit(record["t_ms"], "violation", **violation)
+                self.log.emit(record["t_ms"], "violation", **violation.fields())
         finally:
             self._checking = False
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from members.group_client import GroupClient
 from protocol.effects import Effect
 from scenarios.check.summary_types import Summary
+from scenarios.check.violation import Violation
 from scenarios.input.steps import Planned
 
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ class RunKind(Protocol):
         """The run's summary from its log: the kind's Struct
         (:mod:`scenarios.check.summary_types`; ``summary.json`` holds its builtins)."""
 
-    def end_violations(self, records: list[dict[str, Any]], summary: Any) -> list[dict[str, Any]]:
+    def end_violations(self, records: list[dict[str, Any]], summary: Any) -> list[Violation]:
         """The end-of-run check's violations (logged before ``run_end``); ``summary`` is
         :meth:`summarize`'s Struct."""
 

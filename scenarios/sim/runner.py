@@ -138,7 +138,7 @@ def simulate(
     else:
         summary = kind.summarize(log.records)
         for violation in kind.end_violations(log.records, summary):
-            log.emit(engine.now_ms, "violation", **violation)
+            log.emit(engine.now_ms, "violation", **violation.fields())
     log.emit(engine.now_ms, "run_end")
     summary = kind.summarize(log.records)
     return RunResult(

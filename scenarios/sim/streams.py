@@ -24,6 +24,7 @@ from scenarios.check.streams_summary import (
     summarize_streams,
 )
 from scenarios.check.summary_types import StreamsSummary
+from scenarios.check.violation import Violation
 from scenarios.input.steps import Planned
 from scenarios.input.streams import ClientSpec, LoadedStreamsScenario, RestartStep
 from scenarios.sim.engine import Engine
@@ -116,7 +117,7 @@ class StreamsKind:
 
     def end_violations(
         self, records: list[dict[str, Any]], summary: StreamsSummary
-    ) -> list[dict[str, Any]]:
+    ) -> list[Violation]:
         """The end-of-run liveness and KIP-441 balance check, the same at the end of every
         long quiet period (:mod:`scenarios.check.streams_quiet`), then the protocol checkers
         over the whole log (:mod:`scenarios.check.protocol_checkers`)."""

@@ -193,5 +193,5 @@ def test_the_tag_rule_is_not_vacuous_on_kafka(kafka_oracle: KafkaOracle) -> None
     assert violations(judged, kafka_oracle.call("streams.assign", input=judged)) == []
     untagged = kafka_oracle.call("streams.assign", input=zones_doc(tags=False))
     found = violations(judged, untagged)
-    assert {v["invariant"] for v in found} == {"standby_tags_not_spread"}
+    assert {v.invariant for v in found} == {"standby_tags_not_spread"}
     kafka_oracle.compared["assignment contracts: tag rule reports Kafka's default assignor"] += 1

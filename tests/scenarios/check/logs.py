@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
+
+from scenarios.check.violation import Violation
 
 
 class Log:
@@ -85,6 +88,7 @@ def numbered(*records: dict[str, Any]) -> list[dict[str, Any]]:
     return [{"seq": i, **r} for i, r in enumerate(records)]
 
 
-def violation_names(violations: list[dict[str, Any]]) -> list[str]:
-    """The ``invariant`` of each violation, in order."""
-    return [v["invariant"] for v in violations]
+def violation_names(violations: Sequence[Violation | dict[str, Any]]) -> list[str]:
+    """The ``invariant`` of each violation, in order: as a checker returns them
+    (:class:`Violation`) or as ``groupsim check`` reports them (its located dicts)."""
+    return [v.invariant if isinstance(v, Violation) else v["invariant"] for v in violations]

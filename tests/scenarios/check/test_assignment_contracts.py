@@ -15,6 +15,8 @@ from scenarios.check.assignment_contracts import (
 )
 from scenarios.check.log_check import check_records
 
+from .logs import violation_names
+
 Record = dict[str, Any]
 
 
@@ -83,8 +85,8 @@ def _bounds(
     }
 
 
-def _names(found: list[Record]) -> list[str]:
-    return [v["invariant"] for v in found]
+def _names(found: list[Any]) -> list[str]:
+    return violation_names(found)
 
 
 def test_kip441_warmups_stay_within_max_warmup_replicas() -> None:
@@ -115,7 +117,7 @@ def test_kip441_every_stateful_task_has_its_standbys() -> None:
     short["clients"]["PID_3"]["standby"] = []
     found = check_standby_replicas([short])
     assert _names(found) == ["standby_replicas_missing"]
-    assert found[0]["tasks"] == ["0_0"]
+    assert found[0].tasks == ["0_0"]
     # a warm-up does not count as a standby
     warm_only = _assignment(kafka_warmups={"PID_3": ["0_0"]})
     assert _names(check_standby_replicas([warm_only])) == ["standby_replicas_missing"]
@@ -142,7 +144,7 @@ def test_kip708_standbys_spread_over_distinct_tag_values() -> None:
     same = _tagged({"PID_1": "z1", "PID_2": "z2", "PID_3": "z1"})
     found = check_standby_tags([same])
     assert _names(found) == ["standby_tags_not_spread"]
-    assert found[0]["tasks"] == ["0_0"]
+    assert found[0].tasks == ["0_0"]
     assert "standby_tags_not_spread" in _names(check_records([same]))
     # one distinct value: nothing to spread over
     assert check_standby_tags([_tagged(dict.fromkeys(("PID_1", "PID_2", "PID_3"), "z1"))]) == []

@@ -50,5 +50,5 @@ def test_the_tag_rule_reports_standbys_beside_a_zone_twin() -> None:
     judged = zones_doc(tags=True)
     assert violations(judged, run_assign_streams(zones_doc(tags=True))) == []
     found = violations(judged, run_assign_streams(zones_doc(tags=False)))
-    assert [v["invariant"] for v in found] == ["standby_tags_not_spread"]
-    assert found[0]["tasks"] == ["0_0", "0_1", "0_2", "0_3"]
+    assert [v.invariant for v in found] == ["standby_tags_not_spread"]
+    assert found[0].tasks == ["0_0", "0_1", "0_2", "0_3"]

@@ -39,7 +39,7 @@ def _start(offset: int, generation: int = 5, kind: str = "task_start") -> dict[s
 def test_kip415_a_worker_behind_reads_the_config_before_it_starts_work() -> None:
     for kind in ("task_start", "connector_start"):
         behind = _log(_ASSIGNMENT, _start(11, kind=kind))
-        assert [v["invariant"] for v in check_config_before_work(behind)] == [
+        assert [v.invariant for v in check_config_before_work(behind)] == [
             "config_behind_assignment"
         ]
         assert check_config_before_work(_log(_ASSIGNMENT, _start(12, kind=kind))) == []

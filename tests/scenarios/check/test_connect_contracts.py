@@ -21,6 +21,8 @@ from scenarios.input.library import load_any
 from scenarios.sim.runner import simulate
 from tests.scenarios.campaigns.chaos.planted import by_name
 
+from .logs import violation_names
+
 Record = dict[str, Any]
 
 
@@ -33,8 +35,8 @@ def _first(name: str, key: str) -> Record:
     return copy.deepcopy(next(r for r in _log(name) if r["kind"] == "assignor" and r.get(key)))
 
 
-def _names(found: list[dict[str, Any]]) -> list[str]:
-    return [v["invariant"] for v in found]
+def _names(found: list[Any]) -> list[str]:
+    return violation_names(found)
 
 
 def test_library_runs_keep_both_rules() -> None:
@@ -59,7 +61,7 @@ def test_a_load_balancing_revocation_past_the_floor_is_reported() -> None:
     r["revoked"][member]["tasks"].extend(mine[: len(mine) - floor + 1])
     found = check_revocation_floor([r])
     assert _names(found) == ["revoked_below_floor"]
-    assert found[0]["member"] == member
+    assert found[0].member == member
     assert "revoked_below_floor" in _names(check_records([r]))
 
 
@@ -82,7 +84,7 @@ def test_lost_work_given_past_a_present_candidate_is_reported() -> None:
     r["assigned"][other] = {"connectors": [], "tasks": [task]}
     found = check_lost_work_to_candidates([r])
     assert _names(found) == ["lost_work_not_returned"]
-    assert found[0]["member"] == other
+    assert found[0].member == other
     assert "lost_work_not_returned" in _names(check_records([r]))
 
 
@@ -102,8 +104,8 @@ def test_a_revocation_from_a_balanced_load_is_reported() -> None:
         log = [r for r in simulate(load_any("scale-out"), 1).records if r["kind"] != "violation"]
     found = check_revoked_while_balanced(log)
     assert found and set(_names(found)) == {"revoked_while_balanced"}
-    judged = next(r for r in log if r["seq"] == found[0]["cause_seq"])
-    assert judged["kind"] == "assignor" and found[0]["member"] in judged["revoked"]
+    judged = next(r for r in log if r["seq"] == found[0].cause_seq)
+    assert judged["kind"] == "assignor" and found[0].member in judged["revoked"]
     # nothing else in the log breaks a revocation rule
     assert check_revocation_floor(log) == []
     # the same round without its revocations is silent

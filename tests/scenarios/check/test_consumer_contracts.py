@@ -85,7 +85,7 @@ def test_hand_changed_rounds_break_each_rule() -> None:
     r["assigned"][members[1]] = r["assigned"][members[1]][1:]
     r["assigned"][members[0]].extend(r["assigned"][members[2]][:1])
     r["assigned"][members[2]] = r["assigned"][members[2]][1:]
-    assert [v["invariant"] for v in check_consumer_balance([start, r])] == [
+    assert [v.invariant for v in check_consumer_balance([start, r])] == [
         "consumer_assignment_unbalanced"
     ]
     assert "consumer_assignment_unbalanced" in [v["invariant"] for v in check_records([start, r])]
@@ -95,8 +95,8 @@ def test_hand_changed_rounds_break_each_rule() -> None:
     last["assigned"][a], last["assigned"][b] = last["assigned"][b], last["assigned"][a]
     before = records[: records.index(rounds[-1])]
     found = check_sticky_keeps_owned([*before, last])
-    assert {v["invariant"] for v in found} == {"sticky_partitions_moved"}
-    assert {v["member"] for v in found} == {a, b}
+    assert {v.invariant for v in found} == {"sticky_partitions_moved"}
+    assert {v.member for v in found} == {a, b}
 
 
 def test_connect_and_streams_logs_are_not_judged() -> None:

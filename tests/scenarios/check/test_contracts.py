@@ -22,6 +22,8 @@ from scenarios.check.contracts import (
 )
 from scenarios.check.log_check import check_records
 
+from .logs import violation_names
+
 Records = list[dict[str, Any]]
 
 
@@ -33,8 +35,8 @@ def _log(*records: dict[str, Any]) -> Records:
     return out
 
 
-def _names(found: list[dict[str, Any]]) -> list[str]:
-    return [v["invariant"] for v in found]
+def _names(found: list[Any]) -> list[str]:
+    return violation_names(found)
 
 
 def _assignor(protocol: str, assigned: dict[str, Any], revoked: dict[str, Any]) -> dict[str, Any]:
@@ -62,7 +64,7 @@ def test_kip415_revoked_work_is_reassigned_only_in_a_later_round() -> None:
     )
     found = check_revoked_and_reassigned(moved)
     assert _names(found) == ["revoked_and_reassigned"]
-    assert found[0]["member"] == "w1-id" and found[0]["cause_seq"] == 0
+    assert found[0].member == "w1-id" and found[0].cause_seq == 0
     assert "revoked_and_reassigned" in _names(check_records(moved))
     # revoked only, or reassigned under eager (everything is revoked there): no rule broken
     assert (
@@ -262,7 +264,7 @@ def test_kip345_a_static_rejoin_in_stable_keeps_the_generation() -> None:
     assert check_static_rejoin(ok) == []
     rebalanced = _log(*_stable_pair(), *rejoin, _state("Stable", "PreparingRebalance", t=50))
     found = check_static_rejoin(rebalanced)
-    assert _names(found) == ["static_rejoin_rebalanced"] and found[0]["member"] == "b"
+    assert _names(found) == ["static_rejoin_rebalanced"] and found[0].member == "b"
     assert "static_rejoin_rebalanced" in _names(check_records(rebalanced))
     # a changed protocol list that changes the vote: the rebalance is Kafka's
     changed = [{**_join("b"), "protocols": ["other"], "t": 50}, _replaced("b", "b-2", "b-1")]
@@ -294,7 +296,7 @@ def test_kip345_a_static_rejoin_that_changes_the_vote_rebalances() -> None:
     assert check_static_rejoin(rebalanced) == []
     kept = _log(*running_range, *rejoin, answer)
     found = check_static_rejoin(kept)
-    assert _names(found) == ["static_rejoin_not_rebalanced"] and found[0]["member"] == "b"
+    assert _names(found) == ["static_rejoin_not_rebalanced"] and found[0].member == "b"
     assert "static_rejoin_not_rebalanced" in _names(check_records(kept))
     # a tie that includes the running protocol is the tie-break's (the referee's): not judged
     tie = [{**_join("b"), "protocols": lists, "t": 50}, _replaced("b", "b-2", "b-1")]
@@ -358,7 +360,7 @@ def test_kip345_a_zombie_instance_owns_no_work_after_fencing() -> None:
     assert check_zombie_instance(ok) == []
     started = _log(added, takeover, fenced_answer, work)
     found = check_zombie_instance(started)
-    assert _names(found) == ["zombie_owns_work"] and found[0]["member"] == "s1"
+    assert _names(found) == ["zombie_owns_work"] and found[0].member == "s1"
     assert "zombie_owns_work" in _names(check_records(started))
     # not told yet: its old generation's tasks are the zombie window Kafka accepts
     assert check_zombie_instance(_log(added, takeover, work)) == []
@@ -412,7 +414,7 @@ def test_kip415_every_member_gets_the_leaders_delay() -> None:
     }
     assert check_delay_shared(_log(leader, member)) == []
     found = check_delay_shared(_log(leader, {**member, "delay_ms": 0}))
-    assert _names(found) == ["scheduled_delay_not_shared"] and found[0]["member"] == "w2"
+    assert _names(found) == ["scheduled_delay_not_shared"] and found[0].member == "w2"
     # another generation's assignment, or eager: not this leader's round
     assert check_delay_shared(_log(leader, {**member, "delay_ms": 0, "generation": 4})) == []
     assert check_delay_shared(_log(leader, {**member, "delay_ms": 0, "protocol": "default"})) == []

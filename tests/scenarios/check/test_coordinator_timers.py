@@ -17,6 +17,8 @@ from scenarios.check.coordinator_contracts import (
 )
 from scenarios.check.log_check import check_records
 
+from .logs import violation_names
+
 Records = list[dict[str, Any]]
 
 
@@ -27,8 +29,8 @@ def _log(*records: dict[str, Any]) -> Records:
     ]
 
 
-def _names(found: list[dict[str, Any]]) -> list[str]:
-    return [v["invariant"] for v in found]
+def _names(found: list[Any]) -> list[str]:
+    return violation_names(found)
 
 
 def _prepare(t: int, timeout: int, frm: str = "Stable", **extra: Any) -> dict[str, Any]:

@@ -15,7 +15,7 @@ def run(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for record in records:
         found.extend(checker.feed(record))
     found.extend(checker.finish())
-    return found
+    return [v.fields() for v in found]  # the violation records' fields, as the log holds them
 
 
 def clean_log() -> Log:

@@ -76,5 +76,5 @@ def test_a_declared_checker_still_finds_its_violation_in_a_whole_log() -> None:
         {"t_ms": 3, "seq": 3, "kind": "heartbeat_request", "member": "w2", "member_id": "a"},
         {"t_ms": 4, "seq": 4, "kind": "heartbeat_response", "member": "w2", "error": "NONE"},
     ]
-    names = [v["invariant"] for v in protocol_violations(records)]
+    names = [v.invariant for v in protocol_violations(records)]
     assert "fenced_member_accepted" in names

@@ -86,7 +86,7 @@ def test_a_phase_from_empty_waits_the_initial_delay() -> None:
     assert check_initial_delay(_log(_from_empty(1000), _generation(4000))) == []
     early = check_initial_delay(_log(_from_empty(1000), _generation(1003)))
     assert _names(early) == [INITIAL_DELAY_SKIPPED]
-    assert early[0]["cause_seq"] == 1
+    assert early[0].cause_seq == 1
 
 
 def test_a_removal_may_complete_the_initial_phase_early() -> None:
@@ -145,7 +145,7 @@ def test_range_splits_co_partitioned_topics_alike() -> None:
     broken = {"a": ["t1-0", "t1-1", "t2-2", "t3-0"], "b": ["t1-2", "t2-0", "t2-1", "t3-1"]}
     found = check_range_copartitioned(_log(_consumer_start(topics), _range_round(broken)))
     assert _names(found) == [RANGE_NOT_COPARTITIONED]
-    assert "partition 0 of t1 goes to a, of t2 to b" in found[0]["detail"]
+    assert "partition 0 of t1 goes to a, of t2 to b" in found[0].detail
 
 
 def test_other_assignors_and_narrowed_subscriptions_are_not_judged() -> None:
@@ -198,7 +198,7 @@ def test_kip881_range_gives_a_partition_to_a_same_rack_member_with_room() -> Non
     plain = {"a": ["t1-0", "t1-1"], "b": ["t1-2", "t1-3"]}  # range without KIP-881
     found = check_range_rack_matching(_log(_rack_round(members, racks, plain)))
     assert _names(found) == [RANGE_RACK_UNMATCHED]
-    assert "t1-0 (replicas on ['rb']) went to a on rack ra" in found[0]["detail"]
+    assert "t1-0 (replicas on ['rb']) went to a on rack ra" in found[0].detail
 
 
 def test_kip881_a_partition_goes_off_its_racks_only_when_balance_needs_it() -> None:
@@ -303,7 +303,7 @@ def test_warm_ups_go_only_to_clients_behind() -> None:
     assert check_warmups_not_caught_up(_log(_streams_round({"p2": ["0_0"]}, 101))) == []
     found = check_warmups_not_caught_up(_log(_streams_round({"p2": ["0_0"]}, 100)))
     assert _names(found) == [WARMUP_ON_CAUGHT_UP_CLIENT]
-    assert found[0]["task"] == "0_0"
+    assert found[0].task == "0_0"
     probing = {**_streams_round({"p2": ["0_0"]}, 100), "version_probing": True}
     assert check_warmups_not_caught_up(_log(probing)) == []
 
@@ -336,7 +336,7 @@ def test_a_member_rejoins_when_its_scheduled_delay_expires() -> None:
     assert check_scheduled_rejoin(kept) == []
     missed = check_scheduled_rejoin(_log(_connect_assignment(1000, 5000), _tick(6001)))
     assert _names(missed) == [SCHEDULED_REJOIN_MISSED]
-    assert missed[0]["member"] == "w2" and missed[0]["cause_seq"] == 0
+    assert missed[0].member == "w2" and missed[0].cause_seq == 0
     # a later assignment re-arms (or cancels) the timer; a stop or crash ends it; so does the log
     again = _log(_connect_assignment(1000, 5000), _connect_assignment(2000, 0), _tick(9000))
     assert check_scheduled_rejoin(again) == []
@@ -388,7 +388,7 @@ def test_a_static_consumer_never_sends_leave_group() -> None:
     assert check_static_member_stays(dynamic) == []
     static = _log(start, _member_start("c1", True), _leave("c1"))
     found = check_static_member_stays(static)
-    assert _names(found) == [STATIC_MEMBER_LEFT] and found[0]["member"] == "c1"
+    assert _names(found) == [STATIC_MEMBER_LEFT] and found[0].member == "c1"
     # a restart without group.instance.id may leave; Streams logs are not judged (KIP-812)
     restarted = _log(start, _member_start("c1", True), _member_start("c1", False), _leave("c1"))
     assert check_static_member_stays(restarted) == []
@@ -404,7 +404,7 @@ def test_the_leader_of_a_generation_rejoined() -> None:
     assert check_leader_rejoined(_log(kept)) == []
     absent = {**kept, "not_rejoined": ["w1-a"]}
     found = check_leader_rejoined(_log(absent))
-    assert _names(found) == [LEADER_NOT_REJOINED] and found[0]["generation"] == 3
+    assert _names(found) == [LEADER_NOT_REJOINED] and found[0].generation == 3
 
 
 def test_the_coordinator_logs_the_static_members_it_completed_without() -> None:
@@ -432,7 +432,7 @@ def test_a_member_id_is_handed_out_once() -> None:
     assert check_member_ids_fresh(fresh) == []
     again = _log(*fresh, _coord("member_pending", "w1-1", session_timeout_ms=10_000))
     found = check_member_ids_fresh(again)
-    assert _names(found) == [MEMBER_ID_REUSED] and found[0]["member_id"] == "w1-1"
+    assert _names(found) == [MEMBER_ID_REUSED] and found[0].member_id == "w1-1"
     loaded = {"t_ms": 1, "kind": "group_loaded", "member_ids": ["w3-9"], "generation": 4}
     replaced = _coord("member_replaced", "w3-9", old_member_id="w3-8")
     assert _names(check_member_ids_fresh(_log(loaded, replaced))) == [MEMBER_ID_REUSED]

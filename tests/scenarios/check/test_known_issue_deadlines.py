@@ -8,14 +8,15 @@ from typing import Any
 
 from scenarios.check.invariants import InvariantChecker
 from scenarios.check.log_check import check_records
+from scenarios.check.violation import Violation
 
 
-def _run(records: list[dict[str, Any]]) -> dict[str, Any]:
+def _run(records: list[dict[str, Any]]) -> Violation:
     checker = InvariantChecker()
-    found: list[dict[str, Any]] = []
+    found: list[Violation] = []
     for seq, record in enumerate(records):
         found += checker.feed({"seq": seq, **record})
-    return next(v for v in found if v["invariant"] == "double_ownership")
+    return next(v for v in found if v.invariant == "double_ownership")
 
 
 def _generation(t: int, generation: int, protocol: str, members: list[str]) -> dict[str, Any]:
@@ -84,10 +85,10 @@ def test_kafka_9184_ends_when_the_cut_off_worker_gives_up() -> None:
     # partitioned 25 s..185 s, removed at 40 s: its session timer (10 s) and then
     # heartbeat.interval.ms (3 s) without a coordinator make it revoke by 40.1 + 10 + 3 s
     cut = [{**PARTITION, "duration_ms": 160_000}, _removed(40_000)]
-    assert _run(_zombie_log(cut, 43_001)).get("known_issue") == "KAFKA-9184"
-    assert _run(_zombie_log(cut, 53_000)).get("known_issue") == "KAFKA-9184"
+    assert _run(_zombie_log(cut, 43_001)).known == "KAFKA-9184"
+    assert _run(_zombie_log(cut, 53_000)).known == "KAFKA-9184"
     late = _run(_zombie_log(cut, 54_000))
-    assert "known_issue" not in late
+    assert late.known is None
     log = [{"seq": seq, **r} for seq, r in enumerate(_zombie_log(cut, 54_000))]
     assert "double_ownership" in {v["invariant"] for v in check_records(log)}
 
@@ -97,15 +98,15 @@ def test_kafka_9184_waits_out_a_joingroup_in_flight() -> None:
     # rebalance, so the worker waits for its timeout (rebalance.timeout.ms + 5 s), then 3 s
     join = {"t_ms": 30_000, "kind": "join_group_request", "member": "w1", "member_id": "w1-x"}
     cut = [{**PARTITION, "duration_ms": 160_000}, join, _removed(40_000)]
-    assert _run(_zombie_log(cut, 98_000)).get("known_issue") == "KAFKA-9184"
-    assert "known_issue" not in _run(_zombie_log(cut, 98_100))
+    assert _run(_zombie_log(cut, 98_000)).known == "KAFKA-9184"
+    assert _run(_zombie_log(cut, 98_100)).known is None
 
 
 def test_kafka_9184_timers_come_from_the_members_config() -> None:
     cut = [{**PARTITION, "duration_ms": 160_000}, _removed(40_000)]
     log = _zombie_log(cut, 54_000)
     log[0] = {**log[0], "config": {"session.timeout.ms": 30_000}}
-    assert _run(log).get("known_issue") == "KAFKA-9184"
+    assert _run(log).known == "KAFKA-9184"
 
 
 def test_kafka_9184_after_a_partial_fault_lasts_until_the_rejoin_could_finish() -> None:
@@ -119,11 +120,11 @@ def test_kafka_9184_after_a_partial_fault_lasts_until_the_rejoin_could_finish() 
         "duration_ms": 30_000,
         "probability": 0.25,
     }
-    assert _run(_zombie_log([lossy, _removed(40_000)], 150_000)).get("known_issue") == (
+    assert _run(_zombie_log([lossy, _removed(40_000)], 150_000)).known == (
         "KAFKA-9184"
     )
     # 55 s + 3 s + 65 s + 60 s + 4 × 0.1 s = 183.4 s
-    assert "known_issue" not in _run(_zombie_log([lossy, _removed(40_000)], 184_000))
+    assert _run(_zombie_log([lossy, _removed(40_000)], 184_000)).known is None
 
 
 def test_kafka_16056_ends_a_rejoin_after_the_stall() -> None:
@@ -131,9 +132,9 @@ def test_kafka_16056_ends_a_rejoin_after_the_stall() -> None:
         {"t_ms": 1000, "kind": "herder_stall", "member": "w1", "stall_ms": 70_000},
         {"t_ms": 61_000, "kind": "leave_group", "member": "w1", "reason": "poll timeout expired"},
     ]
-    assert _run(_zombie_log(stall, 100_000)).get("known_issue") == "KAFKA-16056"
+    assert _run(_zombie_log(stall, 100_000)).known == "KAFKA-16056"
     # stall end 71 s + 3 s + 65 s + 60 s + 0.4 s
-    assert "known_issue" not in _run(_zombie_log(stall, 200_000))
+    assert _run(_zombie_log(stall, 200_000)).known is None
 
 
 def _downgrade(revoked_first: bool) -> list[dict[str, Any]]:
@@ -162,5 +163,5 @@ def _downgrade(revoked_first: bool) -> list[dict[str, Any]]:
 
 
 def test_kafka_13816_holds_until_the_owners_first_eager_rejoin() -> None:
-    assert _run(_downgrade(revoked_first=False)).get("known_issue") == "KAFKA-13816"
-    assert "known_issue" not in _run(_downgrade(revoked_first=True))
+    assert _run(_downgrade(revoked_first=False)).known == "KAFKA-13816"
+    assert _run(_downgrade(revoked_first=True)).known is None

@@ -7,11 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 from scenarios.check.invariants import InvariantChecker
+from scenarios.check.violation import Violation
 
 
-def _run(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _run(records: list[dict[str, Any]]) -> list[Violation]:
     checker = InvariantChecker()
-    found: list[dict[str, Any]] = []
+    found: list[Violation] = []
     for seq, record in enumerate(records):
         found += checker.feed({"seq": seq, **record})
     return found
@@ -76,8 +77,8 @@ def _log(fault: dict[str, Any] | None) -> list[dict[str, Any]]:
     return records
 
 
-def _double(found: list[dict[str, Any]]) -> dict[str, Any]:
-    return next(v for v in found if v["invariant"] == "double_ownership")
+def _double(found: list[Violation]) -> Violation:
+    return next(v for v in found if v.invariant == "double_ownership")
 
 
 def test_a_partitioned_member_removed_is_kafka_9184() -> None:
@@ -88,11 +89,11 @@ def test_a_partitioned_member_removed_is_kafka_9184() -> None:
         "member": "w1",
         "duration_ms": 30000,
     }
-    assert _double(_run(_log(partition))).get("known_issue") == "KAFKA-9184"
+    assert _double(_run(_log(partition))).known == "KAFKA-9184"
 
 
 def test_a_member_removed_while_it_heard_the_coordinator_is_a_new_violation() -> None:
-    assert "known_issue" not in _double(_run(_log(None)))
+    assert _double(_run(_log(None))).known is None
     # a fault on another member's link, or one long over, does not explain w1's removal
     other = {
         "t_ms": 25000,
@@ -101,9 +102,9 @@ def test_a_member_removed_while_it_heard_the_coordinator_is_a_new_violation() ->
         "member": "w2",
         "duration_ms": 30000,
     }
-    assert "known_issue" not in _double(_run(_log(other)))
+    assert _double(_run(_log(other))).known is None
 
 
 def test_a_partition_until_heal_counts_until_the_heal() -> None:
     log = _log({"t_ms": 1000, "kind": "step", "action": "partition", "member": "w1"})
-    assert _double(_run(log)).get("known_issue") == "KAFKA-9184"
+    assert _double(_run(log)).known == "KAFKA-9184"

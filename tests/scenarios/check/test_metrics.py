@@ -92,11 +92,11 @@ def test_not_converged_and_never_started() -> None:
     assert s.convergence.task_spread == 2
     assert s.convergence.connector_spread == 1
     v = liveness_violations(log.records[:-1])  # the runtime checks before run_end
-    assert [x["invariant"] for x in v] == ["liveness", "balance"]
-    assert v[0]["detail"] == "at 100 ms: 1 configured tasks not running (c-2)"
-    assert v[0]["tasks"] == ["c-2"] and v[0]["connectors"] == []
-    assert v[1]["task_counts"] == {"w1": 2, "w2": 0}
-    assert v[1]["detail"] == (
+    assert [x.invariant for x in v] == ["liveness", "balance"]
+    assert v[0].detail == "at 100 ms: 1 configured tasks not running (c-2)"
+    assert v[0].tasks == ["c-2"] and v[0].connectors == []
+    assert v[1].task_counts == {"w1": 2, "w2": 0}
+    assert v[1].detail == (
         "at 100 ms: running tasks per live worker differ by 2 and connectors by 1 "
         "(max - min must be <= 1)"
     )
@@ -120,7 +120,7 @@ def test_duplicate_and_unconfigured_instances_are_not_converged() -> None:
     s2 = summarize(log2.records)
     assert s2.converged is False
     assert s2.convergence.unconfigured_running_connectors == ["d"]
-    assert liveness_violations(log2.records, s2)[0]["detail"] == (
+    assert liveness_violations(log2.records, s2)[0].detail == (
         "at 3 ms: 1 removed connectors still running (d)"
     )
 

@@ -179,9 +179,9 @@ def test_the_elected_protocol_must_win_the_members_vote(connect_log: Records) ->
     assert log[g]["protocol"] != "default"  # every worker speaks the newer protocols
     assert protocol_violations(log) == []
     log[g]["protocol"] = "default"  # supported by all, but nobody's first choice
-    found = [v for v in protocol_violations(log) if v["invariant"] == "protocol_vote"]
-    assert [v["cause_seq"] for v in found] == [log[g]["seq"]]
-    assert "elected 'default'" in found[0]["detail"]
+    found = [v for v in protocol_violations(log) if v.invariant == "protocol_vote"]
+    assert [v.cause_seq for v in found] == [log[g]["seq"]]
+    assert "elected 'default'" in found[0].detail
 
 
 def test_the_vote_counts_first_candidates_and_accepts_any_tied_winner() -> None:
@@ -214,7 +214,7 @@ def test_a_stateful_active_goes_to_a_caught_up_client(streams_log: Records) -> N
     other = next(c for c in record["lags"] if c != client)
     record["lags"][other][task] = 0
     found = check_streams_active_caught_up(log)
-    assert [(v["invariant"], v["task"]) for v in found] == [("active_not_caught_up", task)]
+    assert [(v.invariant, v.task) for v in found] == [("active_not_caught_up", task)]
     assert "active_not_caught_up" in _names(log)
 
 
@@ -230,10 +230,10 @@ def test_a_dynamic_leader_that_stays_a_member_keeps_the_leadership(
     old = log[later]["leader_id"]
     log[later]["leader_id"] = next(m for m in log[later]["member_ids"] if m != old)
     found = check_leader_continuity(log)
-    assert found[0]["cause_seq"] == log[later]["seq"]
-    assert "still a member" in found[0]["detail"]
+    assert found[0].cause_seq == log[later]["seq"]
+    assert "still a member" in found[0].detail
     log[later]["leader_id"] = "nobody"
-    assert "not a member" in check_leader_continuity(log)[0]["detail"]
+    assert "not a member" in check_leader_continuity(log)[0].detail
 
 
 def test_every_member_is_told_the_generations_leader(connect_log: Records) -> None:
@@ -247,7 +247,7 @@ def test_every_member_is_told_the_generations_leader(connect_log: Records) -> No
     )
     log[j]["leader_id"] = log[j]["member_id"]  # a follower told it leads
     [found] = check_leader_continuity(log)
-    assert found["invariant"] == "leader_changed" and "was told leader" in found["detail"]
+    assert found.invariant == "leader_changed" and "was told leader" in found.detail
 
 
 def test_streams_client_runs_only_its_latest_assignment(streams_log: Records) -> None:
@@ -347,4 +347,4 @@ def test_a_member_loaded_from_the_group_record_votes_only_for_the_group_protocol
     assert check_protocol_vote(log) == []
     # b rejoins with its own list: the vote is its again
     rejoined = [*log[:4], {**log[1], "seq": 4}, {**log[4], "seq": 6}]
-    assert [v["invariant"] for v in check_protocol_vote(rejoined)] == ["protocol_vote"]
+    assert [v.invariant for v in check_protocol_vote(rejoined)] == ["protocol_vote"]

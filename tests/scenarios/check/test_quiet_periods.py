@@ -61,10 +61,10 @@ def test_quiet_periods_are_the_gaps_longer_than_the_bound() -> None:
 
 def test_an_unbalanced_group_after_a_quiet_period_is_a_violation() -> None:
     found = check_quiet_period_balance(_log(LOPSIDED, BOUND + 1))
-    assert [v["invariant"] for v in found] == ["quiet_period_balance"]
-    assert found[0]["checked_at_ms"] == 1500 + BOUND
-    assert found[0]["task_counts"] == {"w1": 4, "w2": 0}
-    assert "known_issue" not in found[0]
+    assert [v.invariant for v in found] == ["quiet_period_balance"]
+    assert found[0].checked_at_ms == 1500 + BOUND
+    assert found[0].task_counts == {"w1": 4, "w2": 0}
+    assert found[0].known is None
     # groupsim check reports it by name
     assert "quiet_period_balance" in {
         v["invariant"] for v in check_records(_log(LOPSIDED, BOUND + 1))
@@ -79,9 +79,9 @@ def test_a_balanced_group_or_a_short_gap_passes() -> None:
 def test_a_task_not_running_after_a_quiet_period_is_a_violation() -> None:
     missing = {"c-0": "w1", "c-1": "w2", "c-2": "w2"}
     found = check_quiet_period_balance(_log(missing, BOUND + 1))
-    assert [v["invariant"] for v in found] == ["quiet_period_balance"]
-    assert found[0]["tasks"] == ["c-3"]
-    assert "not converged" in found[0]["detail"]
+    assert [v.invariant for v in found] == ["quiet_period_balance"]
+    assert found[0].tasks == ["c-3"]
+    assert "not converged" in found[0].detail
 
 
 def test_streams_logs_are_not_judged() -> None:
@@ -127,5 +127,5 @@ def test_a_duplicate_left_by_kafka_13816_keeps_its_label() -> None:
     records = sorted(log[:-2] + extra, key=lambda r: r["t_ms"]) + log[-2:]
     records = [{**r, "seq": i} for i, r in enumerate(records)]
     found = check_quiet_period_balance(records)
-    assert [v["invariant"] for v in found] == ["quiet_period_balance"] * 2  # liveness, balance
-    assert {v.get("known_issue") for v in found} == {"KAFKA-13816"}
+    assert [v.invariant for v in found] == ["quiet_period_balance"] * 2  # liveness, balance
+    assert {v.known for v in found} == {"KAFKA-13816"}

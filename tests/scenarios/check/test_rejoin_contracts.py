@@ -69,7 +69,7 @@ def test_a_client_told_to_rejoin_at_once_sends_join_group_then() -> None:
     broken = _log(_assignment(100), _rec(3_100, "heartbeat_request"), _join(3_200))
     found = check_followup_rejoin(broken)
     assert _names(found) == [FOLLOWUP_REJOIN_MISSED]
-    assert found[0]["member"] == "s1" and found[0]["cause_seq"] == 0
+    assert found[0].member == "s1" and found[0].cause_seq == 0
     # another member's record after the due time is enough to tell; the log's end is not
     assert _names(check_followup_rejoin(_log(_assignment(100), _join(101, "s2")))) == [
         FOLLOWUP_REJOIN_MISSED
@@ -149,7 +149,7 @@ def test_a_lost_join_group_answer_is_answered_with_the_current_generation() -> N
     assert check_completing_rejoin(_log(_completing_join(False, None, None))) == []
     parked = check_completing_rejoin(_log(_completing_join(True, None, None)))
     assert _names(parked) == [COMPLETING_REJOIN_REBALANCED]
-    assert parked[0]["member_id"] == "w1-1" and parked[0]["generation"] == 4
+    assert parked[0].member_id == "w1-1" and parked[0].generation == 4
     wrong = _log(_completing_join(True, "REBALANCE_IN_PROGRESS", -1))
     assert _names(check_completing_rejoin(wrong)) == [COMPLETING_REJOIN_REBALANCED]
 

@@ -40,8 +40,8 @@ def _partition(at: int, duration: int) -> dict[str, Any]:
 
 def test_a_healthy_running_member_removed_is_a_violation() -> None:
     [found] = check_unexplained_removal(_log())
-    assert found["invariant"] == "unexplained_removal" and found["cause_seq"] == 99
-    assert found["member"] == "w1"
+    assert found.invariant == "unexplained_removal" and found.cause_seq == 99
+    assert found.member == "w1"
 
 
 def test_a_fault_within_the_session_timeout_explains_it() -> None:
@@ -108,7 +108,7 @@ def test_lost_answers_explain_a_stable_workers_removal_only_after_its_own_sessio
     earliest = 100_000 - 2 * (10_000 - 3_000) + SLACK_MS
     assert check_unexplained_removal(_connect_log(_answers_lost(earliest))) == []
     [found] = check_unexplained_removal(_connect_log(_answers_lost(earliest + 1)))
-    assert found["invariant"] == "unexplained_removal"
+    assert found.invariant == "unexplained_removal"
     # both directions, or a worker rejoining since the loss began: explained as before
     both = {**_answers_lost(earliest + 1), "direction": "both"}
     assert check_unexplained_removal(_connect_log(both)) == []
@@ -127,7 +127,7 @@ def test_a_join_phase_that_keeps_the_crashed_member_restarts_its_deadline() -> N
     late = _connect_log(crash, generation)
     assert check_unexplained_removal(late[:-1] + [{**late[-1], "t_ms": 94_000}]) == []
     [found] = check_unexplained_removal(late[:-1] + [{**late[-1], "t_ms": 99_000}])
-    assert "after its process crashed" in found["detail"]
+    assert "after its process crashed" in found.detail
     # a generation without it changes nothing
     other = {**generation, "member_ids": ["b"]}
     late = _connect_log(crash, other)
@@ -143,7 +143,7 @@ def test_a_member_crashed_while_stable_is_evicted_within_its_session_timeout() -
         == []
     )
     [found] = check_unexplained_removal(late[:-1] + [{**late[-1], "t_ms": 94_000}])
-    assert "after its process crashed" in found["detail"]
+    assert "after its process crashed" in found.detail
     # a fault on its link from the crash on (a Heartbeat delayed in flight) explains it
     slow = {
         "t_ms": 79_000,
@@ -169,7 +169,7 @@ def test_a_member_that_sent_leave_group_is_removed_by_it() -> None:
     leave = {"t_ms": 80_000, "kind": "leave_group", "member": "w1", "member_id": "a"}
     stop = {"t_ms": 80_000, "kind": "member_stop", "member": "w1"}
     [found] = check_unexplained_removal(_log(leave, stop))  # evicted at 100 s instead
-    assert "sent LeaveGroup at 80000 ms" in found["detail"]
+    assert "sent LeaveGroup at 80000 ms" in found.detail
     assert check_unexplained_removal(_log(leave, stop, _partition(80_001, 5_000))) == []
 
 

@@ -43,7 +43,7 @@ def _log(rounds: list[tuple[int, int]], max_delay: int | None = 10_000) -> list[
 
 
 def _names(records: list[dict[str, Any]]) -> list[str]:
-    return [v["invariant"] for v in check_scheduled_delay(records)]
+    return [v.invariant for v in check_scheduled_delay(records)]
 
 
 def test_kafkas_countdown_passes() -> None:
@@ -64,15 +64,15 @@ def test_a_delay_above_the_max_is_a_violation() -> None:
 
 def test_a_delay_that_grows_during_the_countdown_is_a_violation() -> None:
     found = check_scheduled_delay(_log([(1000, 10_000), (4000, 10_000)]))
-    assert [v["invariant"] for v in found] == ["scheduled_delay"]
-    assert "count down" in found[0]["detail"] and found[0]["scheduled_ms"] == 11_000
+    assert [v.invariant for v in found] == ["scheduled_delay"]
+    assert "count down" in found[0].detail and found[0].scheduled_ms == 11_000
     assert _names(_log([(1000, 10_000), (4000, 6000)])) == ["scheduled_delay"]
 
 
 def test_a_delay_not_cleared_after_it_fired_is_a_violation() -> None:
     found = check_scheduled_delay(_log([(1000, 10_000), (11_000, 2000)]))
-    assert [v["invariant"] for v in found] == ["scheduled_delay"]
-    assert "fired" in found[0]["detail"]
+    assert [v.invariant for v in found] == ["scheduled_delay"]
+    assert "fired" in found[0].detail
 
 
 def test_an_unknown_starting_delay_is_a_violation() -> None:
@@ -148,8 +148,8 @@ def test_lost_work_handed_out_early_or_kept_after_the_delay_is_a_violation() -> 
         _lost_round(1000, 10_000, handed=False, seq=1), _lost_round(11_000, 0, False, seq=2)
     )
     found = check_scheduled_delay(kept)
-    assert [v["invariant"] for v in found] == ["scheduled_delay"]
-    assert "not handed out" in found[0]["detail"]
+    assert [v.invariant for v in found] == ["scheduled_delay"]
+    assert "not handed out" in found[0].detail
 
 
 def test_groupsim_check_reports_it_by_name() -> None:

@@ -69,7 +69,7 @@ def test_a_task_no_client_runs_at_the_end_of_a_quiet_period_is_reported() -> Non
     cut = next(i for i, r in enumerate(records) if r["t_ms"] > at)
     found = streams_quiet_period_violations([*records[:cut], stop, *records[cut:]], loaded)
     bound = streams_bound_for(loaded, start)
-    assert [v["invariant"] for v in found] == ["quiet_period_balance"]
-    assert found[0]["tasks"] == [running["task"]]
-    assert found[0]["checked_at_ms"] == start + bound
-    assert f"tasks not running: {running['task']}" in found[0]["detail"]
+    assert [v.invariant for v in found] == ["quiet_period_balance"]
+    assert found[0].tasks == [running["task"]]
+    assert found[0].checked_at_ms == start + bound
+    assert f"tasks not running: {running['task']}" in found[0].detail

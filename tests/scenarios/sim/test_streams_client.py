@@ -104,9 +104,9 @@ def test_checker_flags_active_on_two_clients_and_active_with_standby() -> None:
     found = checker.feed(
         {"kind": "active_task_start", "member": "b", "task": "0_0", "generation": 1, "seq": 4}
     )
-    assert [v["invariant"] for v in found] == ["double_ownership"]
+    assert [v.invariant for v in found] == ["double_ownership"]
     found = checker.feed({"kind": "standby_task_start", "member": "a", "task": "0_0", "seq": 5})
-    assert [v["invariant"] for v in found] == ["active_and_standby"]
+    assert [v.invariant for v in found] == ["active_and_standby"]
     checker.feed({"kind": "member_crash", "member": "a", "seq": 6})
     checker.feed({"kind": "active_task_stopped", "member": "b", "task": "0_0", "seq": 7})
     checker.feed({"kind": "assignment", "member": "c", "generation": 1, "seq": 8})

@@ -122,13 +122,14 @@ def test_a_failing_campaign_exits_1_and_names_its_reproducer(
     # No groupsim bug is open, so plant one: the checker reports every connector start as a
     # double ownership. With --jobs 1 the campaign and the shrinker run in this process.
     from scenarios.check.invariants import InvariantChecker
+    from scenarios.check.violation import Violation
 
     original = InvariantChecker.feed
 
-    def planted(self: InvariantChecker, record: dict) -> list[dict]:
+    def planted(self: InvariantChecker, record: dict) -> list[Violation]:
         found = original(self, record)
         if record.get("kind") == "connector_start":
-            found.append({"invariant": "double_ownership", "detail": "planted", "cause_seq": 0})
+            found.append(Violation(invariant="double_ownership", detail="planted", cause_seq=0))
         return found
 
     monkeypatch.setattr(InvariantChecker, "feed", planted)
