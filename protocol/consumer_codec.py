@@ -51,6 +51,7 @@ __all__ = [
     "encode_subscription",
     "decode_subscription",
     "encode_assignment",
+    "encode_assignments",
     "decode_assignment",
     "partition_labels",
 ]
@@ -522,6 +523,45 @@ def _fast_encode_assignment(a: Assignment, version: int) -> bytes | None:
         return packer.pack(version, *gather(numbers + constants), len(user)) + user
     except (struct.error, EncodeError):
         return None
+
+
+def encode_assignments(
+    assignments: Iterable[Sequence[TopicPartition]], version: int = HIGHEST_VERSION
+) -> list[bytes]:
+    """The leader's encoding of every member's assignment (``ConsumerCoordinator
+    .onLeaderElected``: ``ConsumerProtocol.serializeAssignment`` per member, user data null).
+
+    Args:
+        assignments: each member's partitions, in the order the assignor listed them.
+        version: 0–3 (higher is written as 3).
+
+    Returns:
+        Per member, in order, the bytes of ``encode_assignment(Assignment(tuple(parts)),
+        version)``: one call for the whole group, each member one ``struct`` pack through the
+        plan of its topic sequence (members dealt alike share it); a member whose values do
+        not fit goes through :func:`encode_assignment`, which raises its precise error.
+
+    Raises:
+        ConsumerProtocolError: ``version`` is negative.
+        EncodeError: a value the wire cannot carry.
+    """
+    version = _check_version(version, "assignment")
+    empty = _EMPTY_NULL.pack(version, 0, -1)
+    plans = _plans
+    out: list[bytes] = []
+    append = out.append
+    for parts in assignments:
+        if not parts:
+            append(empty)
+            continue
+        try:
+            topics, numbers = zip(*parts, strict=True)
+            plan = plans.get(topics) or _assignment_plan(topics)
+            packer, gather, constants = plan
+            append(packer.pack(version, *gather(numbers + constants), -1))
+        except (struct.error, EncodeError):
+            append(encode_assignment(Assignment(tuple(parts)), version))
+    return out
 
 
 _AssignmentPlan = tuple[

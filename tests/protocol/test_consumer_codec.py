@@ -18,6 +18,7 @@ from protocol.consumer_codec import (
     decode_assignment,
     decode_subscription,
     encode_assignment,
+    encode_assignments,
     encode_subscription,
 )
 from protocol.errors import InputError
@@ -172,6 +173,22 @@ def test_assignment_with_a_partition_beyond_int32_raises_the_writer_error() -> N
 
     with pytest.raises(EncodeError):
         encode_assignment(Assignment((TopicPartition("a", 2**31),)))
+    with pytest.raises(EncodeError):
+        encode_assignments([[TopicPartition("a", 1)], [TopicPartition("a", 2**31)]])
+    with pytest.raises(ConsumerProtocolError):
+        encode_assignments([[]], -1)
+
+
+@given(st.lists(_assignments.map(lambda a: a.partitions), max_size=8), st.integers(0, 5))
+def test_assignments_encoded_together_equal_each_encoded_alone(
+    parts: list[tuple[TopicPartition, ...]], version: int
+) -> None:
+    """The leader's batch (members alike share a plan) writes each member's bytes as
+    ``encode_assignment`` with null user data does, in order."""
+    alike = parts + parts[:2]  # members dealt the same topic sequence
+    assert encode_assignments(alike, version) == [
+        encode_assignment(Assignment(p), version) for p in alike
+    ]
 
 
 def _field_by_field_subscription(data: bytes) -> Subscription:
