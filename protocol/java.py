@@ -864,7 +864,7 @@ def java_string_key(text: str) -> bytes:
 def java_sorted_strings(strings: Iterable[str]) -> list[str]:
     """``strings`` sorted as Java's ``Collections.sort`` / ``TreeSet`` would sort them."""
     items = list(strings)
-    if all(s.isascii() for s in items):
+    if all(map(str.isascii, items)):
         return sorted(items)
     return sorted(items, key=java_string_key)
 
