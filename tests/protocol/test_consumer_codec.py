@@ -248,3 +248,56 @@ def test_a_long_assignment_is_written_as_the_writer_does_and_its_plan_not_kept()
     a = Assignment(parts, b"u")
     assert encode_assignment(a) == _writer_assignment(a, 3)
     assert tuple(tp.topic for tp in parts) not in consumer_codec._plans
+
+
+def _topic_partitions_array(entries: list[tuple[str, list[int]]]) -> bytes:
+    """ARRAY(topic STRING, partitions ARRAY(INT32)) written entry by entry."""
+    import struct
+
+    out = struct.pack(">i", len(entries))
+    for topic, parts in entries:
+        raw = topic.encode()
+        out += struct.pack(f">h{len(raw)}si{len(parts)}i", len(raw), raw, len(parts), *parts)
+    return out
+
+
+# names of one length in bytes (and "é", two bytes like "ab"): arrays of one shape, some not
+_uniform_entries = st.integers(1, 3).flatmap(
+    lambda count: st.lists(
+        st.tuples(
+            st.sampled_from(["ab", "cd", "é", "ef"]),
+            st.lists(st.integers(-(2**31), 2**31 - 1), min_size=count, max_size=count),
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+
+
+@given(st.lists(st.tuples(_uniform_entries, st.booleans(), st.integers(0, 4)), max_size=6))
+def test_uniform_arrays_read_as_the_field_by_field_reader(
+    arrays: list[tuple[list[tuple[str, list[int]]], bool, int]],
+) -> None:
+    """Arrays read in a row (a shape's ``Struct`` is kept from one to the next), some with one
+    entry off the shape (a longer name or another count), and cut-off copies: each read as
+    ``_Cursor.grouped`` reads it, or refused where it refuses."""
+    import struct
+
+    from protocol.consumer_codec import _Cursor, read_topic_partitions
+
+    for entries, off_shape, where in arrays:
+        if off_shape:
+            topic, parts = entries[where % len(entries)]
+            entries[where % len(entries)] = (topic + "x", parts) if where % 2 else (topic, [])
+        data = _topic_partitions_array(entries) + b"\x00\x01"
+        for cut in (len(data), len(data) - 3, len(data) // 2):
+            c = _Cursor(data[:cut])
+            try:
+                expected: object = (c.grouped("a"), c.pos)
+            except ConsumerProtocolError:
+                expected = None
+            try:
+                got: object = read_topic_partitions(data[:cut], 0)
+            except struct.error:
+                got = None
+            assert got == expected
