@@ -30,7 +30,7 @@ import struct
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from itertools import repeat
-from operator import itemgetter
+from operator import getitem, itemgetter
 from typing import Any, NamedTuple, cast
 
 import msgspec
@@ -245,6 +245,45 @@ def _name(raw: bytes) -> str:
     return name
 
 
+def shared_partitions(topic: str, count: int) -> tuple[TopicPartition, ...]:
+    """``TopicPartition(topic, 0)`` … ``TopicPartition(topic, count - 1)``.
+
+    The tuples are immutable values, so they are built once per topic (in C) and shared by
+    every call (the cluster metadata of a group changes rarely): an assignor listing 10,000
+    partitions otherwise spends most of its time constructing them, and the readers below hand
+    out these same values for partitions they read (``TopicPartition`` equality is by value, so
+    a shared value and a freshly built one are interchangeable). At most
+    :data:`_SHARED_PARTITIONS` are kept; past that the cache starts afresh."""
+    global _shared_count
+    known = _shared.get(topic)
+    if known is None or len(known) < count:
+        if _shared_count + count > _SHARED_PARTITIONS:
+            _shared.clear()
+            _shared_count = 0
+        known = tuple(map(_new_tp, zip(repeat(topic), range(count))))
+        _shared_count += count - len(_shared.get(topic, ()))
+        _shared[topic] = known
+    return known if len(known) == count else known[:count]
+
+
+#: How many shared :class:`TopicPartition` values :func:`shared_partitions` keeps at most.
+_SHARED_PARTITIONS = 200_000
+_shared: dict[str, tuple[TopicPartition, ...]] = {}
+_shared_count = 0
+
+
+def _partitions_of(topics: Sequence[str], numbers: Sequence[int]) -> tuple[TopicPartition, ...]:
+    """``TopicPartition(topics[i], numbers[i])`` for each i: the shared values
+    (:func:`shared_partitions`) where every topic has them and every number is in range (two
+    lookups per partition in C), else new tuples."""
+    if numbers and min(numbers) >= 0:
+        try:
+            return tuple(map(getitem, map(_shared.get, topics), numbers))  # type: ignore[arg-type]
+        except (TypeError, IndexError):  # a topic not shared yet, or beyond its shared values
+            pass
+    return tuple(map(_new_tp, zip(topics, numbers, strict=True)))
+
+
 def read_topic_partitions(data: bytes, pos: int) -> tuple[tuple[TopicPartition, ...], int] | None:
     """ARRAY(topic STRING, partitions ARRAY(INT32)) at offset ``pos`` of ``data``, read in
     straight-line ``struct`` calls.
@@ -285,7 +324,7 @@ def read_topic_partitions(data: bytes, pos: int) -> tuple[tuple[TopicPartition, 
                     names = tuple(map(_name, raws)) if None in cached else cast(_Names, cached)
                     topics = plan.topics(names)
                     numbers = plan.numbers(values)
-                    return tuple(map(_new_tp, zip(topics, numbers, strict=True))), pos + plan.size
+                    return _partitions_of(topics, numbers), pos + plan.size
     return _read_topic_partitions(data, pos)
 
 
@@ -357,11 +396,18 @@ def _read_topic_partitions(data: bytes, pos: int) -> tuple[tuple[TopicPartition,
         pos += 4
         if count < 0 or 4 * count > end - pos:
             return None
+        known = _shared.get(topic)
         if count == 1:  # one partition per topic: the usual spread of many topics
-            out.append(new(TopicPartition, (topic, first)))
-        else:
+            if known is not None and 0 <= first < len(known):
+                out.append(known[first])
+            else:
+                out.append(new(TopicPartition, (topic, first)))
+        elif count:
             parts = _int32s(count)(data, pos)
-            out += map(_new_tp, zip(repeat(topic), parts))
+            if known is not None and min(parts) >= 0 and max(parts) < len(known):
+                out += itemgetter(*parts)(known)
+            else:
+                out += map(_new_tp, zip(repeat(topic), parts))
         pos += 4 * count
     return tuple(out), pos
 

@@ -301,3 +301,28 @@ def test_uniform_arrays_read_as_the_field_by_field_reader(
             except struct.error:
                 got = None
             assert got == expected
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["ab", "cd", "é"]), st.lists(st.integers(-3, 12), max_size=3)),
+        min_size=1,
+        max_size=5,
+    ),
+    st.integers(0, 10),
+)
+def test_partitions_read_where_shared_values_exist_are_those_values(
+    entries: list[tuple[str, list[int]]], shared: int
+) -> None:
+    """With shared values for some topics (fewer than some numbers read; none for negative
+    numbers), an array reads as the field-by-field reader reads it; when every partition read
+    has a shared value, they are those values themselves."""
+    from protocol.consumer_codec import _Cursor, read_topic_partitions, shared_partitions
+
+    known = shared_partitions("ab", shared) + shared_partitions("é", shared)
+    data = _topic_partitions_array(entries)
+    got = read_topic_partitions(data, 0)
+    assert got is not None
+    assert got == (_Cursor(data).grouped("a"), len(data))
+    if all(tp.topic != "cd" and 0 <= tp.partition < shared for tp in got[0]):
+        assert all(any(tp is k for k in known) for tp in got[0])

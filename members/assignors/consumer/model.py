@@ -11,13 +11,16 @@ ordered sequences and :func:`member_order` / :func:`topic_order` replay the Java
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from functools import partial
-from itertools import repeat
 from operator import attrgetter
 
 import msgspec
 
-from protocol.consumer_codec import Subscription, TopicPartition, decode_subscription
+from protocol.consumer_codec import (
+    Subscription,
+    TopicPartition,
+    decode_subscription,
+    shared_partitions,
+)
 from protocol.java import hash_order, java_string_key, string_hash
 
 __all__ = [
@@ -157,29 +160,10 @@ def partition_sort_key(tp: TopicPartition) -> tuple[bytes, int]:
 
 
 def topic_partitions(topic: str, count: int) -> tuple[TopicPartition, ...]:
-    """``TopicPartition(topic, 0)`` … ``TopicPartition(topic, count - 1)``.
-
-    The tuples are immutable values, so they are built once per topic (in C) and shared by
-    every call (the cluster metadata of a group changes rarely): an assignor listing 10,000
-    partitions otherwise spends most of its time constructing them. At most
-    :data:`_SHARED_PARTITIONS` are kept; past that the cache starts afresh."""
-    global _shared_count
-    known = _shared.get(topic)
-    if known is None or len(known) < count:
-        if _shared_count + count > _SHARED_PARTITIONS:
-            _shared.clear()
-            _shared_count = 0
-        known = tuple(map(_new_tp, zip(repeat(topic), range(count))))
-        _shared_count += count - len(_shared.get(topic, ()))
-        _shared[topic] = known
-    return known if len(known) == count else known[:count]
-
-
-#: How many shared :class:`TopicPartition` values :func:`topic_partitions` keeps at most.
-_SHARED_PARTITIONS = 200_000
-_shared: dict[str, tuple[TopicPartition, ...]] = {}
-_shared_count = 0
-_new_tp = partial(tuple.__new__, TopicPartition)
+    """``TopicPartition(topic, 0)`` … ``TopicPartition(topic, count - 1)``: the shared values
+    of :func:`protocol.consumer_codec.shared_partitions` (built once per topic, in C; the
+    decoder hands out the same values for partitions it reads)."""
+    return shared_partitions(topic, count)
 
 
 def partition_racks(racks: PartitionRacks) -> list[frozenset[str]]:
