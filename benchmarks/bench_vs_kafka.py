@@ -602,17 +602,16 @@ def _consumer_leader(
 ) -> dict[str, bytes]:
     """groupsim's leader path (what ``ConsumerClient.perform_assignment`` of a fresh client
     does): decode every subscription (:func:`members.assignors.consumer.model.decode_members`),
-    assign, encode every member's assignment."""
+    assign, encode every member's assignment
+    (:func:`protocol.consumer_codec.encode_assignments`)."""
     from members.assignors.consumer import ASSIGNORS
     from members.assignors.consumer.model import decode_members
-    from protocol.consumer_codec import Assignment, encode_assignment
+    from protocol.consumer_codec import encode_assignments
 
     decoded = decode_members([(m, None, md) for m, md in members])
     assignment = ASSIGNORS[name](decoded, cluster)
-    return {
-        m.member_id: encode_assignment(Assignment(tuple(assignment.get(m.member_id, ()))))
-        for m in decoded
-    }
+    encoded = encode_assignments([assignment.get(m.member_id, ()) for m in decoded])
+    return dict(zip([m.member_id for m in decoded], encoded, strict=True))
 
 
 def time_groupsim_consumer(

@@ -64,6 +64,7 @@ from members.assignors.consumer import (
     assign_range,
     assign_roundrobin,
 )
+from members.assignors.consumer.model import decode_members
 from members.assignors.consumer.sticky import (
     COOPERATIVE_STICKY,
     STICKY,
@@ -84,8 +85,7 @@ from protocol.consumer_codec import (
     Subscription,
     TopicPartition,
     decode_assignment,
-    decode_subscription,
-    encode_assignment,
+    encode_assignments,
     encode_subscription,
     partition_labels,
 )
@@ -378,10 +378,9 @@ class ConsumerClient(GroupClient):
             StickyAssignmentError: the sticky assignor fails as Kafka's does.
         """
         name = response.protocol_name or ""
-        members = [
-            ConsumerMember(m.member_id, decode_subscription(m.metadata), m.group_instance_id)
-            for m in response.members
-        ]
+        members = decode_members(
+            [(m.member_id, m.group_instance_id, m.metadata) for m in response.members]
+        )
         assignment = self._assign(name, members)
         self._log(
             "consumer_assignor",
@@ -390,10 +389,8 @@ class ConsumerClient(GroupClient):
             assigned={m: partition_labels(p) for m, p in assignment.items()},
             inputs=self._inputs(response, members),
         )
-        return tuple(
-            (m.member_id, encode_assignment(Assignment(tuple(assignment.get(m.member_id, ())))))
-            for m in members
-        )
+        encoded = encode_assignments([assignment.get(m.member_id, ()) for m in members])
+        return tuple(zip([m.member_id for m in members], encoded, strict=True))
 
     def _inputs(
         self, response: JoinGroupResponse, members: list[ConsumerMember]

@@ -30,8 +30,8 @@ import struct
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from itertools import repeat
-from operator import itemgetter
-from typing import NamedTuple
+from operator import getitem, itemgetter
+from typing import Any, NamedTuple, cast
 
 import msgspec
 
@@ -51,6 +51,7 @@ __all__ = [
     "encode_subscription",
     "decode_subscription",
     "encode_assignment",
+    "encode_assignments",
     "decode_assignment",
     "partition_labels",
 ]
@@ -244,16 +245,57 @@ def _name(raw: bytes) -> str:
     return name
 
 
+def shared_partitions(topic: str, count: int) -> tuple[TopicPartition, ...]:
+    """``TopicPartition(topic, 0)`` … ``TopicPartition(topic, count - 1)``.
+
+    The tuples are immutable values, so they are built once per topic (in C) and shared by
+    every call (the cluster metadata of a group changes rarely): an assignor listing 10,000
+    partitions otherwise spends most of its time constructing them, and the readers below hand
+    out these same values for partitions they read (``TopicPartition`` equality is by value, so
+    a shared value and a freshly built one are interchangeable). At most
+    :data:`_SHARED_PARTITIONS` are kept; past that the cache starts afresh."""
+    global _shared_count
+    known = _shared.get(topic)
+    if known is None or len(known) < count:
+        if _shared_count + count > _SHARED_PARTITIONS:
+            _shared.clear()
+            _shared_count = 0
+        known = tuple(map(_new_tp, zip(repeat(topic), range(count))))
+        _shared_count += count - len(_shared.get(topic, ()))
+        _shared[topic] = known
+    return known if len(known) == count else known[:count]
+
+
+#: How many shared :class:`TopicPartition` values :func:`shared_partitions` keeps at most.
+_SHARED_PARTITIONS = 200_000
+_shared: dict[str, tuple[TopicPartition, ...]] = {}
+_shared_count = 0
+
+
+def _partitions_of(topics: Sequence[str], numbers: Sequence[int]) -> tuple[TopicPartition, ...]:
+    """``TopicPartition(topics[i], numbers[i])`` for each i: the shared values
+    (:func:`shared_partitions`) where every topic has them and every number is in range (two
+    lookups per partition in C), else new tuples."""
+    if numbers and min(numbers) >= 0:
+        try:
+            return tuple(map(getitem, map(_shared.get, topics), numbers))  # type: ignore[arg-type]
+        except (TypeError, IndexError):  # a topic not shared yet, or beyond its shared values
+            pass
+    return tuple(map(_new_tp, zip(topics, numbers, strict=True)))
+
+
 def read_topic_partitions(data: bytes, pos: int) -> tuple[tuple[TopicPartition, ...], int] | None:
     """ARRAY(topic STRING, partitions ARRAY(INT32)) at offset ``pos`` of ``data``, read in
     straight-line ``struct`` calls.
 
-    A leader reads many arrays of one layout (the same topics with the same partition counts:
-    members' owned partitions and sticky user data after a balanced assignment), so a layout
-    seen before is tried first: one compiled ``struct.Struct`` reads the whole array, and it is
-    taken only when every count, length and topic name read equals the layout's (then the
-    bytes are exactly that layout, and the numbers are what the entry-by-entry read gives).
-    Layouts are looked up by the array's first entry bytes (count, first name, its count).
+    A leader reads one such array per member (owned partitions; the sticky assignor's user
+    data too), and after a balanced assignment most are *uniform*: every entry's topic name
+    has the same length in bytes and lists the same number of partitions (one partition of
+    each topic when members outnumber a topic's partitions, or the same share of each). Such an
+    array is read by one compiled ``struct.Struct`` per (entries, name length, count) shape,
+    and taken only when every length and count it read is that shape's (then the bytes are
+    exactly that layout, and the values are what the entry-by-entry read gives). Any other
+    array is read entry by entry.
 
     Returns:
         The partitions in the order written and the offset after the array; ``None`` for bytes
@@ -262,96 +304,76 @@ def read_topic_partitions(data: bytes, pos: int) -> tuple[tuple[TopicPartition, 
     Raises:
         struct.error: the bytes end inside a count or a length.
     """
-    key = None
-    plans = None
-    if len(data) - pos >= 6 and _I32_AT(data, pos)[0] >= 2:
-        (size,) = _I16_AT(data, pos + 4)
-        if size >= 0:
-            key = data[pos : pos + 10 + size]
-            plans = _layouts.get(key)
-    if plans is not None:
-        for plan in plans:
-            try:
+    if len(data) - pos >= 10:
+        n, size = _I32_I16_AT(data, pos)
+        if n > 1 and 0 <= size <= len(data) - pos - 10:
+            (count,) = _I32_AT(data, pos + 6 + size)
+            shape = (n, size, count)
+            plan = _uniform.get(shape)
+            if plan is None and count > 0 and n * count <= _PLANNED_PARTITIONS:
+                plan = _uniform_plan(shape)
+            if plan is not None and len(data) - pos >= plan.size:
                 values = plan.reader.unpack_from(data, pos)
-            except struct.error:
-                continue
-            if plan.headers(values) == plan.expected:
-                numbers = plan.numbers(values)
-                return tuple(map(_new_tp, zip(plan.topics, numbers, strict=True))), pos + plan.size
-    read = _read_topic_partitions(data, pos)
-    if read is not None and key is not None and len(read[0]) <= _PLANNED_PARTITIONS:
-        _layout_plan(key, data, pos, read)
-    return read
+                stride = 3 + count
+                if (
+                    values[1::stride].count(size) == n
+                    and values[3::stride].count(count) == n
+                ):
+                    raws = values[2::stride]
+                    cached = tuple(map(_name_cache.get, raws))
+                    names = tuple(map(_name, raws)) if None in cached else cast(_Names, cached)
+                    topics = plan.topics(names)
+                    numbers = plan.numbers(values)
+                    return _partitions_of(topics, numbers), pos + plan.size
+    return _read_topic_partitions(data, pos)
 
 
-class _Layout(NamedTuple):
-    """One array layout for :func:`read_topic_partitions`: the ``Struct`` reading it whole,
-    the getter of its counts/lengths/names and their expected values, the getter of the
-    partition numbers with each number's topic, and the array's size in bytes."""
+_Names = tuple[str, ...]
+
+
+class _Uniform(NamedTuple):
+    """How :func:`read_topic_partitions` reads a uniform array of one shape: the ``Struct``
+    of the whole array, its size in bytes, and (several partitions per entry) the getters of
+    the partition numbers and of each number's topic from the per-entry names."""
 
     reader: struct.Struct
-    headers: Callable[[tuple[object, ...]], tuple[object, ...]]
-    expected: tuple[object, ...]
-    numbers: Callable[[tuple[object, ...]], tuple[object, ...]]
-    topics: tuple[str, ...]
     size: int
+    numbers: Callable[[tuple[Any, ...]], tuple[int, ...]]
+    topics: Callable[[tuple[str, ...]], tuple[str, ...]]
 
 
-#: First entry bytes → the last 8 layouts seen starting with them, newest first (cleared past
-#: 64 first entries).
-_layouts: dict[bytes, list[_Layout]] = {}
-#: Arrays or assignments of more partitions than this are read or written without keeping
-#: their layout (bounding the memory the remembered layouts and plans hold).
+def _uniform_plan(shape: tuple[int, int, int]) -> _Uniform:
+    """The :class:`_Uniform` reading of ``shape`` = (entries, name length, count), kept in
+    :data:`_uniform` (cleared past 256 shapes)."""
+    n, size, count = shape
+    stride = 3 + count
+    reader = struct.Struct(">i" + f"h{size}si{count}i" * n)
+    if count == 1:  # numbers every fourth value; one number per name
+        plan = _Uniform(reader, reader.size, itemgetter(slice(4, None, 4)), _same_names)
+    else:
+        at = [1 + e * stride + 3 + k for e in range(n) for k in range(count)]
+        owners = [e for e in range(n) for _ in range(count)]
+        plan = _Uniform(reader, reader.size, itemgetter(*at), itemgetter(*owners))
+    if len(_uniform) >= 256:
+        _uniform.clear()
+    _uniform[shape] = plan
+    return plan
+
+
+def _same_names(names: tuple[str, ...]) -> tuple[str, ...]:
+    return names
+
+
+#: (entries, name length, partitions per entry) → its :class:`_Uniform` reading.
+_uniform: dict[tuple[int, int, int], _Uniform] = {}
+#: Arrays of more partitions than this are read entry by entry, and assignments of more are
+#: written without keeping their plan (bounding the memory the plans hold).
 _PLANNED_PARTITIONS = 1_024
-
-
-def _layout_plan(
-    key: bytes, data: bytes, pos: int, read: tuple[tuple[TopicPartition, ...], int]
-) -> None:
-    """Remember the layout of the array just read at ``pos`` (ends at ``read[1]``)."""
-    parts, end = read
-    fmt = [">i"]
-    expected: list[object] = []
-    header_at: list[int] = []
-    number_at: list[int] = []
-    at = pos + 4
-    (n,) = _I32_AT(data, pos)
-    header_at.append(0)
-    expected.append(n)
-    index = 1
-    for _ in range(n):
-        (size,) = _I16_AT(data, at)
-        raw = data[at + 2 : at + 2 + size]
-        (count,) = _I32_AT(data, at + 2 + size)
-        fmt.append(f"h{size}si{count}i")
-        header_at += (index, index + 1, index + 2)
-        expected += (size, raw, count)
-        number_at += range(index + 3, index + 3 + count)
-        index += 3 + count
-        at += 2 + size + 4 + 4 * count
-    if at != end or len(number_at) < 2:
-        return
-    if len(_layouts) >= 64:
-        _layouts.clear()
-    plans = _layouts.setdefault(key, [])
-    if len(plans) >= 8:
-        plans.pop()
-    plans.insert(
-        0,
-        _Layout(
-            struct.Struct("".join(fmt)),
-            itemgetter(*header_at),
-            tuple(expected),
-            itemgetter(*number_at),
-            tuple(tp.topic for tp in parts),
-            end - pos,
-        ),
-    )
+_I32_I16_AT = struct.Struct(">ih").unpack_from
 
 
 def _read_topic_partitions(data: bytes, pos: int) -> tuple[tuple[TopicPartition, ...], int] | None:
-    """:func:`read_topic_partitions` entry by entry (and the layout read, for
-    :func:`_layout_plan`)."""
+    """:func:`read_topic_partitions` entry by entry."""
     end = len(data)
     (n,) = _I32_AT(data, pos)
     pos += 4
@@ -374,13 +396,33 @@ def _read_topic_partitions(data: bytes, pos: int) -> tuple[tuple[TopicPartition,
         pos += 4
         if count < 0 or 4 * count > end - pos:
             return None
+        known = _shared.get(topic)
         if count == 1:  # one partition per topic: the usual spread of many topics
-            out.append(new(TopicPartition, (topic, first)))
-        else:
-            parts = struct.unpack_from(f">{count}i", data, pos)
-            out += map(_new_tp, zip(repeat(topic), parts))
+            if known is not None and 0 <= first < len(known):
+                out.append(known[first])
+            else:
+                out.append(new(TopicPartition, (topic, first)))
+        elif count:
+            parts = _int32s(count)(data, pos)
+            if known is not None and min(parts) >= 0 and max(parts) < len(known):
+                out += itemgetter(*parts)(known)
+            else:
+                out += map(_new_tp, zip(repeat(topic), parts))
         pos += 4 * count
     return tuple(out), pos
+
+
+def _int32s(count: int) -> Callable[[bytes, int], tuple[int, ...]]:
+    """``unpack_from`` of ``count`` big-endian INT32s (compiled once per count up to 4,096)."""
+    reader = _int32_readers.get(count)
+    if reader is None:
+        reader = struct.Struct(f">{count}i").unpack_from
+        if count <= 4_096:
+            _int32_readers[count] = reader
+    return reader
+
+
+_int32_readers: dict[int, Callable[[bytes, int], tuple[int, ...]]] = {}
 
 
 #: The topics array (bytes from the count on) of the last subscription read and its names: a
@@ -522,6 +564,45 @@ def _fast_encode_assignment(a: Assignment, version: int) -> bytes | None:
         return packer.pack(version, *gather(numbers + constants), len(user)) + user
     except (struct.error, EncodeError):
         return None
+
+
+def encode_assignments(
+    assignments: Iterable[Sequence[TopicPartition]], version: int = HIGHEST_VERSION
+) -> list[bytes]:
+    """The leader's encoding of every member's assignment (``ConsumerCoordinator
+    .onLeaderElected``: ``ConsumerProtocol.serializeAssignment`` per member, user data null).
+
+    Args:
+        assignments: each member's partitions, in the order the assignor listed them.
+        version: 0–3 (higher is written as 3).
+
+    Returns:
+        Per member, in order, the bytes of ``encode_assignment(Assignment(tuple(parts)),
+        version)``: one call for the whole group, each member one ``struct`` pack through the
+        plan of its topic sequence (members dealt alike share it); a member whose values do
+        not fit goes through :func:`encode_assignment`, which raises its precise error.
+
+    Raises:
+        ConsumerProtocolError: ``version`` is negative.
+        EncodeError: a value the wire cannot carry.
+    """
+    version = _check_version(version, "assignment")
+    empty = _EMPTY_NULL.pack(version, 0, -1)
+    plans = _plans
+    out: list[bytes] = []
+    append = out.append
+    for parts in assignments:
+        if not parts:
+            append(empty)
+            continue
+        try:
+            topics, numbers = zip(*parts, strict=True)
+            plan = plans.get(topics) or _assignment_plan(topics)
+            packer, gather, constants = plan
+            append(packer.pack(version, *gather(numbers + constants), -1))
+        except (struct.error, EncodeError):
+            append(encode_assignment(Assignment(tuple(parts)), version))
+    return out
 
 
 _AssignmentPlan = tuple[

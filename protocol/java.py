@@ -39,10 +39,10 @@ Facts used (OpenJDK 17, ``java.lang.String``, ``java.util.HashMap``, ``java.util
 from __future__ import annotations
 
 import functools
-import operator
 import struct
+from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Iterator
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 __all__ = [
     "java_utf8",
@@ -107,6 +107,22 @@ def string_hash(text: str) -> int:
     if len(_hash_cache) < 1_000_000:
         _hash_cache[text] = result
     return result
+
+
+#: String → its :func:`spread` ``String.hashCode``, for :func:`hash_order` (bounded as
+#: ``_hash_cache``).
+_spread_cache: dict[str, int] = {}
+
+
+def _string_spread(text: str) -> int:
+    """``HashMap.hash`` of ``text`` (:func:`spread` of :func:`string_hash`), memoized."""
+    found = _spread_cache.get(text)
+    if found is None:
+        u = string_hash(text) & _MASK32
+        found = u ^ (u >> 16)
+        if len(_spread_cache) < 1_000_000:
+            _spread_cache[text] = found
+    return found
 
 
 def task_id_hash(connector: str, task: int) -> int:
@@ -778,10 +794,16 @@ def hash_order(
         64 slots or become tree bins at 64+, exactly as :class:`JavaHashMap` replays.
     """
     unique = list(dict.fromkeys(keys))
-    spreads = []
-    for k in unique:
-        u = hash_fn(k) & _MASK32
-        spreads.append(u ^ (u >> 16))
+    spreads: list[int]
+    if hash_fn is string_hash:  # member ids and topic names: spreads looked up in C
+        names = cast("list[str]", unique)
+        known = list(map(_spread_cache.get, names))
+        spreads = list(map(_string_spread, names)) if None in known else cast("list[int]", known)
+    else:
+        spreads = []
+        for k in unique:
+            u = hash_fn(k) & _MASK32
+            spreads.append(u ^ (u >> 16))
     order = chain_order(spreads, capacity)
     if order is None:  # a crowded bin: replay the whole table
         m = JavaHashMap(hash_fn, capacity if capacity is not None else 16, compare_key)
@@ -819,7 +841,7 @@ def chain_order(spreads: list[int], capacity: int | None = None) -> list[int] | 
             break
         cap *= 2
     # sorted() is stable, so keys in one bucket keep their insertion order.
-    bins = [h & (cap - 1) for h in spreads]
+    bins = list(map((cap - 1).__and__, spreads))
     return sorted(range(n), key=bins.__getitem__)
 
 
@@ -827,12 +849,11 @@ def _crowded(spreads: list[int], mask: int) -> bool:
     """True when more than ``TREEIFY_THRESHOLD`` of ``spreads`` share a bin of ``mask``."""
     if len(spreads) <= TREEIFY_THRESHOLD:
         return False
-    bins = [h & mask for h in spreads]
+    per_bin = Counter(map(mask.__and__, spreads))  # keys per bin, counted in C
     # a bin of 9+ keys leaves 8+ keys sharing an earlier key's bin: fewer, and none crowds
-    if len(bins) - len(set(bins)) < TREEIFY_THRESHOLD:
+    if len(spreads) - len(per_bin) < TREEIFY_THRESHOLD:
         return False
-    bins.sort()
-    return any(map(operator.eq, bins, bins[TREEIFY_THRESHOLD:]))
+    return max(per_bin.values()) > TREEIFY_THRESHOLD
 
 
 def java_string_key(text: str) -> bytes:
@@ -843,7 +864,7 @@ def java_string_key(text: str) -> bytes:
 def java_sorted_strings(strings: Iterable[str]) -> list[str]:
     """``strings`` sorted as Java's ``Collections.sort`` / ``TreeSet`` would sort them."""
     items = list(strings)
-    if all(s.isascii() for s in items):
+    if all(map(str.isascii, items)):
         return sorted(items)
     return sorted(items, key=java_string_key)
 

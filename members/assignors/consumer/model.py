@@ -11,13 +11,16 @@ ordered sequences and :func:`member_order` / :func:`topic_order` replay the Java
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from functools import partial
-from itertools import repeat
 from operator import attrgetter
 
 import msgspec
 
-from protocol.consumer_codec import Subscription, TopicPartition, decode_subscription
+from protocol.consumer_codec import (
+    Subscription,
+    TopicPartition,
+    decode_subscription,
+    shared_partitions,
+)
 from protocol.java import hash_order, java_string_key, string_hash
 
 __all__ = [
@@ -30,6 +33,7 @@ __all__ = [
     "subscribed_topic_order",
     "member_sort_key",
     "member_info_order",
+    "topic_lists",
     "topic_partitions",
     "everyone_subscribes",
     "partition_sort_key",
@@ -105,11 +109,19 @@ def subscribed_topic_order(ordered: Sequence[ConsumerMember], cluster: ClusterTo
     of the ``HashSet`` of all subscribed topics (filled member by member in ``ordered`` =
     :func:`member_order`, each member's topics in its list order)."""
     topics: dict[str, None] = {}  # a key already in a HashSet keeps its place
-    for m in ordered:
-        for t in m.subscription.topics:
-            topics[t] = None
+    for listed in topic_lists(ordered):
+        topics.update(dict.fromkeys(listed))
     subscribed = hash_order(topics, string_hash)
     return hash_order([t for t in subscribed if cluster.get(t)], string_hash)
+
+
+def topic_lists(members: Iterable[ConsumerMember]) -> list[tuple[str, ...]]:
+    """The members' subscribed topic tuples in member order, each tuple object once (members
+    whose subscriptions decoded from equal topic bytes share one tuple; equal tuples that are
+    distinct objects are both kept). Walking these instead of every member's topics gives the
+    same first-appearance order of topics, with a dict lookup per member instead of one per
+    member and topic."""
+    return list({id(t): t for t in map(_TOPICS, members)}.values())
 
 
 def member_sort_key(member_id: str, group_instance_id: str | None) -> tuple[int, bytes]:
@@ -131,13 +143,14 @@ def member_info_order(members: Iterable[ConsumerMember]) -> list[ConsumerMember]
 
 
 _MEMBER_ID = attrgetter("member_id")
+_TOPICS = attrgetter("subscription.topics")
 
 
 def everyone_subscribes(members: Iterable[ConsumerMember], topics: Iterable[str]) -> bool:
     """Whether every member's subscription lists every one of ``topics`` (each distinct topic
     list is checked once: members of a fresh group share one decoded list)."""
     wanted = set(topics)
-    return all(wanted.issubset(t) for t in {m.subscription.topics for m in members})
+    return all(wanted.issubset(t) for t in topic_lists(members))
 
 
 def partition_sort_key(tp: TopicPartition) -> tuple[bytes, int]:
@@ -147,29 +160,10 @@ def partition_sort_key(tp: TopicPartition) -> tuple[bytes, int]:
 
 
 def topic_partitions(topic: str, count: int) -> tuple[TopicPartition, ...]:
-    """``TopicPartition(topic, 0)`` … ``TopicPartition(topic, count - 1)``.
-
-    The tuples are immutable values, so they are built once per topic (in C) and shared by
-    every call (the cluster metadata of a group changes rarely): an assignor listing 10,000
-    partitions otherwise spends most of its time constructing them. At most
-    :data:`_SHARED_PARTITIONS` are kept; past that the cache starts afresh."""
-    global _shared_count
-    known = _shared.get(topic)
-    if known is None or len(known) < count:
-        if _shared_count + count > _SHARED_PARTITIONS:
-            _shared.clear()
-            _shared_count = 0
-        known = tuple(map(_new_tp, zip(repeat(topic), range(count))))
-        _shared_count += count - len(_shared.get(topic, ()))
-        _shared[topic] = known
-    return known if len(known) == count else known[:count]
-
-
-#: How many shared :class:`TopicPartition` values :func:`topic_partitions` keeps at most.
-_SHARED_PARTITIONS = 200_000
-_shared: dict[str, tuple[TopicPartition, ...]] = {}
-_shared_count = 0
-_new_tp = partial(tuple.__new__, TopicPartition)
+    """``TopicPartition(topic, 0)`` … ``TopicPartition(topic, count - 1)``: the shared values
+    of :func:`protocol.consumer_codec.shared_partitions` (built once per topic, in C; the
+    decoder hands out the same values for partitions it reads)."""
+    return shared_partitions(topic, count)
 
 
 def partition_racks(racks: PartitionRacks) -> list[frozenset[str]]:

@@ -20,6 +20,7 @@ from .model import (
     everyone_subscribes,
     member_info_order,
     member_order,
+    topic_lists,
     topic_partitions,
 )
 
@@ -43,7 +44,7 @@ def assign_roundrobin(members: Sequence[ConsumerMember], cluster: ClusterTopics)
     ordered = member_order(members)
     out: GroupAssignment = {m.member_id: [] for m in ordered}
     circle = member_info_order(ordered)
-    topics = java_sorted_strings({t for m in ordered for t in m.subscription.topics})
+    topics = java_sorted_strings({t for listed in topic_lists(ordered) for t in listed})
     lists = [out[m.member_id] for m in circle]
     n = len(circle)
     new = tuple.__new__

@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from itertools import filterfalse
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 
 from protocol.consumer_codec import Subscription, TopicPartition
 from protocol.java import (
@@ -141,7 +141,8 @@ class _RackInfo:
     ) -> None:
         by_rack: dict[str, int] = {}
         member_rack: dict[str, str] = {}
-        for m in ordered:
+        # most groups have no rack at all: one C-level scan instead of a property per member
+        for m in ordered if any(map(_RACK_ID, ordered)) else ():
             if m.rack:
                 by_rack[m.rack] = by_rack.get(m.rack, 0) + 1
                 member_rack[m.member_id] = m.rack
@@ -202,18 +203,26 @@ def _collect_owned(
     doubly: set[TopicPartition] = set()
     by_id = {m.member_id: m for m in ordered}
     all_known = set(per_topic)
+    # members sending the same bytes share one decoded Subscription: read its MemberData once
+    read: dict[int, tuple[MemberData, int]] = {}
     for m in ordered:
-        sub_topics = m.subscription.topics
-        if sub_topics is not same:  # members sending the same bytes share one topics tuple
-            if not topics:
-                topics.update(sub_topics)
-            elif equal and not (len(sub_topics) == len(topics) and topics.issuperset(sub_topics)):
-                equal = False
-            if equal:
-                same = sub_topics
-        data = member_data(m.subscription)
-        generation = _generation_or_default(data.generation)
-        max_generation = max(max_generation, generation)
+        sub = m.subscription
+        known = read.get(id(sub))
+        if known is None:
+            sub_topics = sub.topics
+            if sub_topics is not same:  # members alike share one topics tuple too
+                if not topics:
+                    topics.update(sub_topics)
+                elif equal and not (
+                    len(sub_topics) == len(topics) and topics.issuperset(sub_topics)
+                ):
+                    equal = False
+                if equal:
+                    same = sub_topics
+            data = member_data(sub)
+            known = read[id(sub)] = (data, _generation_or_default(data.generation))
+            max_generation = max(max_generation, known[1])
+        data, generation = known
         mine: list[TopicPartition] = []
         owned[m.member_id] = mine
         partitions = data.partitions
@@ -250,6 +259,7 @@ def _collect_owned(
 
 
 _TOPIC = itemgetter(0)
+_RACK_ID = attrgetter("subscription.rack_id")
 _PARTITION = itemgetter(1)
 _new_tp = partial(tuple.__new__, TopicPartition)
 
@@ -326,7 +336,15 @@ def _constrained(
     # the sorts below compare the (topic, partition) tuples natively instead of through keys.
     topic_key = {t: java_string_key(t) for t in per_topic}
     plain = all(len(k) == 2 * len(t) for t, k in topic_key.items())
-    for consumer in owned_order:
+    # Nobody keeps a partition (a fresh group) and no member has a rack: the loop below puts
+    # every member, in ``owned_order``, into ``under`` (minQuota > 0) or else into ``exactly``
+    # (some partitions, fewer than members), and keeps, revokes and assigns nothing.
+    fresh = not racks.consumer_racks and not any(owned.values())
+    if fresh and min_quota > 0:
+        under = list(owned_order)
+    elif fresh and total > 0:
+        exactly = list(owned_order)
+    for consumer in owned_order if not fresh else ():
         if consumer in racks.consumer_racks:
             keep: list[TopicPartition] = []
             for tp in owned[consumer]:
