@@ -30,6 +30,11 @@ group protocol):
     topics no longer subscribed (``onJoinPrepare``); an assignment that does not match the
     current subscription (it changed while the rebalance ran) is not taken: the consumer
     rejoins (``onJoinComplete``, ``checkAssignmentMatchedSubscription``);
+  - **new topic metadata** (partitions added to a subscribed topic during the run:
+    :class:`MetadataUpdate`) — only the leader watches it (``onJoinComplete`` clears a
+    follower's ``assignmentSnapshot``): a leader whose metadata no longer matches the
+    snapshot taken when it assigned (``rejoinNeededOrPending``: "cached metadata has changed",
+    ``MetadataSnapshot#matches``) rejoins, so the group is assigned the new partitions;
   - **a stalled poll loop** (KIP-62, a ``slow`` fault: :class:`members.group_client.PollStall`)
     — the application does not call ``poll()`` for ``stall_ms``: no JoinGroup goes out; the
     heartbeat thread goes on until ``max.poll.interval.ms`` passes, then it leaves the group
@@ -97,6 +102,7 @@ from protocol.primitives import DecodeError
 __all__ = [
     "ConsumerClient",
     "Subscribe",
+    "MetadataUpdate",
     "ConsumerClientConfig",
     "RebalanceProtocol",
     "rebalance_protocol",
@@ -155,6 +161,14 @@ class Subscribe(msgspec.Struct, frozen=True):
     topics: tuple[str, ...]
 
 
+class MetadataUpdate(msgspec.Struct, frozen=True):
+    """The consumer's metadata refresh finds the cluster's topics changed (``Metadata.update``;
+    ``metadataSnapshot`` is rebuilt at the next ``poll()``, ``maybeUpdateSubscriptionMetadata``):
+    ``cluster`` is the whole new topic metadata (topic → partitions' replica racks)."""
+
+    cluster: ClusterTopics
+
+
 @dataclass(frozen=True)
 class ConsumerClientConfig:
     """One consumer's settings (Kafka names in scenario files; defaults are Kafka's).
@@ -186,7 +200,7 @@ class ConsumerClient(GroupClient):
         name: its ``client.id`` and network address (with ``address``).
         config: its settings.
         cluster: the topic metadata the leader assigns from (topic → partitions' replica
-            racks); read at each assignment, so a caller may grow it between rebalances.
+            racks) as this consumer last saw it; a :class:`MetadataUpdate` replaces it.
         group_id: ``group.id``.
         address: where responses reach this incarnation (default ``name``).
         log_heartbeats: log heartbeat RPCs.
@@ -239,6 +253,9 @@ class ConsumerClient(GroupClient):
         self._max_generation: dict[str, int] = {}
         self._stalled = False
         self._lost_pending: str | None = None
+        #: ``assignmentSnapshot``: the subscribed topics' metadata when this consumer last
+        #: assigned as the leader (``None``: not the leader)
+        self._assignment_snapshot: dict[str, object] | None = None
 
     # ------------------------------------------------------------------ entry points
 
@@ -264,11 +281,7 @@ class ConsumerClient(GroupClient):
             self._lose("the consumer is being closed without a generation")
         else:
             self._revoke(list(self.owned), "the consumer is being closed")
-        if (
-            self.group_instance_id is None
-            and self.member_id
-            and self.state is not MemberState.UNJOINED
-        ):
+        if self.group_instance_id is None and self.member_id and self.joined_for_leave():
             self.leave_group("shutdown", "the consumer is being closed")
         self._log("member_stop")
         self._stop_everything()
@@ -282,6 +295,19 @@ class ConsumerClient(GroupClient):
             self._stall(message.stall_ms, now_ms)
         elif isinstance(message, Subscribe):
             self._subscribe(message.topics, now_ms)
+        elif isinstance(message, MetadataUpdate):
+            self.cluster = message.cluster
+            self._check_metadata(now_ms)
+
+    def _check_metadata(self, now_ms: int) -> None:
+        """``rejoinNeededOrPending``'s first test: the leader rejoins when the metadata of the
+        topics it assigned differs from what it assigned from (``MetadataSnapshot#matches``:
+        the partitions and their racks per topic)."""
+        snapshot = self._assignment_snapshot
+        if snapshot is None:
+            return
+        if any(self.cluster.get(topic) != seen for topic, seen in snapshot.items()):
+            self.request_rejoin("cached metadata has changed", now_ms)
 
     def _subscribe(self, topics: tuple[str, ...], now_ms: int) -> None:
         """``KafkaConsumer.subscribe``: a new topic list; the next poll rejoins (the joined
@@ -382,6 +408,9 @@ class ConsumerClient(GroupClient):
             [(m.member_id, m.group_instance_id, m.metadata) for m in response.members]
         )
         assignment = self._assign(name, members)
+        # assignmentSnapshot: what the group subscribes to, as the assignor saw it
+        subscribed = {t for m in members for t in m.subscription.topics}
+        self._assignment_snapshot = {t: self.cluster.get(t) for t in sorted(subscribed)}
         self._log(
             "consumer_assignor",
             generation=self.generation,
@@ -437,6 +466,12 @@ class ConsumerClient(GroupClient):
         """``onJoinComplete``: the assignor's ``onAssignment``, then revoke (COOPERATIVE: what
         was taken away), take the new partitions, and rejoin after a cooperative revocation."""
         assert isinstance(assignment, Assignment)
+        if self.leader_id != self.member_id:
+            self._assignment_snapshot = None  # only the leader watches the metadata
+        elif self._assignment_snapshot is None:
+            # KIP-814: a static leader told to skip the assignment takes its snapshot from
+            # the metadata it has now (onLeaderElected), of the topics it subscribes to
+            self._assignment_snapshot = {t: self.cluster.get(t) for t in sorted(self.config.topics)}
         assigned = list(assignment.partitions)
         if self._unsubscribed(assigned):
             # checkAssignmentMatchedSubscription: the subscription changed since the JoinGroup
@@ -474,6 +509,7 @@ class ConsumerClient(GroupClient):
         )
         if revoked and self.protocol is RebalanceProtocol.COOPERATIVE:
             self.request_rejoin("need to revoke partitions and re-join", now_ms)
+        self._check_metadata(now_ms)
 
     # ------------------------------------------------------------------ partitions
 

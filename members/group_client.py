@@ -190,6 +190,11 @@ class GroupClient:
         self.log_heartbeats = log_heartbeats
 
         self.state = _UNJOINED
+        #: a JoinGroup or SyncGroup was cut off by ``markCoordinatorUnknown`` and the member
+        #: has not joined again since: Kafka's ``state`` is still PREPARING_REBALANCE or
+        #: COMPLETING_REBALANCE then (only an error answer resets it), which
+        #: ``maybeLeaveGroup`` reads (:meth:`joined_for_leave`)
+        self._join_cut = False
         #: KIP-345 ``group.instance.id`` (``GroupRebalanceConfig.groupInstanceId``): ``None``
         #: for a dynamic member. Connect never sets one; a Streams client may.
         self.group_instance_id: str | None = None
@@ -683,6 +688,7 @@ class GroupClient:
             # expires (a late Heartbeat answered NOT_COORDINATOR mid-join does this).
             self._cancel("request-timeout")
             self._transition(_UNJOINED)
+            self._join_cut = True
             self.rejoin_needed = True
             self.rejoin_reason = f"rebalance failed: {reason} (DisconnectException)"
         self._connections += 1
@@ -715,6 +721,7 @@ class GroupClient:
         if self.state not in (_PREPARING, _COMPLETING):
             return
         self._transition(_UNJOINED)
+        self._join_cut = True
         self.rejoin_needed = True
         self.rejoin_reason = "request timed out"
         self._coordinator_unknown("request timed out", now_ms)
@@ -724,7 +731,7 @@ class GroupClient:
         rebalance timeout): the heartbeat thread leaves the group (KAFKA-16056's path)."""
         # maybeLeaveGroup: only a dynamic member sends LeaveGroup (KIP-345: a static one is
         # removed by session expiry alone); both forget the generation and member id.
-        if self.member_id and self.state is not _UNJOINED and self.group_instance_id is None:
+        if self.member_id and self.joined_for_leave() and self.group_instance_id is None:
             self.leave_group("poll timeout expired", "consumer poll timeout has expired")
         self._transition(_UNJOINED)
         self._reset_generation(reset_member_id=True)
@@ -765,6 +772,13 @@ class GroupClient:
         ):
             self._cancel(key)
 
+    def joined_for_leave(self) -> bool:
+        """``maybeLeaveGroup``'s ``state != UNJOINED``: the member is joining or joined, which
+        includes a join cut off by a coordinator disconnect it has not retried yet (Kafka's
+        ``markCoordinatorUnknown`` leaves ``state`` as it was; groupsim's member is UNJOINED
+        then, so that it joins again once the coordinator is found)."""
+        return self.state is not _UNJOINED or self._join_cut
+
     def _transition(self, target: MemberState) -> None:
         """The one place the member state changes; raises on a move the table forbids."""
         if self.state not in VALID_PREVIOUS_STATES[target]:
@@ -772,6 +786,7 @@ class GroupClient:
                 f"{self.name}: member state {self.state.name} cannot move to {target.name}"
             )
         self.state = target
+        self._join_cut = False
 
     # ------------------------------------------------------------------ effects
 

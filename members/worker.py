@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from members.assignors import create_assignor
-from members.assignors.base import ConfigSnapshot
+from members.assignors.base import AssignorInputError, ConfigSnapshot
 from members.config import LOGGED_TIMING_KEYS, WORKER_CONFIG_KEYS, WorkerConfig
 from members.group_client import (
     COORDINATOR_ADDRESS,
@@ -53,6 +53,7 @@ from protocol.connect import (
 from protocol.connect_codec import decode_assignment, join_group_protocols
 from protocol.effects import Effect, Send
 from protocol.group import UNKNOWN_GENERATION_ID, JoinGroupResponse
+from protocol.primitives import DecodeError
 
 __all__ = ["ConnectWorker", "MemberState", "COORDINATOR_ADDRESS"]
 
@@ -89,6 +90,9 @@ class ConnectWorker(HerderQueue, SessionKeys, GroupClient):
     """
 
     SILENT_TIMER_PREFIXES = ("herder",)
+    #: a JoinGroup answer the assignor cannot assign from fails the join and the herder
+    #: thread with it (``member_fatal``), as in Kafka
+    ASSIGNOR_ERRORS = (DecodeError, AssignorInputError)
 
     def __init__(
         self,

@@ -30,6 +30,7 @@ __all__ = [
     "ConnectAssignor",
     "LazyDecoded",
     "check_members",
+    "AssignorInputError",
     "leader_config_offset",
     "config_mismatch_round",
     "SnapshotTables",
@@ -318,16 +319,23 @@ def leader_config_offset(
     return fresh.offset, fresh
 
 
+class AssignorInputError(ValueError):
+    """A JoinGroup answer a leader's assignor cannot work from: no members, or the leader not
+    among them (Kafka's Connect assignors fail there too, e.g. ``IncrementalCooperativeAssignor
+    #performAssignment`` taking the largest config offset of no members: the exception leaves
+    ``AbstractCoordinator#onLeaderElected`` as a failed join and ends the herder thread)."""
+
+
 def check_members(leader_id: str, member_ids: Collection[str]) -> None:
     """The argument checks of ``perform_assignment`` shared by both assignors.
 
     Raises:
-        ValueError: no members, or ``leader_id`` is not one of ``member_ids``.
+        AssignorInputError: no members, or ``leader_id`` is not one of ``member_ids``.
     """
     if not member_ids:
-        raise ValueError("perform_assignment needs at least one member")
+        raise AssignorInputError("perform_assignment needs at least one member")
     if leader_id not in member_ids:
-        raise ValueError(f"leader {leader_id!r} is not among the members")
+        raise AssignorInputError(f"leader {leader_id!r} is not among the members")
 
 
 def config_mismatch_round(

@@ -11,7 +11,8 @@ range or round-robin count includes consumers that cannot take a topic), so a le
 is not judged from a subscription change until every consumer subscribes to every topic again
 (a restarted consumer does) and one more round has passed (the one whose JoinGroups may still
 carry the old subscription). One pass over the log; O(size of the record) per
-``consumer_assignor``.
+``consumer_assignor``. A round's partition count ``P`` is what its leader assigned from (the
+record's ``inputs.topics``; without them, ``run_start.topics`` grown by ``partitions_added``).
 
 Only bounds the assignors publish are judged here; the exact placement (which consumer gets
 which range, the round robin's order) is the output of a deterministic algorithm and is left
@@ -54,6 +55,7 @@ __all__ = [
     "check_consumer_balance",
     "check_sticky_keeps_owned",
     "EqualSubscriptions",
+    "RoundPartitions",
     "consumer_topics",
 ]
 
@@ -110,6 +112,29 @@ class _EqualSubscriptions:
         return True
 
 
+class _Partitions:
+    """The partition count a leader's round assigned from (the module docstring)."""
+
+    def __init__(self, topics: Mapping[str, int]) -> None:
+        self.counts = dict(topics)
+
+    def see(self, r: Record) -> None:
+        if r.get("kind") == "partitions_added":
+            self.counts[str(r.get("topic"))] = int(r.get("partitions") or 0)
+
+    def of(self, r: Record) -> Mapping[str, int]:
+        """For a ``consumer_assignor`` record: topic → partition count."""
+        inputs = r.get("inputs")
+        seen = inputs.get("topics") if isinstance(inputs, Mapping) else None
+        if isinstance(seen, Mapping) and seen:
+            return {str(t): len(parts) for t, parts in seen.items()}
+        return self.counts
+
+    def total(self, r: Record) -> int:
+        """For a ``consumer_assignor`` record."""
+        return sum(self.of(r).values())
+
+
 def _spread(counts: Sequence[int]) -> int:
     return max(counts) - min(counts) if counts else 0
 
@@ -119,13 +144,15 @@ def check_consumer_balance(records: Sequence[Record]) -> list[Violation]:
     topics = _topics(records)
     if not topics:
         return []
-    total = sum(topics.values())
+    partitions = _Partitions(topics)
     equal = _EqualSubscriptions(topics)
     found: list[Violation] = []
     for r in records:
         equal.see(r)
+        partitions.see(r)
         if r.get("kind") != "consumer_assignor" or not equal.judged():
             continue
+        total = partitions.total(r)
         assigned: Mapping[str, Sequence[str]] = r.get("assigned") or {}
         name = r.get("assignor")
         if not assigned:
@@ -163,7 +190,7 @@ def check_sticky_keeps_owned(records: Sequence[Record]) -> list[Violation]:
     topics = _topics(records)
     if not topics:
         return []
-    total = sum(topics.values())
+    partitions = _Partitions(topics)
     # member id -> (generation, protocol, partitions) of its latest applied assignment while
     # the assignor can still read them (dropped on a loss; on any revocation under
     # cooperative-sticky, whose owned partitions are what the member holds at JoinGroup time;
@@ -178,6 +205,7 @@ def check_sticky_keeps_owned(records: Sequence[Record]) -> list[Violation]:
     found: list[Violation] = []
     for r in records:
         equal.see(r)
+        partitions.see(r)
         kind = r.get("kind")
         if kind == "member_start":
             config: Mapping[str, Any] = r.get("config") or {}
@@ -216,7 +244,7 @@ def check_sticky_keeps_owned(records: Sequence[Record]) -> list[Violation]:
             and r.get("assignor") in _STICKY
             and not racks
         ):
-            found.extend(_moved(r, owned, total))
+            found.extend(_moved(r, owned, partitions.total(r)))
     return found
 
 
@@ -255,4 +283,5 @@ CONSUMER_CONTRACT_CHECKERS = (check_consumer_balance, check_sticky_keeps_owned)
 
 #: for the other consumer rules (scenarios/check/kip_contracts.py)
 EqualSubscriptions = _EqualSubscriptions
+RoundPartitions = _Partitions
 consumer_topics = _topics

@@ -39,7 +39,8 @@ class ConsumerEndState(NamedTuple):
         running: the consumers started and not stopped, crashed or dead, sorted.
         fatal: consumers that died of a fatal error, in order of death (repeats kept).
         partitions: every partition of a topic a running consumer subscribes to (the run's
-            topics from ``run_start``; a consumer's ``subscription_changed`` narrows its own).
+            topics from ``run_start``, grown by ``partitions_added``; a consumer's
+            ``subscription_changed`` narrows its own).
         end_ms: the last record's time.
         refusing: running consumers whose last JoinGroup followed an assignment outside their
             subscription.
@@ -68,6 +69,8 @@ def consumer_end_state(records: Iterable[Mapping[str, Any]]) -> ConsumerEndState
         end_ms = int(r.get("t_ms", end_ms))
         if kind == "run_start":
             topics = {str(t): int(n) for t, n in (r.get("topics") or {}).items()}
+        elif kind == "partitions_added":
+            topics[str(r["topic"])] = int(r["partitions"])
         elif kind == "member_start":
             running.add(member)
             subscribed[member] = sorted(topics)

@@ -9,7 +9,8 @@ All times are virtual milliseconds. Definitions (record kinds from ``docs/event-
   or ``partitions_lost`` of it (``onPartitionsRevoked`` / ``onPartitionsLost``), or the
   consumer's ``member_stop``, ``member_crash`` or ``member_fatal``. A consumer whose poll
   loop is stalled (``poll_stall``) still owns its partitions until one of those records.
-- **wanted** partition: one of a topic (``run_start.topics``) that some consumer subscribes
+- **wanted** partition: one of a topic (``run_start.topics``, grown by ``partitions_added``)
+  that some consumer subscribes
   to: every topic from its ``member_start``, the topics of its last ``subscription_changed``,
   until its ``member_stop`` or ``member_fatal`` (a crashed consumer still wants its topics:
   it comes back, or the group reassigns its partitions).
@@ -74,6 +75,9 @@ class PartitionDowntime:
                 str(topic): [f"{topic}-{p}" for p in range(int(n))]
                 for topic, n in (r.get("topics") or {}).items()
             }
+        elif kind == "partitions_added":
+            topic = str(r["topic"])
+            self.partitions[topic] = [f"{topic}-{p}" for p in range(int(r["partitions"]))]
         elif kind == "member_start":
             self._subscribe(member, frozenset(self.partitions), t)
         elif kind == "subscription_changed":

@@ -495,6 +495,9 @@ def check_static_rejoin(records: Sequence[Record]) -> list[Violation]:
             if kind == "group_loaded":
                 state = r.get("state")
         elif kind == "member_replaced":
+            # a rebalance at this instant is the latest rejoin's (two static members back in
+            # one millisecond: the second may change the vote)
+            watching = None
             old, new = str(r.get("old_member_id")), str(r.get("member_id"))
             known.adopt(str(r.get("member")), new)
             members = [new if m == old else m for m in members]

@@ -80,7 +80,11 @@ from typing import Any
 
 from members.assignors.streams.task_movement import is_caught_up
 from protocol.consumer_codec import ConsumerProtocolError, decode_subscription
-from scenarios.check.consumer_contracts import EqualSubscriptions, consumer_topics
+from scenarios.check.consumer_contracts import (
+    EqualSubscriptions,
+    RoundPartitions,
+    consumer_topics,
+)
 from scenarios.check.coordinator_contracts import SERVE_TIMER_SLACK_MS
 from scenarios.check.log_rules import Record, Violation, violation
 
@@ -171,20 +175,23 @@ def check_initial_delay(records: Sequence[Record]) -> list[Violation]:
 def check_range_copartitioned(records: Sequence[Record]) -> list[Violation]:
     """``range_not_copartitioned``: a range leader split two topics with the same partition
     count differently (module docstring)."""
-    topics = consumer_topics(records)
-    if not topics:
+    first_topics = consumer_topics(records)
+    if not first_topics:
         return []
-    by_count: dict[int, list[str]] = {}
-    for topic, count in sorted(topics.items()):
-        by_count.setdefault(int(count), []).append(topic)
-    co = [names for names in by_count.values() if len(names) > 1]
-    if not co:
-        return []
-    equal = EqualSubscriptions(topics)
+    equal = EqualSubscriptions(first_topics)
+    partitions = RoundPartitions(first_topics)
     found: list[Violation] = []
     for r in records:
         equal.see(r)
+        partitions.see(r)
         if r.get("kind") == "consumer_assignor" and equal.judged() and r.get("assignor") == "range":
+            topics = partitions.of(r)
+            by_count: dict[int, list[str]] = {}
+            for topic, count in sorted(topics.items()):
+                by_count.setdefault(int(count), []).append(topic)
+            co = [names for names in by_count.values() if len(names) > 1]
+            if not co:
+                continue
             owner: dict[str, str] = {}
             for member_id, parts in (r.get("assigned") or {}).items():
                 for label in parts:

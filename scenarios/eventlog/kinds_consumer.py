@@ -13,6 +13,7 @@ __all__ = [
     "ConsumerAssignor",
     "ConsumerAssignorInputs",
     "ConsumerAssignorMember",
+    "PartitionsAdded",
     "PartitionsLost",
     "PartitionsRevoked",
     "PollStall",
@@ -104,3 +105,11 @@ class SubscriptionChanged(_Rec, tag="subscription_changed", kw_only=True):
 
     topics: list[str]
     member: str
+
+
+class PartitionsAdded(_Rec, tag="partitions_added", kw_only=True):
+    """An ``add_partitions`` step: ``topic`` has ``partitions`` partitions from now on
+    (``Admin#createPartitions``); every running consumer's metadata sees it at once."""
+
+    topic: str
+    partitions: int

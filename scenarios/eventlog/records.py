@@ -101,6 +101,7 @@ LogRecord = (
     | ku.PartitionsLost
     | ku.PollStall
     | ku.SubscriptionChanged
+    | ku.PartitionsAdded
     | k.Violation
     | k.MemberReplaced
     | kg.CompletingJoin

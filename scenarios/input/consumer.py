@@ -4,7 +4,8 @@ A consumer scenario names the topics (``[topics]``: name → partition count), t
 (``[[consumers]]``: ``name``, ``start_ms``, ``autostart``, ``config``) with shared settings in
 ``config``, and a timeline of the Connect format's member steps (``join``, ``leave``,
 ``crash``, ``restart`` with a new ``config``, ``phase``), ``subscribe`` (the consumer
-subscribes to another list of the scenario's topics) and faults (``slow`` stalls the
+subscribes to another list of the scenario's topics), ``add_partitions`` (a topic grows, as
+``Admin#createPartitions`` does) and faults (``slow`` stalls the
 consumer's poll loop, KIP-62), each naming its consumer with ``member``. Config keys are
 Kafka's: ``partition.assignment.strategy`` (a list or a
 comma-separated string), ``group.instance.id``, ``client.rack``, ``session.timeout.ms``,
@@ -44,6 +45,7 @@ from scenarios.input.steps import LoadedView, Planned
 
 __all__ = [
     "Subscribe",
+    "AddPartitions",
     "ConsumerScenario",
     "ConsumerSpec",
     "LoadedConsumerScenario",
@@ -66,8 +68,21 @@ class Subscribe(schema.StepBase, frozen=True, tag="subscribe"):
     topics: Annotated[list[str], Meta(min_length=1)]
 
 
+class AddPartitions(schema.StepBase, frozen=True, tag="add_partitions"):
+    """``Admin#createPartitions`` (``kafka-topics --alter --partitions``): ``topic`` grows to
+    ``count`` partitions (more than it has then); ``racks`` gives the new partitions' replica
+    racks in partition order (KIP-881; none: one replica on a broker without
+    ``broker.rack``). Every running consumer's metadata refresh sees it at once; the leader
+    rejoins (docs/consumer.md)."""
+
+    topic: Annotated[str, Meta(min_length=1)]
+    count: PartitionCount
+    racks: list[ReplicaRacks] = []
+
+
 ConsumerStep = (
     Subscribe
+    | AddPartitions
     | schema.Join
     | schema.Leave
     | schema.Crash
@@ -274,6 +289,7 @@ def loads_consumer_scenario(text: str, source: str | Path = "<string>") -> Loade
         steps.append(Planned(step.at_ms, step, origin, planned_config))
     order = sorted(range(len(steps)), key=lambda k: (steps[k].at_ms, k))
     steps = [steps[k] for k in order]
+    _check_added_partitions(sc, steps, file)
     last = max([c.start_ms for c in consumers if c.autostart] + [s.end_ms for s in steps] + [0])
     cluster = _cluster(sc, file)
     return LoadedConsumerScenario(
@@ -285,6 +301,51 @@ def loads_consumer_scenario(text: str, source: str | Path = "<string>") -> Loade
         end_ms=last + sc.settle_ms,
         coordinator_config=coordinator_config,
     )
+
+
+def _check_added_partitions(sc: ConsumerScenario, steps: list[Planned], file: str) -> None:
+    """Each ``add_partitions`` step (in time order) names a topic of ``[topics]``, grows it
+    (Kafka: ``INVALID_PARTITIONS`` otherwise) and lists racks for no more than its new
+    partitions.
+
+    Raises:
+        ScenarioError: naming the step's key.
+    """
+    counts = dict(sc.topics)
+    for planned in steps:
+        step = planned.step
+        if not isinstance(step, AddPartitions):
+            continue
+        if step.topic not in counts:
+            raise _fail(file, f"{planned.origin}.topic", f"no such topic: {step.topic}")
+        if step.count <= counts[step.topic]:
+            raise _fail(
+                file,
+                f"{planned.origin}.count",
+                f"{step.topic} has {counts[step.topic]} partitions then; count must be more",
+            )
+        if len(step.racks) > step.count - counts[step.topic]:
+            raise _fail(
+                file,
+                f"{planned.origin}.racks",
+                f"{len(step.racks)} racks listed for {step.count - counts[step.topic]} new "
+                "partitions",
+            )
+        counts[step.topic] = step.count
+
+
+def grown_topic(
+    cluster: dict[str, tuple[tuple[str | None, ...], ...]], step: AddPartitions
+) -> tuple[tuple[str | None, ...], ...]:
+    """``step.topic``'s partitions' replica racks after ``step``: the old partitions', then
+    one entry per new partition (its ``racks`` entry; none: one rackless replica)."""
+    no_rack: tuple[str | None, ...] = (None,)
+    old = cluster[step.topic]
+    added = [
+        tuple(step.racks[i]) if i < len(step.racks) and step.racks[i] else no_rack
+        for i in range(step.count - len(old))
+    ]
+    return (*old, *added)
 
 
 def _cluster(sc: ConsumerScenario, file: str) -> dict[str, tuple[tuple[str | None, ...], ...]]:

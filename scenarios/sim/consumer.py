@@ -1,15 +1,16 @@
 """A plain consumer group in the engine: ``KafkaConsumer`` members (:mod:`members.consumer`).
 
-Every consumer subscribes to every topic of the scenario; the cluster's topics do not change
-during a run. A ``restart`` step with a new ``partition.assignment.strategy`` is a bounce of a
-rolling upgrade (docs/consumer.md).
+Every consumer subscribes to every topic of the scenario; an ``add_partitions`` step grows a
+topic during the run (every running consumer's metadata sees it at once; a consumer started
+later starts with it). A ``restart`` step with a new ``partition.assignment.strategy`` is a
+bounce of a rolling upgrade (docs/consumer.md).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from members.consumer import ConsumerClient
+from members.consumer import ConsumerClient, MetadataUpdate
 from members.consumer import Subscribe as SubscribeMessage
 from members.group_client import GroupClient
 from protocol.effects import Effect
@@ -17,7 +18,12 @@ from scenarios.check.consumer_ownership import consumer_log_violations
 from scenarios.check.consumer_summary import summarize_consumers
 from scenarios.check.summary_types import ConsumerSummary
 from scenarios.check.violation import Violation
-from scenarios.input.consumer import LoadedConsumerScenario, Subscribe
+from scenarios.input.consumer import (
+    AddPartitions,
+    LoadedConsumerScenario,
+    Subscribe,
+    grown_topic,
+)
 from scenarios.input.steps import Planned
 from scenarios.sim.engine import Engine
 from scenarios.sim.events import Deliver
@@ -39,6 +45,9 @@ class ConsumerKind:
     def __init__(self, loaded: LoadedConsumerScenario) -> None:
         self.loaded = loaded
         self.configs = {c.name: c.config for c in loaded.consumers}
+        #: the cluster's topics now (replaced, never changed in place: consumers keep the
+        #: version they last saw)
+        self.cluster = dict(loaded.cluster)
 
     def run_start_fields(self) -> dict[str, Any]:
         return {
@@ -57,7 +66,7 @@ class ConsumerKind:
         return ConsumerClient(
             name,
             self.configs[name],
-            self.loaded.cluster,
+            self.cluster,
             group_id=CONSUMER_GROUP_ID,
             address=address,
             log_heartbeats=engine.log_heartbeats,
@@ -109,8 +118,19 @@ class ConsumerKind:
 
     def apply_step(self, engine: Engine, planned: Planned) -> None:
         """``subscribe``: the consumer's application calls ``subscribe`` with the step's
-        topics (:class:`members.consumer.Subscribe`, delivered like a fault)."""
+        topics (:class:`members.consumer.Subscribe`, delivered like a fault).
+        ``add_partitions``: the topic grows (a ``partitions_added`` record) and every running
+        consumer's metadata refresh sees it (:class:`members.consumer.MetadataUpdate`)."""
         step = planned.step
+        if isinstance(step, AddPartitions):
+            self.cluster = {**self.cluster, step.topic: grown_topic(self.cluster, step)}
+            engine.log.emit(
+                engine.now_ms, "partitions_added", topic=step.topic, partitions=step.count
+            )
+            update = MetadataUpdate(self.cluster)
+            for running in sorted(engine.addresses.values()):
+                engine.push(engine.now_ms, Deliver(running, "fault", update))
+            return
         if not isinstance(step, Subscribe):
             raise AssertionError(f"no consumer step {planned.action!r}")
         address = engine.addresses.get(step.member)

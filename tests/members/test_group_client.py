@@ -157,3 +157,46 @@ def test_losing_the_coordinator_mid_join_fails_the_join_and_joins_again() -> Non
     again = [e.message for e in effects if isinstance(e, Send)]
     assert [type(m) for m in again] == [JoinGroupRequest]
     assert client.state is MemberState.PREPARING_REBALANCE
+
+
+def test_a_poll_timeout_after_a_join_cut_off_by_a_disconnect_still_leaves_the_group() -> None:
+    """A JoinGroup that timed out is a disconnect (markCoordinatorUnknown), which leaves
+    Kafka's member state at PREPARING_REBALANCE: the heartbeat thread's poll timeout then
+    sends LeaveGroup for the member id the coordinator gave (maybeLeaveGroup: ``state !=
+    UNJOINED``), so the coordinator drops it at once instead of keeping it in the join phase
+    and the next generation until its session expires (chaos consumer seed 2, run 132: a
+    straggler held the join phase past this member's JoinGroup timeout)."""
+    from protocol.group import LeaveGroupRequest
+
+    class Member(GroupClient):
+        stalled = False
+
+        def metadata(self, now_ms: int) -> tuple[tuple[str, bytes], ...]:
+            return (("range", b""),)
+
+        def poll_blocked(self) -> bool:
+            return self.stalled
+
+    def leaves(effects: list[object]) -> list[tuple[str, ...]]:
+        return [
+            e.message.member_ids
+            for e in effects
+            if isinstance(e, Send) and isinstance(e.message, LeaveGroupRequest)
+        ]
+
+    timeouts = GroupTimeouts(10_000, 3_000, 60_000, 30_000)
+    client = Member("m1", "g", "consumer", timeouts, address="m1#1")
+    client.start(0)
+    client.member_id = "m1-1"  # what MEMBER_ID_REQUIRED handed out
+    client.stalled = True
+    client._on_request_timeout(65_000)
+    client.handle(FindCoordinatorResponse(ErrorCode.NONE), 65_002)  # stalled: no JoinGroup
+    assert client.state is MemberState.UNJOINED
+    assert leaves(client.fire("poll", 70_000)) == [("m1-1",)]
+    assert client.member_id == ""
+
+    # a member that has not joined since it last left sends no LeaveGroup
+    fresh = Member("m2", "g", "consumer", timeouts, address="m2#1")
+    fresh.stalled = True
+    fresh.member_id = "m2-1"
+    assert leaves(fresh.fire("poll", 1_000)) == []

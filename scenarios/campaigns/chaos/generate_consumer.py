@@ -186,6 +186,45 @@ def _add_subscriptions(
         gen.add("config", step)
 
 
+def _add_partitions(
+    gen: MemberTimeline,
+    consumers: list[dict[str, Any]],
+    topics: dict[str, int],
+    partition_racks: dict[str, list[list[str]]],
+    config: ChaosConfig,
+    rng: random.Random,
+) -> None:
+    """Topics growing during the run (``add_partitions`` steps, counted as ``config`` faults:
+    an operator's ``kafka-topics --alter --partitions``), from their own generator
+    (``.../<index>/consumer-partitions``) so every other draw of a run is unchanged: in a third
+    of the runs without static members, 1–2 times a random topic grows by 1–4 partitions (each
+    new one on the replica racks of one of the topic's partitions, when the run has racks).
+    Every consumer's metadata sees it; the leader, whose assignment no longer matches the
+    metadata, rejoins (``ConsumerCoordinator#rejoinNeededOrPending``). Not with static members:
+    a static leader that restarts after partitions were added while it was down is told to
+    skip the assignment (KIP-814) and takes the new metadata as its snapshot, so the new
+    partitions stay unassigned until something else rebalances — Kafka's behaviour, which
+    the end-of-run liveness rule would report (docs/chaos.md "Topic metadata")."""
+    if any("group.instance.id" in c.get("config", {}) for c in consumers):
+        return
+    if rng.random() >= 1 / 3:
+        return
+    counts = dict(topics)
+    for at_ms in sorted(rng.randrange(config.duration_ms) for _ in range(rng.randint(1, 2))):
+        topic = rng.choice(sorted(counts))
+        grown = rng.randint(1, 4)
+        step: dict[str, Any] = {
+            "at_ms": at_ms,
+            "action": "add_partitions",
+            "topic": topic,
+            "count": counts[topic] + grown,
+        }
+        if partition_racks:
+            step["racks"] = [list(rng.choice(partition_racks[topic])) for _ in range(grown)]
+        counts[topic] += grown
+        gen.add("config", step)
+
+
 #: Racks consumers may sit on; replicas may also sit on :data:`_BROKER_ONLY_RACK`.
 _CONSUMER_RACKS = ("ra", "rb", "rc")
 #: A rack with brokers and no consumer (a partition whose replicas are all there has no
@@ -239,6 +278,51 @@ def _add_outage(gen: _ConsumerTimeline, config: ChaosConfig, rng: random.Random)
         gen.add("crash", {**gen.step(after, "restart", member), "down_ms": down, "clean": True})
 
 
+#: The share of runs with ``slow`` faults that draw a long-poll straggler (:func:`_add_straggler`).
+STRAGGLER_SHARE = 0.25
+
+
+def _add_straggler(
+    gen: MemberTimeline,
+    consumers: list[dict[str, Any]],
+    config: ChaosConfig,
+    rng: random.Random,
+) -> None:
+    """A long-poll straggler (a consumer whose records take long to process, given a longer
+    ``max.poll.interval.ms`` than the group's, busy when another member's change starts a
+    rebalance), from its own generator (``.../<index>/consumer-straggler``) so every other draw
+    of a run is unchanged: in :data:`STRAGGLER_SHARE` of the runs one consumer gets a
+    ``max.poll.interval.ms`` of 120–240 s (its rebalance timeout; the others keep
+    :data:`CONSUMER_MAX_POLL_MS`), and at a random time its poll loop stalls (a ``slow`` step)
+    for longer than the others' rebalance timeout and shorter than its own, and 1–10 s later
+    another running consumer restarts cleanly (a ``crash`` fault: it leaves, the group
+    rebalances). The coordinator's join phase then waits for the straggler, whose JoinGroup
+    leaves when its poll loop runs again: ``ClassicGroup#rebalanceTimeoutMs`` is the members'
+    largest (KIP-62), which a group whose members all have one timeout cannot tell from any
+    other. Skipped when the straggler or the other consumer is stopped around that time."""
+    if rng.random() >= STRAGGLER_SHARE or len(consumers) < 2:
+        return
+    straggler = rng.choice(consumers)
+    name = straggler["name"]
+    max_poll = rng.randint(120_000, 240_000)
+    straggler.setdefault("config", {})["max.poll.interval.ms"] = max_poll
+    stall = rng.randint(CONSUMER_MAX_POLL_MS + 10_000, max_poll - 10_000)
+    at_ms = rng.randrange(config.duration_ms)
+    trigger_ms = at_ms + rng.randint(1_000, 10_000)
+    down = rng.randint(0, 5_000)
+    others = [m for m in gen.running(at_ms) if m != name]
+    if not others or trigger_ms + max_poll >= config.duration_ms:
+        return
+    other = rng.choice(others)
+    if _down(gen, name, at_ms - 1, at_ms + stall) or _down(
+        gen, other, trigger_ms - 1, trigger_ms + down
+    ):
+        return
+    gen.add("slow", {**gen.step(at_ms, "slow", name), "stall_ms": stall})
+    step = {**gen.step(trigger_ms, "restart", other), "down_ms": down, "clean": True}
+    gen.add("crash", step)
+
+
 def generate_consumer(config: ChaosConfig, campaign_seed: int, index: int) -> ChaosSpec:
     """The consumer chaos scenario of run ``index`` of campaign ``campaign_seed``
     (deterministic: the same arguments give the same spec)."""
@@ -275,11 +359,21 @@ def generate_consumer(config: ChaosConfig, campaign_seed: int, index: int) -> Ch
     times = draw_faults(gen, config, rng)
     if "config" in config.faults:
         _add_subscriptions(gen, sorted(topics), config, _rng(campaign_seed, index, "subscribe"))
+        _add_partitions(
+            gen,
+            consumers,
+            topics,
+            partition_racks,
+            config,
+            _rng(campaign_seed, index, "consumer-partitions"),
+        )
         _add_rolling_change(
             gen, consumers, base, config, _rng(campaign_seed, index, "consumer-roll")
         )
     if "delay" in config.faults:
         _add_delays(gen, config, _rng(campaign_seed, index, "consumer-delay"), times)
+    if "slow" in config.faults and "crash" in config.faults:
+        _add_straggler(gen, consumers, config, _rng(campaign_seed, index, "consumer-straggler"))
     if "crash" in config.faults:
         _add_outage(gen, config, _rng(campaign_seed, index, "consumer-outage"))
     drawn = f"{n} consumers ({'+'.join(base)}), {sum(topics.values())} partitions"

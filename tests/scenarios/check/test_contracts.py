@@ -281,6 +281,16 @@ def test_kip345_a_static_rejoin_in_stable_keeps_the_generation() -> None:
     assert check_static_rejoin(later) == []
 
 
+def test_kip345_the_rebalance_goes_to_the_last_static_rejoin_of_its_instant() -> None:
+    """Two static members rejoin in the same millisecond; the second one's list changes the
+    vote and the group rebalances: that is the second rejoin's rebalance, not the first's
+    (clean consumer chaos seed 1 run 80: two consumers of a whole-group outage back at once)."""
+    joins = [{**_join("a"), "t": 50}, {**_join("b"), "protocols": ["other"], "t": 50}]
+    replaced = [_replaced("a", "a-2", "a-1"), _replaced("b", "b-2", "b-1")]
+    log = _log(*_stable_pair(), *joins, *replaced, _state("Stable", "PreparingRebalance", t=50))
+    assert check_static_rejoin(log) == []
+
+
 def test_kip345_a_static_rejoin_that_changes_the_vote_rebalances() -> None:
     lists = ["roundrobin", "range"]
     running_range = [

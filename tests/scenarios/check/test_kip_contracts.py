@@ -162,6 +162,21 @@ def test_other_assignors_and_narrowed_subscriptions_are_not_judged() -> None:
     assert check_range_copartitioned(log) == []
 
 
+def test_co_partitioning_follows_the_partition_counts_the_leader_assigned_from() -> None:
+    """A topic that grew (``partitions_added``) is co-partitioned with the topics of its new
+    count; the round's ``inputs.topics`` (what the leader read) win over the log's count."""
+    start = _consumer_start({"t1": 2, "t2": 3})
+    grown = {"t_ms": 5, "kind": "partitions_added", "topic": "t1", "partitions": 3}
+    broken = {"a": ["t1-0", "t1-1", "t2-2"], "b": ["t1-2", "t2-0", "t2-1"]}
+    assert check_range_copartitioned(_log(start, _range_round(broken))) == []
+    found = check_range_copartitioned(_log(start, grown, _range_round(broken)))
+    assert _names(found) == [RANGE_NOT_COPARTITIONED]
+    # the leader assigned from metadata older than the log's count: judged by what it read
+    stale = {**_range_round(broken), "inputs": {"members": [], "topics": {"t1": [[None]] * 2}}}
+    stale["inputs"]["topics"]["t2"] = [[None]] * 3
+    assert check_range_copartitioned(_log(start, grown, stale)) == []
+
+
 # ---------------------------------------------------------------- range_rack_unmatched
 
 

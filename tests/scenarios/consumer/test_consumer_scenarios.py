@@ -216,6 +216,54 @@ def test_an_assignment_that_no_longer_matches_the_subscription_is_not_taken() ->
     assert client.rejoin_reason == "received assignment does not match the current subscription"
 
 
+@pytest.mark.parametrize("strategy", ["cooperative-sticky", "range"])
+def test_added_partitions_make_the_leader_rejoin_and_are_assigned(strategy: str) -> None:
+    """ConsumerCoordinator#rejoinNeededOrPending: the leader's assignmentSnapshot no longer
+    matches the metadata, so it rejoins ("cached metadata has changed"); a follower does not
+    watch it (onJoinComplete drops its snapshot)."""
+    text = (HERE / "partitions-added.toml").read_text(encoding="utf-8")
+    text = text.replace('["cooperative-sticky"]', f'["{strategy}"]')
+    result = simulate(loads_consumer_scenario(text, "partitions-added.toml"), 1)
+    assert result.failures == []
+    added = _of(result.records, "partitions_added")
+    assert [(r["t_ms"], r["topic"], r["partitions"]) for r in added] == [
+        (30_000, "orders", 6),
+        (90_000, "payments", 3),
+    ]
+    leader = _of(result.records, "generation")[0]["leader"]
+    rejoins = [
+        (r["t_ms"], r["member"])
+        for r in _of(result.records, "join_group_request")
+        if r["reason"] == "cached metadata has changed"
+    ]
+    assert rejoins == [(30_000, leader), (90_000, leader)]
+    last = _of(result.records, "consumer_assignor")[-1]
+    assert last["inputs"]["topics"]["payments"] == [[None], [None], ["rb"]]
+    owned = result.summary.consumer.owned
+    assert sorted(p for parts in owned.values() for p in parts) == sorted(
+        [f"orders-{p}" for p in range(6)] + [f"payments-{p}" for p in range(3)]
+    )
+    assert result.summary.converged and not _of(result.records, "violation")
+
+
+@pytest.mark.parametrize(
+    ("step", "key", "problem"),
+    [
+        ('topic = "nope"\ncount = 3', "timeline[0].topic", "no such topic"),
+        ('topic = "t"\ncount = 2', "timeline[0].count", "count must be more"),
+        ('topic = "t"\ncount = 3\nracks = [["ra"], ["rb"]]', "timeline[0].racks", "1 new"),
+    ],
+)
+def test_an_add_partitions_step_must_grow_a_known_topic(step: str, key: str, problem: str) -> None:
+    text = (
+        'kind = "consumer"\nname = "x"\n[topics]\nt = 2\n[[consumers]]\nname = "c1"\n'
+        f'[[timeline]]\naction = "add_partitions"\nat_ms = 1\n{step}\n'
+    )
+    with pytest.raises(ScenarioError) as info:
+        loads_consumer_scenario(text, "x.toml")
+    assert key in str(info.value) and problem in str(info.value)
+
+
 def test_a_subscribe_step_names_an_unknown_topic() -> None:
     text = (
         'kind = "consumer"\nname = "x"\n[topics]\nt = 1\n[[consumers]]\nname = "c1"\n'

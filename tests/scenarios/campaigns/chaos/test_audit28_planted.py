@@ -28,6 +28,12 @@ from .planted import by_name, detect
         ("coordinator-empty-generation-not-bumped", 10, "generation_regressed"),
         # the probing rebalance at the default 10 minutes: never within a run (run 0)
         ("streams-probing-interval-default", 3, "probing_rebalance_missing"),
+        # the consumer generator's long-poll straggler, stalled past the others' rebalance
+        # timeout when another consumer's restart rebalances the group (run 2)
+        ("coordinator-rebalance-timeout-min", 10, "join_completed_early"),
+        # a Connect leader rejoining with unchanged metadata after losing the coordinator
+        # under a latency fault (run 30)
+        ("coordinator-stable-leader-rejoin-no-rebalance", 40, "leader_rejoin_not_rebalanced"),
     ],
 )
 def test_chaos_finds_an_audit28_bug_by_its_rule(name: str, budget: int, invariant: str) -> None:

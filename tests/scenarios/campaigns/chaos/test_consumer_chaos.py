@@ -117,6 +117,69 @@ def test_static_runs_may_roll_a_new_strategy_list_through_every_consumer() -> No
     assert rolled >= 5
 
 
+def test_a_third_of_the_dynamic_runs_grow_a_topic_and_the_file_carries_it() -> None:
+    """``add_partitions`` steps (counted as ``config``), in runs without static members only:
+    each grows a topic of the run beyond what it had then, with racks for its new partitions
+    when the run has racks."""
+    grown = 0
+    for index in range(60):
+        spec = generate(CONSUMER, 3, index)
+        assert spec.consumer is not None
+        counts = dict(spec.consumer["topics"])
+        steps = [
+            (s, k)
+            for s, k in zip(spec.steps, spec.kinds, strict=True)
+            if s["action"] == "add_partitions"
+        ]
+        grown += bool(steps)
+        static = any("group.instance.id" in c.get("config", {}) for c in spec.consumer["consumers"])
+        assert not (steps and static)
+        for step, kind in steps:
+            assert kind == "config"
+            assert 1 <= step["count"] - counts[step["topic"]] <= 4
+            assert ("racks" in step) == bool(spec.consumer.get("partition_racks"))
+            counts[step["topic"]] = step["count"]
+        loads_consumer_scenario(spec_to_toml(spec), f"run-{index}.toml")
+    assert 5 <= grown <= 25
+
+
+def test_a_quarter_of_the_runs_draw_a_long_poll_straggler() -> None:
+    """One consumer with a longer ``max.poll.interval.ms`` (its rebalance timeout, KIP-62)
+    stalls for longer than the others' and shorter than its own, and another consumer's clean
+    restart 1-10 s later rebalances the group while it is stalled."""
+    drawn = stalled = 0
+    for index in range(80):
+        spec = generate(CONSUMER, 3, index)
+        assert spec.consumer is not None
+        long = {
+            c["name"]: c["config"]["max.poll.interval.ms"]
+            for c in spec.consumer["consumers"]
+            if "max.poll.interval.ms" in c.get("config", {})
+        }
+        if not long:
+            continue
+        drawn += 1
+        ((name, max_poll),) = long.items()
+        assert 120_000 <= max_poll <= 240_000
+        for i, step in enumerate(spec.steps):
+            stall = step.get("stall_ms", 0)
+            if step["action"] != "slow" or step["member"] != name or stall < 70_000:
+                continue
+            after = [
+                s
+                for s in spec.steps[i + 1 :]
+                if s["action"] == "restart"
+                and s.get("clean")
+                and s["member"] != name
+                and 1_000 <= s["at_ms"] - step["at_ms"] <= 10_000
+            ]
+            if stall <= max_poll - 10_000 and after:
+                stalled += 1
+                break
+    assert 10 <= drawn <= 35
+    assert stalled >= 5
+
+
 @pytest.mark.parametrize("index", range(4))
 def test_clean_consumer_runs_have_no_new_violation(index: int) -> None:
     outcome = run_one(CONSUMER, 1, index)
