@@ -57,7 +57,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import enum
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import msgspec
@@ -309,6 +309,11 @@ class ConsumerClient(GroupClient):
         if any(self.cluster.get(topic) != seen for topic, seen in snapshot.items()):
             self.request_rejoin("cached metadata has changed", now_ms)
 
+    def _metadata_snapshot(self, topics: Iterable[str]) -> dict[str, object]:
+        """``MetadataSnapshot`` of ``topics``: each topic's partitions' replica racks as this
+        consumer's metadata has them now (``None`` for a topic it does not know)."""
+        return {t: self.cluster.get(t) for t in sorted(topics)}
+
     def _subscribe(self, topics: tuple[str, ...], now_ms: int) -> None:
         """``KafkaConsumer.subscribe``: a new topic list; the next poll rejoins (the joined
         subscription differs, ``ConsumerCoordinator.rejoinNeededOrPending``)."""
@@ -410,7 +415,7 @@ class ConsumerClient(GroupClient):
         assignment = self._assign(name, members)
         # assignmentSnapshot: what the group subscribes to, as the assignor saw it
         subscribed = {t for m in members for t in m.subscription.topics}
-        self._assignment_snapshot = {t: self.cluster.get(t) for t in sorted(subscribed)}
+        self._assignment_snapshot = self._metadata_snapshot(subscribed)
         self._log(
             "consumer_assignor",
             generation=self.generation,
@@ -471,7 +476,7 @@ class ConsumerClient(GroupClient):
         elif self._assignment_snapshot is None:
             # KIP-814: a static leader told to skip the assignment takes its snapshot from
             # the metadata it has now (onLeaderElected), of the topics it subscribes to
-            self._assignment_snapshot = {t: self.cluster.get(t) for t in sorted(self.config.topics)}
+            self._assignment_snapshot = self._metadata_snapshot(self.config.topics)
         assigned = list(assignment.partitions)
         if self._unsubscribed(assigned):
             # checkAssignmentMatchedSubscription: the subscription changed since the JoinGroup

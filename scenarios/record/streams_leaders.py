@@ -202,13 +202,12 @@ def streams_round(
         info = decode_subscription(user)
         processes.append((info.version, uuid.UUID(str(info.process_id))))
         if member_id == leader:
-            own = info
-            leader_process = uuid.UUID(str(own.process_id))
+            leader_process = uuid.UUID(str(info.process_id))
             # the leader's release: the latest version its own subscription announces
             # (SubscriptionInfo's latestSupportedVersion, v3+), so an older leader reads a
             # newer member's subscription as a future one (version probing, KIP-268)
-            if own.latest_supported_version > 0:
-                leader_latest = own.latest_supported_version
+            if info.latest_supported_version > 0:
+                leader_latest = info.latest_supported_version
         sub = consumer_codec.Subscription(
             tuple(to_model.get(t, t) for t in sub.topics),
             user,
