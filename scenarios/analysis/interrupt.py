@@ -38,7 +38,7 @@ class SweepInterrupted(KeyboardInterrupt):
 def quiet_interrupt(spark: Any) -> None:
     """After Ctrl-C: cancel the Spark jobs and silence py4j's logging of the connection that
     the interrupt broke (its tracebacks would bury the one line the user needs)."""
-    _FILTER.interrupted = True
+    _mark_interrupted()
     with contextlib.suppress(Exception):
         spark.sparkContext.cancelAllJobs()
 
@@ -68,6 +68,19 @@ class _AfterInterrupt(logging.Filter):
 
 _FILTER = _AfterInterrupt()
 
+#: What ``SparkContext.stop`` warns when the JVM, which gets the Ctrl-C too, is already gone
+#: (SPARK-18523): after an interrupt that is expected, and noise beside the one line.
+_JVM_GONE_WARNING = "Unable to cleanly shutdown Spark JVM process"
+
+
+def _mark_interrupted() -> None:
+    """From now on, drop py4j's log records (:class:`_AfterInterrupt`) and pyspark's warning
+    that the JVM stopped uncleanly."""
+    import warnings
+
+    _FILTER.interrupted = True
+    warnings.filterwarnings("ignore", message=_JVM_GONE_WARNING, category=RuntimeWarning)
+
 
 def _on_sigint(signum: int, frame: Any) -> None:
     import signal
@@ -78,7 +91,7 @@ def _on_sigint(signum: int, frame: Any) -> None:
     # KeyboardInterrupt escapes the clean-up and Python dies of SIGINT (exit -2, no line).
     if _FILTER.interrupted:
         return
-    _FILTER.interrupted = True
+    _mark_interrupted()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # later Ctrl-Cs: the command is stopping
     start_watchdog(128 + signum)
     raise KeyboardInterrupt
@@ -121,7 +134,8 @@ def plain_sigint() -> None:
     starts, and again once it exists). pyspark's own SIGINT handler calls into the JVM from
     inside the interrupted py4j call (a reentrant call that fails with pages of tracebacks);
     :func:`quiet_interrupt` cancels the jobs afterwards instead. From the first Ctrl-C on,
-    py4j's log records (the broken call's tracebacks) are dropped."""
+    py4j's log records (the broken call's tracebacks) and pyspark's warning that the JVM
+    stopped uncleanly are dropped."""
     import signal
     import threading
 
