@@ -115,6 +115,10 @@ class StreamsClientConfig:
             Streams release whose ``LATEST_SUPPORTED_VERSION`` is this (7-11; 11 = this
             release). It subscribes with it, reads newer subscriptions as future ones when
             leader, and follows version probing (docs/streams.md).
+        future_process_id: ``groupsim.future.process.id``: the process id (``PID_<n>`` or a
+            UUID string) this client, as leader, gives the client of future subscriptions
+            (Kafka's ``FUTURE_ID``, a random UUID per JVM in ``StreamsPartitionAssignor``);
+            ``None``: after every UUID, groupsim's fixed place.
     """
 
     process_id: str
@@ -130,6 +134,7 @@ class StreamsClientConfig:
     max_partition_fetch_bytes: int = STREAMS_DEFAULTS.max_partition_fetch_bytes
     changelog_record_bytes: int = STREAMS_DEFAULTS.changelog_record_bytes
     latest_supported_version: int = STREAMS_DEFAULTS.latest_supported_version
+    future_process_id: str | None = None
 
 
 class StreamsClient(GroupClient):
@@ -327,6 +332,9 @@ class StreamsClient(GroupClient):
             self.config.assignment,
             self.process_id,
             self.config.latest_supported_version,
+            None
+            if self.config.future_process_id is None
+            else process_uuid(self.config.future_process_id),
         )
         members = [(m.member_id, m.metadata) for m in response.members]
         out = assignor.assign(members, now_ms)

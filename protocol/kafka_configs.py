@@ -97,6 +97,11 @@ class StreamsSettings(ConsumerGroupSettings, frozen=True, kw_only=True):
             changelog (10485 by default).
         latest_supported_version: ``groupsim.latest.supported.version`` (11, Kafka 4.0's
             ``LATEST_SUPPORTED_VERSION``; 7-11): the Streams release the client plays.
+        future_process_id: ``groupsim.future.process.id`` (none): the process id this client,
+            as leader, groups future subscriptions under (Kafka's ``FUTURE_ID`` in
+            ``StreamsPartitionAssignor``, a random UUID per JVM, so where the future client
+            stands in the process-id order is not on the wire): ``PID_<n>`` or a UUID string;
+            none: after every UUID (groupsim's fixed place).
     """
 
     num_stream_threads: PositiveInt = msgspec.field(default=1, name="num.stream.threads")
@@ -132,6 +137,9 @@ class StreamsSettings(ConsumerGroupSettings, frozen=True, kw_only=True):
     latest_supported_version: Annotated[
         int, Meta(ge=MIN_EMULATED_VERSION, le=LATEST_SUPPORTED_VERSION)
     ] = msgspec.field(default=LATEST_SUPPORTED_VERSION, name="groupsim.latest.supported.version")
+    future_process_id: NonEmpty | None = msgspec.field(
+        default=None, name="groupsim.future.process.id"
+    )
 
 
 #: Kafka's defaults, for code that needs one value without decoding a table.

@@ -343,6 +343,15 @@ def _client_config(
         raise _fail(file, at("rack.aware.assignment.tags"), "at most 5 tags are allowed")
     if settings.heartbeat_interval_ms >= settings.session_timeout_ms:
         raise _fail(file, at("heartbeat.interval.ms"), "must be lower than session.timeout.ms")
+    if settings.future_process_id is not None:
+        try:
+            process_uuid(settings.future_process_id)
+        except ValueError:
+            raise _fail(
+                file,
+                at("groupsim.future.process.id"),
+                f"expected PID_<n> or a UUID, got {settings.future_process_id!r}",
+            ) from None
     assignment = AssignmentConfigs(
         acceptable_recovery_lag=settings.acceptable_recovery_lag,
         max_warmup_replicas=settings.max_warmup_replicas,
@@ -367,6 +376,7 @@ def _client_config(
         max_partition_fetch_bytes=settings.max_partition_fetch_bytes,
         changelog_record_bytes=settings.changelog_record_bytes,
         latest_supported_version=settings.latest_supported_version,
+        future_process_id=settings.future_process_id,
     )
 
 
@@ -448,6 +458,7 @@ def _build(file: str, source: Path, sc: StreamsScenario) -> LoadedStreamsScenari
     clients: list[ClientSpec] = []
     names: set[str] = set()
     pids: set[int] = set()
+    futures: list[tuple[str, str]] = []  # (where, groupsim.future.process.id)
     for i, client in enumerate(sc.clients):
         path = f"clients[{i}]"
         if client.name in names:
@@ -476,6 +487,12 @@ def _build(file: str, source: Path, sc: StreamsScenario) -> LoadedStreamsScenari
                 raise _fail(file, f"{path}.state.{key}", "not a stateful task of the topology")
             state[task] = lag
         clients.append(ClientSpec(client.name, config, client.start_ms, client.autostart, state))
+        if config.future_process_id is not None:
+            futures.append((merged["groupsim.future.process.id"][0], config.future_process_id))
+    for where, future in futures:
+        if process_uuid(future).int in pids:
+            # Kafka's FUTURE_ID is random: it never names a client of the group
+            raise _fail(file, where, f"{future} is a client's process id")
 
     steps: list[Planned] = []
     for i, s in enumerate(sc.timeline):

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -156,6 +157,52 @@ def test_versions_outside_7_to_11_are_rejected(extra: str, where: str) -> None:
     with pytest.raises(ScenarioError) as err:
         loads_streams_scenario(BASE + extra, source="x.toml")
     assert where in str(err.value)
+
+
+def _with_future_id(place: str) -> str:
+    text = (Path(__file__).parents[3] / "scenarios/library/streams" / f"{NAME}.toml").read_text()
+    return text.replace("[config]\n", f'[config]\n"groupsim.future.process.id" = "{place}"\n', 1)
+
+
+def _probing_actives(records: list[dict[str, object]]) -> dict[str, object]:
+    first = next(r for r in records if r["kind"] == "streams_assignment" and r["version_probing"])
+    clients = first["clients"]
+    assert isinstance(clients, dict)
+    return {label: c["active"] for label, c in clients.items()}
+
+
+def test_the_future_process_id_decides_where_the_future_client_stands() -> None:
+    """Kafka groups future subscriptions under ``FUTURE_ID``, a random UUID per leader JVM,
+    and HATA places tasks in process-id order: ``groupsim.future.process.id`` puts that
+    client where a real leader's id fell. Before every client (``PID_0``), new I1 is given
+    0_0 in the probing round; at groupsim's default place (after every UUID) nothing."""
+    default = simulate_streams(load_any(NAME), 0)
+    assert _probing_actives(default.records) == {
+        "PID_2": ["0_0", "0_1", "0_2", "0_3"],
+        "PID_3": ["0_4", "0_5"],
+        FUTURE_CLIENT: [],
+    }
+    first = simulate_streams(loads_streams_scenario(_with_future_id("PID_0"), source="x"), 0)
+    assert first.failures == [] and first.summary.converged and first.summary.violations == {}
+    assert _probing_actives(first.records) == {
+        "PID_0": ["0_0"],
+        "PID_2": ["0_1", "0_3"],
+        "PID_3": ["0_2", "0_4", "0_5"],
+    }
+
+
+@pytest.mark.parametrize(
+    ("place", "problem"),
+    [
+        ("PID_2", "is a client's process id"),  # a random UUID never names a client
+        ("not-a-uuid", "expected PID_<n> or a UUID"),
+    ],
+)
+def test_a_future_process_id_must_be_a_free_process_id(place: str, problem: str) -> None:
+    with pytest.raises(ScenarioError) as err:
+        loads_streams_scenario(_with_future_id(place), source="x.toml")
+    assert "config.groupsim.future.process.id" in str(err.value)
+    assert problem in str(err.value)
 
 
 @pytest.mark.parametrize(
