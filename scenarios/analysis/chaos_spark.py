@@ -52,9 +52,9 @@ from scenarios.analysis.chaos_rows import (
 )
 from scenarios.analysis.interrupt import (
     SweepInterrupted,
-    plain_sigint,
     quiet_interrupt,
     save_finished_rows,
+    start_own_session,
 )
 from scenarios.analysis.pipeline import _exists, _is_local, _ListParam, out_path, spark_schema
 from scenarios.campaigns.chaos import CampaignResult, ChaosConfig
@@ -245,15 +245,7 @@ def run_campaign_on_spark(
     _check_campaign(out, config, seed)
     own = spark is None
     if own:
-        from scenarios.analysis.session import make_session
-
-        plain_sigint()  # Ctrl-C while the JVM starts: py4j's tracebacks stay quiet too
-        try:
-            spark = make_session(master, app_name=f"groupsim chaos {seed}", conf=conf)
-        except KeyboardInterrupt:
-            _drop_empty_meta(out)
-            raise SweepInterrupted(0, out) from None
-        plain_sigint()
+        spark = start_own_session(master, f"groupsim chaos {seed}", conf, out, _drop_empty_meta)
     written = 0
     try:
         _write_campaign(out, config, seed)

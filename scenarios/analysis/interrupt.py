@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ __all__ = [
     "quiet_interrupt",
     "drop_empty_meta",
     "plain_sigint",
+    "start_own_session",
     "stop_jvm",
     "kill_descendants",
     "start_watchdog",
@@ -145,6 +147,32 @@ def plain_sigint() -> None:
     _quiet_accumulator_server()
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, _on_sigint)
+
+
+def start_own_session(
+    master: str | None,
+    app_name: str,
+    conf: Mapping[str, str] | None,
+    out: str,
+    drop_meta: Callable[[str], None],
+) -> Any:
+    """Start the command's own Spark session (:func:`scenarios.analysis.session.make_session`)
+    with Ctrl-C made plain (:func:`plain_sigint`) before and after the JVM starts.
+
+    Raises:
+        SweepInterrupted: Ctrl-C while the JVM started (0 runs written; ``drop_meta(out)``
+            removed the metadata file written for no run).
+    """
+    from scenarios.analysis.session import make_session
+
+    plain_sigint()  # Ctrl-C while the JVM starts: py4j's tracebacks stay quiet too
+    try:
+        spark = make_session(master, app_name=app_name, conf=conf)
+    except KeyboardInterrupt:
+        drop_meta(out)
+        raise SweepInterrupted(0, out) from None
+    plain_sigint()
+    return spark
 
 
 def _quiet_accumulator_server() -> None:

@@ -64,9 +64,9 @@ from scenarios.analysis.arrow import event_batch, event_columns, event_schema, r
 from scenarios.analysis.interrupt import (
     SweepInterrupted,
     drop_empty_meta,
-    plain_sigint,
     quiet_interrupt,
     save_finished_rows,
+    start_own_session,
 )
 from scenarios.analysis.sweep_meta import check_meta, write_meta
 from scenarios.campaigns.sweeps import (
@@ -360,15 +360,9 @@ def run_sweep(
     check_meta(sweep, out)
     own = spark is None
     if own:
-        from scenarios.analysis.session import make_session
-
-        plain_sigint()  # Ctrl-C while the JVM starts: py4j's tracebacks stay quiet too
-        try:
-            spark = make_session(master, app_name=f"groupsim sweep {sweep.name}", conf=conf)
-        except KeyboardInterrupt:
-            drop_empty_meta(out)
-            raise SweepInterrupted(0, out) from None
-        plain_sigint()
+        spark = start_own_session(
+            master, f"groupsim sweep {sweep.name}", conf, out, drop_empty_meta
+        )
     started = time.perf_counter()
     written_before = 0
     try:

@@ -173,6 +173,24 @@ class LeaderConformance:
     def skip(self, reason: str) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
 
+    def count(
+        self,
+        first: tuple[str, str, Any, Any] | None,
+        t_ms: int,
+        group_id: str,
+        generation: int,
+        leader: str,
+    ) -> None:
+        """One compared round: equal when ``first`` is None, else a divergence at its first
+        difference (``(member, field, recorded, groupsim)``)."""
+        self.compared += 1
+        if first is None:
+            self.equal += 1
+        else:
+            self.differences.append(
+                LeaderDifference("divergence", t_ms, group_id, generation, leader, *first)
+            )
+
     def to_json(self) -> dict[str, Any]:
         """``conformance.json``'s ``leaders`` object."""
         return {
@@ -277,7 +295,6 @@ def conform_leaders(
                 )
             continue
         if join.protocol_type == "consumer" and join.protocol_name == "stream" and app:
-            verdict.compared += 1
             first = streams_round(
                 app,
                 join.members,
@@ -287,23 +304,7 @@ def conform_leaders(
                 end_offsets or [],
                 recorded,
             )
-            if first is None:
-                verdict.equal += 1
-            else:
-                member, path, was, now = first
-                verdict.differences.append(
-                    LeaderDifference(
-                        "divergence",
-                        join.t_ms,
-                        body.group_id,
-                        generation,
-                        body.member_id,
-                        member,
-                        path,
-                        was,
-                        now,
-                    )
-                )
+            verdict.count(first, join.t_ms, body.group_id, generation, body.member_id)
             continue
         if join.protocol_type == "consumer" and join.protocol_name in ASSIGNORS:
             if metadata is None:
@@ -331,24 +332,7 @@ def conform_leaders(
                     "leader's assignment bytes do not decode)"
                 )
                 continue
-            verdict.compared += 1
-            if first is None:
-                verdict.equal += 1
-            else:
-                member, path, was, now = first
-                verdict.differences.append(
-                    LeaderDifference(
-                        "divergence",
-                        join.t_ms,
-                        body.group_id,
-                        generation,
-                        body.member_id,
-                        member,
-                        path,
-                        was,
-                        now,
-                    )
-                )
+            verdict.count(first, join.t_ms, body.group_id, generation, body.member_id)
             continue
         if join.protocol_type != "connect":
             verdict.skip(
