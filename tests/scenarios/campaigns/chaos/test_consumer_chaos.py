@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,33 @@ def test_the_generator_is_deterministic_and_every_file_loads() -> None:
     assert len(seen) == 30
 
 
+
+def test_static_runs_may_draw_a_zombie_twin_and_the_other_draws_stay_as_they_were() -> None:
+    """The zombie fault (KIP-345, shared with Streams campaigns: timeline.add_zombie), drawn
+    last from its own stream: a run without it is the run of a campaign without the kind."""
+    without = replace(CONSUMER, faults=tuple(k for k in CONSUMER.faults if k != "zombie"))
+    twins = 0
+    for index in range(60):
+        before, after = generate(without, 5, index), generate(CONSUMER, 5, index)
+        assert before.consumer is not None and after.consumer is not None
+        added = [i for i, k in enumerate(after.kinds) if k == "zombie"]
+        assert [s for i, s in enumerate(after.steps) if i not in added] == before.steps
+        if not added:
+            assert after.consumer == before.consumer
+            continue
+        twins += 1
+        cut, join = (after.steps[i] for i in added)
+        twin = after.consumer["consumers"][-1]
+        old = next(c for c in after.consumer["consumers"] if c["name"] == cut["member"])
+        assert cut["action"] in ("partition", "slow") and join["action"] == "join"
+        assert join["member"] == twin["name"] == f"{old['name']}n"
+        assert twin["config"] == old["config"] and "group.instance.id" in twin["config"]
+        assert 1_000 <= join["at_ms"] - cut["at_ms"] <= 10_000 and twin["autostart"] is False
+        assert after.consumer["consumers"][:-1] == before.consumer["consumers"]
+        text = spec_to_toml(after)
+        assert len(loads_consumer_scenario(text, "z.toml").consumers) == after.members + 1
+    assert twins > 0
+
 def test_generated_groups_span_assignors_static_members_and_faults() -> None:
     specs = [generate(CONSUMER, 3, i) for i in range(80)]
     bodies = [s.consumer for s in specs if s.consumer is not None]
@@ -50,7 +78,7 @@ def test_generated_groups_span_assignors_static_members_and_faults() -> None:
     assert mixed and static
     kinds = Counter(k for s in specs for k in s.kinds)
     expected = {"crash", "leave", "partition", "loss", "latency", "slow", "failover", "config"}
-    assert expected | {"delay", "join"} == set(kinds)
+    assert expected | {"delay", "join", "zombie"} == set(kinds)
     changes = [
         s["config"]["partition.assignment.strategy"]
         for spec in specs
