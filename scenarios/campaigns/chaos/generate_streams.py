@@ -182,4 +182,3 @@ class _StreamsTimeline(MemberTimeline):
 
     def config_change(self, step: dict[str, Any], member: str) -> None:
         step["wipe_state"] = True
-

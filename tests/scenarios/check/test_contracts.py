@@ -410,7 +410,6 @@ def test_kip345_a_zombie_instance_owns_no_work_after_fencing() -> None:
     assert check_zombie_instance(in_flight) == []
 
 
-
 def test_kip345_a_fenced_consumer_owns_no_partition_afterwards() -> None:
     # c1 owns t-0 and t-1; its twin c1n took its group.instance.id over
     added = {**_join_answer("c1", "c1-1", "NONE"), "t": 10}
@@ -443,9 +442,11 @@ def test_kip345_a_fenced_consumer_owns_no_partition_afterwards() -> None:
     assert check_zombie_instance(_log(added, owned, takeover)) == []
     # a new assignment after the fence
     again = {**owned, "t": 70}
-    assert _names(check_zombie_instance(_log(added, owned, takeover, told, lost, again))) == [
-        "zombie_owns_work"
-    ] * 2
+    assert (
+        _names(check_zombie_instance(_log(added, owned, takeover, told, lost, again)))
+        == ["zombie_owns_work"] * 2
+    )
+
 
 def test_kip415_every_member_gets_the_leaders_delay() -> None:
     leader = {**_assignor("sessioned", {}, {}), "delay_ms": 300_000}

@@ -34,7 +34,6 @@ def test_the_generator_is_deterministic_and_every_file_loads() -> None:
     assert len(seen) == 30
 
 
-
 def test_static_runs_may_draw_a_zombie_twin_and_the_other_draws_stay_as_they_were() -> None:
     """The zombie fault (KIP-345, shared with Streams campaigns: timeline.add_zombie), drawn
     last from its own stream: a run without it is the run of a campaign without the kind."""
@@ -60,6 +59,7 @@ def test_static_runs_may_draw_a_zombie_twin_and_the_other_draws_stay_as_they_wer
         text = spec_to_toml(after)
         assert len(loads_consumer_scenario(text, "z.toml").consumers) == after.members + 1
     assert twins > 0
+
 
 def test_generated_groups_span_assignors_static_members_and_faults() -> None:
     specs = [generate(CONSUMER, 3, i) for i in range(80)]

@@ -142,13 +142,13 @@ def test_chaos_finds_a_contract_bug_by_its_rule(name: str, budget: int, invarian
     assert invariant in found.new, found
 
 
-
 def test_a_coordinator_that_does_not_fence_is_found_by_consumer_chaos_too() -> None:
     # the zombie fault reaches static consumers as well as Streams clients: runs 5 and 0 of
     # seeds 2 and 3 by zombie_owns_work (run 3 of seed 1 by liveness first)
     bug = replace(by_name("coordinator-does-not-fence"), kind="consumer")
     found = detect(bug, 10, seed=3)
     assert found.found_at is not None and "zombie_owns_work" in found.new, found
+
 
 def test_a_planted_bug_is_patched_out_afterwards() -> None:
     original = GroupCoordinator.__dict__["_sync"]
