@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from scenarios.campaigns.chaos import ChaosConfig, generate, run_one, shrink, spec_to_toml
 from scenarios.campaigns.chaos.generate_consumer import _ROLL, STRATEGY_LISTS
+from scenarios.campaigns.chaos.run import run_spec
 from scenarios.cli.main import app
 from scenarios.input.consumer import loads_consumer_scenario
 
@@ -213,6 +214,22 @@ def test_clean_consumer_runs_have_no_new_violation(index: int) -> None:
     outcome = run_one(CONSUMER, 1, index)
     assert not outcome.failed, outcome.first_new
     assert outcome.converged
+
+
+def test_a_chaos_run_with_a_zombie_twin_is_clean() -> None:
+    # run 3 of seed 1 draws the zombie fault: the twin takes the instance over, the old
+    # process is fenced and closed, and no rule is broken
+    outcome, result = run_spec(generate(CONSUMER, 1, 3))
+    assert outcome.faults["zombie"] == 2  # the cut-off or stall, and the twin's join
+    assert not outcome.failed and not outcome.violations, outcome.first_new
+    assert outcome.converged
+    seen = [
+        (r["kind"], r["member"])
+        for r in result.records
+        if r["kind"] in ("member_replaced", "member_fatal") and r["member"] in ("c1", "c1n")
+    ]
+    # c1's twin replaces it; c1's next Heartbeat is fenced and the consumer closed
+    assert seen[seen.index(("member_replaced", "c1n")) + 1] == ("member_fatal", "c1")
 
 
 def test_a_planted_consumer_bug_is_found_and_shrunk() -> None:
