@@ -35,6 +35,10 @@ group protocol):
     follower's ``assignmentSnapshot``): a leader whose metadata no longer matches the
     snapshot taken when it assigned (``rejoinNeededOrPending``: "cached metadata has changed",
     ``MetadataSnapshot#matches``) rejoins, so the group is assigned the new partitions;
+  - **fenced** (KIP-345: FENCED_INSTANCE_ID on JoinGroup, SyncGroup or Heartbeat, another
+    process took over the ``group.instance.id``) — ``FencedInstanceIdException`` is fatal:
+    the application closes the consumer, every owned partition is lost
+    (:meth:`ConsumerClient.on_fenced`);
   - **a stalled poll loop** (KIP-62, a ``slow`` fault: :class:`members.group_client.PollStall`)
     — the application does not call ``poll()`` for ``stall_ms``: no JoinGroup goes out; the
     heartbeat thread goes on until ``max.poll.interval.ms`` passes, then it leaves the group
@@ -253,6 +257,8 @@ class ConsumerClient(GroupClient):
         self._max_generation: dict[str, int] = {}
         self._stalled = False
         self._lost_pending: str | None = None
+        #: FENCED_INSTANCE_ID heard while the poll loop was stalled: thrown when it ends
+        self._fenced_pending = False
         #: ``assignmentSnapshot``: the subscribed topics' metadata when this consumer last
         #: assigned as the leader (``None``: not the leader)
         self._assignment_snapshot: dict[str, object] | None = None
@@ -352,6 +358,9 @@ class ConsumerClient(GroupClient):
         then rejoin if the group needs it."""
         self._stalled = False
         self._cancel("poll")
+        if self._fenced_pending:
+            self.on_fenced(now_ms)
+            return
         if self._lost_pending is not None:
             self._lose(self._lost_pending)
             self._lost_pending = None
@@ -359,6 +368,22 @@ class ConsumerClient(GroupClient):
 
     def on_fatal(self, now_ms: int) -> None:
         self.owned = []
+
+    def on_fenced(self, now_ms: int) -> None:
+        """``FencedInstanceIdException`` (KIP-345: another process took over this consumer's
+        ``group.instance.id``) is fatal: ``poll()`` throws it and the application closes the
+        consumer. ``close`` runs ``onLeavePrepare``, which finds the generation reset (a
+        Heartbeat's handler did that) or a rebalance in progress (JoinGroup, SyncGroup), so
+        every owned partition is lost, not revoked (``partitions_lost``); a static member
+        sends no LeaveGroup. A fencing heard by the heartbeat thread while the poll loop is
+        stalled is thrown by the next ``poll()``, when the stall ends: until then the
+        consumer still holds its partitions (the zombie window)."""
+        if self._stalled:
+            self._fenced_pending = True
+            self._cancel("poll")  # the heartbeat thread has stopped: no poll-timeout leave
+            return
+        self._lose("FencedInstanceIdException: the consumer is closed")
+        super().on_fenced(now_ms)
 
     def on_partitions_lost(self, reason: str, now_ms: int) -> None:
         if self._stalled:

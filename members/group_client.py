@@ -70,7 +70,8 @@ JOIN_GROUP_TIMEOUT_LAPSE_MS = 5_000
 FIND_COORDINATOR_RETRY_MS = 1_000
 
 #: JoinGroup errors after which ``AbstractCoordinator`` throws out of ``poll()``: the thread
-#: that polls (the Connect herder, the Streams stream thread) dies with it.
+#: that polls (the Connect herder, the Streams stream thread) dies with it (FENCED_INSTANCE_ID
+#: through :meth:`GroupClient.on_fenced`).
 FATAL_JOIN_ERRORS = frozenset(
     {
         ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
@@ -272,6 +273,16 @@ class GroupClient:
     def on_fatal(self, now_ms: int) -> None:
         """The polling thread died (a fatal error): stop everything it runs."""
 
+    def on_fenced(self, now_ms: int) -> None:
+        """FENCED_INSTANCE_ID answered this member's JoinGroup, SyncGroup or Heartbeat:
+        another process took over its ``group.instance.id`` (KIP-345,
+        ``ClassicGroup#replaceStaticMember``) and ``poll()`` throws
+        ``FencedInstanceIdException``, which is fatal (``AbstractCoordinator``'s response
+        handlers). Default: the polling thread dies (``member_fatal``); a kind whose process
+        does more first (the consumer's application closes it) overrides and then calls this."""
+        self._log("member_fatal", error=ErrorCode.FENCED_INSTANCE_ID.name)
+        self.fail(now_ms)
+
     def poll_blocked(self) -> bool:
         """True while the member's polling thread is busy and cannot send a JoinGroup."""
         return False
@@ -427,6 +438,9 @@ class GroupClient:
             self.maybe_rejoin(now_ms)
         elif error == ErrorCode.REBALANCE_IN_PROGRESS:
             self.maybe_rejoin(now_ms)
+        elif error == ErrorCode.FENCED_INSTANCE_ID:
+            # JoinGroupResponseHandler: fatal whatever the generation (KIP-345)
+            self.on_fenced(now_ms)
         elif error in FATAL_JOIN_ERRORS:
             self._log("member_fatal", error=error.name)
             self.fail(now_ms)
@@ -489,9 +503,8 @@ class GroupClient:
         )
         if error == ErrorCode.FENCED_INSTANCE_ID:
             # SyncGroupResponseHandler raises FencedInstanceIdException out of poll(): another
-            # process took over this group.instance.id (KIP-345).
-            self._log("member_fatal", error=error.name)
-            self.fail(now_ms)
+            # process took over this group.instance.id (KIP-345), whatever the generation.
+            self.on_fenced(now_ms)
             return
         if error != ErrorCode.NONE:
             self._transition(_UNJOINED)
@@ -635,7 +648,9 @@ class GroupClient:
         if sent_generation is None:
             return  # not a request in flight on this connection: NetworkClient drops it
         error = response.error
-        if self.log_heartbeats:
+        # a fencing answer is logged always: the log must show the member was told (KIP-345,
+        # ``zombie_owns_work``), whatever its handler does next
+        if self.log_heartbeats or error == ErrorCode.FENCED_INSTANCE_ID:
             self._log(
                 "heartbeat_response",
                 member_id=self.member_id,
@@ -656,14 +671,22 @@ class GroupClient:
         if error in COORDINATOR_ERRORS:
             self._coordinator_unknown(f"Heartbeat: {error.name}", now_ms)
             return
-        if error == ErrorCode.FENCED_INSTANCE_ID:
-            # HeartbeatResponseHandler raises it: fatal, as for SyncGroup (KIP-345).
-            self._log("member_fatal", error=error.name)
-            self.fail(now_ms)
-            return
-        if error in (ErrorCode.ILLEGAL_GENERATION, ErrorCode.UNKNOWN_MEMBER_ID):
+        if error in (
+            ErrorCode.ILLEGAL_GENERATION,
+            ErrorCode.UNKNOWN_MEMBER_ID,
+            ErrorCode.FENCED_INSTANCE_ID,
+        ):
             # Stale errors (for a generation we already left) are ignored.
             if sent_generation != self.generation:
+                return
+            if error == ErrorCode.FENCED_INSTANCE_ID:
+                # HeartbeatResponseHandler resets the state, generation and member id, then
+                # the heartbeat thread keeps FencedInstanceIdException (``failed``) and stops;
+                # the next poll() throws it (KIP-345).
+                self._transition(_UNJOINED)
+                self._reset_generation(reset_member_id=True)
+                self.rejoin_needed = True
+                self.on_fenced(now_ms)
                 return
             if self.state in _IN_GENERATION:
                 self._transition(_UNJOINED)

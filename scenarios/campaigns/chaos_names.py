@@ -35,8 +35,9 @@ ASSIGNOR_OF = {
 #: ``failover`` (the coordinator moves), ``config`` (connector writes and protocol changes;
 #: for Streams: a restart with a wiped state directory),
 #: ``delay`` (a ``delay_request``: a member's requests reach the coordinator late, overtaken),
-#: ``zombie`` (Streams: a static client is cut off or stalled and a second process with its
-#: ``group.instance.id`` joins meanwhile, KIP-345; Connect workers have no instance id).
+#: ``zombie`` (Streams and consumers: a static member is cut off or stalled and a second
+#: process with its ``group.instance.id`` joins meanwhile, KIP-345; Connect workers have no
+#: instance id).
 FAULT_KINDS = (
     "crash",
     "leave",

@@ -6,7 +6,9 @@ is what the leader gave it),
 ``partitions_revoked`` and ``partitions_lost`` (it stopped owning them), ``member_stop`` /
 ``member_crash`` (the process is gone), and the coordinator's ``member_removed`` (the member
 id left the group: whatever that process still consumes, Kafka no longer counts it as an
-owner — a zombie).
+owner — a zombie) and ``member_replaced`` (KIP-345: another process took the static member's
+instance over; the old member id is fenced, what its process still consumes until it hears so
+is judged by ``zombie_owns_work``, :mod:`scenarios.check.zombie_contracts`).
 
 * ``double_ownership`` — no partition is given to a member in generation *g* while another
   member owns it in the same generation *g* (``ConsumerCoordinator``'s guarantee for both
@@ -131,8 +133,11 @@ def ownership_violations(records: Iterable[Mapping[str, Any]]) -> list[Ownership
             drop(r["partitions"], member)
         elif kind in ("member_stop", "member_crash", "member_fatal"):
             drop([p for p, o in owner.items() if o.member == member], member)
-        elif kind == "member_removed":
-            gone = str(r["member_id"])
+        elif kind in ("member_removed", "member_replaced"):
+            # a takeover (KIP-345: another process joined with the static member's
+            # group.instance.id) moves the instance to a new member id: the old process is a
+            # zombie until it hears FENCED_INSTANCE_ID (judged by zombie_owns_work)
+            gone = str(r["member_id"] if kind == "member_removed" else r["old_member_id"])
             for p in [p for p, o in owner.items() if o.member_id == gone]:
                 del owner[p]
     return out

@@ -57,22 +57,8 @@ are registered here.
     error), never ``NONE``. A served log judges the coordinator's ``wire_response``; a
     simulated one a request logged after the replacement and the member's next answer of
     that kind.
-``zombie_owns_work`` — KIP-345, ``ClassicGroup#replaceStaticMember`` /
-    ``ConsumerCoordinator`` (``FencedInstanceIdException`` is fatal): when another process
-    joins with a static member's ``group.instance.id`` (a ``member_replaced`` whose
-    ``member`` is not the process that heard ``old_member_id`` in a JoinGroup answer), the
-    older process is a zombie:
-    it is never admitted to the group again (no JoinGroup answer ``NONE``) while the instance
-    id is held by the newer process, and once it has heard FENCED_INSTANCE_ID it applies no
-    assignment and starts no task; a request with its old member id is answered
-    FENCED_INSTANCE_ID, not UNKNOWN_MEMBER_ID (which makes a client forget its id and rejoin,
-    taking the instance back). The fence lifts when the zombie starts anew (``member_start``),
-    the instance's member is removed (``member_removed``), or the zombie forgets its member id
-    by itself before it is told (a JoinGroup with an empty id: its poll timer expired, or a
-    JoinGroup answer was lost) — that JoinGroup replaces the newer process, as Kafka's
-    coordinator does: KIP-345 fences by member id only. A process that started anew before
-    the takeover never heard the taken-over id (its dead predecessor did), so it is no
-    zombie: its JoinGroup still in flight takes the instance back as the newest joiner.
+``zombie_owns_work`` — KIP-345: a process whose static member id another process took over
+    is fenced for good (:mod:`scenarios.check.zombie_contracts`).
 """
 
 from __future__ import annotations
@@ -118,6 +104,7 @@ from scenarios.check.coordinator_contracts import (
 from scenarios.check.kip_contracts import KIP_CONTRACT_CHECKERS, KIP_CONTRACT_INVARIANTS
 from scenarios.check.log_rules import Record, Violation, reads, violation
 from scenarios.check.rejoin_contracts import REJOIN_CONTRACT_CHECKERS, REJOIN_CONTRACT_INVARIANTS
+from scenarios.check.zombie_contracts import ZOMBIE_OWNS_WORK, check_zombie_instance
 
 __all__ = [
     "CONTRACT_INVARIANTS",
@@ -141,7 +128,6 @@ FOLLOWUP_REBALANCE_MISSING = "followup_rebalance_missing"
 GENERATION_SKIPPED = "generation_skipped"
 MEMBER_ID_NOT_REQUIRED = "member_id_not_required"
 FENCED_MEMBER_ACCEPTED = "fenced_member_accepted"
-ZOMBIE_OWNS_WORK = "zombie_owns_work"
 
 CONTRACT_INVARIANTS = (
     REVOKED_AND_REASSIGNED,
@@ -455,83 +441,6 @@ def _fenced(r: Record, member_id: str, what: str) -> Violation:
         r,
         member=r.get("member"),
         member_id=member_id,
-    )
-
-
-#: What a fenced zombie must not do once it heard FENCED_INSTANCE_ID.
-_ZOMBIE_WORK = frozenset({"assignment", "active_task_start", "standby_task_start"})
-
-
-def check_zombie_instance(records: Sequence[Record]) -> list[Violation]:
-    """``zombie_owns_work``: a process whose static member id another process took over is
-    fenced by that id (FENCED_INSTANCE_ID, never UNKNOWN_MEMBER_ID, which would make it
-    rejoin and take the instance back), never admitted again under it, and once fenced owns
-    no work (module doc)."""
-    found: list[Violation] = []
-    owner: dict[str, str] = {}  # member id -> the process (member name) that heard it
-    zombies: dict[str, tuple[str, str]] = {}  # zombie -> (its old id, id holding the instance)
-    told: set[str] = set()  # zombies that heard FENCED_INSTANCE_ID
-    for r in records:
-        kind = r.get("kind")
-        member = str(r.get("member"))
-        if kind == "join_group_response" and r.get("error") == "NONE" and member not in zombies:
-            owner[str(r.get("member_id"))] = member
-        elif kind == "member_replaced":
-            old, new = str(r.get("old_member_id")), str(r.get("member_id"))
-            owner[new] = member
-            if member in zombies:  # the zombie took its instance id back
-                found.append(
-                    _zombie(r, member, f"was admitted again (member id {new}, replacing {old})")
-                )
-                zombies.pop(member)
-                told.discard(member)
-            for zombie, (its_id, holder) in list(zombies.items()):
-                if holder == old:
-                    zombies[zombie] = (its_id, new)
-            previous = owner.get(old)  # only a process that heard its id can be fenced by it
-            if previous is not None and previous != member:
-                zombies[previous] = (old, new)
-        elif kind == "member_removed":
-            gone = str(r.get("member_id"))
-            for zombie in [z for z, (_, holder) in zombies.items() if holder == gone]:
-                zombies.pop(zombie)
-                told.discard(zombie)
-        elif kind == "member_start":
-            zombies.pop(member, None)
-            told.discard(member)
-            # A process starting anew has heard none of its predecessor's member ids (a
-            # Streams or consumer client restarts with an empty member id): a takeover of such
-            # an id fences the dead predecessor, not this process, whose own JoinGroup, still
-            # in flight, may take the instance back as the newest joiner (KIP-345).
-            for heard in [mid for mid, process in owner.items() if process == member]:
-                del owner[heard]
-        elif member in zombies:
-            its_id = zombies[member][0]
-            error = str(r.get("error"))
-            if kind == "join_group_request" and not r.get("member_id") and member not in told:
-                zombies.pop(member)  # it forgot its id by itself: Kafka cannot tell a restart
-            elif kind == "join_group_response" and error == "NONE":
-                found.append(
-                    _zombie(r, member, f"was admitted again (member id {r.get('member_id')})")
-                )
-            elif error == "FENCED_INSTANCE_ID":
-                told.add(member)
-            elif error == "UNKNOWN_MEMBER_ID" and r.get("member_id") == its_id:
-                found.append(
-                    _zombie(r, member, f"heard UNKNOWN_MEMBER_ID for {its_id}, not fenced")
-                )
-            elif kind in _ZOMBIE_WORK and member in told:
-                found.append(_zombie(r, member, f"logged {kind} after FENCED_INSTANCE_ID"))
-    return found
-
-
-def _zombie(r: Record, member: str, what: str) -> Violation:
-    return violation(
-        ZOMBIE_OWNS_WORK,
-        f"{member}: another process took over its group.instance.id, yet it {what} "
-        "(KIP-345: the older process is fenced for good)",
-        r,
-        member=member,
     )
 
 

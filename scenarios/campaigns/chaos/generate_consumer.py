@@ -1,9 +1,9 @@
 """The plain-consumer chaos generator (``groupsim chaos --kind consumer``): from ``(campaign
 seed, run index)`` alone — one ``random.Random`` seeded with
-``"groupsim-chaos-consumer/<seed>/<index>"``, the ``delay_request`` faults and static
-membership each from a stream of their own — a consumer group and a timeline of faults, as a
-:class:`ChaosSpec` whose ``consumer`` holds the scenario file's body (docs/consumer.md,
-docs/chaos.md "Consumer campaigns").
+``"groupsim-chaos-consumer/<seed>/<index>"``, the ``delay_request`` faults, static
+membership, the zombie fault and the other additions each from a stream of their own — a
+consumer group and a timeline of faults, as a :class:`ChaosSpec` whose ``consumer`` holds
+the scenario file's body (docs/consumer.md, docs/chaos.md "Consumer campaigns").
 
 Drawn per run:
 
@@ -15,7 +15,7 @@ Drawn per run:
   the vote picks the protocol, eager and cooperative members share a group);
 - KIP-345 static members (``group.instance.id``, mostly with a longer
   ``session.timeout.ms``) in two runs of five, from their own stream
-  (:func:`.generate_streams._draw_static_members`);
+  (:func:`.timeline.draw_static_members`, as Streams campaigns do);
 - consumers joining late (a quarter, never the first);
 - KIP-881 racks in half the runs, from a stream of their own (:func:`_draw_racks`):
   ``client.rack`` for most consumers (some have none) and every partition's replica racks,
@@ -28,7 +28,9 @@ Drawn per run:
   ``INCONSISTENT_GROUP_PROTOCOL``), and, from a stream of their own, subscription changes
   (``subscribe`` steps, also counted as ``config``), and with ``crash`` a whole-group outage
   in one run of six (:func:`_add_outage`: every consumer closes and restarts at once, after
-  the other steps). Consumers have no ``zombie`` fault.
+  the other steps), and ``zombie`` (a static consumer cut off or stalled while a second
+  process with its ``group.instance.id`` joins: :func:`.timeline.add_zombie`, the Streams
+  campaigns' fault, from a stream of its own drawn after every other).
 """
 
 from __future__ import annotations
@@ -43,9 +45,13 @@ from scenarios.campaigns.chaos.generate import (
     _rng,
     draw_faults,
 )
-from scenarios.campaigns.chaos.generate_streams import _draw_static_members
 from scenarios.campaigns.chaos.render import step_end
-from scenarios.campaigns.chaos.timeline import MemberTimeline, timeline_spec
+from scenarios.campaigns.chaos.timeline import (
+    MemberTimeline,
+    add_zombie,
+    draw_static_members,
+    timeline_spec,
+)
 
 __all__ = ["generate_consumer", "CONSUMER_MAX_POLL_MS", "STRATEGY_LISTS"]
 
@@ -350,7 +356,7 @@ def generate_consumer(config: ChaosConfig, campaign_seed: int, index: int) -> Ch
             late.append(name)
         consumers.append(entry)
 
-    _draw_static_members(_rng(campaign_seed, index, "consumer-static"), consumers)
+    draw_static_members(_rng(campaign_seed, index, "consumer-static"), consumers)
     partition_racks = _draw_racks(_rng(campaign_seed, index, "consumer-racks"), consumers, topics)
 
     gen = _ConsumerTimeline(rng, names, strategies)
@@ -376,6 +382,8 @@ def generate_consumer(config: ChaosConfig, campaign_seed: int, index: int) -> Ch
         _add_straggler(gen, consumers, config, _rng(campaign_seed, index, "consumer-straggler"))
     if "crash" in config.faults:
         _add_outage(gen, config, _rng(campaign_seed, index, "consumer-outage"))
+    if "zombie" in config.faults:  # last: every draw above is the one of a run without it
+        add_zombie(gen, consumers, config, _rng(campaign_seed, index, "consumer-zombie"))
     drawn = f"{n} consumers ({'+'.join(base)}), {sum(topics.values())} partitions"
     body: dict[str, Any] = {"topics": topics, "config": group_config, "consumers": consumers}
     if partition_racks:

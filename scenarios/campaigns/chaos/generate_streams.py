@@ -9,7 +9,8 @@ Drawn per run (KIP-441 / KIP-708 / KIP-925 settings across their ranges):
 
 - clients: ``group.instance.id`` (KIP-345 static membership, with a longer
   ``session.timeout.ms`` in most such runs) for most clients of two runs in five (from a third
-  random stream), ``num.stream.threads`` 1–3 (the capacity the HA assignor balances by), a
+  random stream: :func:`.timeline.draw_static_members`), ``num.stream.threads`` 1–3 (the
+  capacity the HA assignor balances by), a
   ``client.rack`` when the run is rack-aware, a ``client.tag.zone`` when it uses
   ``rack.aware.assignment.tags`` (and in half those runs a ``client.tag.cluster`` too, the
   second key, from its own stream: :func:`_draw_second_tag`), a state directory with some
@@ -26,8 +27,8 @@ Drawn per run (KIP-441 / KIP-708 / KIP-925 settings across their ranges):
   ``slow`` (the stream thread stalls; past ``max.poll.interval.ms`` the client leaves),
   ``failover``, ``config`` (a restart with its state directory wiped: every store restores
   from scratch), ``delay`` (``delay_request``) and ``zombie`` (a static client cut off or
-  stalled while a second process with its ``group.instance.id`` joins: :func:`_add_zombie`,
-  from a fourth random stream).
+  stalled while a second process with its ``group.instance.id`` joins:
+  :func:`.timeline.add_zombie`, from a fourth random stream, as consumer campaigns do).
 """
 
 from __future__ import annotations
@@ -42,7 +43,12 @@ from scenarios.campaigns.chaos.generate import (
     _rng,
     draw_faults,
 )
-from scenarios.campaigns.chaos.timeline import MemberTimeline, timeline_spec
+from scenarios.campaigns.chaos.timeline import (
+    MemberTimeline,
+    add_zombie,
+    draw_static_members,
+    timeline_spec,
+)
 
 __all__ = ["generate_streams", "STREAMS_MAX_POLL_MS"]
 
@@ -50,24 +56,6 @@ __all__ = ["generate_streams", "STREAMS_MAX_POLL_MS"]
 #: one lets a stream-thread stall outlast it within a short run).
 STREAMS_MAX_POLL_MS = 60_000
 _RESTORE_RATES = (20_000, 50_000, 100_000)
-
-
-def _draw_static_members(rng: random.Random, clients: list[dict[str, Any]]) -> None:
-    """KIP-345: in two runs of five, some clients set ``group.instance.id`` (each with
-    probability 3/4) and, in two of those three, a longer ``session.timeout.ms`` (120 or
-    300 s). Drawn from a stream of their own, so every other draw of a run is the same as
-    without static members."""
-    if rng.random() >= 0.4:
-        return
-    # static members are run with a session timeout that outlasts a restart (KIP-345's
-    # advice); above max.poll.interval.ms a member that misses a join phase stays in the group
-    session = rng.choice((45_000, 120_000, 300_000))
-    for client in clients:
-        if rng.random() < 0.75:
-            own = client.setdefault("config", {})
-            own["group.instance.id"] = f"{client['name']}-static"
-            if session != 45_000:
-                own["session.timeout.ms"] = session
 
 
 def generate_streams(config: ChaosConfig, campaign_seed: int, index: int) -> ChaosSpec:
@@ -143,7 +131,7 @@ def generate_streams(config: ChaosConfig, campaign_seed: int, index: int) -> Cha
             late.append(name)
         clients.append(client)
 
-    _draw_static_members(_rng(campaign_seed, index, "streams-static"), clients)
+    draw_static_members(_rng(campaign_seed, index, "streams-static"), clients)
     if tagged:
         _draw_second_tag(_rng(campaign_seed, index, "streams-tags"), app, clients)
 
@@ -154,7 +142,7 @@ def generate_streams(config: ChaosConfig, campaign_seed: int, index: int) -> Cha
     if "delay" in config.faults:
         _add_delays(gen, config, _rng(campaign_seed, index, "streams-delay"), times)
     if "zombie" in config.faults:
-        _add_zombie(gen, clients, config, _rng(campaign_seed, index, "streams-zombie"))
+        add_zombie(gen, clients, config, _rng(campaign_seed, index, "streams-zombie"))
     drawn = f"{n} clients, {len(tasks)} tasks ({len(stateful)} stateful)"
     body = {"config": app, "subtopologies": subtopologies, "clients": clients}
     return timeline_spec(
@@ -177,39 +165,6 @@ def _draw_second_tag(
         client.setdefault("config", {})["client.tag.cluster"] = f"k{rng.randint(1, 2)}"
 
 
-def _add_zombie(
-    gen: _StreamsTimeline, clients: list[dict[str, Any]], config: ChaosConfig, rng: random.Random
-) -> None:
-    """The ``zombie`` fault (KIP-345), drawn from its own generator
-    (``.../<index>/streams-zombie``): in half the runs with static members, one static client
-    running at a random time is cut off (a ``partition`` of 5–120 s) or stalled (a ``slow``
-    stream thread, 5–90 s; its heartbeats go on), and 1–10 s later a second process with the
-    same ``group.instance.id`` (and threads, rack, tags; an empty state directory) joins —
-    the Kubernetes restart that overlaps its predecessor. The old process keeps running: the
-    coordinator must fence it (FENCED_INSTANCE_ID) and it must own no work afterwards
-    (``zombie_owns_work``)."""
-    static = {
-        c["name"]: c for c in clients if c.get("config", {}).get("group.instance.id") is not None
-    }
-    if not static or rng.random() >= 0.5:
-        return
-    at_ms = rng.randrange(config.duration_ms)
-    running = [m for m in gen.running(at_ms) if m in static]
-    if not running:
-        return
-    old = rng.choice(running)
-    if rng.random() < 0.5:
-        cut = {**_fault(at_ms, "partition", old), "duration_ms": rng.randint(5_000, 120_000)}
-    else:
-        cut = {**_fault(at_ms, "slow", old), "stall_ms": rng.randint(5_000, 90_000)}
-    gen.add("zombie", cut)
-    twin = f"{old}n"
-    clients.append({"name": twin, "config": dict(static[old]["config"]), "autostart": False})
-    gen.names.append(twin)
-    joined = at_ms + rng.randint(1_000, 10_000)
-    gen.add("zombie", {"at_ms": joined, "action": "join", "client": twin})
-
-
 def _task_order(task: str) -> tuple[int, int]:
     sub, part = task.split("_")
     return int(sub), int(part)
@@ -227,9 +182,3 @@ class _StreamsTimeline(MemberTimeline):
 
     def config_change(self, step: dict[str, Any], member: str) -> None:
         step["wipe_state"] = True
-
-
-def _fault(at_ms: int, action: str, client: str) -> dict[str, Any]:
-    """A fault step on ``client`` (a Streams scenario names it with ``client``, as its
-    join, leave, crash and restart steps do)."""
-    return {"at_ms": at_ms, "action": action, "client": client}

@@ -1,9 +1,10 @@
 """The fault timeline the chaos generators of client-named kinds share (Kafka Streams,
 plain consumers): which member a fault hits, when it may be stopped, and the fault steps of
 the shared fault model (``crash``, ``leave``, ``partition``, ``loss``, ``latency``,
-``slow``, ``failover``, ``config``, ``delay``; docs/chaos.md). Each kind names its member
-with its own key (``client`` for Streams, ``member`` for consumers) and decides what a
-``config`` fault changes (:meth:`MemberTimeline.config_change`).
+``slow``, ``failover``, ``config``, ``delay``, ``zombie``; docs/chaos.md), and KIP-345 static
+membership, which the ``zombie`` fault needs. Each kind names its member with its own key
+(``client`` for Streams, ``member`` for consumers) and decides what a ``config`` fault changes
+(:meth:`MemberTimeline.config_change`).
 
 Deterministic: every draw comes from the generator's ``random.Random``, in a fixed order.
 """
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from scenarios.campaigns.chaos.generate import ChaosConfig, ChaosSpec
 
-__all__ = ["MemberTimeline", "timeline_spec"]
+__all__ = ["MemberTimeline", "add_zombie", "draw_static_members", "timeline_spec"]
 
 
 class MemberTimeline:
@@ -132,6 +133,61 @@ class MemberTimeline:
         step = self.step(at_ms, "delay_request", rng.choice(self.names))
         step["request"] = rng.choice(("heartbeat", "sync_group", "join_group", "any"))
         self.add("delay", {**step, "delay_ms": delay, "duration_ms": rng.randint(1_000, 30_000)})
+
+
+def draw_static_members(rng: random.Random, members: list[dict[str, Any]]) -> None:
+    """KIP-345: in two runs of five, some members set ``group.instance.id``
+    (``<name>-static``, each with probability 3/4) and, in two of those three, a longer
+    ``session.timeout.ms`` (120 or 300 s), in place on each entry's ``config``. Drawn from a
+    stream of their own, so every other draw of a run is the same as without static
+    members."""
+    if rng.random() >= 0.4:
+        return
+    # static members are run with a session timeout that outlasts a restart (KIP-345's
+    # advice); above max.poll.interval.ms a member that misses a join phase stays in the group
+    session = rng.choice((45_000, 120_000, 300_000))
+    for entry in members:
+        if rng.random() < 0.75:
+            own = entry.setdefault("config", {})
+            own["group.instance.id"] = f"{entry['name']}-static"
+            if session != 45_000:
+                own["session.timeout.ms"] = session
+
+
+def add_zombie(
+    gen: MemberTimeline, members: list[dict[str, Any]], config: ChaosConfig, rng: random.Random
+) -> None:
+    """The ``zombie`` fault (KIP-345), drawn from its own generator (the kind's
+    ``.../<index>/<kind>-zombie``, after every other draw): in half the runs with static
+    members, one static member running at a random time is cut off (a ``partition`` of
+    5–120 s) or stalled (a ``slow`` poll loop or stream thread, 5–90 s; its heartbeats go on),
+    and 1–10 s later a second process ``<name>n`` with the same ``group.instance.id`` (a copy
+    of the member's file ``config``; for Streams an empty state directory) joins — the
+    Kubernetes restart that overlaps its predecessor. The twin is appended to ``members``
+    (``autostart = false``) and to ``gen.names``. The old process keeps running: the
+    coordinator must fence it (FENCED_INSTANCE_ID) and it must own no work afterwards
+    (``zombie_owns_work``)."""
+    static = {
+        m["name"]: m for m in members if m.get("config", {}).get("group.instance.id") is not None
+    }
+    if not static or rng.random() >= 0.5:
+        return
+    at_ms = rng.randrange(config.duration_ms)
+    running = [m for m in gen.running(at_ms) if m in static]
+    if not running:
+        return
+    old = rng.choice(running)
+    if rng.random() < 0.5:
+        cut = {**gen.step(at_ms, "partition", old), "duration_ms": rng.randint(5_000, 120_000)}
+    else:
+        cut = {**gen.step(at_ms, "slow", old), "stall_ms": rng.randint(5_000, 90_000)}
+    gen.add("zombie", cut)
+    twin = f"{old}n"
+    members.append({"name": twin, "config": dict(static[old]["config"]), "autostart": False})
+    gen.names.append(twin)
+    joined = at_ms + rng.randint(1_000, 10_000)
+    gen.up_at[twin] = joined
+    gen.add("zombie", gen.step(joined, "join", twin))
 
 
 def timeline_spec(

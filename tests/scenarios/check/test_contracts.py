@@ -410,6 +410,44 @@ def test_kip345_a_zombie_instance_owns_no_work_after_fencing() -> None:
     assert check_zombie_instance(in_flight) == []
 
 
+def test_kip345_a_fenced_consumer_owns_no_partition_afterwards() -> None:
+    # c1 owns t-0 and t-1; its twin c1n took its group.instance.id over
+    added = {**_join_answer("c1", "c1-1", "NONE"), "t": 10}
+    owned = {
+        "kind": "consumer_assignment",
+        "member": "c1",
+        "member_id": "c1-1",
+        "generation": 1,
+        "owned": ["t-0", "t-1"],
+        "t": 20,
+    }
+    takeover = _replaced("c1n", "c1n-1", "c1-1", t=50)
+    told = {
+        "kind": "heartbeat_response",
+        "member": "c1",
+        "member_id": "c1-1",
+        "generation": 1,
+        "error": "FENCED_INSTANCE_ID",
+        "t": 60,
+    }
+    lost = {"kind": "partitions_lost", "member": "c1", "partitions": ["t-0", "t-1"], "t": 60}
+    fatal = {"kind": "member_fatal", "member": "c1", "error": "FENCED_INSTANCE_ID", "t": 60}
+    # Kafka: FencedInstanceIdException is fatal, the consumer is closed and loses them
+    assert check_zombie_instance(_log(added, owned, takeover, told, lost, fatal)) == []
+    # still holding them at the end of the log: never closed
+    kept = check_zombie_instance(_log(added, owned, takeover, told))
+    assert _names(kept) == ["zombie_owns_work"] and "still owns t-0, t-1" in kept[0].detail
+    assert kept[0].cause_seq == 3  # the fencing answer
+    # holding them while not told yet is Kafka's zombie window; a lost answer then an end
+    assert check_zombie_instance(_log(added, owned, takeover)) == []
+    # a new assignment after the fence
+    again = {**owned, "t": 70}
+    assert (
+        _names(check_zombie_instance(_log(added, owned, takeover, told, lost, again)))
+        == ["zombie_owns_work"] * 2
+    )
+
+
 def test_kip415_every_member_gets_the_leaders_delay() -> None:
     leader = {**_assignor("sessioned", {}, {}), "delay_ms": 300_000}
     member = {

@@ -396,3 +396,34 @@ def test_a_bad_scenario_names_its_key(text: str, key: str) -> None:
     with pytest.raises(ScenarioError) as info:
         loads_consumer_scenario(text, "x.toml")
     assert key in str(info.value)
+
+
+def test_a_zombie_twin_fences_the_old_consumer_which_loses_its_partitions() -> None:
+    """KIP-345's zombie: the twin takes the instance (and its assignment) over without a
+    rebalance; FENCED_INSTANCE_ID on the old process's next Heartbeat is fatal, thrown at once
+    (c2, cut off) or when the stalled poll loop calls poll() again (c1)."""
+    result = _run("static-member-zombie-twin")
+    assert result.failures == [] and not _of(result.records, "violation")
+    replaced = _of(result.records, "member_replaced")
+    assert [(r["member"], r["t_ms"]) for r in replaced] == [("c1n", 35_001), ("c2n", 105_001)]
+    told = _of(result.records, "heartbeat_response")  # logged without log_heartbeats
+    assert [(r["member"], r["error"]) for r in told] == [
+        ("c1", "FENCED_INSTANCE_ID"),
+        ("c2", "FENCED_INSTANCE_ID"),
+    ]
+    lost = _of(result.records, "partitions_lost")
+    fatal = _of(result.records, "member_fatal")
+    # c1 heard it at 36 s, during its stall: closed when the stall ends at 60 s
+    assert [(r["member"], r["t_ms"]) for r in lost] == [("c1", 60_000), ("c2", 120_004)]
+    assert [(r["member"], r["t_ms"], r["error"]) for r in fatal] == [
+        ("c1", 60_000, "FENCED_INSTANCE_ID"),
+        ("c2", 120_004, "FENCED_INSTANCE_ID"),
+    ]
+    # each twin owns what its predecessor owned; no generation was added
+    assert result.summary.consumer.owned == {
+        "c1n": lost[0]["partitions"],
+        "c2n": lost[1]["partitions"],
+        "c3": ["t1-2", "t1-5"],
+    }
+    assert {r["generation"] for r in _of(result.records, "consumer_assignment")} == {1}
+    assert result.summary.converged

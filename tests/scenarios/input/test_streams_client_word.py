@@ -5,11 +5,12 @@ format's word and is refused in a Streams scenario, the message naming ``client`
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 import sys
 from pathlib import Path
 
-from scenarios.campaigns.chaos.generate_streams import _fault
+from scenarios.campaigns.chaos.generate_streams import _StreamsTimeline
 from scenarios.input.library import load_any
 
 SCENARIO = """kind = "streams"
@@ -73,4 +74,5 @@ def test_member_in_a_streams_fault_step_is_refused_naming_client(tmp_path: Path)
 def test_the_library_and_the_chaos_generator_say_client() -> None:
     loaded = load_any("kip-441-scale-out-with-faults")
     assert any(getattr(p.step, "member", None) == "I2" for p in loaded.steps)
-    assert _fault(5, "partition", "c1") == {"at_ms": 5, "action": "partition", "client": "c1"}
+    step = _StreamsTimeline(random.Random(0), ["c1"]).step(5, "partition", "c1")
+    assert step == {"at_ms": 5, "action": "partition", "client": "c1"}

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from typer.testing import CliRunner
 
 from scenarios.campaigns.chaos import ChaosConfig, generate, run_one, shrink, spec_to_toml
 from scenarios.campaigns.chaos.generate_consumer import _ROLL, STRATEGY_LISTS
+from scenarios.campaigns.chaos.run import run_spec
 from scenarios.cli.main import app
 from scenarios.input.consumer import loads_consumer_scenario
 
@@ -33,6 +35,33 @@ def test_the_generator_is_deterministic_and_every_file_loads() -> None:
     assert len(seen) == 30
 
 
+def test_static_runs_may_draw_a_zombie_twin_and_the_other_draws_stay_as_they_were() -> None:
+    """The zombie fault (KIP-345, shared with Streams campaigns: timeline.add_zombie), drawn
+    last from its own stream: a run without it is the run of a campaign without the kind."""
+    without = replace(CONSUMER, faults=tuple(k for k in CONSUMER.faults if k != "zombie"))
+    twins = 0
+    for index in range(60):
+        before, after = generate(without, 5, index), generate(CONSUMER, 5, index)
+        assert before.consumer is not None and after.consumer is not None
+        added = [i for i, k in enumerate(after.kinds) if k == "zombie"]
+        assert [s for i, s in enumerate(after.steps) if i not in added] == before.steps
+        if not added:
+            assert after.consumer == before.consumer
+            continue
+        twins += 1
+        cut, join = (after.steps[i] for i in added)
+        twin = after.consumer["consumers"][-1]
+        old = next(c for c in after.consumer["consumers"] if c["name"] == cut["member"])
+        assert cut["action"] in ("partition", "slow") and join["action"] == "join"
+        assert join["member"] == twin["name"] == f"{old['name']}n"
+        assert twin["config"] == old["config"] and "group.instance.id" in twin["config"]
+        assert 1_000 <= join["at_ms"] - cut["at_ms"] <= 10_000 and twin["autostart"] is False
+        assert after.consumer["consumers"][:-1] == before.consumer["consumers"]
+        text = spec_to_toml(after)
+        assert len(loads_consumer_scenario(text, "z.toml").consumers) == after.members + 1
+    assert twins > 0
+
+
 def test_generated_groups_span_assignors_static_members_and_faults() -> None:
     specs = [generate(CONSUMER, 3, i) for i in range(80)]
     bodies = [s.consumer for s in specs if s.consumer is not None]
@@ -50,7 +79,7 @@ def test_generated_groups_span_assignors_static_members_and_faults() -> None:
     assert mixed and static
     kinds = Counter(k for s in specs for k in s.kinds)
     expected = {"crash", "leave", "partition", "loss", "latency", "slow", "failover", "config"}
-    assert expected | {"delay", "join"} == set(kinds)
+    assert expected | {"delay", "join", "zombie"} == set(kinds)
     changes = [
         s["config"]["partition.assignment.strategy"]
         for spec in specs
@@ -185,6 +214,22 @@ def test_clean_consumer_runs_have_no_new_violation(index: int) -> None:
     outcome = run_one(CONSUMER, 1, index)
     assert not outcome.failed, outcome.first_new
     assert outcome.converged
+
+
+def test_a_chaos_run_with_a_zombie_twin_is_clean() -> None:
+    # run 3 of seed 1 draws the zombie fault: the twin takes the instance over, the old
+    # process is fenced and closed, and no rule is broken
+    outcome, result = run_spec(generate(CONSUMER, 1, 3))
+    assert outcome.faults["zombie"] == 2  # the cut-off or stall, and the twin's join
+    assert not outcome.failed and not outcome.violations, outcome.first_new
+    assert outcome.converged
+    seen = [
+        (r["kind"], r["member"])
+        for r in result.records
+        if r["kind"] in ("member_replaced", "member_fatal") and r["member"] in ("c1", "c1n")
+    ]
+    # c1's twin replaces it; c1's next Heartbeat is fenced and the consumer closed
+    assert seen[seen.index(("member_replaced", "c1n")) + 1] == ("member_fatal", "c1")
 
 
 def test_a_planted_consumer_bug_is_found_and_shrunk() -> None:

@@ -5,6 +5,8 @@ find each of these bugs within a few runs, and a bug is patched out again afterw
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from coordinator.group import GroupCoordinator
@@ -100,6 +102,9 @@ def test_chaos_finds_a_coordinator_accepting_a_late_sync_group() -> None:
         ("coordinator-static-rejoin-rebalances", 20, "static_rejoin_rebalanced"),
         # a zombie instance (the zombie fault, in Streams runs with static members)
         ("coordinator-does-not-fence", 20, "zombie_owns_work"),
+        # the zombie fault in consumer runs: the fenced consumer still owns its partitions at
+        # the end (runs 3, 5, 0 of seeds 1-3; liveness too)
+        ("consumer-ignores-fencing", 10, "zombie_owns_work"),
         # KIP-415 bounds on the leader's round (scenarios/check/connect_contracts.py); neither
         # is found by any other checker in 300 runs of seed 1
         ("cooperative-revokes-past-floor", 20, "revoked_below_floor"),
@@ -135,6 +140,14 @@ def test_chaos_finds_a_contract_bug_by_its_rule(name: str, budget: int, invarian
     found = detect(by_name(name), budget)
     assert found.found_at is not None, f"{name} not found in {budget} runs"
     assert invariant in found.new, found
+
+
+def test_a_coordinator_that_does_not_fence_is_found_by_consumer_chaos_too() -> None:
+    # the zombie fault reaches static consumers as well as Streams clients: runs 5 and 0 of
+    # seeds 2 and 3 by zombie_owns_work (run 3 of seed 1 by liveness first)
+    bug = replace(by_name("coordinator-does-not-fence"), kind="consumer")
+    found = detect(bug, 10, seed=3)
+    assert found.found_at is not None and "zombie_owns_work" in found.new, found
 
 
 def test_a_planted_bug_is_patched_out_afterwards() -> None:

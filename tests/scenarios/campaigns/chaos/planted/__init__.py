@@ -1191,6 +1191,14 @@ CATALOGUE: tuple[PlantedBug, ...] = (
         "consumer",
         ((consumer_member, "rebalance_protocol", consumer_bugs.protocol_of_any),),
     ),
+    PlantedBug(
+        "consumer-ignores-fencing",
+        "members/consumer.py ConsumerClient.on_fenced (FencedInstanceIdException)",
+        "a fenced consumer keeps its partitions and its process runs on",
+        # reached by the zombie fault: consumer runs with static members
+        "consumer",
+        ((consumer_member.ConsumerClient, "on_fenced", consumer_bugs.ignore_fencing),),
+    ),
     *KIP_RULE_BUGS,  # the issue-23 audit (kip_rules.py; rules in scenarios/check/kip_contracts.py)
     *AUDIT28_BUGS,  # the round-28 audit (audit28.py; docs/chaos.md)
 )

@@ -52,3 +52,13 @@ def protocol_of_any(original: Callable[..., Any]) -> Callable[..., Any]:
         return max(p for name in strategies for p in SUPPORTED_PROTOCOLS[name])
 
     return rebalance_protocol
+
+
+def ignore_fencing(original: Callable[..., Any]) -> Callable[..., Any]:
+    # an application that catches FencedInstanceIdException and goes on instead of closing
+    # the consumer: a zombie whose group.instance.id another process took over keeps its
+    # partitions (no onPartitionsLost) and its process runs on (KIP-345 makes it fatal)
+    def on_fenced(self: Any, now_ms: int) -> None:
+        return None
+
+    return on_fenced
