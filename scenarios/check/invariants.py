@@ -45,8 +45,12 @@ protocol and has not revoked it on an eager rejoin since, carries ``known_issue:
 "KAFKA-13816"`` ("Downgrading Connect rebalancing protocol from incremental to eager causes
 duplicate task instances"): cooperative workers do not revoke before
 their first eager join (``WorkerCoordinator#onJoinPrepare`` revokes only under eager), and the
-eager leader's fresh round robin hands their tasks to others; the owner's next eager rejoin
-(a ``revoke`` with reason ``eager_rejoin``) ends the window.
+eager leader's fresh round robin hands their tasks to others. Such an owner's next eager
+rejoin revokes only its assignment snapshot (a ``revoke`` with reason ``eager_rejoin`` names
+what it stops); what the eager leader gave away is in no snapshot of the owner's and runs on
+as a *leftover* (:mod:`scenarios.check.snapshots`) until the owner stops or is assigned it
+again. A ``double_ownership`` whose other owners all run the instance as such a leftover
+carries ``KAFKA-13816`` too, whatever the group's protocol by then.
 
 Two more windows are Kafka's own and named likewise: a worker the coordinator removed (its
 session expired, e.g. behind a network partition) keeps its work until it has failed to
@@ -70,6 +74,7 @@ from msgspec import UNSET
 from scenarios.check.consumer_known import CONSUMER_KNOWN_ISSUES
 from scenarios.check.invariant_state import MemberState, Zombie
 from scenarios.check.known_windows import KnownIssueWindows
+from scenarios.check.snapshots import SnapshotTracker
 from scenarios.check.violation import Violation
 
 __all__ = [
@@ -145,6 +150,8 @@ class InvariantChecker:
         self._generation: int | None = None
         self._protocol: str | None = None
         self._windows = KnownIssueWindows()
+        # each Connect worker's assignment snapshot: what it runs outside it is a leftover
+        self._snapshots = SnapshotTracker()
         # The protocol under which each (kind, instance, member) ownership began.
         self._started_under: dict[tuple[str, str, str], str | None] = {}
         self._downgrade_generation: int | None = None
@@ -194,6 +201,7 @@ class InvariantChecker:
         """
         handler = self._dispatch.get(record.get("kind"))  # type: ignore[arg-type]
         found = handler(record) if handler is not None else []
+        self._snapshots.feed(record)
         if found:
             seq = record.get("seq")
             return [violation.replace(cause_seq=seq) for violation in found]
@@ -275,7 +283,12 @@ class InvariantChecker:
                 # An owner started it under a cooperative protocol and, joining its first
                 # eager generation, did not revoke it (WorkerCoordinator#onJoinPrepare revokes
                 # only under eager): KAFKA-13816, per member, until that owner's first eager
-                # rejoin revokes everything it owns (its ownership ends there).
+                # rejoin revokes its snapshot (its ownership of those ends there).
+                found[-1] = found[-1].replace(known_issue=KAFKA_13816)
+            elif all(self._snapshots.is_leftover(m, kind, instance) for m in others):
+                # every other owner runs it outside its assignment snapshot: a leftover of
+                # KAFKA-13816, which no eager join stops (WorkerCoordinator#onJoinPrepare
+                # revokes the snapshot only)
                 found[-1] = found[-1].replace(known_issue=KAFKA_13816)
         owners[member] = None
         self._started_under[(kind, instance, member)] = state.applied_protocol
@@ -453,8 +466,9 @@ class InvariantChecker:
         return []
 
     def _on_revoke(self, record: dict[str, Any]) -> list[Violation]:
-        """An eager rejoin revokes (and stops) everything the member owns: what it started
-        under a cooperative protocol no longer opens a KAFKA-13816 window."""
+        """An eager rejoin revokes (and stops) the member's assignment snapshot: what of it
+        the member started under a cooperative protocol no longer opens a KAFKA-13816 window
+        (what it runs outside the snapshot is a leftover, named by the snapshot rule)."""
         if record.get("reason") == "eager_rejoin":
             member = str(record.get("member"))
             for kind, key in (("connector", "connectors"), ("task", "tasks")):
