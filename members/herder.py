@@ -63,19 +63,27 @@ class HerderQueue(GroupClient):
     """The herder thread's job queue, mixed into :class:`members.worker.ConnectWorker`.
 
     Attributes:
-        running_connectors / running_tasks: what the worker runs, name → ``starting``,
-            ``running`` or ``stopping``.
+        running_connectors / running_tasks: what the worker runs (Kafka's ``Worker`` maps of
+            connectors and tasks), name → ``starting``, ``running`` or ``stopping``.
+        running_assignment_connectors / running_assignment_tasks: the herder's
+            ``runningAssignment`` (``DistributedHerder``): what ``startWork`` need not start
+            again — the last assignment it started under a cooperative protocol, empty under
+            eager, less what ``onRevoked`` stopped since.
     """
 
     config: WorkerConfig
     running_connectors: dict[str, str]
     running_tasks: dict[ConnectorTaskId, str]
+    running_assignment_connectors: set[str]
+    running_assignment_tasks: set[ConnectorTaskId]
     _jobs: deque[Job]
     _job: Job | None
 
     def _init_herder(self) -> None:
         self.running_connectors = {}
         self.running_tasks = {}
+        self.running_assignment_connectors = set()
+        self.running_assignment_tasks = set()
         self._jobs = deque()
         self._job = None
 
@@ -133,7 +141,26 @@ class HerderQueue(GroupClient):
                 config.connector_stop_ms if job.connectors else 0,
                 config.task_stop_ms if job.tasks else 0,
             )
-        # start
+        # start. An instance the worker already runs cannot be started twice: Kafka's
+        # Worker#startConnector / Worker#startTask refuse it ("Connector with name ... already
+        # exists", "Task already exists in this worker"), the herder reports it FAILED
+        # (DistributedHerder's starting callables), and the first instance runs on.
+        for connector in job.connectors:
+            if connector in self.running_connectors:
+                self._log(
+                    "connector_start_failed",
+                    connector=connector,
+                    generation=job.generation,
+                    error="already exists",
+                )
+        for task in job.tasks:
+            if task in self.running_tasks:
+                self._log(
+                    "task_start_failed",
+                    task=str(task),
+                    generation=job.generation,
+                    error="already exists",
+                )
         job.connectors = [c for c in job.connectors if c not in self.running_connectors]
         job.tasks = [t for t in job.tasks if t not in self.running_tasks]
         for connector in job.connectors:

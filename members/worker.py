@@ -4,8 +4,9 @@ One object plays three Kafka roles, because in Kafka they share one thread and o
 
 * the group client, ``AbstractCoordinator`` — :class:`members.group_client.GroupClient`;
 * ``WorkerCoordinator`` (the metadata a worker advertises per ``connect.protocol``,
-  ``onJoinPrepare`` revoking everything under eager, ``onJoinComplete`` merging incremental
-  assignments, the leader running the elected protocol's assignor) — this module;
+  ``onJoinPrepare`` revoking the assignment snapshot under eager, ``onJoinComplete`` merging
+  incremental assignments into it, the leader running the elected protocol's assignor) — this
+  module;
 * the ``DistributedHerder`` reactions (stop revoked work, check the config offset, start new
   work, rejoin after a revocation, rejoin when the scheduled delay expires, read the config
   topic to its end on CONFIG_MISMATCH) — this module, on the herder's job queue
@@ -119,6 +120,9 @@ class ConnectWorker(HerderQueue, SessionKeys, GroupClient):
         self.last_completed_generation = UNKNOWN_GENERATION_ID
         # WorkerCoordinator.currentConnectProtocol starts as the configured compatibility.
         self.current_protocol: ConnectProtocol = config.connect_protocol
+        # WorkerCoordinator.assignmentSnapshot: what the worker was last assigned (merged under
+        # cooperative protocols). It is what an eager join and a lost coordinator revoke; it
+        # can differ from what runs (KAFKA-13816's leftovers, :meth:`leftover_work`).
         self.assignment_snapshot: ConnectAssignment | None = None
         self._init_herder()
         self._waiting_config_offset: int | None = None
@@ -221,10 +225,17 @@ class ConnectWorker(HerderQueue, SessionKeys, GroupClient):
 
     def on_join_prepare(self, now_ms: int) -> bool:
         """WorkerCoordinator.onJoinPrepare: under eager (the protocol of the previous
-        generation) the worker revokes its whole assignment before joining."""
+        generation) the worker revokes its assignment snapshot before joining; under a
+        cooperative protocol it revokes nothing.
+
+        Only the snapshot is stopped, not everything the worker runs (Kafka calls
+        ``onRevoked`` with the snapshot's connectors and tasks): what the worker kept running
+        through an eager round while cooperative, and the eager leader gave to others, is in no
+        snapshot and runs on (KAFKA-13816's leftovers, :meth:`leftover_work`).
+        """
         snapshot = self.assignment_snapshot
         if self.current_protocol.is_eager and snapshot is not None and not snapshot.failed:
-            connectors, tasks = self._owned_work()
+            connectors, tasks = _items(snapshot)
             if connectors or tasks:
                 self._log(
                     "revoke",
@@ -233,12 +244,45 @@ class ConnectWorker(HerderQueue, SessionKeys, GroupClient):
                     tasks=[str(t) for t in tasks],
                     reason="eager_rejoin",
                 )
-                self._enqueue(
-                    Job("stop", connectors, tasks, reason="eager_rejoin", then=self.send_join),
-                    now_ms,
-                )
+                self._revoke(connectors, tasks, "eager_rejoin", now_ms, then=self.send_join)
                 return False
         return True
+
+    def leftover_work(self) -> tuple[list[str], list[ConnectorTaskId]]:
+        """Connectors and tasks this worker runs that are not in its assignment snapshot.
+
+        KAFKA-13816: a worker cooperative before an eager round does not revoke when joining
+        it, and the eager leader hands some of what it runs to others; the eager snapshot
+        holds only the new assignment, so later eager joins (which revoke the snapshot) and a
+        lost coordinator do not stop them: they run until the worker stops, or until an
+        assignment names them again (then the herder's second start fails, the first instance
+        runs on and is owned again). Shapes: ``([connector], [ConnectorTaskId])``, in start
+        order.
+        """
+        owned_c, owned_t = _items(self.assignment_snapshot)
+        connectors = set(owned_c)
+        tasks = set(owned_t)
+        return (
+            [c for c in self.running_connectors if c not in connectors],
+            [t for t in self.running_tasks if t not in tasks],
+        )
+
+    def _revoke(
+        self,
+        connectors: list[str],
+        tasks: list[ConnectorTaskId],
+        reason: str,
+        now_ms: int,
+        then: Callable[[int], None] | None = None,
+    ) -> None:
+        """DistributedHerder.RebalanceListener#onRevoked: stop what is named (what of it runs)
+        and remove it from the herder's running assignment."""
+        self.running_assignment_connectors.difference_update(connectors)
+        self.running_assignment_tasks.difference_update(tasks)
+        stop_c = [c for c in connectors if c in self.running_connectors]
+        stop_t = [t for t in tasks if t in self.running_tasks]
+        if stop_c or stop_t or then is not None:
+            self._enqueue(Job("stop", stop_c, stop_t, reason=reason, then=then), now_ms)
 
     def metadata(self, now_ms: int) -> tuple[tuple[str, bytes], ...]:
         """WorkerCoordinator.metadata: a fresh config snapshot on every JoinGroup, and one
@@ -428,8 +472,6 @@ class ConnectWorker(HerderQueue, SessionKeys, GroupClient):
         generation = self.generation
 
         # onRevoked: stop what the leader took away (cooperative protocols only).
-        stop_connectors = [c for c in revoked_connectors if c in self.running_connectors]
-        stop_tasks = [t for t in revoked_tasks if t in self.running_tasks]
         if not self.current_protocol.is_eager and (revoked_connectors or revoked_tasks):
             self._log(
                 "revoke",
@@ -438,8 +480,7 @@ class ConnectWorker(HerderQueue, SessionKeys, GroupClient):
                 tasks=[str(t) for t in revoked_tasks],
                 reason="revoked",
             )
-            if stop_connectors or stop_tasks:
-                self._enqueue(Job("stop", stop_connectors, stop_tasks, reason="revoked"), now_ms)
+            self._revoke(revoked_connectors, revoked_tasks, "revoked", now_ms)
 
         # onAssigned: a positive delay schedules a rejoin (KIP-415), otherwise none.
         if assignment.delay_ms > 0:
@@ -487,19 +528,30 @@ class ConnectWorker(HerderQueue, SessionKeys, GroupClient):
             # The worker read past (or could not reach) the leader's offset: rejoin, start nothing.
             self.request_rejoin("config offset mismatch", now_ms)
             return
+        # DistributedHerder#startWork: start what is assigned and not in the herder's running
+        # assignment; then the running assignment is the assignment (empty under eager, v0).
         # The herder starts only what the config it has read defines: Worker.startConnector
-        # and startTask fail for a connector or task config that no longer exists.
+        # and startTask fail for a connector or task config that no longer exists. What the
+        # worker already runs outside its running assignment (a KAFKA-13816 leftover) is
+        # started again and fails (Worker#startTask: "Task already exists in this worker";
+        # the herder reports it FAILED) while the first instance runs on (HerderQueue).
         configured = self.config_view.connectors
         start_connectors = [
             c
             for c in dict.fromkeys(assignment.connectors)
-            if c not in self.running_connectors and c in configured
+            if c not in self.running_assignment_connectors and c in configured
         ]
         start_tasks = [
             t
             for t in dict.fromkeys(assignment.tasks)
-            if t not in self.running_tasks and t.task < configured.get(t.connector, 0)
+            if t not in self.running_assignment_tasks and t.task < configured.get(t.connector, 0)
         ]
+        if self.current_protocol.is_eager:
+            self.running_assignment_connectors = set()
+            self.running_assignment_tasks = set()
+        else:
+            self.running_assignment_connectors = set(assignment.connectors)
+            self.running_assignment_tasks = set(assignment.tasks)
         if start_connectors or start_tasks:
             self._enqueue(
                 Job(
@@ -532,7 +584,8 @@ class ConnectWorker(HerderQueue, SessionKeys, GroupClient):
             return
         snapshot = self.assignment_snapshot
         if snapshot is not None and not snapshot.failed:
-            connectors, tasks = self._owned_work()
+            # Kafka revokes the assignment snapshot, not what else the worker runs.
+            connectors, tasks = _items(snapshot)
             self._log(
                 "revoke",
                 generation=self.generation,
@@ -540,8 +593,7 @@ class ConnectWorker(HerderQueue, SessionKeys, GroupClient):
                 tasks=[str(t) for t in tasks],
                 reason="coordinator_lost",
             )
-            if connectors or tasks:
-                self._enqueue(Job("stop", connectors, tasks, reason="coordinator_lost"), now_ms)
+            self._revoke(connectors, tasks, "coordinator_lost", now_ms)
             # The next JoinGroup carries no allocation: the worker starts over. A null snapshot
             # makes WorkerCoordinator.rejoinNeededOrPending() true: it rejoins once it finds
             # the coordinator again.
@@ -589,6 +641,8 @@ class ConnectWorker(HerderQueue, SessionKeys, GroupClient):
         """
         rewritten = {c for c, n in new.items() if c in old and old[c] != n}
         stop = [t for t in self.running_tasks if t.connector in rewritten]
+        # startWork removes these (tasksToRestart) from the running assignment
+        self.running_assignment_tasks.difference_update(stop)
         if stop:
             self._enqueue(Job("stop", [], stop, reason="task configs rewritten"), now_ms)
 
@@ -626,6 +680,8 @@ class ConnectWorker(HerderQueue, SessionKeys, GroupClient):
             self._log("task_stopped", task=str(task), reason=reason)
         self.running_connectors.clear()
         self.running_tasks.clear()
+        self.running_assignment_connectors = set()
+        self.running_assignment_tasks = set()
 
     def _config_summary(self) -> dict[str, object]:
         summary: dict[str, object] = {"connect.protocol": self.config.connect_protocol.setting}
@@ -642,3 +698,12 @@ class ConnectWorker(HerderQueue, SessionKeys, GroupClient):
             if value != getattr(default, field):
                 summary[key] = value
         return summary
+
+
+def _items(
+    snapshot: ConnectAssignment | None,
+) -> tuple[list[str], list[ConnectorTaskId]]:
+    """An assignment snapshot's connectors and tasks, each once, in order (none for None)."""
+    if snapshot is None:
+        return [], []
+    return list(dict.fromkeys(snapshot.connectors)), list(dict.fromkeys(snapshot.tasks))

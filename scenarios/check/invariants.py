@@ -39,14 +39,14 @@ Kafka Streams records (``docs/streams.md``, never in Connect logs) are checked b
     An ``active_task_start`` whose ``generation`` is not the generation of that client's
     latest applied ``assignment``.
 
-Known upstream behaviour is named, not hidden: a ``double_ownership`` while the group runs
-``default`` (eager), where an existing owner started the instance under a cooperative
-protocol and has not revoked it on an eager rejoin since, carries ``known_issue:
+Known upstream behaviour is named, not hidden: a ``double_ownership`` carries ``known_issue:
 "KAFKA-13816"`` ("Downgrading Connect rebalancing protocol from incremental to eager causes
-duplicate task instances"): cooperative workers do not revoke before
-their first eager join (``WorkerCoordinator#onJoinPrepare`` revokes only under eager), and the
-eager leader's fresh round robin hands their tasks to others; the owner's next eager rejoin
-(a ``revoke`` with reason ``eager_rejoin``) ends the window.
+duplicate task instances") while the group runs ``default`` (eager) and an existing owner
+started the instance under a cooperative protocol and has not revoked it on an eager rejoin
+(a ``revoke`` with reason ``eager_rejoin``) since — cooperative workers do not revoke before
+their first eager join (``WorkerCoordinator#onJoinPrepare``) — or, whatever the protocol, when
+every other owner runs it as a *leftover*: outside its assignment snapshot, which is all an
+eager join revokes (:mod:`scenarios.check.snapshots`).
 
 Two more windows are Kafka's own and named likewise: a worker the coordinator removed (its
 session expired, e.g. behind a network partition) keeps its work until it has failed to
@@ -70,6 +70,7 @@ from msgspec import UNSET
 from scenarios.check.consumer_known import CONSUMER_KNOWN_ISSUES
 from scenarios.check.invariant_state import MemberState, Zombie
 from scenarios.check.known_windows import KnownIssueWindows
+from scenarios.check.snapshots import SnapshotTracker
 from scenarios.check.violation import Violation
 
 __all__ = [
@@ -145,9 +146,9 @@ class InvariantChecker:
         self._generation: int | None = None
         self._protocol: str | None = None
         self._windows = KnownIssueWindows()
+        self._snapshots = SnapshotTracker()  # KAFKA-13816's leftovers
         # The protocol under which each (kind, instance, member) ownership began.
         self._started_under: dict[tuple[str, str, str], str | None] = {}
-        self._downgrade_generation: int | None = None
         self._leader_id: str | None = None
         # member ids that took over the leader's group.instance.id in this generation (KIP-345
         # replaceStaticMember: leadership carries over to the new member id)
@@ -194,6 +195,7 @@ class InvariantChecker:
         """
         handler = self._dispatch.get(record.get("kind"))  # type: ignore[arg-type]
         found = handler(record) if handler is not None else []
+        self._snapshots.feed(record)
         if found:
             seq = record.get("seq")
             return [violation.replace(cause_seq=seq) for violation in found]
@@ -268,14 +270,15 @@ class InvariantChecker:
             )
             if zombie is not None:
                 found[-1] = found[-1].replace(known_issue=zombie)
-            elif self._protocol == "default" and any(
-                self._started_under.get((kind, instance, m)) not in (None, "default")
-                for m in others
-            ):
-                # An owner started it under a cooperative protocol and, joining its first
-                # eager generation, did not revoke it (WorkerCoordinator#onJoinPrepare revokes
-                # only under eager): KAFKA-13816, per member, until that owner's first eager
-                # rejoin revokes everything it owns (its ownership ends there).
+            elif (
+                self._protocol == "default"
+                and any(
+                    self._started_under.get((kind, instance, m)) not in (None, "default")
+                    for m in others
+                )
+            ) or all(self._snapshots.is_leftover(m, kind, instance) for m in others):
+                # KAFKA-13816 per member: a cooperative owner's first eager join kept it
+                # (WorkerCoordinator#onJoinPrepare), or each runs it as a leftover since.
                 found[-1] = found[-1].replace(known_issue=KAFKA_13816)
         owners[member] = None
         self._started_under[(kind, instance, member)] = state.applied_protocol
@@ -453,8 +456,8 @@ class InvariantChecker:
         return []
 
     def _on_revoke(self, record: dict[str, Any]) -> list[Violation]:
-        """An eager rejoin revokes (and stops) everything the member owns: what it started
-        under a cooperative protocol no longer opens a KAFKA-13816 window."""
+        """An eager rejoin revokes (and stops) the member's assignment snapshot: what of it the
+        member started under a cooperative protocol no longer opens a KAFKA-13816 window."""
         if record.get("reason") == "eager_rejoin":
             member = str(record.get("member"))
             for kind, key in (("connector", "connectors"), ("task", "tasks")):
@@ -527,8 +530,6 @@ class InvariantChecker:
 
     def _on_generation(self, record: dict[str, Any]) -> list[Violation]:
         protocol = record.get("protocol")
-        if protocol == "default" and self._protocol not in (None, "default"):
-            self._downgrade_generation = record.get("generation")
         if protocol is not None:
             self._protocol = protocol
         self._static_stragglers(record)

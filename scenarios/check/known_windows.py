@@ -27,8 +27,8 @@ give-up time, per fault ``F`` (``[start, end]``, extra latency ``L``) on its lin
   ``*_request``/``*_response`` records; the heartbeat thread is off during a rebalance),
   which marks it unknown only when that request times out (JoinGroup:
   ``rebalance.timeout.ms`` + ``JOIN_GROUP_TIMEOUT_LAPSE`` 5 s; SyncGroup:
-  ``request.timeout.ms`` 40 s); ``WorkerCoordinator#poll`` revokes everything ``H`` later:
-  ``give_up = max(c + L + S, request sent + its timeout) + H``;
+  ``request.timeout.ms`` 40 s); ``WorkerCoordinator#poll`` revokes its assignment snapshot
+  ``H`` later: ``give_up = max(c + L + S, request sent + its timeout) + H``;
 - if ``F`` ends before that, or does not cut every message (a ``loss`` with probability < 1,
   a ``latency``: FindCoordinator may still succeed, so the member never gives up), the
   member hears the coordinator again: its next heartbeat (``H``) gets UNKNOWN_MEMBER_ID and

@@ -42,9 +42,13 @@ def liveness_violations(
     """End-of-run liveness and balance (docs/event-log.md), as violations.
 
     The runtime calls it before emitting ``run_end`` (then the end is the last record's time).
-    Returns ``[]`` when converged; otherwise a ``liveness`` violation when some configured
-    instance is not running exactly once (or a removed one still runs), and/or a ``balance``
-    violation when max − min running tasks or connectors over live workers exceeds 1.
+    Returns ``[]`` when converged with no leftover; otherwise a ``liveness`` violation when
+    some configured instance is not running exactly once (or a removed one still runs),
+    and/or a ``balance`` violation when max − min running tasks or connectors over live
+    workers exceeds 1 — all judged on the group's assignment (what workers run inside their
+    assignment snapshots) — and a ``liveness`` violation with ``known_issue`` KAFKA-13816
+    naming the instances workers still run outside their snapshots (its leftovers,
+    :mod:`scenarios.check.snapshots`).
 
     Args:
         records: the log so far.
@@ -52,9 +56,10 @@ def liveness_violations(
     """
     if summary is None:
         summary = summarize(records)
-    if summary.converged:
-        return []
     conv = summary.convergence
+    leftovers = _leftover_violations(summary)
+    if summary.converged:
+        return leftovers
     issue = _duplicates_issue(records, conv) or _replay_refusal_issue(records, summary)
     end = summary.end_ms
     found: list[Violation] = []
@@ -97,18 +102,47 @@ def liveness_violations(
         # worker still owns nor leaves it out of its load (scenarios.check.deleted_work).
         ghosts = deleted_not_revoked(records, summary)
         if ghosts is not None:
-            return [violation.replace(known_issue=ghosts) for violation in found]
+            return [violation.replace(known_issue=ghosts) for violation in found] + leftovers
     if issue is not None:
-        # What is left is a known upstream issue's duplicate, e.g. KAFKA-13816's: it lasts
-        # until the next eager rebalance, and a quiet end of run brings none.
+        # What is left is a known upstream issue's duplicate (e.g. KAFKA-13816's in the
+        # eager round that made it, before its old owner applied that round's assignment).
         extra = len(conv.duplicate_tasks) + len(conv.unconfigured_running_tasks)
-        return [
+        found = [
             v.replace(known_issue=issue)
             if v.invariant == "liveness" or conv.task_spread <= 1 + extra
             else v
             for v in found
         ]
-    return found
+    return found + leftovers
+
+
+def _leftover_violations(summary: ConnectSummary) -> list[Violation]:
+    """A ``liveness`` violation named KAFKA-13816 for the instances workers run outside their
+    assignment snapshots (``[]`` when there are none): the first eager round after a
+    cooperative one gave them to others, and no eager join stops them
+    (``WorkerCoordinator#onJoinPrepare`` revokes the snapshot only); they run until their
+    worker stops or is assigned them again."""
+    conv = summary.convergence
+    if not conv.leftover_tasks and not conv.leftover_connectors:
+        return []
+    parts = []
+    for what, items in (("task", conv.leftover_tasks), ("connector", conv.leftover_connectors)):
+        if items:
+            shown = ", ".join(items[:5]) + (", …" if len(items) > 5 else "")
+            parts.append(f"{len(items)} {what} instances ({shown})")
+    return [
+        Violation(
+            invariant="liveness",
+            detail=(
+                f"at {summary.end_ms} ms: "
+                + "; ".join(parts)
+                + " still run outside their worker's assignment (leftovers of an eager round)"
+            ),
+            tasks=[item.partition("@")[0] for item in conv.leftover_tasks],
+            connectors=[item.partition("@")[0] for item in conv.leftover_connectors],
+            known_issue=KAFKA_13816,
+        )
+    ]
 
 
 def _replay_refusal_issue(records: Sequence[dict[str, Any]], summary: ConnectSummary) -> str | None:

@@ -15,6 +15,9 @@ Definitions (record kinds from ``docs/event-log.md``):
   and never ran counts all the time it was configured (and a task like that is listed in
   ``never_started``); one that never ran and is no longer configured counts nothing.
 - **live** workers: after ``member_start``, until ``member_stop``/``member_crash``.
+- **owned**: convergence, balance and ``workers_final`` count an instance where a worker
+  runs it inside its assignment snapshot (the group's assignment); what a worker runs outside
+  it is a KAFKA-13816 *leftover* (:mod:`scenarios.check.snapshots`), listed apart.
 - **end**: the ``run_end`` record's time (else the last record's).
 """
 
@@ -27,6 +30,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET
 
+from scenarios.check.snapshots import SnapshotTracker
 from scenarios.check.summary_types import (
     ConnectConvergence,
     ConnectSummary,
@@ -142,11 +146,13 @@ class _Summarizer:
         self.phases: list[_Phase] = []
         self.phase_starts: list[int] = []
         self.saw_step = False
+        self.snapshots = SnapshotTracker()
 
     # ------------------------------------------------------------------ feeding
 
     def feed(self, r: dict[str, Any]) -> None:
         kind = r.get("kind")
+        self.snapshots.feed(r)
         t = r.get("t_ms", self.t_last)
         self.t_last = t
         if self.t_start is None:
@@ -311,10 +317,15 @@ class _Summarizer:
                         inst.since = t
         self.configured = dict(connectors)
 
+    def owned(self, member: str, what: str) -> list[str]:
+        """The ``what`` instances ``member`` runs inside its assignment snapshot."""
+        leftover = self.snapshots.is_leftover
+        return [n for n in self.member_running[member][what] if not leftover(member, what, n)]
+
     def spread(self, what: str) -> int:
         if not self.live:
             return 0
-        counts = [len(self.member_running[m][what]) for m in self.live]
+        counts = [len(self.owned(m, what)) for m in self.live]
         return max(counts) - min(counts)
 
     def balance_spread(self, what: str) -> int:
@@ -331,9 +342,7 @@ class _Summarizer:
         wildcard = [m for m in self.live if not self.static_claims.get(m)]
         if not wildcard:
             return 0
-        counts = [
-            sum(1 for name in self.member_running[m][what] if name not in claims) for m in wildcard
-        ]
+        counts = [sum(1 for name in self.owned(m, what) if name not in claims) for m in wildcard]
         return max(counts) - min(counts)
 
     def sample_imbalance(self) -> None:
@@ -378,8 +387,8 @@ class _Summarizer:
 
         workers_final = {
             m: WorkerCounts(
-                connectors=len(self.member_running[m]["connector"]),
-                tasks=len(self.member_running[m]["task"]),
+                connectors=len(self.owned(m, "connector")),
+                tasks=len(self.owned(m, "task")),
             )
             for m in self.member_order
             if m in self.live
@@ -436,14 +445,24 @@ class _Summarizer:
             duplicate_connectors=connectors[1],
             unconfigured_running_connectors=connectors[2],
             connector_spread=self.balance_spread("connector"),
+            leftover_tasks=tasks[3],
+            leftover_connectors=connectors[3],
         )
 
-    def _problems(self, what: str) -> tuple[list[str], list[str], list[str]]:
+    def _problems(self, what: str) -> tuple[list[str], list[str], list[str], list[str]]:
         """Sorted ids of the ``what`` instances (``task``/``connector``) that are configured
-        and not running, configured and running more than once, and running unconfigured."""
-        not_running, duplicated, unconfigured = [], [], []
+        and not running, configured and running more than once, and running unconfigured —
+        counting where workers run them inside their assignment snapshots — and the
+        leftovers (``"<id>@<worker>"``: run outside the worker's snapshot)."""
+        not_running, duplicated, unconfigured, leftovers = [], [], [], []
+        leftover = self.snapshots.is_leftover
         for name, inst in self.insts[what].items():
-            n = len(inst.running)
+            n = 0
+            for member in inst.running:
+                if leftover(member, what, name):
+                    leftovers.append(f"{name}@{member}")
+                else:
+                    n += 1
             if inst.configured:
                 if n == 0:
                     not_running.append(name)
@@ -451,7 +470,7 @@ class _Summarizer:
                     duplicated.append(name)
             elif n:
                 unconfigured.append(name)
-        return sorted(not_running), sorted(duplicated), sorted(unconfigured)
+        return sorted(not_running), sorted(duplicated), sorted(unconfigured), sorted(leftovers)
 
 
 def summarize(records: Sequence[dict[str, Any]]) -> ConnectSummary:
@@ -477,16 +496,19 @@ def connect_summary(records: Sequence[dict[str, Any]]) -> ConnectSummary:
       end) of max − min running tasks over live workers (0 with no live worker);
     - ``converged``: at the end every configured connector and task runs exactly once, no
       instance that is not configured runs, and max − min ≤ 1 for connectors and for tasks
-      over live workers; ``convergence`` gives the details (``not_running_tasks``,
-      ``duplicate_tasks``, ``unconfigured_running_tasks``, the same for connectors,
-      ``task_spread``, ``connector_spread``);
+      over live workers — counting instances where workers run them inside their assignment
+      snapshots (the group's assignment); ``convergence`` gives the details
+      (``not_running_tasks``, ``duplicate_tasks``, ``unconfigured_running_tasks``, the same
+      for connectors, ``task_spread``, ``connector_spread``, and ``leftover_tasks`` /
+      ``leftover_connectors``: what workers run outside their snapshots, KAFKA-13816);
     - ``time_to_converge_ms``: from the end of the last ``step`` that is not a phase (the
       latest :func:`step_end_ms`: a ``restart`` ends when its worker is back, a fault when it
       heals; else the run start) to the last change of the running set, at least 0; ``None``
       if not converged;
     - ``violations``: ``{invariant: count}`` of ``violation`` records;
     - ``final_protocol``: protocol of the last ``generation`` record with one (or ``None``);
-    - ``workers_final``: ``{worker: {"connectors": n, "tasks": m}}`` for live workers, in order
+    - ``workers_final``: ``{worker: {"connectors": n, "tasks": m}}`` (owned: leftovers aside)
+      for live workers, in order
       of their first start;
     - ``phases``: ``[{name, start_ms, end_ms, protocols, rebalances, task_downtime_ms_total,
       task_movements, violations}]``, one per ``phase`` record; the run begins in an implicit

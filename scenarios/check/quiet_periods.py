@@ -25,8 +25,9 @@ wildcard workers) — the end-of-run ``liveness``/``balance`` rules of
 :func:`scenarios.check.liveness.liveness_violations`, applied to the log up to ``E + B``. A
 quiet period that lasts to the end of the run is left to the end-of-run check. What the
 end-of-run check (or chaos's ``known_issue_of``) attributes to a known upstream issue — only
-duplicates left by double ownerships a known issue explains, e.g. KAFKA-13816's, which lasts
-until the next eager rebalance — carries that ``known_issue`` here too. Kafka Streams
+duplicates left by double ownerships a known issue explains — carries that ``known_issue``
+here too. KAFKA-13816's leftovers (what a worker runs outside its assignment snapshot,
+:mod:`scenarios.check.snapshots`) do not count against convergence at all. Kafka Streams
 logs are not judged here (their settling rules are KIP-441's, docs/streams.md).
 """
 

@@ -18,6 +18,8 @@ __all__ = [
     "TaskStarted",
     "TaskStop",
     "TaskStopped",
+    "ConnectorStartFailed",
+    "TaskStartFailed",
     "StaticConfigIgnored",
     "SessionKey",
     "InternalRequest",
@@ -81,6 +83,27 @@ class TaskStop(_Rec, tag="task_stop", kw_only=True):
 class TaskStopped(_Rec, tag="task_stopped", kw_only=True):
     task: str
     reason: str
+    member: str
+
+
+class ConnectorStartFailed(_Rec, tag="connector_start_failed", kw_only=True):
+    """The herder started a connector of its generation's assignment that the worker already
+    runs (a KAFKA-13816 leftover): Kafka's ``Worker#startConnector`` refuses it and the
+    connector is reported FAILED, while the first instance runs on (now owned again)."""
+
+    connector: str
+    generation: int
+    error: str
+    member: str
+
+
+class TaskStartFailed(_Rec, tag="task_start_failed", kw_only=True):
+    """As :class:`ConnectorStartFailed`, for a task (``Worker#startTask``: "Task already
+    exists in this worker")."""
+
+    task: str
+    generation: int
+    error: str
     member: str
 
 

@@ -78,6 +78,8 @@ LogRecord = (
     | kc.TaskStarted
     | kc.TaskStop
     | kc.TaskStopped
+    | kc.ConnectorStartFailed
+    | kc.TaskStartFailed
     | kc.StaticConfigIgnored
     | kc.SessionKey
     | kc.InternalRequest

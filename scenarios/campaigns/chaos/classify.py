@@ -17,9 +17,10 @@ def known_issue_of(record: dict[str, Any], result: RunResult) -> str | None:
 
     A record with ``known_issue`` belongs to it. So does an end-of-run ``liveness`` violation
     whose only problem is instances running twice that a known-issue ``double_ownership``
-    started (KAFKA-13816's duplicate lasts until the next eager rebalance; with no further
-    rebalance it is still there at the end), and a ``balance`` violation in such a run whose
-    spread those duplicates explain (at most 1 + their number).
+    started, and a ``balance`` violation in such a run whose spread those duplicates explain
+    (at most 1 + their number). (KAFKA-13816's leftovers — what an old owner runs outside
+    its assignment snapshot, until that worker stops — are named by the end-of-run check
+    itself.)
     """
     if record.get("known_issue"):
         return str(record["known_issue"])

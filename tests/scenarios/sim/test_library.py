@@ -123,6 +123,30 @@ def test_downgrade_reproduces_kafka_13816_under_its_name(runs: dict) -> None:
     assert result.failures == []  # the scenario names it as expected
 
 
+def test_mixed_versions_keeps_kafka_13816_leftovers_until_their_worker_stops(runs: dict) -> None:
+    """As the real run (docs/real-kafka.md): the compatible worker's cooperative tasks, given
+    to others by the eager round, run on through later eager joins (which revoke the
+    assignment snapshot only) until that worker leaves; the 4.x workers still run theirs at
+    the end. Convergence is judged on the group's assignment, the leftovers are named."""
+    result = runs["mixed-versions"]
+    records = result.records
+    kept = {"connector1-0", "connector1-3", "connector2-0", "connector3-0"}
+    stops = [
+        r
+        for r in records
+        if r["kind"] == "task_stop" and r["member"] == "old-compatible" and r["task"] in kept
+    ]
+    assert {r["task"] for r in stops} == kept
+    assert {r["reason"] for r in stops} == {"shutdown"}  # not at its eager join (783 s)
+    summary = result.summary
+    assert summary.converged and summary.convergence.duplicate_tasks == []
+    leftovers = summary.convergence.leftover_tasks
+    assert len(leftovers) == 11 and {t.split("@")[1] for t in leftovers} == {"w1", "w2", "w3"}
+    (end,) = [r for r in records if r["kind"] == "violation" and r["invariant"] == "liveness"]
+    assert end["known_issue"] == "KAFKA-13816"
+    assert set(summary.violations) == {"KAFKA-13816"} and result.failures == []
+
+
 def test_kafka_13816_fails_the_run_unless_expected(tmp_path: Path) -> None:
     source = (library_dir() / "downgrade-sessioned-to-eager.toml").read_text()
     strict = source.replace('expected_violations = ["KAFKA-13816"]\n', "")

@@ -267,8 +267,8 @@ class ConnectGroup(RuleBasedStateMachine):
         outcome, result = run_spec(spec)
         _, first_new = classify(result)
         # safety: no violation but known upstream issues; liveness: converged within the
-        # bound, or the only difference is a known issue's duplicate (KAFKA-13816 lasts until
-        # the next eager rebalance, which a quiet tail never brings)
+        # bound, or the only difference is a known issue's duplicate (KAFKA-13816's leftovers
+        # run until their worker stops, which a quiet tail never brings)
         assert first_new is None, (first_new, spec_to_toml(spec))
         unconverged = [
             r
