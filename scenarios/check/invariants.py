@@ -135,6 +135,7 @@ VALID_PREVIOUS_STATES: dict[str, frozenset[str]] = {
     "Dead": frozenset({"Stable", "PreparingRebalance", "CompletingRebalance", "Empty", "Dead"}),
 }
 
+
 class InvariantChecker:
     """Incremental safety checker over an event log. Feed every record once, in order."""
 
