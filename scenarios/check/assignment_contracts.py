@@ -48,12 +48,15 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+import msgspec
+
 from protocol.kafka_configs import STREAMS_DEFAULTS
 from scenarios.check.log_rules import Record, Violation, violation
 
 __all__ = [
     "ASSIGNMENT_INVARIANTS",
     "ASSIGNMENT_CHECKERS",
+    "Contract",
     "contract_of",
     "check_warmup_budget",
     "check_standby_replicas",
@@ -74,13 +77,23 @@ ASSIGNMENT_INVARIANTS = (
 )
 
 
-def contract_of(r: Record) -> dict[str, Any] | None:
-    """What bounds a ``streams_assignment`` record's assignment, read from its ``inputs`` (the
-    configs by Kafka's names, each client's tags; Kafka's defaults where a key is absent) and
-    its ``kafka_warmups``: ``max_warmup_replicas``, ``num_standby_replicas``,
-    ``rack_aware_assignment_strategy``, ``kafka_warmups`` (process label -> task ids), and with
-    ``rack.aware.assignment.tags`` set ``rack_aware_assignment_tags`` and ``client_tags``
-    (process label -> its values of those keys). ``None`` for a record without both fields
+class Contract(msgspec.Struct, frozen=True, kw_only=True):
+    """What bounds a Streams leader's assignment (:func:`contract_of`): the leader's configs
+    by Kafka's names as it read them (Kafka's defaults where a key is absent), Kafka's
+    warm-up map (process label -> task ids) and, with ``rack.aware.assignment.tags`` set,
+    those keys and each client's values of them (process label -> {key: value})."""
+
+    max_warmup_replicas: int
+    num_standby_replicas: int
+    rack_aware_assignment_strategy: str | None
+    kafka_warmups: Mapping[str, list[str]]
+    rack_aware_assignment_tags: list[str] = []
+    client_tags: dict[str, dict[str, str]] = {}
+
+
+def contract_of(r: Record) -> Contract | None:
+    """What bounds a ``streams_assignment`` record's assignment (:class:`Contract`), read
+    from its ``inputs`` and its ``kafka_warmups``. ``None`` for a record without both fields
     (an older log: not judged)."""
     inputs = r.get("inputs")
     warmups = r.get("kafka_warmups")
@@ -88,25 +101,24 @@ def contract_of(r: Record) -> dict[str, Any] | None:
         return None
     config: Mapping[str, Any] = inputs.get("config") or {}
     d = STREAMS_DEFAULTS
-    out: dict[str, Any] = {
-        "max_warmup_replicas": config.get("max.warmup.replicas", d.max_warmup_replicas),
-        "num_standby_replicas": config.get("num.standby.replicas", d.num_standby_replicas),
-        "rack_aware_assignment_strategy": config.get(
-            "rack.aware.assignment.strategy", d.rack_aware_assignment_strategy
-        ),
-        "kafka_warmups": warmups,
-    }
     keys = list(config.get("rack.aware.assignment.tags") or ())
-    if keys:
-        out["rack_aware_assignment_tags"] = keys
-        out["client_tags"] = {
+    strategy = config.get("rack.aware.assignment.strategy", d.rack_aware_assignment_strategy)
+    return Contract(
+        max_warmup_replicas=int(config.get("max.warmup.replicas", d.max_warmup_replicas) or 0),
+        num_standby_replicas=int(config.get("num.standby.replicas", d.num_standby_replicas) or 0),
+        rack_aware_assignment_strategy=None if strategy is None else str(strategy),
+        kafka_warmups=warmups,
+        rack_aware_assignment_tags=keys,
+        client_tags={
             c["id"]: {k: v for k, v in (c.get("tags") or {}).items() if k in keys}
             for c in inputs.get("clients") or ()
         }
-    return out
+        if keys
+        else {},
+    )
 
 
-def _judged(records: Sequence[Record]) -> Iterator[tuple[Record, Mapping[str, Any]]]:
+def _judged(records: Sequence[Record]) -> Iterator[tuple[Record, Contract]]:
     """The ``streams_assignment`` records that carry what bounds them, and that
     (:func:`contract_of`)."""
     for r in records:
@@ -123,9 +135,9 @@ def _stateful(r: Record) -> list[str]:
     return sorted(tasks)
 
 
-def _standbys(r: Record, contract: Mapping[str, Any]) -> dict[str, int]:
+def _standbys(r: Record, contract: Contract) -> dict[str, int]:
     """Stateful task -> clients holding it as a standby that is not in Kafka's warm-up map."""
-    kafka = contract.get("kafka_warmups") or {}
+    kafka = contract.kafka_warmups
     count = dict.fromkeys(_stateful(r), 0)
     for label, decision in (r.get("clients") or {}).items():
         warm = set(kafka.get(label) or ())
@@ -135,18 +147,18 @@ def _standbys(r: Record, contract: Mapping[str, Any]) -> dict[str, int]:
     return count
 
 
-def _expected_standbys(r: Record, contract: Mapping[str, Any]) -> int:
+def _expected_standbys(r: Record, contract: Contract) -> int:
     clients = len(r.get("clients") or {})
-    return max(0, min(int(contract.get("num_standby_replicas") or 0), clients - 1))
+    return max(0, min(contract.num_standby_replicas, clients - 1))
 
 
 def check_warmup_budget(records: Sequence[Record]) -> list[Violation]:
     """``warmups_over_budget``: at most ``max.warmup.replicas`` warm-ups per assignment."""
     found: list[Violation] = []
     for r, contract in _judged(records):
-        limit = int(contract.get("max_warmup_replicas") or 0)
+        limit = contract.max_warmup_replicas
         expected = _expected_standbys(r, contract)
-        kafka = sum(len(ts) for ts in (contract.get("kafka_warmups") or {}).values())
+        kafka = sum(len(ts) for ts in contract.kafka_warmups.values())
         kept = sum(max(0, n - expected) for n in _standbys(r, contract).values())
         if kafka + kept > limit:
             found.append(
@@ -177,7 +189,7 @@ def check_standby_replicas(records: Sequence[Record]) -> list[Violation]:
                     STANDBY_REPLICAS_MISSING,
                     f"generation {r.get('generation')}: stateful task(s) {', '.join(short)} "
                     f"have fewer than {expected} standbys (num.standby.replicas "
-                    f"{contract.get('num_standby_replicas')}, {len(r.get('clients') or {})} "
+                    f"{contract.num_standby_replicas}, {len(r.get('clients') or {})} "
                     "clients)",
                     r,
                     generation=r.get("generation"),
@@ -192,13 +204,13 @@ def check_standby_tags(records: Sequence[Record]) -> list[Violation]:
     """``standby_tags_not_spread``: one tag key: a task's copies span ``min(n + 1, V)`` values."""
     found: list[Violation] = []
     for r, contract in _judged(records):
-        keys = contract.get("rack_aware_assignment_tags") or []
+        keys = contract.rack_aware_assignment_tags
         if len(keys) != 1 or r.get("active_movements") or r.get("standby_movements"):
             continue
         if r.get("cost") is not None:
             continue
         key = keys[0]
-        tags = contract.get("client_tags") or {}
+        tags = contract.client_tags
         clients = r.get("clients") or {}
         value = {label: (tags.get(label) or {}).get(key) for label in clients}
         if not clients or any(v is None for v in value.values()):
@@ -218,7 +230,7 @@ def check_standby_tags(records: Sequence[Record]) -> list[Violation]:
                     f"generation {r.get('generation')}: the copies of {', '.join(short)} span "
                     f"fewer than {expected} distinct values of tag {key!r} "
                     f"({distinct} among the clients, num.standby.replicas "
-                    f"{contract.get('num_standby_replicas')})",
+                    f"{contract.num_standby_replicas})",
                     r,
                     generation=r.get("generation"),
                     member=r.get("member"),
@@ -234,7 +246,7 @@ def check_min_traffic_cost(records: Sequence[Record]) -> list[Violation]:
     for r, contract in _judged(records):
         cost = r.get("cost") or {}
         before, after = cost.get("before"), cost.get("after")
-        if contract.get("rack_aware_assignment_strategy") != "min_traffic" or after is None:
+        if contract.rack_aware_assignment_strategy != "min_traffic" or after is None:
             continue
         if before is not None and after > before:
             found.append(

@@ -10,13 +10,22 @@ quiet-period checker (:mod:`scenarios.check.quiet_periods`) evaluates it from an
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+
+import msgspec
 
 from coordinator.config import CoordinatorConfig
 from members.assignors.incremental_cooperative import exponential_backoff
 from members.config import WORKER_CONFIG_KEYS, WorkerConfig
+from scenarios.eventlog import kinds as k
+from scenarios.eventlog.records import LogRecord
 
-__all__ = ["BOUND_ROUNDS", "NETWORK_ALLOWANCE_MS", "liveness_bound_ms", "bound_from_log"]
+__all__ = [
+    "BOUND_KINDS",
+    "BOUND_ROUNDS",
+    "NETWORK_ALLOWANCE_MS",
+    "liveness_bound_ms",
+    "bound_from_log",
+]
 
 #: Rounds of (session timeout + rebalance timeout + heartbeat + herder work) in the bound.
 BOUND_ROUNDS = 6
@@ -77,30 +86,36 @@ NETWORK_ALLOWANCE_MS = 100
 INITIAL_REBALANCE_DELAY_MS = CoordinatorConfig().initial_rebalance_delay_ms
 
 
-def bound_from_log(records: Sequence[dict[str, Any]]) -> int:
-    """:func:`liveness_bound_ms` from an event log: the largest value of each worker setting
+#: the record kinds :func:`bound_from_log` reads
+BOUND_KINDS = frozenset({"member_start", "config", "run_start"})
+#: ``member_start.config``'s field for each Kafka-named key it logs
+_LOGGED_FIELDS = {f.encode_name: f.name for f in msgspec.structs.fields(k.MemberConfig)}
+
+
+def bound_from_log(records: Sequence[LogRecord]) -> int:
+    """:func:`liveness_bound_ms` from an event log (its records decoded; only those of
+    :data:`BOUND_KINDS` are read): the largest value of each worker setting
     over every ``member_start`` (``config`` carries the ones that differ from Kafka's
     defaults), herder work for the most jobs any ``config`` record (or ``run_start``)
     configures, :data:`NETWORK_ALLOWANCE_MS` per message and Kafka's
     ``group.initial.rebalance.delay.ms`` (neither is in the log). Equals
     ``scenarios.campaigns.chaos.bound_for`` of a chaos scenario, but for the network term."""
     default = WorkerConfig()
-    configs: list[dict[str, Any]] = []
+    configs: list[k.MemberConfig] = []
     jobs = 0
     for r in records:
-        kind = r.get("kind")
-        if kind == "member_start" and "process_id" not in (r.get("config") or {}):
-            configs.append(r.get("config") or {})
-        elif kind in ("config", "run_start"):
-            connectors = r.get("connectors") or {}
-            jobs = max(jobs, len(connectors) + sum(int(n) for n in connectors.values()))
+        match r:
+            case k.MemberStart(config=config) if not isinstance(config.process_id, str):
+                configs.append(config)
+            case k.Config(connectors=connectors) | k.RunStart(connectors=connectors):
+                jobs = max(jobs, len(connectors) + sum(connectors.values()))
+
+    def per_config(c: k.MemberConfig, key: str) -> int:
+        value = getattr(c, _LOGGED_FIELDS[key])
+        return value if isinstance(value, int) else int(getattr(default, WORKER_CONFIG_KEYS[key]))
 
     def top(key: str) -> int:
-        field = WORKER_CONFIG_KEYS[key]
-        return max((int(c.get(key, getattr(default, field))) for c in configs), default=0)
-
-    def per_config(c: dict[str, Any], key: str) -> int:
-        return int(c.get(key, getattr(default, WORKER_CONFIG_KEYS[key])))
+        return max((per_config(c, key) for c in configs), default=0)
 
     per_job = max(
         (

@@ -23,12 +23,12 @@ is judged by ``zombie_owns_work``, :mod:`scenarios.check.zombie_contracts`).
   Kafka's consumer keeps consuming until its next Heartbeat fails. That is named as the known
   behaviour ``consumer-zombie`` (:data:`scenarios.check.consumer_known.CONSUMER_ZOMBIE`).
 
-Input: log records as dicts (``t_ms``, ``kind``, ``member``, then the kind's fields).
+Input: the log's records decoded into their Structs (:mod:`scenarios.eventlog.records`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 from msgspec import UNSET
@@ -37,6 +37,9 @@ from scenarios.check.consumer_known import CONSUMER_ZOMBIE
 from scenarios.check.consumer_liveness import consumer_end_state, consumer_liveness
 from scenarios.check.protocol_checkers import protocol_violations
 from scenarios.check.violation import Violation
+from scenarios.eventlog import kinds as k
+from scenarios.eventlog import kinds_consumer as ku
+from scenarios.eventlog.records import LogRecord, decode_log
 
 __all__ = ["OwnershipViolation", "consumer_log_violations", "ownership_violations"]
 
@@ -57,7 +60,7 @@ class _Owner(NamedTuple):
     generation: int
 
 
-def ownership_violations(records: Iterable[Mapping[str, Any]]) -> list[OwnershipViolation]:
+def ownership_violations(records: Iterable[LogRecord]) -> list[OwnershipViolation]:
     """Every breach of the two rules in ``records`` (log order)."""
     owner: dict[str, _Owner] = {}  # partition label -> its owner
     released: dict[str, tuple[str, int]] = {}  # partition -> (last owner, its generation then)
@@ -71,88 +74,104 @@ def ownership_violations(records: Iterable[Mapping[str, Any]]) -> list[Ownership
                 del owner[p]
 
     for r in records:
-        kind = r.get("kind")
-        member = str(r.get("member"))
-        if kind == "consumer_assignment":
-            generation = int(r["generation"])
-            cooperative = r.get("rebalance_protocol") == "COOPERATIVE"
-            assigned = set(r["assigned"])
-            for p in r["revoked"]:  # given up in this generation
-                if p in owner and owner[p].member == member:
-                    owner[p] = owner[p]._replace(generation=generation)
-            drop([p for p, o in owner.items() if o.member == member], member)
-            for p in r["added"]:
-                last = released.get(p)
-                if cooperative and last and last[0] != member and last[1] == generation:
-                    out.append(
-                        OwnershipViolation(
-                            "cooperative_move_without_revocation",
-                            int(r["t_ms"]),
-                            f"{p} given to {member} in generation {generation}, the generation"
-                            f" in which {last[0]} revoked it",
-                        )
-                    )
-            for p in r["owned"]:
-                held = owner.get(p)
-                if held is not None and held.member != member and p in assigned:
-                    if held.generation == generation:
-                        out.append(
-                            OwnershipViolation(
-                                "double_ownership",
-                                int(r["t_ms"]),
-                                f"{p} given to {member} in generation {generation} while"
-                                f" {held.member} owns it in the same generation",
-                            )
-                        )
-                    elif cooperative:
-                        missed = generation not in joined.get(held.member, ())
-                        out.append(
-                            OwnershipViolation(
-                                "cooperative_move_without_revocation",
-                                int(r["t_ms"]),
-                                f"{p} given to {member} in generation {generation} before"
-                                f" {held.member} (generation {held.generation}) revoked it"
-                                + (
-                                    f" ({held.member} did not join generation {generation})"
-                                    if missed
-                                    else ""
-                                ),
-                                CONSUMER_ZOMBIE if missed else None,
-                            )
-                        )
-                owner[p] = _Owner(member, str(r["member_id"]), generation)
-        elif kind == "join_group_response" and r.get("error") == "NONE":
-            joined.setdefault(member, set()).add(int(r["generation"]))
-        elif kind == "partitions_revoked":
-            generation = int(r["generation"])
-            for p in r["partitions"]:
-                if p in owner and owner[p].member == member:
-                    owner[p] = owner[p]._replace(generation=generation)
-            drop(r["partitions"], member)
-        elif kind == "partitions_lost":
-            drop(r["partitions"], member)
-        elif kind in ("member_stop", "member_crash", "member_fatal"):
-            drop([p for p, o in owner.items() if o.member == member], member)
-        elif kind in ("member_removed", "member_replaced"):
-            # a takeover (KIP-345: another process joined with the static member's
-            # group.instance.id) moves the instance to a new member id: the old process is a
-            # zombie until it hears FENCED_INSTANCE_ID (judged by zombie_owns_work)
-            gone = str(r["member_id"] if kind == "member_removed" else r["old_member_id"])
-            for p in [p for p, o in owner.items() if o.member_id == gone]:
-                del owner[p]
+        match r:
+            case ku.ConsumerAssignment(member=member, generation=generation):
+                for p in r.revoked:  # given up in this generation
+                    if p in owner and owner[p].member == member:
+                        owner[p] = owner[p]._replace(generation=generation)
+                drop([p for p, o in owner.items() if o.member == member], member)
+                out.extend(_assignment_violations(r, owner, released, joined))
+                for p in r.owned:
+                    owner[p] = _Owner(member, r.member_id, generation)
+            case k.JoinGroupResponse(member=member, error="NONE", generation=generation):
+                joined.setdefault(member, set()).add(generation)
+            case ku.PartitionsRevoked(member=member, generation=generation, partitions=parts):
+                for p in parts:
+                    if p in owner and owner[p].member == member:
+                        owner[p] = owner[p]._replace(generation=generation)
+                drop(parts, member)
+            case ku.PartitionsLost(member=member, partitions=parts):
+                drop(parts, member)
+            case (
+                k.MemberStop(member=member)
+                | k.MemberCrash(member=member)
+                | k.MemberFatal(member=member)
+            ):
+                drop([p for p, o in owner.items() if o.member == member], member)
+            case k.MemberRemoved(member_id=gone) | k.MemberReplaced(old_member_id=gone):
+                # a takeover (KIP-345: another process joined with the static member's
+                # group.instance.id) moves the instance to a new member id: the old process is
+                # a zombie until it hears FENCED_INSTANCE_ID (judged by zombie_owns_work)
+                for p in [p for p, o in owner.items() if o.member_id == gone]:
+                    del owner[p]
+    return out
+
+
+def _assignment_violations(
+    r: ku.ConsumerAssignment,
+    owner: dict[str, _Owner],
+    released: dict[str, tuple[str, int]],
+    joined: dict[str, set[int]],
+) -> list[OwnershipViolation]:
+    """The breaches ``r`` (a consumer applying its assignment, its own partitions already
+    released) makes against the other consumers' ``owner``ship and ``released`` partitions."""
+    member, generation, t = r.member, r.generation, r.t_ms
+    cooperative = r.rebalance_protocol == "COOPERATIVE"
+    assigned = set(r.assigned)
+    out: list[OwnershipViolation] = []
+    for p in r.added:
+        last = released.get(p)
+        if cooperative and last and last[0] != member and last[1] == generation:
+            out.append(
+                OwnershipViolation(
+                    "cooperative_move_without_revocation",
+                    t,
+                    f"{p} given to {member} in generation {generation}, the generation"
+                    f" in which {last[0]} revoked it",
+                )
+            )
+    for p in r.owned:
+        held = owner.get(p)
+        if held is None or p not in assigned:
+            continue
+        if held.generation == generation:
+            out.append(
+                OwnershipViolation(
+                    "double_ownership",
+                    t,
+                    f"{p} given to {member} in generation {generation} while"
+                    f" {held.member} owns it in the same generation",
+                )
+            )
+        elif cooperative:
+            missed = generation not in joined.get(held.member, ())
+            out.append(
+                OwnershipViolation(
+                    "cooperative_move_without_revocation",
+                    t,
+                    f"{p} given to {member} in generation {generation} before"
+                    f" {held.member} (generation {held.generation}) revoked it"
+                    + (f" ({held.member} did not join generation {generation})" if missed else ""),
+                    CONSUMER_ZOMBIE if missed else None,
+                )
+            )
     return out
 
 
 def consumer_log_violations(records: list[dict[str, Any]]) -> list[Violation]:
     """The violations (``invariant``, ``detail``) of a consumer group's whole log: the two
     rules above, the protocol checkers (:mod:`scenarios.check.protocol_checkers`), then
-    ``liveness`` at the log's end (:mod:`scenarios.check.consumer_liveness`)."""
+    ``liveness`` at the log's end (:mod:`scenarios.check.consumer_liveness`). The log is
+    decoded once for the first two."""
+    typed = decode_log(records)
     found = [
         Violation(
             invariant=v.rule,
             detail=f"at {v.t_ms} ms: {v.message}",
             known_issue=v.known_issue or UNSET,
         )
-        for v in ownership_violations(records)
+        for v in ownership_violations(typed)
     ]
-    return found + protocol_violations(records) + consumer_liveness(consumer_end_state(records))
+    return (
+        found + protocol_violations(records, typed) + consumer_liveness(consumer_end_state(records))
+    )

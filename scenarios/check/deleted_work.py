@@ -38,10 +38,11 @@ workers: there (2) is that balance holding as it is (only ghosts may be wrong).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from scenarios.check.invariants import DELETED_NOT_REVOKED
 from scenarios.check.summary_types import ConnectSummary, WorkerCounts
+from scenarios.eventlog import kinds as k
+from scenarios.eventlog.records import LogRecord
 
 __all__ = ["DELETED_NOT_REVOKED", "deleted_not_revoked"]
 
@@ -66,7 +67,12 @@ def _configured(connectors: dict[str, int]) -> tuple[set[str], set[str]]:
     return set(connectors), tasks
 
 
-def deleted_not_revoked(records: Sequence[dict[str, Any]], summary: ConnectSummary) -> str | None:
+def _items(items: list[str] | object) -> set[str]:
+    """An optional list field's items (none when absent: a Streams ``assignment``)."""
+    return set(items) if isinstance(items, list) else set()
+
+
+def deleted_not_revoked(records: Sequence[LogRecord], summary: ConnectSummary) -> str | None:
     """:data:`DELETED_NOT_REVOKED` when what is wrong with the end state of ``records`` (a
     Connect log, already summarized as ``summary``) is only ghosts no leader could revoke —
     still running, or stopped but counted as their owner's load — per the module's
@@ -88,47 +94,46 @@ def deleted_not_revoked(records: Sequence[dict[str, Any]], summary: ConnectSumma
     runs: list[tuple[int, int, set[str] | None]] = []
     claims: set[str] = set()  # workers that ever named static jobs (KIP-987)
     for r in records:
-        kind = r.get("kind")
-        member = r.get("member")
-        if kind == "config":
-            now = _configured(r.get("connectors") or {})
-            offset = int(r.get("offset") or 0)
-            for old, new in zip(configured, now, strict=True):
-                for gone in old - new:
-                    removed_at[gone] = offset
-            configured = now
-        elif kind == "generation":
-            members_of[int(r["generation"])] = set(r.get("members") or ())
-        elif kind in ("member_start", "member_crash", "member_stop") and member:
-            procs[member] = _Process()
-            config = r.get("config") or {}
-            if config.get("static.connectors") or config.get("static.tasks"):
-                claims.add(member)
-        elif kind == "assignor" and member:
-            proc = procs.setdefault(member, _Process())
-            valid = proc.last_led != -1 and proc.last_led == proc.last_completed
-            runs.append(
-                (
-                    int(r["generation"]),
-                    int(r.get("config_offset") or 0),
-                    members_of.get(proc.last_led) if valid else None,
+        match r:
+            case k.Config(connectors=connectors, offset=offset):
+                now = _configured(connectors)
+                for old, new in zip(configured, now, strict=True):
+                    for gone in old - new:
+                        removed_at[gone] = offset
+                configured = now
+            case k.Generation(generation=generation, members=members):
+                members_of[generation] = set(members)
+            case k.MemberStart(member=member, config=config) if member:
+                procs[member] = _Process()
+                if config.static_connectors or config.static_tasks:
+                    claims.add(member)
+            case k.MemberCrash(member=member) | k.MemberStop(member=member) if member:
+                procs[member] = _Process()
+            case k.Assignor(member=member, generation=generation) if member:
+                proc = procs.setdefault(member, _Process())
+                valid = proc.last_led != -1 and proc.last_led == proc.last_completed
+                runs.append(
+                    (
+                        generation,
+                        r.config_offset,
+                        members_of.get(proc.last_led) if valid else None,
+                    )
                 )
-            )
-            proc.last_led = int(r["generation"])
-        elif kind == "assignment" and member:
-            proc = procs.setdefault(member, _Process())
-            if r.get("protocol") == _EAGER_PROTOCOL:
+                proc.last_led = generation
+            case k.Assignment(member=member) if member:
+                proc = procs.setdefault(member, _Process())
+                if r.protocol == _EAGER_PROTOCOL:
+                    proc.connectors, proc.tasks = set(), set()
+                proc.connectors -= _items(r.revoked_connectors)
+                proc.tasks -= _items(r.revoked_tasks)
+                proc.connectors |= _items(r.connectors)
+                proc.tasks |= _items(r.tasks)
+                proc.last_completed = r.generation
+                proc.applied.add(proc.last_completed)
+            case k.Revoke(member=member, reason="coordinator_lost") if member:
+                # the snapshot is dropped: the next JoinGroup reports nothing owned
+                proc = procs.setdefault(member, _Process())
                 proc.connectors, proc.tasks = set(), set()
-            proc.connectors -= set(r.get("revoked_connectors") or ())
-            proc.tasks -= set(r.get("revoked_tasks") or ())
-            proc.connectors |= set(r.get("connectors") or ())
-            proc.tasks |= set(r.get("tasks") or ())
-            proc.last_completed = int(r["generation"])
-            proc.applied.add(proc.last_completed)
-        elif kind == "revoke" and member and r.get("reason") == "coordinator_lost":
-            # the snapshot is dropped: the next JoinGroup reports nothing owned
-            proc = procs.setdefault(member, _Process())
-            proc.connectors, proc.tasks = set(), set()
     final = summary.workers_final
     # under static with a worker that names static jobs, balance counts only wildcard jobs
     # over wildcard workers: that balance must hold as it is, only ghosts may run

@@ -1,10 +1,9 @@
 """Safety invariants, checked on every event-log record (docs/event-log.md).
 
 :class:`InvariantChecker` is fed each record in ``seq`` order and returns the violations that
-record causes (:class:`scenarios.check.violation.Violation`: ``invariant``, ``detail``, the
-items involved, and ``cause_seq``, the ``seq`` of the offending record). Records of kinds it
-does not know, and ``violation`` records, are ignored. Per record it does O(1) work, except
-``member_crash``/``member_stop``/``member_start`` which forget what that member owned.
+record causes (:class:`scenarios.check.violation.Violation`, ``cause_seq`` the offending
+record's ``seq``); it ignores ``violation`` records and kinds it does not know. O(1) work per
+record, except ``member_crash``/``_stop``/``_start``, which forget what the member owned.
 
 Invariants (record kinds from ``docs/event-log.md``):
 
@@ -135,6 +134,7 @@ VALID_PREVIOUS_STATES: dict[str, frozenset[str]] = {
     "Stable": frozenset({"CompletingRebalance"}),
     "Dead": frozenset({"Stable", "PreparingRebalance", "CompletingRebalance", "Empty", "Dead"}),
 }
+
 
 class InvariantChecker:
     """Incremental safety checker over an event log. Feed every record once, in order."""

@@ -165,9 +165,7 @@ class KnownIssueWindows:
             full = action == "partition" or (
                 action == "loss" and float(record.get("probability") or 0) >= 1
             )
-            self._member(str(record.get("member"))).link.append(
-                LinkFault(start, end, extra, full)
-            )
+            self._member(str(record.get("member"))).link.append(LinkFault(start, end, extra, full))
         elif action == "heal":
             timers = self._member(str(record.get("member")))
             timers.link = [

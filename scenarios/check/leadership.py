@@ -18,11 +18,11 @@ members of a join phase with one leader id; a static leader replaced by a new me
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
+from scenarios.check.log_rules import reads_typed
 from scenarios.check.violation import Violation
 from scenarios.eventlog import kinds as k
-from scenarios.eventlog.records import decode_kinds
+from scenarios.eventlog.records import LogRecord
 
 __all__ = ["LEADER_CHANGED", "check_leader_continuity"]
 
@@ -35,7 +35,8 @@ _KINDS = frozenset(
 )
 
 
-def check_leader_continuity(records: Sequence[dict[str, Any]]) -> list[Violation]:
+@reads_typed(*_KINDS)
+def check_leader_continuity(records: Sequence[LogRecord]) -> list[Violation]:
     """``leader_changed`` violations: a ``generation`` whose leader is not among its
     ``member_ids``, or that replaces a dynamic leader that is still a member."""
     found: list[Violation] = []
@@ -45,7 +46,7 @@ def check_leader_continuity(records: Sequence[dict[str, Any]]) -> list[Violation
     # generation -> its leader id, and the ids a static leader's replacements took since (an
     # answer sent before the replacement names the old id, one sent after the new)
     leader_of: dict[int, set[str | None]] = {}
-    for r in decode_kinds(records, _KINDS):
+    for r in records:
         match r:
             case k.JoinGroupResponse(member=member, member_id=member_id, leader_id=told):
                 want = leader_of.get(r.generation) if r.error == "NONE" else None

@@ -5,40 +5,28 @@ upstream behaviour explains what it finds."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from msgspec import UNSET
 
 from scenarios.check.deleted_work import deleted_not_revoked
 from scenarios.check.invariants import KAFKA_13816
-from scenarios.check.metrics import summarize
 from scenarios.check.summary_types import ConnectConvergence, ConnectSummary
 from scenarios.check.violation import Violation
 from scenarios.eventlog import kinds as k
 from scenarios.eventlog import kinds_connect as kc
-from scenarios.eventlog.records import decode_kinds
+from scenarios.eventlog.records import LogRecord
 
-__all__ = ["liveness_violations"]
-
-#: the record kinds :func:`_kept_across_downgrade` reads
-_OWNERSHIP_KINDS = frozenset(
-    {
-        "task_start",
-        "connector_start",
-        "task_stopped",
-        "connector_stopped",
-        "member_start",
-        "member_stop",
-        "member_crash",
-        "generation",
-        "revoke",
-    }
-)
+__all__ = ["liveness_violations", "liveness_judged"]
 
 
-def liveness_violations(
-    records: Sequence[dict[str, Any]], summary: ConnectSummary | None = None
-) -> list[Violation]:
+def liveness_judged(summary: ConnectSummary) -> bool:
+    """Whether :func:`liveness_violations` can find anything: the run did not converge, or
+    workers still run KAFKA-13816 leftovers (the log need not be decoded otherwise)."""
+    conv = summary.convergence
+    return not summary.converged or bool(conv.leftover_tasks or conv.leftover_connectors)
+
+
+def liveness_violations(records: Sequence[LogRecord], summary: ConnectSummary) -> list[Violation]:
     """End-of-run liveness and balance (docs/event-log.md), as violations.
 
     The runtime calls it before emitting ``run_end`` (then the end is the last record's time).
@@ -51,11 +39,9 @@ def liveness_violations(
     :mod:`scenarios.check.snapshots`).
 
     Args:
-        records: the log so far.
-        summary: :func:`summarize` of ``records``, if already computed.
+        records: the log so far, decoded (:func:`scenarios.eventlog.records.decode_log`).
+        summary: :func:`scenarios.check.metrics.summarize` of the same log.
     """
-    if summary is None:
-        summary = summarize(records)
     conv = summary.convergence
     leftovers = _leftover_violations(summary)
     if summary.converged:
@@ -145,14 +131,14 @@ def _leftover_violations(summary: ConnectSummary) -> list[Violation]:
     ]
 
 
-def _replay_refusal_issue(records: Sequence[dict[str, Any]], summary: ConnectSummary) -> str | None:
+def _replay_refusal_issue(records: Sequence[LogRecord], summary: ConnectSummary) -> str | None:
     """``failover-protocol-replay`` when no worker is left because, after a coordinator
     failover, workers were refused with INCONSISTENT_GROUP_PROTOCOL and their herders exited
     (the loaded group knows only each member's elected protocol, as Kafka's replay does)."""
     if summary.workers_final:
         return None
     loaded = False
-    for r in decode_kinds(records, ("group_loaded", "member_fatal")):
+    for r in records:
         match r:
             case k.GroupLoaded():
                 loaded = True
@@ -161,14 +147,14 @@ def _replay_refusal_issue(records: Sequence[dict[str, Any]], summary: ConnectSum
     return None
 
 
-def _kept_across_downgrade(records: Sequence[dict[str, Any]]) -> set[tuple[str, str]]:
+def _kept_across_downgrade(records: Sequence[LogRecord]) -> set[tuple[str, str]]:
     """Instances a cooperative worker was running when the group went eager and still runs,
     not having revoked everything on an eager rejoin since (KAFKA-13816: its first eager
     join keeps its work, and the eager leader never revokes)."""
     running: dict[str, set[tuple[str, str]]] = {}
     kept: dict[str, set[tuple[str, str]]] = {}
     protocol: str | None = None
-    for r in decode_kinds(records, _OWNERSHIP_KINDS):
+    for r in records:
         match r:
             case kc.TaskStart(task=task, member=member):
                 running.setdefault(member, set()).add(("task", task))
@@ -194,7 +180,7 @@ def _kept_across_downgrade(records: Sequence[dict[str, Any]]) -> set[tuple[str, 
     return {inst for m, owned in kept.items() for inst in owned & running.get(m, set())}
 
 
-def _duplicates_issue(records: Sequence[dict[str, Any]], conv: ConnectConvergence) -> str | None:
+def _duplicates_issue(records: Sequence[LogRecord], conv: ConnectConvergence) -> str | None:
     """The known issue behind the end-of-run state, when its only fault is instances running
     twice that a known-issue ``double_ownership`` started, and removed instances a worker kept
     across a downgrade to eager (KAFKA-13816); else None."""
@@ -211,9 +197,8 @@ def _duplicates_issue(records: Sequence[dict[str, Any]], conv: ConnectConvergenc
     if not duplicates:
         return KAFKA_13816 if removed else None
     issues: dict[tuple[str, str], str] = {}
-    for r in decode_kinds(records, ("violation",)):
-        assert isinstance(r, k.Violation)
-        if r.known_issue:
+    for r in records:
+        if isinstance(r, k.Violation) and r.known_issue:
             for what, instance in (("task", r.task), ("connector", r.connector)):
                 if instance is not UNSET:
                     issues[(what, instance)] = r.known_issue

@@ -16,11 +16,12 @@ from typing import Any
 from scenarios import kinds
 from scenarios.check.consumer_ownership import consumer_log_violations
 from scenarios.check.invariants import InvariantChecker
-from scenarios.check.liveness import liveness_violations
+from scenarios.check.liveness import liveness_judged, liveness_violations
 from scenarios.check.metrics import summarize
 from scenarios.check.protocol_checkers import protocol_violations
 from scenarios.check.violation import located
 from scenarios.eventlog import LogFormatError, read_jsonl
+from scenarios.eventlog.records import decode_log
 from scenarios.input.limits import LimitExceeded, check_limit, limit
 
 __all__ = ["check_log", "check_records", "check_group_log", "check_consumer_log"]
@@ -68,10 +69,13 @@ def check_group_log(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     for violation in checker.finish():
         found.append(located(end_ms, violation))
     live = [r for r in records if r.get("kind") != "violation"]
-    for ended in liveness_violations(live, summarize(live)):
-        found.append(located(end_ms, ended))
+    summary = summarize(live)
+    typed = decode_log(live) if liveness_judged(summary) else None  # once, for both checks
+    if typed is not None:
+        for ended in liveness_violations(typed, summary):
+            found.append(located(end_ms, ended))
     by_seq = {r.get("seq"): r.get("t_ms") for r in live}
-    for broken in protocol_violations(live):
+    for broken in protocol_violations(live, typed):
         found.append(located(by_seq.get(broken.cause_seq, end_ms), broken))
     return found
 

@@ -10,22 +10,32 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from scenarios.check.violation import Violation
+from scenarios.eventlog.records import LogRecord
 
 __all__ = [
+    "Checker",
     "KnownProtocols",
     "Record",
+    "TypedChecker",
     "Violation",
     "violation",
     "protocol_vote",
     "reads",
+    "reads_typed",
     "kinds_read",
+    "is_typed",
 ]
 
 Record = dict[str, Any]
 Checker = Callable[[Sequence[Record]], list[Violation]]
+#: a checker over the log's records decoded into their Structs
+#: (:func:`scenarios.eventlog.records.decode_log`)
+TypedChecker = Callable[[Sequence[LogRecord]], list[Violation]]
 
 #: checker -> the only record kinds its verdict depends on (see :func:`reads`)
-_KINDS_READ: dict[Checker, frozenset[str]] = {}
+_KINDS_READ: dict[Checker | TypedChecker, frozenset[str]] = {}
+#: the checkers declared with :func:`reads_typed`
+_TYPED: set[TypedChecker] = set()
 
 
 def reads(*kinds: str) -> Callable[[Checker], Checker]:
@@ -42,9 +52,29 @@ def reads(*kinds: str) -> Callable[[Checker], Checker]:
     return declare
 
 
-def kinds_read(checker: Checker) -> frozenset[str] | None:
-    """The kinds ``checker`` declared with :func:`reads`, or ``None`` (it reads every record)."""
+def reads_typed(*kinds: str) -> Callable[[TypedChecker], TypedChecker]:
+    """Declare a checker over typed records (:data:`scenarios.eventlog.records.LogRecord`,
+    decoded once per log by :func:`scenarios.check.protocol_checkers.protocol_violations`)
+    whose verdict depends on records of ``kinds`` only, as :func:`reads` does for a checker
+    over dicts."""
+
+    def declare(checker: TypedChecker) -> TypedChecker:
+        _KINDS_READ[checker] = frozenset(kinds)
+        _TYPED.add(checker)
+        return checker
+
+    return declare
+
+
+def kinds_read(checker: Checker | TypedChecker) -> frozenset[str] | None:
+    """The kinds ``checker`` declared with :func:`reads` or :func:`reads_typed`, or ``None``
+    (it reads every record)."""
     return _KINDS_READ.get(checker)
+
+
+def is_typed(checker: Checker | TypedChecker) -> bool:
+    """Whether ``checker`` was declared with :func:`reads_typed` (it reads Structs)."""
+    return checker in _TYPED
 
 
 def violation(invariant: str, detail: str, record: Record, **extra: Any) -> Violation:

@@ -1,8 +1,12 @@
 """Protocol checkers: pure functions over a whole event log (docs/event-log.md).
 
 Each checker takes the records of one run, in ``seq`` order (``violation`` records are
-skipped), and returns violations as dicts of fields for a ``violation`` record:
-``{"invariant": name, "detail": one line, "cause_seq": seq of the offending record, ...}``.
+skipped), and returns :class:`scenarios.check.violation.Violation` s (the fields of a
+``violation`` record: ``invariant``, ``detail``, ``cause_seq`` = the offending record's
+``seq``, ...). A checker declared with :func:`scenarios.check.log_rules.reads_typed`
+(``leader_changed``, ``scheduled_delay``, ``unexplained_removal``) reads the records decoded
+into their Structs (:data:`scenarios.eventlog.records.LogRecord`) and ``match``es on them;
+the others still read the record dicts.
 They complement :class:`scenarios.check.invariants.InvariantChecker` (ownership and state
 table) with the group protocol's own rules; :func:`protocol_violations` runs them all, at the
 end of every simulated run (``end_violations`` of both kinds) and in ``groupsim check``.
@@ -90,16 +94,19 @@ Contract checkers (:mod:`scenarios.check.contracts`: one published KIP rule each
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, cast
 
 from members.assignors.streams.task_movement import is_caught_up
 from scenarios.check.contracts import CONTRACT_CHECKERS, CONTRACT_INVARIANTS
 from scenarios.check.leadership import LEADER_CHANGED, check_leader_continuity
 from scenarios.check.log_rules import (
+    Checker,
     KnownProtocols,
     Record,
+    TypedChecker,
     Violation,
+    is_typed,
     kinds_read,
     protocol_vote,
     reads,
@@ -108,6 +115,8 @@ from scenarios.check.log_rules import (
 from scenarios.check.quiet_periods import QUIET_PERIOD_BALANCE, check_quiet_period_balance
 from scenarios.check.removals import UNEXPLAINED_REMOVAL, check_unexplained_removal
 from scenarios.check.scheduled_delay import SCHEDULED_DELAY, check_scheduled_delay
+from scenarios.eventlog.kinds import Violation as Violated
+from scenarios.eventlog.records import LogRecord, decode_log
 
 __all__ = [
     "PROTOCOL_INVARIANTS",
@@ -484,7 +493,7 @@ def check_streams_active_caught_up(records: Sequence[Record]) -> list[Violation]
     return found
 
 
-_CHECKERS: tuple[Callable[[Sequence[Record]], list[Violation]], ...] = (
+_CHECKERS: tuple[Checker | TypedChecker, ...] = (
     check_generation_increases,
     check_member_generation,
     check_stale_generation_accepted,
@@ -502,25 +511,44 @@ _CHECKERS: tuple[Callable[[Sequence[Record]], list[Violation]], ...] = (
 )
 
 
-def protocol_violations(records: Sequence[Record]) -> list[Violation]:
+def protocol_violations(
+    records: Sequence[Record], typed: Sequence[LogRecord] | None = None
+) -> list[Violation]:
     """Every protocol checker over ``records`` (``violation`` records are ignored), in
     checker order. A checker that declares the kinds it reads
     (:func:`scenarios.check.log_rules.reads`) gets only those records, in log order, from one
-    index of the log by kind: the same verdict, without a scan of the whole log each."""
+    index of the log by kind: the same verdict, without a scan of the whole log each. A
+    checker declared with :func:`scenarios.check.log_rules.reads_typed` gets them as Structs:
+    the log is decoded once for all of them (``typed``, when given, is ``records`` decoded by
+    :func:`scenarios.eventlog.records.decode_log`, one Struct per record, in order).
+
+    Raises:
+        msgspec.ValidationError: a record does not match its kind's Struct.
+    """
     live: list[Record] = []
-    by_kind: dict[Any, list[tuple[int, Record]]] = {}
-    for i, r in enumerate(records):
+    by_kind: dict[Any, list[int]] = {}
+    for r in records:
         kind = r.get("kind")
         if kind == "violation":
             continue
+        by_kind.setdefault(kind, []).append(len(live))
         live.append(r)
-        by_kind.setdefault(kind, []).append((i, r))
+    # live index -> its Struct: all of ``typed``, else each record a typed checker reads,
+    # decoded on first use
+    decoded: dict[int, LogRecord] = (
+        {} if typed is None else dict(enumerate(t for t in typed if not isinstance(t, Violated)))
+    )
     found: list[Violation] = []
     for checker in _CHECKERS:
         kinds = kinds_read(checker)
         if kinds is None:
-            found.extend(checker(live))
+            found.extend(cast(Checker, checker)(live))
             continue
-        picked = sorted(entry for kind in kinds for entry in by_kind.get(kind, ()))
-        found.extend(checker([r for _, r in picked]))
+        picked = sorted(i for kind in kinds for i in by_kind.get(kind, ()))
+        if is_typed(checker):
+            todo = [i for i in picked if i not in decoded]
+            decoded.update(zip(todo, decode_log(live[i] for i in todo), strict=True))
+            found.extend(cast(TypedChecker, checker)([decoded[i] for i in picked]))
+        else:
+            found.extend(cast(Checker, checker)([live[i] for i in picked]))
     return found

@@ -40,13 +40,15 @@ import msgspec
 from msgspec import UNSET
 
 from scenarios import kinds
-from scenarios.check.bounds import bound_from_log
+from scenarios.check.bounds import BOUND_KINDS, bound_from_log
 from scenarios.check.invariants import InvariantChecker
 from scenarios.check.liveness import liveness_violations
 from scenarios.check.metrics import _Summarizer, step_end_ms, summarize
 from scenarios.check.summary_types import ConnectSummary
 from scenarios.check.violation import Violation
+from scenarios.eventlog import kinds as k
 from scenarios.eventlog.kinds import Fault, Step
+from scenarios.eventlog.records import LogRecord, decode_kinds, decode_log
 
 __all__ = [
     "QUIET_PERIOD_BALANCE",
@@ -136,7 +138,7 @@ def _with_safety_violations(records: Sequence[dict[str, Any]]) -> list[dict[str,
 
 
 def _duplicates_started_by_known_issues(
-    records: Sequence[dict[str, Any]], summary: ConnectSummary
+    records: Sequence[LogRecord], summary: ConnectSummary
 ) -> str | None:
     """The rule chaos applies to the end of a run (``campaigns.chaos.known_issue_of``): when
     the only problem is instances running twice, each started by a double ownership that a
@@ -152,10 +154,10 @@ def _duplicates_started_by_known_issues(
         return None
     issues: dict[tuple[str, str], str] = {}
     for r in records:
-        if r.get("kind") == "violation" and r.get("known_issue"):
-            for what in ("task", "connector"):
-                if r.get(what) is not None:
-                    issues[(what, str(r[what]))] = str(r["known_issue"])
+        if isinstance(r, k.Violation) and r.known_issue:
+            for what, instance in (("task", r.task), ("connector", r.connector)):
+                if isinstance(instance, str):
+                    issues[(what, instance)] = r.known_issue
     duplicates = [("task", t) for t in conv.duplicate_tasks] + [
         ("connector", c) for c in conv.duplicate_connectors
     ]
@@ -177,7 +179,7 @@ def check_quiet_period_balance(records: Sequence[dict[str, Any]]) -> list[Violat
     if not records or not kinds.of_log(records, within=3).quiet_period_balance:
         return []
     live = [r for r in records if r.get("kind") != "violation"]
-    bound = bound_from_log(live)
+    bound = bound_from_log(list(decode_kinds(live, BOUND_KINDS)))
     periods = quiet_periods(live, bound)
     if not periods:
         return []
@@ -187,7 +189,7 @@ def check_quiet_period_balance(records: Sequence[dict[str, Any]]) -> list[Violat
         if ok:
             continue
         prefix = [r for r in live if r.get("t_ms", 0) <= at]
-        checked = _with_safety_violations(prefix)
+        checked = decode_log(_with_safety_violations(prefix))
         summary = summarize(prefix)
         judged = liveness_violations(checked, summary)
         issue = _duplicates_started_by_known_issues(checked, summary)

@@ -63,10 +63,12 @@ Only logs whose members log their own side are judged (``member_start`` and
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from members.config import WORKER_DEFAULTS
+from scenarios.check.log_rules import reads_typed
 from scenarios.check.violation import Violation
+from scenarios.eventlog import kinds as k
+from scenarios.eventlog.records import LogRecord
 
 __all__ = ["UNEXPLAINED_REMOVAL", "SLACK_MS", "check_unexplained_removal"]
 
@@ -79,27 +81,48 @@ SLACK_MS = 3_000
 _EVICTIONS = ("session_timeout", "not_rejoined", "sync_timeout")
 #: Connect's ``heartbeat.interval.ms`` default (a worker's ``member_start`` logs another one)
 _HEARTBEAT_INTERVAL_MS = WORKER_DEFAULTS.heartbeat_interval_ms
-_GONE = ("member_stop", "member_crash", "member_fatal")
-_JOINING = ("member_start", "join_group_request", "sync_group_request")
 _OPEN = 1 << 62  # a partition with no duration: until its heal
+#: the record kinds :func:`check_unexplained_removal` reads
+_KINDS = (
+    "member_start",
+    "member_stop",
+    "member_crash",
+    "member_fatal",
+    "member_replaced",
+    "member_removed",
+    "generation",
+    "leave_group",
+    "join_group_request",
+    "join_group_response",
+    "sync_group_request",
+    "sync_group_response",
+    "coordinator_unknown",
+    "fault",
+)
 
 
-def _fault_span(r: dict[str, Any]) -> tuple[int, int]:
+def _ms(value: int | object) -> int:
+    """An optional ms field's value, 0 when absent (``UNSET``) or ``None``."""
+    return value if isinstance(value, int) else 0
+
+
+def _fault_span(r: k.Fault) -> tuple[int, int]:
     """``(start, end)`` of a ``fault`` record's effect on its member's link (virtual ms)."""
-    t = int(r.get("t_ms") or 0)
-    fault = r.get("fault")
-    until = r.get("until_ms")
-    if fault == "partition":
-        duration = r.get("duration_ms")
-        return t, t + int(duration) if duration else _OPEN
-    if fault in ("latency", "delay_request"):
-        extra = int(r.get("extra_ms") or r.get("delay_ms") or 0)
-        return t, int(until if until is not None else t) + extra
-    if fault == "slow":
-        return t, t + int(r.get("stall_ms") or 0)
-    if fault == "coordinator_failover":
-        return t, t + int(r.get("down_ms") or 0)
-    return t, int(until) if until is not None else t
+    t = r.t_ms
+    until = r.until_ms if isinstance(r.until_ms, int) else None
+    match r.fault:
+        case "partition":
+            return t, t + r.duration_ms if isinstance(
+                r.duration_ms, int
+            ) and r.duration_ms else _OPEN
+        case "latency" | "delay_request":
+            extra = _ms(r.extra_ms) or _ms(r.delay_ms)
+            return t, (until if until is not None else t) + extra
+        case "slow":
+            return t, t + _ms(r.stall_ms)
+        case "coordinator_failover":
+            return t, t + _ms(r.down_ms)
+    return t, until if until is not None else t
 
 
 def _answers_lost_explain(
@@ -127,32 +150,33 @@ def _answers_lost_explain(
     return t >= start + 2 * (session_ms - heartbeat_ms) - SLACK_MS
 
 
-def _evicted_late(r: dict[str, Any], member: str, crash: int, session: int) -> Violation:
+def _evicted_late(r: k.MemberRemoved, crash: int, session: int) -> Violation:
     return Violation(
         invariant=UNEXPLAINED_REMOVAL,
         detail=(
-            f"the coordinator removed {member} ({r.get('reason')}) at {r.get('t_ms')} ms, "
-            f"{int(r.get('t_ms') or 0) - crash} ms after its process crashed while Stable: "
+            f"the coordinator removed {r.member} ({r.reason}) at {r.t_ms} ms, "
+            f"{r.t_ms - crash} ms after its process crashed while Stable: "
             f"later than session.timeout.ms ({session} ms) with no fault on its link since"
         ),
-        member=member,
-        cause_seq=r.get("seq"),
+        member=r.member,
+        cause_seq=r.seq,
     )
 
 
-def _left_but_evicted(r: dict[str, Any], member: str, sent: int) -> Violation:
+def _left_but_evicted(r: k.MemberRemoved, sent: int) -> Violation:
     return Violation(
         invariant=UNEXPLAINED_REMOVAL,
         detail=(
-            f"the coordinator removed {member} ({r.get('reason')}) at {r.get('t_ms')} ms though "
+            f"the coordinator removed {r.member} ({r.reason}) at {r.t_ms} ms though "
             f"it sent LeaveGroup at {sent} ms and no fault touched its link since"
         ),
-        member=member,
-        cause_seq=r.get("seq"),
+        member=r.member,
+        cause_seq=r.seq,
     )
 
 
-def check_unexplained_removal(records: Sequence[dict[str, Any]]) -> list[Violation]:
+@reads_typed(*_KINDS)
+def check_unexplained_removal(records: Sequence[LogRecord]) -> list[Violation]:
     """``unexplained_removal`` violations (see the module docstring), one per removal."""
     found: list[Violation] = []
     running: set[str] = set()  # members whose process runs
@@ -177,107 +201,122 @@ def check_unexplained_removal(records: Sequence[dict[str, Any]]) -> list[Violati
         return any(span[0] <= end and span[1] >= start for span in link_spans(member))
 
     for r in records:
-        kind = r.get("kind")
-        member = str(r.get("member"))
-        if kind == "member_crash" and member in running:
-            stable_from = settled.get(member)
-            if stable_from is not None and joined.get(member, 0) < stable_from:
-                for mid in ids.get(member, ()):
-                    crashed[mid] = int(r.get("t_ms") or 0)
-        if kind == "generation":
-            for mid in r.get("member_ids") or ():
-                if mid in crashed:
-                    crashed[mid] = int(r.get("t_ms") or 0)
-        if kind == "leave_group" and r.get("member_id"):
-            left[str(r["member_id"])] = int(r.get("t_ms") or 0)
-        if kind == "member_start":
-            running.add(member)
-            ids[member] = set()
-            config = r.get("config") or {}
-            if "connect.protocol" in config:
-                interval[member] = int(config.get("heartbeat.interval.ms", _HEARTBEAT_INTERVAL_MS))
-            else:
-                interval.pop(member, None)
-        if kind == "join_group_request":
-            awaiting[member] = int(r.get("t_ms") or 0)
-        elif kind in ("join_group_response", "coordinator_unknown", *_GONE, "member_start"):
-            awaiting.pop(member, None)
-        if kind in _JOINING:
-            joined[member] = int(r.get("t_ms") or 0)
-        elif kind == "coordinator_unknown":
-            lost[member] = int(r.get("t_ms") or 0)
-        elif kind == "sync_group_response" and r.get("error") == "NONE":
-            settled[member] = int(r.get("t_ms") or 0)
-        elif kind in _GONE:
-            running.discard(member)
-        if kind in ("join_group_response", "join_group_request") and r.get("member_id"):
-            ids.setdefault(member, set()).add(str(r["member_id"]))
-        elif kind == "member_replaced":
-            ids.setdefault(member, set()).add(str(r.get("member_id")))
-        elif kind == "fault":
-            span = list(_fault_span(r))
-            if r.get("fault") == "heal":
+        match r:
+            case k.MemberCrash(member=member, t_ms=t):
+                stable_from = settled.get(member)
+                stable = stable_from is not None and joined.get(member, 0) < stable_from
+                if member in running and stable:
+                    for mid in ids.get(member, ()):
+                        crashed[mid] = t
+                awaiting.pop(member, None)
+                running.discard(member)
+            case k.MemberStop(member=member) | k.MemberFatal(member=member):
+                awaiting.pop(member, None)
+                running.discard(member)
+            case k.Generation(member_ids=member_ids, t_ms=t):
+                for mid in member_ids:
+                    if mid in crashed:
+                        crashed[mid] = t
+            case k.LeaveGroup(member_id=member_id, t_ms=t):
+                if member_id:
+                    left[member_id] = t
+            case k.MemberStart(member=member, config=config, t_ms=t):
+                running.add(member)
+                ids[member] = set()
+                if isinstance(config.connect_protocol, str):
+                    beat = config.heartbeat_interval_ms
+                    interval[member] = beat if isinstance(beat, int) else _HEARTBEAT_INTERVAL_MS
+                else:
+                    interval.pop(member, None)
+                awaiting.pop(member, None)
+                joined[member] = t
+            case k.JoinGroupRequest(member=member, member_id=member_id, t_ms=t):
+                awaiting[member] = t
+                joined[member] = t
+                if member_id:
+                    ids.setdefault(member, set()).add(member_id)
+            case k.JoinGroupResponse(member=member, member_id=member_id):
+                awaiting.pop(member, None)
+                if member_id:
+                    ids.setdefault(member, set()).add(member_id)
+            case k.CoordinatorUnknown(member=member, t_ms=t):
+                awaiting.pop(member, None)
+                lost[member] = t
+            case k.SyncGroupRequest(member=member, t_ms=t):
+                joined[member] = t
+            case k.SyncGroupResponse(member=member, error="NONE", t_ms=t):
+                settled[member] = t
+            case k.MemberReplaced(member=member, member_id=member_id):
+                ids.setdefault(member, set()).add(member_id)
+            case k.Fault(member=str(member)) if r.fault == "heal":
                 for open_span in touched.get(member, ()):
                     if open_span[1] == _OPEN:
-                        open_span[1] = span[0]
-            elif r.get("member") is None:
-                everyone.append((span[0], span[1]))
-            elif r.get("fault") == "loss" and r.get("direction") == "from_coordinator":
-                touched.setdefault(member, []).append([*span, 1])  # answers lost only
-            else:
-                touched.setdefault(member, []).append(span)
-        elif kind == "member_removed" and r.get("reason") in _EVICTIONS:
-            t = int(r.get("t_ms") or 0)
-            sent = left.get(str(r.get("member_id")))
-            if sent is not None:  # it left: removed by its LeaveGroup unless a fault intervened
-                if not touched_between(member, sent - SLACK_MS, t):
-                    found.append(_left_but_evicted(r, member, sent))
-                continue
-            crash = crashed.get(str(r.get("member_id")))
-            session = r.get("session_timeout_ms")
-            if crash is not None and isinstance(session, int) and t > crash + session + SLACK_MS:
-                if not touched_between(member, crash - SLACK_MS, t):
-                    found.append(_evicted_late(r, member, crash, session))
-                continue
-            if member not in running or str(r.get("member_id")) not in ids.get(member, ()):
-                continue  # an earlier incarnation's id, or a process that stopped
-            reason = r["reason"]
-            key = "session_timeout_ms" if reason == "session_timeout" else "rebalance_timeout_ms"
-            timeout = r.get(key)
-            if not isinstance(timeout, int):
-                continue  # a log from before removals carried their timeouts
-            asked = awaiting.get(member)
-            if asked is not None and touched_between(member, asked - SLACK_MS, asked):
-                continue  # its JoinGroup sent in a fault may be lost: it waits, silent
-            since = t - timeout - SLACK_MS
-            if any(
-                span[0] <= t
-                and span[1] >= since
-                and (
-                    len(span) == 2
-                    or reason != "session_timeout"
-                    or _answers_lost_explain(
-                        span[0],
-                        t,
-                        timeout,
-                        interval.get(member),
-                        settled.get(member),
-                        joined.get(member, 0),
-                        lost.get(member, 0),
+                        open_span[1] = r.t_ms
+            case k.Fault(member=str(member)):
+                span = list(_fault_span(r))
+                if r.fault == "loss" and r.direction == "from_coordinator":
+                    touched.setdefault(member, []).append([*span, 1])  # answers lost only
+                else:
+                    touched.setdefault(member, []).append(span)
+            case k.Fault() if r.fault != "heal":
+                everyone.append(_fault_span(r))
+            case k.MemberRemoved(member=member, member_id=member_id, reason=reason, t_ms=t):
+                if reason not in _EVICTIONS:
+                    continue
+                sent = left.get(member_id)
+                if sent is not None:  # it left: removed by its LeaveGroup unless a fault did
+                    if not touched_between(member, sent - SLACK_MS, t):
+                        found.append(_left_but_evicted(r, sent))
+                    continue
+                crash = crashed.get(member_id)
+                session = r.session_timeout_ms
+                if (
+                    crash is not None
+                    and isinstance(session, int)
+                    and t > crash + session + SLACK_MS
+                ):
+                    if not touched_between(member, crash - SLACK_MS, t):
+                        found.append(_evicted_late(r, crash, session))
+                    continue
+                if member not in running or member_id not in ids.get(member, ()):
+                    continue  # an earlier incarnation's id, or a process that stopped
+                timeout = (
+                    r.session_timeout_ms if reason == "session_timeout" else r.rebalance_timeout_ms
+                )
+                if not isinstance(timeout, int):
+                    continue  # a log from before removals carried their timeouts
+                asked = awaiting.get(member)
+                if asked is not None and touched_between(member, asked - SLACK_MS, asked):
+                    continue  # its JoinGroup sent in a fault may be lost: it waits, silent
+                since = t - timeout - SLACK_MS
+                if any(
+                    span[0] <= t
+                    and span[1] >= since
+                    and (
+                        len(span) == 2
+                        or reason != "session_timeout"
+                        or _answers_lost_explain(
+                            span[0],
+                            t,
+                            timeout,
+                            interval.get(member),
+                            settled.get(member),
+                            joined.get(member, 0),
+                            lost.get(member, 0),
+                        )
+                    )
+                    for span in link_spans(member)
+                ):
+                    continue
+                found.append(
+                    Violation(
+                        invariant=UNEXPLAINED_REMOVAL,
+                        detail=(
+                            f"the coordinator removed {member} ({reason}) at {t} ms though its "
+                            f"process runs and no fault touched it in the {timeout} ms before"
+                        ),
+                        member=member,
+                        cause_seq=r.seq,
                     )
                 )
-                for span in link_spans(member)
-            ):
-                continue
-            found.append(
-                Violation(
-                    invariant=UNEXPLAINED_REMOVAL,
-                    detail=(
-                        f"the coordinator removed {member} ({reason}) at {t} ms though its "
-                        f"process runs and no fault touched it in the {timeout} ms before"
-                    ),
-                    member=member,
-                    cause_seq=r.get("seq"),
-                )
-            )
     return found

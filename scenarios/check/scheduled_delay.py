@@ -48,11 +48,13 @@ no wildcard worker to go to is listed in ``unassigned_static_jobs`` instead):
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from members.assignors.incremental_cooperative import exponential_backoff
 from members.config import WorkerConfig
+from scenarios.check.log_rules import reads_typed
 from scenarios.check.violation import Violation
+from scenarios.eventlog import kinds as k
+from scenarios.eventlog.records import LogRecord
 
 __all__ = ["SCHEDULED_DELAY", "check_scheduled_delay", "backoff_values"]
 
@@ -75,7 +77,8 @@ def backoff_values(max_delay_ms: int) -> frozenset[int]:
     return frozenset(values)
 
 
-def check_scheduled_delay(records: Sequence[dict[str, Any]]) -> list[Violation]:
+@reads_typed("member_start", "assignor")
+def check_scheduled_delay(records: Sequence[LogRecord]) -> list[Violation]:
     """``scheduled_delay`` violations of ``records`` (one run, ``seq`` order), each as the
     fields of a ``violation`` record (``invariant``, ``detail``, ``member`` (the leader),
     ``generation``, ``delay_ms``, ``max_delay_ms``, ``scheduled_ms``, ``cause_seq``)."""
@@ -84,57 +87,52 @@ def check_scheduled_delay(records: Sequence[dict[str, Any]]) -> list[Violation]:
     # (leader, assignor) -> scheduledRebalance after its last round (0: none)
     scheduled: dict[tuple[str, str], int] = {}
     for r in records:
-        kind = r.get("kind")
-        if kind == "member_start":
-            member = str(r.get("member"))
-            config = r.get("config") or {}
-            max_delay[member] = int(
-                config.get("scheduled.rebalance.max.delay.ms", _DEFAULT_MAX_DELAY_MS)
-            )
-            for key in [k for k in scheduled if k[0] == member]:
-                del scheduled[key]
-        elif kind == "assignor" and r.get("assignor") in _DELAYING and not r.get("error"):
-            leader = str(r.get("member"))
-            key = (leader, str(r.get("assignor")))
-            top = max_delay.get(leader, _DEFAULT_MAX_DELAY_MS)
-            t = int(r.get("t_ms") or 0)
-            delay = r.get("delay_ms")
-            if not isinstance(delay, int):
-                continue
-            due = scheduled.get(key, 0)
-            problem = _problem(t, delay, due, top) or _lost_problem(r, t, delay, due, top)
-            if problem is not None:
-                found.append(
-                    Violation(
-                        invariant=SCHEDULED_DELAY,
-                        detail=f"{leader} (generation {r.get('generation')}): {problem}",
-                        member=leader,
-                        generation=r.get("generation"),
-                        delay_ms=delay,
-                        max_delay_ms=top,
-                        scheduled_ms=due,
-                        cause_seq=r.get("seq"),
+        match r:
+            case k.MemberStart(member=member, config=config):
+                top = config.scheduled_rebalance_max_delay_ms
+                max_delay[member] = top if isinstance(top, int) else _DEFAULT_MAX_DELAY_MS
+                for key in [key for key in scheduled if key[0] == member]:
+                    del scheduled[key]
+            case k.Assignor(member=leader, assignor=assignor, error=0, t_ms=t, delay_ms=delay):
+                if assignor not in _DELAYING:
+                    continue
+                key = (leader, assignor)
+                top = max_delay.get(leader, _DEFAULT_MAX_DELAY_MS)
+                due = scheduled.get(key, 0)
+                problem = _problem(t, delay, due, top) or _lost_problem(r, t, delay, due, top)
+                if problem is not None:
+                    found.append(
+                        Violation(
+                            invariant=SCHEDULED_DELAY,
+                            detail=f"{leader} (generation {r.generation}): {problem}",
+                            member=leader,
+                            generation=r.generation,
+                            delay_ms=delay,
+                            max_delay_ms=top,
+                            scheduled_ms=due,
+                            cause_seq=r.seq,
+                        )
                     )
-                )
-            scheduled[key] = t + delay if delay > 0 else 0
+                scheduled[key] = t + delay if delay > 0 else 0
     return found
 
 
-def _items(work: Any) -> set[str]:
-    """The connectors and tasks of a ``Work`` dict (or of a ``{member id: Work}`` map)."""
-    if not isinstance(work, dict):
-        return set()
-    if "connectors" in work or "tasks" in work:
-        return {*work.get("connectors", ()), *work.get("tasks", ())}
-    return set().union(*(_items(w) for w in work.values())) if work else set()
+def _items(work: k.Work | object) -> set[str]:
+    """The connectors and tasks of a ``Work`` (none when absent)."""
+    return {*work.connectors, *work.tasks} if isinstance(work, k.Work) else set()
 
 
-def _lost_problem(r: dict[str, Any], t: int, delay: int, due: int, top: int) -> str | None:
+def _all_items(works: dict[str, k.Work]) -> set[str]:
+    """The connectors and tasks of a ``{member id: Work}`` map."""
+    return set().union(*(_items(w) for w in works.values()))
+
+
+def _lost_problem(r: k.Assignor, t: int, delay: int, due: int, top: int) -> str | None:
     """KIP-415's handling of the work the leader found lost (``lost``), or None."""
-    lost = _items(r.get("lost"))
+    lost = _items(r.lost)
     if not lost:
         return None
-    handed = lost & (_items(r.get("assigned")) | _items(r.get("revoked")))
+    handed = lost & (_all_items(r.assigned) | _all_items(r.revoked))
     shown = ", ".join(sorted(lost)[:3]) + (", …" if len(lost) > 3 else "")
     if due > 0 and t < due:
         if handed:
@@ -142,10 +140,10 @@ def _lost_problem(r: dict[str, Any], t: int, delay: int, due: int, top: int) -> 
         if delay != due - t:
             return f"lost work ({shown}) waits but the delay {delay} ms does not count down"
         return None
-    if due > 0 or r.get("previous_members_present") or top == 0:
+    if due > 0 or r.previous_members_present is True or top == 0:
         # the delay expired, or no worker left (an undelivered assignment), or delays are off;
         # under static (KIP-987) a wildcard job has nowhere to go without a wildcard worker
-        left = lost - handed - _items(r.get("unassigned_static_jobs"))
+        left = lost - handed - _items(r.unassigned_static_jobs)
         if left:
             return f"lost work ({shown}) not handed out ({len(left)} left)"
         return None

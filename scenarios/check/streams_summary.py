@@ -27,7 +27,8 @@ from scenarios.check.summary_types import (
     WorkerCounts,
 )
 from scenarios.check.violation import Violation
-from scenarios.input.streams import LoadedStreamsScenario
+from scenarios.eventlog.kinds_streams import StreamsAssignment
+from scenarios.input.streams import ClientAssignment, LoadedStreamsScenario
 
 __all__ = [
     "summarize_streams",
@@ -96,7 +97,7 @@ def streams_summary(
     phase_moves = [0] * len(phases)
     starts = [p.start_ms for p in phases]
     history: list[dict[str, ClientTasks]] = []
-    decisions: list[dict[str, Any]] = []
+    decisions: list[StreamsAssignment] = []  # the leader's, decoded
     costs: list[AssignmentCost] = []
     probing_fired = probing_scheduled = warmups = 0
     restoring_since: dict[tuple[str, str], int] = {}
@@ -188,7 +189,7 @@ def streams_summary(
                 for pid, c in r["clients"].items()
             }
             table = dict(sorted(table.items()))
-            decisions.append(r)
+            decisions.append(msgspec.convert(r, StreamsAssignment))
             warmups += sum(len(c["warmups"]) for c in r["clients"].values())
             if not history or history[-1] != table:
                 history.append(table)
@@ -263,7 +264,9 @@ def streams_summary(
                 ),
             ),
             costs=costs,
-            final_cost=costs[-1].after if costs and decisions and "cost" in decisions[-1] else None,
+            final_cost=costs[-1].after
+            if costs and decisions and decisions[-1].cost is not msgspec.UNSET
+            else None,
             client_tags={c: st.tags.get(c, {}) for c in sorted(st.tags)},
             static_kept=_static_kept(loaded, last_members, st, decisions),
             final_holdings={
@@ -284,7 +287,7 @@ def _task_key(text: str) -> tuple[int, int]:
 
 def _end_problems(
     st: _StreamsState,
-    decisions: list[dict[str, Any]],
+    decisions: list[StreamsAssignment],
     loaded: LoadedStreamsScenario,
     running_on: dict[str, dict[str, None]],
 ) -> StreamsConvergence:
@@ -305,7 +308,7 @@ def _end_problems(
 
 def _judge_last_assignment(
     st: _StreamsState,
-    decisions: list[dict[str, Any]],
+    decisions: list[StreamsAssignment],
     loaded: LoadedStreamsScenario,
     out: StreamsConvergence,
 ) -> None:
@@ -316,11 +319,11 @@ def _judge_last_assignment(
         out.unsettled.append("no assignment was ever made")
         return
     last = decisions[-1]
-    if last.get("probing_rebalance_needed"):
+    if last.probing_rebalance_needed:
         out.unsettled.append("the last assignment still asked for a probing rebalance")
-    if last.get("followup_for_revocation"):
+    if last.followup_for_revocation:
         out.unsettled.append("the last assignment withheld tasks pending revocation")
-    decided = {st.pid_name.get(pid, pid): c for pid, c in last["clients"].items()}
+    decided = {st.pid_name.get(pid, pid): c for pid, c in last.clients.items()}
     if sorted(decided) != sorted(live):
         out.unsettled.append(
             f"the last assignment covers {sorted(decided)} but {sorted(live)} are live"
@@ -329,19 +332,19 @@ def _judge_last_assignment(
         d = decided.get(c)
         if d is None:
             continue
-        if sorted(st.active.get(c, {})) != sorted(d["active"]) or sorted(
+        if sorted(st.active.get(c, {})) != sorted(d.active) or sorted(
             st.standby.get(c, set())
-        ) != sorted(d["standby"]):
+        ) != sorted(d.standby):
             out.unsettled.append(f"{c} does not hold what the leader assigned it")
     # KIP-441 validity and balance (Kafka's AssignmentTestUtils).
     leader_cfg = loaded.clients[0].config.assignment
     n_standby = leader_cfg.num_standby_replicas
     stateful = {str(t) for t in topo.stateful}
     for task in (str(t) for t in topo.tasks):
-        actives = [c for c in decided if task in decided[c]["active"]]
+        actives = [c for c in decided if task in decided[c].active]
         if len(actives) != 1:
             out.invalid.append(f"task {task} is active on {len(actives)} clients")
-        holders = actives + [c for c in decided if task in decided[c]["standby"]]
+        holders = actives + [c for c in decided if task in decided[c].standby]
         if task in stateful:
             want = min(len(decided), 1 + n_standby)
             if len(holders) != want:
@@ -354,7 +357,7 @@ def _judge_last_assignment(
     # and the standby constraints leave assignments Kafka does not call unbalanced.
     if len(set(cap.values())) > 1:
         return
-    active_load = [len(decided[c]["active"]) / cap[c] for c in decided]
+    active_load = [len(decided[c].active) / cap[c] for c in decided]
     if max(active_load) - min(active_load) > 1.0:
         out.unbalanced.append("active task load differs by more than 1 per thread")
     strategy = leader_cfg.rack_aware_assignment_strategy
@@ -363,7 +366,7 @@ def _judge_last_assignment(
     tags_on = bool(leader_cfg.rack_aware_assignment_tags)
     if strategy != "min_traffic" and not tags_on:
         stateful_load = [
-            len([t for t in decided[c]["active"] + decided[c]["standby"] if t in stateful]) / cap[c]
+            len([t for t in decided[c].active + decided[c].standby if t in stateful]) / cap[c]
             for c in decided
         ]
         if max(stateful_load) - min(stateful_load) > 1.0:
@@ -375,7 +378,7 @@ def _judge_last_assignment(
             by_sub.setdefault(t.subtopology, [])
         for sub in by_sub:
             per_client = [
-                len([t for t in decided[c]["active"] if TaskId.parse(t).subtopology == sub])
+                len([t for t in decided[c].active if TaskId.parse(t).subtopology == sub])
                 for c in decided
             ]
             if max(per_client) - min(per_client) > threshold:
@@ -386,7 +389,7 @@ def _static_kept(
     loaded: LoadedStreamsScenario,
     members: list[str],
     st: _StreamsState,
-    decisions: list[dict[str, Any]],
+    decisions: list[StreamsAssignment],
 ) -> list[str]:
     """Gone static clients still members of the last generation whose session outlasts the
     group's rebalance timeout (``static-member-kept``: each join completion reschedules their
@@ -404,7 +407,7 @@ def _static_kept(
     )
     if not kept or not decisions:
         return []
-    decided = {st.pid_name.get(pid, pid) for pid in decisions[-1]["clients"]}
+    decided = {st.pid_name.get(pid, pid) for pid in decisions[-1].clients}
     return kept if sorted(decided - set(st.live)) == kept else []
 
 
@@ -492,7 +495,7 @@ def streams_expect_failures(expect: Any, summary: StreamsSummary) -> list[str]:
                 f"max_probing_rebalances: expected <= {expect.max_probing_rebalances}, got {n}"
             )
 
-    def table(t: dict[str, Any]) -> dict[str, ClientTasks]:
+    def table(t: dict[str, ClientAssignment]) -> dict[str, ClientTasks]:
         return {
             name: ClientTasks(
                 active=sorted(e.active, key=_task_key), standby=sorted(e.standby, key=_task_key)

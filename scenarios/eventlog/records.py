@@ -31,6 +31,7 @@ __all__ = [
     "LogRecord",
     "RECORD_TYPES",
     "decode_kinds",
+    "decode_log",
     "decode_record",
     "log_schema",
     "record_to_dict",
@@ -154,6 +155,23 @@ def decode_kinds(
         kind = record.get("kind")
         if kind in kinds:
             yield cast(LogRecord, msgspec.convert(record, RECORD_TYPES[kind]))  # type: ignore[index]
+
+
+def decode_log(records: Iterable[Mapping[str, Any]]) -> list[LogRecord]:
+    """Every record of a log (dicts, in order) decoded into its kind's Struct: what the
+    end-of-run checkers read, decoded once per log (each record into its one class by its
+    ``kind``, about a microsecond each, rather than through the union).
+
+    Raises:
+        KeyError: a record of an unknown ``kind``.
+        msgspec.ValidationError: a record does not match its kind's Struct.
+    """
+    types = RECORD_TYPES
+    convert = msgspec.convert
+    return [
+        convert(record, types[record["kind"]])  # type: ignore[misc]
+        for record in records
+    ]
 
 
 def record_to_dict(record: LogRecord) -> dict[str, Any]:

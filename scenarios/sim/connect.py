@@ -27,11 +27,12 @@ from members.messages import (
 from members.worker import ConnectWorker
 from protocol.effects import Effect
 from scenarios.check.expect import evaluate
-from scenarios.check.liveness import liveness_violations
+from scenarios.check.liveness import liveness_judged, liveness_violations
 from scenarios.check.metrics import summarize
 from scenarios.check.protocol_checkers import protocol_violations
 from scenarios.check.summary_types import ConnectSummary
 from scenarios.check.violation import Violation
+from scenarios.eventlog.records import decode_log
 from scenarios.input import schema
 from scenarios.input.loader import LoadedScenario
 from scenarios.input.steps import Planned
@@ -153,8 +154,13 @@ class ConnectKind:
         self, records: list[dict[str, Any]], summary: ConnectSummary
     ) -> list[Violation]:
         """The end-of-run liveness and balance check (docs/event-log.md), then the protocol
-        checkers over the whole log (:mod:`scenarios.check.protocol_checkers`)."""
-        return liveness_violations(records, summary) + protocol_violations(records)
+        checkers over the whole log (:mod:`scenarios.check.protocol_checkers`). The log is
+        decoded once for both (only what the typed checkers read, when liveness has nothing to
+        judge)."""
+        if not liveness_judged(summary):
+            return protocol_violations(records)
+        typed = decode_log(records)
+        return liveness_violations(typed, summary) + protocol_violations(records, typed)
 
     def expect_failures(self, summary: ConnectSummary) -> list[str]:
         """The scenario's unmet ``[expect]`` lines."""

@@ -21,9 +21,29 @@ from members.consumer import (
 from members.group_client import COORDINATOR_ADDRESS, MemberState
 from protocol.effects import CancelTimer, Effect, Log, Send, SetTimer
 from scenarios.check.consumer_ownership import ownership_violations
+from scenarios.eventlog.records import LogRecord, decode_log
 
 LATENCY_MS = 2
 CLUSTER = {"orders": ((None,),) * 6, "payments": ((None,),) * 3}
+
+
+#: the record kinds :func:`ownership_violations` reads
+_OWNERSHIP_KINDS = {
+    "consumer_assignment",
+    "join_group_response",
+    "partitions_revoked",
+    "partitions_lost",
+    "member_stop",
+    "member_crash",
+    "member_fatal",
+    "member_removed",
+}
+
+
+def _typed(records: list[dict[str, Any]]) -> list[LogRecord]:
+    """The loop's records that the ownership rules read, numbered and decoded as a log's."""
+    mine = [r for r in records if r["kind"] in _OWNERSHIP_KINDS]
+    return decode_log({"seq": i, **r} for i, r in enumerate(mine))
 
 
 class Loop:
@@ -165,7 +185,7 @@ def test_eager_members_revoke_everything_before_rejoining() -> None:
     rejoin = [r["t_ms"] for r in loop.of("join_group_request", "c0") if r["t_ms"] >= 10_000]
     assert rejoin and revoked[0]["t_ms"] <= rejoin[0]
     assert _all_partitions(loop) == EVERY
-    assert ownership_violations(loop.records) == []
+    assert ownership_violations(_typed(loop.records)) == []
 
 
 # ------------------------------------------------------------------------------ cooperative
@@ -187,7 +207,7 @@ def test_cooperative_join_moves_partitions_in_two_rebalances() -> None:
     assert not [r for r in loop.of("partitions_revoked") if r["reason"].startswith("eager")]
     assert _all_partitions(loop) == EVERY
     assert sorted(len(p) for p in loop.owned().values()) == [2, 2, 2, 3]
-    assert ownership_violations(loop.records) == []
+    assert ownership_violations(_typed(loop.records)) == []
 
 
 def test_the_ownership_rule_catches_a_leader_that_moves_partitions_in_one_rebalance(
@@ -203,7 +223,7 @@ def test_the_ownership_rule_catches_a_leader_that_moves_partitions_in_one_rebala
     loop = _group(("cooperative-sticky",))
     loop.start("c3", ("cooperative-sticky",))
     loop.run(30_000)
-    rules = {v.rule for v in ownership_violations(loop.records)}
+    rules = {v.rule for v in ownership_violations(_typed(loop.records))}
     assert "cooperative_move_without_revocation" in rules
 
 
@@ -226,7 +246,7 @@ def test_the_ownership_rule_catches_a_member_that_keeps_a_revoked_partition(
     loop = _group(("cooperative-sticky",))
     loop.start("c3", ("cooperative-sticky",))
     loop.run(30_000)
-    rules = {v.rule for v in ownership_violations(loop.records)}
+    rules = {v.rule for v in ownership_violations(_typed(loop.records))}
     assert "double_ownership" in rules or "cooperative_move_without_revocation" in rules
 
 
@@ -257,7 +277,7 @@ def test_two_bounce_upgrade_from_range_to_cooperative_sticky() -> None:
     assert {m.protocol for m in loop.members.values()} == {RebalanceProtocol.COOPERATIVE}
     assert _all_partitions(loop) == EVERY
     assert not loop.of("member_fatal")
-    assert ownership_violations(loop.records) == []
+    assert ownership_violations(_typed(loop.records)) == []
 
 
 def test_one_bounce_upgrade_straight_to_cooperative_sticky_is_refused() -> None:
@@ -291,7 +311,7 @@ def test_a_crashed_member_is_replaced_after_its_session_times_out(
     assert removed and removed[0]["member_id"].startswith("c1")
     assert _all_partitions(loop) == EVERY
     assert sorted(loop.owned()) == ["c0", "c2"]
-    assert ownership_violations(loop.records) == []
+    assert ownership_violations(_typed(loop.records)) == []
 
 
 def test_a_static_member_closing_sends_no_leave_group() -> None:

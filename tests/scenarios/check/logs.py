@@ -5,7 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import msgspec
+from msgspec import inspect
+
 from scenarios.check.violation import Violation
+from scenarios.eventlog.records import RECORD_TYPES, LogRecord, decode_log
 
 
 class Log:
@@ -92,3 +96,47 @@ def violation_names(violations: Sequence[Violation | dict[str, Any]]) -> list[st
     """The ``invariant`` of each violation, in order: as a checker returns them
     (:class:`Violation`) or as ``groupsim check`` reports them (its located dicts)."""
     return [v.invariant if isinstance(v, Violation) else v["invariant"] for v in violations]
+
+
+def _neutral(t: inspect.Type) -> Any:
+    """A value of type ``t`` that says nothing: None, "", 0, False, empty, the first literal."""
+    if isinstance(t, inspect.UnionType):
+        if any(isinstance(a, inspect.NoneType) for a in t.types):
+            return None
+        return _neutral(t.types[0])
+    if isinstance(t, inspect.LiteralType):
+        return t.values[0]
+    if isinstance(t, inspect.StructType):
+        return {f.encode_name: _neutral(f.type) for f in t.fields if f.required}
+    neutral = {
+        inspect.StrType: "",
+        inspect.IntType: 0,
+        inspect.FloatType: 0.0,
+        inspect.BoolType: False,
+        inspect.ListType: [],
+        inspect.DictType: {},
+    }
+    return neutral[type(t)]  # type: ignore[index]
+
+
+def complete(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Hand-written ``records`` made whole for the log's Structs: a missing ``seq`` is the
+    record's index, a missing required field a neutral value of its type (:func:`_neutral`),
+    so a test names only what it is about."""
+    out = []
+    for i, r in enumerate(records):
+        info = inspect.type_info(RECORD_TYPES[r["kind"]])
+        assert isinstance(info, inspect.StructType)
+        filled = {f.encode_name: _neutral(f.type) for f in info.fields if f.required}
+        out.append({**filled, "seq": i, **r})
+    return out
+
+
+def typed(records: Sequence[dict[str, Any]]) -> list[LogRecord]:
+    """Hand-written ``records`` (:func:`complete`) decoded into their Structs, for a checker
+    that reads typed records."""
+    whole = complete(records)
+    try:
+        return decode_log(whole)
+    except msgspec.ValidationError as exc:  # a test's own mistake: say which record
+        raise AssertionError(f"{exc}: {whole}") from None

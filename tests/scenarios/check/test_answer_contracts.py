@@ -22,6 +22,7 @@ from scenarios.check.answer_contracts import (
 )
 from scenarios.check.log_check import check_records
 from scenarios.input.schema import INVARIANTS
+from tests.scenarios.check.logs import complete
 from tests.scenarios.check.logs import numbered as _log
 from tests.scenarios.check.logs import violation_names as _names
 
@@ -63,7 +64,7 @@ def test_a_member_answered_unknown_member_id_to_its_sync_is_reported() -> None:
     log = _log(_members(10, "w1-a", "w2-b"), _sync_answer(20, "w1-a", "UNKNOWN_MEMBER_ID"))
     found = check_sync_unknown_to_member(log)
     assert _names(found) == [SYNC_UNKNOWN_TO_MEMBER]
-    assert SYNC_UNKNOWN_TO_MEMBER in _names(check_records(log))
+    assert SYNC_UNKNOWN_TO_MEMBER in _names(check_records(complete(log)))
 
 
 def test_unknown_member_id_after_the_removal_or_rebalancing_answers_are_kept() -> None:
@@ -103,7 +104,7 @@ def test_a_session_expired_sooner_than_a_timeout_after_an_accepted_heartbeat() -
         log = _log(_beat(5_000, error, kind), _expired(12_000))
         found = check_session_after_heartbeat(log)
         assert _names(found) == [SESSION_EXPIRED_AFTER_HEARTBEAT]
-        assert SESSION_EXPIRED_AFTER_HEARTBEAT in _names(check_records(log))
+        assert SESSION_EXPIRED_AFTER_HEARTBEAT in _names(check_records(complete(log)))
 
 
 def test_a_session_expiry_a_timeout_after_the_heartbeat_or_a_refused_one_is_kept() -> None:
@@ -133,7 +134,7 @@ def test_a_member_that_forgets_its_id_after_illegal_generation_is_reported() -> 
     log = _log(_sync_answer(10, "w1-a", "ILLEGAL_GENERATION"), _join(11, ""))
     found = check_member_id_kept(log)
     assert _names(found) == [MEMBER_ID_DROPPED]
-    assert MEMBER_ID_DROPPED in _names(check_records(log))
+    assert MEMBER_ID_DROPPED in _names(check_records(complete(log)))
     heartbeat = "heartbeat failed: ILLEGAL_GENERATION"
     log = _log(_sync_answer(10, "w1-a", "NONE"), _join(50, "", heartbeat))
     assert _names(check_member_id_kept(log)) == [MEMBER_ID_DROPPED]
@@ -184,7 +185,7 @@ def _revoked(generation: int) -> Record:
 def test_partitions_revoked_without_a_generation_are_reported() -> None:
     log = _log(_revoked(-1))
     assert _names(check_lost_not_revoked(log)) == [REVOKED_WITHOUT_GENERATION]
-    assert REVOKED_WITHOUT_GENERATION in _names(check_records(log))
+    assert REVOKED_WITHOUT_GENERATION in _names(check_records(complete(log)))
     assert check_lost_not_revoked(_log(_revoked(4))) == []
 
 
@@ -219,7 +220,7 @@ def test_a_leader_rejoining_stable_answered_the_same_generation_is_reported() ->
     rejoin = _join(20, "w1-a", "the leader wants a rebalance")
     log = _log(_members(10, "w1-a", "w2-b"), _stable(), rejoin, _join_answer("w1-a", 3))
     assert _names(check_leader_rejoin_rebalances(log)) == [LEADER_REJOIN_NOT_REBALANCED]
-    assert LEADER_REJOIN_NOT_REBALANCED in _names(check_records(log))
+    assert LEADER_REJOIN_NOT_REBALANCED in _names(check_records(complete(log)))
 
 
 def test_a_rebalancing_leader_rejoin_or_a_follower_rejoin_is_kept() -> None:

@@ -7,6 +7,7 @@ from typing import Any
 
 from scenarios.check.config_contracts import check_config_before_work
 from scenarios.check.log_check import check_records
+from tests.scenarios.check.logs import complete
 
 
 def _log(*records: dict[str, Any]) -> list[dict[str, Any]]:
@@ -58,4 +59,4 @@ def test_kip415_a_worker_behind_reads_the_config_before_it_starts_work() -> None
 
 def test_groupsim_check_runs_the_config_checker() -> None:
     records = _log({"kind": "run_start"}, _ASSIGNMENT, _start(11), {"kind": "run_end"})
-    assert "config_behind_assignment" in {v["invariant"] for v in check_records(records)}
+    assert "config_behind_assignment" in {v["invariant"] for v in check_records(complete(records))}

@@ -17,7 +17,7 @@ from scenarios.check.coordinator_contracts import (
 )
 from scenarios.check.log_check import check_records
 
-from .logs import violation_names
+from .logs import complete, violation_names
 
 Records = list[dict[str, Any]]
 
@@ -162,13 +162,15 @@ def test_kip394_a_pending_member_is_not_listed_in_a_generation() -> None:
 
 def test_groupsim_check_runs_the_timer_checkers() -> None:
     found = check_records(
-        _log(
-            {"kind": "run_start"},
-            _prepare(1_000, 60_000),
-            _not_rejoined(11_000),
-            _complete(11_000),
-            _pending(12_000),
-            {"t": 30_000, "kind": "run_end"},
+        complete(
+            _log(
+                {"kind": "run_start"},
+                _prepare(1_000, 60_000),
+                _not_rejoined(11_000),
+                _complete(11_000),
+                _pending(12_000),
+                {"t": 30_000, "kind": "run_end"},
+            )
         )
     )
     names = {v["invariant"] for v in found}

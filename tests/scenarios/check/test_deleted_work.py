@@ -11,13 +11,20 @@ from typing import Any
 import pytest
 
 from scenarios.campaigns.chaos import ChaosSpec, classify, run_spec
-from scenarios.check.deleted_work import DELETED_NOT_REVOKED, deleted_not_revoked
+from scenarios.check.deleted_work import DELETED_NOT_REVOKED
+from scenarios.check.deleted_work import deleted_not_revoked as _deleted_not_revoked
 from scenarios.check.metrics import summarize
-from scenarios.check.summary_types import WorkerCounts
+from scenarios.check.summary_types import ConnectSummary, WorkerCounts
+from scenarios.eventlog.records import decode_log
 from scenarios.input.loader import load_scenario
 from scenarios.sim.runner import simulate
 
 REPRO = Path(__file__).parents[1] / "campaigns" / "chaos" / "repro"
+
+
+def deleted_not_revoked(records: list[dict[str, Any]], summary: ConnectSummary) -> str | None:
+    """The predicate over a log's dicts (decoded as the runtime does)."""
+    return _deleted_not_revoked(decode_log(records), summary)
 
 
 def _records(name: str) -> list[dict[str, Any]]:

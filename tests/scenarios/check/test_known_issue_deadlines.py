@@ -120,9 +120,7 @@ def test_kafka_9184_after_a_partial_fault_lasts_until_the_rejoin_could_finish() 
         "duration_ms": 30_000,
         "probability": 0.25,
     }
-    assert _run(_zombie_log([lossy, _removed(40_000)], 150_000)).known == (
-        "KAFKA-9184"
-    )
+    assert _run(_zombie_log([lossy, _removed(40_000)], 150_000)).known == ("KAFKA-9184")
     # 55 s + 3 s + 65 s + 60 s + 4 × 0.1 s = 183.4 s
     assert _run(_zombie_log([lossy, _removed(40_000)], 184_000)).known is None
 

@@ -11,7 +11,7 @@ from scenarios.check.invariants import InvariantChecker
 from scenarios.check.liveness import liveness_violations
 from scenarios.check.metrics import summarize
 
-from .logs import Log
+from .logs import Log, typed
 
 
 def _assign(log: Log, t: int, member: str, gen: int, protocol: str, tasks: list[str]) -> None:
@@ -100,7 +100,7 @@ def test_a_leftover_is_kafka_13816_whatever_the_group_runs_by_then() -> None:
     assert summary.converged
     assert summary.convergence.leftover_tasks == ["c-0@w1"]
     assert summary.convergence.duplicate_tasks == []
-    end = liveness_violations(log.records, summary)
+    end = liveness_violations(typed(log.records), summary)
     assert [(v.invariant, v.known_issue, v.tasks) for v in end] == [
         ("liveness", "KAFKA-13816", ["c-0"])
     ]

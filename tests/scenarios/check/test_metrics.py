@@ -7,6 +7,7 @@ import json
 from scenarios.check.liveness import liveness_violations
 from scenarios.check.metrics import summarize
 from scenarios.check.summary_types import WorkerCounts, summary_dict
+from scenarios.eventlog.records import decode_log
 
 from .logs import Log
 
@@ -91,7 +92,8 @@ def test_not_converged_and_never_started() -> None:
     assert s.convergence.not_running_tasks == ["c-2"]
     assert s.convergence.task_spread == 2
     assert s.convergence.connector_spread == 1
-    v = liveness_violations(log.records[:-1])  # the runtime checks before run_end
+    before_end = log.records[:-1]  # the runtime checks before run_end
+    v = liveness_violations(decode_log(before_end), summarize(before_end))
     assert [x.invariant for x in v] == ["liveness", "balance"]
     assert v[0].detail == "at 100 ms: 1 configured tasks not running (c-2)"
     assert v[0].tasks == ["c-2"] and v[0].connectors == []
@@ -120,7 +122,7 @@ def test_duplicate_and_unconfigured_instances_are_not_converged() -> None:
     s2 = summarize(log2.records)
     assert s2.converged is False
     assert s2.convergence.unconfigured_running_connectors == ["d"]
-    assert liveness_violations(log2.records, s2)[0].detail == (
+    assert liveness_violations(decode_log(log2.records), s2)[0].detail == (
         "at 3 ms: 1 removed connectors still running (d)"
     )
 

@@ -14,7 +14,9 @@ from typer.testing import CliRunner
 
 from scenarios.check.log_check import check_records
 from scenarios.check.protocol_checkers import PROTOCOL_INVARIANTS, protocol_violations
+from scenarios.check.violation import Violation
 from scenarios.cli.main import app
+from scenarios.eventlog.records import decode_log
 from scenarios.input.library import load_any
 from scenarios.input.schema import INVARIANTS
 from scenarios.sim.runner import simulate
@@ -89,17 +91,27 @@ def test_coordinator_answers_sync_only_for_the_current_generation(connect_log: R
     log = copy.deepcopy(connect_log)
     # a SyncGroup for generation 1 sent once generation 2 exists, answered NONE
     g2 = _first(log, "generation", generation=2)
-    member = log[_first(log, "sync_group_request")]["member"]
+    sync = log[_first(log, "sync_group_request")]
+    member, member_id = sync["member"], sync["member_id"]
     t = log[g2]["t_ms"]
     log[g2 + 1 : g2 + 1] = [
-        {"t_ms": t, "seq": -1, "kind": "sync_group_request", "member": member, "generation": 1},
+        {
+            "t_ms": t,
+            "seq": -1,
+            "kind": "sync_group_request",
+            "member_id": member_id,
+            "generation": 1,
+            "is_leader": False,
+            "member": member,
+        },
         {
             "t_ms": t + 2,
             "seq": -2,
             "kind": "sync_group_response",
-            "member": member,
+            "member_id": member_id,
             "generation": 1,
             "error": "NONE",
+            "member": member,
         },
     ]
     assert "stale_generation_accepted" in _names(log)
@@ -218,11 +230,16 @@ def test_a_stateful_active_goes_to_a_caught_up_client(streams_log: Records) -> N
     assert "active_not_caught_up" in _names(log)
 
 
+def check_leader_continuity(records: Records) -> list[Violation]:
+    """:func:`scenarios.check.leadership.check_leader_continuity` over a log's dicts."""
+    from scenarios.check.leadership import check_leader_continuity
+
+    return check_leader_continuity(decode_log(records))
+
+
 def test_a_dynamic_leader_that_stays_a_member_keeps_the_leadership(
     connect_log: Records,
 ) -> None:
-    from scenarios.check.leadership import check_leader_continuity
-
     log = copy.deepcopy(connect_log)
     gens = [i for i, r in enumerate(log) if r["kind"] == "generation" and r["member_ids"]]
     later = next(i for i in gens[1:] if log[gens[0]]["leader_id"] in log[i]["member_ids"])
@@ -237,8 +254,6 @@ def test_a_dynamic_leader_that_stays_a_member_keeps_the_leadership(
 
 
 def test_every_member_is_told_the_generations_leader(connect_log: Records) -> None:
-    from scenarios.check.leadership import check_leader_continuity
-
     log = copy.deepcopy(connect_log)
     j = next(
         i

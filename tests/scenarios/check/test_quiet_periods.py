@@ -8,12 +8,15 @@ from typing import Any
 from scenarios.check.bounds import bound_from_log, liveness_bound_ms
 from scenarios.check.log_check import check_records
 from scenarios.check.quiet_periods import check_quiet_period_balance, quiet_periods
+from tests.scenarios.check.logs import complete, typed
 
 BOUND = bound_from_log(
-    [
-        {"kind": "run_start", "connectors": {"c": 4}},
-        {"kind": "member_start", "member": "w1", "config": {}},
-    ]
+    typed(
+        [
+            {"kind": "run_start", "connectors": {"c": 4}},
+            {"kind": "member_start", "member": "w1", "config": {}},
+        ]
+    )
 )
 
 
@@ -32,7 +35,7 @@ def _log(placement: dict[str, str], gap_ms: int) -> list[dict[str, Any]]:
     later = 1500 + gap_ms
     records.append({"t_ms": later, "kind": "step", "action": "slow", "member": "w1", "stall_ms": 1})
     records.append({"t_ms": later + 1, "kind": "run_end"})
-    return [{"seq": i, **r} for i, r in enumerate(records)]
+    return complete(records)
 
 
 BALANCED = {"c-0": "w1", "c-1": "w1", "c-2": "w2", "c-3": "w2"}
@@ -67,7 +70,7 @@ def test_an_unbalanced_group_after_a_quiet_period_is_a_violation() -> None:
     assert found[0].known is None
     # groupsim check reports it by name
     assert "quiet_period_balance" in {
-        v["invariant"] for v in check_records(_log(LOPSIDED, BOUND + 1))
+        v["invariant"] for v in check_records(complete(_log(LOPSIDED, BOUND + 1)))
     }
 
 
@@ -95,6 +98,8 @@ def test_a_duplicate_left_by_kafka_13816_keeps_its_label() -> None:
     # not revoke: KAFKA-13816), and nothing rebalances during the quiet period
     log = _log(BALANCED, BOUND + 1)
     gen = {"kind": "generation", "leader": "w1", "leader_id": "w1-x"}
+    nothing = {"config_offset": 0, "delay_ms": 0}
+    nothing |= dict.fromkeys(("connectors", "tasks", "revoked_connectors", "revoked_tasks"), [])
     extra: list[dict[str, Any]] = [
         {"t_ms": 1900, **gen, "generation": 1, "protocol": "sessioned"},
         {
@@ -104,6 +109,9 @@ def test_a_duplicate_left_by_kafka_13816_keeps_its_label() -> None:
             "generation": 1,
             "protocol": "sessioned",
             "leader_id": "w1-x",
+            **nothing,
+            "connectors": ["c"],
+            "tasks": ["c-0", "c-1"],
         },
         *[
             {"t_ms": 1900, "kind": "task_start", "member": "w1", "task": t, "generation": 1}
@@ -117,6 +125,8 @@ def test_a_duplicate_left_by_kafka_13816_keeps_its_label() -> None:
             "generation": 2,
             "protocol": "default",
             "leader_id": "w1-x",
+            **nothing,
+            "tasks": ["c-0", "c-1", "c-2", "c-3"],  # w1's snapshot keeps c-0, c-1: no leftover
         },
         *[
             {"t_ms": 2100, "kind": k, "member": "w2", "task": t, "generation": 2}
@@ -125,7 +135,7 @@ def test_a_duplicate_left_by_kafka_13816_keeps_its_label() -> None:
         ],
     ]
     records = sorted(log[:-2] + extra, key=lambda r: r["t_ms"]) + log[-2:]
-    records = [{**r, "seq": i} for i, r in enumerate(records)]
+    records = complete([{**r, "seq": i} for i, r in enumerate(records)])
     found = check_quiet_period_balance(records)
     assert [v.invariant for v in found] == ["quiet_period_balance"] * 2  # liveness, balance
     assert {v.known for v in found} == {"KAFKA-13816"}

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from scenarios.check.removals import SLACK_MS, check_unexplained_removal
+from scenarios.check.removals import SLACK_MS
+from scenarios.check.removals import check_unexplained_removal as _check
+from scenarios.check.violation import Violation
+from tests.scenarios.check.logs import typed
+
+
+def check_unexplained_removal(records: list[dict[str, Any]]) -> list[Violation]:
+    """The checker over hand-written records (decoded as the log is)."""
+    return _check(typed(records))
 
 
 def _log(*extra: dict[str, Any]) -> list[dict[str, Any]]:

@@ -14,8 +14,11 @@ from typer.testing import CliRunner
 from scenarios.campaigns.chaos import ChaosConfig, generate
 from scenarios.campaigns.chaos.run import run_spec
 from scenarios.check.log_check import check_log, check_records
-from scenarios.check.scheduled_delay import backoff_values, check_scheduled_delay
+from scenarios.check.scheduled_delay import backoff_values
+from scenarios.check.scheduled_delay import check_scheduled_delay as _check
+from scenarios.check.violation import Violation
 from scenarios.cli.main import app
+from tests.scenarios.check.logs import complete, typed
 
 
 def _log(rounds: list[tuple[int, int]], max_delay: int | None = 10_000) -> list[dict[str, Any]]:
@@ -40,6 +43,11 @@ def _log(rounds: list[tuple[int, int]], max_delay: int | None = 10_000) -> list[
             }
         )
     return [{"seq": i, **r} for i, r in enumerate(records)]
+
+
+def check_scheduled_delay(records: list[dict[str, Any]]) -> list[Violation]:
+    """The checker over hand-written records (decoded as the log is)."""
+    return _check(typed(records))
 
 
 def _names(records: list[dict[str, Any]]) -> list[str]:
@@ -153,7 +161,7 @@ def test_lost_work_handed_out_early_or_kept_after_the_delay_is_a_violation() -> 
 
 
 def test_groupsim_check_reports_it_by_name() -> None:
-    found = check_records(_log([(1000, 10_000), (11_000, 2000)]))
+    found = check_records(complete(_log([(1000, 10_000), (11_000, 2000)])))
     assert "scheduled_delay" in {v["invariant"] for v in found}
 
 

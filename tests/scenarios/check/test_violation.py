@@ -50,4 +50,3 @@ def test_fields_leave_unset_out_keep_none_and_follow_record_order() -> None:
 def test_an_unknown_field_is_a_type_error() -> None:
     with pytest.raises(TypeError):
         Violation(invariant="x", detail="d", no_such_field=1)  # type: ignore[call-arg]
-

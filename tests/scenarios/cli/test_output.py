@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from check.logs import Log
+from check.logs import Log, complete
 from check.test_metrics import two_worker_bounce
 from rich.console import Console
 
@@ -104,7 +104,7 @@ def test_check_finds_violations_again_and_ignores_recorded_ones(tmp_path: Path) 
 
 
 def test_check_clean_log() -> None:
-    assert check_records(two_worker_bounce().records) == []
+    assert check_records(complete(two_worker_bounce().records)) == []
 
 
 def test_fixed_margins_keep_long_row_labels_and_the_title_inside_the_picture() -> None:

@@ -177,10 +177,19 @@ def test_check_takes_the_groups_of_a_served_log_one_at_a_time():
     from scenarios.check.log_check import check_records
 
     def state(t: int, group: str, old: str, new: str) -> dict:
-        return {"t_ms": t, "seq": t, "kind": "group_state", "group": group, "from": old, "to": new}
+        return {
+            "t_ms": t,
+            "seq": t,
+            "kind": "group_state",
+            "group": group,
+            "from": old,
+            "to": new,
+            "generation": 0,
+        }
 
+    start = {"scenario": "serve", "seed": 0, "mode": "serve", "workers": [], "connectors": {}}
     records = [
-        {"t_ms": 0, "seq": 0, "kind": "run_start", "log_version": 1},
+        {"t_ms": 0, "seq": 0, "kind": "run_start", "log_version": 1, **start},
         state(1, "a", "Empty", "PreparingRebalance"),
         state(2, "b", "Empty", "PreparingRebalance"),
         state(3, "a", "PreparingRebalance", "CompletingRebalance"),
