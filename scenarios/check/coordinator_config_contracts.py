@@ -1,11 +1,12 @@
 """Contract checkers for the coordinator's ``[coordinator]`` settings (issue 23): KIP-389's
-``group.max.size`` and the session-timeout bounds ``group.{min,max}.session.timeout.ms``.
+``group.max.size``, the session-timeout bounds ``group.{min,max}.session.timeout.ms`` and
+KIP-134's extension of ``group.initial.rebalance.delay.ms``.
 
 Pure functions over one run's records, like :mod:`scenarios.check.contracts` (which adds them
-to ``CONTRACT_CHECKERS``); one pass over the log each. They read the wire tap's
+to ``CONTRACT_CHECKERS``); one pass over the log each. The first three read the wire tap's
 ``bounded_join`` record (:mod:`scenarios.sim.wire_tap`), which a run logs only when its
-coordinator's ``group.max.size`` or session bounds are not Kafka's defaults — every other log
-is not judged.
+coordinator's ``group.max.size`` or session bounds are not Kafka's defaults — other logs are
+not judged by them.
 
 ``session_timeout_accepted`` / ``session_timeout_refused`` — ``GroupCoordinatorService
     #joinGroup``: a JoinGroup whose ``session.timeout.ms`` is below
@@ -34,6 +35,24 @@ is not judged.
     ``group.max.size`` (the ``max_size`` of the group's latest ``bounded_join``): each was
     taken while fewer awaited. (A generation may hold more when static members kept without a
     rejoin fill it: Kafka's behaviour, not judged.)
+``initial_delay_not_extended`` — KIP-134, ``GroupMetadataManager
+    #tryCompleteInitialRebalanceElseSchedule`` (``InitialDelayedJoin``): a join phase begun
+    from Empty (its ``group_state`` to PreparingRebalance carries ``initial_rebalance_delay_ms``
+    D and ``rebalance_timeout_ms`` R) fires first at its start + D with R − D remaining; at
+    each firing, if a member was added since the last one (``newMemberAdded``) and time
+    remains, it fires again min(D, remaining) later with remaining − the last delay left,
+    else the join completes. :func:`initial_delay_completion` replays that chain over the
+    phase's ``member_added`` times; a member added at the very instant of a firing is
+    counted for neither side of it (the order of a timer and a request in one millisecond is
+    not logged), so the replay gives the earliest time Kafka completes (a flag left set by an
+    earlier phase only delays it more). A phase that completes (``generation``, or leaving
+    PreparingRebalance other than to Dead) at or after start + D but before that time is a
+    violation (sooner than start + D is ``initial_delay_skipped``'s). Phases with a removal
+    (``member_removed``, ``member_pending_removed``: it may complete them at once) or a reload
+    in them are not judged; served logs get
+    :data:`~scenarios.check.coordinator_contracts.SERVE_TIMER_SLACK_MS`. How long the chain
+    may run at most is ``join_phase_overran``'s. This rule reads no ``[coordinator]`` table:
+    every run's first join phase is judged (Kafka's default delay is 3 s).
 
 Clients: ``AbstractCoordinator.JoinGroupResponseHandler`` raises both errors
 (``GroupMaxSizeReachedException``, ``InvalidSessionTimeoutException``) out of ``poll()`` — fatal
@@ -46,6 +65,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from scenarios.check.coordinator_contracts import SERVE_TIMER_SLACK_MS
 from scenarios.check.log_rules import Record, Violation, reads, violation
 
 __all__ = [
@@ -54,7 +74,9 @@ __all__ = [
     "check_session_bounds",
     "check_max_size_answers",
     "check_generation_size",
+    "check_initial_delay_extended",
     "accepts_joining_member",
+    "initial_delay_completion",
 ]
 
 SESSION_TIMEOUT_ACCEPTED = "session_timeout_accepted"
@@ -62,6 +84,7 @@ SESSION_TIMEOUT_REFUSED = "session_timeout_refused"
 MAX_SIZE_EXCEEDED = "max_size_exceeded"
 MAX_SIZE_REFUSED_WITH_ROOM = "max_size_refused_with_room"
 GENERATION_OVER_MAX_SIZE = "generation_over_max_size"
+INITIAL_DELAY_NOT_EXTENDED = "initial_delay_not_extended"
 
 COORDINATOR_CONFIG_INVARIANTS = (
     SESSION_TIMEOUT_ACCEPTED,
@@ -69,8 +92,10 @@ COORDINATOR_CONFIG_INVARIANTS = (
     MAX_SIZE_EXCEEDED,
     MAX_SIZE_REFUSED_WITH_ROOM,
     GENERATION_OVER_MAX_SIZE,
+    INITIAL_DELAY_NOT_EXTENDED,
 )
 
+_REMOVALS = ("member_removed", "member_pending_removed")
 _INVALID_SESSION = "INVALID_SESSION_TIMEOUT"
 _MAX_SIZE = "GROUP_MAX_SIZE_REACHED"
 #: Answers ``GroupCoordinatorService#joinGroup`` may give before the session-bound check (or a
@@ -218,4 +243,80 @@ def check_generation_size(records: Sequence[Record]) -> list[Violation]:
     return found
 
 
-COORDINATOR_CONFIG_CHECKERS = (check_session_bounds, check_max_size_answers, check_generation_size)
+def initial_delay_completion(
+    start_ms: int, delay_ms: int, rebalance_timeout_ms: int, added_ms: Sequence[int]
+) -> int:
+    """The earliest time (virtual ms) an ``InitialDelayedJoin`` chain begun at ``start_ms``
+    with ``group.initial.rebalance.delay.ms`` = ``delay_ms`` and the group's rebalance timeout
+    ``rebalance_timeout_ms`` completes, members being added at ``added_ms`` (a time equal to
+    a firing counts for neither side of it). Kafka:
+    ``GroupMetadataManager#tryCompleteInitialRebalanceElseSchedule``."""
+    remaining = max(rebalance_timeout_ms - delay_ms, 0)
+    last, at, delay = start_ms, start_ms + delay_ms, delay_ms
+    while any(last < t < at for t in added_ms) and remaining != 0:
+        new_delay = min(delay_ms, remaining)
+        remaining = max(remaining - delay, 0)
+        last, at, delay = at, at + new_delay, new_delay
+    return at
+
+
+@reads("group_state", "generation", "member_added", "group_loaded", *_REMOVALS)
+def check_initial_delay_extended(records: Sequence[Record]) -> list[Violation]:
+    """``initial_delay_not_extended`` (module docstring)."""
+    found: list[Violation] = []
+    # group -> (the group_state that began the phase from Empty, member_added times, judged)
+    opened: dict[Any, tuple[Record, list[int], bool]] = {}
+    for r in records:
+        kind = r.get("kind")
+        group = r.get("group")
+        t = int(r.get("t_ms") or 0)
+        phase = opened.get(group)
+        if kind == "member_added" and phase is not None:
+            phase[1].append(t)
+            continue
+        if kind in _REMOVALS or kind == "group_loaded":
+            if phase is not None:
+                opened[group] = (phase[0], phase[1], False)
+            continue
+        ends = kind == "generation" or (
+            kind == "group_state" and r.get("from") == "PreparingRebalance"
+        )
+        if ends and phase is not None:
+            del opened[group]
+            start, added, judged = phase
+            if judged and r.get("to") != "Dead":
+                begun = int(start.get("t_ms") or 0)
+                delay = int(start.get("initial_rebalance_delay_ms") or 0)
+                timeout = int(start.get("rebalance_timeout_ms") or 0)
+                earliest = initial_delay_completion(begun, delay, timeout, added)
+                slack = SERVE_TIMER_SLACK_MS if group is not None else 0
+                if begun + delay <= t + slack and t + slack < earliest:
+                    found.append(
+                        violation(
+                            INITIAL_DELAY_NOT_EXTENDED,
+                            f"the join phase begun from Empty at {begun} ms completed at {t} "
+                            f"ms although members kept arriving: with "
+                            f"group.initial.rebalance.delay.ms {delay} and rebalance timeout "
+                            f"{timeout} ms, InitialDelayedJoin runs until {earliest} ms at "
+                            "the earliest (KIP-134: each new member extends the delay)",
+                            r,
+                            generation=r.get("generation"),
+                            group=group,
+                        )
+                    )
+        if (
+            kind == "group_state"
+            and r.get("to") == "PreparingRebalance"
+            and r.get("from") == "Empty"
+            and "initial_rebalance_delay_ms" in r
+        ):
+            opened[group] = (r, [], True)
+    return found
+
+
+COORDINATOR_CONFIG_CHECKERS = (
+    check_session_bounds,
+    check_max_size_answers,
+    check_generation_size,
+    check_initial_delay_extended,
+)

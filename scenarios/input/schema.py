@@ -179,6 +179,7 @@ InvariantName = Literal[
     "max_size_exceeded",
     "max_size_refused_with_room",
     "generation_over_max_size",
+    "initial_delay_not_extended",
 ]
 INVARIANTS: tuple[str, ...] = get_args(InvariantName)
 

@@ -13,14 +13,17 @@ import pytest
 from scenarios.check.coordinator_config_contracts import (
     COORDINATOR_CONFIG_INVARIANTS,
     GENERATION_OVER_MAX_SIZE,
+    INITIAL_DELAY_NOT_EXTENDED,
     MAX_SIZE_EXCEEDED,
     MAX_SIZE_REFUSED_WITH_ROOM,
     SESSION_TIMEOUT_ACCEPTED,
     SESSION_TIMEOUT_REFUSED,
     accepts_joining_member,
     check_generation_size,
+    check_initial_delay_extended,
     check_max_size_answers,
     check_session_bounds,
+    initial_delay_completion,
 )
 from scenarios.check.log_check import check_records
 from scenarios.input.library import loads_any
@@ -219,3 +222,55 @@ def test_a_group_over_its_limits_refuses_the_right_members_and_is_judged_clean()
     i = next(i for i, r in enumerate(clean) if r["kind"] == "bounded_join" and r["member"] == "c4")
     planted = [*clean[:i], {**clean[i], "error": None}, *clean[i + 1 :]]
     assert MAX_SIZE_EXCEEDED in _names(check_records(planted))
+
+
+# ---------------------------------------------------------------- KIP-134's extension
+
+
+def test_the_initial_delay_chain_follows_kafka() -> None:
+    # nobody added: one delay
+    assert initial_delay_completion(0, 3_000, 60_000, []) == 3_000
+    # one member added during the first delay: extended once by min(3 s, 57 s)
+    assert initial_delay_completion(0, 3_000, 60_000, [1_000]) == 6_000
+    # added in the very millisecond of a firing: counted for neither side (earliest)
+    assert initial_delay_completion(0, 3_000, 60_000, [3_000]) == 3_000
+    # members keep arriving: the chain stops by the rebalance timeout (3+3+3+1 of 10 s)
+    arrivals = list(range(500, 20_000, 500))
+    assert initial_delay_completion(0, 3_000, 10_000, arrivals) == 10_000
+    # a delay as long as the rebalance timeout has nothing left to extend
+    assert initial_delay_completion(0, 60_000, 60_000, [1_000]) == 60_000
+
+
+def _phase(*events: Record) -> list[Record]:
+    begin: Record = {
+        "t_ms": 100,
+        "kind": "group_state",
+        "from": "Empty",
+        "to": "PreparingRebalance",
+        "generation": 0,
+        "rebalance_timeout_ms": 60_000,
+        "initial_rebalance_delay_ms": 3_000,
+    }
+    return _log(begin, *events)
+
+
+def _added(t_ms: int, member: str) -> Record:
+    return {"t_ms": t_ms, "kind": "member_added", "member": member, "member_id": f"{member}-1"}
+
+
+def _completed(t_ms: int) -> Record:
+    return _generation(["c1-1", "c2-1"]) | {"t_ms": t_ms, "generation": 1}
+
+
+def test_a_phase_with_members_arriving_is_extended() -> None:
+    kept = _phase(_added(100, "c1"), _added(1_100, "c2"), _completed(6_100))
+    assert check_initial_delay_extended(kept) == []
+    cut = _phase(_added(100, "c1"), _added(1_100, "c2"), _completed(3_100))
+    assert _names(check_initial_delay_extended(cut)) == [INITIAL_DELAY_NOT_EXTENDED]
+    # nobody arrived after the first: one delay is right
+    alone = _phase(_added(100, "c1"), _completed(3_100))
+    assert check_initial_delay_extended(alone) == []
+    # a removal may complete the phase at once: not judged
+    removed = {"t_ms": 2_000, "kind": "member_removed", "member": "c2", "member_id": "c2-1"}
+    early = _phase(_added(100, "c1"), _added(1_100, "c2"), removed | {"reason": "leave"})
+    assert check_initial_delay_extended([*early, {**_completed(3_100), "seq": 9}]) == []

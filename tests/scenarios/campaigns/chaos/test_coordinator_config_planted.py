@@ -22,6 +22,8 @@ from .planted import by_name, detect
         # a Streams client whose session.timeout.ms the generator raised above the maximum
         # (run 21)
         ("coordinator-session-bounds-unchecked", 30, "session_timeout_accepted"),
+        # members arriving during the first join phase's delay at the start of a run (run 1)
+        ("coordinator-initial-delay-not-extended", 5, "initial_delay_not_extended"),
     ],
 )
 def test_chaos_finds_a_coordinator_settings_bug_by_its_rule(

@@ -57,7 +57,10 @@ from .planted import CATALOGUE, by_name, detect
 def test_chaos_finds_the_planted_bug(name: str, budget: int, invariants: set[str]) -> None:
     found = detect(by_name(name), budget)
     assert found.found_at is not None, f"{name} not found in {budget} runs"
-    assert found.invariant in invariants
+    # by one of the checkers named, in the run that found it (another may report first:
+    # run 0 of coordinator-heartbeat-keeps-deadline draws a group.max.size since chaos draws
+    # [coordinator] settings, and the evicted workers' rejoins are refused, so liveness too)
+    assert invariants & set(found.new), found
 
 
 @pytest.mark.slow
@@ -98,8 +101,6 @@ def test_chaos_finds_a_coordinator_accepting_a_late_sync_group() -> None:
         ("cooperative-delay-for-one-member", 3, "scheduled_delay_not_shared"),
         # static members rejoin only in Streams runs that draw group.instance.id (run 5)
         ("coordinator-static-rejoin-rebalances", 20, "static_rejoin_rebalanced"),
-        # a zombie instance (the zombie fault, in Streams runs with static members)
-        ("coordinator-does-not-fence", 20, "zombie_owns_work"),
         # KIP-415 bounds on the leader's round (scenarios/check/connect_contracts.py); neither
         # is found by any other checker in 300 runs of seed 1
         ("cooperative-revokes-past-floor", 20, "revoked_below_floor"),
@@ -135,6 +136,15 @@ def test_chaos_finds_a_contract_bug_by_its_rule(name: str, budget: int, invarian
     found = detect(by_name(name), budget)
     assert found.found_at is not None, f"{name} not found in {budget} runs"
     assert invariant in found.new, found
+
+
+def test_chaos_finds_a_zombie_the_coordinator_does_not_fence() -> None:
+    # a zombie instance (the zombie fault, in Streams runs with static members): run 0 of seed
+    # 2. Seed 1 found it at run 3 until chaos drew [coordinator] settings: that run now draws a
+    # 10 s initial delay, which moves the zombie's overlap, and seed 1 finds the bug at run 15
+    # by liveness only (docs/chaos.md "Planted bugs")
+    found = detect(by_name("coordinator-does-not-fence"), 5, seed=2)
+    assert "zombie_owns_work" in found.new, found
 
 
 def test_a_planted_bug_is_patched_out_afterwards() -> None:

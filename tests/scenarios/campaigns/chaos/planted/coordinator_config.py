@@ -1,7 +1,8 @@
 """Planted bugs in how the coordinator applies its ``[coordinator]`` settings (issue 23): each
-breaks one rule of KIP-389's ``group.max.size`` or of the session bounds
-``group.{min,max}.session.timeout.ms`` while the group stays live, and is reached only since
-the chaos generators draw those settings (``scenarios/campaigns/chaos/coordinator_draw.py``).
+breaks one rule of KIP-389's ``group.max.size``, of the session bounds
+``group.{min,max}.session.timeout.ms`` or of KIP-134's initial delay while the group stays
+live; the first two kinds are reached only since the chaos generators draw those settings
+(``scenarios/campaigns/chaos/coordinator_draw.py``).
 The rules are judged by ``scenarios/check/coordinator_config_contracts.py``; docs/chaos.md
 "Planted bugs" gives the runs each took to find.
 """
@@ -79,6 +80,19 @@ def _session_bounds_unchecked(original: Callable[..., Any]) -> Callable[..., Any
     return _join
 
 
+def _initial_delay_not_extended(original: Callable[..., Any]) -> Callable[..., Any]:
+    # tryCompleteInitialRebalanceElseSchedule ignoring newMemberAdded: the first join phase
+    # of an Empty group completes after one group.initial.rebalance.delay.ms however many
+    # members are still arriving
+    def _try_complete_initial_rebalance(
+        self: Any, delay_ms: int, remaining_ms: int, now_ms: int, effects: list[Any]
+    ) -> None:
+        self._new_member_added = False
+        original(self, delay_ms, remaining_ms, now_ms, effects)
+
+    return _try_complete_initial_rebalance
+
+
 def msgspec_replace(config: Any, session_ms: int) -> Any:
     """``config`` with bounds widened to take ``session_ms``."""
     return msgspec.structs.replace(
@@ -109,6 +123,13 @@ COORDINATOR_CONFIG_BUGS: tuple[PlantedBug, ...] = (
         "session.timeout.ms equal to group.min/max.session.timeout.ms refused",
         "connect",
         ((GroupCoordinator, "_join", _session_bounds_exclusive),),
+    ),
+    PlantedBug(
+        "coordinator-initial-delay-not-extended",
+        "coordinator/group.py GroupCoordinator._try_complete_initial_rebalance",
+        "InitialDelayedJoin never extended: members arriving during the delay miss the phase",
+        "connect",
+        ((GroupCoordinator, "_try_complete_initial_rebalance", _initial_delay_not_extended),),
     ),
     PlantedBug(
         "coordinator-session-bounds-unchecked",
