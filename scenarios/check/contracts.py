@@ -79,6 +79,10 @@ from scenarios.check.consumer_contracts import (
     CONSUMER_CONTRACT_CHECKERS,
     CONSUMER_CONTRACT_INVARIANTS,
 )
+from scenarios.check.coordinator_config_contracts import (
+    COORDINATOR_CONFIG_CHECKERS,
+    COORDINATOR_CONFIG_INVARIANTS,
+)
 from scenarios.check.coordinator_contracts import (
     ASSIGNMENT_RECOMPUTED,
     HEARTBEAT_COMPLETING_REFUSED,
@@ -157,6 +161,7 @@ CONTRACT_INVARIANTS = (
     *KIP_CONTRACT_INVARIANTS,  # the issue-23 audit's rules (kip_contracts.py)
     *ANSWER_CONTRACT_INVARIANTS,  # the round-28 audit's rules (answer_contracts.py)
     *REJOIN_CONTRACT_INVARIANTS,  # rejoin at once; a lost JoinGroup answer (rejoin_contracts.py)
+    *COORDINATOR_CONFIG_INVARIANTS,  # group.max.size, session bounds (coordinator_config_...)
 )
 
 #: Connect protocols whose leader runs an incremental (KIP-415) assignor.
@@ -468,4 +473,5 @@ CONTRACT_CHECKERS = (
     *KIP_CONTRACT_CHECKERS,
     *ANSWER_CONTRACT_CHECKERS,
     *REJOIN_CONTRACT_CHECKERS,
+    *COORDINATOR_CONFIG_CHECKERS,
 )

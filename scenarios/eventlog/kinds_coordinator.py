@@ -1,7 +1,7 @@
 """The coordinator's timer and pending-member record kinds (``coordinator/group.py``,
 issue 23): KIP-62's re-armed join timer, KIP-394's pending members and KIP-814's pending sync;
-the wire tap's ``completing_join`` (``scenarios/sim/wire_tap.py``); and the coordinator's
-requests, answers and timers as the Kafka referee replays them
+the wire tap's ``completing_join`` and ``bounded_join`` (``scenarios/sim/wire_tap.py``); and
+the coordinator's requests, answers and timers as the Kafka referee replays them
 (``scenarios/sim/coordinator_io.py``, only in runs that ask for them).
 The other coordinator kinds, and ``_CoordRec``, are in :mod:`.kinds`."""
 
@@ -14,6 +14,7 @@ from msgspec import UNSET, UnsetType
 from scenarios.eventlog.kinds import _CoordRec, _Rec
 
 __all__ = [
+    "BoundedJoin",
     "CompletingJoin",
     "CoordinatorOpened",
     "CoordinatorRequest",
@@ -37,6 +38,30 @@ class CompletingJoin(_Rec, tag="completing_join", kw_only=True):
     group_generation: int
     error: str | None
     generation: int | None
+    member: str
+
+
+class BoundedJoin(_Rec, tag="bounded_join", kw_only=True):
+    """A JoinGroup reached a coordinator whose ``group.max.size`` or session bounds are not
+    Kafka's defaults (the wire tap): the request's ``member_id`` and ``session_timeout_ms``;
+    the coordinator's ``min_session_timeout_ms``, ``max_session_timeout_ms`` and
+    ``max_size``; what ``GroupMetadataManager#acceptJoiningMember`` reads before it is
+    handled — ``state`` (the group's), ``size`` (members), ``awaiting`` (members awaiting a
+    JoinGroup answer), ``known`` (the sender's member id is a member), ``awaiting_member``
+    (and it awaits one); ``error`` the answer that left at once (``None``: parked, let in).
+    Times in virtual ms."""
+
+    member_id: str
+    session_timeout_ms: int
+    min_session_timeout_ms: int
+    max_session_timeout_ms: int
+    max_size: int
+    state: str
+    size: int
+    awaiting: int
+    known: bool
+    awaiting_member: bool
+    error: str | None
     member: str
 
 

@@ -108,6 +108,7 @@ LogRecord = (
     | k.Violation
     | k.MemberReplaced
     | kg.CompletingJoin
+    | kg.BoundedJoin
     | kg.MemberPending
     | kg.MemberPendingRemoved
     | kg.JoinRescheduled

@@ -173,6 +173,13 @@ InvariantName = Literal[
     "followup_rejoin_missed",
     "completing_rejoin_rebalanced",
     "completing_rejoin_not_rebalanced",
+    # scenarios.check.coordinator_config_contracts ([coordinator] settings)
+    "session_timeout_accepted",
+    "session_timeout_refused",
+    "max_size_exceeded",
+    "max_size_refused_with_room",
+    "generation_over_max_size",
+    "initial_delay_not_extended",
 ]
 INVARIANTS: tuple[str, ...] = get_args(InvariantName)
 

@@ -22,12 +22,22 @@ the current generation and starts no join phase; changed metadata starts one
 member record can tell the two apart (the bytes are not logged): judged by
 ``completing_rejoin_rebalanced`` and ``completing_rejoin_not_rebalanced``. Both the engine
 and ``groupsim serve`` log it.
+
+``bounded_join`` — a JoinGroup that reached a coordinator whose ``group.max.size`` or
+``group.{min,max}.session.timeout.ms`` are not Kafka's defaults (so no log of a group with the
+default settings changes), with the request's session timeout, the bounds, and what
+``GroupMetadataManager#acceptJoiningMember`` reads (the group's state, its member count,
+how many members await a JoinGroup answer, whether the sender is a member and already awaits
+one), taken before it is handled, and the answer that left at once. Judged by
+:mod:`scenarios.check.coordinator_config_contracts` (KIP-389's ``group.max.size``, the
+session bounds of ``GroupCoordinatorService#joinGroup``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from coordinator.config import CoordinatorConfig
 from coordinator.group import GroupCoordinator
 from coordinator.state import GroupState
 from protocol.effects import Effect, Send
@@ -43,6 +53,8 @@ __all__ = [
     "heartbeat_answer",
     "completing_join",
     "completing_join_answer",
+    "bounded_join",
+    "bounded_join_answer",
 ]
 
 #: The record the tap writes for a Heartbeat reaching a group in each state it watches.
@@ -65,6 +77,7 @@ def answered(
     its answers: :mod:`scenarios.sim.coordinator_io`)."""
     tapped = taps(coordinator, request)
     rejoin = completing_join(coordinator, request)
+    bounded = bounded_join(coordinator, request)
     if io is not None:
         handle = io.request(now_ms, source, request)
         effects = coordinator.handle(source, request, now_ms)
@@ -78,7 +91,68 @@ def answered(
     if rejoin is not None:
         fields = completing_join_answer(rejoin, effects, source, member_name(source))
         log.emit(now_ms, "completing_join", **fields)
+    if bounded is not None:
+        fields = bounded_join_answer(bounded, effects, source, member_name(source))
+        log.emit(now_ms, "bounded_join", **fields)
     return effects
+
+
+def _join_answer(effects: list[Effect], source: str) -> JoinGroupResponse | None:
+    """The JoinGroupResponse among ``effects`` that left for ``source`` at once, if any."""
+    return next(
+        (
+            e.message
+            for e in effects
+            if isinstance(e, Send) and e.dest == source and type(e.message) is JoinGroupResponse
+        ),
+        None,
+    )
+
+
+#: The coordinator settings whose non-default values make the tap log ``bounded_join``.
+_DEFAULTS = CoordinatorConfig()
+
+
+def bounded_join(coordinator: GroupCoordinator, request: Any) -> dict[str, Any] | None:
+    """For a JoinGroup about to reach ``coordinator`` when its ``group.max.size`` or session
+    bounds differ from Kafka's defaults, the fields of the ``bounded_join`` record known
+    before it is handled: ``member_id`` and ``session_timeout_ms`` (the request's, virtual
+    ms), ``min_session_timeout_ms``, ``max_session_timeout_ms``, ``max_size`` (the
+    coordinator's), ``state`` (the group's, as ``group_state`` names it), ``size`` (members),
+    ``awaiting`` (members awaiting a JoinGroup answer), ``known`` (the member id is a member)
+    and ``awaiting_member`` (that member already awaits one); ``None`` for any other request
+    or a coordinator with the default settings."""
+    cfg = coordinator.config
+    if type(request) is not JoinGroupRequest or (
+        cfg.max_size == _DEFAULTS.max_size
+        and cfg.min_session_timeout_ms == _DEFAULTS.min_session_timeout_ms
+        and cfg.max_session_timeout_ms == _DEFAULTS.max_session_timeout_ms
+    ):
+        return None
+    members = coordinator.members()
+    held = coordinator.member(request.member_id) if request.member_id else None
+    return {
+        "member_id": request.member_id,
+        "session_timeout_ms": request.session_timeout_ms,
+        "min_session_timeout_ms": cfg.min_session_timeout_ms,
+        "max_session_timeout_ms": cfg.max_session_timeout_ms,
+        "max_size": cfg.max_size,
+        "state": coordinator.state.value,
+        "size": len(members),
+        "awaiting": sum(1 for m in members if m.awaiting_join),
+        "known": held is not None,
+        "awaiting_member": held is not None and held.awaiting_join,
+    }
+
+
+def bounded_join_answer(
+    bounded: dict[str, Any], effects: list[Effect], source: str, member: str
+) -> dict[str, Any]:
+    """The whole ``bounded_join`` record: ``bounded`` (from :func:`bounded_join`) with the
+    ``error`` of the JoinGroup answer among ``effects`` that left for ``source`` at once
+    (``None``: parked, the member was let in) and ``member``, the name the log gives it."""
+    joined = _join_answer(effects, source)
+    return {**bounded, "error": joined.error.name if joined is not None else None, "member": member}
 
 
 def completing_join_answer(
@@ -89,14 +163,7 @@ def completing_join_answer(
     left for ``source`` at once (``error``, ``generation``: ``None`` when the JoinGroup was
     parked for a new join phase) and ``member``, the name the log gives the member at
     ``source`` (the engine's member name; ``groupsim serve``'s ``<client.id>#<n>``)."""
-    joined = next(
-        (
-            e.message
-            for e in effects
-            if isinstance(e, Send) and e.dest == source and type(e.message) is JoinGroupResponse
-        ),
-        None,
-    )
+    joined = _join_answer(effects, source)
     return {
         **rejoin,
         "error": joined.error.name if joined is not None else None,

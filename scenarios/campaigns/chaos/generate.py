@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from scenarios import kinds
+from scenarios.campaigns.chaos.coordinator_draw import draw_coordinator
 from scenarios.campaigns.chaos_names import (
     ASSIGNOR_OF,
     DEFAULT_MAX_CPU_S,
@@ -163,6 +164,9 @@ class ChaosSpec:
     max_cpu_s: float | None = None
     #: the member kind that renders and loads it (:func:`scenarios.kinds.get`)
     group_kind: str = DEFAULT_KIND
+    #: the scenario file's ``[coordinator]`` table (Kafka names), ``None`` when not drawn
+    #: (:mod:`.coordinator_draw`)
+    coordinator: dict[str, Any] | None = None
 
     def with_steps(self, keep: Sequence[int]) -> ChaosSpec:
         """A copy keeping only the steps at indexes ``keep`` (in order)."""
@@ -291,6 +295,16 @@ def generate_connect(config: ChaosConfig, campaign_seed: int, index: int) -> Cha
         _add_delays(gen, config, _rng(campaign_seed, index, "delay"), times)
     if "crash" in config.faults:
         _add_bounce(gen, config, _rng(campaign_seed, index, "connect-bounce"))
+    coordinator, raised = draw_coordinator(
+        _rng(campaign_seed, index, "connect-coordinator"),
+        dict.fromkeys(names, 10_000),  # Kafka's session.timeout.ms for Connect
+        refusable=[w for w in names if w not in static_workers and w not in gen.gone]
+        if n - len(gen.gone) >= 3
+        else (),
+        max_size=protocol != "static",
+    )
+    for name, session in raised.items():
+        worker_configs.setdefault(name, {})["session.timeout.ms"] = session
 
     return ChaosSpec(
         name=f"chaos-{campaign_seed}-{index}",
@@ -309,7 +323,9 @@ def generate_connect(config: ChaosConfig, campaign_seed: int, index: int) -> Cha
         description=(
             f"groupsim chaos: campaign seed {campaign_seed}, run {index}: {n} {protocol} "
             f"workers, {len(gen.steps)} faults in {config.duration_ms} ms"
+            + (f", [coordinator] {coordinator}" if coordinator else "")
         ),
+        coordinator=coordinator or None,
     )
 
 

@@ -38,6 +38,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from scenarios.campaigns.chaos.coordinator_draw import draw_for_members
 from scenarios.campaigns.chaos.generate import (
     ChaosConfig,
     ChaosSpec,
@@ -384,11 +385,23 @@ def generate_consumer(config: ChaosConfig, campaign_seed: int, index: int) -> Ch
         _add_outage(gen, config, _rng(campaign_seed, index, "consumer-outage"))
     if "zombie" in config.faults:  # last: every draw above is the one of a run without it
         add_zombie(gen, consumers, config, _rng(campaign_seed, index, "consumer-zombie"))
+    coordinator = draw_for_members(
+        _rng(campaign_seed, index, "consumer-coordinator"), consumers, gen.gone, 45_000
+    )
     drawn = f"{n} consumers ({'+'.join(base)}), {sum(topics.values())} partitions"
     body: dict[str, Any] = {"topics": topics, "config": group_config, "consumers": consumers}
     if partition_racks:
         body["partition_racks"] = partition_racks
         drawn += ", racks"
     return timeline_spec(
-        gen, config, campaign_seed, index, "consumer", "+".join(base), n, drawn, consumer=body
+        gen,
+        config,
+        campaign_seed,
+        index,
+        "consumer",
+        "+".join(base),
+        n,
+        drawn,
+        consumer=body,
+        coordinator=coordinator,
     )

@@ -36,6 +36,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from scenarios.campaigns.chaos.coordinator_draw import draw_for_members
 from scenarios.campaigns.chaos.generate import (
     ChaosConfig,
     ChaosSpec,
@@ -55,6 +56,8 @@ __all__ = ["generate_streams", "STREAMS_MAX_POLL_MS"]
 #: ``max.poll.interval.ms`` of generated clients (Kafka Streams' default is 300000; a shorter
 #: one lets a stream-thread stall outlast it within a short run).
 STREAMS_MAX_POLL_MS = 60_000
+#: ``session.timeout.ms`` of a client that sets none (the consumer's default, KIP-735).
+STREAMS_SESSION_MS = 45_000
 _RESTORE_RATES = (20_000, 50_000, 100_000)
 
 
@@ -143,10 +146,22 @@ def generate_streams(config: ChaosConfig, campaign_seed: int, index: int) -> Cha
         _add_delays(gen, config, _rng(campaign_seed, index, "streams-delay"), times)
     if "zombie" in config.faults:
         add_zombie(gen, clients, config, _rng(campaign_seed, index, "streams-zombie"))
+    coordinator = draw_for_members(
+        _rng(campaign_seed, index, "streams-coordinator"), clients, gen.gone, STREAMS_SESSION_MS
+    )
     drawn = f"{n} clients, {len(tasks)} tasks ({len(stateful)} stateful)"
     body = {"config": app, "subtopologies": subtopologies, "clients": clients}
     return timeline_spec(
-        gen, config, campaign_seed, index, "streams", "streams", n, drawn, streams=body
+        gen,
+        config,
+        campaign_seed,
+        index,
+        "streams",
+        "streams",
+        n,
+        drawn,
+        streams=body,
+        coordinator=coordinator,
     )
 
 

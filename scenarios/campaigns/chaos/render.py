@@ -36,6 +36,8 @@ def scenario_doc(spec: ChaosSpec, kind: str, body: dict[str, Any]) -> dict[str, 
         "network": {"latency_ms": 1, "jitter_ms": spec.jitter_ms},
         **body,
     }
+    if spec.coordinator:
+        doc["coordinator"] = dict(spec.coordinator)
     if spec.steps:
         doc["timeline"] = [dict(step) for step in spec.steps]
     doc["expect"] = {"expected_violations": list(KNOWN_ISSUES)}

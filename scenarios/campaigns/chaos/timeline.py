@@ -202,12 +202,13 @@ def timeline_spec(
     *,
     streams: dict[str, Any] | None = None,
     consumer: dict[str, Any] | None = None,
+    coordinator: dict[str, Any] | None = None,
 ) -> ChaosSpec:
     """The :class:`ChaosSpec` of run ``index`` of a client-named kind's campaign: ``gen``'s
     steps in time order, the simulation seed and the network jitter (0, 0, 1 or 5 ms) drawn
     from its generator in that order, the scenario file's body (``streams`` or ``consumer``),
     and a description that says what was ``drawn`` (e.g. ``"4 clients, 12 tasks (3
-    stateful)"``)."""
+    stateful)"``); ``coordinator`` is the ``[coordinator]`` table, if one was drawn."""
     from scenarios.campaigns.chaos.generate import ChaosSpec
 
     gen.sort()
@@ -229,7 +230,9 @@ def timeline_spec(
         description=(
             f"groupsim chaos --kind {group_kind}: campaign seed {campaign_seed}, run {index}: "
             f"{drawn}, {len(gen.steps)} steps in {config.duration_ms} ms"
+            + (f", [coordinator] {coordinator}" if coordinator else "")
         ),
         streams=streams,
         consumer=consumer,
+        coordinator=coordinator or None,
     )

@@ -44,6 +44,8 @@ def _render(spec: ChaosSpec, settle_ms: int) -> str:
         "network": {"latency_ms": 1, "jitter_ms": spec.jitter_ms},
         "cluster": cluster,
     }
+    if spec.coordinator:
+        doc["coordinator"] = dict(spec.coordinator)
     if spec.connectors:
         doc["workload"] = {
             "connectors": [{"name": name, "tasks": tasks} for name, tasks in spec.connectors]

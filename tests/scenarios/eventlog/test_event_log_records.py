@@ -56,6 +56,10 @@ RARE_KINDS = {
     # the wire tap's JoinGroup of a known member in CompletingRebalance: chaos reaches it (a
     # SyncGroup held past request.timeout.ms), no library run; its test decodes real ones
     "completing_join",
+    # the wire tap's JoinGroup to a coordinator with a non-default group.max.size or session
+    # bounds: chaos draws them, no library run sets them; tests/scenarios/check/
+    # test_coordinator_config_contracts.py decodes real ones
+    "bounded_join",
 }
 # Kinds only ``groupsim serve`` writes (tests/scenarios/serve/test_served_log_records.py round-trips
 # them) and the Streams stall of a ``slow`` fault (no library scenario has one; round-tripped
