@@ -9,7 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from members.assignors.streams import TaskId
-from members.restore import RestoreThread, assign_tasks_to_threads, chunk_records
+from members.restore import RestoreThread, assign_tasks_to_threads, chunk_records, fetch_order
+from protocol.consumer_codec import TopicPartition
+from protocol.java import topic_partition_hash
 
 A, B, C = TaskId(0, 0), TaskId(0, 1), TaskId(0, 2)
 
@@ -20,6 +22,7 @@ def _thread(
     chunk: int = 100,
     growth: dict[TaskId, int] | None = None,
     acceptable: int = 0,
+    topic: str | None = None,
 ) -> RestoreThread:
     grow = growth or {}
     return RestoreThread(
@@ -28,6 +31,7 @@ def _thread(
         lambda task, now: sizes[task] + grow.get(task, 0) * now // 1000,
         lambda task: grow.get(task, 0),
         acceptable,
+        lambda task: topic,
     )
 
 
@@ -277,3 +281,65 @@ def test_standbys_resumed_after_an_active_restores_come_back_in_task_order() -> 
     events = _run_until(thread, 0, 1_000)
     # C was added first, but comes back with A, after it
     assert events == [("restored", B, 50), ("caught_up", A, 100), ("caught_up", C, 150)]
+
+
+COUNTS = "stateful-counts-changelog"
+
+
+def test_topic_partition_hash_is_javas() -> None:
+    # "a".hashCode() = 97; 31 * (31 + 0) + 97; int32 wrap-around for a long name
+    assert topic_partition_hash("a", 0) == 1058
+    assert topic_partition_hash("a", 2) == 1120
+    assert -(2**31) <= topic_partition_hash(COUNTS * 3, 7) < 2**31
+
+
+def test_partitions_added_together_come_in_java_hash_order() -> None:
+    """``SubscriptionState#assignFromUser``'s ``HashMap``, then ``AbstractFetch``'s ``HashSet``
+    of fetchable partitions: partitions 0, 2, 3 of the real application's changelog are
+    fetched (so appended to the broker's fetch session) as 0, 3, 2."""
+    tps = [TopicPartition(COUNTS, p) for p in (0, 2, 3)]
+    assert [tp.partition for tp in fetch_order(tps, tps, tps)] == [0, 3, 2]
+    # only the new ones are listed; a paused one comes last
+    old = TopicPartition(COUNTS, 1)
+    got = fetch_order(tps, [old, *tps], {old, *tps[1:]})
+    assert [tp.partition for tp in got] == [3, 2, 0]
+
+
+def test_named_changelogs_added_together_restore_in_fetch_order() -> None:
+    """Three actives each under one chunk, added at once: with the changelog topic named they
+    restore in the session's Java order (0_0, 0_3, 0_2), without a name in task order."""
+    D = TaskId(0, 3)
+    sizes = {A: 80, C: 80, D: 80}
+    for topic, order in ((COUNTS, [A, D, C]), (None, [A, C, D])):
+        thread = _thread(sizes, rate=1000, chunk=100, topic=topic)
+        for task in (A, C, D):
+            thread.add(task, "active", 0, 0)
+        events = _run_until(thread, 0, 1_000)
+        assert [task for kind, task, _ in events if kind == "restored"] == order, topic
+        assert [at for _, _, at in events] == [80, 160, 240]
+
+
+def test_named_changelog_given_later_still_comes_after() -> None:
+    """The Java order only ranks changelogs added together: one given later is appended."""
+    D = TaskId(0, 3)
+    thread = _thread({A: 80, C: 80, D: 80}, rate=1000, chunk=100, topic=COUNTS)
+    thread.add(A, "active", 0, 0)
+    thread.add(C, "active", 0, 0)
+    thread.add(D, "active", 0, 10)
+    events = _run_until(thread, 10, 1_000)
+    assert [task for kind, task, _ in events if kind == "restored"] == [A, C, D]
+
+
+def test_named_standbys_resumed_together_come_back_in_fetch_order() -> None:
+    D = TaskId(0, 3)
+    thread = _thread({A: 50, B: 50, C: 50, D: 50}, rate=1000, chunk=100, topic=COUNTS)
+    thread.add(B, "active", 0, 0)
+    for task in (A, C, D):
+        thread.add(task, "standby", 0, 0)
+    events = _run_until(thread, 0, 1_000)
+    assert events == [
+        ("restored", B, 50),
+        ("caught_up", A, 100),
+        ("caught_up", D, 150),
+        ("caught_up", C, 200),
+    ]
