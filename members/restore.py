@@ -393,9 +393,7 @@ class RestoreThread:
         kind = "active" if self.restoring_actives() else "standby"
         return sorted((t for t, k in self.kind.items() if k == kind), key=self._place.__getitem__)
 
-    def _java_order(
-        self, tasks: list[TaskId], fetching: Collection[TaskId]
-    ) -> list[TaskId] | None:
+    def _java_order(self, tasks: list[TaskId], fetching: Collection[TaskId]) -> list[TaskId] | None:
         """``tasks``' changelogs added to the fetch session together, in :func:`fetch_order`
         (``fetching``: the changelogs the next fetch asks for); ``None`` when some changelog
         on the thread has no topic name (the caller keeps its own order)."""

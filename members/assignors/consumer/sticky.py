@@ -79,6 +79,7 @@ STICKY = "sticky"
 #: ``CooperativeStickyAssignor.COOPERATIVE_STICKY_ASSIGNOR_NAME``.
 COOPERATIVE_STICKY = "cooperative-sticky"
 
+
 class StickyAssignmentError(RuntimeError):
     """Kafka's sticky assignor fails on these inputs (an ``IllegalStateException`` such as "No
     more unfilled consumers to be assigned", or a ``NullPointerException`` on owned partitions
