@@ -13,6 +13,7 @@ loading a file of either kind: :mod:`scenarios.input.library`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -119,8 +120,7 @@ class SubtopologyEntry(_Base, frozen=True):
     changelog_rate: NonNegInt = 0
     source_racks: list[list[str]] = []
     changelog_racks: list[list[str]] = []
-    #: Kafka's legal topic names (``org.apache.kafka.common.internals.Topic#validate``)
-    changelog_topic: Annotated[str, Meta(pattern=r"^[a-zA-Z0-9._-]{1,249}$")] | None = None
+    changelog_topic: str | None = None
 
 
 class ChangelogOverride(_Base, frozen=True):
@@ -431,8 +431,16 @@ def _build(file: str, source: Path, sc: StreamsScenario) -> LoadedStreamsScenari
             where = f"subtopologies[{i}].changelog_topic"
             if not entry.stateful:
                 raise _fail(file, where, "a stateless subtopology has no changelog")
-            if entry.changelog_topic in (".", ".."):
-                raise _fail(file, where, f"{entry.changelog_topic!r} is not a legal topic name")
+            # Kafka's rules (org.apache.kafka.common.internals.Topic#validate)
+            if entry.changelog_topic in (".", "..") or not re.fullmatch(
+                r"[a-zA-Z0-9._-]{1,249}", entry.changelog_topic
+            ):
+                raise _fail(
+                    file,
+                    where,
+                    f"{entry.changelog_topic!r} is not a legal Kafka topic name (1 to 249 of "
+                    "letters, digits, '.', '_' and '-'; not '.' or '..')",
+                )
             if entry.changelog_topic in named:
                 raise _fail(file, where, f"changelog topic {entry.changelog_topic!r} twice")
             named.add(entry.changelog_topic)
