@@ -27,14 +27,18 @@ The model (:class:`RestoreThread`, one per stream thread, sans-IO, virtual ms):
   consumer's partitions in its fetch session in the order they were added, appends a
   partition the consumer adds (``FetchSession``'s incremental context, KIP-227) and forgets
   one it stops fetching (paused or unassigned; moving every partition that returned data to
-  the end keeps their order when all of them return data); the consumer lists partitions
-  added together in Java hash order (:func:`fetch_order`), which follows the changelog
-  topic's name and the partition numbers: with the scenario's changelog topic names for
-  every changelog concerned that order is replayed, without them (the default) changelogs
-  added together stay in task order. So a changelog the thread already restores or
-  updates comes before one it is given later, and the standbys, paused while actives
-  restore (``enforceRestoreActive``), come back together (``transitToUpdateStandby``)
-  behind nothing, in that order;
+  the end keeps their order when all of them return data). So a changelog the thread
+  already restores or updates comes before one it is given later. Tasks a thread is given
+  at once reach its restore consumer **one at a time** here, in task order: Kafka's stream
+  thread initialises each task (state directory lock, stores opened) before it hands it to
+  the state updater (``TaskManager#addTaskToStateUpdater``), whose thread, woken by the
+  first, registers and assigns that task's changelog alone; the order is that of a
+  ``HashSet<Task>`` (``Tasks#drainPendingTasksToInit``) of identity hashes, which Java does
+  not define (three real runs gave task order). The standbys, paused while actives restore
+  (``enforceRestoreActive``), come back together (``transitToUpdateStandby`` resumes them in
+  one call) behind nothing, in the order the next fetch lists them (:func:`fetch_order`, a
+  Java hash order that follows the changelog topic's name): replayed when the scenario
+  names the changelog topics, else in task order;
 * an active whose store reaches the changelog's end is restored (it leaves the thread and
   runs); a standby that reaches the end *tracks* it: it keeps up with the changelog's growth,
   which takes that growth out of the thread's rate (a fluid approximation of the small chunks
@@ -90,7 +94,9 @@ def fetch_order(
 ) -> list[TopicPartition]:
     """The order in which a restore consumer's next fetch request lists the changelog
     partitions ``added`` to its fetch session together, so the order the broker's session
-    appends them in (``FetchSessionHandler.Builder`` keeps the request's order; KIP-227).
+    appends them in (``FetchSessionHandler.Builder`` keeps the request's order; KIP-227):
+    partitions resumed in one call (``StoreChangelogReader#transitToUpdateStandby``) or
+    registered in one ``initializeChangelogs`` (a task with several stores).
 
     Kafka 4.0's path, each step a Java hash collection:
 
@@ -231,7 +237,7 @@ class RestoreThread:
         acceptable_lag: a standby within this many records of the end is caught up
             (``acceptable.recovery.lag``).
         changelog_topic: task → its changelog topic's name, or ``None`` when the scenario
-            names none; changelogs added together follow :func:`fetch_order` when every
+            names none; standbys resumed together follow :func:`fetch_order` when every
             changelog on the thread has a name, else task order (module doc).
 
     Raises:
@@ -263,10 +269,6 @@ class RestoreThread:
         self._place: dict[TaskId, int] = {}
         self._places = 0
         self._topic = changelog_topic
-        # the tasks added at _batch_ms with nothing placed after them: one
-        # initializeChangelogs of the reader, so one addChangelogsToRestoreConsumer
-        self._batch: list[TaskId] = []
-        self._batch_ms = -1
         # the chunk being applied: (task, offset at start, records, start ms), or None
         self._current: tuple[TaskId, int, int, int] | None = None
         self._t0 = 0
@@ -320,15 +322,8 @@ class RestoreThread:
             self._interrupt(now_ms)  # enforceRestoreActive pauses the standbys
         self.kind[task] = kind
         self._offset[task] = offset
-        together = now_ms == self._batch_ms and bool(self._batch)
-        if together and self._place.get(self._batch[-1]) != self._places - 1:
-            together = False  # something was placed after the batch
-        self._batch = [t for t in self._batch if t in self._place] if together else []
-        self._batch_ms = now_ms
         self._place[task] = self._places
         self._places += 1
-        self._batch.append(task)
-        self._order_batch(now_ms)
         return events + self.advance(now_ms)
 
     def remove(self, task: TaskId, now_ms: int) -> tuple[int, list[RestoreEvent]]:
@@ -414,22 +409,6 @@ class RestoreThread:
         )
         return [back[tp] for tp in order]
 
-    def _order_batch(self, now_ms: int) -> None:
-        """Give the tasks added together at ``now_ms`` their places in fetch-session order;
-        a chunk of one of them begun at ``now_ms`` (nothing applied yet) is begun again."""
-        batch = self._batch
-        order = self._java_order(batch, self._served())
-        if order is None or order == batch:
-            return
-        slots = sorted(self._place[t] for t in batch)
-        for task, slot in zip(order, slots, strict=True):
-            self._place[task] = slot
-        self._batch = order
-        cur = self._current
-        if cur is not None and cur[0] in batch and cur[3] == now_ms:
-            self._current = None
-            self._round.clear()
-
     def _resume_standbys(self) -> None:
         """``transitToUpdateStandby``: the paused standbys are fetched again, added to the
         fetch session together, after everything (in :meth:`_java_order`)."""
@@ -437,7 +416,6 @@ class RestoreThread:
         for task in self._java_order(standbys, standbys) or sorted(standbys):
             self._place[task] = self._places
             self._places += 1
-        self._batch_ms = -1
 
     def _effective_rate(self) -> int:
         """The thread's rate minus what its tracking standbys take to keep up."""
