@@ -85,7 +85,7 @@ class Subtopology:
             empty = unknown (rack-aware optimisation then stays off, as in Kafka).
         changelog_topic: its changelog topic's name (Kafka:
             ``<application.id>-<store>-changelog``), or ``None``: groupsim's
-            ``store-<id>-changelog``, and its changelogs added to a restore consumer together
+            ``store-<id>-changelog``, and its standbys resumed together on a restore consumer
             stay in task order (members/restore.py).
     """
 

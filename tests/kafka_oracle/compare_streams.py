@@ -644,9 +644,8 @@ def simulated_text(
     records) replaced by that one (:func:`real_states`); a scenario of :data:`SCALES` with its
     ``acceptable.recovery.lag`` and restore rate scaled (:meth:`Scale.settings`); one of
     :data:`RUN_CONFIG` with those settings; its stateful sub-topology 0 named with
-    ``StatefulApp``'s changelog topic (:data:`CHANGELOG`), so that the changelogs a stream
-    thread is given together are restored in the real restore consumer's order
-    (members/restore.py)."""
+    ``StatefulApp``'s changelog topic (:data:`CHANGELOG`), so that standbys a stream thread
+    resumes together come back in the real restore consumer's order (members/restore.py)."""
     from tests.kafka_oracle.compare import LIBRARY
 
     text = (LIBRARY / f"{name}.toml").read_text()
