@@ -746,7 +746,7 @@ def test_the_streams_simulation_names_the_real_changelog_topic() -> None:
     name = "streams/kip-441-scale-in-lagging"
     loaded = loads_any(simulated_text(name, None), f"{name}.toml")
     assert loaded.topology.named_changelog_topic(0) == CHANGELOG  # type: ignore[attr-defined]
-    stateless = '[[subtopologies]]\nid = 0\npartitions = 2\nstateful = false\n'
+    stateless = "[[subtopologies]]\nid = 0\npartitions = 2\nstateful = false\n"
     assert name_changelog(stateless) == stateless
-    named = name_changelog('[[subtopologies]]\nid = 0\npartitions = 2\n')
+    named = name_changelog("[[subtopologies]]\nid = 0\npartitions = 2\n")
     assert name_changelog(named) == named
