@@ -27,13 +27,18 @@ The model (:class:`RestoreThread`, one per stream thread, sans-IO, virtual ms):
   consumer's partitions in its fetch session in the order they were added, appends a
   partition the consumer adds (``FetchSession``'s incremental context, KIP-227) and forgets
   one it stops fetching (paused or unassigned; moving every partition that returned data to
-  the end keeps their order when all of them return data); the consumer lists partitions
-  added together in the order of its assignment's ``HashMap`` (``SubscriptionState``,
-  ``StoreChangelogReader#addChangelogsToRestoreConsumer``), which follows the changelog
-  topic's name, which groupsim does not have: those are in task order here. So a changelog
-  the thread already restores or updates comes before one it is given later, and the
-  standbys, paused while actives restore (``enforceRestoreActive``), come back together
-  (``transitToUpdateStandby``) behind nothing, in task order;
+  the end keeps their order when all of them return data). So a changelog the thread
+  already restores or updates comes before one it is given later. Tasks a thread is given
+  at once reach its restore consumer **one at a time** here, in task order: Kafka's stream
+  thread initialises each task (state directory lock, stores opened) before it hands it to
+  the state updater (``TaskManager#addTaskToStateUpdater``), whose thread, woken by the
+  first, registers and assigns that task's changelog alone; the order is that of a
+  ``HashSet<Task>`` (``Tasks#drainPendingTasksToInit``) of identity hashes, which Java does
+  not define (three real runs gave task order). The standbys, paused while actives restore
+  (``enforceRestoreActive``), come back together (``transitToUpdateStandby`` resumes them in
+  one call) behind nothing, in the order the next fetch lists them (:func:`fetch_order`, a
+  Java hash order that follows the changelog topic's name): replayed when the scenario
+  names the changelog topics, else in task order;
 * an active whose store reaches the changelog's end is restored (it leaves the thread and
   runs); a standby that reaches the end *tracks* it: it keeps up with the changelog's growth,
   which takes that growth out of the thread's rate (a fluid approximation of the small chunks
@@ -53,8 +58,16 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from members.assignors.streams import TaskId
+from protocol.consumer_codec import TopicPartition
+from protocol.java import JavaHashMap, topic_partition_hash
 
-__all__ = ["RestoreThread", "RestoreEvent", "assign_tasks_to_threads", "chunk_records"]
+__all__ = [
+    "RestoreThread",
+    "RestoreEvent",
+    "assign_tasks_to_threads",
+    "chunk_records",
+    "fetch_order",
+]
 
 
 def chunk_records(max_partition_fetch_bytes: int, record_bytes: int) -> int:
@@ -68,6 +81,60 @@ def chunk_records(max_partition_fetch_bytes: int, record_bytes: int) -> int:
     if max_partition_fetch_bytes < 1 or record_bytes < 1:
         raise ValueError("fetch size and record size must be at least 1 byte")
     return max(1, max_partition_fetch_bytes // record_bytes)
+
+
+def _tp_hash(tp: TopicPartition) -> int:
+    return topic_partition_hash(tp.topic, tp.partition)
+
+
+def fetch_order(
+    added: Collection[TopicPartition],
+    assigned: Sequence[TopicPartition],
+    fetchable: Collection[TopicPartition],
+) -> list[TopicPartition]:
+    """The order in which a restore consumer's next fetch request lists the changelog
+    partitions ``added`` to its fetch session together, so the order the broker's session
+    appends them in (``FetchSessionHandler.Builder`` keeps the request's order; KIP-227):
+    partitions resumed in one call (``StoreChangelogReader#transitToUpdateStandby``) or
+    registered in one ``initializeChangelogs`` (a task with several stores).
+
+    Kafka 4.0's path, each step a Java hash collection:
+
+    1. ``StoreChangelogReader#addChangelogsToRestoreConsumer`` (and
+       ``ClassicKafkaConsumer#assign``) hand the whole new assignment over as ``HashSet`` copies;
+       ``SubscriptionState#assignFromUser`` puts it into a ``new HashMap<>()`` (16 slots,
+       grown by ``put``) and ``PartitionStates#update`` keeps that map's order, grouped by
+       topic in order of first appearance. groupsim fills that ``HashMap`` in ``assigned``'s
+       order, standing for the ``HashSet`` copies before it (their order only shows between
+       partitions that share a bucket).
+    2. ``AbstractFetch#fetchablePartitions`` copies the fetchable partitions, in that
+       assignment order, into ``new HashSet<>(collection)`` (presized to ``max(n / .75 + 1,
+       16)`` slots), and ``prepareFetchRequests`` adds them to the request in its order.
+
+    Hashes are ``TopicPartition#hashCode`` (:func:`protocol.java.topic_partition_hash`);
+    e.g. partitions 0, 2, 3 of ``stateful-counts-changelog`` come as 0, 3, 2.
+
+    Args:
+        added: the partitions new to the session.
+        assigned: the restore consumer's whole assignment after the change (``added`` in it).
+        fetchable: the partitions the fetch asks for (not paused; Kafka also leaves out
+            those with data still buffered, which groupsim does not model).
+
+    Returns:
+        ``added`` in request order; those not fetchable (paused) last, in assignment order.
+    """
+    assignment = JavaHashMap(_tp_hash)
+    for tp in assigned:
+        assignment.add(tp)
+    by_topic: dict[str, list[TopicPartition]] = {}
+    for tp in assignment:
+        by_topic.setdefault(tp.topic, []).append(tp)
+    ordered = [tp for tps in by_topic.values() for tp in tps]
+    request = JavaHashMap.copy_of([tp for tp in ordered if tp in fetchable], _tp_hash)
+    new = set(added)
+    return [tp for tp in request if tp in new] + [
+        tp for tp in ordered if tp in new and tp not in fetchable
+    ]
 
 
 def assign_tasks_to_threads(
@@ -169,6 +236,9 @@ class RestoreThread:
         growth: task → records appended to its changelog per virtual second.
         acceptable_lag: a standby within this many records of the end is caught up
             (``acceptable.recovery.lag``).
+        changelog_topic: task → its changelog topic's name, or ``None`` when the scenario
+            names none; standbys resumed together follow :func:`fetch_order` when every
+            changelog on the thread has a name, else task order (module doc).
 
     Raises:
         ValueError: a negative rate or a chunk below 1.
@@ -181,6 +251,7 @@ class RestoreThread:
         end_offset: Callable[[TaskId, int], int],
         growth: Callable[[TaskId], int],
         acceptable_lag: int,
+        changelog_topic: Callable[[TaskId], str | None] | None = None,
     ) -> None:
         if rate < 0 or chunk < 1:
             raise ValueError("restore rate must be ≥ 0 and chunk ≥ 1")
@@ -197,6 +268,7 @@ class RestoreThread:
         # each served changelog's place in the thread's fetch session (module doc)
         self._place: dict[TaskId, int] = {}
         self._places = 0
+        self._topic = changelog_topic
         # the chunk being applied: (task, offset at start, records, start ms), or None
         self._current: tuple[TaskId, int, int, int] | None = None
         self._t0 = 0
@@ -316,10 +388,32 @@ class RestoreThread:
         kind = "active" if self.restoring_actives() else "standby"
         return sorted((t for t, k in self.kind.items() if k == kind), key=self._place.__getitem__)
 
+    def _java_order(self, tasks: list[TaskId], fetching: Collection[TaskId]) -> list[TaskId] | None:
+        """``tasks``' changelogs added to the fetch session together, in :func:`fetch_order`
+        (``fetching``: the changelogs the next fetch asks for); ``None`` when some changelog
+        on the thread has no topic name (the caller keeps its own order)."""
+        topic = self._topic
+        if topic is None:
+            return None
+        tps: dict[TaskId, TopicPartition] = {}
+        for task in self.kind:
+            name = topic(task)
+            if name is None:
+                return None
+            tps[task] = TopicPartition(name, task.partition)
+        back = {tp: task for task, tp in tps.items()}
+        order = fetch_order(
+            [tps[t] for t in tasks],
+            [tps[t] for t in sorted(self.kind)],
+            {tps[t] for t in fetching if t in tps},
+        )
+        return [back[tp] for tp in order]
+
     def _resume_standbys(self) -> None:
         """``transitToUpdateStandby``: the paused standbys are fetched again, added to the
-        fetch session together, after everything, in task order."""
-        for task in sorted(t for t, k in self.kind.items() if k == "standby"):
+        fetch session together, after everything (in :meth:`_java_order`)."""
+        standbys = [t for t, k in self.kind.items() if k == "standby"]
+        for task in self._java_order(standbys, standbys) or sorted(standbys):
             self._place[task] = self._places
             self._places += 1
 

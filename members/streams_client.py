@@ -192,6 +192,7 @@ class StreamsClient(GroupClient):
                 topology.end_offset,
                 topology.changelog_rate,
                 config.assignment.acceptable_recovery_lag,
+                lambda task: topology.named_changelog_topic(task.subtopology),
             )
             for _ in range(config.num_stream_threads)
         ]

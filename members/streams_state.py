@@ -83,6 +83,10 @@ class Subtopology:
         changelog_rate: records appended to every task's changelog per virtual second.
         source_racks / changelog_racks: per partition, the racks of its replicas (KIP-925);
             empty = unknown (rack-aware optimisation then stays off, as in Kafka).
+        changelog_topic: its changelog topic's name (Kafka:
+            ``<application.id>-<store>-changelog``), or ``None``: groupsim's
+            ``store-<id>-changelog``, and its standbys resumed together on a restore consumer
+            stay in task order (members/restore.py).
     """
 
     id: int
@@ -92,6 +96,7 @@ class Subtopology:
     changelog_rate: int = 0
     source_racks: tuple[frozenset[str], ...] = ()
     changelog_racks: tuple[frozenset[str], ...] = ()
+    changelog_topic: str | None = None
 
 
 class StreamsTopology:
@@ -142,9 +147,14 @@ class StreamsTopology:
     def source_topic(subtopology: int) -> str:
         return f"input-{subtopology}"
 
-    @staticmethod
-    def changelog_topic(subtopology: int) -> str:
-        return f"store-{subtopology}-changelog"
+    def changelog_topic(self, subtopology: int) -> str:
+        """The subtopology's changelog topic: the scenario's name, else
+        ``store-<subtopology>-changelog``."""
+        return self.named_changelog_topic(subtopology) or f"store-{subtopology}-changelog"
+
+    def named_changelog_topic(self, subtopology: int) -> str | None:
+        """The changelog topic name the scenario gives the subtopology, or ``None``."""
+        return self._by_id[subtopology].changelog_topic
 
     def is_stateful(self, task: TaskId) -> bool:
         return task in self._stateful_set

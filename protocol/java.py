@@ -48,6 +48,7 @@ __all__ = [
     "java_utf8",
     "string_hash",
     "task_id_hash",
+    "topic_partition_hash",
     "uuid_hash",
     "spread",
     "grown_capacity",
@@ -128,6 +129,12 @@ def _string_spread(text: str) -> int:
 def task_id_hash(connector: str, task: int) -> int:
     """Java ``ConnectorTaskId.hashCode()``: ``31 * connector.hashCode() + task`` (int32)."""
     return _to_int32(31 * string_hash(connector) + task)
+
+
+def topic_partition_hash(topic: str, partition: int) -> int:
+    """Java ``TopicPartition.hashCode()``: ``31 * (31 + partition) + topic.hashCode()`` (int32;
+    Kafka's ``org.apache.kafka.common.TopicPartition``)."""
+    return _to_int32(31 * (31 + partition) + string_hash(topic))
 
 
 def uuid_hash(most: int, least: int) -> int:

@@ -13,6 +13,7 @@ loading a file of either kind: :mod:`scenarios.input.library`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -119,6 +120,7 @@ class SubtopologyEntry(_Base, frozen=True):
     changelog_rate: NonNegInt = 0
     source_racks: list[list[str]] = []
     changelog_racks: list[list[str]] = []
+    changelog_topic: str | None = None
 
 
 class ChangelogOverride(_Base, frozen=True):
@@ -420,10 +422,28 @@ def _build(file: str, source: Path, sc: StreamsScenario) -> LoadedStreamsScenari
         raise _fail(file, "subtopologies", "a Streams scenario needs at least one subtopology")
     subs: list[Subtopology] = []
     seen_ids: set[int] = set()
+    named: set[str] = set()
     for i, entry in enumerate(sc.subtopologies):
         if entry.id in seen_ids:
             raise _fail(file, f"subtopologies[{i}].id", f"duplicate subtopology id {entry.id}")
         seen_ids.add(entry.id)
+        if entry.changelog_topic is not None:
+            where = f"subtopologies[{i}].changelog_topic"
+            if not entry.stateful:
+                raise _fail(file, where, "a stateless subtopology has no changelog")
+            # Kafka's rules (org.apache.kafka.common.internals.Topic#validate)
+            if entry.changelog_topic in (".", "..") or not re.fullmatch(
+                r"[a-zA-Z0-9._-]{1,249}", entry.changelog_topic
+            ):
+                raise _fail(
+                    file,
+                    where,
+                    f"{entry.changelog_topic!r} is not a legal Kafka topic name (1 to 249 of "
+                    "letters, digits, '.', '_' and '-'; not '.' or '..')",
+                )
+            if entry.changelog_topic in named:
+                raise _fail(file, where, f"changelog topic {entry.changelog_topic!r} twice")
+            named.add(entry.changelog_topic)
         for key in ("source_racks", "changelog_racks"):
             for k, racks in enumerate(getattr(entry, key)):
                 if not racks:
@@ -439,6 +459,7 @@ def _build(file: str, source: Path, sc: StreamsScenario) -> LoadedStreamsScenari
                 changelog_rate=entry.changelog_rate,
                 source_racks=tuple(frozenset(r) for r in entry.source_racks),
                 changelog_racks=tuple(frozenset(r) for r in entry.changelog_racks),
+                changelog_topic=entry.changelog_topic,
             )
         )
     overrides: dict[TaskId, tuple[int, int]] = {}

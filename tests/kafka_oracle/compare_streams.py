@@ -643,10 +643,13 @@ def simulated_text(
     in ``KafkaStreams``) and, where ``states`` names the client, its ``state`` (task → lag in
     records) replaced by that one (:func:`real_states`); a scenario of :data:`SCALES` with its
     ``acceptable.recovery.lag`` and restore rate scaled (:meth:`Scale.settings`); one of
-    :data:`RUN_CONFIG` with those settings."""
+    :data:`RUN_CONFIG` with those settings; its stateful sub-topology 0 named with
+    ``StatefulApp``'s changelog topic (:data:`CHANGELOG`), so that standbys a stream thread
+    resumes together come back in the real restore consumer's order (members/restore.py)."""
     from tests.kafka_oracle.compare import LIBRARY
 
     text = (LIBRARY / f"{name}.toml").read_text()
+    text = name_changelog(text)
     for client, pid in (process_ids or {}).items():
         # a client the file gives no process id gets the real one's line after its name
         text = re.sub(
@@ -694,6 +697,23 @@ def simulated_text(
         r"(?m)^changelog_records = \d+$", f"changelog_records = {changelog_records}", text
     )
     return re.sub(r"(?m)^changelog_rate = \d+$", "changelog_rate = 0", text)
+
+
+def name_changelog(text: str) -> str:
+    """A library Streams scenario's text with its sub-topology 0, when stateful and unnamed,
+    given ``changelog_topic = CHANGELOG`` (``StatefulApp``: application ``stateful``, store
+    ``counts``); other text as it is."""
+    import tomllib
+
+    subs = {int(s["id"]): s for s in tomllib.loads(text).get("subtopologies", [])}
+    if 0 not in subs or not subs[0].get("stateful", True) or "changelog_topic" in subs[0]:
+        return text
+    return re.sub(
+        r"(?m)^(\[\[subtopologies\]\]\nid = 0\n)",
+        rf'\1changelog_topic = "{CHANGELOG}"\n',
+        text,
+        count=1,
+    )
 
 
 def real_changelog_sizes(trace: Path) -> dict[str, int]:

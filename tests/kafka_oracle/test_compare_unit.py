@@ -733,3 +733,20 @@ def test_the_version_probing_upgrade_runs_with_kafkas_minimum_probing_interval()
     name = "streams/version-probing-rolling-upgrade"
     assert app_file(run_raw(name))["probing.rebalance.interval.ms"] == 60_000
     assert '"probing.rebalance.interval.ms" = 60000\n' in simulated_text(name, None)
+
+
+def test_the_streams_simulation_names_the_real_changelog_topic() -> None:
+    """groupsim's side of a Streams comparison names sub-topology 0's changelog as the real
+    ``StatefulApp``'s (application ``stateful``, store ``counts``), so its restore order is the
+    real restore consumer's; a scenario whose sub-topology 0 is stateless is left alone."""
+    from scenarios.input.library import loads_any
+    from tests.kafka_oracle.compare_streams import CHANGELOG, name_changelog, simulated_text
+
+    assert CHANGELOG == "stateful-counts-changelog"
+    name = "streams/kip-441-scale-in-lagging"
+    loaded = loads_any(simulated_text(name, None), f"{name}.toml")
+    assert loaded.topology.named_changelog_topic(0) == CHANGELOG  # type: ignore[attr-defined]
+    stateless = "[[subtopologies]]\nid = 0\npartitions = 2\nstateful = false\n"
+    assert name_changelog(stateless) == stateless
+    named = name_changelog("[[subtopologies]]\nid = 0\npartitions = 2\n")
+    assert name_changelog(named) == named

@@ -9,7 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from members.assignors.streams import TaskId
-from members.restore import RestoreThread, assign_tasks_to_threads, chunk_records
+from members.restore import RestoreThread, assign_tasks_to_threads, chunk_records, fetch_order
+from protocol.consumer_codec import TopicPartition
+from protocol.java import topic_partition_hash
 
 A, B, C = TaskId(0, 0), TaskId(0, 1), TaskId(0, 2)
 
@@ -20,6 +22,7 @@ def _thread(
     chunk: int = 100,
     growth: dict[TaskId, int] | None = None,
     acceptable: int = 0,
+    topic: str | None = None,
 ) -> RestoreThread:
     grow = growth or {}
     return RestoreThread(
@@ -28,6 +31,7 @@ def _thread(
         lambda task, now: sizes[task] + grow.get(task, 0) * now // 1000,
         lambda task: grow.get(task, 0),
         acceptable,
+        lambda task: topic,
     )
 
 
@@ -269,7 +273,7 @@ def test_a_changelog_given_later_is_fetched_after_those_the_thread_has() -> None
 
 def test_standbys_resumed_after_an_active_restores_come_back_in_task_order() -> None:
     """``transitToUpdateStandby`` resumes every paused standby at once: they rejoin the fetch
-    session together, in task order here (Kafka's: its assignment's ``HashMap`` order)."""
+    session together, in task order when the scenario names no changelog topic."""
     thread = _thread({A: 50, B: 50, C: 50}, rate=1000, chunk=100)
     thread.add(C, "standby", 0, 0)
     thread.add(B, "active", 0, 0)
@@ -277,3 +281,56 @@ def test_standbys_resumed_after_an_active_restores_come_back_in_task_order() -> 
     events = _run_until(thread, 0, 1_000)
     # C was added first, but comes back with A, after it
     assert events == [("restored", B, 50), ("caught_up", A, 100), ("caught_up", C, 150)]
+
+
+COUNTS = "stateful-counts-changelog"
+
+
+def test_topic_partition_hash_is_javas() -> None:
+    # "a".hashCode() = 97; 31 * (31 + 0) + 97; int32 wrap-around for a long name
+    assert topic_partition_hash("a", 0) == 1058
+    assert topic_partition_hash("a", 2) == 1120
+    assert -(2**31) <= topic_partition_hash(COUNTS * 3, 7) < 2**31
+
+
+def test_partitions_added_together_come_in_java_hash_order() -> None:
+    """``SubscriptionState#assignFromUser``'s ``HashMap``, then ``AbstractFetch``'s ``HashSet``
+    of fetchable partitions: partitions 0, 2, 3 of the real application's changelog are
+    fetched (so appended to the broker's fetch session) as 0, 3, 2."""
+    tps = [TopicPartition(COUNTS, p) for p in (0, 2, 3)]
+    assert [tp.partition for tp in fetch_order(tps, tps, tps)] == [0, 3, 2]
+    # only the new ones are listed; a paused one comes last
+    old = TopicPartition(COUNTS, 1)
+    got = fetch_order(tps, [old, *tps], {old, *tps[1:]})
+    assert [tp.partition for tp in got] == [3, 2, 0]
+
+
+def test_tasks_given_at_once_reach_the_restore_consumer_one_at_a_time() -> None:
+    """Kafka's stream thread initialises each task before handing it to the state updater,
+    which registers its changelog alone (``TaskManager#addTaskToStateUpdater``): three actives
+    given at once restore in task order even with the topic named (three real runs did)."""
+    D = TaskId(0, 3)
+    for topic in (COUNTS, None):
+        thread = _thread({A: 80, C: 80, D: 80}, rate=1000, chunk=100, topic=topic)
+        for task in (A, C, D):
+            thread.add(task, "active", 0, 0)
+        events = _run_until(thread, 0, 1_000)
+        assert events == [("restored", A, 80), ("restored", C, 160), ("restored", D, 240)]
+
+
+def test_named_standbys_resumed_together_come_back_in_fetch_order() -> None:
+    """``transitToUpdateStandby`` resumes every paused standby in one call: the next fetch
+    lists them in its ``HashSet`` order, 0_0, 0_3, 0_2 for ``stateful-counts-changelog``
+    (task order without a name: ``test_standbys_resumed_after_an_active_restores_...``)."""
+    D = TaskId(0, 3)
+    thread = _thread({A: 50, B: 50, C: 50, D: 50}, rate=1000, chunk=100, topic=COUNTS)
+    thread.add(B, "active", 0, 0)
+    for task in (A, C, D):
+        thread.add(task, "standby", 0, 0)
+    events = _run_until(thread, 0, 1_000)
+    assert events == [
+        ("restored", B, 50),
+        ("caught_up", A, 100),
+        ("caught_up", D, 150),
+        ("caught_up", C, 200),
+    ]

@@ -43,6 +43,7 @@ from protocol.java import (
     java_sorted_strings,
     java_string_key,
     string_hash,
+    topic_partition_hash,
 )
 
 from .model import (
@@ -78,8 +79,6 @@ STICKY = "sticky"
 #: ``CooperativeStickyAssignor.COOPERATIVE_STICKY_ASSIGNOR_NAME``.
 COOPERATIVE_STICKY = "cooperative-sticky"
 
-_MASK32 = 0xFFFFFFFF
-
 
 class StickyAssignmentError(RuntimeError):
     """Kafka's sticky assignor fails on these inputs (an ``IllegalStateException`` such as "No
@@ -88,9 +87,8 @@ class StickyAssignmentError(RuntimeError):
 
 
 def _tp_hash(tp: TopicPartition) -> int:
-    """``TopicPartition.hashCode``: ``31 * (31 + partition) + topic.hashCode()`` (int32)."""
-    h = (31 * (31 + tp.partition) + string_hash(tp.topic)) & _MASK32
-    return h - (1 << 32) if h & 0x80000000 else h
+    """``TopicPartition.hashCode`` (:func:`protocol.java.topic_partition_hash`)."""
+    return topic_partition_hash(tp.topic, tp.partition)
 
 
 def _remove_first(items: list[TopicPartition], tp: TopicPartition) -> None:
