@@ -83,6 +83,7 @@ def ownership_violations(records: Iterable[LogRecord]) -> list[OwnershipViolatio
                 out.extend(_assignment_violations(r, owner, released, joined))
                 for p in r.owned:
                     owner[p] = _Owner(member, r.member_id, generation)
+                    released.pop(p, None)  # owned again: no longer given up by anyone
             case k.JoinGroupResponse(member=member, error="NONE", generation=generation):
                 joined.setdefault(member, set()).add(generation)
             case ku.PartitionsRevoked(member=member, generation=generation, partitions=parts):

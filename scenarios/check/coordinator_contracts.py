@@ -508,6 +508,10 @@ def check_static_rejoin(records: Sequence[Record]) -> list[Violation]:
                     watching = r
                 elif winners is not None and protocol not in winners:
                     expecting, expected = r, " or ".join(winners)
+        elif kind in ("member_added", "member_removed"):
+            # a new member joining (or one leaving) at this instant rebalances the group by
+            # itself: that rebalance is its, not the static rejoin's
+            watching = None
         elif kind == "group_state":
             if r.get("from") == "Stable" and r.get("to") == "PreparingRebalance":
                 expecting = None

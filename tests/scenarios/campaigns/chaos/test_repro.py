@@ -71,6 +71,18 @@ FOUND = {
         "fixed: a request sent before a coordinator failover is answered NOT_COORDINATOR by "
         "the broker it went to, never handled by the new coordinator",
     ),
+    # consumer seed 1, run 882: a static consumer restarted (its partitions given up, then
+    # taken back in the same generation); later its zombie twin took the instance over
+    "consumer-zombie-twin-after-own-restart.toml": (
+        "cooperative_move_without_revocation",
+        "fixed: a partition its member owns again is no longer counted as given up by it",
+    ),
+    # consumer seed 1, run 565: a static consumer rejoined in the same millisecond as a new
+    # member joined, whose JoinGroup rebalanced the group
+    "consumer-static-rejoin-beside-new-member.toml": (
+        "static_rejoin_rebalanced",
+        "fixed: a rebalance a new member (or a leaving one) starts at that instant is its own",
+    ),
 }
 
 
