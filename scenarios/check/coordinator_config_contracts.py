@@ -66,6 +66,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from scenarios.check.coordinator_contracts import SERVE_TIMER_SLACK_MS
+from scenarios.check.join_phases import REMOVALS, EmptyJoinPhases
 from scenarios.check.log_rules import Record, Violation, reads, violation
 
 __all__ = [
@@ -95,7 +96,6 @@ COORDINATOR_CONFIG_INVARIANTS = (
     INITIAL_DELAY_NOT_EXTENDED,
 )
 
-_REMOVALS = ("member_removed", "member_pending_removed")
 _INVALID_SESSION = "INVALID_SESSION_TIMEOUT"
 _MAX_SIZE = "GROUP_MAX_SIZE_REACHED"
 #: Answers ``GroupCoordinatorService#joinGroup`` may give before the session-bound check (or a
@@ -260,57 +260,35 @@ def initial_delay_completion(
     return at
 
 
-@reads("group_state", "generation", "member_added", "group_loaded", *_REMOVALS)
+@reads("group_state", "generation", "member_added", "group_loaded", *REMOVALS)
 def check_initial_delay_extended(records: Sequence[Record]) -> list[Violation]:
     """``initial_delay_not_extended`` (module docstring)."""
     found: list[Violation] = []
-    # group -> (the group_state that began the phase from Empty, member_added times, judged)
-    opened: dict[Any, tuple[Record, list[int], bool]] = {}
+    phases = EmptyJoinPhases()
     for r in records:
-        kind = r.get("kind")
+        phase = phases.see(r)
+        if phase is None or phase.disturbed:
+            continue
         group = r.get("group")
         t = int(r.get("t_ms") or 0)
-        phase = opened.get(group)
-        if kind == "member_added" and phase is not None:
-            phase[1].append(t)
-            continue
-        if kind in _REMOVALS or kind == "group_loaded":
-            if phase is not None:
-                opened[group] = (phase[0], phase[1], False)
-            continue
-        ends = kind == "generation" or (
-            kind == "group_state" and r.get("from") == "PreparingRebalance"
-        )
-        if ends and phase is not None:
-            del opened[group]
-            start, added, judged = phase
-            if judged and r.get("to") != "Dead":
-                begun = int(start.get("t_ms") or 0)
-                delay = int(start.get("initial_rebalance_delay_ms") or 0)
-                timeout = int(start.get("rebalance_timeout_ms") or 0)
-                earliest = initial_delay_completion(begun, delay, timeout, added)
-                slack = SERVE_TIMER_SLACK_MS if group is not None else 0
-                if begun + delay <= t + slack and t + slack < earliest:
-                    found.append(
-                        violation(
-                            INITIAL_DELAY_NOT_EXTENDED,
-                            f"the join phase begun from Empty at {begun} ms completed at {t} "
-                            f"ms although members kept arriving: with "
-                            f"group.initial.rebalance.delay.ms {delay} and rebalance timeout "
-                            f"{timeout} ms, InitialDelayedJoin runs until {earliest} ms at "
-                            "the earliest (KIP-134: each new member extends the delay)",
-                            r,
-                            generation=r.get("generation"),
-                            group=group,
-                        )
-                    )
-        if (
-            kind == "group_state"
-            and r.get("to") == "PreparingRebalance"
-            and r.get("from") == "Empty"
-            and "initial_rebalance_delay_ms" in r
-        ):
-            opened[group] = (r, [], True)
+        begun, delay = phase.begun_ms, phase.delay_ms
+        timeout = int(phase.start.get("rebalance_timeout_ms") or 0)
+        earliest = initial_delay_completion(begun, delay, timeout, phase.added_ms)
+        slack = SERVE_TIMER_SLACK_MS if group is not None else 0
+        if begun + delay <= t + slack and t + slack < earliest:
+            found.append(
+                violation(
+                    INITIAL_DELAY_NOT_EXTENDED,
+                    f"the join phase begun from Empty at {begun} ms completed at {t} "
+                    f"ms although members kept arriving: with "
+                    f"group.initial.rebalance.delay.ms {delay} and rebalance timeout "
+                    f"{timeout} ms, InitialDelayedJoin runs until {earliest} ms at "
+                    "the earliest (KIP-134: each new member extends the delay)",
+                    r,
+                    generation=r.get("generation"),
+                    group=group,
+                )
+            )
     return found
 
 

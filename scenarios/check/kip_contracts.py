@@ -86,6 +86,7 @@ from scenarios.check.consumer_contracts import (
     consumer_topics,
 )
 from scenarios.check.coordinator_contracts import SERVE_TIMER_SLACK_MS
+from scenarios.check.join_phases import EmptyJoinPhases
 from scenarios.check.log_rules import Record, Violation, violation
 
 __all__ = [
@@ -121,54 +122,33 @@ KIP_CONTRACT_INVARIANTS = (
     MEMBER_ID_REUSED,
 )
 
-_REMOVALS = frozenset({"member_removed", "member_pending_removed"})
-
 
 def check_initial_delay(records: Sequence[Record]) -> list[Violation]:
     """``initial_delay_skipped``: a join phase begun from Empty ended before its initial
     delay (module docstring)."""
     found: list[Violation] = []
-    # group (None in a simulated log) -> the group_state record that began the phase from Empty
-    opened: dict[Any, Record] = {}
-    removed_at: dict[Any, int] = {}  # group -> time of its latest removal
+    phases = EmptyJoinPhases()
     for r in records:
-        kind = r.get("kind")
+        phase = phases.see(r)
+        if phase is None:
+            continue
         group = r.get("group")
-        if kind in _REMOVALS:
-            removed_at[group] = int(r.get("t_ms") or 0)
-            continue
-        if kind == "group_loaded":
-            opened.pop(group, None)
-            continue
-        ends = kind == "generation" or (
-            kind == "group_state" and r.get("from") == "PreparingRebalance"
-        )
-        start = opened.pop(group, None) if ends else None
-        if start is not None and r.get("to") != "Dead":
-            t = int(r.get("t_ms") or 0)
-            begun = int(start.get("t_ms") or 0)
-            delay = int(start.get("initial_rebalance_delay_ms") or 0)
-            slack = SERVE_TIMER_SLACK_MS if group is not None else 0
-            if t + slack < begun + delay and removed_at.get(group) != t:
-                found.append(
-                    violation(
-                        INITIAL_DELAY_SKIPPED,
-                        f"the join phase begun from Empty at {begun} ms (generation "
-                        f"{start.get('generation')}) completed at {t} ms, before "
-                        f"group.initial.rebalance.delay.ms {delay} ms had passed, with no "
-                        "removal completing it (KIP-134: the first members wait for others)",
-                        r,
-                        generation=r.get("generation"),
-                        group=group,
-                    )
+        t = int(r.get("t_ms") or 0)
+        begun, delay = phase.begun_ms, phase.delay_ms
+        slack = SERVE_TIMER_SLACK_MS if group is not None else 0
+        if t + slack < begun + delay and not phases.removed_at(group, t):
+            found.append(
+                violation(
+                    INITIAL_DELAY_SKIPPED,
+                    f"the join phase begun from Empty at {begun} ms (generation "
+                    f"{phase.start.get('generation')}) completed at {t} ms, before "
+                    f"group.initial.rebalance.delay.ms {delay} ms had passed, with no "
+                    "removal completing it (KIP-134: the first members wait for others)",
+                    r,
+                    generation=r.get("generation"),
+                    group=group,
                 )
-        if (
-            kind == "group_state"
-            and r.get("to") == "PreparingRebalance"
-            and r.get("from") == "Empty"
-            and "initial_rebalance_delay_ms" in r
-        ):
-            opened[group] = r
+            )
     return found
 
 
