@@ -62,7 +62,7 @@ Streams stream thread and the consumer's poll loop die; ``member_fatal``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from scenarios.check.coordinator_contracts import SERVE_TIMER_SLACK_MS
@@ -113,42 +113,51 @@ def _in_bounds(r: Record) -> bool:
     )
 
 
-@reads("bounded_join")
-def check_session_bounds(records: Sequence[Record]) -> list[Violation]:
-    """``session_timeout_accepted`` / ``session_timeout_refused`` (module docstring)."""
+def _answer(error: str | None) -> str:
+    return "let in" if error is None else f"answered {error}"
+
+
+def _judge_bounded_joins(
+    records: Sequence[Record], verdict: Callable[[Record], tuple[str, str] | None]
+) -> list[Violation]:
+    """A violation naming the member and its member id for each ``bounded_join`` record
+    ``verdict`` turns into ``(invariant, detail)``."""
     found: list[Violation] = []
     for r in records:
         if r.get("kind") != "bounded_join":
             continue
-        error = r.get("error")
-        inside = _in_bounds(r)
-        bounds = f"[{r['min_session_timeout_ms']}, {r['max_session_timeout_ms']}] ms"
-        if not inside and error != _INVALID_SESSION and error not in _BEFORE_SESSION:
-            answer = "let in" if error is None else f"answered {error}"
+        judged = verdict(r)
+        if judged is not None:
+            invariant, detail = judged
             found.append(
                 violation(
-                    SESSION_TIMEOUT_ACCEPTED,
-                    f"{r.get('member')}'s JoinGroup with session.timeout.ms "
-                    f"{r['session_timeout_ms']} outside {bounds} was {answer} "
-                    "(GroupCoordinatorService#joinGroup: INVALID_SESSION_TIMEOUT)",
-                    r,
-                    member=r.get("member"),
-                    member_id=r.get("member_id"),
-                )
-            )
-        elif inside and error == _INVALID_SESSION:
-            found.append(
-                violation(
-                    SESSION_TIMEOUT_REFUSED,
-                    f"{r.get('member')}'s JoinGroup with session.timeout.ms "
-                    f"{r['session_timeout_ms']} inside {bounds} (both bounds inclusive) was "
-                    "answered INVALID_SESSION_TIMEOUT",
-                    r,
-                    member=r.get("member"),
-                    member_id=r.get("member_id"),
+                    invariant, detail, r, member=r.get("member"), member_id=r.get("member_id")
                 )
             )
     return found
+
+
+def _session_verdict(r: Record) -> tuple[str, str] | None:
+    error = r.get("error")
+    inside = _in_bounds(r)
+    bounds = f"[{r['min_session_timeout_ms']}, {r['max_session_timeout_ms']}] ms"
+    asked = f"{r.get('member')}'s JoinGroup with session.timeout.ms {r['session_timeout_ms']}"
+    if not inside and error != _INVALID_SESSION and error not in _BEFORE_SESSION:
+        return SESSION_TIMEOUT_ACCEPTED, (
+            f"{asked} outside {bounds} was {_answer(error)} "
+            "(GroupCoordinatorService#joinGroup: INVALID_SESSION_TIMEOUT)"
+        )
+    if inside and error == _INVALID_SESSION:
+        return SESSION_TIMEOUT_REFUSED, (
+            f"{asked} inside {bounds} (both bounds inclusive) was answered INVALID_SESSION_TIMEOUT"
+        )
+    return None
+
+
+@reads("bounded_join")
+def check_session_bounds(records: Sequence[Record]) -> list[Violation]:
+    """``session_timeout_accepted`` / ``session_timeout_refused`` (module docstring)."""
+    return _judge_bounded_joins(records, _session_verdict)
 
 
 def accepts_joining_member(
@@ -165,54 +174,41 @@ def accepts_joining_member(
     return known or size < max_size
 
 
+def _max_size_verdict(r: Record) -> tuple[str, str] | None:
+    error = r.get("error")
+    if not _in_bounds(r) or error in _BEFORE_GROUP:
+        return None
+    max_size = int(r["max_size"])
+    accept = accepts_joining_member(
+        str(r["state"]),
+        int(r["size"]),
+        int(r["awaiting"]),
+        bool(r["known"]),
+        bool(r["awaiting_member"]),
+        max_size,
+    )
+    asked = f"{r.get('member')}'s JoinGroup ({'a member' if r.get('known') else 'a newcomer'})"
+    counts = (
+        f"{r['state']}, {r['size']} members, {r['awaiting']} awaiting a JoinGroup answer, "
+        f"group.max.size {max_size}"
+    )
+    if not accept and error != _MAX_SIZE:
+        return MAX_SIZE_EXCEEDED, (
+            f"{asked} reached a full group ({counts}) and was {_answer(error)}: "
+            "acceptJoiningMember refuses it, GROUP_MAX_SIZE_REACHED"
+        )
+    if accept and error == _MAX_SIZE:
+        return MAX_SIZE_REFUSED_WITH_ROOM, (
+            f"{asked} was answered GROUP_MAX_SIZE_REACHED although acceptJoiningMember takes "
+            f"it ({counts})"
+        )
+    return None
+
+
 @reads("bounded_join")
 def check_max_size_answers(records: Sequence[Record]) -> list[Violation]:
     """``max_size_exceeded`` / ``max_size_refused_with_room`` (module docstring)."""
-    found: list[Violation] = []
-    for r in records:
-        if r.get("kind") != "bounded_join" or not _in_bounds(r):
-            continue
-        error = r.get("error")
-        if error in _BEFORE_GROUP:
-            continue
-        max_size = int(r["max_size"])
-        accept = accepts_joining_member(
-            str(r["state"]),
-            int(r["size"]),
-            int(r["awaiting"]),
-            bool(r["known"]),
-            bool(r["awaiting_member"]),
-            max_size,
-        )
-        who = "a member" if r.get("known") else "a newcomer"
-        counts = (
-            f"{r['state']}, {r['size']} members, {r['awaiting']} awaiting a JoinGroup answer, "
-            f"group.max.size {max_size}"
-        )
-        if not accept and error != _MAX_SIZE:
-            answer = "let in" if error is None else f"answered {error}"
-            found.append(
-                violation(
-                    MAX_SIZE_EXCEEDED,
-                    f"{r.get('member')}'s JoinGroup ({who}) reached a full group ({counts}) "
-                    f"and was {answer}: acceptJoiningMember refuses it, GROUP_MAX_SIZE_REACHED",
-                    r,
-                    member=r.get("member"),
-                    member_id=r.get("member_id"),
-                )
-            )
-        elif accept and error == _MAX_SIZE:
-            found.append(
-                violation(
-                    MAX_SIZE_REFUSED_WITH_ROOM,
-                    f"{r.get('member')}'s JoinGroup ({who}) was answered GROUP_MAX_SIZE_REACHED "
-                    f"although acceptJoiningMember takes it ({counts})",
-                    r,
-                    member=r.get("member"),
-                    member_id=r.get("member_id"),
-                )
-            )
-    return found
+    return _judge_bounded_joins(records, _max_size_verdict)
 
 
 @reads("bounded_join", "generation")
