@@ -16,14 +16,7 @@ from scenarios.eventlog import kinds as k
 from scenarios.eventlog import kinds_connect as kc
 from scenarios.eventlog.records import LogRecord
 
-__all__ = ["liveness_violations", "liveness_judged"]
-
-
-def liveness_judged(summary: ConnectSummary) -> bool:
-    """Whether :func:`liveness_violations` can find anything: the run did not converge, or
-    workers still run KAFKA-13816 leftovers (the log need not be decoded otherwise)."""
-    conv = summary.convergence
-    return not summary.converged or bool(conv.leftover_tasks or conv.leftover_connectors)
+__all__ = ["liveness_violations"]
 
 
 def liveness_violations(records: Sequence[LogRecord], summary: ConnectSummary) -> list[Violation]:

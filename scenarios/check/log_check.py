@@ -16,7 +16,7 @@ from typing import Any
 from scenarios import kinds
 from scenarios.check.consumer_ownership import consumer_log_violations
 from scenarios.check.invariants import InvariantChecker
-from scenarios.check.liveness import liveness_judged, liveness_violations
+from scenarios.check.liveness import liveness_violations
 from scenarios.check.metrics import summarize
 from scenarios.check.protocol_checkers import protocol_violations
 from scenarios.check.violation import located
@@ -70,7 +70,7 @@ def check_group_log(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         found.append(located(end_ms, violation))
     live = [r for r in records if r.get("kind") != "violation"]
     summary = summarize(live)
-    typed = decode_log(live) if liveness_judged(summary) else None  # once, for both checks
+    typed = decode_log(live) if summary.unsettled else None  # once, for both checks
     if typed is not None:
         for ended in liveness_violations(typed, summary):
             found.append(located(end_ms, ended))

@@ -195,6 +195,14 @@ class ConnectSummary(SummaryBase, kw_only=True):
 
     convergence: ConnectConvergence
 
+    @property
+    def unsettled(self) -> bool:
+        """Whether the run did not converge, or workers still run KAFKA-13816 leftovers
+        (tasks or connectors outside their assignment snapshots): only then can
+        :func:`scenarios.check.liveness.liveness_violations` find anything."""
+        conv = self.convergence
+        return not self.converged or bool(conv.leftover_tasks or conv.leftover_connectors)
+
 
 class StreamsSummary(SummaryBase, kw_only=True):
     """:func:`scenarios.check.streams_summary.summarize_streams`'s result."""

@@ -27,7 +27,7 @@ from members.messages import (
 from members.worker import ConnectWorker
 from protocol.effects import Effect
 from scenarios.check.expect import evaluate
-from scenarios.check.liveness import liveness_judged, liveness_violations
+from scenarios.check.liveness import liveness_violations
 from scenarios.check.metrics import summarize
 from scenarios.check.protocol_checkers import protocol_violations
 from scenarios.check.summary_types import ConnectSummary
@@ -157,7 +157,7 @@ class ConnectKind:
         checkers over the whole log (:mod:`scenarios.check.protocol_checkers`). The log is
         decoded once for both (only what the typed checkers read, when liveness has nothing to
         judge)."""
-        if not liveness_judged(summary):
+        if not summary.unsettled:
             return protocol_violations(records)
         typed = decode_log(records)
         return liveness_violations(typed, summary) + protocol_violations(records, typed)
