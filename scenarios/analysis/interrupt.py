@@ -159,6 +159,16 @@ def start_own_session(
     """Start the command's own Spark session (:func:`scenarios.analysis.session.make_session`)
     with Ctrl-C made plain (:func:`plain_sigint`) before and after the JVM starts.
 
+    Args:
+        master: the Spark master URL (``None``: local, as ``make_session`` decides).
+        app_name: the Spark application's name.
+        conf: extra Spark settings (``spark.*`` keys).
+        out: the command's output path, handed to ``drop_meta`` on Ctrl-C.
+        drop_meta: removes the metadata file the command wrote for ``out`` before its runs.
+
+    Returns:
+        the ``pyspark.sql.SparkSession``.
+
     Raises:
         SweepInterrupted: Ctrl-C while the JVM started (0 runs written; ``drop_meta(out)``
             removed the metadata file written for no run).

@@ -181,8 +181,10 @@ class LeaderConformance:
         generation: int,
         leader: str,
     ) -> None:
-        """One compared round: equal when ``first`` is None, else a divergence at its first
-        difference (``(member, field, recorded, groupsim)``)."""
+        """One compared leader round of group ``group_id``, generation ``generation``, led
+        by member id ``leader`` at ``t_ms`` (ms of the recorded trace): equal when ``first``
+        is None, else a divergence at its first difference (``(member, field, recorded,
+        groupsim)``)."""
         self.compared += 1
         if first is None:
             self.equal += 1
