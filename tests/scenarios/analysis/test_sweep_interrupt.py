@@ -90,6 +90,14 @@ def test_ctrl_c_while_spark_starts_is_one_line(
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=10)
+    if proc.returncode in (1, -signal.SIGINT) and after_s < 1:
+        # On a loaded machine the Ctrl-C can land in Python's own start-up (site, the .pth
+        # files, the editable finder), before groupsim's first line installs its handler:
+        # Python prints its KeyboardInterrupt and exits (1 from site, -2 from runpy), as for
+        # any program, and nothing of the command ran.
+        assert err.decode().rstrip().endswith("KeyboardInterrupt"), err
+        assert not out.exists()
+        return
     assert proc.returncode == 130
     lines = err.decode().strip().splitlines()
     assert len(lines) == 1, lines
