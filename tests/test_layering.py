@@ -3,7 +3,7 @@ inside ``scenarios`` one job per subpackage with imports flowing one way:
 
     eventlog, input  <-  check  <-  sim  <-  campaigns, serve  <-  record, analysis  <-  cli
     input  <-  assign  <-  cli
-    input  <-  assign  <-  referee  <-  campaigns, cli
+    input  <-  assign  <-  referee  <-  campaigns, cli;  check  <-  referee
 
 ``kinds`` holds the member kinds as plug-ins (docs/kinds.md): its registry and protocol
 (``scenarios/kinds/__init__.py``, ``protocol.py``) are the *bottom* layer — they import no
@@ -15,7 +15,9 @@ what lets ``check`` (below ``sim``) dispatch on a log's kind without importing `
 
 ``referee`` (Kafka's classes judging a finished log through the oracle harness) reads plain log
 records and the ``protocol`` codecs; the Streams referee also reruns ``assign`` (groupsim's
-assignor on a round's logged inputs) where two optimisers may pick different optima.
+assignor on a round's logged inputs) where two optimisers may pick different optima. A
+disagreement is a checker's ``Violation`` (``scenarios/check/violation.py``), so the referee
+sits above ``check`` and its verdict reads like any checker's.
 
 The checkers are pure functions over the event log; the engine (``sim``) runs them online, so a
 violation sits in the log right after the record that caused it — which is why ``check`` sits
@@ -61,7 +63,7 @@ SCENARIOS_ALLOWED = {
     "check": {"eventlog", "input"},
     "sim": {"eventlog", "input", "check"},
     "assign": {"input"},
-    "referee": {"assign", "input"},
+    "referee": {"assign", "input", "check"},
     "campaigns": {"eventlog", "input", "check", "sim", "referee"},
     "serve": {"eventlog", "input", "check", "sim"},
     "record": {"eventlog", "input", "check", "sim", "serve"},

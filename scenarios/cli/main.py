@@ -351,7 +351,7 @@ def check(
             verdict = judge(read_jsonl(events), coordinator=referee == "kafka")
         except OracleUnavailable as exc:
             fail(str(exc))
-        violations = violations + verdict.violations
+        violations = violations + [d.record() for d in verdict.violations]
         skipped = ", ".join(f"{k} {v}" for k, v in sorted(verdict.skipped.items()))
         notes = ", ".join(f"{k} {v}" for k, v in sorted(verdict.notes.items()))
         verdict_line = (

@@ -8,13 +8,37 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from scenarios.check.violation import Violation
+
 if TYPE_CHECKING:
     from scenarios.referee.harness import KafkaOracle
 
-__all__ = ["REFEREE_INVARIANT", "Judged", "RefereeVerdict", "Round", "leader_rounds", "replay"]
+__all__ = [
+    "REFEREE_INVARIANT",
+    "Disagreement",
+    "Judged",
+    "RefereeVerdict",
+    "Round",
+    "leader_rounds",
+    "replay",
+]
 
 #: The violation kind of a disagreement between groupsim and Kafka's referee.
 REFEREE_INVARIANT = "referee_disagrees"
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """One round or answer Kafka's classes disagree with: a ``referee_disagrees``
+    :class:`~scenarios.check.violation.Violation` (its ``cause_seq`` the ``seq`` of the
+    record judged) at ``t_ms``, the judged record's virtual time."""
+
+    t_ms: int
+    violation: Violation
+
+    def record(self) -> dict[str, Any]:
+        """The ``violation`` record the event log holds for it (``seq`` left to the caller)."""
+        return {"t_ms": self.t_ms, "kind": "violation", **self.violation.fields()}
 
 
 @dataclass
@@ -27,11 +51,10 @@ class RefereeVerdict:
             compared (:mod:`scenarios.referee.coordinator`).
         skipped: rounds not judged, by reason (``static``, ``no_inputs``,
             ``version_probing``, ...).
-        violations: ``violation`` records (``invariant`` :data:`REFEREE_INVARIANT`), one per
-            disagreeing round, in log order; ``t_ms`` is the round's, ``cause_seq`` the
-            ``seq`` of its ``assignor`` (Connect),
-            ``streams_assignment`` (Streams) or ``consumer_assignor`` (consumer) record;
-            ``seq`` is left to the caller.
+        violations: one :class:`Disagreement` per disagreeing round or answer, in log order;
+            its ``t_ms`` is the round's, its violation's ``cause_seq`` the ``seq`` of the
+            round's ``assignor`` (Connect), ``streams_assignment`` (Streams) or
+            ``consumer_assignor`` (consumer) record, or of the coordinator record judged.
         kafka: the Kafka version that judged (``None`` when nothing was sent).
         notes: what was judged under a stated treatment, by name (the coordinator's
             ``same_ms_timer``: requests handled before a coordinator timer due at the same
@@ -41,7 +64,7 @@ class RefereeVerdict:
     compared: int = 0
     answers: int = 0
     skipped: Counter[str] = field(default_factory=Counter)
-    violations: list[dict[str, Any]] = field(default_factory=list)
+    violations: list[Disagreement] = field(default_factory=list)
     kafka: str | None = None
     notes: Counter[str] = field(default_factory=Counter)
 
@@ -121,19 +144,15 @@ def replay(
             if subject is not None
             else f"the leader's assignment of generation {rec['generation']}"
         )
-        verdict.violations.append(
-            {
-                "t_ms": rec["t_ms"],
-                "kind": "violation",
-                "invariant": REFEREE_INVARIANT,
-                "detail": f"Kafka {oracle.version}'s {who(rec)} disagrees with {what}: "
-                + "; ".join(diff),
-                "generation": rec.get("generation"),
-                "member": rec.get("member"),
-                **(extra(rec) if extra is not None else {}),
-                "cause_seq": rec["seq"],
-            }
+        named: dict[str, Any] = {"generation": rec.get("generation"), "member": rec.get("member")}
+        named.update(extra(rec) if extra is not None else {})
+        violation = Violation(
+            invariant=REFEREE_INVARIANT,
+            detail=f"Kafka {oracle.version}'s {who(rec)} disagrees with {what}: " + "; ".join(diff),
+            **named,
+            cause_seq=rec["seq"],
         )
+        verdict.violations.append(Disagreement(int(rec["t_ms"]), violation))
         if first_only:
             break
     return verdict

@@ -65,9 +65,9 @@ def test_answers_after_a_failover_are_judged_and_agree() -> None:
     ]
     verdict = judge(tampered)
     assert len(verdict.violations) == 1, verdict.violations
-    found = verdict.violations[0]
-    assert found["api"] == "load" and found["differs"] == "generation"
-    assert found["cause_seq"] == loaded[0]["seq"]
+    found = verdict.violations[0].violation
+    assert found.api == "load" and found.differs == "generation"
+    assert found.cause_seq == loaded[0]["seq"]
 
 
 def test_a_bug_in_the_load_path_is_found_after_the_failover() -> None:

@@ -108,7 +108,7 @@ def referee_counts(result: RunResult, referee: str | None) -> tuple[int, int, in
 
     verdict = judge(result.records)
     if verdict.violations:
-        result.records[:] = _inserted(result.records, verdict.violations)
+        result.records[:] = _inserted(result.records, [d.record() for d in verdict.violations])
     return verdict.compared, verdict.answers, verdict.notes["after_failover"]
 
 
