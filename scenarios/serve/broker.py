@@ -3,16 +3,17 @@
 Real Kafka clients connect to ``host:port`` and see a one-broker cluster: node 0 is every
 partition's leader and every group's coordinator. Group requests (JoinGroup, SyncGroup,
 Heartbeat, LeaveGroup) are translated into :mod:`protocol.group` values and handed to a
-:class:`coordinator.group.GroupCoordinator` — one per group id, created on first use — and
-its effects are carried out here: ``Send`` answers the connection the request came from,
-``SetTimer``/``CancelTimer`` arm keyed timers on trio's clock, ``Log`` goes to the event
-log, with the wire taps of :mod:`scenarios.sim.wire_tap`. Other APIs (ApiVersions, Metadata,
-FindCoordinator, OffsetCommit/OffsetFetch in memory, ListOffsets, Fetch of empty partitions,
-DescribeGroups, ListGroups) are answered here. Like a Kafka broker (``SocketServer`` mutes a
-channel while its request is processed), each connection has at most one request in
-progress: a JoinGroup or SyncGroup the coordinator parks blocks its connection until it is
-answered. Time is virtual ms = real ms since the server started (``trio.current_time()``), so
-the coordinator's timers run on trio's clock.
+:class:`coordinator.group.GroupCoordinator` — one per group id, created on first use — and its
+effects are carried out here: ``Send`` answers the connection the request came from,
+``SetTimer``/``CancelTimer`` arm keyed timers on trio's clock, ``Log`` goes to the event log,
+with the wire taps of :mod:`scenarios.sim.wire_tap` (``bounded_join`` too, when the
+``[coordinator]`` settings are not Kafka's defaults, as the engine writes it). Other APIs
+(ApiVersions, Metadata, FindCoordinator, OffsetCommit/OffsetFetch in memory, ListOffsets, Fetch
+of empty partitions, DescribeGroups, ListGroups) are answered here. Like a Kafka broker
+(``SocketServer`` mutes a channel while its request is processed), each connection has at most
+one request in progress: a JoinGroup or SyncGroup the coordinator parks blocks its connection
+until it is answered. Time is virtual ms = real ms since the server started
+(``trio.current_time()``), so the coordinator's timers run on trio's clock.
 
 The sockets and request frames are :mod:`scenarios.serve.connection`'s.
 
@@ -447,11 +448,15 @@ class Broker(OtherApis):
             coord = self._coordinator(group_request.group_id)
             tapped = wire_tap.taps(coord, group_request)
             rejoin = wire_tap.completing_join(coord, group_request)
+            bounded = wire_tap.bounded_join(coord, group_request)
             now = self.now_ms()
             effects = coord.handle(conn.address, group_request, now)
             if rejoin is not None:  # before the answer leaves, as the engine logs it
                 tap = wire_tap.completing_join_answer(rejoin, effects, conn.address, conn.address)
                 self._emit("completing_join", at_ms=now, **tap)
+            if bounded is not None:  # [coordinator] not Kafka's defaults: KIP-389, session bounds
+                tap = wire_tap.bounded_join_answer(bounded, effects, conn.address, conn.address)
+                self._emit("bounded_join", at_ms=now, **tap)
             self._apply(group_request.group_id, effects, now)
             await self._await_slot(conn, slot)
             conn.slot = None
