@@ -89,7 +89,9 @@ Contract checkers (:mod:`scenarios.check.contracts`: one published KIP rule each
     ``sticky_partitions_moved``; the issue-23 audit's (:mod:`scenarios.check.kip_contracts`)
     ``initial_delay_skipped``, ``range_not_copartitioned``, ``range_rack_unmatched``,
     ``warmup_on_caught_up_client``,
-    ``scheduled_rejoin_missed``, ``static_member_left``.
+    ``scheduled_rejoin_missed``, ``static_member_left``;
+    KIP-345's fencing of a SyncGroup (:mod:`scenarios.check.fencing_contracts`)
+    ``sync_not_fenced``.
 """
 
 from __future__ import annotations
@@ -99,6 +101,10 @@ from typing import Any, cast
 
 from members.assignors.streams.task_movement import is_caught_up
 from scenarios.check.contracts import CONTRACT_CHECKERS, CONTRACT_INVARIANTS
+from scenarios.check.fencing_contracts import (
+    FENCING_CONTRACT_CHECKERS,
+    FENCING_CONTRACT_INVARIANTS,
+)
 from scenarios.check.leadership import LEADER_CHANGED, check_leader_continuity
 from scenarios.check.log_rules import (
     Checker,
@@ -147,6 +153,7 @@ PROTOCOL_INVARIANTS = (
     UNEXPLAINED_REMOVAL,
     QUIET_PERIOD_BALANCE,
     *CONTRACT_INVARIANTS,
+    *FENCING_CONTRACT_INVARIANTS,
 )
 
 
@@ -508,6 +515,7 @@ _CHECKERS: tuple[Checker | TypedChecker, ...] = (
     check_unexplained_removal,
     check_quiet_period_balance,
     *CONTRACT_CHECKERS,
+    *FENCING_CONTRACT_CHECKERS,
 )
 
 
