@@ -91,7 +91,8 @@ Contract checkers (:mod:`scenarios.check.contracts`: one published KIP rule each
     ``warmup_on_caught_up_client``,
     ``scheduled_rejoin_missed``, ``static_member_left``;
     KIP-345's fencing of a SyncGroup (:mod:`scenarios.check.fencing_contracts`)
-    ``sync_not_fenced``.
+    ``sync_not_fenced``; KIP-881's rack rule of the sticky assignors
+    (:mod:`scenarios.check.rack_contracts`) ``sticky_rack_unmatched``.
 """
 
 from __future__ import annotations
@@ -119,6 +120,7 @@ from scenarios.check.log_rules import (
     violation,
 )
 from scenarios.check.quiet_periods import QUIET_PERIOD_BALANCE, check_quiet_period_balance
+from scenarios.check.rack_contracts import RACK_CONTRACT_CHECKERS, RACK_CONTRACT_INVARIANTS
 from scenarios.check.removals import UNEXPLAINED_REMOVAL, check_unexplained_removal
 from scenarios.check.scheduled_delay import SCHEDULED_DELAY, check_scheduled_delay
 from scenarios.eventlog.kinds import Violation as Violated
@@ -154,6 +156,7 @@ PROTOCOL_INVARIANTS = (
     QUIET_PERIOD_BALANCE,
     *CONTRACT_INVARIANTS,
     *FENCING_CONTRACT_INVARIANTS,
+    *RACK_CONTRACT_INVARIANTS,
 )
 
 
@@ -516,6 +519,7 @@ _CHECKERS: tuple[Checker | TypedChecker, ...] = (
     check_quiet_period_balance,
     *CONTRACT_CHECKERS,
     *FENCING_CONTRACT_CHECKERS,
+    *RACK_CONTRACT_CHECKERS,
 )
 
 
