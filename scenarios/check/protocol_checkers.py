@@ -89,7 +89,10 @@ Contract checkers (:mod:`scenarios.check.contracts`: one published KIP rule each
     ``sticky_partitions_moved``; the issue-23 audit's (:mod:`scenarios.check.kip_contracts`)
     ``initial_delay_skipped``, ``range_not_copartitioned``, ``range_rack_unmatched``,
     ``warmup_on_caught_up_client``,
-    ``scheduled_rejoin_missed``, ``static_member_left``.
+    ``scheduled_rejoin_missed``, ``static_member_left``;
+    KIP-345's fencing of a SyncGroup (:mod:`scenarios.check.fencing_contracts`)
+    ``sync_not_fenced``; KIP-881's rack rule of the sticky assignors
+    (:mod:`scenarios.check.rack_contracts`) ``sticky_rack_unmatched``.
 """
 
 from __future__ import annotations
@@ -99,6 +102,10 @@ from typing import Any, cast
 
 from members.assignors.streams.task_movement import is_caught_up
 from scenarios.check.contracts import CONTRACT_CHECKERS, CONTRACT_INVARIANTS
+from scenarios.check.fencing_contracts import (
+    FENCING_CONTRACT_CHECKERS,
+    FENCING_CONTRACT_INVARIANTS,
+)
 from scenarios.check.leadership import LEADER_CHANGED, check_leader_continuity
 from scenarios.check.log_rules import (
     Checker,
@@ -113,6 +120,7 @@ from scenarios.check.log_rules import (
     violation,
 )
 from scenarios.check.quiet_periods import QUIET_PERIOD_BALANCE, check_quiet_period_balance
+from scenarios.check.rack_contracts import RACK_CONTRACT_CHECKERS, RACK_CONTRACT_INVARIANTS
 from scenarios.check.removals import UNEXPLAINED_REMOVAL, check_unexplained_removal
 from scenarios.check.scheduled_delay import SCHEDULED_DELAY, check_scheduled_delay
 from scenarios.eventlog.kinds import Violation as Violated
@@ -147,6 +155,8 @@ PROTOCOL_INVARIANTS = (
     UNEXPLAINED_REMOVAL,
     QUIET_PERIOD_BALANCE,
     *CONTRACT_INVARIANTS,
+    *FENCING_CONTRACT_INVARIANTS,
+    *RACK_CONTRACT_INVARIANTS,
 )
 
 
@@ -508,6 +518,8 @@ _CHECKERS: tuple[Checker | TypedChecker, ...] = (
     check_unexplained_removal,
     check_quiet_period_balance,
     *CONTRACT_CHECKERS,
+    *FENCING_CONTRACT_CHECKERS,
+    *RACK_CONTRACT_CHECKERS,
 )
 
 

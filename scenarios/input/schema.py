@@ -131,6 +131,8 @@ InvariantName = Literal[
     "heartbeat_completing_refused",
     "assignment_recomputed",
     "zombie_owns_work",
+    "sync_not_fenced",
+    "sticky_rack_unmatched",
     # coordinator timers (scenarios.check.coordinator_contracts) and KIP-415's config offset
     "join_phase_overran",
     "join_completed_early",

@@ -33,7 +33,7 @@ _COORDINATOR_KEY_TYPE_GROUP = 0
 
 
 if TYPE_CHECKING:
-    from .broker import _Conn
+    from .connection import Connection
 
 
 class OtherApis:
@@ -55,7 +55,7 @@ class OtherApis:
     def _emit(self, kind: str, **fields: Any) -> None:
         raise NotImplementedError
 
-    async def _api_versions(self, conn: _Conn, request: wire.Request) -> Any:
+    async def _api_versions(self, conn: Connection, request: wire.Request) -> Any:
         """ApiVersions (KIP-511): the served ranges; an unknown version gets a v0 answer with
         UNSUPPORTED_VERSION and ApiVersions' own range only (``KafkaApis
         #handleApiVersionsRequest``, ``ApiVersionsRequest#getErrorResponse``)."""
@@ -80,7 +80,7 @@ class OtherApis:
         )
         return body
 
-    async def _metadata(self, conn: _Conn, request: wire.Request) -> Any:
+    async def _metadata(self, conn: Connection, request: wire.Request) -> Any:
         version = request.api_version
         mod = wire.module(3, version, True)
         req = request.body
@@ -152,7 +152,7 @@ class OtherApis:
             error_code=kio_error(0),
         )
 
-    async def _find_coordinator(self, conn: _Conn, request: wire.Request) -> Any:
+    async def _find_coordinator(self, conn: Connection, request: wire.Request) -> Any:
         """FindCoordinator: node 0 for every group; COORDINATOR_NOT_AVAILABLE while a
         failover is in progress or for transaction coordinators (none here)."""
         version = request.api_version
@@ -233,7 +233,7 @@ class OtherApis:
             return _E.REBALANCE_IN_PROGRESS
         return _E.NONE
 
-    async def _offset_commit(self, conn: _Conn, request: wire.Request) -> Any:
+    async def _offset_commit(self, conn: Connection, request: wire.Request) -> Any:
         """OffsetCommit, kept in memory (survives a coordinator failover, as
         ``__consumer_offsets`` does)."""
         version = request.api_version
@@ -305,7 +305,7 @@ class OtherApis:
             result.append(build(getattr(mod, names[2]), name=topic, partitions=tuple(entries)))
         return tuple(result), error
 
-    async def _offset_fetch(self, conn: _Conn, request: wire.Request) -> Any:
+    async def _offset_fetch(self, conn: Connection, request: wire.Request) -> Any:
         version = request.api_version
         mod = wire.module(9, version, True)
         req = request.body
@@ -336,7 +336,7 @@ class OtherApis:
             error_code=kio_error(error),
         )
 
-    async def _list_offsets(self, conn: _Conn, request: wire.Request) -> Any:
+    async def _list_offsets(self, conn: Connection, request: wire.Request) -> Any:
         """ListOffsets: every partition is empty, so earliest = latest = 0."""
         version = request.api_version
         mod = wire.module(2, version, True)
@@ -361,7 +361,7 @@ class OtherApis:
             topics.append(build(mod.ListOffsetsTopicResponse, name=t.name, partitions=parts))
         return build(wire.response_class(2, version), throttle_time=td(0), topics=tuple(topics))
 
-    async def _fetch(self, conn: _Conn, request: wire.Request) -> Any:
+    async def _fetch(self, conn: Connection, request: wire.Request) -> Any:
         """Fetch: no records; answered after ``min(max_wait_ms, fetch_wait_cap_ms)`` as a
         broker answers a fetch that finds no data (``DelayedFetch``)."""
         version = request.api_version
@@ -414,7 +414,7 @@ class OtherApis:
             responses=tuple(responses),
         )
 
-    async def _describe_groups(self, conn: _Conn, request: wire.Request) -> Any:
+    async def _describe_groups(self, conn: Connection, request: wire.Request) -> Any:
         """DescribeGroups (``GroupMetadataManager#describeGroups``, through
         :meth:`~coordinator.group.GroupCoordinator.describe`): the protocol and members' metadata
         only when Stable, members' assignments in every state; an unknown group is ``Dead``
@@ -458,7 +458,7 @@ class OtherApis:
             )
         return build(wire.response_class(15, version), throttle_time=td(0), groups=tuple(described))
 
-    async def _list_groups(self, conn: _Conn, request: wire.Request) -> Any:
+    async def _list_groups(self, conn: Connection, request: wire.Request) -> Any:
         version = request.api_version
         mod = wire.module(16, version, True)
         wanted = {s.lower() for s in getattr(request.body, "states_filter", ())}

@@ -3,16 +3,19 @@
 Real Kafka clients connect to ``host:port`` and see a one-broker cluster: node 0 is every
 partition's leader and every group's coordinator. Group requests (JoinGroup, SyncGroup,
 Heartbeat, LeaveGroup) are translated into :mod:`protocol.group` values and handed to a
-:class:`coordinator.group.GroupCoordinator` — one per group id, created on first use — and
-its effects are carried out here: ``Send`` answers the connection the request came from,
-``SetTimer``/``CancelTimer`` arm keyed timers on trio's clock, ``Log`` goes to the event
-log, with the wire taps of :mod:`scenarios.sim.wire_tap`. Other APIs (ApiVersions, Metadata,
-FindCoordinator, OffsetCommit/OffsetFetch in memory, ListOffsets, Fetch of empty partitions,
-DescribeGroups, ListGroups) are answered here. Like a Kafka broker (``SocketServer`` mutes a
-channel while its request is processed), each connection has at most one request in
-progress: a JoinGroup or SyncGroup the coordinator parks blocks its connection until it is
-answered. Time is virtual ms = real ms since the server started (``trio.current_time()``), so
-the coordinator's timers run on trio's clock.
+:class:`coordinator.group.GroupCoordinator` — one per group id, created on first use — and its
+effects are carried out here: ``Send`` answers the connection the request came from,
+``SetTimer``/``CancelTimer`` arm keyed timers on trio's clock, ``Log`` goes to the event log,
+with the wire taps of :mod:`scenarios.sim.wire_tap` (``bounded_join`` too, when the
+``[coordinator]`` settings are not Kafka's defaults, as the engine writes it). Other APIs
+(ApiVersions, Metadata, FindCoordinator, OffsetCommit/OffsetFetch in memory, ListOffsets, Fetch
+of empty partitions, DescribeGroups, ListGroups) are answered here. Like a Kafka broker
+(``SocketServer`` mutes a channel while its request is processed), each connection has at most
+one request in progress: a JoinGroup or SyncGroup the coordinator parks blocks its connection
+until it is answered. Time is virtual ms = real ms since the server started
+(``trio.current_time()``), so the coordinator's timers run on trio's clock.
+
+The sockets and request frames are :mod:`scenarios.serve.connection`'s.
 
 Network addresses: a connection is ``"<client.id>#<n>"`` (``n`` counts connections), so a
 member's ``source`` in the coordinator and ``member`` in the log name its client and
@@ -24,7 +27,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import random
-import struct
 import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -43,67 +45,13 @@ from scenarios.sim import wire_tap
 from . import wire
 from .apis import OtherApis
 from .config import CoordinatorFailover, FaultStep, Heal, Latency, Loss, Partition, ServeOptions
+from .connection import Connection, Slot, serve_tcp
 from .translate import error_response, from_group_response, to_group_request
 
 __all__ = ["Broker", "open_broker", "GroupSnapshot"]
 
 _GROUP_APIS = {11: "JoinGroup", 14: "SyncGroup", 12: "Heartbeat", 13: "LeaveGroup"}
 _E = pg.ErrorCode
-
-
-@dataclasses.dataclass
-class _Slot:
-    """The one in-progress request of a connection: filled by a coordinator ``Send``."""
-
-    answer: Any = None
-    done: trio.Event = dataclasses.field(default_factory=trio.Event)
-
-
-class _Conn:
-    """One client connection: a buffered reader over the socket stream."""
-
-    def __init__(self, number: int, stream: trio.SocketStream, host: str, idle_ms: int) -> None:
-        self.number = number
-        self.idle_ms = idle_ms  # connections.max.idle.ms: Kafka's Selector closes idle ones
-        self.stream = stream
-        self.host = host
-        self.buffer = bytearray()
-        self.eof = False
-        self.client_id = ""
-        self.address = f"?#{number}"
-        self.slot: _Slot | None = None
-
-    async def _fill(self) -> bool:
-        data = await self.stream.receive_some(65536)
-        if not data:
-            self.eof = True
-            return False
-        self.buffer += data
-        return True
-
-    async def read_frame(self) -> bytes | None:
-        """The next request frame (without its size); ``None`` at end of stream or when idle."""
-        buffer = self.buffer
-        with trio.move_on_after(self.idle_ms / 1000) as idle:
-            while len(buffer) < 4:
-                if self.eof or not await self._fill():
-                    return None
-        if idle.cancelled_caught:
-            return None  # idle: the caller closes the connection
-        (size,) = struct.unpack_from(">i", buffer)
-        if size < 0 or size > wire.MAX_FRAME_BYTES:
-            raise wire.WireError(f"frame size {size} out of range")
-        while len(buffer) < 4 + size:
-            if self.eof or not await self._fill():
-                return None
-        frame = bytes(buffer[4 : 4 + size])
-        del buffer[: 4 + size]
-        return frame
-
-    async def watch_eof(self) -> None:
-        """Read ahead (pipelined requests stay buffered) until the peer closes."""
-        while not self.eof and await self._fill():
-            pass
 
 
 @dataclasses.dataclass(frozen=True)
@@ -152,7 +100,7 @@ class Broker(OtherApis):
             name: uuid.uuid5(uuid.NAMESPACE_URL, f"groupsim:{name}") for name in options.topics
         }
         self._ids_topic = {tid: name for name, tid in self.topic_ids.items()}
-        self._conns: dict[str, _Conn] = {}
+        self._conns: dict[str, Connection] = {}
         self._hosts: dict[str, str] = {}
         self._conn_count = 0
         self._t0 = 0.0
@@ -165,7 +113,7 @@ class Broker(OtherApis):
         self._latency: dict[str, tuple[int, int]] = {}
         self._slow: dict[str, int] = {}
         self._nursery: trio.Nursery | None = None
-        self._dispatch: dict[int, Callable[[_Conn, wire.Request], Any]] = {
+        self._dispatch: dict[int, Callable[[Connection, wire.Request], Any]] = {
             18: self._api_versions,
             3: self._metadata,
             10: self._find_coordinator,
@@ -211,7 +159,7 @@ class Broker(OtherApis):
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
             listeners = await nursery.start(
-                _serve_tcp, self._handle_connection, options.port, options.host, nursery
+                serve_tcp, self._handle_connection, options.port, options.host, nursery
             )
             self.port = listeners[0].socket.getsockname()[1]
             self._emit("listening", host=options.host, port=self.port)
@@ -251,7 +199,7 @@ class Broker(OtherApis):
             host = stream.socket.getpeername()[0]
         except OSError:
             host = "unknown"
-        conn = _Conn(self._conn_count, stream, host, self.options.connections_max_idle_ms)
+        conn = Connection(self._conn_count, stream, host, self.options.connections_max_idle_ms)
         try:
             await self._serve_connection(conn)
         except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError):
@@ -267,7 +215,7 @@ class Broker(OtherApis):
             with trio.CancelScope(shield=True):
                 await stream.aclose()
 
-    async def _serve_connection(self, conn: _Conn) -> None:
+    async def _serve_connection(self, conn: Connection) -> None:
         while True:
             frame = await conn.read_frame()
             if frame is None:
@@ -297,7 +245,7 @@ class Broker(OtherApis):
             data = wire.encode_response(request.api_key, version, request.correlation_id, body)
             await conn.stream.send_all(data)
 
-    async def _await_slot(self, conn: _Conn, slot: _Slot) -> None:
+    async def _await_slot(self, conn: Connection, slot: Slot) -> None:
         """Wait for a parked request's answer; give up if the peer closes meanwhile."""
         if slot.answer is not None:
             return
@@ -485,7 +433,7 @@ class Broker(OtherApis):
 
     # ------------------------------------------------------------------ group APIs
 
-    async def _group_request(self, conn: _Conn, request: wire.Request) -> Any:
+    async def _group_request(self, conn: Connection, request: wire.Request) -> Any:
         """JoinGroup / SyncGroup / Heartbeat / LeaveGroup through the group's coordinator."""
         group_request = to_group_request(request)
         api = _GROUP_APIS[request.api_key]
@@ -495,16 +443,20 @@ class Broker(OtherApis):
         if self.down:
             answer: Any = error_response(group_request, _E.NOT_COORDINATOR)
         else:
-            slot = _Slot()
+            slot = Slot()
             conn.slot = slot
             coord = self._coordinator(group_request.group_id)
             tapped = wire_tap.taps(coord, group_request)
             rejoin = wire_tap.completing_join(coord, group_request)
+            bounded = wire_tap.bounded_join(coord, group_request)
             now = self.now_ms()
             effects = coord.handle(conn.address, group_request, now)
             if rejoin is not None:  # before the answer leaves, as the engine logs it
                 tap = wire_tap.completing_join_answer(rejoin, effects, conn.address, conn.address)
                 self._emit("completing_join", at_ms=now, **tap)
+            if bounded is not None:  # [coordinator] not Kafka's defaults: KIP-389, session bounds
+                tap = wire_tap.bounded_join_answer(bounded, effects, conn.address, conn.address)
+                self._emit("bounded_join", at_ms=now, **tap)
             self._apply(group_request.group_id, effects, now)
             await self._await_slot(conn, slot)
             conn.slot = None
@@ -518,7 +470,7 @@ class Broker(OtherApis):
             self._log_response(conn, api, group_request, answer)
         return from_group_response(request, group_request, answer)
 
-    def _log_request(self, conn: _Conn, api: str, version: int, req: Any) -> None:
+    def _log_request(self, conn: Connection, api: str, version: int, req: Any) -> None:
         fields: dict[str, Any] = {
             "api": api,
             "version": version,
@@ -538,7 +490,7 @@ class Broker(OtherApis):
             fields["generation"] = req.generation_id
         self._emit("wire_request", **fields)
 
-    def _log_response(self, conn: _Conn, api: str, req: Any, answer: Any) -> None:
+    def _log_response(self, conn: Connection, api: str, req: Any, answer: Any) -> None:
         fields: dict[str, Any] = {
             "api": api,
             "member": conn.address,
@@ -557,19 +509,6 @@ class Broker(OtherApis):
             fields.update(member_id=req.member_id, generation=req.generation_id)
             fields["partitions"] = wire.decode_consumer_assignment(answer.assignment)
         self._emit("wire_response", **fields)
-
-
-async def _serve_tcp(
-    handler: Callable[[trio.SocketStream], Any],
-    port: int,
-    host: str,
-    handler_nursery: trio.Nursery,
-    *,
-    task_status: Any = trio.TASK_STATUS_IGNORED,
-) -> None:
-    await trio.serve_tcp(
-        handler, port, host=host, handler_nursery=handler_nursery, task_status=task_status
-    )
 
 
 @asynccontextmanager

@@ -49,6 +49,7 @@ from scenarios.campaigns.chaos.generate import (
 from scenarios.campaigns.chaos.render import step_end
 from scenarios.campaigns.chaos.timeline import (
     MemberTimeline,
+    add_sync_zombie,
     add_zombie,
     draw_static_members,
     timeline_spec,
@@ -385,6 +386,9 @@ def generate_consumer(config: ChaosConfig, campaign_seed: int, index: int) -> Ch
         _add_outage(gen, config, _rng(campaign_seed, index, "consumer-outage"))
     if "zombie" in config.faults:  # last: every draw above is the one of a run without it
         add_zombie(gen, consumers, config, _rng(campaign_seed, index, "consumer-zombie"))
+        if len(consumers) == n:  # no twin: perhaps the SyncGroup variant (its own stream)
+            sync_rng = _rng(campaign_seed, index, "consumer-zombie-sync")
+            add_sync_zombie(gen, consumers, sorted(topics), config, sync_rng)
     coordinator = draw_for_members(
         _rng(campaign_seed, index, "consumer-coordinator"), consumers, gen.gone, 45_000
     )

@@ -11,13 +11,20 @@ Deterministic: every draw comes from the generator's ``random.Random``, in a fix
 
 from __future__ import annotations
 
+import itertools
 import random
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from scenarios.campaigns.chaos.generate import ChaosConfig, ChaosSpec
 
-__all__ = ["MemberTimeline", "add_zombie", "draw_static_members", "timeline_spec"]
+__all__ = [
+    "MemberTimeline",
+    "add_sync_zombie",
+    "add_zombie",
+    "draw_static_members",
+    "timeline_spec",
+]
 
 
 class MemberTimeline:
@@ -186,6 +193,61 @@ def add_zombie(
     members.append({"name": twin, "config": dict(static[old]["config"]), "autostart": False})
     gen.names.append(twin)
     joined = at_ms + rng.randint(1_000, 10_000)
+    gen.up_at[twin] = joined
+    gen.add("zombie", gen.step(joined, "join", twin))
+
+
+def add_sync_zombie(
+    gen: MemberTimeline,
+    members: list[dict[str, Any]],
+    topics: list[str],
+    config: ChaosConfig,
+    rng: random.Random,
+) -> None:
+    """The ``zombie`` fault's SyncGroup variant (KIP-345), for consumers, drawn from its own
+    generator (``.../<index>/consumer-zombie-sync``) in half the runs with static members and
+    two topics or more that :func:`add_zombie` gave no twin: at a random time R a static
+    consumer running then subscribes to another subset of the topics (a ``subscribe`` step:
+    its JoinGroup with new metadata, sent at R, rebalances the group), every request it sends
+    in (R, R + d + 10 s] reaches the coordinator d = 8–20 s late (a ``delay_request`` of
+    ``any`` from R + 1 ms, within ``request.timeout.ms``: its SyncGroup, then its Heartbeats),
+    and 4 s to d − 1 s after R a second process ``<name>n``
+    with its ``group.instance.id`` joins. So the twin takes the instance over after the old
+    process heard its JoinGroup answer and before its SyncGroup arrives, which the coordinator
+    answers FENCED_INSTANCE_ID (``GroupMetadataManager#classicGroupSync`` →
+    ``ClassicGroup#validateMember``); the delayed Heartbeats, sent after the SyncGroup, come
+    later still. Every step is counted as ``zombie``."""
+    static = {
+        m["name"]: m for m in members if m.get("config", {}).get("group.instance.id") is not None
+    }
+    if not static or len(topics) < 2 or rng.random() >= 0.5:
+        return
+    at_ms = rng.randrange(config.duration_ms)
+    delay = rng.randint(8_000, 20_000)
+    window = delay + 10_000
+    running = [m for m in gen.running(at_ms) if m in static and m in gen.running(at_ms + window)]
+    if not running:
+        return
+    old = rng.choice(running)
+    last = [
+        s["topics"]
+        for s in gen.steps
+        if s["action"] == "subscribe" and s.get(gen.key) == old and s["at_ms"] < at_ms
+    ]
+    current = last[-1] if last else list(topics)
+    choices = [
+        sorted(c)
+        for k in range(1, len(topics) + 1)
+        for c in itertools.combinations(topics, k)
+        if sorted(c) != sorted(current)
+    ]
+    gen.add("zombie", {**gen.step(at_ms, "subscribe", old), "topics": rng.choice(choices)})
+    held = {**gen.step(at_ms + 1, "delay_request", old), "request": "any"}
+    gen.add("zombie", {**held, "delay_ms": delay, "duration_ms": window})
+    twin = f"{old}n"
+    members.append({"name": twin, "config": dict(static[old]["config"]), "autostart": False})
+    gen.names.append(twin)
+    joined = at_ms + rng.randint(4_000, delay - 1_000)
     gen.up_at[twin] = joined
     gen.add("zombie", gen.step(joined, "join", twin))
 

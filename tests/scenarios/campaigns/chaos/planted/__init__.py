@@ -763,8 +763,10 @@ from .assignor_rules import (  # noqa: E402 (uses PlantedBug, _rewrite_round)
 )
 from .audit28 import AUDIT28_BUGS  # noqa: E402 (uses PlantedBug)
 from .coordinator_config import COORDINATOR_CONFIG_BUGS  # noqa: E402 (uses PlantedBug)
+from .fencing import FENCING_BUGS  # noqa: E402 (uses PlantedBug)
 from .kip_rules import KIP_RULE_BUGS  # noqa: E402 (uses PlantedBug)
 from .load_path import LOAD_PATH_BUGS  # noqa: E402 (uses PlantedBug)
+from .racks import RACK_BUGS  # noqa: E402 (uses PlantedBug)
 
 CATALOGUE: tuple[PlantedBug, ...] = (
     PlantedBug(
@@ -1203,6 +1205,8 @@ CATALOGUE: tuple[PlantedBug, ...] = (
     *KIP_RULE_BUGS,  # the issue-23 audit (kip_rules.py; rules in scenarios/check/kip_contracts.py)
     *AUDIT28_BUGS,  # the round-28 audit (audit28.py; docs/chaos.md)
     *COORDINATOR_CONFIG_BUGS,  # [coordinator] settings (coordinator_config.py; docs/chaos.md)
+    *FENCING_BUGS,  # KIP-345 fencing of a SyncGroup (fencing.py; fencing_contracts.py)
+    *RACK_BUGS,  # KIP-881's sticky rack preference (racks.py; rack_contracts.py)
 )
 
 

@@ -1,0 +1,138 @@
+"""KIP-345 fencing of a SyncGroup, judged on the coordinator's answer (issue 23; registered
+with the protocol checkers in :mod:`scenarios.check.protocol_checkers`; docs/chaos.md
+"Contract rules").
+
+``sync_not_fenced`` — KIP-345, ``GroupMetadataManager#classicGroupSync`` →
+    ``validateSyncGroup`` → ``ClassicGroup#validateMember``: once another process took a
+    static member's ``group.instance.id`` over (``member_replaced``: the instance maps to the
+    new member id), a SyncGroup carrying the old member id is answered FENCED_INSTANCE_ID —
+    the check comes before the generation and state checks, so never ILLEGAL_GENERATION,
+    REBALANCE_IN_PROGRESS or UNKNOWN_MEMBER_ID (which would make the client forget its id and
+    rejoin under the instance id, taking it back: ``AbstractCoordinator
+    #resetGenerationOnResponseError``), and never a parked answer. Only the answers given
+    before the group is looked at are allowed besides: NOT_COORDINATOR,
+    COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS (a failover). Judged where the
+    log shows when the coordinator handled the request:
+
+    * a held SyncGroup reaching the coordinator (``late_request`` of ``sync_group``, a
+      ``delay_request`` fault: its ``error`` is the coordinator's answer, ``null`` if parked)
+      — the one the member sent at its ``sent_ms``, whose member id was replaced by then;
+    * a SyncGroup the member sent after the replacement (its ``sync_group_request``), by the
+      member's next ``sync_group_response`` for that member id (a request held by a fault is
+      judged by its ``late_request`` instead, the answer it heard repeats it);
+    * on a served log, a ``wire_request`` of SyncGroup, by its ``wire_response`` (both
+      written by the broker as it handles the request).
+
+    The fence lifts when the member holding the instance is removed (``member_removed``: the
+    instance is unknown again, UNKNOWN_MEMBER_ID is right) and is forgotten at a reload
+    (``group_loaded``: the stored record may predate the replacement). A SyncGroup sent
+    before the replacement whose answer arrives after it is not judged unless held by a fault
+    (the log does not say which came first at the coordinator); a parked one that the
+    replacement answers is ``replaceStaticMember``'s and is judged by ``zombie_owns_work``
+    on what the process did with it.
+
+Input: log records as dicts (``kind``, ``member``, then the kind's fields), in log order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from scenarios.check.log_rules import Record, Violation, reads, violation
+
+__all__ = ["FENCING_CONTRACT_CHECKERS", "FENCING_CONTRACT_INVARIANTS", "check_sync_fenced"]
+
+SYNC_NOT_FENCED = "sync_not_fenced"
+FENCING_CONTRACT_INVARIANTS = (SYNC_NOT_FENCED,)
+
+#: Answers a coordinator gives before it looks at the group (``GroupCoordinatorService``).
+_BEFORE_GROUP = frozenset(
+    {"NOT_COORDINATOR", "COORDINATOR_NOT_AVAILABLE", "COORDINATOR_LOAD_IN_PROGRESS"}
+)
+_ALLOWED = _BEFORE_GROUP | {"FENCED_INSTANCE_ID"}
+
+
+@reads(
+    "member_replaced",
+    "member_removed",
+    "group_loaded",
+    "sync_group_request",
+    "sync_group_response",
+    "late_request",
+    "wire_request",
+    "wire_response",
+)
+def check_sync_fenced(records: Sequence[Record]) -> list[Violation]:
+    """``sync_not_fenced``: a SyncGroup with a static member id another process took over
+    is answered FENCED_INSTANCE_ID (module doc)."""
+    found: list[Violation] = []
+    holder: dict[str, str] = {}  # replaced member id -> the member id holding its instance
+    sent: dict[str, dict[int, str]] = {}  # member -> send time -> the SyncGroup's member id
+    after: dict[str, str] = {}  # member -> fenced id of a SyncGroup sent after the replacement
+    held: dict[str, set[str]] = {}  # member -> fenced ids of those a fault held (late_request)
+    served: dict[str, str] = {}  # served connection -> fenced id of its SyncGroup in progress
+    for r in records:
+        kind = r.get("kind")
+        member = str(r.get("member"))
+        if kind == "member_replaced":
+            old, new = str(r.get("old_member_id")), str(r.get("member_id"))
+            for fenced, holding in holder.items():
+                if holding == old:
+                    holder[fenced] = new
+            holder[old] = new
+            holder.pop(new, None)
+        elif kind == "member_removed":
+            gone = str(r.get("member_id"))
+            holder = {f: h for f, h in holder.items() if h != gone}
+        elif kind == "group_loaded":
+            holder.clear()
+        elif kind == "sync_group_request":
+            member_id = str(r.get("member_id"))
+            sent.setdefault(member, {})[int(r.get("t_ms", 0))] = member_id
+            if member_id in holder:
+                after[member] = member_id
+            else:
+                after.pop(member, None)
+        elif kind == "late_request" and r.get("request") == "sync_group":
+            late_id = sent.get(member, {}).pop(int(r.get("sent_ms", -1)), None)
+            if late_id is not None and late_id in holder:
+                held.setdefault(member, set()).add(late_id)
+                if r.get("error") not in _ALLOWED:
+                    found.append(_unfenced(r, member, late_id, holder[late_id]))
+        elif kind == "sync_group_response":
+            member_id = str(r.get("member_id"))
+            if after.get(member) == member_id:
+                del after[member]
+                if member_id in held.get(member, ()):
+                    held[member].discard(member_id)
+                    continue  # held by a fault: its late_request was judged
+                if r.get("error") not in _ALLOWED:
+                    found.append(_unfenced(r, member, member_id, holder.get(member_id)))
+        elif kind == "wire_request" and r.get("api") == "SyncGroup":
+            member_id = str(r.get("member_id"))
+            if member_id in holder:
+                served[member] = member_id
+            else:
+                served.pop(member, None)
+        elif kind == "wire_response" and r.get("api") == "SyncGroup":
+            member_id = served.pop(member, "")
+            if member_id and r.get("error") not in _ALLOWED:
+                found.append(_unfenced(r, member, member_id, holder.get(member_id)))
+    return found
+
+
+def _unfenced(r: Record, member: str, member_id: str, holding: str | None) -> Violation:
+    answer = r.get("error")
+    return violation(
+        SYNC_NOT_FENCED,
+        f"{member}: SyncGroup with member id {member_id}, whose group.instance.id "
+        f"{holding or 'another member id'} holds now, answered "
+        f"{'nothing yet (parked)' if answer is None else answer}, not FENCED_INSTANCE_ID "
+        "(KIP-345: ClassicGroup#validateMember fences it before any other check)",
+        r,
+        member=member,
+        member_id=member_id,
+    )
+
+
+FENCING_CONTRACT_CHECKERS = (check_sync_fenced,)

@@ -1,0 +1,45 @@
+"""Planted bugs in the coordinator's KIP-345 fencing of a SyncGroup (issue 23): reached by the
+``zombie`` fault's SyncGroup variant (``scenarios/campaigns/chaos/timeline.py``
+``add_sync_zombie``: a static consumer's SyncGroup held past its twin's takeover) and judged
+by ``sync_not_fenced`` (``scenarios/check/fencing_contracts.py``); docs/chaos.md "Planted
+bugs" gives the runs each took to find.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+from coordinator.group import GroupCoordinator
+
+from . import PlantedBug
+
+__all__ = ["FENCING_BUGS"]
+
+
+def _sync_ignores_fencing(original: Callable[..., Any]) -> Callable[..., Any]:
+    # classicGroupSync validating the member by its member id only: the group.instance.id
+    # check of ClassicGroup#validateMember skipped, so a SyncGroup of a replaced static member
+    # id is answered UNKNOWN_MEMBER_ID (the id is no member), not FENCED_INSTANCE_ID
+    def _sync(self: Any, source: str, req: Any, now_ms: int) -> list[Any]:
+        if req.group_instance_id is not None:
+            req = msgspec.structs.replace(req, group_instance_id=None)
+        return list(original(self, source, req, now_ms))
+
+    return _sync
+
+
+FENCING_BUGS: tuple[PlantedBug, ...] = (
+    PlantedBug(
+        "coordinator-sync-ignores-fencing",
+        "coordinator/group.py GroupCoordinator._sync (classicGroupSync -> validateMember)",
+        "a SyncGroup is validated by member id only: a replaced static member id hears "
+        "UNKNOWN_MEMBER_ID, not FENCED_INSTANCE_ID",
+        # reached by the zombie fault's SyncGroup variant: consumer runs with static members
+        # and two topics or more
+        "consumer",
+        ((GroupCoordinator, "_sync", _sync_ignores_fencing),),
+    ),
+)

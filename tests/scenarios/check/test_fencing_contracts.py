@@ -1,0 +1,125 @@
+"""``sync_not_fenced`` (scenarios/check/fencing_contracts.py): silent on a log whose replaced
+static member id hears FENCED_INSTANCE_ID on SyncGroup, reported when the coordinator answers
+otherwise — a held SyncGroup (``late_request``), one sent after the replacement, a served
+``wire_response`` — not after the instance's holder left, registered with the protocol
+checkers, and finding its planted bug of the catalogue in chaos."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scenarios.campaigns.chaos.generate import generate
+from scenarios.campaigns.chaos.run import run_spec
+from scenarios.check.fencing_contracts import (
+    FENCING_CONTRACT_INVARIANTS,
+    SYNC_NOT_FENCED,
+    check_sync_fenced,
+)
+from scenarios.check.log_check import check_records
+from scenarios.check.protocol_checkers import PROTOCOL_INVARIANTS
+from scenarios.input.schema import INVARIANTS
+from tests.scenarios.campaigns.chaos.planted import by_name, chaos_config, detect
+from tests.scenarios.check.logs import numbered as _log
+from tests.scenarios.check.logs import violation_names as _names
+
+Record = dict[str, Any]
+
+
+def _rec(t: int, kind: str, member: str = "c1", **extra: Any) -> Record:
+    return {"t_ms": t, "kind": kind, "member": member, **extra}
+
+
+def _replaced(t: int) -> Record:
+    return _rec(t, "member_replaced", "c1n", member_id="B", old_member_id="A")
+
+
+def _held_sync(error: str | None, *, replaced_first: bool = True) -> list[Record]:
+    """c1 sends a SyncGroup with A at 100, held until 9,100; c1n takes the instance at 5,000."""
+    records = [_rec(100, "sync_group_request", member_id="A", generation=4, is_leader=False)]
+    late = _rec(
+        9_100,
+        "late_request",
+        request="sync_group",
+        generation=4,
+        sent_ms=100,
+        delay_ms=9_000,
+        error=error,
+        dropped=False,
+    )
+    records += [_replaced(5_000), late] if replaced_first else [late, _replaced(9_200)]
+    return records
+
+
+def test_every_name_is_a_schema_invariant_and_registered() -> None:
+    assert set(FENCING_CONTRACT_INVARIANTS) <= set(INVARIANTS)
+    assert set(FENCING_CONTRACT_INVARIANTS) <= set(PROTOCOL_INVARIANTS)
+
+
+def test_a_held_sync_group_of_a_replaced_id_answered_fenced_is_clean() -> None:
+    assert check_sync_fenced(_log(*_held_sync("FENCED_INSTANCE_ID"))) == []
+    assert check_sync_fenced(_log(*_held_sync("NOT_COORDINATOR"))) == []
+
+
+def test_a_held_sync_group_of_a_replaced_id_answered_otherwise_is_reported() -> None:
+    for error in ("UNKNOWN_MEMBER_ID", "ILLEGAL_GENERATION", "REBALANCE_IN_PROGRESS", None):
+        found = check_sync_fenced(_log(*_held_sync(error)))
+        assert _names(found) == [SYNC_NOT_FENCED], error
+        assert found[0].member_id == "A"
+
+
+def test_a_sync_group_that_arrived_before_the_replacement_is_not_judged() -> None:
+    assert check_sync_fenced(_log(*_held_sync("NONE", replaced_first=False))) == []
+
+
+def test_a_sync_group_sent_after_the_replacement_is_judged_by_its_answer() -> None:
+    def log(error: str) -> list[Record]:
+        return _log(
+            _replaced(5_000),
+            _rec(6_000, "sync_group_request", member_id="A", generation=4, is_leader=False),
+            _rec(6_003, "sync_group_response", member_id="A", generation=4, error=error),
+        )
+
+    assert check_sync_fenced(log("FENCED_INSTANCE_ID")) == []
+    assert _names(check_sync_fenced(log("UNKNOWN_MEMBER_ID"))) == [SYNC_NOT_FENCED]
+
+
+def test_the_fence_follows_the_instance_and_lifts_when_its_holder_is_removed() -> None:
+    again = _rec(7_000, "member_replaced", "c1m", member_id="C", old_member_id="B")
+    unknown = _held_sync("UNKNOWN_MEMBER_ID")
+    assert _names(check_sync_fenced(_log(*unknown[:2], again, unknown[2]))) == [SYNC_NOT_FENCED]
+    removed = _rec(7_000, "member_removed", "c1n", member_id="B", reason="session_timeout")
+    assert check_sync_fenced(_log(*unknown[:2], removed, unknown[2])) == []
+
+
+def test_a_served_sync_group_of_a_replaced_id_is_judged_by_the_wire_response() -> None:
+    def log(error: str) -> list[Record]:
+        request = {"api": "SyncGroup", "version": 3, "client_id": "c", "group": "g"}
+        return _log(
+            _rec(10, "member_replaced", "c#2", member_id="B", old_member_id="A"),
+            _rec(20, "wire_request", "c#1", member_id="A", generation=1, **request),
+            _rec(20, "wire_response", "c#1", api="SyncGroup", group="g", error=error),
+        )
+
+    assert check_sync_fenced(log("FENCED_INSTANCE_ID")) == []
+    assert _names(check_sync_fenced(log("UNKNOWN_MEMBER_ID"))) == [SYNC_NOT_FENCED]
+
+
+# Consumer seed 1, run 15 of detect's config (5 consumers, 10 virtual minutes): the zombie
+# fault's SyncGroup variant; the first run that finds the planted bug.
+_RUN = 15
+
+
+def test_chaos_reaches_a_fenced_sync_group_and_judges_it_clean() -> None:
+    bug = by_name("coordinator-sync-ignores-fencing")
+    spec = generate(chaos_config(bug, _RUN), 1, _RUN)
+    assert any(s["action"] == "delay_request" and s["request"] == "any" for s in spec.steps)
+    _, result = run_spec(spec)
+    late = [r for r in result.records if r["kind"] == "late_request"]
+    assert any(r["request"] == "sync_group" and r["error"] == "FENCED_INSTANCE_ID" for r in late)
+    assert SYNC_NOT_FENCED not in _names(check_records(result.records))
+
+
+def test_the_planted_sync_group_that_ignores_fencing_is_found_by_the_rule() -> None:
+    found = detect(by_name("coordinator-sync-ignores-fencing"), _RUN + 5)
+    assert found.found_at == _RUN
+    assert SYNC_NOT_FENCED in found.new
