@@ -123,7 +123,11 @@ async def test_two_java_consumers_share_the_topic(assignor, java, tmp_path):
             ("revoked", 3, first + 1),
             ("assigned", 0, first + 1),
         ]
-        assert ("assigned", 0, first + 1) in b_calls and ("assigned", 3, first + 2) in b_calls
+        # The newcomer's SyncGroup of round 1 can lose the race with the first member's
+        # rejoin (REBALANCE_IN_PROGRESS, as Kafka answers it): then its empty assignment of
+        # round 1 is never delivered, and its first callback is round 2's.
+        gained_at = b_calls.index(("assigned", 3, first + 2))
+        assert b_calls[:gained_at] in ([], [("assigned", 0, first + 1)]), b_calls
         revoked = set(a.callbacks()[1]["partitions"])
         gained = set(next(e for e in b.callbacks() if e["partitions"])["partitions"])
         assert revoked == gained
