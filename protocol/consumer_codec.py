@@ -29,8 +29,8 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
-from itertools import repeat
-from operator import getitem, itemgetter
+from itertools import accumulate, chain, repeat
+from operator import getitem, itemgetter, sub
 from typing import Any, NamedTuple, cast
 
 import msgspec
@@ -315,10 +315,7 @@ def read_topic_partitions(data: bytes, pos: int) -> tuple[tuple[TopicPartition, 
             if plan is not None and len(data) - pos >= plan.size:
                 values = plan.reader.unpack_from(data, pos)
                 stride = 3 + count
-                if (
-                    values[1::stride].count(size) == n
-                    and values[3::stride].count(count) == n
-                ):
+                if values[1::stride].count(size) == n and values[3::stride].count(count) == n:
                     raws = values[2::stride]
                     cached = tuple(map(_name_cache.get, raws))
                     names = tuple(map(_name, raws)) if None in cached else cast(_Names, cached)
@@ -587,11 +584,22 @@ def encode_assignments(
         EncodeError: a value the wire cannot carry.
     """
     version = _check_version(version, "assignment")
+    lists = list(assignments)
+    total = sum(map(len, lists))
+    if total >= _BATCH_PARTITIONS and total <= _BATCH_SHARE * len(lists):
+        batched = _encode_batched(lists, version)
+        if batched is not None:
+            return batched
+    return _encode_each(lists, version)
+
+
+def _encode_each(lists: Sequence[Sequence[TopicPartition]], version: int) -> list[bytes]:
+    """:func:`encode_assignments` member by member: one ``struct`` pack each."""
     empty = _EMPTY_NULL.pack(version, 0, -1)
     plans = _plans
     out: list[bytes] = []
     append = out.append
-    for parts in assignments:
+    for parts in lists:
         if not parts:
             append(empty)
             continue
@@ -603,6 +611,117 @@ def encode_assignments(
         except (struct.error, EncodeError):
             append(encode_assignment(Assignment(tuple(parts)), version))
     return out
+
+
+#: From this many partitions in all, :func:`encode_assignments` writes members that share a
+#: topic sequence together (:func:`_encode_batched`).
+_BATCH_PARTITIONS = 512
+#: ... and at most this many per member on average (longer lists: one ``struct`` pack per
+#: member costs less than taking the partitions apart once more).
+_BATCH_SHARE = 32
+#: A topic sequence shared by fewer members than this is written member by member.
+_BATCH_MEMBERS = 8
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+_TOPIC_OF = itemgetter(0)
+_NUMBER_OF = itemgetter(1)
+
+
+def _encode_batched(lists: list[Sequence[TopicPartition]], version: int) -> list[bytes] | None:
+    """:func:`encode_assignments` for many partitions: members whose partitions run through
+    the same sequence of topics (a group dealt in strides: usually all of them) get bytes that
+    differ only in the partition numbers, so each such set is written as rows of one
+    ``numpy`` array: the bytes of one member with its numbers as zeros
+    (:func:`_assignment_plan`), repeated, the members' big-endian numbers put in at their
+    offsets (:func:`_number_columns`). Members of a sequence fewer than
+    :data:`_BATCH_MEMBERS` share are packed one by one. ``None`` when some value does not fit
+    an INT32 or a partition is not a (topic, number) pair (:func:`_encode_each` then raises
+    the precise error or writes it)."""
+    import numpy as np  # imported here: a Connect-only run never needs it
+
+    try:
+        flat = list(chain.from_iterable(lists))
+        topics = tuple(map(_TOPIC_OF, flat))
+        wide = np.array(list(map(_NUMBER_OF, flat)))
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if wide.dtype.kind != "i" or wide.min() < _INT32_MIN or wide.max() > _INT32_MAX:
+        return None
+    values = wide.astype(">i4")
+    sizes = list(map(len, lists))
+    ends = list(accumulate(sizes))
+    starts = list(map(sub, ends, sizes))
+    by_topics: dict[tuple[str, ...], list[int]] = {}
+    for i, key in enumerate(map(topics.__getitem__, map(slice, starts, ends))):
+        at = by_topics.get(key)
+        if at is None:
+            by_topics[key] = [i]
+        else:
+            at.append(i)
+    out: list[bytes] = [b""] * len(lists)
+    first = np.array(starts, dtype=np.intp)
+    for key, members in by_topics.items():
+        if len(members) < _BATCH_MEMBERS or not key:
+            try:
+                few = _encode_each([lists[i] for i in members], version)
+            except (EncodeError, ConsumerProtocolError):
+                return None  # raised again in member order, as the first member's error
+            for i, encoded in zip(members, few, strict=True):
+                out[i] = encoded
+            continue
+        try:
+            packer, gather, constants = _plans.get(key) or _assignment_plan(key)
+            template = packer.pack(version, *gather((0,) * len(key) + constants), -1)
+        except (struct.error, EncodeError):
+            return None
+        order, columns = _number_columns(key, len(template))
+        rows = np.empty((len(members), len(template)), dtype=np.uint8)
+        rows[:] = np.frombuffer(template, dtype=np.uint8)
+        taken = values[first[members][:, None] + order]
+        rows[:, columns] = taken.view(np.uint8).reshape(len(members), -1)
+        raw = rows.tobytes()
+        size = len(template)
+        for row, i in enumerate(members):
+            out[i] = raw[row * size : row * size + size]
+    return out
+
+
+def _number_columns(topics: tuple[str, ...], size: int) -> tuple[Any, Any]:
+    """For an assignment whose partitions run through ``topics`` (written in ``size`` bytes
+    by :func:`_assignment_plan`'s layout): which partition goes in each INT32 slot, in the
+    order written (per topic in first-appearance order, list order within it), and the byte
+    columns of those slots (four per slot, in order). Kept per sequence as the plans are."""
+    import numpy as np
+
+    known = _columns.get(topics)
+    if known is not None:
+        return known
+    groups: dict[str, list[int]] = {}
+    for i, topic in enumerate(topics):
+        groups.setdefault(topic, []).append(i)
+    order: list[int] = []
+    offsets: list[int] = []
+    at = 2 + 4  # version INT16, topic count INT32
+    for topic, indices in groups.items():
+        at += len(encoded_string(topic, "assigned_partitions.topic")) + 4
+        for i in indices:
+            order.append(i)
+            offsets.append(at)
+            at += 4
+    if at + 4 != size:
+        raise AssertionError(f"assignment layout of {size} bytes, counted {at + 4}")
+    plan = (
+        np.array(order, dtype=np.intp),
+        (np.array(offsets, dtype=np.intp)[:, None] + np.arange(4)).ravel(),
+    )
+    if len(topics) <= _PLANNED_PARTITIONS:
+        if len(_columns) >= 1_024:
+            _columns.clear()
+        _columns[topics] = plan
+    return plan
+
+
+#: A topic sequence → its :func:`_number_columns` (as :data:`_plans`).
+_columns: dict[tuple[str, ...], tuple[Any, Any]] = {}
 
 
 _AssignmentPlan = tuple[
