@@ -11,7 +11,8 @@ ordered sequences and :func:`member_order` / :func:`topic_order` replay the Java
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from operator import attrgetter
+from itertools import repeat
+from operator import attrgetter, is_
 
 import msgspec
 
@@ -121,7 +122,10 @@ def topic_lists(members: Iterable[ConsumerMember]) -> list[tuple[str, ...]]:
     distinct objects are both kept). Walking these instead of every member's topics gives the
     same first-appearance order of topics, with a dict lookup per member instead of one per
     member and topic."""
-    return list({id(t): t for t in map(_TOPICS, members)}.values())
+    lists = list(map(_TOPICS, members))
+    if lists and all(map(is_, lists, repeat(lists[0]))):  # one shared tuple: a fresh group
+        return lists[:1]
+    return list({id(t): t for t in lists}.values())
 
 
 def member_sort_key(member_id: str, group_instance_id: str | None) -> tuple[int, bytes]:
@@ -137,12 +141,15 @@ def member_info_order(members: Iterable[ConsumerMember]) -> list[ConsumerMember]
     members and with ASCII member ids (as the coordinator gives them), Java's UTF-16 order is
     Python's, so the ids are compared natively instead of through a key per member."""
     members = list(members)
-    if all(m.group_instance_id is None and m.member_id.isascii() for m in members):
+    if all(map(is_, map(_INSTANCE_ID, members), repeat(None))) and all(
+        map(str.isascii, map(_MEMBER_ID, members))
+    ):
         return sorted(members, key=_MEMBER_ID)
     return sorted(members, key=lambda m: member_sort_key(m.member_id, m.group_instance_id))
 
 
 _MEMBER_ID = attrgetter("member_id")
+_INSTANCE_ID = attrgetter("group_instance_id")
 _TOPICS = attrgetter("subscription.topics")
 
 
