@@ -306,6 +306,18 @@ def read_topic_partitions(data: bytes, pos: int) -> tuple[tuple[TopicPartition, 
     """
     if len(data) - pos >= 10:
         n, size = _I32_I16_AT(data, pos)
+        if n == 1 and size >= 0 and len(data) - pos - 6 - size >= 8:
+            # one topic of one partition (a member of a group wider than a topic's partitions
+            # owns this): the count and the number in one read
+            at = pos + 6 + size
+            count, first = _I32X2_AT(data, at)
+            if count == 1:
+                raw = data[pos + 6 : at]
+                topic = _name_cache.get(raw) or _name(raw)
+                known = _shared.get(topic)
+                if known is not None and 0 <= first < len(known):
+                    return (known[first],), at + 8
+                return (_new_tp((topic, first)),), at + 8
         if n > 1 and 0 <= size <= len(data) - pos - 10:
             (count,) = _I32_AT(data, pos + 6 + size)
             shape = (n, size, count)
