@@ -329,11 +329,21 @@ def read_topic_partitions(data: bytes, pos: int) -> tuple[tuple[TopicPartition, 
                 stride = 3 + count
                 if values[1::stride].count(size) == n and values[3::stride].count(count) == n:
                     raws = values[2::stride]
+                    numbers = plan.numbers(values)  # read unsigned: a negative one is > 2^31
+                    last = _uniform_last.get(shape)
+                    if last is not None and last[0] == raws:
+                        # the names of the last array of this shape: its partitions' shared
+                        # value tuples (one per partition) apply
+                        try:
+                            return tuple(map(getitem, last[1], numbers)), pos + plan.size
+                        except (TypeError, IndexError):  # no shared values, or beyond them
+                            pass
                     cached = tuple(map(_name_cache.get, raws))
                     names = tuple(map(_name, raws)) if None in cached else cast(_Names, cached)
                     topics = plan.topics(names)
-                    numbers = plan.numbers(values)
-                    return _partitions_of(topics, numbers), pos + plan.size
+                    _uniform_last[shape] = (raws, tuple(map(_shared.get, topics)))
+                    signed = tuple(x - 2**32 if x >= 2**31 else x for x in numbers)
+                    return _partitions_of(topics, signed), pos + plan.size
     return _read_topic_partitions(data, pos)
 
 
@@ -356,7 +366,7 @@ def _uniform_plan(shape: tuple[int, int, int]) -> _Uniform:
     :data:`_uniform` (cleared past 256 shapes)."""
     n, size, count = shape
     stride = 3 + count
-    reader = struct.Struct(">i" + f"h{size}si{count}i" * n)
+    reader = struct.Struct(">i" + f"h{size}si{count}I" * n)
     if count == 1:  # numbers every fourth value; one number per name
         plan = _Uniform(reader, reader.size, itemgetter(slice(4, None, 4)), _same_names)
     else:
@@ -365,6 +375,7 @@ def _uniform_plan(shape: tuple[int, int, int]) -> _Uniform:
         plan = _Uniform(reader, reader.size, itemgetter(*at), itemgetter(*owners))
     if len(_uniform) >= 256:
         _uniform.clear()
+        _uniform_last.clear()
     _uniform[shape] = plan
     return plan
 
@@ -375,6 +386,11 @@ def _same_names(names: tuple[str, ...]) -> tuple[str, ...]:
 
 #: (entries, name length, partitions per entry) → its :class:`_Uniform` reading.
 _uniform: dict[tuple[int, int, int], _Uniform] = {}
+#: Per shape, the STRING bytes of the last uniform array read and, per partition, the shared
+#: values (:func:`shared_partitions`) of its topic (``None``: none): members of one group list
+#: the same topics in the same order, so the next array of that shape is read with one
+#: comparison of the name bytes and one lookup per partition.
+_uniform_last: dict[tuple[int, int, int], tuple[tuple[bytes, ...], tuple[Any, ...]]] = {}
 #: Arrays of more partitions than this are read entry by entry, and assignments of more are
 #: written without keeping their plan (bounding the memory the plans hold).
 _PLANNED_PARTITIONS = 1_024
