@@ -217,9 +217,10 @@ def _collect_owned(
                 if equal:
                     same = sub_topics
             data = member_data(sub)
-            known = read[id(sub)] = (data, _generation_or_default(data.generation))
-            if known[1] > max_generation:
-                max_generation = known[1]
+            generation = DEFAULT_GENERATION if data.generation is None else data.generation
+            known = read[id(sub)] = (data, generation)
+            if generation > max_generation:
+                max_generation = generation
         reads.append(known)
     claims = [data.partitions for data, _ in reads]
     claimed = list(chain.from_iterable(claims))

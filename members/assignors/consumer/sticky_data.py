@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Sequence
+from functools import partial
 from typing import NamedTuple
 
 from protocol.consumer_codec import (
@@ -52,6 +53,12 @@ class MemberData(NamedTuple):
 
     partitions: list[TopicPartition]
     generation: int | None
+
+
+#: ``MemberData(partitions, generation)`` built in C (``tuple.__new__``), without the
+#: NamedTuple's Python-level constructor: the leader builds one per member.
+_member_data = partial(tuple.__new__, MemberData)
+_I32_AT = _I32.unpack_from
 
 
 def subscription_generation(s: Subscription) -> int | None:
@@ -108,8 +115,8 @@ def sticky_member_data(s: Subscription) -> MemberData:
     if read is not None:
         partitions, pos = read
         if len(data) - pos >= 4:  # V1 (trailing bytes are not read)
-            return MemberData(list(partitions), int(_I32.unpack_from(data, pos)[0]))
-        return MemberData(list(partitions), None)  # V1 fails on the generation; V0 reads
+            return _member_data((list(partitions), _I32_AT(data, pos)[0]))
+        return _member_data((list(partitions), None))  # V1 fails on the generation; V0 reads
     for with_generation in (True, False):
         try:
             return _read_previous_assignment(s.user_data, with_generation)
@@ -122,9 +129,8 @@ def cooperative_member_data(s: Subscription) -> MemberData:
     """``CooperativeStickyAssignor.memberData``: owned partitions, and the subscription's
     generation (v2+) or else the user data's (``None`` without user data, -1 if unreadable)."""
     owned = list(s.owned_partitions)
-    generation = subscription_generation(s)
-    if generation is not None:
-        return MemberData(owned, generation)
+    if s.generation_id >= 0:  # subscription_generation(s), inlined: one call per member
+        return _member_data((owned, s.generation_id))
     if s.user_data is None:
         return MemberData(owned, None)
     if len(s.user_data) < 4:
