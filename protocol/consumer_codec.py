@@ -344,7 +344,98 @@ def read_topic_partitions(data: bytes, pos: int) -> tuple[tuple[TopicPartition, 
                     _uniform_last[shape] = (raws, tuple(map(_shared.get, topics)))
                     signed = tuple(x - 2**32 if x >= 2**31 else x for x in numbers)
                     return _partitions_of(topics, signed), pos + plan.size
+            laid = _read_by_layout(data, pos, n, size)
+            if laid is not None:
+                return laid
     return _read_topic_partitions(data, pos)
+
+
+def _read_by_layout(
+    data: bytes, pos: int, n: int, size: int
+) -> tuple[tuple[TopicPartition, ...], int] | None:
+    """:func:`read_topic_partitions` of an array whose topic names all have ``size`` bytes
+    but whose entries list different numbers of partitions (a topic's share is one more for
+    some members than for others): one pass reads the counts, then one compiled
+    ``struct.Struct`` per (name length, counts) layout reads the whole array, partitions as
+    in the uniform case (the last names of a layout reused, numbers read unsigned). ``None``
+    when some name has another length, a count is negative, the bytes end early, or the
+    layout lists fewer than 2 or more than :data:`_PLANNED_PARTITIONS` partitions (the
+    entry-by-entry reader then reads it)."""
+    end = len(data)
+    step = 6 + size
+    at = pos + 4
+    counts: list[int] = []
+    for _ in range(n):
+        if end - at < step or _I16_AT(data, at)[0] != size:
+            return None
+        (count,) = _I32_AT(data, at + 2 + size)
+        if count < 0:
+            return None
+        counts.append(count)
+        at += step + 4 * count
+    if at > end:
+        return None
+    layout = (size, tuple(counts))
+    plan = _layouts.get(layout)
+    if plan is None:
+        if not 2 <= sum(counts) <= _PLANNED_PARTITIONS:
+            return None
+        plan = _layout_plan(layout)
+    reader, names_of, numbers_of, owners_of = plan
+    values = reader.unpack_from(data, pos)
+    raws = names_of(values)
+    numbers = numbers_of(values)
+    last = _layout_last.get(layout)
+    if last is not None and last[0] == raws:
+        try:
+            return tuple(map(getitem, last[1], numbers)), at
+        except (TypeError, IndexError):  # no shared values, or beyond them
+            pass
+    cached = tuple(map(_name_cache.get, raws))
+    names = tuple(map(_name, raws)) if None in cached else cast(_Names, cached)
+    topics = owners_of(names)
+    _layout_last[layout] = (raws, tuple(map(_shared.get, topics)))
+    signed = tuple(x - 2**32 if x >= 2**31 else x for x in numbers)
+    return _partitions_of(topics, signed), at
+
+
+_Layout = tuple[int, tuple[int, ...]]
+_LayoutPlan = tuple[
+    struct.Struct,
+    Callable[[tuple[Any, ...]], tuple[bytes, ...]],
+    Callable[[tuple[Any, ...]], tuple[int, ...]],
+    Callable[[tuple[str, ...]], tuple[str, ...]],
+]
+
+
+def _layout_plan(layout: _Layout) -> _LayoutPlan:
+    """How :func:`_read_by_layout` reads an array of ``layout`` = (name length, counts): its
+    ``Struct`` (partition numbers unsigned) and the getters of the name bytes, of the numbers
+    and of each number's topic from the names. Kept in :data:`_layouts` (cleared past 256)."""
+    size, counts = layout
+    reader = struct.Struct(">i" + "".join(f"h{size}si{c}I" for c in counts))
+    name_at: list[int] = []
+    number_at: list[int] = []
+    owners: list[int] = []
+    k = 1
+    for entry, count in enumerate(counts):
+        name_at.append(k + 1)
+        number_at += range(k + 3, k + 3 + count)
+        owners += [entry] * count
+        k += 3 + count
+    plan = (reader, itemgetter(*name_at), itemgetter(*number_at), itemgetter(*owners))
+    if len(_layouts) >= 256:
+        _layouts.clear()
+        _layout_last.clear()
+    _layouts[layout] = plan
+    return plan
+
+
+#: (name length, counts per entry) → its :func:`_layout_plan`.
+_layouts: dict[_Layout, _LayoutPlan] = {}
+#: Per layout, the last array's name bytes and its partitions' shared values (as
+#: :data:`_uniform_last`).
+_layout_last: dict[_Layout, tuple[tuple[bytes, ...], tuple[Any, ...]]] = {}
 
 
 _Names = tuple[str, ...]
