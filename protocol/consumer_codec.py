@@ -50,6 +50,7 @@ __all__ = [
     "read_topic_partitions",
     "encode_subscription",
     "decode_subscription",
+    "decode_subscriptions",
     "encode_assignment",
     "encode_assignments",
     "decode_assignment",
@@ -633,6 +634,172 @@ def decode_subscription(data: bytes) -> Subscription:
     generation = c.int32("generation_id") if version >= 2 else -1
     rack = c.nullable_string("rack_id") if version >= 3 else None
     return Subscription(topics, user, owned, generation, rack)
+
+
+def decode_subscriptions(datas: Sequence[bytes]) -> list[Subscription]:
+    """:func:`decode_subscription` of each of ``datas`` (a leader's distinct JoinGroup
+    subscriptions), in order.
+
+    Members of one group send bytes of one layout: the same version, topics, user data
+    length, owned-partition names and counts and rack, differing only in the user data's
+    content, the partition numbers and the generation (a settled group's members each own one
+    partition of a topic, or ten). When at least :data:`_BATCH_SUBSCRIPTIONS` have one
+    length, the first of them is decoded and its layout recorded (:func:`_layout_of`); every
+    other one whose bytes equal it outside those fields (compared as rows of one ``numpy``
+    array) decodes to the same fields with its own user data, numbers and generation, which
+    are read from the array's columns. The others are decoded one by one.
+
+    Raises:
+        ConsumerProtocolError: as :func:`decode_subscription`, for the first bad one.
+    """
+    if len(datas) < _BATCH_SUBSCRIPTIONS or set(map(type, datas)) != {bytes}:
+        return list(map(decode_subscription, datas))
+    lengths = list(map(len, datas))
+    by_length: dict[int, list[int]] = {}
+    if lengths.count(lengths[0]) == len(lengths):
+        by_length[lengths[0]] = list(range(len(datas)))
+    else:
+        for i, size in enumerate(lengths):
+            at = by_length.get(size)
+            if at is None:
+                by_length[size] = [i]
+            else:
+                at.append(i)
+    out: list[Subscription | None] = [None] * len(datas)
+    for indices in by_length.values():
+        if len(indices) >= _BATCH_SUBSCRIPTIONS:
+            _decode_alike(datas, indices, out)
+    for i, decoded in enumerate(out):
+        if decoded is None:
+            out[i] = decode_subscription(datas[i])
+    return cast("list[Subscription]", out)
+
+
+#: From this many subscriptions of one length, :func:`decode_subscriptions` reads them as rows.
+_BATCH_SUBSCRIPTIONS = 32
+
+
+class _SubscriptionLayout(NamedTuple):
+    """Where the fields of one subscription's bytes are (:func:`_layout_of`)."""
+
+    template: Subscription
+    #: byte offsets that do not decide the decoding (user data content, partition numbers,
+    #: the generation, anything after the last field read)
+    free: list[int]
+    user: tuple[int, int] | None
+    numbers: list[int]
+    generation: int | None
+
+
+def _layout_of(data: bytes) -> _SubscriptionLayout | None:
+    """The layout of well-formed subscription bytes (walked as
+    :func:`_fast_decode_subscription` reads them), or ``None``."""
+    template = _fast_decode_subscription(data)
+    if template is None:
+        return None
+    try:
+        (version,) = _I16_AT(data, 0)
+        version = min(version, HIGHEST_VERSION)
+        (n,) = _I32_AT(data, 2)
+        pos = 6
+        for _ in range(n):
+            (size,) = _I16_AT(data, pos)
+            pos += 2 + size
+        (size,) = _I32_AT(data, pos)
+        pos += 4
+        free: list[int] = []
+        user = None
+        if size >= 0:
+            user = (pos, pos + size)
+            free += range(pos, pos + size)
+            pos += size
+        numbers: list[int] = []
+        if version >= 1:
+            (n,) = _I32_AT(data, pos)
+            pos += 4
+            for _ in range(n):
+                (size,) = _I16_AT(data, pos)
+                pos += 2 + size
+                (count,) = _I32_AT(data, pos)
+                pos += 4
+                numbers += range(pos, pos + 4 * count, 4)
+                free += range(pos, pos + 4 * count)
+                pos += 4 * count
+        generation = None
+        if version >= 2:
+            generation = pos
+            free += range(pos, pos + 4)
+            pos += 4
+        if version >= 3:
+            (size,) = _I16_AT(data, pos)
+            pos += 2 + max(size, 0)
+    except struct.error:
+        return None
+    if len(numbers) != len(template.owned_partitions) or pos > len(data):
+        return None
+    free += range(pos, len(data))
+    return _SubscriptionLayout(template, free, user, numbers, generation)
+
+
+def _decode_alike(datas: Sequence[bytes], indices: list[int], out: list[Any]) -> None:
+    """:func:`decode_subscriptions` of ``datas[i]`` for ``i`` in ``indices`` (all of one
+    length) into ``out``: those laid out as the first one; the others are left ``None``."""
+    import numpy as np  # imported here: a Connect-only run never needs it
+
+    layout = _layout_of(datas[indices[0]])
+    if layout is None:
+        return
+    first = indices[0]
+    size = len(datas[first])
+    fixed = np.ones(size, dtype=bool)
+    fixed[layout.free] = False
+    # three rows spread over the group first: members owning other topics' partitions have
+    # other names at the same offsets, and then reading them one by one costs less
+    sample = [datas[indices[len(indices) * k // 4]] for k in (1, 2, 3)]
+    picked = np.frombuffer(b"".join(sample), dtype=np.uint8).reshape(3, size)[:, fixed]
+    template_fixed = np.frombuffer(datas[first], dtype=np.uint8)[fixed]
+    if not (picked == template_fixed).all():
+        return
+    rows = np.frombuffer(b"".join([datas[i] for i in indices]), dtype=np.uint8)
+    rows = rows.reshape(len(indices), size)
+    same = (rows[:, fixed] == template_fixed).all(axis=1)
+    if 2 * int(same.sum()) < len(indices):
+        return  # mostly other layouts (other names): one by one costs less
+    alike = same.tolist()
+    template = layout.template
+    owned = template.owned_partitions
+    count = len(layout.numbers)
+    numbers: list[Any] = []
+    if count:
+        columns = (np.array(layout.numbers)[:, None] + np.arange(4)).ravel()
+        numbers = rows[:, columns].copy().view(">u4").reshape(len(indices), count).tolist()
+    generations: list[Any] = []
+    if layout.generation is not None:
+        g = layout.generation
+        generations = rows[:, g : g + 4].copy().view(">i4").ravel().tolist()
+    topics = tuple(tp.topic for tp in owned)
+    lists: tuple[Any, ...] = tuple(map(_shared.get, topics))
+    user = layout.user
+    new = Subscription
+    for row, i in enumerate(indices):
+        if not alike[row]:
+            continue
+        data = datas[i]
+        parts: tuple[TopicPartition, ...] = ()
+        if count:
+            got = numbers[row]
+            try:
+                parts = tuple(map(getitem, lists, got))
+            except (TypeError, IndexError):  # no shared values, beyond them, or negative
+                signed = tuple(x - 2**32 if x >= 2**31 else x for x in got)
+                parts = _partitions_of(topics, signed)
+        out[i] = new(
+            template.topics,
+            None if user is None else data[user[0] : user[1]],
+            parts,
+            generations[row] if generations else -1,
+            template.rack_id,
+        )
 
 
 def encode_assignment(a: Assignment, version: int = HIGHEST_VERSION) -> bytes:

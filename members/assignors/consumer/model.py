@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import repeat
-from operator import attrgetter, is_
+from operator import attrgetter, is_, itemgetter
 
 import msgspec
 
@@ -20,6 +20,7 @@ from protocol.consumer_codec import (
     Subscription,
     TopicPartition,
     decode_subscription,
+    decode_subscriptions,
     shared_partitions,
 )
 from protocol.java import hash_order, java_string_key, string_hash
@@ -82,12 +83,19 @@ def decode_members(
     Returns:
         The :class:`ConsumerMember` of each, in the same order. Members sending the same bytes
         (every member of a fresh group subscribing to the same topics does) share one decoded
-        :class:`Subscription` (immutable): the bytes are read once per distinct value.
+        :class:`Subscription` (immutable): the bytes are read once per distinct value, and
+        many distinct values (a settled group: each member's own partitions) are read
+        together (:func:`protocol.consumer_codec.decode_subscriptions`).
 
     Raises:
         protocol.consumer_codec.ConsumerProtocolError: bytes Kafka's reader rejects.
     """
     seen: dict[bytes, Subscription] = {}
+    datas = list(map(_DATA, members))
+    if len(datas) >= _BATCH_MEMBERS and datas.count(datas[0]) < len(datas):
+        unique = dict.fromkeys(datas)
+        if len(unique) >= _BATCH_MEMBERS:  # many distinct: read alike ones together
+            seen = dict(zip(unique, decode_subscriptions(list(unique)), strict=True))
     out: list[ConsumerMember] = []
     for member_id, instance, data in members:
         sub = seen.get(data)
@@ -95,6 +103,11 @@ def decode_members(
             sub = seen[data] = decode_subscription(data)
         out.append(ConsumerMember(member_id, sub, instance))
     return out
+
+
+#: From this many distinct subscriptions :func:`decode_members` hands them to
+#: :func:`protocol.consumer_codec.decode_subscriptions` at once.
+_BATCH_MEMBERS = 32
 
 
 def member_order(members: Sequence[ConsumerMember]) -> list[ConsumerMember]:
@@ -149,6 +162,7 @@ def member_info_order(members: Iterable[ConsumerMember]) -> list[ConsumerMember]
 
 
 _MEMBER_ID = attrgetter("member_id")
+_DATA = itemgetter(2)
 _INSTANCE_ID = attrgetter("group_instance_id")
 _TOPICS = attrgetter("subscription.topics")
 
