@@ -48,6 +48,7 @@ __all__ = [
     "ConsumerProtocolError",
     "FieldReader",
     "read_topic_partitions",
+    "read_topic_partition_arrays",
     "encode_subscription",
     "decode_subscription",
     "decode_subscriptions",
@@ -741,43 +742,64 @@ def _layout_of(data: bytes) -> _SubscriptionLayout | None:
     return _SubscriptionLayout(template, free, user, numbers, generation)
 
 
-def _decode_alike(datas: Sequence[bytes], indices: list[int], out: list[Any]) -> None:
-    """:func:`decode_subscriptions` of ``datas[i]`` for ``i`` in ``indices`` (all of one
-    length) into ``out``: those laid out as the first one; the others are left ``None``."""
+def _rows_alike(
+    datas: Sequence[bytes], indices: list[int], free: list[int], numbers: list[int]
+) -> tuple[list[bool], Any, list[list[int]]] | None:
+    """``datas[i]`` for ``i`` in ``indices`` (all of one length) as rows of one ``uint8``
+    array: which rows equal the first outside the ``free`` byte offsets, the array, and each
+    row's INT32s at the ``numbers`` offsets read unsigned. ``None`` when three rows spread
+    over the group (checked first) or half the rows differ (members owning other topics'
+    partitions have other names at the same offsets: one by one costs less then)."""
     import numpy as np  # imported here: a Connect-only run never needs it
 
-    layout = _layout_of(datas[indices[0]])
-    if layout is None:
-        return
     first = indices[0]
     size = len(datas[first])
     fixed = np.ones(size, dtype=bool)
-    fixed[layout.free] = False
-    # three rows spread over the group first: members owning other topics' partitions have
-    # other names at the same offsets, and then reading them one by one costs less
+    fixed[free] = False
     sample = [datas[indices[len(indices) * k // 4]] for k in (1, 2, 3)]
     picked = np.frombuffer(b"".join(sample), dtype=np.uint8).reshape(3, size)[:, fixed]
     template_fixed = np.frombuffer(datas[first], dtype=np.uint8)[fixed]
     if not (picked == template_fixed).all():
-        return
+        return None
     rows = np.frombuffer(b"".join([datas[i] for i in indices]), dtype=np.uint8)
     rows = rows.reshape(len(indices), size)
     same = (rows[:, fixed] == template_fixed).all(axis=1)
     if 2 * int(same.sum()) < len(indices):
-        return  # mostly other layouts (other names): one by one costs less
-    alike = same.tolist()
+        return None
+    values: list[list[int]] = []
+    if numbers:
+        columns = (np.array(numbers)[:, None] + np.arange(4)).ravel()
+        values = rows[:, columns].copy().view(">u4").reshape(len(indices), -1).tolist()
+    return same.tolist(), rows, values
+
+
+def _shared_or_new(
+    lists: tuple[Any, ...], topics: tuple[str, ...], numbers: list[int]
+) -> tuple[TopicPartition, ...]:
+    """The partitions (``topics[k]``, ``numbers[k]``) with numbers read unsigned: the shared
+    values (``lists``: each partition's topic's :func:`shared_partitions`, or ``None``) when
+    all are in range, else built from the signed numbers."""
+    try:
+        return tuple(map(getitem, lists, numbers))
+    except (TypeError, IndexError):  # no shared values, beyond them, or negative
+        signed = tuple(x - 2**32 if x >= 2**31 else x for x in numbers)
+        return _partitions_of(topics, signed)
+
+
+def _decode_alike(datas: Sequence[bytes], indices: list[int], out: list[Any]) -> None:
+    """:func:`decode_subscriptions` of ``datas[i]`` for ``i`` in ``indices`` (all of one
+    length) into ``out``: those laid out as the first one; the others are left ``None``."""
+    layout = _layout_of(datas[indices[0]])
+    if layout is None:
+        return
+    extra = [] if layout.generation is None else [layout.generation]
+    read = _rows_alike(datas, indices, layout.free, layout.numbers + extra)
+    if read is None:
+        return
+    alike, _, values = read
     template = layout.template
-    owned = template.owned_partitions
     count = len(layout.numbers)
-    numbers: list[Any] = []
-    if count:
-        columns = (np.array(layout.numbers)[:, None] + np.arange(4)).ravel()
-        numbers = rows[:, columns].copy().view(">u4").reshape(len(indices), count).tolist()
-    generations: list[Any] = []
-    if layout.generation is not None:
-        g = layout.generation
-        generations = rows[:, g : g + 4].copy().view(">i4").ravel().tolist()
-    topics = tuple(tp.topic for tp in owned)
+    topics = tuple(tp.topic for tp in template.owned_partitions)
     lists: tuple[Any, ...] = tuple(map(_shared.get, topics))
     user = layout.user
     new = Subscription
@@ -785,21 +807,78 @@ def _decode_alike(datas: Sequence[bytes], indices: list[int], out: list[Any]) ->
         if not alike[row]:
             continue
         data = datas[i]
-        parts: tuple[TopicPartition, ...] = ()
-        if count:
-            got = numbers[row]
-            try:
-                parts = tuple(map(getitem, lists, got))
-            except (TypeError, IndexError):  # no shared values, beyond them, or negative
-                signed = tuple(x - 2**32 if x >= 2**31 else x for x in got)
-                parts = _partitions_of(topics, signed)
+        got = values[row] if values else []
+        generation = -1
+        if extra:
+            generation = got[count]
+            generation = generation - 2**32 if generation >= 2**31 else generation
         out[i] = new(
             template.topics,
             None if user is None else data[user[0] : user[1]],
-            parts,
-            generations[row] if generations else -1,
+            _shared_or_new(lists, topics, got[:count]) if count else (),
+            generation,
             template.rack_id,
         )
+
+
+def read_topic_partition_arrays(
+    datas: Sequence[bytes],
+) -> list[tuple[tuple[TopicPartition, ...], int] | None]:
+    """:func:`read_topic_partitions` at offset 0 of each of ``datas`` (the sticky assignor's
+    user data of every member), for those it can read together; ``None`` for the others
+    (read them with :func:`read_topic_partitions`).
+
+    As :func:`decode_subscriptions`: 32 or more arrays of one length whose bytes equal the
+    first's outside its partition numbers (and whatever follows the array) are rows of one
+    ``numpy`` array, their numbers read from its columns.
+    """
+    out: list[tuple[tuple[TopicPartition, ...], int] | None] = [None] * len(datas)
+    if len(datas) < _BATCH_SUBSCRIPTIONS or set(map(type, datas)) != {bytes}:
+        return out
+    by_length: dict[int, list[int]] = {}
+    for i, size in enumerate(map(len, datas)):
+        by_length.setdefault(size, []).append(i)
+    for indices in by_length.values():
+        if len(indices) < _BATCH_SUBSCRIPTIONS:
+            continue
+        template = datas[indices[0]]
+        try:
+            first = read_topic_partitions(template, 0)
+            offsets = _number_offsets(template) if first is not None else None
+        except struct.error:
+            continue
+        if first is None or offsets is None or len(offsets) != len(first[0]):
+            continue
+        parts, end = first
+        free = [k for at in offsets for k in range(at, at + 4)] + list(range(end, len(template)))
+        read = _rows_alike(datas, indices, free, offsets)
+        if read is None:
+            continue
+        alike, _, values = read
+        topics = tuple(tp.topic for tp in parts)
+        lists: tuple[Any, ...] = tuple(map(_shared.get, topics))
+        for row, i in enumerate(indices):
+            if alike[row]:
+                got = values[row] if values else []
+                out[i] = (_shared_or_new(lists, topics, got) if got else (), end)
+    return out
+
+
+def _number_offsets(data: bytes) -> list[int] | None:
+    """The byte offsets of the partition numbers of the well-formed array at offset 0."""
+    (n,) = _I32_AT(data, 0)
+    pos = 4
+    offsets: list[int] = []
+    for _ in range(n):
+        (size,) = _I16_AT(data, pos)
+        pos += 2 + size
+        (count,) = _I32_AT(data, pos)
+        pos += 4
+        if count < 0:
+            return None
+        offsets += range(pos, pos + 4 * count, 4)
+        pos += 4 * count
+    return offsets
 
 
 def encode_assignment(a: Assignment, version: int = HIGHEST_VERSION) -> bytes:

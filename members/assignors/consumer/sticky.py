@@ -57,6 +57,7 @@ from .model import (
 )
 from .range import use_rack_aware_assignment
 from .sticky_data import (
+    BATCHED_READERS,
     DEFAULT_GENERATION,
     MemberData,
     cooperative_member_data,
@@ -203,6 +204,13 @@ def _collect_owned(
     same: tuple[str, ...] | None = None  # a topics tuple already found equal to ``topics``
     read: dict[int, tuple[MemberData, int]] = {}
     reads: list[tuple[MemberData, int]] = []
+    # many distinct subscriptions (a settled group): their member data read together
+    batch = BATCHED_READERS.get(member_data)
+    ahead: dict[int, MemberData] = {}
+    if batch is not None and len(ordered) >= 32:
+        distinct = list({id(s): s for s in map(_SUBSCRIPTION, ordered)}.values())
+        if len(distinct) >= 32:
+            ahead = dict(zip(map(id, distinct), batch(distinct), strict=True))
     for sub in map(_SUBSCRIPTION, ordered):
         known = read.get(id(sub))
         if known is None:
@@ -216,7 +224,7 @@ def _collect_owned(
                     equal = False
                 if equal:
                     same = sub_topics
-            data = member_data(sub)
+            data = ahead.get(id(sub)) or member_data(sub)
             generation = DEFAULT_GENERATION if data.generation is None else data.generation
             known = read[id(sub)] = (data, generation)
             if generation > max_generation:

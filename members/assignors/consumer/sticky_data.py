@@ -17,7 +17,7 @@ Both encoders write the bytes Kafka's ``subscriptionUserData`` writes (checked a
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import NamedTuple
 
@@ -26,6 +26,7 @@ from protocol.consumer_codec import (
     FieldReader,
     Subscription,
     TopicPartition,
+    read_topic_partition_arrays,
     read_topic_partitions,
 )
 from protocol.java import JavaHashMap, string_hash
@@ -36,6 +37,8 @@ __all__ = [
     "encode_sticky_user_data",
     "encode_cooperative_user_data",
     "sticky_member_data",
+    "sticky_member_datas",
+    "BATCHED_READERS",
     "cooperative_member_data",
     "subscription_generation",
 ]
@@ -123,6 +126,34 @@ def sticky_member_data(s: Subscription) -> MemberData:
         except ConsumerProtocolError:
             continue
     return MemberData([], DEFAULT_GENERATION)
+
+
+def sticky_member_datas(subs: Sequence[Subscription]) -> list[MemberData]:
+    """:func:`sticky_member_data` of each of ``subs`` (a leader's distinct subscriptions), the
+    user data arrays of one layout read together
+    (:func:`protocol.consumer_codec.read_topic_partition_arrays`); the others one by one."""
+    users = [s.user_data or b"" for s in subs]  # null and empty: read one by one below
+    if len(subs) < 32:
+        return list(map(sticky_member_data, subs))
+    read = read_topic_partition_arrays(users)
+    out: list[MemberData] = []
+    for s, data, got in zip(subs, users, read, strict=True):
+        if got is None or not data:
+            out.append(sticky_member_data(s))
+            continue
+        partitions, pos = got
+        if len(data) - pos >= 4:  # V1 (trailing bytes are not read)
+            out.append(_member_data((list(partitions), _I32_AT(data, pos)[0])))
+        else:  # V1 fails on the generation; V0 reads
+            out.append(_member_data((list(partitions), None)))
+    return out
+
+
+#: The readers :func:`members.assignors.consumer.sticky.sticky_assignment` can run for many
+#: members at once (the same values as the one-member reader's, member by member).
+BATCHED_READERS: dict[object, Callable[[Sequence[Subscription]], list[MemberData]]] = {
+    sticky_member_data: sticky_member_datas,
+}
 
 
 def cooperative_member_data(s: Subscription) -> MemberData:
