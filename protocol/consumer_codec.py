@@ -655,25 +655,29 @@ def decode_subscriptions(datas: Sequence[bytes]) -> list[Subscription]:
     """
     if len(datas) < _BATCH_SUBSCRIPTIONS or set(map(type, datas)) != {bytes}:
         return list(map(decode_subscription, datas))
-    lengths = list(map(len, datas))
-    by_length: dict[int, list[int]] = {}
-    if lengths.count(lengths[0]) == len(lengths):
-        by_length[lengths[0]] = list(range(len(datas)))
-    else:
-        for i, size in enumerate(lengths):
-            at = by_length.get(size)
-            if at is None:
-                by_length[size] = [i]
-            else:
-                at.append(i)
     out: list[Subscription | None] = [None] * len(datas)
-    for indices in by_length.values():
+    for indices in _by_length(datas):
         if len(indices) >= _BATCH_SUBSCRIPTIONS:
             _decode_alike(datas, indices, out)
     for i, decoded in enumerate(out):
         if decoded is None:
             out[i] = decode_subscription(datas[i])
     return cast("list[Subscription]", out)
+
+
+def _by_length(datas: Sequence[bytes]) -> list[list[int]]:
+    """The indices of ``datas`` grouped by length (first appearance order)."""
+    lengths = list(map(len, datas))
+    if lengths.count(lengths[0]) == len(lengths):
+        return [list(range(len(datas)))]
+    groups: dict[int, list[int]] = {}
+    for i, size in enumerate(lengths):
+        at = groups.get(size)
+        if at is None:
+            groups[size] = [i]
+        else:
+            at.append(i)
+    return list(groups.values())
 
 
 #: From this many subscriptions of one length, :func:`decode_subscriptions` reads them as rows.
@@ -835,10 +839,7 @@ def read_topic_partition_arrays(
     out: list[tuple[tuple[TopicPartition, ...], int] | None] = [None] * len(datas)
     if len(datas) < _BATCH_SUBSCRIPTIONS or set(map(type, datas)) != {bytes}:
         return out
-    by_length: dict[int, list[int]] = {}
-    for i, size in enumerate(map(len, datas)):
-        by_length.setdefault(size, []).append(i)
-    for indices in by_length.values():
+    for indices in _by_length(datas):
         if len(indices) < _BATCH_SUBSCRIPTIONS:
             continue
         template = datas[indices[0]]

@@ -209,8 +209,9 @@ def _collect_owned(
     ahead: dict[int, MemberData] = {}
     if batch is not None and len(ordered) >= 32:
         distinct = list({id(s): s for s in map(_SUBSCRIPTION, ordered)}.values())
-        if len(distinct) >= 32:
-            ahead = dict(zip(map(id, distinct), batch(distinct), strict=True))
+        together = batch(distinct) if len(distinct) >= 32 else None
+        if together is not None:
+            ahead = dict(zip(map(id, distinct), together, strict=True))
     for sub in map(_SUBSCRIPTION, ordered):
         known = read.get(id(sub))
         if known is None:

@@ -128,14 +128,17 @@ def sticky_member_data(s: Subscription) -> MemberData:
     return MemberData([], DEFAULT_GENERATION)
 
 
-def sticky_member_datas(subs: Sequence[Subscription]) -> list[MemberData]:
+def sticky_member_datas(subs: Sequence[Subscription]) -> list[MemberData] | None:
     """:func:`sticky_member_data` of each of ``subs`` (a leader's distinct subscriptions), the
     user data arrays of one layout read together
-    (:func:`protocol.consumer_codec.read_topic_partition_arrays`); the others one by one."""
-    users = [s.user_data or b"" for s in subs]  # null and empty: read one by one below
+    (:func:`protocol.consumer_codec.read_topic_partition_arrays`), the others one by one;
+    ``None`` when none can be read together (then read each with :func:`sticky_member_data`)."""
     if len(subs) < 32:
-        return list(map(sticky_member_data, subs))
+        return None
+    users = [s.user_data or b"" for s in subs]  # null and empty: read one by one below
     read = read_topic_partition_arrays(users)
+    if read.count(None) == len(read):
+        return None
     out: list[MemberData] = []
     for s, data, got in zip(subs, users, read, strict=True):
         if got is None or not data:
@@ -151,7 +154,7 @@ def sticky_member_datas(subs: Sequence[Subscription]) -> list[MemberData]:
 
 #: The readers :func:`members.assignors.consumer.sticky.sticky_assignment` can run for many
 #: members at once (the same values as the one-member reader's, member by member).
-BATCHED_READERS: dict[object, Callable[[Sequence[Subscription]], list[MemberData]]] = {
+BATCHED_READERS: dict[object, Callable[[Sequence[Subscription]], list[MemberData] | None]] = {
     sticky_member_data: sticky_member_datas,
 }
 
