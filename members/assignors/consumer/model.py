@@ -16,14 +16,10 @@ from operator import attrgetter, is_, itemgetter
 
 import msgspec
 
-from protocol.consumer_codec import (
-    Subscription,
-    TopicPartition,
-    decode_subscription,
-    decode_subscriptions,
-    shared_partitions,
-)
+from protocol.consumer_batch import decode_subscriptions
+from protocol.consumer_codec import Subscription, TopicPartition, decode_subscription
 from protocol.java import hash_order, java_string_key, string_hash
+from protocol.topic_partitions import shared_partitions
 
 __all__ = [
     "ConsumerMember",
@@ -85,7 +81,7 @@ def decode_members(
         (every member of a fresh group subscribing to the same topics does) share one decoded
         :class:`Subscription` (immutable): the bytes are read once per distinct value, and
         many distinct values (a settled group: each member's own partitions) are read
-        together (:func:`protocol.consumer_codec.decode_subscriptions`).
+        together (:func:`protocol.consumer_batch.decode_subscriptions`).
 
     Raises:
         protocol.consumer_codec.ConsumerProtocolError: bytes Kafka's reader rejects.
@@ -106,7 +102,7 @@ def decode_members(
 
 
 #: From this many distinct subscriptions :func:`decode_members` hands them to
-#: :func:`protocol.consumer_codec.decode_subscriptions` at once.
+#: :func:`protocol.consumer_batch.decode_subscriptions` at once.
 _BATCH_MEMBERS = 32
 
 
@@ -182,7 +178,7 @@ def partition_sort_key(tp: TopicPartition) -> tuple[bytes, int]:
 
 def topic_partitions(topic: str, count: int) -> tuple[TopicPartition, ...]:
     """``TopicPartition(topic, 0)`` … ``TopicPartition(topic, count - 1)``: the shared values
-    of :func:`protocol.consumer_codec.shared_partitions` (built once per topic, in C; the
+    of :func:`protocol.topic_partitions.shared_partitions` (built once per topic, in C; the
     decoder hands out the same values for partitions it reads)."""
     return shared_partitions(topic, count)
 

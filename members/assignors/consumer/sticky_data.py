@@ -21,15 +21,10 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import NamedTuple
 
-from protocol.consumer_codec import (
-    ConsumerProtocolError,
-    FieldReader,
-    Subscription,
-    TopicPartition,
-    read_topic_partition_arrays,
-    read_topic_partitions,
-)
+from protocol.consumer_batch import read_topic_partition_arrays
+from protocol.consumer_codec import ConsumerProtocolError, FieldReader, Subscription
 from protocol.java import JavaHashMap, string_hash
+from protocol.topic_partitions import TopicPartition, read_topic_partitions
 
 __all__ = [
     "DEFAULT_GENERATION",
@@ -131,7 +126,7 @@ def sticky_member_data(s: Subscription) -> MemberData:
 def sticky_member_datas(subs: Sequence[Subscription]) -> list[MemberData] | None:
     """:func:`sticky_member_data` of each of ``subs`` (a leader's distinct subscriptions), the
     user data arrays of one layout read together
-    (:func:`protocol.consumer_codec.read_topic_partition_arrays`), the others one by one;
+    (:func:`protocol.consumer_batch.read_topic_partition_arrays`), the others one by one;
     ``None`` when none can be read together (then read each with :func:`sticky_member_data`)."""
     if len(subs) < 32:
         return None
