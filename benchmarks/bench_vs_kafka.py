@@ -603,10 +603,10 @@ def _consumer_leader(
     """groupsim's leader path (what ``ConsumerClient.perform_assignment`` of a fresh client
     does): decode every subscription (:func:`members.assignors.consumer.model.decode_members`),
     assign, encode every member's assignment
-    (:func:`protocol.consumer_codec.encode_assignments`)."""
+    (:func:`protocol.consumer_batch.encode_assignments`)."""
     from members.assignors.consumer import ASSIGNORS
     from members.assignors.consumer.model import decode_members
-    from protocol.consumer_codec import encode_assignments
+    from protocol.consumer_batch import encode_assignments
 
     decoded = decode_members([(m, None, md) for m, md in members])
     assignment = ASSIGNORS[name](decoded, cluster)

@@ -88,13 +88,13 @@ from members.assignors.consumer.sticky_data import (
     sticky_member_data,
 )
 from members.group_client import GroupClient, GroupTimeouts, MemberState, PollStall
+from protocol.consumer_batch import encode_assignments
 from protocol.consumer_codec import (
     PROTOCOL_TYPE,
     Assignment,
     Subscription,
     TopicPartition,
     decode_assignment,
-    encode_assignments,
     encode_subscription,
     partition_labels,
 )

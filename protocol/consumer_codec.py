@@ -22,21 +22,31 @@ version read; a negative length reads as null for a nullable field and fails for
 malformed UTF-8 becomes U+FFFD per malformed unit as Java's decoder cuts them
 (:func:`protocol.java.java_utf8`; the generated readers build strings with
 ``new String(bytes, UTF_8)``).
+
+This module is the codec of one message: the types, Kafka's schema, and each message's
+straight-line ``struct`` read or write (with the field-by-field reader and writer behind them
+for the precise error). The topic-partition arrays inside are read by
+:mod:`protocol.topic_partitions` (where :class:`TopicPartition` lives; re-exported here); a
+leader's whole group (every member's subscription decoded in one pass, every assignment
+written as rows of one ``numpy`` array) by :mod:`protocol.consumer_batch`.
 """
 
 from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Iterable, Sequence
-from functools import partial
-from itertools import repeat
-from operator import getitem, itemgetter
-from typing import Any, NamedTuple, cast
+from operator import itemgetter
 
 import msgspec
 
 from protocol.java import java_sorted_strings, java_string_key, java_utf8
 from protocol.primitives import DecodeError, EncodeError, Writer, encoded_string
+from protocol.topic_partitions import (
+    PLANNED_PARTITIONS,
+    TopicPartition,
+    read_topic_partitions,
+    topic_name,
+)
 
 __all__ = [
     "PROTOCOL_TYPE",
@@ -47,11 +57,14 @@ __all__ = [
     "Assignment",
     "ConsumerProtocolError",
     "FieldReader",
-    "read_topic_partitions",
+    "supported_version",
     "encode_subscription",
     "decode_subscription",
+    "decode_subscription_or_none",
     "encode_assignment",
-    "encode_assignments",
+    "AssignmentPlan",
+    "assignment_plan",
+    "known_assignment_plan",
     "decode_assignment",
     "partition_labels",
 ]
@@ -60,17 +73,12 @@ __all__ = [
 PROTOCOL_TYPE = "consumer"
 _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
+_I16_AT = _I16.unpack_from
+_I32_AT = _I32.unpack_from
 #: ``ConsumerProtocolSubscription.LOWEST_SUPPORTED_VERSION`` (same for Assignment).
 LOWEST_VERSION = 0
 #: ``ConsumerProtocolSubscription.HIGHEST_SUPPORTED_VERSION`` (same for Assignment).
 HIGHEST_VERSION = 3
-
-
-class TopicPartition(NamedTuple):
-    """Kafka ``TopicPartition``: ``topic`` and ``partition`` (0-based)."""
-
-    topic: str
-    partition: int
 
 
 class Subscription(msgspec.Struct, frozen=True):
@@ -109,8 +117,16 @@ class ConsumerProtocolError(DecodeError):
     An :class:`protocol.errors.InputError` (via :class:`protocol.primitives.DecodeError`)."""
 
 
-def _check_version(version: int, what: str) -> int:
-    """``ConsumerProtocol.checkSubscriptionVersion`` / ``checkAssignmentVersion``."""
+def supported_version(version: int, what: str) -> int:
+    """``ConsumerProtocol.checkSubscriptionVersion`` / ``checkAssignmentVersion``: the version
+    a message of ``version`` is written or read as (above :data:`HIGHEST_VERSION`: that).
+
+    Args:
+        version: the version asked for.
+        what: ``"subscription"`` or ``"assignment"`` (for the error).
+
+    Raises:
+        ConsumerProtocolError: ``version`` is negative."""
     if version < LOWEST_VERSION:
         raise ConsumerProtocolError("version", 0, f"unsupported {what} version {version}")
     return min(version, HIGHEST_VERSION)
@@ -142,7 +158,7 @@ def encode_subscription(s: Subscription, version: int = HIGHEST_VERSION) -> byte
         ConsumerProtocolError: ``version`` is negative.
         EncodeError: a value the wire cannot carry (e.g. a string over 32,767 bytes).
     """
-    version = _check_version(version, "subscription")
+    version = supported_version(version, "subscription")
     w = Writer()
     w.int16(version, "version")
     w.string_array(java_sorted_strings(s.topics), "topics")
@@ -224,207 +240,6 @@ class _Cursor:
 FieldReader = _Cursor
 
 
-_I16_AT = _I16.unpack_from
-_I32_AT = _I32.unpack_from
-_I32X2_AT = struct.Struct(">ii").unpack_from
-_new_tp = partial(tuple.__new__, TopicPartition)
-
-#: Topic names already read, by their STRING bytes: a leader reads the same few names once per
-#: member (subscribed topics, owned partitions, the sticky user data); the decoding is a pure
-#: function of the bytes, so a name read once is reused. Cleared when it grows past 10,000.
-_name_cache: dict[bytes, str] = {}
-
-
-def _name(raw: bytes) -> str:
-    """:func:`protocol.java.java_utf8` of ``raw`` through :data:`_name_cache`."""
-    name = _name_cache.get(raw)
-    if name is None:
-        if len(_name_cache) >= 10_000:
-            _name_cache.clear()
-        name = _name_cache[raw] = java_utf8(raw)
-    return name
-
-
-def shared_partitions(topic: str, count: int) -> tuple[TopicPartition, ...]:
-    """``TopicPartition(topic, 0)`` … ``TopicPartition(topic, count - 1)``.
-
-    The tuples are immutable values, so they are built once per topic (in C) and shared by
-    every call (the cluster metadata of a group changes rarely): an assignor listing 10,000
-    partitions otherwise spends most of its time constructing them, and the readers below hand
-    out these same values for partitions they read (``TopicPartition`` equality is by value, so
-    a shared value and a freshly built one are interchangeable). At most
-    :data:`_SHARED_PARTITIONS` are kept; past that the cache starts afresh."""
-    global _shared_count
-    known = _shared.get(topic)
-    if known is None or len(known) < count:
-        if _shared_count + count > _SHARED_PARTITIONS:
-            _shared.clear()
-            _shared_count = 0
-        known = tuple(map(_new_tp, zip(repeat(topic), range(count))))
-        _shared_count += count - len(_shared.get(topic, ()))
-        _shared[topic] = known
-    return known if len(known) == count else known[:count]
-
-
-#: How many shared :class:`TopicPartition` values :func:`shared_partitions` keeps at most.
-_SHARED_PARTITIONS = 200_000
-_shared: dict[str, tuple[TopicPartition, ...]] = {}
-_shared_count = 0
-
-
-def _partitions_of(topics: Sequence[str], numbers: Sequence[int]) -> tuple[TopicPartition, ...]:
-    """``TopicPartition(topics[i], numbers[i])`` for each i: the shared values
-    (:func:`shared_partitions`) where every topic has them and every number is in range (two
-    lookups per partition in C), else new tuples."""
-    if numbers and min(numbers) >= 0:
-        try:
-            return tuple(map(getitem, map(_shared.get, topics), numbers))  # type: ignore[arg-type]
-        except (TypeError, IndexError):  # a topic not shared yet, or beyond its shared values
-            pass
-    return tuple(map(_new_tp, zip(topics, numbers, strict=True)))
-
-
-def read_topic_partitions(data: bytes, pos: int) -> tuple[tuple[TopicPartition, ...], int] | None:
-    """ARRAY(topic STRING, partitions ARRAY(INT32)) at offset ``pos`` of ``data``, read in
-    straight-line ``struct`` calls.
-
-    A leader reads one such array per member (owned partitions; the sticky assignor's user
-    data too), and after a balanced assignment most are *uniform*: every entry's topic name
-    has the same length in bytes and lists the same number of partitions (one partition of
-    each topic when members outnumber a topic's partitions, or the same share of each). Such an
-    array is read by one compiled ``struct.Struct`` per (entries, name length, count) shape,
-    and taken only when every length and count it read is that shape's (then the bytes are
-    exactly that layout, and the values are what the entry-by-entry read gives). Any other
-    array is read entry by entry.
-
-    Returns:
-        The partitions in the order written and the offset after the array; ``None`` for bytes
-        :class:`FieldReader` would reject (read them with it for the precise error).
-
-    Raises:
-        struct.error: the bytes end inside a count or a length.
-    """
-    if len(data) - pos >= 10:
-        n, size = _I32_I16_AT(data, pos)
-        if n > 1 and 0 <= size <= len(data) - pos - 10:
-            (count,) = _I32_AT(data, pos + 6 + size)
-            shape = (n, size, count)
-            plan = _uniform.get(shape)
-            if plan is None and count > 0 and n * count <= _PLANNED_PARTITIONS:
-                plan = _uniform_plan(shape)
-            if plan is not None and len(data) - pos >= plan.size:
-                values = plan.reader.unpack_from(data, pos)
-                stride = 3 + count
-                if (
-                    values[1::stride].count(size) == n
-                    and values[3::stride].count(count) == n
-                ):
-                    raws = values[2::stride]
-                    cached = tuple(map(_name_cache.get, raws))
-                    names = tuple(map(_name, raws)) if None in cached else cast(_Names, cached)
-                    topics = plan.topics(names)
-                    numbers = plan.numbers(values)
-                    return _partitions_of(topics, numbers), pos + plan.size
-    return _read_topic_partitions(data, pos)
-
-
-_Names = tuple[str, ...]
-
-
-class _Uniform(NamedTuple):
-    """How :func:`read_topic_partitions` reads a uniform array of one shape: the ``Struct``
-    of the whole array, its size in bytes, and (several partitions per entry) the getters of
-    the partition numbers and of each number's topic from the per-entry names."""
-
-    reader: struct.Struct
-    size: int
-    numbers: Callable[[tuple[Any, ...]], tuple[int, ...]]
-    topics: Callable[[tuple[str, ...]], tuple[str, ...]]
-
-
-def _uniform_plan(shape: tuple[int, int, int]) -> _Uniform:
-    """The :class:`_Uniform` reading of ``shape`` = (entries, name length, count), kept in
-    :data:`_uniform` (cleared past 256 shapes)."""
-    n, size, count = shape
-    stride = 3 + count
-    reader = struct.Struct(">i" + f"h{size}si{count}i" * n)
-    if count == 1:  # numbers every fourth value; one number per name
-        plan = _Uniform(reader, reader.size, itemgetter(slice(4, None, 4)), _same_names)
-    else:
-        at = [1 + e * stride + 3 + k for e in range(n) for k in range(count)]
-        owners = [e for e in range(n) for _ in range(count)]
-        plan = _Uniform(reader, reader.size, itemgetter(*at), itemgetter(*owners))
-    if len(_uniform) >= 256:
-        _uniform.clear()
-    _uniform[shape] = plan
-    return plan
-
-
-def _same_names(names: tuple[str, ...]) -> tuple[str, ...]:
-    return names
-
-
-#: (entries, name length, partitions per entry) → its :class:`_Uniform` reading.
-_uniform: dict[tuple[int, int, int], _Uniform] = {}
-#: Arrays of more partitions than this are read entry by entry, and assignments of more are
-#: written without keeping their plan (bounding the memory the plans hold).
-_PLANNED_PARTITIONS = 1_024
-_I32_I16_AT = struct.Struct(">ih").unpack_from
-
-
-def _read_topic_partitions(data: bytes, pos: int) -> tuple[tuple[TopicPartition, ...], int] | None:
-    """:func:`read_topic_partitions` entry by entry."""
-    end = len(data)
-    (n,) = _I32_AT(data, pos)
-    pos += 4
-    if n < 0 or n > end - pos:
-        return None
-    out: list[TopicPartition] = []
-    new = tuple.__new__
-    for _ in range(n):
-        (size,) = _I16_AT(data, pos)
-        pos += 2
-        if size < 0 or size > end - pos:
-            return None
-        raw = data[pos : pos + size]
-        topic = _name_cache.get(raw) or _name(raw)
-        pos += size
-        if end - pos >= 8:  # the count and the first partition in one read
-            count, first = _I32X2_AT(data, pos)
-        else:
-            (count,) = _I32_AT(data, pos)
-        pos += 4
-        if count < 0 or 4 * count > end - pos:
-            return None
-        known = _shared.get(topic)
-        if count == 1:  # one partition per topic: the usual spread of many topics
-            if known is not None and 0 <= first < len(known):
-                out.append(known[first])
-            else:
-                out.append(new(TopicPartition, (topic, first)))
-        elif count:
-            parts = _int32s(count)(data, pos)
-            if known is not None and min(parts) >= 0 and max(parts) < len(known):
-                out += itemgetter(*parts)(known)
-            else:
-                out += map(_new_tp, zip(repeat(topic), parts))
-        pos += 4 * count
-    return tuple(out), pos
-
-
-def _int32s(count: int) -> Callable[[bytes, int], tuple[int, ...]]:
-    """``unpack_from`` of ``count`` big-endian INT32s (compiled once per count up to 4,096)."""
-    reader = _int32_readers.get(count)
-    if reader is None:
-        reader = struct.Struct(f">{count}i").unpack_from
-        if count <= 4_096:
-            _int32_readers[count] = reader
-    return reader
-
-
-_int32_readers: dict[int, Callable[[bytes, int], tuple[int, ...]]] = {}
-
-
 #: The topics array (bytes from the count on) of the last subscription read and its names: a
 #: leader reads the same array from every member subscribing to the same topics.
 _last_topics: tuple[bytes, tuple[str, ...]] = (b"\x00\x00\x00\x00", ())  # an empty array
@@ -435,10 +250,11 @@ def _set_last_topics(raw: bytes, topics: tuple[str, ...]) -> None:
     _last_topics = (raw, topics)
 
 
-def _fast_decode_subscription(data: bytes) -> Subscription | None:
+def decode_subscription_or_none(data: bytes) -> Subscription | None:
     """:func:`decode_subscription` of well-formed bytes in straight-line ``struct`` reads (the
-    leader decodes every member's subscription each rebalance); ``None`` when the bytes are not
-    well formed, so that the field-by-field reader raises its precise error."""
+    leader decodes every member's subscription each rebalance; owned partitions through
+    :func:`protocol.topic_partitions.read_topic_partitions`); ``None`` when the bytes are not
+    well formed, so that the field-by-field reader raises its precise error. Never raises."""
     try:
         end = len(data)
         (version,) = _I16_AT(data, 0)
@@ -461,7 +277,7 @@ def _fast_decode_subscription(data: bytes) -> Subscription | None:
                 if size < 0 or size > end - pos:
                     return None
                 raw = data[pos : pos + size]
-                names.append(_name_cache.get(raw) or _name(raw))
+                names.append(topic_name(raw))
                 pos += size
             topics = tuple(names)
             _set_last_topics(data[2:pos], topics)
@@ -506,11 +322,11 @@ def decode_subscription(data: bytes) -> Subscription:
             field is null.
     """
     data = bytes(data)
-    fast = _fast_decode_subscription(data)
+    fast = decode_subscription_or_none(data)
     if fast is not None:
         return fast
     c = _Cursor(data)
-    version = _check_version(c.int16("version"), "subscription")
+    version = supported_version(c.int16("version"), "subscription")
     topics = tuple(c.string(f"topics[{i}]") for i in range(c.count("topics")))
     user = c.nullable_bytes("user_data")
     owned = c.grouped("owned_partitions") if version >= 1 else ()
@@ -526,7 +342,7 @@ def encode_assignment(a: Assignment, version: int = HIGHEST_VERSION) -> bytes:
         ConsumerProtocolError: ``version`` is negative.
         EncodeError: a value the wire cannot carry.
     """
-    version = _check_version(version, "assignment")
+    version = supported_version(version, "assignment")
     fast = _fast_encode_assignment(a, version)
     if fast is not None:
         return fast
@@ -541,7 +357,7 @@ def _fast_encode_assignment(a: Assignment, version: int) -> bytes | None:
     """:func:`encode_assignment` in one compiled ``struct.Struct`` call: the partitions split
     into topics and numbers by ``zip`` (in C); the grouping per topic (first appearance order,
     partitions in list order) depends only on the sequence of topics, so it is planned once per
-    distinct sequence (:func:`_assignment_plan`) and applied by one ``itemgetter`` that
+    distinct sequence (:func:`assignment_plan`) and applied by one ``itemgetter`` that
     gathers the numbers and the topics' STRING bytes and counts into the order written.
     ``None`` when a value does not fit (the :class:`Writer` path then raises its precise
     error)."""
@@ -557,7 +373,7 @@ def _fast_encode_assignment(a: Assignment, version: int) -> bytes | None:
         topics, numbers = zip(*parts, strict=True)
         plan = _plans.get(topics)
         if plan is None:
-            plan = _assignment_plan(topics)
+            plan = assignment_plan(topics)
         packer, gather, constants = plan
         if user is None:
             return packer.pack(version, *gather(numbers + constants), -1)
@@ -566,60 +382,29 @@ def _fast_encode_assignment(a: Assignment, version: int) -> bytes | None:
         return None
 
 
-def encode_assignments(
-    assignments: Iterable[Sequence[TopicPartition]], version: int = HIGHEST_VERSION
-) -> list[bytes]:
-    """The leader's encoding of every member's assignment (``ConsumerCoordinator
-    .onLeaderElected``: ``ConsumerProtocol.serializeAssignment`` per member, user data null).
-
-    Args:
-        assignments: each member's partitions, in the order the assignor listed them.
-        version: 0–3 (higher is written as 3).
-
-    Returns:
-        Per member, in order, the bytes of ``encode_assignment(Assignment(tuple(parts)),
-        version)``: one call for the whole group, each member one ``struct`` pack through the
-        plan of its topic sequence (members dealt alike share it); a member whose values do
-        not fit goes through :func:`encode_assignment`, which raises its precise error.
-
-    Raises:
-        ConsumerProtocolError: ``version`` is negative.
-        EncodeError: a value the wire cannot carry.
-    """
-    version = _check_version(version, "assignment")
-    empty = _EMPTY_NULL.pack(version, 0, -1)
-    plans = _plans
-    out: list[bytes] = []
-    append = out.append
-    for parts in assignments:
-        if not parts:
-            append(empty)
-            continue
-        try:
-            topics, numbers = zip(*parts, strict=True)
-            plan = plans.get(topics) or _assignment_plan(topics)
-            packer, gather, constants = plan
-            append(packer.pack(version, *gather(numbers + constants), -1))
-        except (struct.error, EncodeError):
-            append(encode_assignment(Assignment(tuple(parts)), version))
-    return out
-
-
-_AssignmentPlan = tuple[
+#: How an assignment whose partitions run through one sequence of topics is written
+#: (:func:`assignment_plan`): its ``Struct``, the getter of its values, and the constants.
+AssignmentPlan = tuple[
     struct.Struct, Callable[[tuple[object, ...]], tuple[object, ...]], tuple[object, ...]
 ]
-#: A partitions' topic sequence (at most :data:`_PLANNED_PARTITIONS` long) → its
-#: :func:`_assignment_plan` (cleared past 1,024 plans).
-_plans: dict[tuple[str, ...], _AssignmentPlan] = {}
+#: A partitions' topic sequence (at most :data:`protocol.topic_partitions.PLANNED_PARTITIONS`
+#: long) → its :func:`assignment_plan` (cleared past 1,024 plans).
+_plans: dict[tuple[str, ...], AssignmentPlan] = {}
+#: ``known_assignment_plan(topics)``: the kept :func:`assignment_plan` of that topic sequence,
+#: or ``None`` (the dict's own ``get``, a lookup in C; the dict is only cleared, never replaced).
+known_assignment_plan: Callable[[tuple[str, ...]], AssignmentPlan | None] = _plans.get
 _EMPTY_NULL = struct.Struct(">hii")
 
 
-def _assignment_plan(topics: tuple[str, ...]) -> _AssignmentPlan:
-    """How :func:`_fast_encode_assignment` writes partitions of these topics (in this order):
+def assignment_plan(topics: tuple[str, ...]) -> AssignmentPlan:
+    """How :func:`encode_assignment` writes partitions of these topics (in this order):
     the ``struct.Struct`` of ``version INT16``, the topic count, per topic (first appearance
     order) its STRING bytes, the count and the partitions, then the user data length; the
     ``itemgetter`` that takes those values, in that order, from ``numbers + constants``; and
-    the constants (topic count, then per topic its STRING bytes and count).
+    the constants (topic count, then per topic its STRING bytes and count). Packed as
+    ``packer.pack(version, *gather(numbers + constants), user_data_length)``, then the user
+    data. Kept for :func:`known_assignment_plan` when at most
+    :data:`protocol.topic_partitions.PLANNED_PARTITIONS` long.
 
     Raises:
         EncodeError: a topic name the wire cannot carry."""
@@ -642,7 +427,7 @@ def _assignment_plan(topics: tuple[str, ...]) -> _AssignmentPlan:
         gather += indices
     fmt.append("i")
     plan = (struct.Struct("".join(fmt)), itemgetter(*gather), tuple(constants))
-    if n <= _PLANNED_PARTITIONS:  # a longer list's plan is used once and not kept
+    if n <= PLANNED_PARTITIONS:  # a longer list's plan is used once and not kept
         if len(_plans) >= 1_024:
             _plans.clear()
         _plans[topics] = plan
@@ -657,7 +442,7 @@ def decode_assignment(data: bytes) -> Assignment:
             field is null.
     """
     c = _Cursor(bytes(data))
-    _check_version(c.int16("version"), "assignment")
+    supported_version(c.int16("version"), "assignment")
     parts = c.grouped("assigned_partitions")
     return Assignment(parts, c.nullable_bytes("user_data"))
 

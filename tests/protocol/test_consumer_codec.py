@@ -2,6 +2,8 @@
 
 The differential test against Kafka's own classes is tests/kafka_oracle/
 test_consumer_differential.py; these pin the layout, the per-version fields and the errors.
+A group's batch (protocol/consumer_batch.py) is pinned by test_consumer_batch.py, the arrays of
+topic partitions (protocol/topic_partitions.py) by test_topic_partitions.py.
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ from protocol.consumer_codec import (
     decode_assignment,
     decode_subscription,
     encode_assignment,
-    encode_assignments,
     encode_subscription,
 )
 from protocol.errors import InputError
@@ -173,30 +174,14 @@ def test_assignment_with_a_partition_beyond_int32_raises_the_writer_error() -> N
 
     with pytest.raises(EncodeError):
         encode_assignment(Assignment((TopicPartition("a", 2**31),)))
-    with pytest.raises(EncodeError):
-        encode_assignments([[TopicPartition("a", 1)], [TopicPartition("a", 2**31)]])
-    with pytest.raises(ConsumerProtocolError):
-        encode_assignments([[]], -1)
-
-
-@given(st.lists(_assignments.map(lambda a: a.partitions), max_size=8), st.integers(0, 5))
-def test_assignments_encoded_together_equal_each_encoded_alone(
-    parts: list[tuple[TopicPartition, ...]], version: int
-) -> None:
-    """The leader's batch (members alike share a plan) writes each member's bytes as
-    ``encode_assignment`` with null user data does, in order."""
-    alike = parts + parts[:2]  # members dealt the same topic sequence
-    assert encode_assignments(alike, version) == [
-        encode_assignment(Assignment(p), version) for p in alike
-    ]
 
 
 def _field_by_field_subscription(data: bytes) -> Subscription:
-    """The reader :func:`decode_subscription` falls back to (every field through ``_Cursor``),
-    which the layout-remembering fast reads must equal."""
-    from protocol.consumer_codec import _Cursor
+    """The reader :func:`decode_subscription` falls back to (every field through
+    ``FieldReader``), which the layout-remembering fast reads must equal."""
+    from protocol.consumer_codec import FieldReader
 
-    c = _Cursor(data)
+    c = FieldReader(data)
     version = min(c.int16("version"), 3)
     topics = tuple(c.string(f"topics[{i}]") for i in range(c.count("topics")))
     user = c.nullable_bytes("user_data")
@@ -242,87 +227,9 @@ def test_subscriptions_read_in_a_row_equal_the_field_by_field_reader(
 
 
 def test_a_long_assignment_is_written_as_the_writer_does_and_its_plan_not_kept() -> None:
-    from protocol import consumer_codec
+    from protocol.consumer_codec import known_assignment_plan
 
     parts = tuple(TopicPartition(f"t{p % 3}", p) for p in range(3_000))
     a = Assignment(parts, b"u")
     assert encode_assignment(a) == _writer_assignment(a, 3)
-    assert tuple(tp.topic for tp in parts) not in consumer_codec._plans
-
-
-def _topic_partitions_array(entries: list[tuple[str, list[int]]]) -> bytes:
-    """ARRAY(topic STRING, partitions ARRAY(INT32)) written entry by entry."""
-    import struct
-
-    out = struct.pack(">i", len(entries))
-    for topic, parts in entries:
-        raw = topic.encode()
-        out += struct.pack(f">h{len(raw)}si{len(parts)}i", len(raw), raw, len(parts), *parts)
-    return out
-
-
-# names of one length in bytes (and "é", two bytes like "ab"): arrays of one shape, some not
-_uniform_entries = st.integers(1, 3).flatmap(
-    lambda count: st.lists(
-        st.tuples(
-            st.sampled_from(["ab", "cd", "é", "ef"]),
-            st.lists(st.integers(-(2**31), 2**31 - 1), min_size=count, max_size=count),
-        ),
-        min_size=1,
-        max_size=6,
-    )
-)
-
-
-@given(st.lists(st.tuples(_uniform_entries, st.booleans(), st.integers(0, 4)), max_size=6))
-def test_uniform_arrays_read_as_the_field_by_field_reader(
-    arrays: list[tuple[list[tuple[str, list[int]]], bool, int]],
-) -> None:
-    """Arrays read in a row (a shape's ``Struct`` is kept from one to the next), some with one
-    entry off the shape (a longer name or another count), and cut-off copies: each read as
-    ``_Cursor.grouped`` reads it, or refused where it refuses."""
-    import struct
-
-    from protocol.consumer_codec import _Cursor, read_topic_partitions
-
-    for entries, off_shape, where in arrays:
-        if off_shape:
-            topic, parts = entries[where % len(entries)]
-            entries[where % len(entries)] = (topic + "x", parts) if where % 2 else (topic, [])
-        data = _topic_partitions_array(entries) + b"\x00\x01"
-        for cut in (len(data), len(data) - 3, len(data) // 2):
-            c = _Cursor(data[:cut])
-            try:
-                expected: object = (c.grouped("a"), c.pos)
-            except ConsumerProtocolError:
-                expected = None
-            try:
-                got: object = read_topic_partitions(data[:cut], 0)
-            except struct.error:
-                got = None
-            assert got == expected
-
-
-@given(
-    st.lists(
-        st.tuples(st.sampled_from(["ab", "cd", "é"]), st.lists(st.integers(-3, 12), max_size=3)),
-        min_size=1,
-        max_size=5,
-    ),
-    st.integers(0, 10),
-)
-def test_partitions_read_where_shared_values_exist_are_those_values(
-    entries: list[tuple[str, list[int]]], shared: int
-) -> None:
-    """With shared values for some topics (fewer than some numbers read; none for negative
-    numbers), an array reads as the field-by-field reader reads it; when every partition read
-    has a shared value, they are those values themselves."""
-    from protocol.consumer_codec import _Cursor, read_topic_partitions, shared_partitions
-
-    known = shared_partitions("ab", shared) + shared_partitions("é", shared)
-    data = _topic_partitions_array(entries)
-    got = read_topic_partitions(data, 0)
-    assert got is not None
-    assert got == (_Cursor(data).grouped("a"), len(data))
-    if all(tp.topic != "cd" and 0 <= tp.partition < shared for tp in got[0]):
-        assert all(any(tp is k for k in known) for tp in got[0])
+    assert known_assignment_plan(tuple(tp.topic for tp in parts)) is None

@@ -11,17 +11,15 @@ ordered sequences and :func:`member_order` / :func:`topic_order` replay the Java
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from operator import attrgetter
+from itertools import repeat
+from operator import attrgetter, is_, itemgetter
 
 import msgspec
 
-from protocol.consumer_codec import (
-    Subscription,
-    TopicPartition,
-    decode_subscription,
-    shared_partitions,
-)
+from protocol.consumer_batch import decode_subscriptions
+from protocol.consumer_codec import Subscription, TopicPartition, decode_subscription
 from protocol.java import hash_order, java_string_key, string_hash
+from protocol.topic_partitions import shared_partitions
 
 __all__ = [
     "ConsumerMember",
@@ -81,12 +79,19 @@ def decode_members(
     Returns:
         The :class:`ConsumerMember` of each, in the same order. Members sending the same bytes
         (every member of a fresh group subscribing to the same topics does) share one decoded
-        :class:`Subscription` (immutable): the bytes are read once per distinct value.
+        :class:`Subscription` (immutable): the bytes are read once per distinct value, and
+        many distinct values (a settled group: each member's own partitions) are read
+        together (:func:`protocol.consumer_batch.decode_subscriptions`).
 
     Raises:
         protocol.consumer_codec.ConsumerProtocolError: bytes Kafka's reader rejects.
     """
     seen: dict[bytes, Subscription] = {}
+    datas = list(map(_DATA, members))
+    if len(datas) >= _BATCH_MEMBERS and datas.count(datas[0]) < len(datas):
+        unique = dict.fromkeys(datas)
+        if len(unique) >= _BATCH_MEMBERS:  # many distinct: read alike ones together
+            seen = dict(zip(unique, decode_subscriptions(list(unique)), strict=True))
     out: list[ConsumerMember] = []
     for member_id, instance, data in members:
         sub = seen.get(data)
@@ -94,6 +99,11 @@ def decode_members(
             sub = seen[data] = decode_subscription(data)
         out.append(ConsumerMember(member_id, sub, instance))
     return out
+
+
+#: From this many distinct subscriptions :func:`decode_members` hands them to
+#: :func:`protocol.consumer_batch.decode_subscriptions` at once.
+_BATCH_MEMBERS = 32
 
 
 def member_order(members: Sequence[ConsumerMember]) -> list[ConsumerMember]:
@@ -121,7 +131,10 @@ def topic_lists(members: Iterable[ConsumerMember]) -> list[tuple[str, ...]]:
     distinct objects are both kept). Walking these instead of every member's topics gives the
     same first-appearance order of topics, with a dict lookup per member instead of one per
     member and topic."""
-    return list({id(t): t for t in map(_TOPICS, members)}.values())
+    lists = list(map(_TOPICS, members))
+    if lists and all(map(is_, lists, repeat(lists[0]))):  # one shared tuple: a fresh group
+        return lists[:1]
+    return list({id(t): t for t in lists}.values())
 
 
 def member_sort_key(member_id: str, group_instance_id: str | None) -> tuple[int, bytes]:
@@ -137,12 +150,16 @@ def member_info_order(members: Iterable[ConsumerMember]) -> list[ConsumerMember]
     members and with ASCII member ids (as the coordinator gives them), Java's UTF-16 order is
     Python's, so the ids are compared natively instead of through a key per member."""
     members = list(members)
-    if all(m.group_instance_id is None and m.member_id.isascii() for m in members):
+    if all(map(is_, map(_INSTANCE_ID, members), repeat(None))) and all(
+        map(str.isascii, map(_MEMBER_ID, members))
+    ):
         return sorted(members, key=_MEMBER_ID)
     return sorted(members, key=lambda m: member_sort_key(m.member_id, m.group_instance_id))
 
 
 _MEMBER_ID = attrgetter("member_id")
+_DATA = itemgetter(2)
+_INSTANCE_ID = attrgetter("group_instance_id")
 _TOPICS = attrgetter("subscription.topics")
 
 
@@ -161,7 +178,7 @@ def partition_sort_key(tp: TopicPartition) -> tuple[bytes, int]:
 
 def topic_partitions(topic: str, count: int) -> tuple[TopicPartition, ...]:
     """``TopicPartition(topic, 0)`` … ``TopicPartition(topic, count - 1)``: the shared values
-    of :func:`protocol.consumer_codec.shared_partitions` (built once per topic, in C; the
+    of :func:`protocol.topic_partitions.shared_partitions` (built once per topic, in C; the
     decoder hands out the same values for partitions it reads)."""
     return shared_partitions(topic, count)
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
-from itertools import filterfalse
+from itertools import chain, filterfalse
 from operator import attrgetter, itemgetter
 
 from protocol.consumer_codec import Subscription, TopicPartition
@@ -57,6 +57,7 @@ from .model import (
 )
 from .range import use_rack_aware_assignment
 from .sticky_data import (
+    BATCHED_READERS,
     DEFAULT_GENERATION,
     MemberData,
     cooperative_member_data,
@@ -192,19 +193,26 @@ def _collect_owned(
 ) -> tuple[bool, dict[str, list[TopicPartition]], set[TopicPartition], int]:
     """``allSubscriptionsEqual``: whether every member lists the same topics, each member's
     owned partitions still valid (higher generation wins a double claim, equal generations lose
-    it both), the partitions claimed twice in one generation, and the new ``maxGeneration``."""
+    it both), the partitions claimed twice in one generation, and the new ``maxGeneration``.
+
+    Each distinct subscription is read once (members sending the same bytes share one decoded
+    :class:`Subscription`). When no partition is claimed twice and every claimed topic is
+    still subscribed (a group that settled), Kafka's walk keeps every claim in order: that is
+    checked once over all claims (one set of them, in C) instead of member by member."""
     equal = True
     topics: set[str] = set()
     same: tuple[str, ...] | None = None  # a topics tuple already found equal to ``topics``
-    owned: dict[str, list[TopicPartition]] = {}
-    owner_of: dict[TopicPartition, str] = {}
-    doubly: set[TopicPartition] = set()
-    by_id = {m.member_id: m for m in ordered}
-    all_known = set(per_topic)
-    # members sending the same bytes share one decoded Subscription: read its MemberData once
     read: dict[int, tuple[MemberData, int]] = {}
-    for m in ordered:
-        sub = m.subscription
+    reads: list[tuple[MemberData, int]] = []
+    # many distinct subscriptions (a settled group): their member data read together
+    batch = BATCHED_READERS.get(member_data)
+    ahead: dict[int, MemberData] = {}
+    if batch is not None and len(ordered) >= 32:
+        distinct = list({id(s): s for s in map(_SUBSCRIPTION, ordered)}.values())
+        together = batch(distinct) if len(distinct) >= 32 else None
+        if together is not None:
+            ahead = dict(zip(map(id, distinct), together, strict=True))
+    for sub in map(_SUBSCRIPTION, ordered):
         known = read.get(id(sub))
         if known is None:
             sub_topics = sub.topics
@@ -217,10 +225,36 @@ def _collect_owned(
                     equal = False
                 if equal:
                     same = sub_topics
-            data = member_data(sub)
-            known = read[id(sub)] = (data, _generation_or_default(data.generation))
-            max_generation = max(max_generation, known[1])
-        data, generation = known
+            data = ahead.get(id(sub)) or member_data(sub)
+            generation = DEFAULT_GENERATION if data.generation is None else data.generation
+            known = read[id(sub)] = (data, generation)
+            if generation > max_generation:
+                max_generation = generation
+        reads.append(known)
+    claims = [data.partitions for data, _ in reads]
+    claimed = list(chain.from_iterable(claims))
+    if len(set(claimed)) == len(claimed) and set(per_topic).issuperset(map(_TOPIC, claimed)):
+        owned = dict(zip(map(_MEMBER_ID, ordered), map(list, claims), strict=True))
+        return equal, owned, set(), max_generation
+    owned, doubly = _settle_claims(ordered, per_topic, reads)
+    return equal, owned, doubly, max_generation
+
+
+def _settle_claims(
+    ordered: Sequence[ConsumerMember],
+    per_topic: dict[str, int],
+    reads: list[tuple[MemberData, int]],
+) -> tuple[dict[str, list[TopicPartition]], set[TopicPartition]]:
+    """``AbstractStickyAssignor.allSubscriptionsEqual``'s walk over the members' claims
+    (``reads``: each member's :class:`MemberData` and generation, in ``ordered``'s order): a
+    partition claimed again goes to the higher generation, and is dropped from both claims in
+    the same generation (returned as claimed twice); claims of unknown topics are skipped."""
+    owned: dict[str, list[TopicPartition]] = {}
+    owner_of: dict[TopicPartition, str] = {}
+    doubly: set[TopicPartition] = set()
+    by_id = {m.member_id: m for m in ordered}
+    all_known = set(per_topic)
+    for m, (data, generation) in zip(ordered, reads, strict=True):
         mine: list[TopicPartition] = []
         owned[m.member_id] = mine
         partitions = data.partitions
@@ -253,9 +287,11 @@ def _collect_owned(
                 mine.append(tp)
                 _remove_first(owned[other], tp)
                 owner_of[tp] = m.member_id
-    return equal, owned, doubly, max_generation
+    return owned, doubly
 
 
+_SUBSCRIPTION = attrgetter("subscription")
+_MEMBER_ID = attrgetter("member_id")
 _TOPIC = itemgetter(0)
 _RACK_ID = attrgetter("subscription.rack_id")
 _PARTITION = itemgetter(1)

@@ -17,17 +17,14 @@ Both encoders write the bytes Kafka's ``subscriptionUserData`` writes (checked a
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import NamedTuple
 
-from protocol.consumer_codec import (
-    ConsumerProtocolError,
-    FieldReader,
-    Subscription,
-    TopicPartition,
-    read_topic_partitions,
-)
+from protocol.consumer_batch import read_topic_partition_arrays
+from protocol.consumer_codec import ConsumerProtocolError, FieldReader, Subscription
 from protocol.java import JavaHashMap, string_hash
+from protocol.topic_partitions import TopicPartition, read_topic_partitions
 
 __all__ = [
     "DEFAULT_GENERATION",
@@ -35,6 +32,8 @@ __all__ = [
     "encode_sticky_user_data",
     "encode_cooperative_user_data",
     "sticky_member_data",
+    "sticky_member_datas",
+    "BATCHED_READERS",
     "cooperative_member_data",
     "subscription_generation",
 ]
@@ -52,6 +51,12 @@ class MemberData(NamedTuple):
 
     partitions: list[TopicPartition]
     generation: int | None
+
+
+#: ``MemberData(partitions, generation)`` built in C (``tuple.__new__``), without the
+#: NamedTuple's Python-level constructor: the leader builds one per member.
+_member_data = partial(tuple.__new__, MemberData)
+_I32_AT = _I32.unpack_from
 
 
 def subscription_generation(s: Subscription) -> int | None:
@@ -108,8 +113,8 @@ def sticky_member_data(s: Subscription) -> MemberData:
     if read is not None:
         partitions, pos = read
         if len(data) - pos >= 4:  # V1 (trailing bytes are not read)
-            return MemberData(list(partitions), int(_I32.unpack_from(data, pos)[0]))
-        return MemberData(list(partitions), None)  # V1 fails on the generation; V0 reads
+            return _member_data((list(partitions), _I32_AT(data, pos)[0]))
+        return _member_data((list(partitions), None))  # V1 fails on the generation; V0 reads
     for with_generation in (True, False):
         try:
             return _read_previous_assignment(s.user_data, with_generation)
@@ -118,13 +123,43 @@ def sticky_member_data(s: Subscription) -> MemberData:
     return MemberData([], DEFAULT_GENERATION)
 
 
+def sticky_member_datas(subs: Sequence[Subscription]) -> list[MemberData] | None:
+    """:func:`sticky_member_data` of each of ``subs`` (a leader's distinct subscriptions), the
+    user data arrays of one layout read together
+    (:func:`protocol.consumer_batch.read_topic_partition_arrays`), the others one by one;
+    ``None`` when none can be read together (then read each with :func:`sticky_member_data`)."""
+    if len(subs) < 32:
+        return None
+    users = [s.user_data or b"" for s in subs]  # null and empty: read one by one below
+    read = read_topic_partition_arrays(users)
+    if read.count(None) == len(read):
+        return None
+    out: list[MemberData] = []
+    for s, data, got in zip(subs, users, read, strict=True):
+        if got is None or not data:
+            out.append(sticky_member_data(s))
+            continue
+        partitions, pos = got
+        if len(data) - pos >= 4:  # V1 (trailing bytes are not read)
+            out.append(_member_data((list(partitions), _I32_AT(data, pos)[0])))
+        else:  # V1 fails on the generation; V0 reads
+            out.append(_member_data((list(partitions), None)))
+    return out
+
+
+#: The readers :func:`members.assignors.consumer.sticky.sticky_assignment` can run for many
+#: members at once (the same values as the one-member reader's, member by member).
+BATCHED_READERS: dict[object, Callable[[Sequence[Subscription]], list[MemberData] | None]] = {
+    sticky_member_data: sticky_member_datas,
+}
+
+
 def cooperative_member_data(s: Subscription) -> MemberData:
     """``CooperativeStickyAssignor.memberData``: owned partitions, and the subscription's
     generation (v2+) or else the user data's (``None`` without user data, -1 if unreadable)."""
     owned = list(s.owned_partitions)
-    generation = subscription_generation(s)
-    if generation is not None:
-        return MemberData(owned, generation)
+    if s.generation_id >= 0:  # subscription_generation(s), inlined: one call per member
+        return _member_data((owned, s.generation_id))
     if s.user_data is None:
         return MemberData(owned, None)
     if len(s.user_data) < 4:
