@@ -8,8 +8,8 @@ the client's Streams release (version probing, docs/streams.md).
 
 from __future__ import annotations
 
-from dataclasses import replace
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from members.assignors.streams import TaskId

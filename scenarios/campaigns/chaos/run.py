@@ -10,8 +10,8 @@ import contextlib
 import gc
 import logging
 import time
-from collections.abc import Iterator
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
