@@ -13,6 +13,7 @@ Times are virtual milliseconds.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, Literal
 
@@ -152,6 +153,21 @@ def setting_names(cls: type[msgspec.Struct]) -> dict[str, str]:
     return {f.encode_name: f.name for f in msgspec.structs.fields(cls)}
 
 
+@functools.cache
+def _field_types(
+    cls: type[msgspec.Struct],
+) -> dict[str, tuple[msgspec.inspect.Type, Any]]:
+    """Kafka name → (the field's msgspec type, its declared type) of a settings Struct
+    (inspected once per class: ``msgspec.inspect.type_info`` costs milliseconds, and every
+    scenario load asks for it)."""
+    info = msgspec.inspect.type_info(cls)
+    assert isinstance(info, msgspec.inspect.StructType)
+    return {
+        field.encode_name: (field.type, declared.type)
+        for field, declared in zip(info.fields, msgspec.structs.fields(cls), strict=True)
+    }
+
+
 def first_bad_setting(
     cls: type[msgspec.Struct], values: Mapping[str, Any], order: Iterable[str] = ()
 ) -> tuple[str, Any, msgspec.inspect.Type] | None:
@@ -162,12 +178,7 @@ def first_bad_setting(
         ``(Kafka name, value, the field's msgspec type)`` (e.g. an ``IntType`` carrying the
         ``ge``/``le`` bounds), or ``None`` when every value known to ``cls`` fits its field.
     """
-    info = msgspec.inspect.type_info(cls)
-    assert isinstance(info, msgspec.inspect.StructType)
-    fields = {
-        field.encode_name: (field.type, declared.type)
-        for field, declared in zip(info.fields, msgspec.structs.fields(cls), strict=True)
-    }
+    fields = _field_types(cls)
     for key in dict.fromkeys([*order, *fields]):
         if key not in values or key not in fields:
             continue

@@ -54,6 +54,24 @@ class ConsumerEndState(NamedTuple):
     refusing: list[str] = []
 
 
+#: The record kinds :func:`consumer_end_state` reads (every record's ``t_ms`` aside).
+_END_STATE_KINDS = frozenset(
+    {
+        "run_start",
+        "partitions_added",
+        "member_start",
+        "join_group_request",
+        "subscription_changed",
+        "consumer_assignment",
+        "member_stop",
+        "member_crash",
+        "member_fatal",
+        "partitions_revoked",
+        "partitions_lost",
+    }
+)
+
+
 def consumer_end_state(records: Iterable[Mapping[str, Any]]) -> ConsumerEndState:
     """Replay the consumers' own records to the end of the log."""
     owned: dict[str, list[str]] = {}
@@ -62,11 +80,13 @@ def consumer_end_state(records: Iterable[Mapping[str, Any]]) -> ConsumerEndState
     topics: dict[str, int] = {}
     subscribed: dict[str, list[str]] = {}
     last_join: dict[str, str] = {}
-    end_ms = 0
+    end_ms: Any = 0
     for r in records:
+        end_ms = r.get("t_ms", end_ms)
         kind = r.get("kind")
+        if kind not in _END_STATE_KINDS:
+            continue
         member = str(r.get("member"))
-        end_ms = int(r.get("t_ms", end_ms))
         if kind == "run_start":
             topics = {str(t): int(n) for t, n in (r.get("topics") or {}).items()}
         elif kind == "partitions_added":
@@ -92,7 +112,7 @@ def consumer_end_state(records: Iterable[Mapping[str, Any]]) -> ConsumerEndState
     partitions = [f"{t}-{p}" for t in wanted for p in range(topics.get(t, 0))]
     refusing = sorted(m for m in running if last_join.get(m) == _REFUSED)
     return ConsumerEndState(
-        dict(sorted(owned.items())), sorted(running), fatal, partitions, end_ms, refusing
+        dict(sorted(owned.items())), sorted(running), fatal, partitions, int(end_ms), refusing
     )
 
 

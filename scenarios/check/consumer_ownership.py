@@ -60,6 +60,20 @@ class _Owner(NamedTuple):
     generation: int
 
 
+#: The record classes :func:`ownership_violations` reads.
+_OWNERSHIP_RECORDS = (
+    ku.ConsumerAssignment,
+    k.JoinGroupResponse,
+    ku.PartitionsRevoked,
+    ku.PartitionsLost,
+    k.MemberStop,
+    k.MemberCrash,
+    k.MemberFatal,
+    k.MemberRemoved,
+    k.MemberReplaced,
+)
+
+
 def ownership_violations(records: Iterable[LogRecord]) -> list[OwnershipViolation]:
     """Every breach of the two rules in ``records`` (log order)."""
     owner: dict[str, _Owner] = {}  # partition label -> its owner
@@ -74,6 +88,8 @@ def ownership_violations(records: Iterable[LogRecord]) -> list[OwnershipViolatio
                 del owner[p]
 
     for r in records:
+        if not isinstance(r, _OWNERSHIP_RECORDS):
+            continue  # (most of a log: one check instead of every case below)
         match r:
             case ku.ConsumerAssignment(member=member, generation=generation):
                 for p in r.revoked:  # given up in this generation

@@ -69,7 +69,7 @@ from msgspec import UNSET
 from scenarios.check.consumer_known import CONSUMER_KNOWN_ISSUES
 from scenarios.check.invariant_state import MemberState, Zombie
 from scenarios.check.known_windows import KnownIssueWindows
-from scenarios.check.snapshots import SnapshotTracker
+from scenarios.check.snapshots import SNAPSHOT_KINDS, SnapshotTracker
 from scenarios.check.violation import Violation
 
 __all__ = [
@@ -189,13 +189,12 @@ class InvariantChecker:
         }
 
     def feed(self, record: dict[str, Any]) -> list[Violation]:
-        """Check one record; return the violations it causes (usually ``[]``).
-
-        Each violation's ``cause_seq`` is ``record``'s ``seq``.
-        """
-        handler = self._dispatch.get(record.get("kind"))  # type: ignore[arg-type]
+        """Check one record; return the violations it causes (usually ``[]``), each with
+        ``cause_seq`` ``record``'s ``seq``."""
+        handler = self._dispatch.get(kind := record.get("kind"))  # type: ignore[arg-type]
         found = handler(record) if handler is not None else []
-        self._snapshots.feed(record)
+        if kind in SNAPSHOT_KINDS:  # (the tracker ignores the others: no call for them)
+            self._snapshots.feed(record)
         if found:
             seq = record.get("seq")
             return [violation.replace(cause_seq=seq) for violation in found]

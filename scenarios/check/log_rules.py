@@ -103,6 +103,19 @@ def protocol_vote(lists: list[list[str]]) -> tuple[list[str], set[str]]:
     return sorted(p for p, n in votes.items() if n == most), candidates
 
 
+#: The kinds :meth:`KnownProtocols.see` takes in (every other record changes nothing).
+_PROTOCOL_KINDS = frozenset(
+    {
+        "member_start",
+        "join_group_request",
+        "join_group_response",
+        "wire_request",
+        "wire_response",
+        "group_loaded",
+    }
+)
+
+
 class KnownProtocols:
     """The protocol list the coordinator knows for each member id, as the log shows it: a
     member's JoinGroup carries its process's list (``join_group_request``; with ``wire``,
@@ -119,6 +132,8 @@ class KnownProtocols:
     def see(self, r: Record) -> None:
         """Take in one record (records of other kinds change nothing)."""
         kind = r.get("kind")
+        if kind not in _PROTOCOL_KINDS:
+            return
         joins = kind == "join_group_request" or (
             self._wire and kind == "wire_request" and r.get("api") == "JoinGroup"
         )

@@ -30,7 +30,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET
 
-from scenarios.check.snapshots import SnapshotTracker
+from scenarios.check.snapshots import SNAPSHOT_KINDS, SnapshotTracker
 from scenarios.check.summary_types import (
     ConnectConvergence,
     ConnectSummary,
@@ -49,6 +49,25 @@ _TASK_EVENTS = {
     "connector_stop": ("connector", False),
     "connector_stopped": ("connector", False),
 }
+
+#: The kinds :meth:`_Summarizer.feed` reads beyond every record's ``t_ms``.
+_FED_KINDS = frozenset(
+    [
+        *_TASK_EVENTS,
+        "generation",
+        "join_group_request",
+        "sync_group_request",
+        "member_start",
+        "member_stop",
+        "member_crash",
+        "config",
+        "run_start",
+        "step",
+        "phase",
+        "violation",
+        "run_end",
+    ]
+)
 
 
 def step_end_ms(record: Step | Fault) -> int:
@@ -152,13 +171,16 @@ class _Summarizer:
 
     def feed(self, r: dict[str, Any]) -> None:
         kind = r.get("kind")
-        self.snapshots.feed(r)
+        if kind in SNAPSHOT_KINDS:  # (the tracker ignores the others: no call for them)
+            self.snapshots.feed(r)
         t = r.get("t_ms", self.t_last)
         self.t_last = t
         if self.t_start is None:
             self.t_start = t
             self.phases.append(_Phase("start", t, implicit=True))
             self.phase_starts.append(t)
+        if kind not in _FED_KINDS:
+            return  # (most records: one set lookup instead of the comparisons below)
         ev = _TASK_EVENTS.get(kind)  # type: ignore[arg-type]
         if ev is not None:
             what, started = ev

@@ -86,16 +86,22 @@ class SnapshotTracker:
         if kind not in SNAPSHOT_KINDS:
             return
         member = str(record.get("member"))
-        if (what := _STARTS.get(str(kind))) is not None:
+        # (kind is one of SNAPSHOT_KINDS: a str; no empty set is built for a lookup that
+        # misses, these being the most frequent records here)
+        if (what := _STARTS.get(kind)) is not None:
             # the herder starts only what its latest assignment gave it: in the snapshot
             instance = (what, str(record.get(what)))
-            self._revoked.get(member, set()).discard(instance)
-            self._snapshots.setdefault(member, set()).add(instance)
-        elif (what := _STOPS.get(str(kind))) is not None:
+            if (revoked := self._revoked.get(member)) is not None:
+                revoked.discard(instance)
+            if (held := self._snapshots.get(member)) is None:
+                held = self._snapshots[member] = set()
+            held.add(instance)
+        elif (what := _STOPS.get(kind)) is not None:
             # being stopped (revoked, shut down): no longer left running
             self._revoked.setdefault(member, set()).add((what, str(record.get(what))))
-        elif (what := _STOPPED.get(str(kind))) is not None:
-            self._revoked.get(member, set()).discard((what, str(record.get(what))))
+        elif (what := _STOPPED.get(kind)) is not None:
+            if (revoked := self._revoked.get(member)) is not None:
+                revoked.discard((what, str(record.get(what))))
         elif kind == "assignment":
             if record.get("connectors") is None and record.get("tasks") is None:
                 return  # a Streams assignment

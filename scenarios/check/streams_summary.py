@@ -60,6 +60,29 @@ def summarize_streams(
     return streams_summary(records, loaded)
 
 
+#: The record kinds :func:`streams_summary` reads itself (beyond ``connect_summary``'s pass).
+_SUMMARY_KINDS = frozenset(
+    {
+        "member_start",
+        "member_stop",
+        "member_crash",
+        "member_fatal",
+        "active_task_start",
+        "active_task_running",
+        "active_task_stopped",
+        "standby_task_start",
+        "standby_task_stopped",
+        "streams_assignment",
+        "probing_rebalance_scheduled",
+        "timer_fired",
+        "generation",
+        "join_group_response",
+        "member_replaced",
+        "step",
+    }
+)
+
+
 def streams_summary(
     records: Sequence[dict[str, Any]], loaded: LoadedStreamsScenario
 ) -> StreamsSummary:
@@ -143,6 +166,8 @@ def streams_summary(
     holder: dict[str, str] = {}  # member id -> the client it was given to
     for r in records:
         kind = r["kind"]
+        if kind not in _SUMMARY_KINDS:
+            continue  # (most records: one set lookup instead of the comparisons below)
         t = r["t_ms"]
         m: str = r.get("member") or ""
         if kind == "member_start":

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, MutableMapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -128,6 +128,16 @@ class EventLog:
 
         Returns:
             the record ``{"t_ms": t_ms, "seq": n, "kind": kind, **fields}``.
+
+        Raises:
+            ValueError: ``fields`` contains ``seq`` (it is assigned here).
+        """
+        return self.emit_fields(t_ms, kind, fields)
+
+    def emit_fields(self, t_ms: int, kind: str, fields: Mapping[str, Any]) -> Record:
+        """:meth:`emit` with the fields as one mapping, read and not kept (the engine's path
+        for its members' ``Log`` effects: no keyword arguments unpacked and packed again per
+        record).
 
         Raises:
             ValueError: ``fields`` contains ``seq`` (it is assigned here).

@@ -10,6 +10,7 @@ whichever incarnation of it runs now.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from members.assignors.base import ConfigSnapshot
@@ -151,12 +152,13 @@ class ConnectKind:
         return summarize(records)
 
     def end_violations(
-        self, records: list[dict[str, Any]], summary: ConnectSummary
+        self, records: list[dict[str, Any]], summary_of: Callable[[], ConnectSummary]
     ) -> list[Violation]:
         """The end-of-run liveness and balance check (docs/event-log.md), then the protocol
         checkers over the whole log (:mod:`scenarios.check.protocol_checkers`). The log is
         decoded once for both (only what the typed checkers read, when liveness has nothing to
-        judge)."""
+        judge). ``summary_of()``: the run's summary so far (:meth:`summarize`)."""
+        summary = summary_of()
         if not summary.unsettled:
             return protocol_violations(records)
         typed = decode_log(records)

@@ -8,6 +8,7 @@ bounce of a rolling upgrade (docs/consumer.md).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from members.consumer import ConsumerClient, MetadataUpdate
@@ -90,10 +91,10 @@ class ConsumerKind:
         return summarize_consumers(records)
 
     def end_violations(
-        self, records: list[dict[str, Any]], summary: ConsumerSummary
+        self, records: list[dict[str, Any]], summary_of: Callable[[], ConsumerSummary]
     ) -> list[Violation]:
         """The ownership rules (:mod:`scenarios.check.consumer_ownership`) and the protocol
-        checkers over the whole log."""
+        checkers over the whole log (the summary is not read: ``summary_of`` is not called)."""
         return consumer_log_violations(records)
 
     def expect_failures(self, summary: ConsumerSummary) -> list[str]:

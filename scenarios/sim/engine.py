@@ -390,7 +390,7 @@ class Engine:
                 fields = effect.fields  # type: ignore[union-attr]
                 if owner == COORDINATOR_ADDRESS:
                     fields = rename_members(fields)
-                self.log.emit(self.now_ms, effect.kind, **fields)  # type: ignore[union-attr]
+                self.log.emit_fields(self.now_ms, effect.kind, fields)  # type: ignore[union-attr]
         if owner != COORDINATOR_ADDRESS:
             member = self.members.get(owner)
             if member is not None and member.state is _STOPPED:

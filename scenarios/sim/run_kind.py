@@ -6,6 +6,7 @@ drives it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from members.group_client import GroupClient
@@ -64,9 +65,12 @@ class RunKind(Protocol):
         """The run's summary from its log: the kind's Struct
         (:mod:`scenarios.check.summary_types`; ``summary.json`` holds its builtins)."""
 
-    def end_violations(self, records: list[dict[str, Any]], summary: Any) -> list[Violation]:
-        """The end-of-run check's violations (logged before ``run_end``); ``summary`` is
-        :meth:`summarize`'s Struct."""
+    def end_violations(
+        self, records: list[dict[str, Any]], summary: Callable[[], Any]
+    ) -> list[Violation]:
+        """The end-of-run check's violations (logged before ``run_end``); ``summary()`` is
+        :meth:`summarize`'s Struct of ``records``, computed on its first call (a kind whose
+        checks do not read it does not pay for it)."""
 
     def expect_failures(self, summary: Any) -> list[str]:
         """One line per unmet ``[expect]`` of the scenario."""

@@ -6,6 +6,7 @@ scenario alike; chaos campaigns, sweeps, tests and benchmarks call it too.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -136,8 +137,10 @@ def simulate(
             "here; end-of-run checks skipped)",
         )
     else:
-        summary = kind.summarize(log.records)
-        for violation in kind.end_violations(log.records, summary):
+        records = log.records
+        # the summary the end-of-run check reads, if it reads one (the log as it is now)
+        before_end = functools.cache(lambda: kind.summarize(records))
+        for violation in kind.end_violations(records, before_end):
             log.emit(engine.now_ms, "violation", **violation.fields())
     log.emit(engine.now_ms, "run_end")
     summary = kind.summarize(log.records)

@@ -8,6 +8,7 @@ the client's Streams release (version probing, docs/streams.md).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -116,13 +117,14 @@ class StreamsKind:
         return summarize_streams(records, self.loaded)
 
     def end_violations(
-        self, records: list[dict[str, Any]], summary: StreamsSummary
+        self, records: list[dict[str, Any]], summary_of: Callable[[], StreamsSummary]
     ) -> list[Violation]:
         """The end-of-run liveness and KIP-441 balance check, the same at the end of every
         long quiet period (:mod:`scenarios.check.streams_quiet`), then the protocol checkers
-        over the whole log (:mod:`scenarios.check.protocol_checkers`)."""
+        over the whole log (:mod:`scenarios.check.protocol_checkers`). ``summary_of()``: the
+        run's summary so far (:meth:`summarize`)."""
         return (
-            streams_end_violations(summary)
+            streams_end_violations(summary_of())
             + streams_quiet_period_violations(records, self.loaded)
             + protocol_violations(records)
         )

@@ -123,7 +123,11 @@ class TimerTable(dict[tuple[str, str], Timer]):
     def settle(self, owner: str, key: str, token: int, due_ms: int) -> TimerDue:
         """Record that timer ``(owner, key)`` is armed with ``token`` and has its one queue
         entry ``(due_ms, token)``; return that entry's event for the caller to queue."""
-        self[(owner, key)] = Timer(token, (due_ms, token))
+        timer = self.get((owner, key))
+        if timer is None:
+            self[(owner, key)] = Timer(token, (due_ms, token))
+        else:  # (the fast paths settle every replayed timer: no new object each time)
+            timer.token, timer.entry, timer.deferred = token, (due_ms, token), None
         return TimerDue(owner, key, token)
 
     def cancel(self, owner: str, key: str) -> None:

@@ -44,20 +44,42 @@ Small = list[tuple[int, int, int, int, int]]
 
 
 class _Member:
-    """What the replay needs of one member (index ``i`` in the small queue's entries)."""
+    """What the replay needs of one member (index ``i`` in the small queue's entries): its
+    steady heartbeat hooks, links and timeouts, read once per :func:`forward_heartbeats`."""
 
-    __slots__ = ("client", "address", "connection", "member_id", "hb_key", "session", "deadline")
+    __slots__ = (
+        "client",
+        "address",
+        "connection",
+        "member_id",
+        "hb_key",
+        "session",
+        "deadline",
+        "heartbeat_round",
+        "heartbeat_answered",
+        "up",
+        "down",
+        "interval_ms",
+        "session_ms",
+    )
 
     def __init__(
         self, client: GroupClient, hb_key: str, session: list[int], deadline: list[int]
     ) -> None:
         self.client = client
         self.address = client.address
-        self.connection = client.connection_address
+        self.connection = connection = client.connection_address
         self.member_id = client.member_id
         self.hb_key = hb_key  # its session timer at the coordinator
         self.session = session  # [token, due at] of the member's session timer
         self.deadline = deadline  # [token, due at] of the coordinator's deadline timer
+        self.heartbeat_round = client.heartbeat_round
+        self.heartbeat_answered = client.heartbeat_answered
+        self.up = (connection, COORDINATOR_ADDRESS)  # its link to the coordinator
+        self.down = (COORDINATOR_ADDRESS, connection)  # and back
+        timeouts = client.timeouts
+        self.interval_ms = timeouts.heartbeat_interval_ms
+        self.session_ms = timeouts.session_timeout_ms
 
 
 def _members(host: Host) -> list[_Member]:
@@ -224,46 +246,36 @@ def _replay(host: Host, members: list[_Member], small: Small, stop: tuple[int, i
     arrival = network.arrival_ms if faulted else network.fault_free_arrival
     extend = host.coordinator.extend_session
     pop, push, replace = heapq.heappop, heapq.heappush, heapq.heapreplace
-    rounds = [m.client.heartbeat_round for m in members]
-    answered = [m.client.heartbeat_answered for m in members]
-    member_ids = [m.member_id for m in members]
-    # each member's two links with the coordinator: (source, destination)
-    links = [
-        ((m.connection, COORDINATOR_ADDRESS), (COORDINATOR_ADDRESS, m.connection)) for m in members
-    ]
-    intervals = [m.client.timeouts.heartbeat_interval_ms for m in members]
-    sessions = [m.client.timeouts.session_timeout_ms for m in members]
-    session = [m.session for m in members]
-    deadline = [m.deadline for m in members]
     now, seq = host.now_ms, host.seq
     push(small, (*stop, _STOP, 0, 0))  # comes up after every entry before ``stop``
     while True:
         at, s, step, i, corr = small[0]
+        m = members[i]
         if step == _FIRE:
-            corr = rounds[i](at)
+            corr = m.heartbeat_round(at)
             if corr < 0:
                 break  # an answer is missing (lost, or slow): the member's own code decides
             seq += 1  # the heartbeat timer re-armed, then the Heartbeat sent
-            replace(small, (at + intervals[i], seq, _FIRE, i, 0))
-            source, dest = links[i][0]
+            replace(small, (at + m.interval_ms, seq, _FIRE, i, 0))
+            source, dest = m.up
         elif step == _REQUEST:
             seq += 1  # the session deadline pushed back, then the answer sent
-            timer = deadline[i]
-            timer[0], timer[1] = seq, extend(member_ids[i], at)
-            source, dest = links[i][1]
+            timer = m.deadline
+            timer[0], timer[1] = seq, extend(m.member_id, at)
+            source, dest = m.down
             pop(small)
         elif step == _RESPONSE:
             pop(small)
-            if answered[i](corr):
+            if m.heartbeat_answered(corr):
                 seq += 1  # the session timer pushed back
-                timer = session[i]
-                timer[0], timer[1] = seq, at + sessions[i]
+                timer = m.session
+                timer[0], timer[1] = seq, at + m.session_ms
             now = at
             continue
         elif step == _STOP:
             break
         else:  # a session timer or deadline due: expired, or re-armed later meanwhile
-            timer = session[i] if step == _SESSION else deadline[i]
+            timer = m.session if step == _SESSION else m.deadline
             if timer[0] == s:
                 break  # it expires: the engine fires it
             replace(small, (timer[1], timer[0], step, i, 0))

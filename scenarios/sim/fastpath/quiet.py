@@ -306,9 +306,10 @@ class QuietTail:
             if any(now - sent > round_trip for sent, _ in member.heartbeats_in_flight()):
                 return False  # an answer was lost: that request will time out
         views = coordinator.members()
+        longest = max(
+            (x.timeouts.heartbeat_interval_ms for x in engine.members.values()), default=0
+        )  # (the longest heartbeat interval, once: not once per member)
         for m in views:
-            if m.session_timeout_ms <= 2 * round_trip + 1 + max(
-                (x.timeouts.heartbeat_interval_ms for x in engine.members.values()), default=0
-            ):
+            if m.session_timeout_ms <= 2 * round_trip + 1 + longest:
                 return False
         return len(views) == len(engine.members)
