@@ -18,10 +18,10 @@ docs/upgrades.md); every message starts with an INT16 header ``version``:
   instance itself and n >= 0 is task n.
 
 Writer rules that make the bytes Kafka's: the assigned connectors are visited in Java
-``HashSet`` order (``new HashSet<>(connectors)``, presized, :mod:`protocol.java`) and each gets
-an entry ``name: [-1]``; tasks are then appended, in list order, to their connector's entry
-(a new entry at the end when the connector has none). The revoked entries follow the revoked
-connector list order (deduplicated) instead. Writers always emit non-null arrays.
+``HashSet`` order (``new HashSet<>(connectors)``, presized, :mod:`protocol.java_hash_order`)
+and each gets an entry ``name: [-1]``; tasks are then appended, in list order, to their
+connector's entry (a new entry at the end when the connector has none). The revoked entries
+follow the revoked connector list order (deduplicated) instead. Writers always emit non-null arrays.
 
 Reader rules: the v0 readers check only ``version >= 0`` and ignore trailing bytes. The v1
 readers use the v1 layout whatever the header says, take the default (null -> empty, delay 0,
@@ -61,7 +61,9 @@ from protocol.connect import (
     WorkerSubscription,
 )
 from protocol.errors import InputError
-from protocol.java import hash_order, presized_capacity, string_hash
+from protocol.java_capacity import presized_capacity
+from protocol.java_hash_order import hash_order
+from protocol.java_hashing import string_hash
 from protocol.primitives import (
     INT16_MAX,
     INT16_MIN,

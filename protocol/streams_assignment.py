@@ -23,7 +23,7 @@ strings are ``writeUTF`` = UINT16 length + Java *modified* UTF-8; task ids from
 **Byte order of collections.** Task lists and maps are written in the order given (Kafka's
 order there is the leader's, which the assignor produces); the v5+ topic dictionary is built as
 Kafka builds it (indexes by first appearance in the ``HashSet<TopicPartition>`` of all host
-partitions, entries in ``HashMap<String, Integer>`` order; :mod:`protocol.java`).
+partitions, entries in ``HashMap<String, Integer>`` order; :mod:`protocol.java_hash_order`).
 
 **Decoding** keeps wire order (dicts in first-appearance order, later duplicates win as with
 Java ``put``; partition lists keep duplicates) and ignores trailing bytes, as Kafka does. Where

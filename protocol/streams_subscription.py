@@ -39,7 +39,7 @@ the -2/-3 map of :meth:`StreamsSubscription.offset_sums`) filled in dict order: 
 that map's Java iteration order; v7-9 grouped by subtopology in the order of a
 ``HashMap<Integer, ...>`` filled by ``computeIfAbsent`` (colliding subtopologies newest first);
 v1-6 prev/standby in ``HashSet<TaskId>`` order; client tags in ``HashMap<String, String>``
-order (:mod:`protocol.java`).
+order (:mod:`protocol.java_hash_order`, :mod:`protocol.java_hashmap`).
 
 **Decoding** keeps wire order (dicts in first-appearance order, later duplicates win as with
 Java ``put``) and ignores trailing bytes, as Kafka does. Where Kafka *accepts* odd input, so
@@ -65,7 +65,7 @@ from __future__ import annotations
 import struct
 import uuid
 
-from protocol.java import JavaHashMap
+from protocol.java_hashmap import JavaHashMap
 from protocol.primitives import DecodeError, EncodeError, Writer
 from protocol.streams_types import (
     LATEST_OFFSET,

@@ -6,7 +6,7 @@
 generated ``[]TaskId``, UTF-8 BYTES, nullable STRING, ``DataInputStream.readUTF``'s modified
 UTF-8 and ``ConsumerProtocolUtils.readTaskIdFrom``'s UTF-16 chars), their writing counterparts,
 and the Java ``hashCode``s (``String``, ``TaskId``, ``TopicPartition``) that fix the iteration
-order of the ``HashMap``/``HashSet``s Kafka serializes (:mod:`protocol.java`).
+order of the ``HashMap``/``HashSet``s Kafka serializes (:mod:`protocol.java_hash_order`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,9 @@ import uuid
 from collections.abc import Callable, Hashable, Sequence
 from typing import TypeVar
 
-from protocol.java import hash_order, java_utf8, string_hash
+from protocol.java_hash_order import hash_order
+from protocol.java_hashing import string_hash
+from protocol.java_strings import java_utf8
 from protocol.primitives import INT32_MAX, INT32_MIN, DecodeError, EncodeError, Reader
 from protocol.streams_types import StreamsTaskId
 from protocol.topic_partitions import TopicPartition
@@ -48,7 +50,8 @@ def _int32(value: int) -> int:
 
 
 def java_string_hash(text: str) -> int:
-    """``String.hashCode()`` (:func:`protocol.java.string_hash`), also for lone surrogates."""
+    """``String.hashCode()`` (:func:`protocol.java_hashing.string_hash`), also for lone
+    surrogates."""
     if text.isascii():
         return string_hash(text)
     units = text.encode("utf-16-be", "surrogatepass")

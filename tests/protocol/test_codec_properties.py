@@ -31,7 +31,9 @@ from protocol.connect_codec import (
     subscription_from_json,
     subscription_to_json,
 )
-from protocol.java import hash_order, presized_capacity, string_hash
+from protocol.java_capacity import presized_capacity
+from protocol.java_hash_order import hash_order
+from protocol.java_hashing import string_hash
 from protocol.primitives import (
     INT16_MAX,
     INT16_MIN,
