@@ -29,7 +29,9 @@ from protocol.group import (
     SyncGroupRequest,
     SyncGroupResponse,
 )
-from protocol.java import grown_capacity, hash_order, presized_capacity, string_hash
+from protocol.java_capacity import grown_capacity, presized_capacity
+from protocol.java_hash_order import hash_order
+from protocol.java_hashing import string_hash
 
 from .config import CoordinatorConfig
 from .record import GroupRecord, GroupRecordMember

@@ -59,7 +59,8 @@ from dataclasses import dataclass
 
 from members.assignors.streams import TaskId
 from protocol.consumer_codec import TopicPartition
-from protocol.java import JavaHashMap, topic_partition_hash
+from protocol.java_hashing import topic_partition_hash
+from protocol.java_hashmap import JavaHashMap
 
 __all__ = [
     "RestoreThread",
@@ -111,7 +112,7 @@ def fetch_order(
        assignment order, into ``new HashSet<>(collection)`` (presized to ``max(n / .75 + 1,
        16)`` slots), and ``prepareFetchRequests`` adds them to the request in its order.
 
-    Hashes are ``TopicPartition#hashCode`` (:func:`protocol.java.topic_partition_hash`);
+    Hashes are ``TopicPartition#hashCode`` (:func:`protocol.java_hashing.topic_partition_hash`);
     e.g. partitions 0, 2, 3 of ``stateful-counts-changelog`` come as 0, 3, 2.
 
     Args:

@@ -73,10 +73,9 @@ from protocol.effects import Effect
 from protocol.group import JoinGroupResponse
 from protocol.kafka_configs import STREAMS_DEFAULTS
 from protocol.primitives import DecodeError
-from protocol.streams_codec import (
+from protocol.streams_types import NO_NEXT_REBALANCE, StreamsAssignment
+from protocol.streams_versions import (
     LATEST_SUPPORTED_VERSION,
-    NO_NEXT_REBALANCE,
-    StreamsAssignment,
     StreamsVersionError,
     next_subscription_version,
 )

@@ -16,8 +16,8 @@ Everything here is pure (no clock, no I/O, no global randomness); all times are 
 * The Streams user data inside the consumer-protocol envelope (Kafka
   ``ConsumerProtocolSubscription`` / ``ConsumerProtocolAssignment``, encoded and decoded by
   :mod:`protocol.consumer_codec` at :data:`CONSUMER_PROTOCOL_VERSION`): the SubscriptionInfo /
-  AssignmentInfo bytes of :mod:`protocol.streams_codec`, with groupsim's thread-count trailer
-  (:func:`with_threads`).
+  AssignmentInfo bytes of :mod:`protocol.streams_subscription` /
+  :mod:`protocol.streams_assignment`, with groupsim's thread-count trailer (:func:`with_threads`).
 
 The leader's assignor (Kafka ``StreamsPartitionAssignor.assign``) that reads these is
 :class:`members.assignors.streams.partition_assignor.StreamsPartitionAssignor`.
@@ -32,15 +32,11 @@ from dataclasses import dataclass
 from members.assignors.streams import TaskId
 from protocol import consumer_codec
 from protocol.primitives import Reader, Writer
-from protocol.streams_codec import (
-    LATEST_SUPPORTED_VERSION,
-    StreamsAssignment,
-    StreamsSubscription,
-    StreamsTaskId,
-    TopicPartition,
-    decode_assignment,
-    encode_subscription,
-)
+from protocol.streams_assignment import decode_assignment
+from protocol.streams_subscription import encode_subscription
+from protocol.streams_types import StreamsAssignment, StreamsSubscription, StreamsTaskId
+from protocol.streams_versions import LATEST_SUPPORTED_VERSION
+from protocol.topic_partitions import TopicPartition
 
 __all__ = [
     "PROTOCOL_TYPE",

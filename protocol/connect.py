@@ -125,7 +125,7 @@ class ConnectorTaskId(NamedTuple):
     """Kafka's ``ConnectorTaskId``: a connector name and a task number (>= 0).
 
     Ordering is (connector, task); for non-ASCII names Java orders by UTF-16 code units, see
-    :func:`protocol.java.java_string_key`.
+    :func:`protocol.java_strings.java_string_key`.
     """
 
     connector: str

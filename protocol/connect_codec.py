@@ -15,13 +15,8 @@ docs/upgrades.md); every message starts with an INT16 header ``version``:
   ``revoked`` nullable ARRAY(ConnectorAssignment) and ``delay INT32``; v3 is the same layout
   with header 3.
 * ConnectorAssignment: ``connector STRING, tasks ARRAY(INT32)`` where -1 marks the connector
-  instance itself and n >= 0 is task n.
-
-Writer rules that make the bytes Kafka's: the assigned connectors are visited in Java
-``HashSet`` order (``new HashSet<>(connectors)``, presized, :mod:`protocol.java`) and each gets
-an entry ``name: [-1]``; tasks are then appended, in list order, to their connector's entry
-(a new entry at the end when the connector has none). The revoked entries follow the revoked
-connector list order (deduplicated) instead. Writers always emit non-null arrays.
+  instance itself and n >= 0 is task n (:mod:`protocol.connect_entries`, with the writers' rules
+  for their order: assigned connectors in Java ``HashSet`` order, revoked in list order).
 
 Reader rules: the v0 readers check only ``version >= 0`` and ignore trailing bytes. The v1
 readers use the v1 layout whatever the header says, take the default (null -> empty, delay 0,
@@ -47,12 +42,8 @@ and no golden vector is affected; the encoder stays byte-faithful to Kafka for s
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Sequence
-from itertools import groupby, repeat
-from operator import itemgetter
+from collections.abc import Sequence
 from struct import Struct
-from typing import Any
 
 from protocol.connect import (
     ConnectAssignment,
@@ -60,24 +51,16 @@ from protocol.connect import (
     ConnectProtocol,
     WorkerSubscription,
 )
-from protocol.errors import InputError
-from protocol.java import hash_order, presized_capacity, string_hash
-from protocol.primitives import (
-    INT16_MAX,
-    INT16_MIN,
-    INT32_MAX,
-    INT32_MIN,
-    INT64_MAX,
-    INT64_MIN,
-    DecodeError,
-    EncodeError,
-    Reader,
-    Writer,
-    encoded_string,
+from protocol.connect_entries import (
+    assigned_entries,
+    read_entries,
+    revoked_entries,
+    static_entries,
+    write_entries,
 )
+from protocol.primitives import DecodeError, EncodeError, Reader, Writer
 
 __all__ = [
-    "CodecInputError",
     "MAX_VERSION",
     "encode_assignment",
     "decode_assignment",
@@ -88,35 +71,12 @@ __all__ = [
     "decode_subscription_v0",
     "decode_subscription_v1",
     "join_group_protocols",
-    "assignment_to_json",
-    "assignment_from_json",
-    "subscription_to_json",
-    "subscription_from_json",
 ]
 
 #: Highest header version groupsim writes (3 = ``static``).
 MAX_VERSION = 3
 
-_CONNECTOR = -1
-# Smallest ConnectorAssignment on the wire: empty name (2) + empty task array (4).
-_ENTRY_MIN_SIZE = 6
-_task_number = itemgetter(1)
-_task_connector = itemgetter(0)
-_new_tuple = tuple.__new__
 _I16 = Struct(">h")
-
-
-class CodecInputError(InputError):
-    """Invalid JSON input for the codec (``groupsim codec encode``).
-
-    Attributes:
-        key: dotted path of the offending key, e.g. ``allocation.tasks[2]``.
-    """
-
-    def __init__(self, key: str, detail: str) -> None:
-        self.key = key
-        self.detail = detail
-        super().__init__(f"{key}: {detail}")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -131,63 +91,15 @@ def _check_version(version: int, field: str) -> int:
     return version
 
 
-def _write_entries(w: Writer, entries: dict[str, list[int]], field: str) -> None:
-    w.int32(len(entries), field)
-    raw = w.raw
-    for i, (name, numbers) in enumerate(entries.items()):
-        raw(encoded_string(name, f"{field}[{i}].connector"))
-        w.int32_array(numbers, f"{field}[{i}].tasks")
-
-
-def _add_tasks(entries: dict[str, list[int]], tasks: Iterable[ConnectorTaskId], field: str) -> None:
-    """Append task numbers to their connector's entry (new entries at the end).
-
-    Runs of one connector are handled in C (``groupby``/``map``), which keeps a 100k-task
-    assignment in the low milliseconds.
-    """
-    for connector, run in groupby(tasks, _task_connector):
-        numbers = list(map(_task_number, run))
-        if min(numbers) < 0:
-            bad = next(n for n in numbers if n < 0)
-            raise EncodeError(field, f"task {connector}-{bad}: task numbers must be >= 0")
-        entry = entries.get(connector)
-        if entry is None:
-            entries[connector] = numbers
-        else:
-            entry.extend(numbers)
-
-
-def _assigned_entries(
-    connectors: Sequence[str], tasks: Iterable[ConnectorTaskId]
-) -> dict[str, list[int]]:
-    """``Assignment.asMap()``: HashSet order of the connectors, then tasks in list order."""
-    if len(connectors) <= 1:
-        order: Iterable[str] = connectors
-    else:
-        order = hash_order(connectors, string_hash, presized_capacity(len(connectors)))
-    entries = {name: [_CONNECTOR] for name in order}
-    _add_tasks(entries, tasks, "tasks")
-    return entries
-
-
-def _revoked_entries(
-    connectors: Sequence[str], tasks: Iterable[ConnectorTaskId]
-) -> dict[str, list[int]]:
-    """``ExtendedAssignment.revokedAsMap()``: revoked connectors in list order, deduplicated."""
-    entries = {name: [_CONNECTOR] for name in connectors}
-    _add_tasks(entries, tasks, "revoked_tasks")
-    return entries
-
-
 def _write_assignment_body(w: Writer, a: ConnectAssignment, cooperative: bool) -> None:
     """Everything after the header: the v0 layout, or the v1-v3 one when ``cooperative``."""
     w.int16(a.error, "error")
     w.string(a.leader, "leader")  # type: ignore[arg-type]  # None -> EncodeError
     w.string(a.leader_url, "leader_url")  # type: ignore[arg-type]
     w.int64(a.config_offset, "config_offset")
-    _write_entries(w, _assigned_entries(a.connectors, a.tasks), "assignment")
+    write_entries(w, assigned_entries(a.connectors, a.tasks), "assignment")
     if cooperative:
-        _write_entries(w, _revoked_entries(a.revoked_connectors, a.revoked_tasks), "revoked")
+        write_entries(w, revoked_entries(a.revoked_connectors, a.revoked_tasks), "revoked")
         w.int32(a.delay_ms, "delay_ms")
 
 
@@ -220,12 +132,6 @@ def encode_assignment(a: ConnectAssignment, version: int | None = None) -> bytes
     except EncodeError as exc:
         raise exc.within("assignment") from None
     return w.getvalue()
-
-
-def _static_entries(tasks: Iterable[ConnectorTaskId]) -> dict[str, list[int]]:
-    entries: dict[str, list[int]] = {}
-    _add_tasks(entries, tasks, "static_tasks")
-    return entries
 
 
 def encode_subscription(s: WorkerSubscription, version: int | None = None) -> bytes:
@@ -275,7 +181,7 @@ def _subscription_bytes(s: WorkerSubscription, v: int, allocation_body: bytes | 
             w.nullable_bytes(allocation, "allocation")
         if v >= 3:
             w.string_array(s.static_connectors, "static_connectors")
-            _write_entries(w, _static_entries(s.static_tasks), "static_tasks")
+            write_entries(w, static_entries(s.static_tasks), "static_tasks")
     except EncodeError as exc:
         raise exc.within("subscription") from None
     return w.getvalue()
@@ -335,47 +241,6 @@ def _read_version(r: Reader, field: str) -> int:
     return version
 
 
-def _read_entries(
-    r: Reader,
-    field: str,
-    nullable: bool,
-    connectors: list[str] | None,
-    tasks: list[ConnectorTaskId],
-) -> None:
-    """Read an ARRAY(ConnectorAssignment) into ``connectors`` (-1) and ``tasks`` (others).
-
-    With ``connectors=None`` a -1 is rejected (static tasks carry task numbers >= 0 only).
-    """
-    count = r.array_count(field, _ENTRY_MIN_SIZE, nullable)
-    if not count:
-        return
-    for i in range(count):
-        try:
-            name = r.string("connector")
-            start = r.position
-            numbers = r.int32_array("tasks")
-        except DecodeError as exc:
-            raise exc.within(f"{field}[{i}]") from None
-        if not numbers:
-            continue
-        if numbers[0] == _CONNECTOR and connectors is not None and numbers.count(_CONNECTOR) == 1:
-            connectors.append(name)
-            numbers = numbers[1:]
-        elif _CONNECTOR in numbers:
-            if connectors is None:
-                raise DecodeError(
-                    f"{field}[{i}].tasks", start, "task number -1 is not allowed here"
-                )
-            for n in numbers:
-                if n == _CONNECTOR:
-                    connectors.append(name)
-                else:
-                    tasks.append(ConnectorTaskId(name, n))
-            continue
-        # C-level construction of ConnectorTaskId tuples (a NamedTuple has no __init__).
-        tasks.extend(map(_new_tuple, repeat(ConnectorTaskId), zip(repeat(name), numbers)))
-
-
 def _read_assignment(r: Reader, cooperative: bool) -> ConnectAssignment:
     """The v0 layout, or the v1 one (with Kafka's v1 tolerance rules) when ``cooperative``."""
     version = _read_version(r, "version")
@@ -389,14 +254,14 @@ def _read_assignment(r: Reader, cooperative: bool) -> ConnectAssignment:
     revoked_tasks: list[ConnectorTaskId] = []
     delay = 0
     if not cooperative:
-        _read_entries(r, "assignment", False, connectors, tasks)
+        read_entries(r, "assignment", False, connectors, tasks)
     else:
         # TOLERATE_MISSING_FIELDS_WITH_DEFAULTS: a field with a default whose turn comes at
         # the very end of the buffer takes that default; a partial field is still an error.
         if r.remaining:
-            _read_entries(r, "assignment", True, connectors, tasks)
+            read_entries(r, "assignment", True, connectors, tasks)
         if r.remaining:
-            _read_entries(r, "revoked", True, revoked_connectors, revoked_tasks)
+            read_entries(r, "revoked", True, revoked_connectors, revoked_tasks)
         if r.remaining:
             delay = r.int32("delay_ms")
     return ConnectAssignment(
@@ -549,7 +414,7 @@ def decode_subscription(data: bytes) -> WorkerSubscription:
             )
         static_connectors = r.string_array("static_connectors")
         static_tasks: list[ConnectorTaskId] = []
-        _read_entries(r, "static_tasks", False, None, static_tasks)
+        read_entries(r, "static_tasks", False, None, static_tasks)
     except DecodeError as exc:
         raise exc.within("subscription") from None
     return WorkerSubscription(
@@ -559,267 +424,4 @@ def decode_subscription(data: bytes) -> WorkerSubscription:
         allocation=allocation,
         static_connectors=tuple(static_connectors),
         static_tasks=tuple(static_tasks),
-    )
-
-
-# ----------------------------------------------------------------------------------------------
-# JSON forms (``groupsim codec``, docs/cli-contracts.md)
-
-
-def _task_str(task: ConnectorTaskId) -> str:
-    return f"{task[0]}-{task[1]}"
-
-
-def assignment_to_json(a: ConnectAssignment) -> dict[str, Any]:
-    """The ``groupsim codec`` JSON object of an assignment (docs/cli-contracts.md).
-
-    Keys: ``version, error, leader, leader_url, config_offset, connectors, tasks`` and, from
-    version 1, ``revoked_connectors, revoked_tasks, delay_ms``. Tasks are ``"<connector>-<n>"``
-    strings; lists keep their order (wire order for a decoded assignment).
-    """
-    out: dict[str, Any] = {
-        "version": a.version,
-        "error": a.error,
-        "leader": a.leader,
-        "leader_url": a.leader_url,
-        "config_offset": a.config_offset,
-        "connectors": list(a.connectors),
-        "tasks": [_task_str(t) for t in a.tasks],
-    }
-    if a.version != 0:
-        out["revoked_connectors"] = list(a.revoked_connectors)
-        out["revoked_tasks"] = [_task_str(t) for t in a.revoked_tasks]
-        out["delay_ms"] = a.delay_ms
-    return out
-
-
-def subscription_to_json(s: WorkerSubscription) -> dict[str, Any]:
-    """The ``groupsim codec`` JSON object of a subscription (docs/cli-contracts.md).
-
-    Keys: ``version, url, config_offset``; from version 1 ``allocation`` (``null`` or an
-    assignment object, see :func:`assignment_to_json`); in version 3 also
-    ``static_connectors`` and ``static_tasks`` (``"<connector>-<n>"`` strings).
-    """
-    out: dict[str, Any] = {
-        "version": s.version,
-        "url": s.url,
-        "config_offset": s.config_offset,
-    }
-    if s.version >= 1:
-        out["allocation"] = None if s.allocation is None else assignment_to_json(s.allocation)
-    if s.version >= 3:
-        out["static_connectors"] = list(s.static_connectors)
-        out["static_tasks"] = [_task_str(t) for t in s.static_tasks]
-    return out
-
-
-def _json_int(obj: dict[str, Any], key: str, path: str, low: int, high: int, kind: str) -> int:
-    value = obj[key]
-    if type(value) is not int:
-        raise CodecInputError(_key(path, key), f"expected an integer, got {_json_type(value)}")
-    if not low <= value <= high:
-        raise CodecInputError(
-            _key(path, key), f"{value} is out of range for {kind} [{low}, {high}]"
-        )
-    return value
-
-
-def _json_str(obj: dict[str, Any], key: str, path: str) -> str:
-    value = obj[key]
-    if not isinstance(value, str):
-        raise CodecInputError(_key(path, key), f"expected a string, got {_json_type(value)}")
-    return value
-
-
-def _json_list(obj: dict[str, Any], key: str, path: str) -> list[Any]:
-    value = obj.get(key, [])
-    if not isinstance(value, list):
-        raise CodecInputError(_key(path, key), f"expected a list, got {_json_type(value)}")
-    return value
-
-
-def _json_strings(obj: dict[str, Any], key: str, path: str) -> tuple[str, ...]:
-    items = _json_list(obj, key, path)
-    for i, item in enumerate(items):
-        if not isinstance(item, str):
-            raise CodecInputError(
-                f"{_key(path, key)}[{i}]", f"expected a string, got {_json_type(item)}"
-            )
-    return tuple(items)
-
-
-def _json_tasks(obj: dict[str, Any], key: str, path: str) -> tuple[ConnectorTaskId, ...]:
-    out = []
-    for i, item in enumerate(_json_list(obj, key, path)):
-        where = f"{_key(path, key)}[{i}]"
-        if not isinstance(item, str):
-            raise CodecInputError(
-                where, f"expected a '<connector>-<n>' string, got {_json_type(item)}"
-            )
-        try:
-            task = ConnectorTaskId.parse(item)
-        except ValueError:
-            raise CodecInputError(
-                where, f"{item!r} is not of the form '<connector>-<n>' with n >= 0"
-            ) from None
-        if task.connector.endswith("-"):
-            # "c1--1": a negative task number (or a connector name ending in '-', which the
-            # "<connector>-<n>" form cannot tell apart). Connector instances go in the
-            # connectors list, not as task -1.
-            raise CodecInputError(
-                where, f"{item!r}: negative task numbers are not allowed (n must be >= 0)"
-            )
-        if task.task > INT32_MAX:
-            raise CodecInputError(where, f"task number {task.task} is out of range for INT32")
-        out.append(task)
-    return tuple(out)
-
-
-def _json_type(value: object) -> str:
-    if value is None:
-        return "null"
-    return {
-        bool: "boolean",
-        int: "integer",
-        float: "number",
-        str: "string",
-        list: "list",
-        dict: "object",
-    }.get(type(value), type(value).__name__)
-
-
-def _key(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
-
-
-def _check_keys(
-    obj: object,
-    path: str,
-    required: Sequence[str],
-    optional: Sequence[str],
-    other_versions: dict[str, Any],
-    what: str,
-) -> dict[str, Any]:
-    """Check the key set. ``other_versions``: keys of other layouts, accepted only when they
-    hold their empty default (so a decoded v1 object can be re-encoded at v0 as long as
-    nothing would be dropped)."""
-    if not isinstance(obj, dict):
-        raise CodecInputError(path or what, f"expected an object, got {_json_type(obj)}")
-    for key in required:
-        if key not in obj:
-            raise CodecInputError(_key(path, key), f"missing required key for {what}")
-    for key, value in obj.items():
-        if key in required or key in optional:
-            continue
-        if key in other_versions:
-            default = other_versions[key]
-            if type(value) is not type(default) or value != default:
-                raise CodecInputError(
-                    _key(path, key),
-                    f"not carried by {what}: only {json.dumps(default)} is accepted here",
-                )
-            continue
-        raise CodecInputError(_key(path, str(key)), f"unknown key for {what}")
-    return obj
-
-
-def _json_version(obj: object, path: str) -> int:
-    if not isinstance(obj, dict) or "version" not in obj:
-        return -1  # reported by _check_keys
-    value = obj["version"]
-    if type(value) is not int or not 0 <= value <= MAX_VERSION:
-        raise CodecInputError(
-            _key(path, "version"), f"expected an integer 0..{MAX_VERSION}, got {value!r}"
-        )
-    return value
-
-
-_ASSIGNMENT_V0_KEYS = ("version", "error", "leader", "leader_url", "config_offset")
-_ASSIGNMENT_LISTS = ("connectors", "tasks")
-_ASSIGNMENT_V1_EXTRA: dict[str, Any] = {
-    "revoked_connectors": [],
-    "revoked_tasks": [],
-    "delay_ms": 0,
-}
-_SUBSCRIPTION_EXTRA: dict[str, Any] = {
-    "allocation": None,
-    "static_connectors": [],
-    "static_tasks": [],
-}
-
-
-def _assignment_from_json(obj: object, path: str) -> ConnectAssignment:
-    version = _json_version(obj, path)
-    optional: tuple[str, ...]
-    if version == 0:
-        optional, others = _ASSIGNMENT_LISTS, _ASSIGNMENT_V1_EXTRA
-    else:
-        optional, others = _ASSIGNMENT_LISTS + tuple(_ASSIGNMENT_V1_EXTRA), {}
-    what = f"a version {version} assignment" if version >= 0 else "an assignment"
-    d = _check_keys(obj, path, _ASSIGNMENT_V0_KEYS, optional, others, what)
-    return ConnectAssignment(
-        version=version,
-        error=_json_int(d, "error", path, INT16_MIN, INT16_MAX, "INT16"),
-        leader=_json_str(d, "leader", path),
-        leader_url=_json_str(d, "leader_url", path),
-        config_offset=_json_int(d, "config_offset", path, INT64_MIN, INT64_MAX, "INT64"),
-        connectors=_json_strings(d, "connectors", path),
-        tasks=_json_tasks(d, "tasks", path),
-        revoked_connectors=_json_strings(d, "revoked_connectors", path),
-        revoked_tasks=_json_tasks(d, "revoked_tasks", path),
-        delay_ms=(
-            _json_int(d, "delay_ms", path, INT32_MIN, INT32_MAX, "INT32") if "delay_ms" in d else 0
-        ),
-    )
-
-
-def assignment_from_json(obj: dict[str, Any]) -> ConnectAssignment:
-    """Parse the ``groupsim codec`` JSON of an assignment, strictly.
-
-    Required: ``version`` (0..3), ``error``, ``leader``, ``leader_url``, ``config_offset``.
-    Optional (default empty / 0): ``connectors``, ``tasks`` and, for version >= 1,
-    ``revoked_connectors``, ``revoked_tasks``, ``delay_ms`` (a version 0 object may carry
-    these only empty / 0, since v0 cannot encode them). Tasks are ``"<connector>-<n>"``
-    with n >= 0 (the number after the last ``-``; a ``--`` before it reads as a negative
-    number and is rejected). Ints must fit their wire type.
-
-    Raises:
-        CodecInputError: unknown or missing key, wrong type, out-of-range value, bad task
-            string; ``key`` names the culprit (e.g. ``revoked_tasks[1]``).
-    """
-    return _assignment_from_json(obj, "")
-
-
-def subscription_from_json(obj: dict[str, Any]) -> WorkerSubscription:
-    """Parse the ``groupsim codec`` JSON of a subscription, strictly.
-
-    Required: ``version`` (0..3), ``url``, ``config_offset``. ``allocation`` (``null`` or an
-    assignment object, :func:`assignment_from_json`; its version is ignored on encoding) is
-    allowed from version 1, default ``null``; ``static_connectors`` / ``static_tasks`` from
-    version 3, default empty. Keys of a later version are accepted only with that default
-    (``null`` / ``[]``), as the layout would drop anything else.
-
-    Raises:
-        CodecInputError: as :func:`assignment_from_json`; keys inside the allocation are
-            reported as ``allocation.<key>``.
-    """
-    version = _json_version(obj, "")
-    optional: tuple[str, ...] = ()
-    if version >= 1:
-        optional += ("allocation",)
-    if version >= 3:
-        optional += ("static_connectors", "static_tasks")
-    others = {k: v for k, v in _SUBSCRIPTION_EXTRA.items() if k not in optional}
-    what = f"a version {version} subscription" if version >= 0 else "a subscription"
-    d = _check_keys(obj, "", ("version", "url", "config_offset"), optional, others, what)
-    raw_allocation = d.get("allocation")
-    return WorkerSubscription(
-        version=version,
-        url=_json_str(d, "url", ""),
-        config_offset=_json_int(d, "config_offset", "", INT64_MIN, INT64_MAX, "INT64"),
-        allocation=(
-            None if raw_allocation is None else _assignment_from_json(raw_allocation, "allocation")
-        ),
-        static_connectors=_json_strings(d, "static_connectors", ""),
-        static_tasks=_json_tasks(d, "static_tasks", ""),
     )

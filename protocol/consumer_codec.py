@@ -20,7 +20,7 @@ partitions in the given order; a version above 3 is written as 3; a negative ver
 refused. Decoding reads a version above 3 as 3 and ignores bytes after the last field of the
 version read; a negative length reads as null for a nullable field and fails for another;
 malformed UTF-8 becomes U+FFFD per malformed unit as Java's decoder cuts them
-(:func:`protocol.java.java_utf8`; the generated readers build strings with
+(:func:`protocol.java_strings.java_utf8`; the generated readers build strings with
 ``new String(bytes, UTF_8)``).
 
 This module is the codec of one message: the types, Kafka's schema, and each message's
@@ -39,7 +39,7 @@ from operator import itemgetter
 
 import msgspec
 
-from protocol.java import java_sorted_strings, java_string_key, java_utf8
+from protocol.java_strings import java_sorted_strings, java_string_key, java_utf8
 from protocol.primitives import DecodeError, EncodeError, Writer, encoded_string
 from protocol.topic_partitions import (
     PLANNED_PARTITIONS,

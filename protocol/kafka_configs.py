@@ -22,7 +22,7 @@ from msgspec import Meta
 
 from protocol.config_values import JAVA_INT_MAX
 from protocol.primitives import INT64_MAX
-from protocol.streams_codec import LATEST_SUPPORTED_VERSION
+from protocol.streams_versions import LATEST_SUPPORTED_VERSION
 
 __all__ = [
     "ConsumerGroupSettings",

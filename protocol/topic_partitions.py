@@ -10,7 +10,7 @@ straight-line ``struct`` calls (:func:`read_topic_partitions`: one compiled ``St
 shape or layout of the array, kept between reads) and hands out shared, immutable
 :class:`TopicPartition` values (:func:`shared_partitions`) and topic names decoded once per
 distinct STRING bytes (:func:`topic_name`, Java's ``new String(bytes, UTF_8)`` through
-:func:`protocol.java.java_utf8`).
+:func:`protocol.java_strings.java_utf8`).
 
 The values read are exactly what the field-by-field reader reads
 (``protocol.consumer_codec.FieldReader.grouped``); bytes it would reject read as ``None``
@@ -28,7 +28,7 @@ from itertools import repeat
 from operator import getitem, itemgetter
 from typing import Any, NamedTuple, cast
 
-from protocol.java import java_utf8
+from protocol.java_strings import java_utf8
 
 __all__ = [
     "TopicPartition",
@@ -64,7 +64,7 @@ _name_cache: dict[bytes, str] = {}
 
 def topic_name(raw: bytes) -> str:
     """The topic name whose STRING bytes (after the INT16 length) are ``raw``:
-    :func:`protocol.java.java_utf8` of them (U+FFFD per malformed unit, as Java's
+    :func:`protocol.java_strings.java_utf8` of them (U+FFFD per malformed unit, as Java's
     ``new String(bytes, UTF_8)`` in Kafka's generated readers), kept in :data:`_name_cache`."""
     name = _name_cache.get(raw)
     if name is None:

@@ -22,15 +22,10 @@ from functools import partial
 from itertools import repeat
 from operator import itemgetter
 
-from protocol.java import (
-    chain_order,
-    hash_order,
-    java_string_key,
-    presized_capacity,
-    spread,
-    string_hash,
-    task_id_hash,
-)
+from protocol.java_capacity import presized_capacity
+from protocol.java_hash_order import chain_order, hash_order
+from protocol.java_hashing import spread, string_hash, task_id_hash
+from protocol.java_strings import java_string_key
 
 __all__ = [
     "MemberState",

@@ -10,7 +10,8 @@ from collections.abc import Callable, Sequence
 from functools import partial
 
 from protocol.connect import NO_ERROR, ConnectAssignment, ConnectorTaskId, ConnectProtocol
-from protocol.java import java_sorted_strings, presized_capacity
+from protocol.java_capacity import presized_capacity
+from protocol.java_strings import java_sorted_strings
 
 from ._wire import (
     assignment_header,

@@ -33,12 +33,10 @@ from protocol.connect import (
     ConnectorTaskId,
     ConnectProtocol,
 )
-from protocol.java import (
-    hash_order,
-    java_string_key,
-    presized_capacity,
-    string_hash,
-)
+from protocol.java_capacity import presized_capacity
+from protocol.java_hash_order import hash_order
+from protocol.java_hashing import string_hash
+from protocol.java_strings import java_string_key
 
 from ._wire import (
     MemberState,

@@ -382,12 +382,8 @@ def codec_decode(
     hex_bytes: Annotated[str, typer.Argument(metavar="HEX", help="The bytes, in hex.")],
 ) -> None:
     """Decode Connect bytes (hex) to JSON, reading them as Kafka's workers do."""
-    from protocol.connect_codec import (
-        assignment_to_json,
-        decode_assignment,
-        decode_subscription,
-        subscription_to_json,
-    )
+    from protocol.connect_codec import decode_assignment, decode_subscription
+    from protocol.connect_json import assignment_to_json, subscription_to_json
 
     try:
         kind = message.value
@@ -409,12 +405,8 @@ def codec_encode(
     ] = None,
 ) -> None:
     """Encode JSON from stdin to Connect bytes, printed as hex."""
-    from protocol.connect_codec import (
-        assignment_from_json,
-        encode_assignment,
-        encode_subscription,
-        subscription_from_json,
-    )
+    from protocol.connect_codec import encode_assignment, encode_subscription
+    from protocol.connect_json import assignment_from_json, subscription_from_json
 
     try:
         kind = message.value

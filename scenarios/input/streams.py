@@ -38,7 +38,7 @@ from protocol.kafka_configs import (
     StreamsSettings,
     first_bad_setting,
 )
-from protocol.streams_codec import LATEST_SUPPORTED_VERSION
+from protocol.streams_versions import LATEST_SUPPORTED_VERSION
 from scenarios.input import schema
 from scenarios.input.errors import (
     ScenarioError,

@@ -45,7 +45,8 @@ from members.assignors import create_assignor
 from members.assignors.base import ConfigSnapshot, ConnectAssignor
 from members.config import WORKER_DEFAULTS
 from protocol.connect import ConnectProtocol
-from protocol.connect_codec import assignment_to_json, decode_assignment, decode_subscription
+from protocol.connect_codec import decode_assignment, decode_subscription
+from protocol.connect_json import assignment_to_json
 from protocol.primitives import DecodeError
 from scenarios.serve import wire
 

@@ -45,12 +45,10 @@ from members.streams_state import (
 )
 from protocol import consumer_codec
 from protocol.kafka_configs import STREAMS_DEFAULTS
-from protocol.streams_codec import (
-    LATEST_SUPPORTED_VERSION,
-    NO_NEXT_REBALANCE,
-    TopicPartition,
-    decode_subscription,
-)
+from protocol.streams_subscription import decode_subscription
+from protocol.streams_types import NO_NEXT_REBALANCE
+from protocol.streams_versions import LATEST_SUPPORTED_VERSION
+from protocol.topic_partitions import TopicPartition
 
 from .exchanges import TraceError
 

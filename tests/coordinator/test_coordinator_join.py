@@ -7,7 +7,8 @@ import pytest
 
 from coordinator import GroupState
 from protocol.group import ErrorCode, JoinGroupResponse
-from protocol.java import hash_order, string_hash
+from protocol.java_hash_order import hash_order
+from protocol.java_hashing import string_hash
 from tests.coordinator.harness import (
     COMPATIBLE,
     EAGER,

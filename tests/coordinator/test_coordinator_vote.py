@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from protocol.group import ErrorCode
-from protocol.java import hash_order, spread, string_hash
+from protocol.java_hash_order import hash_order
+from protocol.java_hashing import spread, string_hash
 from tests.coordinator.harness import (
     COMPATIBLE,
     EAGER,

@@ -56,7 +56,8 @@ from pathlib import Path
 from typing import Any
 
 from coordinator.config import CoordinatorConfig
-from protocol.connect_codec import assignment_to_json, decode_assignment
+from protocol.connect_codec import decode_assignment
+from protocol.connect_json import assignment_to_json
 from scenarios.check.log_check import check_log
 from scenarios.input.library import loads_any
 from scenarios.record.conform import conform_coordinator, read_exchanges

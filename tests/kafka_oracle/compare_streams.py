@@ -87,7 +87,8 @@ from typing import Any
 from coordinator.config import CoordinatorConfig
 from members.streams_state import read_assignment, split_threads
 from protocol import consumer_codec
-from protocol.streams_codec import NO_NEXT_REBALANCE, decode_subscription
+from protocol.streams_subscription import decode_subscription
+from protocol.streams_types import NO_NEXT_REBALANCE
 from scenarios.check.log_check import check_log
 from scenarios.input.library import loads_any
 from scenarios.record.conform import conform_coordinator, read_exchanges

@@ -12,7 +12,7 @@ A *case* is plain JSON (the regression files under ``regressions/connect/`` are 
         "members": {"w1": <subscription>, ...}}]}                # JoinGroup order
 
 where ``<subscription>`` is the ``groupsim codec`` JSON of the member's metadata
-(:func:`protocol.connect_codec.subscription_to_json`: version, url, config_offset and from
+(:func:`protocol.connect_json.subscription_to_json`: version, url, config_offset and from
 v1 the embedded ``allocation``). Each round's metadata bytes are encoded once by groupsim and
 the same bytes go to both sides.
 
@@ -31,13 +31,8 @@ from typing import Any
 
 from members.assignors import ConfigSnapshot, ConnectAssignor, create_assignor
 from protocol.connect import ConnectProtocol
-from protocol.connect_codec import (
-    assignment_to_json,
-    decode_assignment_v0,
-    decode_assignment_v1,
-    encode_subscription,
-    subscription_from_json,
-)
+from protocol.connect_codec import decode_assignment_v0, decode_assignment_v1, encode_subscription
+from protocol.connect_json import assignment_to_json, subscription_from_json
 from tests.kafka_oracle.oracle import KafkaOracle, OracleError, b64, unb64
 
 __all__ = ["Mismatch", "compare_case", "RoundOutcome", "run_groupsim_round"]

@@ -32,15 +32,14 @@ from hypothesis import strategies as st
 from members.assignors.incremental_cooperative import IncrementalCooperativeAssignor
 from protocol.connect import ConnectAssignment, ConnectorTaskId, ConnectProtocol, WorkerSubscription
 from protocol.connect_codec import (
-    assignment_to_json,
     decode_assignment_v0,
     decode_assignment_v1,
     decode_subscription_v0,
     decode_subscription_v1,
     encode_assignment,
     encode_subscription,
-    subscription_to_json,
 )
+from protocol.connect_json import assignment_to_json, subscription_to_json
 from tests.kafka_oracle.connect_replay import (
     Mismatch,
     compare_case,

@@ -31,7 +31,7 @@ from protocol.consumer_codec import (
     encode_assignment,
     encode_subscription,
 )
-from protocol.java import java_string_key
+from protocol.java_strings import java_string_key
 from tests.kafka_oracle.oracle import KafkaOracle, OracleError, b64, unb64
 
 pytestmark = pytest.mark.kafka

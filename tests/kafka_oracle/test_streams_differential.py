@@ -37,17 +37,11 @@ from hypothesis import HealthCheck, Phase, given, settings
 
 from members.assignors.streams.rack_aware import Solver
 from protocol.primitives import EncodeError
-from protocol.streams_codec import (
-    LATEST_SUPPORTED_VERSION,
-    StreamsAssignment,
-    StreamsSubscription,
-    StreamsTaskId,
-    TopicPartition,
-    decode_assignment,
-    decode_subscription,
-    encode_assignment,
-    encode_subscription,
-)
+from protocol.streams_assignment import decode_assignment, encode_assignment
+from protocol.streams_subscription import decode_subscription, encode_subscription
+from protocol.streams_types import StreamsAssignment, StreamsSubscription, StreamsTaskId
+from protocol.streams_versions import LATEST_SUPPORTED_VERSION
+from protocol.topic_partitions import TopicPartition
 from scenarios.assign.streams import StreamsAssignInputError, run_assign_streams
 from tests.kafka_oracle.oracle import KafkaOracle, OracleError, b64, unb64
 from tests.kafka_oracle.streams_inputs import (

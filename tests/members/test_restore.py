@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from members.assignors.streams import TaskId
 from members.restore import RestoreThread, assign_tasks_to_threads, chunk_records, fetch_order
 from protocol.consumer_codec import TopicPartition
-from protocol.java import topic_partition_hash
+from protocol.java_hashing import topic_partition_hash
 
 A, B, C = TaskId(0, 0), TaskId(0, 1), TaskId(0, 2)
 

@@ -17,8 +17,6 @@ from hypothesis import strategies as st
 
 from protocol.connect import ConnectAssignment, ConnectorTaskId, ConnectProtocol, WorkerSubscription
 from protocol.connect_codec import (
-    assignment_from_json,
-    assignment_to_json,
     decode_assignment,
     decode_assignment_v0,
     decode_assignment_v1,
@@ -28,10 +26,16 @@ from protocol.connect_codec import (
     encode_assignment,
     encode_subscription,
     join_group_protocols,
+)
+from protocol.connect_json import (
+    assignment_from_json,
+    assignment_to_json,
     subscription_from_json,
     subscription_to_json,
 )
-from protocol.java import hash_order, presized_capacity, string_hash
+from protocol.java_capacity import presized_capacity
+from protocol.java_hash_order import hash_order
+from protocol.java_hashing import string_hash
 from protocol.primitives import (
     INT16_MAX,
     INT16_MIN,

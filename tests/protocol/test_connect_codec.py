@@ -24,9 +24,6 @@ from protocol.connect import (
     WorkerSubscription,
 )
 from protocol.connect_codec import (
-    CodecInputError,
-    assignment_from_json,
-    assignment_to_json,
     decode_assignment,
     decode_assignment_v0,
     decode_assignment_v1,
@@ -36,6 +33,11 @@ from protocol.connect_codec import (
     encode_assignment,
     encode_subscription,
     join_group_protocols,
+)
+from protocol.connect_json import (
+    CodecInputError,
+    assignment_from_json,
+    assignment_to_json,
     subscription_from_json,
     subscription_to_json,
 )

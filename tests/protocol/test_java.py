@@ -1,19 +1,15 @@
-"""Java hashing and ordering rules (protocol/java.py) against known Java values."""
+"""Java hashing and ordering rules (``protocol/java_hashing.py``, ``java_hash_order.py``,
+``java_capacity.py``, ``java_strings.py``) against known Java values."""
 
 from __future__ import annotations
 
 import pytest
 
 from protocol.connect import ConnectorTaskId
-from protocol.java import (
-    grown_capacity,
-    hash_order,
-    java_sorted_strings,
-    presized_capacity,
-    spread,
-    string_hash,
-    task_id_hash,
-)
+from protocol.java_capacity import grown_capacity, presized_capacity
+from protocol.java_hash_order import hash_order
+from protocol.java_hashing import spread, string_hash, task_id_hash
+from protocol.java_strings import java_sorted_strings
 
 GRINNING_FACE = "\U0001f600"  # outside the BMP: UTF-16 surrogates D83D DE00
 
@@ -117,7 +113,7 @@ def test_java_utf8_cuts_malformed_input_as_java() -> None:
     """``new String(bytes, UTF_8)`` of OpenJDK 17: one U+FFFD per malformed unit as Java cuts
     them (Kafka's differential test found ``ED A9`` read as one unit; Python's
     ``errors="replace"`` makes two)."""
-    from protocol.java import java_utf8
+    from protocol.java_strings import java_utf8
 
     assert java_utf8("é中😀".encode()) == "é中😀"
     assert java_utf8(b"\xed\xa9\xe4\xb8\xad") == "\ufffd中"  # Python "replace": two U+FFFD

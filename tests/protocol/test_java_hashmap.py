@@ -15,13 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol.java import (
-    JavaHashMap,
-    hash_order,
-    presized_capacity,
-    spread,
-    string_hash,
-)
+from protocol.java_capacity import presized_capacity
+from protocol.java_hash_order import hash_order
+from protocol.java_hashing import spread, string_hash
+from protocol.java_hashmap import JavaHashMap
 
 _VECTORS = json.loads(
     (Path(__file__).parents[1] / "vectors" / "java_hashmap_orders.json").read_text()

@@ -23,31 +23,33 @@ import uuid
 
 import pytest
 
-from protocol.streams_codec import (
-    EARLIEST_PROBEABLE_VERSION,
+from protocol.primitives import DecodeError, EncodeError
+from protocol.streams_assignment import decode_assignment, encode_assignment
+from protocol.streams_subscription import (
+    decode_subscription,
+    encode_future_subscription,
+    encode_subscription,
+)
+from protocol.streams_types import (
     LATEST_OFFSET,
-    LATEST_SUPPORTED_VERSION,
-    MIN_NAMED_TOPOLOGY_VERSION,
-    MIN_VERSION_OFFSET_SUM_SUBSCRIPTION,
     NO_NEXT_REBALANCE,
-    UNKNOWN,
     UNKNOWN_OFFSET_SUM,
-    DecodeError,
-    EncodeError,
     HostInfo,
     StreamsAssignment,
     StreamsSubscription,
     StreamsTaskId,
+)
+from protocol.streams_versions import (
+    EARLIEST_PROBEABLE_VERSION,
+    LATEST_SUPPORTED_VERSION,
+    MIN_NAMED_TOPOLOGY_VERSION,
+    MIN_VERSION_OFFSET_SUM_SUBSCRIPTION,
+    UNKNOWN,
     StreamsVersionError,
-    TopicPartition,
     choose_assignment_version,
-    decode_assignment,
-    decode_subscription,
-    encode_assignment,
-    encode_future_subscription,
-    encode_subscription,
     next_subscription_version,
 )
+from protocol.topic_partitions import TopicPartition
 
 T = StreamsTaskId
 TP = TopicPartition

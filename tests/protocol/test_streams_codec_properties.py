@@ -17,28 +17,29 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from protocol.primitives import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
-from protocol.streams_codec import (
+from protocol.primitives import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, DecodeError, EncodeError
+from protocol.streams_assignment import decode_assignment, encode_assignment
+from protocol.streams_subscription import (
+    decode_subscription,
+    encode_future_subscription,
+    encode_subscription,
+)
+from protocol.streams_types import (
     LATEST_OFFSET,
-    LATEST_SUPPORTED_VERSION,
-    MIN_NAMED_TOPOLOGY_VERSION,
-    MIN_VERSION_OFFSET_SUM_SUBSCRIPTION,
     NO_NEXT_REBALANCE,
-    UNKNOWN,
     UNKNOWN_OFFSET_SUM,
-    DecodeError,
-    EncodeError,
     HostInfo,
     StreamsAssignment,
     StreamsSubscription,
     StreamsTaskId,
-    TopicPartition,
-    decode_assignment,
-    decode_subscription,
-    encode_assignment,
-    encode_future_subscription,
-    encode_subscription,
 )
+from protocol.streams_versions import (
+    LATEST_SUPPORTED_VERSION,
+    MIN_NAMED_TOPOLOGY_VERSION,
+    MIN_VERSION_OFFSET_SUM_SUBSCRIPTION,
+    UNKNOWN,
+)
+from protocol.topic_partitions import TopicPartition
 
 
 def _examples(n: int) -> settings:

@@ -5,7 +5,7 @@ Kafka's leader (``ConsumerCoordinator.onLeaderElected``) puts each member's deco
 ``ConsumerPartitionAssignor.assign(Cluster, GroupSubscription)`` that map and the cluster
 metadata. Iteration orders of those maps leak into the assignment, so the inputs here are
 ordered sequences and :func:`member_order` / :func:`topic_order` replay the Java orders
-(:mod:`protocol.java`).
+(:mod:`protocol.java_hash_order`, :mod:`protocol.java_hashmap`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,9 @@ import msgspec
 
 from protocol.consumer_batch import decode_subscriptions
 from protocol.consumer_codec import Subscription, TopicPartition, decode_subscription
-from protocol.java import hash_order, java_string_key, string_hash
+from protocol.java_hash_order import hash_order
+from protocol.java_hashing import string_hash
+from protocol.java_strings import java_string_key
 from protocol.topic_partitions import shared_partitions
 
 __all__ = [

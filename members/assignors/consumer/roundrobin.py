@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from protocol.consumer_codec import TopicPartition
-from protocol.java import java_sorted_strings
+from protocol.java_strings import java_sorted_strings
 
 from .model import (
     ClusterTopics,

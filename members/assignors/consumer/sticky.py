@@ -37,14 +37,10 @@ from itertools import chain, filterfalse
 from operator import attrgetter, itemgetter
 
 from protocol.consumer_codec import Subscription, TopicPartition
-from protocol.java import (
-    JavaHashMap,
-    hash_order,
-    java_sorted_strings,
-    java_string_key,
-    string_hash,
-    topic_partition_hash,
-)
+from protocol.java_hash_order import hash_order
+from protocol.java_hashing import string_hash, topic_partition_hash
+from protocol.java_hashmap import JavaHashMap
+from protocol.java_strings import java_sorted_strings, java_string_key
 
 from .model import (
     ClusterTopics,
@@ -88,7 +84,7 @@ class StickyAssignmentError(RuntimeError):
 
 
 def _tp_hash(tp: TopicPartition) -> int:
-    """``TopicPartition.hashCode`` (:func:`protocol.java.topic_partition_hash`)."""
+    """``TopicPartition.hashCode`` (:func:`protocol.java_hashing.topic_partition_hash`)."""
     return topic_partition_hash(tp.topic, tp.partition)
 
 

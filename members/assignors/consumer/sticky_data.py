@@ -23,7 +23,8 @@ from typing import NamedTuple
 
 from protocol.consumer_batch import read_topic_partition_arrays
 from protocol.consumer_codec import ConsumerProtocolError, FieldReader, Subscription
-from protocol.java import JavaHashMap, string_hash
+from protocol.java_hashing import string_hash
+from protocol.java_hashmap import JavaHashMap
 from protocol.topic_partitions import TopicPartition, read_topic_partitions
 
 __all__ = [

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from operator import le
 from typing import Any
 
-from protocol.java import chain_order, hash_order
+from protocol.java_hash_order import chain_order, hash_order
 
 from ._queues import ConstrainedPrioritySet, _pid_key
 from .model import ProcessId, TaskId, process_id_java_hash

@@ -17,7 +17,8 @@ from itertools import repeat
 from operator import is_
 from typing import Any, Generic, TypeVar
 
-from protocol.java import TREEIFY_THRESHOLD, _threshold, chain_order, hash_order
+from protocol.java_capacity import TREEIFY_THRESHOLD, resize_threshold
+from protocol.java_hash_order import chain_order, hash_order
 
 from .model import ProcessId, TaskId, process_id_java_hash
 
@@ -217,7 +218,7 @@ class ConstrainedPrioritySet:
         whole set at the same capacity, so when the whole set has no bin above
         ``TREEIFY_THRESHOLD`` at any capacity the table passes through, the iteration order
         is the insertion order stably sorted by ``spread & mask``, whatever the insertion
-        order (:func:`protocol.java.chain_order`). Cached by the set. ``None``: replay.
+        order (:func:`protocol.java_hash_order.chain_order`). Cached by the set. ``None``: replay.
         """
         n = len(spreads)
         key = tuple(sorted(spreads))
@@ -235,7 +236,7 @@ class ConstrainedPrioritySet:
                     counts[h & mask] = counts.get(h & mask, 0) + 1
                 if max(counts.values()) > TREEIFY_THRESHOLD:
                     break
-            if n <= _threshold(cap):
+            if n <= resize_threshold(cap):
                 result = cap - 1
                 break
             cap *= 2

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from typing import NamedTuple, get_args
 
 from protocol.errors import InputError
-from protocol.java import java_string_key, spread, string_hash, uuid_hash
+from protocol.java_hashing import spread, string_hash, uuid_hash
+from protocol.java_strings import java_string_key
 from protocol.kafka_configs import STREAMS_DEFAULTS, RackAwareStrategy
 
 __all__ = [
@@ -159,7 +160,7 @@ class ProcessId:
         self._hash = hash(key)
         #: Java ``ProcessId.hashCode()`` (:func:`process_id_java_hash`)
         self.java_hash = _java_hash_of(label, key)
-        #: ``HashMap.hash`` of it (:func:`protocol.java.spread`)
+        #: ``HashMap.hash`` of it (:func:`protocol.java_hashing.spread`)
         self.java_spread = spread(self.java_hash)
 
     @classmethod

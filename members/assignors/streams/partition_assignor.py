@@ -3,12 +3,12 @@
 What Kafka's ``org.apache.kafka.streams.processor.internals.StreamsPartitionAssignor#assign``
 does on the leader, over the task assignors of this package: decode every member's
 ``ConsumerProtocolSubscription`` (:mod:`protocol.consumer_codec`) and its SubscriptionInfo
-(:mod:`protocol.streams_codec`, KIP-268 version probing), compute lags from the changelog end
-offsets (``ClientState.computeTaskLags``), run :func:`assign_high_availability` (KIP-441
-standbys and warm-ups, KIP-708 client-tag placement, KIP-925 rack-aware optimisation per
-config), withhold tasks that move between clients until their owner revoked them
-(COOPERATIVE, KIP-429), and schedule the probing rebalance. The answer is one
-``ConsumerProtocolAssignment`` per member carrying its AssignmentInfo.
+(:mod:`protocol.streams_subscription`; KIP-268 version probing: :mod:`protocol.streams_versions`),
+compute lags from the changelog end offsets (``ClientState.computeTaskLags``), run
+:func:`assign_high_availability` (KIP-441 standbys and warm-ups, KIP-708 client-tag placement,
+KIP-925 rack-aware optimisation per config), withhold tasks that move between clients until
+their owner revoked them (COOPERATIVE, KIP-429), and schedule the probing rebalance. The answer
+is one ``ConsumerProtocolAssignment`` per member carrying its AssignmentInfo.
 
 Pure (no clock, no I/O, no global randomness); times are virtual ms. The application (tasks,
 changelog end offsets, partition racks) is :class:`members.streams_state.StreamsTopology`.
@@ -31,17 +31,16 @@ from members.streams_state import (
     wire_task,
 )
 from protocol import consumer_codec
-from protocol.streams_codec import (
-    LATEST_SUPPORTED_VERSION,
+from protocol.streams_assignment import encode_assignment
+from protocol.streams_subscription import decode_subscription
+from protocol.streams_types import (
     NO_NEXT_REBALANCE,
     StreamsAssignment,
     StreamsSubscription,
     StreamsTaskId,
-    TopicPartition,
-    choose_assignment_version,
-    decode_subscription,
-    encode_assignment,
 )
+from protocol.streams_versions import LATEST_SUPPORTED_VERSION, choose_assignment_version
+from protocol.topic_partitions import TopicPartition
 
 from .high_availability import HighAvailabilityResult, assign_high_availability
 from .model import (

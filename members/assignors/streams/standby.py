@@ -13,7 +13,7 @@ from bisect import bisect_left, insort
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from protocol.java import hash_order
+from protocol.java_hash_order import hash_order
 
 from .model import AssignmentConfigs, ClientState, ProcessId, TaskId, task_id_java_hash
 

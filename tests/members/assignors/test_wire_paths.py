@@ -21,7 +21,7 @@ from protocol.connect_codec import (
     encode_assignment,
     encode_subscription,
 )
-from protocol.java import java_sorted_strings
+from protocol.java_strings import java_sorted_strings
 
 names = st.sampled_from(
     [f"connector{i}" for i in range(20)] + ["é-conn", "zz", "Ω", "\U0001f600x", "a" * 40]

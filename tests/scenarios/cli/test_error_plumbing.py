@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from members.assignors import UnknownAssignorError
 from members.assignors.streams import StreamsAssignmentError
 from protocol.connect import ConfigError
-from protocol.connect_codec import CodecInputError
+from protocol.connect_json import CodecInputError
 from protocol.errors import InputError
 from protocol.primitives import DecodeError, EncodeError
 from scenarios.analysis.chaos_spark import CampaignOutError

@@ -23,7 +23,9 @@ from members.streams_state import (  # noqa: E402
     subscription_user_data,
 )
 from protocol import consumer_codec  # noqa: E402
-from protocol.streams_codec import LATEST_OFFSET, TopicPartition, encode_assignment  # noqa: E402
+from protocol.streams_assignment import encode_assignment  # noqa: E402
+from protocol.streams_types import LATEST_OFFSET  # noqa: E402
+from protocol.topic_partitions import TopicPartition  # noqa: E402
 from scenarios.record.streams_leaders import StreamsApp, streams_round  # noqa: E402
 
 TOPIC = "input-0"

@@ -18,7 +18,8 @@ from members.streams_state import (
 from protocol import consumer_codec
 from protocol.effects import Log, Send
 from protocol.group import ErrorCode, JoinGroupRequest, JoinGroupResponse
-from protocol.streams_codec import TopicPartition, decode_subscription
+from protocol.streams_subscription import decode_subscription
+from protocol.topic_partitions import TopicPartition
 from scenarios.check.invariants import InvariantChecker
 from scenarios.input.loader import ScenarioError
 from scenarios.input.streams import loads_streams_scenario

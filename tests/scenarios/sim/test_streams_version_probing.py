@@ -23,12 +23,10 @@ from members.streams_state import (
 from protocol import consumer_codec
 from protocol.effects import Send
 from protocol.group import ErrorCode, JoinGroupRequest, JoinGroupResponse, SyncGroupResponse
-from protocol.streams_codec import (
-    StreamsAssignment,
-    TopicPartition,
-    decode_subscription,
-    encode_assignment,
-)
+from protocol.streams_assignment import encode_assignment
+from protocol.streams_subscription import decode_subscription
+from protocol.streams_types import StreamsAssignment
+from protocol.topic_partitions import TopicPartition
 from scenarios.input.library import load_any
 from scenarios.input.loader import ScenarioError
 from scenarios.input.streams import loads_streams_scenario

@@ -2,7 +2,8 @@
 
 A ``java.util.PriorityQueue<ProcessId>`` (OpenJDK 17 ``offer``/``poll``/``removeAt`` with
 ``siftUp``/``siftDown``) whose comparator calls ``weight`` on every comparison, and a poll
-that re-offers rejected clients in ``HashSet`` iteration order (:func:`protocol.java.hash_order`).
+that re-offers rejected clients in ``HashSet`` iteration order
+(:func:`protocol.java_hash_order.hash_order`).
 No caches and no shortcuts: :class:`members.assignors.streams._queues.ConstrainedPrioritySet`
 must leave the same heap array, slot by slot, after every operation.
 """
@@ -13,7 +14,7 @@ from collections.abc import Callable
 
 from members.assignors.streams import ProcessId, TaskId
 from members.assignors.streams.model import process_id_java_hash
-from protocol.java import hash_order
+from protocol.java_hash_order import hash_order
 
 
 class OracleConstrainedPrioritySet:

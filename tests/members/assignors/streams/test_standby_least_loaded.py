@@ -27,7 +27,7 @@ from members.assignors.streams import (
     TaskId,
 )
 from members.assignors.streams.model import task_id_java_hash
-from protocol.java import hash_order
+from protocol.java_hash_order import hash_order
 
 
 def _least_loaded(clients: Mapping[ProcessId, ClientState]) -> OracleConstrainedPrioritySet:

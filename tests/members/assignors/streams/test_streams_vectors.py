@@ -29,7 +29,8 @@ from members.assignors.streams import (
     clients_by_lag,
 )
 from members.assignors.streams.model import task_id_java_hash
-from protocol.java import grown_capacity, hash_order
+from protocol.java_capacity import grown_capacity
+from protocol.java_hash_order import hash_order
 from scenarios.assign.streams import run_assign_streams
 
 VECTORS = Path(__file__).resolve().parents[3] / "vectors" / "streams_cases.json"

@@ -21,7 +21,7 @@ from members.assignors.incremental_cooperative import IncrementalCooperativeAssi
 from members.assignors.streams import partition_assignor
 from members.assignors.streams.standby import DefaultStandbyTaskAssignor
 from protocol.connect import ConnectAssignment
-from protocol.java import java_sorted_strings
+from protocol.java_strings import java_sorted_strings
 
 from . import PlantedBug, _rewrite_round
 
