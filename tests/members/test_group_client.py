@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from members.group_client import (
+from members.group_client import GroupClient
+from members.member_state import (
     VALID_PREVIOUS_STATES,
-    GroupClient,
     GroupTimeouts,
     IllegalMemberTransition,
     MemberState,

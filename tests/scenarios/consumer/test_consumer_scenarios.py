@@ -201,7 +201,7 @@ def test_a_subscription_change_rejoins_and_revokes_the_dropped_topics_first() ->
 def test_an_assignment_that_no_longer_matches_the_subscription_is_not_taken() -> None:
     """checkAssignmentMatchedSubscription: the subscription changed while the rebalance ran."""
     from members.consumer import ConsumerClient, ConsumerClientConfig
-    from members.group_client import MemberState
+    from members.member_state import MemberState
     from protocol.consumer_codec import Assignment, TopicPartition
 
     config = ConsumerClientConfig(topics=("orders", "payments"), strategies=("range",))
