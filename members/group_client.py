@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from members.heartbeat import COORDINATOR_ERRORS, HeartbeatThread
 from members.member_state import (
     IN_GENERATION,
     VALID_PREVIOUS_STATES,
@@ -84,8 +85,6 @@ FATAL_JOIN_ERRORS = frozenset(
         ErrorCode.FENCED_INSTANCE_ID,
     }
 )
-#: Errors meaning "this broker is not (or no longer) the group coordinator": rediscover it.
-COORDINATOR_ERRORS = frozenset({ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_NOT_AVAILABLE})
 
 _UNJOINED = MemberState.UNJOINED
 _PREPARING = MemberState.PREPARING_REBALANCE
@@ -156,11 +155,10 @@ class GroupClient:
         # AbstractCoordinator.coordinatorUnknown(): found at start-up (the runtime's bootstrap).
         self.coordinator_known = True
         self._leaving = False
-        # Heartbeats in flight on the current connection, oldest first: correlation id (its
-        # send time, virtual ms) -> the generation it was sent with (HeartbeatResponseHandler's
-        # sentGeneration)
-        self._heartbeats: dict[int, int] = {}
         self._fx: list[Effect] = []
+        #: the heartbeat thread (``AbstractCoordinator.HeartbeatThread``) and its Heartbeats
+        #: in flight on the current connection
+        self._heartbeat = HeartbeatThread(self, send=self._send, set_timer=self._set, log=self._log)
 
     # ------------------------------------------------------------------ hooks
 
@@ -280,7 +278,7 @@ class GroupClient:
                 # Heartbeat.sessionTimerExpired: "session timed out without receiving a
                 # heartbeat response" marks the coordinator unknown.
                 if self.state in _IN_GENERATION:
-                    self._coordinator_unknown("session timed out", now_ms)
+                    self.mark_coordinator_unknown("session timed out", now_ms)
             elif key == "request-timeout":
                 self._on_request_timeout(now_ms)
             elif key == "find-coordinator":
@@ -394,7 +392,7 @@ class GroupClient:
             self._log("member_fatal", error=error.name)
             self.fail(now_ms)
         elif error in COORDINATOR_ERRORS:
-            self._coordinator_unknown(f"JoinGroup: {error.name}", now_ms)
+            self.mark_coordinator_unknown(f"JoinGroup: {error.name}", now_ms)
         else:  # coordinator moving or loading: back off and retry
             self._set("retry", now_ms + RETRY_BACKOFF_MS)
 
@@ -464,7 +462,7 @@ class GroupClient:
                 self._reset_generation(reset_member_id=False)
                 self.on_partitions_lost("illegal generation", now_ms)
             elif error in COORDINATOR_ERRORS:
-                self._coordinator_unknown(f"SyncGroup: {error.name}", now_ms)
+                self.mark_coordinator_unknown(f"SyncGroup: {error.name}", now_ms)
             self.request_rejoin(f"SyncGroup failed: {error.name}", now_ms)
             return
         try:
@@ -482,6 +480,16 @@ class GroupClient:
         self._transition(_STABLE)
         self.rejoin_needed = False
 
+    def reset_state_and_generation(self, *, reset_member_id: bool) -> None:
+        """``AbstractCoordinator.resetStateAndGeneration``: back to UNJOINED with no generation
+        (and no member id if ``reset_member_id``); heartbeat and session timers cancelled.
+
+        Raises:
+            IllegalMemberTransition: the member is STOPPED.
+        """
+        self._transition(_UNJOINED)
+        self._reset_generation(reset_member_id=reset_member_id)
+
     def _reset_generation(self, *, reset_member_id: bool) -> None:
         """``resetGenerationOnResponseError``: forget the generation (and the member id)."""
         self.generation = UNKNOWN_GENERATION_ID
@@ -491,47 +499,24 @@ class GroupClient:
         self._cancel("session")
 
     # ------------------------------------------------------------------ heartbeats
+    #
+    # The heartbeat thread is a :class:`members.heartbeat.HeartbeatThread`; these are its entry
+    # points from :meth:`handle` / :meth:`fire` and the engine's heartbeat replay
+    # (scenarios/sim/fastpath): a Stable member that knows its coordinator and logs no
+    # heartbeats sends a Heartbeat every heartbeat.interval.ms; each NONE answer pushes its
+    # session timer to session.timeout.ms after it arrives. Anything else (a Heartbeat still
+    # unanswered, another answer) goes through fire/handle.
 
     def _arm_heartbeat(self, now_ms: int) -> None:
-        self._set("heartbeat", now_ms + self.timeouts.heartbeat_interval_ms)
+        self._heartbeat.arm(now_ms)
 
     def _send_heartbeat(self, now_ms: int) -> None:
-        """The heartbeat thread (``AbstractCoordinator.HeartbeatThread``): a Heartbeat every
-        ``heartbeat.interval.ms``, whether or not earlier ones were answered
-        (``Heartbeat#shouldHeartbeat`` looks only at its timer); one unanswered for
-        ``request.timeout.ms`` loses the coordinator (checked at each tick): NetworkClient
-        fails it and disconnects."""
-        if self.state not in _IN_GENERATION or not self.coordinator_known:
-            return
-        self._arm_heartbeat(now_ms)
-        heartbeats = self._heartbeats
-        if heartbeats and now_ms - next(iter(heartbeats)) >= self.timeouts.request_timeout_ms:
-            # the HeartbeatResponseHandler marks the coordinator unknown (it is then found
-            # again, and the next heartbeat says whether we are still a member)
-            self._coordinator_unknown("heartbeat request timed out", now_ms)
-            return
-        correlation_id = self._heartbeat_in_flight(now_ms)
-        if self.log_heartbeats:
-            self._log("heartbeat_request", member_id=self.member_id, generation=self.generation)
-        self._send(self.heartbeat_request(correlation_id))
+        """The heartbeat timer fired: :meth:`members.heartbeat.HeartbeatThread.tick`."""
+        self._heartbeat.tick(now_ms)
 
-    def _heartbeat_in_flight(self, now_ms: int) -> int:
-        """Record a Heartbeat sent now as in flight; return its correlation id (its send
-        time, one more per earlier Heartbeat sent in the same ms)."""
-        heartbeats = self._heartbeats
-        correlation_id = now_ms
-        while correlation_id in heartbeats:  # a second Heartbeat in the same ms
-            correlation_id += 1
-        heartbeats[correlation_id] = self.generation
-        return correlation_id
-
-    # ------------------------------------------------------------------ steady heartbeats
-    #
-    # The engine's heartbeat replay (scenarios/sim/fastpath) carries out a steady member's
-    # heartbeat rounds through these, without effects: a Stable member that knows its
-    # coordinator and logs no heartbeats sends a Heartbeat every heartbeat.interval.ms; each
-    # NONE answer pushes its session timer to session.timeout.ms after it arrives. Anything
-    # else (a Heartbeat still unanswered, another answer) goes through fire/handle.
+    def _on_heartbeat_response(self, response: HeartbeatResponse, now_ms: int) -> None:
+        """``HeartbeatResponseHandler``: :meth:`members.heartbeat.HeartbeatThread.on_response`."""
+        self._heartbeat.on_response(response, now_ms)
 
     def heartbeats_steady(self, generation_id: int) -> bool:
         """True while this member is Stable in ``generation_id``, knows its coordinator and
@@ -552,32 +537,28 @@ class GroupClient:
         heartbeat.interval.ms``, exactly as :meth:`fire` does; returns its correlation id.
         Returns -1 and changes nothing when a Heartbeat is still in flight (then :meth:`fire`
         decides: it may have timed out)."""
-        heartbeats = self._heartbeats
-        if heartbeats:
-            return -1
-        heartbeats[now_ms] = self.generation  # _heartbeat_in_flight, with none in flight
-        return now_ms
+        return self._heartbeat.round(now_ms)
 
     def heartbeat_answered(self, correlation_id: int) -> bool:
         """A NONE HeartbeatResponse to ``correlation_id`` reached a steady member: True if that
         Heartbeat was in flight (it no longer is, and the session timer re-arms at the
         arrival + ``session.timeout.ms``, as :meth:`handle` does); False if not (nothing
         changes: ``NetworkClient`` drops the answer)."""
-        return self._heartbeats.pop(correlation_id, None) is not None
+        return self._heartbeat.answered(correlation_id)
 
     def awaits_heartbeat(self, correlation_id: int) -> bool:
         """True while the Heartbeat ``correlation_id`` is in flight on this connection."""
-        return correlation_id in self._heartbeats
+        return self._heartbeat.awaits(correlation_id)
 
     def heartbeats_in_flight(self) -> tuple[tuple[int, int], ...]:
         """The Heartbeats in flight, oldest first: (sent at virtual ms, generation sent
         with)."""
-        return tuple(self._heartbeats.items())
+        return self._heartbeat.in_flight()
 
     def shift_heartbeats(self, dt_ms: int) -> None:
         """Move the Heartbeats in flight ``dt_ms`` virtual ms later (the engine skipped whole
         heartbeat periods of a quiet group, every time in it shifted alike)."""
-        self._heartbeats = {sent + dt_ms: g for sent, g in self._heartbeats.items()}
+        self._heartbeat.shift(dt_ms)
 
     def heartbeat_request(self, correlation_id: int) -> HeartbeatRequest:
         """The HeartbeatRequest this member sends now (``AbstractCoordinator.sendHeartbeatRequest``:
@@ -591,66 +572,16 @@ class GroupClient:
             correlation_id=correlation_id,
         )
 
-    def _on_heartbeat_response(self, response: HeartbeatResponse, now_ms: int) -> None:
-        """``HeartbeatResponseHandler`` of the request ``response.correlation_id`` names."""
-        sent_generation = self._heartbeats.pop(response.correlation_id, None)
-        if sent_generation is None:
-            return  # not a request in flight on this connection: NetworkClient drops it
-        error = response.error
-        # a fencing answer is logged always: the log must show the member was told (KIP-345,
-        # ``zombie_owns_work``), whatever its handler does next
-        if self.log_heartbeats or error == ErrorCode.FENCED_INSTANCE_ID:
-            self._log(
-                "heartbeat_response",
-                member_id=self.member_id,
-                generation=self.generation,
-                error=error.name,
-            )
-        if error == ErrorCode.NONE:
-            if self.state in _IN_GENERATION:
-                self._set("session", now_ms + self.timeouts.session_timeout_ms)
-            return
-        if error == ErrorCode.REBALANCE_IN_PROGRESS:
-            # Only a stable member rejoins; during a rebalance this counts as a success.
-            if self.state is _STABLE:
-                self.request_rejoin("group is rebalancing", now_ms)
-            else:
-                self._set("session", now_ms + self.timeouts.session_timeout_ms)
-            return
-        if error in COORDINATOR_ERRORS:
-            self._coordinator_unknown(f"Heartbeat: {error.name}", now_ms)
-            return
-        if error in (
-            ErrorCode.ILLEGAL_GENERATION,
-            ErrorCode.UNKNOWN_MEMBER_ID,
-            ErrorCode.FENCED_INSTANCE_ID,
-        ):
-            # Stale errors (for a generation we already left) are ignored.
-            if sent_generation != self.generation:
-                return
-            if error == ErrorCode.FENCED_INSTANCE_ID:
-                # HeartbeatResponseHandler resets the state, generation and member id, then
-                # the heartbeat thread keeps FencedInstanceIdException (``failed``) and stops;
-                # the next poll() throws it (KIP-345).
-                self._transition(_UNJOINED)
-                self._reset_generation(reset_member_id=True)
-                self.rejoin_needed = True
-                self.on_fenced(now_ms)
-                return
-            if self.state in _IN_GENERATION:
-                self._transition(_UNJOINED)
-                self._reset_generation(reset_member_id=error == ErrorCode.UNKNOWN_MEMBER_ID)
-                self.on_partitions_lost(f"heartbeat failed: {error.name}", now_ms)
-                self.request_rejoin(f"heartbeat failed: {error.name}", now_ms)
-
     # ------------------------------------------------------------------ the coordinator
 
-    def _coordinator_unknown(self, reason: str, now_ms: int) -> None:
-        """``markCoordinatorUnknown``: stop heartbeating and look the coordinator up again."""
+    def mark_coordinator_unknown(self, reason: str, now_ms: int) -> None:
+        """``AbstractCoordinator.markCoordinatorUnknown``: stop heartbeating, drop the
+        connection (its requests in flight go unanswered) and look the coordinator up again;
+        nothing if it is unknown already."""
         if not self.coordinator_known:
             return
         self.coordinator_known = False
-        self._heartbeats.clear()
+        self._heartbeat.clear()
         if self.state in (_PREPARING, _COMPLETING):
             # markCoordinatorUnknown disconnects (NetworkClient#disconnectAsync): the JoinGroup
             # or SyncGroup in flight fails with a retriable DisconnectException, and
@@ -696,7 +627,7 @@ class GroupClient:
         self._join_cut = True
         self.rejoin_needed = True
         self.rejoin_reason = "request timed out"
-        self._coordinator_unknown("request timed out", now_ms)
+        self.mark_coordinator_unknown("request timed out", now_ms)
 
     def _on_poll_timeout(self, now_ms: int) -> None:
         """``Heartbeat.pollTimer`` expired (the polling thread was blocked for longer than the

@@ -73,7 +73,7 @@ def test_losing_the_coordinator_drops_the_connection_its_requests_went_on() -> N
     assert client.connection_address == "m1#1/1"
     assert {e.via for e in effects if isinstance(e, Send)} == {"m1#1/1"}
     client.handle(FindCoordinatorResponse(ErrorCode.NONE), 2)
-    client._coordinator_unknown("again", 3)
+    client.mark_coordinator_unknown("again", 3)
     assert client.connection_address == "m1#1/2"
 
 
@@ -148,7 +148,7 @@ def test_losing_the_coordinator_mid_join_fails_the_join_and_joins_again() -> Non
     joins = [e.message for e in client.start(0) if isinstance(e, Send)]
     assert [type(m) for m in joins] == [JoinGroupRequest]
     assert client.state is MemberState.PREPARING_REBALANCE
-    client._coordinator_unknown("Heartbeat: NOT_COORDINATOR", 5)
+    client.mark_coordinator_unknown("Heartbeat: NOT_COORDINATOR", 5)
     assert client.state is MemberState.UNJOINED
     assert [type(e.message) for e in client._take() if isinstance(e, Send)] == [
         FindCoordinatorRequest
