@@ -27,7 +27,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from members.heartbeat import COORDINATOR_ERRORS, HeartbeatThread
+from members.heartbeat import HeartbeatThread
+from members.join_group import JoinGroupHandler
 from members.member_state import (
     IN_GENERATION,
     VALID_PREVIOUS_STATES,
@@ -45,12 +46,10 @@ from protocol.group import (
     FindCoordinatorResponse,
     HeartbeatRequest,
     HeartbeatResponse,
-    JoinGroupRequest,
     JoinGroupResponse,
     LeaveGroupRequest,
     LeaveGroupResponse,
     MemberIdentity,
-    SyncGroupRequest,
     SyncGroupResponse,
 )
 from protocol.primitives import DecodeError
@@ -65,26 +64,8 @@ __all__ = [
 
 #: Network address of the group coordinator.
 COORDINATOR_ADDRESS = "coordinator"
-#: ``retry.backoff.ms`` default: wait before retrying a failed JoinGroup.
-RETRY_BACKOFF_MS = 100
-#: ``AbstractCoordinator.JOIN_GROUP_TIMEOUT_LAPSE``: a JoinGroup waits the rebalance timeout
-#: plus this before the client gives up on it.
-JOIN_GROUP_TIMEOUT_LAPSE_MS = 5_000
 #: How often an unreachable coordinator is looked up again (FindCoordinator round trips).
 FIND_COORDINATOR_RETRY_MS = 1_000
-
-#: JoinGroup errors after which ``AbstractCoordinator`` throws out of ``poll()``: the thread
-#: that polls (the Connect herder, the Streams stream thread) dies with it (FENCED_INSTANCE_ID
-#: through :meth:`GroupClient.on_fenced`).
-FATAL_JOIN_ERRORS = frozenset(
-    {
-        ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
-        ErrorCode.INVALID_SESSION_TIMEOUT,
-        ErrorCode.INVALID_GROUP_ID,
-        ErrorCode.GROUP_MAX_SIZE_REACHED,
-        ErrorCode.FENCED_INSTANCE_ID,
-    }
-)
 
 _UNJOINED = MemberState.UNJOINED
 _PREPARING = MemberState.PREPARING_REBALANCE
@@ -159,6 +140,16 @@ class GroupClient:
         #: the heartbeat thread (``AbstractCoordinator.HeartbeatThread``) and its Heartbeats
         #: in flight on the current connection
         self._heartbeat = HeartbeatThread(self, send=self._send, set_timer=self._set, log=self._log)
+        #: the JoinGroup / SyncGroup round (``JoinGroupResponseHandler``,
+        #: ``SyncGroupResponseHandler``)
+        self._join = JoinGroupHandler(
+            self,
+            send=self._send,
+            set_timer=self._set,
+            cancel=self._cancel,
+            log=self._log,
+            arm_heartbeat=self._heartbeat.arm,
+        )
 
     # ------------------------------------------------------------------ hooks
 
@@ -253,9 +244,9 @@ class GroupClient:
         if kind is HeartbeatResponse:
             self._on_heartbeat_response(message, now_ms)  # type: ignore[arg-type]
         elif kind is JoinGroupResponse:
-            self._on_join_response(message, now_ms)  # type: ignore[arg-type]
+            self._join.on_join_response(message, now_ms)  # type: ignore[arg-type]
         elif kind is SyncGroupResponse:
-            self._on_sync_response(message, now_ms)  # type: ignore[arg-type]
+            self._join.on_sync_response(message, now_ms)  # type: ignore[arg-type]
         elif kind is FindCoordinatorResponse:
             self._on_find_coordinator_response(message, now_ms)  # type: ignore[arg-type]
         elif kind is not LeaveGroupResponse:
@@ -324,160 +315,16 @@ class GroupClient:
 
     def send_join(self, now_ms: int) -> None:
         """``sendJoinGroupRequest``: the JoinGroup with :meth:`metadata`, under the rebalance
-        timeout plus ``JOIN_GROUP_TIMEOUT_LAPSE``."""
+        timeout plus ``JOIN_GROUP_TIMEOUT_LAPSE``
+        (:meth:`members.join_group.JoinGroupHandler.send_join`); nothing once the member is
+        leaving."""
         if self._leaving:
             return  # shutting down: the revocation that preceded this was the last act
-        protocols = self.metadata(now_ms)
-        self._transition(_PREPARING)
-        self._cancel("heartbeat")
-        self._cancel("session")
-        timeouts = self.timeouts
-        self._set(
-            "request-timeout",
-            now_ms + timeouts.rebalance_timeout_ms + JOIN_GROUP_TIMEOUT_LAPSE_MS,
-        )
-        self._log(
-            "join_group_request",
-            member_id=self.member_id,
-            protocols=[name for name, _ in protocols],
-            reason=self.rejoin_reason,
-        )
-        self._send(
-            JoinGroupRequest(
-                group_id=self.group_id,
-                member_id=self.member_id,
-                protocol_type=self.protocol_type,
-                protocols=protocols,
-                session_timeout_ms=timeouts.session_timeout_ms,
-                rebalance_timeout_ms=timeouts.rebalance_timeout_ms,
-                client_id=self.name,
-                group_instance_id=self.group_instance_id,
-                reason=self.rejoin_reason,
-            )
-        )
-
-    def _on_join_response(self, response: JoinGroupResponse, now_ms: int) -> None:
-        """``JoinGroupResponseHandler``."""
-        if self.state is not _PREPARING:
-            return
-        self._cancel("request-timeout")
-        error = response.error
-        self._log(
-            "join_group_response",
-            member_id=response.member_id or self.member_id,
-            error=error.name,
-            generation=response.generation_id,
-            protocol=response.protocol_name,
-            leader_id=response.leader,
-            is_leader=error == ErrorCode.NONE and response.leader == response.member_id,
-        )
-        if error == ErrorCode.NONE:
-            self._on_joined(response, now_ms)
-            return
-        self._transition(_UNJOINED)
-        if error == ErrorCode.MEMBER_ID_REQUIRED:
-            # KIP-394: adopt the id the coordinator made for us and join again at once.
-            self.member_id = response.member_id
-            self.maybe_rejoin(now_ms)
-        elif error == ErrorCode.UNKNOWN_MEMBER_ID:
-            self._reset_generation(reset_member_id=True)
-            self.on_partitions_lost("unknown member id", now_ms)
-            self.maybe_rejoin(now_ms)
-        elif error == ErrorCode.REBALANCE_IN_PROGRESS:
-            self.maybe_rejoin(now_ms)
-        elif error == ErrorCode.FENCED_INSTANCE_ID:
-            # JoinGroupResponseHandler: fatal whatever the generation (KIP-345)
-            self.on_fenced(now_ms)
-        elif error in FATAL_JOIN_ERRORS:
-            self._log("member_fatal", error=error.name)
-            self.fail(now_ms)
-        elif error in COORDINATOR_ERRORS:
-            self.mark_coordinator_unknown(f"JoinGroup: {error.name}", now_ms)
-        else:  # coordinator moving or loading: back off and retry
-            self._set("retry", now_ms + RETRY_BACKOFF_MS)
-
-    def _on_joined(self, response: JoinGroupResponse, now_ms: int) -> None:
-        """Joined generation ``response.generation_id``: assign (leader), then SyncGroup."""
-        self.member_id = response.member_id
-        self.generation = response.generation_id
-        self.leader_id = response.leader
-        self._transition(_COMPLETING)
-        self._arm_heartbeat(now_ms)
-        self._set("session", now_ms + self.timeouts.session_timeout_ms)
-        is_leader = response.leader == response.member_id
-        assignments: tuple[tuple[str, bytes], ...] = ()
-        # KIP-345 (JoinGroup v9+): a static leader that rejoined a Stable group is told to
-        # skip the assignment; it sends an empty SyncGroup and keeps what it had.
-        if is_leader and not response.skip_assignment:
-            try:
-                assignments = self.perform_assignment(response, now_ms)
-            except self.ASSIGNOR_ERRORS as exc:
-                # A member's metadata cannot be read: the assignor throws out of poll() and
-                # the leader's polling thread dies with it.
-                self._log("member_fatal", error=f"assignor failed: {exc}")
-                self.fail(now_ms)
-                return
-        self._log(
-            "sync_group_request",
-            member_id=self.member_id,
-            generation=self.generation,
-            is_leader=is_leader,
-        )
-        self._set("request-timeout", now_ms + self.timeouts.request_timeout_ms)
-        self._send(
-            SyncGroupRequest(
-                group_id=self.group_id,
-                member_id=self.member_id,
-                generation_id=self.generation,
-                protocol_type=self.protocol_type,
-                protocol_name=response.protocol_name,
-                assignments=assignments,
-                group_instance_id=self.group_instance_id,
-            )
-        )
-
-    def _on_sync_response(self, response: SyncGroupResponse, now_ms: int) -> None:
-        """``SyncGroupResponseHandler``, then ``onJoinComplete``."""
-        if self.state is not _COMPLETING:
-            return
-        self._cancel("request-timeout")
-        error = response.error
-        self._log(
-            "sync_group_response",
-            member_id=self.member_id,
-            generation=self.generation,
-            error=error.name,
-        )
-        if error == ErrorCode.FENCED_INSTANCE_ID:
-            # SyncGroupResponseHandler raises FencedInstanceIdException out of poll(): another
-            # process took over this group.instance.id (KIP-345), whatever the generation.
-            self.on_fenced(now_ms)
-            return
-        if error != ErrorCode.NONE:
-            self._transition(_UNJOINED)
-            if error == ErrorCode.UNKNOWN_MEMBER_ID:
-                self._reset_generation(reset_member_id=True)
-                self.on_partitions_lost("unknown member id", now_ms)
-            elif error == ErrorCode.ILLEGAL_GENERATION:
-                self._reset_generation(reset_member_id=False)
-                self.on_partitions_lost("illegal generation", now_ms)
-            elif error in COORDINATOR_ERRORS:
-                self.mark_coordinator_unknown(f"SyncGroup: {error.name}", now_ms)
-            self.request_rejoin(f"SyncGroup failed: {error.name}", now_ms)
-            return
-        try:
-            assignment = self.decode_assignment(response.assignment)
-        except DecodeError as exc:
-            # onJoinComplete throws out of poll(): the polling thread dies (Connect's
-            # DistributedHerder: "Uncaught exception in herder work thread, exiting").
-            self._log("member_fatal", error=f"unreadable assignment: {exc}")
-            self.fail(now_ms)
-            return
-        self.on_join_complete(assignment, response.protocol_name or "default", now_ms)
+        self._join.send_join(now_ms)
 
     def complete_join(self) -> None:
         """The member is STABLE in its generation; no rejoin is pending."""
-        self._transition(_STABLE)
+        self.transition(_STABLE)
         self.rejoin_needed = False
 
     def reset_state_and_generation(self, *, reset_member_id: bool) -> None:
@@ -487,11 +334,12 @@ class GroupClient:
         Raises:
             IllegalMemberTransition: the member is STOPPED.
         """
-        self._transition(_UNJOINED)
-        self._reset_generation(reset_member_id=reset_member_id)
+        self.transition(_UNJOINED)
+        self.reset_generation(reset_member_id=reset_member_id)
 
-    def _reset_generation(self, *, reset_member_id: bool) -> None:
-        """``resetGenerationOnResponseError``: forget the generation (and the member id)."""
+    def reset_generation(self, *, reset_member_id: bool) -> None:
+        """``resetGenerationOnResponseError``: forget the generation (and the member id if
+        ``reset_member_id``); heartbeat and session timers cancelled."""
         self.generation = UNKNOWN_GENERATION_ID
         if reset_member_id:
             self.member_id = UNKNOWN_MEMBER_ID
@@ -590,7 +438,7 @@ class GroupClient:
             # is dropped, so waiting for it would leave the member silent until its session
             # expires (a late Heartbeat answered NOT_COORDINATOR mid-join does this).
             self._cancel("request-timeout")
-            self._transition(_UNJOINED)
+            self.transition(_UNJOINED)
             self._join_cut = True
             self.rejoin_needed = True
             self.rejoin_reason = f"rebalance failed: {reason} (DisconnectException)"
@@ -623,7 +471,7 @@ class GroupClient:
         """A JoinGroup/SyncGroup went unanswered: Kafka treats it as a lost connection."""
         if self.state not in (_PREPARING, _COMPLETING):
             return
-        self._transition(_UNJOINED)
+        self.transition(_UNJOINED)
         self._join_cut = True
         self.rejoin_needed = True
         self.rejoin_reason = "request timed out"
@@ -636,8 +484,8 @@ class GroupClient:
         # removed by session expiry alone); both forget the generation and member id.
         if self.member_id and self.joined_for_leave() and self.group_instance_id is None:
             self.leave_group("poll timeout expired", "consumer poll timeout has expired")
-        self._transition(_UNJOINED)
-        self._reset_generation(reset_member_id=True)
+        self.transition(_UNJOINED)
+        self.reset_generation(reset_member_id=True)
         self.on_partitions_lost("poll timeout expired", now_ms)
         self.rejoin_needed = True
         self.rejoin_reason = "poll timeout expired"
@@ -663,7 +511,7 @@ class GroupClient:
         self._stop_everything()
 
     def _stop_everything(self) -> None:
-        self._transition(_STOPPED)
+        self.transition(_STOPPED)
         for key in (
             "heartbeat",
             "session",
@@ -682,8 +530,13 @@ class GroupClient:
         then, so that it joins again once the coordinator is found)."""
         return self.state is not _UNJOINED or self._join_cut
 
-    def _transition(self, target: MemberState) -> None:
-        """The one place the member state changes; raises on a move the table forbids."""
+    def transition(self, target: MemberState) -> None:
+        """The one place the member state changes (``AbstractCoordinator``'s ``state = ...``).
+
+        Raises:
+            IllegalMemberTransition: :data:`members.member_state.VALID_PREVIOUS_STATES` forbids
+                the move (a groupsim bug, never input); the state is unchanged.
+        """
         if self.state not in VALID_PREVIOUS_STATES[target]:
             raise IllegalMemberTransition(
                 f"{self.name}: member state {self.state.name} cannot move to {target.name}"

@@ -43,15 +43,15 @@ def test_an_illegal_move_raises_and_leaves_the_state(
     client = _client()
     client.state = start
     with pytest.raises(IllegalMemberTransition, match=f"{start.name} cannot move to"):
-        client._transition(target)
+        client.transition(target)
     assert client.state is start
 
 
 def test_a_legal_move_changes_the_state() -> None:
     client = _client()
-    client._transition(MemberState.PREPARING_REBALANCE)
-    client._transition(MemberState.COMPLETING_REBALANCE)
-    client._transition(MemberState.STABLE)
+    client.transition(MemberState.PREPARING_REBALANCE)
+    client.transition(MemberState.COMPLETING_REBALANCE)
+    client.transition(MemberState.STABLE)
     assert client.state is MemberState.STABLE
 
 

@@ -207,8 +207,8 @@ def test_an_assignment_that_no_longer_matches_the_subscription_is_not_taken() ->
     config = ConsumerClientConfig(topics=("orders", "payments"), strategies=("range",))
     client = ConsumerClient("c1", config, {"orders": ((None,),)}, group_id="g")
     # joined with both topics; subscribe(["payments"]) before the SyncGroup answer
-    client._transition(MemberState.PREPARING_REBALANCE)
-    client._transition(MemberState.COMPLETING_REBALANCE)
+    client.transition(MemberState.PREPARING_REBALANCE)
+    client.transition(MemberState.COMPLETING_REBALANCE)
     client.config = ConsumerClientConfig(topics=("payments",), strategies=("range",))
     client.on_join_complete(Assignment((TopicPartition("orders", 0),)), "range", 0)
     assert client.owned == []
