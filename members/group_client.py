@@ -1,10 +1,15 @@
 """Kafka's group client, ``AbstractCoordinator``, once: the half every group member shares.
 
-A Kafka Connect worker (``WorkerCoordinator``) and a Kafka Streams client
-(``ConsumerCoordinator``) are both members of a classic group. What they share lives here:
-the member states and their transition table, FindCoordinator, JoinGroup, SyncGroup,
-Heartbeat and LeaveGroup with their timers, losing and rediscovering the coordinator, and
-the generation bookkeeping. What differs is behind hooks named as Kafka's:
+A Kafka Connect worker (``WorkerCoordinator``), a Kafka Streams client and a plain consumer
+(``ConsumerCoordinator``) are all members of a classic group. What they share is
+:class:`GroupClient`: the member state and generation, FindCoordinator, LeaveGroup, losing and
+rediscovering the coordinator, the poll timeout, and two parts it owns and drives:
+
+* the JoinGroup / SyncGroup round — :class:`members.join_group.JoinGroupHandler`;
+* the heartbeat thread — :class:`members.heartbeat.HeartbeatThread`;
+
+(the member states, their transition table and the timeouts: :mod:`members.member_state`).
+What differs is behind hooks named as Kafka's:
 
 * :meth:`GroupClient.metadata` — the protocols and metadata of a JoinGroup
   (``AbstractCoordinator.metadata()``);
@@ -16,17 +21,19 @@ the generation bookkeeping. What differs is behind hooks named as Kafka's:
   SyncGroup answer (``onJoinComplete``);
 * :meth:`GroupClient.on_partitions_lost` — fenced: the generation is gone
   (``ConsumerCoordinator.onPartitionsLost``; Connect keeps running, KAFKA-9184's window);
-* :meth:`GroupClient.on_leave` — the process stops (clean shutdown, crash, fatal error).
+* :meth:`GroupClient.on_crash` and :meth:`GroupClient.on_fatal` — the process or its polling
+  thread stops.
 
 Sans-IO: every entry point takes the virtual time ``now_ms`` and returns the effects to carry
-out (:mod:`protocol.effects`), in order. Timer keys owned here: ``heartbeat``, ``session``,
-``request-timeout``, ``retry``, ``find-coordinator``, ``poll``.
+out (:mod:`protocol.effects`), in order. Timer keys owned here and by its parts:
+``heartbeat``, ``session``, ``request-timeout``, ``retry``, ``find-coordinator``, ``poll``.
 """
 
 from __future__ import annotations
 
 from typing import ClassVar
 
+from members.coordinator_lookup import CoordinatorLookup
 from members.heartbeat import HeartbeatThread
 from members.join_group import JoinGroupHandler
 from members.member_state import (
@@ -42,7 +49,6 @@ from protocol.group import (
     UNKNOWN_GENERATION_ID,
     UNKNOWN_MEMBER_ID,
     ErrorCode,
-    FindCoordinatorRequest,
     FindCoordinatorResponse,
     HeartbeatRequest,
     HeartbeatResponse,
@@ -64,8 +70,6 @@ __all__ = [
 
 #: Network address of the group coordinator.
 COORDINATOR_ADDRESS = "coordinator"
-#: How often an unreachable coordinator is looked up again (FindCoordinator round trips).
-FIND_COORDINATOR_RETRY_MS = 1_000
 
 _UNJOINED = MemberState.UNJOINED
 _PREPARING = MemberState.PREPARING_REBALANCE
@@ -113,7 +117,6 @@ class GroupClient:
         #: so every request still in flight on the old connection goes unanswered; the next
         #: request opens connection ``address/1``, then ``address/2``, ...
         self.connection_address = self.address
-        self._connections = 0
         self.group_id = group_id
         self.protocol_type = protocol_type
         self.timeouts = timeouts
@@ -149,6 +152,16 @@ class GroupClient:
             cancel=self._cancel,
             log=self._log,
             arm_heartbeat=self._heartbeat.arm,
+        )
+        #: losing and finding the coordinator (``markCoordinatorUnknown``,
+        #: ``lookupCoordinator``)
+        self._lookup = CoordinatorLookup(
+            self,
+            send=self._send,
+            set_timer=self._set,
+            cancel=self._cancel,
+            log=self._log,
+            clear_heartbeats=self._heartbeat.clear,
         )
 
     # ------------------------------------------------------------------ hooks
@@ -248,7 +261,7 @@ class GroupClient:
         elif kind is SyncGroupResponse:
             self._join.on_sync_response(message, now_ms)  # type: ignore[arg-type]
         elif kind is FindCoordinatorResponse:
-            self._on_find_coordinator_response(message, now_ms)  # type: ignore[arg-type]
+            self._lookup.on_response(message, now_ms)  # type: ignore[arg-type]
         elif kind is not LeaveGroupResponse:
             self.on_message(message, now_ms)
         return self._take()
@@ -274,7 +287,7 @@ class GroupClient:
                 self._on_request_timeout(now_ms)
             elif key == "find-coordinator":
                 if not self.coordinator_known:
-                    self._find_coordinator(now_ms)
+                    self._lookup.find(now_ms)
             elif key == "poll":
                 self._on_poll_timeout(now_ms)
             else:
@@ -425,56 +438,36 @@ class GroupClient:
     def mark_coordinator_unknown(self, reason: str, now_ms: int) -> None:
         """``AbstractCoordinator.markCoordinatorUnknown``: stop heartbeating, drop the
         connection (its requests in flight go unanswered) and look the coordinator up again;
-        nothing if it is unknown already."""
-        if not self.coordinator_known:
-            return
-        self.coordinator_known = False
-        self._heartbeat.clear()
-        if self.state in (_PREPARING, _COMPLETING):
-            # markCoordinatorUnknown disconnects (NetworkClient#disconnectAsync): the JoinGroup
-            # or SyncGroup in flight fails with a retriable DisconnectException, and
-            # AbstractCoordinator#joinGroupIfNeeded joins again (same member id and
-            # generation) once the coordinator is found. Its answer on the old connection
-            # is dropped, so waiting for it would leave the member silent until its session
-            # expires (a late Heartbeat answered NOT_COORDINATOR mid-join does this).
-            self._cancel("request-timeout")
-            self.transition(_UNJOINED)
-            self._join_cut = True
-            self.rejoin_needed = True
-            self.rejoin_reason = f"rebalance failed: {reason} (DisconnectException)"
-        self._connections += 1
-        self.connection_address = f"{self.address}/{self._connections}"
-        self._log("coordinator_unknown", member_id=self.member_id, reason=reason)
-        self._cancel("heartbeat")
-        self._cancel("session")
-        self.on_coordinator_unknown(now_ms)
-        self._find_coordinator(now_ms)
+        nothing if it is unknown already
+        (:meth:`members.coordinator_lookup.CoordinatorLookup.mark_unknown`)."""
+        self._lookup.mark_unknown(reason, now_ms)
 
-    def _find_coordinator(self, now_ms: int) -> None:
-        self._send(FindCoordinatorRequest(key=self.group_id))
-        self._set("find-coordinator", now_ms + FIND_COORDINATOR_RETRY_MS)
+    def cut_join(self, reason: str) -> None:
+        """The JoinGroup or SyncGroup in flight is cut off (its connection dropped, or it timed
+        out): UNJOINED, a rejoin needed for ``reason``, and :meth:`joined_for_leave` still
+        counts the member as joining until it joins again.
 
-    def _on_find_coordinator_response(self, response: FindCoordinatorResponse, now_ms: int) -> None:
-        if self.coordinator_known or response.error != ErrorCode.NONE:
-            return  # still unknown: the find-coordinator timer retries
-        self.coordinator_known = True
-        self._cancel("find-coordinator")
-        self.on_coordinator_found(now_ms)
-        self._log("coordinator_found", member_id=self.member_id)
+        Raises:
+            IllegalMemberTransition: the member is STOPPED.
+        """
+        self.transition(_UNJOINED)
+        self._join_cut = True
+        self.rejoin_needed = True
+        self.rejoin_reason = reason
+
+    def resume_heartbeats(self, now_ms: int) -> None:
+        """The coordinator was found again: in a generation, the heartbeat thread resumes (the
+        session timer re-armed, a Heartbeat now); its answer says whether we are still a
+        member."""
         if self.state in _IN_GENERATION:
-            # The heartbeat thread resumes; its answer says whether we are still a member.
             self._set("session", now_ms + self.timeouts.session_timeout_ms)
             self._send_heartbeat(now_ms)
-        self.maybe_rejoin(now_ms)
 
     def _on_request_timeout(self, now_ms: int) -> None:
         """A JoinGroup/SyncGroup went unanswered: Kafka treats it as a lost connection."""
         if self.state not in (_PREPARING, _COMPLETING):
             return
-        self.transition(_UNJOINED)
-        self._join_cut = True
-        self.rejoin_needed = True
-        self.rejoin_reason = "request timed out"
+        self.cut_join("request timed out")
         self.mark_coordinator_unknown("request timed out", now_ms)
 
     def _on_poll_timeout(self, now_ms: int) -> None:
