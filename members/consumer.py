@@ -87,7 +87,8 @@ from members.assignors.consumer.sticky_data import (
     encode_sticky_user_data,
     sticky_member_data,
 )
-from members.group_client import GroupClient, GroupTimeouts, MemberState, PollStall
+from members.group_client import GroupClient
+from members.member_state import GroupTimeouts, MemberState, PollStall
 from protocol.consumer_batch import encode_assignments
 from protocol.consumer_codec import (
     PROTOCOL_TYPE,

@@ -1,10 +1,15 @@
 """Kafka's group client, ``AbstractCoordinator``, once: the half every group member shares.
 
-A Kafka Connect worker (``WorkerCoordinator``) and a Kafka Streams client
-(``ConsumerCoordinator``) are both members of a classic group. What they share lives here:
-the member states and their transition table, FindCoordinator, JoinGroup, SyncGroup,
-Heartbeat and LeaveGroup with their timers, losing and rediscovering the coordinator, and
-the generation bookkeeping. What differs is behind hooks named as Kafka's:
+A Kafka Connect worker (``WorkerCoordinator``), a Kafka Streams client and a plain consumer
+(``ConsumerCoordinator``) are all members of a classic group. What they share is
+:class:`GroupClient`: the member state and generation, FindCoordinator, LeaveGroup, losing and
+rediscovering the coordinator, the poll timeout, and two parts it owns and drives:
+
+* the JoinGroup / SyncGroup round — :class:`members.join_group.JoinGroupHandler`;
+* the heartbeat thread — :class:`members.heartbeat.HeartbeatThread`;
+
+(the member states, their transition table and the timeouts: :mod:`members.member_state`).
+What differs is behind hooks named as Kafka's:
 
 * :meth:`GroupClient.metadata` — the protocols and metadata of a JoinGroup
   (``AbstractCoordinator.metadata()``);
@@ -16,35 +21,41 @@ the generation bookkeeping. What differs is behind hooks named as Kafka's:
   SyncGroup answer (``onJoinComplete``);
 * :meth:`GroupClient.on_partitions_lost` — fenced: the generation is gone
   (``ConsumerCoordinator.onPartitionsLost``; Connect keeps running, KAFKA-9184's window);
-* :meth:`GroupClient.on_leave` — the process stops (clean shutdown, crash, fatal error).
+* :meth:`GroupClient.on_crash` and :meth:`GroupClient.on_fatal` — the process or its polling
+  thread stops.
 
 Sans-IO: every entry point takes the virtual time ``now_ms`` and returns the effects to carry
-out (:mod:`protocol.effects`), in order. Timer keys owned here: ``heartbeat``, ``session``,
-``request-timeout``, ``retry``, ``find-coordinator``, ``poll``.
+out (:mod:`protocol.effects`), in order. Timer keys owned here and by its parts:
+``heartbeat``, ``session``, ``request-timeout``, ``retry``, ``find-coordinator``, ``poll``.
 """
 
 from __future__ import annotations
 
-import enum
-from typing import ClassVar, NamedTuple
+from typing import ClassVar
 
-import msgspec
-
+from members.coordinator_lookup import CoordinatorLookup
+from members.heartbeat import HeartbeatThread
+from members.join_group import JoinGroupHandler
+from members.member_state import (
+    IN_GENERATION,
+    VALID_PREVIOUS_STATES,
+    GroupTimeouts,
+    IllegalMemberTransition,
+    MemberState,
+    PollStall,
+)
 from protocol.effects import CancelTimer, Effect, Log, Send, SetTimer
 from protocol.group import (
     UNKNOWN_GENERATION_ID,
     UNKNOWN_MEMBER_ID,
     ErrorCode,
-    FindCoordinatorRequest,
     FindCoordinatorResponse,
     HeartbeatRequest,
     HeartbeatResponse,
-    JoinGroupRequest,
     JoinGroupResponse,
     LeaveGroupRequest,
     LeaveGroupResponse,
     MemberIdentity,
-    SyncGroupRequest,
     SyncGroupResponse,
 )
 from protocol.primitives import DecodeError
@@ -52,98 +63,20 @@ from protocol.primitives import DecodeError
 __all__ = [
     "COORDINATOR_ADDRESS",
     "GroupClient",
-    "GroupTimeouts",
-    "IllegalMemberTransition",
+    # re-exported: the engine (scenarios/sim) imports these from here
     "MemberState",
     "PollStall",
-    "VALID_PREVIOUS_STATES",
 ]
 
 #: Network address of the group coordinator.
 COORDINATOR_ADDRESS = "coordinator"
-#: ``retry.backoff.ms`` default: wait before retrying a failed JoinGroup.
-RETRY_BACKOFF_MS = 100
-#: ``AbstractCoordinator.JOIN_GROUP_TIMEOUT_LAPSE``: a JoinGroup waits the rebalance timeout
-#: plus this before the client gives up on it.
-JOIN_GROUP_TIMEOUT_LAPSE_MS = 5_000
-#: How often an unreachable coordinator is looked up again (FindCoordinator round trips).
-FIND_COORDINATOR_RETRY_MS = 1_000
-
-#: JoinGroup errors after which ``AbstractCoordinator`` throws out of ``poll()``: the thread
-#: that polls (the Connect herder, the Streams stream thread) dies with it (FENCED_INSTANCE_ID
-#: through :meth:`GroupClient.on_fenced`).
-FATAL_JOIN_ERRORS = frozenset(
-    {
-        ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
-        ErrorCode.INVALID_SESSION_TIMEOUT,
-        ErrorCode.INVALID_GROUP_ID,
-        ErrorCode.GROUP_MAX_SIZE_REACHED,
-        ErrorCode.FENCED_INSTANCE_ID,
-    }
-)
-#: Errors meaning "this broker is not (or no longer) the group coordinator": rediscover it.
-COORDINATOR_ERRORS = frozenset({ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_NOT_AVAILABLE})
-
-
-class MemberState(enum.Enum):
-    """``AbstractCoordinator.MemberState`` plus the process lifecycle (STOPPED).
-
-    * UNJOINED — no generation; a JoinGroup is sent when a rejoin is needed and the member
-      polls. *transition:* → PREPARING_REBALANCE (JoinGroup sent), → STOPPED.
-    * PREPARING_REBALANCE — a JoinGroup is in flight. *transition:* → COMPLETING_REBALANCE
-      (joined), → UNJOINED (error or timeout), → STOPPED.
-    * COMPLETING_REBALANCE — joined, SyncGroup in flight, heartbeating. *transition:* → STABLE
-      (assignment received), → UNJOINED (error, fenced, timeout), → STOPPED.
-    * STABLE — member of the generation, heartbeating. *transition:* → PREPARING_REBALANCE
-      (rejoin), → UNJOINED (fenced, poll timeout), → STOPPED.
-    * STOPPED — the process is gone; nothing leaves this state.
-    """
-
-    UNJOINED = "UNJOINED"
-    PREPARING_REBALANCE = "PREPARING_REBALANCE"
-    COMPLETING_REBALANCE = "COMPLETING_REBALANCE"
-    STABLE = "STABLE"
-    STOPPED = "STOPPED"
-
 
 _UNJOINED = MemberState.UNJOINED
 _PREPARING = MemberState.PREPARING_REBALANCE
 _COMPLETING = MemberState.COMPLETING_REBALANCE
 _STABLE = MemberState.STABLE
 _STOPPED = MemberState.STOPPED
-_IN_GENERATION = (_COMPLETING, _STABLE)
-
-#: target state -> the states it may be entered from (as ``ClassicGroupState`` declares its
-#: ``validPreviousStates``). UNJOINED from UNJOINED is ``resetStateAndGeneration`` on a member
-#: that had not joined (a poll timeout while rejoining).
-VALID_PREVIOUS_STATES: dict[MemberState, frozenset[MemberState]] = {
-    _UNJOINED: frozenset({_UNJOINED, _PREPARING, _COMPLETING, _STABLE}),
-    _PREPARING: frozenset({_UNJOINED, _STABLE}),
-    _COMPLETING: frozenset({_PREPARING}),
-    _STABLE: frozenset({_COMPLETING}),
-    _STOPPED: frozenset({_UNJOINED, _PREPARING, _COMPLETING, _STABLE}),
-}
-
-
-class PollStall(msgspec.Struct, frozen=True):
-    """A fault: the member's polling thread (the Connect herder, the Streams stream thread)
-    blocks for ``stall_ms`` virtual ms; the heartbeat thread goes on."""
-
-    stall_ms: int
-
-
-class IllegalMemberTransition(RuntimeError):
-    """A member state change the transition table forbids (a groupsim bug, never input)."""
-
-
-class GroupTimeouts(NamedTuple):
-    """The group client's timeouts, virtual ms (``GroupRebalanceConfig`` and the client's
-    ``request.timeout.ms``; Connect's and the consumer's defaults differ)."""
-
-    session_timeout_ms: int
-    heartbeat_interval_ms: int
-    rebalance_timeout_ms: int
-    request_timeout_ms: int
+_IN_GENERATION = IN_GENERATION
 
 
 class GroupClient:
@@ -184,7 +117,6 @@ class GroupClient:
         #: so every request still in flight on the old connection goes unanswered; the next
         #: request opens connection ``address/1``, then ``address/2``, ...
         self.connection_address = self.address
-        self._connections = 0
         self.group_id = group_id
         self.protocol_type = protocol_type
         self.timeouts = timeouts
@@ -207,11 +139,30 @@ class GroupClient:
         # AbstractCoordinator.coordinatorUnknown(): found at start-up (the runtime's bootstrap).
         self.coordinator_known = True
         self._leaving = False
-        # Heartbeats in flight on the current connection, oldest first: correlation id (its
-        # send time, virtual ms) -> the generation it was sent with (HeartbeatResponseHandler's
-        # sentGeneration)
-        self._heartbeats: dict[int, int] = {}
         self._fx: list[Effect] = []
+        #: the heartbeat thread (``AbstractCoordinator.HeartbeatThread``) and its Heartbeats
+        #: in flight on the current connection
+        self._heartbeat = HeartbeatThread(self, send=self._send, set_timer=self._set, log=self._log)
+        #: the JoinGroup / SyncGroup round (``JoinGroupResponseHandler``,
+        #: ``SyncGroupResponseHandler``)
+        self._join = JoinGroupHandler(
+            self,
+            send=self._send,
+            set_timer=self._set,
+            cancel=self._cancel,
+            log=self._log,
+            arm_heartbeat=self._heartbeat.arm,
+        )
+        #: losing and finding the coordinator (``markCoordinatorUnknown``,
+        #: ``lookupCoordinator``)
+        self._lookup = CoordinatorLookup(
+            self,
+            send=self._send,
+            set_timer=self._set,
+            cancel=self._cancel,
+            log=self._log,
+            clear_heartbeats=self._heartbeat.clear,
+        )
 
     # ------------------------------------------------------------------ hooks
 
@@ -306,11 +257,11 @@ class GroupClient:
         if kind is HeartbeatResponse:
             self._on_heartbeat_response(message, now_ms)  # type: ignore[arg-type]
         elif kind is JoinGroupResponse:
-            self._on_join_response(message, now_ms)  # type: ignore[arg-type]
+            self._join.on_join_response(message, now_ms)  # type: ignore[arg-type]
         elif kind is SyncGroupResponse:
-            self._on_sync_response(message, now_ms)  # type: ignore[arg-type]
+            self._join.on_sync_response(message, now_ms)  # type: ignore[arg-type]
         elif kind is FindCoordinatorResponse:
-            self._on_find_coordinator_response(message, now_ms)  # type: ignore[arg-type]
+            self._lookup.on_response(message, now_ms)  # type: ignore[arg-type]
         elif kind is not LeaveGroupResponse:
             self.on_message(message, now_ms)
         return self._take()
@@ -331,12 +282,12 @@ class GroupClient:
                 # Heartbeat.sessionTimerExpired: "session timed out without receiving a
                 # heartbeat response" marks the coordinator unknown.
                 if self.state in _IN_GENERATION:
-                    self._coordinator_unknown("session timed out", now_ms)
+                    self.mark_coordinator_unknown("session timed out", now_ms)
             elif key == "request-timeout":
                 self._on_request_timeout(now_ms)
             elif key == "find-coordinator":
                 if not self.coordinator_known:
-                    self._find_coordinator(now_ms)
+                    self._lookup.find(now_ms)
             elif key == "poll":
                 self._on_poll_timeout(now_ms)
             else:
@@ -377,164 +328,31 @@ class GroupClient:
 
     def send_join(self, now_ms: int) -> None:
         """``sendJoinGroupRequest``: the JoinGroup with :meth:`metadata`, under the rebalance
-        timeout plus ``JOIN_GROUP_TIMEOUT_LAPSE``."""
+        timeout plus ``JOIN_GROUP_TIMEOUT_LAPSE``
+        (:meth:`members.join_group.JoinGroupHandler.send_join`); nothing once the member is
+        leaving."""
         if self._leaving:
             return  # shutting down: the revocation that preceded this was the last act
-        protocols = self.metadata(now_ms)
-        self._transition(_PREPARING)
-        self._cancel("heartbeat")
-        self._cancel("session")
-        timeouts = self.timeouts
-        self._set(
-            "request-timeout",
-            now_ms + timeouts.rebalance_timeout_ms + JOIN_GROUP_TIMEOUT_LAPSE_MS,
-        )
-        self._log(
-            "join_group_request",
-            member_id=self.member_id,
-            protocols=[name for name, _ in protocols],
-            reason=self.rejoin_reason,
-        )
-        self._send(
-            JoinGroupRequest(
-                group_id=self.group_id,
-                member_id=self.member_id,
-                protocol_type=self.protocol_type,
-                protocols=protocols,
-                session_timeout_ms=timeouts.session_timeout_ms,
-                rebalance_timeout_ms=timeouts.rebalance_timeout_ms,
-                client_id=self.name,
-                group_instance_id=self.group_instance_id,
-                reason=self.rejoin_reason,
-            )
-        )
-
-    def _on_join_response(self, response: JoinGroupResponse, now_ms: int) -> None:
-        """``JoinGroupResponseHandler``."""
-        if self.state is not _PREPARING:
-            return
-        self._cancel("request-timeout")
-        error = response.error
-        self._log(
-            "join_group_response",
-            member_id=response.member_id or self.member_id,
-            error=error.name,
-            generation=response.generation_id,
-            protocol=response.protocol_name,
-            leader_id=response.leader,
-            is_leader=error == ErrorCode.NONE and response.leader == response.member_id,
-        )
-        if error == ErrorCode.NONE:
-            self._on_joined(response, now_ms)
-            return
-        self._transition(_UNJOINED)
-        if error == ErrorCode.MEMBER_ID_REQUIRED:
-            # KIP-394: adopt the id the coordinator made for us and join again at once.
-            self.member_id = response.member_id
-            self.maybe_rejoin(now_ms)
-        elif error == ErrorCode.UNKNOWN_MEMBER_ID:
-            self._reset_generation(reset_member_id=True)
-            self.on_partitions_lost("unknown member id", now_ms)
-            self.maybe_rejoin(now_ms)
-        elif error == ErrorCode.REBALANCE_IN_PROGRESS:
-            self.maybe_rejoin(now_ms)
-        elif error == ErrorCode.FENCED_INSTANCE_ID:
-            # JoinGroupResponseHandler: fatal whatever the generation (KIP-345)
-            self.on_fenced(now_ms)
-        elif error in FATAL_JOIN_ERRORS:
-            self._log("member_fatal", error=error.name)
-            self.fail(now_ms)
-        elif error in COORDINATOR_ERRORS:
-            self._coordinator_unknown(f"JoinGroup: {error.name}", now_ms)
-        else:  # coordinator moving or loading: back off and retry
-            self._set("retry", now_ms + RETRY_BACKOFF_MS)
-
-    def _on_joined(self, response: JoinGroupResponse, now_ms: int) -> None:
-        """Joined generation ``response.generation_id``: assign (leader), then SyncGroup."""
-        self.member_id = response.member_id
-        self.generation = response.generation_id
-        self.leader_id = response.leader
-        self._transition(_COMPLETING)
-        self._arm_heartbeat(now_ms)
-        self._set("session", now_ms + self.timeouts.session_timeout_ms)
-        is_leader = response.leader == response.member_id
-        assignments: tuple[tuple[str, bytes], ...] = ()
-        # KIP-345 (JoinGroup v9+): a static leader that rejoined a Stable group is told to
-        # skip the assignment; it sends an empty SyncGroup and keeps what it had.
-        if is_leader and not response.skip_assignment:
-            try:
-                assignments = self.perform_assignment(response, now_ms)
-            except self.ASSIGNOR_ERRORS as exc:
-                # A member's metadata cannot be read: the assignor throws out of poll() and
-                # the leader's polling thread dies with it.
-                self._log("member_fatal", error=f"assignor failed: {exc}")
-                self.fail(now_ms)
-                return
-        self._log(
-            "sync_group_request",
-            member_id=self.member_id,
-            generation=self.generation,
-            is_leader=is_leader,
-        )
-        self._set("request-timeout", now_ms + self.timeouts.request_timeout_ms)
-        self._send(
-            SyncGroupRequest(
-                group_id=self.group_id,
-                member_id=self.member_id,
-                generation_id=self.generation,
-                protocol_type=self.protocol_type,
-                protocol_name=response.protocol_name,
-                assignments=assignments,
-                group_instance_id=self.group_instance_id,
-            )
-        )
-
-    def _on_sync_response(self, response: SyncGroupResponse, now_ms: int) -> None:
-        """``SyncGroupResponseHandler``, then ``onJoinComplete``."""
-        if self.state is not _COMPLETING:
-            return
-        self._cancel("request-timeout")
-        error = response.error
-        self._log(
-            "sync_group_response",
-            member_id=self.member_id,
-            generation=self.generation,
-            error=error.name,
-        )
-        if error == ErrorCode.FENCED_INSTANCE_ID:
-            # SyncGroupResponseHandler raises FencedInstanceIdException out of poll(): another
-            # process took over this group.instance.id (KIP-345), whatever the generation.
-            self.on_fenced(now_ms)
-            return
-        if error != ErrorCode.NONE:
-            self._transition(_UNJOINED)
-            if error == ErrorCode.UNKNOWN_MEMBER_ID:
-                self._reset_generation(reset_member_id=True)
-                self.on_partitions_lost("unknown member id", now_ms)
-            elif error == ErrorCode.ILLEGAL_GENERATION:
-                self._reset_generation(reset_member_id=False)
-                self.on_partitions_lost("illegal generation", now_ms)
-            elif error in COORDINATOR_ERRORS:
-                self._coordinator_unknown(f"SyncGroup: {error.name}", now_ms)
-            self.request_rejoin(f"SyncGroup failed: {error.name}", now_ms)
-            return
-        try:
-            assignment = self.decode_assignment(response.assignment)
-        except DecodeError as exc:
-            # onJoinComplete throws out of poll(): the polling thread dies (Connect's
-            # DistributedHerder: "Uncaught exception in herder work thread, exiting").
-            self._log("member_fatal", error=f"unreadable assignment: {exc}")
-            self.fail(now_ms)
-            return
-        self.on_join_complete(assignment, response.protocol_name or "default", now_ms)
+        self._join.send_join(now_ms)
 
     def complete_join(self) -> None:
         """The member is STABLE in its generation; no rejoin is pending."""
-        self._transition(_STABLE)
+        self.transition(_STABLE)
         self.rejoin_needed = False
 
-    def _reset_generation(self, *, reset_member_id: bool) -> None:
-        """``resetGenerationOnResponseError``: forget the generation (and the member id)."""
+    def reset_state_and_generation(self, *, reset_member_id: bool) -> None:
+        """``AbstractCoordinator.resetStateAndGeneration``: back to UNJOINED with no generation
+        (and no member id if ``reset_member_id``); heartbeat and session timers cancelled.
+
+        Raises:
+            IllegalMemberTransition: the member is STOPPED.
+        """
+        self.transition(_UNJOINED)
+        self.reset_generation(reset_member_id=reset_member_id)
+
+    def reset_generation(self, *, reset_member_id: bool) -> None:
+        """``resetGenerationOnResponseError``: forget the generation (and the member id if
+        ``reset_member_id``); heartbeat and session timers cancelled."""
         self.generation = UNKNOWN_GENERATION_ID
         if reset_member_id:
             self.member_id = UNKNOWN_MEMBER_ID
@@ -542,47 +360,24 @@ class GroupClient:
         self._cancel("session")
 
     # ------------------------------------------------------------------ heartbeats
+    #
+    # The heartbeat thread is a :class:`members.heartbeat.HeartbeatThread`; these are its entry
+    # points from :meth:`handle` / :meth:`fire` and the engine's heartbeat replay
+    # (scenarios/sim/fastpath): a Stable member that knows its coordinator and logs no
+    # heartbeats sends a Heartbeat every heartbeat.interval.ms; each NONE answer pushes its
+    # session timer to session.timeout.ms after it arrives. Anything else (a Heartbeat still
+    # unanswered, another answer) goes through fire/handle.
 
     def _arm_heartbeat(self, now_ms: int) -> None:
-        self._set("heartbeat", now_ms + self.timeouts.heartbeat_interval_ms)
+        self._heartbeat.arm(now_ms)
 
     def _send_heartbeat(self, now_ms: int) -> None:
-        """The heartbeat thread (``AbstractCoordinator.HeartbeatThread``): a Heartbeat every
-        ``heartbeat.interval.ms``, whether or not earlier ones were answered
-        (``Heartbeat#shouldHeartbeat`` looks only at its timer); one unanswered for
-        ``request.timeout.ms`` loses the coordinator (checked at each tick): NetworkClient
-        fails it and disconnects."""
-        if self.state not in _IN_GENERATION or not self.coordinator_known:
-            return
-        self._arm_heartbeat(now_ms)
-        heartbeats = self._heartbeats
-        if heartbeats and now_ms - next(iter(heartbeats)) >= self.timeouts.request_timeout_ms:
-            # the HeartbeatResponseHandler marks the coordinator unknown (it is then found
-            # again, and the next heartbeat says whether we are still a member)
-            self._coordinator_unknown("heartbeat request timed out", now_ms)
-            return
-        correlation_id = self._heartbeat_in_flight(now_ms)
-        if self.log_heartbeats:
-            self._log("heartbeat_request", member_id=self.member_id, generation=self.generation)
-        self._send(self.heartbeat_request(correlation_id))
+        """The heartbeat timer fired: :meth:`members.heartbeat.HeartbeatThread.tick`."""
+        self._heartbeat.tick(now_ms)
 
-    def _heartbeat_in_flight(self, now_ms: int) -> int:
-        """Record a Heartbeat sent now as in flight; return its correlation id (its send
-        time, one more per earlier Heartbeat sent in the same ms)."""
-        heartbeats = self._heartbeats
-        correlation_id = now_ms
-        while correlation_id in heartbeats:  # a second Heartbeat in the same ms
-            correlation_id += 1
-        heartbeats[correlation_id] = self.generation
-        return correlation_id
-
-    # ------------------------------------------------------------------ steady heartbeats
-    #
-    # The engine's heartbeat replay (scenarios/sim/fastpath) carries out a steady member's
-    # heartbeat rounds through these, without effects: a Stable member that knows its
-    # coordinator and logs no heartbeats sends a Heartbeat every heartbeat.interval.ms; each
-    # NONE answer pushes its session timer to session.timeout.ms after it arrives. Anything
-    # else (a Heartbeat still unanswered, another answer) goes through fire/handle.
+    def _on_heartbeat_response(self, response: HeartbeatResponse, now_ms: int) -> None:
+        """``HeartbeatResponseHandler``: :meth:`members.heartbeat.HeartbeatThread.on_response`."""
+        self._heartbeat.on_response(response, now_ms)
 
     def heartbeats_steady(self, generation_id: int) -> bool:
         """True while this member is Stable in ``generation_id``, knows its coordinator and
@@ -603,32 +398,28 @@ class GroupClient:
         heartbeat.interval.ms``, exactly as :meth:`fire` does; returns its correlation id.
         Returns -1 and changes nothing when a Heartbeat is still in flight (then :meth:`fire`
         decides: it may have timed out)."""
-        heartbeats = self._heartbeats
-        if heartbeats:
-            return -1
-        heartbeats[now_ms] = self.generation  # _heartbeat_in_flight, with none in flight
-        return now_ms
+        return self._heartbeat.round(now_ms)
 
     def heartbeat_answered(self, correlation_id: int) -> bool:
         """A NONE HeartbeatResponse to ``correlation_id`` reached a steady member: True if that
         Heartbeat was in flight (it no longer is, and the session timer re-arms at the
         arrival + ``session.timeout.ms``, as :meth:`handle` does); False if not (nothing
         changes: ``NetworkClient`` drops the answer)."""
-        return self._heartbeats.pop(correlation_id, None) is not None
+        return self._heartbeat.answered(correlation_id)
 
     def awaits_heartbeat(self, correlation_id: int) -> bool:
         """True while the Heartbeat ``correlation_id`` is in flight on this connection."""
-        return correlation_id in self._heartbeats
+        return self._heartbeat.awaits(correlation_id)
 
     def heartbeats_in_flight(self) -> tuple[tuple[int, int], ...]:
         """The Heartbeats in flight, oldest first: (sent at virtual ms, generation sent
         with)."""
-        return tuple(self._heartbeats.items())
+        return self._heartbeat.in_flight()
 
     def shift_heartbeats(self, dt_ms: int) -> None:
         """Move the Heartbeats in flight ``dt_ms`` virtual ms later (the engine skipped whole
         heartbeat periods of a quiet group, every time in it shifted alike)."""
-        self._heartbeats = {sent + dt_ms: g for sent, g in self._heartbeats.items()}
+        self._heartbeat.shift(dt_ms)
 
     def heartbeat_request(self, correlation_id: int) -> HeartbeatRequest:
         """The HeartbeatRequest this member sends now (``AbstractCoordinator.sendHeartbeatRequest``:
@@ -642,112 +433,42 @@ class GroupClient:
             correlation_id=correlation_id,
         )
 
-    def _on_heartbeat_response(self, response: HeartbeatResponse, now_ms: int) -> None:
-        """``HeartbeatResponseHandler`` of the request ``response.correlation_id`` names."""
-        sent_generation = self._heartbeats.pop(response.correlation_id, None)
-        if sent_generation is None:
-            return  # not a request in flight on this connection: NetworkClient drops it
-        error = response.error
-        # a fencing answer is logged always: the log must show the member was told (KIP-345,
-        # ``zombie_owns_work``), whatever its handler does next
-        if self.log_heartbeats or error == ErrorCode.FENCED_INSTANCE_ID:
-            self._log(
-                "heartbeat_response",
-                member_id=self.member_id,
-                generation=self.generation,
-                error=error.name,
-            )
-        if error == ErrorCode.NONE:
-            if self.state in _IN_GENERATION:
-                self._set("session", now_ms + self.timeouts.session_timeout_ms)
-            return
-        if error == ErrorCode.REBALANCE_IN_PROGRESS:
-            # Only a stable member rejoins; during a rebalance this counts as a success.
-            if self.state is _STABLE:
-                self.request_rejoin("group is rebalancing", now_ms)
-            else:
-                self._set("session", now_ms + self.timeouts.session_timeout_ms)
-            return
-        if error in COORDINATOR_ERRORS:
-            self._coordinator_unknown(f"Heartbeat: {error.name}", now_ms)
-            return
-        if error in (
-            ErrorCode.ILLEGAL_GENERATION,
-            ErrorCode.UNKNOWN_MEMBER_ID,
-            ErrorCode.FENCED_INSTANCE_ID,
-        ):
-            # Stale errors (for a generation we already left) are ignored.
-            if sent_generation != self.generation:
-                return
-            if error == ErrorCode.FENCED_INSTANCE_ID:
-                # HeartbeatResponseHandler resets the state, generation and member id, then
-                # the heartbeat thread keeps FencedInstanceIdException (``failed``) and stops;
-                # the next poll() throws it (KIP-345).
-                self._transition(_UNJOINED)
-                self._reset_generation(reset_member_id=True)
-                self.rejoin_needed = True
-                self.on_fenced(now_ms)
-                return
-            if self.state in _IN_GENERATION:
-                self._transition(_UNJOINED)
-                self._reset_generation(reset_member_id=error == ErrorCode.UNKNOWN_MEMBER_ID)
-                self.on_partitions_lost(f"heartbeat failed: {error.name}", now_ms)
-                self.request_rejoin(f"heartbeat failed: {error.name}", now_ms)
-
     # ------------------------------------------------------------------ the coordinator
 
-    def _coordinator_unknown(self, reason: str, now_ms: int) -> None:
-        """``markCoordinatorUnknown``: stop heartbeating and look the coordinator up again."""
-        if not self.coordinator_known:
-            return
-        self.coordinator_known = False
-        self._heartbeats.clear()
-        if self.state in (_PREPARING, _COMPLETING):
-            # markCoordinatorUnknown disconnects (NetworkClient#disconnectAsync): the JoinGroup
-            # or SyncGroup in flight fails with a retriable DisconnectException, and
-            # AbstractCoordinator#joinGroupIfNeeded joins again (same member id and
-            # generation) once the coordinator is found. Its answer on the old connection
-            # is dropped, so waiting for it would leave the member silent until its session
-            # expires (a late Heartbeat answered NOT_COORDINATOR mid-join does this).
-            self._cancel("request-timeout")
-            self._transition(_UNJOINED)
-            self._join_cut = True
-            self.rejoin_needed = True
-            self.rejoin_reason = f"rebalance failed: {reason} (DisconnectException)"
-        self._connections += 1
-        self.connection_address = f"{self.address}/{self._connections}"
-        self._log("coordinator_unknown", member_id=self.member_id, reason=reason)
-        self._cancel("heartbeat")
-        self._cancel("session")
-        self.on_coordinator_unknown(now_ms)
-        self._find_coordinator(now_ms)
+    def mark_coordinator_unknown(self, reason: str, now_ms: int) -> None:
+        """``AbstractCoordinator.markCoordinatorUnknown``: stop heartbeating, drop the
+        connection (its requests in flight go unanswered) and look the coordinator up again;
+        nothing if it is unknown already
+        (:meth:`members.coordinator_lookup.CoordinatorLookup.mark_unknown`)."""
+        self._lookup.mark_unknown(reason, now_ms)
 
-    def _find_coordinator(self, now_ms: int) -> None:
-        self._send(FindCoordinatorRequest(key=self.group_id))
-        self._set("find-coordinator", now_ms + FIND_COORDINATOR_RETRY_MS)
+    def cut_join(self, reason: str) -> None:
+        """The JoinGroup or SyncGroup in flight is cut off (its connection dropped, or it timed
+        out): UNJOINED, a rejoin needed for ``reason``, and :meth:`joined_for_leave` still
+        counts the member as joining until it joins again.
 
-    def _on_find_coordinator_response(self, response: FindCoordinatorResponse, now_ms: int) -> None:
-        if self.coordinator_known or response.error != ErrorCode.NONE:
-            return  # still unknown: the find-coordinator timer retries
-        self.coordinator_known = True
-        self._cancel("find-coordinator")
-        self.on_coordinator_found(now_ms)
-        self._log("coordinator_found", member_id=self.member_id)
+        Raises:
+            IllegalMemberTransition: the member is STOPPED.
+        """
+        self.transition(_UNJOINED)
+        self._join_cut = True
+        self.rejoin_needed = True
+        self.rejoin_reason = reason
+
+    def resume_heartbeats(self, now_ms: int) -> None:
+        """The coordinator was found again: in a generation, the heartbeat thread resumes (the
+        session timer re-armed, a Heartbeat now); its answer says whether we are still a
+        member."""
         if self.state in _IN_GENERATION:
-            # The heartbeat thread resumes; its answer says whether we are still a member.
             self._set("session", now_ms + self.timeouts.session_timeout_ms)
             self._send_heartbeat(now_ms)
-        self.maybe_rejoin(now_ms)
 
     def _on_request_timeout(self, now_ms: int) -> None:
         """A JoinGroup/SyncGroup went unanswered: Kafka treats it as a lost connection."""
         if self.state not in (_PREPARING, _COMPLETING):
             return
-        self._transition(_UNJOINED)
-        self._join_cut = True
-        self.rejoin_needed = True
-        self.rejoin_reason = "request timed out"
-        self._coordinator_unknown("request timed out", now_ms)
+        self.cut_join("request timed out")
+        self.mark_coordinator_unknown("request timed out", now_ms)
 
     def _on_poll_timeout(self, now_ms: int) -> None:
         """``Heartbeat.pollTimer`` expired (the polling thread was blocked for longer than the
@@ -756,8 +477,8 @@ class GroupClient:
         # removed by session expiry alone); both forget the generation and member id.
         if self.member_id and self.joined_for_leave() and self.group_instance_id is None:
             self.leave_group("poll timeout expired", "consumer poll timeout has expired")
-        self._transition(_UNJOINED)
-        self._reset_generation(reset_member_id=True)
+        self.transition(_UNJOINED)
+        self.reset_generation(reset_member_id=True)
         self.on_partitions_lost("poll timeout expired", now_ms)
         self.rejoin_needed = True
         self.rejoin_reason = "poll timeout expired"
@@ -783,7 +504,7 @@ class GroupClient:
         self._stop_everything()
 
     def _stop_everything(self) -> None:
-        self._transition(_STOPPED)
+        self.transition(_STOPPED)
         for key in (
             "heartbeat",
             "session",
@@ -802,8 +523,13 @@ class GroupClient:
         then, so that it joins again once the coordinator is found)."""
         return self.state is not _UNJOINED or self._join_cut
 
-    def _transition(self, target: MemberState) -> None:
-        """The one place the member state changes; raises on a move the table forbids."""
+    def transition(self, target: MemberState) -> None:
+        """The one place the member state changes (``AbstractCoordinator``'s ``state = ...``).
+
+        Raises:
+            IllegalMemberTransition: :data:`members.member_state.VALID_PREVIOUS_STATES` forbids
+                the move (a groupsim bug, never input); the state is unchanged.
+        """
         if self.state not in VALID_PREVIOUS_STATES[target]:
             raise IllegalMemberTransition(
                 f"{self.name}: member state {self.state.name} cannot move to {target.name}"

@@ -15,7 +15,8 @@ import hashlib
 import hmac
 
 from members.config import WorkerConfig
-from members.group_client import GroupClient, MemberState
+from members.group_client import GroupClient
+from members.member_state import MemberState
 from members.messages import (
     CONFIG_ADDRESS,
     SessionKey,

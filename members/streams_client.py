@@ -47,13 +47,8 @@ from dataclasses import dataclass, field
 
 from members.assignors.streams import LATEST_OFFSET, AssignmentConfigs, TaskId
 from members.assignors.streams.partition_assignor import StreamsPartitionAssignor
-from members.group_client import (
-    COORDINATOR_ADDRESS,
-    GroupClient,
-    GroupTimeouts,
-    MemberState,
-    PollStall,
-)
+from members.group_client import COORDINATOR_ADDRESS, GroupClient
+from members.member_state import GroupTimeouts, MemberState, PollStall
 from members.restore import RestoreEvent, RestoreThread, assign_tasks_to_threads, chunk_records
 from members.streams_state import (
     CONSUMER_PROTOCOL_VERSION,

@@ -27,14 +27,9 @@ from typing import Any
 from members.assignors import create_assignor
 from members.assignors.base import AssignorInputError, ConfigSnapshot
 from members.config import LOGGED_TIMING_KEYS, WORKER_CONFIG_KEYS, WorkerConfig
-from members.group_client import (
-    COORDINATOR_ADDRESS,
-    GroupClient,
-    GroupTimeouts,
-    MemberState,
-    PollStall,
-)
+from members.group_client import COORDINATOR_ADDRESS, GroupClient
 from members.herder import HerderQueue, Job
+from members.member_state import GroupTimeouts, MemberState, PollStall
 from members.messages import (
     CONFIG_ADDRESS,
     ConfigUpdate,

@@ -56,7 +56,7 @@ not judged by them.
 
 Clients: ``AbstractCoordinator.JoinGroupResponseHandler`` raises both errors
 (``GroupMaxSizeReachedException``, ``InvalidSessionTimeoutException``) out of ``poll()`` — fatal
-to the member (``members/group_client.py`` ``FATAL_JOIN_ERRORS``: the Connect herder, the
+to the member (``members/join_group.py`` ``FATAL_JOIN_ERRORS``: the Connect herder, the
 Streams stream thread and the consumer's poll loop die; ``member_fatal``).
 """
 

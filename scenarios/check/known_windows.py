@@ -57,7 +57,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from members.config import WORKER_CONFIG_KEYS, WorkerConfig
-from members.group_client import JOIN_GROUP_TIMEOUT_LAPSE_MS
+from members.join_group import JOIN_GROUP_TIMEOUT_LAPSE_MS
 from members.streams_client import REQUEST_TIMEOUT_MS as STREAMS_REQUEST_TIMEOUT
 from members.worker import REQUEST_TIMEOUT_MS
 from protocol.kafka_configs import STREAMS_DEFAULTS, StreamsSettings, setting_names

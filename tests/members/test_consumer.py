@@ -18,7 +18,8 @@ from members.consumer import (
     UnknownAssignorError,
     rebalance_protocol,
 )
-from members.group_client import COORDINATOR_ADDRESS, MemberState
+from members.group_client import COORDINATOR_ADDRESS
+from members.member_state import MemberState
 from protocol.effects import CancelTimer, Effect, Log, Send, SetTimer
 from scenarios.check.consumer_ownership import ownership_violations
 from scenarios.eventlog.records import LogRecord, decode_log

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from members.group_client import (
+from members.group_client import GroupClient
+from members.member_state import (
     VALID_PREVIOUS_STATES,
-    GroupClient,
     GroupTimeouts,
     IllegalMemberTransition,
     MemberState,
@@ -43,15 +43,15 @@ def test_an_illegal_move_raises_and_leaves_the_state(
     client = _client()
     client.state = start
     with pytest.raises(IllegalMemberTransition, match=f"{start.name} cannot move to"):
-        client._transition(target)
+        client.transition(target)
     assert client.state is start
 
 
 def test_a_legal_move_changes_the_state() -> None:
     client = _client()
-    client._transition(MemberState.PREPARING_REBALANCE)
-    client._transition(MemberState.COMPLETING_REBALANCE)
-    client._transition(MemberState.STABLE)
+    client.transition(MemberState.PREPARING_REBALANCE)
+    client.transition(MemberState.COMPLETING_REBALANCE)
+    client.transition(MemberState.STABLE)
     assert client.state is MemberState.STABLE
 
 
@@ -73,7 +73,7 @@ def test_losing_the_coordinator_drops_the_connection_its_requests_went_on() -> N
     assert client.connection_address == "m1#1/1"
     assert {e.via for e in effects if isinstance(e, Send)} == {"m1#1/1"}
     client.handle(FindCoordinatorResponse(ErrorCode.NONE), 2)
-    client._coordinator_unknown("again", 3)
+    client.mark_coordinator_unknown("again", 3)
     assert client.connection_address == "m1#1/2"
 
 
@@ -148,7 +148,7 @@ def test_losing_the_coordinator_mid_join_fails_the_join_and_joins_again() -> Non
     joins = [e.message for e in client.start(0) if isinstance(e, Send)]
     assert [type(m) for m in joins] == [JoinGroupRequest]
     assert client.state is MemberState.PREPARING_REBALANCE
-    client._coordinator_unknown("Heartbeat: NOT_COORDINATOR", 5)
+    client.mark_coordinator_unknown("Heartbeat: NOT_COORDINATOR", 5)
     assert client.state is MemberState.UNJOINED
     assert [type(e.message) for e in client._take() if isinstance(e, Send)] == [
         FindCoordinatorRequest

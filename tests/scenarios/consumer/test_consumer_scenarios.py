@@ -201,14 +201,14 @@ def test_a_subscription_change_rejoins_and_revokes_the_dropped_topics_first() ->
 def test_an_assignment_that_no_longer_matches_the_subscription_is_not_taken() -> None:
     """checkAssignmentMatchedSubscription: the subscription changed while the rebalance ran."""
     from members.consumer import ConsumerClient, ConsumerClientConfig
-    from members.group_client import MemberState
+    from members.member_state import MemberState
     from protocol.consumer_codec import Assignment, TopicPartition
 
     config = ConsumerClientConfig(topics=("orders", "payments"), strategies=("range",))
     client = ConsumerClient("c1", config, {"orders": ((None,),)}, group_id="g")
     # joined with both topics; subscribe(["payments"]) before the SyncGroup answer
-    client._transition(MemberState.PREPARING_REBALANCE)
-    client._transition(MemberState.COMPLETING_REBALANCE)
+    client.transition(MemberState.PREPARING_REBALANCE)
+    client.transition(MemberState.COMPLETING_REBALANCE)
     client.config = ConsumerClientConfig(topics=("payments",), strategies=("range",))
     client.on_join_complete(Assignment((TopicPartition("orders", 0),)), "range", 0)
     assert client.owned == []

@@ -259,7 +259,7 @@ def test_the_replay_stays_off_when_the_heartbeat_code_behaves_otherwise(
 
     def forgets_session(self: GroupClient, response: Any, now_ms: int) -> None:
         if response.error.name == "NONE":
-            self._heartbeats.pop(response.correlation_id, None)
+            self.heartbeat_answered(response.correlation_id)
             return
         correct(self, response, now_ms)
 

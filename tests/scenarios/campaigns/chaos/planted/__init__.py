@@ -236,7 +236,7 @@ def _one_heartbeat_in_flight(original: Callable[..., Any]) -> Callable[..., Any]
     # A heartbeat thread that waits for each answer before the next Heartbeat (Kafka's
     # HeartbeatThread sends one every interval and matches answers by correlation id).
     def _send_heartbeat(self: Any, now_ms: int) -> Any:
-        if self._heartbeats:
+        if self.heartbeats_in_flight():
             self._arm_heartbeat(now_ms)
             return None
         return original(self, now_ms)

@@ -152,10 +152,10 @@ def _illegal_generation_resets_member_id(original: Callable[..., Any]) -> Callab
     # resetGenerationOnResponseError forgetting the member id on ILLEGAL_GENERATION too (Kafka
     # keeps it: only UNKNOWN_MEMBER_ID and FENCED reset it): the member rejoins as a new
     # member and its old id waits in the group until its session or the join phase ends
-    def _reset_generation(self: Any, *, reset_member_id: bool) -> None:
+    def reset_generation(self: Any, *, reset_member_id: bool) -> None:
         original(self, reset_member_id=True)
 
-    return _reset_generation
+    return reset_generation
 
 
 def _lost_as_revoked(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -283,12 +283,12 @@ AUDIT28_BUGS: tuple[PlantedBug, ...] = (
     ),
     PlantedBug(
         "client-illegal-generation-resets-member-id",
-        "members/group_client.py GroupClient._reset_generation (resetGenerationOnResponseError)",
+        "members/group_client.py GroupClient.reset_generation (resetGenerationOnResponseError)",
         "ILLEGAL_GENERATION makes the member forget its member id too",
         # reached where ILLEGAL_GENERATION is: KIP-345 static members kept by a join phase
         # they missed (Streams chaos draws them)
         "streams",
-        ((GroupClient, "_reset_generation", _illegal_generation_resets_member_id),),
+        ((GroupClient, "reset_generation", _illegal_generation_resets_member_id),),
     ),
     PlantedBug(
         "consumer-lost-as-revoked",

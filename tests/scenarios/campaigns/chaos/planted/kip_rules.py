@@ -21,7 +21,7 @@ from members import consumer as consumer_member
 from members.assignors.consumer import range as range_assignor
 from members.assignors.incremental_cooperative import IncrementalCooperativeAssignor
 from members.assignors.streams import high_availability
-from members.group_client import MemberState
+from members.member_state import MemberState
 from members.streams_client import StreamsClient
 from members.worker import ConnectWorker
 from protocol.effects import Send, SetTimer
