@@ -42,7 +42,9 @@ from __future__ import annotations
 import heapq
 from collections.abc import Sequence
 
-from scenarios.check.log_rules import Record, Violation, reads, violation
+from scenarios.check.log_rules import Record, Violation, reads_typed, violation, violation_at
+from scenarios.eventlog import kinds_coordinator as kg
+from scenarios.eventlog.records import LogRecord
 
 __all__ = [
     "REJOIN_CONTRACT_INVARIANTS",
@@ -187,18 +189,17 @@ def check_followup_rejoin(records: Sequence[Record]) -> list[Violation]:
     return found
 
 
-@reads("completing_join")
-def check_completing_rejoin(records: Sequence[Record]) -> list[Violation]:
+@reads_typed("completing_join")
+def check_completing_rejoin(records: Sequence[LogRecord]) -> list[Violation]:
     """``completing_rejoin_rebalanced``: a same-metadata JoinGroup of a known member in
     CompletingRebalance was not answered at once with the current generation;
     ``completing_rejoin_not_rebalanced``: one with changed metadata was (module docstring)."""
     found: list[Violation] = []
     for r in records:
-        same = r.get("same_metadata")
-        if r.get("kind") != "completing_join" or not isinstance(same, bool):
+        if not isinstance(r, kg.CompletingJoin):
             continue
-        error, generation = r.get("error"), r.get("generation")
-        current = error == "NONE" and generation == r.get("group_generation")
+        same, error, generation = r.same_metadata, r.error, r.generation
+        current = error == "NONE" and generation == r.group_generation
         if current is same:
             continue
         if same:
@@ -219,14 +220,14 @@ def check_completing_rejoin(records: Sequence[Record]) -> list[Violation]:
                 "join phase (updateMemberThenRebalanceOrCompleteJoin)"
             )
         found.append(
-            violation(
+            violation_at(
                 invariant,
-                f"{r.get('member')}: a JoinGroup {what} (group in CompletingRebalance, "
-                f"generation {r.get('group_generation')}; classicGroupJoinExistingMember)",
+                f"{r.member}: a JoinGroup {what} (group in CompletingRebalance, "
+                f"generation {r.group_generation}; classicGroupJoinExistingMember)",
                 r,
-                member=r.get("member"),
-                member_id=r.get("member_id"),
-                generation=r.get("group_generation"),
+                member=r.member,
+                member_id=r.member_id,
+                generation=r.group_generation,
             )
         )
     return found

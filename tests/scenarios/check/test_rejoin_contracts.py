@@ -11,20 +11,23 @@ import pytest
 
 from scenarios.campaigns.chaos.generate import generate
 from scenarios.campaigns.chaos.run import run_spec
+from scenarios.check import rejoin_contracts
 from scenarios.check.log_check import check_records
 from scenarios.check.rejoin_contracts import (
     COMPLETING_REJOIN_NOT_REBALANCED,
     COMPLETING_REJOIN_REBALANCED,
     FOLLOWUP_REJOIN_MISSED,
     REJOIN_CONTRACT_INVARIANTS,
-    check_completing_rejoin,
     check_followup_rejoin,
 )
 from scenarios.input.schema import INVARIANTS
 from tests.scenarios.campaigns.chaos.planted import chaos_config, detect
 from tests.scenarios.campaigns.chaos.planted.kip_rules import KIP_RULE_BUGS
+from tests.scenarios.check.logs import complete, over_dicts
 from tests.scenarios.check.logs import numbered as _log
 from tests.scenarios.check.logs import violation_names as _names
+
+check_completing_rejoin = over_dicts(rejoin_contracts.check_completing_rejoin)
 
 Record = dict[str, Any]
 
@@ -163,7 +166,7 @@ def test_a_rejoin_with_changed_metadata_starts_a_join_phase() -> None:
 
 def test_the_rules_run_in_groupsim_check() -> None:
     log = _log(_assignment(100), _rec(200, "heartbeat_request"), _completing_join(True, None, None))
-    names = set(_names(check_records(log)))
+    names = set(_names(check_records(complete(log))))
     assert {FOLLOWUP_REJOIN_MISSED, COMPLETING_REJOIN_REBALANCED} <= names
 
 
