@@ -78,9 +78,14 @@ from scenarios.check.log_rules import (
     Record,
     Violation,
     protocol_vote,
-    reads,
+    reads_typed,
     violation,
+    violation_at,
 )
+from scenarios.eventlog import kinds as k
+from scenarios.eventlog import kinds_consumer as ku
+from scenarios.eventlog import kinds_streams as ks
+from scenarios.eventlog.records import LogRecord
 
 __all__ = [
     "HEARTBEAT_NOT_REBALANCING",
@@ -124,31 +129,36 @@ STATIC_REJOIN_NOT_REBALANCED = "static_rejoin_not_rebalanced"
 
 
 def _heartbeat_answers(
-    records: Sequence[Record], kind: str, error: str, invariant: str, state: str, why: str
+    records: Sequence[LogRecord],
+    tapped: type[k.RebalanceHeartbeat | k.CompletingHeartbeat],
+    error: str,
+    invariant: str,
+    state: str,
+    why: str,
 ) -> list[Violation]:
-    """A violation for every ``kind`` record (a Heartbeat that reached the group in ``state``)
-    answered ``error``; ``why`` says what Kafka does instead."""
+    """A violation for every ``tapped`` record (a Heartbeat that reached the group in
+    ``state``) answered ``error``; ``why`` says what Kafka does instead."""
     return [
-        violation(
+        violation_at(
             invariant,
-            f"{r.get('member')}: a Heartbeat (generation {r.get('generation')}) reached the "
+            f"{r.member}: a Heartbeat (generation {r.generation}) reached the "
             f"group in {state} and was answered {error}{why}",
             r,
-            member=r.get("member"),
-            member_id=r.get("member_id"),
+            member=r.member,
+            member_id=r.member_id,
         )
         for r in records
-        if r.get("kind") == kind and r.get("error") == error
+        if isinstance(r, tapped) and r.error == error
     ]
 
 
-@reads("completing_heartbeat")
-def check_completing_heartbeat(records: Sequence[Record]) -> list[Violation]:
+@reads_typed("completing_heartbeat")
+def check_completing_heartbeat(records: Sequence[LogRecord]) -> list[Violation]:
     """``heartbeat_completing_refused``: a Heartbeat that reached a CompletingRebalance group
     was answered REBALANCE_IN_PROGRESS."""
     return _heartbeat_answers(
         records,
-        "completing_heartbeat",
+        k.CompletingHeartbeat,
         "REBALANCE_IN_PROGRESS",
         HEARTBEAT_COMPLETING_REFUSED,
         "CompletingRebalance",
@@ -156,13 +166,13 @@ def check_completing_heartbeat(records: Sequence[Record]) -> list[Violation]:
     )
 
 
-@reads("rebalance_heartbeat")
-def check_rebalance_heartbeat(records: Sequence[Record]) -> list[Violation]:
+@reads_typed("rebalance_heartbeat")
+def check_rebalance_heartbeat(records: Sequence[LogRecord]) -> list[Violation]:
     """``heartbeat_not_rebalancing``: a Heartbeat that reached a PreparingRebalance group is
     never answered ``NONE``."""
     return _heartbeat_answers(
         records,
-        "rebalance_heartbeat",
+        k.RebalanceHeartbeat,
         "NONE",
         HEARTBEAT_NOT_REBALANCING,
         "PreparingRebalance",
@@ -174,7 +184,7 @@ def check_rebalance_heartbeat(records: Sequence[Record]) -> list[Violation]:
 _LEADER_DECISIONS = frozenset({"assignor", "streams_assignment", "consumer_assignor"})
 
 
-@reads(
+@reads_typed(
     "generation",
     "group_loaded",
     "group_state",
@@ -182,44 +192,46 @@ _LEADER_DECISIONS = frozenset({"assignor", "streams_assignment", "consumer_assig
     "sync_group_request",
     *_LEADER_DECISIONS,
 )
-def check_assignment_once(records: Sequence[Record]) -> list[Violation]:
+def check_assignment_once(records: Sequence[LogRecord]) -> list[Violation]:
     """``assignment_recomputed``: a static leader that rejoined a Stable group runs no
     assignor for the generation it already assigned (KIP-814 ``skip_assignment``)."""
     found: list[Violation] = []
     leader_id: str | None = None  # the current generation's leader member id
     state: str | None = None
-    told_to_skip: dict[str, Record] = {}  # member name -> its replacement as Stable leader
+    # member name -> its replacement as Stable leader
+    told_to_skip: dict[str, k.MemberReplaced] = {}
     for r in records:
-        kind = r.get("kind")
-        name = str(r.get("member"))
-        if kind in ("generation", "group_loaded"):
-            leader_id = r.get("leader_id")
-            if kind == "group_loaded":
-                state = r.get("state")
-            told_to_skip.clear()
-        elif kind == "group_state":
-            state = r.get("to")
-            told_to_skip.clear()  # a rebalance: the member's next decision is a new round's
-        elif kind == "member_replaced":
-            if state == "Stable" and r.get("old_member_id") == leader_id:
-                leader_id = r.get("member_id")
-                told_to_skip[name] = r
-        elif kind == "sync_group_request":
-            told_to_skip.pop(name, None)
-        elif kind in _LEADER_DECISIONS and name in told_to_skip:
-            replaced = told_to_skip.pop(name)
-            found.append(
-                violation(
-                    ASSIGNMENT_RECOMPUTED,
-                    f"static leader {name} rejoined the Stable group as "
-                    f"{replaced.get('member_id')} (was {replaced.get('old_member_id')}) and ran "
-                    f"the assignor again for generation {r.get('generation')}; the coordinator "
-                    "tells it skip_assignment (KIP-814) and keeps the stored assignment",
-                    r,
-                    member=name,
-                    generation=r.get("generation"),
+        match r:
+            case k.Generation(leader_id=leader_id):
+                told_to_skip.clear()
+            case k.GroupLoaded(leader_id=leader_id, state=state):
+                told_to_skip.clear()
+            case k.GroupState(to=state):
+                told_to_skip.clear()  # a rebalance: the member's next decision is a new round's
+            case k.MemberReplaced(member=name):
+                if state == "Stable" and r.old_member_id == leader_id:
+                    leader_id = r.member_id
+                    told_to_skip[name] = r
+            case k.SyncGroupRequest(member=name):
+                told_to_skip.pop(name, None)
+            case (
+                k.Assignor(member=name)
+                | ks.StreamsAssignment(member=name)
+                | ku.ConsumerAssignor(member=name)
+            ) if name in told_to_skip:
+                replaced = told_to_skip.pop(name)
+                found.append(
+                    violation_at(
+                        ASSIGNMENT_RECOMPUTED,
+                        f"static leader {name} rejoined the Stable group as "
+                        f"{replaced.member_id} (was {replaced.old_member_id}) and ran "
+                        f"the assignor again for generation {r.generation}; the coordinator "
+                        "tells it skip_assignment (KIP-814) and keeps the stored assignment",
+                        r,
+                        member=name,
+                        generation=r.generation,
+                    )
                 )
-            )
     return found
 
 
@@ -363,36 +375,37 @@ def check_pending_members(records: Sequence[Record]) -> list[Violation]:
     return found
 
 
-@reads("generation", "group_loaded", "member_replaced", "join_group_response")
-def check_join_answer_in_generation(records: Sequence[Record]) -> list[Violation]:
+@reads_typed("generation", "group_loaded", "member_replaced", "join_group_response")
+def check_join_answer_in_generation(records: Sequence[LogRecord]) -> list[Violation]:
     """``join_answer_outside_generation``: a successful JoinGroup answer goes to a member of
     the generation it names (module doc)."""
     found: list[Violation] = []
     members: dict[int, set[str]] = {}  # generation -> its member ids (replacements added)
     latest: int | None = None
     for r in records:
-        kind = r.get("kind")
-        if kind in ("generation", "group_loaded"):
-            latest = int(r.get("generation") or 0)
-            members[latest] = {str(m) for m in r.get("member_ids") or ()}
-        elif kind == "member_replaced" and latest is not None:
-            members.setdefault(latest, set()).add(str(r.get("member_id")))
-        elif kind == "join_group_response" and r.get("error") == "NONE":
-            generation = r.get("generation")
-            known = members.get(generation) if isinstance(generation, int) else None
-            if known is not None and str(r.get("member_id")) not in known:
-                found.append(
-                    violation(
-                        JOIN_ANSWER_OUTSIDE_GENERATION,
-                        f"{r.get('member')} was answered generation {generation} as "
-                        f"{r.get('member_id')}, not one of its members: an unknown member id "
-                        "is answered UNKNOWN_MEMBER_ID (classicGroupJoinExistingMember)",
-                        r,
-                        member=r.get("member"),
-                        member_id=r.get("member_id"),
-                        generation=generation,
+        match r:
+            case (
+                k.Generation(generation=latest, member_ids=ids)
+                | k.GroupLoaded(generation=latest, member_ids=ids)
+            ):
+                members[latest] = set(ids)
+            case k.MemberReplaced(member_id=new_id) if latest is not None:
+                members.setdefault(latest, set()).add(new_id)
+            case k.JoinGroupResponse(error="NONE", generation=generation, member_id=mid):
+                known = members.get(generation)
+                if known is not None and mid not in known:
+                    found.append(
+                        violation_at(
+                            JOIN_ANSWER_OUTSIDE_GENERATION,
+                            f"{r.member} was answered generation {generation} as "
+                            f"{mid}, not one of its members: an unknown member id "
+                            "is answered UNKNOWN_MEMBER_ID (classicGroupJoinExistingMember)",
+                            r,
+                            member=r.member,
+                            member_id=mid,
+                            generation=generation,
+                        )
                     )
-                )
     return found
 
 

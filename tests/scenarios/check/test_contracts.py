@@ -6,23 +6,25 @@ from __future__ import annotations
 
 from typing import Any
 
+from scenarios.check import coordinator_contracts
 from scenarios.check.contracts import (
-    check_assignment_once,
-    check_completing_heartbeat,
     check_delay_shared,
     check_fenced_member,
     check_followup_for_withheld,
     check_generation_step,
     check_member_id_required,
     check_probing_after_warmups,
-    check_rebalance_heartbeat,
     check_revoked_and_reassigned,
     check_static_rejoin,
     check_zombie_instance,
 )
 from scenarios.check.log_check import check_records
 
-from .logs import violation_names
+from .logs import over_dicts, violation_names
+
+check_assignment_once = over_dicts(coordinator_contracts.check_assignment_once)
+check_completing_heartbeat = over_dicts(coordinator_contracts.check_completing_heartbeat)
+check_rebalance_heartbeat = over_dicts(coordinator_contracts.check_rebalance_heartbeat)
 
 Records = list[dict[str, Any]]
 

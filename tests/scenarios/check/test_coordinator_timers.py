@@ -8,16 +8,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from scenarios.check import coordinator_contracts
 from scenarios.check.coordinator_contracts import (
     SERVE_TIMER_SLACK_MS,
-    check_join_answer_in_generation,
     check_join_phase_length,
     check_pending_members,
     check_pending_sync,
 )
 from scenarios.check.log_check import check_records
 
-from .logs import complete, violation_names
+from .logs import complete, over_dicts, violation_names
+
+check_join_answer_in_generation = over_dicts(coordinator_contracts.check_join_answer_in_generation)
 
 Records = list[dict[str, Any]]
 
