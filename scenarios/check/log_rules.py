@@ -25,6 +25,7 @@ __all__ = [
     "protocol_vote",
     "reads",
     "reads_typed",
+    "reads_all_typed",
     "kinds_read",
     "is_typed",
 ]
@@ -69,14 +70,23 @@ def reads_typed(*kinds: str) -> Callable[[TypedChecker], TypedChecker]:
     return declare
 
 
+def reads_all_typed(checker: TypedChecker) -> TypedChecker:
+    """Declare a checker over typed records whose verdict may depend on a record of any kind
+    (a deadline judged at the next record's time, the log's last record): it reads the whole
+    log decoded (:func:`scenarios.check.protocol_checkers.protocol_violations`)."""
+    _TYPED.add(checker)
+    return checker
+
+
 def kinds_read(checker: Checker | TypedChecker) -> frozenset[str] | None:
     """The kinds ``checker`` declared with :func:`reads` or :func:`reads_typed`, or ``None``
-    (it reads every record)."""
+    (it reads every record: undeclared, or declared with :func:`reads_all_typed`)."""
     return _KINDS_READ.get(checker)
 
 
 def is_typed(checker: Checker | TypedChecker) -> bool:
-    """Whether ``checker`` was declared with :func:`reads_typed` (it reads Structs)."""
+    """Whether ``checker`` was declared with :func:`reads_typed` or :func:`reads_all_typed`
+    (it reads Structs)."""
     return checker in _TYPED
 
 

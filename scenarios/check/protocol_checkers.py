@@ -109,8 +109,8 @@ from scenarios.check.log_rules import (
     is_typed,
     kinds_read,
     protocol_vote,
+    reads_all_typed,
     reads_typed,
-    violation,
     violation_at,
 )
 from scenarios.check.quiet_periods import QUIET_PERIOD_BALANCE, check_quiet_period_balance
@@ -397,22 +397,24 @@ def check_static_placement(records: Sequence[LogRecord]) -> list[Violation]:
     return found
 
 
-def check_streams_active_follows_assignment(records: Sequence[Record]) -> list[Violation]:
+@reads_all_typed
+def check_streams_active_follows_assignment(records: Sequence[LogRecord]) -> list[Violation]:
     """``stale_active_task``: a Streams client holds as active only tasks of its latest
-    assignment, by its next assignment and at the end of the run."""
+    assignment, by its next assignment and at the end of the run (judged at the log's last
+    record, whatever its kind)."""
     found: list[Violation] = []
     held: dict[str, dict[str, None]] = {}
     latest: dict[str, set[str]] = {}
-    last_record: Record | None = None
+    last_record: LogRecord | None = None
 
-    def stale(member: str, at: Record) -> None:
+    def stale(member: str, at: LogRecord) -> None:
         given = latest.get(member)
         if given is None:
             return
         for task in held.get(member, {}):
             if task not in given:
                 found.append(
-                    violation(
+                    violation_at(
                         "stale_active_task",
                         f"{member} still runs active task {task} its latest assignment"
                         " does not give it",
@@ -423,19 +425,22 @@ def check_streams_active_follows_assignment(records: Sequence[Record]) -> list[V
                 )
 
     for r in records:
-        kind = r.get("kind")
-        member = r.get("member", "")
         last_record = r
-        if kind == "active_task_start":
-            held.setdefault(member, {})[r.get("task", "")] = None
-        elif kind == "active_task_stopped":
-            held.get(member, {}).pop(r.get("task", ""), None)
-        elif kind in ("member_start", "member_crash", "member_stop"):
-            held.pop(member, None)
-            latest.pop(member, None)
-        elif kind == "assignment" and "active" in r:
-            stale(member, r)
-            latest[member] = set(r.get("active") or ())
+        match r:
+            case ks.ActiveTaskStart(member=member, task=task):
+                held.setdefault(member, {})[task] = None
+            case ks.ActiveTaskStopped(member=member, task=task):
+                held.get(member, {}).pop(task, None)
+            case (
+                k.MemberStart(member=member)
+                | k.MemberCrash(member=member)
+                | k.MemberStop(member=member)
+            ):
+                held.pop(member, None)
+                latest.pop(member, None)
+            case k.Assignment(member=member, active=list() as active):
+                stale(member, r)
+                latest[member] = set(active)
     if last_record is not None:
         for member in list(held):
             stale(member, last_record)
@@ -523,9 +528,11 @@ def protocol_violations(
     checker order. A checker that declares the kinds it reads
     (:func:`scenarios.check.log_rules.reads`) gets only those records, in log order, from one
     index of the log by kind: the same verdict, without a scan of the whole log each. A
-    checker declared with :func:`scenarios.check.log_rules.reads_typed` gets them as Structs:
-    the log is decoded once for all of them (``typed``, when given, is ``records`` decoded by
-    :func:`scenarios.eventlog.records.decode_log`, one Struct per record, in order).
+    checker declared with :func:`scenarios.check.log_rules.reads_typed` gets them as Structs,
+    one declared with :func:`scenarios.check.log_rules.reads_all_typed` the whole log as
+    Structs: the log is decoded once for all of them (``typed``, when given, is ``records``
+    decoded by :func:`scenarios.eventlog.records.decode_log`, one Struct per record, in
+    order).
 
     Raises:
         msgspec.ValidationError: a record does not match its kind's Struct.
@@ -544,8 +551,16 @@ def protocol_violations(
         {} if typed is None else dict(enumerate(t for t in typed if not isinstance(t, Violated)))
     )
     found: list[Violation] = []
+    whole: list[LogRecord] | None = None  # every live record decoded, once
     for checker in _CHECKERS:
         kinds = kinds_read(checker)
+        if kinds is None and is_typed(checker):
+            if whole is None:
+                todo = [i for i in range(len(live)) if i not in decoded]
+                decoded.update(zip(todo, decode_log(live[i] for i in todo), strict=True))
+                whole = [decoded[i] for i in range(len(live))]
+            found.extend(cast(TypedChecker, checker)(whole))
+            continue
         if kinds is None:
             found.extend(cast(Checker, checker)(live))
             continue
