@@ -260,6 +260,10 @@ class _Phase:
         self.reported = False
 
 
+#: the records that open, move or close a join phase (the others only tell the time)
+_PHASE_TYPES = frozenset({k.GroupState, kg.JoinRescheduled, k.GroupLoaded, k.MemberRemoved})
+
+
 @reads_all_typed
 def check_join_phase_length(records: Sequence[LogRecord]) -> list[Violation]:
     """``join_phase_overran`` / ``join_completed_early``: a join phase lasts the group's
@@ -285,6 +289,8 @@ def check_join_phase_length(records: Sequence[LogRecord]) -> list[Violation]:
                         group=group,
                     )
                 )
+        if type(r) not in _PHASE_TYPES:
+            continue
         group = _group(r)
         match r:
             case k.GroupState(from_=from_, to=to):
@@ -323,6 +329,19 @@ def check_join_phase_length(records: Sequence[LogRecord]) -> list[Violation]:
     return found
 
 
+#: the records that add, end or list a pending member (the others only tell the time)
+_PENDING_TYPES = frozenset(
+    {
+        kg.MemberPending,
+        k.MemberAdded,
+        kg.MemberPendingRemoved,
+        k.GroupLoaded,
+        k.GroupState,
+        k.Generation,
+    }
+)
+
+
 @reads_all_typed
 def check_pending_members(records: Sequence[LogRecord]) -> list[Violation]:
     """``pending_member_kept`` / ``pending_member_listed``: a KIP-394 pending member id is
@@ -351,6 +370,8 @@ def check_pending_members(records: Sequence[LogRecord]) -> list[Violation]:
                         member_id=mid,
                     )
                 )
+        if type(r) not in _PENDING_TYPES:
+            continue
         group = _group(r)
         match r:
             case kg.MemberPending(member_id=mid):
@@ -415,6 +436,12 @@ def check_join_answer_in_generation(records: Sequence[LogRecord]) -> list[Violat
     return found
 
 
+#: the records that open or close a generation's pending sync (the others only tell the time)
+_SYNC_TYPES = frozenset(
+    {k.Generation, kg.PendingSyncComplete, k.GroupLoaded, k.GroupState, k.MemberRemoved}
+)
+
+
 @reads_all_typed
 def check_pending_sync(records: Sequence[LogRecord]) -> list[Violation]:
     """``pending_sync_kept`` / ``pending_sync_expired_early``: a generation's members send
@@ -440,6 +467,8 @@ def check_pending_sync(records: Sequence[LogRecord]) -> list[Violation]:
                         generation=start.generation,
                     )
                 )
+        if type(r) not in _SYNC_TYPES:
+            continue
         group = _group(r)
         match r:
             case k.Generation(member_ids=ids, rebalance_timeout_ms=timeout):
@@ -471,7 +500,9 @@ def check_pending_sync(records: Sequence[LogRecord]) -> list[Violation]:
 
 
 #: Records a coordinator writes while it handles one request or timer (no member's record).
-_COORDINATOR_TYPES = (k.GroupState, k.Generation, k.MemberAdded, k.MemberRemoved, k.MemberReplaced)
+_COORDINATOR_TYPES = frozenset(
+    {k.GroupState, k.Generation, k.MemberAdded, k.MemberRemoved, k.MemberReplaced}
+)
 
 
 @reads_all_typed
@@ -491,7 +522,7 @@ def check_static_rejoin(records: Sequence[LogRecord]) -> list[Violation]:
     expected: str | None = None
     for r in records:
         known.see_record(r)
-        same_step = isinstance(r, _COORDINATOR_TYPES)
+        same_step = type(r) in _COORDINATOR_TYPES
         if watching is not None and (not same_step or r.t_ms != watching.t_ms):
             watching = None
         if expecting is not None and (not same_step or r.t_ms != expecting.t_ms):
@@ -507,6 +538,8 @@ def check_static_rejoin(records: Sequence[LogRecord]) -> list[Violation]:
                 )
             )
             expecting = None
+        if not same_step and type(r) is not k.GroupLoaded:
+            continue
         match r:
             case k.Generation(member_ids=ids, protocol=protocol):
                 members = list(ids)

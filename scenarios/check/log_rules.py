@@ -126,6 +126,19 @@ def protocol_vote(lists: list[list[str]]) -> tuple[list[str], set[str]]:
     return sorted(p for p, n in votes.items() if n == most), candidates
 
 
+#: the records :meth:`KnownProtocols.see_record` reads
+_PROTOCOL_TYPES = frozenset(
+    {
+        k.MemberStart,
+        k.JoinGroupRequest,
+        k.JoinGroupResponse,
+        kv.WireRequest,
+        kv.WireResponse,
+        k.GroupLoaded,
+    }
+)
+
+
 class KnownProtocols:
     """The protocol list the coordinator knows for each member id, as the log shows it: a
     member's JoinGroup carries its process's list (``join_group_request``; with ``wire``,
@@ -164,6 +177,8 @@ class KnownProtocols:
 
     def see_record(self, r: LogRecord) -> None:
         """:meth:`see` for a typed record (:data:`scenarios.eventlog.records.LogRecord`)."""
+        if type(r) not in _PROTOCOL_TYPES:
+            return
         match r:
             case k.MemberStart(member=name):
                 self._current.pop(name, None)

@@ -3,10 +3,14 @@
 Each checker takes the records of one run, in ``seq`` order (``violation`` records are
 skipped), and returns :class:`scenarios.check.violation.Violation` s (the fields of a
 ``violation`` record: ``invariant``, ``detail``, ``cause_seq`` = the offending record's
-``seq``, ...). A checker declared with :func:`scenarios.check.log_rules.reads_typed`
-(``leader_changed``, ``scheduled_delay``, ``unexplained_removal``) reads the records decoded
-into their Structs (:data:`scenarios.eventlog.records.LogRecord`) and ``match``es on them;
-the others still read the record dicts.
+``seq``, ...). A checker declared with :func:`scenarios.check.log_rules.reads_typed` (or
+:func:`scenarios.check.log_rules.reads_all_typed`: the deadline rules, judged at any later
+record) reads the records decoded into their Structs
+(:data:`scenarios.eventlog.records.LogRecord`) and ``match``es on them; those of
+:mod:`scenarios.check.contracts`, :mod:`scenarios.check.kip_contracts`,
+:mod:`scenarios.check.zombie_contracts`, :mod:`scenarios.check.coordinator_config_contracts`
+and :mod:`scenarios.check.assignment_contracts`, and ``quiet_period_balance``, still read the
+record dicts.
 They complement :class:`scenarios.check.invariants.InvariantChecker` (ownership and state
 table) with the group protocol's own rules; :func:`protocol_violations` runs them all, at the
 end of every simulated run (``end_violations`` of both kinds) and in ``groupsim check``.
@@ -95,7 +99,7 @@ Contract checkers (:mod:`scenarios.check.contracts`: one published KIP rule each
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any
 
 from members.assignors.streams.task_movement import is_caught_up
 from scenarios.check.contracts import CONTRACT_CHECKERS, CONTRACT_INVARIANTS
@@ -238,24 +242,9 @@ def check_stale_generation_accepted(records: Sequence[LogRecord]) -> list[Violat
     pending: dict[tuple[str, str], list[tuple[int, int | None, int]]] = {}
     for r in records:
         match r:
-            case k.Generation(generation=group_gen):
-                pass
-            case k.GroupLoaded(generation=group_gen):
-                loads += 1
-            case (
-                k.MemberStart(member=member)
-                | k.MemberCrash(member=member)
-                | k.MemberStop(member=member)
-            ):
-                pending.pop((member, "sync"), None)
-                pending.pop((member, "heartbeat"), None)
             case k.SyncGroupRequest(member=member) | k.HeartbeatRequest(member=member):
                 key = (member, _RPC[type(r)])
                 pending.setdefault(key, []).append((r.generation, group_gen, loads))
-            case k.LateRequest(request="sync_group" | "heartbeat"):
-                late = _late_stale_accepted(r, group_gen)
-                if late is not None:
-                    found.append(late)
             case k.SyncGroupResponse(member=member) | k.HeartbeatResponse(member=member):
                 rpc = _RPC[type(r)]
                 queue = pending.get((member, rpc))
@@ -279,6 +268,21 @@ def check_stale_generation_accepted(records: Sequence[LogRecord]) -> list[Violat
                             generation=sent_gen,
                         )
                     )
+            case k.Generation(generation=group_gen):
+                pass
+            case k.GroupLoaded(generation=group_gen):
+                loads += 1
+            case (
+                k.MemberStart(member=member)
+                | k.MemberCrash(member=member)
+                | k.MemberStop(member=member)
+            ):
+                pending.pop((member, "sync"), None)
+                pending.pop((member, "heartbeat"), None)
+            case k.LateRequest(request="sync_group" | "heartbeat"):
+                late = _late_stale_accepted(r, group_gen)
+                if late is not None:
+                    found.append(late)
     return found
 
 
@@ -397,6 +401,19 @@ def check_static_placement(records: Sequence[LogRecord]) -> list[Violation]:
     return found
 
 
+#: the records that start or stop a client's active task, restart it, or assign it
+_ACTIVE_TYPES = frozenset(
+    {
+        ks.ActiveTaskStart,
+        ks.ActiveTaskStopped,
+        k.MemberStart,
+        k.MemberCrash,
+        k.MemberStop,
+        k.Assignment,
+    }
+)
+
+
 @reads_all_typed
 def check_streams_active_follows_assignment(records: Sequence[LogRecord]) -> list[Violation]:
     """``stale_active_task``: a Streams client holds as active only tasks of its latest
@@ -426,6 +443,8 @@ def check_streams_active_follows_assignment(records: Sequence[LogRecord]) -> lis
 
     for r in records:
         last_record = r
+        if type(r) not in _ACTIVE_TYPES:
+            continue
         match r:
             case ks.ActiveTaskStart(member=member, task=task):
                 held.setdefault(member, {})[task] = None
@@ -545,30 +564,20 @@ def protocol_violations(
             continue
         by_kind.setdefault(kind, []).append(len(live))
         live.append(r)
-    # live index -> its Struct: all of ``typed``, else each record a typed checker reads,
-    # decoded on first use
-    decoded: dict[int, LogRecord] = (
-        {} if typed is None else dict(enumerate(t for t in typed if not isinstance(t, Violated)))
+    # the live records decoded, once for every typed checker (``typed`` when given)
+    structs: list[LogRecord] = (
+        decode_log(live) if typed is None else [t for t in typed if not isinstance(t, Violated)]
     )
+    picks: dict[frozenset[str], list[int]] = {}  # kinds -> their live indices, in log order
     found: list[Violation] = []
-    whole: list[LogRecord] | None = None  # every live record decoded, once
     for checker in _CHECKERS:
         kinds = kinds_read(checker)
-        if kinds is None and is_typed(checker):
-            if whole is None:
-                todo = [i for i in range(len(live)) if i not in decoded]
-                decoded.update(zip(todo, decode_log(live[i] for i in todo), strict=True))
-                whole = [decoded[i] for i in range(len(live))]
-            found.extend(cast(TypedChecker, checker)(whole))
-            continue
+        source: Sequence[Any] = structs if is_typed(checker) else live
         if kinds is None:
-            found.extend(cast(Checker, checker)(live))
+            found.extend(checker(source))
             continue
-        picked = sorted(i for kind in kinds for i in by_kind.get(kind, ()))
-        if is_typed(checker):
-            todo = [i for i in picked if i not in decoded]
-            decoded.update(zip(todo, decode_log(live[i] for i in todo), strict=True))
-            found.extend(cast(TypedChecker, checker)([decoded[i] for i in picked]))
-        else:
-            found.extend(cast(Checker, checker)([live[i] for i in picked]))
+        picked = picks.get(kinds)
+        if picked is None:
+            picked = picks[kinds] = sorted(i for kind in kinds for i in by_kind.get(kind, ()))
+        found.extend(checker([source[i] for i in picked]))
     return found

@@ -75,6 +75,23 @@ _TOLD_KIND: dict[type, str] = {
 }
 
 
+#: the records that tell a client to rejoin at once, release it, or hold its poll back
+_FOLLOWUP_TYPES = frozenset(
+    {
+        *_TOLD_KIND,
+        k.JoinGroupRequest,
+        k.MemberStop,
+        k.MemberCrash,
+        k.MemberFatal,
+        k.MemberStart,
+        k.LeaveGroup,
+        ks.StreamThreadStall,
+        k.CoordinatorUnknown,
+        k.CoordinatorFound,
+    }
+)
+
+
 class _Owed:
     """One member's pending "rejoin at once": what told it, and what holds its poll back."""
 
@@ -143,9 +160,9 @@ def check_followup_rejoin(records: Sequence[LogRecord]) -> list[Violation]:
                     generation=generation,
                 )
             )
-        name = getattr(r, "member", None)  # UNSET (a step or fault of no member) is no str
-        if not isinstance(name, str):
-            continue
+        if type(r) not in _FOLLOWUP_TYPES:
+            continue  # no member's record, or one that neither tells nor releases it
+        name: str = r.member  # type: ignore[union-attr,assignment]  # each of them has one
         match r:
             case (
                 k.JoinGroupRequest()
