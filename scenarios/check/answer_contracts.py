@@ -50,10 +50,14 @@ to ``CONTRACT_CHECKERS``); one pass over the log each.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+
+from msgspec import UNSET
 
 from scenarios.check.coordinator_contracts import SERVE_TIMER_SLACK_MS
-from scenarios.check.log_rules import Record, Violation, reads, violation
+from scenarios.check.log_rules import Violation, reads_typed, violation_at
+from scenarios.eventlog import kinds as k
+from scenarios.eventlog import kinds_consumer as ku
+from scenarios.eventlog.records import LogRecord
 
 __all__ = [
     "ANSWER_CONTRACT_INVARIANTS",
@@ -86,7 +90,7 @@ _ENDS_JUDGEMENT = frozenset(
 )
 
 
-@reads(
+@reads_typed(
     "generation",
     "group_loaded",
     "member_added",
@@ -94,180 +98,184 @@ _ENDS_JUDGEMENT = frozenset(
     "member_removed",
     "sync_group_response",
 )
-def check_sync_unknown_to_member(records: Sequence[Record]) -> list[Violation]:
+def check_sync_unknown_to_member(records: Sequence[LogRecord]) -> list[Violation]:
     """``sync_unknown_to_member``: a member of the group answered UNKNOWN_MEMBER_ID to its
     SyncGroup (module docstring)."""
     found: list[Violation] = []
     members: set[str] = set()
     for r in records:
-        kind = r.get("kind")
-        if kind in ("generation", "group_loaded"):
-            members = {str(m) for m in r.get("member_ids") or ()}
-        elif kind == "member_added":
-            members.add(str(r.get("member_id")))
-        elif kind == "member_replaced":
-            members.discard(str(r.get("old_member_id")))
-            members.add(str(r.get("member_id")))
-        elif kind == "member_removed":
-            members.discard(str(r.get("member_id")))
-        elif (
-            kind == "sync_group_response"
-            and r.get("error") == "UNKNOWN_MEMBER_ID"
-            and str(r.get("member_id")) in members
-        ):
-            found.append(
-                violation(
-                    SYNC_UNKNOWN_TO_MEMBER,
-                    f"{r.get('member')} ({r.get('member_id')}), a member of the group, was "
-                    f"answered UNKNOWN_MEMBER_ID to its SyncGroup of generation "
-                    f"{r.get('generation')} (classicGroupSync: REBALANCE_IN_PROGRESS while the "
-                    "group rebalances)",
-                    r,
-                    member=r.get("member"),
-                    member_id=r.get("member_id"),
-                    generation=r.get("generation"),
-                )
-            )
-    return found
-
-
-@reads("rebalance_heartbeat", "completing_heartbeat", "member_removed")
-def check_session_after_heartbeat(records: Sequence[Record]) -> list[Violation]:
-    """``session_expired_after_heartbeat``: a member removed for its session sooner than a
-    session timeout after a Heartbeat of a rebalance that the coordinator accepted."""
-    found: list[Violation] = []
-    last: dict[tuple[Any, str], Record] = {}  # (group, member id) -> its latest tapped beat
-    for r in records:
-        kind = r.get("kind")
-        if kind in ("rebalance_heartbeat", "completing_heartbeat"):
-            if r.get("error") in _EXTENDING:
-                last[(r.get("group"), str(r.get("member_id")))] = r
-        elif kind == "member_removed" and r.get("reason") == "session_timeout":
-            beat = last.get((r.get("group"), str(r.get("member_id"))))
-            timeout = r.get("session_timeout_ms")
-            if beat is None or not isinstance(timeout, int):
-                continue
-            t = int(r.get("t_ms") or 0)
-            slack = SERVE_TIMER_SLACK_MS if "group" in r else 0
-            due = int(beat.get("t_ms") or 0) + timeout
-            if t + slack < due:
+        match r:
+            case k.Generation(member_ids=ids) | k.GroupLoaded(member_ids=ids):
+                members = set(ids)
+            case k.MemberAdded(member_id=member_id):
+                members.add(member_id)
+            case k.MemberReplaced(old_member_id=old, member_id=member_id):
+                members.discard(old)
+                members.add(member_id)
+            case k.MemberRemoved(member_id=member_id):
+                members.discard(member_id)
+            case k.SyncGroupResponse(error="UNKNOWN_MEMBER_ID", member=member, member_id=mid) if (
+                mid in members
+            ):
                 found.append(
-                    violation(
-                        SESSION_EXPIRED_AFTER_HEARTBEAT,
-                        f"{r.get('member')} ({r.get('member_id')}) removed for its session at "
-                        f"{t} ms, though its Heartbeat at {beat.get('t_ms')} ms was answered "
-                        f"{beat.get('error')} ({kind}: session {timeout} ms, due {due} ms; "
-                        "classicGroupHeartbeat reschedules the session in every state)",
+                    violation_at(
+                        SYNC_UNKNOWN_TO_MEMBER,
+                        f"{member} ({mid}), a member of the group, was "
+                        f"answered UNKNOWN_MEMBER_ID to its SyncGroup of generation "
+                        f"{r.generation} (classicGroupSync: REBALANCE_IN_PROGRESS while the "
+                        "group rebalances)",
                         r,
-                        member=r.get("member"),
-                        member_id=r.get("member_id"),
+                        member=member,
+                        member_id=mid,
+                        generation=r.generation,
                     )
                 )
     return found
 
 
-@reads("sync_group_response", "join_group_request", *_ENDS_JUDGEMENT)
-def check_member_id_kept(records: Sequence[Record]) -> list[Violation]:
+@reads_typed("rebalance_heartbeat", "completing_heartbeat", "member_removed")
+def check_session_after_heartbeat(records: Sequence[LogRecord]) -> list[Violation]:
+    """``session_expired_after_heartbeat``: a member removed for its session sooner than a
+    session timeout after a Heartbeat of a rebalance that the coordinator accepted."""
+    found: list[Violation] = []
+    # (group, member id) -> its latest tapped beat (a tapped beat names no group)
+    last: dict[tuple[str | None, str], k.RebalanceHeartbeat | k.CompletingHeartbeat] = {}
+    for r in records:
+        match r:
+            case k.RebalanceHeartbeat() | k.CompletingHeartbeat():
+                if r.error in _EXTENDING:
+                    last[(None, r.member_id)] = r
+            case k.MemberRemoved(
+                reason="session_timeout", session_timeout_ms=int() as timeout, t_ms=t
+            ):
+                group = None if r.group is UNSET else r.group
+                beat = last.get((group, r.member_id))
+                if beat is None:
+                    continue
+                slack = SERVE_TIMER_SLACK_MS if group is not None else 0
+                due = beat.t_ms + timeout
+                if t + slack < due:
+                    found.append(
+                        violation_at(
+                            SESSION_EXPIRED_AFTER_HEARTBEAT,
+                            f"{r.member} ({r.member_id}) removed for its session at "
+                            f"{t} ms, though its Heartbeat at {beat.t_ms} ms was answered "
+                            f"{beat.error} (member_removed: session {timeout} ms, due {due} ms; "
+                            "classicGroupHeartbeat reschedules the session in every state)",
+                            r,
+                            member=r.member,
+                            member_id=r.member_id,
+                        )
+                    )
+    return found
+
+
+@reads_typed("sync_group_response", "join_group_request", *_ENDS_JUDGEMENT)
+def check_member_id_kept(records: Sequence[LogRecord]) -> list[Violation]:
     """``member_id_dropped``: a member rejoined without its member id after ILLEGAL_GENERATION
     (module docstring)."""
     found: list[Violation] = []
     expect: dict[str, str] = {}  # member -> the member id its next JoinGroup must carry
     synced: set[str] = set()  # members whose latest SyncGroup succeeded, no JoinGroup since
     for r in records:
-        kind = r.get("kind")
-        member = str(r.get("member"))
-        if kind == "sync_group_response":
-            expect.pop(member, None)
-            synced.discard(member)
-            if r.get("error") == "ILLEGAL_GENERATION" and r.get("member_id"):
-                expect[member] = str(r["member_id"])
-            elif r.get("error") == "NONE":
-                synced.add(member)
-        elif kind in _ENDS_JUDGEMENT:
-            expect.pop(member, None)
-            synced.discard(member)
-        elif kind == "join_group_request":
-            wanted = expect.pop(member, None)
-            first = member in synced
-            synced.discard(member)
-            mid = str(r.get("member_id") or "")
-            if wanted is None and first and r.get("reason") == _HEARTBEAT_ILLEGAL and not mid:
-                wanted = "its member id"
-            if wanted is not None and mid != wanted:
-                found.append(
-                    violation(
-                        MEMBER_ID_DROPPED,
-                        f"{member} rejoined with member id {mid!r} after ILLEGAL_GENERATION, "
-                        f"not {wanted} (resetGenerationOnResponseError keeps the member id)",
-                        r,
-                        member=member,
-                        member_id=mid,
+        match r:
+            case k.SyncGroupResponse(member=member, error=error, member_id=member_id):
+                expect.pop(member, None)
+                synced.discard(member)
+                if error == "ILLEGAL_GENERATION" and member_id:
+                    expect[member] = member_id
+                elif error == "NONE":
+                    synced.add(member)
+            case k.JoinGroupRequest(member=member, member_id=mid):
+                wanted = expect.pop(member, None)
+                first = member in synced
+                synced.discard(member)
+                if wanted is None and first and r.reason == _HEARTBEAT_ILLEGAL and not mid:
+                    wanted = "its member id"
+                if wanted is not None and mid != wanted:
+                    found.append(
+                        violation_at(
+                            MEMBER_ID_DROPPED,
+                            f"{member} rejoined with member id {mid!r} after ILLEGAL_GENERATION, "
+                            f"not {wanted} (resetGenerationOnResponseError keeps the member id)",
+                            r,
+                            member=member,
+                            member_id=mid,
+                        )
                     )
-                )
+            case (
+                k.JoinGroupResponse(member=member)
+                | k.LeaveGroup(member=member)
+                | k.MemberStart(member=member)
+                | k.MemberStop(member=member)
+                | k.MemberFatal(member=member)
+            ):
+                expect.pop(member, None)
+                synced.discard(member)
     return found
 
 
-@reads("partitions_revoked")
-def check_lost_not_revoked(records: Sequence[Record]) -> list[Violation]:
+@reads_typed("partitions_revoked")
+def check_lost_not_revoked(records: Sequence[LogRecord]) -> list[Violation]:
     """``revoked_without_generation``: a consumer revoked (committed) partitions while it had
     no generation (module docstring)."""
     found: list[Violation] = []
     for r in records:
-        generation = r.get("generation")
-        if r.get("kind") == "partitions_revoked" and isinstance(generation, int) and generation < 0:
+        if isinstance(r, ku.PartitionsRevoked) and r.generation < 0:
             found.append(
-                violation(
+                violation_at(
                     REVOKED_WITHOUT_GENERATION,
-                    f"{r.get('member')} revoked {r.get('partitions')} without a generation "
-                    f"({r.get('reason')}): KIP-429 gives them up as lost (onPartitionsLost)",
+                    f"{r.member} revoked {r.partitions} without a generation "
+                    f"({r.reason}): KIP-429 gives them up as lost (onPartitionsLost)",
                     r,
-                    member=r.get("member"),
+                    member=r.member,
                 )
             )
     return found
 
 
-@reads("generation", "group_loaded", "group_state", "join_group_request", "join_group_response")
-def check_leader_rejoin_rebalances(records: Sequence[Record]) -> list[Violation]:
+@reads_typed(
+    "generation", "group_loaded", "group_state", "join_group_request", "join_group_response"
+)
+def check_leader_rejoin_rebalances(records: Sequence[LogRecord]) -> list[Violation]:
     """``leader_rejoin_not_rebalanced``: the leader's JoinGroup to a Stable group was answered
     the current generation (module docstring)."""
     found: list[Violation] = []
     generation: int | None = None
     leader: str | None = None
     stable = False
-    waiting: dict[str, tuple[int, Record]] = {}  # member -> (generation, its leader JoinGroup)
+    # member -> (generation, its leader JoinGroup)
+    waiting: dict[str, tuple[int, k.JoinGroupRequest]] = {}
     for r in records:
-        kind = r.get("kind")
-        if kind == "generation":
-            generation, leader = r.get("generation"), r.get("leader_id")
-        elif kind == "group_loaded":
-            generation, leader = r.get("generation"), r.get("leader_id")
-            stable = r.get("state") == "Stable"
-        elif kind == "group_state":
-            stable = r.get("to") == "Stable"
-        elif kind == "join_group_request":
-            member = str(r.get("member"))
-            waiting.pop(member, None)
-            mid = r.get("member_id")
-            if stable and mid and mid == leader and isinstance(generation, int):
-                waiting[member] = (generation, r)
-        elif kind == "join_group_response":
-            sent = waiting.pop(str(r.get("member")), None)
-            if sent is None or r.get("error") != "NONE" or r.get("generation") != sent[0]:
-                continue
-            found.append(
-                violation(
-                    LEADER_REJOIN_NOT_REBALANCED,
-                    f"{r.get('member')}, leader of generation {sent[0]}, rejoined the Stable "
-                    f"group at {sent[1].get('t_ms')} ms and was answered generation "
-                    f"{sent[0]} again (classicGroupJoinExistingMember: a leader's JoinGroup "
-                    "rebalances)",
-                    r,
-                    member=r.get("member"),
-                    member_id=r.get("member_id"),
-                    generation=sent[0],
+        match r:
+            case k.Generation():
+                generation, leader = r.generation, r.leader_id
+            case k.GroupLoaded():
+                generation, leader = r.generation, r.leader_id
+                stable = r.state == "Stable"
+            case k.GroupState(to=to):
+                stable = to == "Stable"
+            case k.JoinGroupRequest(member=member, member_id=mid):
+                waiting.pop(member, None)
+                if stable and mid and mid == leader and isinstance(generation, int):
+                    waiting[member] = (generation, r)
+            case k.JoinGroupResponse(member=member):
+                sent = waiting.pop(member, None)
+                if sent is None or r.error != "NONE" or r.generation != sent[0]:
+                    continue
+                found.append(
+                    violation_at(
+                        LEADER_REJOIN_NOT_REBALANCED,
+                        f"{member}, leader of generation {sent[0]}, rejoined the Stable "
+                        f"group at {sent[1].t_ms} ms and was answered generation "
+                        f"{sent[0]} again (classicGroupJoinExistingMember: a leader's JoinGroup "
+                        "rebalances)",
+                        r,
+                        member=member,
+                        member_id=r.member_id,
+                        generation=sent[0],
+                    )
                 )
-            )
     return found
 
 

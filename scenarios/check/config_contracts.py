@@ -17,43 +17,46 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from scenarios.check.log_rules import Record, Violation, reads, violation
+from scenarios.check.log_rules import Violation, reads_typed, violation_at
+from scenarios.eventlog import kinds as k
+from scenarios.eventlog import kinds_connect as kc
+from scenarios.eventlog.records import LogRecord
 
 __all__ = ["CONFIG_BEHIND_ASSIGNMENT", "check_config_before_work"]
 
 CONFIG_BEHIND_ASSIGNMENT = "config_behind_assignment"
 
-_STARTS = {"connector_start": "connector", "task_start": "task"}
 
-
-@reads("member_start", "assignment", *_STARTS)
-def check_config_before_work(records: Sequence[Record]) -> list[Violation]:
+@reads_typed("member_start", "assignment", "connector_start", "task_start")
+def check_config_before_work(records: Sequence[LogRecord]) -> list[Violation]:
     """``config_behind_assignment``: a worker starts an assignment's work only at (or past)
     the assignment's config offset (module doc)."""
     found: list[Violation] = []
     offset_of: dict[tuple[str, int], int] = {}  # (member, generation) -> assignment's offset
     for r in records:
-        kind = r.get("kind")
-        member = str(r.get("member"))
-        if kind == "member_start":
-            for key in [k for k in offset_of if k[0] == member]:
-                del offset_of[key]
-        elif kind == "assignment" and r.get("error") == 0 and "config_offset" in r:
-            offset_of[(member, int(r.get("generation") or 0))] = int(r["config_offset"])
-        elif kind in _STARTS and isinstance(r.get("config_offset"), int):
-            leader = offset_of.get((member, int(r.get("generation") or 0)))
-            if leader is not None and r["config_offset"] < leader:
-                what = _STARTS[str(kind)]
-                found.append(
-                    violation(
-                        CONFIG_BEHIND_ASSIGNMENT,
-                        f"{member} started {what} {r.get(what)} of generation "
-                        f"{r.get('generation')} at config offset {r['config_offset']}, behind "
-                        f"its assignment's offset {leader}: a worker behind the leader reads "
-                        "the config first (KIP-415, DistributedHerder#handleRebalanceCompleted)",
-                        r,
-                        member=member,
-                        generation=r.get("generation"),
+        match r:
+            case k.MemberStart(member=member):
+                for key in [key for key in offset_of if key[0] == member]:
+                    del offset_of[key]
+            case k.Assignment(member=member, error=0, config_offset=int() as offset):
+                offset_of[(member, r.generation)] = offset
+            case (
+                kc.ConnectorStart(member=member, connector=job, config_offset=int() as at)
+                | kc.TaskStart(member=member, task=job, config_offset=int() as at)
+            ):
+                leader = offset_of.get((member, r.generation))
+                if leader is not None and at < leader:
+                    what = "connector" if isinstance(r, kc.ConnectorStart) else "task"
+                    found.append(
+                        violation_at(
+                            CONFIG_BEHIND_ASSIGNMENT,
+                            f"{member} started {what} {job} of generation {r.generation} at "
+                            f"config offset {at}, behind its assignment's offset {leader}: a "
+                            "worker behind the leader reads the config first (KIP-415, "
+                            "DistributedHerder#handleRebalanceCompleted)",
+                            r,
+                            member=member,
+                            generation=r.generation,
+                        )
                     )
-                )
     return found

@@ -53,11 +53,15 @@ import base64
 import functools
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import TypeGuard
+
+from msgspec import UNSET
 
 from protocol.connect_codec import decode_subscription_v1
 from protocol.primitives import DecodeError
-from scenarios.check.log_rules import Record, Violation, violation
+from scenarios.check.log_rules import Violation, reads_typed, violation_at
+from scenarios.eventlog import kinds as k
+from scenarios.eventlog.records import LogRecord
 
 __all__ = [
     "CONNECT_CONTRACT_INVARIANTS",
@@ -88,20 +92,26 @@ _INCREMENTAL = frozenset({"compatible", "sessioned"})
 _KINDS = ("connectors", "tasks")
 
 
-def _judged(r: Record) -> bool:
+def _judged(r: LogRecord) -> TypeGuard[k.Assignor]:
     return (
-        r.get("kind") == "assignor"
-        and r.get("protocol") in _INCREMENTAL
-        and r.get("error") == 0
-        and isinstance(r.get("inputs"), Mapping)
+        isinstance(r, k.Assignor)
+        and r.protocol in _INCREMENTAL
+        and r.error == 0
+        and isinstance(r.inputs, k.AssignorInputs)
     )
 
 
-def _held(inputs: Mapping[str, Any]) -> dict[str, dict[str, set[str]]] | None:
+def _inputs(r: k.Assignor) -> k.AssignorInputs:
+    """The inputs of a judged round (:func:`_judged`)."""
+    assert isinstance(r.inputs, k.AssignorInputs)
+    return r.inputs
+
+
+def _held(inputs: k.AssignorInputs) -> dict[str, dict[str, set[str]]] | None:
     """Member id -> {connectors, tasks} it holds, from its JoinGroup metadata (``None`` if a
     member's bytes do not decode)."""
     out: dict[str, dict[str, set[str]]] = {}
-    for member_id, encoded in inputs.get("members") or ():
+    for member_id, encoded in inputs.members:
         allocation = _allocation(encoded)
         if allocation is None:
             return None
@@ -124,13 +134,12 @@ def _allocation(encoded: str) -> tuple[frozenset[str], frozenset[str]] | None:
     return frozenset(allocation.connectors), frozenset(str(t) for t in allocation.tasks)
 
 
-def _configured(r: Record, inputs: Mapping[str, Any]) -> dict[str, set[str]] | None:
+def _configured(r: k.Assignor, inputs: k.AssignorInputs) -> dict[str, set[str]] | None:
     """The snapshot the leader assigned: the one whose offset is the record's
     ``config_offset`` (``configSnapshot`` or ``configFreshSnapshot``)."""
-    for key in ("snapshot", "fresh_snapshot"):
-        snap = inputs.get(key)
-        if isinstance(snap, Mapping) and snap.get("offset") == r.get("config_offset"):
-            counts: Mapping[str, int] = snap.get("connectors") or {}
+    for snap in (inputs.snapshot, inputs.fresh_snapshot):
+        if isinstance(snap, k.ConfigView) and snap.offset == r.config_offset:
+            counts = snap.connectors
             return {
                 "connectors": set(counts),
                 "tasks": {f"{c}-{i}" for c, n in counts.items() for i in range(n)},
@@ -138,8 +147,16 @@ def _configured(r: Record, inputs: Mapping[str, Any]) -> dict[str, set[str]] | N
     return None
 
 
-def _work(r: Record, key: str, member_id: str, kind: str) -> set[str]:
-    return set(((r.get(key) or {}).get(member_id) or {}).get(kind) or ())
+def _items(work: k.Work | object, kind: str) -> set[str]:
+    """The ``kind`` (``connectors`` or ``tasks``) of a ``Work`` (none when absent)."""
+    if not isinstance(work, k.Work):
+        return set()
+    return set(work.connectors if kind == "connectors" else work.tasks)
+
+
+def _work(works: Mapping[str, k.Work], member_id: str, kind: str) -> set[str]:
+    """The ``kind`` of ``member_id``'s entry in ``assigned`` or ``revoked``."""
+    return _items(works.get(member_id), kind)
 
 
 class _Round:
@@ -147,14 +164,17 @@ class _Round:
     held work, the configured work and the work held twice (per kind)."""
 
     def __init__(
-        self, r: Record, held: dict[str, dict[str, set[str]]], configured: dict[str, set[str]]
+        self, r: k.Assignor, held: dict[str, dict[str, set[str]]], configured: dict[str, set[str]]
     ) -> None:
         self.r = r
         self.held = held
         self.configured = configured
         members = set(held)
-        self.candidates_present = any(c in members for c in r.get("candidates") or ())
-        self.lost: Mapping[str, Sequence[str]] = r.get("lost") or {}
+        self.candidates_present = any(c in members for c in r.candidates or ())
+
+    def lost(self, kind: str) -> set[str]:
+        """The round's lost work of ``kind``."""
+        return _items(self.r.lost, kind)
 
     def twice(self, kind: str) -> set[str]:
         counts = Counter(x for h in self.held.values() for x in h[kind])
@@ -162,31 +182,30 @@ class _Round:
 
     def load_balancing(self, member_id: str, kind: str, twice: set[str]) -> set[str]:
         """The member's load-balancing revocations: configured, held by no one else."""
-        return (_work(self.r, "revoked", member_id, kind) & self.configured[kind]) - twice
+        return (_work(self.r.revoked, member_id, kind) & self.configured[kind]) - twice
 
     def dealt(self, member_id: str, kind: str) -> set[str]:
         """Lost work dealt to this member before the revocations were computed (to candidate
         workers at the delay's expiry: ``handleLostAssignments`` adds it to their load)."""
         if not self.candidates_present:
             return set()
-        given = _work(self.r, "assigned", member_id, kind) | _work(
-            self.r, "revoked", member_id, kind
-        )
+        given = _work(self.r.assigned, member_id, kind) | _work(self.r.revoked, member_id, kind)
         mine = self.held.get(member_id, {}).get(kind, set())
-        return (given & set(self.lost.get(kind) or ())) - mine
+        return (given & self.lost(kind)) - mine
 
 
-def _rounds(records: Sequence[Record]) -> Iterator[_Round]:
+def _rounds(records: Sequence[LogRecord]) -> Iterator[_Round]:
     for r in records:
-        if r.get("kind") != "assignor" or not _judged(r) or not r.get("revoked"):
+        if not _judged(r) or not r.revoked:
             continue
-        held = _held(r["inputs"])
-        configured = _configured(r, r["inputs"])
+        held = _held(_inputs(r))
+        configured = _configured(r, _inputs(r))
         if held and configured is not None:
             yield _Round(r, held, configured)
 
 
-def check_revocation_floor(records: Sequence[Record]) -> list[Violation]:
+@reads_typed("assignor")
+def check_revocation_floor(records: Sequence[LogRecord]) -> list[Violation]:
     """``revoked_below_floor``: load balancing never takes a worker below the floor."""
     found: list[Violation] = []
     for rnd in _rounds(records):
@@ -194,23 +213,23 @@ def check_revocation_floor(records: Sequence[Record]) -> list[Violation]:
         for kind in _KINDS:
             floor = len(rnd.configured[kind]) // len(rnd.held)
             twice = rnd.twice(kind)
-            for member_id in r.get("revoked") or {}:
+            for member_id in r.revoked:
                 if not rnd.load_balancing(member_id, kind, twice):
                     continue
                 mine = rnd.held.get(member_id, {}).get(kind, set())
-                revoked = _work(r, "revoked", member_id, kind)
-                dealt = _work(r, "assigned", member_id, kind) & set(rnd.lost.get(kind) or ())
+                revoked = _work(r.revoked, member_id, kind)
+                dealt = _work(r.assigned, member_id, kind) & rnd.lost(kind)
                 keeps = len(mine - revoked) + len(dealt)
                 if keeps < floor:
                     found.append(
-                        violation(
+                        violation_at(
                             REVOKED_BELOW_FLOOR,
-                            f"generation {r.get('generation')}: {member_id} keeps {keeps} "
+                            f"generation {r.generation}: {member_id} keeps {keeps} "
                             f"{kind} after revoking {sorted(revoked)}; load balancing keeps at "
                             f"least floor({len(rnd.configured[kind])} / {len(rnd.held)}) = "
                             f"{floor}",
                             r,
-                            generation=r.get("generation"),
+                            generation=r.generation,
                             member=member_id,
                         )
                     )
@@ -218,8 +237,8 @@ def check_revocation_floor(records: Sequence[Record]) -> list[Violation]:
 
 
 def _balancing(
-    records: Sequence[Record],
-) -> Iterator[tuple[Record, str, dict[str, set[str]], dict[str, int], int]]:
+    records: Sequence[LogRecord],
+) -> Iterator[tuple[k.Assignor, str, dict[str, set[str]], dict[str, int], int]]:
     """Per judged round and kind with load-balancing revocations: the record, the kind, each
     member's load-balancing revocations, each member's load before them, and the configured
     count."""
@@ -227,18 +246,19 @@ def _balancing(
         r = rnd.r
         for kind in _KINDS:
             twice = rnd.twice(kind)
-            moving = {m: rnd.load_balancing(m, kind, twice) for m in r.get("revoked") or {}}
+            moving = {m: rnd.load_balancing(m, kind, twice) for m in r.revoked}
             moving = {m: items for m, items in moving.items() if items}
             if not moving:
                 continue
             loads = {}
             for member_id, work in rnd.held.items():
-                other = _work(r, "revoked", member_id, kind) - moving.get(member_id, set())
+                other = _work(r.revoked, member_id, kind) - moving.get(member_id, set())
                 loads[member_id] = len(work[kind] - other) + len(rnd.dealt(member_id, kind))
             yield r, kind, moving, loads, len(rnd.configured[kind])
 
 
-def check_revoked_while_balanced(records: Sequence[Record]) -> list[Violation]:
+@reads_typed("assignor")
+def check_revoked_while_balanced(records: Sequence[LogRecord]) -> list[Violation]:
     """``revoked_while_balanced``: load balancing revokes only from an unbalanced load."""
     found: list[Violation] = []
     for r, kind, moving, by_member, total in _balancing(records):
@@ -247,21 +267,22 @@ def check_revoked_while_balanced(records: Sequence[Record]) -> list[Violation]:
         if loads.count(low + 1) == extra and loads.count(low) + extra == len(loads):
             member_id = min(moving)
             found.append(
-                violation(
+                violation_at(
                     REVOKED_WHILE_BALANCED,
-                    f"generation {r.get('generation')}: {kind} "
+                    f"generation {r.generation}: {kind} "
                     f"{sorted(moving[member_id])} revoked from {member_id} for load "
                     f"balancing although the loads {sorted(loads)} were balanced "
                     f"({total} over {len(loads)} workers)",
                     r,
-                    generation=r.get("generation"),
+                    generation=r.generation,
                     member=member_id,
                 )
             )
     return found
 
 
-def check_revocation_leaves_excess(records: Sequence[Record]) -> list[Violation]:
+@reads_typed("assignor")
+def check_revocation_leaves_excess(records: Sequence[LogRecord]) -> list[Violation]:
     """``revocation_leaves_excess``: a load-balancing round revokes every excess."""
     found: list[Violation] = []
     for r, kind, moving, by_member, total in _balancing(records):
@@ -271,70 +292,71 @@ def check_revocation_leaves_excess(records: Sequence[Record]) -> list[Violation]
         at_ceiling = sorted(m for m, n in after.items() if n == low + 1)
         if over or len(at_ceiling) > extra:
             found.append(
-                violation(
+                violation_at(
                     REVOCATION_LEAVES_EXCESS,
-                    f"generation {r.get('generation')}: after the load-balancing revocations "
+                    f"generation {r.generation}: after the load-balancing revocations "
                     f"the {kind} loads are {dict(sorted(after.items()))}: "
                     f"{total} over {len(after)} workers allows at most {extra} at {low + 1} "
                     "and none above",
                     r,
-                    generation=r.get("generation"),
+                    generation=r.generation,
                     member=(over or at_ceiling)[0],
                 )
             )
     return found
 
 
-def check_lost_work_to_candidates(records: Sequence[Record]) -> list[Violation]:
+def _present_candidates(r: k.Assignor) -> list[str]:
+    """The round's candidate workers (``candidates``) that are members of it."""
+    members = {m for m, _ in _inputs(r).members}
+    return [c for c in r.candidates or () if c in members]
+
+
+@reads_typed("assignor")
+def check_lost_work_to_candidates(records: Sequence[LogRecord]) -> list[Violation]:
     """``lost_work_not_returned``: lost work handed out goes to the candidate workers."""
     found: list[Violation] = []
     for r in records:
-        if r.get("kind") != "assignor" or not _judged(r) or not r.get("lost"):
+        if not _judged(r) or r.lost is UNSET or not r.candidates:
             continue
-        if not r.get("candidates"):
-            continue
-        members = {m for m, _ in r["inputs"].get("members") or ()}
-        present = [c for c in r["candidates"] if c in members]
+        present = _present_candidates(r)
         if not present:
             continue
-        lost = r["lost"]
-        for member_id in r.get("assigned") or {}:
+        for member_id in r.assigned:
             if member_id in present:
                 continue
             for kind in _KINDS:
-                given = _work(r, "assigned", member_id, kind) & set(lost.get(kind) or ())
+                given = _work(r.assigned, member_id, kind) & _items(r.lost, kind)
                 if given:
                     found.append(
-                        violation(
+                        violation_at(
                             LOST_WORK_NOT_RETURNED,
-                            f"generation {r.get('generation')}: lost {kind} {sorted(given)} "
+                            f"generation {r.generation}: lost {kind} {sorted(given)} "
                             f"assigned to {member_id}, not to the candidate workers {present}",
                             r,
-                            generation=r.get("generation"),
+                            generation=r.generation,
                             member=member_id,
                         )
                     )
     return found
 
 
-def check_lost_work_dealt_evenly(records: Sequence[Record]) -> list[Violation]:
+@reads_typed("assignor")
+def check_lost_work_dealt_evenly(records: Sequence[LogRecord]) -> list[Violation]:
     """``lost_work_dealt_unevenly``: the candidates' shares of the lost work differ by one at
     most (per kind), when the lost work handed out in the round went to present candidates
     only (some of it may be withheld: the shares count what each candidate got)."""
     found: list[Violation] = []
     for r in records:
-        if not _judged(r) or not r.get("lost") or not r.get("candidates"):
+        if not _judged(r) or r.lost is UNSET or not r.candidates:
             continue
-        members = {m for m, _ in r["inputs"].get("members") or ()}
-        present = [c for c in r["candidates"] if c in members]
+        present = _present_candidates(r)
         if len(present) < 2:
             continue
         for kind in _KINDS:
-            lost = set(r["lost"].get(kind) or ())
-            shares = {c: _work(r, "assigned", c, kind) & lost for c in present}
-            given = set().union(
-                *(_work(r, "assigned", m, kind) & lost for m in r.get("assigned") or {})
-            )
+            lost = _items(r.lost, kind)
+            shares = {c: _work(r.assigned, c, kind) & lost for c in present}
+            given = set().union(*(_work(r.assigned, m, kind) & lost for m in r.assigned))
             # judged when lost work was handed out and only to present candidates: at the
             # expiry Kafka deals all of it, so a candidate left short of its share (the rest
             # withheld for a later round) breaks the rule as much as one given too much
@@ -343,12 +365,12 @@ def check_lost_work_dealt_evenly(records: Sequence[Record]) -> list[Violation]:
             counts = {c: len(got) for c, got in shares.items()}
             if max(counts.values()) - min(counts.values()) > 1:
                 found.append(
-                    violation(
+                    violation_at(
                         LOST_WORK_DEALT_UNEVENLY,
-                        f"generation {r.get('generation')}: lost {kind} dealt to the candidate "
+                        f"generation {r.generation}: lost {kind} dealt to the candidate "
                         f"workers as {counts} (round robin differs by one at most)",
                         r,
-                        generation=r.get("generation"),
+                        generation=r.generation,
                     )
                 )
     return found

@@ -45,9 +45,13 @@ to a referee (docs/chaos.md "Contract rules").
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
-from scenarios.check.log_rules import Record, Violation, violation
+from msgspec import UNSET
+
+from scenarios.check.log_rules import Record, Violation, reads_typed, violation_at
+from scenarios.eventlog import kinds as k
+from scenarios.eventlog import kinds_consumer as ku
+from scenarios.eventlog.records import LogRecord
 
 __all__ = [
     "CONSUMER_CONTRACT_INVARIANTS",
@@ -81,6 +85,14 @@ def _topics(records: Sequence[Record]) -> Mapping[str, int] | None:
     return None
 
 
+def _typed_topics(records: Sequence[LogRecord]) -> Mapping[str, int] | None:
+    """:func:`_topics` over typed records."""
+    for r in records:
+        if isinstance(r, k.RunStart):
+            return r.topics if r.app == "consumer" and isinstance(r.topics, dict) else None
+    return None
+
+
 class _EqualSubscriptions:
     """Whether the leader's next round saw equal subscriptions (the module docstring):
     :meth:`see` every record in log order, then ask :meth:`judged` on a ``consumer_assignor``."""
@@ -96,11 +108,26 @@ class _EqualSubscriptions:
         if kind == "member_start" or (
             kind == "subscription_changed" and frozenset(r.get("topics") or ()) == self._every
         ):
-            if name in self._narrowed:
-                self._narrowed.discard(name)
-                self._settling = not self._narrowed
+            self._back(name)
         elif kind == "subscription_changed":
             self._narrowed.add(name)
+
+    def see_record(self, r: LogRecord) -> None:
+        """:meth:`see` for a typed record."""
+        match r:
+            case k.MemberStart(member=name):
+                self._back(name)
+            case ku.SubscriptionChanged(member=name, topics=topics):
+                if frozenset(topics) == self._every:
+                    self._back(name)
+                else:
+                    self._narrowed.add(name)
+
+    def _back(self, name: str) -> None:
+        """``name`` subscribes to every topic again."""
+        if name in self._narrowed:
+            self._narrowed.discard(name)
+            self._settling = not self._narrowed
 
     def judged(self) -> bool:
         """For a ``consumer_assignor`` record (after :meth:`see` of it)."""
@@ -134,27 +161,41 @@ class _Partitions:
         """For a ``consumer_assignor`` record."""
         return sum(self.of(r).values())
 
+    def see_record(self, r: LogRecord) -> None:
+        """:meth:`see` for a typed record."""
+        if isinstance(r, ku.PartitionsAdded):
+            self.counts[r.topic] = r.partitions
+
+    def total_of(self, r: ku.ConsumerAssignor) -> int:
+        """:meth:`total` for a typed ``consumer_assignor`` record."""
+        inputs = r.inputs
+        if isinstance(inputs, ku.ConsumerAssignorInputs) and inputs.topics:
+            return sum(len(parts) for parts in inputs.topics.values())
+        return sum(self.counts.values())
+
 
 def _spread(counts: Sequence[int]) -> int:
     return max(counts) - min(counts) if counts else 0
 
 
-def check_consumer_balance(records: Sequence[Record]) -> list[Violation]:
+@reads_typed(
+    "run_start", "member_start", "subscription_changed", "partitions_added", "consumer_assignor"
+)
+def check_consumer_balance(records: Sequence[LogRecord]) -> list[Violation]:
     """``consumer_assignment_unbalanced``: a leader's round breaks its assignor's balance."""
-    topics = _topics(records)
+    topics = _typed_topics(records)
     if not topics:
         return []
     partitions = _Partitions(topics)
     equal = _EqualSubscriptions(topics)
     found: list[Violation] = []
     for r in records:
-        equal.see(r)
-        partitions.see(r)
-        if r.get("kind") != "consumer_assignor" or not equal.judged():
+        equal.see_record(r)
+        partitions.see_record(r)
+        if not isinstance(r, ku.ConsumerAssignor) or not equal.judged():
             continue
-        total = partitions.total(r)
-        assigned: Mapping[str, Sequence[str]] = r.get("assigned") or {}
-        name = r.get("assignor")
+        total = partitions.total_of(r)
+        assigned, name = r.assigned, r.assignor
         if not assigned:
             continue
         what = ""
@@ -174,20 +215,31 @@ def check_consumer_balance(records: Sequence[Record]) -> list[Violation]:
                 what = f"counts {sorted(counts)} differ by more than one"
         if what:
             found.append(
-                violation(
+                violation_at(
                     CONSUMER_ASSIGNMENT_UNBALANCED,
-                    f"generation {r.get('generation')} ({name}): {what}",
+                    f"generation {r.generation} ({name}): {what}",
                     r,
-                    generation=r.get("generation"),
+                    generation=r.generation,
                 )
             )
     return found
 
 
-def check_sticky_keeps_owned(records: Sequence[Record]) -> list[Violation]:
+@reads_typed(
+    "run_start",
+    "member_start",
+    "subscription_changed",
+    "partitions_added",
+    "consumer_assignment",
+    "join_group_request",
+    "partitions_lost",
+    "partitions_revoked",
+    "consumer_assignor",
+)
+def check_sticky_keeps_owned(records: Sequence[LogRecord]) -> list[Violation]:
     """``sticky_partitions_moved``: a sticky leader keeps each member's owned partitions up to
     the minimum quota."""
-    topics = _topics(records)
+    topics = _typed_topics(records)
     if not topics:
         return []
     partitions = _Partitions(topics)
@@ -204,70 +256,57 @@ def check_sticky_keeps_owned(records: Sequence[Record]) -> list[Violation]:
     equal = _EqualSubscriptions(topics)
     found: list[Violation] = []
     for r in records:
-        equal.see(r)
-        partitions.see(r)
-        kind = r.get("kind")
-        if kind == "member_start":
-            config: Mapping[str, Any] = r.get("config") or {}
-            racks = racks or config.get("client.rack") is not None
-            gone = id_of.pop(r.get("member", ""), None)
-            if gone is not None:
-                owned.pop(gone, None)
-                unreported.pop(gone, None)
-        elif kind == "consumer_assignment":
-            member_id = r.get("member_id", "")
-            id_of[r.get("member", "")] = member_id
-            owned.pop(member_id, None)
-            unreported[member_id] = (
-                r.get("generation", -1),
-                r.get("protocol", ""),
-                frozenset(r.get("assigned") or ()),
-            )
-        elif kind == "join_group_request":
-            member_id = r.get("member_id", "")
-            if member_id in unreported:
-                owned[member_id] = unreported.pop(member_id)
-        elif kind in ("partitions_lost", "partitions_revoked"):
-            gone = id_of.get(r.get("member", "")) or ""
-            for table in (owned, unreported):
-                held = table.get(gone)
-                if held is not None and (
-                    kind == "partitions_lost"
-                    or held[1] != "sticky"
-                    or r.get("reason") != _EAGER_REVOKE
-                ):
-                    table.pop(gone, None)
-        # judged() first: it is asked once per round
-        elif (
-            kind == "consumer_assignor"
-            and equal.judged()
-            and r.get("assignor") in _STICKY
-            and not racks
-        ):
-            found.extend(_moved(r, owned, partitions.total(r)))
+        equal.see_record(r)
+        partitions.see_record(r)
+        match r:
+            case k.MemberStart(member=member, config=config):
+                racks = racks or config.client_rack is not UNSET
+                gone = id_of.pop(member, None)
+                if gone is not None:
+                    owned.pop(gone, None)
+                    unreported.pop(gone, None)
+            case ku.ConsumerAssignment(member=member, member_id=member_id):
+                id_of[member] = member_id
+                owned.pop(member_id, None)
+                unreported[member_id] = (r.generation, r.protocol, frozenset(r.assigned))
+            case k.JoinGroupRequest(member_id=member_id):
+                if member_id in unreported:
+                    owned[member_id] = unreported.pop(member_id)
+            case ku.PartitionsLost(member=member) | ku.PartitionsRevoked(member=member):
+                gone = id_of.get(member) or ""
+                for table in (owned, unreported):
+                    held = table.get(gone)
+                    if held is not None and (
+                        isinstance(r, ku.PartitionsLost)
+                        or held[1] != "sticky"
+                        or r.reason != _EAGER_REVOKE
+                    ):
+                        table.pop(gone, None)
+            # judged() first: it is asked once per round
+            case ku.ConsumerAssignor() if equal.judged() and r.assignor in _STICKY and not racks:
+                found.extend(_moved(r, owned, partitions.total_of(r)))
     return found
 
 
 def _moved(
-    r: Record, owned: Mapping[str, tuple[int, str, frozenset[str]]], total: int
+    r: ku.ConsumerAssignor, owned: Mapping[str, tuple[int, str, frozenset[str]]], total: int
 ) -> list[Violation]:
-    assigned: Mapping[str, Sequence[str]] = r.get("assigned") or {}
-    generation = r.get("generation", -1)
+    assigned, generation = r.assigned, r.generation
     if not assigned:
         return []
     quota = total // len(assigned)
     out: list[Violation] = []
     for member_id, parts in assigned.items():
         previous = owned.get(member_id)
-        if previous is None or previous[:2] != (generation - 1, r.get("assignor")):
+        if previous is None or previous[:2] != (generation - 1, r.assignor):
             continue
         kept = len(previous[2].intersection(parts))
         need = min(len(previous[2]), quota)
         if kept < need:
             out.append(
-                violation(
+                violation_at(
                     STICKY_PARTITIONS_MOVED,
-                    f"generation {generation} ({r.get('assignor')}): {member_id} keeps {kept} "
+                    f"generation {generation} ({r.assignor}): {member_id} keeps {kept} "
                     f"of the {len(previous[2])} partitions it owned in generation "
                     f"{generation - 1}; the sticky assignor keeps at least {need} "
                     f"(min quota {quota})",

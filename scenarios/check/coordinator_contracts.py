@@ -71,16 +71,22 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Sequence
-from typing import Any
+
+from msgspec import UNSET
 
 from scenarios.check.log_rules import (
     KnownProtocols,
-    Record,
     Violation,
     protocol_vote,
-    reads,
-    violation,
+    reads_all_typed,
+    reads_typed,
+    violation_at,
 )
+from scenarios.eventlog import kinds as k
+from scenarios.eventlog import kinds_consumer as ku
+from scenarios.eventlog import kinds_coordinator as kg
+from scenarios.eventlog import kinds_streams as ks
+from scenarios.eventlog.records import LogRecord
 
 __all__ = [
     "HEARTBEAT_NOT_REBALANCING",
@@ -124,31 +130,36 @@ STATIC_REJOIN_NOT_REBALANCED = "static_rejoin_not_rebalanced"
 
 
 def _heartbeat_answers(
-    records: Sequence[Record], kind: str, error: str, invariant: str, state: str, why: str
+    records: Sequence[LogRecord],
+    tapped: type[k.RebalanceHeartbeat | k.CompletingHeartbeat],
+    error: str,
+    invariant: str,
+    state: str,
+    why: str,
 ) -> list[Violation]:
-    """A violation for every ``kind`` record (a Heartbeat that reached the group in ``state``)
-    answered ``error``; ``why`` says what Kafka does instead."""
+    """A violation for every ``tapped`` record (a Heartbeat that reached the group in
+    ``state``) answered ``error``; ``why`` says what Kafka does instead."""
     return [
-        violation(
+        violation_at(
             invariant,
-            f"{r.get('member')}: a Heartbeat (generation {r.get('generation')}) reached the "
+            f"{r.member}: a Heartbeat (generation {r.generation}) reached the "
             f"group in {state} and was answered {error}{why}",
             r,
-            member=r.get("member"),
-            member_id=r.get("member_id"),
+            member=r.member,
+            member_id=r.member_id,
         )
         for r in records
-        if r.get("kind") == kind and r.get("error") == error
+        if isinstance(r, tapped) and r.error == error
     ]
 
 
-@reads("completing_heartbeat")
-def check_completing_heartbeat(records: Sequence[Record]) -> list[Violation]:
+@reads_typed("completing_heartbeat")
+def check_completing_heartbeat(records: Sequence[LogRecord]) -> list[Violation]:
     """``heartbeat_completing_refused``: a Heartbeat that reached a CompletingRebalance group
     was answered REBALANCE_IN_PROGRESS."""
     return _heartbeat_answers(
         records,
-        "completing_heartbeat",
+        k.CompletingHeartbeat,
         "REBALANCE_IN_PROGRESS",
         HEARTBEAT_COMPLETING_REFUSED,
         "CompletingRebalance",
@@ -156,13 +167,13 @@ def check_completing_heartbeat(records: Sequence[Record]) -> list[Violation]:
     )
 
 
-@reads("rebalance_heartbeat")
-def check_rebalance_heartbeat(records: Sequence[Record]) -> list[Violation]:
+@reads_typed("rebalance_heartbeat")
+def check_rebalance_heartbeat(records: Sequence[LogRecord]) -> list[Violation]:
     """``heartbeat_not_rebalancing``: a Heartbeat that reached a PreparingRebalance group is
     never answered ``NONE``."""
     return _heartbeat_answers(
         records,
-        "rebalance_heartbeat",
+        k.RebalanceHeartbeat,
         "NONE",
         HEARTBEAT_NOT_REBALANCING,
         "PreparingRebalance",
@@ -174,7 +185,7 @@ def check_rebalance_heartbeat(records: Sequence[Record]) -> list[Violation]:
 _LEADER_DECISIONS = frozenset({"assignor", "streams_assignment", "consumer_assignor"})
 
 
-@reads(
+@reads_typed(
     "generation",
     "group_loaded",
     "group_state",
@@ -182,50 +193,58 @@ _LEADER_DECISIONS = frozenset({"assignor", "streams_assignment", "consumer_assig
     "sync_group_request",
     *_LEADER_DECISIONS,
 )
-def check_assignment_once(records: Sequence[Record]) -> list[Violation]:
+def check_assignment_once(records: Sequence[LogRecord]) -> list[Violation]:
     """``assignment_recomputed``: a static leader that rejoined a Stable group runs no
     assignor for the generation it already assigned (KIP-814 ``skip_assignment``)."""
     found: list[Violation] = []
     leader_id: str | None = None  # the current generation's leader member id
     state: str | None = None
-    told_to_skip: dict[str, Record] = {}  # member name -> its replacement as Stable leader
+    # member name -> its replacement as Stable leader
+    told_to_skip: dict[str, k.MemberReplaced] = {}
     for r in records:
-        kind = r.get("kind")
-        name = str(r.get("member"))
-        if kind in ("generation", "group_loaded"):
-            leader_id = r.get("leader_id")
-            if kind == "group_loaded":
-                state = r.get("state")
-            told_to_skip.clear()
-        elif kind == "group_state":
-            state = r.get("to")
-            told_to_skip.clear()  # a rebalance: the member's next decision is a new round's
-        elif kind == "member_replaced":
-            if state == "Stable" and r.get("old_member_id") == leader_id:
-                leader_id = r.get("member_id")
-                told_to_skip[name] = r
-        elif kind == "sync_group_request":
-            told_to_skip.pop(name, None)
-        elif kind in _LEADER_DECISIONS and name in told_to_skip:
-            replaced = told_to_skip.pop(name)
-            found.append(
-                violation(
-                    ASSIGNMENT_RECOMPUTED,
-                    f"static leader {name} rejoined the Stable group as "
-                    f"{replaced.get('member_id')} (was {replaced.get('old_member_id')}) and ran "
-                    f"the assignor again for generation {r.get('generation')}; the coordinator "
-                    "tells it skip_assignment (KIP-814) and keeps the stored assignment",
-                    r,
-                    member=name,
-                    generation=r.get("generation"),
+        match r:
+            case k.Generation(leader_id=leader_id):
+                told_to_skip.clear()
+            case k.GroupLoaded(leader_id=leader_id, state=state):
+                told_to_skip.clear()
+            case k.GroupState(to=state):
+                told_to_skip.clear()  # a rebalance: the member's next decision is a new round's
+            case k.MemberReplaced(member=name):
+                if state == "Stable" and r.old_member_id == leader_id:
+                    leader_id = r.member_id
+                    told_to_skip[name] = r
+            case k.SyncGroupRequest(member=name):
+                told_to_skip.pop(name, None)
+            case (
+                k.Assignor(member=name)
+                | ks.StreamsAssignment(member=name)
+                | ku.ConsumerAssignor(member=name)
+            ) if name in told_to_skip:
+                replaced = told_to_skip.pop(name)
+                found.append(
+                    violation_at(
+                        ASSIGNMENT_RECOMPUTED,
+                        f"static leader {name} rejoined the Stable group as "
+                        f"{replaced.member_id} (was {replaced.old_member_id}) and ran "
+                        f"the assignor again for generation {r.generation}; the coordinator "
+                        "tells it skip_assignment (KIP-814) and keeps the stored assignment",
+                        r,
+                        member=name,
+                        generation=r.generation,
+                    )
                 )
-            )
     return found
 
 
-def _slack(r: Record) -> int:
+def _group(r: LogRecord) -> str | None:
+    """The group a record names (``groupsim serve`` tags coordinator records), or None."""
+    group = getattr(r, "group", None)  # only the coordinator's kinds and served ones have one
+    return None if group is UNSET else group
+
+
+def _slack(r: k.GroupState | k.Generation | kg.MemberPending) -> int:
     """The timer slack of a coordinator record: :data:`SERVE_TIMER_SLACK_MS` when served."""
-    return SERVE_TIMER_SLACK_MS if "group" in r else 0
+    return SERVE_TIMER_SLACK_MS if r.group is not UNSET else 0
 
 
 class _Phase:
@@ -234,226 +253,260 @@ class _Phase:
 
     __slots__ = ("record", "deadline", "initial", "reported")
 
-    def __init__(self, record: Record, deadline: int, initial: bool) -> None:
+    def __init__(self, record: k.GroupState, deadline: int, initial: bool) -> None:
         self.record = record
         self.deadline = deadline
         self.initial = initial
         self.reported = False
 
 
-def check_join_phase_length(records: Sequence[Record]) -> list[Violation]:
+#: the records that open, move or close a join phase (the others only tell the time)
+_PHASE_TYPES = frozenset({k.GroupState, kg.JoinRescheduled, k.GroupLoaded, k.MemberRemoved})
+
+
+@reads_all_typed
+def check_join_phase_length(records: Sequence[LogRecord]) -> list[Violation]:
     """``join_phase_overran`` / ``join_completed_early``: a join phase lasts the group's
     rebalance timeout at most, and less only when every member rejoined (module doc)."""
     found: list[Violation] = []
-    phases: dict[Any, _Phase] = {}  # group (None in a simulated log) -> its open join phase
+    phases: dict[str | None, _Phase] = {}  # group (None in a simulated log) -> its open phase
     for r in records:
-        t = int(r.get("t_ms") or 0)
+        t = r.t_ms
         for group, phase in phases.items():
             if not phase.reported and t > phase.deadline + _slack(phase.record):
                 phase.reported = True
                 start = phase.record
                 found.append(
-                    violation(
+                    violation_at(
                         JOIN_PHASE_OVERRAN,
-                        f"the join phase begun at {start.get('t_ms')} ms (generation "
-                        f"{start.get('generation')}, rebalance timeout "
-                        f"{start.get('rebalance_timeout_ms')} ms) was still open at {t} ms, "
+                        f"the join phase begun at {start.t_ms} ms (generation "
+                        f"{start.generation}, rebalance timeout "
+                        f"{start.rebalance_timeout_ms} ms) was still open at {t} ms, "
                         f"past its bound {phase.deadline} ms (KIP-62: the members' maximum "
                         "rebalance.timeout.ms bounds the join phase)",
                         r,
-                        generation=start.get("generation"),
+                        generation=start.generation,
                         group=group,
                     )
                 )
-        kind = r.get("kind")
-        group = r.get("group")
-        if kind == "group_state":
-            if r.get("from") == "PreparingRebalance":
+        if type(r) not in _PHASE_TYPES:
+            continue
+        group = _group(r)
+        match r:
+            case k.GroupState(from_=from_, to=to):
+                if from_ == "PreparingRebalance":
+                    phases.pop(group, None)
+                if to == "PreparingRebalance" and isinstance(r.rebalance_timeout_ms, int):
+                    timeout = r.rebalance_timeout_ms
+                    initial = from_ == "Empty"
+                    if initial:
+                        timeout = max(timeout, r.initial_rebalance_delay_ms or 0)
+                    phases[group] = _Phase(r, t + timeout, initial)
+            case kg.JoinRescheduled() if group in phases:
+                phase = phases[group]
+                phase.deadline = t + r.rebalance_timeout_ms
+                phase.reported = False
+            case k.GroupLoaded():
                 phases.pop(group, None)
-            if r.get("to") == "PreparingRebalance" and "rebalance_timeout_ms" in r:
-                timeout = int(r["rebalance_timeout_ms"])
-                initial = r.get("from") == "Empty"
-                if initial:
-                    timeout = max(timeout, int(r.get("initial_rebalance_delay_ms") or 0))
-                phases[group] = _Phase(r, t + timeout, initial)
-        elif kind == "join_rescheduled" and group in phases:
-            phase = phases[group]
-            phase.deadline = t + int(r.get("rebalance_timeout_ms") or 0)
-            phase.reported = False
-        elif kind == "group_loaded":
-            phases.pop(group, None)
-        elif (
-            kind == "member_removed"
-            and r.get("reason") == "not_rejoined"
-            and group in phases
-            and not phases[group].initial
-            and t < phases[group].deadline
-        ):
-            phase = phases[group]
-            found.append(
-                violation(
-                    JOIN_COMPLETED_EARLY,
-                    f"{r.get('member')} ({r.get('member_id')}) removed as not rejoined at "
-                    f"{t} ms, before the join phase's bound {phase.deadline} ms (begun at "
-                    f"{phase.record.get('t_ms')} ms, rebalance timeout "
-                    f"{phase.record.get('rebalance_timeout_ms')} ms): the join completed "
-                    "while a known member had time left to rejoin (KIP-62)",
-                    r,
-                    member=r.get("member"),
-                    member_id=r.get("member_id"),
-                    generation=phase.record.get("generation"),
+            case k.MemberRemoved(reason="not_rejoined") if (
+                group in phases and not phases[group].initial and t < phases[group].deadline
+            ):
+                phase = phases[group]
+                found.append(
+                    violation_at(
+                        JOIN_COMPLETED_EARLY,
+                        f"{r.member} ({r.member_id}) removed as not rejoined at "
+                        f"{t} ms, before the join phase's bound {phase.deadline} ms (begun at "
+                        f"{phase.record.t_ms} ms, rebalance timeout "
+                        f"{phase.record.rebalance_timeout_ms} ms): the join completed "
+                        "while a known member had time left to rejoin (KIP-62)",
+                        r,
+                        member=r.member,
+                        member_id=r.member_id,
+                        generation=phase.record.generation,
+                    )
                 )
-            )
     return found
 
 
-def check_pending_members(records: Sequence[Record]) -> list[Violation]:
+#: the records that add, end or list a pending member (the others only tell the time)
+_PENDING_TYPES = frozenset(
+    {
+        kg.MemberPending,
+        k.MemberAdded,
+        kg.MemberPendingRemoved,
+        k.GroupLoaded,
+        k.GroupState,
+        k.Generation,
+    }
+)
+
+
+@reads_all_typed
+def check_pending_members(records: Sequence[LogRecord]) -> list[Violation]:
     """``pending_member_kept`` / ``pending_member_listed``: a KIP-394 pending member id is
     forgotten within ``session.timeout.ms`` unless it rejoins, and is never a member of a
     generation before it rejoins (module doc)."""
     found: list[Violation] = []
-    pending: dict[tuple[Any, str], Record] = {}  # (group, member id) -> its member_pending
-    deadlines: list[tuple[int, int, Any, str]] = []  # (deadline + slack, seq, group, id) heap
+    # (group, member id) -> its member_pending
+    pending: dict[tuple[str | None, str], kg.MemberPending] = {}
+    # (deadline + slack, seq, group, id) heap
+    deadlines: list[tuple[int, int, str | None, str]] = []
     for r in records:
-        t = int(r.get("t_ms") or 0)
+        t = r.t_ms
         while deadlines and t > deadlines[0][0]:
             _, _, group, mid = heapq.heappop(deadlines)
             start = pending.pop((group, mid), None)
             if start is not None:
                 found.append(
-                    violation(
+                    violation_at(
                         PENDING_MEMBER_KEPT,
-                        f"pending member {mid} ({start.get('member')}, MEMBER_ID_REQUIRED at "
-                        f"{start.get('t_ms')} ms) still pending at {t} ms, past its session "
-                        f"timeout {start.get('session_timeout_ms')} ms (KIP-394: a pending "
+                        f"pending member {mid} ({start.member}, MEMBER_ID_REQUIRED at "
+                        f"{start.t_ms} ms) still pending at {t} ms, past its session "
+                        f"timeout {start.session_timeout_ms} ms (KIP-394: a pending "
                         "member that does not rejoin in time is forgotten)",
                         r,
-                        member=start.get("member"),
+                        member=start.member,
                         member_id=mid,
                     )
                 )
-        kind = r.get("kind")
-        group = r.get("group")
-        if kind == "member_pending":
-            mid = str(r.get("member_id"))
-            pending[(group, mid)] = r
-            deadline = t + int(r.get("session_timeout_ms") or 0) + _slack(r)
-            heapq.heappush(deadlines, (deadline, int(r.get("seq") or 0), group, mid))
-        elif kind in ("member_added", "member_pending_removed"):
-            pending.pop((group, str(r.get("member_id"))), None)
-        elif kind == "group_loaded" or (kind == "group_state" and r.get("to") == "Dead"):
-            for key in [k for k in pending if k[0] == group]:
-                del pending[key]
-        elif kind == "generation":
-            for listed in r.get("member_ids") or ():
-                start = pending.get((group, str(listed)))
-                if start is not None:
-                    found.append(
-                        violation(
-                            PENDING_MEMBER_LISTED,
-                            f"generation {r.get('generation')} lists {listed}, a pending "
-                            f"member ({start.get('member')}, MEMBER_ID_REQUIRED at "
-                            f"{start.get('t_ms')} ms) that has not rejoined (KIP-394)",
-                            r,
-                            member=start.get("member"),
-                            member_id=listed,
-                            generation=r.get("generation"),
+        if type(r) not in _PENDING_TYPES:
+            continue
+        group = _group(r)
+        match r:
+            case kg.MemberPending(member_id=mid):
+                pending[(group, mid)] = r
+                deadline = t + r.session_timeout_ms + _slack(r)
+                heapq.heappush(deadlines, (deadline, r.seq, group, mid))
+            case k.MemberAdded(member_id=mid) | kg.MemberPendingRemoved(member_id=mid):
+                pending.pop((group, mid), None)
+            case k.GroupLoaded() | k.GroupState(to="Dead"):
+                for key in [key for key in pending if key[0] == group]:
+                    del pending[key]
+            case k.Generation(member_ids=ids):
+                for listed in ids:
+                    start = pending.get((group, listed))
+                    if start is not None:
+                        found.append(
+                            violation_at(
+                                PENDING_MEMBER_LISTED,
+                                f"generation {r.generation} lists {listed}, a pending "
+                                f"member ({start.member}, MEMBER_ID_REQUIRED at "
+                                f"{start.t_ms} ms) that has not rejoined (KIP-394)",
+                                r,
+                                member=start.member,
+                                member_id=listed,
+                                generation=r.generation,
+                            )
                         )
-                    )
     return found
 
 
-@reads("generation", "group_loaded", "member_replaced", "join_group_response")
-def check_join_answer_in_generation(records: Sequence[Record]) -> list[Violation]:
+@reads_typed("generation", "group_loaded", "member_replaced", "join_group_response")
+def check_join_answer_in_generation(records: Sequence[LogRecord]) -> list[Violation]:
     """``join_answer_outside_generation``: a successful JoinGroup answer goes to a member of
     the generation it names (module doc)."""
     found: list[Violation] = []
     members: dict[int, set[str]] = {}  # generation -> its member ids (replacements added)
     latest: int | None = None
     for r in records:
-        kind = r.get("kind")
-        if kind in ("generation", "group_loaded"):
-            latest = int(r.get("generation") or 0)
-            members[latest] = {str(m) for m in r.get("member_ids") or ()}
-        elif kind == "member_replaced" and latest is not None:
-            members.setdefault(latest, set()).add(str(r.get("member_id")))
-        elif kind == "join_group_response" and r.get("error") == "NONE":
-            generation = r.get("generation")
-            known = members.get(generation) if isinstance(generation, int) else None
-            if known is not None and str(r.get("member_id")) not in known:
-                found.append(
-                    violation(
-                        JOIN_ANSWER_OUTSIDE_GENERATION,
-                        f"{r.get('member')} was answered generation {generation} as "
-                        f"{r.get('member_id')}, not one of its members: an unknown member id "
-                        "is answered UNKNOWN_MEMBER_ID (classicGroupJoinExistingMember)",
-                        r,
-                        member=r.get("member"),
-                        member_id=r.get("member_id"),
-                        generation=generation,
+        match r:
+            case (
+                k.Generation(generation=latest, member_ids=ids)
+                | k.GroupLoaded(generation=latest, member_ids=ids)
+            ):
+                members[latest] = set(ids)
+            case k.MemberReplaced(member_id=new_id) if latest is not None:
+                members.setdefault(latest, set()).add(new_id)
+            case k.JoinGroupResponse(error="NONE", generation=generation, member_id=mid):
+                known = members.get(generation)
+                if known is not None and mid not in known:
+                    found.append(
+                        violation_at(
+                            JOIN_ANSWER_OUTSIDE_GENERATION,
+                            f"{r.member} was answered generation {generation} as "
+                            f"{mid}, not one of its members: an unknown member id "
+                            "is answered UNKNOWN_MEMBER_ID (classicGroupJoinExistingMember)",
+                            r,
+                            member=r.member,
+                            member_id=mid,
+                            generation=generation,
+                        )
                     )
-                )
     return found
 
 
-def check_pending_sync(records: Sequence[Record]) -> list[Violation]:
+#: the records that open or close a generation's pending sync (the others only tell the time)
+_SYNC_TYPES = frozenset(
+    {k.Generation, kg.PendingSyncComplete, k.GroupLoaded, k.GroupState, k.MemberRemoved}
+)
+
+
+@reads_all_typed
+def check_pending_sync(records: Sequence[LogRecord]) -> list[Violation]:
     """``pending_sync_kept`` / ``pending_sync_expired_early``: a generation's members send
     SyncGroup within its rebalance timeout, or the late ones are removed at that deadline
     and the group rebalances (module doc)."""
     found: list[Violation] = []
-    open_: dict[Any, tuple[Record, int]] = {}  # group -> (its generation record, deadline)
+    # group -> (its generation record, deadline)
+    open_: dict[str | None, tuple[k.Generation, int]] = {}
     for r in records:
-        t = int(r.get("t_ms") or 0)
+        t = r.t_ms
         for group, (start, deadline) in list(open_.items()) if open_ else ():
             if t > deadline + _slack(start):
                 del open_[group]
                 found.append(
-                    violation(
+                    violation_at(
                         PENDING_SYNC_KEPT,
-                        f"generation {start.get('generation')} (join completed at "
-                        f"{start.get('t_ms')} ms) still waits for SyncGroups at {t} ms, past "
+                        f"generation {start.generation} (join completed at "
+                        f"{start.t_ms} ms) still waits for SyncGroups at {t} ms, past "
                         f"its deadline {deadline} ms: members that did not sync within the "
                         "rebalance timeout are removed and the group rebalances "
                         "(expirePendingSync)",
                         r,
-                        generation=start.get("generation"),
+                        generation=start.generation,
                     )
                 )
-        kind = r.get("kind")
-        group = r.get("group")
-        if kind == "generation":
-            open_.pop(group, None)
-            if r.get("member_ids") and "rebalance_timeout_ms" in r:
-                open_[group] = (r, t + int(r["rebalance_timeout_ms"]))
-        elif kind in ("pending_sync_complete", "group_loaded") or (
-            kind == "group_state" and r.get("to") in ("PreparingRebalance", "Empty", "Dead")
-        ):
-            open_.pop(group, None)
-        elif kind == "member_removed" and r.get("reason") == "sync_timeout":
-            pending = open_.get(group)
-            if pending is not None and t < pending[1]:
-                found.append(
-                    violation(
-                        PENDING_SYNC_EXPIRED_EARLY,
-                        f"{r.get('member')} ({r.get('member_id')}) removed for not syncing at "
-                        f"{t} ms, before generation {pending[0].get('generation')}'s deadline "
-                        f"{pending[1]} ms",
-                        r,
-                        member=r.get("member"),
-                        member_id=r.get("member_id"),
-                        generation=pending[0].get("generation"),
+        if type(r) not in _SYNC_TYPES:
+            continue
+        group = _group(r)
+        match r:
+            case k.Generation(member_ids=ids, rebalance_timeout_ms=timeout):
+                open_.pop(group, None)
+                if ids and isinstance(timeout, int):
+                    open_[group] = (r, t + timeout)
+            case (
+                kg.PendingSyncComplete()
+                | k.GroupLoaded()
+                | k.GroupState(to="PreparingRebalance" | "Empty" | "Dead")
+            ):
+                open_.pop(group, None)
+            case k.MemberRemoved(reason="sync_timeout"):
+                pending = open_.get(group)
+                if pending is not None and t < pending[1]:
+                    found.append(
+                        violation_at(
+                            PENDING_SYNC_EXPIRED_EARLY,
+                            f"{r.member} ({r.member_id}) removed for not syncing at "
+                            f"{t} ms, before generation {pending[0].generation}'s deadline "
+                            f"{pending[1]} ms",
+                            r,
+                            member=r.member,
+                            member_id=r.member_id,
+                            generation=pending[0].generation,
+                        )
                     )
-                )
     return found
 
 
 #: Records a coordinator writes while it handles one request or timer (no member's record).
-_COORDINATOR_KINDS = frozenset(
-    {"group_state", "generation", "member_added", "member_removed", "member_replaced"}
+_COORDINATOR_TYPES = frozenset(
+    {k.GroupState, k.Generation, k.MemberAdded, k.MemberRemoved, k.MemberReplaced}
 )
 
 
-def check_static_rejoin(records: Sequence[Record]) -> list[Violation]:
+@reads_all_typed
+def check_static_rejoin(records: Sequence[LogRecord]) -> list[Violation]:
     """``static_rejoin_rebalanced``: a Stable group keeps its generation when a static member
     rejoins and the vote still elects the protocol the group runs; ``static_rejoin_not_rebalanced``
     (KIP-345, ``updateStaticMemberThenRebalanceOrCompleteJoin``): it rebalances in the same
@@ -464,74 +517,67 @@ def check_static_rejoin(records: Sequence[Record]) -> list[Violation]:
     members: list[str] = []  # member ids of the current generation (replacements applied)
     protocol: str | None = None
     state: str | None = None
-    watching: Record | None = None  # a member_replaced in Stable with an unchanged vote
-    expecting: Record | None = None  # ... with a vote that elects another protocol
+    watching: k.MemberReplaced | None = None  # a member_replaced in Stable, vote unchanged
+    expecting: k.MemberReplaced | None = None  # ... with a vote that elects another protocol
     expected: str | None = None
     for r in records:
-        known.see(r)
-        kind = r.get("kind")
-        if watching is not None and (
-            kind not in _COORDINATOR_KINDS or r.get("t_ms") != watching.get("t_ms")
-        ):
+        known.see_record(r)
+        same_step = type(r) in _COORDINATOR_TYPES
+        if watching is not None and (not same_step or r.t_ms != watching.t_ms):
             watching = None
-        if expecting is not None and (
-            kind not in _COORDINATOR_KINDS or r.get("t_ms") != expecting.get("t_ms")
-        ):
+        if expecting is not None and (not same_step or r.t_ms != expecting.t_ms):
             found.append(
-                violation(
+                violation_at(
                     STATIC_REJOIN_NOT_REBALANCED,
-                    f"static member {expecting.get('member')} rejoined as "
-                    f"{expecting.get('member_id')} while Stable with a protocol list that makes "
+                    f"static member {expecting.member} rejoined as "
+                    f"{expecting.member_id} while Stable with a protocol list that makes "
                     f"the vote elect {expected}, not {protocol!r}, yet the group did not "
                     "rebalance (KIP-345)",
                     expecting,
-                    member=expecting.get("member"),
+                    member=expecting.member,
                 )
             )
             expecting = None
-        if kind in ("generation", "group_loaded"):
-            members = [str(m) for m in r.get("member_ids") or ()]
-            protocol = r.get("protocol")
-            if kind == "group_loaded":
-                state = r.get("state")
-        elif kind == "member_replaced":
-            # a rebalance at this instant is the latest rejoin's (two static members back in
-            # one millisecond: the second may change the vote)
-            watching = None
-            old, new = str(r.get("old_member_id")), str(r.get("member_id"))
-            known.adopt(str(r.get("member")), new)
-            members = [new if m == old else m for m in members]
-            if state == "Stable" and protocol is not None:
-                votes = [known.of(m) for m in members]
-                winners = protocol_vote(votes)[0] if members and all(votes) else None  # type: ignore[arg-type]
-                if winners == [protocol]:
-                    watching = r
-                elif winners is not None and protocol not in winners:
-                    expecting, expected = r, " or ".join(winners)
-        elif kind in ("member_added", "member_removed"):
-            # a new member joining (or one leaving) at this instant rebalances the group by
-            # itself: that rebalance is its, not the static rejoin's
-            watching = None
-        elif kind == "group_state":
-            if r.get("from") == "Stable" and r.get("to") == "PreparingRebalance":
-                expecting = None
-            if (
-                watching is not None
-                and r.get("from") == "Stable"
-                and r.get("to") == "PreparingRebalance"
-            ):
-                found.append(
-                    violation(
-                        STATIC_REJOIN_REBALANCED,
-                        f"static member {watching.get('member')} rejoined as "
-                        f"{watching.get('member_id')} (was {watching.get('old_member_id')}) "
-                        f"while Stable and the vote still elects {protocol!r}, yet the group "
-                        "rebalanced",
-                        r,
-                        member=watching.get("member"),
-                        generation=r.get("generation"),
-                    )
-                )
+        if not same_step and type(r) is not k.GroupLoaded:
+            continue
+        match r:
+            case k.Generation(member_ids=ids, protocol=protocol):
+                members = list(ids)
+            case k.GroupLoaded(member_ids=ids, protocol=protocol, state=state):
+                members = list(ids)
+            case k.MemberReplaced(old_member_id=old, member_id=new):
+                # a rebalance at this instant is the latest rejoin's (two static members back
+                # in one millisecond: the second may change the vote)
                 watching = None
-            state = r.get("to")
+                known.adopt(r.member, new)
+                members = [new if m == old else m for m in members]
+                if state == "Stable" and protocol is not None:
+                    votes = [known.of(m) for m in members]
+                    winners = protocol_vote(votes)[0] if members and all(votes) else None  # type: ignore[arg-type]
+                    if winners == [protocol]:
+                        watching = r
+                    elif winners is not None and protocol not in winners:
+                        expecting, expected = r, " or ".join(winners)
+            case k.MemberAdded() | k.MemberRemoved():
+                # a new member joining (or one leaving) at this instant rebalances the group by
+                # itself: that rebalance is its, not the static rejoin's
+                watching = None
+            case k.GroupState(from_=from_, to=to):
+                if from_ == "Stable" and to == "PreparingRebalance":
+                    expecting = None
+                if watching is not None and from_ == "Stable" and to == "PreparingRebalance":
+                    found.append(
+                        violation_at(
+                            STATIC_REJOIN_REBALANCED,
+                            f"static member {watching.member} rejoined as "
+                            f"{watching.member_id} (was {watching.old_member_id}) "
+                            f"while Stable and the vote still elects {protocol!r}, yet the group "
+                            "rebalanced",
+                            r,
+                            member=watching.member,
+                            generation=r.generation,
+                        )
+                    )
+                    watching = None
+                state = to
     return found

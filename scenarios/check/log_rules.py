@@ -6,10 +6,12 @@ Used by :mod:`scenarios.check.protocol_checkers` and :mod:`scenarios.check.contr
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from scenarios.check.violation import Violation
+from scenarios.eventlog import kinds as k
+from scenarios.eventlog import kinds_serve as kv
 from scenarios.eventlog.records import LogRecord
 
 __all__ = [
@@ -19,9 +21,11 @@ __all__ = [
     "TypedChecker",
     "Violation",
     "violation",
+    "violation_at",
     "protocol_vote",
     "reads",
     "reads_typed",
+    "reads_all_typed",
     "kinds_read",
     "is_typed",
 ]
@@ -66,14 +70,23 @@ def reads_typed(*kinds: str) -> Callable[[TypedChecker], TypedChecker]:
     return declare
 
 
+def reads_all_typed(checker: TypedChecker) -> TypedChecker:
+    """Declare a checker over typed records whose verdict may depend on a record of any kind
+    (a deadline judged at the next record's time, the log's last record): it reads the whole
+    log decoded (:func:`scenarios.check.protocol_checkers.protocol_violations`)."""
+    _TYPED.add(checker)
+    return checker
+
+
 def kinds_read(checker: Checker | TypedChecker) -> frozenset[str] | None:
     """The kinds ``checker`` declared with :func:`reads` or :func:`reads_typed`, or ``None``
-    (it reads every record)."""
+    (it reads every record: undeclared, or declared with :func:`reads_all_typed`)."""
     return _KINDS_READ.get(checker)
 
 
 def is_typed(checker: Checker | TypedChecker) -> bool:
-    """Whether ``checker`` was declared with :func:`reads_typed` (it reads Structs)."""
+    """Whether ``checker`` was declared with :func:`reads_typed` or :func:`reads_all_typed`
+    (it reads Structs)."""
     return checker in _TYPED
 
 
@@ -86,6 +99,16 @@ def violation(invariant: str, detail: str, record: Record, **extra: Any) -> Viol
         TypeError: a field the ``violation`` record does not have (a checker bug).
     """
     return Violation(invariant=invariant, detail=detail, **extra, cause_seq=record.get("seq"))
+
+
+def violation_at(invariant: str, detail: str, record: LogRecord, **extra: Any) -> Violation:
+    """:func:`violation` for a typed record (:data:`scenarios.eventlog.records.LogRecord`):
+    its ``cause_seq`` is ``record.seq``.
+
+    Raises:
+        TypeError: a field the ``violation`` record does not have (a checker bug).
+    """
+    return Violation(invariant=invariant, detail=detail, **extra, cause_seq=record.seq)
 
 
 def protocol_vote(lists: list[list[str]]) -> tuple[list[str], set[str]]:
@@ -115,6 +138,18 @@ _PROTOCOL_KINDS = frozenset(
     }
 )
 
+#: the records :meth:`KnownProtocols.see_record` reads
+_PROTOCOL_TYPES = frozenset(
+    {
+        k.MemberStart,
+        k.JoinGroupRequest,
+        k.JoinGroupResponse,
+        kv.WireRequest,
+        kv.WireResponse,
+        k.GroupLoaded,
+    }
+)
+
 
 class KnownProtocols:
     """The protocol list the coordinator knows for each member id, as the log shows it: a
@@ -122,7 +157,8 @@ class KnownProtocols:
     also a served client's ``wire_request`` JoinGroup), its answer ties the list to the id it
     hands out, and a group loaded from its record knows each member's metadata for the
     group's protocol only (``GroupMetadataManager#replay`` of a ``GroupMetadataValue``) until
-    the member joins again. Feed it every record with :meth:`see`."""
+    the member joins again. Feed it every record with :meth:`see` (a dict) or
+    :meth:`see_record` (a typed record)."""
 
     def __init__(self, *, wire: bool = False) -> None:
         self._wire = wire
@@ -152,6 +188,33 @@ class KnownProtocols:
         elif kind == "group_loaded" and r.get("protocol") is not None:
             for member_id in r.get("member_ids") or ():
                 self._by_id[str(member_id)] = [str(r["protocol"])]
+
+    def see_record(self, r: LogRecord) -> None:
+        """:meth:`see` for a typed record (:data:`scenarios.eventlog.records.LogRecord`)."""
+        if type(r) not in _PROTOCOL_TYPES:
+            return
+        match r:
+            case k.MemberStart(member=name):
+                self._current.pop(name, None)
+            case k.JoinGroupRequest(member=name, protocols=protocols, member_id=member_id):
+                self._joined(name, protocols, member_id)
+            case kv.WireRequest(api="JoinGroup", member=name) if self._wire:
+                self._joined(name, r.protocols or (), r.member_id or None)
+            case (
+                k.JoinGroupResponse(member=name, member_id=member_id)
+                | kv.WireResponse(api="JoinGroup", member=name, member_id=member_id)
+            ) if self._wire or isinstance(r, k.JoinGroupResponse):
+                if member_id and name in self._current:
+                    self._by_id.setdefault(member_id, self._current[name])
+            case k.GroupLoaded(protocol=str() as protocol):
+                for member_id in r.member_ids:
+                    self._by_id[member_id] = [protocol]
+
+    def _joined(self, name: str, protocols: Iterable[str], member_id: str | None) -> None:
+        """Member ``name`` sent a JoinGroup with ``protocols`` (and ``member_id``, if any)."""
+        self._current[name] = list(protocols)
+        if member_id:
+            self._by_id[member_id] = self._current[name]
 
     def adopt(self, name: str, member_id: str) -> None:
         """``member_id`` now stands for member ``name`` (a static member's replacement id)."""

@@ -3,10 +3,14 @@
 Each checker takes the records of one run, in ``seq`` order (``violation`` records are
 skipped), and returns :class:`scenarios.check.violation.Violation` s (the fields of a
 ``violation`` record: ``invariant``, ``detail``, ``cause_seq`` = the offending record's
-``seq``, ...). A checker declared with :func:`scenarios.check.log_rules.reads_typed`
-(``leader_changed``, ``scheduled_delay``, ``unexplained_removal``) reads the records decoded
-into their Structs (:data:`scenarios.eventlog.records.LogRecord`) and ``match``es on them;
-the others still read the record dicts.
+``seq``, ...). A checker declared with :func:`scenarios.check.log_rules.reads_typed` (or
+:func:`scenarios.check.log_rules.reads_all_typed`: the deadline rules, judged at any later
+record) reads the records decoded into their Structs
+(:data:`scenarios.eventlog.records.LogRecord`) and ``match``es on them; those of
+:mod:`scenarios.check.contracts`, :mod:`scenarios.check.kip_contracts`,
+:mod:`scenarios.check.zombie_contracts`, :mod:`scenarios.check.coordinator_config_contracts`
+and :mod:`scenarios.check.assignment_contracts`, and ``quiet_period_balance``, still read the
+record dicts.
 They complement :class:`scenarios.check.invariants.InvariantChecker` (ownership and state
 table) with the group protocol's own rules; :func:`protocol_violations` runs them all, at the
 end of every simulated run (``end_violations`` of both kinds) and in ``groupsim check``.
@@ -98,7 +102,7 @@ Contract checkers (:mod:`scenarios.check.contracts`: one published KIP rule each
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any
 
 from members.assignors.streams.task_movement import is_caught_up
 from scenarios.check.contracts import CONTRACT_CHECKERS, CONTRACT_INVARIANTS
@@ -116,13 +120,16 @@ from scenarios.check.log_rules import (
     is_typed,
     kinds_read,
     protocol_vote,
-    reads,
-    violation,
+    reads_all_typed,
+    reads_typed,
+    violation_at,
 )
 from scenarios.check.quiet_periods import QUIET_PERIOD_BALANCE, check_quiet_period_balance
 from scenarios.check.rack_contracts import RACK_CONTRACT_CHECKERS, RACK_CONTRACT_INVARIANTS
 from scenarios.check.removals import UNEXPLAINED_REMOVAL, check_unexplained_removal
 from scenarios.check.scheduled_delay import SCHEDULED_DELAY, check_scheduled_delay
+from scenarios.eventlog import kinds as k
+from scenarios.eventlog import kinds_streams as ks
 from scenarios.eventlog.kinds import Violation as Violated
 from scenarios.eventlog.records import LogRecord, decode_log
 
@@ -160,67 +167,69 @@ PROTOCOL_INVARIANTS = (
 )
 
 
-@reads("group_loaded", "generation")
-def check_generation_increases(records: Sequence[Record]) -> list[Violation]:
+@reads_typed("group_loaded", "generation")
+def check_generation_increases(records: Sequence[LogRecord]) -> list[Violation]:
     """``generation_regressed``: each ``generation`` record exceeds the previous one (or the
     generation of the latest ``group_loaded``)."""
     found: list[Violation] = []
     last: int | None = None
     for r in records:
-        kind = r.get("kind")
-        if kind == "group_loaded":
-            last = r.get("generation")
-        elif kind == "generation":
-            gen = r.get("generation")
-            if isinstance(gen, int) and last is not None and gen <= last:
-                found.append(
-                    violation(
-                        "generation_regressed",
-                        f"generation {gen} follows generation {last}",
-                        r,
-                        generation=gen,
+        match r:
+            case k.GroupLoaded(generation=loaded):
+                last = loaded
+            case k.Generation(generation=gen):
+                if last is not None and gen <= last:
+                    found.append(
+                        violation_at(
+                            "generation_regressed",
+                            f"generation {gen} follows generation {last}",
+                            r,
+                            generation=gen,
+                        )
                     )
-                )
-            last = gen if isinstance(gen, int) else last
+                last = gen
     return found
 
 
-@reads("member_start", "group_loaded", "assignment")
-def check_member_generation(records: Sequence[Record]) -> list[Violation]:
+@reads_typed("member_start", "group_loaded", "assignment")
+def check_member_generation(records: Sequence[LogRecord]) -> list[Violation]:
     """``member_generation_regressed``: per member process, applied generations never go
     back (lowered by a ``group_loaded`` of an older generation)."""
     found: list[Violation] = []
     applied: dict[str, int] = {}
     for r in records:
-        kind = r.get("kind")
-        if kind == "member_start":
-            applied.pop(r.get("member", ""), None)
-        elif kind == "group_loaded":
-            loaded = r.get("generation")
-            if isinstance(loaded, int):
+        match r:
+            case k.MemberStart(member=member):
+                applied.pop(member, None)
+            case k.GroupLoaded(generation=loaded):
                 for name, applied_gen in applied.items():
                     applied[name] = min(applied_gen, loaded)
-        elif kind == "assignment":
-            member = r.get("member", "")
-            gen = r.get("generation")
-            if not isinstance(gen, int):
-                continue
-            before = applied.get(member)
-            if before is not None and gen < before:
-                found.append(
-                    violation(
-                        "member_generation_regressed",
-                        f"{member} applied generation {gen} after generation {before}",
-                        r,
-                        member=member,
-                        generation=gen,
+            case k.Assignment(member=member, generation=gen):
+                before = applied.get(member)
+                if before is not None and gen < before:
+                    found.append(
+                        violation_at(
+                            "member_generation_regressed",
+                            f"{member} applied generation {gen} after generation {before}",
+                            r,
+                            member=member,
+                            generation=gen,
+                        )
                     )
-                )
-            applied[member] = max(gen, before if before is not None else gen)
+                applied[member] = max(gen, before if before is not None else gen)
     return found
 
 
-@reads(
+#: a SyncGroup or Heartbeat request/response, by the RPC its stale-generation rule names
+_RPC = {
+    k.SyncGroupRequest: "sync",
+    k.HeartbeatRequest: "heartbeat",
+    k.SyncGroupResponse: "sync",
+    k.HeartbeatResponse: "heartbeat",
+}
+
+
+@reads_typed(
     "generation",
     "group_loaded",
     "member_start",
@@ -232,7 +241,7 @@ def check_member_generation(records: Sequence[Record]) -> list[Violation]:
     "sync_group_response",
     "heartbeat_response",
 )
-def check_stale_generation_accepted(records: Sequence[Record]) -> list[Violation]:
+def check_stale_generation_accepted(records: Sequence[LogRecord]) -> list[Violation]:
     """``stale_generation_accepted``: SyncGroup/Heartbeat answered NONE for a generation that
     was already stale when the request was sent (requests and responses are paired per member
     and kind, in order: a member has one of each in flight)."""
@@ -240,184 +249,199 @@ def check_stale_generation_accepted(records: Sequence[Record]) -> list[Violation
     group_gen: int | None = None
     loads = 0
     # (member, "sync"/"heartbeat") -> [(request generation, group generation, loads)]
-    pending: dict[tuple[str, str], list[tuple[Any, int | None, int]]] = {}
+    pending: dict[tuple[str, str], list[tuple[int, int | None, int]]] = {}
     for r in records:
-        kind = r.get("kind")
-        if kind == "generation":
-            group_gen = r.get("generation")
-        elif kind == "group_loaded":
-            group_gen = r.get("generation")
-            loads += 1
-        elif kind in ("member_start", "member_crash", "member_stop"):
-            member = r.get("member", "")
-            pending.pop((member, "sync"), None)
-            pending.pop((member, "heartbeat"), None)
-        elif kind in ("sync_group_request", "heartbeat_request"):
-            key = (r.get("member", ""), kind.split("_")[0])
-            pending.setdefault(key, []).append((r.get("generation"), group_gen, loads))
-        elif kind == "late_request" and r.get("request") in ("sync_group", "heartbeat"):
-            late = _late_stale_accepted(r, group_gen)
-            if late is not None:
-                found.append(late)
-        elif kind in ("sync_group_response", "heartbeat_response"):
-            rpc = kind.split("_")[0]
-            queue = pending.get((r.get("member", ""), rpc))
-            if not queue:
-                continue
-            sent_gen, current, loads_then = queue.pop(0)
-            if (
-                r.get("error") == "NONE"
-                and loads_then == loads
-                and isinstance(sent_gen, int)
-                and isinstance(current, int)
-                and sent_gen < current
-            ):
-                name = "SyncGroup" if rpc == "sync" else "Heartbeat"
-                found.append(
-                    violation(
-                        "stale_generation_accepted",
-                        f"{name} of {r.get('member')} for generation {sent_gen} answered NONE"
-                        f" while the group was at generation {current}",
-                        r,
-                        member=r.get("member"),
-                        generation=sent_gen,
+        match r:
+            case k.SyncGroupRequest(member=member) | k.HeartbeatRequest(member=member):
+                key = (member, _RPC[type(r)])
+                pending.setdefault(key, []).append((r.generation, group_gen, loads))
+            case k.SyncGroupResponse(member=member) | k.HeartbeatResponse(member=member):
+                rpc = _RPC[type(r)]
+                queue = pending.get((member, rpc))
+                if not queue:
+                    continue
+                sent_gen, current, loads_then = queue.pop(0)
+                if (
+                    r.error == "NONE"
+                    and loads_then == loads
+                    and isinstance(current, int)
+                    and sent_gen < current
+                ):
+                    name = "SyncGroup" if rpc == "sync" else "Heartbeat"
+                    found.append(
+                        violation_at(
+                            "stale_generation_accepted",
+                            f"{name} of {member} for generation {sent_gen} answered NONE"
+                            f" while the group was at generation {current}",
+                            r,
+                            member=member,
+                            generation=sent_gen,
+                        )
                     )
-                )
+            case k.Generation(generation=group_gen):
+                pass
+            case k.GroupLoaded(generation=group_gen):
+                loads += 1
+            case (
+                k.MemberStart(member=member)
+                | k.MemberCrash(member=member)
+                | k.MemberStop(member=member)
+            ):
+                pending.pop((member, "sync"), None)
+                pending.pop((member, "heartbeat"), None)
+            case k.LateRequest(request="sync_group" | "heartbeat"):
+                late = _late_stale_accepted(r, group_gen)
+                if late is not None:
+                    found.append(late)
     return found
 
 
-def _late_stale_accepted(r: Record, group_gen: int | None) -> Violation | None:
+def _late_stale_accepted(r: k.LateRequest, group_gen: int | None) -> Violation | None:
     """A held SyncGroup/Heartbeat (``late_request``) of another generation than the group's
     when it arrived, not answered with an error: ``classicGroupSync``/``classicGroupHeartbeat``
     answer ILLEGAL_GENERATION once the member is known."""
-    sent_gen = r.get("generation")
+    sent_gen = r.generation
     if not isinstance(sent_gen, int) or not isinstance(group_gen, int) or sent_gen == group_gen:
         return None
-    answer = r.get("error")
+    answer = r.error
     if answer not in (None, "NONE", "REBALANCE_IN_PROGRESS"):
         return None
-    name = "SyncGroup" if r.get("request") == "sync_group" else "Heartbeat"
-    return violation(
+    name = "SyncGroup" if r.request == "sync_group" else "Heartbeat"
+    return violation_at(
         "stale_generation_accepted",
-        f"late {name} of {r.get('member')} for generation {sent_gen} answered"
+        f"late {name} of {r.member} for generation {sent_gen} answered"
         f" {answer or 'later (parked)'} while the group was at generation {group_gen}",
         r,
-        member=r.get("member"),
+        member=r.member,
         generation=sent_gen,
     )
 
 
-@reads("generation", "group_loaded", "assignment")
-def check_elected_protocol(records: Sequence[Record]) -> list[Violation]:
+@reads_typed("generation", "group_loaded", "assignment")
+def check_elected_protocol(records: Sequence[LogRecord]) -> list[Violation]:
     """``protocol_mismatch``: an assignment's ``protocol`` is its generation's protocol."""
     found: list[Violation] = []
-    elected: dict[int, Any] = {}
+    elected: dict[int, str | None] = {}
     for r in records:
-        kind = r.get("kind")
-        if kind in ("generation", "group_loaded"):
-            gen = r.get("generation")
-            if isinstance(gen, int):
-                elected[gen] = r.get("protocol")
-        elif kind == "assignment" and r.get("error", 0) in (0, None):
-            gen = r.get("generation")
-            protocol = r.get("protocol")
-            want = elected.get(gen) if isinstance(gen, int) else None
-            if want is not None and protocol is not None and protocol != want:
-                found.append(
-                    violation(
-                        "protocol_mismatch",
-                        f"{r.get('member')} applied generation {gen} as {protocol!r};"
-                        f" the group elected {want!r}",
-                        r,
-                        member=r.get("member"),
-                        generation=gen,
+        match r:
+            case (
+                k.Generation(generation=gen, protocol=protocol)
+                | k.GroupLoaded(generation=gen, protocol=protocol)
+            ):
+                elected[gen] = protocol
+            case k.Assignment(error=0, generation=gen, protocol=protocol):
+                want = elected.get(gen)
+                if want is not None and protocol != want:
+                    found.append(
+                        violation_at(
+                            "protocol_mismatch",
+                            f"{r.member} applied generation {gen} as {protocol!r};"
+                            f" the group elected {want!r}",
+                            r,
+                            member=r.member,
+                            generation=gen,
+                        )
                     )
-                )
     return found
 
 
-@reads("member_start", "join_group_request", "join_group_response", "group_loaded", "generation")
-def check_protocol_vote(records: Sequence[Record]) -> list[Violation]:
+@reads_typed(
+    "member_start", "join_group_request", "join_group_response", "group_loaded", "generation"
+)
+def check_protocol_vote(records: Sequence[LogRecord]) -> list[Violation]:
     """``protocol_vote``: each ``generation`` record's ``protocol`` wins the vote of its
     members' protocol lists (see the module docstring)."""
     found: list[Violation] = []
     known = KnownProtocols()
     for r in records:
-        known.see(r)
-        kind = r.get("kind")
-        if kind == "generation" and r.get("protocol") is not None:
-            lists = [known.of(str(mid)) for mid in r.get("member_ids") or ()]
+        known.see_record(r)
+        if isinstance(r, k.Generation) and r.protocol is not None:
+            lists = [known.of(mid) for mid in r.member_ids]
             if not lists or any(not p for p in lists):
                 continue
             winners, candidates = protocol_vote([p for p in lists if p])
-            elected = r["protocol"]
+            elected = r.protocol
             if elected not in winners:
                 found.append(
-                    violation(
+                    violation_at(
                         "protocol_vote",
-                        f"generation {r.get('generation')} elected {elected!r}; the vote of "
+                        f"generation {r.generation} elected {elected!r}; the vote of "
                         f"its members gives {' or '.join(map(repr, winners)) or 'no protocol'}"
                         f" (supported by all: {sorted(candidates)})",
                         r,
-                        generation=r.get("generation"),
+                        generation=r.generation,
                     )
                 )
     return found
 
 
-@reads("member_start", "generation", "assignor")
-def check_static_placement(records: Sequence[Record]) -> list[Violation]:
+@reads_typed("member_start", "generation", "assignor")
+def check_static_placement(records: Sequence[LogRecord]) -> list[Violation]:
     """``static_placement``: KIP-987 static jobs go only to workers that name them, wildcard
     jobs only to wildcard workers (judged on the leader's ``assignor`` records)."""
     found: list[Violation] = []
     names: dict[str, frozenset[str]] = {}  # member -> the jobs its static config names
     members_of: dict[int, dict[str, str]] = {}  # generation -> member id -> member
     for r in records:
-        kind = r.get("kind")
-        if kind == "member_start":
-            config = r.get("config") or {}
-            named = [*config.get("static.connectors", ()), *config.get("static.tasks", ())]
-            names[r.get("member", "")] = frozenset(named)
-        elif kind == "generation" and isinstance(r.get("generation"), int):
-            ids, who = r.get("member_ids") or [], r.get("members") or []
-            members_of[r["generation"]] = dict(zip(ids, who, strict=False))
-        elif kind == "assignor" and r.get("protocol") == "static":
-            in_gen = members_of.get(r.get("generation"), {})  # type: ignore[arg-type]
-            namers: dict[str, set[str]] = {}
-            for member in in_gen.values():
-                for job in names.get(member, ()):
-                    namers.setdefault(job, set()).add(member)
-            for member_id, given in (r.get("assigned") or {}).items():
-                member = in_gen.get(member_id, member_id)
-                jobs = [*given.get("connectors", ()), *given.get("tasks", ())]
-                for job in jobs:
-                    want = namers.get(job)
-                    if want and member not in want:
-                        why = f"static job {job} given to {member}; named by {sorted(want)}"
-                    elif not want and names.get(member):
-                        why = f"wildcard job {job} given to static worker {member}"
-                    else:
-                        continue
-                    found.append(violation("static_placement", why, r, member=member, job=job))
+        match r:
+            case k.MemberStart(member=member, config=config):
+                named = [*(config.static_connectors or ()), *(config.static_tasks or ())]
+                names[member] = frozenset(named)
+            case k.Generation(generation=generation, member_ids=ids, members=who):
+                members_of[generation] = dict(zip(ids, who, strict=False))
+            case k.Assignor(protocol="static", generation=generation):
+                in_gen = members_of.get(generation, {})
+                namers: dict[str, set[str]] = {}
+                for member in in_gen.values():
+                    for job in names.get(member, ()):
+                        namers.setdefault(job, set()).add(member)
+                for member_id, given in r.assigned.items():
+                    member = in_gen.get(member_id, member_id)
+                    for job in [*given.connectors, *given.tasks]:
+                        want = namers.get(job)
+                        if want and member not in want:
+                            why = f"static job {job} given to {member}; named by {sorted(want)}"
+                        elif not want and names.get(member):
+                            why = f"wildcard job {job} given to static worker {member}"
+                        else:
+                            continue
+                        found.append(
+                            violation_at("static_placement", why, r, member=member, job=job)
+                        )
     return found
 
 
-def check_streams_active_follows_assignment(records: Sequence[Record]) -> list[Violation]:
+#: the records that start or stop a client's active task, restart it, or assign it
+_ACTIVE_TYPES = frozenset(
+    {
+        ks.ActiveTaskStart,
+        ks.ActiveTaskStopped,
+        k.MemberStart,
+        k.MemberCrash,
+        k.MemberStop,
+        k.Assignment,
+    }
+)
+
+
+@reads_all_typed
+def check_streams_active_follows_assignment(records: Sequence[LogRecord]) -> list[Violation]:
     """``stale_active_task``: a Streams client holds as active only tasks of its latest
-    assignment, by its next assignment and at the end of the run."""
+    assignment, by its next assignment and at the end of the run (judged at the log's last
+    record, whatever its kind)."""
     found: list[Violation] = []
     held: dict[str, dict[str, None]] = {}
     latest: dict[str, set[str]] = {}
-    last_record: Record | None = None
+    last_record: LogRecord | None = None
 
-    def stale(member: str, at: Record) -> None:
+    def stale(member: str, at: LogRecord) -> None:
         given = latest.get(member)
         if given is None:
             return
         for task in held.get(member, {}):
             if task not in given:
                 found.append(
-                    violation(
+                    violation_at(
                         "stale_active_task",
                         f"{member} still runs active task {task} its latest assignment"
                         " does not give it",
@@ -428,76 +452,81 @@ def check_streams_active_follows_assignment(records: Sequence[Record]) -> list[V
                 )
 
     for r in records:
-        kind = r.get("kind")
-        member = r.get("member", "")
         last_record = r
-        if kind == "active_task_start":
-            held.setdefault(member, {})[r.get("task", "")] = None
-        elif kind == "active_task_stopped":
-            held.get(member, {}).pop(r.get("task", ""), None)
-        elif kind in ("member_start", "member_crash", "member_stop"):
-            held.pop(member, None)
-            latest.pop(member, None)
-        elif kind == "assignment" and "active" in r:
-            stale(member, r)
-            latest[member] = set(r.get("active") or ())
+        if type(r) not in _ACTIVE_TYPES:
+            continue
+        match r:
+            case ks.ActiveTaskStart(member=member, task=task):
+                held.setdefault(member, {})[task] = None
+            case ks.ActiveTaskStopped(member=member, task=task):
+                held.get(member, {}).pop(task, None)
+            case (
+                k.MemberStart(member=member)
+                | k.MemberCrash(member=member)
+                | k.MemberStop(member=member)
+            ):
+                held.pop(member, None)
+                latest.pop(member, None)
+            case k.Assignment(member=member, active=list() as active):
+                stale(member, r)
+                latest[member] = set(active)
     if last_record is not None:
         for member in list(held):
             stale(member, last_record)
     return found
 
 
-@reads("assignment")
-def check_streams_assignment_disjoint(records: Sequence[Record]) -> list[Violation]:
+@reads_typed("assignment")
+def check_streams_assignment_disjoint(records: Sequence[LogRecord]) -> list[Violation]:
     """``active_and_standby`` on the assignment itself: a Streams ``assignment`` that lists a
     task both as active and as standby (Kafka's ``ClientState#assignStandby`` refuses it; the
     client would hide it by not creating the standby)."""
     found: list[Violation] = []
     for r in records:
-        if r.get("kind") == "assignment" and "active" in r and "standby" in r:
-            both = sorted(set(r.get("active") or ()) & set(r.get("standby") or ()))
-            if both:
-                found.append(
-                    violation(
-                        "active_and_standby",
-                        f"{r.get('member')} is assigned {both[0]} both as active and standby",
-                        r,
-                        member=r.get("member"),
-                        task=both[0],
+        match r:
+            case k.Assignment(active=list() as active, standby=list() as standby):
+                both = sorted(set(active) & set(standby))
+                if both:
+                    found.append(
+                        violation_at(
+                            "active_and_standby",
+                            f"{r.member} is assigned {both[0]} both as active and standby",
+                            r,
+                            member=r.member,
+                            task=both[0],
+                        )
                     )
-                )
     return found
 
 
-@reads("streams_assignment")
-def check_streams_active_caught_up(records: Sequence[Record]) -> list[Violation]:
+@reads_typed("streams_assignment")
+def check_streams_active_caught_up(records: Sequence[LogRecord]) -> list[Violation]:
     """``active_not_caught_up``: each Streams leader decision puts a stateful active task on
     a caught-up client, or on a client with the smallest lag when none is caught up (see the
     module docstring). Records without ``acceptable_recovery_lag`` are not judged."""
     found: list[Violation] = []
     for r in records:
-        if r.get("kind") != "streams_assignment" or r.get("version_probing"):
+        if not isinstance(r, ks.StreamsAssignment) or r.version_probing:
             continue
-        acceptable = r.get("acceptable_recovery_lag")
-        lags: dict[str, dict[str, int]] = r.get("lags") or {}
+        acceptable, lags = r.acceptable_recovery_lag, r.lags
         if not isinstance(acceptable, int) or not lags:
             continue
-        for client, decision in sorted((r.get("clients") or {}).items()):
-            for task in decision.get("active") or ():
+        for client, decision in sorted(r.clients.items()):
+            for task in decision.active:
                 mine = lags.get(client, {}).get(task)
                 if mine is None or is_caught_up(mine, acceptable):
                     continue  # stateless, or caught up
                 best = min(lag.get(task, mine) for lag in lags.values())
                 if best < mine:
                     found.append(
-                        violation(
+                        violation_at(
                             "active_not_caught_up",
-                            f"generation {r.get('generation')} gives active {task} to "
+                            f"generation {r.generation} gives active {task} to "
                             f"{client} (lag {mine}) while a client has lag {best} "
                             f"(acceptable.recovery.lag {acceptable})",
                             r,
                             task=task,
-                            generation=r.get("generation"),
+                            generation=r.generation,
                         )
                     )
     return found
@@ -530,9 +559,11 @@ def protocol_violations(
     checker order. A checker that declares the kinds it reads
     (:func:`scenarios.check.log_rules.reads`) gets only those records, in log order, from one
     index of the log by kind: the same verdict, without a scan of the whole log each. A
-    checker declared with :func:`scenarios.check.log_rules.reads_typed` gets them as Structs:
-    the log is decoded once for all of them (``typed``, when given, is ``records`` decoded by
-    :func:`scenarios.eventlog.records.decode_log`, one Struct per record, in order).
+    checker declared with :func:`scenarios.check.log_rules.reads_typed` gets them as Structs,
+    one declared with :func:`scenarios.check.log_rules.reads_all_typed` the whole log as
+    Structs: the log is decoded once for all of them (``typed``, when given, is ``records``
+    decoded by :func:`scenarios.eventlog.records.decode_log`, one Struct per record, in
+    order).
 
     Raises:
         msgspec.ValidationError: a record does not match its kind's Struct.
@@ -545,22 +576,20 @@ def protocol_violations(
             continue
         by_kind.setdefault(kind, []).append(len(live))
         live.append(r)
-    # live index -> its Struct: all of ``typed``, else each record a typed checker reads,
-    # decoded on first use
-    decoded: dict[int, LogRecord] = (
-        {} if typed is None else dict(enumerate(t for t in typed if not isinstance(t, Violated)))
+    # the live records decoded, once for every typed checker (``typed`` when given)
+    structs: list[LogRecord] = (
+        decode_log(live) if typed is None else [t for t in typed if not isinstance(t, Violated)]
     )
+    picks: dict[frozenset[str], list[int]] = {}  # kinds -> their live indices, in log order
     found: list[Violation] = []
     for checker in _CHECKERS:
         kinds = kinds_read(checker)
+        source: Sequence[Any] = structs if is_typed(checker) else live
         if kinds is None:
-            found.extend(cast(Checker, checker)(live))
+            found.extend(checker(source))
             continue
-        picked = sorted(i for kind in kinds for i in by_kind.get(kind, ()))
-        if is_typed(checker):
-            todo = [i for i in picked if i not in decoded]
-            decoded.update(zip(todo, decode_log(live[i] for i in todo), strict=True))
-            found.extend(cast(TypedChecker, checker)([decoded[i] for i in picked]))
-        else:
-            found.extend(cast(Checker, checker)([live[i] for i in picked]))
+        picked = picks.get(kinds)
+        if picked is None:
+            picked = picks[kinds] = sorted(i for kind in kinds for i in by_kind.get(kind, ()))
+        found.extend(checker([source[i] for i in picked]))
     return found

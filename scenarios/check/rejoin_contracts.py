@@ -42,7 +42,13 @@ from __future__ import annotations
 import heapq
 from collections.abc import Sequence
 
-from scenarios.check.log_rules import Record, Violation, reads, violation
+from msgspec import UnsetType
+
+from scenarios.check.log_rules import Violation, reads_all_typed, reads_typed, violation_at
+from scenarios.eventlog import kinds as k
+from scenarios.eventlog import kinds_coordinator as kg
+from scenarios.eventlog import kinds_streams as ks
+from scenarios.eventlog.records import LogRecord
 
 __all__ = [
     "REJOIN_CONTRACT_INVARIANTS",
@@ -61,15 +67,27 @@ REJOIN_CONTRACT_INVARIANTS = (
     COMPLETING_REJOIN_NOT_REBALANCED,
 )
 
-#: records after which a member's duty to rejoin at once no longer stands
-_RELEASED = frozenset(
+#: the records that tell a Streams client to rejoin at once, by class: their ``kind``
+_TOLD_KIND: dict[type, str] = {
+    ks.SubscriptionVersionUpdate: "subscription_version_update",
+    k.TimerFired: "timer_fired",
+    k.Assignment: "assignment",
+}
+
+
+#: the records that tell a client to rejoin at once, release it, or hold its poll back
+_FOLLOWUP_TYPES = frozenset(
     {
-        "join_group_request",
-        "member_stop",
-        "member_crash",
-        "member_fatal",
-        "member_start",
-        "leave_group",
+        *_TOLD_KIND,
+        k.JoinGroupRequest,
+        k.MemberStop,
+        k.MemberCrash,
+        k.MemberFatal,
+        k.MemberStart,
+        k.LeaveGroup,
+        ks.StreamThreadStall,
+        k.CoordinatorUnknown,
+        k.CoordinatorFound,
     }
 )
 
@@ -79,7 +97,7 @@ class _Owed:
 
     __slots__ = ("told", "stalled_until", "no_coordinator", "due", "seq")
 
-    def __init__(self, told: Record, stalled_until: int, no_coordinator: bool) -> None:
+    def __init__(self, told: LogRecord, stalled_until: int, no_coordinator: bool) -> None:
         self.told = told
         self.stalled_until = stalled_until
         self.no_coordinator = no_coordinator
@@ -87,21 +105,19 @@ class _Owed:
         self.seq = 0  # which push of this obligation in the heap is current
 
 
-def _told_at_once(r: Record) -> bool:
-    kind = r.get("kind")
-    if kind == "subscription_version_update":
-        return True
-    if kind == "timer_fired":
-        return r.get("key") == "probing-rebalance"
-    return (
-        kind == "assignment"
-        and r.get("error") == 0
-        and r.get("next_rebalance_ms") == 0
-        and "delay_ms" not in r
-    )
+def _told_at_once(r: LogRecord) -> bool:
+    match r:
+        case ks.SubscriptionVersionUpdate():
+            return True
+        case k.TimerFired(key=key):
+            return key == "probing-rebalance"
+        case k.Assignment(error=0, next_rebalance_ms=0, delay_ms=UnsetType()):
+            return True
+    return False
 
 
-def check_followup_rejoin(records: Sequence[Record]) -> list[Violation]:
+@reads_all_typed
+def check_followup_rejoin(records: Sequence[LogRecord]) -> list[Violation]:
     """``followup_rejoin_missed``: a Streams client told to rejoin at once sent no JoinGroup by
     the time its poll loop was free again (module docstring). Reads every record: any record
     logged after the due time shows the JoinGroup did not come then."""
@@ -124,7 +140,7 @@ def check_followup_rejoin(records: Sequence[Record]) -> list[Violation]:
         heapq.heappush(due, (entry.due, pushes, member))
 
     for r in records:
-        t = int(r.get("t_ms") or 0)
+        t = r.t_ms
         while due and due[0][0] < t:
             at, seq, member = heapq.heappop(due)
             entry = owed.get(member)
@@ -132,73 +148,80 @@ def check_followup_rejoin(records: Sequence[Record]) -> list[Violation]:
                 continue
             del owed[member]
             told = entry.told
+            generation = getattr(told, "generation", None)
             found.append(
-                violation(
+                violation_at(
                     FOLLOWUP_REJOIN_MISSED,
-                    f"{member} was told at {told.get('t_ms')} ms ({told.get('kind')}, "
-                    f"generation {told.get('generation')}) to rejoin at once, was free to "
+                    f"{member} was told at {told.t_ms} ms ({_TOLD_KIND[type(told)]}, "
+                    f"generation {generation}) to rejoin at once, was free to "
                     f"poll at {at} ms, and had sent no JoinGroup by {t} ms",
                     told,
                     member=member,
-                    generation=told.get("generation"),
+                    generation=generation,
                 )
             )
-        name = r.get("member")
-        if not isinstance(name, str):
-            continue
-        kind = r.get("kind")
-        if kind in _RELEASED:
-            owed.pop(name, None)
-            if kind == "join_group_request":
-                rejoined.add(name)
-            if kind in ("member_start", "member_crash", "member_stop"):
-                stalled_until.pop(name, None)
+        if type(r) not in _FOLLOWUP_TYPES:
+            continue  # no member's record, or one that neither tells nor releases it
+        name: str = r.member  # type: ignore[union-attr,assignment]  # each of them has one
+        match r:
+            case (
+                k.JoinGroupRequest()
+                | k.MemberStop()
+                | k.MemberCrash()
+                | k.MemberFatal()
+                | k.MemberStart()
+                | k.LeaveGroup()
+            ):
+                owed.pop(name, None)
+                if isinstance(r, k.JoinGroupRequest):
+                    rejoined.add(name)
+                if isinstance(r, k.MemberStart | k.MemberCrash | k.MemberStop):
+                    stalled_until.pop(name, None)
+                    no_coordinator.discard(name)
+            case ks.StreamThreadStall(stall_ms=stall_ms):
+                stalled_until[name] = t + stall_ms
+                entry = owed.get(name)
+                if entry is not None:
+                    entry.stalled_until = stalled_until[name]
+                    arm(name, entry, t)
+            case k.CoordinatorUnknown():
+                no_coordinator.add(name)
+                entry = owed.get(name)
+                if entry is not None:
+                    entry.no_coordinator = True
+                    entry.due = -1
+            case k.CoordinatorFound():
                 no_coordinator.discard(name)
-        elif kind == "stream_thread_stall":
-            stalled_until[name] = t + int(r.get("stall_ms") or 0)
-            entry = owed.get(name)
-            if entry is not None:
-                entry.stalled_until = stalled_until[name]
-                arm(name, entry, t)
-        elif kind == "coordinator_unknown":
-            no_coordinator.add(name)
-            entry = owed.get(name)
-            if entry is not None:
-                entry.no_coordinator = True
-                entry.due = -1
-        elif kind == "coordinator_found":
-            no_coordinator.discard(name)
-            entry = owed.get(name)
-            if entry is not None:
-                entry.no_coordinator = False
-                arm(name, entry, t)
-        elif kind in ("subscription_version_update", "timer_fired") and name in rejoined:
-            # logged after the JoinGroup its assignment's follow-up already sent, or a probing
-            # timer due while the member's own rebalance is under way (StreamThread waits
-            # for it: the new assignment sets the next probing time)
-            pass
-        else:
-            if kind == "assignment":
-                rejoined.discard(name)
-            if _told_at_once(r) and name not in owed:
-                entry = _Owed(r, stalled_until.get(name, 0), name in no_coordinator)
-                owed[name] = entry
-                arm(name, entry, t)
+                entry = owed.get(name)
+                if entry is not None:
+                    entry.no_coordinator = False
+                    arm(name, entry, t)
+            case ks.SubscriptionVersionUpdate() | k.TimerFired() if name in rejoined:
+                # logged after the JoinGroup its assignment's follow-up already sent, or a
+                # probing timer due while the member's own rebalance is under way (StreamThread
+                # waits for it: the new assignment sets the next probing time)
+                pass
+            case _:
+                if isinstance(r, k.Assignment):
+                    rejoined.discard(name)
+                if _told_at_once(r) and name not in owed:
+                    entry = _Owed(r, stalled_until.get(name, 0), name in no_coordinator)
+                    owed[name] = entry
+                    arm(name, entry, t)
     return found
 
 
-@reads("completing_join")
-def check_completing_rejoin(records: Sequence[Record]) -> list[Violation]:
+@reads_typed("completing_join")
+def check_completing_rejoin(records: Sequence[LogRecord]) -> list[Violation]:
     """``completing_rejoin_rebalanced``: a same-metadata JoinGroup of a known member in
     CompletingRebalance was not answered at once with the current generation;
     ``completing_rejoin_not_rebalanced``: one with changed metadata was (module docstring)."""
     found: list[Violation] = []
     for r in records:
-        same = r.get("same_metadata")
-        if r.get("kind") != "completing_join" or not isinstance(same, bool):
+        if not isinstance(r, kg.CompletingJoin):
             continue
-        error, generation = r.get("error"), r.get("generation")
-        current = error == "NONE" and generation == r.get("group_generation")
+        same, error, generation = r.same_metadata, r.error, r.generation
+        current = error == "NONE" and generation == r.group_generation
         if current is same:
             continue
         if same:
@@ -219,14 +242,14 @@ def check_completing_rejoin(records: Sequence[Record]) -> list[Violation]:
                 "join phase (updateMemberThenRebalanceOrCompleteJoin)"
             )
         found.append(
-            violation(
+            violation_at(
                 invariant,
-                f"{r.get('member')}: a JoinGroup {what} (group in CompletingRebalance, "
-                f"generation {r.get('group_generation')}; classicGroupJoinExistingMember)",
+                f"{r.member}: a JoinGroup {what} (group in CompletingRebalance, "
+                f"generation {r.group_generation}; classicGroupJoinExistingMember)",
                 r,
-                member=r.get("member"),
-                member_id=r.get("member_id"),
-                generation=r.get("group_generation"),
+                member=r.member,
+                member_id=r.member_id,
+                generation=r.group_generation,
             )
         )
     return found

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgspec
@@ -140,3 +140,15 @@ def typed(records: Sequence[dict[str, Any]]) -> list[LogRecord]:
         return decode_log(whole)
     except msgspec.ValidationError as exc:  # a test's own mistake: say which record
         raise AssertionError(f"{exc}: {whole}") from None
+
+
+def over_dicts(
+    checker: Callable[[Sequence[LogRecord]], list[Violation]],
+) -> Callable[[Sequence[dict[str, Any]]], list[Violation]]:
+    """A checker over typed records (``reads_typed``) run on hand-written records
+    (:func:`typed`), as a test writes them."""
+
+    def run(records: Sequence[dict[str, Any]]) -> list[Violation]:
+        return checker(typed(records))
+
+    return run

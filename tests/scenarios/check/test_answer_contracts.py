@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from scenarios.check import answer_contracts
 from scenarios.check.answer_contracts import (
     ANSWER_CONTRACT_INVARIANTS,
     LEADER_REJOIN_NOT_REBALANCED,
@@ -14,17 +15,18 @@ from scenarios.check.answer_contracts import (
     REVOKED_WITHOUT_GENERATION,
     SESSION_EXPIRED_AFTER_HEARTBEAT,
     SYNC_UNKNOWN_TO_MEMBER,
-    check_leader_rejoin_rebalances,
-    check_lost_not_revoked,
-    check_member_id_kept,
-    check_session_after_heartbeat,
-    check_sync_unknown_to_member,
 )
 from scenarios.check.log_check import check_records
 from scenarios.input.schema import INVARIANTS
-from tests.scenarios.check.logs import complete
+from tests.scenarios.check.logs import complete, over_dicts
 from tests.scenarios.check.logs import numbered as _log
 from tests.scenarios.check.logs import violation_names as _names
+
+check_leader_rejoin_rebalances = over_dicts(answer_contracts.check_leader_rejoin_rebalances)
+check_lost_not_revoked = over_dicts(answer_contracts.check_lost_not_revoked)
+check_member_id_kept = over_dicts(answer_contracts.check_member_id_kept)
+check_session_after_heartbeat = over_dicts(answer_contracts.check_session_after_heartbeat)
+check_sync_unknown_to_member = over_dicts(answer_contracts.check_sync_unknown_to_member)
 
 Record = dict[str, Any]
 
@@ -111,8 +113,10 @@ def test_a_session_expiry_a_timeout_after_the_heartbeat_or_a_refused_one_is_kept
     assert check_session_after_heartbeat(_log(_beat(5_000, "NONE"), _expired(15_000))) == []
     refused = _beat(5_000, "ILLEGAL_GENERATION")
     assert check_session_after_heartbeat(_log(refused, _expired(12_000))) == []
+    # a served log's removal names its group (a tapped beat names none: the schema has no
+    # ``group`` on ``rebalance_heartbeat``)
     served = {**_expired(15_000 - 1), "group": "g"}
-    assert check_session_after_heartbeat(_log({**_beat(5_000, "NONE"), "group": "g"}, served)) == []
+    assert check_session_after_heartbeat(_log(_beat(5_000, "NONE"), served)) == []
 
 
 # ---------------------------------------------------------------- member_id_dropped

@@ -76,10 +76,23 @@ def _bounds(
                 "rack.aware.assignment.tags": list(rack_aware_assignment_tags or ()),
             },
             "clients": [
-                {"id": p, "capacity": 1, "rack": None, "tags": tags.get(p, {})}
+                {
+                    "id": p,
+                    "capacity": 1,
+                    "rack": None,
+                    "tags": tags.get(p, {}),
+                    "prev_active": [],
+                    "prev_standby": [],
+                }
                 for p in ("PID_1", "PID_2", "PID_3")
             ],
-            "tasks": {"stateful": ["0_0", "0_1"], "stateless": []},
+            "tasks": {
+                "stateful": ["0_0", "0_1"],
+                "stateless": [],
+                "subtopologies": {},
+                "task_source_partition_racks": {},
+                "task_changelog_partition_racks": {},
+            },
         },
         "kafka_warmups": kafka_warmups or {},
     }

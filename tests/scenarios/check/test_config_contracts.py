@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from scenarios.check.config_contracts import check_config_before_work
+from scenarios.check import config_contracts
 from scenarios.check.log_check import check_records
-from tests.scenarios.check.logs import complete
+from tests.scenarios.check.logs import complete, over_dicts
+
+check_config_before_work = over_dicts(config_contracts.check_config_before_work)
 
 
 def _log(*records: dict[str, Any]) -> list[dict[str, Any]]:
@@ -23,6 +25,11 @@ _ASSIGNMENT = {
     "leader_id": "w1-a",
     "error": 0,
     "config_offset": 12,
+    "connectors": [],
+    "tasks": [],
+    "revoked_connectors": [],
+    "revoked_tasks": [],
+    "delay_ms": 0,
 }
 
 

@@ -8,20 +8,23 @@ import copy
 from functools import cache
 from typing import Any
 
-from scenarios.check.connect_contracts import (
-    _held,
-    check_lost_work_dealt_evenly,
-    check_lost_work_to_candidates,
-    check_revocation_floor,
-    check_revocation_leaves_excess,
-    check_revoked_while_balanced,
-)
+import msgspec
+
+from scenarios.check import connect_contracts
+from scenarios.check.connect_contracts import _held
 from scenarios.check.log_check import check_records
+from scenarios.eventlog.kinds import AssignorInputs
 from scenarios.input.library import load_any
 from scenarios.sim.runner import simulate
 from tests.scenarios.campaigns.chaos.planted import by_name
 
-from .logs import violation_names
+from .logs import over_dicts, violation_names
+
+check_lost_work_dealt_evenly = over_dicts(connect_contracts.check_lost_work_dealt_evenly)
+check_lost_work_to_candidates = over_dicts(connect_contracts.check_lost_work_to_candidates)
+check_revocation_floor = over_dicts(connect_contracts.check_revocation_floor)
+check_revocation_leaves_excess = over_dicts(connect_contracts.check_revocation_leaves_excess)
+check_revoked_while_balanced = over_dicts(connect_contracts.check_revoked_while_balanced)
 
 Record = dict[str, Any]
 
@@ -56,7 +59,9 @@ def test_a_load_balancing_revocation_past_the_floor_is_reported() -> None:
     member = next(m for m, w in r["revoked"].items() if w["tasks"])
     tasks = sum(r["inputs"]["snapshot"]["connectors"].values())
     floor = tasks // len(r["inputs"]["members"])
-    mine = sorted(_held(r["inputs"])[member]["tasks"] - set(r["revoked"][member]["tasks"]))
+    held = _held(msgspec.convert(r["inputs"], AssignorInputs))
+    assert held is not None
+    mine = sorted(held[member]["tasks"] - set(r["revoked"][member]["tasks"]))
     assert len(mine) >= floor > 0
     r["revoked"][member]["tasks"].extend(mine[: len(mine) - floor + 1])
     found = check_revocation_floor([r])

@@ -13,12 +13,16 @@ from typing import Any
 import msgspec
 import pytest
 
-from scenarios.check.consumer_contracts import check_consumer_balance, check_sticky_keeps_owned
+from scenarios.check import consumer_contracts
 from scenarios.check.log_check import check_records
 from scenarios.eventlog import decode_record, record_to_dict
 from scenarios.input.library import consumer_library_dir, load_any
 from scenarios.sim.runner import simulate
 from tests.scenarios.campaigns.chaos.planted.assignor_rules import CONSUMER_BUGS
+from tests.scenarios.check.logs import over_dicts
+
+check_consumer_balance = over_dicts(consumer_contracts.check_consumer_balance)
+check_sticky_keeps_owned = over_dicts(consumer_contracts.check_sticky_keeps_owned)
 
 Record = dict[str, Any]
 TEST_DIR = Path(__file__).parent.parent / "consumer"

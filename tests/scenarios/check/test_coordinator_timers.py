@@ -8,16 +8,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from scenarios.check.coordinator_contracts import (
-    SERVE_TIMER_SLACK_MS,
-    check_join_answer_in_generation,
-    check_join_phase_length,
-    check_pending_members,
-    check_pending_sync,
-)
+from scenarios.check import coordinator_contracts
+from scenarios.check.coordinator_contracts import SERVE_TIMER_SLACK_MS
 from scenarios.check.log_check import check_records
 
-from .logs import complete, violation_names
+from .logs import complete, over_dicts, violation_names
+
+check_join_answer_in_generation = over_dicts(coordinator_contracts.check_join_answer_in_generation)
+check_join_phase_length = over_dicts(coordinator_contracts.check_join_phase_length)
+check_pending_members = over_dicts(coordinator_contracts.check_pending_members)
+check_pending_sync = over_dicts(coordinator_contracts.check_pending_sync)
 
 Records = list[dict[str, Any]]
 
@@ -71,7 +71,9 @@ def test_kip62_the_join_phase_ends_by_the_rebalance_timeout() -> None:
     late = _log(_prepare(1_000, 60_000), _not_rejoined(61_001), _complete(61_001))
     assert _names(check_join_phase_length(late)) == ["join_phase_overran"]
     # a phase never closed is reported at the first record past its bound, once
-    open_phase = _log(_prepare(1_000, 60_000), {"t": 70_000, "kind": "step"}, {"t": 80_000})
+    open_phase = _log(
+        _prepare(1_000, 60_000), {"t": 70_000, "kind": "step"}, {"t": 80_000, "kind": "run_end"}
+    )
     assert _names(check_join_phase_length(open_phase)) == ["join_phase_overran"]
     # only static stragglers left: the coordinator arms the timer again, and says so
     again = {
@@ -137,14 +139,22 @@ def test_kip394_a_pending_member_is_forgotten_within_its_session_timeout() -> No
         "member_id": "w4-p",
         "reason": "session_timeout",
     }
-    assert check_pending_members(_log(_pending(5_000), forgotten, {"t": 40_000})) == []
+    assert (
+        check_pending_members(_log(_pending(5_000), forgotten, {"t": 40_000, "kind": "run_end"}))
+        == []
+    )
     rejoined = {"t": 6_000, "kind": "member_added", "member": "w4", "member_id": "w4-p"}
-    assert check_pending_members(_log(_pending(5_000), rejoined, {"t": 40_000})) == []
-    kept = _log(_pending(5_000), {"t": 15_001, "kind": "step"}, {"t": 40_000})
+    assert (
+        check_pending_members(_log(_pending(5_000), rejoined, {"t": 40_000, "kind": "run_end"}))
+        == []
+    )
+    kept = _log(_pending(5_000), {"t": 15_001, "kind": "step"}, {"t": 40_000, "kind": "run_end"})
     assert _names(check_pending_members(kept)) == ["pending_member_kept"]
     # a coordinator that goes Dead forgets its pending members
     dead = {"t": 7_000, "kind": "group_state", "from": "Stable", "to": "Dead", "generation": 2}
-    assert check_pending_members(_log(_pending(5_000), dead, {"t": 40_000})) == []
+    assert (
+        check_pending_members(_log(_pending(5_000), dead, {"t": 40_000, "kind": "run_end"})) == []
+    )
 
 
 def test_kip394_a_pending_member_is_not_listed_in_a_generation() -> None:
@@ -212,19 +222,24 @@ def _generation(t: int, timeout: int = 60_000) -> dict[str, Any]:
 
 def test_kip814_members_sync_within_the_rebalance_timeout_or_are_removed() -> None:
     synced = {"t": 2_000, "kind": "pending_sync_complete", "generation": 4}
-    assert check_pending_sync(_log(_generation(1_000), synced, {"t": 90_000})) == []
+    assert (
+        check_pending_sync(_log(_generation(1_000), synced, {"t": 90_000, "kind": "run_end"})) == []
+    )
     expired = [
         {**_not_rejoined(61_000), "reason": "sync_timeout"},
         {"t": 61_000, "kind": "group_state", "from": "Stable", "to": "PreparingRebalance"},
     ]
-    assert check_pending_sync(_log(_generation(1_000), *expired, {"t": 90_000})) == []
+    assert (
+        check_pending_sync(_log(_generation(1_000), *expired, {"t": 90_000, "kind": "run_end"}))
+        == []
+    )
     kept = _log(_generation(1_000), {"t": 61_001, "kind": "step"})
     assert _names(check_pending_sync(kept)) == ["pending_sync_kept"]
     early = _log(_generation(1_000), {**expired[0], "t": 30_000}, expired[1])
     assert _names(check_pending_sync(early)) == ["pending_sync_expired_early"]
     # an Empty generation waits for nobody; a record without the field is not judged
     empty = {**_generation(1_000), "member_ids": []}
-    assert check_pending_sync(_log(empty, {"t": 90_000})) == []
-    old = _log(_generation(1_000), {"t": 90_000})
+    assert check_pending_sync(_log(empty, {"t": 90_000, "kind": "run_end"})) == []
+    old = _log(_generation(1_000), {"t": 90_000, "kind": "run_end"})
     del old[0]["rebalance_timeout_ms"]
     assert check_pending_sync(old) == []

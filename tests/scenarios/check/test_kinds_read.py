@@ -84,8 +84,23 @@ def test_a_declared_checker_still_finds_its_violation_in_a_whole_log() -> None:
             "old_member_id": "a",
         },
         {"t_ms": 2, "seq": 2, "kind": "step", "action": "noop"},
-        {"t_ms": 3, "seq": 3, "kind": "heartbeat_request", "member": "w2", "member_id": "a"},
-        {"t_ms": 4, "seq": 4, "kind": "heartbeat_response", "member": "w2", "error": "NONE"},
+        {
+            "t_ms": 3,
+            "seq": 3,
+            "kind": "heartbeat_request",
+            "member": "w2",
+            "member_id": "a",
+            "generation": 1,
+        },
+        {
+            "t_ms": 4,
+            "seq": 4,
+            "kind": "heartbeat_response",
+            "member": "w2",
+            "member_id": "a",
+            "generation": 1,
+            "error": "NONE",
+        },
     ]
     names = [v.invariant for v in protocol_violations(records)]
     assert "fenced_member_accepted" in names

@@ -9,6 +9,7 @@ from typing import Any
 from scenarios.check.invariants import InvariantChecker
 from scenarios.check.log_check import check_records
 from scenarios.check.violation import Violation
+from tests.scenarios.check.logs import complete
 
 
 def _run(records: list[dict[str, Any]]) -> Violation:
@@ -43,7 +44,14 @@ def _takes(
             "generation": generation,
             "protocol": protocol,
             "leader_id": f"{leader}-x",
+            "member_id": f"{member}-x",
+            "error": 0,
+            "config_offset": 1,
+            "connectors": [],
             "tasks": ["c-0"],
+            "revoked_connectors": [],
+            "revoked_tasks": [],
+            "delay_ms": 0,
         },
         {
             "t_ms": t,
@@ -89,7 +97,7 @@ def test_kafka_9184_ends_when_the_cut_off_worker_gives_up() -> None:
     assert _run(_zombie_log(cut, 53_000)).known == "KAFKA-9184"
     late = _run(_zombie_log(cut, 54_000))
     assert late.known is None
-    log = [{"seq": seq, **r} for seq, r in enumerate(_zombie_log(cut, 54_000))]
+    log = complete(_zombie_log(cut, 54_000))
     assert "double_ownership" in {v["invariant"] for v in check_records(log)}
 
 

@@ -126,16 +126,24 @@ def test_coordinator_answers_heartbeat_only_for_the_current_generation(
     g2 = _first(log, "generation", generation=2)
     hb = _first(log, "heartbeat_request")
     assert log[hb]["generation"] < 2
-    member, t = log[hb]["member"], log[g2]["t_ms"]
+    member, member_id, t = log[hb]["member"], log[hb]["member_id"], log[g2]["t_ms"]
     log[g2 + 1 : g2 + 1] = [
-        {"t_ms": t, "seq": -1, "kind": "heartbeat_request", "member": member, "generation": 1},
+        {
+            "t_ms": t,
+            "seq": -1,
+            "kind": "heartbeat_request",
+            "member_id": member_id,
+            "generation": 1,
+            "member": member,
+        },
         {
             "t_ms": t + 2,
             "seq": -2,
             "kind": "heartbeat_response",
-            "member": member,
+            "member_id": member_id,
             "generation": 1,
             "error": "NONE",
+            "member": member,
         },
     ]
     found = [v for v in check_records(log) if v["invariant"] == "stale_generation_accepted"]
@@ -209,7 +217,10 @@ def test_the_vote_counts_first_candidates_and_accepts_any_tied_winner() -> None:
 def test_a_stateful_active_goes_to_a_caught_up_client(streams_log: Records) -> None:
     """KIP-441 (TaskMovement#assignActiveTaskMovements): an active stays on a client that is
     not caught up only while no client has a smaller lag."""
-    from scenarios.check.protocol_checkers import check_streams_active_caught_up
+    from scenarios.check import protocol_checkers
+    from tests.scenarios.check.logs import over_dicts
+
+    check_streams_active_caught_up = over_dicts(protocol_checkers.check_streams_active_caught_up)
 
     log = copy.deepcopy(streams_log)
     a = _first(log, "streams_assignment")
@@ -325,7 +336,10 @@ def test_a_member_loaded_from_the_group_record_votes_only_for_the_group_protocol
     member kept in the next generation without rejoining supports that protocol alone, so
     ``range`` wins although the others put ``cooperative-sticky`` first (chaos, consumer kind,
     seed 8 run 190)."""
-    from scenarios.check.protocol_checkers import check_protocol_vote
+    from scenarios.check import protocol_checkers
+    from tests.scenarios.check.logs import over_dicts
+
+    check_protocol_vote = over_dicts(protocol_checkers.check_protocol_vote)
 
     both = ["cooperative-sticky", "range"]
     log = [

@@ -11,20 +11,23 @@ import pytest
 
 from scenarios.campaigns.chaos.generate import generate
 from scenarios.campaigns.chaos.run import run_spec
+from scenarios.check import rejoin_contracts
 from scenarios.check.log_check import check_records
 from scenarios.check.rejoin_contracts import (
     COMPLETING_REJOIN_NOT_REBALANCED,
     COMPLETING_REJOIN_REBALANCED,
     FOLLOWUP_REJOIN_MISSED,
     REJOIN_CONTRACT_INVARIANTS,
-    check_completing_rejoin,
-    check_followup_rejoin,
 )
 from scenarios.input.schema import INVARIANTS
 from tests.scenarios.campaigns.chaos.planted import chaos_config, detect
 from tests.scenarios.campaigns.chaos.planted.kip_rules import KIP_RULE_BUGS
+from tests.scenarios.check.logs import complete, over_dicts
 from tests.scenarios.check.logs import numbered as _log
 from tests.scenarios.check.logs import violation_names as _names
+
+check_completing_rejoin = over_dicts(rejoin_contracts.check_completing_rejoin)
+check_followup_rejoin = over_dicts(rejoin_contracts.check_followup_rejoin)
 
 Record = dict[str, Any]
 
@@ -99,11 +102,16 @@ def test_a_probing_rebalance_timer_obliges_a_join_group_then() -> None:
     silent = _log(_assignment(100, next_ms=60_000), probe, _rec(63_000, "heartbeat_request"))
     assert _names(check_followup_rejoin(silent)) == [FOLLOWUP_REJOIN_MISSED]
     # due while the member's own rebalance is under way: that rebalance is the probe
-    during = _log(_assignment(100, next_ms=60_000), _join(59_000), probe, _rec(63_000, "x"))
+    during = _log(
+        _assignment(100, next_ms=60_000), _join(59_000), probe, _rec(63_000, "heartbeat_request")
+    )
     assert check_followup_rejoin(during) == []
     other = _rec(60_000, "timer_fired", key="session")
     assert (
-        check_followup_rejoin(_log(_assignment(100, next_ms=None), other, _rec(90_000, "x"))) == []
+        check_followup_rejoin(
+            _log(_assignment(100, next_ms=None), other, _rec(90_000, "heartbeat_request"))
+        )
+        == []
     )
 
 
@@ -163,7 +171,7 @@ def test_a_rejoin_with_changed_metadata_starts_a_join_phase() -> None:
 
 def test_the_rules_run_in_groupsim_check() -> None:
     log = _log(_assignment(100), _rec(200, "heartbeat_request"), _completing_join(True, None, None))
-    names = set(_names(check_records(log)))
+    names = set(_names(check_records(complete(log))))
     assert {FOLLOWUP_REJOIN_MISSED, COMPLETING_REJOIN_REBALANCED} <= names
 
 
