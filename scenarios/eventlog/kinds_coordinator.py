@@ -27,7 +27,7 @@ __all__ = [
 ]
 
 
-class CompletingJoin(_Rec, tag="completing_join", kw_only=True):
+class CompletingJoin(_CoordRec, tag="completing_join", kw_only=True):
     """A JoinGroup of a known member reached the group in CompletingRebalance (the wire tap):
     ``same_metadata`` — its protocols equal the ones the coordinator holds for it;
     ``group_generation`` the group's generation then; ``error`` and ``generation`` the
@@ -41,7 +41,7 @@ class CompletingJoin(_Rec, tag="completing_join", kw_only=True):
     member: str
 
 
-class BoundedJoin(_Rec, tag="bounded_join", kw_only=True):
+class BoundedJoin(_CoordRec, tag="bounded_join", kw_only=True):
     """A JoinGroup reached a coordinator whose ``group.max.size`` or session bounds are not
     Kafka's defaults (the wire tap): the request's ``member_id`` and ``session_timeout_ms``;
     the coordinator's ``min_session_timeout_ms``, ``max_session_timeout_ms`` and

@@ -453,10 +453,10 @@ class Broker(OtherApis):
             effects = coord.handle(conn.address, group_request, now)
             if rejoin is not None:  # before the answer leaves, as the engine logs it
                 tap = wire_tap.completing_join_answer(rejoin, effects, conn.address, conn.address)
-                self._emit("completing_join", at_ms=now, **tap)
+                self._emit("completing_join", at_ms=now, group=group_request.group_id, **tap)
             if bounded is not None:  # [coordinator] not Kafka's defaults: KIP-389, session bounds
                 tap = wire_tap.bounded_join_answer(bounded, effects, conn.address, conn.address)
-                self._emit("bounded_join", at_ms=now, **tap)
+                self._emit("bounded_join", at_ms=now, group=group_request.group_id, **tap)
             self._apply(group_request.group_id, effects, now)
             await self._await_slot(conn, slot)
             conn.slot = None

@@ -159,6 +159,14 @@ def test_a_generation_never_holds_more_members_that_joined_than_the_max_size() -
     assert check_generation_size(_log(*[_generation(["c1-1", "c2-1", "c3-1"])])) == []
 
 
+def test_a_served_group_is_judged_by_its_own_bounded_joins() -> None:
+    # groupsim serve tags both records with their group: each group against its own
+    over = [_join(None, group="g"), {**_generation(["c1-1", "c2-1", "c3-1"]), "group": "g"}]
+    assert _names(check_generation_size(_log(*over))) == [GENERATION_OVER_MAX_SIZE]
+    other = [_join(None, group="h"), {**_generation(["c1-1", "c2-1", "c3-1"]), "group": "g"}]
+    assert check_generation_size(_log(*other)) == []
+
+
 # ---------------------------------------------------------------- a simulated group
 
 _GROUP = """

@@ -117,6 +117,9 @@ async def test_a_served_session_with_non_default_coordinator_settings_writes_bou
     assert (first["max_size"], first["min_session_timeout_ms"]) == (1, 500)
     assert (first["max_session_timeout_ms"], first["session_timeout_ms"]) == (60_000, 10_000)
     assert str(first["member"]).startswith("i1#")
+    # tagged with its group as every coordinator record of a served log (one coordinator per
+    # group id): so the group's generations are judged against it (generation_over_max_size)
+    assert {r["group"] for r in tapped} == {r["group"] for r in _records(tmp_path, "generation")}
     names = set(violation_names(check_log(tmp_path / "events.jsonl")))
     assert not names & _CONFIG_RULES
 
