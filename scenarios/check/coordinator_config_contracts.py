@@ -63,11 +63,13 @@ Streams stream thread and the consumer's poll loop die; ``member_fatal``).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from scenarios.check.coordinator_contracts import SERVE_TIMER_SLACK_MS
-from scenarios.check.join_phases import REMOVALS, EmptyJoinPhases
-from scenarios.check.log_rules import Record, Violation, reads, violation
+from scenarios.check.join_phases import PHASE_KINDS, EmptyJoinPhases, group_of
+from scenarios.check.log_rules import Violation, reads_typed, violation_at
+from scenarios.eventlog import kinds as k
+from scenarios.eventlog import kinds_coordinator as kg
+from scenarios.eventlog.records import LogRecord
 
 __all__ = [
     "COORDINATOR_CONFIG_INVARIANTS",
@@ -105,12 +107,8 @@ _BEFORE_SESSION = frozenset({"COORDINATOR_NOT_AVAILABLE", "INVALID_GROUP_ID", "N
 _BEFORE_GROUP = _BEFORE_SESSION | {_INVALID_SESSION, "COORDINATOR_LOAD_IN_PROGRESS"}
 
 
-def _in_bounds(r: Record) -> bool:
-    return (
-        int(r["min_session_timeout_ms"])
-        <= int(r["session_timeout_ms"])
-        <= int(r["max_session_timeout_ms"])
-    )
+def _in_bounds(r: kg.BoundedJoin) -> bool:
+    return r.min_session_timeout_ms <= r.session_timeout_ms <= r.max_session_timeout_ms
 
 
 def _answer(error: str | None) -> str:
@@ -118,30 +116,26 @@ def _answer(error: str | None) -> str:
 
 
 def _judge_bounded_joins(
-    records: Sequence[Record], verdict: Callable[[Record], tuple[str, str] | None]
+    records: Sequence[LogRecord], verdict: Callable[[kg.BoundedJoin], tuple[str, str] | None]
 ) -> list[Violation]:
     """A violation naming the member and its member id for each ``bounded_join`` record
     ``verdict`` turns into ``(invariant, detail)``."""
     found: list[Violation] = []
     for r in records:
-        if r.get("kind") != "bounded_join":
+        if not isinstance(r, kg.BoundedJoin):
             continue
         judged = verdict(r)
         if judged is not None:
             invariant, detail = judged
-            found.append(
-                violation(
-                    invariant, detail, r, member=r.get("member"), member_id=r.get("member_id")
-                )
-            )
+            found.append(violation_at(invariant, detail, r, member=r.member, member_id=r.member_id))
     return found
 
 
-def _session_verdict(r: Record) -> tuple[str, str] | None:
-    error = r.get("error")
+def _session_verdict(r: kg.BoundedJoin) -> tuple[str, str] | None:
+    error = r.error
     inside = _in_bounds(r)
-    bounds = f"[{r['min_session_timeout_ms']}, {r['max_session_timeout_ms']}] ms"
-    asked = f"{r.get('member')}'s JoinGroup with session.timeout.ms {r['session_timeout_ms']}"
+    bounds = f"[{r.min_session_timeout_ms}, {r.max_session_timeout_ms}] ms"
+    asked = f"{r.member}'s JoinGroup with session.timeout.ms {r.session_timeout_ms}"
     if not inside and error != _INVALID_SESSION and error not in _BEFORE_SESSION:
         return SESSION_TIMEOUT_ACCEPTED, (
             f"{asked} outside {bounds} was {_answer(error)} "
@@ -154,8 +148,8 @@ def _session_verdict(r: Record) -> tuple[str, str] | None:
     return None
 
 
-@reads("bounded_join")
-def check_session_bounds(records: Sequence[Record]) -> list[Violation]:
+@reads_typed("bounded_join")
+def check_session_bounds(records: Sequence[LogRecord]) -> list[Violation]:
     """``session_timeout_accepted`` / ``session_timeout_refused`` (module docstring)."""
     return _judge_bounded_joins(records, _session_verdict)
 
@@ -174,23 +168,17 @@ def accepts_joining_member(
     return known or size < max_size
 
 
-def _max_size_verdict(r: Record) -> tuple[str, str] | None:
-    error = r.get("error")
+def _max_size_verdict(r: kg.BoundedJoin) -> tuple[str, str] | None:
+    error = r.error
     if not _in_bounds(r) or error in _BEFORE_GROUP:
         return None
-    max_size = int(r["max_size"])
     accept = accepts_joining_member(
-        str(r["state"]),
-        int(r["size"]),
-        int(r["awaiting"]),
-        bool(r["known"]),
-        bool(r["awaiting_member"]),
-        max_size,
+        r.state, r.size, r.awaiting, r.known, r.awaiting_member, r.max_size
     )
-    asked = f"{r.get('member')}'s JoinGroup ({'a member' if r.get('known') else 'a newcomer'})"
+    asked = f"{r.member}'s JoinGroup ({'a member' if r.known else 'a newcomer'})"
     counts = (
-        f"{r['state']}, {r['size']} members, {r['awaiting']} awaiting a JoinGroup answer, "
-        f"group.max.size {max_size}"
+        f"{r.state}, {r.size} members, {r.awaiting} awaiting a JoinGroup answer, "
+        f"group.max.size {r.max_size}"
     )
     if not accept and error != _MAX_SIZE:
         return MAX_SIZE_EXCEEDED, (
@@ -205,34 +193,32 @@ def _max_size_verdict(r: Record) -> tuple[str, str] | None:
     return None
 
 
-@reads("bounded_join")
-def check_max_size_answers(records: Sequence[Record]) -> list[Violation]:
+@reads_typed("bounded_join")
+def check_max_size_answers(records: Sequence[LogRecord]) -> list[Violation]:
     """``max_size_exceeded`` / ``max_size_refused_with_room`` (module docstring)."""
     return _judge_bounded_joins(records, _max_size_verdict)
 
 
-@reads("bounded_join", "generation")
-def check_generation_size(records: Sequence[Record]) -> list[Violation]:
+@reads_typed("bounded_join", "generation")
+def check_generation_size(records: Sequence[LogRecord]) -> list[Violation]:
     """``generation_over_max_size`` (module docstring)."""
     found: list[Violation] = []
-    max_size: dict[Any, int] = {}  # group -> its coordinator's group.max.size
+    max_size: dict[str | None, int] = {}  # group -> its coordinator's group.max.size
     for r in records:
-        kind = r.get("kind")
-        group = r.get("group")
-        if kind == "bounded_join":
-            max_size[group] = int(r["max_size"])
-        elif kind == "generation" and group in max_size:
-            kept = set(r.get("not_rejoined") or ())
-            rejoined = [m for m in r.get("member_ids") or () if m not in kept]
+        if isinstance(r, kg.BoundedJoin):
+            max_size[group_of(r)] = r.max_size
+        elif isinstance(r, k.Generation) and (group := group_of(r)) in max_size:
+            kept = set(r.not_rejoined or ())
+            rejoined = [m for m in r.member_ids if m not in kept]
             if len(rejoined) > max_size[group]:
                 found.append(
-                    violation(
+                    violation_at(
                         GENERATION_OVER_MAX_SIZE,
-                        f"generation {r.get('generation')} completed with {len(rejoined)} "
+                        f"generation {r.generation} completed with {len(rejoined)} "
                         f"members that joined it, above group.max.size {max_size[group]} "
                         "(KIP-389: acceptJoiningMember takes a joiner only while fewer await)",
                         r,
-                        generation=r.get("generation"),
+                        generation=r.generation,
                         group=group,
                     )
                 )
@@ -256,8 +242,8 @@ def initial_delay_completion(
     return at
 
 
-@reads("group_state", "generation", "member_added", "group_loaded", *REMOVALS)
-def check_initial_delay_extended(records: Sequence[Record]) -> list[Violation]:
+@reads_typed(*PHASE_KINDS)
+def check_initial_delay_extended(records: Sequence[LogRecord]) -> list[Violation]:
     """``initial_delay_not_extended`` (module docstring)."""
     found: list[Violation] = []
     phases = EmptyJoinPhases()
@@ -265,15 +251,15 @@ def check_initial_delay_extended(records: Sequence[Record]) -> list[Violation]:
         phase = phases.see(r)
         if phase is None or phase.disturbed:
             continue
-        group = r.get("group")
-        t = int(r.get("t_ms") or 0)
+        group = group_of(r)
+        t = r.t_ms
         begun, delay = phase.begun_ms, phase.delay_ms
-        timeout = int(phase.start.get("rebalance_timeout_ms") or 0)
+        timeout = phase.rebalance_timeout_ms
         earliest = initial_delay_completion(begun, delay, timeout, phase.added_ms)
         slack = SERVE_TIMER_SLACK_MS if group is not None else 0
         if begun + delay <= t + slack and t + slack < earliest:
             found.append(
-                violation(
+                violation_at(
                     INITIAL_DELAY_NOT_EXTENDED,
                     f"the join phase begun from Empty at {begun} ms completed at {t} "
                     f"ms although members kept arriving: with "
@@ -281,7 +267,7 @@ def check_initial_delay_extended(records: Sequence[Record]) -> list[Violation]:
                     f"{timeout} ms, InitialDelayedJoin runs until {earliest} ms at "
                     "the earliest (KIP-134: each new member extends the delay)",
                     r,
-                    generation=r.get("generation"),
+                    generation=getattr(r, "generation", None),
                     group=group,
                 )
             )

@@ -86,8 +86,9 @@ from scenarios.check.consumer_contracts import (
     consumer_topics,
 )
 from scenarios.check.coordinator_contracts import SERVE_TIMER_SLACK_MS
-from scenarios.check.join_phases import EmptyJoinPhases
-from scenarios.check.log_rules import Record, Violation, violation
+from scenarios.check.join_phases import PHASE_KINDS, EmptyJoinPhases, group_of
+from scenarios.check.log_rules import Record, Violation, reads_typed, violation, violation_at
+from scenarios.eventlog.records import LogRecord
 
 __all__ = [
     "KIP_CONTRACT_INVARIANTS",
@@ -123,7 +124,8 @@ KIP_CONTRACT_INVARIANTS = (
 )
 
 
-def check_initial_delay(records: Sequence[Record]) -> list[Violation]:
+@reads_typed(*PHASE_KINDS)
+def check_initial_delay(records: Sequence[LogRecord]) -> list[Violation]:
     """``initial_delay_skipped``: a join phase begun from Empty ended before its initial
     delay (module docstring)."""
     found: list[Violation] = []
@@ -132,20 +134,20 @@ def check_initial_delay(records: Sequence[Record]) -> list[Violation]:
         phase = phases.see(r)
         if phase is None:
             continue
-        group = r.get("group")
-        t = int(r.get("t_ms") or 0)
+        group = group_of(r)
+        t = r.t_ms
         begun, delay = phase.begun_ms, phase.delay_ms
         slack = SERVE_TIMER_SLACK_MS if group is not None else 0
         if t + slack < begun + delay and not phases.removed_at(group, t):
             found.append(
-                violation(
+                violation_at(
                     INITIAL_DELAY_SKIPPED,
                     f"the join phase begun from Empty at {begun} ms (generation "
-                    f"{phase.start.get('generation')}) completed at {t} ms, before "
+                    f"{phase.start.generation}) completed at {t} ms, before "
                     f"group.initial.rebalance.delay.ms {delay} ms had passed, with no "
                     "removal completing it (KIP-134: the first members wait for others)",
                     r,
-                    generation=r.get("generation"),
+                    generation=getattr(r, "generation", None),
                     group=group,
                 )
             )

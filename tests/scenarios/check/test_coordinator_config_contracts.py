@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from scenarios.check import coordinator_config_contracts as ccc
 from scenarios.check.coordinator_config_contracts import (
     COORDINATOR_CONFIG_INVARIANTS,
     GENERATION_OVER_MAX_SIZE,
@@ -19,10 +20,6 @@ from scenarios.check.coordinator_config_contracts import (
     SESSION_TIMEOUT_ACCEPTED,
     SESSION_TIMEOUT_REFUSED,
     accepts_joining_member,
-    check_generation_size,
-    check_initial_delay_extended,
-    check_max_size_answers,
-    check_session_bounds,
     initial_delay_completion,
 )
 from scenarios.check.log_check import check_records
@@ -30,9 +27,16 @@ from scenarios.input.library import loads_any
 from scenarios.input.schema import INVARIANTS
 from scenarios.sim.runner import simulate
 from tests.scenarios.check.logs import numbered as _log
+from tests.scenarios.check.logs import over_dicts
 from tests.scenarios.check.logs import violation_names as _names
 
 Record = dict[str, Any]
+
+# the checkers read typed records: run them on the hand-written ones
+check_generation_size = over_dicts(ccc.check_generation_size)
+check_initial_delay_extended = over_dicts(ccc.check_initial_delay_extended)
+check_max_size_answers = over_dicts(ccc.check_max_size_answers)
+check_session_bounds = over_dicts(ccc.check_session_bounds)
 
 
 def test_every_name_is_a_schema_invariant() -> None:
