@@ -44,10 +44,14 @@ to a referee (docs/chaos.md "Contract rules").
 
 from __future__ import annotations
 
+import base64
+import binascii
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from msgspec import UNSET
 
+from protocol.consumer_codec import ConsumerProtocolError, decode_subscription
 from scenarios.check.log_rules import Record, Violation, reads_typed, violation_at
 from scenarios.eventlog import kinds as k
 from scenarios.eventlog import kinds_consumer as ku
@@ -61,6 +65,8 @@ __all__ = [
     "EqualSubscriptions",
     "RoundPartitions",
     "consumer_topics",
+    "member_subscriptions",
+    "partition_owners",
 ]
 
 CONSUMER_ASSIGNMENT_UNBALANCED = "consumer_assignment_unbalanced"
@@ -324,3 +330,30 @@ CONSUMER_CONTRACT_CHECKERS = (check_consumer_balance, check_sticky_keeps_owned)
 EqualSubscriptions = _EqualSubscriptions
 RoundPartitions = _Partitions
 consumer_topics = _topics
+
+
+def member_subscriptions(
+    inputs: Mapping[str, Any],
+) -> dict[str, tuple[str | None, frozenset[str]]] | None:
+    """Member id -> (its ``client.rack``, ``None`` for none; the topics it subscribes to),
+    decoded from the members' metadata in a ``consumer_assignor`` record's ``inputs``
+    (``ConsumerProtocol`` Subscriptions, base64); ``None`` when one does not decode."""
+    subscribed: dict[str, tuple[str | None, frozenset[str]]] = {}
+    for m in inputs.get("members") or ():
+        try:
+            sub = decode_subscription(base64.b64decode(str(m.get("metadata") or "")))
+        except (ConsumerProtocolError, binascii.Error, ValueError):
+            return None
+        subscribed[str(m.get("id"))] = (sub.rack_id or None, frozenset(sub.topics))
+    return subscribed
+
+
+def partition_owners(assigned: Mapping[str, Sequence[str]] | None) -> dict[tuple[str, int], str]:
+    """(topic, partition) -> the member id a ``consumer_assignor`` record's ``assigned``
+    (member id -> ``<topic>-<partition>`` labels) gives it to."""
+    owner: dict[tuple[str, int], str] = {}
+    for member_id, labels in (assigned or {}).items():
+        for label in labels:
+            topic, _, p = str(label).rpartition("-")
+            owner[(topic, int(p))] = str(member_id)
+    return owner

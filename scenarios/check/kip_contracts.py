@@ -72,18 +72,17 @@ to ``CONTRACT_CHECKERS``); each is one pass over the log, O(size of the record) 
 
 from __future__ import annotations
 
-import base64
-import binascii
 import heapq
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from members.assignors.streams.task_movement import is_caught_up
-from protocol.consumer_codec import ConsumerProtocolError, decode_subscription
 from scenarios.check.consumer_contracts import (
     EqualSubscriptions,
     RoundPartitions,
     consumer_topics,
+    member_subscriptions,
+    partition_owners,
 )
 from scenarios.check.coordinator_contracts import SERVE_TIMER_SLACK_MS
 from scenarios.check.join_phases import PHASE_KINDS, EmptyJoinPhases, group_of
@@ -233,13 +232,9 @@ class _RangeTopic:
 
 def _range_topics(inputs: Mapping[str, Any]) -> dict[str, _RangeTopic] | None:
     """The round's topics (``None``: a member's metadata does not decode)."""
-    subscribed: dict[str, tuple[str | None, frozenset[str]]] = {}
-    for m in inputs.get("members") or ():
-        try:
-            sub = decode_subscription(base64.b64decode(str(m.get("metadata") or "")))
-        except (ConsumerProtocolError, binascii.Error, ValueError):
-            return None
-        subscribed[str(m.get("id"))] = (sub.rack_id or None, frozenset(sub.topics))
+    subscribed = member_subscriptions(inputs)
+    if subscribed is None:
+        return None
     return {
         topic: _RangeTopic(
             replicas, {mid: rack for mid, (rack, ts) in subscribed.items() if topic in ts}
@@ -260,11 +255,7 @@ def check_range_rack_matching(records: Sequence[Record]) -> list[Violation]:
         topics = _range_topics(inputs) if isinstance(inputs, Mapping) else None
         if not topics or not any(t.needs_rack_aware for t in topics.values()):
             continue
-        owner: dict[tuple[str, int], str] = {}
-        for member_id, labels in (r.get("assigned") or {}).items():
-            for label in labels:
-                topic, _, p = str(label).rpartition("-")
-                owner[(topic, int(p))] = str(member_id)
+        owner = partition_owners(r.get("assigned"))
         # assignWithRackMatching's groups: the same members (with racks), the same count of
         # partitions with racks
         groups: dict[tuple[frozenset[tuple[str, str | None]], int], list[str]] = {}

@@ -33,12 +33,10 @@ Input: log records as dicts (``kind``, ``member``, then the kind's fields), in l
 
 from __future__ import annotations
 
-import base64
-import binascii
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from protocol.consumer_codec import ConsumerProtocolError, decode_subscription
+from scenarios.check.consumer_contracts import member_subscriptions, partition_owners
 from scenarios.check.log_rules import Record, Violation, reads, violation
 
 __all__ = [
@@ -57,16 +55,10 @@ _STICKY = frozenset({"sticky", "cooperative-sticky"})
 def _member_racks(inputs: Mapping[str, Any]) -> dict[str, str | None] | None:
     """Member id -> ``client.rack`` (``None``: none) when every member subscribes to the same
     topics; ``None`` for unequal subscriptions or metadata that does not decode."""
-    racks: dict[str, str | None] = {}
-    topics: set[frozenset[str]] = set()
-    for m in inputs.get("members") or ():
-        try:
-            sub = decode_subscription(base64.b64decode(str(m.get("metadata") or "")))
-        except (ConsumerProtocolError, binascii.Error, ValueError):
-            return None
-        racks[str(m.get("id"))] = sub.rack_id or None
-        topics.add(frozenset(sub.topics))
-    return racks if len(topics) == 1 else None
+    subscribed = member_subscriptions(inputs)
+    if subscribed is None or len({topics for _, topics in subscribed.values()}) != 1:
+        return None
+    return {member_id: rack for member_id, (rack, _) in subscribed.items()}
 
 
 def _partition_racks(inputs: Mapping[str, Any]) -> dict[tuple[str, int], frozenset[str]]:
@@ -107,12 +99,7 @@ def check_sticky_rack_matching(records: Sequence[Record]) -> list[Violation]:
         replicas = _partition_racks(inputs)
         if not use_rack_aware_assignment(racks, list(replicas.values())):
             continue
-        owner: dict[tuple[str, int], str] = {}
-        for member_id, labels in (r.get("assigned") or {}).items():
-            for label in labels:
-                topic, _, p = str(label).rpartition("-")
-                owner[(topic, int(p))] = str(member_id)
-        what = _unmatched(owner, replicas, racks)
+        what = _unmatched(partition_owners(r.get("assigned")), replicas, racks)
         if what:
             found.append(
                 violation(
