@@ -67,12 +67,17 @@ class HighAvailabilityResult:
 
 
 def _should_move(source: ClientState, dest: ClientState) -> bool:
-    skew = source.assigned_task_load - dest.assigned_task_load
+    """Kafka ``HighAvailabilityTaskAssignor.shouldMoveATask``: the same IEEE double operations
+    as ``assignedTaskLoad``/``assignedTaskCount``, read from the task sets directly (this runs
+    for every client pair of every balancing pass)."""
+    source_count = len(source.active) + len(source.standby)
+    dest_count = len(dest.active) + len(dest.standby)
+    source_capacity = source.capacity
+    dest_capacity = dest.capacity
+    skew = source_count / source_capacity - dest_count / dest_capacity
     if skew <= 0:
         return False
-    proposed = (source.assigned_task_count - 1) / source.capacity - (
-        dest.assigned_task_count + 1
-    ) / dest.capacity
+    proposed = (source_count - 1) / source_capacity - (dest_count + 1) / dest_capacity
     if proposed < 0:
         return False
     return proposed < skew
@@ -96,9 +101,10 @@ def balance_tasks_over_threads(
             for dest in states:
                 if source is dest:
                     continue
-                if allowed is not None and not allowed(source, dest):
-                    continue
+                # both tests are pure: the cheap one first
                 if not _should_move(source, dest):
+                    continue
+                if allowed is not None and not allowed(source, dest):
                     continue
                 held = source.standby if standby else source.active
                 for task in sorted(held):
