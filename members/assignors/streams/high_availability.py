@@ -94,12 +94,16 @@ def balance_tasks_over_threads(
     moves; each pair moves the source's tasks (sorted snapshot) while the load skew shrinks.
     """
     states = [clients[p] for p in sorted(clients)]
+    # each client's assignedTaskLoad, kept current as tasks move: a pair whose source is not
+    # more loaded than its destination has skew <= 0 (for finite doubles x - y <= 0 exactly
+    # when x <= y), so shouldMoveATask is false without being called
+    loads = [(len(c.active) + len(c.standby)) / c.capacity for c in states]
     keep = True
     while keep:
         keep = False
-        for source in states:
-            for dest in states:
-                if source is dest:
+        for si, source in enumerate(states):
+            for di, dest in enumerate(states):
+                if loads[si] <= loads[di] or source is dest:
                     continue
                 # both tests are pure: the cheap one first
                 if not _should_move(source, dest):
@@ -118,6 +122,8 @@ def balance_tasks_over_threads(
                             source.unassign_active(task)
                             dest.assign_active(task)
                         keep = True
+                loads[si] = (len(source.active) + len(source.standby)) / source.capacity
+                loads[di] = (len(dest.active) + len(dest.standby)) / dest.capacity
 
 
 def assign_high_availability(
