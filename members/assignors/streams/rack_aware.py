@@ -152,18 +152,22 @@ class RackAwareTaskAssignor:
             [rack_index.setdefault(c.rack or "", len(rack_index)) for c in clients], dtype=np.int64
         )
         rack_names = list(rack_index)
-        missing = np.zeros((len(tasks), len(rack_names)), dtype=np.int64)
-        for i, task in enumerate(tasks):
-            for part in racks_by_task.get(task, ()):
-                for r, name in enumerate(rack_names):
-                    if name not in part:
-                        missing[i, r] += 1
-        current = np.zeros((len(tasks), len(clients)), dtype=np.int64)
-        for j, c in enumerate(clients):
-            held = c.standby if standby else c.active
-            for i, task in enumerate(tasks):
-                if task in held:
-                    current[i, j] = 1
+        # built as Python lists and converted once (setting numpy cells one at a time costs
+        # more than the whole matrix at the small sizes a rebalance usually has)
+        missing = np.array(
+            [
+                [
+                    sum(name not in part for part in racks_by_task.get(task, ()))
+                    for name in rack_names
+                ]
+                for task in tasks
+            ],
+            dtype=np.int64,
+        ).reshape(len(tasks), len(rack_names))
+        held_by = [c.standby if standby else c.active for c in clients]
+        current = np.array(
+            [[1 if task in held else 0 for held in held_by] for task in tasks], dtype=np.int64
+        ).reshape(len(tasks), len(clients))
         cost = traffic * missing[:, client_rack] + non_overlap * (1 - current)
         return cost, current
 
