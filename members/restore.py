@@ -284,7 +284,7 @@ class RestoreThread:
 
     def restoring_actives(self) -> bool:
         """``StoreChangelogReader#isRestoringActive``: some active has not restored yet."""
-        return any(k == "active" for k in self.kind.values())
+        return "active" in self.kind.values()
 
     def offset(self, task: TaskId, now_ms: int) -> int:
         """The offset ``task``'s store has reached at ``now_ms`` (a view: no state changes).
@@ -548,9 +548,10 @@ class RestoreThread:
 
     def _check_caught_up(self, t: int) -> list[RestoreEvent]:
         out: list[RestoreEvent] = []
-        for task in sorted(self.kind):
-            if self.kind[task] != "standby" or task in self._caught_up:
-                continue
+        caught_up = self._caught_up
+        # the standbys not yet caught up, in task order (filtered before sorting: usually none)
+        waiting = [x for x, k in self.kind.items() if k == "standby" and x not in caught_up]
+        for task in sorted(waiting) if waiting else ():
             if self._end(task, t) - self.offset(task, t) <= self.acceptable_lag:
                 self._caught_up.add(task)
                 out.append(RestoreEvent("caught_up", task, t))

@@ -147,19 +147,33 @@ class Reader:
         self._pos = pos + size
         return pos
 
+    # The fixed-size reads check the bounds inline (they run per field of every message);
+    # :meth:`_need` raises the error when the bytes are short.
     def int16(self, field: str) -> int:
         """Read an INT16."""
-        value: int = _I16.unpack_from(self._data, self._need(field, 2, "INT16"))[0]
+        pos = self._pos
+        if self._end - pos < 2:
+            self._need(field, 2, "INT16")
+        self._pos = pos + 2
+        value: int = _I16.unpack_from(self._data, pos)[0]
         return value
 
     def int32(self, field: str) -> int:
         """Read an INT32."""
-        value: int = _I32.unpack_from(self._data, self._need(field, 4, "INT32"))[0]
+        pos = self._pos
+        if self._end - pos < 4:
+            self._need(field, 4, "INT32")
+        self._pos = pos + 4
+        value: int = _I32.unpack_from(self._data, pos)[0]
         return value
 
     def int64(self, field: str) -> int:
         """Read an INT64."""
-        value: int = _I64.unpack_from(self._data, self._need(field, 8, "INT64"))[0]
+        pos = self._pos
+        if self._end - pos < 8:
+            self._need(field, 8, "INT64")
+        self._pos = pos + 8
+        value: int = _I64.unpack_from(self._data, pos)[0]
         return value
 
     def string(self, field: str) -> str:
@@ -333,17 +347,25 @@ class Writer:
         """Append already-encoded bytes."""
         self._parts.append(data)
 
+    # The fixed-size writes take a plain in-range int straight to ``struct`` (they run per
+    # field of every message); anything else goes through :func:`_check_int`.
     def int16(self, value: int, field: str) -> None:
         """Write an INT16."""
-        self._parts.append(_I16.pack(_check_int(value, INT16_MIN, INT16_MAX, "INT16", field)))
+        if type(value) is not int or not INT16_MIN <= value <= INT16_MAX:
+            value = _check_int(value, INT16_MIN, INT16_MAX, "INT16", field)
+        self._parts.append(_I16.pack(value))
 
     def int32(self, value: int, field: str) -> None:
         """Write an INT32."""
-        self._parts.append(_I32.pack(_check_int(value, INT32_MIN, INT32_MAX, "INT32", field)))
+        if type(value) is not int or not INT32_MIN <= value <= INT32_MAX:
+            value = _check_int(value, INT32_MIN, INT32_MAX, "INT32", field)
+        self._parts.append(_I32.pack(value))
 
     def int64(self, value: int, field: str) -> None:
         """Write an INT64."""
-        self._parts.append(_I64.pack(_check_int(value, INT64_MIN, INT64_MAX, "INT64", field)))
+        if type(value) is not int or not INT64_MIN <= value <= INT64_MAX:
+            value = _check_int(value, INT64_MIN, INT64_MAX, "INT64", field)
+        self._parts.append(_I64.pack(value))
 
     def string(self, value: str, field: str) -> None:
         """Write a STRING (see :func:`encoded_string`)."""

@@ -66,7 +66,15 @@ import struct
 import uuid
 
 from protocol.java_hashmap import JavaHashMap
-from protocol.primitives import DecodeError, EncodeError, Writer
+from protocol.primitives import (
+    INT32_MAX,
+    INT32_MIN,
+    INT64_MAX,
+    INT64_MIN,
+    DecodeError,
+    EncodeError,
+    Writer,
+)
 from protocol.streams_types import (
     LATEST_OFFSET,
     StreamsSubscription,
@@ -94,6 +102,8 @@ from protocol.streams_wire import (
 __all__ = ["encode_subscription", "encode_future_subscription", "decode_subscription"]
 
 _Q = struct.Struct(">Q")
+#: a v10+ TaskOffsetSum entry: subtopology, partition, offset sum, topology length (-1: null)
+_TASK_SUM_NULL_TOPOLOGY = struct.Struct(">iiqh")
 
 
 def _validate_versions(version: int, latest: int) -> str | None:
@@ -212,6 +222,19 @@ def encode_subscription(s: StreamsSubscription, version: int | None = None) -> b
         else:
             w.int32(len(order), "task_offset_sums")
             for task in order:
+                sub, part, topology = task
+                offset_sum = sums[task]
+                if (
+                    not topology
+                    and type(sub) is int
+                    and type(part) is int
+                    and type(offset_sum) is int
+                    and INT32_MIN <= sub <= INT32_MAX
+                    and INT32_MIN <= part <= INT32_MAX
+                    and INT64_MIN <= offset_sum <= INT64_MAX
+                ):  # the common entry at once: the same bytes as the checked writes below
+                    w.raw(_TASK_SUM_NULL_TOPOLOGY.pack(sub, part, offset_sum, -1))
+                    continue
                 w.int32(task.subtopology, f"task_offset_sums[{task}].subtopology")
                 w.int32(task.partition, f"task_offset_sums[{task}].partition")
                 w.int64(sums[task], f"task_offset_sums[{task}]")
@@ -305,12 +328,8 @@ def decode_subscription(data: bytes | bytearray | memoryview) -> StreamsSubscrip
             count = r.array_count("task_offset_sums", 18)
             assert count is not None
             for i in range(count):
-                field = f"task_offset_sums[{i}]"
-                sub = r.int32(f"{field}.subtopology")
-                part = r.int32(f"{field}.partition")
-                offset_sum = r.int64(f"{field}.offset_sum")
-                topology = r.nullable_string(f"{field}.topology") or None
-                sums[StreamsTaskId(sub, part, topology)] = offset_sum
+                task, offset_sum = r.offset_sum_entry(f"task_offset_sums[{i}]")
+                sums[task] = offset_sum
     unique_field = r.int8("unique_field") if version >= 8 else 0
     error_code = r.int32("error_code") if version >= 9 else 0
     tags: dict[str, str] = {}

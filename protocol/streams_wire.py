@@ -91,6 +91,8 @@ _I8 = struct.Struct(">b")
 _I16 = struct.Struct(">h")
 _U16 = struct.Struct(">H")
 _I32 = struct.Struct(">i")
+#: a v10+ TaskOffsetSum entry up to its topology's length: subtopology, partition, sum, length
+_TASK_SUM = struct.Struct(">iiqh")
 
 
 class StreamsReader(Reader):
@@ -118,6 +120,22 @@ class StreamsReader(Reader):
         self._pos = pos + 8 * count
         values = struct.unpack_from(f">{2 * count}i", self._data, pos) if count else ()
         return tuple(StreamsTaskId(values[k], values[k + 1]) for k in range(0, 2 * count, 2))
+
+    def offset_sum_entry(self, field: str) -> tuple[StreamsTaskId, int]:
+        """One v10+ ``TaskOffsetSum`` entry: INT32 subtopology, INT32 partition, INT64 offset
+        sum, nullable STRING named topology (null or empty: none). ``field`` names the entry
+        in errors (``.subtopology``, ``.partition``, ``.offset_sum``, ``.topology``)."""
+        pos = self._pos
+        if self._end - pos >= 18:  # the common entry, without a named topology, at once
+            sub, part, offset_sum, size = _TASK_SUM.unpack_from(self._data, pos)
+            if size == -1:
+                self._pos = pos + 18
+                return StreamsTaskId(sub, part), offset_sum
+        sub = self.int32(f"{field}.subtopology")
+        part = self.int32(f"{field}.partition")
+        offset_sum = self.int64(f"{field}.offset_sum")
+        topology = self.nullable_string(f"{field}.topology") or None
+        return StreamsTaskId(sub, part, topology), offset_sum
 
     def utf8_bytes(self, field: str) -> str:
         """Non-nullable BYTES decoded as Java's ``new String(bytes, UTF_8)`` (U+FFFD)."""

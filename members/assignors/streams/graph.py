@@ -200,16 +200,18 @@ class Graph:
         dist: dict[int | None, int] = {None: 0}
         parents: dict[int | None, int | None] = {}
         rounds = len(nodes)
+        # residuals change only between calls (in _cancel): the edges with residual capacity,
+        # in scan order, with their costs, are the same in every round of this one
+        live = [(u, v, e[1]) for u, v, e in scan if e[0] > 0]
+        get = dist.get
         for i in range(rounds):
             relaxed = False
-            for u, v, e in scan:
-                if e[0] <= 0:
-                    continue
-                du = dist.get(u)
+            for u, v, cost in live:
+                du = get(u)
                 if du is None:
                     continue
-                nd = du + e[1]
-                dv = dist.get(v)
+                nd = du + cost
+                dv = get(v)
                 if dv is None or nd < dv:
                     dist[v] = nd
                     parents[v] = u

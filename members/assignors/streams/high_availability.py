@@ -67,12 +67,17 @@ class HighAvailabilityResult:
 
 
 def _should_move(source: ClientState, dest: ClientState) -> bool:
-    skew = source.assigned_task_load - dest.assigned_task_load
+    """Kafka ``HighAvailabilityTaskAssignor.shouldMoveATask``: the same IEEE double operations
+    as ``assignedTaskLoad``/``assignedTaskCount``, read from the task sets directly (this runs
+    for every client pair of every balancing pass)."""
+    source_count = len(source.active) + len(source.standby)
+    dest_count = len(dest.active) + len(dest.standby)
+    source_capacity = source.capacity
+    dest_capacity = dest.capacity
+    skew = source_count / source_capacity - dest_count / dest_capacity
     if skew <= 0:
         return False
-    proposed = (source.assigned_task_count - 1) / source.capacity - (
-        dest.assigned_task_count + 1
-    ) / dest.capacity
+    proposed = (source_count - 1) / source_capacity - (dest_count + 1) / dest_capacity
     if proposed < 0:
         return False
     return proposed < skew
@@ -89,16 +94,21 @@ def balance_tasks_over_threads(
     moves; each pair moves the source's tasks (sorted snapshot) while the load skew shrinks.
     """
     states = [clients[p] for p in sorted(clients)]
+    # each client's assignedTaskLoad, kept current as tasks move: a pair whose source is not
+    # more loaded than its destination has skew <= 0 (for finite doubles x - y <= 0 exactly
+    # when x <= y), so shouldMoveATask is false without being called
+    loads = [(len(c.active) + len(c.standby)) / c.capacity for c in states]
     keep = True
     while keep:
         keep = False
-        for source in states:
-            for dest in states:
-                if source is dest:
+        for si, source in enumerate(states):
+            for di, dest in enumerate(states):
+                if loads[si] <= loads[di] or source is dest:
+                    continue
+                # both tests are pure: the cheap one first
+                if not _should_move(source, dest):
                     continue
                 if allowed is not None and not allowed(source, dest):
-                    continue
-                if not _should_move(source, dest):
                     continue
                 held = source.standby if standby else source.active
                 for task in sorted(held):
@@ -112,6 +122,8 @@ def balance_tasks_over_threads(
                             source.unassign_active(task)
                             dest.assign_active(task)
                         keep = True
+                loads[si] = (len(source.active) + len(source.standby)) / source.capacity
+                loads[di] = (len(dest.active) + len(dest.standby)) / dest.capacity
 
 
 def assign_high_availability(

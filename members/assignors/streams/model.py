@@ -16,6 +16,7 @@ Ordering is Kafka's everywhere an assignor iterates a sorted container:
 
 from __future__ import annotations
 
+import functools
 import re
 import uuid
 from collections.abc import Iterable, Mapping
@@ -164,8 +165,9 @@ class ProcessId:
         self.java_spread = spread(self.java_hash)
 
     @classmethod
+    @functools.lru_cache(maxsize=4096)  # ids are values: one per label serves every leader
     def of(cls, label: str) -> ProcessId:
-        """Parse ``label`` (see class doc).
+        """Parse ``label`` (see class doc); the same label gives the same (immutable) id.
 
         Raises:
             StreamsAssignmentError: an empty label, or ``PID_<n>`` with n >= 2^63.

@@ -205,9 +205,10 @@ class StreamsPartitionAssignor:
                 self.configs,
                 subtopologies=topology.subtopology_tasks(),
             )
+        process_order = sorted(by_process)  # Kafka's TreeMap order of the clients
         lag_table = {
             labels[p]: {str(t): by_process[p].lags[t] for t in topology.stateful}
-            for p in sorted(by_process)
+            for p in process_order
         }
         inputs = self._referee_inputs(by_process, labels)
         result = assign_high_availability(
@@ -220,7 +221,7 @@ class StreamsPartitionAssignor:
         warm: dict[ProcessId, set[TaskId]] = {p: set(ts) for p, ts in result.warmups.items()}
         acceptable = self.configs.acceptable_recovery_lag
         for task in topology.stateful:
-            holders = [p for p in sorted(by_process) if task in by_process[p].standby]
+            holders = [p for p in process_order if task in by_process[p].standby]
             if len(holders) > self.configs.num_standby_replicas:
                 for p in holders:
                     lag = by_process[p].lags[task]
@@ -238,7 +239,7 @@ class StreamsPartitionAssignor:
         decisions: dict[str, ClientDecision] = {}
         kept_standby: dict[str, set[TaskId]] = {}
         any_withheld = False
-        for pid in sorted(by_process):
+        for pid in process_order:
             state = by_process[pid]
             member_id = member_of[pid]
             d = ClientDecision(

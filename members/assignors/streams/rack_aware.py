@@ -152,18 +152,22 @@ class RackAwareTaskAssignor:
             [rack_index.setdefault(c.rack or "", len(rack_index)) for c in clients], dtype=np.int64
         )
         rack_names = list(rack_index)
-        missing = np.zeros((len(tasks), len(rack_names)), dtype=np.int64)
-        for i, task in enumerate(tasks):
-            for part in racks_by_task.get(task, ()):
-                for r, name in enumerate(rack_names):
-                    if name not in part:
-                        missing[i, r] += 1
-        current = np.zeros((len(tasks), len(clients)), dtype=np.int64)
-        for j, c in enumerate(clients):
-            held = c.standby if standby else c.active
-            for i, task in enumerate(tasks):
-                if task in held:
-                    current[i, j] = 1
+        # built as Python lists and converted once (setting numpy cells one at a time costs
+        # more than the whole matrix at the small sizes a rebalance usually has)
+        missing = np.array(
+            [
+                [
+                    sum(name not in part for part in racks_by_task.get(task, ()))
+                    for name in rack_names
+                ]
+                for task in tasks
+            ],
+            dtype=np.int64,
+        ).reshape(len(tasks), len(rack_names))
+        held_by = [c.standby if standby else c.active for c in clients]
+        current = np.array(
+            [[1 if task in held else 0 for held in held_by] for task in tasks], dtype=np.int64
+        ).reshape(len(tasks), len(clients))
         cost = traffic * missing[:, client_rack] + non_overlap * (1 - current)
         return cost, current
 
@@ -426,9 +430,12 @@ class RackAwareTaskAssignor:
                     tasks = sorted(set(mi) | set(mj))
                     pair = [ci, cj]
                     owner = [0 if t in ci.standby else 1 for t in tasks]
-                    matrices = self._cost_matrix(tasks, pair, True, traffic, non_overlap)
-                    if not self._swap_improves(matrices[0], owner):
+                    # most pairs have no improving swap: tested on the costs as Python ints
+                    # before the numpy matrices the optimiser needs are built
+                    costs = self._pair_costs(tasks, pair, traffic, non_overlap)
+                    if not self._swap_improves(costs, owner):
                         continue
+                    matrices = self._cost_matrix(tasks, pair, True, traffic, non_overlap)
                     before = [c.standby.copy() for c in pair]
                     self._optimize(
                         tasks,
@@ -448,18 +455,32 @@ class RackAwareTaskAssignor:
         stateful = sorted({t for c in clients for t in c.standby})
         return self.assignment_cost(stateful, traffic, 0, standby=True)
 
+    def _pair_costs(
+        self, tasks: Sequence[TaskId], pair: Sequence[ClientState], traffic: int, non_overlap: int
+    ) -> list[tuple[int, int]]:
+        """The standby rows of :meth:`_cost_matrix` for two clients, as Python ints: per task,
+        (cost on client 0, cost on client 1) — the same sums (traffic × the task's changelog
+        partitions without the client's rack, plus ``non_overlap`` where it does not hold it)."""
+        racks = [c.rack or "" for c in pair]
+        out = []
+        for task in tasks:
+            parts = self.changelog_racks.get(task, ())
+            row = [
+                traffic * sum(rack not in part for part in parts)
+                + non_overlap * (0 if task in c.standby else 1)
+                for rack, c in zip(racks, pair, strict=True)
+            ]
+            out.append((row[0], row[1]))
+        return out
+
     @staticmethod
-    def _swap_improves(cost: np.ndarray, owner: Sequence[int]) -> bool:
+    def _swap_improves(costs: Sequence[tuple[int, int]], owner: Sequence[int]) -> bool:
         """Whether exchanging one task of client 0 with one of client 1 lowers the cost: in a
         two-client graph with fixed counts every residual cycle is such a swap, so no improving
-        swap means no negative cycle."""
-        import numpy as np
-
-        own = np.asarray(owner, dtype=np.int64)
-        rows = np.arange(len(owner))
-        gain = cost[rows, own] - cost[rows, 1 - own]  # saved by moving the task over
-        on0, on1 = gain[own == 0], gain[own == 1]
-        return bool(on0.size and on1.size and on0.max() + on1.max() > 0)
+        swap means no negative cycle. ``costs``: per task, its cost on client 0 and 1."""
+        on0 = [c[0] - c[1] for c, o in zip(costs, owner, strict=True) if o == 0]  # saved by
+        on1 = [c[1] - c[0] for c, o in zip(costs, owner, strict=True) if o == 1]  # moving over
+        return bool(on0 and on1 and max(on0) + max(on1) > 0)
 
     def _movable(
         self, source: ClientState, dest: ClientState, move_allowed: MoveAllowed | None
