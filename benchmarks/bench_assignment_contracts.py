@@ -34,23 +34,23 @@ def _judged(r: dict) -> list[str]:  # type: ignore[type-arg]
     contract = contract_of(r)
     assert contract is not None
     clients = r.get("clients") or {}
-    n = min(contract["num_standby_replicas"], len(clients) - 1)
+    n = min(contract.num_standby_replicas, len(clients) - 1)
     out = []
-    if any(c.get("warmups") for c in clients.values()) or contract["kafka_warmups"]:
+    if any(c.get("warmups") for c in clients.values()) or contract.kafka_warmups:
         out.append("warmups_over_budget")
     if n > 0 and r.get("lags"):
         out.append("standby_replicas_missing")
-    keys = contract.get("rack_aware_assignment_tags") or []
+    keys = contract.rack_aware_assignment_tags
     if (
         len(keys) == 1
         and n > 0
         and not r.get("active_movements")
         and not r.get("standby_movements")
         and r.get("cost") is None
-        and len({str(v) for v in (contract.get("client_tags") or {}).values()}) > 1
+        and len({str(v) for v in contract.client_tags.values()}) > 1
     ):
         out.append("standby_tags_not_spread")
-    if contract["rack_aware_assignment_strategy"] == "min_traffic" and r.get("cost"):
+    if contract.rack_aware_assignment_strategy == "min_traffic" and r.get("cost"):
         out.append("rack_cost_raised")
     return out
 
@@ -80,9 +80,9 @@ def main(argv: list[str] | None = None) -> int:
         runs_judged.update(seen)
         for checker in ASSIGNMENT_CHECKERS:
             for v in checker(records):
-                found[v["invariant"]] += 1
+                found[v.invariant] += 1
                 if len(examples) < 20:
-                    examples.append(f"seed {args.seed} run {i}: {v['invariant']}: {v['detail']}")
+                    examples.append(f"seed {args.seed} run {i}: {v.invariant}: {v.detail}")
         if (i + 1 - args.start) % 100 == 0:
             print(f"... {i + 1 - args.start} runs, violations {dict(found)}", flush=True)
     print(f"seed {args.seed}, runs {args.start}..{args.start + args.runs - 1}")
