@@ -138,13 +138,13 @@ def check_session_after_heartbeat(records: Sequence[LogRecord]) -> list[Violatio
     """``session_expired_after_heartbeat``: a member removed for its session sooner than a
     session timeout after a Heartbeat of a rebalance that the coordinator accepted."""
     found: list[Violation] = []
-    # (group, member id) -> its latest tapped beat (a tapped beat names no group)
+    # (group, member id) -> its latest tapped beat (a served log's records name their group)
     last: dict[tuple[str | None, str], k.RebalanceHeartbeat | k.CompletingHeartbeat] = {}
     for r in records:
         match r:
             case k.RebalanceHeartbeat() | k.CompletingHeartbeat():
                 if r.error in _EXTENDING:
-                    last[(None, r.member_id)] = r
+                    last[(None if r.group is UNSET else r.group, r.member_id)] = r
             case k.MemberRemoved(
                 reason="session_timeout", session_timeout_ms=int() as timeout, t_ms=t
             ):

@@ -428,7 +428,7 @@ class HeartbeatResponse(_Rec, tag="heartbeat_response", kw_only=True):
     member: str
 
 
-class RebalanceHeartbeat(_Rec, tag="rebalance_heartbeat", kw_only=True):
+class RebalanceHeartbeat(_CoordRec, tag="rebalance_heartbeat", kw_only=True):
     member_id: str
     generation: int
     group_generation: int
@@ -436,7 +436,7 @@ class RebalanceHeartbeat(_Rec, tag="rebalance_heartbeat", kw_only=True):
     member: str
 
 
-class CompletingHeartbeat(_Rec, tag="completing_heartbeat", kw_only=True):
+class CompletingHeartbeat(_CoordRec, tag="completing_heartbeat", kw_only=True):
     """A Heartbeat reached the group in CompletingRebalance (the wire tap,
     ``scenarios/sim/wire_tap.py``): the fields of ``rebalance_heartbeat``."""
 

@@ -465,7 +465,7 @@ class Broker(OtherApis):
             answer = slot.answer
             if tapped and isinstance(group_request, pg.HeartbeatRequest):
                 tap = wire_tap.rebalance_heartbeat(coord, group_request, answer, conn.address)
-                self._emit(tapped, **tap)
+                self._emit(tapped, group=group_request.group_id, **tap)
         if log_it:
             self._log_response(conn, api, group_request, answer)
         return from_group_response(request, group_request, answer)

@@ -16,6 +16,7 @@ from scenarios.check.answer_contracts import (
     SESSION_EXPIRED_AFTER_HEARTBEAT,
     SYNC_UNKNOWN_TO_MEMBER,
 )
+from scenarios.check.coordinator_contracts import SERVE_TIMER_SLACK_MS
 from scenarios.check.log_check import check_records
 from scenarios.input.schema import INVARIANTS
 from tests.scenarios.check.logs import complete, over_dicts
@@ -113,10 +114,16 @@ def test_a_session_expiry_a_timeout_after_the_heartbeat_or_a_refused_one_is_kept
     assert check_session_after_heartbeat(_log(_beat(5_000, "NONE"), _expired(15_000))) == []
     refused = _beat(5_000, "ILLEGAL_GENERATION")
     assert check_session_after_heartbeat(_log(refused, _expired(12_000))) == []
-    # a served log's removal names its group (a tapped beat names none: the schema has no
-    # ``group`` on ``rebalance_heartbeat``)
+    # a served log's records name their group, and its timers get the serve slack
+    beat = {**_beat(5_000, "NONE"), "group": "g"}
     served = {**_expired(15_000 - 1), "group": "g"}
-    assert check_session_after_heartbeat(_log(_beat(5_000, "NONE"), served)) == []
+    assert check_session_after_heartbeat(_log(beat, served)) == []
+    early = {**_expired(15_000 - 1 - SERVE_TIMER_SLACK_MS), "group": "g"}
+    assert _names(check_session_after_heartbeat(_log(beat, early))) == [
+        SESSION_EXPIRED_AFTER_HEARTBEAT
+    ]
+    # another group's beat says nothing of this group's member
+    assert check_session_after_heartbeat(_log({**beat, "group": "h"}, early)) == []
 
 
 # ---------------------------------------------------------------- member_id_dropped
