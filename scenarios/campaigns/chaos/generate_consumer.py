@@ -30,7 +30,9 @@ Drawn per run:
   in one run of six (:func:`_add_outage`: every consumer closes and restarts at once, after
   the other steps), and ``zombie`` (a static consumer cut off or stalled while a second
   process with its ``group.instance.id`` joins: :func:`.timeline.add_zombie`, the Streams
-  campaigns' fault, from a stream of its own drawn after every other).
+  campaigns' fault, from a stream of its own drawn after every other; in runs it gave no
+  twin, the SyncGroup variants of :func:`.timeline.add_sync_zombie`, held then parked, each
+  from a stream of its own).
 """
 
 from __future__ import annotations
@@ -389,6 +391,9 @@ def generate_consumer(config: ChaosConfig, campaign_seed: int, index: int) -> Ch
         if len(consumers) == n:  # no twin: perhaps the SyncGroup variant (its own stream)
             sync_rng = _rng(campaign_seed, index, "consumer-zombie-sync")
             add_sync_zombie(gen, consumers, sorted(topics), config, sync_rng)
+        if len(consumers) == n:  # still none: perhaps the parked one (its own stream too)
+            parked_rng = _rng(campaign_seed, index, "consumer-zombie-parked")
+            add_sync_zombie(gen, consumers, sorted(topics), config, parked_rng, parked=True)
     coordinator = draw_for_members(
         _rng(campaign_seed, index, "consumer-coordinator"), consumers, gen.gone, 45_000
     )

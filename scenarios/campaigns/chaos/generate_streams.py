@@ -1,7 +1,7 @@
 """The Streams chaos generator (``groupsim chaos --kind streams``): from ``(campaign seed, run
 index)`` alone — one ``random.Random`` seeded with ``"groupsim-chaos-streams/<seed>/<index>"``,
 the ``delay_request`` faults from a second one, static membership from a third, the zombie
-fault from a fourth, nothing else random — a Kafka Streams
+fault and its SyncGroup variants from others, nothing else random — a Kafka Streams
 application and a timeline of faults, as a :class:`ChaosSpec` whose ``streams`` holds the
 scenario file's body (docs/streams.md, docs/chaos.md "Streams campaigns").
 
@@ -28,7 +28,9 @@ Drawn per run (KIP-441 / KIP-708 / KIP-925 settings across their ranges):
   ``failover``, ``config`` (a restart with its state directory wiped: every store restores
   from scratch), ``delay`` (``delay_request``) and ``zombie`` (a static client cut off or
   stalled while a second process with its ``group.instance.id`` joins:
-  :func:`.timeline.add_zombie`, from a fourth random stream, as consumer campaigns do).
+  :func:`.timeline.add_zombie`, from a fourth random stream, as consumer campaigns do; in
+  runs it gave no twin, the SyncGroup variants of :func:`.timeline.add_sync_zombie` at a late
+  client's join, held then parked, each from a stream of its own).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from scenarios.campaigns.chaos.generate import (
 )
 from scenarios.campaigns.chaos.timeline import (
     MemberTimeline,
+    add_sync_zombie,
     add_zombie,
     draw_static_members,
     timeline_spec,
@@ -146,6 +149,11 @@ def generate_streams(config: ChaosConfig, campaign_seed: int, index: int) -> Cha
         _add_delays(gen, config, _rng(campaign_seed, index, "streams-delay"), times)
     if "zombie" in config.faults:
         add_zombie(gen, clients, config, _rng(campaign_seed, index, "streams-zombie"))
+        # no twin: perhaps a SyncGroup variant, held then parked, each from its own stream
+        for variant, parked in (("streams-zombie-sync", False), ("streams-zombie-parked", True)):
+            if len(clients) == n:
+                sync_rng = _rng(campaign_seed, index, variant)
+                add_sync_zombie(gen, clients, None, config, sync_rng, parked=parked)
     coordinator = draw_for_members(
         _rng(campaign_seed, index, "streams-coordinator"), clients, gen.gone, STREAMS_SESSION_MS
     )

@@ -200,35 +200,91 @@ def add_zombie(
 def add_sync_zombie(
     gen: MemberTimeline,
     members: list[dict[str, Any]],
-    topics: list[str],
+    topics: list[str] | None,
     config: ChaosConfig,
     rng: random.Random,
+    *,
+    parked: bool = False,
 ) -> None:
-    """The ``zombie`` fault's SyncGroup variant (KIP-345), for consumers, drawn from its own
-    generator (``.../<index>/consumer-zombie-sync``) in half the runs with static members and
-    two topics or more that :func:`add_zombie` gave no twin: at a random time R a static
-    consumer running then subscribes to another subset of the topics (a ``subscribe`` step:
-    its JoinGroup with new metadata, sent at R, rebalances the group), every request it sends
-    in (R, R + d + 10 s] reaches the coordinator d = 8–20 s late (a ``delay_request`` of
-    ``any`` from R + 1 ms, within ``request.timeout.ms``: its SyncGroup, then its Heartbeats),
-    and 4 s to d − 1 s after R a second process ``<name>n``
-    with its ``group.instance.id`` joins. So the twin takes the instance over after the old
-    process heard its JoinGroup answer and before its SyncGroup arrives, which the coordinator
-    answers FENCED_INSTANCE_ID (``GroupMetadataManager#classicGroupSync`` →
-    ``ClassicGroup#validateMember``); the delayed Heartbeats, sent after the SyncGroup, come
-    later still. Every step is counted as ``zombie``."""
+    """The ``zombie`` fault's SyncGroup variants (KIP-345), for consumers and Kafka Streams
+    (which rides on the consumer protocol), drawn from a generator of their own (the kind's
+    ``.../<index>/<kind>-zombie-sync``, or ``-zombie-parked`` with ``parked``), in half the
+    runs with static members that no other zombie draw gave a twin. A rebalance starts at a
+    time R: for consumers (``topics`` given, two or more) a random time at which a static
+    consumer running then subscribes to another subset of the topics (a ``subscribe`` step: its
+    JoinGroup with new metadata, sent at R, rebalances the group); for Streams (``topics`` is
+    ``None``: no step changes a client's metadata) the ``join`` of a late client (a scale-out,
+    drawn by the main generator; none, no variant), R, while a static client runs. Then, with
+    d = 8–20 s (within ``request.timeout.ms``) and 4 s to d − 1 s after R, a second process
+    ``<name>n`` with the static member's ``group.instance.id`` joins:
+
+    * held (``parked`` false): the static member's SyncGroup is held d (``delay_request``
+      steps): for consumers every request it sends in (R, R + d + 10 s] (``any`` from
+      R + 1 ms: its SyncGroup, then its Heartbeats); for Streams its ``sync_group`` from
+      R + 1 ms, then ``any`` from R + 3,001 ms (its Heartbeats after the one that told it to
+      rejoin, ``heartbeat.interval.ms`` 3 s). The twin takes the instance over after the old
+      process heard its JoinGroup answer and before its SyncGroup arrives, which the
+      coordinator answers FENCED_INSTANCE_ID (``GroupMetadataManager#classicGroupSync`` →
+      ``ClassicGroup#validateMember``).
+    * parked: every other member has its ``sync_group`` requests held d from R to
+      R + d + 10 s, so the leader's assignment comes late and the old process's SyncGroup
+      (a follower's) waits at the coordinator in CompletingRebalance when the twin's JoinGroup
+      arrives: ``ClassicGroup#replaceStaticMember`` answers it FENCED_INSTANCE_ID before
+      ``updateStaticMemberThenRebalanceOrCompleteJoin`` starts a new join phase (a leader's
+      is not parked: no fenced SyncGroup then).
+
+    Both are judged by ``sync_not_fenced``. Every step is counted as ``zombie``."""
     static = {
         m["name"]: m for m in members if m.get("config", {}).get("group.instance.id") is not None
     }
-    if not static or len(topics) < 2 or rng.random() >= 0.5:
+    if not static or (topics is not None and len(topics) < 2) or rng.random() >= 0.5:
         return
-    at_ms = rng.randrange(config.duration_ms)
+    if topics is not None:
+        at_ms = rng.randrange(config.duration_ms)
+    else:
+        joins = sorted(int(s["at_ms"]) for s in gen.steps if s["action"] == "join")
+        if not joins:
+            return
+        at_ms = rng.choice(joins)
     delay = rng.randint(8_000, 20_000)
     window = delay + 10_000
     running = [m for m in gen.running(at_ms) if m in static and m in gen.running(at_ms + window)]
     if not running:
         return
     old = rng.choice(running)
+    # every other member, stopped or not (a hold on a stopped one holds nothing): the draws'
+    # ``up_at`` is not exact around restarts drawn out of time order (a whole-group outage)
+    others = [m for m in gen.names if m != old]
+    if parked and not others:
+        return  # the static member would lead: its SyncGroup is never parked
+    if topics is not None:
+        _subscribe_elsewhere(gen, old, topics, at_ms, rng)
+    if parked:
+        for other in others:
+            held = {**gen.step(at_ms, "delay_request", other), "request": "sync_group"}
+            gen.add("zombie", {**held, "delay_ms": delay, "duration_ms": window})
+    elif topics is not None:
+        held = {**gen.step(at_ms + 1, "delay_request", old), "request": "any"}
+        gen.add("zombie", {**held, "delay_ms": delay, "duration_ms": window})
+    else:
+        # one delay_request per member at a time: the second replaces the first
+        held = {**gen.step(at_ms + 1, "delay_request", old), "request": "sync_group"}
+        gen.add("zombie", {**held, "delay_ms": delay, "duration_ms": 3_000})
+        held = {**gen.step(at_ms + 3_001, "delay_request", old), "request": "any"}
+        gen.add("zombie", {**held, "delay_ms": delay, "duration_ms": window - 3_000})
+    twin = f"{old}n"
+    members.append({"name": twin, "config": dict(static[old]["config"]), "autostart": False})
+    gen.names.append(twin)
+    joined = at_ms + rng.randint(4_000, delay - 1_000)
+    gen.up_at[twin] = joined
+    gen.add("zombie", gen.step(joined, "join", twin))
+
+
+def _subscribe_elsewhere(
+    gen: MemberTimeline, old: str, topics: list[str], at_ms: int, rng: random.Random
+) -> None:
+    """A ``subscribe`` step of consumer ``old`` at ``at_ms`` to a random subset of ``topics``
+    other than its current one (its last ``subscribe`` before ``at_ms``, else all)."""
     last = [
         s["topics"]
         for s in gen.steps
@@ -242,14 +298,6 @@ def add_sync_zombie(
         if sorted(c) != sorted(current)
     ]
     gen.add("zombie", {**gen.step(at_ms, "subscribe", old), "topics": rng.choice(choices)})
-    held = {**gen.step(at_ms + 1, "delay_request", old), "request": "any"}
-    gen.add("zombie", {**held, "delay_ms": delay, "duration_ms": window})
-    twin = f"{old}n"
-    members.append({"name": twin, "config": dict(static[old]["config"]), "autostart": False})
-    gen.names.append(twin)
-    joined = at_ms + rng.randint(4_000, delay - 1_000)
-    gen.up_at[twin] = joined
-    gen.add("zombie", gen.step(joined, "join", twin))
 
 
 def timeline_spec(

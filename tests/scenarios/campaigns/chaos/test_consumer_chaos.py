@@ -39,7 +39,7 @@ def test_static_runs_may_draw_a_zombie_twin_and_the_other_draws_stay_as_they_wer
     """The zombie fault (KIP-345, shared with Streams campaigns: timeline.add_zombie), drawn
     last from its own stream: a run without it is the run of a campaign without the kind."""
     without = replace(CONSUMER, faults=tuple(k for k in CONSUMER.faults if k != "zombie"))
-    twins = sync_variants = 0
+    twins = sync_variants = parked_variants = 0
     for index in range(60):
         before, after = generate(without, 5, index), generate(CONSUMER, 5, index)
         assert before.consumer is not None and after.consumer is not None
@@ -49,12 +49,19 @@ def test_static_runs_may_draw_a_zombie_twin_and_the_other_draws_stay_as_they_wer
             assert after.consumer == before.consumer
             continue
         twins += 1
-        if len(added) == 3:  # the SyncGroup variant (add_sync_zombie): its own stream
-            sync_variants += 1
-            cut, held, join = (after.steps[i] for i in added)
-            assert cut["action"] == "subscribe"
-            assert held["action"] == "delay_request" and held["request"] == "any"
-            assert held["at_ms"] == cut["at_ms"] + 1 and held["member"] == cut["member"]
+        if after.steps[added[0]]["action"] == "subscribe":  # a SyncGroup variant
+            cut, *holds, join = (after.steps[i] for i in added)
+            assert holds and all(h["action"] == "delay_request" for h in holds)
+            if holds[0]["request"] == "any":  # held (add_sync_zombie): its own stream
+                sync_variants += 1
+                (held,) = holds
+                assert held["at_ms"] == cut["at_ms"] + 1 and held["member"] == cut["member"]
+            else:  # parked: every other consumer's SyncGroup held, from a stream of its own
+                parked_variants += 1
+                assert {h["request"] for h in holds} == {"sync_group"}
+                assert {h["at_ms"] for h in holds} == {cut["at_ms"]}
+                assert cut["member"] not in {h["member"] for h in holds}
+                held = holds[0]
             assert 4_000 <= join["at_ms"] - cut["at_ms"] < held["delay_ms"]
         else:
             cut, join = (after.steps[i] for i in added)
@@ -68,7 +75,7 @@ def test_static_runs_may_draw_a_zombie_twin_and_the_other_draws_stay_as_they_wer
         assert after.consumer["consumers"][:-1] == before.consumer["consumers"]
         text = spec_to_toml(after)
         assert len(loads_consumer_scenario(text, "z.toml").consumers) == after.members + 1
-    assert twins > sync_variants > 0
+    assert twins > sync_variants > 0 and parked_variants > 0
 
 
 def test_generated_groups_span_assignors_static_members_and_faults() -> None:

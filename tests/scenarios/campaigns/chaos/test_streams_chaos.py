@@ -135,8 +135,9 @@ def test_the_command_runs_a_streams_campaign(tmp_path: Path) -> None:
 def test_zombie_faults_add_a_second_process_and_leave_the_other_draws_unchanged() -> None:
     without = replace(STREAMS, faults=tuple(k for k in STREAMS.faults if k != "zombie"))
     twins = 0
-    for index in range(40):
-        before, after = generate(without, 5, index), generate(STREAMS, 5, index)
+    variants: dict[str, int] = {"held": 0, "parked": 0}
+    for index in range(60):  # seed 3: both SyncGroup variants among them
+        before, after = generate(without, 3, index), generate(STREAMS, 3, index)
         assert before.streams is not None and after.streams is not None
         added = [i for i, k in enumerate(after.kinds) if k == "zombie"]
         assert [s for i, s in enumerate(after.steps) if i not in added] == before.steps
@@ -144,12 +145,31 @@ def test_zombie_faults_add_a_second_process_and_leave_the_other_draws_unchanged(
             assert after.streams == before.streams
             continue
         twins += 1
-        cut, join = (after.steps[i] for i in added)
+        *cuts, join = (after.steps[i] for i in added)
         twin = after.streams["clients"][-1]
-        old = next(c for c in after.streams["clients"] if c["name"] == cut["client"])
-        assert cut["action"] in ("partition", "slow") and join["action"] == "join"
-        assert join["client"] == twin["name"] == f"{old['name']}n"
+        assert join["action"] == "join" and join["client"] == twin["name"]
+        old = next(c for c in after.streams["clients"] if f"{c['name']}n" == twin["name"])
         assert twin["config"]["group.instance.id"] == old["config"]["group.instance.id"]
-        assert 1_000 <= join["at_ms"] - cut["at_ms"] <= 10_000
         assert twin["autostart"] is False
-    assert twins > 0
+        if cuts[0]["action"] != "delay_request":
+            (cut,) = cuts
+            assert cut["action"] in ("partition", "slow") and cut["client"] == old["name"]
+            assert 1_000 <= join["at_ms"] - cut["at_ms"] <= 10_000
+            continue
+        # a SyncGroup variant (add_sync_zombie), at a late client's join (the rebalance)
+        rebalance = [s["at_ms"] for s in before.steps if s["action"] == "join"]
+        if cuts[0]["client"] == old["name"]:  # held: its SyncGroup, then every request
+            variants["held"] += 1
+            first, then = cuts
+            assert first["request"] == "sync_group" and then["request"] == "any"
+            assert then["client"] == old["name"]
+            assert then["at_ms"] == first["at_ms"] + 3_000 and first["at_ms"] - 1 in rebalance
+        else:  # parked: every other client's SyncGroup held from the join on
+            variants["parked"] += 1
+            assert {c["request"] for c in cuts} == {"sync_group"}
+            assert old["name"] not in {c["client"] for c in cuts}
+            assert len({c["at_ms"] for c in cuts}) == 1 and cuts[0]["at_ms"] in rebalance
+        start = cuts[0]["at_ms"] - (1 if cuts[0]["client"] == old["name"] else 0)
+        assert 4_000 <= join["at_ms"] - start < cuts[0]["delay_ms"]
+        assert spec_to_toml(after) and loads_streams_scenario(spec_to_toml(after), "z.toml")
+    assert twins > 0 and variants["held"] > 0 and variants["parked"] > 0
