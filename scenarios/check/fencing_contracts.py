@@ -21,15 +21,26 @@ with the protocol checkers in :mod:`scenarios.check.protocol_checkers`; docs/cha
       member's next ``sync_group_response`` for that member id (a request held by a fault is
       judged by its ``late_request`` instead, the answer it heard repeats it);
     * on a served log, a ``wire_request`` of SyncGroup, by its ``wire_response`` (both
-      written by the broker as it handles the request).
+      written by the broker as it handles the request);
+    * a SyncGroup parked at the coordinator when the twin took over
+      (``ClassicGroup#replaceStaticMember`` answers it FENCED_INSTANCE_ID at once, before
+      ``updateStaticMemberThenRebalanceOrCompleteJoin`` starts a new join phase, whose
+      REBALANCE_IN_PROGRESS goes to the others' parked SyncGroups only): one the member sent
+      with the old id for generation G, unanswered when the ``member_replaced`` comes while
+      the group is CompletingRebalance at G (its ``group_state``). Sent after the group
+      entered that state and never answered at once there (a follower's waits for the
+      leader's, a leader's completes the state), it was either parked or not yet arrived,
+      and both are answered FENCED_INSTANCE_ID — judged by the member's next
+      ``sync_group_response`` for that id (or its ``late_request``, if a fault held it).
 
     The fence lifts when the member holding the instance is removed (``member_removed``: the
     instance is unknown again, UNKNOWN_MEMBER_ID is right) and is forgotten at a reload
     (``group_loaded``: the stored record may predate the replacement). A SyncGroup sent
     before the replacement whose answer arrives after it is not judged unless held by a fault
-    (the log does not say which came first at the coordinator); a parked one that the
-    replacement answers is ``replaceStaticMember``'s and is judged by ``zombie_owns_work``
-    on what the process did with it.
+    or sent in the CompletingRebalance the replacement lands in (the log does not say which
+    came first at the coordinator: in Stable or PreparingRebalance it was answered at once).
+    Not judged either: a parked SyncGroup left unanswered (the member gives up on it at
+    ``request.timeout.ms``); what the process did after it is ``zombie_owns_work``'s.
 
 Input: log records as dicts (``kind``, ``member``, then the kind's fields), in log order.
 """
@@ -53,6 +64,7 @@ _ALLOWED = _BEFORE_GROUP | {"FENCED_INSTANCE_ID"}
 
 
 @reads(
+    "group_state",
     "member_replaced",
     "member_removed",
     "group_loaded",
@@ -71,11 +83,24 @@ def check_sync_fenced(records: Sequence[Record]) -> list[Violation]:
     after: dict[str, str] = {}  # member -> fenced id of a SyncGroup sent after the replacement
     held: dict[str, set[str]] = {}  # member -> fenced ids of those a fault held (late_request)
     served: dict[str, str] = {}  # served connection -> fenced id of its SyncGroup in progress
-    for r in records:
+    parked: set[str] = set()  # members whose entry in ``after`` the replacement made
+    completing: dict[object, int] = {}  # group -> the generation it is CompletingRebalance at
+    unanswered: dict[str, tuple[str, int]] = {}  # member -> (member id, generation) of its
+    for r in records:  # SyncGroup sent while its group completed that generation, unanswered
         kind = r.get("kind")
         member = str(r.get("member"))
-        if kind == "member_replaced":
+        if kind == "group_state":
+            if r.get("to") == "CompletingRebalance":
+                completing[r.get("group")] = int(r.get("generation", -1))
+            else:
+                completing.pop(r.get("group"), None)
+        elif kind == "member_replaced":
             old, new = str(r.get("old_member_id")), str(r.get("member_id"))
+            generation = completing.get(r.get("group"))
+            for process, (member_id, sent_for) in unanswered.items():
+                if member_id == old and sent_for == generation:
+                    after[process] = old  # parked, or arriving after: FENCED_INSTANCE_ID
+                    parked.add(process)
             for fenced, holding in holder.items():
                 if holding == old:
                     holder[fenced] = new
@@ -86,9 +111,17 @@ def check_sync_fenced(records: Sequence[Record]) -> list[Violation]:
             holder = {f: h for f, h in holder.items() if h != gone}
         elif kind == "group_loaded":
             holder.clear()
+            completing.pop(r.get("group"), None)
+            for process in parked:  # answered by another coordinator: not judged
+                after.pop(process, None)
+            parked.clear()
         elif kind == "sync_group_request":
             member_id = str(r.get("member_id"))
             sent.setdefault(member, {})[int(r.get("t_ms", 0))] = member_id
+            unanswered.pop(member, None)
+            parked.discard(member)
+            if int(r.get("generation", -1)) in completing.values():
+                unanswered[member] = (member_id, int(r.get("generation", -1)))
             if member_id in holder:
                 after[member] = member_id
             else:
@@ -101,13 +134,17 @@ def check_sync_fenced(records: Sequence[Record]) -> list[Violation]:
                     found.append(_unfenced(r, member, late_id, holder[late_id]))
         elif kind == "sync_group_response":
             member_id = str(r.get("member_id"))
+            unanswered.pop(member, None)
             if after.get(member) == member_id:
                 del after[member]
+                was_parked = member in parked
+                parked.discard(member)
                 if member_id in held.get(member, ()):
                     held[member].discard(member_id)
                     continue  # held by a fault: its late_request was judged
                 if r.get("error") not in _ALLOWED:
-                    found.append(_unfenced(r, member, member_id, holder.get(member_id)))
+                    now = holder.get(member_id)
+                    found.append(_unfenced(r, member, member_id, now, parked=was_parked))
         elif kind == "wire_request" and r.get("api") == "SyncGroup":
             member_id = str(r.get("member_id"))
             if member_id in holder:
@@ -121,14 +158,21 @@ def check_sync_fenced(records: Sequence[Record]) -> list[Violation]:
     return found
 
 
-def _unfenced(r: Record, member: str, member_id: str, holding: str | None) -> Violation:
+def _unfenced(
+    r: Record, member: str, member_id: str, holding: str | None, *, parked: bool = False
+) -> Violation:
     answer = r.get("error")
+    why = (
+        "ClassicGroup#replaceStaticMember fences the SyncGroup parked in CompletingRebalance"
+        if parked
+        else "ClassicGroup#validateMember fences it before any other check"
+    )
     return violation(
         SYNC_NOT_FENCED,
         f"{member}: SyncGroup with member id {member_id}, whose group.instance.id "
         f"{holding or 'another member id'} holds now, answered "
         f"{'nothing yet (parked)' if answer is None else answer}, not FENCED_INSTANCE_ID "
-        "(KIP-345: ClassicGroup#validateMember fences it before any other check)",
+        f"(KIP-345: {why})",
         r,
         member=member,
         member_id=member_id,

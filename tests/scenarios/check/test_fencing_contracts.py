@@ -91,6 +91,49 @@ def test_the_fence_follows_the_instance_and_lifts_when_its_holder_is_removed() -
     assert check_sync_fenced(_log(*unknown[:2], removed, unknown[2])) == []
 
 
+def _parked_sync(error: str, *, before: list[Record] | None = None) -> list[Record]:
+    """The group completes generation 4 at 50; c1 sends its SyncGroup with A at 100 (a
+    follower's: parked until the leader's); c1n takes the instance at 5,000; c1 hears ``error``
+    at 5,001. ``before``: records between the SyncGroup and the takeover."""
+    return [
+        {"t_ms": 50, "kind": "group_state", "from": "PreparingRebalance"}
+        | {"to": "CompletingRebalance", "generation": 4},
+        _rec(100, "sync_group_request", member_id="A", generation=4, is_leader=False),
+        *(before or []),
+        _replaced(5_000),
+        _rec(5_001, "sync_group_response", member_id="A", generation=4, error=error),
+    ]
+
+
+def test_a_sync_group_parked_when_the_twin_took_over_is_judged_by_its_answer() -> None:
+    # ClassicGroup#replaceStaticMember answers the parked SyncGroup FENCED_INSTANCE_ID
+    assert check_sync_fenced(_log(*_parked_sync("FENCED_INSTANCE_ID"))) == []
+    assert check_sync_fenced(_log(*_parked_sync("COORDINATOR_NOT_AVAILABLE"))) == []
+    for error in ("REBALANCE_IN_PROGRESS", "UNKNOWN_MEMBER_ID", "NONE"):
+        found = check_sync_fenced(_log(*_parked_sync(error)))
+        assert _names(found) == [SYNC_NOT_FENCED], error
+        assert found[0].member_id == "A" and "replaceStaticMember" in found[0].detail
+
+
+def test_a_sync_group_answered_before_the_takeover_is_not_judged_as_parked() -> None:
+    # the group left CompletingRebalance (the leader's SyncGroup completed it, or a new join
+    # phase began): the SyncGroup was answered then, its answer may arrive after the takeover
+    for state in ("Stable", "PreparingRebalance"):
+        moved = {"t_ms": 200, "kind": "group_state", "from": "CompletingRebalance"}
+        moved |= {"to": state, "generation": 4}
+        assert check_sync_fenced(_log(*_parked_sync("NONE", before=[moved]))) == []
+    # a SyncGroup of an older generation, or a coordinator reload before the answer
+    stale = _parked_sync("ILLEGAL_GENERATION")
+    stale[1] = stale[1] | {"generation": 3}
+    assert check_sync_fenced(_log(*stale)) == []
+    loaded = _rec(5_000, "group_loaded", generation=4, protocol="range", state="Stable")
+    reloaded = _parked_sync("NONE")
+    reloaded.insert(
+        3, loaded | {"leader": None, "leader_id": None, "members": [], "member_ids": []}
+    )
+    assert check_sync_fenced(_log(*reloaded)) == []
+
+
 def test_a_served_sync_group_of_a_replaced_id_is_judged_by_the_wire_response() -> None:
     def log(error: str) -> list[Record]:
         request = {"api": "SyncGroup", "version": 3, "client_id": "c", "group": "g"}
@@ -123,3 +166,29 @@ def test_the_planted_sync_group_that_ignores_fencing_is_found_by_the_rule() -> N
     found = detect(by_name("coordinator-sync-ignores-fencing"), _RUN + 5)
     assert found.found_at == _RUN
     assert SYNC_NOT_FENCED in found.new
+
+
+# Consumer seed 1, run 19 of detect's config: the zombie fault's parked SyncGroup variant; the
+# first run that finds the planted replacement that keeps the parked SyncGroup.
+_PARKED_RUN = 19
+
+
+def test_chaos_reaches_a_parked_sync_group_fenced_by_the_takeover_and_judges_it_clean() -> None:
+    bug = by_name("coordinator-replace-keeps-parked-sync")
+    spec = generate(chaos_config(bug, _PARKED_RUN), 1, _PARKED_RUN)
+    holds = [
+        s
+        for s, k in zip(spec.steps, spec.kinds, strict=True)
+        if k == "zombie" and s["action"] == "delay_request"
+    ]
+    assert holds and {s["request"] for s in holds} == {"sync_group"}
+    _, result = run_spec(spec)
+    answers = [r for r in result.records if r["kind"] == "sync_group_response"]
+    assert any(r["error"] == "FENCED_INSTANCE_ID" for r in answers)
+    assert SYNC_NOT_FENCED not in _names(check_records(result.records))
+
+
+def test_the_planted_replacement_that_keeps_a_parked_sync_group_is_found_by_the_rule() -> None:
+    found = detect(by_name("coordinator-replace-keeps-parked-sync"), _PARKED_RUN + 5)
+    assert found.found_at == _PARKED_RUN
+    assert found.new == (SYNC_NOT_FENCED,)

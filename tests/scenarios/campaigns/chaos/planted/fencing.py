@@ -1,6 +1,7 @@
 """Planted bugs in the coordinator's KIP-345 fencing of a SyncGroup (issue 23): reached by the
 ``zombie`` fault's SyncGroup variant (``scenarios/campaigns/chaos/timeline.py``
-``add_sync_zombie``: a static consumer's SyncGroup held past its twin's takeover) and judged
+``add_sync_zombie``: a static consumer's SyncGroup held past its twin's takeover, or parked
+at the coordinator when the twin takes over) and judged
 by ``sync_not_fenced`` (``scenarios/check/fencing_contracts.py``); docs/chaos.md "Planted
 bugs" gives the runs each took to find.
 """
@@ -31,6 +32,21 @@ def _sync_ignores_fencing(original: Callable[..., Any]) -> Callable[..., Any]:
     return _sync
 
 
+def _replace_keeps_parked_sync(original: Callable[..., Any]) -> Callable[..., Any]:
+    # ClassicGroup#replaceStaticMember without its completeSyncFuture: the new member record
+    # is copied from the old one with its parked SyncGroup, which the join phase the
+    # replacement starts in CompletingRebalance then answers REBALANCE_IN_PROGRESS
+    # (propagateAssignment), not FENCED_INSTANCE_ID
+    def replace(self: Any, iid: str, old_id: str, new_id: str, effects: Any) -> Any:
+        old = self._members[old_id]
+        parked, old.sync_source = old.sync_source, None
+        member = original(self, iid, old_id, new_id, effects)
+        member.sync_source = parked
+        return member
+
+    return replace
+
+
 FENCING_BUGS: tuple[PlantedBug, ...] = (
     PlantedBug(
         "coordinator-sync-ignores-fencing",
@@ -41,5 +57,14 @@ FENCING_BUGS: tuple[PlantedBug, ...] = (
         # and two topics or more
         "consumer",
         ((GroupCoordinator, "_sync", _sync_ignores_fencing),),
+    ),
+    PlantedBug(
+        "coordinator-replace-keeps-parked-sync",
+        "coordinator/group.py GroupCoordinator._replace_static_member (replaceStaticMember)",
+        "a static member's takeover in CompletingRebalance does not fence the old member id's "
+        "parked SyncGroup: the new join phase answers it REBALANCE_IN_PROGRESS",
+        # reached by the zombie fault's parked SyncGroup variant (consumers and Streams)
+        "consumer",
+        ((GroupCoordinator, "_replace_static_member", _replace_keeps_parked_sync),),
     ),
 )
