@@ -511,7 +511,11 @@ def check_static_rejoin(records: Sequence[LogRecord]) -> list[Violation]:
     rejoins and the vote still elects the protocol the group runs; ``static_rejoin_not_rebalanced``
     (KIP-345, ``updateStaticMemberThenRebalanceOrCompleteJoin``): it rebalances in the same
     coordinator step when the vote, the rejoiner's new list included, no longer elects it (a
-    tie that includes it is not judged: Kafka's tie-break is the referee's)."""
+    tie that includes it is not judged: Kafka's tie-break is the referee's). A rebalance while
+    another member's JoinGroup with a member id is in flight is not judged as the static
+    rejoin's: that JoinGroup may be its cause (a leader's, or one with changed metadata; seen
+    after a coordinator failover, every member rejoining the reloaded group in one millisecond:
+    Streams chaos seed 3 run 29)."""
     found: list[Violation] = []
     known = KnownProtocols(wire=True)  # the lists the coordinator knows, by member id
     members: list[str] = []  # member ids of the current generation (replacements applied)
@@ -520,8 +524,21 @@ def check_static_rejoin(records: Sequence[LogRecord]) -> list[Violation]:
     watching: k.MemberReplaced | None = None  # a member_replaced in Stable, vote unchanged
     expecting: k.MemberReplaced | None = None  # ... with a vote that elects another protocol
     expected: str | None = None
+    # members whose JoinGroup with a member id is in flight (sent since the last generation,
+    # unanswered): arriving in a Stable group it may rebalance it by itself
+    # (classicGroupJoinExistingMember: a leader's, or changed metadata)
+    rejoining: set[str] = set()
     for r in records:
         known.see_record(r)
+        if type(r) is k.JoinGroupRequest:
+            if r.member_id:
+                rejoining.add(r.member)
+            else:
+                rejoining.discard(r.member)
+        elif type(r) is k.JoinGroupResponse:
+            rejoining.discard(r.member)
+        elif type(r) is k.Generation:
+            rejoining.clear()  # the join phase answered every parked JoinGroup
         same_step = type(r) in _COORDINATOR_TYPES
         if watching is not None and (not same_step or r.t_ms != watching.t_ms):
             watching = None
@@ -565,6 +582,8 @@ def check_static_rejoin(records: Sequence[LogRecord]) -> list[Violation]:
             case k.GroupState(from_=from_, to=to):
                 if from_ == "Stable" and to == "PreparingRebalance":
                     expecting = None
+                if watching is not None and rejoining - {watching.member}:
+                    watching = None  # another member's rejoin may be this rebalance's cause
                 if watching is not None and from_ == "Stable" and to == "PreparingRebalance":
                     found.append(
                         violation_at(

@@ -293,6 +293,22 @@ def test_kip345_the_rebalance_goes_to_the_last_static_rejoin_of_its_instant() ->
     assert check_static_rejoin(log) == []
 
 
+def test_kip345_a_rebalance_beside_another_members_rejoin_in_flight_is_not_the_static_ones() -> (
+    None
+):
+    """After a coordinator failover every member rejoins the reloaded Stable group in one
+    millisecond: a known member's JoinGroup (a leader's, or with changed metadata) rebalances
+    it, right after a static twin took its instance over (clean Streams chaos seed 3 run 29)."""
+    rejoin = [{**_join("b"), "t": 50}, _replaced("b", "b-2", "b-1")]
+    other = {**_join("a", "a-1"), "t": 50}
+    rebalance = _state("Stable", "PreparingRebalance", t=50)
+    assert check_static_rejoin(_log(*_stable_pair(), other, *rejoin, rebalance)) == []
+    # answered before the static rejoin: the rebalance is still the rejoin's
+    answered = _join_answer("a", "a-1", "NONE")
+    found = check_static_rejoin(_log(*_stable_pair(), other, answered, *rejoin, rebalance))
+    assert _names(found) == ["static_rejoin_rebalanced"]
+
+
 def test_kip345_a_static_rejoin_that_changes_the_vote_rebalances() -> None:
     lists = ["roundrobin", "range"]
     running_range = [
