@@ -511,11 +511,9 @@ def check_static_rejoin(records: Sequence[LogRecord]) -> list[Violation]:
     rejoins and the vote still elects the protocol the group runs; ``static_rejoin_not_rebalanced``
     (KIP-345, ``updateStaticMemberThenRebalanceOrCompleteJoin``): it rebalances in the same
     coordinator step when the vote, the rejoiner's new list included, no longer elects it (a
-    tie that includes it is not judged: Kafka's tie-break is the referee's). A rebalance while
-    another member's JoinGroup with a member id is in flight is not judged as the static
-    rejoin's: that JoinGroup may be its cause (a leader's, or one with changed metadata; seen
-    after a coordinator failover, every member rejoining the reloaded group in one millisecond:
-    Streams chaos seed 3 run 29)."""
+    tie that includes it is not judged: Kafka's tie-break is the referee's), nor while another
+    member's JoinGroup with a member id is in flight: it may be the cause (after a failover,
+    all rejoin the reloaded group at once: Streams chaos seed 3 run 29)."""
     found: list[Violation] = []
     known = KnownProtocols(wire=True)  # the lists the coordinator knows, by member id
     members: list[str] = []  # member ids of the current generation (replacements applied)
@@ -524,10 +522,8 @@ def check_static_rejoin(records: Sequence[LogRecord]) -> list[Violation]:
     watching: k.MemberReplaced | None = None  # a member_replaced in Stable, vote unchanged
     expecting: k.MemberReplaced | None = None  # ... with a vote that elects another protocol
     expected: str | None = None
-    # members whose JoinGroup with a member id is in flight (sent since the last generation,
-    # unanswered): arriving in a Stable group it may rebalance it by itself
-    # (classicGroupJoinExistingMember: a leader's, or changed metadata)
-    rejoining: set[str] = set()
+    # members with a JoinGroup of a member id in flight: in Stable it may rebalance by itself
+    rejoining: set[str] = set()  # (classicGroupJoinExistingMember: a leader, new metadata)
     for r in records:
         known.see_record(r)
         if type(r) is k.JoinGroupRequest:
