@@ -18,8 +18,9 @@ from .planted import by_name, detect
         ("coordinator-sync-preparing-unknown-member", 10, "sync_unknown_to_member"),
         # a member heartbeating through a rebalance is expired on its old deadline (run 6)
         ("coordinator-heartbeat-extends-only-when-stable", 10, "session_expired_after_heartbeat"),
-        # a consumer whose generation was reset commits what it lost (run 0)
-        ("consumer-lost-as-revoked", 3, "revoked_without_generation"),
+        # a consumer whose generation was reset commits what it lost (run 20; run 0, which
+        # found it first, now draws the zombie fault's parked SyncGroup variant)
+        ("consumer-lost-as-revoked", 21, "revoked_without_generation"),
         # a second loss during the delay restarts it (run 12)
         ("cooperative-delay-extended-by-new-loss", 20, "scheduled_delay"),
         # two or more candidates back within the delay: Connect chaos's closing bounce (run 10)
