@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from scenarios.campaigns.chaos import ChaosConfig, generate, run_one, shrink, spec_to_toml
+from scenarios.campaigns.chaos.run import run_spec
 from scenarios.cli.main import app
 from scenarios.input.streams import loads_streams_scenario
 from scenarios.sim.runner import simulate
@@ -173,3 +174,27 @@ def test_zombie_faults_add_a_second_process_and_leave_the_other_draws_unchanged(
         assert 4_000 <= join["at_ms"] - start < cuts[0]["delay_ms"]
         assert spec_to_toml(after) and loads_streams_scenario(spec_to_toml(after), "z.toml")
     assert twins > 0 and variants["held"] > 0 and variants["parked"] > 0
+
+
+@pytest.mark.parametrize(("index", "variant"), [(23, "held"), (3, "parked")])
+def test_a_streams_sync_group_variant_is_fenced_on_its_sync_group_and_clean(
+    index: int, variant: str
+) -> None:
+    # seed 3: run 23 draws the held SyncGroup variant, run 3 the parked one; the old process
+    # hears FENCED_INSTANCE_ID on its SyncGroup (validateMember / replaceStaticMember)
+    spec = generate(STREAMS, 3, index)
+    holds = [
+        s
+        for s, k in zip(spec.steps, spec.kinds, strict=True)
+        if k == "zombie" and s["action"] == "delay_request"
+    ]
+    assert any(s["request"] == "any" for s in holds) == (variant == "held")
+    outcome, result = run_spec(spec)
+    assert not outcome.failed, outcome.first_new
+    fenced = [
+        r
+        for r in result.records
+        if r["kind"] == "sync_group_response" and r["error"] == "FENCED_INSTANCE_ID"
+    ]
+    twin = spec.steps[[i for i, k in enumerate(spec.kinds) if k == "zombie"][-1]]["client"]
+    assert [r["member"] for r in fenced] == [twin[:-1]]
