@@ -56,6 +56,11 @@ OWN_FILES: dict[str, tuple[str, ...]] = {
         "members/assignors/base.py",
         "members/assignors/eager.py",
         "members/assignors/incremental_cooperative.py",
+        "members/assignors/incremental_balance.py",
+        "members/assignors/incremental_delay.py",
+        "members/assignors/incremental_load.py",
+        "members/assignors/incremental_round.py",
+        "members/assignors/incremental_sets.py",
         "members/assignors/static.py",
     ),
     "streams": (
