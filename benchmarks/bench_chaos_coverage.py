@@ -51,6 +51,8 @@ GROUP_CLIENT_FILES = (
 OWN_FILES: dict[str, tuple[str, ...]] = {
     "connect": (
         "members/worker.py",
+        "members/worker_leader.py",
+        "members/worker_snapshot.py",
         "members/session_keys.py",
         "members/herder.py",
         "members/assignors/base.py",
