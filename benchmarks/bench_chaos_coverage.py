@@ -51,11 +51,18 @@ GROUP_CLIENT_FILES = (
 OWN_FILES: dict[str, tuple[str, ...]] = {
     "connect": (
         "members/worker.py",
+        "members/worker_leader.py",
+        "members/worker_snapshot.py",
         "members/session_keys.py",
         "members/herder.py",
         "members/assignors/base.py",
         "members/assignors/eager.py",
         "members/assignors/incremental_cooperative.py",
+        "members/assignors/incremental_balance.py",
+        "members/assignors/incremental_delay.py",
+        "members/assignors/incremental_load.py",
+        "members/assignors/incremental_round.py",
+        "members/assignors/incremental_sets.py",
         "members/assignors/static.py",
     ),
     "streams": (

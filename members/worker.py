@@ -6,7 +6,8 @@ One object plays three Kafka roles, because in Kafka they share one thread and o
 * ``WorkerCoordinator`` (the metadata a worker advertises per ``connect.protocol``,
   ``onJoinPrepare`` revoking the assignment snapshot under eager, ``onJoinComplete`` merging
   incremental assignments into it, the leader running the elected protocol's assignor) — this
-  module;
+  module, with the snapshot's merge in :mod:`members.worker_snapshot` and the leader's
+  assignors in :mod:`members.worker_leader`;
 * the ``DistributedHerder`` reactions (stop revoked work, check the config offset, start new
   work, rejoin after a revocation, rejoin when the scheduled delay expires, read the config
   topic to its end on CONFIG_MISMATCH) — this module, on the herder's job queue
@@ -20,11 +21,8 @@ Sans-IO: every entry point takes the virtual time ``now_ms`` and returns a list 
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Callable
-from typing import Any
 
-from members.assignors import create_assignor
 from members.assignors.base import AssignorInputError, ConfigSnapshot
 from members.config import LOGGED_TIMING_KEYS, WORKER_CONFIG_KEYS, WorkerConfig
 from members.group_client import COORDINATOR_ADDRESS, GroupClient
@@ -40,6 +38,8 @@ from members.messages import (
     TaskConfigsResponse,
 )
 from members.session_keys import SessionKeys
+from members.worker_leader import LeaderAssignors
+from members.worker_snapshot import merge_incremental, snapshot_items
 from protocol.connect import (
     PROTOCOL_TYPE,
     ConnectAssignment,
@@ -56,15 +56,6 @@ __all__ = ["ConnectWorker", "MemberState", "COORDINATOR_ADDRESS"]
 #: Connect's ``request.timeout.ms`` default (DistributedConfig): a SyncGroup unanswered this
 #: long counts as a lost connection to the coordinator.
 REQUEST_TIMEOUT_MS = 40_000
-
-#: The assignor a leader runs for each elected protocol (WorkerCoordinator.onLeaderElected;
-#: ``static`` is KIP-987's leader algorithm).
-_ASSIGNOR_BY_PROTOCOL = {
-    ConnectProtocol.EAGER: "eager",
-    ConnectProtocol.COMPATIBLE: "incremental_cooperative",
-    ConnectProtocol.SESSIONED: "incremental_cooperative",
-    ConnectProtocol.STATIC: "static",
-}
 
 
 class ConnectWorker(HerderQueue, SessionKeys, GroupClient):
@@ -127,7 +118,7 @@ class ConnectWorker(HerderQueue, SessionKeys, GroupClient):
         self._key_write_pending = False
         self._reconfigure_backoff = {}
         self._join_snapshot: ConfigSnapshot | None = None
-        self._assignors: dict[str, Any] = {}
+        self._assignors = LeaderAssignors()
 
     # ------------------------------------------------------------------ entry points
 
@@ -230,7 +221,7 @@ class ConnectWorker(HerderQueue, SessionKeys, GroupClient):
         """
         snapshot = self.assignment_snapshot
         if self.current_protocol.is_eager and snapshot is not None and not snapshot.failed:
-            connectors, tasks = _items(snapshot)
+            connectors, tasks = snapshot_items(snapshot)
             if connectors or tasks:
                 self._log(
                     "revoke",
@@ -254,7 +245,7 @@ class ConnectWorker(HerderQueue, SessionKeys, GroupClient):
         runs on and is owned again). Shapes: ``([connector], [ConnectorTaskId])``, in start
         order.
         """
-        owned_c, owned_t = _items(self.assignment_snapshot)
+        owned_c, owned_t = snapshot_items(self.assignment_snapshot)
         connectors = set(owned_c)
         tasks = set(owned_t)
         return (
@@ -311,94 +302,20 @@ class ConnectWorker(HerderQueue, SessionKeys, GroupClient):
     def _run_assignor(
         self, response: JoinGroupResponse, now_ms: int
     ) -> tuple[tuple[str, bytes], ...]:
-        """WorkerCoordinator.onLeaderElected: run the elected protocol's assignor."""
-        protocol = ConnectProtocol.from_protocol_name(response.protocol_name or "default")
-        name = _ASSIGNOR_BY_PROTOCOL[protocol]
-        assignor = self._assignors.get(name)
-        if assignor is None:
-            assignor = create_assignor(
-                name, max_delay_ms=self.config.scheduled_rebalance_max_delay_ms
-            )
-            self._assignors[name] = assignor
-        members = [(m.member_id, m.metadata) for m in response.members]
-        snapshot = self._join_snapshot or self.config_view
-        fresh = self.config_view
-        # what the assignor reads, logged so that Kafka's assignor can replay the round
-        # (scenarios/referee): the members' metadata bytes cannot be rebuilt from the other
-        # records (a member's embedded allocation is its merged snapshot at join time)
-        inputs: dict[str, object] = {
-            "leader_id": self.member_id,
-            "members": [[m, base64.b64encode(md).decode("ascii")] for m, md in members],
-            "snapshot": {"offset": snapshot.offset, "connectors": dict(snapshot.connectors)},
-        }
-        if fresh != snapshot:
-            inputs["fresh_snapshot"] = {
-                "offset": fresh.offset,
-                "connectors": dict(fresh.connectors),
-            }
-        inputs["last_completed_generation"] = self.last_completed_generation
-        inputs["max_delay_ms"] = self.config.scheduled_rebalance_max_delay_ms
-        result = assignor.perform_assignment(
+        """WorkerCoordinator.onLeaderElected: run the elected protocol's assignor
+        (:class:`members.worker_leader.LeaderAssignors`) and log its ``assignor`` record."""
+        leader_round = self._assignors.run(
+            response,
             leader_id=self.member_id,
-            protocol=protocol,
-            members=members,
-            snapshot=snapshot,
-            refresh_snapshot=lambda: fresh,
-            last_completed_generation=self.last_completed_generation,
             generation=self.generation,
+            last_completed_generation=self.last_completed_generation,
+            snapshot=self._join_snapshot or self.config_view,
+            fresh=self.config_view,
+            max_delay_ms=self.config.scheduled_rebalance_max_delay_ms,
             now_ms=now_ms,
         )
-        extra: dict[str, object] = {}
-        placements = getattr(result, "static_placements", None)
-        if placements is not None:
-            # KIP-987: where each static job went, and which static jobs have nowhere to go.
-            extra["static_placements"] = [p.to_json() for p in placements]
-            connectors, tasks = getattr(result, "unassigned_static_jobs", ((), ()))
-            extra["unassigned_static_jobs"] = {
-                "connectors": list(connectors),
-                "tasks": [str(ConnectorTaskId(*t)) for t in tasks],
-            }
-        lost = getattr(getattr(assignor, "wildcard", assignor), "last_lost", None)
-        if lost is not None and result.error == 0:
-            # KIP-415: what the leader found lost this round (the scheduled_delay checker
-            # judges whether it was postponed or handed out)
-            extra["lost"] = {
-                "connectors": list(lost[0]),
-                "tasks": [str(ConnectorTaskId(*t)) for t in lost[1]],
-            }
-            extra["previous_members_present"] = lost[2]
-            if lost[3]:
-                # the workers that came back empty during the delay: lost work handed out at
-                # its expiry goes to them (KIP-415; the lost_work_not_returned checker)
-                extra["candidates"] = lost[3]
-        self._log(
-            "assignor",
-            generation=self.generation,
-            protocol=protocol.protocol_name,
-            assignor=name,
-            error=result.error,
-            delay_ms=result.delay_ms,
-            config_offset=result.config_offset,
-            assigned={
-                member_id: {
-                    "connectors": list(a.connectors),
-                    "tasks": [str(t) for t in a.tasks],
-                }
-                for member_id, a in result.decoded.items()
-                if a.connectors or a.tasks
-            },
-            revoked={
-                member_id: {
-                    "connectors": list(a.revoked_connectors),
-                    "tasks": [str(t) for t in a.revoked_tasks],
-                }
-                for member_id, a in result.decoded.items()
-                if a.revoked_connectors or a.revoked_tasks
-            },
-            **extra,
-            inputs=inputs,
-        )
-        return tuple(result.assignments.items())
+        self._log("assignor", **leader_round.record)
+        return leader_round.assignments
 
     def _on_join_complete(
         self, assignment: ConnectAssignment, protocol_name: str, now_ms: int
@@ -434,32 +351,11 @@ class ConnectWorker(HerderQueue, SessionKeys, GroupClient):
         )
         revoked_connectors = list(dict.fromkeys(assignment.revoked_connectors))
         revoked_tasks = list(dict.fromkeys(assignment.revoked_tasks))
-        old = self.assignment_snapshot
         if not self.current_protocol.is_eager:
             # Merge: new incremental items + (old snapshot - revoked).
-            # Kafka merges into whatever snapshot it holds, even a failed (CONFIG_MISMATCH) one,
-            # so the items survive a failed round (WorkerCoordinator.onJoinComplete).
-            if old is not None:
-                gone_c = set(revoked_connectors)
-                gone_t = set(revoked_tasks)
-                connectors = tuple(assignment.connectors) + tuple(
-                    c for c in old.connectors if c not in gone_c
-                )
-                tasks = tuple(assignment.tasks) + tuple(t for t in old.tasks if t not in gone_t)
-                merged = ConnectAssignment(
-                    version=assignment.version,
-                    error=assignment.error,
-                    leader=assignment.leader,
-                    leader_url=assignment.leader_url,
-                    config_offset=assignment.config_offset,
-                    connectors=connectors,
-                    tasks=tasks,
-                    revoked_connectors=assignment.revoked_connectors,
-                    revoked_tasks=assignment.revoked_tasks,
-                    delay_ms=assignment.delay_ms,
-                )
-            else:
-                merged = assignment
+            merged = merge_incremental(
+                self.assignment_snapshot, assignment, revoked_connectors, revoked_tasks
+            )
         else:
             merged = assignment
         self.assignment_snapshot = merged
@@ -580,7 +476,7 @@ class ConnectWorker(HerderQueue, SessionKeys, GroupClient):
         snapshot = self.assignment_snapshot
         if snapshot is not None and not snapshot.failed:
             # Kafka revokes the assignment snapshot, not what else the worker runs.
-            connectors, tasks = _items(snapshot)
+            connectors, tasks = snapshot_items(snapshot)
             self._log(
                 "revoke",
                 generation=self.generation,
@@ -693,12 +589,3 @@ class ConnectWorker(HerderQueue, SessionKeys, GroupClient):
             if value != getattr(default, field):
                 summary[key] = value
         return summary
-
-
-def _items(
-    snapshot: ConnectAssignment | None,
-) -> tuple[list[str], list[ConnectorTaskId]]:
-    """An assignment snapshot's connectors and tasks, each once, in order (none for None)."""
-    if snapshot is None:
-        return [], []
-    return list(dict.fromkeys(snapshot.connectors)), list(dict.fromkeys(snapshot.tasks))

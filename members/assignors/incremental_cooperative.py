@@ -14,53 +14,47 @@ Orderings copied from Kafka because they are observable in the bytes:
 * load-balancing revocations take the first items of a worker's own list;
 * new items are appended by "water filling" over the worker list sorted by (count, id).
 
+The parts of Kafka's class live in modules of their own: the round's data
+(:mod:`.incremental_load`), its set algebra (:mod:`.incremental_sets`), load-balancing
+revocations and the water filling (:mod:`.incremental_balance`), the successive-revocation
+backoff (:mod:`.incremental_delay`) and the SyncGroup side (:mod:`.incremental_round`); this
+module holds the assignor with its leader state, its steps and the lost-assignment handling
+(the scheduled delay).
+
 Tasks are handled as ``(connector, number)`` tuples; :class:`~protocol.connect.ConnectorTaskId`
 is a NamedTuple, so both kinds compare and hash alike.
 """
 
 from __future__ import annotations
 
-import math
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from functools import partial
-from typing import Any, TypeVar
 
 from members.config import WORKER_DEFAULTS
-from protocol.connect import (
-    NO_ERROR,
-    ConnectAssignment,
-    ConnectorTaskId,
-    ConnectProtocol,
-)
-from protocol.java_capacity import presized_capacity
+from protocol.connect import ConnectProtocol
 from protocol.java_hash_order import hash_order
 from protocol.java_hashing import string_hash
-from protocol.java_strings import java_string_key
 
 from ._wire import (
     MemberState,
-    assignment_header,
-    connector_hash_order,
-    encode_assigned,
-    encode_assignment_fast,
-    no_revocations_tail,
     read_member_state,
     reread_member_state,
     sorted_connectors,
     sorted_tasks,
-    task_hash_order,
 )
 from .base import (
     AssignmentRound,
     ConfigSnapshot,
-    LazyDecoded,
     check_members,
     config_mismatch_round,
     leader_config_offset,
     pauses_gc,
     snapshot_tables,
 )
+from .incremental_balance import load_balancing_revocations, water_fill, worker_sort_key
+from .incremental_delay import exponential_backoff
+from .incremental_load import ClusterAssignment, Task, WorkerLoad
+from .incremental_round import encode_incremental_round
+from .incremental_sets import add_dealt, distinct, held_twice, revoke_deleted_and_duplicated
 
 __all__ = [
     "IncrementalCooperativeAssignor",
@@ -69,173 +63,6 @@ __all__ = [
     "ClusterAssignment",
     "exponential_backoff",
 ]
-
-Task = tuple[str, int]
-_T = TypeVar("_T")
-
-
-def exponential_backoff(max_delay_ms: int, attempts: int) -> int:
-    """Kafka ``ExponentialBackoff(initial = 0 if max is 0 else 1, ×40, max, jitter 0)``.
-
-    ``backoff(n)``: with ``expMax = ln(max / max(initial, 1)) / ln 40`` (0 when max ≤ initial)
-    the value is ``initial`` if expMax is 0, else ``min((long)(initial · 40^min(n, expMax)),
-    max)``. For max 300000: 40, 1600, 64000, 300000, 300000, …; max 1 → 1; max 0 → 0.
-    """
-    initial = min(max_delay_ms, 0 if max_delay_ms == 0 else 1)
-    if max_delay_ms > initial:
-        exp_max = math.log(max_delay_ms / max(initial, 1)) / math.log(40)
-    else:
-        exp_max = 0.0
-    if exp_max == 0:
-        return initial
-    term = initial * math.pow(40, min(float(attempts), exp_max))
-    value = int(term)
-    return max_delay_ms if value > max_delay_ms else value
-
-
-class WorkerLoad:
-    """One worker's connectors and tasks during an assignment (Kafka ``WorkerLoad``).
-
-    ``connectors`` and ``tasks`` are mutable lists in the worker's own order; the assignor
-    appends to them and removes revoked items from them.
-    """
-
-    __slots__ = ("worker", "connectors", "tasks", "_cur_c", "_cur_t")
-
-    def __init__(
-        self,
-        worker: str,
-        connectors: Iterable[str] = (),
-        tasks: Iterable[Task] = (),
-    ) -> None:
-        self.worker = worker
-        self.connectors: list[str] = list(connectors)
-        self.tasks: list[Task] = list(tasks)
-        self._cur_c = len(self.connectors)
-        self._cur_t = len(self.tasks)
-
-    def is_empty(self) -> bool:
-        """True when the worker holds no connector and no task."""
-        return not self.connectors and not self.tasks
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, WorkerLoad):
-            return NotImplemented
-        return (
-            self.worker == other.worker
-            and self.connectors == other.connectors
-            and list(self.tasks) == list(other.tasks)
-        )
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"WorkerLoad({self.worker!r}, {self.connectors!r}, {self.tasks!r})"
-
-
-class ClusterAssignment:
-    """Result of :meth:`IncrementalCooperativeAssignor.perform_task_assignment`.
-
-    Kafka ``ClusterAssignment``. Every map is keyed by worker id (every member appears in the
-    newly-assigned and all-assigned maps; the revoked maps hold every member too, possibly with
-    empty lists). Lists are in Kafka's output order; tasks are ``(connector, n)`` tuples.
-
-    Attributes:
-        newly_assigned_connectors / newly_assigned_tasks: items to start this round.
-        newly_revoked_connectors / newly_revoked_tasks: items to stop this round.
-        all_assigned_connectors / all_assigned_tasks: each worker's complete assignment after
-            this round (next − revoked).
-    """
-
-    __slots__ = (
-        "newly_assigned_connectors",
-        "newly_assigned_tasks",
-        "newly_revoked_connectors",
-        "newly_revoked_tasks",
-        "all_assigned_connectors",
-        "all_assigned_tasks",
-    )
-
-    def __init__(
-        self,
-        newly_assigned_connectors: dict[str, list[str]],
-        newly_assigned_tasks: dict[str, list[Task]],
-        newly_revoked_connectors: dict[str, list[str]],
-        newly_revoked_tasks: dict[str, list[Task]],
-        all_assigned_connectors: dict[str, list[str]],
-        all_assigned_tasks: dict[str, list[Task]],
-    ) -> None:
-        self.newly_assigned_connectors = newly_assigned_connectors
-        self.newly_assigned_tasks = newly_assigned_tasks
-        self.newly_revoked_connectors = newly_revoked_connectors
-        self.newly_revoked_tasks = newly_revoked_tasks
-        self.all_assigned_connectors = all_assigned_connectors
-        self.all_assigned_tasks = all_assigned_tasks
-
-    @property
-    def all_workers(self) -> set[str]:
-        """Every worker id that appears in any map (Kafka ``allWorkers()``)."""
-        out: set[str] = set()
-        for m in (
-            self.newly_assigned_connectors,
-            self.newly_assigned_tasks,
-            self.newly_revoked_connectors,
-            self.newly_revoked_tasks,
-            self.all_assigned_connectors,
-            self.all_assigned_tasks,
-        ):
-            out.update(m)
-        return out
-
-    def has_revocations(self) -> bool:
-        """True when any worker has something revoked."""
-        return any(self.newly_revoked_connectors.values()) or any(self.newly_revoked_tasks.values())
-
-    def is_empty_assignment(self) -> bool:
-        """True when nobody gets anything new."""
-        return not any(self.newly_assigned_connectors.values()) and not any(
-            self.newly_assigned_tasks.values()
-        )
-
-
-def _worker_sort_key(ids: Iterable[str]) -> Callable[[str], object]:
-    if "".join(ids).isascii():
-        return lambda w: w
-    return java_string_key
-
-
-def _distinct(items: Sequence[_T]) -> list[_T]:
-    lst = list(items)
-    if len(set(lst)) == len(lst):
-        return lst
-    return list(dict.fromkeys(lst))
-
-
-def _without(held: Sequence[_T], removed: Sequence[_T]) -> list[_T]:
-    """A new list of ``held`` minus every item of ``removed``, order kept."""
-    if not removed:
-        return list(held)
-    gone = set(removed)
-    return [x for x in held if x not in gone]
-
-
-def _held_twice(lists: Iterable[Sequence[_T]]) -> set[_T]:
-    counts = Counter(x for v in lists for x in v)
-    return {k for k, n in counts.items() if n > 1}
-
-
-def _retain_hash_order(
-    held: Sequence[Any], keep: set[Any], hashed: Callable[[list[Any], int], list[Any]]
-) -> list[Any]:
-    """``new HashSet<>(held)`` then ``retainAll(keep)``: survivors in that set's order.
-
-    ``retainAll`` removes through the iterator (``removeNode`` with ``movable`` false), which
-    only unlinks nodes: the survivors keep the order the full set had.
-    """
-    survivors = [x for x in held if x in keep]
-    if len(survivors) <= 1:
-        return survivors
-    return [x for x in hashed(list(held), presized_capacity(len(held))) if x in keep]
 
 
 class IncrementalCooperativeAssignor:
@@ -476,11 +303,11 @@ class IncrementalCooperativeAssignor:
         dup_c: set[str] = set()
         dup_t: set[Task] = set()
         if sum(len(v) for v in held_c.values()) != len(active_c):
-            held_c = {w: _distinct(v) for w, v in held_c.items()}
-            dup_c = _held_twice(held_c.values())
+            held_c = {w: distinct(v) for w, v in held_c.items()}
+            dup_c = held_twice(held_c.values())
         if sum(len(v) for v in held_t.values()) != len(active_t):
-            held_t = {w: _distinct(v) for w, v in held_t.items()}
-            dup_t = _held_twice(held_t.values())
+            held_t = {w: distinct(v) for w, v in held_t.items()}
+            dup_t = held_twice(held_t.values())
         # 3. undelivered revocation check
         if self._rev_c or self._rev_t:
             if not self._rev_c.isdisjoint(active_c) or not self._rev_t.isdisjoint(active_t):
@@ -507,28 +334,9 @@ class IncrementalCooperativeAssignor:
             created_t = self._sorted_configured_subset(snapshot, conf_t - prev_t - active_t)
 
         # 5./6. revocations of deleted and duplicated items; next = held − deleted − duplicated
-        revoke_c: dict[str, list[str]] = {}
-        revoke_t: dict[str, list[Task]] = {}
-        loads: list[WorkerLoad] = []
-        for w in order:
-            c = held_c[w]
-            t = held_t[w]
-            rc: list[str] = []
-            rt: list[Task] = []
-            if deleted_c and not deleted_c.isdisjoint(c):
-                rc.extend(_retain_hash_order(c, deleted_c, connector_hash_order))
-            if deleted_t and not deleted_t.isdisjoint(t):
-                rt.extend(_retain_hash_order(t, deleted_t, task_hash_order))
-            if dup_c and not dup_c.isdisjoint(c):
-                rc.extend(
-                    x for x in _retain_hash_order(c, dup_c, connector_hash_order) if x not in rc
-                )
-            if dup_t and not dup_t.isdisjoint(t):
-                seen = set(rt)
-                rt.extend(x for x in _retain_hash_order(t, dup_t, task_hash_order) if x not in seen)
-            revoke_c[w] = rc
-            revoke_t[w] = rt
-            loads.append(WorkerLoad(w, _without(c, rc) if rc else c, _without(t, rt) if rt else t))
+        revoke_c, revoke_t, loads = revoke_deleted_and_duplicated(
+            order, held_c, held_t, deleted_c, deleted_t, dup_c, dup_t
+        )
 
         # 7. lost assignments
         self.last_lost = (
@@ -540,7 +348,7 @@ class IncrementalCooperativeAssignor:
 
         # 8. load-balancing revocations
         if self.delay_ms == 0:
-            lb = self._load_balancing_revocations(len(conf_c), len(conf_t), loads)
+            lb = load_balancing_revocations(len(conf_c), len(conf_t), loads)
             apply = False
             if self.revoked_in_previous and lb:
                 self.num_successive_revoking_rebalances += 1
@@ -558,17 +366,9 @@ class IncrementalCooperativeAssignor:
             if apply:
                 by_worker = {load.worker: load for load in loads}
                 for w, (lc, lt) in lb.items():
-                    load = by_worker[w]
-                    if lc:
-                        revoke_c[w].extend(lc)
-                        k = len(lc)
-                        del load.connectors[:k]
-                        load._cur_c = max(load._cur_c - k, 0)
-                    if lt:
-                        revoke_t[w].extend(lt)
-                        k = len(lt)
-                        del load.tasks[:k]
-                        load._cur_t = max(load._cur_t - k, 0)
+                    revoke_c[w].extend(lc)
+                    revoke_t[w].extend(lt)
+                    by_worker[w].revoke_first(len(lc), len(lt))
         else:
             self.revoked_in_previous = False
 
@@ -592,8 +392,7 @@ class IncrementalCooperativeAssignor:
         nr_t: dict[str, list[Task]] = {}
         for w in members:
             load = by_worker[w]
-            na_c[w] = load.connectors[load._cur_c :]
-            na_t[w] = load.tasks[load._cur_t :]
+            na_c[w], na_t[w] = load.newly_assigned()
             all_c[w] = load.connectors
             all_t[w] = load.tasks
             nr_c[w] = revoke_c[w]
@@ -607,8 +406,8 @@ class IncrementalCooperativeAssignor:
         new_prev_t = active_t - rev_all_t if rev_all_t else active_t.copy()
         if loads:
             # ∪ newly assigned = what step 9 dealt (+ lost items dealt in step 7, added below)
-            _add_dealt(new_prev_c, to_assign_c, conf_c)
-            _add_dealt(new_prev_t, to_assign_t, conf_t)
+            add_dealt(new_prev_c, to_assign_c, conf_c)
+            add_dealt(new_prev_t, to_assign_t, conf_t)
         if rev_all_c:
             new_prev_c -= rev_all_c
         if rev_all_t:
@@ -686,25 +485,6 @@ class IncrementalCooperativeAssignor:
 
     # ------------------------------------------------------- performLoadBalancingRevocations
 
-    @staticmethod
-    def _load_balancing_revocations(
-        total_connectors: int, total_tasks: int, workers: Sequence[WorkerLoad]
-    ) -> dict[str, tuple[list[str], list[Task]]]:
-        """Kafka ``performLoadBalancingRevocations``: worker → (connectors, tasks)."""
-        if all(w.is_empty() for w in workers):
-            return {}
-        if total_connectors == 0 and total_tasks == 0:
-            return {}
-        conns = _lb_for(total_connectors, [w.connectors for w in workers])
-        tasks = _lb_for(total_tasks, [w.tasks for w in workers])
-        out: dict[str, tuple[list[str], list[Task]]] = {}
-        for i, w in enumerate(workers):
-            rc = conns.get(i)
-            rt = tasks.get(i)
-            if rc or rt:
-                out[w.worker] = (rc or [], rt or [])
-        return out
-
     def load_balancing_revocations(
         self, configured: ConfigSnapshot, workers: Sequence[WorkerLoad]
     ) -> dict[str, tuple[list[str], list[Task]]]:
@@ -712,158 +492,19 @@ class IncrementalCooperativeAssignor:
         totals, walking ``workers`` in list order (``performLoadBalancingRevocations``). Pure:
         changes nothing."""
         conf_c, conf_t = self._configured(configured)
-        return self._load_balancing_revocations(len(conf_c), len(conf_t), workers)
+        return load_balancing_revocations(len(conf_c), len(conf_t), workers)
 
     # ------------------------------------------------------------- assignConnectors / Tasks
 
     def assign_connectors(self, workers: list[WorkerLoad], connectors: Iterable[str]) -> None:
         """Kafka ``assignConnectors``: sorts ``workers`` in place by (connector count,
         id), then fills the least-loaded level by level, appending to ``connectors``."""
-        key = _worker_sort_key(w.worker for w in workers)
+        key = worker_sort_key(w.worker for w in workers)
         workers.sort(key=lambda w: (len(w.connectors), key(w.worker)))
-        _water_fill([w.connectors for w in workers], list(connectors))
+        water_fill([w.connectors for w in workers], list(connectors))
 
     def assign_tasks(self, workers: list[WorkerLoad], tasks: Iterable[Task]) -> None:
         """Kafka ``assignTasks``: like :meth:`assign_connectors`, by task count."""
-        key = _worker_sort_key(w.worker for w in workers)
+        key = worker_sort_key(w.worker for w in workers)
         workers.sort(key=lambda w: (len(w.tasks), key(w.worker)))
-        _water_fill([w.tasks for w in workers], list(tasks))
-
-
-def _add_dealt(into: set[_T], dealt: Sequence[_T], configured: set[_T]) -> None:
-    """Add the distinct configured items ``dealt`` this round to ``into``; when they are all
-    of ``configured``, merge that set (its hashes are stored) instead of the list."""
-    if len(dealt) == len(configured):
-        into |= configured
-    elif dealt:
-        into.update(dealt)
-
-
-def _lb_for(total: int, held: list[list[_T]]) -> dict[int, list[_T]]:
-    n = len(held)
-    low = total // n
-    extra = total % n
-    sizes = [len(h) for h in held]
-    at_low = sizes.count(low)
-    at_extra = sizes.count(low + 1)
-    if at_extra == extra and at_low + at_extra == n:
-        return {}
-    out: dict[int, list[_T]] = {}
-    given = 0
-    for i, size in enumerate(sizes):
-        if size <= low:
-            continue
-        if given < extra:
-            given += 1
-            if size == low + 1:
-                continue
-            target = low + 1
-        else:
-            target = low
-        out[i] = held[i][: size - target]
-    return out
-
-
-def _water_fill(lists: list[list[_T]], items: list[_T]) -> None:
-    """Kafka's level-by-level fill over ``lists`` already sorted by (len, id)."""
-    total = len(items)
-    if not total or not lists:
-        return
-    n = len(lists)
-    counts = [len(x) for x in lists]
-    pos = 0
-    upto = 0
-    while pos < total:
-        level = counts[0]
-        while upto < n and counts[upto] <= level:
-            upto += 1
-        if upto == n:
-            # everyone is level: the rest is dealt round robin in list order
-            for i in range(n):
-                lists[i].extend(items[pos + i :: n])
-            return
-        k = min(upto, total - pos)
-        for i in range(k):
-            lists[i].append(items[pos + i])
-            counts[i] += 1
-        pos += k
-
-
-def encode_incremental_round(
-    version: int,
-    leader_id: str,
-    leader_url: str,
-    offset: int,
-    order: Sequence[str],
-    na_c: Mapping[str, Sequence[str]],
-    na_t: Mapping[str, Sequence[Task]],
-    nr_c: Mapping[str, Sequence[str]],
-    nr_t: Mapping[str, Sequence[Task]],
-    delay: int,
-    used: ConfigSnapshot,
-) -> AssignmentRound:
-    """The SyncGroup side of an incremental round (the end of Kafka's
-    ``performAssignment``: ``fillAssignments`` and ``serializeAssignments``), shared by the
-    incremental cooperative and the static (KIP-987) assignors.
-
-    Every member of ``order`` gets ``error = 0``, header ``version``, ``leader_id`` /
-    ``leader_url``, config ``offset``, its newly assigned (``na_*``) and newly revoked
-    (``nr_*``) items (a member missing from a map has none) and the common ``delay``
-    (virtual ms). Members with nothing to start or stop share one encoded buffer.
-    """
-    header = assignment_header(version, NO_ERROR, leader_id, leader_url, offset)
-    tail = no_revocations_tail(version, delay)
-    build = partial(_build_decoded, version, leader_id, leader_url, offset, delay)
-    empty: tuple[bytes, Callable[[], ConnectAssignment]] | None = None
-    assignments: dict[str, bytes] = {}
-    builders: dict[str, Callable[[], ConnectAssignment]] = {}
-    for m in order:
-        ac = na_c.get(m) or ()
-        at = na_t.get(m) or ()
-        rc = nr_c.get(m) or ()
-        rt = nr_t.get(m) or ()
-        if rc or rt or not version:
-            data, assigned, revoked = encode_assignment_fast(header, version, ac, at, rc, rt, delay)
-            assignments[m] = data
-            builders[m] = partial(build, assigned, revoked)
-        elif ac or at:
-            body, assigned = encode_assigned(ac, at)
-            assignments[m] = b"".join((header, body, tail))
-            builders[m] = partial(build, assigned, _no_items)
-        else:
-            if empty is None:
-                empty_data = b"".join((header, encode_assigned((), ())[0], tail))
-                empty = (empty_data, partial(build, _no_items, _no_items))
-            assignments[m] = empty[0]
-            builders[m] = empty[1]
-    return AssignmentRound(assignments, LazyDecoded(builders), delay, NO_ERROR, offset, used)
-
-
-def _no_items() -> tuple[list[str], list[Task]]:
-    return [], []
-
-
-def _build_decoded(
-    version: int,
-    leader: str,
-    leader_url: str,
-    offset: int,
-    delay: int,
-    assigned: Callable[[], tuple[list[str], list[Task]]],
-    revoked: Callable[[], tuple[list[str], list[Task]]],
-) -> ConnectAssignment:
-    """The :class:`ConnectAssignment` a member decodes, from views of its wire lists."""
-    ac, at = assigned()
-    rc, rt = revoked()
-    return ConnectAssignment(
-        version,
-        NO_ERROR,
-        leader,
-        leader_url,
-        offset,
-        tuple(ac),
-        tuple(ConnectorTaskId(c, n) for c, n in at),
-        tuple(rc),
-        tuple(ConnectorTaskId(c, n) for c, n in rt),
-        delay,
-    )
+        water_fill([w.tasks for w in workers], list(tasks))

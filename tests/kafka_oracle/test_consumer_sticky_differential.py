@@ -214,7 +214,7 @@ def test_planted_sticky_bug_is_caught(
     kafka_oracle: KafkaOracle, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A sticky assignor that lets the lower generation win a double claim must be told apart."""
-    from members.assignors.consumer import sticky as sticky_mod
+    from members.assignors.consumer import sticky_owned as sticky_mod
 
     real = sticky_mod._generation_or_default
     monkeypatch.setattr(sticky_mod, "_generation_or_default", lambda g: -real(g))

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from members import consumer as consumer_member
-from members.assignors import incremental_cooperative
+from members.assignors import incremental_balance
 from members.assignors.eager import EagerAssignor
 from members.assignors.incremental_cooperative import IncrementalCooperativeAssignor
 from members.assignors.streams import partition_assignor
@@ -154,18 +154,18 @@ ASSIGNOR_RULE_BUGS: tuple[PlantedBug, ...] = (
     ),
     PlantedBug(
         "cooperative-revokes-past-floor",
-        "members/assignors/incremental_cooperative.py _lb_for (performLoadBalancingRevocations)",
+        "members/assignors/incremental_balance.py _lb_for (performLoadBalancingRevocations)",
         "load-balancing revocations take an overloaded worker one below the floor",
         "connect",
-        ((incremental_cooperative, "_lb_for", _revokes_past_floor),),
+        ((incremental_balance, "_lb_for", _revokes_past_floor),),
         ("compatible", "sessioned"),
     ),
     PlantedBug(
         "cooperative-revocation-leaves-excess",
-        "members/assignors/incremental_cooperative.py _lb_for (performLoadBalancingRevocations)",
+        "members/assignors/incremental_balance.py _lb_for (performLoadBalancingRevocations)",
         "one overloaded worker too many keeps floor + 1 after the revocations",
         "connect",
-        ((incremental_cooperative, "_lb_for", _one_extra_too_many),),
+        ((incremental_balance, "_lb_for", _one_extra_too_many),),
         ("compatible", "sessioned"),
     ),
     PlantedBug(
@@ -178,10 +178,10 @@ ASSIGNOR_RULE_BUGS: tuple[PlantedBug, ...] = (
     ),
     PlantedBug(
         "cooperative-revokes-when-balanced",
-        "members/assignors/incremental_cooperative.py _lb_for (performLoadBalancingRevocations)",
+        "members/assignors/incremental_balance.py _lb_for (performLoadBalancingRevocations)",
         "a balanced load still loses one item of a worker above the floor",
         "connect",
-        ((incremental_cooperative, "_lb_for", _revokes_when_balanced),),
+        ((incremental_balance, "_lb_for", _revokes_when_balanced),),
         ("compatible", "sessioned"),
     ),
     PlantedBug(

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from members.assignors.consumer import sticky
+from members.assignors.consumer import sticky_racks
 
 from . import PlantedBug
 
@@ -30,11 +30,11 @@ def _no_rack_consumer(original: Callable[..., Any]) -> Callable[..., Any]:
 RACK_BUGS: tuple[PlantedBug, ...] = (
     PlantedBug(
         "sticky-assignor-ignores-racks",
-        "members/assignors/consumer/sticky.py _RackInfo.next_rack_consumer "
+        "members/assignors/consumer/sticky_racks.py RackInfo.next_rack_consumer "
         "(assignRackAwareRoundRobin)",
         "the sticky assignors' rack-aware round robin never finds a member on a partition's "
         "racks: new and moved partitions are placed without KIP-881's rack preference",
         "consumer",
-        ((sticky._RackInfo, "next_rack_consumer", _no_rack_consumer),),
+        ((sticky_racks.RackInfo, "next_rack_consumer", _no_rack_consumer),),
     ),
 )
