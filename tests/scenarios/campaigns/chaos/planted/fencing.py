@@ -12,7 +12,7 @@ from typing import Any
 
 import msgspec
 
-from coordinator.group import GroupCoordinator
+from coordinator import sync as coordinator_sync
 
 from . import PlantedBug
 
@@ -34,12 +34,12 @@ def _sync_ignores_fencing(original: Callable[..., Any]) -> Callable[..., Any]:
 FENCING_BUGS: tuple[PlantedBug, ...] = (
     PlantedBug(
         "coordinator-sync-ignores-fencing",
-        "coordinator/group.py GroupCoordinator._sync (classicGroupSync -> validateMember)",
+        "coordinator/sync.py sync (classicGroupSync -> validateMember)",
         "a SyncGroup is validated by member id only: a replaced static member id hears "
         "UNKNOWN_MEMBER_ID, not FENCED_INSTANCE_ID",
         # reached by the zombie fault's SyncGroup variant: consumer runs with static members
         # and two topics or more
         "consumer",
-        ((GroupCoordinator, "_sync", _sync_ignores_fencing),),
+        ((coordinator_sync, "sync", _sync_ignores_fencing),),
     ),
 )
