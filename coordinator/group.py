@@ -102,13 +102,10 @@ class GroupCoordinator:
       the first key in coordinator order takes over (``ClassicGroup#remove``); at join
       completion a leader that did not rejoin is replaced by the first rejoined member in
       coordinator order (``maybeElectNewJoinedLeader``).
-    * **Protocol vote** (``ClassicGroup#selectProtocol``). Candidates are the protocols every
-      member supports; each member, in coordinator order, votes for the first candidate in
-      its own list; most votes wins. Ties: ``protocol_tie_break="java"`` (Kafka's) takes the
-      first tied protocol in the iteration order of the votes ``HashMap`` (String.hashCode
-      bucket in a 16-slot table, then order of first vote); ``"first_listed"`` (groupsim's)
-      takes the tied protocol ranked highest by the earliest-added current member. Connect
-      workers advertise suffixes of one list, so ties cannot happen in a pure Connect group.
+    * **Protocol vote** (``ClassicGroup#selectProtocol``, :mod:`coordinator.vote`): each
+      member votes, in coordinator order, for its first protocol every member supports; most
+      votes wins, ties broken by ``protocol_tie_break``. Connect workers advertise suffixes
+      of one list, so ties cannot happen in a pure Connect group.
     * **Initial delay.** A rebalance out of Empty waits ``initial_rebalance_delay_ms``, and
       while members keep arriving re-arms up to the group rebalance timeout
       (``tryCompleteInitialRebalanceElseSchedule``); meanwhile ``previousState == Empty``
