@@ -787,7 +787,7 @@ CATALOGUE: tuple[PlantedBug, ...] = (
     ),
     PlantedBug(
         "coordinator-pending-sync-by-session-timeout",
-        "coordinator/group.py GroupCoordinator (schedulePendingSync)",
+        "coordinator/rebalance.py complete_join (schedulePendingSync)",
         "the pending-sync deadline is the session timeout, not the rebalance timeout",
         "connect",
         (
@@ -992,7 +992,7 @@ CATALOGUE: tuple[PlantedBug, ...] = (
     ),
     PlantedBug(
         "coordinator-generation-bumped-once",
-        "coordinator/group.py initNextGeneration",
+        "coordinator/rebalance.py complete_join (initNextGeneration)",
         "the generation is bumped only on the first rebalance",
         "connect",
         ((coordinator_vote, "select_protocol", _generation_bumped_once),),
