@@ -11,7 +11,7 @@ both write with different payloads (``run_start``,
 that is a common super-sequence of the two. ``docs/event-log.md`` says what each kind means;
 ``docs/event-log.schema.json`` is :func:`log_schema`'s output.
 
-Emitters: ``coordinator/group.py`` (``Log(...)``), ``members/worker.py`` and
+Emitters: ``coordinator/`` (``Log(...)``), ``members/worker.py`` and
 ``members/streams_client.py`` (``self._log(...)``), ``scenarios/sim/*`` (``log.emit(...)``),
 the checkers in ``scenarios/check`` (``violation`` payloads).
 """
@@ -287,7 +287,7 @@ class RunEnd(_Rec, tag="run_end", kw_only=True):
 
 
 class _CoordRec(_Rec, kw_only=True):
-    """A coordinator record (a ``Log`` effect of ``coordinator/group.py``). ``groupsim serve``
+    """A coordinator record (a ``Log`` effect of ``coordinator/``). ``groupsim serve``
     runs one coordinator per group id and tags its records with ``group``, right after
     ``kind``; a simulated run has one group and leaves it out."""
 

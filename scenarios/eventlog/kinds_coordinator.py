@@ -1,4 +1,4 @@
-"""The coordinator's timer and pending-member record kinds (``coordinator/group.py``,
+"""The coordinator's timer and pending-member record kinds (``coordinator/``,
 issue 23): KIP-62's re-armed join timer, KIP-394's pending members and KIP-814's pending sync;
 the wire tap's ``completing_join`` and ``bounded_join`` (``scenarios/sim/wire_tap.py``); and
 the coordinator's requests, answers and timers as the Kafka referee replays them

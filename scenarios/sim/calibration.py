@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from coordinator import session as coordinator_session
+from coordinator.classic_group import ClassicGroup
 from coordinator.group import GroupCoordinator
 from members.group_client import GroupClient
 from scenarios import kinds
@@ -75,9 +77,10 @@ def _modelled_code() -> tuple[object, ...]:
         GroupClient.heartbeat_answered,
         GroupCoordinator.handle,
         GroupCoordinator.fire,
-        GroupCoordinator._heartbeat,
+        coordinator_session.heartbeat,
         GroupCoordinator.heartbeat_steady,
         GroupCoordinator.extend_session,
+        ClassicGroup.extend_session,
         Network.arrival_ms,
     )
 

@@ -61,9 +61,9 @@ def test_coordinator_asserts_its_transitions() -> None:
     g = GroupCoordinator("g", CoordinatorConfig(), lambda c: c)
     effects: list = []
     with pytest.raises(IllegalStateTransition):
-        g._transition(S.STABLE, 0, effects)
+        g.group.transition(S.STABLE, 0, effects)
     assert g.state is S.EMPTY and effects == []
-    g._transition(S.PREPARING_REBALANCE, 0, effects)
+    g.group.transition(S.PREPARING_REBALANCE, 0, effects)
     # a join phase logs the group's rebalance timeout (no members: 0) and, from Empty, the
     # initial delay: what KIP-62's join-phase checkers bound it by
     assert effects == [

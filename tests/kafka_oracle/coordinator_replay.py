@@ -341,7 +341,7 @@ class GroupsimSide:
         c = self.coordinator
         groups: list[tuple[Any, ...]] = []
         for gid in request.group_ids:
-            if gid != self.group_id or not c._exists:
+            if gid != self.group_id or not c.group.exists:
                 error = 69 if version >= 6 else 0  # GROUP_ID_NOT_FOUND
                 groups.append((gid, error, "Dead", "", "", ()))
                 continue
@@ -368,7 +368,7 @@ class GroupsimSide:
         states = {s.lower() for s in request.states_filter}
         types = {t.lower() for t in request.types_filter}
         if (
-            c._exists
+            c.group.exists
             and (not states or c.state.value.lower() in states)
             and (not types or "classic" in types)
         ):

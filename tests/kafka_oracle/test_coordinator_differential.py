@@ -22,7 +22,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from coordinator import GroupCoordinator
+from coordinator import session as coordinator_session
+from coordinator import vote as coordinator_vote
 from tests.kafka_oracle.coordinator_replay import Mismatch, steps_to_json
 from tests.kafka_oracle.coordinator_sequences import SequenceRunner, configs, sequences
 from tests.kafka_oracle.oracle import KafkaOracle
@@ -112,16 +113,16 @@ def _heartbeat_that_does_not_extend(self: Any, source: str, req: Any, now_ms: in
     return [e for e in effects if type(e).__name__ != "SetTimer"]
 
 
-def _vote_for_the_least_wanted(self: Any) -> str:
-    members = self._members
-    candidates = [n for n, c in self._supported.items() if c == len(members)]
+def _vote_for_the_least_wanted(g: Any) -> str:
+    members = g.members
+    candidates = [n for n, c in g.supported.items() if c == len(members)]
     votes = {n: 0 for n in candidates}
     for m in members.values():
         votes[next(n for n in m.names if n in candidates)] += 1
     return min(votes, key=lambda n: (votes[n], n))
 
 
-_ORIGINAL_HEARTBEAT = GroupCoordinator._heartbeat
+_ORIGINAL_HEARTBEAT = coordinator_session.heartbeat
 
 
 def test_planted_sequence_agrees_without_a_bug(kafka_oracle: KafkaOracle) -> None:
@@ -129,23 +130,24 @@ def test_planted_sequence_agrees_without_a_bug(kafka_oracle: KafkaOracle) -> Non
 
 
 @pytest.mark.parametrize(
-    ("method", "bug", "caught_at"),
+    ("owner", "method", "bug", "caught_at"),
     [
         # The session deadline is not moved: the armed timer table differs at once.
-        ("_heartbeat", _heartbeat_that_does_not_extend, "armed"),
+        (coordinator_session, "heartbeat", _heartbeat_that_does_not_extend, "armed"),
         # The vote picks the protocol with the fewest votes: the JoinGroup answers differ.
-        ("_select_protocol", _vote_for_the_least_wanted, "protocol_name"),
+        (coordinator_vote, "select_protocol", _vote_for_the_least_wanted, "protocol_name"),
     ],
     ids=["heartbeat-does-not-extend-session", "wrong-protocol-vote"],
 )
 def test_differential_catches_a_planted_bug(
     kafka_oracle: KafkaOracle,
     monkeypatch: pytest.MonkeyPatch,
+    owner: Any,
     method: str,
     bug: Any,
     caught_at: str,
 ) -> None:
-    monkeypatch.setattr(GroupCoordinator, method, bug)
+    monkeypatch.setattr(owner, method, bug)
     runner = SequenceRunner.start(kafka_oracle, _CONFIG)
     try:
         with pytest.raises(Mismatch) as caught:

@@ -8,14 +8,14 @@ deadline back and answers NONE (``GroupMetadataManager#classicGroupHeartbeat``),
 member pushes its own session timer back (``HeartbeatResponseHandler``). Nothing is logged.
 :func:`forward_heartbeats` carries out exactly those steps through the owners' steady
 heartbeat hooks (``GroupClient.heartbeat_round`` and ``heartbeat_answered``,
-``GroupCoordinator.extend_session``, ``Network.arrival_ms``), in the engine's ``(time,
-sequence number)`` order and taking sequence numbers where the engine would, on a small
-queue of plain tuples instead of the engine's queue of effects and events; then puts the
-engine's queue and timers where the engine would have them. It stops at the first moment
-anything else would happen: an event of another kind, a session timer or deadline that
-expires (a partitioned member's), a round whose previous answer is still missing (the
-member's own code decides that one). The event log is byte for byte the one of the run
-without it (``tests/scenarios/sim/test_engine_fast_path.py``).
+``ClassicGroup.extend_session`` of ``GroupCoordinator.group``, ``Network.arrival_ms``), in
+the engine's ``(time, sequence number)`` order and taking sequence numbers where the engine
+would, on a small queue of plain tuples instead of the engine's queue of effects and events;
+then puts the engine's queue and timers where the engine would have them. It stops at the
+first moment anything else would happen: an event of another kind, a session timer or
+deadline that expires (a partitioned member's), a round whose previous answer is still
+missing (the member's own code decides that one). The event log is byte for byte the one of
+the run without it (``tests/scenarios/sim/test_engine_fast_path.py``).
 """
 
 from __future__ import annotations
@@ -244,7 +244,9 @@ def _replay(host: Host, members: list[_Member], small: Small, stop: tuple[int, i
     # force now may drop or slow messages: then every arrival looks the faults up
     faulted = network.link_faults_in_force(host.now_ms)
     arrival = network.arrival_ms if faulted else network.fault_free_arrival
-    extend = host.coordinator.extend_session
+    # the group's own deadline push-back, which the coordinator's Heartbeat handler calls
+    # too (GroupCoordinator.extend_session delegates to it: one call less per heartbeat)
+    extend = host.coordinator.group.extend_session
     pop, push, replace = heapq.heappop, heapq.heappush, heapq.heapreplace
     now, seq = host.now_ms, host.seq
     push(small, (*stop, _STOP, 0, 0))  # comes up after every entry before ``stop``

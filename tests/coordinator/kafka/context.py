@@ -52,6 +52,7 @@ from coordinator import (
     GroupRecord,
     GroupRecordMember,
     GroupState,
+    rebalance,
 )
 from coordinator.group import GroupCoordinator, IllegalGroupState
 from protocol.effects import CancelTimer, Effect, Send, SetTimer
@@ -336,20 +337,20 @@ class KafkaContext(CoordinatorContext):
     def create_group(self) -> None:
         """``createClassicGroup``: the group exists (Empty) before any join."""
         self._note("create_group")
-        self.coordinator._exists = True
+        self.coordinator.group.exists = True
 
     def force_state(self, state: GroupState) -> None:
         """``group.transitionTo(state)`` (asserted against Kafka's transition table)."""
         self._note("force_state", state=state.value)
         effects: list[Effect] = []
-        self.coordinator._transition(state, self.now_ms, effects)
+        self.coordinator.group.transition(state, self.now_ms, effects)
         self.apply(effects)
 
     def prepare_rebalance(self) -> None:
         """``groupMetadataManager.prepareRebalance(group, reason)``."""
         self._note("prepare_rebalance")
         effects: list[Effect] = []
-        self.coordinator._prepare_rebalance(self.now_ms, effects)
+        rebalance.prepare_rebalance(self.coordinator.group, self.now_ms, effects)
         self.apply(effects)
 
     # ----------------------------------------------------------------- views

@@ -16,6 +16,8 @@ from coordinator import (
     GroupRecord,
     GroupRecordMember,
     IllegalStateTransition,
+    rebalance,
+    vote,
 )
 from coordinator.group import GroupCoordinator, IllegalGroupState
 from protocol.effects import Effect
@@ -54,10 +56,10 @@ def test_select_protocol() -> None:
     ctx.send_join(join_request(protocols=_protocols("range", "roundrobin")))
     ctx.send_join(join_request(protocols=_protocols("roundrobin", "range")))
     # No majority preference: either protocol (Kafka's HashMap tie-break decides).
-    assert ctx.coordinator._select_protocol() in ("range", "roundrobin")
+    assert vote.select_protocol(ctx.coordinator.group) in ("range", "roundrobin")
     ctx.send_join(join_request(protocols=_protocols("roundrobin", "range")))
     # Now we should prefer 'roundrobin'.
-    assert ctx.coordinator._select_protocol() == "roundrobin"
+    assert vote.select_protocol(ctx.coordinator.group) == "roundrobin"
 
 
 def test_select_protocol_chooses_compatible_protocol() -> None:
@@ -65,7 +67,7 @@ def test_select_protocol_chooses_compatible_protocol() -> None:
     ctx = _ctx_with_ids("memberId", "member2")
     ctx.send_join(join_request(protocols=_protocols("range", "roundrobin")))
     ctx.send_join(join_request(protocols=_protocols("roundrobin", "foo")))
-    assert ctx.coordinator._select_protocol() == "roundrobin"
+    assert vote.select_protocol(ctx.coordinator.group) == "roundrobin"
 
 
 def test_supports_protocols() -> None:
@@ -73,12 +75,12 @@ def test_supports_protocols() -> None:
     ctx = _ctx_with_ids("memberId")
     coordinator = ctx.coordinator
     # By default, the (Empty) group supports everything.
-    assert coordinator._supports_protocols("consumer", _protocols("range", "roundrobin"))
+    assert coordinator.group.supports_protocols("consumer", _protocols("range", "roundrobin"))
     ctx.send_join(join_request(protocols=_protocols("range", "roundrobin")))
     assert ctx.state is S.PREPARING_REBALANCE
-    assert coordinator._supports_protocols("consumer", _protocols("roundrobin", "foo"))
-    assert coordinator._supports_protocols("consumer", _protocols("range", "bar"))
-    assert not coordinator._supports_protocols("consumer", _protocols("foo", "bar"))
+    assert coordinator.group.supports_protocols("consumer", _protocols("roundrobin", "foo"))
+    assert coordinator.group.supports_protocols("consumer", _protocols("range", "bar"))
+    assert not coordinator.group.supports_protocols("consumer", _protocols("foo", "bar"))
 
 
 def _three_member_group() -> KafkaContext:
@@ -112,7 +114,7 @@ def test_elect_new_joined_leader() -> None:
             member_id="new-leader", protocols=_protocols("roundrobin"), rebalance_timeout_ms=60_000
         )
     )
-    assert ctx.coordinator._maybe_elect_new_joined_leader()
+    assert rebalance.maybe_elect_new_joined_leader(ctx.coordinator.group)
     assert ctx.is_leader("new-leader")
 
 
@@ -125,7 +127,7 @@ def test_maybe_elect_new_joined_leader_choose_existing() -> None:
         )
     )
     assert ctx.coordinator.member("memberId").awaiting_join  # type: ignore[union-attr]
-    assert ctx.coordinator._maybe_elect_new_joined_leader()
+    assert rebalance.maybe_elect_new_joined_leader(ctx.coordinator.group)
     assert ctx.is_leader("memberId")
 
 
@@ -237,7 +239,7 @@ def test_select_protocol_raises_if_no_members() -> None:
     """``ClassicGroupTest.testSelectProtocolRaisesIfNoMembers``."""
     ctx = KafkaContext()
     with pytest.raises(IllegalGroupState):
-        ctx.coordinator._select_protocol()
+        vote.select_protocol(ctx.coordinator.group)
 
 
 def test_init_next_generation() -> None:
@@ -303,7 +305,9 @@ def test_replace_group_instance_with_non_existing_member() -> None:
     ctx = KafkaContext()
     ctx.create_group()
     with pytest.raises(KeyError):
-        ctx.coordinator._replace_static_member("groupInstanceId", "memberId", "newMemberId", [])
+        ctx.coordinator.group.replace_static_member(
+            "groupInstanceId", "memberId", "newMemberId", []
+        )
 
 
 def test_replace_group_instance() -> None:
@@ -318,11 +322,13 @@ def test_replace_group_instance() -> None:
     assert ctx.coordinator.static_member_id("groupInstanceId") == "memberId"
     # Kafka parks a SyncGroup future on the member by hand; here the member's slot is set
     # the same way (no request can park a SyncGroup while a JoinGroup is parked).
-    ctx.coordinator._members["memberId"].sync_source = join.source
+    ctx.coordinator.group.members["memberId"].sync_source = join.source
     sync = Reply(join.source, SyncGroupRequest("group-id", "memberId", 0), ctx.now_ms)
     ctx._outstanding.setdefault((join.source, SyncGroupResponse), []).append(sync)
     effects: list[Effect] = []
-    ctx.coordinator._replace_static_member("groupInstanceId", "memberId", "newMemberId", effects)
+    ctx.coordinator.group.replace_static_member(
+        "groupInstanceId", "memberId", "newMemberId", effects
+    )
     ctx.apply(effects)
     assert ctx.is_leader("newMemberId")
     assert ctx.coordinator.static_member_id("groupInstanceId") == "newMemberId"
@@ -450,11 +456,11 @@ def test_complete_join_future() -> None:
     and the member no longer awaits join."""
     ctx = _ctx_with_ids("memberId")
     reply = ctx.send_join(join_request(protocols=_protocols("roundrobin")))
-    assert ctx.num_awaiting_join() == 1 and ctx.coordinator._has_all_members_joined()
+    assert ctx.num_awaiting_join() == 1 and ctx.coordinator.group.has_all_members_joined()
     effects: list[Effect] = []
-    member = ctx.coordinator._members["memberId"]
+    member = ctx.coordinator.group.members["memberId"]
     response = JoinGroupResponse(E.NONE, member_id="memberId")
-    assert ctx.coordinator._complete_join_future(member, response, effects)
+    assert ctx.coordinator.group.complete_join_future(member, response, effects)
     ctx.apply(effects)
     assert reply.done and reply.error is E.NONE and reply.response.member_id == "memberId"
     assert not ctx.coordinator.member("memberId").awaiting_join  # type: ignore[union-attr]
@@ -467,11 +473,11 @@ def test_not_complete_join_future() -> None:
     ctx = _ctx_with_ids("memberId")
     ctx.send_join(join_request(protocols=_protocols("roundrobin")))
     assert_no_or_empty_result(ctx.sleep(ctx.initial_rebalance_delay_ms))
-    member = ctx.coordinator._members["memberId"]
+    member = ctx.coordinator.group.members["memberId"]
     assert member.join_source is None
     effects: list[Effect] = []
     response = JoinGroupResponse(E.NONE, member_id="memberId")
-    assert not ctx.coordinator._complete_join_future(member, response, effects)
+    assert not ctx.coordinator.group.complete_join_future(member, response, effects)
     assert effects == [] and member.join_source is None
 
 
@@ -485,9 +491,9 @@ def test_complete_sync_future() -> None:
     generation = leader.response.generation_id
     sync = ctx.send_sync(follower.response.member_id, generation, protocol_name=None)
     assert not sync.done
-    member = ctx.coordinator._members["other"]
+    member = ctx.coordinator.group.members["other"]
     effects: list[Effect] = []
-    assert ctx.coordinator._complete_sync_future(member, SyncGroupResponse(E.NONE), effects)
+    assert ctx.coordinator.group.complete_sync_future(member, SyncGroupResponse(E.NONE), effects)
     ctx.apply(effects)
     assert sync.done and sync.error is E.NONE
     assert not ctx.coordinator.member("other").awaiting_sync  # type: ignore[union-attr]
@@ -497,8 +503,10 @@ def test_not_complete_sync_future() -> None:
     """``ClassicGroupTest.testNotCompleteSyncFuture``."""
     ctx = _ctx_with_ids("memberId")
     ctx.send_join(join_request(protocols=_protocols("roundrobin")))
-    member = ctx.coordinator._members["memberId"]
+    member = ctx.coordinator.group.members["memberId"]
     assert member.sync_source is None
     effects: list[Effect] = []
-    assert not ctx.coordinator._complete_sync_future(member, SyncGroupResponse(E.NONE), effects)
+    assert not ctx.coordinator.group.complete_sync_future(
+        member, SyncGroupResponse(E.NONE), effects
+    )
     assert effects == [] and member.sync_source is None

@@ -80,7 +80,7 @@ def test_replay_group_metadata_records(use_default_rebalance_timeout: bool) -> N
     assert coordinator.protocol_type == "consumer" and coordinator.protocol_name == "range"
     assert coordinator.leader_id == "member-0" and coordinator.state is S.STABLE
     # Kafka compares two HashMap-ordered groups; the order here is the same Java order.
-    members = coordinator._leader_member_list()
+    members = coordinator.group.leader_member_list()
     assert set(members) == {
         JoinGroupResponseMember(f"member-{i}", f"group-instance-id-{i}", FOO) for i in range(2)
     }

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 
+from coordinator import vote
 from coordinator.group import IllegalGroupState
 from protocol.group import JoinGroupResponse, LeaveGroupMemberResponse, MemberIdentity
 from tests.coordinator.kafka.context import (
@@ -593,7 +594,7 @@ def test_static_member_rejoin_with_unknown_member_id_and_change_of_protocol_with
     .testStaticMemberRejoinWithUnknownMemberIdAndChangeOfProtocolWithSelectedProtocolChanged``."""
     ctx = KafkaContext()
     result = ctx.static_members_join_and_rebalance(LEADER, FOLLOWER, 10_000, 15_000)
-    assert ctx.coordinator._select_protocol() != "roundrobin"
+    assert vote.select_protocol(ctx.coordinator.group) != "roundrobin"
     reply = ctx.send_join(
         join_request(
             group_instance_id=FOLLOWER,
@@ -604,7 +605,7 @@ def test_static_member_rejoin_with_unknown_member_id_and_change_of_protocol_with
     )
     assert reply.records == []
     assert not reply.done
-    assert ctx.coordinator._select_protocol() == "roundrobin"
+    assert vote.select_protocol(ctx.coordinator.group) == "roundrobin"
     assert_no_or_empty_result(ctx.sleep(10_000))
     assert reply.done and reply.error is E.NONE
     assert ctx.coordinator.static_member_id(LEADER) is not None
@@ -632,7 +633,8 @@ def test_static_member_rejoin_with_unknown_member_id_and_change_of_protocol_whil
     ctx = KafkaContext()
     result = ctx.static_members_join_and_rebalance(LEADER, FOLLOWER)
     request = join_request(
-        group_instance_id=FOLLOWER, protocols=to_protocols(ctx.coordinator._select_protocol())
+        group_instance_id=FOLLOWER,
+        protocols=to_protocols(vote.select_protocol(ctx.coordinator.group)),
     )
     reply = ctx.send_join(request, True, True)
     assert reply.records == [ctx.group_record()]

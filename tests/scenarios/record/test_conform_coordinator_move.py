@@ -106,7 +106,7 @@ def plant_forgotten_session(monkeypatch: pytest.MonkeyPatch) -> None:
         now_ms: int,
     ) -> tuple[GroupCoordinator, list[Effect]]:
         coordinator, effects = real_load(group_id, config, new_member_id, record, now_ms)
-        members = list(coordinator._members.values())
+        members = list(coordinator.group.members.values())
         if members:
             forgotten = members[0]
             forgotten.hb_deadline = now_ms

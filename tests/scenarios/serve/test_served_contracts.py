@@ -19,7 +19,7 @@ pytest.importorskip("kio")
 
 from kio.schema.errors import ErrorCode  # noqa: E402
 
-from coordinator.group import GroupCoordinator  # noqa: E402
+from coordinator import join as coordinator_join  # noqa: E402
 from coordinator.state import GroupState  # noqa: E402
 from scenarios.check.log_check import check_log  # noqa: E402
 from scenarios.serve import open_broker, wire  # noqa: E402
@@ -80,14 +80,14 @@ async def _static_rejoin_session(out: Path) -> None:
 
 def _always_rebalance(original):  # type: ignore[no-untyped-def]
     def update(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        saved = self._protocol_name
-        if self._state is GroupState.STABLE:
-            self._protocol_name = None  # "the elected protocol changed": always rebalance
+        saved = self.protocol_name
+        if self.state is GroupState.STABLE:
+            self.protocol_name = None  # "the elected protocol changed": always rebalance
         try:
             return original(self, *args, **kwargs)
         finally:
-            if self._protocol_name is None:
-                self._protocol_name = saved
+            if self.protocol_name is None:
+                self.protocol_name = saved
 
     return update
 
@@ -104,8 +104,8 @@ async def test_a_served_static_rejoin_is_checked_clean(tmp_path: Path) -> None:
 async def test_check_reports_a_served_static_rejoin_that_rebalances(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, slow_clock: bool
 ) -> None:
-    name = "_update_static_member_then_rebalance_or_complete_join"
-    monkeypatch.setattr(GroupCoordinator, name, _always_rebalance(getattr(GroupCoordinator, name)))
+    name = "update_static_member_then_rebalance_or_complete_join"
+    monkeypatch.setattr(coordinator_join, name, _always_rebalance(getattr(coordinator_join, name)))
     if slow_clock:
         # A loaded machine: the wall clock moves on while one coordinator step is carried
         # out. The step's records (member_replaced, then Stable -> PreparingRebalance) must

@@ -17,7 +17,7 @@ pytest.importorskip("kio")
 
 from kio.schema.errors import ErrorCode  # noqa: E402
 
-from coordinator.group import GroupCoordinator  # noqa: E402
+from coordinator import session as coordinator_session  # noqa: E402
 from scenarios.check.coordinator_contracts import SERVE_TIMER_SLACK_MS  # noqa: E402
 from scenarios.check.log_check import check_log  # noqa: E402
 from scenarios.serve import open_broker, wire  # noqa: E402
@@ -57,7 +57,7 @@ async def _abandoned_pending_member(out: Path) -> None:
 
 def _kept(original: Any) -> Any:
     def _expire_heartbeat(self: Any, mid: str, now_ms: int, effects: Any) -> None:
-        if mid in self._pending:
+        if mid in self.pending:
             return None  # the pending member is never forgotten
         return original(self, mid, now_ms, effects)
 
@@ -76,7 +76,7 @@ async def test_check_reports_a_served_pending_member_kept(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(
-        GroupCoordinator, "_expire_heartbeat", _kept(GroupCoordinator._expire_heartbeat)
+        coordinator_session, "expire_heartbeat", _kept(coordinator_session.expire_heartbeat)
     )
     await _abandoned_pending_member(tmp_path)
     found = check_log(tmp_path / "events.jsonl")

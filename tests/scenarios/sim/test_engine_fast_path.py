@@ -27,6 +27,7 @@ from scenarios.sim.engine import Engine
 from scenarios.sim.fastpath import heartbeats, quiet
 from scenarios.sim.fastpath.quiet import QuietSkipper, QuietTail
 from scenarios.sim.runner import simulate
+from tests.scenarios.campaigns.chaos.planted import by_name
 
 # Short fault windows keep each run well under a second; every fault kind is enabled.
 CHAOS = ChaosConfig(members=(2, 6), duration_ms=600_000)
@@ -247,6 +248,16 @@ def test_jittered_chaos_logs_are_unchanged_when_the_quiet_tail_is_dropped(
     slow = simulate(loaded, index, log_heartbeats=False, reference=True).records
     assert fast == slow
     assert max(ended, default=0) > 0  # the tail was dropped
+
+
+def test_the_replay_stays_off_when_the_coordinators_heartbeat_handler_is_planted() -> None:
+    # The coordinator's Heartbeat handler lives in coordinator/session.py (``heartbeat``):
+    # the calibration keys on it, so a bug planted there (here: a Heartbeat no longer pushes
+    # the session deadline back) is calibrated afresh and turns the replay off
+    assert calibration.replay_holds()
+    with by_name("coordinator-heartbeat-keeps-deadline").applied():
+        assert not calibration.replay_holds()
+    assert calibration.replay_holds()
 
 
 def test_the_replay_stays_off_when_the_heartbeat_code_behaves_otherwise(

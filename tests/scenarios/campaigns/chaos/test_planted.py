@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 
-from coordinator.group import GroupCoordinator
+from coordinator import sync as coordinator_sync
 from scenarios.campaigns.chaos import coordinator_draw
 
 from .planted import CATALOGUE, by_name, detect
@@ -162,10 +162,10 @@ def test_a_coordinator_that_does_not_fence_is_found_by_consumer_chaos_too() -> N
 
 
 def test_a_planted_bug_is_patched_out_afterwards() -> None:
-    original = GroupCoordinator.__dict__["_sync"]
+    original = coordinator_sync.__dict__["sync"]
     with by_name("coordinator-sync-any-generation").applied():
-        assert GroupCoordinator.__dict__["_sync"] is not original
-    assert GroupCoordinator.__dict__["_sync"] is original
+        assert coordinator_sync.__dict__["sync"] is not original
+    assert coordinator_sync.__dict__["sync"] is original
     assert len({bug.name for bug in CATALOGUE}) == len(CATALOGUE)
 
 

@@ -19,6 +19,12 @@ from typing import Any
 
 import msgspec
 
+from coordinator import join as coordinator_join
+from coordinator import rebalance as coordinator_rebalance
+from coordinator import session as coordinator_session
+from coordinator import sync as coordinator_sync
+from coordinator import vote as coordinator_vote
+from coordinator.classic_group import ClassicGroup
 from coordinator.group import JOIN_TIMER, SYNC_TIMER, GroupCoordinator
 from coordinator.state import GroupState
 from members import consumer as consumer_member
@@ -81,8 +87,8 @@ class PlantedBug:
 
 def _sync_any_generation(original: Callable[..., Any]) -> Callable[..., Any]:
     def _sync(self: Any, source: str, req: Any, now_ms: int) -> Any:
-        if self._members.get(req.member_id) is not None and req.generation_id >= 0:
-            req = msgspec.structs.replace(req, generation_id=self._generation)
+        if self.members.get(req.member_id) is not None and req.generation_id >= 0:
+            req = msgspec.structs.replace(req, generation_id=self.generation)
         return original(self, source, req, now_ms)
 
     return _sync
@@ -90,8 +96,8 @@ def _sync_any_generation(original: Callable[..., Any]) -> Callable[..., Any]:
 
 def _heartbeat_any_generation(original: Callable[..., Any]) -> Callable[..., Any]:
     def _heartbeat(self: Any, source: str, req: Any, now_ms: int) -> Any:
-        if self._members.get(req.member_id) is not None and req.generation_id >= 0:
-            req = msgspec.structs.replace(req, generation_id=self._generation)
+        if self.members.get(req.member_id) is not None and req.generation_id >= 0:
+            req = msgspec.structs.replace(req, generation_id=self.generation)
         return original(self, source, req, now_ms)
 
     return _heartbeat
@@ -134,10 +140,10 @@ def _static_leader_not_told_to_skip(original: Callable[..., Any]) -> Callable[..
 def _generation_bumped_once(original: Callable[..., Any]) -> Callable[..., Any]:
     # _select_protocol runs right after initNextGeneration's increment: undo all but the first.
     def _select_protocol(self: Any) -> Any:
-        if self._generation > 1:
-            self._generation = max(1, getattr(self, "_planted_first_generation", 1))
+        if self.generation > 1:
+            self.generation = max(1, getattr(self, "_planted_first_generation", 1))
         else:
-            self._planted_first_generation = self._generation
+            self._planted_first_generation = self.generation
         return original(self)
 
     return _select_protocol
@@ -147,14 +153,14 @@ def _votes_least_preferred(original: Callable[..., Any]) -> Callable[..., Any]:
     # ClassicGroupMember#vote reading each member's protocol list backwards (oldest first):
     # every member votes for its least preferred candidate.
     def _select_protocol(self: Any) -> Any:
-        saved = {mid: m.names for mid, m in self._members.items()}
+        saved = {mid: m.names for mid, m in self.members.items()}
         try:
-            for m in self._members.values():
+            for m in self.members.values():
                 m.names = tuple(reversed(m.names))
             return original(self)
         finally:
             for mid, names in saved.items():
-                self._members[mid].names = names
+                self.members[mid].names = names
 
     return _select_protocol
 
@@ -163,7 +169,7 @@ def _heartbeat_keeps_deadline(original: Callable[..., Any]) -> Callable[..., Any
     # A Heartbeat is answered but does not extend the member's session: only a JoinGroup or
     # SyncGroup does (GroupMetadataManager#classicGroupHeartbeat without the rescheduling).
     def _heartbeat(self: Any, source: str, req: Any, now_ms: int) -> Any:
-        m = self._members.get(req.member_id)
+        m = self.members.get(req.member_id)
         before = m.hb_deadline if m is not None else None
         effects = original(self, source, req, now_ms)
         if m is not None and before is not None:
@@ -179,7 +185,7 @@ def _deadline_uses_rebalance_timeout(original: Callable[..., Any]) -> Callable[.
     # timeout: a crashed member lingers in the group for a minute instead of seconds.
     def _heartbeat(self: Any, source: str, req: Any, now_ms: int) -> Any:
         effects = original(self, source, req, now_ms)
-        m = self._members.get(req.member_id)
+        m = self.members.get(req.member_id)
         for i, effect in enumerate(effects):
             if isinstance(effect, SetTimer) and m is not None and effect.key == m.hb_key:
                 m.hb_deadline = now_ms + m.rebalance_timeout_ms
@@ -201,9 +207,9 @@ def _leader_first_joiner(original: Callable[..., Any]) -> Callable[..., Any]:
     # maybeElectNewJoinedLeader that always hands leadership to the first rejoined member in
     # coordinator order, even when the leader rejoined.
     def _maybe_elect_new_joined_leader(self: Any) -> bool:
-        for mid in self._java_order():
-            if self._members[mid].join_source is not None:
-                self._leader_id = mid
+        for mid in self.java_order():
+            if self.members[mid].join_source is not None:
+                self.leader_id = mid
                 return True
         return bool(original(self))
 
@@ -445,13 +451,13 @@ def _static_rejoin_always_rebalances(original: Callable[..., Any]) -> Callable[.
     # updateStaticMemberThenRebalanceOrCompleteJoin that rebalances a Stable group even when
     # the elected protocol stays (KIP-345 promises no rebalance for a static rejoin)
     def update(self: Any, *args: Any, **kwargs: Any) -> Any:
-        saved = self._protocol_name
-        self._protocol_name = None if self._state is GroupState.STABLE else saved
+        saved = self.protocol_name
+        self.protocol_name = None if self.state is GroupState.STABLE else saved
         try:
             return original(self, *args, **kwargs)
         finally:
-            if self._protocol_name is None:
-                self._protocol_name = saved
+            if self.protocol_name is None:
+                self.protocol_name = saved
 
     return update
 
@@ -469,7 +475,7 @@ def _join_bounded_by_session_timeout(original: Callable[..., Any]) -> Callable[.
     # bounds the join phase, so a member still processing (within rebalance.timeout.ms) is
     # dropped as not rejoined when its session timeout ends the phase
     def rebalance_timeout_ms(self: Any) -> int:
-        return max((m.session_timeout_ms for m in self._members.values()), default=0)
+        return max((m.session_timeout_ms for m in self.members.values()), default=0)
 
     return rebalance_timeout_ms
 
@@ -480,8 +486,8 @@ def _join_timer_reset_on_rejoin(original: Callable[..., Any]) -> Callable[..., A
     # one rebalance timeout after the last rejoin, not after the phase began (KIP-62)
     def update(self: Any, source: str, m: Any, req: Any, now_ms: int, effects: Any) -> Any:
         original(self, source, m, req, now_ms, effects)
-        timer = self._join_timer
-        if self._state is GroupState.PREPARING_REBALANCE and timer and timer[0] == "complete":
+        timer = self.join_timer
+        if self.state is GroupState.PREPARING_REBALANCE and timer and timer[0] == "complete":
             effects.append(SetTimer(JOIN_TIMER, now_ms + self.rebalance_timeout_ms()))
 
     return update
@@ -492,7 +498,7 @@ def _pending_never_expires(original: Callable[..., Any]) -> Callable[..., Any]:
     # MEMBER_ID_REQUIRED whose owner never comes back (its answer was lost, or it crashed) stays
     # pending, and every later join phase waits for it until the rebalance timeout (KIP-394)
     def _expire_heartbeat(self: Any, mid: str, now_ms: int, effects: Any) -> None:
-        if mid in self._pending:
+        if mid in self.pending:
             return
         original(self, mid, now_ms, effects)
 
@@ -506,7 +512,7 @@ def _leader_members_in_join_order(original: Callable[..., Any]) -> Callable[...,
     # their own, so no assignment changes and no checker sees it
     def _leader_member_list(self: Any) -> Any:
         listed = original(self)
-        joined = {mid: i for i, mid in enumerate(self._members)}
+        joined = {mid: i for i, mid in enumerate(self.members)}
         return tuple(sorted(listed, key=lambda m: joined[m.member_id]))
 
     return _leader_member_list
@@ -557,8 +563,9 @@ def _pending_sync_by_session_timeout(original: Callable[..., Any]) -> Callable[.
         now_ms = args[-1]
         out = []
         for e in effects:
-            if isinstance(e, SetTimer) and e.key == SYNC_TIMER and self._members:
-                shortest = min(m.session_timeout_ms for m in self._members.values())
+            members = self.group.members
+            if isinstance(e, SetTimer) and e.key == SYNC_TIMER and members:
+                shortest = min(m.session_timeout_ms for m in members.values())
                 e = SetTimer(SYNC_TIMER, now_ms + shortest)
             out.append(e)
         return out
@@ -586,13 +593,15 @@ def _unknown_member_joins_stable(original: Callable[..., Any]) -> Callable[..., 
     def join_existing(self: Any, source: str, req: Any, now_ms: int, effects: Any) -> Any:
         mid = req.member_id
         if (
-            self._state is GroupState.STABLE
-            and mid not in self._members
-            and mid not in self._pending
+            self.state is GroupState.STABLE
+            and mid not in self.members
+            and mid not in self.pending
             and req.group_instance_id is None
-            and self._leader_id is not None
+            and self.leader_id is not None
         ):
-            answer = self._current_join_response(self._members[self._leader_id], False)
+            answer = coordinator_join.current_join_response(
+                self, self.members[self.leader_id], False
+            )
             leader_view = msgspec.structs.replace(answer, member_id=mid)
             effects.append(Send(source, leader_view))
             return None
@@ -615,7 +624,7 @@ def _no_fencing(original: Callable[..., Any]) -> Callable[..., Any]:
     # static instance another process took over hears UNKNOWN_MEMBER_ID, rejoins with the
     # instance id and takes it back (KIP-345 fences it for good)
     def _validate_member(self: Any, mid: str, group_instance_id: str | None) -> Any:
-        if group_instance_id is not None and self._static.get(group_instance_id) not in (
+        if group_instance_id is not None and self.static.get(group_instance_id) not in (
             None,
             mid,
         ):
@@ -771,14 +780,14 @@ from .racks import RACK_BUGS  # noqa: E402 (uses PlantedBug)
 CATALOGUE: tuple[PlantedBug, ...] = (
     PlantedBug(
         "coordinator-pending-member-added-at-once",
-        "coordinator/group.py GroupCoordinator._join_new_member",
+        "coordinator/join.py join_new_member",
         "a JoinGroup without a member id adds the member, then answers MEMBER_ID_REQUIRED",
         "connect",
-        ((GroupCoordinator, "_join_new_member", _pending_added_at_once),),
+        ((coordinator_join, "join_new_member", _pending_added_at_once),),
     ),
     PlantedBug(
         "coordinator-pending-sync-by-session-timeout",
-        "coordinator/group.py GroupCoordinator (schedulePendingSync)",
+        "coordinator/rebalance.py complete_join (schedulePendingSync)",
         "the pending-sync deadline is the session timeout, not the rebalance timeout",
         "connect",
         (
@@ -788,86 +797,86 @@ CATALOGUE: tuple[PlantedBug, ...] = (
     ),
     PlantedBug(
         "coordinator-leader-members-in-join-order",
-        "coordinator/group.py GroupCoordinator._leader_member_list",
+        "coordinator/classic_group.py ClassicGroup.leader_member_list",
         "the leader's JoinGroup answer lists the members in join order, not the HashMap's",
         "connect",
-        ((GroupCoordinator, "_leader_member_list", _leader_members_in_join_order),),
+        ((ClassicGroup, "leader_member_list", _leader_members_in_join_order),),
         referee_only=True,
     ),
     PlantedBug(
         "coordinator-static-rejoin-rebalances",
-        "coordinator/group.py _update_static_member_then_rebalance_or_complete_join",
+        "coordinator/join.py update_static_member_then_rebalance_or_complete_join",
         "a static member rejoining a Stable group triggers a rebalance though the vote stays",
         "streams",
         (
             (
-                GroupCoordinator,
-                "_update_static_member_then_rebalance_or_complete_join",
+                coordinator_join,
+                "update_static_member_then_rebalance_or_complete_join",
                 _static_rejoin_always_rebalances,
             ),
         ),
     ),
     PlantedBug(
         "coordinator-heartbeat-hides-rebalance",
-        "coordinator/group.py GroupCoordinator._heartbeat",
+        "coordinator/session.py heartbeat",
         "a Heartbeat during PreparingRebalance is answered NONE, not REBALANCE_IN_PROGRESS",
         "connect",
-        ((GroupCoordinator, "_heartbeat", _heartbeat_hides_rebalance),),
+        ((coordinator_session, "heartbeat", _heartbeat_hides_rebalance),),
     ),
     PlantedBug(
         "coordinator-static-leader-reassigns",
-        "coordinator/group.py _update_static_member_then_rebalance_or_complete_join",
+        "coordinator/join.py update_static_member_then_rebalance_or_complete_join",
         "a static leader rejoining a Stable group is not told skip_assignment (KIP-814)",
         "streams",
         (
             (
-                GroupCoordinator,
-                "_update_static_member_then_rebalance_or_complete_join",
+                coordinator_join,
+                "update_static_member_then_rebalance_or_complete_join",
                 _static_leader_not_told_to_skip,
             ),
         ),
     ),
     PlantedBug(
         "coordinator-does-not-fence",
-        "coordinator/group.py GroupCoordinator._validate_member",
+        "coordinator/classic_group.py ClassicGroup.validate_member",
         "an old member id of a static instance taken over by another process is not fenced",
         # reached by the zombie fault: Streams runs with static members
         "streams",
-        ((GroupCoordinator, "_validate_member", _no_fencing),),
+        ((ClassicGroup, "validate_member", _no_fencing),),
     ),
     PlantedBug(
         "coordinator-join-bounded-by-session-timeout",
-        "coordinator/group.py GroupCoordinator.rebalance_timeout_ms",
+        "coordinator/classic_group.py ClassicGroup.rebalance_timeout_ms",
         "the join phase is bounded by the members' session timeout, not rebalance.timeout.ms",
         "connect",
-        ((GroupCoordinator, "rebalance_timeout_ms", _join_bounded_by_session_timeout),),
+        ((ClassicGroup, "rebalance_timeout_ms", _join_bounded_by_session_timeout),),
     ),
     PlantedBug(
         "coordinator-join-timer-reset-on-rejoin",
-        "coordinator/group.py _update_member_then_rebalance_or_complete_join",
+        "coordinator/join.py update_member_then_rebalance_or_complete_join",
         "every rejoin during PreparingRebalance arms the join timer again",
         "streams",
         (
             (
-                GroupCoordinator,
-                "_update_member_then_rebalance_or_complete_join",
+                coordinator_join,
+                "update_member_then_rebalance_or_complete_join",
                 _join_timer_reset_on_rejoin,
             ),
         ),
     ),
     PlantedBug(
         "coordinator-pending-member-never-expires",
-        "coordinator/group.py GroupCoordinator._expire_heartbeat",
+        "coordinator/session.py expire_heartbeat",
         "a KIP-394 pending member that never rejoins is never forgotten",
         "connect",
-        ((GroupCoordinator, "_expire_heartbeat", _pending_never_expires),),
+        ((coordinator_session, "expire_heartbeat", _pending_never_expires),),
     ),
     PlantedBug(
         "coordinator-pending-sync-never-expires",
-        "coordinator/group.py GroupCoordinator._expire_pending_sync",
+        "coordinator/rebalance.py expire_pending_sync",
         "members that do not SyncGroup within the rebalance timeout are never removed",
         "connect",
-        ((GroupCoordinator, "_expire_pending_sync", _pending_sync_never_expires),),
+        ((coordinator_rebalance, "expire_pending_sync", _pending_sync_never_expires),),
     ),
     PlantedBug(
         "worker-runs-assignment-without-reading-config",
@@ -878,17 +887,17 @@ CATALOGUE: tuple[PlantedBug, ...] = (
     ),
     PlantedBug(
         "coordinator-answers-unknown-member",
-        "coordinator/group.py GroupCoordinator._join_existing_member",
+        "coordinator/join.py join_existing_member",
         "an unknown member id rejoining a Stable group is handed the current generation",
         "connect",
-        ((GroupCoordinator, "_join_existing_member", _unknown_member_joins_stable),),
+        ((coordinator_join, "join_existing_member", _unknown_member_joins_stable),),
     ),
     PlantedBug(
         "coordinator-admits-without-member-id",
-        "coordinator/group.py GroupCoordinator._join_new_member",
+        "coordinator/join.py join_new_member",
         "a new dynamic member is admitted at once, without KIP-394's MEMBER_ID_REQUIRED",
         "connect",
-        ((GroupCoordinator, "_join_new_member", _admits_without_member_id),),
+        ((coordinator_join, "join_new_member", _admits_without_member_id),),
     ),
     PlantedBug(
         "cooperative-assignor-reassigns-revoked-at-once",
@@ -969,60 +978,60 @@ CATALOGUE: tuple[PlantedBug, ...] = (
     ),
     PlantedBug(
         "coordinator-sync-any-generation",
-        "coordinator/group.py GroupCoordinator._sync",
+        "coordinator/sync.py sync",
         "SyncGroup accepted from a stale generation (no ILLEGAL_GENERATION check)",
         "connect",
-        ((GroupCoordinator, "_sync", _sync_any_generation),),
+        ((coordinator_sync, "sync", _sync_any_generation),),
     ),
     PlantedBug(
         "coordinator-heartbeat-any-generation",
-        "coordinator/group.py GroupCoordinator._heartbeat",
+        "coordinator/session.py heartbeat",
         "Heartbeat accepted from a stale generation",
         "connect",
-        ((GroupCoordinator, "_heartbeat", _heartbeat_any_generation),),
+        ((coordinator_session, "heartbeat", _heartbeat_any_generation),),
     ),
     PlantedBug(
         "coordinator-generation-bumped-once",
-        "coordinator/group.py initNextGeneration",
+        "coordinator/rebalance.py complete_join (initNextGeneration)",
         "the generation is bumped only on the first rebalance",
         "connect",
-        ((GroupCoordinator, "_select_protocol", _generation_bumped_once),),
+        ((coordinator_vote, "select_protocol", _generation_bumped_once),),
     ),
     PlantedBug(
         "coordinator-votes-least-preferred",
-        "coordinator/group.py GroupCoordinator._select_protocol",
+        "coordinator/vote.py select_protocol",
         "each member votes for the last candidate in its protocol list, not the first",
         "connect",
-        ((GroupCoordinator, "_select_protocol", _votes_least_preferred),),
+        ((coordinator_vote, "select_protocol", _votes_least_preferred),),
         ("compatible", "sessioned", "static"),
     ),
     PlantedBug(
         "coordinator-heartbeat-keeps-deadline",
-        "coordinator/group.py GroupCoordinator._heartbeat",
+        "coordinator/session.py heartbeat",
         "a Heartbeat does not extend the member's session (only JoinGroup/SyncGroup do)",
         "connect",
-        ((GroupCoordinator, "_heartbeat", _heartbeat_keeps_deadline),),
+        ((coordinator_session, "heartbeat", _heartbeat_keeps_deadline),),
     ),
     PlantedBug(
         "coordinator-deadline-by-rebalance-timeout",
-        "coordinator/group.py GroupCoordinator._heartbeat",
+        "coordinator/session.py heartbeat",
         "a Heartbeat pushes the session deadline back by the rebalance timeout",
         "connect",
-        ((GroupCoordinator, "_heartbeat", _deadline_uses_rebalance_timeout),),
+        ((coordinator_session, "heartbeat", _deadline_uses_rebalance_timeout),),
     ),
     PlantedBug(
         "coordinator-ignores-leave",
-        "coordinator/group.py GroupCoordinator._leave",
+        "coordinator/session.py leave",
         "LeaveGroup is answered NONE but the member stays until its session times out",
         "connect",
-        ((GroupCoordinator, "_leave", _leave_ignored),),
+        ((coordinator_session, "leave", _leave_ignored),),
     ),
     PlantedBug(
         "coordinator-leader-first-joiner",
-        "coordinator/group.py GroupCoordinator._maybe_elect_new_joined_leader",
+        "coordinator/rebalance.py maybe_elect_new_joined_leader",
         "each join phase makes the first rejoined member leader, even if the leader rejoined",
         "connect",
-        ((GroupCoordinator, "_maybe_elect_new_joined_leader", _leader_first_joiner),),
+        ((coordinator_rebalance, "maybe_elect_new_joined_leader", _leader_first_joiner),),
     ),
     PlantedBug(
         "client-ignores-rebalance-in-progress",

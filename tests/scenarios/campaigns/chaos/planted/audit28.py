@@ -16,7 +16,12 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from coordinator.group import GroupCoordinator
+from coordinator import join as coordinator_join
+from coordinator import rebalance as coordinator_rebalance
+from coordinator import session as coordinator_session
+from coordinator import sync as coordinator_sync
+from coordinator import vote as coordinator_vote
+from coordinator.classic_group import ClassicGroup
 from coordinator.state import GroupState
 from members import consumer as consumer_member
 from members.assignors.incremental_cooperative import IncrementalCooperativeAssignor
@@ -44,7 +49,7 @@ def _sync_preparing_unknown_member(original: Callable[..., Any]) -> Callable[...
     # UNKNOWN_MEMBER_ID instead of REBALANCE_IN_PROGRESS: the member forgets its member id and
     # rejoins as a new member, while its old id waits in the join phase until it is removed
     def _sync(self: Any, source: str, req: Any, now_ms: int) -> Any:
-        preparing = self._state is _PREPARING
+        preparing = self.state is _PREPARING
         effects = original(self, source, req, now_ms)
         if not preparing:
             return effects
@@ -64,11 +69,11 @@ def _votes_leader_only(original: Callable[..., Any]) -> Callable[..., Any]:
     # ClassicGroup#selectProtocol counting the leader's vote only: the group's protocol is the
     # leader's most preferred candidate, whatever the other members prefer
     def _select_protocol(self: Any) -> str:
-        leader = self._members.get(self._leader_id) if self._leader_id is not None else None
+        leader = self.members.get(self.leader_id) if self.leader_id is not None else None
         if leader is None:
             return str(original(self))
-        n = len(self._members)
-        candidates = {name for name, count in self._supported.items() if count == n}
+        n = len(self.members)
+        candidates = {name for name, count in self.supported.items() if count == n}
         return next(name for name in leader.names if name in candidates)
 
     return _select_protocol
@@ -79,11 +84,11 @@ def _empty_generation_not_bumped(original: Callable[..., Any]) -> Callable[..., 
     # ends with no members (the group goes Empty under the same generation id; Kafka bumps it:
     # a generation of nobody is still a generation)
     def _complete_join(self: Any, now_ms: int, effects: list[Any]) -> None:
-        before = self._generation
+        before = self.generation
         start = len(effects)
         original(self, now_ms, effects)
-        if self._state is _EMPTY and self._generation == before + 1:
-            self._generation = before
+        if self.state is _EMPTY and self.generation == before + 1:
+            self.generation = before
             for e in effects[start:]:
                 if isinstance(e, Log) and e.kind == "generation":
                     e.fields["generation"] = before
@@ -98,16 +103,18 @@ def _join_stable_leader_no_rebalance(original: Callable[..., Any]) -> Callable[.
     def _join_existing_member(
         self: Any, source: str, req: Any, now_ms: int, effects: list[Any]
     ) -> None:
-        m = self._members.get(req.member_id)
+        m = self.members.get(req.member_id)
         if (
             m is not None
-            and self._state is _STABLE
-            and req.member_id == self._leader_id
-            and self._validate_member(req.member_id, req.group_instance_id) is None
+            and self.state is _STABLE
+            and req.member_id == self.leader_id
+            and self.validate_member(req.member_id, req.group_instance_id) is None
             and m.protocols == req.protocols
-            and self._supports_protocols(req.protocol_type, req.protocols)
+            and self.supports_protocols(req.protocol_type, req.protocols)
         ):
-            effects.append(Send(source, self._current_join_response(m, with_members=False)))
+            effects.append(
+                Send(source, coordinator_join.current_join_response(self, m, with_members=False))
+            )
             return
         original(self, source, req, now_ms, effects)
 
@@ -122,9 +129,9 @@ def _heartbeat_extends_only_when_stable(original: Callable[..., Any]) -> Callabl
     # heartbeats through a rebalance (answered REBALANCE_IN_PROGRESS or NONE) keeps its old
     # deadline and is expired although it heartbeat in time
     def _heartbeat(self: Any, source: str, req: Any, now_ms: int) -> Any:
-        if self._state is _STABLE:
+        if self.state is _STABLE:
             return original(self, source, req, now_ms)
-        m = self._members.get(req.member_id)
+        m = self.members.get(req.member_id)
         kept = m.hb_deadline if m is not None else None
         effects = original(self, source, req, now_ms)
         if m is None or kept is None:
@@ -140,7 +147,7 @@ def _rebalance_timeout_min(original: Callable[..., Any]) -> Callable[..., Any]:
     # of their maximum: the join phase (and the pending-sync window) ends before a member with
     # a longer rebalance timeout had time to rejoin (KIP-62)
     def rebalance_timeout_ms(self: Any) -> int:
-        return min((m.rebalance_timeout_ms for m in self._members.values()), default=0)
+        return min((m.rebalance_timeout_ms for m in self.members.values()), default=0)
 
     return rebalance_timeout_ms
 
@@ -261,25 +268,25 @@ def _probing_interval_default(original: Callable[..., Any]) -> Callable[..., Any
 AUDIT28_BUGS: tuple[PlantedBug, ...] = (
     PlantedBug(
         "coordinator-sync-preparing-unknown-member",
-        "coordinator/group.py GroupCoordinator._sync (classicGroupSync)",
+        "coordinator/sync.py sync (classicGroupSync)",
         "a valid member's SyncGroup in PreparingRebalance is answered UNKNOWN_MEMBER_ID",
         "connect",
-        ((GroupCoordinator, "_sync", _sync_preparing_unknown_member),),
+        ((coordinator_sync, "sync", _sync_preparing_unknown_member),),
     ),
     PlantedBug(
         "coordinator-votes-leader-only",
-        "coordinator/group.py GroupCoordinator._select_protocol (ClassicGroup#selectProtocol)",
+        "coordinator/vote.py select_protocol (ClassicGroup#selectProtocol)",
         "the group protocol is the leader's most preferred candidate; no other member votes",
         "consumer",
-        ((GroupCoordinator, "_select_protocol", _votes_leader_only),),
+        ((coordinator_vote, "select_protocol", _votes_leader_only),),
         (),
     ),
     PlantedBug(
         "coordinator-heartbeat-extends-only-when-stable",
-        "coordinator/group.py GroupCoordinator._heartbeat (rescheduleClassicGroupMemberHeartbeat)",
+        "coordinator/session.py heartbeat (rescheduleClassicGroupMemberHeartbeat)",
         "a Heartbeat outside Stable is answered but does not push the session deadline back",
         "connect",
-        ((GroupCoordinator, "_heartbeat", _heartbeat_extends_only_when_stable),),
+        ((coordinator_session, "heartbeat", _heartbeat_extends_only_when_stable),),
     ),
     PlantedBug(
         "client-illegal-generation-resets-member-id",
@@ -350,32 +357,32 @@ AUDIT28_BUGS: tuple[PlantedBug, ...] = (
     ),
     PlantedBug(
         "coordinator-empty-generation-not-bumped",
-        "coordinator/group.py GroupCoordinator._complete_join (initNextGeneration)",
+        "coordinator/rebalance.py complete_join (initNextGeneration)",
         "a join phase that ends with no members leaves the generation id as it was",
         # reached by the consumer generator's whole-group outage (every consumer closes)
         "consumer",
-        ((GroupCoordinator, "_complete_join", _empty_generation_not_bumped),),
+        ((coordinator_rebalance, "complete_join", _empty_generation_not_bumped),),
         (),
     ),
     PlantedBug(
         "coordinator-stable-leader-rejoin-no-rebalance",
-        "coordinator/group.py GroupCoordinator._join_existing_member",
+        "coordinator/join.py join_existing_member",
         "the leader rejoining Stable with the same metadata is answered without a rebalance",
         # reached by a Connect leader that rejoins after losing the coordinator (a latency or
         # loss fault on its link) with its metadata unchanged; a consumer's subscription v3
         # carries its generation (KIP-792), so a consumer leader's rejoin never has unchanged
         # metadata (docs/chaos.md)
         "connect",
-        ((GroupCoordinator, "_join_existing_member", _join_stable_leader_no_rebalance),),
+        ((coordinator_join, "join_existing_member", _join_stable_leader_no_rebalance),),
     ),
     PlantedBug(
         "coordinator-rebalance-timeout-min",
-        "coordinator/group.py GroupCoordinator.rebalance_timeout_ms (ClassicGroup)",
+        "coordinator/classic_group.py ClassicGroup.rebalance_timeout_ms (ClassicGroup)",
         "the group's rebalance timeout is the members' minimum, not their maximum",
         # reached by the consumer generator's long-poll straggler (a consumer with a longer
         # max.poll.interval.ms, stalled while another member's restart rebalances the group)
         "consumer",
-        ((GroupCoordinator, "rebalance_timeout_ms", _rebalance_timeout_min),),
+        ((ClassicGroup, "rebalance_timeout_ms", _rebalance_timeout_min),),
         (),
     ),
 )

@@ -14,7 +14,8 @@ from typing import Any
 
 import msgspec
 
-from coordinator.group import GroupCoordinator
+from coordinator import join as coordinator_join
+from coordinator import rebalance as coordinator_rebalance
 from coordinator.state import GroupState
 from protocol.effects import Send
 from protocol.group import ErrorCode, JoinGroupResponse
@@ -30,9 +31,9 @@ def _max_size_off_by_one(original: Callable[..., Any]) -> Callable[..., Any]:
     def _accept_joining_member(self: Any, mid: str) -> bool:
         if original(self, mid):
             return True
-        if self._state is GroupState.PREPARING_REBALANCE:
-            return bool(self._num_awaiting_join <= self.config.max_size)
-        return len(self._members) <= self.config.max_size
+        if self.state is GroupState.PREPARING_REBALANCE:
+            return bool(self.num_awaiting_join <= self.config.max_size)
+        return len(self.members) <= self.config.max_size
 
     return _accept_joining_member
 
@@ -87,7 +88,7 @@ def _initial_delay_not_extended(original: Callable[..., Any]) -> Callable[..., A
     def _try_complete_initial_rebalance(
         self: Any, delay_ms: int, remaining_ms: int, now_ms: int, effects: list[Any]
     ) -> None:
-        self._new_member_added = False
+        self.new_member_added = False
         original(self, delay_ms, remaining_ms, now_ms, effects)
 
     return _try_complete_initial_rebalance
@@ -105,37 +106,37 @@ def msgspec_replace(config: Any, session_ms: int) -> Any:
 COORDINATOR_CONFIG_BUGS: tuple[PlantedBug, ...] = (
     PlantedBug(
         "coordinator-max-size-off-by-one",
-        "coordinator/group.py GroupCoordinator._accept_joining_member (acceptJoiningMember)",
+        "coordinator/join.py accept_joining_member (acceptJoiningMember)",
         "group.max.size compared with <=: one member more than the maximum is let in",
         "connect",
-        ((GroupCoordinator, "_accept_joining_member", _max_size_off_by_one),),
+        ((coordinator_join, "accept_joining_member", _max_size_off_by_one),),
     ),
     PlantedBug(
         "coordinator-max-size-never-enforced",
-        "coordinator/group.py GroupCoordinator._accept_joining_member (acceptJoiningMember)",
+        "coordinator/join.py accept_joining_member (acceptJoiningMember)",
         "group.max.size never applied: GROUP_MAX_SIZE_REACHED is never sent",
         "consumer",
-        ((GroupCoordinator, "_accept_joining_member", _max_size_never_enforced),),
+        ((coordinator_join, "accept_joining_member", _max_size_never_enforced),),
     ),
     PlantedBug(
         "coordinator-session-bounds-exclusive",
-        "coordinator/group.py GroupCoordinator._join (GroupCoordinatorService#joinGroup)",
+        "coordinator/join.py join (GroupCoordinatorService#joinGroup)",
         "session.timeout.ms equal to group.min/max.session.timeout.ms refused",
         "connect",
-        ((GroupCoordinator, "_join", _session_bounds_exclusive),),
+        ((coordinator_join, "join", _session_bounds_exclusive),),
     ),
     PlantedBug(
         "coordinator-initial-delay-not-extended",
-        "coordinator/group.py GroupCoordinator._try_complete_initial_rebalance",
+        "coordinator/rebalance.py try_complete_initial_rebalance",
         "InitialDelayedJoin never extended: members arriving during the delay miss the phase",
         "connect",
-        ((GroupCoordinator, "_try_complete_initial_rebalance", _initial_delay_not_extended),),
+        ((coordinator_rebalance, "try_complete_initial_rebalance", _initial_delay_not_extended),),
     ),
     PlantedBug(
         "coordinator-session-bounds-unchecked",
-        "coordinator/group.py GroupCoordinator._join (GroupCoordinatorService#joinGroup)",
+        "coordinator/join.py join (GroupCoordinatorService#joinGroup)",
         "no session-timeout bounds: INVALID_SESSION_TIMEOUT is never sent",
         "streams",
-        ((GroupCoordinator, "_join", _session_bounds_unchecked),),
+        ((coordinator_join, "join", _session_bounds_unchecked),),
     ),
 )

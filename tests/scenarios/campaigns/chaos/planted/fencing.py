@@ -13,7 +13,8 @@ from typing import Any
 
 import msgspec
 
-from coordinator.group import GroupCoordinator
+from coordinator import sync as coordinator_sync
+from coordinator.classic_group import ClassicGroup
 
 from . import PlantedBug
 
@@ -38,7 +39,7 @@ def _replace_keeps_parked_sync(original: Callable[..., Any]) -> Callable[..., An
     # replacement starts in CompletingRebalance then answers REBALANCE_IN_PROGRESS
     # (propagateAssignment), not FENCED_INSTANCE_ID
     def replace(self: Any, iid: str, old_id: str, new_id: str, effects: Any) -> Any:
-        old = self._members[old_id]
+        old = self.members[old_id]
         parked, old.sync_source = old.sync_source, None
         member = original(self, iid, old_id, new_id, effects)
         member.sync_source = parked
@@ -50,21 +51,21 @@ def _replace_keeps_parked_sync(original: Callable[..., Any]) -> Callable[..., An
 FENCING_BUGS: tuple[PlantedBug, ...] = (
     PlantedBug(
         "coordinator-sync-ignores-fencing",
-        "coordinator/group.py GroupCoordinator._sync (classicGroupSync -> validateMember)",
+        "coordinator/sync.py sync (classicGroupSync -> validateMember)",
         "a SyncGroup is validated by member id only: a replaced static member id hears "
         "UNKNOWN_MEMBER_ID, not FENCED_INSTANCE_ID",
         # reached by the zombie fault's SyncGroup variant: consumer runs with static members
         # and two topics or more
         "consumer",
-        ((GroupCoordinator, "_sync", _sync_ignores_fencing),),
+        ((coordinator_sync, "sync", _sync_ignores_fencing),),
     ),
     PlantedBug(
         "coordinator-replace-keeps-parked-sync",
-        "coordinator/group.py GroupCoordinator._replace_static_member (replaceStaticMember)",
+        "coordinator/classic_group.py ClassicGroup.replace_static_member (replaceStaticMember)",
         "a static member's takeover in CompletingRebalance does not fence the old member id's "
         "parked SyncGroup: the new join phase answers it REBALANCE_IN_PROGRESS",
         # reached by the zombie fault's parked SyncGroup variant (consumers and Streams)
         "consumer",
-        ((GroupCoordinator, "_replace_static_member", _replace_keeps_parked_sync),),
+        ((ClassicGroup, "replace_static_member", _replace_keeps_parked_sync),),
     ),
 )

@@ -15,6 +15,10 @@ from typing import Any
 
 import msgspec
 
+from coordinator import join as coordinator_join
+from coordinator import rebalance as coordinator_rebalance
+from coordinator import session as coordinator_session
+from coordinator import vote as coordinator_vote
 from coordinator.group import GroupCoordinator
 from coordinator.state import GroupState
 from members import consumer as consumer_member
@@ -43,14 +47,14 @@ def _initial_delay_in_seconds(original: Callable[..., Any]) -> Callable[..., Any
     # again (3000 ms → 3 ms): a group formed from Empty completes its first join phase before
     # the other members had time to join (KIP-134's delay), so it rebalances once more at once
     def _prepare_rebalance(self: Any, now_ms: int, effects: list[Any]) -> None:
-        initial = self._state is GroupState.EMPTY
+        initial = self.state is GroupState.EMPTY
         before = len(effects)
         original(self, now_ms, effects)
-        if not initial or self._join_timer is None or self._join_timer[0] != "initial":
+        if not initial or self.join_timer is None or self.join_timer[0] != "initial":
             return
-        _, delay, remaining = self._join_timer
+        _, delay, remaining = self.join_timer
         short = delay // 1000
-        self._join_timer = ("initial", short, remaining + delay - short)
+        self.join_timer = ("initial", short, remaining + delay - short)
         for i in range(before, len(effects)):
             e = effects[i]
             if isinstance(e, SetTimer) and e.key == "join":
@@ -64,7 +68,7 @@ def _keeps_absent_leader(original: Callable[..., Any]) -> Callable[..., Any]:
     # rejoined (a KIP-345 static member the join phase keeps) stays leader, so the generation's
     # assignment waits for a member that was never told it leads
     def _maybe_elect_new_joined_leader(self: Any) -> bool:
-        if self._leader_id is not None:
+        if self.leader_id is not None:
             return True
         return bool(original(self))
 
@@ -95,12 +99,12 @@ def _compares_protocol_names_only(original: Callable[..., Any]) -> Callable[...,
     def _join_existing_member(
         self: Any, source: str, req: Any, now_ms: int, effects: list[Any]
     ) -> None:
-        m = self._members.get(req.member_id)
+        m = self.members.get(req.member_id)
         if (
             m is not None
-            and self._state in (_STABLE, _COMPLETING)
-            and req.member_id != self._leader_id
-            and self._validate_member(req.member_id, req.group_instance_id) is None
+            and self.state in (_STABLE, _COMPLETING)
+            and req.member_id != self.leader_id
+            and self.validate_member(req.member_id, req.group_instance_id) is None
             and tuple(n for n, _ in m.protocols) == tuple(n for n, _ in req.protocols)
         ):
             m.protocols = req.protocols
@@ -116,11 +120,11 @@ def _completing_rejoin_rebalances(original: Callable[..., Any]) -> Callable[...,
     def _join_existing_member(
         self: Any, source: str, req: Any, now_ms: int, effects: list[Any]
     ) -> None:
-        m = self._members.get(req.member_id)
+        m = self.members.get(req.member_id)
         if (
             m is not None
-            and self._state is _COMPLETING
-            and self._validate_member(req.member_id, req.group_instance_id) is None
+            and self.state is _COMPLETING
+            and self.validate_member(req.member_id, req.group_instance_id) is None
             and m.protocols == req.protocols
         ):
             m.protocols = ()
@@ -135,7 +139,7 @@ def _heartbeat_completing_in_progress(original: Callable[..., Any]) -> Callable[
     # client ignores the error outside Stable, so no member behaves differently: found by
     # heartbeat_completing_refused on the wire tap's completing_heartbeat record
     def _heartbeat(self: Any, source: str, req: Any, now_ms: int) -> Any:
-        completing = self._state is _COMPLETING
+        completing = self.state is _COMPLETING
         effects = original(self, source, req, now_ms)
         if not completing:
             return effects
@@ -244,18 +248,19 @@ def _static_rejoin_ignores_protocol_change(original: Callable[..., Any]) -> Call
     def rejoin(
         self: Any, source: str, req: Any, old_id: str, new_id: str, now_ms: int, effects: Any
     ) -> None:
-        if self._state is not _STABLE:
+        if self.state is not _STABLE:
             original(self, source, req, old_id, new_id, now_ms, effects)
             return
-        current = self._protocol_name
-        select = self._select_protocol
+        current = self.protocol_name
+        select = coordinator_vote.select_protocol
         names = [name for name, _ in req.protocols]
-        # the current protocol is kept whenever the rejoining member still supports it
-        self._select_protocol = lambda: current if current in names else select()
+        # the current protocol is kept whenever the rejoining member still supports it (for
+        # the votes of this call only)
+        coordinator_vote.select_protocol = lambda g: current if current in names else select(g)
         try:
             original(self, source, req, old_id, new_id, now_ms, effects)
         finally:
-            del self._select_protocol
+            coordinator_vote.select_protocol = select
 
     return rejoin
 
@@ -305,7 +310,7 @@ def _new_member_timeout_is_session(original: Callable[..., Any]) -> Callable[...
         self: Any, source: str, req: Any, mid: str, now_ms: int, effects: list[Any]
     ) -> None:
         original(self, source, req, mid, now_ms, effects)
-        m = self._members.get(mid)
+        m = self.members.get(mid)
         if m is not None and m.is_new:
             m.hb_deadline = now_ms + req.session_timeout_ms
             effects.append(SetTimer(m.hb_key, m.hb_deadline))
@@ -358,17 +363,17 @@ def _streams_ignores_followup(original: Callable[..., Any]) -> Callable[..., Any
 KIP_RULE_BUGS: tuple[PlantedBug, ...] = (
     PlantedBug(
         "coordinator-initial-delay-in-seconds",
-        "coordinator/group.py GroupCoordinator._prepare_rebalance (InitialDelayedJoin)",
+        "coordinator/rebalance.py prepare_rebalance (InitialDelayedJoin)",
         "group.initial.rebalance.delay.ms divided by 1000: a group from Empty forms at once",
         "connect",
-        ((GroupCoordinator, "_prepare_rebalance", _initial_delay_in_seconds),),
+        ((coordinator_rebalance, "prepare_rebalance", _initial_delay_in_seconds),),
     ),
     PlantedBug(
         "coordinator-keeps-absent-leader",
-        "coordinator/group.py GroupCoordinator._maybe_elect_new_joined_leader",
+        "coordinator/rebalance.py maybe_elect_new_joined_leader",
         "a leader that has not rejoined (a static member kept) stays leader of the generation",
         "consumer",
-        ((GroupCoordinator, "_maybe_elect_new_joined_leader", _keeps_absent_leader),),
+        ((coordinator_rebalance, "maybe_elect_new_joined_leader", _keeps_absent_leader),),
     ),
     PlantedBug(
         "coordinator-member-ids-from-counter",
@@ -379,24 +384,24 @@ KIP_RULE_BUGS: tuple[PlantedBug, ...] = (
     ),
     PlantedBug(
         "coordinator-heartbeat-completing-in-progress",
-        "coordinator/group.py GroupCoordinator._heartbeat",
+        "coordinator/session.py heartbeat",
         "a Heartbeat in CompletingRebalance is answered REBALANCE_IN_PROGRESS",
         "connect",
-        ((GroupCoordinator, "_heartbeat", _heartbeat_completing_in_progress),),
+        ((coordinator_session, "heartbeat", _heartbeat_completing_in_progress),),
     ),
     PlantedBug(
         "coordinator-compares-protocol-names-only",
-        "coordinator/group.py GroupCoordinator._join_existing_member (ClassicGroupMember#matches)",
+        "coordinator/join.py join_existing_member (ClassicGroupMember#matches)",
         "a follower rejoining Stable with new metadata but the same protocol names: no rebalance",
         "connect",
-        ((GroupCoordinator, "_join_existing_member", _compares_protocol_names_only),),
+        ((coordinator_join, "join_existing_member", _compares_protocol_names_only),),
     ),
     PlantedBug(
         "coordinator-completing-rejoin-rebalances",
-        "coordinator/group.py GroupCoordinator._join_existing_member",
+        "coordinator/join.py join_existing_member",
         "a same-metadata rejoin in CompletingRebalance starts a new join phase",
         "connect",
-        ((GroupCoordinator, "_join_existing_member", _completing_rejoin_rebalances),),
+        ((coordinator_join, "join_existing_member", _completing_rejoin_rebalances),),
     ),
     PlantedBug(
         "hata-ignores-acceptable-recovery-lag",
@@ -452,13 +457,13 @@ KIP_RULE_BUGS: tuple[PlantedBug, ...] = (
     ),
     PlantedBug(
         "coordinator-static-rejoin-ignores-protocol-change",
-        "coordinator/group.py _update_static_member_then_rebalance_or_complete_join",
+        "coordinator/join.py update_static_member_then_rebalance_or_complete_join",
         "a static rejoin in Stable never rebalances, even when the elected protocol changes",
         "consumer",
         (
             (
-                GroupCoordinator,
-                "_update_static_member_then_rebalance_or_complete_join",
+                coordinator_join,
+                "update_static_member_then_rebalance_or_complete_join",
                 _static_rejoin_ignores_protocol_change,
             ),
         ),
@@ -482,13 +487,13 @@ KIP_RULE_BUGS: tuple[PlantedBug, ...] = (
     ),
     PlantedBug(
         "coordinator-new-member-timeout-is-session",
-        "coordinator/group.py _add_member_then_rebalance_or_complete_join",
+        "coordinator/join.py add_member_then_rebalance_or_complete_join",
         "a new member's heartbeat deadline is its session timeout, not the new-member timeout",
         "connect",
         (
             (
-                GroupCoordinator,
-                "_add_member_then_rebalance_or_complete_join",
+                coordinator_join,
+                "add_member_then_rebalance_or_complete_join",
                 _new_member_timeout_is_session,
             ),
         ),

@@ -38,8 +38,8 @@ def _load_forgets_instance_ids(original: Callable[..., Any]) -> Callable[..., An
     # with its instance id is UNKNOWN_MEMBER_ID / a fresh member id where Kafka knows it
     def load(cls: type, *args: Any, **kwargs: Any) -> Any:
         coordinator, effects = original(*args, **kwargs)  # bound to the class already
-        coordinator._static.clear()
-        for m in coordinator._members.values():
+        coordinator.group.static.clear()
+        for m in coordinator.group.members.values():
             m.group_instance_id = None
         return coordinator, effects
 
