@@ -31,14 +31,18 @@ with the protocol checkers in :mod:`scenarios.check.protocol_checkers`; docs/cha
     replacement answers is ``replaceStaticMember``'s and is judged by ``zombie_owns_work``
     on what the process did with it.
 
-Input: log records as dicts (``kind``, ``member``, then the kind's fields), in log order.
+Input: the log's records of the kinds the rule reads, decoded into their Structs
+(``log_rules.reads_typed``), in log order.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from scenarios.check.log_rules import Record, Violation, reads, violation
+from scenarios.check.log_rules import Violation, reads_typed, violation_at
+from scenarios.eventlog import kinds as k
+from scenarios.eventlog import kinds_serve as kv
+from scenarios.eventlog.records import LogRecord
 
 __all__ = ["FENCING_CONTRACT_CHECKERS", "FENCING_CONTRACT_INVARIANTS", "check_sync_fenced"]
 
@@ -52,7 +56,7 @@ _BEFORE_GROUP = frozenset(
 _ALLOWED = _BEFORE_GROUP | {"FENCED_INSTANCE_ID"}
 
 
-@reads(
+@reads_typed(
     "member_replaced",
     "member_removed",
     "group_loaded",
@@ -62,7 +66,7 @@ _ALLOWED = _BEFORE_GROUP | {"FENCED_INSTANCE_ID"}
     "wire_request",
     "wire_response",
 )
-def check_sync_fenced(records: Sequence[Record]) -> list[Violation]:
+def check_sync_fenced(records: Sequence[LogRecord]) -> list[Violation]:
     """``sync_not_fenced``: a SyncGroup with a static member id another process took over
     is answered FENCED_INSTANCE_ID (module doc)."""
     found: list[Violation] = []
@@ -72,58 +76,59 @@ def check_sync_fenced(records: Sequence[Record]) -> list[Violation]:
     held: dict[str, set[str]] = {}  # member -> fenced ids of those a fault held (late_request)
     served: dict[str, str] = {}  # served connection -> fenced id of its SyncGroup in progress
     for r in records:
-        kind = r.get("kind")
-        member = str(r.get("member"))
-        if kind == "member_replaced":
-            old, new = str(r.get("old_member_id")), str(r.get("member_id"))
-            for fenced, holding in holder.items():
-                if holding == old:
-                    holder[fenced] = new
-            holder[old] = new
-            holder.pop(new, None)
-        elif kind == "member_removed":
-            gone = str(r.get("member_id"))
-            holder = {f: h for f, h in holder.items() if h != gone}
-        elif kind == "group_loaded":
-            holder.clear()
-        elif kind == "sync_group_request":
-            member_id = str(r.get("member_id"))
-            sent.setdefault(member, {})[int(r.get("t_ms", 0))] = member_id
-            if member_id in holder:
-                after[member] = member_id
-            else:
-                after.pop(member, None)
-        elif kind == "late_request" and r.get("request") == "sync_group":
-            late_id = sent.get(member, {}).pop(int(r.get("sent_ms", -1)), None)
-            if late_id is not None and late_id in holder:
-                held.setdefault(member, set()).add(late_id)
-                if r.get("error") not in _ALLOWED:
-                    found.append(_unfenced(r, member, late_id, holder[late_id]))
-        elif kind == "sync_group_response":
-            member_id = str(r.get("member_id"))
-            if after.get(member) == member_id:
-                del after[member]
-                if member_id in held.get(member, ()):
-                    held[member].discard(member_id)
-                    continue  # held by a fault: its late_request was judged
-                if r.get("error") not in _ALLOWED:
-                    found.append(_unfenced(r, member, member_id, holder.get(member_id)))
-        elif kind == "wire_request" and r.get("api") == "SyncGroup":
-            member_id = str(r.get("member_id"))
-            if member_id in holder:
-                served[member] = member_id
-            else:
+        match r:
+            case k.MemberReplaced(old_member_id=old, member_id=new):
+                for fenced, holding in holder.items():
+                    if holding == old:
+                        holder[fenced] = new
+                holder[old] = new
+                holder.pop(new, None)
+            case k.MemberRemoved(member_id=gone):
+                holder = {f: h for f, h in holder.items() if h != gone}
+            case k.GroupLoaded():
+                holder.clear()
+            case k.SyncGroupRequest(member=member, member_id=member_id):
+                sent.setdefault(member, {})[r.t_ms] = member_id
+                if member_id in holder:
+                    after[member] = member_id
+                else:
+                    after.pop(member, None)
+            case k.LateRequest(member=member, request="sync_group"):
+                late_id = sent.get(member, {}).pop(r.sent_ms, None)
+                if late_id is not None and late_id in holder:
+                    held.setdefault(member, set()).add(late_id)
+                    if r.error not in _ALLOWED:
+                        found.append(_unfenced(r, member, late_id, holder[late_id]))
+            case k.SyncGroupResponse(member=member, member_id=member_id):
+                if after.get(member) == member_id:
+                    del after[member]
+                    if member_id in held.get(member, ()):
+                        held[member].discard(member_id)
+                        continue  # held by a fault: its late_request was judged
+                    if r.error not in _ALLOWED:
+                        found.append(_unfenced(r, member, member_id, holder.get(member_id)))
+            case kv.WireRequest(api="SyncGroup", member=member, member_id=str() as member_id):
+                if member_id in holder:
+                    served[member] = member_id
+                else:
+                    served.pop(member, None)
+            case kv.WireRequest(api="SyncGroup", member=member):  # no member id: not fenced
                 served.pop(member, None)
-        elif kind == "wire_response" and r.get("api") == "SyncGroup":
-            member_id = served.pop(member, "")
-            if member_id and r.get("error") not in _ALLOWED:
-                found.append(_unfenced(r, member, member_id, holder.get(member_id)))
+            case kv.WireResponse(api="SyncGroup", member=member):
+                member_id = served.pop(member, "")
+                if member_id and r.error not in _ALLOWED:
+                    found.append(_unfenced(r, member, member_id, holder.get(member_id)))
     return found
 
 
-def _unfenced(r: Record, member: str, member_id: str, holding: str | None) -> Violation:
-    answer = r.get("error")
-    return violation(
+def _unfenced(
+    r: k.LateRequest | k.SyncGroupResponse | kv.WireResponse,
+    member: str,
+    member_id: str,
+    holding: str | None,
+) -> Violation:
+    answer = r.error
+    return violation_at(
         SYNC_NOT_FENCED,
         f"{member}: SyncGroup with member id {member_id}, whose group.instance.id "
         f"{holding or 'another member id'} holds now, answered "
