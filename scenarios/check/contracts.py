@@ -218,7 +218,7 @@ def check_probing_after_warmups(records: Sequence[LogRecord]) -> list[Violation]
     found: list[Violation] = []
     awaiting: dict[str, ks.StreamsAssignment] = {}  # leader -> its decision awaiting the schedule
     for r in records:
-        member = getattr(r, "member", None)  # the member whose record it is, if any
+        member = getattr(r, "member", None) if awaiting else None  # whose record it is, if any
         pending = awaiting.pop(member, None) if isinstance(member, str) else None
         if pending is not None:
             if (
@@ -247,7 +247,7 @@ def check_probing_after_warmups(records: Sequence[LogRecord]) -> list[Violation]
                         member=member,
                     )
                 )
-        if not isinstance(r, ks.StreamsAssignment) or r.version_probing:
+        if type(r) is not ks.StreamsAssignment or r.version_probing:
             continue
         if not any(c.warmups for c in r.clients.values()):
             continue

@@ -348,6 +348,8 @@ def check_warmups_not_caught_up(records: Sequence[LogRecord]) -> list[Violation]
 
 #: records after which a member's scheduled rejoin no longer stands
 _SUPERSEDING = (k.Assignment, k.MemberStop, k.MemberCrash, k.MemberFatal, k.MemberStart)
+#: the records the rule reads besides their times
+_SCHEDULE_TYPES = frozenset({k.TimerFired, *_SUPERSEDING})
 
 
 def _scheduled(r: k.Assignment) -> tuple[str, int] | None:
@@ -391,17 +393,20 @@ def check_scheduled_rejoin(records: Sequence[LogRecord]) -> list[Violation]:
                         generation=told.generation,
                     )
                 )
+        if type(r) not in _SCHEDULE_TYPES:
+            continue  # neither fires a timer nor re-arms or cancels one
+        member: str = r.member  # type: ignore[union-attr,assignment]  # each of them has one
         if isinstance(r, k.TimerFired):
-            entry = pending.get(r.member)
+            entry = pending.get(member)
             if entry is not None and r.key == entry[0] and t == entry[1]:
-                del pending[r.member]
-        elif isinstance(r, _SUPERSEDING):
-            pending.pop(r.member, None)
+                del pending[member]
+        else:
+            pending.pop(member, None)
             if isinstance(r, k.Assignment):
                 armed = _scheduled(r)
                 if armed is not None:
-                    pending[r.member] = (armed[0], armed[1], r)
-                    heapq.heappush(due, (armed[1], r.seq, r.member))
+                    pending[member] = (armed[0], armed[1], r)
+                    heapq.heappush(due, (armed[1], r.seq, member))
     return found
 
 

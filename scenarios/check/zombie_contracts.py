@@ -85,6 +85,10 @@ _KINDS = (
 )
 _WORK_TYPES = {RECORD_TYPES[kind]: kind for kind in _ZOMBIE_WORK}
 _READ_TYPES = frozenset(RECORD_TYPES[kind] for kind in _KINDS)
+#: the records that change what a consumer holds
+_HOLDING_TYPES = frozenset({ku.ConsumerAssignment, ku.PartitionsRevoked, ku.PartitionsLost, *_ENDS})
+#: the records that change who heard which member id, or who is a zombie
+_TRACKING_TYPES = frozenset({k.JoinGroupResponse, k.MemberReplaced, k.MemberRemoved, k.MemberStart})
 
 
 @reads_typed(*_KINDS)
@@ -99,16 +103,22 @@ def check_zombie_instance(records: Sequence[LogRecord]) -> list[Violation]:
     told: dict[str, LogRecord] = {}  # zombies that heard FENCED_INSTANCE_ID -> that answer
     holds: dict[str, set[str]] = {}  # consumer -> the partitions it owns (its own records)
     for r in records:
-        if type(r) not in _READ_TYPES:
+        cls = type(r)
+        if cls not in _READ_TYPES:
             continue
         member: str = r.member  # type: ignore[union-attr,assignment]  # each of them has one
-        match r:
-            case ku.ConsumerAssignment(owned=owned):
-                holds[member] = set(owned)
-            case ku.PartitionsRevoked(partitions=parts) | ku.PartitionsLost(partitions=parts):
-                holds.get(member, set()).difference_update(parts)
-            case _ if isinstance(r, _ENDS):
-                holds.pop(member, None)
+        if cls in _HOLDING_TYPES:
+            match r:
+                case ku.ConsumerAssignment(owned=owned):
+                    holds[member] = set(owned)
+                case ku.PartitionsRevoked(partitions=parts) | ku.PartitionsLost(partitions=parts):
+                    holds.get(member, set()).difference_update(parts)
+                case _:  # an end
+                    holds.pop(member, None)
+        if cls not in _TRACKING_TYPES:
+            if member in zombies:
+                _fenced_step(r, member, zombies, told, found)
+            continue
         match r:
             case k.JoinGroupResponse(error="NONE", member_id=member_id) if member not in zombies:
                 owner[member_id] = member
@@ -140,7 +150,7 @@ def check_zombie_instance(records: Sequence[LogRecord]) -> list[Violation]:
                 # (KIP-345).
                 for heard in [mid for mid, process in owner.items() if process == member]:
                     del owner[heard]
-            case _ if member in zombies:
+            case _ if member in zombies:  # a JoinGroup answer other than a first NONE
                 _fenced_step(r, member, zombies, told, found)
     for member, answer in told.items():
         if member in zombies and holds.get(member):
