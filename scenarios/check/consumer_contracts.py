@@ -47,12 +47,11 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from msgspec import UNSET
 
 from protocol.consumer_codec import ConsumerProtocolError, decode_subscription
-from scenarios.check.log_rules import Record, Violation, reads_typed, violation_at
+from scenarios.check.log_rules import Violation, reads_typed, violation_at
 from scenarios.eventlog import kinds as k
 from scenarios.eventlog import kinds_consumer as ku
 from scenarios.eventlog.records import LogRecord
@@ -84,15 +83,9 @@ def _topic_of(label: str) -> str:
     return label.rsplit("-", 1)[0]
 
 
-def _topics(records: Sequence[Record]) -> Mapping[str, int] | None:
-    for r in records:
-        if r.get("kind") == "run_start":
-            return r.get("topics") if r.get("app") == "consumer" else None
-    return None
-
-
 def _typed_topics(records: Sequence[LogRecord]) -> Mapping[str, int] | None:
-    """:func:`_topics` over typed records."""
+    """The topics of a consumer log's ``run_start`` ({name: partition count}), ``None`` in
+    another log."""
     for r in records:
         if isinstance(r, k.RunStart):
             return r.topics if r.app == "consumer" and isinstance(r.topics, dict) else None
@@ -101,25 +94,17 @@ def _typed_topics(records: Sequence[LogRecord]) -> Mapping[str, int] | None:
 
 class _EqualSubscriptions:
     """Whether the leader's next round saw equal subscriptions (the module docstring):
-    :meth:`see` every record in log order, then ask :meth:`judged` on a ``consumer_assignor``."""
+    :meth:`see_record` every record in log order, then ask :meth:`judged` on a
+    ``consumer_assignor``."""
 
     def __init__(self, topics: Mapping[str, int]) -> None:
         self._every = frozenset(topics)
         self._narrowed: set[str] = set()  # consumers subscribed to fewer topics
         self._settling = False  # equal again, but the next round may predate it
 
-    def see(self, r: Record) -> None:
-        kind = r.get("kind")
-        name = r.get("member", "")
-        if kind == "member_start" or (
-            kind == "subscription_changed" and frozenset(r.get("topics") or ()) == self._every
-        ):
-            self._back(name)
-        elif kind == "subscription_changed":
-            self._narrowed.add(name)
-
     def see_record(self, r: LogRecord) -> None:
-        """:meth:`see` for a typed record."""
+        """Take in one record (a ``member_start`` or ``subscription_changed``; others change
+        nothing)."""
         match r:
             case k.MemberStart(member=name):
                 self._back(name)
@@ -151,33 +136,21 @@ class _Partitions:
     def __init__(self, topics: Mapping[str, int]) -> None:
         self.counts = dict(topics)
 
-    def see(self, r: Record) -> None:
-        if r.get("kind") == "partitions_added":
-            self.counts[str(r.get("topic"))] = int(r.get("partitions") or 0)
-
-    def of(self, r: Record) -> Mapping[str, int]:
-        """For a ``consumer_assignor`` record: topic → partition count."""
-        inputs = r.get("inputs")
-        seen = inputs.get("topics") if isinstance(inputs, Mapping) else None
-        if isinstance(seen, Mapping) and seen:
-            return {str(t): len(parts) for t, parts in seen.items()}
-        return self.counts
-
-    def total(self, r: Record) -> int:
-        """For a ``consumer_assignor`` record."""
-        return sum(self.of(r).values())
-
     def see_record(self, r: LogRecord) -> None:
-        """:meth:`see` for a typed record."""
+        """Take in one record (a ``partitions_added``; others change nothing)."""
         if isinstance(r, ku.PartitionsAdded):
             self.counts[r.topic] = r.partitions
 
-    def total_of(self, r: ku.ConsumerAssignor) -> int:
-        """:meth:`total` for a typed ``consumer_assignor`` record."""
+    def of_round(self, r: ku.ConsumerAssignor) -> Mapping[str, int]:
+        """For a ``consumer_assignor`` record: topic → partition count."""
         inputs = r.inputs
         if isinstance(inputs, ku.ConsumerAssignorInputs) and inputs.topics:
-            return sum(len(parts) for parts in inputs.topics.values())
-        return sum(self.counts.values())
+            return {t: len(parts) for t, parts in inputs.topics.items()}
+        return self.counts
+
+    def total_of(self, r: ku.ConsumerAssignor) -> int:
+        """For a ``consumer_assignor`` record: the partitions of its round."""
+        return sum(self.of_round(r).values())
 
 
 def _spread(counts: Sequence[int]) -> int:
@@ -329,22 +302,22 @@ CONSUMER_CONTRACT_CHECKERS = (check_consumer_balance, check_sticky_keeps_owned)
 #: for the other consumer rules (scenarios/check/kip_contracts.py)
 EqualSubscriptions = _EqualSubscriptions
 RoundPartitions = _Partitions
-consumer_topics = _topics
+consumer_topics = _typed_topics
 
 
 def member_subscriptions(
-    inputs: Mapping[str, Any],
+    inputs: ku.ConsumerAssignorInputs,
 ) -> dict[str, tuple[str | None, frozenset[str]]] | None:
     """Member id -> (its ``client.rack``, ``None`` for none; the topics it subscribes to),
     decoded from the members' metadata in a ``consumer_assignor`` record's ``inputs``
     (``ConsumerProtocol`` Subscriptions, base64); ``None`` when one does not decode."""
     subscribed: dict[str, tuple[str | None, frozenset[str]]] = {}
-    for m in inputs.get("members") or ():
+    for m in inputs.members:
         try:
-            sub = decode_subscription(base64.b64decode(str(m.get("metadata") or "")))
+            sub = decode_subscription(base64.b64decode(m.metadata))
         except (ConsumerProtocolError, binascii.Error, ValueError):
             return None
-        subscribed[str(m.get("id"))] = (sub.rack_id or None, frozenset(sub.topics))
+        subscribed[m.id] = (sub.rack_id or None, frozenset(sub.topics))
     return subscribed
 
 

@@ -63,7 +63,9 @@ are registered here.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+
+from msgspec import UNSET
 
 from scenarios.check.answer_contracts import (
     ANSWER_CONTRACT_CHECKERS,
@@ -106,9 +108,14 @@ from scenarios.check.coordinator_contracts import (
     check_static_rejoin,
 )
 from scenarios.check.kip_contracts import KIP_CONTRACT_CHECKERS, KIP_CONTRACT_INVARIANTS
-from scenarios.check.log_rules import Record, Violation, reads, violation
+from scenarios.check.log_rules import Violation, reads_all_typed, reads_typed, violation_at
 from scenarios.check.rejoin_contracts import REJOIN_CONTRACT_CHECKERS, REJOIN_CONTRACT_INVARIANTS
 from scenarios.check.zombie_contracts import ZOMBIE_OWNS_WORK, check_zombie_instance
+from scenarios.eventlog import kinds as k
+from scenarios.eventlog import kinds_serve as kv
+from scenarios.eventlog import kinds_streams as ks
+from scenarios.eventlog.kinds import Work
+from scenarios.eventlog.records import RECORD_TYPES, LogRecord
 
 __all__ = [
     "CONTRACT_INVARIANTS",
@@ -168,178 +175,181 @@ CONTRACT_INVARIANTS = (
 _INCREMENTAL = frozenset({"compatible", "sessioned", "static"})
 
 
-@reads("assignor")
-def check_revoked_and_reassigned(records: Sequence[Record]) -> list[Violation]:
+def _work_items(work: Work) -> Iterator[tuple[str, str]]:
+    """``("connectors", name)`` for each connector of ``work``, then ``("tasks", id)``."""
+    for connector in work.connectors:
+        yield "connectors", connector
+    for task in work.tasks:
+        yield "tasks", task
+
+
+@reads_typed("assignor")
+def check_revoked_and_reassigned(records: Sequence[LogRecord]) -> list[Violation]:
     """``revoked_and_reassigned``: an incremental round revokes before it reassigns."""
     found: list[Violation] = []
     for r in records:
-        if r.get("kind") != "assignor" or r.get("protocol") not in _INCREMENTAL:
-            continue
-        revoked = r.get("revoked") or {}
-        if not revoked:
+        if not isinstance(r, k.Assignor) or r.protocol not in _INCREMENTAL or not r.revoked:
             continue
         from_whom: dict[tuple[str, str], str] = {}
-        for member_id, work in revoked.items():
-            for key in ("connectors", "tasks"):
-                for item in work.get(key) or ():
-                    from_whom[(key, item)] = member_id
-        for member_id, work in (r.get("assigned") or {}).items():
-            for key in ("connectors", "tasks"):
-                for item in work.get(key) or ():
-                    owner = from_whom.get((key, item))
-                    if owner is not None and owner != member_id:
-                        found.append(
-                            violation(
-                                REVOKED_AND_REASSIGNED,
-                                f"generation {r.get('generation')}: {key[:-1]} {item} revoked "
-                                f"from {owner} and assigned to {member_id} in the same round",
-                                r,
-                                generation=r.get("generation"),
-                                member=owner,
-                            )
+        for member_id, work in r.revoked.items():
+            for pair in _work_items(work):
+                from_whom[pair] = member_id
+        for member_id, work in r.assigned.items():
+            for key, item in _work_items(work):
+                owner = from_whom.get((key, item))
+                if owner is not None and owner != member_id:
+                    found.append(
+                        violation_at(
+                            REVOKED_AND_REASSIGNED,
+                            f"generation {r.generation}: {key[:-1]} {item} revoked "
+                            f"from {owner} and assigned to {member_id} in the same round",
+                            r,
+                            generation=r.generation,
+                            member=owner,
                         )
+                    )
     return found
 
 
-def check_probing_after_warmups(records: Sequence[Record]) -> list[Violation]:
-    """``probing_rebalance_missing``: warm-ups imply a scheduled probing rebalance."""
+@reads_all_typed
+def check_probing_after_warmups(records: Sequence[LogRecord]) -> list[Violation]:
+    """``probing_rebalance_missing``: warm-ups imply a scheduled probing rebalance. Reads
+    every record: the schedule must be the leader's next record, whatever its kind."""
     found: list[Violation] = []
-    awaiting: dict[str, Record] = {}  # leader member -> its decision awaiting the schedule
+    awaiting: dict[str, ks.StreamsAssignment] = {}  # leader -> its decision awaiting the schedule
     for r in records:
-        member = r.get("member")
-        kind = r.get("kind")
-        pending = awaiting.pop(member, None) if member is not None else None  # type: ignore[arg-type]
+        member = getattr(r, "member", None) if awaiting else None  # whose record it is, if any
+        pending = awaiting.pop(member, None) if isinstance(member, str) else None
         if pending is not None:
-            if kind != "probing_rebalance_scheduled" or r.get("generation") != pending.get(
-                "generation"
+            if (
+                not isinstance(r, ks.ProbingRebalanceScheduled)
+                or r.generation != pending.generation
             ):
                 found.append(
-                    violation(
+                    violation_at(
                         PROBING_REBALANCE_MISSING,
-                        f"generation {pending.get('generation')}: the leader {member} placed "
+                        f"generation {pending.generation}: the leader {member} placed "
                         "warm-ups but scheduled no probing rebalance",
                         pending,
-                        generation=pending.get("generation"),
+                        generation=pending.generation,
                         member=member,
                     )
                 )
-            elif r.get("at_ms") != (pending.get("t_ms") or 0) + (r.get("interval_ms") or 0):
+            elif r.at_ms != pending.t_ms + r.interval_ms:
                 found.append(
-                    violation(
+                    violation_at(
                         PROBING_REBALANCE_MISSING,
-                        f"generation {pending.get('generation')}: probing rebalance at "
-                        f"{r.get('at_ms')}, not {pending.get('t_ms')} + probing.rebalance."
-                        f"interval.ms {r.get('interval_ms')}",
+                        f"generation {pending.generation}: probing rebalance at "
+                        f"{r.at_ms}, not {pending.t_ms} + probing.rebalance."
+                        f"interval.ms {r.interval_ms}",
                         r,
-                        generation=pending.get("generation"),
+                        generation=pending.generation,
                         member=member,
                     )
                 )
-        if kind != "streams_assignment" or r.get("version_probing"):
+        if type(r) is not ks.StreamsAssignment or r.version_probing:
             continue
-        clients = r.get("clients") or {}
-        if not any(c.get("warmups") for c in clients.values()):
+        if not any(c.warmups for c in r.clients.values()):
             continue
-        if not r.get("probing_rebalance_needed"):
+        if not r.probing_rebalance_needed:
             found.append(
-                violation(
+                violation_at(
                     PROBING_REBALANCE_MISSING,
-                    f"generation {r.get('generation')}: warm-ups placed but "
+                    f"generation {r.generation}: warm-ups placed but "
                     "probing_rebalance_needed is false",
                     r,
-                    generation=r.get("generation"),
-                    member=member,
+                    generation=r.generation,
+                    member=r.member,
                 )
             )
-        elif not r.get("followup_for_revocation") and member is not None:
-            awaiting[str(member)] = r
+        elif not r.followup_for_revocation:
+            awaiting[r.member] = r
     for member, pending in awaiting.items():
         found.append(
-            violation(
+            violation_at(
                 PROBING_REBALANCE_MISSING,
-                f"generation {pending.get('generation')}: the leader {member} placed warm-ups "
+                f"generation {pending.generation}: the leader {member} placed warm-ups "
                 "but scheduled no probing rebalance",
                 pending,
-                generation=pending.get("generation"),
+                generation=pending.generation,
                 member=member,
             )
         )
     return found
 
 
-@reads("assignor", "assignment")
-def check_delay_shared(records: Sequence[Record]) -> list[Violation]:
+@reads_typed("assignor", "assignment")
+def check_delay_shared(records: Sequence[LogRecord]) -> list[Violation]:
     """``scheduled_delay_not_shared``: a member's delay is its round's leader's delay."""
     found: list[Violation] = []
     delay_of: dict[int, int] = {}  # generation -> delay_ms of its latest assignor record
     for r in records:
-        kind = r.get("kind")
-        if kind == "assignor" and r.get("protocol") in _INCREMENTAL and r.get("error") == 0:
-            delay_of[r["generation"]] = r.get("delay_ms") or 0
+        if isinstance(r, k.Assignor) and r.protocol in _INCREMENTAL and r.error == 0:
+            delay_of[r.generation] = r.delay_ms
         elif (
-            kind == "assignment"
-            and r.get("protocol") in _INCREMENTAL
-            and r.get("error") == 0
-            and "delay_ms" in r
+            isinstance(r, k.Assignment)
+            and r.protocol in _INCREMENTAL
+            and r.error == 0
+            and r.delay_ms is not UNSET
         ):
-            leader = delay_of.get(r.get("generation"))  # type: ignore[arg-type]
-            if leader is not None and r["delay_ms"] != leader:
+            leader = delay_of.get(r.generation)
+            if leader is not None and r.delay_ms != leader:
                 found.append(
-                    violation(
+                    violation_at(
                         SCHEDULED_DELAY_NOT_SHARED,
-                        f"{r.get('member')} got delay {r['delay_ms']} ms in generation "
-                        f"{r.get('generation')}; its leader computed {leader} ms",
+                        f"{r.member} got delay {r.delay_ms} ms in generation "
+                        f"{r.generation}; its leader computed {leader} ms",
                         r,
-                        member=r.get("member"),
-                        generation=r.get("generation"),
-                        delay_ms=r["delay_ms"],
+                        member=r.member,
+                        generation=r.generation,
+                        delay_ms=r.delay_ms,
                     )
                 )
     return found
 
 
-@reads("streams_assignment", "assignment")
-def check_followup_for_withheld(records: Sequence[Record]) -> list[Violation]:
+@reads_typed("streams_assignment", "assignment")
+def check_followup_for_withheld(records: Sequence[LogRecord]) -> list[Violation]:
     """``followup_rebalance_missing``: a client given a withheld active rejoins at once."""
     found: list[Violation] = []
-    expected: dict[tuple[int, str], Record] = {}  # (generation, member id) -> the decision
+    expected: set[tuple[int, str]] = set()  # (generation, member id) given withheld actives
     for r in records:
-        kind = r.get("kind")
-        if kind == "streams_assignment":
-            for decision in (r.get("clients") or {}).values():
-                if decision.get("withheld"):
-                    expected[(r["generation"], str(decision.get("member_id")))] = r
-        elif kind == "assignment" and r.get("error") == 0 and "next_rebalance_ms" in r:
-            decision = expected.pop((r.get("generation"), str(r.get("member_id"))), None)  # type: ignore[arg-type]
-            if decision is not None and r["next_rebalance_ms"] != 0:
-                found.append(
-                    violation(
-                        FOLLOWUP_REBALANCE_MISSING,
-                        f"{r.get('member')} was given withheld actives in generation "
-                        f"{r.get('generation')} but next_rebalance_ms is "
-                        f"{r['next_rebalance_ms']}, not 0 (rejoin at once)",
-                        r,
-                        member=r.get("member"),
-                        generation=r.get("generation"),
+        if isinstance(r, ks.StreamsAssignment):
+            for decision in r.clients.values():
+                if decision.withheld:
+                    expected.add((r.generation, decision.member_id))
+        elif isinstance(r, k.Assignment) and r.error == 0 and r.next_rebalance_ms is not UNSET:
+            key = (r.generation, r.member_id)
+            if key in expected:
+                expected.discard(key)
+                if r.next_rebalance_ms != 0:
+                    found.append(
+                        violation_at(
+                            FOLLOWUP_REBALANCE_MISSING,
+                            f"{r.member} was given withheld actives in generation "
+                            f"{r.generation} but next_rebalance_ms is "
+                            f"{r.next_rebalance_ms}, not 0 (rejoin at once)",
+                            r,
+                            member=r.member,
+                            generation=r.generation,
+                        )
                     )
-                )
     return found
 
 
-@reads("group_loaded", "generation")
-def check_generation_step(records: Sequence[Record]) -> list[Violation]:
+@reads_typed("group_loaded", "generation")
+def check_generation_step(records: Sequence[LogRecord]) -> list[Violation]:
     """``generation_skipped``: every ``generation`` record is the previous one plus one."""
     found: list[Violation] = []
     last: int | None = None
     for r in records:
-        kind = r.get("kind")
-        if kind == "group_loaded":
-            last = r.get("generation")
-        elif kind == "generation":
-            gen = r.get("generation")
-            if isinstance(gen, int) and isinstance(last, int) and gen > last + 1:
+        if isinstance(r, k.GroupLoaded):
+            last = r.generation
+        elif isinstance(r, k.Generation):
+            gen = r.generation
+            if last is not None and gen > last + 1:
                 found.append(
-                    violation(
+                    violation_at(
                         GENERATION_SKIPPED,
                         f"generation {gen} follows generation {last} (one join phase adds one)",
                         r,
@@ -353,48 +363,47 @@ def check_generation_step(records: Sequence[Record]) -> list[Violation]:
 _JOIN_TRACE = ("join_group_request", "join_group_response", "wire_request", "wire_response")
 
 
-@reads("member_start", "member_crash", "member_stop", "connection_error", *_JOIN_TRACE)
-def check_member_id_required(records: Sequence[Record]) -> list[Violation]:
+@reads_typed("member_start", "member_crash", "member_stop", "connection_error", *_JOIN_TRACE)
+def check_member_id_required(records: Sequence[LogRecord]) -> list[Violation]:
     """``member_id_not_required``: a new dynamic member first hears MEMBER_ID_REQUIRED."""
     found: list[Violation] = []
     static: dict[str, bool] = {}  # simulated member -> it has a group.instance.id
-    waiting: dict[str, Record] = {}  # member -> its JoinGroup without a member id
+    waiting: set[str] = set()  # members whose JoinGroup without a member id awaits its answer
     for r in records:
-        kind = r.get("kind")
-        member = str(r.get("member"))
-        if kind == "member_start":
-            static[member] = bool((r.get("config") or {}).get("group.instance.id"))
-            waiting.pop(member, None)
-        elif kind in ("member_crash", "member_stop", "connection_error"):
-            waiting.pop(member, None)
-        elif kind == "join_group_request":
-            if r.get("member_id") == "" and not static.get(member, False):
-                waiting[member] = r
-            else:
-                waiting.pop(member, None)
-        elif kind == "wire_request" and r.get("api") == "JoinGroup":
-            if (
-                r.get("member_id") == ""
-                and not r.get("group_instance_id")
-                and (r.get("version") or 0) >= 4
-            ):
-                waiting[member] = r
-            else:
-                waiting.pop(member, None)
-        elif kind == "join_group_response" or (
-            kind == "wire_response" and r.get("api") == "JoinGroup"
-        ):
-            request = waiting.pop(member, None)
-            if request is not None and r.get("error") == "NONE":
-                found.append(
-                    violation(
-                        MEMBER_ID_NOT_REQUIRED,
-                        f"{member} joined without a member id and was admitted as "
-                        f"{r.get('member_id')} without MEMBER_ID_REQUIRED first",
-                        r,
-                        member=member,
+        match r:
+            case k.MemberStart(member=member, config=config):
+                static[member] = bool(config.group_instance_id)
+                waiting.discard(member)
+            case k.MemberCrash(member=member) | k.MemberStop(member=member):
+                waiting.discard(member)
+            case kv.ConnectionErrorRecord(member=member):
+                waiting.discard(member)
+            case k.JoinGroupRequest(member=member, member_id=member_id):
+                if member_id == "" and not static.get(member, False):
+                    waiting.add(member)
+                else:
+                    waiting.discard(member)
+            case kv.WireRequest(api="JoinGroup", member=member):
+                if r.member_id == "" and not r.group_instance_id and r.version >= 4:
+                    waiting.add(member)
+                else:
+                    waiting.discard(member)
+            case (
+                k.JoinGroupResponse(member=member, member_id=member_id)
+                | kv.WireResponse(api="JoinGroup", member=member, member_id=member_id)
+            ) if member in waiting:
+                waiting.discard(member)
+                if r.error == "NONE":
+                    found.append(
+                        violation_at(
+                            MEMBER_ID_NOT_REQUIRED,
+                            f"{member} joined without a member id and was admitted as "
+                            f"{None if member_id is UNSET else member_id} without "
+                            "MEMBER_ID_REQUIRED first",
+                            r,
+                            member=member,
+                        )
                     )
-                )
     return found
 
 
@@ -403,48 +412,52 @@ _REQUEST_KINDS = {
     "sync_group_request": "sync_group_response",
     "heartbeat_request": "heartbeat_response",
 }
+#: a request's class -> the kind of its answer; an answer's class -> its kind
+_ANSWER_OF = {RECORD_TYPES[q]: a for q, a in _REQUEST_KINDS.items()}
+_ANSWER_KIND = {RECORD_TYPES[a]: a for a in _REQUEST_KINDS.values()}
 _FENCEABLE_APIS = frozenset({"JoinGroup", "SyncGroup", "Heartbeat"})
 
 
-@reads("member_replaced", "wire_response", *_REQUEST_KINDS, *_REQUEST_KINDS.values())
-def check_fenced_member(records: Sequence[Record]) -> list[Violation]:
+@reads_typed("member_replaced", "wire_response", *_REQUEST_KINDS, *_REQUEST_KINDS.values())
+def check_fenced_member(records: Sequence[LogRecord]) -> list[Violation]:
     """``fenced_member_accepted``: a replaced static member id is never answered ``NONE``."""
     found: list[Violation] = []
     fenced: set[str] = set()
-    sent: dict[tuple[str, str], Record] = {}  # (member, answer kind) -> request with a fenced id
+    sent: dict[tuple[str, str], str] = {}  # (member, answer kind) -> the fenced id it sent
     for r in records:
-        kind = str(r.get("kind"))
-        member_id = r.get("member_id")
-        if kind == "member_replaced":
-            fenced.add(str(r.get("old_member_id")))
-            fenced.discard(str(member_id))
-        elif kind in _REQUEST_KINDS:
-            key = (str(r.get("member")), _REQUEST_KINDS[kind])
-            if member_id in fenced:
-                sent[key] = r
-            else:
-                sent.pop(key, None)
-        elif kind in _REQUEST_KINDS.values():
-            request = sent.pop((str(r.get("member")), kind), None)
-            if request is not None and r.get("error") == "NONE":
-                found.append(_fenced(r, str(request.get("member_id")), kind))
-        elif (
-            kind == "wire_response"
-            and r.get("api") in _FENCEABLE_APIS
-            and member_id in fenced
-            and r.get("error") == "NONE"
-        ):
-            found.append(_fenced(r, str(member_id), str(r.get("api"))))
+        match r:
+            case k.MemberReplaced(old_member_id=old, member_id=new):
+                fenced.add(old)
+                fenced.discard(new)
+            case k.JoinGroupRequest() | k.SyncGroupRequest() | k.HeartbeatRequest():
+                key = (r.member, _ANSWER_OF[type(r)])
+                if r.member_id in fenced:
+                    sent[key] = r.member_id
+                else:
+                    sent.pop(key, None)
+            case k.JoinGroupResponse() | k.SyncGroupResponse() | k.HeartbeatResponse():
+                kind = _ANSWER_KIND[type(r)]
+                request_id = sent.pop((r.member, kind), None)
+                if request_id is not None and r.error == "NONE":
+                    found.append(_fenced(r, request_id, kind))
+            case kv.WireResponse(member_id=str() as member_id, error="NONE") if (
+                r.api in _FENCEABLE_APIS and member_id in fenced
+            ):
+                found.append(_fenced(r, member_id, r.api))
     return found
 
 
-def _fenced(r: Record, member_id: str, what: str) -> Violation:
-    return violation(
+def _fenced(
+    r: k.JoinGroupResponse | k.SyncGroupResponse | k.HeartbeatResponse | kv.WireResponse,
+    member_id: str,
+    what: str,
+) -> Violation:
+    return violation_at(
         FENCED_MEMBER_ACCEPTED,
-        f"{r.get('member')}: {what} for the replaced static member id {member_id} answered "
+        f"{r.member}: {what} for the replaced static member id {member_id} answered "
         "NONE (KIP-345 fences it: FENCED_INSTANCE_ID)",
         r,
-        member=r.get("member"),
+        member=r.member,
         member_id=member_id,
     )
 

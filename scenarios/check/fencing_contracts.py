@@ -42,14 +42,18 @@ with the protocol checkers in :mod:`scenarios.check.protocol_checkers`; docs/cha
     Not judged either: a parked SyncGroup left unanswered (the member gives up on it at
     ``request.timeout.ms``); what the process did after it is ``zombie_owns_work``'s.
 
-Input: log records as dicts (``kind``, ``member``, then the kind's fields), in log order.
+Input: the log's records of the kinds the rule reads, decoded into their Structs
+(``log_rules.reads_typed``), in log order.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from scenarios.check.log_rules import Record, Violation, reads, violation
+from scenarios.check.log_rules import Violation, reads_typed, violation_at
+from scenarios.eventlog import kinds as k
+from scenarios.eventlog import kinds_serve as kv
+from scenarios.eventlog.records import LogRecord
 
 __all__ = ["FENCING_CONTRACT_CHECKERS", "FENCING_CONTRACT_INVARIANTS", "check_sync_fenced"]
 
@@ -63,7 +67,7 @@ _BEFORE_GROUP = frozenset(
 _ALLOWED = _BEFORE_GROUP | {"FENCED_INSTANCE_ID"}
 
 
-@reads(
+@reads_typed(
     "group_state",
     "member_replaced",
     "member_removed",
@@ -74,7 +78,7 @@ _ALLOWED = _BEFORE_GROUP | {"FENCED_INSTANCE_ID"}
     "wire_request",
     "wire_response",
 )
-def check_sync_fenced(records: Sequence[Record]) -> list[Violation]:
+def check_sync_fenced(records: Sequence[LogRecord]) -> list[Violation]:
     """``sync_not_fenced``: a SyncGroup with a static member id another process took over
     is answered FENCED_INSTANCE_ID (module doc)."""
     found: list[Violation] = []
@@ -87,87 +91,87 @@ def check_sync_fenced(records: Sequence[Record]) -> list[Violation]:
     completing: dict[object, int] = {}  # group -> the generation it is CompletingRebalance at
     unanswered: dict[str, tuple[str, int]] = {}  # member -> (member id, generation) of its
     for r in records:  # SyncGroup sent while its group completed that generation, unanswered
-        kind = r.get("kind")
-        member = str(r.get("member"))
-        if kind == "group_state":
-            if r.get("to") == "CompletingRebalance":
-                completing[r.get("group")] = int(r.get("generation", -1))
-            else:
-                completing.pop(r.get("group"), None)
-        elif kind == "member_replaced":
-            old, new = str(r.get("old_member_id")), str(r.get("member_id"))
-            generation = completing.get(r.get("group"))
-            for process, (member_id, sent_for) in unanswered.items():
-                if member_id == old and sent_for == generation:
-                    after[process] = old  # parked, or arriving after: FENCED_INSTANCE_ID
-                    parked.add(process)
-            for fenced, holding in holder.items():
-                if holding == old:
-                    holder[fenced] = new
-            holder[old] = new
-            holder.pop(new, None)
-        elif kind == "member_removed":
-            gone = str(r.get("member_id"))
-            holder = {f: h for f, h in holder.items() if h != gone}
-        elif kind == "group_loaded":
-            holder.clear()
-            completing.pop(r.get("group"), None)
-            for process in parked:  # answered by another coordinator: not judged
-                after.pop(process, None)
-            parked.clear()
-        elif kind == "sync_group_request":
-            member_id = str(r.get("member_id"))
-            sent.setdefault(member, {})[int(r.get("t_ms", 0))] = member_id
-            unanswered.pop(member, None)
-            parked.discard(member)
-            if int(r.get("generation", -1)) in completing.values():
-                unanswered[member] = (member_id, int(r.get("generation", -1)))
-            if member_id in holder:
-                after[member] = member_id
-            else:
-                after.pop(member, None)
-        elif kind == "late_request" and r.get("request") == "sync_group":
-            late_id = sent.get(member, {}).pop(int(r.get("sent_ms", -1)), None)
-            if late_id is not None and late_id in holder:
-                held.setdefault(member, set()).add(late_id)
-                if r.get("error") not in _ALLOWED:
-                    found.append(_unfenced(r, member, late_id, holder[late_id]))
-        elif kind == "sync_group_response":
-            member_id = str(r.get("member_id"))
-            unanswered.pop(member, None)
-            if after.get(member) == member_id:
-                del after[member]
-                was_parked = member in parked
+        match r:
+            case k.GroupState(to="CompletingRebalance", group=group, generation=generation):
+                completing[group] = generation
+            case k.GroupState(group=group):
+                completing.pop(group, None)
+            case k.MemberReplaced(old_member_id=old, member_id=new, group=group):
+                replaced_in = completing.get(group)
+                for process, (member_id, sent_for) in unanswered.items():
+                    if member_id == old and sent_for == replaced_in:
+                        after[process] = old  # parked, or arriving after: FENCED_INSTANCE_ID
+                        parked.add(process)
+                for fenced, holding in holder.items():
+                    if holding == old:
+                        holder[fenced] = new
+                holder[old] = new
+                holder.pop(new, None)
+            case k.MemberRemoved(member_id=gone):
+                holder = {f: h for f, h in holder.items() if h != gone}
+            case k.GroupLoaded(group=group):
+                holder.clear()
+                completing.pop(group, None)
+                for process in parked:  # answered by another coordinator: not judged
+                    after.pop(process, None)
+                parked.clear()
+            case k.SyncGroupRequest(member=member, member_id=member_id):
+                sent.setdefault(member, {})[r.t_ms] = member_id
+                unanswered.pop(member, None)
                 parked.discard(member)
-                if member_id in held.get(member, ()):
-                    held[member].discard(member_id)
-                    continue  # held by a fault: its late_request was judged
-                if r.get("error") not in _ALLOWED:
-                    now = holder.get(member_id)
-                    found.append(_unfenced(r, member, member_id, now, parked=was_parked))
-        elif kind == "wire_request" and r.get("api") == "SyncGroup":
-            member_id = str(r.get("member_id"))
-            if member_id in holder:
-                served[member] = member_id
-            else:
+                if r.generation in completing.values():
+                    unanswered[member] = (member_id, r.generation)
+                if member_id in holder:
+                    after[member] = member_id
+                else:
+                    after.pop(member, None)
+            case k.LateRequest(member=member, request="sync_group"):
+                late_id = sent.get(member, {}).pop(r.sent_ms, None)
+                if late_id is not None and late_id in holder:
+                    held.setdefault(member, set()).add(late_id)
+                    if r.error not in _ALLOWED:
+                        found.append(_unfenced(r, member, late_id, holder[late_id]))
+            case k.SyncGroupResponse(member=member, member_id=member_id):
+                unanswered.pop(member, None)
+                if after.get(member) == member_id:
+                    del after[member]
+                    was_parked = member in parked
+                    parked.discard(member)
+                    if member_id in held.get(member, ()):
+                        held[member].discard(member_id)
+                        continue  # held by a fault: its late_request was judged
+                    if r.error not in _ALLOWED:
+                        now = holder.get(member_id)
+                        found.append(_unfenced(r, member, member_id, now, parked=was_parked))
+            case kv.WireRequest(api="SyncGroup", member=member, member_id=str() as member_id):
+                if member_id in holder:
+                    served[member] = member_id
+                else:
+                    served.pop(member, None)
+            case kv.WireRequest(api="SyncGroup", member=member):  # no member id: not fenced
                 served.pop(member, None)
-        elif kind == "wire_response" and r.get("api") == "SyncGroup":
-            member_id = served.pop(member, "")
-            if member_id and r.get("error") not in _ALLOWED:
-                found.append(_unfenced(r, member, member_id, holder.get(member_id)))
+            case kv.WireResponse(api="SyncGroup", member=member):
+                member_id = served.pop(member, "")
+                if member_id and r.error not in _ALLOWED:
+                    found.append(_unfenced(r, member, member_id, holder.get(member_id)))
     return found
 
 
 def _unfenced(
-    r: Record, member: str, member_id: str, holding: str | None, *, parked: bool = False
+    r: k.LateRequest | k.SyncGroupResponse | kv.WireResponse,
+    member: str,
+    member_id: str,
+    holding: str | None,
+    *,
+    parked: bool = False,
 ) -> Violation:
-    answer = r.get("error")
+    answer = r.error
     why = (
         "ClassicGroup#replaceStaticMember fences the SyncGroup parked in CompletingRebalance"
         if parked
         else "ClassicGroup#validateMember fences it before any other check"
     )
-    return violation(
+    return violation_at(
         SYNC_NOT_FENCED,
         f"{member}: SyncGroup with member id {member_id}, whose group.instance.id "
         f"{holding or 'another member id'} holds now, answered "

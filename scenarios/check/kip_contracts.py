@@ -74,7 +74,8 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Mapping, Sequence
-from typing import Any
+
+from msgspec import UNSET
 
 from members.assignors.streams.task_movement import is_caught_up
 from scenarios.check.consumer_contracts import (
@@ -86,7 +87,11 @@ from scenarios.check.consumer_contracts import (
 )
 from scenarios.check.coordinator_contracts import SERVE_TIMER_SLACK_MS
 from scenarios.check.join_phases import PHASE_KINDS, EmptyJoinPhases, group_of
-from scenarios.check.log_rules import Record, Violation, reads_typed, violation, violation_at
+from scenarios.check.log_rules import Violation, reads_all_typed, reads_typed, violation_at
+from scenarios.eventlog import kinds as k
+from scenarios.eventlog import kinds_consumer as ku
+from scenarios.eventlog import kinds_coordinator as kg
+from scenarios.eventlog import kinds_streams as ks
 from scenarios.eventlog.records import LogRecord
 
 __all__ = [
@@ -153,7 +158,10 @@ def check_initial_delay(records: Sequence[LogRecord]) -> list[Violation]:
     return found
 
 
-def check_range_copartitioned(records: Sequence[Record]) -> list[Violation]:
+@reads_typed(
+    "run_start", "member_start", "subscription_changed", "partitions_added", "consumer_assignor"
+)
+def check_range_copartitioned(records: Sequence[LogRecord]) -> list[Violation]:
     """``range_not_copartitioned``: a range leader split two topics with the same partition
     count differently (module docstring)."""
     first_topics = consumer_topics(records)
@@ -163,10 +171,10 @@ def check_range_copartitioned(records: Sequence[Record]) -> list[Violation]:
     partitions = RoundPartitions(first_topics)
     found: list[Violation] = []
     for r in records:
-        equal.see(r)
-        partitions.see(r)
-        if r.get("kind") == "consumer_assignor" and equal.judged() and r.get("assignor") == "range":
-            topics = partitions.of(r)
+        equal.see_record(r)
+        partitions.see_record(r)
+        if isinstance(r, ku.ConsumerAssignor) and equal.judged() and r.assignor == "range":
+            topics = partitions.of_round(r)
             by_count: dict[int, list[str]] = {}
             for topic, count in sorted(topics.items()):
                 by_count.setdefault(int(count), []).append(topic)
@@ -174,18 +182,18 @@ def check_range_copartitioned(records: Sequence[Record]) -> list[Violation]:
             if not co:
                 continue
             owner: dict[str, str] = {}
-            for member_id, parts in (r.get("assigned") or {}).items():
+            for member_id, parts in r.assigned.items():
                 for label in parts:
                     owner[label] = member_id
             what = _split_apart(co, topics, owner)
             if what:
                 found.append(
-                    violation(
+                    violation_at(
                         RANGE_NOT_COPARTITIONED,
-                        f"generation {r.get('generation')} (range): {what} (RangeAssignor "
+                        f"generation {r.generation} (range): {what} (RangeAssignor "
                         "gives the same partitions of co-partitioned topics to one consumer)",
                         r,
-                        generation=r.get("generation"),
+                        generation=r.generation,
                     )
                 )
     return found
@@ -230,7 +238,7 @@ class _RangeTopic:
         return rack is None or (p < len(self.partition_racks) and rack in self.partition_racks[p])
 
 
-def _range_topics(inputs: Mapping[str, Any]) -> dict[str, _RangeTopic] | None:
+def _range_topics(inputs: ku.ConsumerAssignorInputs) -> dict[str, _RangeTopic] | None:
     """The round's topics (``None``: a member's metadata does not decode)."""
     subscribed = member_subscriptions(inputs)
     if subscribed is None:
@@ -239,23 +247,24 @@ def _range_topics(inputs: Mapping[str, Any]) -> dict[str, _RangeTopic] | None:
         topic: _RangeTopic(
             replicas, {mid: rack for mid, (rack, ts) in subscribed.items() if topic in ts}
         )
-        for topic, replicas in (inputs.get("topics") or {}).items()
+        for topic, replicas in inputs.topics.items()
         if replicas
     }
 
 
-def check_range_rack_matching(records: Sequence[Record]) -> list[Violation]:
+@reads_typed("consumer_assignor")
+def check_range_rack_matching(records: Sequence[LogRecord]) -> list[Violation]:
     """``range_rack_unmatched``: a range leader placed a partition off its replicas' racks
     while a member that could take it on its rack was below its quota (module docstring)."""
     found: list[Violation] = []
     for r in records:
-        if r.get("kind") != "consumer_assignor" or r.get("assignor") != "range":
+        if not isinstance(r, ku.ConsumerAssignor) or r.assignor != "range":
             continue
-        inputs = r.get("inputs")
-        topics = _range_topics(inputs) if isinstance(inputs, Mapping) else None
+        inputs = r.inputs
+        topics = _range_topics(inputs) if isinstance(inputs, ku.ConsumerAssignorInputs) else None
         if not topics or not any(t.needs_rack_aware for t in topics.values()):
             continue
-        owner = partition_owners(r.get("assigned"))
+        owner = partition_owners(r.assigned)
         # assignWithRackMatching's groups: the same members (with racks), the same count of
         # partitions with racks
         groups: dict[tuple[frozenset[tuple[str, str | None]], int], list[str]] = {}
@@ -270,11 +279,11 @@ def check_range_rack_matching(records: Sequence[Record]) -> list[Violation]:
                 what = _rack_unmatched(name, t, [topics[n] for n in names], owner)
                 if what:
                     found.append(
-                        violation(
+                        violation_at(
                             RANGE_RACK_UNMATCHED,
-                            f"generation {r.get('generation')} (range, KIP-881): {what}",
+                            f"generation {r.generation} (range, KIP-881): {what}",
                             r,
-                            generation=r.get("generation"),
+                            generation=r.generation,
                         )
                     )
     return found
@@ -307,182 +316,191 @@ def _rack_unmatched(
     return ""
 
 
-def check_warmups_not_caught_up(records: Sequence[Record]) -> list[Violation]:
+@reads_typed("streams_assignment")
+def check_warmups_not_caught_up(records: Sequence[LogRecord]) -> list[Violation]:
     """``warmup_on_caught_up_client``: a Kafka warm-up on a client already caught up on the
     task (module docstring)."""
     found: list[Violation] = []
     for r in records:
-        if r.get("kind") != "streams_assignment" or r.get("version_probing"):
+        if not isinstance(r, ks.StreamsAssignment) or r.version_probing:
             continue
-        warmups: Mapping[str, Sequence[str]] = r.get("kafka_warmups") or {}
-        acceptable = r.get("acceptable_recovery_lag")
+        warmups = {} if r.kafka_warmups is UNSET else r.kafka_warmups
+        acceptable = r.acceptable_recovery_lag
         if not warmups or not isinstance(acceptable, int):
             continue
-        lags: Mapping[str, Mapping[str, int]] = r.get("lags") or {}
         for client, tasks in sorted(warmups.items()):
             for task in tasks:
-                lag = lags.get(client, {}).get(task)
+                lag = r.lags.get(client, {}).get(task)
                 if lag is not None and is_caught_up(lag, acceptable):
                     found.append(
-                        violation(
+                        violation_at(
                             WARMUP_ON_CAUGHT_UP_CLIENT,
-                            f"generation {r.get('generation')} warms {task} up on {client} "
+                            f"generation {r.generation} warms {task} up on {client} "
                             f"(lag {lag}, acceptable.recovery.lag {acceptable}): a client "
                             "already caught up takes the active, not a warm-up (KIP-441)",
                             r,
                             task=task,
-                            generation=r.get("generation"),
+                            generation=r.generation,
                         )
                     )
     return found
 
 
 #: records after which a member's scheduled rejoin no longer stands
-_SUPERSEDING = frozenset(
-    {"assignment", "member_stop", "member_crash", "member_fatal", "member_start"}
-)
+_SUPERSEDING = (k.Assignment, k.MemberStop, k.MemberCrash, k.MemberFatal, k.MemberStart)
+#: the records the rule reads besides their times
+_SCHEDULE_TYPES = frozenset({k.TimerFired, *_SUPERSEDING})
 
 
-def _scheduled(r: Record) -> tuple[str, int] | None:
+def _scheduled(r: k.Assignment) -> tuple[str, int] | None:
     """(timer key, due time) an ``assignment`` arms, or ``None``."""
-    t = int(r.get("t_ms") or 0)
-    delay = r.get("delay_ms")
+    t = r.t_ms
+    delay = r.delay_ms
     if isinstance(delay, int) and delay > 0:
         return "scheduled-rebalance", t + delay
-    at = r.get("next_rebalance_ms")
-    if isinstance(at, int) and at > 0 and "delay_ms" not in r:
+    at = r.next_rebalance_ms
+    if isinstance(at, int) and at > 0 and delay is UNSET:  # a Streams assignment
         return "probing-rebalance", max(t, at)
     return None
 
 
-def check_scheduled_rejoin(records: Sequence[Record]) -> list[Violation]:
+@reads_all_typed
+def check_scheduled_rejoin(records: Sequence[LogRecord]) -> list[Violation]:
     """``scheduled_rejoin_missed``: a member told to rejoin at a time (KIP-415's delay, KIP-441's
-    probing rebalance) did not fire that timer then (module docstring)."""
+    probing rebalance) did not fire that timer then (module docstring). Reads every record:
+    any record logged after the due time shows the timer did not fire then."""
     found: list[Violation] = []
     # member -> (timer key, due ms, the assignment record); a heap of (due, seq, member)
     # finds the overdue ones in log order
-    pending: dict[str, tuple[str, int, Record]] = {}
+    pending: dict[str, tuple[str, int, k.Assignment]] = {}
     due: list[tuple[int, int, str]] = []
     for r in records:
-        t = int(r.get("t_ms") or 0)
+        t = r.t_ms
         while due and due[0][0] < t:
             at, seq, overdue = heapq.heappop(due)
             entry = pending.get(overdue)
-            if entry is not None and entry[1] == at and entry[2].get("seq") == seq:
+            if entry is not None and entry[1] == at and entry[2].seq == seq:
                 del pending[overdue]
                 key, _, told = entry
                 found.append(
-                    violation(
+                    violation_at(
                         SCHEDULED_REJOIN_MISSED,
-                        f"{overdue} was told in generation {told.get('generation')} (at "
-                        f"{told.get('t_ms')} ms) to rejoin at {at} ms ({key}), and its timer "
+                        f"{overdue} was told in generation {told.generation} (at "
+                        f"{told.t_ms} ms) to rejoin at {at} ms ({key}), and its timer "
                         f"had not fired by {t} ms",
                         told,
                         member=overdue,
-                        generation=told.get("generation"),
+                        generation=told.generation,
                     )
                 )
-        kind = r.get("kind")
-        name = r.get("member")
-        if not isinstance(name, str):
-            continue
-        member = name
-        if kind == "timer_fired":
+        if type(r) not in _SCHEDULE_TYPES:
+            continue  # neither fires a timer nor re-arms or cancels one
+        member: str = r.member  # type: ignore[union-attr,assignment]  # each of them has one
+        if isinstance(r, k.TimerFired):
             entry = pending.get(member)
-            if entry is not None and r.get("key") == entry[0] and t == entry[1]:
+            if entry is not None and r.key == entry[0] and t == entry[1]:
                 del pending[member]
-        elif kind in _SUPERSEDING:
+        else:
             pending.pop(member, None)
-            if kind == "assignment":
+            if isinstance(r, k.Assignment):
                 armed = _scheduled(r)
                 if armed is not None:
                     pending[member] = (armed[0], armed[1], r)
-                    heapq.heappush(due, (armed[1], int(r.get("seq") or 0), member))
+                    heapq.heappush(due, (armed[1], r.seq, member))
     return found
 
 
-def check_static_member_stays(records: Sequence[Record]) -> list[Violation]:
+@reads_typed("run_start", "member_start", "leave_group")
+def check_static_member_stays(records: Sequence[LogRecord]) -> list[Violation]:
     """``static_member_left``: a static consumer sent LeaveGroup (module docstring)."""
     if consumer_topics(records) is None:
         return []
     static: set[str] = set()
     found: list[Violation] = []
     for r in records:
-        kind = r.get("kind")
-        member = str(r.get("member"))
-        if kind == "member_start":
-            config: Mapping[str, Any] = r.get("config") or {}
-            if config.get("group.instance.id") is not None:
-                static.add(member)
-            else:
-                static.discard(member)
-        elif kind == "leave_group" and member in static:
-            found.append(
-                violation(
-                    STATIC_MEMBER_LEFT,
-                    f"{member} (group.instance.id set) sent LeaveGroup ({r.get('reason')}): "
-                    "a static member leaves by session timeout only (KIP-345)",
-                    r,
-                    member=member,
+        match r:
+            case k.MemberStart(member=member, config=config):
+                if config.group_instance_id is not UNSET:
+                    static.add(member)
+                else:
+                    static.discard(member)
+            case k.LeaveGroup(member=member) if member in static:
+                found.append(
+                    violation_at(
+                        STATIC_MEMBER_LEFT,
+                        f"{member} (group.instance.id set) sent LeaveGroup ({r.reason}): "
+                        "a static member leaves by session timeout only (KIP-345)",
+                        r,
+                        member=member,
+                    )
                 )
-            )
     return found
 
 
-def check_leader_rejoined(records: Sequence[Record]) -> list[Violation]:
+@reads_typed("generation")
+def check_leader_rejoined(records: Sequence[LogRecord]) -> list[Violation]:
     """``leader_not_rejoined``: a generation led by a member the join completed without."""
     found: list[Violation] = []
     for r in records:
-        if r.get("kind") != "generation":
+        if not isinstance(r, k.Generation):
             continue
-        leader = r.get("leader_id")
-        if leader is not None and leader in (r.get("not_rejoined") or ()):
+        leader = r.leader_id
+        if leader is not None and r.not_rejoined is not UNSET and leader in r.not_rejoined:
             found.append(
-                violation(
+                violation_at(
                     LEADER_NOT_REJOINED,
-                    f"generation {r.get('generation')} is led by {leader} ({r.get('leader')}), "
+                    f"generation {r.generation} is led by {leader} ({r.leader}), "
                     "which did not rejoin in its join phase: it gets no JoinGroup answer and "
                     "the members wait for an assignment it never computes "
                     "(maybeElectNewJoinedLeader picks a member that rejoined)",
                     r,
-                    generation=r.get("generation"),
-                    group=r.get("group"),
+                    generation=r.generation,
+                    group=group_of(r),
                 )
             )
     return found
 
 
-def check_member_ids_fresh(records: Sequence[Record]) -> list[Violation]:
+#: the records that hand out a member id (record -> its kind)
+_HANDED_OUT = {
+    kg.MemberPending: "member_pending",
+    k.MemberAdded: "member_added",
+    k.MemberReplaced: "member_replaced",
+}
+
+
+@reads_typed("generation", "group_loaded", "member_replaced", "member_pending", "member_added")
+def check_member_ids_fresh(records: Sequence[LogRecord]) -> list[Violation]:
     """``member_id_reused``: the coordinator handed out a member id the group had seen."""
     found: list[Violation] = []
-    seen: set[tuple[Any, str]] = set()  # (group, member id)
-    pending: set[tuple[Any, str]] = set()
+    seen: set[tuple[str | None, str]] = set()  # (group, member id)
+    pending: set[tuple[str | None, str]] = set()
     for r in records:
-        kind = r.get("kind")
-        group = r.get("group")
-        if kind in ("generation", "group_loaded"):
-            seen.update((group, str(m)) for m in r.get("member_ids") or ())
+        group = group_of(r)
+        if isinstance(r, k.Generation | k.GroupLoaded):
+            seen.update((group, m) for m in r.member_ids)
             continue
-        if kind == "member_replaced":
-            seen.add((group, str(r.get("old_member_id"))))
-        elif kind not in ("member_pending", "member_added"):
+        if not isinstance(r, kg.MemberPending | k.MemberAdded | k.MemberReplaced):
             continue
-        key = (group, str(r.get("member_id")))
-        if kind == "member_added" and key in pending:
+        if isinstance(r, k.MemberReplaced):
+            seen.add((group, r.old_member_id))
+        kind = _HANDED_OUT[type(r)]
+        key = (group, r.member_id)
+        if isinstance(r, k.MemberAdded) and key in pending:
             pending.discard(key)
         elif key in seen:
             found.append(
-                violation(
+                violation_at(
                     MEMBER_ID_REUSED,
-                    f"{r.get('member')} was given member id {key[1]} ({kind}), which the group "
+                    f"{r.member} was given member id {key[1]} ({kind}), which the group "
                     "had already used (generateMemberId: a fresh UUID per id)",
                     r,
-                    member=r.get("member"),
+                    member=r.member,
                     member_id=key[1],
                     group=group,
                 )
             )
-        elif kind == "member_pending":
+        elif isinstance(r, kg.MemberPending):
             pending.add(key)
         seen.add(key)
     return found

@@ -6,11 +6,9 @@ skipped), and returns :class:`scenarios.check.violation.Violation` s (the fields
 ``seq``, ...). A checker declared with :func:`scenarios.check.log_rules.reads_typed` (or
 :func:`scenarios.check.log_rules.reads_all_typed`: the deadline rules, judged at any later
 record) reads the records decoded into their Structs
-(:data:`scenarios.eventlog.records.LogRecord`) and ``match``es on them; those of
-:mod:`scenarios.check.contracts`, :mod:`scenarios.check.kip_contracts`,
-:mod:`scenarios.check.zombie_contracts`, :mod:`scenarios.check.coordinator_config_contracts`
-and :mod:`scenarios.check.assignment_contracts`, and ``quiet_period_balance``, still read the
-record dicts.
+(:data:`scenarios.eventlog.records.LogRecord`) and ``match``es on them; only those of
+:mod:`scenarios.check.assignment_contracts` (also fed ``groupsim assign`` documents, which
+the record Struct rejects) and ``quiet_period_balance`` still read the record dicts.
 They complement :class:`scenarios.check.invariants.InvariantChecker` (ownership and state
 table) with the group protocol's own rules; :func:`protocol_violations` runs them all, at the
 end of every simulated run (``end_violations`` of both kinds) and in ``groupsim check``.

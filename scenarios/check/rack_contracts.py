@@ -28,16 +28,18 @@ docs/chaos.md "Contract rules").
     metadata does not decode. The counts the pass leads to (which partitions stay, how many
     each member gets) are the assignor's exact output and stay the referee's.
 
-Input: log records as dicts (``kind``, ``member``, then the kind's fields), in log order.
+Input: the log's ``consumer_assignor`` records decoded into their Structs
+(``log_rules.reads_typed``), in log order.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from scenarios.check.consumer_contracts import member_subscriptions, partition_owners
-from scenarios.check.log_rules import Record, Violation, reads, violation
+from scenarios.check.log_rules import Violation, reads_typed, violation_at
+from scenarios.eventlog import kinds_consumer as ku
+from scenarios.eventlog.records import LogRecord
 
 __all__ = [
     "RACK_CONTRACT_CHECKERS",
@@ -52,7 +54,7 @@ RACK_CONTRACT_INVARIANTS = (STICKY_RACK_UNMATCHED,)
 _STICKY = frozenset({"sticky", "cooperative-sticky"})
 
 
-def _member_racks(inputs: Mapping[str, Any]) -> dict[str, str | None] | None:
+def _member_racks(inputs: ku.ConsumerAssignorInputs) -> dict[str, str | None] | None:
     """Member id -> ``client.rack`` (``None``: none) when every member subscribes to the same
     topics; ``None`` for unequal subscriptions or metadata that does not decode."""
     subscribed = member_subscriptions(inputs)
@@ -61,12 +63,12 @@ def _member_racks(inputs: Mapping[str, Any]) -> dict[str, str | None] | None:
     return {member_id: rack for member_id, (rack, _) in subscribed.items()}
 
 
-def _partition_racks(inputs: Mapping[str, Any]) -> dict[tuple[str, int], frozenset[str]]:
+def _partition_racks(inputs: ku.ConsumerAssignorInputs) -> dict[tuple[str, int], frozenset[str]]:
     """(topic, partition) -> its replicas' racks, for every partition of ``inputs.topics``
     (the leader's metadata of the subscribed topics)."""
     return {
-        (str(topic), p): frozenset(r for r in replicas if r is not None)
-        for topic, per_partition in (inputs.get("topics") or {}).items()
+        (topic, p): frozenset(r for r in replicas if r is not None)
+        for topic, per_partition in inputs.topics.items()
         for p, replicas in enumerate(per_partition)
     }
 
@@ -83,15 +85,17 @@ def use_rack_aware_assignment(
     return not member_racks.isdisjoint(union) and any(r != union for r in replicas)
 
 
-@reads("consumer_assignor")
-def check_sticky_rack_matching(records: Sequence[Record]) -> list[Violation]:
+@reads_typed("consumer_assignor")
+def check_sticky_rack_matching(records: Sequence[LogRecord]) -> list[Violation]:
     """``sticky_rack_unmatched``: a sticky leader with equal subscriptions placed a partition
     off its replicas' racks while a member on them held fewer than ``floor(P / n)``
     partitions (module docstring)."""
     found: list[Violation] = []
     for r in records:
-        inputs = r.get("inputs")
-        if r.get("assignor") not in _STICKY or not isinstance(inputs, Mapping):
+        if not isinstance(r, ku.ConsumerAssignor):
+            continue
+        inputs = r.inputs
+        if r.assignor not in _STICKY or not isinstance(inputs, ku.ConsumerAssignorInputs):
             continue
         racks = _member_racks(inputs)
         if not racks:
@@ -99,14 +103,14 @@ def check_sticky_rack_matching(records: Sequence[Record]) -> list[Violation]:
         replicas = _partition_racks(inputs)
         if not use_rack_aware_assignment(racks, list(replicas.values())):
             continue
-        what = _unmatched(partition_owners(r.get("assigned")), replicas, racks)
+        what = _unmatched(partition_owners(r.assigned), replicas, racks)
         if what:
             found.append(
-                violation(
+                violation_at(
                     STICKY_RACK_UNMATCHED,
-                    f"generation {r.get('generation')} ({r.get('assignor')}, KIP-881): {what}",
+                    f"generation {r.generation} ({r.assignor}, KIP-881): {what}",
                     r,
-                    generation=r.get("generation"),
+                    generation=r.generation,
                 )
             )
     return found

@@ -20,28 +20,79 @@
     the takeover never heard the taken-over id (its dead predecessor did), so it is no
     zombie: its JoinGroup still in flight takes the instance back as the newest joiner.
 
-Input: log records as dicts (``kind``, ``member``, then the kind's fields), in log order.
+Input: the log's records decoded into their Structs (``log_rules.reads_typed``), in log order:
+those of the kinds the rule reads (every other record changes nothing).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from scenarios.check.log_rules import Record, Violation, violation
+from scenarios.check.log_rules import Violation, reads_typed, violation_at
+from scenarios.eventlog import kinds as k
+from scenarios.eventlog import kinds_consumer as ku
+from scenarios.eventlog import kinds_coordinator as kg
+from scenarios.eventlog import kinds_serve as kv
+from scenarios.eventlog.records import RECORD_TYPES, LogRecord
 
 __all__ = ["ZOMBIE_OWNS_WORK", "check_zombie_instance"]
 
 ZOMBIE_OWNS_WORK = "zombie_owns_work"
 
 #: What a fenced zombie must not do once it heard FENCED_INSTANCE_ID.
-_ZOMBIE_WORK = frozenset(
-    {"assignment", "active_task_start", "standby_task_start", "consumer_assignment"}
-)
+_ZOMBIE_WORK = ("assignment", "active_task_start", "standby_task_start", "consumer_assignment")
 #: A process's end: whatever it owned is gone.
-_ENDS = frozenset({"member_stop", "member_crash", "member_fatal", "member_start"})
+_ENDS = (k.MemberStop, k.MemberCrash, k.MemberFatal, k.MemberStart)
+#: The records whose ``error`` is a Kafka error name a member was answered: its responses, a
+#: held request's ``late_request``, the error it died of (``member_fatal``), the coordinator's
+#: answers to its Heartbeats and JoinGroups in a rebalance (the wire tap's records) and, served,
+#: its connection's ``wire_response`` and ``offset_commit``.
+_ANSWERS = (
+    k.JoinGroupResponse,
+    k.SyncGroupResponse,
+    k.HeartbeatResponse,
+    k.LateRequest,
+    k.MemberFatal,
+    k.RebalanceHeartbeat,
+    k.CompletingHeartbeat,
+    kg.CompletingJoin,
+    kg.BoundedJoin,
+    kv.WireResponse,
+    kv.OffsetCommit,
+)
+#: Every kind the rule reads (each record of them names its ``member``).
+_KINDS = (
+    *_ZOMBIE_WORK,
+    "member_stop",
+    "member_crash",
+    "member_fatal",
+    "member_start",
+    "join_group_request",
+    "join_group_response",
+    "sync_group_response",
+    "heartbeat_response",
+    "late_request",
+    "rebalance_heartbeat",
+    "completing_heartbeat",
+    "completing_join",
+    "bounded_join",
+    "wire_response",
+    "offset_commit",
+    "partitions_revoked",
+    "partitions_lost",
+    "member_replaced",
+    "member_removed",
+)
+_WORK_TYPES = {RECORD_TYPES[kind]: kind for kind in _ZOMBIE_WORK}
+_READ_TYPES = frozenset(RECORD_TYPES[kind] for kind in _KINDS)
+#: the records that change what a consumer holds
+_HOLDING_TYPES = frozenset({ku.ConsumerAssignment, ku.PartitionsRevoked, ku.PartitionsLost, *_ENDS})
+#: the records that change who heard which member id, or who is a zombie
+_TRACKING_TYPES = frozenset({k.JoinGroupResponse, k.MemberReplaced, k.MemberRemoved, k.MemberStart})
 
 
-def check_zombie_instance(records: Sequence[Record]) -> list[Violation]:
+@reads_typed(*_KINDS)
+def check_zombie_instance(records: Sequence[LogRecord]) -> list[Violation]:
     """``zombie_owns_work``: a process whose static member id another process took over is
     fenced by that id (FENCED_INSTANCE_ID, never UNKNOWN_MEMBER_ID, which would make it
     rejoin and take the instance back), never admitted again under it, and once fenced owns
@@ -49,65 +100,58 @@ def check_zombie_instance(records: Sequence[Record]) -> list[Violation]:
     found: list[Violation] = []
     owner: dict[str, str] = {}  # member id -> the process (member name) that heard it
     zombies: dict[str, tuple[str, str]] = {}  # zombie -> (its old id, id holding the instance)
-    told: dict[str, Record] = {}  # zombies that heard FENCED_INSTANCE_ID -> that answer
+    told: dict[str, LogRecord] = {}  # zombies that heard FENCED_INSTANCE_ID -> that answer
     holds: dict[str, set[str]] = {}  # consumer -> the partitions it owns (its own records)
     for r in records:
-        kind = r.get("kind")
-        member = str(r.get("member"))
-        if kind == "consumer_assignment":
-            holds[member] = set(r.get("owned") or ())
-        elif kind in ("partitions_revoked", "partitions_lost"):
-            holds.get(member, set()).difference_update(r.get("partitions") or ())
-        elif kind in _ENDS:
-            holds.pop(member, None)
-        if kind == "join_group_response" and r.get("error") == "NONE" and member not in zombies:
-            owner[str(r.get("member_id"))] = member
-        elif kind == "member_replaced":
-            old, new = str(r.get("old_member_id")), str(r.get("member_id"))
-            owner[new] = member
-            if member in zombies:  # the zombie took its instance id back
-                found.append(
-                    _zombie(r, member, f"was admitted again (member id {new}, replacing {old})")
-                )
-                zombies.pop(member)
+        cls = type(r)
+        if cls not in _READ_TYPES:
+            continue
+        member: str = r.member  # type: ignore[union-attr,assignment]  # each of them has one
+        if cls in _HOLDING_TYPES:
+            match r:
+                case ku.ConsumerAssignment(owned=owned):
+                    holds[member] = set(owned)
+                case ku.PartitionsRevoked(partitions=parts) | ku.PartitionsLost(partitions=parts):
+                    holds.get(member, set()).difference_update(parts)
+                case _:  # an end
+                    holds.pop(member, None)
+        if cls not in _TRACKING_TYPES:
+            if member in zombies:
+                _fenced_step(r, member, zombies, told, found)
+            continue
+        match r:
+            case k.JoinGroupResponse(error="NONE", member_id=member_id) if member not in zombies:
+                owner[member_id] = member
+            case k.MemberReplaced(old_member_id=old, member_id=new):
+                owner[new] = member
+                if member in zombies:  # the zombie took its instance id back
+                    found.append(
+                        _zombie(r, member, f"was admitted again (member id {new}, replacing {old})")
+                    )
+                    zombies.pop(member)
+                    told.pop(member, None)
+                for zombie, (its_id, holder) in list(zombies.items()):
+                    if holder == old:
+                        zombies[zombie] = (its_id, new)
+                previous = owner.get(old)  # only a process that heard its id can be fenced by it
+                if previous is not None and previous != member:
+                    zombies[previous] = (old, new)
+            case k.MemberRemoved(member_id=gone):
+                for zombie in [z for z, (_, holder) in zombies.items() if holder == gone]:
+                    zombies.pop(zombie)
+                    told.pop(zombie, None)
+            case k.MemberStart():
+                zombies.pop(member, None)
                 told.pop(member, None)
-            for zombie, (its_id, holder) in list(zombies.items()):
-                if holder == old:
-                    zombies[zombie] = (its_id, new)
-            previous = owner.get(old)  # only a process that heard its id can be fenced by it
-            if previous is not None and previous != member:
-                zombies[previous] = (old, new)
-        elif kind == "member_removed":
-            gone = str(r.get("member_id"))
-            for zombie in [z for z, (_, holder) in zombies.items() if holder == gone]:
-                zombies.pop(zombie)
-                told.pop(zombie, None)
-        elif kind == "member_start":
-            zombies.pop(member, None)
-            told.pop(member, None)
-            # A process starting anew has heard none of its predecessor's member ids (a
-            # Streams or consumer client restarts with an empty member id): a takeover of such
-            # an id fences the dead predecessor, not this process, whose own JoinGroup, still
-            # in flight, may take the instance back as the newest joiner (KIP-345).
-            for heard in [mid for mid, process in owner.items() if process == member]:
-                del owner[heard]
-        elif member in zombies:
-            its_id = zombies[member][0]
-            error = str(r.get("error"))
-            if kind == "join_group_request" and not r.get("member_id") and member not in told:
-                zombies.pop(member)  # it forgot its id by itself: Kafka cannot tell a restart
-            elif kind == "join_group_response" and error == "NONE":
-                found.append(
-                    _zombie(r, member, f"was admitted again (member id {r.get('member_id')})")
-                )
-            elif error == "FENCED_INSTANCE_ID":
-                told.setdefault(member, r)
-            elif error == "UNKNOWN_MEMBER_ID" and r.get("member_id") == its_id:
-                found.append(
-                    _zombie(r, member, f"heard UNKNOWN_MEMBER_ID for {its_id}, not fenced")
-                )
-            elif kind in _ZOMBIE_WORK and member in told:
-                found.append(_zombie(r, member, f"logged {kind} after FENCED_INSTANCE_ID"))
+                # A process starting anew has heard none of its predecessor's member ids (a
+                # Streams or consumer client restarts with an empty member id): a takeover of
+                # such an id fences the dead predecessor, not this process, whose own
+                # JoinGroup, still in flight, may take the instance back as the newest joiner
+                # (KIP-345).
+                for heard in [mid for mid, process in owner.items() if process == member]:
+                    del owner[heard]
+            case _ if member in zombies:  # a JoinGroup answer other than a first NONE
+                _fenced_step(r, member, zombies, told, found)
     for member, answer in told.items():
         if member in zombies and holds.get(member):
             still = ", ".join(sorted(holds[member]))
@@ -122,8 +166,30 @@ def check_zombie_instance(records: Sequence[Record]) -> list[Violation]:
     return found
 
 
-def _zombie(r: Record, member: str, what: str) -> Violation:
-    return violation(
+def _fenced_step(
+    r: LogRecord,
+    member: str,
+    zombies: dict[str, tuple[str, str]],
+    told: dict[str, LogRecord],
+    found: list[Violation],
+) -> None:
+    """Judge record ``r`` of zombie ``member`` (``zombies`` and ``told`` updated in place)."""
+    its_id = zombies[member][0]
+    error = r.error if isinstance(r, _ANSWERS) else None
+    if isinstance(r, k.JoinGroupRequest) and not r.member_id and member not in told:
+        zombies.pop(member)  # it forgot its id by itself: Kafka cannot tell a restart
+    elif isinstance(r, k.JoinGroupResponse) and error == "NONE":
+        found.append(_zombie(r, member, f"was admitted again (member id {r.member_id})"))
+    elif error == "FENCED_INSTANCE_ID":
+        told.setdefault(member, r)
+    elif error == "UNKNOWN_MEMBER_ID" and getattr(r, "member_id", None) == its_id:
+        found.append(_zombie(r, member, f"heard UNKNOWN_MEMBER_ID for {its_id}, not fenced"))
+    elif type(r) in _WORK_TYPES and member in told:
+        found.append(_zombie(r, member, f"logged {_WORK_TYPES[type(r)]} after FENCED_INSTANCE_ID"))
+
+
+def _zombie(r: LogRecord, member: str, what: str) -> Violation:
+    return violation_at(
         ZOMBIE_OWNS_WORK,
         f"{member}: another process took over its group.instance.id, yet it {what} "
         "(KIP-345: the older process is fenced for good)",

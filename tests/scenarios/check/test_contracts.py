@@ -6,17 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from scenarios.check import coordinator_contracts
-from scenarios.check.contracts import (
-    check_delay_shared,
-    check_fenced_member,
-    check_followup_for_withheld,
-    check_generation_step,
-    check_member_id_required,
-    check_probing_after_warmups,
-    check_revoked_and_reassigned,
-    check_zombie_instance,
-)
+from scenarios.check import contracts, coordinator_contracts, zombie_contracts
 from scenarios.check.log_check import check_records
 
 from .logs import complete, over_dicts, violation_names
@@ -25,6 +15,14 @@ check_assignment_once = over_dicts(coordinator_contracts.check_assignment_once)
 check_completing_heartbeat = over_dicts(coordinator_contracts.check_completing_heartbeat)
 check_rebalance_heartbeat = over_dicts(coordinator_contracts.check_rebalance_heartbeat)
 check_static_rejoin = over_dicts(coordinator_contracts.check_static_rejoin)
+check_zombie_instance = over_dicts(zombie_contracts.check_zombie_instance)
+check_delay_shared = over_dicts(contracts.check_delay_shared)
+check_fenced_member = over_dicts(contracts.check_fenced_member)
+check_followup_for_withheld = over_dicts(contracts.check_followup_for_withheld)
+check_generation_step = over_dicts(contracts.check_generation_step)
+check_member_id_required = over_dicts(contracts.check_member_id_required)
+check_probing_after_warmups = over_dicts(contracts.check_probing_after_warmups)
+check_revoked_and_reassigned = over_dicts(contracts.check_revoked_and_reassigned)
 
 Records = list[dict[str, Any]]
 
@@ -125,7 +123,8 @@ def _probing(at_ms: int, generation: int = 4) -> dict[str, Any]:
 def test_kip441_warmups_schedule_a_probing_rebalance() -> None:
     assert check_probing_after_warmups(_log(_decision(["0_1"]), _probing(601_000))) == []
     # none scheduled: at the leader's next record, and at the end of the log
-    missing = _log(_decision(["0_1"]), {"kind": "assignment", "member": "s1", "t": 1001})
+    next_one = {"kind": "timer_fired", "member": "s1", "key": "heartbeat", "t": 1001}
+    missing = _log(_decision(["0_1"]), next_one)
     assert _names(check_probing_after_warmups(missing)) == ["probing_rebalance_missing"]
     assert _names(check_probing_after_warmups(_log(_decision(["0_1"])))) == [
         "probing_rebalance_missing"
@@ -476,6 +475,11 @@ def test_kip415_every_member_gets_the_leaders_delay() -> None:
         "protocol": "sessioned",
         "leader_id": "w1-id",
         "error": 0,
+        "config_offset": 1,
+        "connectors": [],
+        "tasks": [],
+        "revoked_connectors": [],
+        "revoked_tasks": [],
         "delay_ms": 300_000,
     }
     assert check_delay_shared(_log(leader, member)) == []
@@ -497,6 +501,9 @@ def test_kip429_a_client_given_withheld_actives_rejoins_at_once() -> None:
         "protocol": "stream",
         "leader_id": "s1-a",
         "error": 0,
+        "active": [],
+        "standby": [],
+        "revoked": [],
         "next_rebalance_ms": 0,
     }
     assert check_followup_for_withheld(_log(decision, answer)) == []

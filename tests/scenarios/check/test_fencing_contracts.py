@@ -10,19 +10,20 @@ from typing import Any
 
 from scenarios.campaigns.chaos.generate import generate
 from scenarios.campaigns.chaos.run import run_spec
-from scenarios.check.fencing_contracts import (
-    FENCING_CONTRACT_INVARIANTS,
-    SYNC_NOT_FENCED,
-    check_sync_fenced,
-)
+from scenarios.check import fencing_contracts
+from scenarios.check.fencing_contracts import FENCING_CONTRACT_INVARIANTS, SYNC_NOT_FENCED
 from scenarios.check.log_check import check_records
 from scenarios.check.protocol_checkers import PROTOCOL_INVARIANTS
 from scenarios.input.schema import INVARIANTS
 from tests.scenarios.campaigns.chaos.planted import by_name, chaos_config, detect
 from tests.scenarios.check.logs import numbered as _log
+from tests.scenarios.check.logs import over_dicts
 from tests.scenarios.check.logs import violation_names as _names
 
 Record = dict[str, Any]
+
+# the checker reads typed records: run it on the hand-written ones
+check_sync_fenced = over_dicts(fencing_contracts.check_sync_fenced)
 
 
 def _rec(t: int, kind: str, member: str = "c1", **extra: Any) -> Record:
@@ -126,7 +127,8 @@ def test_a_sync_group_answered_before_the_takeover_is_not_judged_as_parked() -> 
     stale = _parked_sync("ILLEGAL_GENERATION")
     stale[1] = stale[1] | {"generation": 3}
     assert check_sync_fenced(_log(*stale)) == []
-    loaded = _rec(5_000, "group_loaded", generation=4, protocol="range", state="Stable")
+    loaded = {"t_ms": 5_000, "kind": "group_loaded", "generation": 4, "protocol": "range"}
+    loaded |= {"state": "Stable"}
     reloaded = _parked_sync("NONE")
     reloaded.insert(
         3, loaded | {"leader": None, "leader_id": None, "members": [], "member_ids": []}

@@ -31,13 +31,6 @@ from scenarios.check.kip_contracts import (
     SCHEDULED_REJOIN_MISSED,
     STATIC_MEMBER_LEFT,
     WARMUP_ON_CAUGHT_UP_CLIENT,
-    check_leader_rejoined,
-    check_member_ids_fresh,
-    check_range_copartitioned,
-    check_range_rack_matching,
-    check_scheduled_rejoin,
-    check_static_member_stays,
-    check_warmups_not_caught_up,
 )
 from scenarios.check.log_check import check_records
 from scenarios.input.library import load_any
@@ -51,8 +44,15 @@ from tests.scenarios.check.logs import violation_names as _names
 
 Record = dict[str, Any]
 
-# initial_delay_skipped reads typed records: run it on the hand-written ones
+# the checkers read typed records: run them on the hand-written ones
 check_initial_delay = over_dicts(kip_contracts.check_initial_delay)
+check_leader_rejoined = over_dicts(kip_contracts.check_leader_rejoined)
+check_member_ids_fresh = over_dicts(kip_contracts.check_member_ids_fresh)
+check_range_copartitioned = over_dicts(kip_contracts.check_range_copartitioned)
+check_range_rack_matching = over_dicts(kip_contracts.check_range_rack_matching)
+check_scheduled_rejoin = over_dicts(kip_contracts.check_scheduled_rejoin)
+check_static_member_stays = over_dicts(kip_contracts.check_static_member_stays)
+check_warmups_not_caught_up = over_dicts(kip_contracts.check_warmups_not_caught_up)
 
 
 def test_every_name_is_a_schema_invariant() -> None:
@@ -338,6 +338,11 @@ def _connect_assignment(t_ms: int, delay_ms: int, member: str = "w2") -> Record:
         "member_id": f"{member}-x",
         "generation": 4,
         "error": 0,
+        "config_offset": 1,
+        "connectors": [],
+        "tasks": [],
+        "revoked_connectors": [],
+        "revoked_tasks": [],
         "delay_ms": delay_ms,
         "member": member,
     }
@@ -371,6 +376,9 @@ def test_a_streams_leader_rejoins_for_its_probing_rebalance() -> None:
         "kind": "assignment",
         "generation": 2,
         "error": 0,
+        "active": [],
+        "standby": [],
+        "revoked": [],
         "next_rebalance_ms": 601_000,
         "member": "s1",
     }
