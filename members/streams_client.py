@@ -10,7 +10,7 @@ What one :class:`StreamsClient` plays, and the Kafka classes followed:
   ``onPartitionsLost`` when fenced;
 * ``StreamsPartitionAssignor`` on the member side: the ``SubscriptionInfo`` it sends (v11:
   process id, per-task offset sums, client tags) and what it does with its ``AssignmentInfo``
-  (``nextRebalanceMs``: rejoin at once for 0, at that time otherwise); on the leader, the
+  (decided by :func:`members.streams_on_assignment.plan_assignment`); on the leader, the
   assignment itself
   (:class:`members.assignors.streams.partition_assignor.StreamsPartitionAssignor`);
 * ``StreamThread`` / ``TaskManager``: creating, restoring, running, recycling and closing
@@ -50,6 +50,7 @@ from members.assignors.streams.partition_assignor import StreamsPartitionAssigno
 from members.group_client import COORDINATOR_ADDRESS, GroupClient
 from members.member_state import GroupTimeouts, MemberState, PollStall
 from members.restore import RestoreEvent, RestoreThread, assign_tasks_to_threads, chunk_records
+from members.streams_on_assignment import plan_assignment
 from members.streams_state import (
     CONSUMER_PROTOCOL_VERSION,
     PROTOCOL_NAME,
@@ -59,7 +60,6 @@ from members.streams_state import (
     process_uuid,
     read_assignment,
     subscription_user_data,
-    wire_task,
     with_threads,
 )
 from protocol import consumer_codec
@@ -68,12 +68,8 @@ from protocol.effects import Effect
 from protocol.group import JoinGroupResponse
 from protocol.kafka_configs import STREAMS_DEFAULTS
 from protocol.primitives import DecodeError
-from protocol.streams_types import NO_NEXT_REBALANCE, StreamsAssignment
-from protocol.streams_versions import (
-    LATEST_SUPPORTED_VERSION,
-    StreamsVersionError,
-    next_subscription_version,
-)
+from protocol.streams_types import StreamsAssignment
+from protocol.streams_versions import LATEST_SUPPORTED_VERSION, StreamsVersionError
 
 __all__ = ["StreamsClient", "StreamsClientConfig", "MemberState", "COORDINATOR_ADDRESS"]
 
@@ -317,11 +313,6 @@ class StreamsClient(GroupClient):
     def perform_assignment(
         self, response: JoinGroupResponse, now_ms: int
     ) -> tuple[tuple[str, bytes], ...]:
-        return self._run_assignor(response, now_ms)
-
-    def _run_assignor(
-        self, response: JoinGroupResponse, now_ms: int
-    ) -> tuple[tuple[str, bytes], ...]:
         assignor = StreamsPartitionAssignor(
             self.topology,
             self.config.assignment,
@@ -355,91 +346,56 @@ class StreamsClient(GroupClient):
         self, partitions: tuple[TopicPartition, ...], info: object, now_ms: int
     ) -> None:
         """``ConsumerCoordinator.onJoinComplete`` (COOPERATIVE) +
-        ``StreamsPartitionAssignor.onAssignment`` + ``TaskManager.handleAssignment``."""
+        ``StreamsPartitionAssignor.onAssignment`` + ``TaskManager.handleAssignment``:
+        :func:`members.streams_on_assignment.plan_assignment` decides, this applies."""
         assert isinstance(info, StreamsAssignment)
-        # onAssignment: validateMetadataVersions + maybeUpdateSubscriptionVersion (version
-        # probing), only for an assignment without error.
-        used = self.subscription_version
-        new_version, version_rejoin = used, False
-        if info.error_code == 0:
-            try:
-                new_version, version_rejoin = next_subscription_version(
-                    used,
-                    info.version,
-                    info.commonly_supported_version,
-                    self.config.latest_supported_version,
-                )
-            except StreamsVersionError as exc:
-                self._log("member_fatal", error=f"assignment versions: {exc}")
-                self.fail(now_ms)
-                return
+        try:
+            plan = plan_assignment(
+                self.topology,
+                partitions,
+                info,
+                self.active,
+                self.standby,
+                self.subscription_version,
+                self.config.latest_supported_version,
+                now_ms,
+            )
+        except StreamsVersionError as exc:
+            self._log("member_fatal", error=f"assignment versions: {exc}")
+            self.fail(now_ms)
+            return
         self.complete_join()
-        topology = self.topology
-        new_active = sorted(
-            {t for tp in partitions if (t := topology.task_of_partition(tp)) is not None}
-        )
-        new_standby = sorted({wire_task(t) for t in info.standby_tasks})
-        revoked = sorted(t for t in self.active if t not in new_active)
-        next_ms = info.next_rebalance_ms
+        generation = self.generation
         self._log(
             "assignment",
             member_id=self.member_id,
-            generation=self.generation,
+            generation=generation,
             protocol=PROTOCOL_NAME,
             leader_id=self.leader_id,
-            error=info.error_code,
-            active=[str(t) for t in new_active],
-            standby=[str(t) for t in new_standby],
-            revoked=[str(t) for t in revoked],
-            next_rebalance_ms=None if next_ms == NO_NEXT_REBALANCE else next_ms,
+            **plan.record,
         )
-        generation = self.generation
         # onPartitionsRevoked: close (or recycle into a standby) what was taken away.
-        for task in revoked:
-            reason = "revoked"
-            if task in new_standby:
-                reason = "recycled to standby"
+        for task, reason in plan.close_active:
             self._close_active(task, reason, now_ms)
-        for task in sorted(self.standby):
-            if task not in new_standby:
-                reason = "recycled to active" if task in new_active else "unassigned"
-                self._close_standby(task, reason, now_ms)
-        self._place_on_threads(new_active, new_standby, now_ms)
-        for task in new_active:
+        for task, reason in plan.close_standby:
+            self._close_standby(task, reason, now_ms)
+        self._place_on_threads(plan.active, plan.standby, now_ms)
+        for task in plan.active:
             if task not in self.active:
                 self._create_active(task, generation, now_ms)
-        for task in new_standby:
+        for task in plan.standby:
             if task not in self.standby and task not in self.active:
                 self._create_standby(task, generation, now_ms)
-
-        # StreamsPartitionAssignor.maybeScheduleFollowupRebalance: a version change (version
-        # probing) comes first and asks for a rebalance at once, whatever the assignment's
-        # nextScheduledRebalanceMs says. onAssignment updates the used version before the
-        # rejoin happens (StreamThread.runLoop enforces it on its next poll, and the consumer
-        # builds subscriptionUserData only then), so the follow-up JoinGroup already carries
-        # the new version.
-        if version_rejoin:
-            self.subscription_version = new_version
-            self._log(
-                "subscription_version_update",
-                from_version=used,
-                to_version=new_version,
-                assignment_version=info.version,
-                commonly_supported_version=info.commonly_supported_version,
-            )
+        # maybeScheduleFollowupRebalance (version probing first; see plan_assignment)
+        if plan.version_record is not None:
+            self.subscription_version = plan.version
+            self._log("subscription_version_update", **plan.version_record)
+        if plan.probing_at_ms is None:
             self._cancel("probing-rebalance")
-            upgrade = new_version > used
-            why = "every member supports a newer version" if upgrade else "assignment is older"
-            self.request_rejoin(f"version probing: {why}", now_ms)
-        elif next_ms == 0:
-            self._cancel("probing-rebalance")
-            self.request_rejoin("follow-up rebalance requested by the leader", now_ms)
-        elif next_ms != NO_NEXT_REBALANCE:
-            self._set("probing-rebalance", max(now_ms, next_ms))
         else:
-            self._cancel("probing-rebalance")
-        if revoked:
-            self.request_rejoin("need to revoke partitions and re-join", now_ms)
+            self._set("probing-rebalance", plan.probing_at_ms)
+        for reason in plan.rejoins:
+            self.request_rejoin(reason, now_ms)
 
     # ------------------------------------------------------------------ the stream thread
 
