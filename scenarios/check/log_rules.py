@@ -23,7 +23,6 @@ __all__ = [
     "violation",
     "violation_at",
     "protocol_vote",
-    "reads",
     "reads_typed",
     "reads_all_typed",
     "kinds_read",
@@ -36,31 +35,20 @@ Checker = Callable[[Sequence[Record]], list[Violation]]
 #: (:func:`scenarios.eventlog.records.decode_log`)
 TypedChecker = Callable[[Sequence[LogRecord]], list[Violation]]
 
-#: checker -> the only record kinds its verdict depends on (see :func:`reads`)
+#: checker -> the only record kinds its verdict depends on (see :func:`reads_typed`)
 _KINDS_READ: dict[Checker | TypedChecker, frozenset[str]] = {}
 #: the checkers declared with :func:`reads_typed`
 _TYPED: set[TypedChecker] = set()
 
 
-def reads(*kinds: str) -> Callable[[Checker], Checker]:
-    """Declare that a checker's verdict depends on records of ``kinds`` only: it does nothing
-    for a record of another kind (no time or position read from it), so it gives the same
-    violations over the log's records of those kinds, in log order. The checker stays a pure
-    function over any log; :func:`scenarios.check.protocol_checkers.protocol_violations` uses
-    the declaration to hand it only those records (one scan of the log for all checkers)."""
-
-    def declare(checker: Checker) -> Checker:
-        _KINDS_READ[checker] = frozenset(kinds)
-        return checker
-
-    return declare
-
-
 def reads_typed(*kinds: str) -> Callable[[TypedChecker], TypedChecker]:
     """Declare a checker over typed records (:data:`scenarios.eventlog.records.LogRecord`,
     decoded once per log by :func:`scenarios.check.protocol_checkers.protocol_violations`)
-    whose verdict depends on records of ``kinds`` only, as :func:`reads` does for a checker
-    over dicts."""
+    whose verdict depends on records of ``kinds`` only: it does nothing for a record of
+    another kind (no time or position read from it), so it gives the same violations over the
+    log's records of those kinds, in log order. The checker stays a pure function over any
+    log; ``protocol_violations`` uses the declaration to hand it only those records (one index
+    of the log by kind for all checkers)."""
 
     def declare(checker: TypedChecker) -> TypedChecker:
         _KINDS_READ[checker] = frozenset(kinds)
@@ -79,8 +67,8 @@ def reads_all_typed(checker: TypedChecker) -> TypedChecker:
 
 
 def kinds_read(checker: Checker | TypedChecker) -> frozenset[str] | None:
-    """The kinds ``checker`` declared with :func:`reads` or :func:`reads_typed`, or ``None``
-    (it reads every record: undeclared, or declared with :func:`reads_all_typed`)."""
+    """The kinds ``checker`` declared with :func:`reads_typed`, or ``None`` (it reads every
+    record: undeclared, or declared with :func:`reads_all_typed`)."""
     return _KINDS_READ.get(checker)
 
 
@@ -126,18 +114,6 @@ def protocol_vote(lists: list[list[str]]) -> tuple[list[str], set[str]]:
     return sorted(p for p, n in votes.items() if n == most), candidates
 
 
-#: The kinds :meth:`KnownProtocols.see` takes in (every other record changes nothing).
-_PROTOCOL_KINDS = frozenset(
-    {
-        "member_start",
-        "join_group_request",
-        "join_group_response",
-        "wire_request",
-        "wire_response",
-        "group_loaded",
-    }
-)
-
 #: the records :meth:`KnownProtocols.see_record` reads
 _PROTOCOL_TYPES = frozenset(
     {
@@ -157,40 +133,16 @@ class KnownProtocols:
     also a served client's ``wire_request`` JoinGroup), its answer ties the list to the id it
     hands out, and a group loaded from its record knows each member's metadata for the
     group's protocol only (``GroupMetadataManager#replay`` of a ``GroupMetadataValue``) until
-    the member joins again. Feed it every record with :meth:`see` (a dict) or
-    :meth:`see_record` (a typed record)."""
+    the member joins again. Feed it every record with :meth:`see_record` (typed records:
+    :data:`scenarios.eventlog.records.LogRecord`)."""
 
     def __init__(self, *, wire: bool = False) -> None:
         self._wire = wire
         self._current: dict[str, list[str]] = {}  # member name -> its process's list
         self._by_id: dict[str, list[str]] = {}  # member id -> the list the coordinator has
 
-    def see(self, r: Record) -> None:
-        """Take in one record (records of other kinds change nothing)."""
-        kind = r.get("kind")
-        if kind not in _PROTOCOL_KINDS:
-            return
-        joins = kind == "join_group_request" or (
-            self._wire and kind == "wire_request" and r.get("api") == "JoinGroup"
-        )
-        answered = kind == "join_group_response" or (
-            self._wire and kind == "wire_response" and r.get("api") == "JoinGroup"
-        )
-        name = str(r.get("member"))
-        if kind == "member_start":
-            self._current.pop(name, None)
-        elif joins:
-            self._current[name] = list(r.get("protocols") or ())
-            if r.get("member_id"):
-                self._by_id[str(r["member_id"])] = self._current[name]
-        elif answered and r.get("member_id") and name in self._current:
-            self._by_id.setdefault(str(r["member_id"]), self._current[name])
-        elif kind == "group_loaded" and r.get("protocol") is not None:
-            for member_id in r.get("member_ids") or ():
-                self._by_id[str(member_id)] = [str(r["protocol"])]
-
     def see_record(self, r: LogRecord) -> None:
-        """:meth:`see` for a typed record (:data:`scenarios.eventlog.records.LogRecord`)."""
+        """Take in one record (records of other kinds change nothing)."""
         if type(r) not in _PROTOCOL_TYPES:
             return
         match r:

@@ -555,13 +555,12 @@ def protocol_violations(
 ) -> list[Violation]:
     """Every protocol checker over ``records`` (``violation`` records are ignored), in
     checker order. A checker that declares the kinds it reads
-    (:func:`scenarios.check.log_rules.reads`) gets only those records, in log order, from one
-    index of the log by kind: the same verdict, without a scan of the whole log each. A
-    checker declared with :func:`scenarios.check.log_rules.reads_typed` gets them as Structs,
-    one declared with :func:`scenarios.check.log_rules.reads_all_typed` the whole log as
-    Structs: the log is decoded once for all of them (``typed``, when given, is ``records``
-    decoded by :func:`scenarios.eventlog.records.decode_log`, one Struct per record, in
-    order).
+    (:func:`scenarios.check.log_rules.reads_typed`) gets only those records as Structs, in log
+    order, from one index of the log by kind: the same verdict, without a scan of the whole
+    log each; one declared with :func:`scenarios.check.log_rules.reads_all_typed` gets the
+    whole log as Structs, an undeclared one the whole log as dicts. The log is decoded once
+    for all typed checkers (``typed``, when given, is ``records`` decoded by
+    :func:`scenarios.eventlog.records.decode_log`, one Struct per record, in order).
 
     Raises:
         msgspec.ValidationError: a record does not match its kind's Struct.

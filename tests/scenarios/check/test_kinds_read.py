@@ -1,4 +1,4 @@
-"""A checker that declares the record kinds it reads (``log_rules.reads``) gives the same
+"""A checker that declares the record kinds it reads (``log_rules.reads_typed``) gives the same
 verdict over those records alone, and ``protocol_violations`` (which hands it only those)
 the same violations as every checker over the whole log."""
 
