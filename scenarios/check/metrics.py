@@ -39,7 +39,7 @@ from scenarios.check.summary_types import (
 )
 from scenarios.eventlog.kinds import Fault, Step
 
-__all__ = ["summarize", "connect_summary", "step_end_ms", "step_record_end_ms"]
+__all__ = ["ConnectSummarizer", "summarize", "connect_summary", "step_end_ms", "step_record_end_ms"]
 
 _TASK_EVENTS = {
     "task_started": ("task", True),
@@ -50,7 +50,7 @@ _TASK_EVENTS = {
     "connector_stopped": ("connector", False),
 }
 
-#: The kinds :meth:`_Summarizer.feed` reads beyond every record's ``t_ms``.
+#: The kinds :meth:`ConnectSummarizer.feed` reads beyond every record's ``t_ms``.
 _FED_KINDS = frozenset(
     [
         *_TASK_EVENTS,
@@ -137,7 +137,12 @@ class _Phase:
         self.implicit = implicit
 
 
-class _Summarizer:
+class ConnectSummarizer:
+    """A Connect run's summary built record by record: :meth:`feed` each record of the log in
+    order (dicts, ``kind`` plus the kind's fields), then :meth:`result` (the
+    :class:`ConnectSummary`) or :meth:`convergence` (where the run stands so far). Public so
+    that a prefix of the log can be judged as it grows (``quiet_periods``)."""
+
     def __init__(self) -> None:
         self.insts: dict[str, dict[str, _Inst]] = {"task": {}, "connector": {}}
         self.configured: dict[str, int] = {}
@@ -538,7 +543,7 @@ def connect_summary(records: Sequence[dict[str, Any]]) -> ConnectSummary:
       record: then that phase is the first one and starts at the run start. Phases partition
       the run, so their rebalances, downtime and movements add up to the totals.
     """
-    summarizer = _Summarizer()
+    summarizer = ConnectSummarizer()
     for record in records:
         summarizer.feed(record)
     return summarizer.result()

@@ -43,7 +43,7 @@ from scenarios import kinds
 from scenarios.check.bounds import BOUND_KINDS, bound_from_log
 from scenarios.check.invariants import InvariantChecker
 from scenarios.check.liveness import liveness_violations
-from scenarios.check.metrics import _Summarizer, step_end_ms, summarize
+from scenarios.check.metrics import ConnectSummarizer, step_end_ms, summarize
 from scenarios.check.summary_types import ConnectSummary
 from scenarios.check.violation import Violation
 from scenarios.eventlog import kinds as k
@@ -102,7 +102,7 @@ def quiet_periods(records: Sequence[dict[str, Any]], bound_ms: int) -> list[tupl
 def _converged_at(records: Sequence[dict[str, Any]], times: Sequence[int]) -> list[bool]:
     """Whether the run had converged (``summarize``'s ``converged``) after every record with
     ``t_ms`` <= each of ``times`` (ascending). One pass."""
-    summarizer = _Summarizer()
+    summarizer = ConnectSummarizer()
     out: list[bool] = []
     pending = list(times)
 
