@@ -67,6 +67,7 @@ OWN_FILES: dict[str, tuple[str, ...]] = {
     ),
     "streams": (
         "members/streams_client.py",
+        "members/streams_on_assignment.py",
         "members/streams_state.py",
         "members/restore.py",
         "members/assignors/streams/",
