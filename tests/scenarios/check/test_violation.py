@@ -44,7 +44,9 @@ def test_fields_leave_unset_out_keep_none_and_follow_record_order() -> None:
     line = msgspec.json.encode({"t_ms": 5, "seq": 8, "kind": "violation", **fields})
     (decoded,) = decode_kinds([msgspec.json.decode(line)], ("violation",))
     assert isinstance(decoded, k.Violation) and decoded.from_ == "Empty"
-    assert located(5, found) == {"t_ms": 5, **fields}
+    at = located(5, found)
+    assert at.t_ms == 5 and at.invariant == "illegal_transition" and at.fields() == fields
+    assert list(at.report()) == ["t_ms", *fields] and at.report() == {"t_ms": 5, **fields}
 
 
 def test_an_unknown_field_is_a_type_error() -> None:
