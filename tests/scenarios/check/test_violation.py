@@ -49,6 +49,15 @@ def test_fields_leave_unset_out_keep_none_and_follow_record_order() -> None:
     assert list(at.report()) == ["t_ms", *fields] and at.report() == {"t_ms": 5, **fields}
 
 
+def test_a_located_violation_is_a_violation_whose_t_ms_stays_out_of_its_fields() -> None:
+    found = located(9, Violation(invariant="liveness", detail="d", tasks=["c-0"]))
+    assert isinstance(found, Violation)
+    grouped = found.replace(group="b")  # check_records names the group of a served log
+    assert type(grouped) is type(found) and grouped.t_ms == 9
+    assert "t_ms" not in grouped.fields()
+    assert list(grouped.report()) == ["t_ms", "invariant", "detail", "tasks", "group"]
+
+
 def test_an_unknown_field_is_a_type_error() -> None:
     with pytest.raises(TypeError):
         Violation(invariant="x", detail="d", no_such_field=1)  # type: ignore[call-arg]
