@@ -44,7 +44,7 @@ def _names(records: list[Record]) -> list[str]:
 
 def _judge(records: list[Record]) -> list[str]:
     clean = [r for r in records if r["kind"] != "violation"]
-    return [v["invariant"] for v in check_consumer_balance(clean) + check_sticky_keeps_owned(clean)]
+    return [v.invariant for v in check_consumer_balance(clean) + check_sticky_keeps_owned(clean)]
 
 
 @pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.stem)
