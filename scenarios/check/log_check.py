@@ -5,6 +5,10 @@ The recorded ``violation`` records are ignored; every other record is fed again 
 :func:`scenarios.check.liveness.liveness_violations` is repeated on the whole log, and so are
 the protocol checkers of :mod:`scenarios.check.protocol_checkers` (each violation at its
 offending record's time).
+
+Each function hands back :class:`scenarios.check.violation.LocatedViolation` s (a typed
+violation with ``t_ms``); the callers that write JSON or print turn them into dicts
+(:meth:`~scenarios.check.violation.LocatedViolation.report`).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from scenarios.check.invariants import InvariantChecker
 from scenarios.check.liveness import liveness_violations
 from scenarios.check.metrics import summarize
 from scenarios.check.protocol_checkers import protocol_violations
-from scenarios.check.violation import located
+from scenarios.check.violation import LocatedViolation, located
 from scenarios.eventlog import LogFormatError, read_jsonl
 from scenarios.eventlog.records import decode_log
 from scenarios.input.limits import LimitExceeded, check_limit, limit
@@ -27,20 +31,21 @@ from scenarios.input.limits import LimitExceeded, check_limit, limit
 __all__ = ["check_log", "check_records", "check_group_log", "check_consumer_log"]
 
 
-def check_records(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def check_records(records: Sequence[dict[str, Any]]) -> list[LocatedViolation]:
     """Re-check a log's records (see :func:`check_log`).
 
     A log of several groups (``groupsim serve`` tags coordinator records with ``group``) is
-    checked one group at a time: each group's records, with the records that name no group.
+    checked one group at a time: each group's records, with the records that name no group;
+    each violation then names its ``group``, and they come sorted by ``t_ms``.
     """
     groups = _group_ids(records)
     if len(groups) <= 1:
         return _check_one_group(records)
-    found: list[dict[str, Any]] = []
+    found: list[LocatedViolation] = []
     for group in groups:
         own = [r for r in records if r.get("group", group) == group]
-        found.extend({**v, "group": group} for v in _check_one_group(own))
-    found.sort(key=lambda v: v.get("t_ms") or 0)
+        found.extend(v.replace(group=group) for v in _check_one_group(own))
+    found.sort(key=lambda v: v.t_ms)
     return found
 
 
@@ -49,23 +54,23 @@ def _group_ids(records: Sequence[dict[str, Any]]) -> list[str]:
     return list(dict.fromkeys(r["group"] for r in records if "group" in r))
 
 
-def _check_one_group(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def _check_one_group(records: Sequence[dict[str, Any]]) -> list[LocatedViolation]:
     """One group's log, checked by its kind (:meth:`scenarios.kinds.GroupKind.log_violations`:
     the ``run_start`` record's ``app``, when it is the first record)."""
     return kinds.of_log(records, within=1).log_violations(records)
 
 
-def check_group_log(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def check_group_log(records: Sequence[dict[str, Any]]) -> list[LocatedViolation]:
     """A Connect or Streams group's log: the invariant checker fed again, the end-of-run
     liveness/balance check and the protocol checkers (each violation with ``t_ms``)."""
     checker = InvariantChecker()
-    found: list[dict[str, Any]] = []
+    found: list[LocatedViolation] = []
     for record in records:
         if record.get("kind") == "violation":
             continue
         for violation in checker.feed(record):
-            found.append(located(record.get("t_ms"), violation))
-    end_ms = records[-1].get("t_ms") if records else 0
+            found.append(located(record["t_ms"], violation))
+    end_ms: int = records[-1]["t_ms"] if records else 0
     for violation in checker.finish():
         found.append(located(end_ms, violation))
     live = [r for r in records if r.get("kind") != "violation"]
@@ -74,19 +79,22 @@ def check_group_log(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     if typed is not None:
         for ended in liveness_violations(typed, summary):
             found.append(located(end_ms, ended))
-    by_seq = {r.get("seq"): r.get("t_ms") for r in live}
+    by_seq: dict[Any, int] = {r.get("seq"): r["t_ms"] for r in live}
     for broken in protocol_violations(live, typed):
         found.append(located(by_seq.get(broken.cause_seq, end_ms), broken))
     return found
 
 
-def check_log(path: str | Path) -> list[dict[str, Any]]:
+def check_log(path: str | Path) -> list[LocatedViolation]:
     """Re-read a saved ``events.jsonl`` and re-run the invariant checks on it.
 
     Returns:
-        the violations found, in log order: each ``{"t_ms": time of the offending record
-        (the end of the run for liveness/balance), "invariant": ..., "detail": ..., ...}``;
-        safety violations also carry ``cause_seq``, the offending record's ``seq``.
+        the violations found, in log order: each a
+        :class:`scenarios.check.violation.LocatedViolation` whose ``t_ms`` is the time of the
+        offending record (the end of the run for liveness/balance), with ``invariant``,
+        ``detail`` and the items involved (unset when a rule names none); safety violations
+        also carry ``cause_seq``, the offending record's ``seq``. ``v.report()`` is the dict
+        ``groupsim check`` prints, ``{"t_ms": ..., "invariant": ..., "detail": ..., ...}``.
 
     Every record is validated against its kind's Struct (:mod:`scenarios.eventlog.records`)
     first: an unknown kind or field, or a value of the wrong type, is a ``LogFormatError``.
@@ -108,10 +116,10 @@ def check_log(path: str | Path) -> list[dict[str, Any]]:
     return check_records(read_jsonl(path, validate=True, max_line_bytes=max_line))
 
 
-def check_consumer_log(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def check_consumer_log(records: Sequence[dict[str, Any]]) -> list[LocatedViolation]:
     """A consumer group's log: the ownership rules and the protocol checkers
     (:func:`scenarios.check.consumer_ownership.consumer_log_violations`)."""
     live = [r for r in records if r.get("kind") != "violation"]
-    end_ms = records[-1].get("t_ms") if records else 0
-    by_seq = {r.get("seq"): r.get("t_ms") for r in live}
+    end_ms: int = records[-1]["t_ms"] if records else 0
+    by_seq: dict[Any, int] = {r.get("seq"): r["t_ms"] for r in live}
     return [located(by_seq.get(v.cause_seq, end_ms), v) for v in consumer_log_violations(live)]

@@ -11,16 +11,21 @@ JSON, so the encoded violation is byte-for-byte what the log holds.
 
 Frozen: a checker that adds to a violation (a known issue, the group of a served log) makes a
 new one with :meth:`Violation.replace`.
+
+``groupsim check`` and the log re-checks of :mod:`scenarios.check.log_check` hand back
+:class:`LocatedViolation` s: a violation with the ``t_ms`` of the record that caused it (the
+envelope's time, kept off :class:`Violation` so its fields stay the record's without the
+envelope); they become dicts only where they are written (:meth:`LocatedViolation.report`).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Self
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
-__all__ = ["Violation", "located"]
+__all__ = ["LocatedViolation", "Violation", "located"]
 
 
 class Violation(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -71,8 +76,8 @@ class Violation(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
         (unset fields left out)."""
         return msgspec.to_builtins(self)  # type: ignore[no-any-return]
 
-    def replace(self, **changes: Any) -> Violation:
-        """A copy with ``changes`` (field names as attributes: ``from_``)."""
+    def replace(self, **changes: Any) -> Self:
+        """A copy (of the same class) with ``changes`` (field names as attributes: ``from_``)."""
         return msgspec.structs.replace(self, **changes)
 
     @property
@@ -81,7 +86,24 @@ class Violation(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
         return self.known_issue or None
 
 
-def located(t_ms: Any, violation: Violation) -> dict[str, Any]:
-    """``{"t_ms": t_ms, **violation.fields()}``: a violation as ``groupsim check`` reports
-    it, at the time of the record that caused it."""
-    return {"t_ms": t_ms, **violation.fields()}
+class LocatedViolation(Violation, frozen=True, kw_only=True, omit_defaults=True):
+    """A :class:`Violation` at ``t_ms``, the virtual time (ms) of the record that caused it
+    (the end of the run for an end-of-run check): what ``groupsim check`` reports. Its
+    :meth:`fields` are still the ``violation`` record's (``t_ms`` is the envelope's)."""
+
+    t_ms: int
+
+    def fields(self) -> dict[str, Any]:
+        """The ``violation`` record fields, as :meth:`Violation.fields` (no ``t_ms``)."""
+        fields = msgspec.to_builtins(self)
+        del fields["t_ms"]
+        return fields  # type: ignore[no-any-return]
+
+    def report(self) -> dict[str, Any]:
+        """``{"t_ms": t_ms, **fields()}``: the violation as ``groupsim check`` prints it."""
+        return {"t_ms": self.t_ms, **self.fields()}
+
+
+def located(t_ms: int, violation: Violation) -> LocatedViolation:
+    """``violation`` at ``t_ms`` (virtual ms), the time of the record that caused it."""
+    return LocatedViolation(t_ms=t_ms, **msgspec.structs.asdict(violation))

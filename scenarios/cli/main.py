@@ -336,11 +336,12 @@ def check(
             )
         if not events.is_file():
             raise BadInput(f"{events}: no such file")
-        violations = check_log(events)
+        found = check_log(events)
     except InputError as exc:
         fail(str(exc))
     except OSError as exc:
         fail(f"{events}: {exc.strerror or exc}")
+    violations = [v.report() for v in found]  # printed as JSON, one a line
     verdict_line = ""
     if referee is not None:
         from scenarios.eventlog import read_jsonl

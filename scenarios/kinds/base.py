@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from rich.text import Text
 
     from scenarios.campaigns.chaos.generate import ChaosConfig, ChaosSpec
+    from scenarios.check.violation import LocatedViolation
 
 __all__ = ["KindBase", "KindChaos"]
 
@@ -69,7 +70,7 @@ class KindBase:
         assert isinstance(summary, SummaryBase)  # Connect's and Streams' summaries
         return base_headline(summary)
 
-    def log_violations(self, records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    def log_violations(self, records: Sequence[dict[str, Any]]) -> list[LocatedViolation]:
         return check_group_log(records)
 
     def summary_lines(self, summary: Mapping[str, Any]) -> list[Text | str]:

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
     from scenarios.campaigns.chaos.generate import ChaosConfig, ChaosSpec
     from scenarios.check.summary_types import Summary
+    from scenarios.check.violation import LocatedViolation
     from scenarios.input.steps import LoadedView
     from scenarios.sim.engine import RunKind
 
@@ -124,7 +125,7 @@ class GroupKind(Protocol):
         a saved ``summary.json`` gives it through
         :func:`scenarios.check.summary_types.summary_struct`)."""
 
-    def log_violations(self, records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    def log_violations(self, records: Sequence[dict[str, Any]]) -> list[LocatedViolation]:
         """Every violation ``groupsim check`` finds in one group's log of this kind, each
         with ``t_ms`` (virtual ms)."""
 

@@ -44,7 +44,7 @@ def summary(broker: Broker) -> dict[str, Any]:
         "port": broker.port,
         "end_ms": records[-1]["t_ms"] if records else 0,
         "groups": groups,
-        "violations": check_records(records),
+        "violations": [v.report() for v in check_records(records)],
     }
 
 

@@ -36,6 +36,8 @@ from scenarios.sim.consumer import ConsumerKind
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from scenarios.check.violation import LocatedViolation
+
 __all__ = ["CONSUMER", "Consumer"]
 
 
@@ -77,7 +79,7 @@ class Consumer(KindBase):
             downtime_max_ms=details.partition_downtime_ms_max,
         )
 
-    def log_violations(self, records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    def log_violations(self, records: Sequence[dict[str, Any]]) -> list[LocatedViolation]:
         return check_consumer_log(records)
 
     def render_summary(self, summary: Mapping[str, Any], console: Console, title: str) -> bool:

@@ -92,10 +92,10 @@ def numbered(*records: dict[str, Any]) -> list[dict[str, Any]]:
     return [{"seq": i, **r} for i, r in enumerate(records)]
 
 
-def violation_names(violations: Sequence[Violation | dict[str, Any]]) -> list[str]:
-    """The ``invariant`` of each violation, in order: as a checker returns them
-    (:class:`Violation`) or as ``groupsim check`` reports them (its located dicts)."""
-    return [v.invariant if isinstance(v, Violation) else v["invariant"] for v in violations]
+def violation_names(violations: Sequence[Violation]) -> list[str]:
+    """The ``invariant`` of each violation, in order: as a checker returns them, or as
+    ``groupsim check`` finds them (its located violations)."""
+    return [v.invariant for v in violations]
 
 
 def _neutral(t: inspect.Type) -> Any:

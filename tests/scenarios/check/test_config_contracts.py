@@ -66,4 +66,4 @@ def test_kip415_a_worker_behind_reads_the_config_before_it_starts_work() -> None
 
 def test_groupsim_check_runs_the_config_checker() -> None:
     records = _log({"kind": "run_start"}, _ASSIGNMENT, _start(11), {"kind": "run_end"})
-    assert "config_behind_assignment" in {v["invariant"] for v in check_records(complete(records))}
+    assert "config_behind_assignment" in {v.invariant for v in check_records(complete(records))}

@@ -44,7 +44,7 @@ def _names(records: list[Record]) -> list[str]:
 
 def _judge(records: list[Record]) -> list[str]:
     clean = [r for r in records if r["kind"] != "violation"]
-    return [v["invariant"] for v in check_consumer_balance(clean) + check_sticky_keeps_owned(clean)]
+    return [v.invariant for v in check_consumer_balance(clean) + check_sticky_keeps_owned(clean)]
 
 
 @pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.stem)
@@ -92,7 +92,7 @@ def test_hand_changed_rounds_break_each_rule() -> None:
     assert [v.invariant for v in check_consumer_balance([start, r])] == [
         "consumer_assignment_unbalanced"
     ]
-    assert "consumer_assignment_unbalanced" in [v["invariant"] for v in check_records([start, r])]
+    assert "consumer_assignment_unbalanced" in [v.invariant for v in check_records([start, r])]
     # a later round that swaps two survivors' partitions: neither keeps what it owned
     last = copy.deepcopy(rounds[-1])
     a, b = list(last["assigned"])[:2]

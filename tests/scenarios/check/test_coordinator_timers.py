@@ -183,7 +183,7 @@ def test_groupsim_check_runs_the_timer_checkers() -> None:
             )
         )
     )
-    names = {v["invariant"] for v in found}
+    names = {v.invariant for v in found}
     assert {"join_completed_early", "pending_member_kept"} <= names
 
 

@@ -98,7 +98,7 @@ def test_kafka_9184_ends_when_the_cut_off_worker_gives_up() -> None:
     late = _run(_zombie_log(cut, 54_000))
     assert late.known is None
     log = complete(_zombie_log(cut, 54_000))
-    assert "double_ownership" in {v["invariant"] for v in check_records(log)}
+    assert "double_ownership" in {v.invariant for v in check_records(log)}
 
 
 def test_kafka_9184_waits_out_a_joingroup_in_flight() -> None:

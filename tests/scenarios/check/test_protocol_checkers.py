@@ -36,7 +36,7 @@ def streams_log() -> Records:
 
 
 def _names(records: Records) -> set[str]:
-    return {v["invariant"] for v in check_records(records)}
+    return {v.invariant for v in check_records(records)}
 
 
 def _first(records: Records, kind: str, **match: Any) -> int:
@@ -70,7 +70,7 @@ def test_generation_must_increase_except_after_a_failover_reload(connect_log: Re
     loaded.update(kind="group_loaded", generation=gens[-2]["generation"] - 1, state="Stable")
     log.insert(i, loaded)
     found = protocol_violations(log)
-    assert [v for v in found if v["invariant"] == "generation_regressed"] == []
+    assert [v for v in found if v.invariant == "generation_regressed"] == []
 
 
 def test_a_member_never_applies_an_older_generation(connect_log: Records) -> None:
@@ -83,8 +83,8 @@ def test_a_member_never_applies_an_older_generation(connect_log: Records) -> Non
         if a["member"] == last["member"] and a["generation"] < last["generation"]
     )
     log.append({**older, "seq": log[-1]["seq"] + 1, "t_ms": log[-1]["t_ms"]})
-    found = [v for v in check_records(log) if v["invariant"] == "member_generation_regressed"]
-    assert found and found[0]["member"] == last["member"]
+    found = [v for v in check_records(log) if v.invariant == "member_generation_regressed"]
+    assert found and found[0].member == last["member"]
 
 
 def test_coordinator_answers_sync_only_for_the_current_generation(connect_log: Records) -> None:
@@ -146,8 +146,8 @@ def test_coordinator_answers_heartbeat_only_for_the_current_generation(
             "member": member,
         },
     ]
-    found = [v for v in check_records(log) if v["invariant"] == "stale_generation_accepted"]
-    assert found and "Heartbeat" in found[0]["detail"]
+    found = [v for v in check_records(log) if v.invariant == "stale_generation_accepted"]
+    assert found and "Heartbeat" in found[0].detail
 
 
 @pytest.mark.parametrize(
@@ -182,8 +182,8 @@ def test_a_late_request_is_judged_when_it_arrives(
     if generation is not None:
         late["generation"] = generation
     log.insert(g2 + 1, late)
-    found = [v for v in check_records(log) if v["invariant"] == "stale_generation_accepted"]
-    assert [v["cause_seq"] for v in found] == ([-1] if fires else [])
+    found = [v for v in check_records(log) if v.invariant == "stale_generation_accepted"]
+    assert [v.cause_seq for v in found] == ([-1] if fires else [])
 
 
 def test_every_member_runs_the_elected_protocol(connect_log: Records) -> None:
@@ -282,8 +282,8 @@ def test_streams_client_runs_only_its_latest_assignment(streams_log: Records) ->
     stops = [i for i, r in enumerate(log) if r["kind"] == "active_task_stopped"]
     assert stops, "the scenario moves at least one active task"
     del log[stops[0]]
-    found = [v for v in check_records(log) if v["invariant"] == "stale_active_task"]
-    assert found and found[0]["task"] == streams_log[stops[0]]["task"]
+    found = [v for v in check_records(log) if v.invariant == "stale_active_task"]
+    assert found and found[0].task == streams_log[stops[0]]["task"]
 
 
 def test_groupsim_check_names_the_new_invariant(connect_log: Records, tmp_path: Path) -> None:
@@ -316,8 +316,8 @@ def test_kip_987_static_job_goes_only_to_a_worker_that_names_it() -> None:
             break
     else:
         pytest.fail("no static round with a static and a wildcard worker")
-    found = [v for v in check_records(log) if v["invariant"] == "static_placement"]
-    assert found and found[0]["job"] == job
+    found = [v for v in check_records(log) if v.invariant == "static_placement"]
+    assert found and found[0].job == job
 
 
 def test_a_streams_assignment_never_lists_a_task_as_active_and_standby(
@@ -326,8 +326,8 @@ def test_a_streams_assignment_never_lists_a_task_as_active_and_standby(
     log = copy.deepcopy(streams_log)
     a = next(r for r in log if r["kind"] == "assignment" and r["active"])
     a["standby"] = [*a["standby"], a["active"][0]]
-    found = [v for v in check_records(log) if v["invariant"] == "active_and_standby"]
-    assert found and found[0]["task"] == a["active"][0]
+    found = [v for v in check_records(log) if v.invariant == "active_and_standby"]
+    assert found and found[0].task == a["active"][0]
 
 
 def test_a_member_loaded_from_the_group_record_votes_only_for_the_group_protocol() -> None:

@@ -70,7 +70,7 @@ def test_an_unbalanced_group_after_a_quiet_period_is_a_violation() -> None:
     assert found[0].known is None
     # groupsim check reports it by name
     assert "quiet_period_balance" in {
-        v["invariant"] for v in check_records(complete(_log(LOPSIDED, BOUND + 1)))
+        v.invariant for v in check_records(complete(_log(LOPSIDED, BOUND + 1)))
     }
 
 

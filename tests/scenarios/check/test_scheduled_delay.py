@@ -162,7 +162,7 @@ def test_lost_work_handed_out_early_or_kept_after_the_delay_is_a_violation() -> 
 
 def test_groupsim_check_reports_it_by_name() -> None:
     found = check_records(complete(_log([(1000, 10_000), (11_000, 2000)])))
-    assert "scheduled_delay" in {v["invariant"] for v in found}
+    assert "scheduled_delay" in {v.invariant for v in found}
 
 
 @pytest.fixture(scope="module")
@@ -184,7 +184,7 @@ def _write(records: list[dict[str, Any]], path: Path) -> Path:
 def test_a_real_run_passes_and_its_mutations_fail(
     delayed_run: list[dict[str, Any]], tmp_path: Path
 ) -> None:
-    names = {v["invariant"] for v in check_log(_write(delayed_run, tmp_path / "clean.jsonl"))}
+    names = {v.invariant for v in check_log(_write(delayed_run, tmp_path / "clean.jsonl"))}
     assert "scheduled_delay" not in names
     first = next(
         i for i, r in enumerate(delayed_run) if r.get("kind") == "assignor" and r.get("delay_ms")
@@ -195,7 +195,7 @@ def test_a_real_run_passes_and_its_mutations_fail(
         if r.get("kind") == "assignor":
             r["delay_ms"] = delayed_run[first]["delay_ms"]
     found = check_log(_write(mutated, tmp_path / "never-cleared.jsonl"))
-    assert "scheduled_delay" in {v["invariant"] for v in found}
+    assert "scheduled_delay" in {v.invariant for v in found}
 
 
 def test_the_check_command_names_it(delayed_run: list[dict[str, Any]], tmp_path: Path) -> None:

@@ -44,7 +44,18 @@ def test_fields_leave_unset_out_keep_none_and_follow_record_order() -> None:
     line = msgspec.json.encode({"t_ms": 5, "seq": 8, "kind": "violation", **fields})
     (decoded,) = decode_kinds([msgspec.json.decode(line)], ("violation",))
     assert isinstance(decoded, k.Violation) and decoded.from_ == "Empty"
-    assert located(5, found) == {"t_ms": 5, **fields}
+    at = located(5, found)
+    assert at.t_ms == 5 and at.invariant == "illegal_transition" and at.fields() == fields
+    assert list(at.report()) == ["t_ms", *fields] and at.report() == {"t_ms": 5, **fields}
+
+
+def test_a_located_violation_is_a_violation_whose_t_ms_stays_out_of_its_fields() -> None:
+    found = located(9, Violation(invariant="liveness", detail="d", tasks=["c-0"]))
+    assert isinstance(found, Violation)
+    grouped = found.replace(group="b")  # check_records names the group of a served log
+    assert type(grouped) is type(found) and grouped.t_ms == 9
+    assert "t_ms" not in grouped.fields()
+    assert list(grouped.report()) == ["t_ms", "invariant", "detail", "tasks", "group"]
 
 
 def test_an_unknown_field_is_a_type_error() -> None:

@@ -95,12 +95,12 @@ def test_check_finds_violations_again_and_ignores_recorded_ones(tmp_path: Path) 
     path = tmp_path / "events.jsonl"
     write_jsonl(log.records, path)
     found = check_log(path)
-    assert [(v["invariant"], v["t_ms"]) for v in found] == [
+    assert [(v.invariant, v.t_ms) for v in found] == [
         ("double_ownership", 4),
         ("liveness", 10),
     ]
-    assert found[0]["cause_seq"] == log.records[-4]["seq"]  # task_start on w2
-    assert found[1]["tasks"] == ["c-0"]  # running on two members at the end
+    assert found[0].cause_seq == log.records[-4]["seq"]  # task_start on w2
+    assert found[1].tasks == ["c-0"]  # running on two members at the end
 
 
 def test_check_clean_log() -> None:

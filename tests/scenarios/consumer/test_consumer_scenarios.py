@@ -364,10 +364,10 @@ def test_check_finds_a_partition_given_twice_in_one_generation(tmp_path: Path) -
     planted = dict(other, assigned=[*other["assigned"], stolen], owned=[*other["owned"], stolen])
     records = [planted if r is other else r for r in records]
     found = check_records(records)
-    assert [v["invariant"] for v in found] == ["double_ownership"]
+    assert [v.invariant for v in found] == ["double_ownership"]
     path = tmp_path / "events.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-    assert [v["invariant"] for v in check_log(path)] == ["double_ownership"]
+    assert [v.invariant for v in check_log(path)] == ["double_ownership"]
 
 
 @pytest.mark.parametrize(

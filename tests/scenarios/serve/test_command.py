@@ -197,9 +197,7 @@ def test_check_takes_the_groups_of_a_served_log_one_at_a_time():
     ]
     assert check_records(records) == []
     broken = [*records, state(5, "b", "PreparingRebalance", "Stable")]
-    assert [(v["invariant"], v["group"]) for v in check_records(broken)] == [
-        ("illegal_transition", "b")
-    ]
+    assert [(v.invariant, v.group) for v in check_records(broken)] == [("illegal_transition", "b")]
 
 
 def test_a_taken_port_is_one_line_exit_code_2_and_no_files(tmp_path: Path):

@@ -95,7 +95,7 @@ def _always_rebalance(original):  # type: ignore[no-untyped-def]
 async def test_a_served_static_rejoin_is_checked_clean(tmp_path: Path) -> None:
     await _static_rejoin_session(tmp_path)
     found = check_log(tmp_path / "events.jsonl")
-    assert [v for v in found if v["invariant"] == "static_rejoin_rebalanced"] == []
+    assert [v for v in found if v.invariant == "static_rejoin_rebalanced"] == []
     kinds = [line for line in (tmp_path / "events.jsonl").read_text().splitlines()]
     assert any('"member_replaced"' in line for line in kinds)
 
@@ -115,7 +115,7 @@ async def test_check_reports_a_served_static_rejoin_that_rebalances(
         monkeypatch.setattr(Broker, "now_ms", lambda self: now_ms(self) + next(ticks))
     await _static_rejoin_session(tmp_path)
     found = check_log(tmp_path / "events.jsonl")
-    assert "static_rejoin_rebalanced" in {v["invariant"] for v in found}
+    assert "static_rejoin_rebalanced" in {v.invariant for v in found}
 
 
 async def _completing_rejoin_session(out: Path) -> tuple[int, int]:

@@ -67,7 +67,7 @@ def _kept(original: Any) -> Any:
 async def test_a_served_pending_member_is_forgotten(tmp_path: Path) -> None:
     await _abandoned_pending_member(tmp_path)
     found = check_log(tmp_path / "events.jsonl")
-    assert [v for v in found if v["invariant"] == "pending_member_kept"] == []
+    assert [v for v in found if v.invariant == "pending_member_kept"] == []
     text = (tmp_path / "events.jsonl").read_text()
     assert '"member_pending_removed"' in text
 
@@ -80,4 +80,4 @@ async def test_check_reports_a_served_pending_member_kept(
     )
     await _abandoned_pending_member(tmp_path)
     found = check_log(tmp_path / "events.jsonl")
-    assert "pending_member_kept" in {v["invariant"] for v in found}
+    assert "pending_member_kept" in {v.invariant for v in found}
