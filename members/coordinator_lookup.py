@@ -9,8 +9,9 @@ flight; the next requests go out on a new connection, ``address/1``, then ``addr
 The coordinator is then looked up every ``FIND_COORDINATOR_RETRY_MS`` until a FindCoordinator
 answers. The member's ``coordinator_known`` and ``connection_address`` stay plain attributes
 of the client (the engine reads them on every delivery); what the lookup reads and asks of the
-client is :class:`LookupOwner`, and its effects go out through the client's effect sinks,
-handed over explicitly. Timer key it arms: ``find-coordinator``.
+client is :class:`LookupOwner`, and its effects go out through the client's effect sinks
+(:class:`members.member_state.ClientEffects`), handed over explicitly. Timer key it arms:
+``find-coordinator``.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from members.member_state import MemberState
+from members.member_state import ClientEffects, MemberState
 from protocol.group import ErrorCode, FindCoordinatorRequest, FindCoordinatorResponse
 
 __all__ = ["FIND_COORDINATOR_RETRY_MS", "CoordinatorLookup", "LookupOwner"]
@@ -65,10 +66,7 @@ class CoordinatorLookup:
 
     Args:
         owner: the group client it looks the coordinator up for.
-        send: the client's sink for a request to the coordinator (on its current connection).
-        set_timer: the client's sink for arming a timer: (key, due at virtual ms).
-        cancel: the client's sink for cancelling a timer: (key).
-        log: the client's sink for an event-log record: (kind, fields).
+        effects: the client's effect sinks.
         clear_heartbeats: forgets the heartbeat thread's Heartbeats in flight.
     """
 
@@ -77,18 +75,16 @@ class CoordinatorLookup:
     def __init__(
         self,
         owner: LookupOwner,
+        effects: ClientEffects,
         *,
-        send: Callable[[object], None],
-        set_timer: Callable[[str, int], None],
-        cancel: Callable[[str], None],
-        log: Callable[..., None],
         clear_heartbeats: Callable[[], None],
     ) -> None:
         self._owner = owner
-        self._send = send
-        self._set = set_timer
-        self._cancel = cancel
-        self._log = log
+        # the sinks it calls, bound once (a call costs no bundle lookup)
+        self._send = effects.send
+        self._set = effects.set_timer
+        self._cancel = effects.cancel
+        self._log = effects.log
         self._clear_heartbeats = clear_heartbeats
         self._connections = 0  # connections to the coordinator dropped so far
 

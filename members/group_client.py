@@ -39,6 +39,7 @@ from members.join_group import JoinGroupHandler
 from members.member_state import (
     IN_GENERATION,
     VALID_PREVIOUS_STATES,
+    ClientEffects,
     GroupTimeouts,
     IllegalMemberTransition,
     MemberState,
@@ -140,29 +141,19 @@ class GroupClient:
         self.coordinator_known = True
         self._leaving = False
         self._fx: list[Effect] = []
+        # the effect sinks its parts share: each appends to the effects :meth:`_take` returns
+        effects = ClientEffects(
+            send=self._send, set_timer=self._set, cancel=self._cancel, log=self._log
+        )
         #: the heartbeat thread (``AbstractCoordinator.HeartbeatThread``) and its Heartbeats
         #: in flight on the current connection
-        self._heartbeat = HeartbeatThread(self, send=self._send, set_timer=self._set, log=self._log)
+        self._heartbeat = HeartbeatThread(self, effects)
         #: the JoinGroup / SyncGroup round (``JoinGroupResponseHandler``,
         #: ``SyncGroupResponseHandler``)
-        self._join = JoinGroupHandler(
-            self,
-            send=self._send,
-            set_timer=self._set,
-            cancel=self._cancel,
-            log=self._log,
-            arm_heartbeat=self._heartbeat.arm,
-        )
+        self._join = JoinGroupHandler(self, effects, arm_heartbeat=self._heartbeat.arm)
         #: losing and finding the coordinator (``markCoordinatorUnknown``,
         #: ``lookupCoordinator``)
-        self._lookup = CoordinatorLookup(
-            self,
-            send=self._send,
-            set_timer=self._set,
-            cancel=self._cancel,
-            log=self._log,
-            clear_heartbeats=self._heartbeat.clear,
-        )
+        self._lookup = CoordinatorLookup(self, effects, clear_heartbeats=self._heartbeat.clear)
 
     # ------------------------------------------------------------------ hooks
 

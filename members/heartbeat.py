@@ -6,8 +6,9 @@ One :class:`HeartbeatThread` is owned by each :class:`members.group_client.Group
 flight on the member's current connection to the coordinator — by correlation id, with the
 generation each was sent with (``HeartbeatResponseHandler``'s ``sentGeneration``) — sends a
 Heartbeat every ``heartbeat.interval.ms`` and acts on the answers. What it reads and asks of
-its client is :class:`HeartbeatOwner`; its effects go out through the client's effect sinks,
-handed over explicitly. Timer keys it arms: ``heartbeat`` and ``session``.
+its client is :class:`HeartbeatOwner`; its effects go out through the client's effect sinks
+(:class:`members.member_state.ClientEffects`), handed over explicitly. Timer keys it arms:
+``heartbeat`` and ``session``.
 
 The steady-heartbeat half (:meth:`HeartbeatThread.round`, :meth:`HeartbeatThread.answered`,
 :meth:`HeartbeatThread.shift`) is what the engine's heartbeat replay (scenarios/sim/fastpath)
@@ -17,10 +18,9 @@ carries out through the client's ``heartbeat_round`` / ``heartbeat_answered`` /
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Protocol
 
-from members.member_state import IN_GENERATION, GroupTimeouts, MemberState
+from members.member_state import IN_GENERATION, ClientEffects, GroupTimeouts, MemberState
 from protocol.group import ErrorCode, HeartbeatRequest, HeartbeatResponse
 
 __all__ = ["COORDINATOR_ERRORS", "HeartbeatOwner", "HeartbeatThread"]
@@ -80,25 +80,18 @@ class HeartbeatThread:
 
     Args:
         owner: the group client it heartbeats for.
-        send: the client's sink for a request to the coordinator (on its current connection).
-        set_timer: the client's sink for arming a timer: (key, due at virtual ms).
-        log: the client's sink for an event-log record: (kind, fields).
+        effects: the client's effect sinks; it sends, arms timers and logs (never cancels: the
+            client and the coordinator lookup disarm its timers).
     """
 
     __slots__ = ("_in_flight", "_log", "_owner", "_send", "_set")
 
-    def __init__(
-        self,
-        owner: HeartbeatOwner,
-        *,
-        send: Callable[[object], None],
-        set_timer: Callable[[str, int], None],
-        log: Callable[..., None],
-    ) -> None:
+    def __init__(self, owner: HeartbeatOwner, effects: ClientEffects) -> None:
         self._owner = owner
-        self._send = send
-        self._set = set_timer
-        self._log = log
+        # the sinks it calls, bound once (a call on the hot path costs no bundle lookup)
+        self._send = effects.send
+        self._set = effects.set_timer
+        self._log = effects.log
         # Heartbeats in flight on the current connection, oldest first: correlation id (its
         # send time, virtual ms) -> the generation it was sent with (HeartbeatResponseHandler's
         # sentGeneration)

@@ -7,7 +7,8 @@ sends the JoinGroup (``sendJoinGroupRequest``), acts on its answer
 (``onLeaderElected`` / ``sendSyncGroupRequest``), and acts on the SyncGroup answer
 (``SyncGroupResponseHandler``, then ``onJoinComplete``). The member's state and generation stay
 with the client; what the handler reads and asks of it is :class:`JoinOwner`, and its effects
-go out through the client's effect sinks, handed over explicitly. Timer keys it arms:
+go out through the client's effect sinks (:class:`members.member_state.ClientEffects`), handed
+over explicitly. Timer keys it arms:
 ``request-timeout``, ``retry``, ``session`` (and, through the heartbeat thread,
 ``heartbeat``).
 """
@@ -18,7 +19,7 @@ from collections.abc import Callable
 from typing import ClassVar, Protocol
 
 from members.heartbeat import COORDINATOR_ERRORS
-from members.member_state import GroupTimeouts, MemberState
+from members.member_state import ClientEffects, GroupTimeouts, MemberState
 from protocol.group import (
     ErrorCode,
     JoinGroupRequest,
@@ -133,10 +134,7 @@ class JoinGroupHandler:
 
     Args:
         owner: the group client it joins for.
-        send: the client's sink for a request to the coordinator (on its current connection).
-        set_timer: the client's sink for arming a timer: (key, due at virtual ms).
-        cancel: the client's sink for cancelling a timer: (key).
-        log: the client's sink for an event-log record: (kind, fields).
+        effects: the client's effect sinks.
         arm_heartbeat: (re-)arms the heartbeat thread's timer at a virtual ms.
     """
 
@@ -145,18 +143,16 @@ class JoinGroupHandler:
     def __init__(
         self,
         owner: JoinOwner,
+        effects: ClientEffects,
         *,
-        send: Callable[[object], None],
-        set_timer: Callable[[str, int], None],
-        cancel: Callable[[str], None],
-        log: Callable[..., None],
         arm_heartbeat: Callable[[int], None],
     ) -> None:
         self._owner = owner
-        self._send = send
-        self._set = set_timer
-        self._cancel = cancel
-        self._log = log
+        # the sinks it calls, bound once (a call costs no bundle lookup)
+        self._send = effects.send
+        self._set = effects.set_timer
+        self._cancel = effects.cancel
+        self._log = effects.log
         self._arm_heartbeat = arm_heartbeat
 
     def send_join(self, now_ms: int) -> None:

@@ -5,20 +5,26 @@
   :meth:`members.group_client.GroupClient._transition` enforces (raising
   :class:`IllegalMemberTransition`);
 * :class:`GroupTimeouts` — the client's ``GroupRebalanceConfig`` timeouts;
-* :class:`PollStall` — the fault that blocks the member's polling thread (KIP-62).
+* :class:`PollStall` — the fault that blocks the member's polling thread (KIP-62);
+* :class:`ClientEffects` — the group client's effect sinks, which it builds once and hands to
+  each of its parts (heartbeat thread, JoinGroup round, coordinator lookup).
 """
 
 from __future__ import annotations
 
 import enum
-from typing import NamedTuple
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import NamedTuple, Protocol
 
 import msgspec
 
 __all__ = [
+    "ClientEffects",
     "GroupTimeouts",
     "IN_GENERATION",
     "IllegalMemberTransition",
+    "LogSink",
     "MemberState",
     "PollStall",
     "VALID_PREVIOUS_STATES",
@@ -86,3 +92,37 @@ class GroupTimeouts(NamedTuple):
     heartbeat_interval_ms: int
     rebalance_timeout_ms: int
     request_timeout_ms: int
+
+
+class LogSink(Protocol):
+    """The log sink's signature: an event-log record of ``kind`` with ``fields`` (the sink adds
+    ``member``; docs/event-log.md)."""
+
+    def __call__(self, kind: str, **fields: object) -> None:
+        """Record one :class:`protocol.effects.Log` effect."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class ClientEffects:
+    """The group client's effect sinks, one per effect of :mod:`protocol.effects`: what its
+    parts (:class:`members.heartbeat.HeartbeatThread`,
+    :class:`members.join_group.JoinGroupHandler`,
+    :class:`members.coordinator_lookup.CoordinatorLookup`) do instead of I/O. The client builds
+    one bundle and hands it to each part; every sink appends an effect to the client's list,
+    which its entry point returns (sans-IO, in call order). A part binds the sinks it calls in
+    its constructor, so a call costs what calling the client's own bound method does.
+
+    Attributes:
+        send: a request to the coordinator on the client's current connection
+            (:class:`protocol.effects.Send`).
+        set_timer: arm the client's timer: (key, due at virtual ms)
+            (:class:`protocol.effects.SetTimer`).
+        cancel: disarm the client's timer: (key) (:class:`protocol.effects.CancelTimer`).
+        log: an event-log record: (kind, fields) (:class:`protocol.effects.Log`).
+    """
+
+    send: Callable[[object], None]
+    set_timer: Callable[[str, int], None]
+    cancel: Callable[[str], None]
+    log: LogSink

@@ -15,6 +15,7 @@ from coordinator import session as coordinator_session
 from coordinator.classic_group import ClassicGroup
 from coordinator.group import GroupCoordinator
 from members.group_client import GroupClient
+from members.heartbeat import HeartbeatThread
 from scenarios import kinds
 from scenarios.input.loader import loads_scenario
 from scenarios.input.steps import LoadedView
@@ -75,6 +76,12 @@ def _modelled_code() -> tuple[object, ...]:
         GroupClient.heartbeats_steady,
         GroupClient.heartbeat_round,
         GroupClient.heartbeat_answered,
+        # the heartbeat thread the client methods above delegate to (members/heartbeat.py)
+        HeartbeatThread.arm,
+        HeartbeatThread.tick,
+        HeartbeatThread.on_response,
+        HeartbeatThread.round,
+        HeartbeatThread.answered,
         GroupCoordinator.handle,
         GroupCoordinator.fire,
         coordinator_session.heartbeat,

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from members.group_client import GroupClient
+from members.heartbeat import HeartbeatThread
 from scenarios.campaigns.chaos import ChaosConfig, generate, spec_to_toml
 from scenarios.input.library import streams_library_dir
 from scenarios.input.loader import loads_scenario
@@ -280,3 +281,21 @@ def test_the_replay_stays_off_when_the_heartbeat_code_behaves_otherwise(
     lazy, eager = _both(monkeypatch, loaded, 3, False)
     assert lazy == eager  # every heartbeat went through the (buggy) client
     assert any(r["kind"] == "coordinator_unknown" for r in eager)
+
+
+def test_the_calibration_keys_on_the_heartbeat_thread_itself(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # GroupClient's heartbeat methods delegate to members/heartbeat.py: a bug planted in the
+    # HeartbeatThread (not in the client) is calibrated afresh too and turns the replay off
+    assert calibration.replay_holds()
+    correct = HeartbeatThread.on_response
+
+    def forgets_session(self: HeartbeatThread, response: Any, now_ms: int) -> None:
+        if response.error.name == "NONE":
+            self.answered(response.correlation_id)
+            return
+        correct(self, response, now_ms)
+
+    monkeypatch.setattr(HeartbeatThread, "on_response", forgets_session)
+    assert not calibration.replay_holds()
