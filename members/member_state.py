@@ -2,7 +2,7 @@
 
 * :class:`MemberState` and :data:`VALID_PREVIOUS_STATES` — ``AbstractCoordinator.MemberState``
   plus the process lifecycle, and the transition table
-  :meth:`members.group_client.GroupClient._transition` enforces (raising
+  :meth:`members.group_client.GroupClient.transition` enforces (raising
   :class:`IllegalMemberTransition`);
 * :class:`GroupTimeouts` — the client's ``GroupRebalanceConfig`` timeouts;
 * :class:`PollStall` — the fault that blocks the member's polling thread (KIP-62);
