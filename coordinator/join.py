@@ -31,6 +31,7 @@ __all__ = [
     "accept_joining_member",
     "join_new_member",
     "join_existing_member",
+    "member_id_required",
     "update_static_member_then_rebalance_or_complete_join",
     "current_join_response",
     "add_member_then_rebalance_or_complete_join",
@@ -127,22 +128,20 @@ def join_new_member(
         deadline = now_ms + req.session_timeout_ms
         g.pending[new_id] = PendingMember(source, deadline)
         effects.append(SetTimer(HEARTBEAT_PREFIX + new_id, deadline))
-        # what KIP-394's pending-member rules are judged by (member_pending_kept/listed)
-        effects.append(
-            Log(
-                "member_pending",
-                {
-                    "member": source,
-                    "member_id": new_id,
-                    "session_timeout_ms": req.session_timeout_ms,
-                },
-            )
-        )
-        effects.append(
-            Send(source, JoinGroupResponse(ErrorCode.MEMBER_ID_REQUIRED, member_id=new_id))
-        )
+        effects += member_id_required(source, new_id, req.session_timeout_ms)
     else:
         add_member_then_rebalance_or_complete_join(g, source, req, new_id, now_ms, effects)
+
+
+def member_id_required(source: str, new_id: str, session_timeout_ms: int) -> list[Effect]:
+    """KIP-394 (``JoinGroupRequest.requiresKnownMemberId``): the ``member_pending`` record the
+    pending-member rules are judged by (member_pending_kept/listed) and the
+    MEMBER_ID_REQUIRED answer handing ``source`` its new member id ``new_id``."""
+    pending = {"member": source, "member_id": new_id, "session_timeout_ms": session_timeout_ms}
+    return [
+        Log("member_pending", pending),
+        Send(source, JoinGroupResponse(ErrorCode.MEMBER_ID_REQUIRED, member_id=new_id)),
+    ]
 
 
 def join_existing_member(

@@ -43,8 +43,8 @@ from members.streams_client import StreamsClient
 from members.worker import ConnectWorker
 from protocol.connect import ConnectAssignment
 from protocol.connect_codec import encode_assignment
-from protocol.effects import Log, Send, SetTimer
-from protocol.group import ErrorCode, JoinGroupResponse, LeaveGroupResponse
+from protocol.effects import Send, SetTimer
+from protocol.group import ErrorCode, LeaveGroupResponse
 from scenarios.campaigns.chaos import ChaosConfig, run_one
 
 from . import consumer as consumer_bugs
@@ -535,19 +535,7 @@ def _pending_added_at_once(original: Callable[..., Any]) -> Callable[..., Any]:
         )
         effects.extend(added)
         if new_id is not None:
-            effects.append(
-                Log(
-                    "member_pending",
-                    {
-                        "member": source,
-                        "member_id": new_id,
-                        "session_timeout_ms": req.session_timeout_ms,
-                    },
-                )
-            )
-            effects.append(
-                Send(source, JoinGroupResponse(ErrorCode.MEMBER_ID_REQUIRED, member_id=new_id))
-            )
+            effects += coordinator_join.member_id_required(source, new_id, req.session_timeout_ms)
         return None
 
     return _join_new_member
