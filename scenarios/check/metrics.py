@@ -39,7 +39,13 @@ from scenarios.check.summary_types import (
 )
 from scenarios.eventlog.kinds import Fault, Step
 
-__all__ = ["summarize", "connect_summary", "step_end_ms", "step_record_end_ms"]
+__all__ = [
+    "GrowingLogSummary",
+    "summarize",
+    "connect_summary",
+    "step_end_ms",
+    "step_record_end_ms",
+]
 
 _TASK_EVENTS = {
     "task_started": ("task", True),
@@ -372,6 +378,29 @@ class _Summarizer:
 
     # ------------------------------------------------------------------ result
 
+    def result_so_far(self) -> ConnectSummary:
+        """:meth:`result` of the records fed so far, leaving the summarizer as it was: what
+        :meth:`result` changes to close the open down intervals and take the last imbalance
+        sample is put back, so feeding may go on as if it had not been called."""
+        t_start, phase_count, max_imbalance = self.t_start, len(self.phases), self.max_imbalance
+        downtime = dict(self.downtime)
+        phase_downtime = [p.downtime for p in self.phases]
+        insts = [
+            (inst, inst.since, inst.down_ms, len(inst.pre))
+            for table in self.insts.values()
+            for inst in table.values()
+        ]
+        try:
+            return self.result()
+        finally:
+            self.t_start, self.max_imbalance, self.downtime = t_start, max_imbalance, downtime
+            del self.phases[phase_count:], self.phase_starts[phase_count:]
+            for phase, down in zip(self.phases, phase_downtime, strict=True):
+                phase.downtime = down
+            for inst, since, down_ms, pre in insts:
+                inst.since, inst.down_ms = since, down_ms
+                del inst.pre[pre:]
+
     def result(self) -> ConnectSummary:
         if self.t_start is None:
             self.t_start = 0
@@ -420,7 +449,7 @@ class _Summarizer:
                 name=p.name,
                 start_ms=p.start_ms,
                 end_ms=self.phases[i + 1].start_ms if i + 1 < len(self.phases) else end,
-                protocols=p.protocols,
+                protocols=list(p.protocols),
                 rebalances=p.rebalances,
                 task_downtime_ms_total=p.downtime,
                 task_movements=p.movements,
@@ -542,3 +571,36 @@ def connect_summary(records: Sequence[dict[str, Any]]) -> ConnectSummary:
     for record in records:
         summarizer.feed(record)
     return summarizer.result()
+
+
+class GrowingLogSummary:
+    """:func:`connect_summary` of a log that grows between calls, without reading it again:
+    :meth:`summary` feeds only the records added since its last call when it is given the
+    same list, grown by appends (the engine's ``EventLog.records``: the runner summarizes the
+    log before its end-of-run checks and again after their records and ``run_end``). Any
+    other list is summarized from its start. The summaries are those of
+    :func:`connect_summary` (:meth:`_Summarizer.result_so_far`)."""
+
+    __slots__ = ("_records", "_fed", "_last", "_summarizer")
+
+    def __init__(self) -> None:
+        self._records: Sequence[dict[str, Any]] | None = None
+        self._fed = 0
+        self._last: dict[str, Any] | None = None
+        self._summarizer = _Summarizer()
+
+    def summary(self, records: Sequence[dict[str, Any]]) -> ConnectSummary:
+        """:func:`connect_summary` of ``records`` (records in ``seq`` order)."""
+        fed = self._fed
+        if (
+            records is not self._records
+            or len(records) < fed
+            or (fed and records[fed - 1] is not self._last)
+        ):
+            self._records, fed, self._summarizer = records, 0, _Summarizer()
+        summarizer = self._summarizer
+        for i in range(fed, len(records)):
+            summarizer.feed(records[i])
+        self._fed = len(records)
+        self._last = records[-1] if records else None
+        return summarizer.result_so_far()
