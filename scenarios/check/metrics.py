@@ -39,13 +39,7 @@ from scenarios.check.summary_types import (
 )
 from scenarios.eventlog.kinds import Fault, Step
 
-__all__ = [
-    "GrowingLogSummary",
-    "summarize",
-    "connect_summary",
-    "step_end_ms",
-    "step_record_end_ms",
-]
+__all__ = ["GrowingLogSummary", "summarize", "connect_summary", "step_end_ms", "step_record_end_ms"]
 
 _TASK_EVENTS = {
     "task_started": ("task", True),
@@ -386,9 +380,7 @@ class _Summarizer:
         downtime = dict(self.downtime)
         phase_downtime = [p.downtime for p in self.phases]
         insts = [
-            (inst, inst.since, inst.down_ms, len(inst.pre))
-            for table in self.insts.values()
-            for inst in table.values()
+            (i, i.since, i.down_ms, len(i.pre)) for t in self.insts.values() for i in t.values()
         ]
         try:
             return self.result()
@@ -592,11 +584,8 @@ class GrowingLogSummary:
     def summary(self, records: Sequence[dict[str, Any]]) -> ConnectSummary:
         """:func:`connect_summary` of ``records`` (records in ``seq`` order)."""
         fed = self._fed
-        if (
-            records is not self._records
-            or len(records) < fed
-            or (fed and records[fed - 1] is not self._last)
-        ):
+        grown = records is self._records and len(records) >= fed
+        if not grown or (fed and records[fed - 1] is not self._last):
             self._records, fed, self._summarizer = records, 0, _Summarizer()
         summarizer = self._summarizer
         for i in range(fed, len(records)):
