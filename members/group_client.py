@@ -31,6 +31,7 @@ out (:mod:`protocol.effects`), in order. Timer keys owned here and by its parts:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import ClassVar
 
 from members.coordinator_lookup import CoordinatorLookup
@@ -397,6 +398,14 @@ class GroupClient:
         arrival + ``session.timeout.ms``, as :meth:`handle` does); False if not (nothing
         changes: ``NetworkClient`` drops the answer)."""
         return self._heartbeat.answered(correlation_id)
+
+    def steady_heartbeat_hooks(self) -> tuple[Callable[[int], int], Callable[[int], bool]]:
+        """:meth:`heartbeat_round` and :meth:`heartbeat_answered` as the heartbeat thread's own
+        bound methods, one call each instead of two (the heartbeat replay calls them thousands
+        of times a run: ``scenarios.sim.fastpath.heartbeats``); the same effects and results.
+        Valid for this member's life (its heartbeat thread is made once)."""
+        heartbeat = self._heartbeat
+        return heartbeat.round, heartbeat.answered
 
     def awaits_heartbeat(self, correlation_id: int) -> bool:
         """True while the Heartbeat ``correlation_id`` is in flight on this connection."""

@@ -377,6 +377,27 @@ class ConnectSummarizer:
 
     # ------------------------------------------------------------------ result
 
+    def result_so_far(self) -> ConnectSummary:
+        """:meth:`result` of the records fed so far, leaving the summarizer as it was: what
+        :meth:`result` changes to close the open down intervals and take the last imbalance
+        sample is put back, so feeding may go on as if it had not been called."""
+        t_start, phase_count, max_imbalance = self.t_start, len(self.phases), self.max_imbalance
+        downtime = dict(self.downtime)
+        phase_downtime = [p.downtime for p in self.phases]
+        insts = [
+            (i, i.since, i.down_ms, len(i.pre)) for t in self.insts.values() for i in t.values()
+        ]
+        try:
+            return self.result()
+        finally:
+            self.t_start, self.max_imbalance, self.downtime = t_start, max_imbalance, downtime
+            del self.phases[phase_count:], self.phase_starts[phase_count:]
+            for phase, down in zip(self.phases, phase_downtime, strict=True):
+                phase.downtime = down
+            for inst, since, down_ms, pre in insts:
+                inst.since, inst.down_ms = since, down_ms
+                del inst.pre[pre:]
+
     def result(self) -> ConnectSummary:
         if self.t_start is None:
             self.t_start = 0
@@ -425,7 +446,7 @@ class ConnectSummarizer:
                 name=p.name,
                 start_ms=p.start_ms,
                 end_ms=self.phases[i + 1].start_ms if i + 1 < len(self.phases) else end,
-                protocols=p.protocols,
+                protocols=list(p.protocols),
                 rebalances=p.rebalances,
                 task_downtime_ms_total=p.downtime,
                 task_movements=p.movements,

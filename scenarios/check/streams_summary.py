@@ -19,6 +19,7 @@ from scenarios.check.metrics import connect_summary, step_record_end_ms
 from scenarios.check.summary_types import (
     AssignmentCost,
     ClientTasks,
+    ConnectSummary,
     Restoration,
     StreamsConvergence,
     StreamsDetails,
@@ -52,12 +53,14 @@ class _StreamsState:
 
 
 def summarize_streams(
-    records: Sequence[dict[str, Any]], loaded: LoadedStreamsScenario
+    records: Sequence[dict[str, Any]],
+    loaded: LoadedStreamsScenario,
+    base: ConnectSummary | None = None,
 ) -> StreamsSummary:
     """:func:`streams_summary` (the name the engine uses: a Streams run's
     ``RunResult.summary``; ``summary.json`` holds its builtins,
     :func:`scenarios.check.summary_types.summary_dict`)."""
-    return streams_summary(records, loaded)
+    return streams_summary(records, loaded, base)
 
 
 #: The record kinds :func:`streams_summary` reads itself (beyond ``connect_summary``'s pass).
@@ -84,7 +87,9 @@ _SUMMARY_KINDS = frozenset(
 
 
 def streams_summary(
-    records: Sequence[dict[str, Any]], loaded: LoadedStreamsScenario
+    records: Sequence[dict[str, Any]],
+    loaded: LoadedStreamsScenario,
+    base: ConnectSummary | None = None,
 ) -> StreamsSummary:
     """The run summary of a Streams log (:class:`scenarios.check.summary_types.StreamsSummary`):
     :func:`scenarios.check.metrics.connect_summary`'s keys (phases,
@@ -105,8 +110,13 @@ def streams_summary(
       running), ``restore_ms_total`` / ``restore_ms_max`` (virtual ms from
       ``active_task_start`` to ``active_task_running``), ``abandoned`` (stopped while still
       restoring), ``restoring_at_end`` (active tasks of live clients still restoring).
+
+    ``base``: :func:`scenarios.check.metrics.connect_summary` of the same ``records`` when the
+    caller has it (a run's :class:`scenarios.check.growing_summary.GrowingLogSummary`), else it is
+    computed here.
     """
-    base = connect_summary(records)
+    if base is None:
+        base = connect_summary(records)
     topo = loaded.topology
     tasks = [str(t) for t in topo.tasks]
     st = _StreamsState()

@@ -28,8 +28,8 @@ from members.messages import (
 from members.worker import ConnectWorker
 from protocol.effects import Effect
 from scenarios.check.expect import evaluate
+from scenarios.check.growing_summary import GrowingLogSummary
 from scenarios.check.liveness import liveness_violations
-from scenarios.check.metrics import summarize
 from scenarios.check.protocol_checkers import protocol_violations
 from scenarios.check.summary_types import ConnectSummary
 from scenarios.check.violation import Violation
@@ -65,6 +65,7 @@ class ConnectKind:
         self.session_key: SessionKey | None = None
         self.worker_configs: dict[str, WorkerConfig] = {}
         self._engine: Engine | None = None
+        self._summaries = GrowingLogSummary()
 
     def run_start_fields(self) -> dict[str, Any]:
         return {
@@ -148,8 +149,10 @@ class ConnectKind:
     # ------------------------------------------------------------------ the run's outcome
 
     def summarize(self, records: list[dict[str, Any]]) -> ConnectSummary:
-        """:func:`scenarios.check.metrics.summarize`."""
-        return summarize(records)
+        """:func:`scenarios.check.metrics.summarize`: the run's log is summarized before the
+        end-of-run checks and again at its end, so only its new records are read the second
+        time (:class:`scenarios.check.growing_summary.GrowingLogSummary`)."""
+        return self._summaries.summary(records)
 
     def end_violations(
         self, records: list[dict[str, Any]], summary_of: Callable[[], ConnectSummary]

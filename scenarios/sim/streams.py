@@ -17,6 +17,7 @@ from members.group_client import GroupClient
 from members.streams_client import StreamsClient
 from members.streams_state import StoreState
 from protocol.effects import Effect
+from scenarios.check.growing_summary import GrowingLogSummary
 from scenarios.check.protocol_checkers import protocol_violations
 from scenarios.check.streams_quiet import streams_quiet_period_violations
 from scenarios.check.streams_summary import (
@@ -53,6 +54,7 @@ class StreamsKind:
         self.topology = loaded.topology
         self.specs: dict[str, ClientSpec] = {c.name: c for c in loaded.clients}
         self.state_dirs: dict[str, dict[TaskId, StoreState]] = {}
+        self._base_summaries = GrowingLogSummary()
 
     def run_start_fields(self) -> dict[str, Any]:
         topo = self.topology
@@ -113,8 +115,10 @@ class StreamsKind:
         return False
 
     def summarize(self, records: list[dict[str, Any]]) -> StreamsSummary:
-        """:func:`scenarios.check.streams_summary.summarize_streams`."""
-        return summarize_streams(records, self.loaded)
+        """:func:`scenarios.check.streams_summary.summarize_streams`; its Connect part read
+        once per run (the log is summarized before the end-of-run checks and again at its
+        end: :class:`scenarios.check.growing_summary.GrowingLogSummary`)."""
+        return summarize_streams(records, self.loaded, self._base_summaries.summary(records))
 
     def end_violations(
         self, records: list[dict[str, Any]], summary_of: Callable[[], StreamsSummary]

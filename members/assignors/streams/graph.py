@@ -68,10 +68,6 @@ def solve_transport(
     return np.asarray(smcf.flows(arcs), dtype=np.int64)
 
 
-def _node_key(node: int | None) -> tuple[int, int]:
-    return (0, 0) if node is None else (1, node)
-
-
 class Graph:
     """A directed flow graph (Kafka ``Graph<Integer>``); see the module doc."""
 
@@ -176,11 +172,9 @@ class Graph:
                 res[v][u] = [flow, -cost, 0]
         nodes: list[int | None] = [None, *sorted(self._adj)]
         res[None] = {n: [1, 0, 1] for n in self._adj}  # the dummy node reaches every node
-        order = sorted(
-            ((u, v) for u in res for v in res[u]),
-            key=lambda e: (_node_key(e[0]), _node_key(e[1])),
-        )
-        scan = [(u, v, res[u][v]) for u, v in order]
+        # the edges in sorted (u, v) order, the dummy first: by the nodes' places in ``nodes``
+        place = {n: i for i, n in enumerate(nodes)}
+        scan = sorted((place[u], place[v], edge) for u in res for v, edge in res[u].items())
         while True:
             start = self._negative_cycle_node(nodes, scan)
             if start is None:
@@ -195,30 +189,34 @@ class Graph:
     def _negative_cycle_node(
         self,
         nodes: list[int | None],
-        scan: list[tuple[int | None, int, list[int]]],
+        scan: list[tuple[int, int, list[int]]],
     ) -> int | None:
-        dist: dict[int | None, int] = {None: 0}
-        parents: dict[int | None, int | None] = {}
+        """Bellman-Ford from the dummy node (``nodes[0]``) over ``scan``'s edges (places in
+        ``nodes``, in scan order): a node on or after a negative cycle, relaxed in the last
+        round, with the parents that lead to it (``_parents``); ``None`` when no cycle is
+        left. Distances and parents by place in ``nodes`` (lists, not dicts)."""
         rounds = len(nodes)
+        dist: list[int | None] = [None] * rounds
+        dist[0] = 0
+        parent = [-1] * rounds
         # residuals change only between calls (in _cancel): the edges with residual capacity,
         # in scan order, with their costs, are the same in every round of this one
         live = [(u, v, e[1]) for u, v, e in scan if e[0] > 0]
-        get = dist.get
         for i in range(rounds):
             relaxed = False
             for u, v, cost in live:
-                du = get(u)
+                du = dist[u]
                 if du is None:
                     continue
                 nd = du + cost
-                dv = get(v)
+                dv = dist[v]
                 if dv is None or nd < dv:
                     dist[v] = nd
-                    parents[v] = u
+                    parent[v] = u
                     relaxed = True
                     if i == rounds - 1:
-                        self._parents = parents
-                        return v
+                        self._parents = {nodes[x]: nodes[p] for x, p in enumerate(parent) if p >= 0}
+                        return nodes[v]
             if not relaxed:
                 return None
         return None

@@ -18,6 +18,7 @@ Not re-exported by :mod:`members.assignors.streams` (this module imports
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -164,6 +165,11 @@ class StreamsPartitionAssignor:
         owner_of_partition: dict[TopicPartition, str] = {}
         labels: dict[ProcessId, str] = {}
         extra_members: list[str] = []  # further consumers of one process (FUTURE only)
+        # every stateful task's changelog end now, and its name: the same for every client
+        ends = [(task, topology.end_offset(task, now_ms)) for task in topology.stateful]
+        names = [(task, str(task)) for task in topology.stateful]
+        # a task's source partition, made once per task (read several times below)
+        source_partition = functools.cache(topology.source_partition)
         for member_id, consumer, capacity, info in subs:
             if info.version > self.latest_supported_version:
                 future = self.future_process
@@ -177,8 +183,8 @@ class StreamsPartitionAssignor:
             for tp in consumer.owned_partitions:
                 owner_of_partition[tp] = member_id
             lags: dict[TaskId, int] = {}
-            for task in topology.stateful:
-                lags[task] = _lag(sums.get(task, 0), topology.end_offset(task, now_ms))
+            for task, end in ends:
+                lags[task] = _lag(sums.get(task, 0), end)
             prev_active = set(owned) | {t for t, s in sums.items() if s == LATEST_OFFSET}
             prev_standby = {t for t in sums if t not in prev_active}
             if pid in by_process:  # another consumer of the same process (not modelled)
@@ -207,8 +213,7 @@ class StreamsPartitionAssignor:
             )
         process_order = sorted(by_process)  # Kafka's TreeMap order of the clients
         lag_table = {
-            labels[p]: {str(t): by_process[p].lags[t] for t in topology.stateful}
-            for p in process_order
+            labels[p]: {name: by_process[p].lags[t] for t, name in names} for p in process_order
         }
         inputs = self._referee_inputs(by_process, labels)
         result = assign_high_availability(
@@ -249,7 +254,7 @@ class StreamsPartitionAssignor:
                 warmups=sorted(warm.get(pid, ())),
             )
             for task in d.active:
-                owner = owner_of_partition.get(topology.source_partition(task))
+                owner = owner_of_partition.get(source_partition(task))
                 if owner is not None and owner != member_id:
                     d.withheld.append(task)
             if d.withheld:
@@ -279,14 +284,12 @@ class StreamsPartitionAssignor:
         for d in decisions.values():
             given = [t for t in d.active if t not in d.withheld]
             standby = sorted({*d.standby, *kept_standby[d.member_id]})
-            parts = sorted(topology.source_partition(t) for t in given)
+            parts = sorted(source_partition(t) for t in given)
             answer = StreamsAssignment(
                 version=used,
                 commonly_supported_version=common,
                 # one entry per assigned partition, in sorted partition order (Kafka)
-                active_tasks=tuple(
-                    _to_wire(t) for t in sorted(given, key=topology.source_partition)
-                ),
+                active_tasks=tuple(_to_wire(t) for t in sorted(given, key=source_partition)),
                 standby_tasks={_to_wire(t): topology.changelog_partitions(t) for t in standby},
                 next_rebalance_ms=d.next_rebalance_ms,
             )

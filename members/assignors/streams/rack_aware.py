@@ -244,6 +244,20 @@ class RackAwareTaskAssignor:
             new_owner = self._solve_kafka(tasks, clients, owner, cost, balance)
         else:
             new_owner = self._solve_ortools(tasks, clients, owner, cost, current, balance)
+        self._move(tasks, clients, owner, new_owner, standby)
+        rows = np.arange(len(tasks))
+        return int(cost[rows, np.asarray(new_owner, dtype=np.int64)].sum())
+
+    @staticmethod
+    def _move(
+        tasks: Sequence[TaskId],
+        clients: Sequence[ClientState],
+        owner: Sequence[int],
+        new_owner: Sequence[int],
+        standby: bool,
+    ) -> None:
+        """Move each task whose client changed from ``owner`` to ``new_owner``, in task
+        order."""
         for i, task in enumerate(tasks):
             old, new = owner[i], new_owner[i]
             if old != new:
@@ -253,8 +267,6 @@ class RackAwareTaskAssignor:
                 else:
                     clients[old].unassign_active(task)
                     clients[new].assign_active(task)
-        rows = np.arange(len(tasks))
-        return int(cost[rows, np.asarray(new_owner, dtype=np.int64)].sum())
 
     def _groups(self, tasks: Sequence[TaskId]) -> list[list[int]]:
         """Task indexes per subtopology, subtopologies sorted, only ``tasks`` counted."""
@@ -352,10 +364,12 @@ class RackAwareTaskAssignor:
         tasks: Sequence[TaskId],
         clients: Sequence[ClientState],
         owner: Sequence[int],
-        cost: np.ndarray,
+        cost: np.ndarray | Sequence[Sequence[int]],
         balance: bool,
     ) -> list[int]:
-        n_t, n_c = cost.shape
+        # T×C costs as Python ints: a matrix of _cost_matrix, or a pair's _pair_costs
+        rows = cost if isinstance(cost, Sequence) else cost.tolist()
+        n_t, n_c = len(tasks), len(clients)
         orig = [0] * n_c
         for j in owner:
             orig[j] += 1
@@ -366,7 +380,7 @@ class RackAwareTaskAssignor:
             for i in range(n_t):
                 graph.add_edge(source, i, 1, 0, 1)
                 for j in range(n_c):
-                    graph.add_edge(i, n_t + j, 1, int(cost[i, j]), 1 if owner[i] == j else 0)
+                    graph.add_edge(i, n_t + j, 1, rows[i][j], 1 if owner[i] == j else 0)
             for j in range(n_c):
                 graph.add_edge(n_t + j, sink, orig[j], 0, orig[j])
             graph.solve_min_cost_flow_cycle_cancelling(source, sink)
@@ -387,7 +401,7 @@ class RackAwareTaskAssignor:
         for i in range(n_t):
             graph.add_edge(source, node_of[i], 1, 0)
             for j in range(n_c):
-                graph.add_edge(node_of[i], n_t + n_c * group_of[i] + j, 1, int(cost[i, j]))
+                graph.add_edge(node_of[i], n_t + n_c * group_of[i] + j, 1, rows[i][j])
         for g, members in enumerate(groups):
             for j in range(n_c):
                 cap = self._stage_capacity(orig[j], n_t, len(members))
@@ -435,19 +449,25 @@ class RackAwareTaskAssignor:
                     costs = self._pair_costs(tasks, pair, traffic, non_overlap)
                     if not self._swap_improves(costs, owner):
                         continue
-                    matrices = self._cost_matrix(tasks, pair, True, traffic, non_overlap)
                     before = [c.standby.copy() for c in pair]
-                    self._optimize(
-                        tasks,
-                        pair,
-                        owner,
-                        True,
-                        traffic,
-                        non_overlap,
-                        False,
-                        self.pair_solver,
-                        matrices,
-                    )
+                    if self.pair_solver == "cycle_cancelling":
+                        # Kafka's graph over the pair's costs as they are (the standby rows
+                        # of _cost_matrix), without the numpy matrices OR-Tools needs
+                        new_owner = self._solve_kafka(tasks, pair, owner, costs, False)
+                        self._move(tasks, pair, owner, new_owner, True)
+                    else:
+                        matrices = self._cost_matrix(tasks, pair, True, traffic, non_overlap)
+                        self._optimize(
+                            tasks,
+                            pair,
+                            owner,
+                            True,
+                            traffic,
+                            non_overlap,
+                            False,
+                            self.pair_solver,
+                            matrices,
+                        )
                     if ci.standby != before[0] or cj.standby != before[1]:
                         moved = True
             if not moved:

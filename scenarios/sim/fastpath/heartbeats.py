@@ -73,8 +73,7 @@ class _Member:
         self.hb_key = hb_key  # its session timer at the coordinator
         self.session = session  # [token, due at] of the member's session timer
         self.deadline = deadline  # [token, due at] of the coordinator's deadline timer
-        self.heartbeat_round = client.heartbeat_round
-        self.heartbeat_answered = client.heartbeat_answered
+        self.heartbeat_round, self.heartbeat_answered = client.steady_heartbeat_hooks()
         self.up = (connection, COORDINATOR_ADDRESS)  # its link to the coordinator
         self.down = (COORDINATOR_ADDRESS, connection)  # and back
         timeouts = client.timeouts

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from scenarios.check.liveness import liveness_violations
 from scenarios.check.metrics import summarize
@@ -287,3 +288,27 @@ def test_a_streams_client_whose_stream_thread_died_is_not_live() -> None:
     fatal["error"] = "FENCED_INSTANCE_ID"
     died = summarize_streams([*records[:-1], fatal, end], loaded).workers_final
     assert sorted(died) == sorted(set(alive) - {victim})
+
+
+def test_a_growing_log_summary_equals_the_summary_of_the_whole_log_at_every_cut() -> None:
+    """Issue 25: the runner summarizes a Connect log before its end-of-run checks and again
+    after them; :class:`GrowingLogSummary` feeds only the records appended since its last
+    call, and must give what :func:`connect_summary` gives on the whole log each time — also
+    when it is handed another list, or a list that was changed rather than grown."""
+    from scenarios.check.growing_summary import GrowingLogSummary
+    from scenarios.check.metrics import connect_summary
+    from scenarios.input.library import load_any
+    from scenarios.sim.runner import simulate
+
+    records = simulate(load_any("worker-bounce-within-delay"), 1).records
+    growing = GrowingLogSummary()
+    log: list[dict[str, Any]] = []
+    cuts = [0, 1, len(records) // 3, len(records) // 2, len(records) - 1, len(records)]
+    for cut in cuts:
+        log.extend(records[len(log) : cut])
+        assert growing.summary(log) == connect_summary(log), cut
+    assert growing.summary(records[:10]) == connect_summary(records[:10])  # another list
+    changed = list(records)
+    growing.summary(changed)
+    changed[-1] = {**changed[-1], "t_ms": changed[-1]["t_ms"] + 60_000}
+    assert growing.summary(changed) == connect_summary(changed)  # changed, not grown
