@@ -31,7 +31,7 @@ from protocol.java_hashing import string_hash
 
 from .config import CoordinatorConfig
 from .record import GroupRecord, GroupRecordMember
-from .state import GroupState, check_transition
+from .state import DEAD, EMPTY, PREPARING, GroupState, check_transition
 
 __all__ = [
     "ClassicGroup",
@@ -55,10 +55,6 @@ SYNC_TIMER = "sync"
 #: holds it (``CoordinatorRuntime`` completes a write's future at the high watermark).
 COMMIT_TIMER = "commit"
 HEARTBEAT_PREFIX = "heartbeat:"
-
-_EMPTY = GroupState.EMPTY
-_PREPARING = GroupState.PREPARING_REBALANCE
-_DEAD = GroupState.DEAD
 
 
 def heartbeat_key(member_id: str) -> str:
@@ -209,8 +205,8 @@ class ClassicGroup:
         self.group_id = group_id
         self.config = config
         self.new_member_id = new_member_id
-        self.state = _EMPTY
-        self.previous_state = _EMPTY
+        self.state = EMPTY
+        self.previous_state = EMPTY
         self.state_ms = 0
         self.exists = False
         self.generation = 0
@@ -349,7 +345,7 @@ class ClassicGroup:
             return ErrorCode.INVALID_GROUP_ID
         if group_id != self.group_id:
             return ErrorCode.NOT_COORDINATOR
-        if self.state is _DEAD:
+        if self.state is DEAD:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
         return ErrorCode.UNKNOWN_MEMBER_ID
 
@@ -357,7 +353,7 @@ class ClassicGroup:
         self, protocol_type: str, protocols: tuple[tuple[str, bytes], ...]
     ) -> bool:
         """``ClassicGroup#supportsProtocols``."""
-        if self.state is _EMPTY:
+        if self.state is EMPTY:
             return bool(protocol_type) and bool(protocols)
         n = len(self.members)
         supported = self.supported
@@ -385,6 +381,29 @@ class ClassicGroup:
                 mid, members[mid].group_instance_id, members[mid].metadata(protocol)
             )
             for mid in self.java_order()
+        )
+
+    def generation_join_response(
+        self,
+        member_id: str,
+        leader: str | None,
+        members: tuple[JoinGroupResponseMember, ...] = (),
+        skip_assignment: bool = False,
+    ) -> JoinGroupResponse:
+        """The NONE JoinGroup answer of the current generation for ``member_id``
+        (``GroupMetadataManager#completeClassicGroupJoin`` / the static-member rejoin in
+        ``updateStaticMemberThenRebalanceOrCompleteJoin``): ``leader`` as the answer names
+        it (``""`` for none), ``members`` only in the leader's, ``skip_assignment``
+        KIP-814's flag (JoinGroup v9+)."""
+        return JoinGroupResponse(
+            ErrorCode.NONE,
+            generation_id=self.generation,
+            protocol_type=self.protocol_type,
+            protocol_name=self.protocol_name,
+            leader=leader or "",
+            member_id=member_id,
+            members=members,
+            skip_assignment=skip_assignment,
         )
 
     # ------------------------------------------------------------------ parked requests, timers
@@ -457,7 +476,7 @@ class ClassicGroup:
             "to": target.value,
             "generation": self.generation,
         }
-        if target is _PREPARING:
+        if target is PREPARING:
             # What the join phase's length is judged by (KIP-62, join_phase_overran and
             # join_completed_early): the group's rebalance timeout as the phase begins — the
             # members' maximum (ClassicGroup#rebalanceTimeoutMs), taken here from the members
@@ -465,7 +484,7 @@ class ClassicGroup:
             fields["rebalance_timeout_ms"] = max(
                 (m.rebalance_timeout_ms for m in self.members.values()), default=0
             )
-            if self.state is _EMPTY:
+            if self.state is EMPTY:
                 fields["initial_rebalance_delay_ms"] = self.config.initial_rebalance_delay_ms
         effects.append(Log("group_state", fields))
         self.previous_state = self.state

@@ -45,7 +45,7 @@ from .classic_group import (
 )
 from .config import CoordinatorConfig
 from .record import GroupRecord, GroupRecordMember
-from .state import GroupState
+from .state import DEAD, PREPARING, STABLE, GroupState
 from .views import DescribedGroup, DescribedMember, MemberView
 
 __all__ = [
@@ -62,11 +62,6 @@ __all__ = [
     "HEARTBEAT_PREFIX",
     "heartbeat_key",
 ]
-
-_EMPTY = GroupState.EMPTY
-_PREPARING = GroupState.PREPARING_REBALANCE
-_STABLE = GroupState.STABLE
-_DEAD = GroupState.DEAD
 
 
 class GroupCoordinator:
@@ -238,7 +233,7 @@ class GroupCoordinator:
             g.generation = record.generation
             g.protocol_type = record.protocol_type
             g.protocol_name = record.protocol
-            g.previous_state = _DEAD
+            g.previous_state = DEAD
             protocol = record.protocol
             for rm in record.members:
                 assert protocol is not None, "a record with members names its protocol"
@@ -272,7 +267,7 @@ class GroupCoordinator:
                 g.leader_id = record.leader if record.leader in members else None
                 if g.leader_id is None:  # not written by this coordinator; be safe
                     g.leader_id = g.java_order()[0]
-                g.state = _STABLE
+                g.state = STABLE
         self._log_loaded(effects)
         for mid in g.java_order():
             m = g.members[mid]
@@ -412,7 +407,7 @@ class GroupCoordinator:
         elif key == JOIN_TIMER:
             timer = g.join_timer
             g.join_timer = None
-            if timer is not None and g.state is _PREPARING:
+            if timer is not None and g.state is PREPARING:
                 kind, delay_ms, remaining_ms = timer
                 if kind == "initial":
                     rebalance.try_complete_initial_rebalance(
@@ -443,7 +438,7 @@ class GroupCoordinator:
         """
         g = self._group
         effects: list[Effect] = []
-        g.transition(_DEAD, now_ms, effects)
+        g.transition(DEAD, now_ms, effects)
         for mid in g.java_order():
             m = g.members[mid]
             g.complete_join_future(
@@ -476,7 +471,7 @@ class GroupCoordinator:
         g = self._group
         return (
             request.group_id == self.group_id
-            and g.state is _STABLE
+            and g.state is STABLE
             and request.generation_id == g.generation
             and g.validate_member(request.member_id, request.group_instance_id) is None
         )

@@ -24,7 +24,7 @@ from .classic_group import (
     PendingMember,
     protocol_names,
 )
-from .state import GroupState
+from .state import COMPLETING, DEAD, EMPTY, PREPARING, STABLE
 
 __all__ = [
     "join",
@@ -38,12 +38,6 @@ __all__ = [
     "update_member_then_rebalance_or_complete_join",
     "update_member",
 ]
-
-_EMPTY = GroupState.EMPTY
-_PREPARING = GroupState.PREPARING_REBALANCE
-_COMPLETING = GroupState.COMPLETING_REBALANCE
-_STABLE = GroupState.STABLE
-_DEAD = GroupState.DEAD
 
 
 def join(g: ClassicGroup, source: str, req: JoinGroupRequest, now_ms: int) -> list[Effect]:
@@ -64,7 +58,7 @@ def join(g: ClassicGroup, source: str, req: JoinGroupRequest, now_ms: int) -> li
         error = ErrorCode.NOT_COORDINATOR
     elif not cfg.min_session_timeout_ms <= req.session_timeout_ms <= cfg.max_session_timeout_ms:
         error = ErrorCode.INVALID_SESSION_TIMEOUT
-    elif g.state is _DEAD:
+    elif g.state is DEAD:
         error = ErrorCode.COORDINATOR_NOT_AVAILABLE
     elif mid and not g.exists:
         error = ErrorCode.UNKNOWN_MEMBER_ID  # getOrMaybeCreateClassicGroup: no such group
@@ -93,10 +87,10 @@ def accept_joining_member(g: ClassicGroup, mid: str) -> bool:
     """``GroupMetadataManager#acceptJoiningMember`` (group.max.size): may ``mid`` (``""``
     for a new member) join now?"""
     state = g.state
-    if state is _EMPTY or state is _DEAD:
+    if state is EMPTY or state is DEAD:
         return True
     m = g.members.get(mid)
-    if state is _PREPARING:
+    if state is PREPARING:
         return (m is not None and m.join_source is not None) or (
             g.num_awaiting_join < g.config.max_size
         )
@@ -174,11 +168,11 @@ def join_existing_member(
         return
     m = g.members[mid]
     state = g.state
-    if state is _EMPTY:
+    if state is EMPTY:
         effects.append(Send(source, JoinGroupResponse(ErrorCode.UNKNOWN_MEMBER_ID, member_id=mid)))
-    elif state is _PREPARING:
+    elif state is PREPARING:
         update_member_then_rebalance_or_complete_join(g, source, m, req, now_ms, effects)
-    elif state is _COMPLETING:
+    elif state is COMPLETING:
         if m.protocols == req.protocols:
             # Same metadata (a lost JoinGroup response): return the current generation.
             effects.append(Send(source, current_join_response(g, m, with_members=True)))
@@ -212,7 +206,7 @@ def update_static_member_then_rebalance_or_complete_join(
     iid = req.group_instance_id
     assert iid is not None
     state = g.state
-    if state is _EMPTY or state is _DEAD:
+    if state is EMPTY or state is DEAD:
         raise IllegalGroupState(
             f"group {g.group_id!r} was not supposed to be in the state {state.value} "
             f"when the unknown static member {iid!r} rejoins"
@@ -227,36 +221,25 @@ def update_static_member_then_rebalance_or_complete_join(
     )
     g.reschedule_heartbeat(m, now_ms, m.session_timeout_ms, effects)
     update_member(g, source, m, req)
-    if state is _STABLE:
+    if state is STABLE:
         if g.protocol_name == vote.select_protocol(g):
             # The selected protocol stays: no rebalance. The group record with the new
             # member id is written (writes never fail here) and the joiner answered.
             g.store()
             if req.api_version >= 9:  # JoinGroupRequest.supportsSkippingAssignment
                 is_leader = new_id == g.leader_id
-                response = JoinGroupResponse(
-                    ErrorCode.NONE,
-                    generation_id=g.generation,
-                    protocol_type=g.protocol_type,
-                    protocol_name=g.protocol_name,
-                    leader=g.leader_id or "",
-                    member_id=new_id,
-                    members=g.leader_member_list() if is_leader else (),
+                response = g.generation_join_response(
+                    new_id,
+                    g.leader_id,
+                    g.leader_member_list() if is_leader else (),
                     skip_assignment=is_leader,
                 )
             else:
-                response = JoinGroupResponse(
-                    ErrorCode.NONE,
-                    generation_id=g.generation,
-                    protocol_type=g.protocol_type,
-                    protocol_name=g.protocol_name,
-                    leader=current_leader or "",
-                    member_id=new_id,
-                )
+                response = g.generation_join_response(new_id, current_leader)
             g.complete_join_future(m, response, effects)
         else:
             rebalance.maybe_prepare_rebalance_or_complete_join(g, now_ms, effects)
-    elif state is _COMPLETING:
+    elif state is COMPLETING:
         # The leader may already hold an assignment keyed by the old member id.
         rebalance.prepare_rebalance(g, now_ms, effects)
     else:
@@ -267,14 +250,8 @@ def current_join_response(g: ClassicGroup, m: Member, with_members: bool) -> Joi
     """The current generation's JoinGroup answer for ``m`` (the member list only for the
     leader and only ``with_members``)."""
     is_leader = m.member_id == g.leader_id
-    return JoinGroupResponse(
-        ErrorCode.NONE,
-        generation_id=g.generation,
-        protocol_type=g.protocol_type,
-        protocol_name=g.protocol_name,
-        leader=g.leader_id or "",
-        member_id=m.member_id,
-        members=g.leader_member_list() if with_members and is_leader else (),
+    return g.generation_join_response(
+        m.member_id, g.leader_id, g.leader_member_list() if with_members and is_leader else ()
     )
 
 
@@ -290,7 +267,7 @@ def add_member_then_rebalance_or_complete_join(
     its JoinGroup parked and the new-member join timeout as its session (KAFKA-7610)."""
     m = Member(mid, source, req)
     m.is_new = True
-    if g.state is _PREPARING and g.previous_state is _EMPTY:
+    if g.state is PREPARING and g.previous_state is EMPTY:
         g.new_member_added = True
     g.add(m, source, effects)
     g.reschedule_heartbeat(m, now_ms, g.config.new_member_join_timeout_ms, effects)

@@ -8,14 +8,14 @@ removed, leader re-elected, protocol voted, next generation) or times out its pe
 from __future__ import annotations
 
 from protocol.effects import CancelTimer, Effect, Log, SetTimer
-from protocol.group import ErrorCode, JoinGroupResponse
+from protocol.group import ErrorCode
 from protocol.java_capacity import presized_capacity
 from protocol.java_hash_order import hash_order
 from protocol.java_hashing import string_hash
 
 from . import sync, vote
 from .classic_group import HEARTBEAT_PREFIX, JOIN_TIMER, SYNC_TIMER, ClassicGroup
-from .state import GroupState
+from .state import COMPLETING, DEAD, EMPTY, PREPARING, STABLE
 
 __all__ = [
     "maybe_prepare_rebalance_or_complete_join",
@@ -27,12 +27,6 @@ __all__ = [
     "expire_pending_sync",
 ]
 
-_EMPTY = GroupState.EMPTY
-_PREPARING = GroupState.PREPARING_REBALANCE
-_COMPLETING = GroupState.COMPLETING_REBALANCE
-_STABLE = GroupState.STABLE
-_DEAD = GroupState.DEAD
-
 
 def maybe_prepare_rebalance_or_complete_join(
     g: ClassicGroup, now_ms: int, effects: list[Effect]
@@ -40,7 +34,7 @@ def maybe_prepare_rebalance_or_complete_join(
     """Begin a join phase if the group can rebalance (``ClassicGroup#canRebalance``: Stable,
     CompletingRebalance or Empty), else try to complete the one under way."""
     state = g.state
-    if state is _STABLE or state is _COMPLETING or state is _EMPTY:  # canRebalance
+    if state is STABLE or state is COMPLETING or state is EMPTY:  # canRebalance
         prepare_rebalance(g, now_ms, effects)
     else:
         maybe_complete_join_phase(g, now_ms, effects)
@@ -49,7 +43,7 @@ def maybe_prepare_rebalance_or_complete_join(
 def maybe_complete_join_phase(g: ClassicGroup, now_ms: int, effects: list[Effect]) -> None:
     """Complete the join phase now if every member has joined (``GroupMetadataManager
     #maybeCompleteJoinPhase``; not during the initial delay, ``previousState == Empty``)."""
-    if g.state is _PREPARING and g.has_all_members_joined() and g.previous_state is not _EMPTY:
+    if g.state is PREPARING and g.has_all_members_joined() and g.previous_state is not EMPTY:
         complete_join(g, now_ms, effects)
 
 
@@ -58,19 +52,19 @@ def prepare_rebalance(g: ClassicGroup, now_ms: int, effects: list[Effect]) -> No
     group are answered REBALANCE_IN_PROGRESS, the group goes PreparingRebalance, and the join
     timer is armed (the initial delay out of Empty, else the rebalance timeout unless every
     member has already joined: ``maybeCompleteJoinElseSchedule``)."""
-    if g.state is _COMPLETING:
+    if g.state is COMPLETING:
         for m in g.members.values():
             m.assignment = b""
         sync.propagate_assignment(g, ErrorCode.REBALANCE_IN_PROGRESS, now_ms, effects)
     g.cancel_sync_timer(effects)
     g.pending_sync.clear()
-    initial = g.state is _EMPTY
+    initial = g.state is EMPTY
     if initial:
         delay = g.config.initial_rebalance_delay_ms
         remaining = max(g.rebalance_timeout_ms() - delay, 0)
         g.join_timer = ("initial", delay, remaining)
         effects.append(SetTimer(JOIN_TIMER, now_ms + delay))
-    g.transition(_PREPARING, now_ms, effects)
+    g.transition(PREPARING, now_ms, effects)
     if not initial:
         # maybeCompleteJoinElseSchedule
         if g.has_all_members_joined():
@@ -112,7 +106,7 @@ def complete_join(g: ClassicGroup, now_ms: int, effects: list[Effect]) -> None:
     for mid in stragglers:
         g.remove(mid, "not_rejoined", effects)
         effects.append(CancelTimer(HEARTBEAT_PREFIX + mid))
-    if g.state is _DEAD:
+    if g.state is DEAD:
         return
     if not maybe_elect_new_joined_leader(g) and members:
         # Only static stragglers can get here; kept for fidelity. The join phase gets
@@ -132,10 +126,10 @@ def complete_join(g: ClassicGroup, now_ms: int, effects: list[Effect]) -> None:
     g.generation += 1
     if members:
         g.protocol_name = vote.select_protocol(g)
-        g.transition(_COMPLETING, now_ms, effects)
+        g.transition(COMPLETING, now_ms, effects)
     else:
         g.protocol_name = None
-        g.transition(_EMPTY, now_ms, effects)
+        g.transition(EMPTY, now_ms, effects)
         g.store()  # completeClassicGroupJoin: the "empty" group record
     g.pending_sync.clear()
     order = g.java_order()
@@ -164,14 +158,8 @@ def complete_join(g: ClassicGroup, now_ms: int, effects: list[Effect]) -> None:
     rebalance_timeout = g.rebalance_timeout_ms()
     for mid in order:
         m = members[mid]
-        response = JoinGroupResponse(
-            ErrorCode.NONE,
-            generation_id=g.generation,
-            protocol_type=g.protocol_type,
-            protocol_name=g.protocol_name,
-            leader=leader_id or "",
-            member_id=mid,
-            members=leader_list if mid == leader_id else (),
+        response = g.generation_join_response(
+            mid, leader_id, leader_list if mid == leader_id else ()
         )
         g.complete_join_future(m, response, effects)
         g.reschedule_heartbeat(m, now_ms, m.session_timeout_ms, effects)
@@ -205,7 +193,7 @@ def expire_pending_sync(
     not sent SyncGroup within the rebalance timeout are removed, and a rebalance begins."""
     if generation != g.generation:
         return
-    if g.state not in (_COMPLETING, _STABLE) or not g.pending_sync:
+    if g.state not in (COMPLETING, STABLE) or not g.pending_sync:
         return
     # Kafka walks a HashSet copy of the pending-sync set.
     ids = hash_order(g.pending_sync, string_hash, presized_capacity(len(g.pending_sync)))

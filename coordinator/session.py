@@ -23,15 +23,10 @@ from protocol.group import (
 
 from . import rebalance
 from .classic_group import HEARTBEAT_PREFIX, ClassicGroup, Member, pending_removed
-from .state import GroupState
+from .state import COMPLETING, DEAD, EMPTY, PREPARING, STABLE
 
 __all__ = ["heartbeat", "expire_heartbeat", "remove_member_and_update_group", "leave"]
 
-_EMPTY = GroupState.EMPTY
-_PREPARING = GroupState.PREPARING_REBALANCE
-_COMPLETING = GroupState.COMPLETING_REBALANCE
-_STABLE = GroupState.STABLE
-_DEAD = GroupState.DEAD
 
 _JOIN_UNKNOWN = JoinGroupResponse(ErrorCode.UNKNOWN_MEMBER_ID, member_id="")
 
@@ -43,7 +38,7 @@ def heartbeat(g: ClassicGroup, source: str, req: HeartbeatRequest, now_ms: int) 
     is PreparingRebalance, else NONE). Returns the effects."""
     state = g.state
     corr = req.correlation_id
-    if req.group_id != g.group_id or state is _DEAD:
+    if req.group_id != g.group_id or state is DEAD:
         return [Send(source, HeartbeatResponse(g.request_error(req.group_id), corr))]
     invalid = g.validate_member(req.member_id, req.group_instance_id)
     if invalid is not None:
@@ -51,10 +46,10 @@ def heartbeat(g: ClassicGroup, source: str, req: HeartbeatRequest, now_ms: int) 
     m = g.members[req.member_id]
     if req.generation_id != g.generation:
         return [Send(source, HeartbeatResponse(ErrorCode.ILLEGAL_GENERATION, corr))]
-    if state is _EMPTY:
+    if state is EMPTY:
         return [Send(source, HeartbeatResponse(ErrorCode.UNKNOWN_MEMBER_ID, corr))]
     deadline = g.extend_session(req.member_id, now_ms)
-    error = ErrorCode.REBALANCE_IN_PROGRESS if state is _PREPARING else ErrorCode.NONE
+    error = ErrorCode.REBALANCE_IN_PROGRESS if state is PREPARING else ErrorCode.NONE
     return [SetTimer(m.hb_key, deadline), Send(source, HeartbeatResponse(error, corr))]
 
 
@@ -63,7 +58,7 @@ def expire_heartbeat(g: ClassicGroup, mid: str, now_ms: int, effects: list[Effec
     #expireClassicGroupMemberHeartbeat``): a pending member id past its deadline is forgotten;
     a member past its deadline with nothing parked (``ClassicGroupMember
     #hasSatisfiedHeartbeat``) is removed. A stale timer does nothing."""
-    if g.state is _DEAD:
+    if g.state is DEAD:
         return
     pending = g.pending.get(mid)
     if pending is not None:
@@ -73,7 +68,7 @@ def expire_heartbeat(g: ClassicGroup, mid: str, now_ms: int, effects: list[Effec
         effects.append(pending_removed(pending.source, mid, "session_timeout"))
         # removePendingMemberAndUpdateClassicGroup: completes the join directly, even
         # during the initial rebalance (no previousState check, unlike maybeCompleteJoinPhase).
-        if g.state is _PREPARING and g.has_all_members_joined():
+        if g.state is PREPARING and g.has_all_members_joined():
             rebalance.complete_join(g, now_ms, effects)
         return
     m = g.members.get(mid)
@@ -94,9 +89,9 @@ def remove_member_and_update_group(
     g.complete_join_future(m, _JOIN_UNKNOWN, effects)
     g.remove(m.member_id, reason, effects)
     state = g.state
-    if state is _STABLE or state is _COMPLETING:
+    if state is STABLE or state is COMPLETING:
         rebalance.maybe_prepare_rebalance_or_complete_join(g, now_ms, effects)
-    elif state is _PREPARING and g.has_all_members_joined():
+    elif state is PREPARING and g.has_all_members_joined():
         # Kafka completes the join directly here, even during the initial rebalance.
         rebalance.complete_join(g, now_ms, effects)
 
@@ -126,7 +121,7 @@ def leave(g: ClassicGroup, source: str, req: LeaveGroupRequest, now_ms: int) -> 
                 ),
             )
         ]
-    if g.state is _DEAD:
+    if g.state is DEAD:
         return [Send(source, LeaveGroupResponse(ErrorCode.COORDINATOR_NOT_AVAILABLE))]
     effects: list[Effect] = []
     answers: list[LeaveGroupMemberResponse] = []
@@ -152,9 +147,9 @@ def leave(g: ClassicGroup, source: str, req: LeaveGroupRequest, now_ms: int) -> 
         answers.append(LeaveGroupMemberResponse(mid, iid, error or ErrorCode.NONE))
     if any(a.error is ErrorCode.NONE for a in answers):
         state = g.state
-        if state is _STABLE or state is _COMPLETING:
+        if state is STABLE or state is COMPLETING:
             rebalance.maybe_prepare_rebalance_or_complete_join(g, now_ms, effects)
-        elif state is _PREPARING:
+        elif state is PREPARING:
             rebalance.maybe_complete_join_phase(g, now_ms, effects)
     effects.append(
         Send(

@@ -8,7 +8,17 @@ from __future__ import annotations
 
 import enum
 
-__all__ = ["GroupState", "VALID_PREVIOUS_STATES", "IllegalStateTransition", "check_transition"]
+__all__ = [
+    "GroupState",
+    "EMPTY",
+    "PREPARING",
+    "COMPLETING",
+    "STABLE",
+    "DEAD",
+    "VALID_PREVIOUS_STATES",
+    "IllegalStateTransition",
+    "check_transition",
+]
 
 
 class GroupState(enum.Enum):
@@ -20,6 +30,15 @@ class GroupState(enum.Enum):
     STABLE = "Stable"
     DEAD = "Dead"
 
+
+#: The states as module globals, for the coordinator's handlers (``join``, ``sync``,
+#: ``session``, ``rebalance``): ``state is STABLE`` is a global lookup where
+#: ``state is GroupState.STABLE`` adds an attribute lookup on every request.
+EMPTY = GroupState.EMPTY
+PREPARING = GroupState.PREPARING_REBALANCE
+COMPLETING = GroupState.COMPLETING_REBALANCE
+STABLE = GroupState.STABLE
+DEAD = GroupState.DEAD
 
 _S = GroupState
 

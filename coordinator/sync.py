@@ -13,15 +13,9 @@ from protocol.effects import Effect, Log, Send, SetTimer
 from protocol.group import ErrorCode, SyncGroupRequest, SyncGroupResponse
 
 from .classic_group import COMMIT_TIMER, ClassicGroup
-from .state import GroupState
+from .state import COMPLETING, DEAD, EMPTY, PREPARING, STABLE
 
 __all__ = ["sync", "complete_sync_write", "commit_write", "propagate_assignment"]
-
-_EMPTY = GroupState.EMPTY
-_PREPARING = GroupState.PREPARING_REBALANCE
-_COMPLETING = GroupState.COMPLETING_REBALANCE
-_STABLE = GroupState.STABLE
-_DEAD = GroupState.DEAD
 
 
 def sync(g: ClassicGroup, source: str, req: SyncGroupRequest, now_ms: int) -> list[Effect]:
@@ -33,7 +27,7 @@ def sync(g: ClassicGroup, source: str, req: SyncGroupRequest, now_ms: int) -> li
     m = g.members.get(req.member_id)
     invalid = g.validate_member(req.member_id, req.group_instance_id)
     error: ErrorCode | None
-    if req.group_id != g.group_id or state is _DEAD:
+    if req.group_id != g.group_id or state is DEAD:
         error = g.request_error(req.group_id)
     elif invalid is not None:
         error = invalid
@@ -43,9 +37,9 @@ def sync(g: ClassicGroup, source: str, req: SyncGroupRequest, now_ms: int) -> li
         req.protocol_name, g.protocol_name
     ):
         error = ErrorCode.INCONSISTENT_GROUP_PROTOCOL
-    elif state is _EMPTY:
+    elif state is EMPTY:
         error = ErrorCode.UNKNOWN_MEMBER_ID
-    elif state is _PREPARING:
+    elif state is PREPARING:
         error = ErrorCode.REBALANCE_IN_PROGRESS
     else:
         error = None
@@ -53,7 +47,7 @@ def sync(g: ClassicGroup, source: str, req: SyncGroupRequest, now_ms: int) -> li
         return [Send(source, SyncGroupResponse(error))]
     assert m is not None
     effects: list[Effect] = []
-    if state is _COMPLETING:
+    if state is COMPLETING:
         m.sync_source = source  # a parked SyncGroup of the member is replaced
         remove_pending_sync_member(g, m.member_id, effects)
         if m.member_id == g.leader_id:
@@ -85,7 +79,7 @@ def complete_sync_write(
         other.assignment = assignments.get(other.member_id, b"")
     g.store()
     propagate_assignment(g, ErrorCode.NONE, now_ms, effects)
-    g.transition(_STABLE, now_ms, effects)
+    g.transition(STABLE, now_ms, effects)
 
 
 def commit_write(g: ClassicGroup, now_ms: int, effects: list[Effect]) -> None:
@@ -99,7 +93,7 @@ def commit_write(g: ClassicGroup, now_ms: int, effects: list[Effect]) -> None:
     if pending is None:
         return
     generation, assignments, record = pending
-    if g.state is _COMPLETING and g.generation == generation:
+    if g.state is COMPLETING and g.generation == generation:
         complete_sync_write(g, assignments, now_ms, effects)
     else:
         g.record = record
@@ -110,7 +104,7 @@ def remove_pending_sync_member(g: ClassicGroup, mid: str, effects: list[Effect])
     pending-sync timer goes when nobody of the generation is left to send one."""
     g.pending_sync.pop(mid, None)
     state = g.state
-    if state is _COMPLETING or state is _STABLE:
+    if state is COMPLETING or state is STABLE:
         if not g.pending_sync:
             if g.sync_timer_generation is not None:
                 # every member of the generation sent SyncGroup in time (KIP-814)

@@ -30,6 +30,13 @@ ASSIGNOR_BY_PROTOCOL = {
 }
 
 
+def _items(connectors: tuple[str, ...], tasks: tuple[ConnectorTaskId, ...]) -> dict[str, object]:
+    """One member's connectors and tasks as the ``assignor`` record logs them (its
+    ``assigned`` or ``revoked`` half of a ``ConnectAssignment``): names in wire order and
+    ``ConnectorTaskId`` strings (``connector-N``)."""
+    return {"connectors": list(connectors), "tasks": [str(t) for t in tasks]}
+
+
 class LeaderRound:
     """One leader round's outcome.
 
@@ -147,18 +154,12 @@ class LeaderAssignors:
             "delay_ms": result.delay_ms,
             "config_offset": result.config_offset,
             "assigned": {
-                member_id: {
-                    "connectors": list(a.connectors),
-                    "tasks": [str(t) for t in a.tasks],
-                }
+                member_id: _items(a.connectors, a.tasks)
                 for member_id, a in result.decoded.items()
                 if a.connectors or a.tasks
             },
             "revoked": {
-                member_id: {
-                    "connectors": list(a.revoked_connectors),
-                    "tasks": [str(t) for t in a.revoked_tasks],
-                }
+                member_id: _items(a.revoked_connectors, a.revoked_tasks)
                 for member_id, a in result.decoded.items()
                 if a.revoked_connectors or a.revoked_tasks
             },

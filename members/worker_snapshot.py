@@ -6,6 +6,8 @@ snapshot.
 
 from __future__ import annotations
 
+import msgspec
+
 from protocol.connect import ConnectAssignment, ConnectorTaskId
 
 __all__ = ["merge_incremental", "snapshot_items"]
@@ -28,18 +30,7 @@ def merge_incremental(
     gone_t = set(revoked_tasks)
     connectors = tuple(assignment.connectors) + tuple(c for c in old.connectors if c not in gone_c)
     tasks = tuple(assignment.tasks) + tuple(t for t in old.tasks if t not in gone_t)
-    return ConnectAssignment(
-        version=assignment.version,
-        error=assignment.error,
-        leader=assignment.leader,
-        leader_url=assignment.leader_url,
-        config_offset=assignment.config_offset,
-        connectors=connectors,
-        tasks=tasks,
-        revoked_connectors=assignment.revoked_connectors,
-        revoked_tasks=assignment.revoked_tasks,
-        delay_ms=assignment.delay_ms,
-    )
+    return msgspec.structs.replace(assignment, connectors=connectors, tasks=tasks)
 
 
 def snapshot_items(
