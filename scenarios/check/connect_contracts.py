@@ -45,6 +45,18 @@ docs/chaos.md "Contract rules").
     first present candidate on, so the candidates' shares of the lost connectors (tasks)
     differ by one at most. Judged on rounds whose lost work handed out all went to present
     candidates (what a candidate got, when some was withheld).
+``new_work_not_least_loaded`` — KIP-415, ``IncrementalCooperativeAssignor#assignConnectors``
+    / ``#assignTasks``: new work (created, or lost work handed out as new) is water filled:
+    the workers sorted by their count of that kind (``WorkerLoad#connectorComparator`` /
+    ``#taskComparator``), each item goes to one of the least loaded, level by level. They
+    fill ``nextWorkerAssignment``, i.e. every member's held work minus all its revocations
+    (deleted, duplicated, load balancing: ``removeAll`` before the fill) plus the lost work
+    ``handleLostAssignments`` dealt to candidate workers. So afterwards, with a member's final
+    load ``|held − revoked| + |assigned|`` (per kind; ``assigned`` is ``next − current`` and
+    holds no item the member held), a member that received new work ends with at most
+    ``min(final loads of all members) + 1``. New work is ``assigned`` minus ``lost`` when a
+    candidate worker is present (that lost work went round robin to the candidates, not by
+    load); all of ``assigned`` otherwise.
 """
 
 from __future__ import annotations
@@ -71,6 +83,7 @@ __all__ = [
     "check_revocation_leaves_excess",
     "check_lost_work_to_candidates",
     "check_lost_work_dealt_evenly",
+    "check_new_work_least_loaded",
 ]
 
 REVOKED_BELOW_FLOOR = "revoked_below_floor"
@@ -78,6 +91,7 @@ REVOKED_WHILE_BALANCED = "revoked_while_balanced"
 REVOCATION_LEAVES_EXCESS = "revocation_leaves_excess"
 LOST_WORK_NOT_RETURNED = "lost_work_not_returned"
 LOST_WORK_DEALT_UNEVENLY = "lost_work_dealt_unevenly"
+NEW_WORK_NOT_LEAST_LOADED = "new_work_not_least_loaded"
 
 CONNECT_CONTRACT_INVARIANTS = (
     REVOKED_BELOW_FLOOR,
@@ -85,6 +99,7 @@ CONNECT_CONTRACT_INVARIANTS = (
     REVOCATION_LEAVES_EXCESS,
     LOST_WORK_NOT_RETURNED,
     LOST_WORK_DEALT_UNEVENLY,
+    NEW_WORK_NOT_LEAST_LOADED,
 )
 
 #: protocols whose leader runs ``IncrementalCooperativeAssignor`` on every job
@@ -376,10 +391,56 @@ def check_lost_work_dealt_evenly(records: Sequence[LogRecord]) -> list[Violation
     return found
 
 
+def _final_loads(r: k.Assignor, held: dict[str, dict[str, set[str]]], kind: str) -> dict[str, int]:
+    """Each member's count of ``kind`` after the round: held minus revoked plus assigned."""
+    return {
+        m: len(h[kind] - _work(r.revoked, m, kind)) + len(_work(r.assigned, m, kind))
+        for m, h in held.items()
+    }
+
+
+@reads_typed("assignor")
+def check_new_work_least_loaded(records: Sequence[LogRecord]) -> list[Violation]:
+    """``new_work_not_least_loaded``: a member given new connectors (tasks) ends with at most
+    one more of that kind than the least loaded member (water filling)."""
+    found: list[Violation] = []
+    for r in records:
+        if not _judged(r) or not r.assigned:
+            continue
+        held = _held(_inputs(r))
+        if not held:
+            continue
+        by_lost = bool(_present_candidates(r))
+        for kind in _KINDS:
+            lost = _items(r.lost, kind) if by_lost else set()
+            new = {m: _work(r.assigned, m, kind) - lost for m in r.assigned if m in held}
+            if not any(new.values()):
+                continue
+            loads = _final_loads(r, held, kind)
+            low = min(loads.values())
+            for member_id in sorted(m for m, items in new.items() if items):
+                if loads[member_id] > low + 1:
+                    found.append(
+                        violation_at(
+                            NEW_WORK_NOT_LEAST_LOADED,
+                            f"generation {r.generation}: new {kind} "
+                            f"{sorted(new[member_id])} dealt to {member_id}, which ends with "
+                            f"{loads[member_id]} while the least loaded member ends with "
+                            f"{low} (loads {dict(sorted(loads.items()))}; KIP-415 fills the "
+                            "least loaded first)",
+                            r,
+                            generation=r.generation,
+                            member=member_id,
+                        )
+                    )
+    return found
+
+
 CONNECT_CONTRACT_CHECKERS = (
     check_revocation_floor,
     check_revoked_while_balanced,
     check_revocation_leaves_excess,
     check_lost_work_to_candidates,
     check_lost_work_dealt_evenly,
+    check_new_work_least_loaded,
 )

@@ -153,6 +153,7 @@ InvariantName = Literal[
     "revocation_leaves_excess",
     "lost_work_not_returned",
     "lost_work_dealt_unevenly",
+    "new_work_not_least_loaded",
     # scenarios.check.consumer_contracts
     "consumer_assignment_unbalanced",
     "sticky_partitions_moved",

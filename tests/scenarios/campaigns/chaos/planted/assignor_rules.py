@@ -82,6 +82,23 @@ def _new_work_to_busiest(original: Callable[..., Any]) -> Callable[..., Any]:
     return assign_tasks
 
 
+def _tasks_level_never_rises(original: Callable[..., Any]) -> Callable[..., Any]:
+    # assignTasks computing upTo once, before its loop: every new and lost task is dealt round
+    # robin over the workers least loaded at the start, however many there are, so they end
+    # above the workers that held one more (KIP-415's fill raises the level as it goes and
+    # takes in each worker it reaches; still safe: each task on one worker)
+    def assign_tasks(self: Any, workers: list[Any], tasks: Any) -> None:
+        key = incremental_balance.worker_sort_key(w.worker for w in workers)
+        workers.sort(key=lambda w: (len(w.tasks), key(w.worker)))
+        if not workers:
+            return
+        least = [w for w in workers if len(w.tasks) == len(workers[0].tasks)]
+        for i, task in enumerate(tasks):
+            least[i % len(least)].tasks.append(task)
+
+    return assign_tasks
+
+
 def _revokes_when_balanced(original: Callable[..., Any]) -> Callable[..., Any]:
     # performLoadBalancingRevocations without its "already balanced" exit: a balanced load
     # with a worker above the floor still loses one item (KIP-415: revoke only what moves)
@@ -174,6 +191,14 @@ ASSIGNOR_RULE_BUGS: tuple[PlantedBug, ...] = (
         "new and lost tasks are dealt round robin from the most loaded worker on",
         "connect",
         ((IncrementalCooperativeAssignor, "assign_tasks", _new_work_to_busiest),),
+        ("compatible", "sessioned"),
+    ),
+    PlantedBug(
+        "cooperative-tasks-level-never-rises",
+        "members/assignors/incremental_cooperative.py assign_tasks",
+        "new and lost tasks are dealt round robin over the workers least loaded at the start",
+        "connect",
+        ((IncrementalCooperativeAssignor, "assign_tasks", _tasks_level_never_rises),),
         ("compatible", "sessioned"),
     ),
     PlantedBug(
