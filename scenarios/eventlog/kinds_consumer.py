@@ -1,5 +1,7 @@
 """The event-log record kinds only plain consumer groups write (docs/event-log.md, "Consumer
-groups"; emitted by ``members/consumer.py``). Shared kinds are in :mod:`.kinds`. Partitions
+groups"; emitted by ``members/consumer.py``), and ``poll_timeout``, which the heartbeat thread
+of every member writes (the KafkaConsumer inside a Streams client or a Connect worker too;
+``members/group_client.py``). Shared kinds are in :mod:`.kinds`. Partitions
 are ``"<topic>-<partition>"`` labels (``TopicPartition.toString``)."""
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ __all__ = [
     "PartitionsLost",
     "PartitionsRevoked",
     "PollStall",
+    "PollTimeout",
     "SubscriptionChanged",
 ]
 
@@ -96,6 +99,22 @@ class PollStall(_Rec, tag="poll_stall", kw_only=True):
     (virtual ms); past ``max.poll.interval.ms`` its heartbeat thread leaves the group (KIP-62)."""
 
     stall_ms: int
+    member: str
+
+
+class PollTimeout(_Rec, tag="poll_timeout", kw_only=True):
+    """The member's poll timer expired (KIP-62: ``Heartbeat#pollTimeoutExpired`` in
+    ``AbstractCoordinator.HeartbeatThread``): no ``poll()`` since ``last_poll_ms`` (virtual
+    ms) for ``max_poll_interval_ms`` (the consumer's ``max.poll.interval.ms``, Connect's
+    ``rebalance.timeout.ms``). ``in_group``: the member had a member id and was joining or
+    joined (``maybeLeaveGroup``'s test); ``static``: it has a ``group.instance.id``. A dynamic
+    member in the group then logs ``leave_group`` (``poll timeout expired``) in the same ms;
+    a static one sends none (KIP-345)."""
+
+    last_poll_ms: int
+    max_poll_interval_ms: int
+    in_group: bool
+    static: bool
     member: str
 
 

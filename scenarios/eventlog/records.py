@@ -103,6 +103,7 @@ LogRecord = (
     | ku.PartitionsRevoked
     | ku.PartitionsLost
     | ku.PollStall
+    | ku.PollTimeout
     | ku.SubscriptionChanged
     | ku.PartitionsAdded
     | k.Violation
