@@ -123,7 +123,7 @@ def check_poll_timeout(records: Sequence[LogRecord]) -> list[Violation]:
                         )
                     )
     flush(None)
-    found.sort(key=lambda v: v.cause_seq)
+    found.sort(key=lambda v: v.cause_seq if isinstance(v.cause_seq, int) else -1)
     return found
 
 

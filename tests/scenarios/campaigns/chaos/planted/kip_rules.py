@@ -25,10 +25,10 @@ from members import consumer as consumer_member
 from members.assignors.consumer import range as range_assignor
 from members.assignors.incremental_cooperative import IncrementalCooperativeAssignor
 from members.assignors.streams import high_availability
+from members.group_client import GroupClient
 from members.member_state import MemberState
 from members.streams_client import StreamsClient
 from members.worker import ConnectWorker
-from members.group_client import GroupClient
 from protocol.effects import Log, Send, SetTimer
 from protocol.group import ErrorCode, LeaveGroupRequest
 
