@@ -467,9 +467,18 @@ class GroupClient:
             self._send_heartbeat(now_ms)
 
     def _on_request_timeout(self, now_ms: int) -> None:
-        """A JoinGroup/SyncGroup went unanswered: Kafka treats it as a lost connection."""
+        """A JoinGroup/SyncGroup went unanswered: Kafka treats it as a lost connection. A
+        JoinGroup's is logged (``join_timeout``: its send time and the two timeouts Kafka's
+        bound is made of, ``members.join_group.join_group_timeout_ms``; KIP-266)."""
         if self.state not in (_PREPARING, _COMPLETING):
             return
+        if self.state is _PREPARING:
+            self._log(
+                "join_timeout",
+                sent_ms=self._join.join_sent_ms,
+                rebalance_timeout_ms=self.timeouts.rebalance_timeout_ms,
+                request_timeout_ms=self.timeouts.request_timeout_ms,
+            )
         self.cut_join("request timed out")
         self.mark_coordinator_unknown("request timed out", now_ms)
 

@@ -1,4 +1,5 @@
-"""KIP-62's poll timer, judged on the member side's ``poll_timeout`` record (issue 23;
+"""KIP-62's poll timer and KIP-266's JoinGroup timeout, judged on the member side's
+``poll_timeout`` and ``join_timeout`` records (issue 23;
 registered with the protocol checkers in :mod:`scenarios.check.protocol_checkers`;
 docs/chaos.md "Contract rules").
 
@@ -24,10 +25,19 @@ the ``leave_group`` (reason ``poll timeout expired``) in the same ms.
     (``static`` false) not followed by its ``leave_group`` (``poll timeout expired``) in the
     same ms; or such a ``leave_group`` after a ``poll_timeout`` with ``static`` true or
     ``in_group`` false (``maybeLeaveGroup`` sends none then).
+``join_timeout_off_bound`` — KIP-266 (``AbstractCoordinator#sendJoinGroupRequest``: a
+    JoinGroup's request timeout is ``max(request.timeout.ms, rebalance timeout +
+    JOIN_GROUP_TIMEOUT_LAPSE)``, the lapse 5 s, so that the coordinator may hold it for the
+    whole rebalance timeout): a ``join_timeout`` at a time other than ``sent_ms`` plus that
+    bound, or whose ``sent_ms`` is not the time of the member's latest ``join_group_request``
+    (the timer was not re-armed by the JoinGroup in flight). Not judged: a JoinGroup held past
+    the bound with no ``join_timeout`` (its answer, a lost connection or a stop may each
+    cancel the timer; the log does not show every cancellation).
 
-Input: the log's ``poll_timeout``, ``leave_group`` and stall records decoded into their
-Structs (``log_rules.reads_typed``), in log order. A log without ``poll_timeout`` records
-(written before they existed) has nothing judged.
+Input: the log's ``poll_timeout``, ``join_timeout``, ``join_group_request``, ``leave_group``
+and stall records decoded into their Structs (``log_rules.reads_typed``), in log order. A log
+without ``poll_timeout`` or ``join_timeout`` records (written before they existed) has
+nothing judged.
 """
 
 from __future__ import annotations
@@ -42,17 +52,23 @@ from scenarios.eventlog import kinds_streams as ks
 from scenarios.eventlog.records import LogRecord
 
 __all__ = [
+    "JOIN_TIMEOUT_OFF_BOUND",
     "POLL_CONTRACT_CHECKERS",
     "POLL_CONTRACT_INVARIANTS",
     "POLL_TIMEOUT_NOT_LEFT",
     "POLL_TIMER_OFF_DEADLINE",
     "POLL_TIMEOUT_REASON",
+    "check_join_timeout",
     "check_poll_timeout",
 ]
 
 POLL_TIMER_OFF_DEADLINE = "poll_timer_off_deadline"
 POLL_TIMEOUT_NOT_LEFT = "poll_timeout_not_left"
-POLL_CONTRACT_INVARIANTS = (POLL_TIMER_OFF_DEADLINE, POLL_TIMEOUT_NOT_LEFT)
+JOIN_TIMEOUT_OFF_BOUND = "join_timeout_off_bound"
+POLL_CONTRACT_INVARIANTS = (POLL_TIMER_OFF_DEADLINE, POLL_TIMEOUT_NOT_LEFT, JOIN_TIMEOUT_OFF_BOUND)
+#: ``AbstractCoordinator.JOIN_GROUP_TIMEOUT_LAPSE`` (ms), restated from Kafka rather than read
+#: from the model the rule judges.
+JOIN_GROUP_TIMEOUT_LAPSE_MS = 5_000
 #: ``leave_group.reason`` of the heartbeat thread's leave on poll-timer expiry.
 POLL_TIMEOUT_REASON = "poll timeout expired"
 
@@ -159,4 +175,43 @@ def _off_deadline(expired: ku.PollTimeout, stall: tuple[int, int] | None) -> lis
     ]
 
 
-POLL_CONTRACT_CHECKERS = (check_poll_timeout,)
+@reads_typed("join_group_request", "join_timeout")
+def check_join_timeout(records: Sequence[LogRecord]) -> list[Violation]:
+    """``join_timeout_off_bound`` (module docstring) over ``records``: the kinds it reads,
+    typed, in log order. Returns the violations in log order."""
+    found: list[Violation] = []
+    sent: dict[str, int] = {}  # member -> time of its latest join_group_request
+    for r in records:
+        match r:
+            case k.JoinGroupRequest(member=member):
+                sent[member] = r.t_ms
+            case ku.JoinTimeout(member=member):
+                bound = max(
+                    r.request_timeout_ms, r.rebalance_timeout_ms + JOIN_GROUP_TIMEOUT_LAPSE_MS
+                )
+                detail = None
+                if r.t_ms != r.sent_ms + bound:
+                    detail = (
+                        f"timed out at {r.t_ms}, {r.t_ms - r.sent_ms} ms after it was sent at "
+                        f"{r.sent_ms}, not max(request.timeout.ms {r.request_timeout_ms}, "
+                        f"rebalance timeout {r.rebalance_timeout_ms} + 5 s) = {bound} ms"
+                    )
+                elif sent.get(member) != r.sent_ms:
+                    detail = (
+                        f"timed out as sent at {r.sent_ms}, but its latest JoinGroup went at "
+                        f"{sent.get(member)}"
+                    )
+                if detail is not None:
+                    found.append(
+                        violation_at(
+                            JOIN_TIMEOUT_OFF_BOUND,
+                            f"{member}'s JoinGroup {detail} (KIP-266, "
+                            "AbstractCoordinator#sendJoinGroupRequest)",
+                            r,
+                            member=member,
+                        )
+                    )
+    return found
+
+
+POLL_CONTRACT_CHECKERS = (check_poll_timeout, check_join_timeout)

@@ -1,7 +1,7 @@
 """The event-log record kinds only plain consumer groups write (docs/event-log.md, "Consumer
-groups"; emitted by ``members/consumer.py``), and ``poll_timeout``, which the heartbeat thread
-of every member writes (the KafkaConsumer inside a Streams client or a Connect worker too;
-``members/group_client.py``). Shared kinds are in :mod:`.kinds`. Partitions
+groups"; emitted by ``members/consumer.py``), and ``poll_timeout`` and ``join_timeout``, which
+every member's group client writes (the KafkaConsumer inside a Streams client or a Connect
+worker too; ``members/group_client.py``). Shared kinds are in :mod:`.kinds`. Partitions
 are ``"<topic>-<partition>"`` labels (``TopicPartition.toString``)."""
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ __all__ = [
     "PartitionsRevoked",
     "PollStall",
     "PollTimeout",
+    "JoinTimeout",
     "SubscriptionChanged",
 ]
 
@@ -115,6 +116,18 @@ class PollTimeout(_Rec, tag="poll_timeout", kw_only=True):
     max_poll_interval_ms: int
     in_group: bool
     static: bool
+    member: str
+
+
+class JoinTimeout(_Rec, tag="join_timeout", kw_only=True):
+    """The member's JoinGroup sent at ``sent_ms`` went unanswered for its request timeout
+    (``AbstractCoordinator#sendJoinGroupRequest``: ``max(request_timeout_ms,
+    rebalance_timeout_ms + JOIN_GROUP_TIMEOUT_LAPSE)``, KIP-266; virtual ms); the member
+    then treats the coordinator as lost (``coordinator_unknown`` ``request timed out``)."""
+
+    sent_ms: int
+    rebalance_timeout_ms: int
+    request_timeout_ms: int
     member: str
 
 

@@ -104,6 +104,7 @@ LogRecord = (
     | ku.PartitionsLost
     | ku.PollStall
     | ku.PollTimeout
+    | ku.JoinTimeout
     | ku.SubscriptionChanged
     | ku.PartitionsAdded
     | k.Violation

@@ -166,6 +166,7 @@ InvariantName = Literal[
     # scenarios.check.poll_contracts (KIP-62's poll timer)
     "poll_timer_off_deadline",
     "poll_timeout_not_left",
+    "join_timeout_off_bound",
     "leader_not_rejoined",
     "member_id_reused",
     # scenarios.check.answer_contracts (the round-28 audit)

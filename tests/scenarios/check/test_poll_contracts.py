@@ -1,4 +1,5 @@
-"""``poll_timer_off_deadline`` and ``poll_timeout_not_left`` (scenarios/check/poll_contracts.py):
+"""``poll_timer_off_deadline``, ``poll_timeout_not_left`` and ``join_timeout_off_bound``
+(scenarios/check/poll_contracts.py, KIP-266 last):
 KIP-62's poll timer, judged on the ``poll_timeout`` record — silent on a timer that expires at
 its deadline and the leave it brings, reported on each way of breaking it (hand-made logs),
 silent on a real poll-timeout run, registered, and finding its planted bugs in chaos."""
@@ -11,6 +12,7 @@ import pytest
 
 from scenarios.check import poll_contracts
 from scenarios.check.poll_contracts import (
+    JOIN_TIMEOUT_OFF_BOUND,
     POLL_CONTRACT_INVARIANTS,
     POLL_TIMEOUT_NOT_LEFT,
     POLL_TIMER_OFF_DEADLINE,
@@ -148,3 +150,60 @@ def test_chaos_finds_the_planted_bug_by_its_rule(name: str, invariant: str) -> N
     found = detect(by_name(name), 30)
     assert found.found_at is not None, f"{name} not found in 30 runs"
     assert invariant in found.new, found
+
+
+# ---------------------------------------------------------------- join_timeout_off_bound
+
+check_join = over_dicts(poll_contracts.check_join_timeout)
+
+
+def _join(t_ms: int) -> Record:
+    return {
+        "t_ms": t_ms,
+        "kind": "join_group_request",
+        "member_id": "c1-1",
+        "protocols": ["range"],
+        "reason": "",
+        "member": "c1",
+    }
+
+
+def _join_timeout(t_ms: int, sent_ms: int = 1_000, rebalance_ms: int = 60_000) -> Record:
+    return {
+        "t_ms": t_ms,
+        "kind": "join_timeout",
+        "sent_ms": sent_ms,
+        "rebalance_timeout_ms": rebalance_ms,
+        "request_timeout_ms": 30_000,
+        "member": "c1",
+    }
+
+
+def test_a_join_timeout_at_the_rebalance_timeout_and_lapse_is_clean() -> None:
+    assert check_join(_log(_join(1_000), _join_timeout(66_000))) == []
+
+
+def test_a_short_rebalance_timeout_waits_the_request_timeout() -> None:
+    # max(request.timeout.ms 30 s, 10 s + 5 s)
+    assert check_join(_log(_join(1_000), _join_timeout(31_000, rebalance_ms=10_000))) == []
+    found = check_join(_log(_join(1_000), _join_timeout(16_000, rebalance_ms=10_000)))
+    assert _names(found) == [JOIN_TIMEOUT_OFF_BOUND]
+
+
+def test_a_join_timeout_off_its_bound_is_reported() -> None:
+    for t_ms in (31_000, 65_999, 66_001):
+        assert _names(check_join(_log(_join(1_000), _join_timeout(t_ms)))) == [
+            JOIN_TIMEOUT_OFF_BOUND
+        ]
+
+
+def test_a_join_timeout_of_an_earlier_join_group_is_reported() -> None:
+    log = _log(_join(1_000), _join(20_000), _join_timeout(66_000))
+    assert _names(check_join(log)) == [JOIN_TIMEOUT_OFF_BOUND]
+
+
+def test_chaos_finds_a_join_group_under_the_request_timeout() -> None:
+    # runs 1, 2, 0 of seeds 1-3
+    found = detect(by_name("consumer-join-under-request-timeout"), 10)
+    assert found.found_at is not None
+    assert JOIN_TIMEOUT_OFF_BOUND in found.new, found

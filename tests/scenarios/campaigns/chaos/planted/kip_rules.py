@@ -26,6 +26,7 @@ from members.assignors.consumer import range as range_assignor
 from members.assignors.incremental_cooperative import IncrementalCooperativeAssignor
 from members.assignors.streams import high_availability
 from members.group_client import GroupClient
+from members.join_group import JoinGroupHandler
 from members.member_state import MemberState
 from members.streams_client import StreamsClient
 from members.worker import ConnectWorker
@@ -313,6 +314,17 @@ def _poll_timeout_without_leave(original: Callable[..., Any]) -> Callable[..., A
     return _on_poll_timeout
 
 
+def _join_under_request_timeout(original: Callable[..., Any]) -> Callable[..., Any]:
+    # sendJoinGroupRequest under the client's request.timeout.ms alone (KIP-266's lapse
+    # forgotten): a JoinGroup the coordinator holds for its rebalance timeout times out first
+    def send_join(self: Any, now_ms: int) -> None:
+        original(self, now_ms)
+        if self._owner.state is MemberState.PREPARING_REBALANCE:
+            self._set("request-timeout", now_ms + self._owner.timeouts.request_timeout_ms)
+
+    return send_join
+
+
 def _no_rejoin_after_revocation(original: Callable[..., Any]) -> Callable[..., Any]:
     # ConsumerCoordinator#onJoinComplete without the cooperative follow-up: a member that
     # revoked partitions does not rejoin, so what it gave up waits for some other rebalance
@@ -522,6 +534,14 @@ KIP_RULE_BUGS: tuple[PlantedBug, ...] = (
         "a dynamic consumer whose poll timer expired sends no LeaveGroup",
         "consumer",
         ((GroupClient, "_on_poll_timeout", _poll_timeout_without_leave),),
+        (),
+    ),
+    PlantedBug(
+        "consumer-join-under-request-timeout",
+        "members/join_group.py JoinGroupHandler.send_join (sendJoinGroupRequest)",
+        "a consumer's JoinGroup times out after request.timeout.ms, not rebalance timeout + 5 s",
+        "consumer",
+        ((JoinGroupHandler, "send_join", _join_under_request_timeout),),
         (),
     ),
     PlantedBug(
