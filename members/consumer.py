@@ -352,7 +352,7 @@ class ConsumerClient(GroupClient):
         self._log("poll_stall", stall_ms=stall_ms)
         self._stalled = True
         self._set("poll-loop", now_ms + stall_ms)
-        self._set("poll", now_ms + self.timeouts.rebalance_timeout_ms)
+        self.start_poll_timer(now_ms)
 
     def _end_stall(self, now_ms: int) -> None:
         """``poll()`` runs again: what the generation reset lost goes (``onPartitionsLost``),

@@ -130,6 +130,9 @@ class GroupClient:
         #: COMPLETING_REBALANCE then (only an error answer resets it), which
         #: ``maybeLeaveGroup`` reads (:meth:`joined_for_leave`)
         self._join_cut = False
+        # the virtual ms of the last poll() before the polling thread blocked: where
+        # Heartbeat.pollTimer was last reset (:meth:`start_poll_timer`)
+        self._last_poll_ms = 0
         #: KIP-345 ``group.instance.id`` (``GroupRebalanceConfig.groupInstanceId``): ``None``
         #: for a dynamic member. Connect never sets one; a Streams client may.
         self.group_instance_id: str | None = None
@@ -464,18 +467,49 @@ class GroupClient:
             self._send_heartbeat(now_ms)
 
     def _on_request_timeout(self, now_ms: int) -> None:
-        """A JoinGroup/SyncGroup went unanswered: Kafka treats it as a lost connection."""
+        """A JoinGroup/SyncGroup went unanswered: Kafka treats it as a lost connection. A
+        JoinGroup's is logged (``join_timeout``: its send time and the two timeouts Kafka's
+        bound is made of, ``members.join_group.join_group_timeout_ms``; KIP-266)."""
         if self.state not in (_PREPARING, _COMPLETING):
             return
+        if self.state is _PREPARING:
+            self._log(
+                "join_timeout",
+                sent_ms=self._join.join_sent_ms,
+                rebalance_timeout_ms=self.timeouts.rebalance_timeout_ms,
+                request_timeout_ms=self.timeouts.request_timeout_ms,
+            )
         self.cut_join("request timed out")
         self.mark_coordinator_unknown("request timed out", now_ms)
 
+    def start_poll_timer(self, now_ms: int) -> None:
+        """The polling thread blocks after a ``poll()`` at ``now_ms`` (virtual ms): arm the
+        ``poll`` timer to expire the rebalance timeout (``max.poll.interval.ms``; Connect's
+        ``rebalance.timeout.ms``) later — ``Heartbeat#poll`` resets ``pollTimer`` at each
+        ``poll()`` (KIP-62), and :meth:`_on_poll_timeout` runs if none follows in time."""
+        self._last_poll_ms = now_ms
+        self._set("poll", now_ms + self.timeouts.rebalance_timeout_ms)
+
     def _on_poll_timeout(self, now_ms: int) -> None:
         """``Heartbeat.pollTimer`` expired (the polling thread was blocked for longer than the
-        rebalance timeout): the heartbeat thread leaves the group (KAFKA-16056's path)."""
+        rebalance timeout): the heartbeat thread leaves the group (KAFKA-16056's path).
+
+        Logs ``poll_timeout`` first: the last poll, the interval and whether the member was
+        in the group (``maybeLeaveGroup``'s test) and static, so that ``poll_timeout_missed``
+        can judge the leave from the log (KIP-62). Kafka's ``HeartbeatThread.run`` tests
+        ``pollTimeoutExpired`` each time it wakes (at most ``retry.backoff.ms`` apart); the
+        ``poll`` timer fires at the deadline itself."""
+        in_group = bool(self.member_id) and self.joined_for_leave()
+        self._log(
+            "poll_timeout",
+            last_poll_ms=self._last_poll_ms,
+            max_poll_interval_ms=self.timeouts.rebalance_timeout_ms,
+            in_group=in_group,
+            static=self.group_instance_id is not None,
+        )
         # maybeLeaveGroup: only a dynamic member sends LeaveGroup (KIP-345: a static one is
         # removed by session expiry alone); both forget the generation and member id.
-        if self.member_id and self.joined_for_leave() and self.group_instance_id is None:
+        if in_group and self.group_instance_id is None:
             self.leave_group("poll timeout expired", "consumer poll timeout has expired")
         self.transition(_UNJOINED)
         self.reset_generation(reset_member_id=True)

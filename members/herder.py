@@ -117,7 +117,7 @@ class HerderQueue(GroupClient):
             duration = self._begin_job(job)
             if duration > 0:
                 self._set("herder", now_ms + duration)
-                self._set("poll", now_ms + self.config.rebalance_timeout_ms)
+                self.start_poll_timer(now_ms)
                 return
             self._finish_job(now_ms)
         if self._job is None and not self._jobs:

@@ -34,6 +34,7 @@ __all__ = [
     "JOIN_GROUP_TIMEOUT_LAPSE_MS",
     "RETRY_BACKOFF_MS",
     "JoinGroupHandler",
+    "join_group_timeout_ms",
     "JoinOwner",
 ]
 
@@ -129,6 +130,16 @@ class JoinOwner(Protocol):
         ...
 
 
+def join_group_timeout_ms(timeouts: GroupTimeouts) -> int:
+    """A JoinGroup's request timeout, virtual ms: ``AbstractCoordinator#sendJoinGroupRequest``'s
+    ``joinGroupTimeoutMs = max(request.timeout.ms, rebalanceTimeoutMs +
+    JOIN_GROUP_TIMEOUT_LAPSE)`` (KIP-266: the coordinator may hold a JoinGroup for the
+    rebalance timeout)."""
+    return max(
+        timeouts.request_timeout_ms, timeouts.rebalance_timeout_ms + JOIN_GROUP_TIMEOUT_LAPSE_MS
+    )
+
+
 class JoinGroupHandler:
     """One member's JoinGroup / SyncGroup round (see the module docstring).
 
@@ -138,7 +149,7 @@ class JoinGroupHandler:
         arm_heartbeat: (re-)arms the heartbeat thread's timer at a virtual ms.
     """
 
-    __slots__ = ("_arm_heartbeat", "_cancel", "_log", "_owner", "_send", "_set")
+    __slots__ = ("_arm_heartbeat", "_cancel", "_log", "_owner", "_send", "_set", "join_sent_ms")
 
     def __init__(
         self,
@@ -148,6 +159,8 @@ class JoinGroupHandler:
         arm_heartbeat: Callable[[int], None],
     ) -> None:
         self._owner = owner
+        #: virtual ms the latest JoinGroup was sent at (``join_timeout``'s ``sent_ms``)
+        self.join_sent_ms = 0
         # the sinks it calls, bound once (a call costs no bundle lookup)
         self._send = effects.send
         self._set = effects.set_timer
@@ -169,10 +182,8 @@ class JoinGroupHandler:
         self._cancel("heartbeat")
         self._cancel("session")
         timeouts = owner.timeouts
-        self._set(
-            "request-timeout",
-            now_ms + timeouts.rebalance_timeout_ms + JOIN_GROUP_TIMEOUT_LAPSE_MS,
-        )
+        self.join_sent_ms = now_ms
+        self._set("request-timeout", now_ms + join_group_timeout_ms(timeouts))
         self._log(
             "join_group_request",
             member_id=owner.member_id,

@@ -405,7 +405,7 @@ class StreamsClient(GroupClient):
         self._log("stream_thread_stall", stall_ms=stall_ms)
         self._stalled = True
         self._set("stream-thread", now_ms + stall_ms)
-        self._set("poll", now_ms + self.timeouts.rebalance_timeout_ms)
+        self.start_poll_timer(now_ms)
 
     def _end_stall(self, now_ms: int) -> None:
         self._stalled = False

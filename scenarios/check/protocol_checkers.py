@@ -94,7 +94,9 @@ Contract checkers (:mod:`scenarios.check.contracts`: one published KIP rule each
     ``scheduled_rejoin_missed``, ``static_member_left``;
     KIP-345's fencing of a SyncGroup (:mod:`scenarios.check.fencing_contracts`)
     ``sync_not_fenced``; KIP-881's rack rule of the sticky assignors
-    (:mod:`scenarios.check.rack_contracts`) ``sticky_rack_unmatched``.
+    (:mod:`scenarios.check.rack_contracts`) ``sticky_rack_unmatched``; KIP-62's poll timer
+    (:mod:`scenarios.check.poll_contracts`) ``poll_timer_off_deadline``,
+    ``poll_timeout_not_left``.
 """
 
 from __future__ import annotations
@@ -122,6 +124,7 @@ from scenarios.check.log_rules import (
     reads_typed,
     violation_at,
 )
+from scenarios.check.poll_contracts import POLL_CONTRACT_CHECKERS, POLL_CONTRACT_INVARIANTS
 from scenarios.check.quiet_periods import QUIET_PERIOD_BALANCE, check_quiet_period_balance
 from scenarios.check.rack_contracts import RACK_CONTRACT_CHECKERS, RACK_CONTRACT_INVARIANTS
 from scenarios.check.removals import UNEXPLAINED_REMOVAL, check_unexplained_removal
@@ -162,6 +165,7 @@ PROTOCOL_INVARIANTS = (
     *CONTRACT_INVARIANTS,
     *FENCING_CONTRACT_INVARIANTS,
     *RACK_CONTRACT_INVARIANTS,
+    *POLL_CONTRACT_INVARIANTS,
 )
 
 
@@ -547,6 +551,7 @@ _CHECKERS: tuple[Checker | TypedChecker, ...] = (
     *CONTRACT_CHECKERS,
     *FENCING_CONTRACT_CHECKERS,
     *RACK_CONTRACT_CHECKERS,
+    *POLL_CONTRACT_CHECKERS,
 )
 
 

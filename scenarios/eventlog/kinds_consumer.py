@@ -1,5 +1,7 @@
 """The event-log record kinds only plain consumer groups write (docs/event-log.md, "Consumer
-groups"; emitted by ``members/consumer.py``). Shared kinds are in :mod:`.kinds`. Partitions
+groups"; emitted by ``members/consumer.py``), and ``poll_timeout`` and ``join_timeout``, which
+every member's group client writes (the KafkaConsumer inside a Streams client or a Connect
+worker too; ``members/group_client.py``). Shared kinds are in :mod:`.kinds`. Partitions
 are ``"<topic>-<partition>"`` labels (``TopicPartition.toString``)."""
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ __all__ = [
     "PartitionsLost",
     "PartitionsRevoked",
     "PollStall",
+    "PollTimeout",
+    "JoinTimeout",
     "SubscriptionChanged",
 ]
 
@@ -96,6 +100,34 @@ class PollStall(_Rec, tag="poll_stall", kw_only=True):
     (virtual ms); past ``max.poll.interval.ms`` its heartbeat thread leaves the group (KIP-62)."""
 
     stall_ms: int
+    member: str
+
+
+class PollTimeout(_Rec, tag="poll_timeout", kw_only=True):
+    """The member's poll timer expired (KIP-62: ``Heartbeat#pollTimeoutExpired`` in
+    ``AbstractCoordinator.HeartbeatThread``): no ``poll()`` since ``last_poll_ms`` (virtual
+    ms) for ``max_poll_interval_ms`` (the consumer's ``max.poll.interval.ms``, Connect's
+    ``rebalance.timeout.ms``). ``in_group``: the member had a member id and was joining or
+    joined (``maybeLeaveGroup``'s test); ``static``: it has a ``group.instance.id``. A dynamic
+    member in the group then logs ``leave_group`` (``poll timeout expired``) in the same ms;
+    a static one sends none (KIP-345)."""
+
+    last_poll_ms: int
+    max_poll_interval_ms: int
+    in_group: bool
+    static: bool
+    member: str
+
+
+class JoinTimeout(_Rec, tag="join_timeout", kw_only=True):
+    """The member's JoinGroup sent at ``sent_ms`` went unanswered for its request timeout
+    (``AbstractCoordinator#sendJoinGroupRequest``: ``max(request_timeout_ms,
+    rebalance_timeout_ms + JOIN_GROUP_TIMEOUT_LAPSE)``, KIP-266; virtual ms); the member
+    then treats the coordinator as lost (``coordinator_unknown`` ``request timed out``)."""
+
+    sent_ms: int
+    rebalance_timeout_ms: int
+    request_timeout_ms: int
     member: str
 
 

@@ -103,6 +103,8 @@ LogRecord = (
     | ku.PartitionsRevoked
     | ku.PartitionsLost
     | ku.PollStall
+    | ku.PollTimeout
+    | ku.JoinTimeout
     | ku.SubscriptionChanged
     | ku.PartitionsAdded
     | k.Violation

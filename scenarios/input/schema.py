@@ -164,6 +164,10 @@ InvariantName = Literal[
     "warmup_on_caught_up_client",
     "scheduled_rejoin_missed",
     "static_member_left",
+    # scenarios.check.poll_contracts (KIP-62's poll timer)
+    "poll_timer_off_deadline",
+    "poll_timeout_not_left",
+    "join_timeout_off_bound",
     "leader_not_rejoined",
     "member_id_reused",
     # scenarios.check.answer_contracts (the round-28 audit)

@@ -25,11 +25,13 @@ from members import consumer as consumer_member
 from members.assignors.consumer import range as range_assignor
 from members.assignors.incremental_cooperative import IncrementalCooperativeAssignor
 from members.assignors.streams import high_availability
+from members.group_client import GroupClient
+from members.join_group import JoinGroupHandler
 from members.member_state import MemberState
 from members.streams_client import StreamsClient
 from members.worker import ConnectWorker
-from protocol.effects import Send, SetTimer
-from protocol.group import ErrorCode
+from protocol.effects import Log, Send, SetTimer
+from protocol.group import ErrorCode, LeaveGroupRequest
 
 from . import PlantedBug
 
@@ -282,6 +284,47 @@ def _static_member_leaves_on_close(original: Callable[..., Any]) -> Callable[...
     return shutdown
 
 
+def _poll_timeout_one_heartbeat_late(original: Callable[..., Any]) -> Callable[..., Any]:
+    # Heartbeat#pollTimeoutExpired read only at the heartbeat thread's next Heartbeat after
+    # the deadline (KIP-62: HeartbeatThread.run tests it each time it wakes, at most
+    # retry.backoff.ms apart): a stalled consumer leaves one heartbeat.interval.ms late
+    def _stall(self: Any, stall_ms: int, now_ms: int) -> None:
+        original(self, stall_ms, now_ms)
+        timeouts = self.timeouts
+        late = now_ms + timeouts.rebalance_timeout_ms + timeouts.heartbeat_interval_ms
+        self._set("poll", late)
+
+    return _stall
+
+
+def _poll_timeout_without_leave(original: Callable[..., Any]) -> Callable[..., Any]:
+    # handlePollTimeoutExpiry resetting the generation without maybeLeaveGroup: a dynamic
+    # member whose poll timer expired stays in the group until its session times out (KIP-62
+    # has it leave at once, so that the group rebalances without it)
+    def _on_poll_timeout(self: Any, now_ms: int) -> None:
+        before = len(self._fx)
+        original(self, now_ms)
+        self._fx[before:] = [
+            e
+            for e in self._fx[before:]
+            if not (isinstance(e, Send) and isinstance(e.message, LeaveGroupRequest))
+            and not (isinstance(e, Log) and e.kind == "leave_group")
+        ]
+
+    return _on_poll_timeout
+
+
+def _join_under_request_timeout(original: Callable[..., Any]) -> Callable[..., Any]:
+    # sendJoinGroupRequest under the client's request.timeout.ms alone (KIP-266's lapse
+    # forgotten): a JoinGroup the coordinator holds for its rebalance timeout times out first
+    def send_join(self: Any, now_ms: int) -> None:
+        original(self, now_ms)
+        if self._owner.state is MemberState.PREPARING_REBALANCE:
+            self._set("request-timeout", now_ms + self._owner.timeouts.request_timeout_ms)
+
+    return send_join
+
+
 def _no_rejoin_after_revocation(original: Callable[..., Any]) -> Callable[..., Any]:
     # ConsumerCoordinator#onJoinComplete without the cooperative follow-up: a member that
     # revoked partitions does not rejoin, so what it gave up waits for some other rebalance
@@ -475,6 +518,30 @@ KIP_RULE_BUGS: tuple[PlantedBug, ...] = (
         "a static consumer sends LeaveGroup when it closes",
         "consumer",
         ((consumer_member.ConsumerClient, "shutdown", _static_member_leaves_on_close),),
+        (),
+    ),
+    PlantedBug(
+        "consumer-poll-timeout-one-heartbeat-late",
+        "members/consumer.py ConsumerClient._stall (Heartbeat#pollTimeoutExpired)",
+        "a stalled consumer's poll timer expires one heartbeat interval after its deadline",
+        "consumer",
+        ((consumer_member.ConsumerClient, "_stall", _poll_timeout_one_heartbeat_late),),
+        (),
+    ),
+    PlantedBug(
+        "consumer-poll-timeout-without-leave",
+        "members/group_client.py GroupClient._on_poll_timeout (handlePollTimeoutExpiry)",
+        "a dynamic consumer whose poll timer expired sends no LeaveGroup",
+        "consumer",
+        ((GroupClient, "_on_poll_timeout", _poll_timeout_without_leave),),
+        (),
+    ),
+    PlantedBug(
+        "consumer-join-under-request-timeout",
+        "members/join_group.py JoinGroupHandler.send_join (sendJoinGroupRequest)",
+        "a consumer's JoinGroup times out after request.timeout.ms, not rebalance timeout + 5 s",
+        "consumer",
+        ((JoinGroupHandler, "send_join", _join_under_request_timeout),),
         (),
     ),
     PlantedBug(
