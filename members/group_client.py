@@ -495,7 +495,7 @@ class GroupClient:
         rebalance timeout): the heartbeat thread leaves the group (KAFKA-16056's path).
 
         Logs ``poll_timeout`` first: the last poll, the interval and whether the member was
-        in the group (``maybeLeaveGroup``'s test) and static, so that ``poll_timeout_missed``
+        in the group (``maybeLeaveGroup``'s test) and static, so that ``poll_timeout_not_left``
         can judge the leave from the log (KIP-62). Kafka's ``HeartbeatThread.run`` tests
         ``pollTimeoutExpired`` each time it wakes (at most ``retry.backoff.ms`` apart); the
         ``poll`` timer fires at the deadline itself."""

@@ -36,7 +36,6 @@ _H = struct.Struct(">h")
 _I = struct.Struct(">i")
 _Q = struct.Struct(">q")
 _HH = struct.Struct(">hh")
-_IHEAD = struct.Struct(">i")
 
 _chunk_cache: dict[str, bytes] = {}
 _connector_of = itemgetter(0)
@@ -114,10 +113,10 @@ def encode_entries(entries: dict[str, list[int]]) -> bytes:
     """ARRAY(ConnectorAssignment) bytes of ``entries`` (connector → numbers, -1 = itself)."""
     chunk = string_chunk
     body = b"".join([chunk(c) + _value_bytes(values) for c, values in entries.items()])
-    return _IHEAD.pack(len(entries)) + body
+    return _I.pack(len(entries)) + body
 
 
-_EMPTY_ARRAY = _IHEAD.pack(0)
+_EMPTY_ARRAY = _I.pack(0)
 
 View = Callable[[], tuple[list[str], list[tuple[str, int]]]]
 
@@ -208,7 +207,7 @@ def encode_assigned(
             return _EMPTY_ARRAY, _no_items
         names = _connector_order(connectors)
         body = b"".join(map(connector_entry, names))
-        return _IHEAD.pack(len(names)) + body, _items_view(names, [])
+        return _I.pack(len(names)) + body, _items_view(names, [])
     order: Sequence[str] = connectors if len(connectors) <= 1 else _connector_order(connectors)
     task_conns = set(map(_connector_of, tasks))
     if not order or task_conns.isdisjoint(order):
@@ -227,7 +226,7 @@ def encode_assigned(
                 body = b"".join(map(_task_entry_cache.__getitem__, tasks))
         except KeyError:
             body = b"".join(map(connector_entry, order)) + b"".join(map(task_entry, tasks))
-        return _IHEAD.pack(len(order) + len(tasks)) + body, partial(_view_of, order, tasks)
+        return _I.pack(len(order) + len(tasks)) + body, partial(_view_of, order, tasks)
     own = task_conns.intersection(order)
     rest = [x for x in tasks if x[0] not in own]
     if len(task_conns) != len(tasks) and len({c for c, _ in rest}) != len(rest):
@@ -253,7 +252,7 @@ def encode_assigned(
             grouped.extend(zip(repeat(c), values[1:]))
     parts.append(_task_entries(rest))
     grouped.extend(rest)
-    return _IHEAD.pack(len(order) + len(rest)) + b"".join(parts), _items_view(order, grouped)
+    return _I.pack(len(order) + len(rest)) + b"".join(parts), _items_view(order, grouped)
 
 
 def _encode_entries_of(

@@ -8,7 +8,7 @@ JoinGroup metadata, whose embedded allocation is what each member holds, and the
 snapshots; docs/event-log.md). Older logs without ``inputs`` are not judged. One pass over the
 log; O(size of the record) per ``assignor``.
 
-Both rules are bounds Kafka's algorithm keeps, not its exact output (that is the referee's,
+Every rule is a bound Kafka's algorithm keeps, not its exact output (that is the referee's,
 docs/chaos.md "Contract rules").
 
 ``revoked_below_floor`` — KIP-415,
