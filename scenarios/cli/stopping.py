@@ -76,8 +76,9 @@ def quiet_ctrl_c() -> None:
 def stopping() -> Iterator[Stop]:
     """Within the block, the first SIGINT or SIGTERM raises :class:`KeyboardInterrupt` and
     every later one is ignored (for the rest of the process: it is about to exit). Without a
-    signal the previous handlers come back at the end. Outside the main thread (where Python
-    cannot set handlers) it changes nothing."""
+    signal the previous handlers come back at the end, where the block's own handler is
+    still in place (code inside may have set its own, which then stays). Outside the main
+    thread (where Python cannot set handlers) it changes nothing."""
     stop = Stop()
 
     def handler(signum: int, frame: Any) -> None:
@@ -101,5 +102,11 @@ def stopping() -> Iterator[Stop]:
         yield stop
     finally:
         if stop.signum is None:
+            # Only a handler that is still this block's comes back to the previous one: a
+            # command that took Ctrl-C over inside the block (a Spark campaign's
+            # plain_sigint, which sets SIG_IGN after its first Ctrl-C and ends with one line
+            # of its own) must keep what it set, or a second Ctrl-C during the exit finds
+            # quiet_ctrl_c's handler and prints a second line from threading's shutdown.
             for each, old in previous.items():
-                signal.signal(each, old)
+                if signal.getsignal(each) is handler:
+                    signal.signal(each, old)
