@@ -147,11 +147,12 @@ def test_a_planted_assignor_divergence_exits_1_naming_round_and_field(
     from typer.testing import CliRunner
 
     from members.assignors import incremental_cooperative as ica
+    from members.assignors.incremental_balance import water_fill
     from scenarios.cli.main import app
 
     def assign_tasks(self, workers, tasks):  # type: ignore[no-untyped-def]
         workers.sort(key=lambda w: (len(w.tasks), [-ord(ch) for ch in w.worker]))
-        ica._water_fill([w.tasks for w in workers], list(tasks))
+        water_fill([w.tasks for w in workers], list(tasks))
 
     monkeypatch.setattr(ica.IncrementalCooperativeAssignor, "assign_tasks", assign_tasks)
     copy = tmp_path / "recorded"
