@@ -107,6 +107,14 @@ def stopping() -> Iterator[Stop]:
             # plain_sigint, which sets SIG_IGN after its first Ctrl-C and ends with one line
             # of its own) must keep what it set, or a second Ctrl-C during the exit finds
             # quiet_ctrl_c's handler and prints a second line from threading's shutdown.
-            for each, old in previous.items():
-                if signal.getsignal(each) is handler:
-                    signal.signal(each, old)
+            try:
+                for each, old in previous.items():
+                    if signal.getsignal(each) is handler:
+                        signal.signal(each, old)
+            except KeyboardInterrupt:
+                # A Ctrl-C as the block ends: signal.signal runs a pending handler first, so
+                # this block's handler raised from inside the restore, over the block's own
+                # outcome (typer.Exit), and printed a traceback. The work is over: the
+                # command ends as it was ending; the handler has set both signals to SIG_IGN,
+                # so nothing interrupts the exit.
+                pass

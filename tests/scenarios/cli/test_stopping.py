@@ -57,3 +57,26 @@ def test_the_first_signal_raises_and_later_ones_are_ignored(
     assert stop.signum == signal.SIGINT and stop.exit_code == 130
     assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
     signal.raise_signal(signal.SIGINT)  # ignored
+
+
+def test_a_signal_as_the_block_ends_leaves_the_blocks_outcome(
+    handlers: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # signal.signal runs a pending handler before it sets the new one: a Ctrl-C that lands
+    # while the block gives the previous handlers back raised KeyboardInterrupt from there,
+    # over the command's own exit, with a traceback (test_interrupt's "writing" moment)
+    monkeypatch.setattr("scenarios.cli.stopping.start_watchdog", lambda exit_code: None)
+    real_signal = signal.signal
+
+    def signal_with_one_pending(signum: int, new: object) -> object:
+        monkeypatch.setattr("scenarios.cli.stopping.signal.signal", real_signal)
+        signal.raise_signal(signal.SIGINT)  # runs the block's handler, as a pending one would
+        return real_signal(signum, new)  # type: ignore[arg-type]
+
+    signal.signal(signal.SIGINT, _previous)
+    with pytest.raises(SystemExit) as ended, stopping() as stop:
+        monkeypatch.setattr("scenarios.cli.stopping.signal.signal", signal_with_one_pending)
+        raise SystemExit(1)
+    assert ended.value.code == 1
+    assert stop.signum == signal.SIGINT
+    assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN  # later ones: ignored

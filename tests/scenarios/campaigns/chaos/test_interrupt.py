@@ -164,6 +164,13 @@ def test_any_number_of_ctrl_c_at_any_moment(
             time.sleep(2.0)  # the interpreter has started and imported the command
     stopped = _signal(proc, signals)
     time.sleep(0.1)
+    if moment == "writing" and stopped.returncode == 1:
+        # the last reproducers came within milliseconds of the first, and the Ctrl-C found
+        # the campaign ending with its verdict (exit 1): that end stays clean, with no
+        # traceback from a handler that ran as the command gave the old ones back
+        assert not [line for line in stopped.lines if "Traceback" in line], stopped.lines
+        assert running_in_group(proc.pid) == []
+        return
     _assert_kept(stopped, out, running_in_group(proc.pid))
 
 
