@@ -103,6 +103,11 @@ class LocatedViolation(Violation, frozen=True, kw_only=True, omit_defaults=True)
         """``{"t_ms": t_ms, **fields()}``: the violation as ``groupsim check`` prints it."""
         return {"t_ms": self.t_ms, **self.fields()}
 
+    def record(self) -> dict[str, Any]:
+        """The ``violation`` record the event log holds for it, ``{"t_ms", "kind":
+        "violation", **fields()}`` (``seq`` left to the caller, which places it)."""
+        return {"t_ms": self.t_ms, "kind": "violation", **self.fields()}
+
 
 def located(t_ms: int, violation: Violation) -> LocatedViolation:
     """``violation`` at ``t_ms`` (virtual ms), the time of the record that caused it."""

@@ -42,12 +42,11 @@ from scenarios.referee.harness import (
     unavailable_reason,
 )
 from scenarios.referee.streams import judge_streams
-from scenarios.referee.verdict import REFEREE_INVARIANT, Disagreement, RefereeVerdict
+from scenarios.referee.verdict import REFEREE_INVARIANT, RefereeVerdict
 
 __all__ = [
     "REFEREES",
     "REFEREE_INVARIANT",
-    "Disagreement",
     "RefereeVerdict",
     "OracleUnavailable",
     "judge",
@@ -147,5 +146,5 @@ def judge(records: list[dict[str, object]], *, coordinator: bool = True) -> Refe
         verdict.notes.update(part.notes)
         verdict.violations.extend(part.violations)
         verdict.kafka = part.kafka
-    verdict.violations.sort(key=lambda d: int(d.violation.cause_seq or 0))
+    verdict.violations.sort(key=lambda d: int(d.cause_seq or 0))
     return verdict

@@ -8,14 +8,13 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from scenarios.check.violation import Violation
+from scenarios.check.violation import LocatedViolation, Violation, located
 
 if TYPE_CHECKING:
     from scenarios.referee.harness import KafkaOracle
 
 __all__ = [
     "REFEREE_INVARIANT",
-    "Disagreement",
     "Judged",
     "RefereeVerdict",
     "Round",
@@ -25,20 +24,6 @@ __all__ = [
 
 #: The violation kind of a disagreement between groupsim and Kafka's referee.
 REFEREE_INVARIANT = "referee_disagrees"
-
-
-@dataclass(frozen=True)
-class Disagreement:
-    """One round or answer Kafka's classes disagree with: a ``referee_disagrees``
-    :class:`~scenarios.check.violation.Violation` (its ``cause_seq`` the ``seq`` of the
-    record judged) at ``t_ms``, the judged record's virtual time."""
-
-    t_ms: int
-    violation: Violation
-
-    def record(self) -> dict[str, Any]:
-        """The ``violation`` record the event log holds for it (``seq`` left to the caller)."""
-        return {"t_ms": self.t_ms, "kind": "violation", **self.violation.fields()}
 
 
 @dataclass
@@ -51,8 +36,9 @@ class RefereeVerdict:
             compared (:mod:`scenarios.referee.coordinator`).
         skipped: rounds not judged, by reason (``static``, ``no_inputs``,
             ``version_probing``, ...).
-        violations: one :class:`Disagreement` per disagreeing round or answer, in log order;
-            its ``t_ms`` is the round's, its violation's ``cause_seq`` the ``seq`` of the
+        violations: one ``referee_disagrees``
+            :class:`~scenarios.check.violation.LocatedViolation` per disagreeing round or
+            answer, in log order; its ``t_ms`` is the round's, its ``cause_seq`` the ``seq`` of the
             round's ``assignor`` (Connect), ``streams_assignment`` (Streams) or
             ``consumer_assignor`` (consumer) record, or of the coordinator record judged.
         kafka: the Kafka version that judged (``None`` when nothing was sent).
@@ -64,7 +50,7 @@ class RefereeVerdict:
     compared: int = 0
     answers: int = 0
     skipped: Counter[str] = field(default_factory=Counter)
-    violations: list[Disagreement] = field(default_factory=list)
+    violations: list[LocatedViolation] = field(default_factory=list)
     kafka: str | None = None
     notes: Counter[str] = field(default_factory=Counter)
 
@@ -152,7 +138,7 @@ def replay(
             **named,
             cause_seq=rec["seq"],
         )
-        verdict.violations.append(Disagreement(int(rec["t_ms"]), violation))
+        verdict.violations.append(located(int(rec["t_ms"]), violation))
         if first_only:
             break
     return verdict

@@ -165,7 +165,7 @@ def test_clean_consumer_runs_give_no_disagreement() -> None:
         verdict = referee.judge(result.records)
         assert verdict.compared == len(rounds), (name, verdict)
         assert not verdict.skipped, (name, verdict.skipped)
-        assert verdict.violations == [], (name, [d.violation.detail for d in verdict.violations])
+        assert verdict.violations == [], (name, [d.detail for d in verdict.violations])
     assert assignors == {"range", "roundrobin", "sticky", "cooperative-sticky"}
 
 
@@ -208,7 +208,7 @@ def test_a_planted_range_bug_passes_every_checker_and_the_referee_finds_it(
     first = _rounds(result.records)[0]
     verdict = referee.judge(result.records)
     assert verdict.violations, "the referee missed the planted bug"
-    found = verdict.violations[0].violation
+    found = verdict.violations[0]
     assert found.invariant == referee.REFEREE_INVARIANT
     assert found.cause_seq == first["seq"]
     assert "RangeAssignor disagrees" in found.detail

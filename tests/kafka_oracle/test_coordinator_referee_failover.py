@@ -65,7 +65,7 @@ def test_answers_after_a_failover_are_judged_and_agree() -> None:
     ]
     verdict = judge(tampered)
     assert len(verdict.violations) == 1, verdict.violations
-    found = verdict.violations[0].violation
+    found = verdict.violations[0]
     assert found.api == "load" and found.differs == "generation"
     assert found.cause_seq == loaded[0]["seq"]
 

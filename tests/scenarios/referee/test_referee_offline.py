@@ -141,9 +141,9 @@ def test_the_streams_referee_agrees_with_itself_and_reports_a_difference() -> No
         return out
 
     other = judge_streams(_FakeOracle(swapped), [_streams_round()])  # type: ignore[arg-type]
-    assert [d.violation.invariant for d in other.violations] == ["referee_disagrees"]
-    assert other.violations[0].violation.cause_seq == 3
-    assert "PID_1 active: groupsim ['0_0'], Kafka ['0_1']" in other.violations[0].violation.detail
+    assert [d.invariant for d in other.violations] == ["referee_disagrees"]
+    assert other.violations[0].cause_seq == 3
+    assert "PID_1 active: groupsim ['0_0'], Kafka ['0_1']" in other.violations[0].detail
 
 
 def test_version_probing_and_old_streams_rounds_are_skipped() -> None:
@@ -255,7 +255,7 @@ def test_the_consumer_referee_reports_a_moved_partition_after_its_round() -> Non
     first = next(r for r in records if r["kind"] == "consumer_assignor")
     verdict = judge_consumer(_OwnConsumerAssignors(moved), records)  # type: ignore[arg-type]
     assert verdict.violations
-    found = verdict.violations[0].violation
+    found = verdict.violations[0]
     assert found.invariant == "referee_disagrees"
     assert found.cause_seq == first["seq"]
     assert "RoundRobinAssignor disagrees" in found.detail
