@@ -18,6 +18,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from msgspec import UNSET
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from scenarios.campaigns.chaos import ChaosConfig, generate  # noqa: E402
@@ -27,30 +29,31 @@ from scenarios.check.assignment_contracts import (  # noqa: E402
     ASSIGNMENT_INVARIANTS,
     contract_of,
 )
+from scenarios.eventlog.kinds_streams import StreamsAssignment  # noqa: E402
+from scenarios.eventlog.records import decode_log  # noqa: E402
 
 
-def _judged(r: dict) -> list[str]:  # type: ignore[type-arg]
+def _judged(r: StreamsAssignment) -> list[str]:
     """The rules that constrain record ``r`` (it is a leader's streams_assignment)."""
     contract = contract_of(r)
     assert contract is not None
-    clients = r.get("clients") or {}
-    n = min(contract.num_standby_replicas, len(clients) - 1)
+    n = min(contract.num_standby_replicas, len(r.clients) - 1)
     out = []
-    if any(c.get("warmups") for c in clients.values()) or contract.kafka_warmups:
+    if any(c.warmups for c in r.clients.values()) or contract.kafka_warmups:
         out.append("warmups_over_budget")
-    if n > 0 and r.get("lags"):
+    if n > 0 and r.lags:
         out.append("standby_replicas_missing")
     keys = contract.rack_aware_assignment_tags
     if (
         len(keys) == 1
         and n > 0
-        and not r.get("active_movements")
-        and not r.get("standby_movements")
-        and r.get("cost") is None
+        and not r.active_movements
+        and not r.standby_movements
+        and r.cost is UNSET
         and len({str(v) for v in contract.client_tags.values()}) > 1
     ):
         out.append("standby_tags_not_spread")
-    if contract.rack_aware_assignment_strategy == "min_traffic" and r.get("cost"):
+    if contract.rack_aware_assignment_strategy == "min_traffic" and r.cost is not UNSET:
         out.append("rack_cost_raised")
     return out
 
@@ -70,16 +73,16 @@ def main(argv: list[str] | None = None) -> int:
     examples: list[str] = []
     for i in range(args.start, args.start + args.runs):
         _, result = run_spec(generate(config, args.seed, i))
-        records = [r for r in result.records if r.get("kind") != "violation"]
+        typed = decode_log(r for r in result.records if r.get("kind") != "violation")
         seen: set[str] = set()
-        for r in records:
-            if r.get("kind") == "streams_assignment" and contract_of(r) is not None:
+        for r in typed:
+            if isinstance(r, StreamsAssignment) and contract_of(r) is not None:
                 for rule in _judged(r):
                     judged[rule] += 1
                     seen.add(rule)
         runs_judged.update(seen)
         for checker in ASSIGNMENT_CHECKERS:
-            for v in checker(records):
+            for v in checker(typed):
                 found[v.invariant] += 1
                 if len(examples) < 20:
                     examples.append(f"seed {args.seed} run {i}: {v.invariant}: {v.detail}")

@@ -46,12 +46,14 @@ whose ``kafka_warmups`` list it (Kafka's warm-up map).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
 
 import msgspec
+from msgspec import UNSET
 
 from protocol.kafka_configs import STREAMS_DEFAULTS
-from scenarios.check.log_rules import Record, Violation, violation
+from scenarios.check.log_rules import Violation, reads_typed, violation_at
+from scenarios.eventlog.kinds_streams import StreamsAssignment
+from scenarios.eventlog.records import LogRecord
 
 __all__ = [
     "ASSIGNMENT_INVARIANTS",
@@ -91,68 +93,69 @@ class Contract(msgspec.Struct, frozen=True, kw_only=True):
     client_tags: dict[str, dict[str, str]] = {}
 
 
-def contract_of(r: Record) -> Contract | None:
-    """What bounds a ``streams_assignment`` record's assignment (:class:`Contract`), read
-    from its ``inputs`` and its ``kafka_warmups``. ``None`` for a record without both fields
-    (an older log: not judged)."""
-    inputs = r.get("inputs")
-    warmups = r.get("kafka_warmups")
-    if not isinstance(inputs, Mapping) or not isinstance(warmups, Mapping):
+def contract_of(r: StreamsAssignment) -> Contract | None:
+    """What a ``streams_assignment`` record's assignment is bounded by (:class:`Contract`),
+    read from its ``inputs`` and its ``kafka_warmups``. ``None`` for a record without both
+    fields (an older log: not judged)."""
+    if r.inputs is UNSET or r.kafka_warmups is UNSET:
         return None
-    config: Mapping[str, Any] = inputs.get("config") or {}
+    config = r.inputs.config
     d = STREAMS_DEFAULTS
-    keys = list(config.get("rack.aware.assignment.tags") or ())
+    tags = config.get("rack.aware.assignment.tags")
+    keys = [str(k) for k in tags] if isinstance(tags, list) else []
     strategy = config.get("rack.aware.assignment.strategy", d.rack_aware_assignment_strategy)
     return Contract(
-        max_warmup_replicas=int(config.get("max.warmup.replicas", d.max_warmup_replicas) or 0),
-        num_standby_replicas=int(config.get("num.standby.replicas", d.num_standby_replicas) or 0),
+        max_warmup_replicas=_int(config.get("max.warmup.replicas", d.max_warmup_replicas)),
+        num_standby_replicas=_int(config.get("num.standby.replicas", d.num_standby_replicas)),
         rack_aware_assignment_strategy=None if strategy is None else str(strategy),
-        kafka_warmups=warmups,
+        kafka_warmups=r.kafka_warmups,
         rack_aware_assignment_tags=keys,
-        client_tags={
-            c["id"]: {k: v for k, v in (c.get("tags") or {}).items() if k in keys}
-            for c in inputs.get("clients") or ()
-        }
+        client_tags={c.id: {k: v for k, v in c.tags.items() if k in keys} for c in r.inputs.clients}
         if keys
         else {},
     )
 
 
-def _judged(records: Sequence[Record]) -> Iterator[tuple[Record, Contract]]:
+def _int(value: int | str | list[str] | None) -> int:
+    """A numeric config as the leader read it (a missing or null one: 0)."""
+    return int(value) if isinstance(value, int | str) and value != "" else 0
+
+
+def _judged(records: Sequence[LogRecord]) -> Iterator[tuple[StreamsAssignment, Contract]]:
     """The ``streams_assignment`` records that carry what bounds them, and that
     (:func:`contract_of`)."""
     for r in records:
-        if r.get("kind") == "streams_assignment":
+        if isinstance(r, StreamsAssignment):
             contract = contract_of(r)
             if contract is not None:
                 yield r, contract
 
 
-def _stateful(r: Record) -> list[str]:
+def _stateful(r: StreamsAssignment) -> list[str]:
     tasks: set[str] = set()
-    for lags in (r.get("lags") or {}).values():
+    for lags in r.lags.values():
         tasks.update(lags)
     return sorted(tasks)
 
 
-def _standbys(r: Record, contract: Contract) -> dict[str, int]:
+def _standbys(r: StreamsAssignment, contract: Contract) -> dict[str, int]:
     """Stateful task -> clients holding it as a standby that is not in Kafka's warm-up map."""
     kafka = contract.kafka_warmups
     count = dict.fromkeys(_stateful(r), 0)
-    for label, decision in (r.get("clients") or {}).items():
+    for label, decision in r.clients.items():
         warm = set(kafka.get(label) or ())
-        for task in decision.get("standby") or ():
+        for task in decision.standby:
             if task in count and task not in warm:
                 count[task] += 1
     return count
 
 
-def _expected_standbys(r: Record, contract: Contract) -> int:
-    clients = len(r.get("clients") or {})
-    return max(0, min(contract.num_standby_replicas, clients - 1))
+def _expected_standbys(r: StreamsAssignment, contract: Contract) -> int:
+    return max(0, min(contract.num_standby_replicas, len(r.clients) - 1))
 
 
-def check_warmup_budget(records: Sequence[Record]) -> list[Violation]:
+@reads_typed("streams_assignment")
+def check_warmup_budget(records: Sequence[LogRecord]) -> list[Violation]:
     """``warmups_over_budget``: at most ``max.warmup.replicas`` warm-ups per assignment."""
     found: list[Violation] = []
     for r, contract in _judged(records):
@@ -162,20 +165,21 @@ def check_warmup_budget(records: Sequence[Record]) -> list[Violation]:
         kept = sum(max(0, n - expected) for n in _standbys(r, contract).values())
         if kafka + kept > limit:
             found.append(
-                violation(
+                violation_at(
                     WARMUPS_OVER_BUDGET,
-                    f"generation {r.get('generation')}: {kafka} warm-ups from active movements "
+                    f"generation {r.generation}: {kafka} warm-ups from active movements "
                     f"and {kept} standby copies beyond num.standby.replicas kept by standby "
                     f"movements exceed max.warmup.replicas {limit}",
                     r,
-                    generation=r.get("generation"),
-                    member=r.get("member"),
+                    generation=r.generation,
+                    member=r.member,
                 )
             )
     return found
 
 
-def check_standby_replicas(records: Sequence[Record]) -> list[Violation]:
+@reads_typed("streams_assignment")
+def check_standby_replicas(records: Sequence[LogRecord]) -> list[Violation]:
     """``standby_replicas_missing``: each stateful task has ``min(n, C - 1)`` standbys."""
     found: list[Violation] = []
     for r, contract in _judged(records):
@@ -185,33 +189,33 @@ def check_standby_replicas(records: Sequence[Record]) -> list[Violation]:
         short = sorted(t for t, n in _standbys(r, contract).items() if n < expected)
         if short:
             found.append(
-                violation(
+                violation_at(
                     STANDBY_REPLICAS_MISSING,
-                    f"generation {r.get('generation')}: stateful task(s) {', '.join(short)} "
+                    f"generation {r.generation}: stateful task(s) {', '.join(short)} "
                     f"have fewer than {expected} standbys (num.standby.replicas "
-                    f"{contract.num_standby_replicas}, {len(r.get('clients') or {})} "
-                    "clients)",
+                    f"{contract.num_standby_replicas}, {len(r.clients)} clients)",
                     r,
-                    generation=r.get("generation"),
-                    member=r.get("member"),
+                    generation=r.generation,
+                    member=r.member,
                     tasks=short,
                 )
             )
     return found
 
 
-def check_standby_tags(records: Sequence[Record]) -> list[Violation]:
+@reads_typed("streams_assignment")
+def check_standby_tags(records: Sequence[LogRecord]) -> list[Violation]:
     """``standby_tags_not_spread``: one tag key: a task's copies span ``min(n + 1, V)`` values."""
     found: list[Violation] = []
     for r, contract in _judged(records):
         keys = contract.rack_aware_assignment_tags
-        if len(keys) != 1 or r.get("active_movements") or r.get("standby_movements"):
+        if len(keys) != 1 or r.active_movements or r.standby_movements:
             continue
-        if r.get("cost") is not None:
+        if r.cost is not UNSET:  # the rack-aware optimiser ran: it keeps tag counts overall
             continue
         key = keys[0]
         tags = contract.client_tags
-        clients = r.get("clients") or {}
+        clients = r.clients
         value = {label: (tags.get(label) or {}).get(key) for label in clients}
         if not clients or any(v is None for v in value.values()):
             continue
@@ -219,44 +223,44 @@ def check_standby_tags(records: Sequence[Record]) -> list[Violation]:
         expected = min(_expected_standbys(r, contract) + 1, distinct)
         holders: dict[str, set[str]] = {t: set() for t in _stateful(r)}
         for label, decision in clients.items():
-            for task in (*(decision.get("active") or ()), *(decision.get("standby") or ())):
+            for task in (*decision.active, *decision.standby):
                 if task in holders:
                     holders[task].add(str(value[label]))
         short = sorted(t for t, vs in holders.items() if len(vs) < expected)
         if short:
             found.append(
-                violation(
+                violation_at(
                     STANDBY_TAGS_NOT_SPREAD,
-                    f"generation {r.get('generation')}: the copies of {', '.join(short)} span "
+                    f"generation {r.generation}: the copies of {', '.join(short)} span "
                     f"fewer than {expected} distinct values of tag {key!r} "
                     f"({distinct} among the clients, num.standby.replicas "
                     f"{contract.num_standby_replicas})",
                     r,
-                    generation=r.get("generation"),
-                    member=r.get("member"),
+                    generation=r.generation,
+                    member=r.member,
                     tasks=short,
                 )
             )
     return found
 
 
-def check_min_traffic_cost(records: Sequence[Record]) -> list[Violation]:
+@reads_typed("streams_assignment")
+def check_min_traffic_cost(records: Sequence[LogRecord]) -> list[Violation]:
     """``rack_cost_raised``: under ``min_traffic`` the optimiser never raises the cost."""
     found: list[Violation] = []
     for r, contract in _judged(records):
-        cost = r.get("cost") or {}
-        before, after = cost.get("before"), cost.get("after")
-        if contract.rack_aware_assignment_strategy != "min_traffic" or after is None:
+        if r.cost is UNSET or contract.rack_aware_assignment_strategy != "min_traffic":
             continue
-        if before is not None and after > before:
+        before, after = r.cost.before, r.cost.after
+        if after is not None and after > before:
             found.append(
-                violation(
+                violation_at(
                     RACK_COST_RAISED,
-                    f"generation {r.get('generation')}: min_traffic rack-aware optimisation "
+                    f"generation {r.generation}: min_traffic rack-aware optimisation "
                     f"raised the cross-rack cost from {before} to {after}",
                     r,
-                    generation=r.get("generation"),
-                    member=r.get("member"),
+                    generation=r.generation,
+                    member=r.member,
                 )
             )
     return found

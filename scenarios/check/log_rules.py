@@ -20,7 +20,6 @@ __all__ = [
     "Record",
     "TypedChecker",
     "Violation",
-    "violation",
     "violation_at",
     "protocol_vote",
     "reads_typed",
@@ -78,20 +77,11 @@ def is_typed(checker: Checker | TypedChecker) -> bool:
     return checker in _TYPED
 
 
-def violation(invariant: str, detail: str, record: Record, **extra: Any) -> Violation:
-    """A :class:`scenarios.check.violation.Violation` caused by ``record`` (its ``cause_seq``
-    is ``record``'s ``seq``); ``extra`` names the items involved. Encoded, its fields come in
-    the order of the event log's ``violation`` record whatever order a checker names them in.
-
-    Raises:
-        TypeError: a field the ``violation`` record does not have (a checker bug).
-    """
-    return Violation(invariant=invariant, detail=detail, **extra, cause_seq=record.get("seq"))
-
-
 def violation_at(invariant: str, detail: str, record: LogRecord, **extra: Any) -> Violation:
-    """:func:`violation` for a typed record (:data:`scenarios.eventlog.records.LogRecord`):
-    its ``cause_seq`` is ``record.seq``.
+    """A :class:`scenarios.check.violation.Violation` caused by the typed ``record``
+    (:data:`scenarios.eventlog.records.LogRecord`): its ``cause_seq`` is ``record.seq``;
+    ``extra`` names the items involved. Encoded, its fields come in the order of the event
+    log's ``violation`` record whatever order a checker names them in.
 
     Raises:
         TypeError: a field the ``violation`` record does not have (a checker bug).

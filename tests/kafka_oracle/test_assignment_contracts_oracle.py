@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 
 from scenarios.check.assignment_contracts import ASSIGNMENT_CHECKERS, check_min_traffic_cost
 from scenarios.check.log_rules import Violation
+from scenarios.eventlog.records import LogRecord, decode_log
 from tests.kafka_oracle.oracle import KafkaOracle, OracleError
 from tests.kafka_oracle.streams_inputs import (
     TAG_VALUES,
@@ -49,6 +50,8 @@ def record_of(doc: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
         "kind": "streams_assignment",
         "member": "leader",
         "generation": 1,
+        "version": 11,
+        "commonly_supported_version": 11,
         "version_probing": False,
         "clients": {
             label: {
@@ -65,8 +68,30 @@ def record_of(doc: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
         "active_movements": moved,
         "standby_movements": moved,
         "followup_for_revocation": False,
-        # the bounds come from the document itself, as a leader logs its inputs
-        "inputs": doc,
+        # the bounds come from the document itself, as a leader logs its inputs (the
+        # document without its assignor and lags: those are the record's own fields)
+        "inputs": {
+            "config": doc["config"],
+            "clients": [
+                {
+                    "id": c["id"],
+                    "capacity": c.get("capacity", 1),
+                    "rack": c.get("rack"),
+                    "tags": c.get("tags") or {},
+                    "prev_active": c.get("prev_active") or [],
+                    "prev_standby": c.get("prev_standby") or [],
+                }
+                for c in doc["clients"]
+            ],
+            # the topology without its partitions' racks, which no contract reads
+            "tasks": {
+                "stateful": doc["tasks"].get("stateful") or [],
+                "stateless": doc["tasks"].get("stateless") or [],
+                "subtopologies": doc["tasks"].get("subtopologies") or {},
+                "task_source_partition_racks": {},
+                "task_changelog_partition_racks": {},
+            },
+        },
         "kafka_warmups": {},
     }
     if answer.get("cost") is not None:
@@ -74,7 +99,7 @@ def record_of(doc: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
     return record
 
 
-Checker = Callable[[Sequence[dict[str, Any]]], list[Violation]]
+Checker = Callable[[Sequence[LogRecord]], list[Violation]]
 
 
 def violations(
@@ -82,7 +107,8 @@ def violations(
 ) -> list[Violation]:
     """What ``checkers`` report on the record of ``answer``."""
     record = record_of(doc, answer)
-    return [v for checker in checkers for v in checker([record])]
+    typed = decode_log([record])
+    return [v for checker in checkers for v in checker(typed)]
 
 
 @st.composite

@@ -14,6 +14,7 @@ from scenarios.check.assignment_contracts import (
     check_warmup_budget,
 )
 from scenarios.check.log_check import check_records
+from scenarios.eventlog.records import decode_log
 
 from .logs import violation_names
 
@@ -104,41 +105,41 @@ def _names(found: list[Any]) -> list[str]:
 
 def test_kip441_warmups_stay_within_max_warmup_replicas() -> None:
     ok = _assignment()
-    assert check_warmup_budget([ok]) == []
+    assert check_warmup_budget(decode_log([ok])) == []
     # one warm-up from an active movement: within a budget of 1
     warm = _assignment(kafka_warmups={"PID_2": ["0_0"]})
     warm["clients"]["PID_2"]["standby"] = ["0_0"]
-    assert check_warmup_budget([warm]) == []
+    assert check_warmup_budget(decode_log([warm])) == []
     # a standby movement kept a second copy of 0_1 as well: 2 > 1
     over = copy.deepcopy(warm)
     over["clients"]["PID_3"]["standby"] = ["0_0", "0_1"]
-    assert _names(check_warmup_budget([over])) == ["warmups_over_budget"]
+    assert _names(check_warmup_budget(decode_log([over]))) == ["warmups_over_budget"]
     over["inputs"]["config"]["max.warmup.replicas"] = 2
-    assert check_warmup_budget([over]) == []
+    assert check_warmup_budget(decode_log([over])) == []
     # a log without Kafka's warm-up map is not judged
     del over["kafka_warmups"]
     over["clients"]["PID_1"]["standby"] = ["0_1", "0_2"]
-    assert check_warmup_budget([over]) == []
+    assert check_warmup_budget(decode_log([over])) == []
     zero = _assignment(max_warmup_replicas=0, kafka_warmups={"PID_2": ["0_0"]})
     zero["clients"]["PID_2"]["standby"] = ["0_0"]
     assert "warmups_over_budget" in _names(check_records([zero]))
 
 
 def test_kip441_every_stateful_task_has_its_standbys() -> None:
-    assert check_standby_replicas([_assignment()]) == []
+    assert check_standby_replicas(decode_log([_assignment()])) == []
     short = _assignment()
     short["clients"]["PID_3"]["standby"] = []
-    found = check_standby_replicas([short])
+    found = check_standby_replicas(decode_log([short]))
     assert _names(found) == ["standby_replicas_missing"]
     assert found[0].tasks == ["0_0"]
     # a warm-up does not count as a standby
     warm_only = _assignment(kafka_warmups={"PID_3": ["0_0"]})
-    assert _names(check_standby_replicas([warm_only])) == ["standby_replicas_missing"]
+    assert _names(check_standby_replicas(decode_log([warm_only]))) == ["standby_replicas_missing"]
     # not enough clients: two standbys asked, only two other clients exist
     two = _assignment(num_standby_replicas=5)
     two["clients"]["PID_2"]["standby"] = ["0_0"]
     two["clients"]["PID_3"]["standby"] = ["0_0", "0_1"]
-    assert check_standby_replicas([two]) == []
+    assert check_standby_replicas(decode_log([two])) == []
     assert "standby_replicas_missing" in _names(check_records([short]))
 
 
@@ -153,14 +154,15 @@ def _tagged(zones: dict[str, str], **extra: Any) -> Record:
 def test_kip708_standbys_spread_over_distinct_tag_values() -> None:
     # 0_0: active PID_1 (z1), standby PID_3 (z2); 0_1: active PID_2 (z2), standby PID_1 (z1)
     spread = _tagged({"PID_1": "z1", "PID_2": "z2", "PID_3": "z2"})
-    assert check_standby_tags([spread]) == []
+    assert check_standby_tags(decode_log([spread])) == []
     same = _tagged({"PID_1": "z1", "PID_2": "z2", "PID_3": "z1"})
-    found = check_standby_tags([same])
+    found = check_standby_tags(decode_log([same]))
     assert _names(found) == ["standby_tags_not_spread"]
     assert found[0].tasks == ["0_0"]
     assert "standby_tags_not_spread" in _names(check_records([same]))
     # one distinct value: nothing to spread over
-    assert check_standby_tags([_tagged(dict.fromkeys(("PID_1", "PID_2", "PID_3"), "z1"))]) == []
+    one_zone = _tagged(dict.fromkeys(("PID_1", "PID_2", "PID_3"), "z1"))
+    assert check_standby_tags(decode_log([one_zone])) == []
     # what Kafka does not guarantee is not judged: movements, the rack-aware optimiser, a
     # client without the key, several keys
     unjudged: list[Record] = [
@@ -169,24 +171,25 @@ def test_kip708_standbys_spread_over_distinct_tag_values() -> None:
         {"cost": {"before": 1, "after": 1}},
     ]
     for moved in unjudged:
-        assert check_standby_tags([{**same, **moved}]) == []
+        assert check_standby_tags(decode_log([{**same, **moved}])) == []
     lacking = copy.deepcopy(same)
     lacking["inputs"]["clients"][2]["tags"] = {}
-    assert check_standby_tags([lacking]) == []
+    assert check_standby_tags(decode_log([lacking])) == []
     two_keys = copy.deepcopy(same)
     two_keys["inputs"]["config"]["rack.aware.assignment.tags"] = ["zone", "cluster"]
-    assert check_standby_tags([two_keys]) == []
+    assert check_standby_tags(decode_log([two_keys])) == []
 
 
 def test_kip925_min_traffic_never_raises_the_cost() -> None:
     raised = _assignment(rack_aware_assignment_strategy="min_traffic")
     raised["cost"] = {"before": 100, "after": 102}
-    assert _names(check_min_traffic_cost([raised])) == ["rack_cost_raised"]
+    assert _names(check_min_traffic_cost(decode_log([raised]))) == ["rack_cost_raised"]
     assert "rack_cost_raised" in _names(check_records([raised]))
     lowered = {**raised, "cost": {"before": 100, "after": 90}}
-    assert check_min_traffic_cost([lowered]) == []
+    assert check_min_traffic_cost(decode_log([lowered])) == []
     # balance_subtopology may raise it (its balance constraints): not judged
     balanced = copy.deepcopy(raised)
     balanced["inputs"]["config"]["rack.aware.assignment.strategy"] = "balance_subtopology"
-    assert check_min_traffic_cost([balanced]) == []
-    assert check_min_traffic_cost([{**raised, "cost": {"before": 100, "after": None}}]) == []
+    assert check_min_traffic_cost(decode_log([balanced])) == []
+    unknown = {**raised, "cost": {"before": 100, "after": None}}
+    assert check_min_traffic_cost(decode_log([unknown])) == []
