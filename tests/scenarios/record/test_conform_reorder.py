@@ -160,3 +160,34 @@ def test_a_request_answered_before_the_next_was_sent_bounds_the_window() -> None
     assert len(reorderable([heartbeat, _ex(2, 15, 900)], 0, 5, 50)) == 2
     # on one connection the broker takes requests in order
     assert reorderable([heartbeat, _ex(1, 11, 900)], 0, 5, 50) == [heartbeat]
+
+
+def test_the_command_takes_reorder_inflight_ms(tmp_path: Path) -> None:
+    """``groupsim replay --conform`` on the 8 ms trace: exit 0 by default (the order listed),
+    1 with ``--reorder-inflight-ms 0``; a negative value is refused."""
+    import inspect
+    import json
+    import subprocess
+    import sys
+
+    from scenarios.cli import record_cmd
+
+    default = inspect.signature(record_cmd.replay).parameters["reorder_inflight_ms"].default
+    assert default == DEFAULT_REORDER_INFLIGHT_MS
+    _heartbeat_queued_behind_a_join(tmp_path, 8)
+    command = [sys.executable, "-m", "scenarios.cli.main", "replay", "--conform", str(tmp_path)]
+    command += ["--set", "group.initial.rebalance.delay.ms=1000"]
+    command += ["--set", "group.min.session.timeout.ms=500"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "timing at 3000 ms, connection 1, Heartbeat of group : order" in done.stdout
+    report = json.loads((tmp_path / "conformance.json").read_text())
+    assert (report["divergences"], report["timing_differences"]) == (0, 1)
+    done = subprocess.run(
+        [*command, "--reorder-inflight-ms", "0"], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    done = subprocess.run(
+        [*command, "--reorder-inflight-ms", "-1"], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 2 and "--reorder-inflight-ms -1: must be >= 0" in done.stderr
