@@ -160,6 +160,14 @@ def replay(
             "threads may take them either way."
         ),
     ] = 5,
+    reorder_inflight_ms: Annotated[
+        int,
+        typer.Option(
+            help="How much later (ms) than the proxy saw it a loaded broker may have taken a "
+            "request it had not answered yet: a request on another connection sent meanwhile "
+            "is tried before it too (its request queues; 0: --reorder-ms alone)."
+        ),
+    ] = 50,
 ) -> None:
     """Replay a recorded trace through groupsim's coordinator; exit 1 on any divergence.
 
@@ -194,6 +202,8 @@ def replay(
         fail(f"--max-lag-ms {max_lag_ms}: must be >= 0")
     if reorder_ms < 0:
         fail(f"--reorder-ms {reorder_ms}: must be >= 0")
+    if reorder_inflight_ms < 0:
+        fail(f"--reorder-inflight-ms {reorder_inflight_ms}: must be >= 0")
     trace = conform / "trace.jsonl" if conform.is_dir() else conform
     with one_line_errors():
         overrides = dict(parse_setting(text) for text in setting or [])
@@ -206,7 +216,12 @@ def replay(
         end_offsets = read_end_offsets(trace) if app is not None else None
         metadata = read_metadata(trace)
     verdict = conform_coordinator(
-        exchanges, config, tolerance_ms, reorder_ms=reorder_ms, max_lag_ms=max_lag_ms
+        exchanges,
+        config,
+        tolerance_ms,
+        reorder_ms=reorder_ms,
+        max_lag_ms=max_lag_ms,
+        reorder_inflight_ms=reorder_inflight_ms,
     )
     leaders = conform_leaders(exchanges, configs, tolerance_ms, app, end_offsets, metadata)
     table = Table(title=f"conformance of groupsim's coordinator to {trace}")

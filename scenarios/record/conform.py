@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import itertools
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable
 from heapq import heappop, heappush
@@ -49,6 +48,13 @@ from .exchanges import (
 )
 from .frames import NEXT_GEN_GROUP_APIS, decode_response, to_json
 from .moves import Move, coordinator_moves, deliver, run_moves
+from .reorder import (
+    DEFAULT_REORDER_INFLIGHT_MS,
+    DEFAULT_REORDER_MS,
+    MAX_REORDER,
+    best_order,
+    reorderable,
+)
 from .timer_orders import TimerOrders
 from .verdict import Conformance, Difference
 
@@ -59,15 +65,14 @@ __all__ = [
     "Conformance",
     "read_exchanges",
     "conform_coordinator",
+    "MAX_REORDER",
+    "DEFAULT_REORDER_MS",
+    "DEFAULT_REORDER_INFLIGHT_MS",
 ]
 
 _HEARTBEAT = 12
 #: Default tolerance between the broker's timer wheel and groupsim's exact deadlines (ms).
 DEFAULT_TOLERANCE_MS = 100
-#: Most requests whose order is searched at once (5! = 120 orders).
-MAX_REORDER = 5
-#: Default closeness of two requests on different connections that may be reordered (ms).
-DEFAULT_REORDER_MS = 5
 #: How close a timer and a request must be for a differing answer to count as a timing
 #: difference (the two orders of a timeout and a request are both Kafka's), ms.
 TIMER_SLACK_MS = 20
@@ -311,14 +316,17 @@ def conform_coordinator(
     tolerance_ms: int = DEFAULT_TOLERANCE_MS,
     reorder_ms: int = DEFAULT_REORDER_MS,
     max_lag_ms: int = DEFAULT_MAX_LAG_MS,
+    reorder_inflight_ms: int = DEFAULT_REORDER_INFLIGHT_MS,
 ) -> Conformance:
     """Replays the exchanges through groupsim's coordinator and compares every answer.
 
     Requests on different connections that reached the proxy within ``reorder_ms`` of each other
-    may have reached the broker in the other order (two TCP connections, two network threads):
-    for such a run of at most :data:`MAX_REORDER` requests every order is tried, the recorded one
-    first, and the one whose answers match the trace best is taken; taking another order than the
-    recorded one counts as a timing difference (``field = "order"``).
+    may have reached the broker in the other order (two TCP connections, two network threads),
+    and so may two up to ``reorder_inflight_ms`` apart while the first was still in flight (its
+    answer came back after the second was sent: the broker's request queues). For such a run of
+    at most :data:`MAX_REORDER` requests every possible order is tried, the recorded one first,
+    and the one whose answers match the trace best is taken; taking another order than the
+    recorded one counts as a timing difference (``field = "order"``; see :mod:`.reorder`).
 
     A timer of the request's group due within ``max_lag_ms`` of it may fire on the other side
     of it (held past up to ``timer_orders.MAX_TIMER_POSITIONS`` requests, or fired first with
@@ -337,6 +345,8 @@ def conform_coordinator(
             Kafka's defaults when None.
         tolerance_ms: how far the broker's timer wheel may stray from exact deadlines (ms).
         reorder_ms: how close two requests on different connections must be to be reorderable.
+        reorder_inflight_ms: how much later than its stamp the broker may have taken a request
+            it had not answered yet (0: ``reorder_ms`` alone).
         max_lag_ms: how much later than its deadline the broker may have run a join timer
             (see :meth:`_Replay.advance`), and how close a timer and a request must be for
             both of their orders to be tried; 0 tries only the deadline order.
@@ -357,7 +367,7 @@ def conform_coordinator(
     timers = TimerOrders(exchanges, tolerance_ms, max_lag_ms)
     i = 0
     while i < len(exchanges):
-        window = _reorderable(exchanges, i, reorder_ms)
+        window = reorderable(exchanges, i, reorder_ms, reorder_inflight_ms)
         if len(window) == 1 or all(ex.api_key == _HEARTBEAT for ex in window):
             # Heartbeats commute: each reads the group and re-arms only its own member's
             # session timer (GroupMetadataManager#classicGroupHeartbeat)
@@ -367,7 +377,9 @@ def conform_coordinator(
         else:
             state = timers.settle(state, i)
             later = exchanges[i + len(window) :]
-            state = _best_order(state, window, i, later, tolerance_ms)
+            state = best_order(
+                state, window, i, later, tolerance_ms, reorder_ms, reorder_inflight_ms
+            )
         i += len(window)
     end = max((ex.response_t_ms or ex.t_ms for ex in exchanges), default=0)
     state.replay.index = len(exchanges)  # every held timer may fire now
@@ -376,68 +388,6 @@ def conform_coordinator(
     verdict.deferred_timers = state.replay.deferred
     verdict.differences.sort(key=lambda d: (d.kind != "timing", d.t_ms))
     return verdict
-
-
-def _reorderable(exchanges: list[Exchange], start: int, reorder_ms: int) -> list[Exchange]:
-    """The run of requests from ``start`` on distinct connections, each within ``reorder_ms``
-    of the previous one (at most :data:`MAX_REORDER`; one when none qualifies)."""
-    window = [exchanges[start]]
-    conns = {exchanges[start].conn}
-    for ex in exchanges[start + 1 :]:
-        if len(window) == MAX_REORDER or ex.conn in conns:
-            break
-        if ex.t_ms - window[-1].t_ms > reorder_ms:
-            break
-        window.append(ex)
-        conns.add(ex.conn)
-    return window
-
-
-def _best_order(
-    state: _State, window: list[Exchange], start: int, later: list[Exchange], tolerance_ms: int
-) -> _State:
-    """The state after the window's requests in the order that matches the trace best (the
-    recorded order unless another one is strictly better).
-
-    An order is judged by what follows until the broker had answered every request of the
-    window (a JoinGroup may be parked for a whole rebalance, and the order decides e.g. the
-    leader only then): the ``later`` requests up to that time are replayed in recorded order
-    on a copy, and the differences counted.
-    """
-    horizon = max((ex.response_t_ms or ex.t_ms for ex in window), default=0)
-    lookahead = list(itertools.takewhile(lambda ex: ex.t_ms <= horizon, later))
-    baseline = len(state.verdict.differences)
-    best: tuple[int, tuple[Exchange, ...]] | None = None
-    for order in itertools.permutations(window):  # the recorded order comes first
-        trial = copy.deepcopy(state)
-        for k, ex in enumerate((*order, *lookahead)):
-            trial.step(ex, tolerance_ms, start + k)
-        trial.replay.advance(horizon)
-        trial.match(tolerance_ms)
-        score = trial.mismatches(window, horizon)
-        if best is None or score < best[0]:
-            best = (score, order)
-            if score == baseline:
-                break  # no new difference: nothing better to find
-    assert best is not None
-    _, order = best
-    for k, ex in enumerate(order):
-        state.step(ex, tolerance_ms, start + k)
-    if list(order) != window:
-        first = window[0]
-        state.verdict.differences.append(
-            Difference(
-                "timing",
-                first.t_ms,
-                first.conn,
-                first.api,
-                "",
-                "order",
-                [ex.conn for ex in window],
-                [ex.conn for ex in order],
-            )
-        )
-    return state
 
 
 class _State:
@@ -522,9 +472,10 @@ class _State:
                     )
 
     def mismatches(self, window: list[Exchange], horizon: int) -> int:
-        """How badly this state matches the trace: differences found, plus requests of the
-        window the broker had answered before ``horizon`` that groupsim still holds."""
-        found = len(self.verdict.differences)
+        """How badly this state matches the trace: differences found other than an answer's
+        time (every order of a window is as likely; the tolerance judges time), plus requests of
+        the window the broker had answered before ``horizon`` that groupsim still holds."""
+        found = sum(1 for d in self.verdict.differences if d.field != "time")
         ids = {(ex.conn, ex.correlation_id) for ex in window}
         for queue in self.waiting.values():
             for ex, _request, _req in queue:

@@ -238,3 +238,13 @@ def tamper(path: Path, api: str, nth: int, edit: Callable[[dict[str, Any]], None
     new = wire.encode_response(api_key, _VERSION, header.correlation_id, cls(**fields))[4:]
     entry["raw"] = base64.b64encode(new).decode()
     path.write_text("".join(json.dumps(e) + "\n" for e in lines))
+
+
+def retime(path: Path, api: str, nth: int, t_ms: int) -> None:
+    """Moves the ``nth`` recorded ``api`` answer of a synthesized trace to ``t_ms`` (the
+    trace's clock, ms): the proxy saw it come back then. Lines stay in time order."""
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    answers = [e for e in lines if e.get("dir") == "response" and e.get("api") == api]
+    answers[nth]["t_ms"] = t_ms
+    lines.sort(key=lambda line: line["t_ms"])  # stable: same-ms order kept
+    path.write_text("".join(json.dumps(e) + "\n" for e in lines))

@@ -279,8 +279,11 @@ def test_a_sync_the_broker_took_before_its_late_sync_deadline_is_a_timing_differ
 def test_a_heartbeat_queued_behind_a_rejoin_needs_a_wider_reorder_window(tmp_path: Path) -> None:
     """a's heartbeat reaches the proxy 10 ms before c's JoinGroup (a new member: a rebalance
     starts) but waits 20 ms in the broker's network thread, so the broker answers it
-    REBALANCE_IN_PROGRESS. With the default 5 ms window the recorded order is the only one
-    tried: a divergence; ``reorder_ms = 20`` tries the other order, a timing difference."""
+    REBALANCE_IN_PROGRESS at 3020. With the default windows the other order is tried: the
+    heartbeat was still in flight when the JoinGroup was sent (``reorder_inflight_ms``, see
+    test_conform_reorder.py), a timing difference. With ``--reorder-ms`` alone (the default
+    5 ms window) only the recorded order is tried: a divergence; ``reorder_ms = 20`` tries
+    the other order regardless of answers."""
     broker = LaggingBroker(CONFIG)
     _stable_pair(broker)
     broker.join(3010, "c")  # handled first: the broker takes it before a's queued heartbeat
@@ -290,13 +293,13 @@ def test_a_heartbeat_queued_behind_a_rejoin_needs_a_wider_reorder_window(tmp_pat
     for k, client in enumerate("abc"):
         broker.sync(3110 + k, client)
     trace = broker.write(tmp_path / "trace.jsonl", 4000)
-    narrow = _conform(trace)
+    for wide in (_conform(trace), _conform(trace, reorder_ms=20, reorder_inflight_ms=0)):
+        assert wide.divergences == []
+        assert [(d.t_ms, d.field) for d in wide.timing] == [(3000, "order")]
+    narrow = _conform(trace, reorder_inflight_ms=0)
     assert ("Heartbeat", "error_code", "rebalance_in_progress", "none") in {
         (d.api, d.field, d.recorded, d.groupsim) for d in narrow.divergences
     }
-    wide = _conform(trace, reorder_ms=20)
-    assert wide.divergences == []
-    assert [(d.t_ms, d.field) for d in wide.timing] == [(3000, "order")]
 
 
 def test_the_command_takes_max_lag_ms(tmp_path: Path) -> None:
