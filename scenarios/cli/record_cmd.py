@@ -136,8 +136,10 @@ def replay(
         list[str] | None,
         typer.Option(
             "--set",
-            help="The real broker's group setting KEY=VALUE, e.g. "
-            "group.initial.rebalance.delay.ms=0 (Kafka's defaults otherwise).",
+            # a short example: the option column is wide (--reorder-inflight-ms), and a
+            # longer key is cut off at 80 columns
+            help="The real broker's group setting KEY=VALUE, e.g. group.max.size=100 "
+            "(Kafka's defaults otherwise; repeatable).",
         ),
     ] = None,
     tolerance_ms: Annotated[
