@@ -4,7 +4,12 @@ campaigns")."""
 
 from __future__ import annotations
 
-__all__ = ["CONSUMER_ZOMBIE", "STICKY_UNSUBSCRIBED_OWNER", "CONSUMER_KNOWN_ISSUES"]
+__all__ = [
+    "CONSUMER_ZOMBIE",
+    "STICKY_UNSUBSCRIBED_OWNER",
+    "KAFKA_12759",
+    "CONSUMER_KNOWN_ISSUES",
+]
 
 #: A plain consumer that missed a rebalance (cut off or stalled: a KIP-345 static member the
 #: join phase kept with the subscription of its last JoinGroup) keeps consuming what the
@@ -24,4 +29,15 @@ CONSUMER_ZOMBIE = "consumer-zombie"
 #: Judged in :mod:`scenarios.check.consumer_liveness`.
 STICKY_UNSUBSCRIBED_OWNER = "sticky-unsubscribed-owner"
 
-CONSUMER_KNOWN_ISSUES = (CONSUMER_ZOMBIE, STICKY_UNSUBSCRIBED_OWNER)
+#: A process that takes a static member's instance over (KIP-345, a new process with its
+#: ``group.instance.id``) in a Stable group rebalances nothing unless the elected protocol
+#: changes (``GroupMetadataManager#updateStaticMemberThenRebalanceOrCompleteJoin`` compares
+#: the selected protocol only), even when it subscribes to topics the group's last assignment
+#: did not cover: no member owns those partitions until something else rebalances the group.
+#: KAFKA-12759 ("Rebalance when a static member's subscription changes", open at the Kafka
+#: commit groupsim follows). Found by consumer chaos (a twin with the default subscription
+#: replacing a consumer that had narrowed its own). Judged in
+#: :mod:`scenarios.check.consumer_liveness`.
+KAFKA_12759 = "KAFKA-12759"
+
+CONSUMER_KNOWN_ISSUES = (CONSUMER_ZOMBIE, STICKY_UNSUBSCRIBED_OWNER, KAFKA_12759)

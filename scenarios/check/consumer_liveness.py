@@ -11,6 +11,10 @@ waits for it (virtual ms).
   the violation is named after it.
   Consumers that stopped, crashed or died of a fatal error (``member_fatal``, e.g.
   ``INCONSISTENT_GROUP_PROTOCOL``) own nothing; when none is running, nothing is judged.
+  When every partition owned by nobody is of a topic the leader's last assignment did not
+  cover and that only consumers which took a static member's instance over since
+  (``member_replaced``) subscribe to, the coordinator did not rebalance for their new
+  subscription: the violation is named :data:`scenarios.check.consumer_known.KAFKA_12759`.
 
 Input: log records as dicts (``t_ms``, ``kind``, ``member``, then the kind's fields).
 """
@@ -21,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
 from scenarios.check.bounds import liveness_bound_ms
-from scenarios.check.consumer_known import STICKY_UNSUBSCRIBED_OWNER
+from scenarios.check.consumer_known import KAFKA_12759, STICKY_UNSUBSCRIBED_OWNER
 from scenarios.check.violation import Violation
 from scenarios.input.consumer import LoadedConsumerScenario
 
@@ -44,6 +48,9 @@ class ConsumerEndState(NamedTuple):
         end_ms: the last record's time.
         refusing: running consumers whose last JoinGroup followed an assignment outside their
             subscription.
+        unknown_to_leader: topics the leader's last assignment did not cover that only
+            running consumers which took a static member's instance over since then
+            subscribe to (KAFKA-12759), sorted.
     """
 
     owned: dict[str, list[str]]
@@ -52,6 +59,7 @@ class ConsumerEndState(NamedTuple):
     partitions: list[str]
     end_ms: int
     refusing: list[str] = []
+    unknown_to_leader: list[str] = []
 
 
 #: The record kinds :func:`consumer_end_state` reads (every record's ``t_ms`` aside).
@@ -68,6 +76,8 @@ _END_STATE_KINDS = frozenset(
         "member_fatal",
         "partitions_revoked",
         "partitions_lost",
+        "consumer_assignor",
+        "member_replaced",
     }
 )
 
@@ -80,6 +90,8 @@ def consumer_end_state(records: Iterable[Mapping[str, Any]]) -> ConsumerEndState
     topics: dict[str, int] = {}
     subscribed: dict[str, list[str]] = {}
     last_join: dict[str, str] = {}
+    round_topics: set[str] | None = None  # the topics of the leader's last assignment
+    replaced_since: set[str] = set()  # consumers that took an instance over since that round
     end_ms: Any = 0
     for r in records:
         end_ms = r.get("t_ms", end_ms)
@@ -108,12 +120,39 @@ def consumer_end_state(records: Iterable[Mapping[str, Any]]) -> ConsumerEndState
         elif kind in ("partitions_revoked", "partitions_lost"):
             gone = set(r["partitions"])
             owned[member] = [p for p in owned.get(member, []) if p not in gone]
+        elif kind == "consumer_assignor":
+            round_topics = _round_topics(r)
+            replaced_since = set()
+        elif kind == "member_replaced":
+            replaced_since.add(member)
     wanted = sorted({t for m in running for t in subscribed.get(m, sorted(topics))})
     partitions = [f"{t}-{p}" for t in wanted for p in range(topics.get(t, 0))]
     refusing = sorted(m for m in running if last_join.get(m) == _REFUSED)
+    unknown = []
+    if round_topics is not None:
+        for topic in wanted:
+            wanting = [m for m in running if topic in subscribed.get(m, sorted(topics))]
+            if topic not in round_topics and all(m in replaced_since for m in wanting):
+                unknown.append(topic)
     return ConsumerEndState(
-        dict(sorted(owned.items())), sorted(running), fatal, partitions, int(end_ms), refusing
+        dict(sorted(owned.items())),
+        sorted(running),
+        fatal,
+        partitions,
+        int(end_ms),
+        refusing,
+        unknown,
     )
+
+
+def _round_topics(assignor: Mapping[str, Any]) -> set[str]:
+    """The topics a ``consumer_assignor`` record's round covered: its ``inputs``' topics (the
+    group's subscription as the leader read it), else those of the partitions it assigned."""
+    inputs = assignor.get("inputs")
+    if isinstance(inputs, Mapping) and isinstance(inputs.get("topics"), Mapping):
+        return set(inputs["topics"])
+    assigned = assignor.get("assigned") or {}
+    return {p.rsplit("-", 1)[0] for parts in assigned.values() for p in parts}
 
 
 def consumer_liveness(state: ConsumerEndState) -> list[Violation]:
@@ -136,6 +175,14 @@ def consumer_liveness(state: ConsumerEndState) -> list[Violation]:
     if not problems:
         return []
     found = Violation(invariant="liveness", detail=f"at {state.end_ms} ms: " + "; ".join(problems))
+    unknown = set(state.unknown_to_leader)
+    if missing and not twice and all(p.rsplit("-", 1)[0] in unknown for p in missing):
+        found = found.replace(
+            detail=found.detail
+            + f" (topics {', '.join(sorted(unknown))}: subscribed only by a takeover of a static"
+            " member, which rebalanced nothing)",
+            known_issue=KAFKA_12759,
+        )
     if state.refusing:
         found = found.replace(
             detail=found.detail + f" ({', '.join(state.refusing)} refusing assignments)",

@@ -22,6 +22,10 @@ is judged by ``zombie_owns_work``, :mod:`scenarios.check.zombie_contracts`).
   phase kept with its last subscription, cut off or stalled): the leader could not know, and
   Kafka's consumer keeps consuming until its next Heartbeat fails. That is named as the known
   behaviour ``consumer-zombie`` (:data:`scenarios.check.consumer_known.CONSUMER_ZOMBIE`).
+  A process that took over a static member's instance (``member_replaced``, KIP-345) is that
+  member: the coordinator hands it the instance's assignment of the current generation
+  (``ClassicGroup#replaceStaticMember``, no rebalance), so what the process it replaced gave
+  up in that generation is not a move.
 
 Input: the log's records decoded into their Structs (:mod:`scenarios.eventlog.records`).
 """
@@ -77,14 +81,15 @@ _OWNERSHIP_RECORDS = (
 def ownership_violations(records: Iterable[LogRecord]) -> list[OwnershipViolation]:
     """Every breach of the two rules in ``records`` (log order)."""
     owner: dict[str, _Owner] = {}  # partition label -> its owner
-    released: dict[str, tuple[str, int]] = {}  # partition -> (last owner, its generation then)
+    released: dict[str, _Owner] = {}  # partition -> its last owner (generation: when given up)
     joined: dict[str, set[int]] = {}  # member -> generations whose JoinGroup it was answered
+    took_over: dict[str, set[str]] = {}  # process -> the static member ids it replaced
     out: list[OwnershipViolation] = []
 
     def drop(partitions: Iterable[str], member: str) -> None:
         for p in partitions:
             if p in owner and owner[p].member == member:
-                released[p] = (member, owner[p].generation)
+                released[p] = owner[p]
                 del owner[p]
 
     for r in records:
@@ -96,7 +101,7 @@ def ownership_violations(records: Iterable[LogRecord]) -> list[OwnershipViolatio
                     if p in owner and owner[p].member == member:
                         owner[p] = owner[p]._replace(generation=generation)
                 drop([p for p, o in owner.items() if o.member == member], member)
-                out.extend(_assignment_violations(r, owner, released, joined))
+                out.extend(_assignment_violations(r, owner, released, joined, took_over))
                 for p in r.owned:
                     owner[p] = _Owner(member, r.member_id, generation)
                     released.pop(p, None)  # owned again: no longer given up by anyone
@@ -116,6 +121,8 @@ def ownership_violations(records: Iterable[LogRecord]) -> list[OwnershipViolatio
             ):
                 drop([p for p, o in owner.items() if o.member == member], member)
             case k.MemberRemoved(member_id=gone) | k.MemberReplaced(old_member_id=gone):
+                if isinstance(r, k.MemberReplaced):
+                    took_over.setdefault(r.member, set()).add(gone)
                 # a takeover (KIP-345: another process joined with the static member's
                 # group.instance.id) moves the instance to a new member id: the old process is
                 # a zombie until it hears FENCED_INSTANCE_ID (judged by zombie_owns_work)
@@ -127,24 +134,33 @@ def ownership_violations(records: Iterable[LogRecord]) -> list[OwnershipViolatio
 def _assignment_violations(
     r: ku.ConsumerAssignment,
     owner: dict[str, _Owner],
-    released: dict[str, tuple[str, int]],
+    released: dict[str, _Owner],
     joined: dict[str, set[int]],
+    took_over: dict[str, set[str]],
 ) -> list[OwnershipViolation]:
     """The breaches ``r`` (a consumer applying its assignment, its own partitions already
-    released) makes against the other consumers' ``owner``ship and ``released`` partitions."""
+    released) makes against the other consumers' ``owner``ship and ``released`` partitions
+    (``took_over``: each process's replaced static member ids, the same members)."""
     member, generation, t = r.member, r.generation, r.t_ms
     cooperative = r.rebalance_protocol == "COOPERATIVE"
     assigned = set(r.assigned)
+    same_member = took_over.get(member, set())
     out: list[OwnershipViolation] = []
     for p in r.added:
         last = released.get(p)
-        if cooperative and last and last[0] != member and last[1] == generation:
+        if (
+            cooperative
+            and last
+            and last.member != member
+            and last.generation == generation
+            and last.member_id not in same_member
+        ):
             out.append(
                 OwnershipViolation(
                     "cooperative_move_without_revocation",
                     t,
                     f"{p} given to {member} in generation {generation}, the generation"
-                    f" in which {last[0]} revoked it",
+                    f" in which {last.member} revoked it",
                 )
             )
     for p in r.owned:

@@ -181,11 +181,31 @@ def _fenced_step(
     elif isinstance(r, k.JoinGroupResponse) and error == "NONE":
         found.append(_zombie(r, member, f"was admitted again (member id {r.member_id})"))
     elif error == "FENCED_INSTANCE_ID":
-        told.setdefault(member, r)
+        if _heeded(r, its_id):
+            told.setdefault(member, r)
     elif error == "UNKNOWN_MEMBER_ID" and getattr(r, "member_id", None) == its_id:
         found.append(_zombie(r, member, f"heard UNKNOWN_MEMBER_ID for {its_id}, not fenced"))
     elif type(r) in _WORK_TYPES and member in told:
         found.append(_zombie(r, member, f"logged {_WORK_TYPES[type(r)]} after FENCED_INSTANCE_ID"))
+
+
+def _heeded(r: LogRecord, its_id: str) -> bool:
+    """Whether the zombie acted on the FENCED_INSTANCE_ID answer ``r``. A Heartbeat's answer
+    is stale, and ignored, once the member's generation is no longer the one the Heartbeat was
+    sent with (``HeartbeatResponseHandler``: ``generationUnchanged()``, else "ignoring the
+    error"): the client's own ``heartbeat_response`` names its member id at that moment, so an
+    id other than the taken-over one (e.g. forgotten when its poll timer expired) means it
+    never heard the fence. The coordinator's side of a Heartbeat (a held request's
+    ``late_request``, the wire tap's ``rebalance_heartbeat``/``completing_heartbeat``) is
+    followed by that client record, which decides; a JoinGroup's or SyncGroup's fence is
+    always fatal (their handlers raise it whatever the generation)."""
+    match r:
+        case k.HeartbeatResponse(member_id=member_id):
+            return member_id == its_id
+        case k.LateRequest(request="heartbeat") | k.RebalanceHeartbeat() | k.CompletingHeartbeat():
+            return False
+        case _:
+            return True
 
 
 def _zombie(r: LogRecord, member: str, what: str) -> Violation:

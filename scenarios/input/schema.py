@@ -100,6 +100,7 @@ InvariantName = Literal[
     "streams-zombie",
     "consumer-zombie",
     "sticky-unsubscribed-owner",
+    "KAFKA-12759",
     "deleted-not-revoked",
     "static-member-kept",
     # scenarios.check.protocol_checkers

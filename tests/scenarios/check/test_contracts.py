@@ -425,6 +425,19 @@ def test_kip345_a_zombie_instance_owns_no_work_after_fencing() -> None:
     # the instance back as the newest joiner (chaos streams seed 11 run 255)
     in_flight = _log(added, _start("s1", "i"), takeover, *rejoined[3:])
     assert check_zombie_instance(in_flight) == []
+    # a Heartbeat's fence heard after the zombie forgot its id by itself (its poll timer
+    # expired) is stale: HeartbeatResponseHandler ignores it (generationUnchanged() is false),
+    # so its JoinGroup with no id takes the instance back, as Kafka's client does (chaos
+    # consumer seed 21 run 5895) ...
+    stale = {**fenced_answer, "member_id": "", "generation": -1}
+    held = {"kind": "late_request", "member": "s1", "request": "heartbeat", "sent_ms": 50}
+    held |= {"delay_ms": 10, "generation": 2, "error": "FENCED_INSTANCE_ID", "dropped": False}
+    rejoins = [{**_join("s1"), "t": 70}, *rejoined[3:]]
+    assert check_zombie_instance(_log(added, takeover, held, stale, *rejoins)) == []
+    # ... while one heard under its own id is a fence it keeps
+    assert _names(check_zombie_instance(_log(added, takeover, held, fenced_answer, *rejoins))) == [
+        "zombie_owns_work"
+    ]
 
 
 def test_kip345_a_fenced_consumer_owns_no_partition_afterwards() -> None:

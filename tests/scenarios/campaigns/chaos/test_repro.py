@@ -83,6 +83,24 @@ FOUND = {
         "static_rejoin_rebalanced",
         "fixed: a rebalance a new member (or a leaving one) starts at that instant is its own",
     ),
+    # consumer seed 21, run 131 (the 10,000-run refereed campaign): a static consumer died of
+    # INCONSISTENT_GROUP_PROTOCOL; a new process took its instance over in the same
+    # generation and got the instance's assignment, as ClassicGroup#replaceStaticMember does
+    "consumer-takeover-after-fatal-restart.toml": (
+        "cooperative_move_without_revocation",
+        "fixed: a takeover of a static member's instance is that member, not a move",
+    ),
+    # consumer seed 21, run 5895: a stalled static consumer's poll timer expired (it forgot
+    # its member id), a twin took the instance over, then the stalled one's held Heartbeat
+    # came back FENCED_INSTANCE_ID: stale, ignored (HeartbeatResponseHandler), so it rejoined
+    # and took the instance back, as Kafka's client does
+    "consumer-stale-fence-after-poll-timeout.toml": (
+        "zombie_owns_work",
+        "fixed: a stale Heartbeat's fence the client ignored is not a fence it heard",
+    ),
+    # consumer seed 21, run 5998: a twin with the default subscription took over a static
+    # consumer that had narrowed its own; the coordinator rebalanced nothing (KAFKA-12759)
+    "consumer-takeover-subscribes-more-kafka-12759.toml": ("liveness", "named: KAFKA-12759"),
 }
 
 
@@ -118,4 +136,7 @@ def test_reproducer_runs_clean_or_named(name: str) -> None:
             "deleted-not-revoked",
             "streams-zombie",
             "static-member-kept",
+            "consumer-zombie",
+            "sticky-unsubscribed-owner",
+            "KAFKA-12759",
         }
