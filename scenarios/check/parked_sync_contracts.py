@@ -34,13 +34,17 @@ other contract checkers in :mod:`scenarios.check.contracts`; docs/chaos.md "Cont
     before ``t``: the group was not CompletingRebalance at G when it was sent (``group_state``:
     answered on arrival), or left that state since (``group_state`` from CompletingRebalance
     at G: answered then if parked, on arrival if not), or a ``member_replaced`` replaced I
-    since — with no fault on the member's link and no coordinator failover from
-    :data:`SLACK_MS` before ``s`` to ``t`` (a fault's span as ``unexplained_removal`` reads
-    it, :func:`scenarios.check.removals.fault_span`: a request or answer may be lost or held),
-    no ``member_removed`` of I and no ``group_loaded`` in between. groupsim's network takes
-    1 ms plus at most 5 ms of jitter each way (``scenarios/campaigns/chaos/timeline.py``), so
-    the answer is back long before ``t``. A simulated run has one group (its coordinator
-    records name none); a log of ``groupsim serve`` has no member records and is not judged.
+    since; and no ``member_removed`` of I and no ``group_loaded`` came in between. A fault
+    that may have kept the request or the answer away excuses it: a network fault on the
+    member's link (partition, loss, latency, held requests; its span as
+    ``unexplained_removal`` reads it, :func:`scenarios.check.removals.fault_span`) within
+    :data:`SLACK_MS` of the sending or of Kafka's answer, a stall of the member or a
+    coordinator failover from :data:`SLACK_MS` before the sending to ``t``. groupsim's
+    network takes 1 ms plus at most 5 ms of jitter each way
+    (``scenarios/campaigns/chaos/timeline.py``) and keeps each link's order, so without such
+    a fault the answer is back long before ``t``. A simulated run has one group (its
+    coordinator records name none); a log of ``groupsim serve`` has no member records and is
+    not judged.
 
 Input: the log's records of the kinds the rule reads, decoded into their Structs
 (``log_rules.reads_typed``), in log order.
@@ -107,7 +111,8 @@ def check_parked_sync_answered(records: Sequence[LogRecord]) -> list[Violation]:
     found: list[Violation] = []
     completing: int | None = None  # the generation the group is CompletingRebalance at
     in_flight: dict[str, _Sync] = {}  # member -> its SyncGroup in flight
-    spans: dict[str, list[list[int]]] = {}  # member -> fault spans on its link
+    spans: dict[str, list[list[int]]] = {}  # member -> network fault spans on its link
+    stalls: dict[str, list[tuple[int, int]]] = {}  # member -> its stalls (``slow``)
     failovers: list[tuple[int, int]] = []  # coordinator failovers (every member's link)
     for r in records:
         match r:
@@ -133,6 +138,8 @@ def check_parked_sync_answered(records: Sequence[LogRecord]) -> list[Violation]:
                 for span in spans.get(member, ()):
                     if span[1] == OPEN_END:
                         span[1] = t
+            case k.Fault(fault="slow", member=str(member)):
+                stalls.setdefault(member, []).append(fault_span(r))
             case k.Fault(member=str(member)):
                 spans.setdefault(member, []).append(list(fault_span(r)))
             case k.Fault(fault="coordinator_failover"):
@@ -148,8 +155,12 @@ def check_parked_sync_answered(records: Sequence[LogRecord]) -> list[Violation]:
                     and gave_up.judged
                     and gave_up.answered_ms is not None
                     and gave_up.answered_ms + SLACK_MS <= t
-                    and not _touched(
-                        [*spans.get(member, ()), *failovers], gave_up.sent_ms - SLACK_MS, t
+                    and not _excused(
+                        gave_up.sent_ms,
+                        gave_up.answered_ms,
+                        t,
+                        spans.get(member, ()),
+                        [*stalls.get(member, ()), *failovers],
                     )
                 ):
                     found.append(_unanswered(r, gave_up))
@@ -171,6 +182,29 @@ def _touched(spans: Sequence[Sequence[int]], start: int, end: int) -> bool:
     return any(span[0] <= end and span[1] >= start for span in spans)
 
 
+def _excused(
+    sent: int,
+    answered: int,
+    gave_up_ms: int,
+    network: Sequence[Sequence[int]],
+    whole: Sequence[Sequence[int]],
+) -> bool:
+    """True when a fault may have kept the answer to a SyncGroup sent at ``sent`` and answered
+    by the coordinator at ``answered`` from its member by ``gave_up_ms`` (virtual ms): a
+    ``network`` fault on its link (partition, loss, latency, held requests) around the
+    request's way there (its sending) or the answer's way back (``answered``; an answer
+    given at once leaves as the request arrives), each :data:`SLACK_MS` wide — the network
+    takes a few ms either way and keeps each link's order, so a message sent earlier and
+    slowed by a fault is within that fault's span —, or a stall of the member or a
+    coordinator failover (``whole``) anywhere from :data:`SLACK_MS` before the sending to
+    ``gave_up_ms``."""
+    return (
+        _touched(whole, sent - SLACK_MS, gave_up_ms)
+        or _touched(network, sent - SLACK_MS, sent + SLACK_MS)
+        or _touched(network, answered - SLACK_MS, answered + SLACK_MS)
+    )
+
+
 def _unanswered(r: k.CoordinatorUnknown, sync: _Sync) -> Violation:
     answered = sync.answered_ms
     return violation_at(
@@ -179,7 +213,7 @@ def _unanswered(r: k.CoordinatorUnknown, sync: _Sync) -> Violation:
         f"{sync.generation}, sent at {sync.sent_ms} ms, timed out unanswered at {r.t_ms} ms "
         f"though the coordinator answers it by {answered} ms (parked in CompletingRebalance: "
         "propagateAssignment, prepareRebalance's resetAndPropagateAssignmentWithError or "
-        "replaceStaticMember; else at once), with no fault on its link",
+        "replaceStaticMember; else at once), with no fault that could keep the answer away",
         r,
         member=r.member,
         member_id=sync.member_id,
