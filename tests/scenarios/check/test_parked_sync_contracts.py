@@ -13,6 +13,7 @@ from scenarios.check import parked_sync_contracts
 from scenarios.check.parked_sync_contracts import PARKED_SYNC_INVARIANTS, PARKED_SYNC_UNANSWERED
 from scenarios.check.protocol_checkers import PROTOCOL_INVARIANTS
 from scenarios.input.schema import INVARIANTS
+from tests.scenarios.campaigns.chaos.planted import by_name, detect
 from tests.scenarios.check.logs import numbered as _log
 from tests.scenarios.check.logs import over_dicts
 from tests.scenarios.check.logs import violation_names as _names
@@ -136,9 +137,34 @@ def test_a_fault_on_the_link_or_a_failover_excuses_the_timeout() -> None:
     # an open partition lasts until its heal
     partition = _rec(3_000, "fault", fault="partition")
     assert check(_log(*_parked(partition, rebalanced))) == []
+    # a stall of the member anywhere before it gives up
+    stall = _rec(30_000, "fault", fault="slow", stall_ms=1_000)
+    assert check(_log(*_parked(rebalanced, stall))) == []
+
+
+def test_a_network_fault_away_from_the_request_and_the_answer_excuses_nothing() -> None:
+    # the request reached the coordinator at about 1,000 and the answer left at 5,000: a loss
+    # from 20,000 to 25,000 is long after both
+    rebalanced = _state(5_000, "CompletingRebalance", "PreparingRebalance")
+    loss = _rec(20_000, "fault", fault="loss", direction="both", probability=1.0, until_ms=25_000)
+    assert _names(check(_log(*_parked(rebalanced, loss)))) == [PARKED_SYNC_UNANSWERED]
+    # one within 3 s of the answer (not of the sending) excuses it: the slack is generous
+    near = dict(loss, t_ms=4_500, until_ms=4_600)
+    assert check(_log(*_parked(near, rebalanced))) == []
 
 
 def test_a_sync_group_cut_off_by_another_cause_is_not_judged() -> None:
     rebalanced = _state(5_000, "CompletingRebalance", "PreparingRebalance")
     lost = _rec(6_000, "coordinator_unknown", member_id="B", reason="session timed out")
     assert check(_log(*_parked(rebalanced, lost))) == []
+
+
+# Connect seed 1, run 6 of detect's config (5 workers, 10 virtual minutes): the first run that
+# finds the planted prepareRebalance that drops the parked SyncGroups.
+_RUN = 6
+
+
+def test_the_planted_rebalance_that_drops_parked_sync_groups_is_found_by_the_rule() -> None:
+    found = detect(by_name("coordinator-prepare-drops-parked-sync"), _RUN + 5)
+    assert found.found_at == _RUN
+    assert found.new == (PARKED_SYNC_UNANSWERED,)
