@@ -13,8 +13,9 @@ worker side in :mod:`scenarios.check.config_contracts`; the rules on the
 Streams leader's assignment itself (KIP-441 warm-up budget and standby count, KIP-708 tag
 spread, KIP-925 ``min_traffic`` cost) in :mod:`scenarios.check.assignment_contracts`; the
 KIP-415 bounds on the Connect leader's round in :mod:`scenarios.check.connect_contracts`; the
-consumer assignors' balance and stickiness in :mod:`scenarios.check.consumer_contracts`; all
-are registered here.
+consumer assignors' balance and stickiness in :mod:`scenarios.check.consumer_contracts`; that
+a parked SyncGroup is answered in :mod:`scenarios.check.parked_sync_contracts`; all are
+registered here.
 
 ``revoked_and_reassigned`` — KIP-415, ``IncrementalCooperativeAssignor#performTaskAssignment``
     Under an incremental protocol (Connect ``compatible``/``sessioned``/``static``), work is
@@ -109,6 +110,7 @@ from scenarios.check.coordinator_contracts import (
 )
 from scenarios.check.kip_contracts import KIP_CONTRACT_CHECKERS, KIP_CONTRACT_INVARIANTS
 from scenarios.check.log_rules import Violation, reads_all_typed, reads_typed, violation_at
+from scenarios.check.parked_sync_contracts import PARKED_SYNC_CHECKERS, PARKED_SYNC_INVARIANTS
 from scenarios.check.rejoin_contracts import REJOIN_CONTRACT_CHECKERS, REJOIN_CONTRACT_INVARIANTS
 from scenarios.check.zombie_contracts import ZOMBIE_OWNS_WORK, check_zombie_instance
 from scenarios.eventlog import kinds as k
@@ -169,6 +171,7 @@ CONTRACT_INVARIANTS = (
     *ANSWER_CONTRACT_INVARIANTS,  # the round-28 audit's rules (answer_contracts.py)
     *REJOIN_CONTRACT_INVARIANTS,  # rejoin at once; a lost JoinGroup answer (rejoin_contracts.py)
     *COORDINATOR_CONFIG_INVARIANTS,  # group.max.size, session bounds (coordinator_config_...)
+    *PARKED_SYNC_INVARIANTS,  # a parked SyncGroup is answered (parked_sync_contracts.py)
 )
 
 #: Connect protocols whose leader runs an incremental (KIP-415) assignor.
@@ -487,4 +490,5 @@ CONTRACT_CHECKERS = (
     *ANSWER_CONTRACT_CHECKERS,
     *REJOIN_CONTRACT_CHECKERS,
     *COORDINATOR_CONFIG_CHECKERS,
+    *PARKED_SYNC_CHECKERS,
 )

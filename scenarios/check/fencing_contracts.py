@@ -39,8 +39,9 @@ with the protocol checkers in :mod:`scenarios.check.protocol_checkers`; docs/cha
     before the replacement whose answer arrives after it is not judged unless held by a fault
     or sent in the CompletingRebalance the replacement lands in (the log does not say which
     came first at the coordinator: in Stable or PreparingRebalance it was answered at once).
-    Not judged either: a parked SyncGroup left unanswered (the member gives up on it at
-    ``request.timeout.ms``); what the process did after it is ``zombie_owns_work``'s.
+    A parked SyncGroup left unanswered (the member gives up on it at ``request.timeout.ms``)
+    is ``parked_sync_unanswered``'s (:mod:`scenarios.check.parked_sync_contracts`); what the
+    process did after it is ``zombie_owns_work``'s.
 
 Input: the log's records of the kinds the rule reads, decoded into their Structs
 (``log_rules.reads_typed``), in log order.

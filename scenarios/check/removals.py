@@ -70,7 +70,7 @@ from scenarios.check.violation import Violation
 from scenarios.eventlog import kinds as k
 from scenarios.eventlog.records import LogRecord
 
-__all__ = ["UNEXPLAINED_REMOVAL", "SLACK_MS", "check_unexplained_removal"]
+__all__ = ["UNEXPLAINED_REMOVAL", "SLACK_MS", "OPEN_END", "check_unexplained_removal", "fault_span"]
 
 UNEXPLAINED_REMOVAL = "unexplained_removal"
 
@@ -81,7 +81,8 @@ SLACK_MS = 3_000
 _EVICTIONS = ("session_timeout", "not_rejoined", "sync_timeout")
 #: Connect's ``heartbeat.interval.ms`` default (a worker's ``member_start`` logs another one)
 _HEARTBEAT_INTERVAL_MS = WORKER_DEFAULTS.heartbeat_interval_ms
-_OPEN = 1 << 62  # a partition with no duration: until its heal
+#: the end of a partition with no duration (until its ``heal``), in :func:`fault_span`
+OPEN_END = 1 << 62
 #: the record kinds :func:`check_unexplained_removal` reads
 _KINDS = (
     "member_start",
@@ -106,15 +107,17 @@ def _ms(value: int | object) -> int:
     return value if isinstance(value, int) else 0
 
 
-def _fault_span(r: k.Fault) -> tuple[int, int]:
-    """``(start, end)`` of a ``fault`` record's effect on its member's link (virtual ms)."""
+def fault_span(r: k.Fault) -> tuple[int, int]:
+    """``(start, end)`` of a ``fault`` record's effect on its member's link, or of a
+    ``coordinator_failover`` on every member's (virtual ms; the module docstring says how
+    long each fault lasts; a partition with no duration ends at :data:`OPEN_END`)."""
     t = r.t_ms
     until = r.until_ms if isinstance(r.until_ms, int) else None
     match r.fault:
         case "partition":
             return t, t + r.duration_ms if isinstance(
                 r.duration_ms, int
-            ) and r.duration_ms else _OPEN
+            ) and r.duration_ms else OPEN_END
         case "latency" | "delay_request":
             extra = _ms(r.extra_ms) or _ms(r.delay_ms)
             return t, (until if until is not None else t) + extra
@@ -250,16 +253,16 @@ def check_unexplained_removal(records: Sequence[LogRecord]) -> list[Violation]:
                 ids.setdefault(member, set()).add(member_id)
             case k.Fault(member=str(member)) if r.fault == "heal":
                 for open_span in touched.get(member, ()):
-                    if open_span[1] == _OPEN:
+                    if open_span[1] == OPEN_END:
                         open_span[1] = r.t_ms
             case k.Fault(member=str(member)):
-                span = list(_fault_span(r))
+                span = list(fault_span(r))
                 if r.fault == "loss" and r.direction == "from_coordinator":
                     touched.setdefault(member, []).append([*span, 1])  # answers lost only
                 else:
                     touched.setdefault(member, []).append(span)
             case k.Fault() if r.fault != "heal":
-                everyone.append(_fault_span(r))
+                everyone.append(fault_span(r))
             case k.MemberRemoved(member=member, member_id=member_id, reason=reason, t_ms=t):
                 if reason not in _EVICTIONS:
                     continue

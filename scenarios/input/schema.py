@@ -133,6 +133,7 @@ InvariantName = Literal[
     "assignment_recomputed",
     "zombie_owns_work",
     "sync_not_fenced",
+    "parked_sync_unanswered",
     "sticky_rack_unmatched",
     # coordinator timers (scenarios.check.coordinator_contracts) and KIP-415's config offset
     "join_phase_overran",

@@ -763,6 +763,7 @@ from .coordinator_config import COORDINATOR_CONFIG_BUGS  # noqa: E402 (uses Plan
 from .fencing import FENCING_BUGS  # noqa: E402 (uses PlantedBug)
 from .kip_rules import KIP_RULE_BUGS  # noqa: E402 (uses PlantedBug)
 from .load_path import LOAD_PATH_BUGS  # noqa: E402 (uses PlantedBug)
+from .parked_sync import PARKED_SYNC_BUGS  # noqa: E402 (uses PlantedBug)
 from .racks import RACK_BUGS  # noqa: E402 (uses PlantedBug)
 
 CATALOGUE: tuple[PlantedBug, ...] = (
@@ -1204,6 +1205,7 @@ CATALOGUE: tuple[PlantedBug, ...] = (
     *COORDINATOR_CONFIG_BUGS,  # [coordinator] settings (coordinator_config.py; docs/chaos.md)
     *FENCING_BUGS,  # KIP-345 fencing of a SyncGroup (fencing.py; fencing_contracts.py)
     *RACK_BUGS,  # KIP-881's sticky rack preference (racks.py; rack_contracts.py)
+    *PARKED_SYNC_BUGS,  # a parked SyncGroup answered (parked_sync.py; parked_sync_contracts.py)
 )
 
 
