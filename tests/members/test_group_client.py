@@ -141,6 +141,25 @@ def test_a_short_stall_only_delays_the_rejoin() -> None:
     assert result.failures == []
 
 
+def test_a_stream_thread_stalled_mid_join_handles_the_answer_when_it_runs_again() -> None:
+    """A Streams client whose stream thread stalls right after its first JoinGroup: the
+    answer (MEMBER_ID_REQUIRED, KIP-394) waits for the next poll() — the heartbeat thread is
+    disabled while MemberState#hasNotJoinedGroup — so the coordinator drops the pending member
+    id by session timeout; at the stall's end the client joins with that id, hears
+    UNKNOWN_MEMBER_ID, and joins afresh."""
+    scenario = _STALL.format(stall=30_000).replace("at_ms = 30000", "at_ms = 1")
+    result = simulate(loads_streams_scenario(scenario), 1)
+    c2 = [r for r in result.records if r.get("member") == "c2"]
+    answers = [(r["t_ms"], r["error"]) for r in c2 if r["kind"] == "join_group_response"]
+    assert answers[:2] == [(30_001, "MEMBER_ID_REQUIRED"), (30_003, "UNKNOWN_MEMBER_ID")]
+    (dropped,) = [r for r in c2 if r["kind"] == "member_pending_removed"]
+    assert (dropped["t_ms"], dropped["reason"]) == (10_001, "session_timeout")
+    joins = [r["t_ms"] for r in c2 if r["kind"] == "join_group_request"]
+    assert joins[0] == 0 and all(t >= 30_001 for t in joins[1:])
+    assert any(r["kind"] == "sync_group_response" and r["error"] == "NONE" for r in c2)
+    assert result.failures == []
+
+
 def test_losing_the_coordinator_mid_join_fails_the_join_and_joins_again() -> None:
     """markCoordinatorUnknown disconnects, and the JoinGroup in flight fails with a retriable
     DisconnectException: AbstractCoordinator#joinGroupIfNeeded sends a new JoinGroup once the
