@@ -347,8 +347,8 @@ class ConsumerClient(GroupClient):
 
     def _stall(self, stall_ms: int, now_ms: int) -> None:
         """A fault: the application's poll loop blocks for ``stall_ms``; past
-        ``max.poll.interval.ms`` the poll timer expires and the heartbeat thread leaves
-        (:meth:`GroupClient._on_poll_timeout`)."""
+        ``max.poll.interval.ms`` the poll timer expires and the heartbeat thread, if it runs,
+        leaves (:meth:`GroupClient._poll_timer_due`)."""
         self._log("poll_stall", stall_ms=stall_ms)
         self._stalled = True
         self._set("poll-loop", now_ms + stall_ms)
@@ -356,16 +356,17 @@ class ConsumerClient(GroupClient):
 
     def _end_stall(self, now_ms: int) -> None:
         """``poll()`` runs again: what the generation reset lost goes (``onPartitionsLost``),
-        then rejoin if the group needs it."""
+        then the answers held during the stall are handled and the member rejoins if the
+        group needs it (:meth:`GroupClient.poll_resumed`)."""
         self._stalled = False
-        self._cancel("poll")
+        self.stop_poll_timer()
         if self._fenced_pending:
             self.on_fenced(now_ms)
             return
         if self._lost_pending is not None:
             self._lose(self._lost_pending)
             self._lost_pending = None
-        self.maybe_rejoin(now_ms)
+        self.poll_resumed(now_ms)
 
     def on_fatal(self, now_ms: int) -> None:
         self.owned = []

@@ -79,6 +79,10 @@ _COMPLETING = MemberState.COMPLETING_REBALANCE
 _STABLE = MemberState.STABLE
 _STOPPED = MemberState.STOPPED
 _IN_GENERATION = IN_GENERATION
+#: the coordinator's answers to the group client's own requests (:meth:`GroupClient.handle`)
+_GROUP_RESPONSES = frozenset(
+    {HeartbeatResponse, JoinGroupResponse, SyncGroupResponse, FindCoordinatorResponse}
+)
 
 
 class GroupClient:
@@ -130,6 +134,17 @@ class GroupClient:
         #: COMPLETING_REBALANCE then (only an error answer resets it), which
         #: ``maybeLeaveGroup`` reads (:meth:`joined_for_leave`)
         self._join_cut = False
+        #: the join cut off was a SyncGroup (Kafka's ``state`` is still COMPLETING_REBALANCE,
+        #: so its heartbeat thread still runs: :meth:`_heartbeat_thread_runs`)
+        self._cut_completing = False
+        #: the ``poll`` timer expired while the heartbeat thread could not notice it (the
+        #: member had not joined, or its coordinator was unknown): noticed once it can
+        #: (:meth:`resume_heartbeats`), forgotten at the next ``poll()`` (:meth:`stop_poll_timer`)
+        self._poll_expired = False
+        #: group responses that arrived while the polling thread was stalled with a JoinGroup
+        #: in flight, with the connection each came on: nobody polls the network client then
+        #: (:meth:`_held_by_stall`); handled, in order, by :meth:`poll_resumed`
+        self._held: list[tuple[str, object]] = []
         # the virtual ms of the last poll() before the polling thread blocked: where
         # Heartbeat.pollTimer was last reset (:meth:`start_poll_timer`)
         self._last_poll_ms = 0
@@ -248,6 +263,27 @@ class GroupClient:
         """Process a message delivered to this member."""
         if self.state is _STOPPED:
             return []
+        if self._held_by_stall(message):
+            self._held.append((self.connection_address, message))
+            if type(message) is JoinGroupResponse:
+                # received: NetworkClient completes a request before it tests its timeout
+                self._cancel("request-timeout")
+            return self._take()
+        self._dispatch(message, now_ms)
+        return self._take()
+
+    def _held_by_stall(self, message: object) -> bool:
+        """True if ``message`` is a group response that nobody handles now: the polling
+        thread is stalled (:meth:`poll_blocked`) with a JoinGroup in flight. Kafka's
+        ``HeartbeatThread.run`` disables itself while ``MemberState#hasNotJoinedGroup``
+        (UNJOINED, PREPARING_REBALANCE) and is the only thread that polls the network
+        client during a stall, so the JoinGroup's answer (``JoinGroupResponseHandler``) and
+        whatever else came on the connection wait for the next ``poll()``."""
+        return (
+            self.state is _PREPARING and type(message) in _GROUP_RESPONSES and self.poll_blocked()
+        )
+
+    def _dispatch(self, message: object, now_ms: int) -> None:
         kind = type(message)
         if kind is HeartbeatResponse:
             self._on_heartbeat_response(message, now_ms)  # type: ignore[arg-type]
@@ -259,7 +295,6 @@ class GroupClient:
             self._lookup.on_response(message, now_ms)  # type: ignore[arg-type]
         elif kind is not LeaveGroupResponse:
             self.on_message(message, now_ms)
-        return self._take()
 
     def fire(self, key: str, now_ms: int) -> list[Effect]:
         """A timer this member armed is due."""
@@ -284,7 +319,7 @@ class GroupClient:
                 if not self.coordinator_known:
                     self._lookup.find(now_ms)
             elif key == "poll":
-                self._on_poll_timeout(now_ms)
+                self._poll_timer_due(now_ms)
             else:
                 self.on_timer(key, now_ms)
         return self._take()
@@ -453,15 +488,24 @@ class GroupClient:
         Raises:
             IllegalMemberTransition: the member is STOPPED.
         """
+        completing = self.state is _COMPLETING
         self.transition(_UNJOINED)
         self._join_cut = True
+        self._cut_completing = completing
         self.rejoin_needed = True
         self.rejoin_reason = reason
 
     def resume_heartbeats(self, now_ms: int) -> None:
         """The coordinator was found again: in a generation, the heartbeat thread resumes (the
         session timer re-armed, a Heartbeat now); its answer says whether we are still a
-        member."""
+        member. A poll timeout that expired while the coordinator was unknown is noticed now
+        instead (:meth:`_on_poll_timeout`): ``FindCoordinatorResponseHandler`` resets the
+        session timer (``Heartbeat#resetSessionTimeout``), so the heartbeat thread's next
+        ``HeartbeatThread.run`` round passes the coordinator-unknown and session-expired tests
+        and reaches ``pollTimeoutExpired`` before it sends a Heartbeat."""
+        if self._poll_expired and self._heartbeat_thread_runs():
+            self._on_poll_timeout(now_ms)
+            return
         if self.state in _IN_GENERATION:
             self._set("session", now_ms + self.timeouts.session_timeout_ms)
             self._send_heartbeat(now_ms)
@@ -486,19 +530,74 @@ class GroupClient:
         """The polling thread blocks after a ``poll()`` at ``now_ms`` (virtual ms): arm the
         ``poll`` timer to expire the rebalance timeout (``max.poll.interval.ms``; Connect's
         ``rebalance.timeout.ms``) later — ``Heartbeat#poll`` resets ``pollTimer`` at each
-        ``poll()`` (KIP-62), and :meth:`_on_poll_timeout` runs if none follows in time."""
+        ``poll()`` (KIP-62), and :meth:`_on_poll_timeout` runs if none follows in time and
+        the heartbeat thread notices (:meth:`_poll_timer_due`)."""
         self._last_poll_ms = now_ms
+        self._poll_expired = False
         self._set("poll", now_ms + self.timeouts.rebalance_timeout_ms)
 
+    def stop_poll_timer(self) -> None:
+        """The polling thread polls again (``Heartbeat#poll`` resets ``pollTimer``): the
+        ``poll`` timer is disarmed and an expiry the heartbeat thread has not noticed yet is
+        forgotten (KIP-62)."""
+        self._poll_expired = False
+        self._cancel("poll")
+
+    def poll_resumed(self, now_ms: int) -> None:
+        """The polling thread is free again (a stall or a blocking job ended; call it after
+        :meth:`stop_poll_timer`): the next ``poll()`` handles, in arrival order, the group
+        responses held while it was stalled with a JoinGroup in flight
+        (:meth:`_held_by_stall`; ``ConsumerNetworkClient#poll``, a JoinGroup answer through
+        ``JoinGroupResponseHandler``: the member then sends its SyncGroup, which a coordinator
+        that has evicted it meanwhile answers UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION), then
+        joins again if a rejoin is needed (``ensureActiveGroup``). Answers that came on a
+        connection dropped since are never delivered. Nothing while :meth:`poll_blocked`."""
+        if self.poll_blocked():
+            return
+        held, self._held = self._held, []
+        for connection, message in held:
+            if self.state is _STOPPED:
+                return
+            if connection != self.connection_address:
+                continue  # its connection was dropped (markCoordinatorUnknown)
+            if self._held_by_stall(message):  # handling an earlier one blocked it again
+                self._held.append((connection, message))
+            else:
+                self._dispatch(message, now_ms)
+        self.maybe_rejoin(now_ms)
+
+    def _heartbeat_thread_runs(self) -> bool:
+        """True while Kafka's heartbeat thread is enabled: the member has joined
+        (COMPLETING_REBALANCE, STABLE). ``HeartbeatThread.run`` disables itself while
+        ``MemberState#hasNotJoinedGroup`` (UNJOINED, PREPARING_REBALANCE); a SyncGroup cut
+        off by ``markCoordinatorUnknown`` leaves Kafka's state at COMPLETING_REBALANCE
+        (groupsim's member is UNJOINED then: :meth:`cut_join`)."""
+        return self.state in _IN_GENERATION or (self._join_cut and self._cut_completing)
+
+    def _poll_timer_due(self, now_ms: int) -> None:
+        """The ``poll`` timer reached ``Heartbeat.pollTimer``'s deadline. Only a running
+        heartbeat thread notices it, and only after its coordinator-unknown and
+        session-expired tests (``HeartbeatThread.run``): with the member not joined
+        (``MemberState#hasNotJoinedGroup``) or its coordinator unknown the expiry waits
+        (noticed by :meth:`resume_heartbeats` when the coordinator is found, or forgotten by
+        the next ``poll()``: :meth:`stop_poll_timer`)."""
+        if self.coordinator_known and self._heartbeat_thread_runs():
+            self._on_poll_timeout(now_ms)
+        else:
+            self._poll_expired = True
+
     def _on_poll_timeout(self, now_ms: int) -> None:
-        """``Heartbeat.pollTimer`` expired (the polling thread was blocked for longer than the
-        rebalance timeout): the heartbeat thread leaves the group (KAFKA-16056's path).
+        """The heartbeat thread noticed that ``Heartbeat.pollTimer`` expired (the polling
+        thread was blocked for longer than the rebalance timeout): it leaves the group
+        (``handlePollTimeoutExpiry`` → ``maybeLeaveGroup``; KAFKA-16056's path).
 
         Logs ``poll_timeout`` first: the last poll, the interval and whether the member was
         in the group (``maybeLeaveGroup``'s test) and static, so that ``poll_timeout_not_left``
         can judge the leave from the log (KIP-62). Kafka's ``HeartbeatThread.run`` tests
         ``pollTimeoutExpired`` each time it wakes (at most ``retry.backoff.ms`` apart); the
-        ``poll`` timer fires at the deadline itself."""
+        ``poll`` timer fires at the deadline itself, or the expiry is noticed when the
+        coordinator is found again (:meth:`_poll_timer_due`)."""
+        self._poll_expired = False
         in_group = bool(self.member_id) and self.joined_for_leave()
         self._log(
             "poll_timeout",
@@ -539,6 +638,7 @@ class GroupClient:
 
     def _stop_everything(self) -> None:
         self.transition(_STOPPED)
+        self._held.clear()
         for key in (
             "heartbeat",
             "session",
@@ -570,6 +670,7 @@ class GroupClient:
             )
         self.state = target
         self._join_cut = False
+        self._cut_completing = False
 
     # ------------------------------------------------------------------ effects
 

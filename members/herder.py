@@ -5,7 +5,10 @@ blocks it, and the group protocol only advances when it polls. groupsim models t
 a queue of jobs that take virtual time (``groupsim.*.start.ms`` / ``.stop.ms``); the member
 sends a JoinGroup only when the queue is idle (:meth:`HerderQueue.poll_blocked`). A job that
 outlasts ``rebalance.timeout.ms`` expires the poll timer and the worker leaves the group
-(KAFKA-16056's path, :meth:`members.group_client.GroupClient._on_poll_timeout`).
+(KAFKA-16056's path, :meth:`members.group_client.GroupClient._on_poll_timeout`), if its
+heartbeat thread runs (:meth:`members.group_client.GroupClient._poll_timer_due`); answers
+that come while a job blocks a JoinGroup in flight wait for the queue to empty
+(:meth:`members.group_client.GroupClient.poll_resumed`).
 
 Timer keys: ``herder`` (the running job ends), ``poll`` (armed while a job runs).
 """
@@ -121,7 +124,7 @@ class HerderQueue(GroupClient):
                 return
             self._finish_job(now_ms)
         if self._job is None and not self._jobs:
-            self.maybe_rejoin(now_ms)
+            self.poll_resumed(now_ms)
 
     def _begin_job(self, job: Job) -> int:
         config = self.config
@@ -189,7 +192,7 @@ class HerderQueue(GroupClient):
         if job is None:
             return
         self._job = None
-        self._cancel("poll")
+        self.stop_poll_timer()
         if job.kind == "stall":
             pass
         elif job.kind == "stop":

@@ -409,8 +409,8 @@ class StreamsClient(GroupClient):
 
     def _end_stall(self, now_ms: int) -> None:
         self._stalled = False
-        self._cancel("poll")
-        self.maybe_rejoin(now_ms)
+        self.stop_poll_timer()
+        self.poll_resumed(now_ms)
 
     # ------------------------------------------------------------------ tasks
 

@@ -509,7 +509,7 @@ class ConnectWorker(HerderQueue, SessionKeys, GroupClient):
             callback, self._after_config = self._after_config, None
             if callback is not None:
                 callback(now_ms)
-            self.maybe_rejoin(now_ms)
+            self.poll_resumed(now_ms)
             return
         if old != update.connectors:
             if not self.current_protocol.is_eager:
@@ -552,7 +552,7 @@ class ConnectWorker(HerderQueue, SessionKeys, GroupClient):
         callback, self._after_config = self._after_config, None
         if callback is not None:
             callback(now_ms)
-        self.maybe_rejoin(now_ms)
+        self.poll_resumed(now_ms)
 
     # ------------------------------------------------------------------ lifecycle
 

@@ -9,13 +9,21 @@ tests ``heartbeat.pollTimeoutExpired(now)`` each time it wakes — at most
 ``retry.backoff.ms`` apart while it has no Heartbeat to send — and on expiry calls
 ``handlePollTimeoutExpiry`` → ``maybeLeaveGroup("consumer poll timeout has expired.")``,
 which sends LeaveGroup only for a dynamic member still in the group (a member id, not
-UNJOINED; KIP-345: a static member is removed by its session timeout alone). groupsim's
-``poll`` timer fires at the deadline itself (``GroupClient._on_poll_timeout``), which logs
-``poll_timeout`` (``last_poll_ms``, ``max_poll_interval_ms``, ``in_group``, ``static``) then
-the ``leave_group`` (reason ``poll timeout expired``) in the same ms.
+UNJOINED; KIP-345: a static member is removed by its session timeout alone). The
+heartbeat thread notices the expiry only while it runs — not while the member has not joined
+(``MemberState#hasNotJoinedGroup``: it disables itself), and only after its
+coordinator-unknown and session-expired tests — so groupsim's ``poll`` timer, at the deadline
+itself, logs ``poll_timeout`` (``last_poll_ms``, ``max_poll_interval_ms``, ``in_group``,
+``static``) and then the ``leave_group`` (reason ``poll timeout expired``) in the same ms
+only when the member has joined and knows its coordinator
+(``GroupClient._poll_timer_due``); an expiry while the coordinator is unknown is noticed
+when it is found again (``coordinator_found`` in the same ms, before the ``poll_timeout``;
+``FindCoordinatorResponseHandler`` resets the session timer), unless a poll came first.
 
-``poll_timer_off_deadline`` — a ``poll_timeout`` at a time other than ``last_poll_ms +
-    max_poll_interval_ms`` (late or early); or one whose member's latest stall record
+``poll_timer_off_deadline`` — a ``poll_timeout`` before ``last_poll_ms +
+    max_poll_interval_ms``, or after it without a ``coordinator_found`` of its member in the
+    same ms (late with nothing that kept the heartbeat thread from noticing); or one whose
+    member's latest stall record
     (``poll_stall``, ``stream_thread_stall``, ``herder_stall``) began after ``last_poll_ms``
     (the timer was not reset by the poll before it) or, begun at ``last_poll_ms``, ended
     before the expiry (the poll loop polled again: the timer must not expire); or a
@@ -34,10 +42,10 @@ the ``leave_group`` (reason ``poll timeout expired``) in the same ms.
     the bound with no ``join_timeout`` (its answer, a lost connection or a stop may each
     cancel the timer; the log does not show every cancellation).
 
-Input: the log's ``poll_timeout``, ``join_timeout``, ``join_group_request``, ``leave_group``
-and stall records decoded into their Structs (``log_rules.reads_typed``), in log order. A log
-without ``poll_timeout`` or ``join_timeout`` records (written before they existed) has
-nothing judged.
+Input: the log's ``poll_timeout``, ``join_timeout``, ``join_group_request``, ``leave_group``,
+``coordinator_found`` and stall records decoded into their Structs
+(``log_rules.reads_typed``), in log order. A log without ``poll_timeout`` or ``join_timeout``
+records (written before they existed) has nothing judged.
 """
 
 from __future__ import annotations
@@ -85,7 +93,14 @@ def _not_left(expired: ku.PollTimeout) -> Violation:
     )
 
 
-@reads_typed("poll_timeout", "leave_group", "poll_stall", "stream_thread_stall", "herder_stall")
+@reads_typed(
+    "poll_timeout",
+    "leave_group",
+    "coordinator_found",
+    "poll_stall",
+    "stream_thread_stall",
+    "herder_stall",
+)
 def check_poll_timeout(records: Sequence[LogRecord]) -> list[Violation]:
     """``poll_timer_off_deadline`` and ``poll_timeout_not_left`` (module docstring) over
     ``records``: the kinds it reads, typed, in log order. Returns the violations in log
@@ -93,6 +108,8 @@ def check_poll_timeout(records: Sequence[LogRecord]) -> list[Violation]:
     found: list[Violation] = []
     # member -> (start ms, stall ms) of its latest stall record
     stalls: dict[str, tuple[int, int]] = {}
+    # member -> the ms of its latest coordinator_found
+    found_at: dict[str, int] = {}
     # member -> its poll_timeout whose leave_group (if one is due) is not seen yet
     pending: dict[str, ku.PollTimeout] = {}
 
@@ -108,11 +125,13 @@ def check_poll_timeout(records: Sequence[LogRecord]) -> list[Violation]:
         match r:
             case ku.PollStall() | ks.StreamThreadStall() | kc.HerderStall():
                 stalls[r.member] = (r.t_ms, r.stall_ms)
+            case k.CoordinatorFound(member=member):
+                found_at[member] = r.t_ms
             case ku.PollTimeout(member=member):
                 prior = pending.pop(member, None)  # a second expiry in the same ms
                 if prior is not None and prior.in_group and not prior.static:
                     found.append(_not_left(prior))
-                found.extend(_off_deadline(r, stalls.get(member)))
+                found.extend(_off_deadline(r, stalls.get(member), found_at.get(member) == r.t_ms))
                 pending[member] = r
             case k.LeaveGroup(member=member, reason=reason) if reason == POLL_TIMEOUT_REASON:
                 expired = pending.pop(member, None)
@@ -143,16 +162,21 @@ def check_poll_timeout(records: Sequence[LogRecord]) -> list[Violation]:
     return found
 
 
-def _off_deadline(expired: ku.PollTimeout, stall: tuple[int, int] | None) -> list[Violation]:
+def _off_deadline(
+    expired: ku.PollTimeout, stall: tuple[int, int] | None, on_found: bool
+) -> list[Violation]:
     """``poll_timer_off_deadline`` on one ``poll_timeout`` given its member's latest stall
-    (start, length in virtual ms), if any."""
+    (start, length in virtual ms), if any, and whether its member found its coordinator in
+    the same ms (``on_found``: a late expiry is noticed then)."""
     deadline = expired.last_poll_ms + expired.max_poll_interval_ms
     detail = None
-    if expired.t_ms != deadline:
+    if expired.t_ms < deadline or (expired.t_ms > deadline and not on_found):
         detail = (
             f"expired at {expired.t_ms}, not at its deadline {deadline} (last poll "
             f"{expired.last_poll_ms} + max.poll.interval.ms {expired.max_poll_interval_ms})"
         )
+        if expired.t_ms > deadline:
+            detail += " nor when the heartbeat thread could first notice it (coordinator_found)"
     elif stall is not None and stall[0] > expired.last_poll_ms:
         detail = (
             f"expired at {expired.t_ms} on a last poll at {expired.last_poll_ms}, but the "

@@ -245,8 +245,8 @@ _RPC = {
 )
 def check_stale_generation_accepted(records: Sequence[LogRecord]) -> list[Violation]:
     """``stale_generation_accepted``: SyncGroup/Heartbeat answered NONE for a generation that
-    was already stale when the request was sent (requests and responses are paired per member
-    and kind, in order: a member has one of each in flight)."""
+    was already stale when the request was sent (paired per member and kind, in order; a
+    SyncGroup answer of a later request's generation supersedes the requests before it)."""
     found: list[Violation] = []
     group_gen: int | None = None
     loads = 0
@@ -262,6 +262,9 @@ def check_stale_generation_accepted(records: Sequence[LogRecord]) -> list[Violat
                 queue = pending.get((member, rpc))
                 if not queue:
                     continue
+                # rejoined with a SyncGroup in flight: only the newest one's answer is logged
+                while rpc == "sync" and len(queue) > 1 and queue[0][0] != r.generation:
+                    queue.pop(0)
                 sent_gen, current, loads_then = queue.pop(0)
                 if (
                     r.error == "NONE"

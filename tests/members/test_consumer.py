@@ -15,11 +15,12 @@ from members.consumer import (
     ConsumerClient,
     ConsumerClientConfig,
     RebalanceProtocol,
+    Subscribe,
     UnknownAssignorError,
     rebalance_protocol,
 )
 from members.group_client import COORDINATOR_ADDRESS
-from members.member_state import MemberState
+from members.member_state import MemberState, PollStall
 from protocol.effects import CancelTimer, Effect, Log, Send, SetTimer
 from scenarios.check.consumer_ownership import ownership_violations
 from scenarios.eventlog.records import LogRecord, decode_log
@@ -323,3 +324,76 @@ def test_a_static_member_closing_sends_no_leave_group() -> None:
     loop.stop("c0")
     loop.stop("c1")
     assert [r["member"] for r in loop.of("leave_group")] == ["c1"]
+
+
+class _SendLog(Loop):
+    """A :class:`Loop` that also keeps every request a member sends: (ms, member, type)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sent: list[tuple[int, str, str]] = []
+
+    def apply(self, owner: str, effects: list[Effect]) -> None:
+        for e in effects:
+            if isinstance(e, Send) and owner != COORDINATOR_ADDRESS:
+                self.sent.append((self.now, owner, type(e.message).__name__))
+        super().apply(owner, effects)
+
+
+def _stalled_pair(stall_ms: int, *, rejoin_first: bool) -> _SendLog:
+    """Two eager consumers (session 10 s, max.poll.interval.ms 60 s), stable at 20 s; then
+    c1 stalls for ``stall_ms``, right after sending a JoinGroup if ``rejoin_first``."""
+    loop = _SendLog()
+    for name in ("c0", "c1"):
+        loop.start(
+            name,
+            ("range",),
+            session_timeout_ms=10_000,
+            heartbeat_interval_ms=3_000,
+            max_poll_interval_ms=60_000,
+        )
+    loop.run(20_000)
+    c1 = loop.members["c1"]
+    if rejoin_first:
+        loop.apply("c1", c1.handle(Subscribe(("orders",)), loop.now))
+        assert c1.state is MemberState.PREPARING_REBALANCE
+    loop.apply("c1", c1.handle(PollStall(stall_ms), loop.now))
+    loop.run(20_000 + stall_ms + 40_000)
+    return loop
+
+
+def test_a_consumer_stalled_mid_join_is_evicted_and_rejoins_when_the_stall_ends() -> None:
+    """KIP-62 with a JoinGroup in flight: the heartbeat thread is disabled
+    (``MemberState#hasNotJoinedGroup``) and nobody polls the network client, so the JoinGroup
+    answer waits for the next poll(): no SyncGroup and no Heartbeat during the stall, the
+    coordinator evicts the member by its session timeout, and when the stall ends the member
+    handles the stale answer, hears UNKNOWN_MEMBER_ID to its SyncGroup and joins again."""
+    loop = _stalled_pair(30_000, rejoin_first=True)
+    during = [(t, kind) for t, m, kind in loop.sent if m == "c1" and 20_000 < t < 50_000]
+    assert during == []
+    (removed,) = [r for r in loop.of("member_removed") if r["member_id"] == "c1-1"]
+    assert removed["reason"] == "session_timeout" and removed["t_ms"] < 50_000
+    answers = loop.of("join_group_response", "c1")
+    assert answers[-1]["error"] == "NONE" and answers[-1]["t_ms"] > 50_000
+    stale = [r for r in answers if r["t_ms"] == 50_000]
+    assert stale and stale[0]["member_id"] == "c1-1"
+    (sync,) = [r for r in loop.of("sync_group_response", "c1") if 50_000 <= r["t_ms"] <= 50_010]
+    assert sync["error"] == "UNKNOWN_MEMBER_ID"
+    assert not loop.of("poll_timeout") and not loop.of("leave_group")
+    assert sorted(p for owned in loop.owned().values() for p in owned) == sorted(
+        ["orders-0", "orders-1", "orders-2", "orders-3", "orders-4", "orders-5"]
+        + ["payments-0", "payments-1", "payments-2"]
+    )
+
+
+def test_a_consumer_stalled_in_its_generation_leaves_at_the_poll_deadline() -> None:
+    """A stall in STABLE: the heartbeat thread runs, keeps the session alive and leaves when
+    max.poll.interval.ms has passed since the last poll (HeartbeatThread.run →
+    handlePollTimeoutExpiry → maybeLeaveGroup)."""
+    loop = _stalled_pair(70_000, rejoin_first=False)
+    (expired,) = loop.of("poll_timeout", "c1")
+    assert (expired["t_ms"], expired["last_poll_ms"], expired["in_group"]) == (80_000, 20_000, True)
+    (leave,) = loop.of("leave_group", "c1")
+    assert (leave["t_ms"], leave["reason"]) == (80_000, "poll timeout expired")
+    beats = [t for t, m, kind in loop.sent if m == "c1" and kind == "HeartbeatRequest"]
+    assert any(20_000 < t < 80_000 for t in beats)

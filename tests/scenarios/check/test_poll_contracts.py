@@ -79,6 +79,28 @@ def test_a_late_expiry_is_reported() -> None:
     assert _names(check(log)) == [POLL_TIMER_OFF_DEADLINE]
 
 
+def _found(t_ms: int) -> Record:
+    return {"t_ms": t_ms, "kind": "coordinator_found", "member_id": "c1-1", "member": "c1"}
+
+
+def test_a_late_expiry_noticed_when_the_coordinator_is_found_is_clean() -> None:
+    # HeartbeatThread.run tests coordinatorUnknown() before pollTimeoutExpired: an expiry
+    # while the coordinator was unknown is noticed once FindCoordinator answers
+    log = _log(_stall(1_000, 90_000), _found(64_000), _expired(64_000), _leave(64_000))
+    assert check(log) == []
+
+
+def test_a_late_expiry_after_a_coordinator_found_in_another_ms_is_reported() -> None:
+    log = _log(_stall(1_000, 90_000), _found(63_000), _expired(64_000), _leave(64_000))
+    assert _names(check(log)) == [POLL_TIMER_OFF_DEADLINE]
+
+
+def test_a_late_expiry_after_the_stall_ended_is_reported_even_on_a_coordinator_found() -> None:
+    # the poll that ended the stall reset the timer: nothing is left to notice
+    log = _log(_stall(1_000, 62_000), _found(64_000), _expired(64_000), _leave(64_000))
+    assert _names(check(log)) == [POLL_TIMER_OFF_DEADLINE]
+
+
 def test_an_early_expiry_is_reported() -> None:
     log = _log(_stall(1_000, 90_000), _expired(60_999), _leave(60_999))
     assert _names(check(log)) == [POLL_TIMER_OFF_DEADLINE]

@@ -13,13 +13,18 @@ import pytest
 from typer.testing import CliRunner
 
 from scenarios.check.log_check import check_records
-from scenarios.check.protocol_checkers import PROTOCOL_INVARIANTS, protocol_violations
+from scenarios.check.protocol_checkers import (
+    PROTOCOL_INVARIANTS,
+    check_stale_generation_accepted,
+    protocol_violations,
+)
 from scenarios.check.violation import Violation
 from scenarios.cli.main import app
 from scenarios.eventlog.records import decode_log
 from scenarios.input.library import load_any
 from scenarios.input.schema import INVARIANTS
 from scenarios.sim.runner import simulate
+from tests.scenarios.check.logs import numbered, over_dicts, violation_names
 
 Records = list[dict[str, Any]]
 
@@ -148,6 +153,54 @@ def test_coordinator_answers_heartbeat_only_for_the_current_generation(
     ]
     found = [v for v in check_records(log) if v.invariant == "stale_generation_accepted"]
     assert found and "Heartbeat" in found[0].detail
+
+
+def _generation_record(t_ms: int, generation: int) -> dict[str, Any]:
+    return {
+        "t_ms": t_ms,
+        "kind": "generation",
+        "generation": generation,
+        "protocol": "sessioned",
+        "leader": "w2",
+        "leader_id": "w2-1",
+        "members": ["w1", "w2"],
+        "member_ids": ["w1-1", "w2-1"],
+    }
+
+
+def _sync(t_ms: int, kind: str, generation: int, error: str = "NONE") -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "t_ms": t_ms,
+        "kind": kind,
+        "member_id": "w1-1",
+        "generation": generation,
+        "member": "w1",
+    }
+    if kind == "sync_group_request":
+        record["is_leader"] = False
+    else:
+        record["error"] = error
+    return record
+
+
+@pytest.mark.parametrize(("answered", "fires"), [(3, False), (1, True)])
+def test_a_syncgroup_answer_pairs_with_the_request_of_its_generation(
+    answered: int, fires: bool
+) -> None:
+    """A member that rejoined with a SyncGroup still in flight (its answer held back, then
+    dropped: chaos connect seed 1, run 63, a JoinGroup answer held through a herder stall)
+    logs only its newest SyncGroup's answer: that answer is judged against that request, not
+    against the older one, which was already stale when sent."""
+    log = numbered(
+        _generation_record(0, 1),
+        _generation_record(100, 2),
+        _sync(200, "sync_group_request", 1),  # sent when the group was at 2
+        _generation_record(300, 3),
+        _sync(300, "sync_group_request", 3),
+        _sync(302, "sync_group_response", answered),
+    )
+    found = over_dicts(check_stale_generation_accepted)(log)
+    assert violation_names(found) == (["stale_generation_accepted"] if fires else [])
 
 
 @pytest.mark.parametrize(
