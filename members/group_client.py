@@ -9,20 +9,7 @@ rediscovering the coordinator, the poll timeout, and two parts it owns and drive
 * the heartbeat thread — :class:`members.heartbeat.HeartbeatThread`;
 
 (the member states, their transition table and the timeouts: :mod:`members.member_state`).
-What differs is behind hooks named as Kafka's:
-
-* :meth:`GroupClient.metadata` — the protocols and metadata of a JoinGroup
-  (``AbstractCoordinator.metadata()``);
-* :meth:`GroupClient.on_join_prepare` — before a JoinGroup (``onJoinPrepare``); returns False
-  when the member must first finish blocking work and will call :meth:`send_join` itself;
-* :meth:`GroupClient.perform_assignment` — the leader's assignor (``onLeaderElected`` /
-  ``performAssignment``);
-* :meth:`GroupClient.decode_assignment` and :meth:`GroupClient.on_join_complete` — the
-  SyncGroup answer (``onJoinComplete``);
-* :meth:`GroupClient.on_partitions_lost` — fenced: the generation is gone
-  (``ConsumerCoordinator.onPartitionsLost``; Connect keeps running, KAFKA-9184's window);
-* :meth:`GroupClient.on_crash` and :meth:`GroupClient.on_fatal` — the process or its polling
-  thread stops.
+What differs is behind hooks named as Kafka's (:class:`members.member_hooks.MemberHooks`).
 
 Sans-IO: every entry point takes the virtual time ``now_ms`` and returns the effects to carry
 out (:mod:`protocol.effects`), in order. Timer keys owned here and by its parts:
@@ -32,11 +19,11 @@ out (:mod:`protocol.effects`), in order. Timer keys owned here and by its parts:
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import ClassVar
 
 from members.coordinator_lookup import CoordinatorLookup
 from members.heartbeat import HeartbeatThread
 from members.join_group import JoinGroupHandler
+from members.member_hooks import MemberHooks
 from members.member_state import (
     IN_GENERATION,
     VALID_PREVIOUS_STATES,
@@ -60,7 +47,6 @@ from protocol.group import (
     MemberIdentity,
     SyncGroupResponse,
 )
-from protocol.primitives import DecodeError
 
 __all__ = [
     "COORDINATOR_ADDRESS",
@@ -85,7 +71,7 @@ _GROUP_RESPONSES = frozenset(
 )
 
 
-class GroupClient:
+class GroupClient(MemberHooks):
     """One classic-group member's ``AbstractCoordinator`` (see the module docstring).
 
     Args:
@@ -99,12 +85,6 @@ class GroupClient:
     Entry points, each returning effects: :meth:`start`, :meth:`handle` (a delivered message),
     :meth:`fire` (a due timer), :meth:`crash`. Subclasses add their own shutdown.
     """
-
-    #: Exceptions of :meth:`perform_assignment` that end the member (the assignor throws out
-    #: of ``poll()`` in Kafka and the polling thread dies).
-    ASSIGNOR_ERRORS: ClassVar[tuple[type[Exception], ...]] = (DecodeError,)
-    #: Timers that are part of the member's own work and are not logged when they fire.
-    SILENT_TIMER_PREFIXES: ClassVar[tuple[str, ...]] = ()
 
     def __init__(
         self,
@@ -137,12 +117,10 @@ class GroupClient:
         #: the join cut off was a SyncGroup (Kafka's ``state`` is still COMPLETING_REBALANCE,
         #: so its heartbeat thread still runs: :meth:`_heartbeat_thread_runs`)
         self._cut_completing = False
-        #: the ``poll`` timer expired while the heartbeat thread could not notice it (the
-        #: member had not joined, or its coordinator was unknown): noticed once it can
-        #: (:meth:`resume_heartbeats`), forgotten at the next ``poll()`` (:meth:`stop_poll_timer`)
+        #: the ``poll`` timer expired unnoticed (:meth:`_poll_timer_due`): noticed once the
+        #: heartbeat thread can, forgotten at the next ``poll()`` (:meth:`stop_poll_timer`)
         self._poll_expired = False
-        #: group responses that arrived while the polling thread was stalled with a JoinGroup
-        #: in flight, with the connection each came on: nobody polls the network client then
+        #: (connection, group response) nobody handled during a stall mid-join
         #: (:meth:`_held_by_stall`); handled, in order, by :meth:`poll_resumed`
         self._held: list[tuple[str, object]] = []
         # the virtual ms of the last poll() before the polling thread blocked: where
@@ -176,64 +154,6 @@ class GroupClient:
 
     # ------------------------------------------------------------------ hooks
 
-    def metadata(self, now_ms: int) -> tuple[tuple[str, bytes], ...]:
-        """``AbstractCoordinator.metadata()``: the JoinGroup's (protocol name, metadata) list,
-        in preference order."""
-        raise NotImplementedError
-
-    def on_join_prepare(self, now_ms: int) -> bool:
-        """``onJoinPrepare``: run before a JoinGroup. Return False to send it later (the member
-        calls :meth:`send_join` once its blocking work is done)."""
-        return True
-
-    def perform_assignment(
-        self, response: JoinGroupResponse, now_ms: int
-    ) -> tuple[tuple[str, bytes], ...]:
-        """The leader's assignor over ``response.members``: (member id, assignment) pairs.
-
-        Raises:
-            one of :attr:`ASSIGNOR_ERRORS`: a member's metadata cannot be read.
-        """
-        raise NotImplementedError
-
-    def decode_assignment(self, data: bytes) -> object:
-        """Decode this member's SyncGroup assignment.
-
-        Raises:
-            DecodeError: malformed bytes (the member's polling thread dies).
-        """
-        raise NotImplementedError
-
-    def on_join_complete(self, assignment: object, protocol_name: str, now_ms: int) -> None:
-        """``onJoinComplete``: act on a decoded assignment; call :meth:`complete_join` at the
-        point where the member is STABLE."""
-        raise NotImplementedError
-
-    def on_partitions_lost(self, reason: str, now_ms: int) -> None:
-        """The member was fenced (unknown member id, illegal generation): what it owned is
-        lost. Default: nothing (Connect workers keep running their work)."""
-
-    def on_coordinator_unknown(self, now_ms: int) -> None:
-        """Called once when the coordinator becomes unknown, before it is looked up again."""
-
-    def on_coordinator_found(self, now_ms: int) -> None:
-        """Called once when the coordinator is found again."""
-
-    def on_timer(self, key: str, now_ms: int) -> None:
-        """A due timer of the member's own (logged as ``timer_fired`` before this call)."""
-
-    def on_silent_timer(self, key: str, now_ms: int) -> None:
-        """A due timer whose key starts with one of :attr:`SILENT_TIMER_PREFIXES`."""
-
-    def on_message(self, message: object, now_ms: int) -> None:
-        """A delivered message that is not a group response."""
-
-    def on_crash(self, now_ms: int) -> None:
-        """The process dies: stop everything it runs at once (log what stops)."""
-
-    def on_fatal(self, now_ms: int) -> None:
-        """The polling thread died (a fatal error): stop everything it runs."""
-
     def on_fenced(self, now_ms: int) -> None:
         """FENCED_INSTANCE_ID answered this member's JoinGroup, SyncGroup or Heartbeat:
         another process took over its ``group.instance.id`` (KIP-345,
@@ -243,14 +163,6 @@ class GroupClient:
         does more first (the consumer's application closes it) overrides and then calls this."""
         self._log("member_fatal", error=ErrorCode.FENCED_INSTANCE_ID.name)
         self.fail(now_ms)
-
-    def poll_blocked(self) -> bool:
-        """True while the member's polling thread is busy and cannot send a JoinGroup."""
-        return False
-
-    def extra_timer_keys(self) -> tuple[str, ...]:
-        """The member's own timer keys, cancelled when it stops."""
-        return ()
 
     # ------------------------------------------------------------------ entry points
 
@@ -273,12 +185,10 @@ class GroupClient:
         return self._take()
 
     def _held_by_stall(self, message: object) -> bool:
-        """True if ``message`` is a group response that nobody handles now: the polling
-        thread is stalled (:meth:`poll_blocked`) with a JoinGroup in flight. Kafka's
-        ``HeartbeatThread.run`` disables itself while ``MemberState#hasNotJoinedGroup``
-        (UNJOINED, PREPARING_REBALANCE) and is the only thread that polls the network
-        client during a stall, so the JoinGroup's answer (``JoinGroupResponseHandler``) and
-        whatever else came on the connection wait for the next ``poll()``."""
+        """True if nobody handles the group response ``message`` now: the polling thread is
+        stalled (:meth:`poll_blocked`) with a JoinGroup in flight, and ``HeartbeatThread.run``,
+        the only other thread that polls the network client, is disabled while
+        ``MemberState#hasNotJoinedGroup``: the answers wait for the next ``poll()``."""
         return (
             self.state is _PREPARING and type(message) in _GROUP_RESPONSES and self.poll_blocked()
         )
@@ -544,14 +454,12 @@ class GroupClient:
         self._cancel("poll")
 
     def poll_resumed(self, now_ms: int) -> None:
-        """The polling thread is free again (a stall or a blocking job ended; call it after
-        :meth:`stop_poll_timer`): the next ``poll()`` handles, in arrival order, the group
-        responses held while it was stalled with a JoinGroup in flight
-        (:meth:`_held_by_stall`; ``ConsumerNetworkClient#poll``, a JoinGroup answer through
-        ``JoinGroupResponseHandler``: the member then sends its SyncGroup, which a coordinator
-        that has evicted it meanwhile answers UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION), then
-        joins again if a rejoin is needed (``ensureActiveGroup``). Answers that came on a
-        connection dropped since are never delivered. Nothing while :meth:`poll_blocked`."""
+        """The polling thread is free again (a stall or blocking job ended; after
+        :meth:`stop_poll_timer`): the next ``poll()`` handles the responses held during a stall
+        mid-join (:meth:`_held_by_stall`), in arrival order — a JoinGroup answer's SyncGroup may
+        then hear UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION from a coordinator that evicted it —
+        then rejoins if needed (``ensureActiveGroup``). Answers that came on a connection
+        dropped since are never delivered. Nothing while :meth:`poll_blocked`."""
         if self.poll_blocked():
             return
         held, self._held = self._held, []

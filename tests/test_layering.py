@@ -283,10 +283,12 @@ def test_the_kinds_registry_is_the_bottom_layer() -> None:
     assert not offenders, offenders
 
 
-def test_no_scenarios_module_over_600_lines() -> None:
+def test_no_module_over_600_lines() -> None:
+    # one job per module: a file past 600 lines has grown a second one (issue 22)
     long = {
         str(p.relative_to(ROOT)): n
-        for p in (ROOT / "scenarios").rglob("*.py")
+        for package in ("scenarios", "members", "coordinator", "protocol")
+        for p in (ROOT / package).rglob("*.py")
         if (n := len(p.read_text(encoding="utf-8").splitlines())) > 600
     }
     assert not long, long
