@@ -51,7 +51,7 @@ from typing import Any
 import msgspec
 
 from protocol.kafka_configs import STREAMS_DEFAULTS
-from scenarios.check.log_rules import Record, Violation, violation
+from scenarios.check.log_rules import Record, Violation, reads_records, violation
 
 __all__ = [
     "ASSIGNMENT_INVARIANTS",
@@ -152,6 +152,7 @@ def _expected_standbys(r: Record, contract: Contract) -> int:
     return max(0, min(contract.num_standby_replicas, clients - 1))
 
 
+@reads_records("streams_assignment")  # (_judged reads no other kind)
 def check_warmup_budget(records: Sequence[Record]) -> list[Violation]:
     """``warmups_over_budget``: at most ``max.warmup.replicas`` warm-ups per assignment."""
     found: list[Violation] = []
@@ -175,6 +176,7 @@ def check_warmup_budget(records: Sequence[Record]) -> list[Violation]:
     return found
 
 
+@reads_records("streams_assignment")  # (_judged reads no other kind)
 def check_standby_replicas(records: Sequence[Record]) -> list[Violation]:
     """``standby_replicas_missing``: each stateful task has ``min(n, C - 1)`` standbys."""
     found: list[Violation] = []
@@ -200,6 +202,7 @@ def check_standby_replicas(records: Sequence[Record]) -> list[Violation]:
     return found
 
 
+@reads_records("streams_assignment")  # (_judged reads no other kind)
 def check_standby_tags(records: Sequence[Record]) -> list[Violation]:
     """``standby_tags_not_spread``: one tag key: a task's copies span ``min(n + 1, V)`` values."""
     found: list[Violation] = []
@@ -240,6 +243,7 @@ def check_standby_tags(records: Sequence[Record]) -> list[Violation]:
     return found
 
 
+@reads_records("streams_assignment")  # (_judged reads no other kind)
 def check_min_traffic_cost(records: Sequence[Record]) -> list[Violation]:
     """``rack_cost_raised``: under ``min_traffic`` the optimiser never raises the cost."""
     found: list[Violation] = []

@@ -7,7 +7,7 @@ Used by :mod:`scenarios.check.protocol_checkers` and :mod:`scenarios.check.contr
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from scenarios.check.violation import Violation
 from scenarios.eventlog import kinds as k
@@ -25,7 +25,10 @@ __all__ = [
     "protocol_vote",
     "reads_typed",
     "reads_all_typed",
+    "reads_records",
+    "finds_only_with",
     "kinds_read",
+    "kinds_needed",
     "is_typed",
 ]
 
@@ -39,6 +42,10 @@ TypedChecker = Callable[[Sequence[LogRecord]], list[Violation]]
 _KINDS_READ: dict[Checker | TypedChecker, frozenset[str]] = {}
 #: the checkers declared with :func:`reads_typed`
 _TYPED: set[TypedChecker] = set()
+#: a checker of either sort
+_C = TypeVar("_C", bound=Callable[[Any], list[Violation]])
+#: checker -> kinds one of which a log must have for it to find anything (:func:`finds_only_with`)
+_NEEDS: dict[Checker | TypedChecker, frozenset[str]] = {}
 
 
 def reads_typed(*kinds: str) -> Callable[[TypedChecker], TypedChecker]:
@@ -66,10 +73,42 @@ def reads_all_typed(checker: TypedChecker) -> TypedChecker:
     return checker
 
 
+def reads_records(*kinds: str) -> Callable[[Checker], Checker]:
+    """:func:`reads_typed` for a checker over the log's dicts: its verdict depends on records
+    of ``kinds`` only, so ``protocol_violations`` hands it only those records (dicts, in log
+    order) instead of the whole log to filter."""
+
+    def declare(checker: Checker) -> Checker:
+        _KINDS_READ[checker] = frozenset(kinds)
+        return checker
+
+    return declare
+
+
+def finds_only_with(*kinds: str) -> Callable[[_C], _C]:
+    """Declare that a checker finds nothing in a log without a record of one of ``kinds``
+    (every violation it reports follows from such a record: a static member's replacement,
+    a Streams leader's assignment), whatever else it reads:
+    ``protocol_violations`` does not call it on such a log, where its verdict is ``[]``
+    anyway (most of a campaign's logs, for a rule about another kind's records or a rare
+    event), and does not make it scan the log to find that out."""
+
+    def declare(checker: _C) -> _C:
+        _NEEDS[checker] = frozenset(kinds)
+        return checker
+
+    return declare
+
+
 def kinds_read(checker: Checker | TypedChecker) -> frozenset[str] | None:
-    """The kinds ``checker`` declared with :func:`reads_typed`, or ``None`` (it reads every
-    record: undeclared, or declared with :func:`reads_all_typed`)."""
+    """The kinds ``checker`` declared with :func:`reads_typed` or :func:`reads_records`, or
+    ``None`` (it reads every record: undeclared, or declared with :func:`reads_all_typed`)."""
     return _KINDS_READ.get(checker)
+
+
+def kinds_needed(checker: Checker | TypedChecker) -> frozenset[str] | None:
+    """The kinds ``checker`` declared with :func:`finds_only_with`, or ``None``."""
+    return _NEEDS.get(checker)
 
 
 def is_typed(checker: Checker | TypedChecker) -> bool:

@@ -117,7 +117,9 @@ from scenarios.check.log_rules import (
     Record,
     TypedChecker,
     Violation,
+    finds_only_with,
     is_typed,
+    kinds_needed,
     kinds_read,
     protocol_vote,
     reads_all_typed,
@@ -426,6 +428,7 @@ _ACTIVE_TYPES = frozenset(
 )
 
 
+@finds_only_with("active_task_start")  # (a client holds no active task before one starts)
 @reads_all_typed
 def check_streams_active_follows_assignment(records: Sequence[LogRecord]) -> list[Violation]:
     """``stale_active_task``: a Streams client holds as active only tasks of its latest
@@ -558,14 +561,13 @@ _CHECKERS: tuple[Checker | TypedChecker, ...] = (
 def protocol_violations(
     records: Sequence[Record], typed: Sequence[LogRecord] | None = None
 ) -> list[Violation]:
-    """Every protocol checker over ``records`` (``violation`` records are ignored), in
-    checker order. A checker that declares the kinds it reads
-    (:func:`scenarios.check.log_rules.reads_typed`) gets only those records as Structs, in log
-    order, from one index of the log by kind: the same verdict, without a scan of the whole
-    log each; one declared with :func:`scenarios.check.log_rules.reads_all_typed` gets the
-    whole log as Structs, an undeclared one the whole log as dicts. The log is decoded once
-    for all typed checkers (``typed``, when given, is ``records`` decoded by
-    :func:`scenarios.eventlog.records.decode_log`, one Struct per record, in order).
+    """Every protocol checker over ``records`` (``violation`` records ignored), in checker
+    order. One that declares the kinds it reads (``log_rules.reads_typed``, ``reads_records``)
+    gets only those (Structs, dicts), in log order, from one index of the log by kind: the
+    same verdict, without a scan of the whole log each; one declared ``reads_all_typed`` the
+    whole log as Structs, an undeclared one as dicts; one declared ``finds_only_with`` is not
+    called on a log without those kinds. The log is decoded once for all typed checkers
+    (``typed``, when given: ``records`` decoded by ``decode_log``, one Struct each, in order).
 
     Raises:
         msgspec.ValidationError: a record does not match its kind's Struct.
@@ -578,13 +580,14 @@ def protocol_violations(
             continue
         by_kind.setdefault(kind, []).append(len(live))
         live.append(r)
-    # the live records decoded, once for every typed checker (``typed`` when given)
-    structs: list[LogRecord] = (
+    structs: list[LogRecord] = (  # the live records decoded, once for every typed checker
         decode_log(live) if typed is None else [t for t in typed if not isinstance(t, Violated)]
     )
     picks: dict[frozenset[str], list[int]] = {}  # kinds -> their live indices, in log order
     found: list[Violation] = []
     for checker in _CHECKERS:
+        if (needed := kinds_needed(checker)) is not None and needed.isdisjoint(by_kind):
+            continue  # nothing it judges is in this log: its verdict is [] (finds_only_with)
         kinds = kinds_read(checker)
         source: Sequence[Any] = structs if is_typed(checker) else live
         if kinds is None:
