@@ -340,6 +340,14 @@ class GroupCoordinator:
         g = self._group
         return [views.member_view(g, g.members[mid]) for mid in g.java_order()]
 
+    def join_counts(self) -> tuple[int, int]:
+        """How many members the group has (``ClassicGroup#size``) and how many of them await
+        a JoinGroup answer (``MemberView.awaiting_join``): what counting :meth:`members` gives,
+        without a snapshot of every member (the wire tap asks at every JoinGroup of a
+        bounded group: ``scenarios.sim.wire_tap.bounded_join``)."""
+        members = self._group.members
+        return len(members), sum(1 for m in members.values() if m.join_source is not None)
+
     def member(self, member_id: str) -> MemberView | None:
         """Snapshot of one member, or ``None`` if it is not in the group."""
         g = self._group

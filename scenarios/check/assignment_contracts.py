@@ -50,6 +50,7 @@ from collections.abc import Iterator, Mapping, Sequence
 import msgspec
 from msgspec import UNSET
 
+from members.assignors.streams.task_movement import is_caught_up
 from protocol.kafka_configs import STREAMS_DEFAULTS
 from scenarios.check.log_rules import Violation, reads_typed, violation_at
 from scenarios.eventlog.kinds_streams import StreamsAssignment
@@ -64,6 +65,7 @@ __all__ = [
     "check_standby_replicas",
     "check_standby_tags",
     "check_min_traffic_cost",
+    "check_streams_active_caught_up",
 ]
 
 WARMUPS_OVER_BUDGET = "warmups_over_budget"
@@ -263,6 +265,41 @@ def check_min_traffic_cost(records: Sequence[LogRecord]) -> list[Violation]:
                     member=r.member,
                 )
             )
+    return found
+
+
+@reads_typed("streams_assignment")
+def check_streams_active_caught_up(records: Sequence[LogRecord]) -> list[Violation]:
+    """``active_not_caught_up``: each Streams leader decision puts a stateful active task on
+    a caught-up client, or on a client with the smallest lag when none is caught up (KIP-441,
+    ``TaskMovement#assignActiveTaskMovements``; the rule is listed in
+    :mod:`scenarios.check.protocol_checkers`). Records without ``acceptable_recovery_lag``
+    are not judged."""
+    found: list[Violation] = []
+    for r in records:
+        if not isinstance(r, StreamsAssignment) or r.version_probing:
+            continue
+        acceptable, lags = r.acceptable_recovery_lag, r.lags
+        if not isinstance(acceptable, int) or not lags:
+            continue
+        for client, decision in sorted(r.clients.items()):
+            for task in decision.active:
+                mine = lags.get(client, {}).get(task)
+                if mine is None or is_caught_up(mine, acceptable):
+                    continue  # stateless, or caught up
+                best = min(lag.get(task, mine) for lag in lags.values())
+                if best < mine:
+                    found.append(
+                        violation_at(
+                            "active_not_caught_up",
+                            f"generation {r.generation} gives active {task} to "
+                            f"{client} (lag {mine}) while a client has lag {best} "
+                            f"(acceptable.recovery.lag {acceptable})",
+                            r,
+                            task=task,
+                            generation=r.generation,
+                        )
+                    )
     return found
 
 

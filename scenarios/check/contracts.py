@@ -109,7 +109,13 @@ from scenarios.check.coordinator_contracts import (
     check_static_rejoin,
 )
 from scenarios.check.kip_contracts import KIP_CONTRACT_CHECKERS, KIP_CONTRACT_INVARIANTS
-from scenarios.check.log_rules import Violation, reads_all_typed, reads_typed, violation_at
+from scenarios.check.log_rules import (
+    Violation,
+    finds_only_with,
+    reads_all_typed,
+    reads_typed,
+    violation_at,
+)
 from scenarios.check.parked_sync_contracts import PARKED_SYNC_CHECKERS, PARKED_SYNC_INVARIANTS
 from scenarios.check.rejoin_contracts import REJOIN_CONTRACT_CHECKERS, REJOIN_CONTRACT_INVARIANTS
 from scenarios.check.zombie_contracts import ZOMBIE_OWNS_WORK, check_zombie_instance
@@ -214,6 +220,7 @@ def check_revoked_and_reassigned(records: Sequence[LogRecord]) -> list[Violation
     return found
 
 
+@finds_only_with("streams_assignment")  # (the warm-ups are a Streams leader's)
 @reads_all_typed
 def check_probing_after_warmups(records: Sequence[LogRecord]) -> list[Violation]:
     """``probing_rebalance_missing``: warm-ups imply a scheduled probing rebalance. Reads

@@ -77,6 +77,7 @@ from msgspec import UNSET
 from scenarios.check.log_rules import (
     KnownProtocols,
     Violation,
+    finds_only_with,
     protocol_vote,
     reads_all_typed,
     reads_typed,
@@ -505,6 +506,7 @@ _COORDINATOR_TYPES = frozenset(
 )
 
 
+@finds_only_with("member_replaced")  # (both rules judge what follows a replacement)
 @reads_all_typed
 def check_static_rejoin(records: Sequence[LogRecord]) -> list[Violation]:
     """``static_rejoin_rebalanced``: a Stable group keeps its generation when a static member

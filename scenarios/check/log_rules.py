@@ -7,7 +7,7 @@ Used by :mod:`scenarios.check.protocol_checkers` and :mod:`scenarios.check.contr
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from scenarios.check.violation import Violation
 from scenarios.eventlog import kinds as k
@@ -24,7 +24,9 @@ __all__ = [
     "protocol_vote",
     "reads_typed",
     "reads_all_typed",
+    "finds_only_with",
     "kinds_read",
+    "kinds_needed",
     "is_typed",
 ]
 
@@ -38,6 +40,10 @@ TypedChecker = Callable[[Sequence[LogRecord]], list[Violation]]
 _KINDS_READ: dict[Checker | TypedChecker, frozenset[str]] = {}
 #: the checkers declared with :func:`reads_typed`
 _TYPED: set[TypedChecker] = set()
+#: a checker of either sort
+_C = TypeVar("_C", bound=Callable[[Any], list[Violation]])
+#: checker -> kinds one of which a log must have for it to find anything (:func:`finds_only_with`)
+_NEEDS: dict[Checker | TypedChecker, frozenset[str]] = {}
 
 
 def reads_typed(*kinds: str) -> Callable[[TypedChecker], TypedChecker]:
@@ -65,10 +71,30 @@ def reads_all_typed(checker: TypedChecker) -> TypedChecker:
     return checker
 
 
+def finds_only_with(*kinds: str) -> Callable[[_C], _C]:
+    """Declare that a checker finds nothing in a log without a record of one of ``kinds``
+    (every violation it reports follows from such a record: a static member's replacement,
+    a Streams leader's assignment), whatever else it reads:
+    ``protocol_violations`` does not call it on such a log, where its verdict is ``[]``
+    anyway (most of a campaign's logs, for a rule about another kind's records or a rare
+    event), and does not make it scan the log to find that out."""
+
+    def declare(checker: _C) -> _C:
+        _NEEDS[checker] = frozenset(kinds)
+        return checker
+
+    return declare
+
+
 def kinds_read(checker: Checker | TypedChecker) -> frozenset[str] | None:
-    """The kinds ``checker`` declared with :func:`reads_typed`, or ``None`` (it reads every
-    record: undeclared, or declared with :func:`reads_all_typed`)."""
+    """The kinds ``checker`` declared with :func:`reads_typed`, or
+    ``None`` (it reads every record: undeclared, or declared with :func:`reads_all_typed`)."""
     return _KINDS_READ.get(checker)
+
+
+def kinds_needed(checker: Checker | TypedChecker) -> frozenset[str] | None:
+    """The kinds ``checker`` declared with :func:`finds_only_with`, or ``None``."""
+    return _NEEDS.get(checker)
 
 
 def is_typed(checker: Checker | TypedChecker) -> bool:

@@ -6,9 +6,8 @@ skipped), and returns :class:`scenarios.check.violation.Violation` s (the fields
 ``seq``, ...). A checker declared with :func:`scenarios.check.log_rules.reads_typed` (or
 :func:`scenarios.check.log_rules.reads_all_typed`: the deadline rules, judged at any later
 record) reads the records decoded into their Structs
-(:data:`scenarios.eventlog.records.LogRecord`) and ``match``es on them; only those of
-:mod:`scenarios.check.assignment_contracts` (also fed ``groupsim assign`` documents, which
-the record Struct rejects) and ``quiet_period_balance`` still read the record dicts.
+(:data:`scenarios.eventlog.records.LogRecord`) and ``match``es on them; only
+``quiet_period_balance`` still reads the record dicts.
 They complement :class:`scenarios.check.invariants.InvariantChecker` (ownership and state
 table) with the group protocol's own rules; :func:`protocol_violations` runs them all, at the
 end of every simulated run (``end_violations`` of both kinds) and in ``groupsim check``.
@@ -104,7 +103,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from members.assignors.streams.task_movement import is_caught_up
+from scenarios.check.assignment_contracts import check_streams_active_caught_up
 from scenarios.check.contracts import CONTRACT_CHECKERS, CONTRACT_INVARIANTS
 from scenarios.check.fencing_contracts import (
     FENCING_CONTRACT_CHECKERS,
@@ -117,7 +116,9 @@ from scenarios.check.log_rules import (
     Record,
     TypedChecker,
     Violation,
+    finds_only_with,
     is_typed,
+    kinds_needed,
     kinds_read,
     protocol_vote,
     reads_all_typed,
@@ -429,6 +430,7 @@ _ACTIVE_TYPES = frozenset(
 )
 
 
+@finds_only_with("active_task_start")  # (a client holds no active task before one starts)
 @reads_all_typed
 def check_streams_active_follows_assignment(records: Sequence[LogRecord]) -> list[Violation]:
     """``stale_active_task``: a Streams client holds as active only tasks of its latest
@@ -504,39 +506,6 @@ def check_streams_assignment_disjoint(records: Sequence[LogRecord]) -> list[Viol
     return found
 
 
-@reads_typed("streams_assignment")
-def check_streams_active_caught_up(records: Sequence[LogRecord]) -> list[Violation]:
-    """``active_not_caught_up``: each Streams leader decision puts a stateful active task on
-    a caught-up client, or on a client with the smallest lag when none is caught up (see the
-    module docstring). Records without ``acceptable_recovery_lag`` are not judged."""
-    found: list[Violation] = []
-    for r in records:
-        if not isinstance(r, ks.StreamsAssignment) or r.version_probing:
-            continue
-        acceptable, lags = r.acceptable_recovery_lag, r.lags
-        if not isinstance(acceptable, int) or not lags:
-            continue
-        for client, decision in sorted(r.clients.items()):
-            for task in decision.active:
-                mine = lags.get(client, {}).get(task)
-                if mine is None or is_caught_up(mine, acceptable):
-                    continue  # stateless, or caught up
-                best = min(lag.get(task, mine) for lag in lags.values())
-                if best < mine:
-                    found.append(
-                        violation_at(
-                            "active_not_caught_up",
-                            f"generation {r.generation} gives active {task} to "
-                            f"{client} (lag {mine}) while a client has lag {best} "
-                            f"(acceptable.recovery.lag {acceptable})",
-                            r,
-                            task=task,
-                            generation=r.generation,
-                        )
-                    )
-    return found
-
-
 _CHECKERS: tuple[Checker | TypedChecker, ...] = (
     check_generation_increases,
     check_member_generation,
@@ -561,14 +530,13 @@ _CHECKERS: tuple[Checker | TypedChecker, ...] = (
 def protocol_violations(
     records: Sequence[Record], typed: Sequence[LogRecord] | None = None
 ) -> list[Violation]:
-    """Every protocol checker over ``records`` (``violation`` records are ignored), in
-    checker order. A checker that declares the kinds it reads
-    (:func:`scenarios.check.log_rules.reads_typed`) gets only those records as Structs, in log
-    order, from one index of the log by kind: the same verdict, without a scan of the whole
-    log each; one declared with :func:`scenarios.check.log_rules.reads_all_typed` gets the
-    whole log as Structs, an undeclared one the whole log as dicts. The log is decoded once
-    for all typed checkers (``typed``, when given, is ``records`` decoded by
-    :func:`scenarios.eventlog.records.decode_log`, one Struct per record, in order).
+    """Every protocol checker over ``records`` (``violation`` records ignored), in checker
+    order. One declared ``log_rules.reads_typed(kinds)`` gets only those, as Structs in log
+    order, from one index of the log by kind (the same verdict, without a scan of the whole
+    log each); one declared ``reads_all_typed`` the whole log as Structs, an undeclared one
+    as dicts; one declared ``finds_only_with`` is not called on a log without those kinds.
+    The log is decoded once for all typed checkers (``typed``, when given: ``records``
+    decoded by ``decode_log``).
 
     Raises:
         msgspec.ValidationError: a record does not match its kind's Struct.
@@ -581,13 +549,14 @@ def protocol_violations(
             continue
         by_kind.setdefault(kind, []).append(len(live))
         live.append(r)
-    # the live records decoded, once for every typed checker (``typed`` when given)
-    structs: list[LogRecord] = (
+    structs: list[LogRecord] = (  # the live records decoded, once for every typed checker
         decode_log(live) if typed is None else [t for t in typed if not isinstance(t, Violated)]
     )
     picks: dict[frozenset[str], list[int]] = {}  # kinds -> their live indices, in log order
     found: list[Violation] = []
     for checker in _CHECKERS:
+        if (needed := kinds_needed(checker)) is not None and needed.isdisjoint(by_kind):
+            continue  # nothing it judges is in this log: its verdict is [] (finds_only_with)
         kinds = kinds_read(checker)
         source: Sequence[Any] = structs if is_typed(checker) else live
         if kinds is None:

@@ -10,6 +10,7 @@ the coordinator, in either direction.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any
 
 from members.group_client import COORDINATOR_ADDRESS
@@ -53,7 +54,10 @@ class Network:
         self._loss: dict[str, tuple[str, float, int]] = {}  # direction, probability, until
         self._latency: dict[str, tuple[int, int]] = {}  # extra ms, until
         self.delays: dict[str, tuple[str, int, int]] = {}  # request kind, delay ms, until
-        self._link_clock: dict[tuple[str, str], int] = {}
+        # each link's clock (the latest arrival on it) in a one-item list, so that a link's
+        # arrival function (fault_free_link) can hold its own clock
+        self._link_clock: dict[tuple[str, str], list[int]] = {}
+        self._links: dict[tuple[str, str], Callable[[int], int]] = {}  # fault_free_link's
         self._names: dict[str, str] = {}  # address -> member name (a cache)
         # rng.randint(0, jitter_ms) drawn as CPython's Random does it (getrandbits of the
         # width's bit length until below the width): the same numbers, without the layers.
@@ -92,11 +96,12 @@ class Network:
             if slow is not None and now_ms < slow[1]:
                 latency += slow[0]
         at = now_ms + latency
-        link = (source, dest)
-        previous = self._link_clock.get(link, 0)
-        if at < previous:
-            at = previous
-        self._link_clock[link] = at
+        clock = self._link_clock.get((source, dest))
+        if clock is None:
+            clock = self._link_clock[(source, dest)] = [0]
+        if at < clock[0]:
+            at = clock[0]
+        clock[0] = at
         return at
 
     def fault_free_arrival(self, source: str, dest: str, now_ms: int) -> int:
@@ -112,12 +117,45 @@ class Network:
             while extra >= width:
                 extra = draw(bits)
             at += extra
-        link = (source, dest)
-        previous = self._link_clock.get(link, 0)
-        if at < previous:
-            at = previous
-        self._link_clock[link] = at
+        clock = self._link_clock.get((source, dest))
+        if clock is None:
+            clock = self._link_clock[(source, dest)] = [0]
+        if at < clock[0]:
+            at = clock[0]
+        clock[0] = at
         return at
+
+    def fault_free_link(self, source: str, dest: str) -> Callable[[int], int]:
+        """:meth:`fault_free_arrival` on the link ``source`` -> ``dest`` as a function of the
+        send time (virtual ms): the same arrivals and draws, with the link's clock, the
+        latency and the generator's draw bound once (one function per link, kept), for the
+        heartbeat replay's two messages a round. For a link no fault is in force on, as
+        :meth:`fault_free_arrival`."""
+        link = (source, dest)
+        known = self._links.get(link)
+        if known is not None:
+            return known
+        clock = self._link_clock.get(link)
+        if clock is None:
+            clock = self._link_clock[link] = [0]
+        latency = self.latency_ms
+        width, bits, draw = self._jitter_width, self._jitter_bits, self._getrandbits
+        jitter = bool(self.jitter_ms)
+
+        def arrival(now_ms: int) -> int:
+            at = now_ms + latency
+            if jitter:  # rng.randint(0, jitter_ms), as in arrival_ms
+                extra = draw(bits)
+                while extra >= width:
+                    extra = draw(bits)
+                at += extra
+            if at < clock[0]:
+                at = clock[0]
+            clock[0] = at
+            return at
+
+        self._links[link] = arrival
+        return arrival
 
     def partition(self, member: str) -> None:
         """Cut the member's link with the coordinator, both ways."""

@@ -129,7 +129,7 @@ def bounded_join(coordinator: GroupCoordinator, request: Any) -> dict[str, Any] 
         and cfg.max_session_timeout_ms == _DEFAULTS.max_session_timeout_ms
     ):
         return None
-    members = coordinator.members()
+    size, awaiting = coordinator.join_counts()  # (no view of every member: O(1) allocations)
     held = coordinator.member(request.member_id) if request.member_id else None
     return {
         "member_id": request.member_id,
@@ -138,8 +138,8 @@ def bounded_join(coordinator: GroupCoordinator, request: Any) -> dict[str, Any] 
         "max_session_timeout_ms": cfg.max_session_timeout_ms,
         "max_size": cfg.max_size,
         "state": coordinator.state.value,
-        "size": len(members),
-        "awaiting": sum(1 for m in members if m.awaiting_join),
+        "size": size,
+        "awaiting": awaiting,
         "known": held is not None,
         "awaiting_member": held is not None and held.awaiting_join,
     }

@@ -21,6 +21,8 @@ the run without it (``tests/scenarios/sim/test_engine_fast_path.py``).
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING
 
 from coordinator.group import heartbeat_key
@@ -59,6 +61,8 @@ class _Member:
         "heartbeat_answered",
         "up",
         "down",
+        "send_up",
+        "send_down",
         "interval_ms",
         "session_ms",
     )
@@ -76,9 +80,16 @@ class _Member:
         self.heartbeat_round, self.heartbeat_answered = client.steady_heartbeat_hooks()
         self.up = (connection, COORDINATOR_ADDRESS)  # its link to the coordinator
         self.down = (COORDINATOR_ADDRESS, connection)  # and back
+        # when a message sent at a time arrives on each (None: dropped), set by _replay
+        self.send_up: Callable[[int], int | None] = _unset
+        self.send_down: Callable[[int], int | None] = _unset
         timeouts = client.timeouts
         self.interval_ms = timeouts.heartbeat_interval_ms
         self.session_ms = timeouts.session_timeout_ms
+
+
+def _unset(_at_ms: int) -> int | None:
+    raise AssertionError("the replay sets a member's arrival functions first")
 
 
 def _members(host: Host) -> list[_Member]:
@@ -240,9 +251,17 @@ def _replay(host: Host, members: list[_Member], small: Small, stop: tuple[int, i
     member's previous answer is still missing, leaving that entry first in ``small``."""
     network = host.network
     # no link fault can start before the next other event (a fault is a step); one in
-    # force now may drop or slow messages: then every arrival looks the faults up
-    faulted = network.link_faults_in_force(host.now_ms)
-    arrival = network.arrival_ms if faulted else network.fault_free_arrival
+    # force now may drop or slow messages: then every arrival looks the faults up. Without
+    # one, each member's two links have an arrival function of their own
+    # (Network.fault_free_link: no link lookup per message, two messages a round).
+    if network.link_faults_in_force(host.now_ms):
+        for m in members:
+            m.send_up = partial(network.arrival_ms, *m.up)
+            m.send_down = partial(network.arrival_ms, *m.down)
+    else:
+        for m in members:
+            m.send_up = network.fault_free_link(*m.up)
+            m.send_down = network.fault_free_link(*m.down)
     # the group's own deadline push-back, which the coordinator's Heartbeat handler calls
     # too (GroupCoordinator.extend_session delegates to it: one call less per heartbeat)
     extend = host.coordinator.group.extend_session
@@ -258,13 +277,22 @@ def _replay(host: Host, members: list[_Member], small: Small, stop: tuple[int, i
                 break  # an answer is missing (lost, or slow): the member's own code decides
             seq += 1  # the heartbeat timer re-armed, then the Heartbeat sent
             replace(small, (at + m.interval_ms, seq, _FIRE, i, 0))
-            source, dest = m.up
+            now = at
+            arrive = m.send_up(at)
+            if arrive is not None:  # (None: dropped by a partition or a loss fault)
+                seq += 1
+                push(small, (arrive, seq, _REQUEST, i, corr))
         elif step == _REQUEST:
             seq += 1  # the session deadline pushed back, then the answer sent
             timer = m.deadline
             timer[0], timer[1] = seq, extend(m.member_id, at)
-            source, dest = m.down
-            pop(small)
+            now = at
+            arrive = m.send_down(at)
+            if arrive is None:
+                pop(small)
+            else:  # this step's entry leaves as the answer's comes in: one heap operation
+                seq += 1  # (entries' keys are unique: the order they come up is the same)
+                replace(small, (arrive, seq, _RESPONSE, i, corr))
         elif step == _RESPONSE:
             pop(small)
             if m.heartbeat_answered(corr):
@@ -272,7 +300,6 @@ def _replay(host: Host, members: list[_Member], small: Small, stop: tuple[int, i
                 timer = m.session
                 timer[0], timer[1] = seq, at + m.session_ms
             now = at
-            continue
         elif step == _STOP:
             break
         else:  # a session timer or deadline due: expired, or re-armed later meanwhile
@@ -280,13 +307,6 @@ def _replay(host: Host, members: list[_Member], small: Small, stop: tuple[int, i
             if timer[0] == s:
                 break  # it expires: the engine fires it
             replace(small, (timer[1], timer[0], step, i, 0))
-            continue
-        now = at
-        arrive = arrival(source, dest, at)
-        if arrive is None:
-            continue  # dropped (a partition or a loss fault): no sequence number
-        seq += 1
-        push(small, (arrive, seq, step + 1, i, corr))  # the Heartbeat, or its answer
     small.remove(next(e for e in small if e[2] == _STOP))
     heapq.heapify(small)
     host.advance(now, seq)

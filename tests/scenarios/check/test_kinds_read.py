@@ -12,7 +12,7 @@ from scenarios.campaigns.chaos import ChaosConfig
 from scenarios.campaigns.chaos.generate import generate
 from scenarios.campaigns.chaos.run import run_spec
 from scenarios.check import protocol_checkers
-from scenarios.check.log_rules import is_typed, kinds_read
+from scenarios.check.log_rules import is_typed, kinds_needed, kinds_read
 from scenarios.check.protocol_checkers import protocol_violations
 from scenarios.eventlog.records import decode_log
 from scenarios.input.library import load_any
@@ -54,6 +54,24 @@ def test_a_declared_checker_judges_its_kinds_alone_the_same(logs: list[Records])
             else:
                 live_in = live
             assert checker(picked) == checker(live_in), checker.__name__  # type: ignore[arg-type]
+
+
+def test_a_checker_that_finds_only_with_some_kinds_finds_nothing_without_them(
+    logs: list[Records],
+) -> None:
+    # (``finds_only_with``: protocol_violations skips it on such a log)
+    needing = [c for c in protocol_checkers._CHECKERS if kinds_needed(c) is not None]
+    assert len(needing) >= 3
+    skipped = 0
+    for records in logs:
+        live = [r for r in records if r.get("kind") != "violation"]
+        present = {r.get("kind") for r in live}
+        typed = decode_log(live)
+        for checker in needing:
+            if (kinds_needed(checker) or frozenset()).isdisjoint(present):
+                skipped += 1
+                assert checker(typed if is_typed(checker) else live) == [], checker.__name__  # type: ignore[arg-type]
+    assert skipped > 0
 
 
 def test_protocol_violations_equal_every_checker_over_the_whole_log(

@@ -207,9 +207,10 @@ def test_jitter_draws_are_random_randint(jitter_ms: int) -> None:
 
 @pytest.mark.parametrize("jitter_ms", [0, 1, 5])
 def test_fault_free_arrivals_are_the_networks_arrivals(jitter_ms: int) -> None:
-    """``Network.fault_free_arrival`` (the replay's path) gives ``arrival_ms``'s times and
-    draws wherever no fault is in force: on every link while none was injected, and on
-    another member's link while one member is partitioned or loses messages."""
+    """``Network.fault_free_arrival`` and a link's ``fault_free_link`` function (the replay's
+    paths) give ``arrival_ms``'s times and draws wherever no fault is in force: on every link
+    while none was injected, and on another member's link while one member is partitioned or
+    loses messages; all three share each link's clock."""
     from members.group_client import COORDINATOR_ADDRESS
     from scenarios.sim.network import Network
 
@@ -223,7 +224,14 @@ def test_fault_free_arrivals_are_the_networks_arrivals(jitter_ms: int) -> None:
     for i in range(3000):
         source, dest = (f"w{i % 3}#1", COORDINATOR_ADDRESS)[:: 1 if i % 2 else -1]
         now = i // 7
-        assert steady.fault_free_arrival(source, dest, now) == general.arrival_ms(source, dest, now)
+        expected = general.arrival_ms(source, dest, now)
+        way = i % 5  # (not in step with the link: each link sees all three)
+        if way == 0:
+            assert steady.arrival_ms(source, dest, now) == expected
+        elif way == 1:
+            assert steady.fault_free_arrival(source, dest, now) == expected
+        else:
+            assert steady.fault_free_link(source, dest)(now) == expected
     assert steady.rng.getstate() == general.rng.getstate()
 
 
