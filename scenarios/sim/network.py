@@ -96,13 +96,7 @@ class Network:
             if slow is not None and now_ms < slow[1]:
                 latency += slow[0]
         at = now_ms + latency
-        clock = self._link_clock.get((source, dest))
-        if clock is None:
-            clock = self._link_clock[(source, dest)] = [0]
-        if at < clock[0]:
-            at = clock[0]
-        clock[0] = at
-        return at
+        return self._in_link_order((source, dest), at)
 
     def fault_free_arrival(self, source: str, dest: str, now_ms: int) -> int:
         """:meth:`arrival_ms` of a message on a link no fault is in force on (no partition,
@@ -117,9 +111,20 @@ class Network:
             while extra >= width:
                 extra = draw(bits)
             at += extra
-        clock = self._link_clock.get((source, dest))
+        return self._in_link_order((source, dest), at)
+
+    def _clock_of(self, link: tuple[str, str]) -> list[int]:
+        """The link's clock: the latest arrival on it so far (virtual ms), one list shared by
+        every arrival path."""
+        clock = self._link_clock.get(link)
         if clock is None:
-            clock = self._link_clock[(source, dest)] = [0]
+            clock = self._link_clock[link] = [0]
+        return clock
+
+    def _in_link_order(self, link: tuple[str, str], at: int) -> int:
+        """``at``, or the link's latest arrival if that is later: a link delivers in order
+        (one TCP connection); the result becomes the link's clock."""
+        clock = self._clock_of(link)
         if at < clock[0]:
             at = clock[0]
         clock[0] = at
@@ -135,9 +140,7 @@ class Network:
         known = self._links.get(link)
         if known is not None:
             return known
-        clock = self._link_clock.get(link)
-        if clock is None:
-            clock = self._link_clock[link] = [0]
+        clock = self._clock_of(link)
         latency = self.latency_ms
         width, bits, draw = self._jitter_width, self._jitter_bits, self._getrandbits
         jitter = bool(self.jitter_ms)
