@@ -159,11 +159,16 @@ class HeartbeatThread:
                 self._set("session", now_ms + owner.timeouts.session_timeout_ms)
             return
         if error == ErrorCode.REBALANCE_IN_PROGRESS:
-            # Only a stable member rejoins; during a rebalance this counts as a success.
+            # Only a stable member rejoins (HeartbeatResponseHandler); whatever the state, the
+            # heartbeat thread's listener counts the answer as a heartbeat received
+            # (``heartbeat.receiveHeartbeat()`` on a RebalanceInProgressException), so the
+            # session timer restarts — also for a stable member whose rejoin waits for its
+            # polling thread (a stall, a busy herder); a JoinGroup sent now cancels it.
             if owner.state is _STABLE:
                 owner.request_rejoin("group is rebalancing", now_ms)
-            else:
-                self._set("session", now_ms + owner.timeouts.session_timeout_ms)
+                if owner.state is not _STABLE:
+                    return  # its JoinGroup went out: the session timer is cancelled
+            self._set("session", now_ms + owner.timeouts.session_timeout_ms)
             return
         if error in COORDINATOR_ERRORS:
             owner.mark_coordinator_unknown(f"Heartbeat: {error.name}", now_ms)

@@ -11,7 +11,7 @@ from members.member_state import (
     IllegalMemberTransition,
     MemberState,
 )
-from protocol.effects import CancelTimer, Effect, Log, Send
+from protocol.effects import CancelTimer, Effect, Log, Send, SetTimer
 from protocol.group import (
     ErrorCode,
     FindCoordinatorResponse,
@@ -353,3 +353,32 @@ def test_a_poll_timeout_after_a_cut_join_leaves_only_if_it_had_joined() -> None:
     fresh.stalled = True
     fresh.member_id = "m3-1"
     assert _leaves(fresh.fire("poll", 1_000)) == []
+
+
+def test_a_rebalancing_answer_restarts_the_session_of_a_member_whose_rejoin_waits() -> None:
+    """The heartbeat thread's listener calls ``heartbeat.receiveHeartbeat()`` on a
+    RebalanceInProgressException whatever the state: a stable member stalled in its poll loop
+    (its rejoin waits for the next poll()) keeps a live session instead of marking the
+    coordinator unknown at ``session.timeout.ms``."""
+    client = _Stallable("m1", "g", "consumer", _TIMEOUTS, address="m1#1")
+    _joined(client)
+    client._take()
+    client.stalled = True
+    effects = client.fire("heartbeat", 3_020)
+    (request,) = [m for m in _sent(effects) if isinstance(m, HeartbeatRequest)]
+    answer = HeartbeatResponse(ErrorCode.REBALANCE_IN_PROGRESS, request.correlation_id)
+    effects = client.handle(answer, 3_022)
+    assert SetTimer("session", 13_022) in effects
+    assert client.state is MemberState.STABLE and client.rejoin_needed
+    assert _sent(effects) == []  # the JoinGroup waits for the poll loop
+    # not stalled: the JoinGroup goes out at once and the session timer is cancelled
+    other = _Stallable("m2", "g", "consumer", _TIMEOUTS, address="m2#1")
+    _joined(other)
+    other._take()
+    effects = other.fire("heartbeat", 3_020)
+    (request,) = [m for m in _sent(effects) if isinstance(m, HeartbeatRequest)]
+    effects = other.handle(
+        HeartbeatResponse(ErrorCode.REBALANCE_IN_PROGRESS, request.correlation_id), 3_022
+    )
+    assert [type(m) for m in _sent(effects)] == [JoinGroupRequest]
+    assert not [e for e in effects if isinstance(e, SetTimer) and e.key == "session"]
