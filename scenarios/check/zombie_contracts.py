@@ -16,9 +16,12 @@
     the instance's member is removed (``member_removed``), or the zombie forgets its member id
     by itself before it is told (a JoinGroup with an empty id: its poll timer expired, or a
     JoinGroup answer was lost) — that JoinGroup replaces the newer process, as Kafka's
-    coordinator does: KIP-345 fences by member id only. A process that started anew before
-    the takeover never heard the taken-over id (its dead predecessor did), so it is no
-    zombie: its JoinGroup still in flight takes the instance back as the newest joiner.
+    coordinator does: KIP-345 fences by member id only. The answer of a join that completed
+    with the old id before the takeover (a generation formed before it, listing that id),
+    arriving late, is no admission: ``replaceStaticMember`` fences a JoinGroup still parked,
+    so it was sent before, and the SyncGroup that follows is fenced. A process that started
+    anew before the takeover never heard the taken-over id (its dead predecessor did), so it
+    is no zombie: its JoinGroup still in flight takes the instance back as the newest joiner.
 
 Input: the log's records decoded into their Structs (``log_rules.reads_typed``), in log order:
 those of the kinds the rule reads (every other record changes nothing).
@@ -82,6 +85,7 @@ _KINDS = (
     "partitions_lost",
     "member_replaced",
     "member_removed",
+    "generation",
 )
 _WORK_TYPES = {RECORD_TYPES[kind]: kind for kind in _ZOMBIE_WORK}
 _READ_TYPES = frozenset(RECORD_TYPES[kind] for kind in _KINDS)
@@ -102,9 +106,16 @@ def check_zombie_instance(records: Sequence[LogRecord]) -> list[Violation]:
     zombies: dict[str, tuple[str, str]] = {}  # zombie -> (its old id, id holding the instance)
     told: dict[str, LogRecord] = {}  # zombies that heard FENCED_INSTANCE_ID -> that answer
     holds: dict[str, set[str]] = {}  # consumer -> the partitions it owns (its own records)
+    formed: dict[int, frozenset[str]] = {}  # generation -> the member ids it was formed with
+    before: dict[str, int] = {}  # zombie -> the group's generation when it was taken over
+    latest = -1  # the group's latest generation
     for r in records:
         cls = type(r)
         if cls not in _READ_TYPES:
+            continue
+        if isinstance(r, k.Generation):
+            formed[r.generation] = frozenset(r.member_ids)
+            latest = r.generation
             continue
         member: str = r.member  # type: ignore[union-attr,assignment]  # each of them has one
         if cls in _HOLDING_TYPES:
@@ -117,7 +128,7 @@ def check_zombie_instance(records: Sequence[LogRecord]) -> list[Violation]:
                     holds.pop(member, None)
         if cls not in _TRACKING_TYPES:
             if member in zombies:
-                _fenced_step(r, member, zombies, told, found)
+                _fenced_step(r, member, zombies, told, found, formed, before)
             continue
         match r:
             case k.JoinGroupResponse(error="NONE", member_id=member_id) if member not in zombies:
@@ -136,6 +147,7 @@ def check_zombie_instance(records: Sequence[LogRecord]) -> list[Violation]:
                 previous = owner.get(old)  # only a process that heard its id can be fenced by it
                 if previous is not None and previous != member:
                     zombies[previous] = (old, new)
+                    before[previous] = latest
             case k.MemberRemoved(member_id=gone):
                 for zombie in [z for z, (_, holder) in zombies.items() if holder == gone]:
                     zombies.pop(zombie)
@@ -151,7 +163,7 @@ def check_zombie_instance(records: Sequence[LogRecord]) -> list[Violation]:
                 for heard in [mid for mid, process in owner.items() if process == member]:
                     del owner[heard]
             case _ if member in zombies:  # a JoinGroup answer other than a first NONE
-                _fenced_step(r, member, zombies, told, found)
+                _fenced_step(r, member, zombies, told, found, formed, before)
     for member, answer in told.items():
         if member in zombies and holds.get(member):
             still = ", ".join(sorted(holds[member]))
@@ -172,13 +184,23 @@ def _fenced_step(
     zombies: dict[str, tuple[str, str]],
     told: dict[str, LogRecord],
     found: list[Violation],
+    formed: dict[int, frozenset[str]],
+    before: dict[str, int],
 ) -> None:
-    """Judge record ``r`` of zombie ``member`` (``zombies`` and ``told`` updated in place)."""
+    """Judge record ``r`` of zombie ``member`` (``zombies`` and ``told`` updated in place;
+    ``formed``: each generation's member ids when its join completed; ``before``: each
+    zombie's latest generation when it was taken over)."""
     its_id = zombies[member][0]
     error = r.error if isinstance(r, _ANSWERS) else None
     if isinstance(r, k.JoinGroupRequest) and not r.member_id and member not in told:
         zombies.pop(member)  # it forgot its id by itself: Kafka cannot tell a restart
     elif isinstance(r, k.JoinGroupResponse) and error == "NONE":
+        late = r.generation <= before.get(member, -1)
+        if late and r.member_id == its_id and its_id in formed.get(r.generation, ()):
+            # the answer of a join that completed with its old id before the takeover, late
+            # on the wire: ``replaceStaticMember`` fences a JoinGroup still parked, so this
+            # one was sent before; the SyncGroup that follows is fenced
+            return
         found.append(_zombie(r, member, f"was admitted again (member id {r.member_id})"))
     elif error == "FENCED_INSTANCE_ID":
         if _heeded(r, its_id):

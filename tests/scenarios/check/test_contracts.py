@@ -434,6 +434,18 @@ def test_kip345_a_zombie_instance_owns_no_work_after_fencing() -> None:
     held |= {"delay_ms": 10, "generation": 2, "error": "FENCED_INSTANCE_ID", "dropped": False}
     rejoins = [{**_join("s1"), "t": 70}, *rejoined[3:]]
     assert check_zombie_instance(_log(added, takeover, held, stale, *rejoins)) == []
+    # the answer of a join that completed with its old id before the takeover, late on the
+    # wire (a latency fault), is no admission: replaceStaticMember fences a parked JoinGroup,
+    # so it was sent before (chaos streams seed 21 runs 734, 7756) ...
+    formed = {"kind": "generation", "generation": 2, "protocol": "stream", "leader": "s1"}
+    formed |= {"leader_id": "s1-1", "members": ["s1"], "member_ids": ["s1-1"], "t": 40}
+    late = {**_join_answer("s1", "s1-1", "NONE"), "generation": 2, "t": 70}
+    assert check_zombie_instance(_log(added, formed, takeover, late)) == []
+    # ... but one for a generation formed after the takeover still listing its old id is
+    reformed = {**formed, "generation": 3, "t": 60}
+    again = {**late, "generation": 3}
+    found = check_zombie_instance(_log(added, formed, takeover, reformed, again))
+    assert _names(found) == ["zombie_owns_work"]
     # ... while one heard under its own id is a fence it keeps
     assert _names(check_zombie_instance(_log(added, takeover, held, fenced_answer, *rejoins))) == [
         "zombie_owns_work"

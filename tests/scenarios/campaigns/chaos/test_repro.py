@@ -101,6 +101,17 @@ FOUND = {
     # consumer seed 21, run 5998: a twin with the default subscription took over a static
     # consumer that had narrowed its own; the coordinator rebalanced nothing (KAFKA-12759)
     "consumer-takeover-subscribes-more-kafka-12759.toml": ("liveness", "named: KAFKA-12759"),
+    # Streams seed 21, runs 734 and 7756 (the 10,000-run refereed campaign): a client's
+    # JoinGroup answer, sent when its join completed, came late (a latency fault) after a
+    # twin had taken its instance over; its SyncGroup was then fenced, as Kafka's is
+    "streams-zombie-late-join-answer-734.toml": (
+        "zombie_owns_work",
+        "fixed: a late answer of a join completed before the takeover is no admission",
+    ),
+    "streams-zombie-late-join-answer-7756.toml": (
+        "zombie_owns_work",
+        "fixed: a late answer of a join completed before the takeover is no admission",
+    ),
 }
 
 
