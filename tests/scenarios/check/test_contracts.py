@@ -537,6 +537,11 @@ def test_kip429_a_client_given_withheld_actives_rejoins_at_once() -> None:
     # another client of the same round has nothing withheld: any time is fine
     other = {**answer, "member": "s1", "member_id": "s1-a", "next_rebalance_ms": 601_000}
     assert check_followup_for_withheld(_log(decision, other)) == []
+    # a coordinator failover lost that round and the next one reused generation 4: its own
+    # decision (the old owner lost its tasks, nothing withheld) is the one the answer follows
+    redone = _decision([])
+    stale = {**answer, "next_rebalance_ms": 601_000}
+    assert check_followup_for_withheld(_log(decision, redone, stale)) == []
 
 
 def test_a_heartbeat_in_preparing_rebalance_is_never_answered_none() -> None:
