@@ -50,9 +50,10 @@ coordinator each, registered with the others in :mod:`scenarios.check.contracts`
 
 ``join_answer_outside_generation`` — ``GroupMetadataManager#completeClassicGroupJoin`` /
     ``classicGroupJoinExistingMember``: a JoinGroup answered ``NONE`` hands its member a
-    generation it belongs to — the members the ``generation`` (or ``group_loaded``) record of
-    that number lists, or the new id a static member took over (``member_replaced``) — never
-    an unknown member id (UNKNOWN_MEMBER_ID). Judged on the member's ``join_group_response``.
+    generation it belongs to — the members a ``generation`` (or ``group_loaded``) record of
+    that number lists (either round's, if a failover made the group reuse it), or the new id a
+    static member took over (``member_replaced``) — never an unknown member id
+    (UNKNOWN_MEMBER_ID). Judged on the member's ``join_group_response``.
 
 ``pending_sync_kept`` / ``pending_sync_expired_early`` — KIP-814's pending sync,
     ``GroupMetadataManager#schedulePendingSync`` / ``expirePendingSync``: once a join
@@ -405,8 +406,7 @@ def check_pending_members(records: Sequence[LogRecord]) -> list[Violation]:
 
 @reads_typed("generation", "group_loaded", "member_replaced", "join_group_response")
 def check_join_answer_in_generation(records: Sequence[LogRecord]) -> list[Violation]:
-    """``join_answer_outside_generation``: a successful JoinGroup answer goes to a member of
-    the generation it names (module doc)."""
+    """``join_answer_outside_generation``: an answer NONE names a generation of its member."""
     found: list[Violation] = []
     members: dict[int, set[str]] = {}  # generation -> its member ids (replacements added)
     latest: int | None = None
@@ -416,7 +416,7 @@ def check_join_answer_in_generation(records: Sequence[LogRecord]) -> list[Violat
                 k.Generation(generation=latest, member_ids=ids)
                 | k.GroupLoaded(generation=latest, member_ids=ids)
             ):
-                members[latest] = set(ids)
+                members.setdefault(latest, set()).update(ids)
             case k.MemberReplaced(member_id=new_id) if latest is not None:
                 members.setdefault(latest, set()).add(new_id)
             case k.JoinGroupResponse(error="NONE", generation=generation, member_id=mid):

@@ -71,11 +71,13 @@ def check_leader_continuity(records: Sequence[LogRecord]) -> list[Violation]:
                     static.add(member)
                 else:
                     static.discard(member)
+            # a generation id a coordinator failover made the group reuse keeps the leaders of
+            # both: a member stalled mid-join handles the lost round's answer late
             case k.GroupLoaded(leader_id=loaded, generation=generation):
                 leader = loaded
-                leader_of[generation] = {leader}
+                leader_of.setdefault(generation, set()).add(leader)
             case k.Generation(member_ids=member_ids, leader_id=new, generation=generation):
-                leader_of[generation] = {new}
+                leader_of.setdefault(generation, set()).add(new)
                 if member_ids and new not in member_ids:
                     found.append(_violation(r, f"leader {new} is not a member of the generation"))
                 elif (

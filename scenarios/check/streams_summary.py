@@ -139,6 +139,7 @@ def streams_summary(
     last_change = 0
     last_step = None
     last_members: list[str] = []
+    group_generation = -1  # the latest ``generation`` record's
 
     def phase_at(t: int) -> int:
         i = 0
@@ -218,7 +219,9 @@ def streams_summary(
         elif kind == "standby_task_stopped":
             st.standby.get(m, set()).discard(r["task"])
             last_change = t
-        elif kind == "streams_assignment":
+        elif kind == "streams_assignment" and int(r["generation"]) >= group_generation:
+            # (an older generation's is a stale leader's: a member stalled mid-join handled
+            # the lost round's JoinGroup answer late, and its SyncGroup is refused)
             table = {
                 st.pid_name.get(pid, pid): ClientTasks(active=c["active"], standby=c["standby"])
                 for pid, c in r["clients"].items()
@@ -236,6 +239,7 @@ def streams_summary(
             probing_fired += 1
         elif kind == "generation":
             last_members = list(r.get("members") or ())
+            group_generation = int(r["generation"])
         elif kind == "join_group_response" and r.get("error") == "NONE":
             holder[str(r.get("member_id"))] = m
         elif kind == "member_replaced":
