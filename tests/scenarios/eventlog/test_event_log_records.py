@@ -56,16 +56,11 @@ RARE_KINDS = {
     # the wire tap's JoinGroup of a known member in CompletingRebalance: chaos reaches it (a
     # SyncGroup held past request.timeout.ms), no library run; its test decodes real ones
     "completing_join",
-    # the wire tap's JoinGroup to a coordinator with a non-default group.max.size or session
-    # bounds: chaos draws them, no library run sets them; tests/scenarios/check/
-    # test_coordinator_config_contracts.py decodes real ones
-    "bounded_join",
 }
 # Kinds only ``groupsim serve`` writes (tests/scenarios/serve/test_served_log_records.py round-trips
-# them) and the Streams stall of a ``slow`` fault (no library scenario has one; round-tripped
-# by test_a_stalled_stream_thread_round_trips below).
+# them). (The wire tap's ``bounded_join`` and the Streams ``stream_thread_stall`` were rare
+# until chaos reproducers with session bounds and a stalled stream thread joined the library.)
 SERVE_KINDS = {getattr(kinds_serve, name).__struct_config__.tag for name in kinds_serve.__all__}
-STALL_KINDS = {"stream_thread_stall"}
 # The coordinator's traffic, logged only for the Kafka referee (``coordinator_io``;
 # tests/scenarios/sim/test_coordinator_io.py decodes them).
 IO_KINDS = {
@@ -140,11 +135,10 @@ def test_the_runs_write_every_kind_but_the_rare_ones() -> None:
         if (key, 1, False) not in _KINDS:
             _KINDS[(key, 1, False)] = {r["kind"] for r in _run(key, path, 1, False)}
         seen |= _KINDS[(key, 1, False)]
-    expected = set(RECORD_TYPES) - RARE_KINDS - SERVE_KINDS - STALL_KINDS - IO_KINDS
+    expected = set(RECORD_TYPES) - RARE_KINDS - SERVE_KINDS - IO_KINDS
     assert expected <= seen, sorted(expected - seen)
     assert not RARE_KINDS & seen, "a rare kind is now written by the library: drop it from RARE"
     assert not SERVE_KINDS & seen, "a simulated run wrote a serve-only kind"
-    assert not STALL_KINDS & seen, "the library now stalls a stream thread: drop STALL_KINDS"
     assert not IO_KINDS & seen, "an ordinary run logged its coordinator's traffic"
 
 
