@@ -29,8 +29,15 @@ from coordinator.config import CoordinatorConfig
 from coordinator.group import GroupCoordinator
 from protocol import group as pg
 from protocol.effects import CancelTimer, Send, SetTimer
+from scenarios.record.conform import Conformance, conform_coordinator, read_exchanges
 from scenarios.serve import wire
 from scenarios.serve.translate import from_group_response, to_group_request
+
+#: The conform tests' broker: ``group.initial.rebalance.delay.ms`` 1 s; sessions down to
+#: 500 ms allowed.
+CONFIG = CoordinatorConfig.from_mapping(
+    {"group.initial.rebalance.delay.ms": 1000, "group.min.session.timeout.ms": 500}
+)
 
 _VERSION = 3
 _NAMES = {11: "JoinGroup", 12: "Heartbeat", 14: "SyncGroup"}
@@ -248,3 +255,9 @@ def retime(path: Path, api: str, nth: int, t_ms: int) -> None:
     answers[nth]["t_ms"] = t_ms
     lines.sort(key=lambda line: line["t_ms"])  # stable: same-ms order kept
     path.write_text("".join(json.dumps(e) + "\n" for e in lines))
+
+
+def conform(trace: Path, **kwargs: int) -> Conformance:
+    """``replay --conform`` of the trace at ``trace`` under :data:`CONFIG` (``kwargs``:
+    :func:`scenarios.record.conform.conform_coordinator`'s tolerances and windows, ms)."""
+    return conform_coordinator(read_exchanges(trace), CONFIG, **kwargs)

@@ -19,27 +19,16 @@ import pytest
 
 pytest.importorskip("kio")
 
-from coordinator.config import CoordinatorConfig  # noqa: E402
 from scenarios.record.conform import (  # noqa: E402
     DEFAULT_REORDER_INFLIGHT_MS,
     DEFAULT_REORDER_MS,
-    Conformance,
-    conform_coordinator,
     read_exchanges,
 )
 from scenarios.record.exchanges import Exchange  # noqa: E402
 from scenarios.record.reorder import possible_orders, reorderable, taken_by  # noqa: E402
 
-from .synth import LaggingBroker, retime  # noqa: E402
-
-#: ``group.initial.rebalance.delay.ms`` 1 s; sessions down to 500 ms allowed.
-CONFIG = CoordinatorConfig.from_mapping(
-    {"group.initial.rebalance.delay.ms": 1000, "group.min.session.timeout.ms": 500}
-)
-
-
-def _conform(trace: Path, **kwargs: int) -> Conformance:
-    return conform_coordinator(read_exchanges(trace), CONFIG, **kwargs)
+from .synth import CONFIG, LaggingBroker, retime  # noqa: E402
+from .synth import conform as _conform  # noqa: E402
 
 
 def _stable_pair(broker: LaggingBroker) -> None:

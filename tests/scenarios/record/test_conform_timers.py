@@ -16,24 +16,12 @@ import pytest
 
 pytest.importorskip("kio")
 
-from coordinator.config import CoordinatorConfig  # noqa: E402
 from scenarios.record.conform import (  # noqa: E402
     TIMER_SLACK_MS,
-    Conformance,
-    conform_coordinator,
-    read_exchanges,
 )
 
-from .synth import LaggingBroker, tamper  # noqa: E402
-
-#: ``group.initial.rebalance.delay.ms`` 1 s; sessions down to 500 ms allowed.
-CONFIG = CoordinatorConfig.from_mapping(
-    {"group.initial.rebalance.delay.ms": 1000, "group.min.session.timeout.ms": 500}
-)
-
-
-def _conform(trace: Path, **kwargs: int) -> Conformance:
-    return conform_coordinator(read_exchanges(trace), CONFIG, **kwargs)
+from .synth import CONFIG, LaggingBroker, tamper  # noqa: E402
+from .synth import conform as _conform  # noqa: E402
 
 
 def _late_extension(tmp_path: Path, lag: int = 40, after: int = 10) -> Path:
