@@ -78,7 +78,11 @@ def test_partitions_read_where_shared_values_exist_are_those_values(
     has a shared value, they are those values themselves."""
     from protocol.topic_partitions import read_topic_partitions, shared_partitions
 
-    known = shared_partitions("ab", shared) + shared_partitions("é", shared)
+    # twice: the shared values start afresh once the tests before this one have filled them
+    # (shared_partitions' bound), and a restart between the two topics' calls drops the
+    # first; the second round finds both
+    for _ in range(2):
+        known = shared_partitions("ab", shared) + shared_partitions("é", shared)
     data = _topic_partitions_array(entries)
     got = read_topic_partitions(data, 0)
     assert got is not None
