@@ -8,6 +8,7 @@ __all__ = [
     "CONSUMER_ZOMBIE",
     "STICKY_UNSUBSCRIBED_OWNER",
     "KAFKA_12759",
+    "EAGER_MEMBER_COOPERATIVE_LOOP",
     "CONSUMER_KNOWN_ISSUES",
 ]
 
@@ -40,4 +41,22 @@ STICKY_UNSUBSCRIBED_OWNER = "sticky-unsubscribed-owner"
 #: :mod:`scenarios.check.consumer_liveness`.
 KAFKA_12759 = "KAFKA-12759"
 
-CONSUMER_KNOWN_ISSUES = (CONSUMER_ZOMBIE, STICKY_UNSUBSCRIBED_OWNER, KAFKA_12759)
+#: A consumer on the EAGER rebalance protocol (its assignors include one that knows only
+#: EAGER, e.g. ``[range, cooperative-sticky]``: ``ConsumerCoordinator`` runs the protocol all
+#: its assignors support) in a group that elected ``cooperative-sticky`` revokes everything
+#: before each JoinGroup and so sends no owned partitions. With rack-aware placement (KIP-881)
+#: and unequal subscriptions, ``CooperativeStickyAssignor`` can then withhold a partition that
+#: changes owner in every round: the cooperative member that gave it up rejoins (KIP-429) and
+#: the next round withholds another, for ever. This is the state of the second bounce of
+#: KIP-429's upgrade. Found by consumer chaos (seed 22 run 1780); Kafka 4.0.2's real consumers
+#: on a real three-rack cluster give the same assignments and the same endless cycle
+#: (tests/kafka_oracle/test_real_cluster_eager_member_oscillation.py). No JIRA found. Judged in
+#: :mod:`scenarios.check.consumer_liveness`.
+EAGER_MEMBER_COOPERATIVE_LOOP = "eager-member-cooperative-loop"
+
+CONSUMER_KNOWN_ISSUES = (
+    CONSUMER_ZOMBIE,
+    STICKY_UNSUBSCRIBED_OWNER,
+    KAFKA_12759,
+    EAGER_MEMBER_COOPERATIVE_LOOP,
+)

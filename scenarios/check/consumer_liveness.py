@@ -15,6 +15,9 @@ waits for it (virtual ms).
   cover and that only consumers which took a static member's instance over since
   (``member_replaced``) subscribe to, the coordinator did not rebalance for their new
   subscription: the violation is named :data:`scenarios.check.consumer_known.KAFKA_12759`.
+  When a running consumer runs the EAGER protocol in a ``cooperative-sticky`` group and each of
+  the last :data:`LOOP_ROUNDS` leader rounds made a cooperative consumer revoke and rejoin,
+  the group is in :data:`scenarios.check.consumer_known.EAGER_MEMBER_COOPERATIVE_LOOP`.
 
 Input: log records as dicts (``t_ms``, ``kind``, ``member``, then the kind's fields).
 """
@@ -25,12 +28,22 @@ from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
 from scenarios.check.bounds import liveness_bound_ms
-from scenarios.check.consumer_known import KAFKA_12759, STICKY_UNSUBSCRIBED_OWNER
+from scenarios.check.consumer_known import (
+    EAGER_MEMBER_COOPERATIVE_LOOP,
+    KAFKA_12759,
+    STICKY_UNSUBSCRIBED_OWNER,
+)
 from scenarios.check.violation import Violation
 from scenarios.input.consumer import LoadedConsumerScenario
 
 #: The rejoin reason of a consumer that refused its assignment (``ConsumerCoordinator``).
 _REFUSED = "received assignment does not match the current subscription"
+#: The rejoin reason of a cooperative consumer that revoked partitions (KIP-429,
+#: ``ConsumerCoordinator#onJoinComplete``).
+_REVOKED = "need to revoke partitions and re-join"
+#: How many leader rounds in a row, up to the end of the log, must each have made a
+#: cooperative consumer revoke and rejoin for an eager member's group to count as looping.
+LOOP_ROUNDS = 10
 
 __all__ = ["ConsumerEndState", "consumer_end_state", "consumer_liveness", "consumer_bound_for"]
 
@@ -51,6 +64,10 @@ class ConsumerEndState(NamedTuple):
         unknown_to_leader: topics the leader's last assignment did not cover that only
             running consumers which took a static member's instance over since then
             subscribe to (KAFKA-12759), sorted.
+        eager_in_cooperative: running consumers whose last assignment came on the EAGER
+            protocol in a ``cooperative-sticky`` group, sorted.
+        revoking_rounds: how many leader rounds in a row, up to the end, were each followed
+            by a cooperative consumer's revoke-and-rejoin.
     """
 
     owned: dict[str, list[str]]
@@ -60,6 +77,8 @@ class ConsumerEndState(NamedTuple):
     end_ms: int
     refusing: list[str] = []
     unknown_to_leader: list[str] = []
+    eager_in_cooperative: list[str] = []
+    revoking_rounds: int = 0
 
 
 #: The record kinds :func:`consumer_end_state` reads (every record's ``t_ms`` aside).
@@ -92,6 +111,9 @@ def consumer_end_state(records: Iterable[Mapping[str, Any]]) -> ConsumerEndState
     last_join: dict[str, str] = {}
     round_topics: set[str] | None = None  # the topics of the leader's last assignment
     replaced_since: set[str] = set()  # consumers that took an instance over since that round
+    eager: set[str] = set()  # on EAGER in a cooperative-sticky group at their last assignment
+    streak = 0  # leader rounds in a row each followed by a cooperative revoke-and-rejoin
+    round_revoked = False  # the current round made a cooperative consumer revoke and rejoin
     end_ms: Any = 0
     for r in records:
         end_ms = r.get("t_ms", end_ms)
@@ -108,10 +130,17 @@ def consumer_end_state(records: Iterable[Mapping[str, Any]]) -> ConsumerEndState
             subscribed[member] = sorted(topics)
         elif kind == "join_group_request":
             last_join[member] = str(r.get("reason"))
+            if r.get("reason") == _REVOKED and not round_revoked:
+                round_revoked = True
+                streak += 1
         elif kind == "subscription_changed":
             subscribed[member] = list(r["topics"])
         elif kind == "consumer_assignment":
             owned[member] = list(r["owned"])
+            if r.get("protocol") == "cooperative-sticky" and r.get("rebalance_protocol") == "EAGER":
+                eager.add(member)
+            else:
+                eager.discard(member)
         elif kind in ("member_stop", "member_crash", "member_fatal"):
             owned.pop(member, None)
             running.discard(member)
@@ -123,6 +152,9 @@ def consumer_end_state(records: Iterable[Mapping[str, Any]]) -> ConsumerEndState
         elif kind == "consumer_assignor":
             round_topics = _round_topics(r)
             replaced_since = set()
+            if not round_revoked:
+                streak = 0
+            round_revoked = False
         elif kind == "member_replaced":
             replaced_since.add(member)
     wanted = sorted({t for m in running for t in subscribed.get(m, sorted(topics))})
@@ -142,6 +174,8 @@ def consumer_end_state(records: Iterable[Mapping[str, Any]]) -> ConsumerEndState
         int(end_ms),
         refusing,
         unknown,
+        sorted(eager & running),
+        streak if round_revoked else 0,  # a last round that revoked nothing ends the loop
     )
 
 
@@ -182,6 +216,19 @@ def consumer_liveness(state: ConsumerEndState) -> list[Violation]:
             + f" (topics {', '.join(sorted(unknown))}: subscribed only by a takeover of a static"
             " member, which rebalanced nothing)",
             known_issue=KAFKA_12759,
+        )
+    if (
+        missing
+        and not twice
+        and state.eager_in_cooperative
+        and state.revoking_rounds >= LOOP_ROUNDS
+    ):
+        found = found.replace(
+            detail=found.detail
+            + f" ({', '.join(state.eager_in_cooperative)} on EAGER in a cooperative-sticky group;"
+            f" the last {state.revoking_rounds} rounds each made a member revoke and rejoin)",
+            members=state.eager_in_cooperative,
+            known_issue=EAGER_MEMBER_COOPERATIVE_LOOP,
         )
     if state.refusing:
         found = found.replace(

@@ -101,6 +101,7 @@ InvariantName = Literal[
     "consumer-zombie",
     "sticky-unsubscribed-owner",
     "KAFKA-12759",
+    "eager-member-cooperative-loop",
     "deleted-not-revoked",
     "static-member-kept",
     # scenarios.check.protocol_checkers

@@ -12,7 +12,7 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -181,7 +181,8 @@ class JavaConsumer:
     ``events`` collects its JSON lines (``started``, ``revoked`` / ``assigned`` / ``lost`` with
     ``partitions``, ``generation``, ``member_id``, ``stalled``, ``closed``) as they arrive, read
     by a thread. Its stderr (Kafka's own output) goes to ``log_path``. The JVM lives at most
-    ``life_ms`` (it halts itself), and :meth:`kill` stops it by its pid.
+    ``life_ms`` (it halts itself), and :meth:`kill` stops it by its pid. ``config`` adds the
+    consumer settings the client takes by name (``client.rack``, ``metadata.max.age.ms``).
     """
 
     def __init__(
@@ -199,6 +200,7 @@ class JavaConsumer:
         life_ms: int = 120_000,
         topics: str = TOPIC,
         group: str = GROUP,
+        config: Mapping[str, str | int] | None = None,
     ) -> None:
         args = [
             f"bootstrap=127.0.0.1:{port}",
@@ -213,6 +215,7 @@ class JavaConsumer:
         ]
         if group_instance_id is not None:
             args.append(f"group.instance.id={group_instance_id}")
+        args += [f"{key}={value}" for key, value in (config or {}).items()]
         self.client_id = client_id
         self.events: list[dict[str, Any]] = []
         self._stderr = log_path.open("ab")

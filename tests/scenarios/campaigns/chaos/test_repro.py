@@ -152,14 +152,12 @@ FOUND = {
         "fixed: a Streams leader decision for a generation the group has left is not the last",
     ),
     # consumer seed 22 run 1780: a consumer on the eager protocol ([range, cooperative-sticky])
-    # in a cooperative-sticky group whose subscriptions differ; the group rebalances for ever
-    # (377 generations), Kafka 4.0.2's CooperativeStickyAssignor giving the same assignment
-    # in every round (`groupsim check --referee kafka-leaders`); not yet confirmed against a
-    # real KafkaConsumer nor named
+    # in a rack-aware cooperative-sticky group whose subscriptions differ; the group rebalances
+    # for ever (377 generations), as Kafka's real consumers do on a real three-rack cluster
+    # (tests/kafka_oracle/test_real_cluster_eager_member_oscillation.py)
     "consumer-eager-member-sticky-oscillation-1780.toml": (
         "liveness",
-        "open: an eager member in a cooperative-sticky group with unequal subscriptions "
-        "rebalances for ever; the assignor is Kafka's, the members' side not yet confirmed",
+        "named: eager-member-cooperative-loop",
     ),
 }
 
@@ -198,5 +196,6 @@ def test_reproducer_runs_clean_or_named(name: str) -> None:
             "static-member-kept",
             "consumer-zombie",
             "sticky-unsubscribed-owner",
+            "eager-member-cooperative-loop",
             "KAFKA-12759",
         }

@@ -34,7 +34,9 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * {@code roundrobin}, {@code sticky} or {@code cooperative-sticky}, or several, comma
  * separated, in preference order), optional
  * {@code group.instance.id} (KIP-345 static membership), {@code session.timeout.ms},
- * {@code heartbeat.interval.ms}, {@code max.poll.interval.ms} (real ms) and {@code life.ms}, the
+ * {@code heartbeat.interval.ms}, {@code max.poll.interval.ms} (real ms), {@code client.rack}
+ * (KIP-881: the rack a rack-aware assignor matches partitions' replicas against),
+ * {@code metadata.max.age.ms} (how soon the leader sees partitions added) and {@code life.ms}, the
  * longest the process lives (default 120000; it halts after that, so a forgotten client cannot
  * outlive its test).
  *
@@ -116,7 +118,8 @@ public final class JavaConsumerClient {
             props.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, opts.get("group.instance.id"));
         }
         for (String key : List.of(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG,
-                ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG)) {
+                ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG,
+                ConsumerConfig.CLIENT_RACK_CONFIG, ConsumerConfig.METADATA_MAX_AGE_CONFIG)) {
             if (opts.containsKey(key)) props.put(key, opts.get(key));
         }
         props.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, "100");
