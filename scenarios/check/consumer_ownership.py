@@ -24,8 +24,8 @@ is judged by ``zombie_owns_work``, :mod:`scenarios.check.zombie_contracts`).
   behaviour ``consumer-zombie`` (:data:`scenarios.check.consumer_known.CONSUMER_ZOMBIE`).
   A process that took over a static member's instance (``member_replaced``, KIP-345) is that
   member: the coordinator hands it the instance's assignment of the current generation
-  (``ClassicGroup#replaceStaticMember``, no rebalance), so what the process it replaced gave
-  up in that generation is not a move.
+  (``ClassicGroup#replaceStaticMember``, no rebalance), so what the process it replaced, or
+  any earlier process of that instance, gave up in that generation is not a move.
 
 Input: the log's records decoded into their Structs (:mod:`scenarios.eventlog.records`).
 """
@@ -83,7 +83,7 @@ def ownership_violations(records: Iterable[LogRecord]) -> list[OwnershipViolatio
     owner: dict[str, _Owner] = {}  # partition label -> its owner
     released: dict[str, _Owner] = {}  # partition -> its last owner (generation: when given up)
     joined: dict[str, set[int]] = {}  # member -> generations whose JoinGroup it was answered
-    took_over: dict[str, set[str]] = {}  # process -> the static member ids it replaced
+    took_over: dict[str, set[str]] = {}  # member id -> earlier member ids of its static instance
     out: list[OwnershipViolation] = []
 
     def drop(partitions: Iterable[str], member: str) -> None:
@@ -122,7 +122,9 @@ def ownership_violations(records: Iterable[LogRecord]) -> list[OwnershipViolatio
                 drop([p for p, o in owner.items() if o.member == member], member)
             case k.MemberRemoved(member_id=gone) | k.MemberReplaced(old_member_id=gone):
                 if isinstance(r, k.MemberReplaced):
-                    took_over.setdefault(r.member, set()).add(gone)
+                    # every earlier member id of the instance: a takeover of a takeover is
+                    # still the same member (consumer seed 23 run 5819)
+                    took_over[r.member_id] = {gone, *took_over.get(gone, ())}
                 # a takeover (KIP-345: another process joined with the static member's
                 # group.instance.id) moves the instance to a new member id: the old process is
                 # a zombie until it hears FENCED_INSTANCE_ID (judged by zombie_owns_work)
@@ -140,11 +142,12 @@ def _assignment_violations(
 ) -> list[OwnershipViolation]:
     """The breaches ``r`` (a consumer applying its assignment, its own partitions already
     released) makes against the other consumers' ``owner``ship and ``released`` partitions
-    (``took_over``: each process's replaced static member ids, the same members)."""
+    (``took_over``: per member id, the earlier member ids of its static instance, the same
+    member)."""
     member, generation, t = r.member, r.generation, r.t_ms
     cooperative = r.rebalance_protocol == "COOPERATIVE"
     assigned = set(r.assigned)
-    same_member = took_over.get(member, set())
+    same_member = took_over.get(r.member_id, set())
     out: list[OwnershipViolation] = []
     for p in r.added:
         last = released.get(p)

@@ -16,7 +16,9 @@
     the instance's member is removed (``member_removed``), or the zombie forgets its member id
     by itself before it is told (a JoinGroup with an empty id: its poll timer expired, or a
     JoinGroup answer was lost) — that JoinGroup replaces the newer process, as Kafka's
-    coordinator does: KIP-345 fences by member id only. The answer of a join that completed
+    coordinator does: KIP-345 fences by member id only. A process that forgot its id so
+    before the takeover is no zombie either: its JoinGroup, still in flight, takes the
+    instance back as the newest joiner. The answer of a join that completed
     with the old id before the takeover (a generation formed before it, listing that id),
     arriving late, is no admission: ``replaceStaticMember`` fences a JoinGroup still parked,
     so it was sent before, and the SyncGroup that follows is fenced. A process that started
@@ -92,7 +94,9 @@ _READ_TYPES = frozenset(RECORD_TYPES[kind] for kind in _KINDS)
 #: the records that change what a consumer holds
 _HOLDING_TYPES = frozenset({ku.ConsumerAssignment, ku.PartitionsRevoked, ku.PartitionsLost, *_ENDS})
 #: the records that change who heard which member id, or who is a zombie
-_TRACKING_TYPES = frozenset({k.JoinGroupResponse, k.MemberReplaced, k.MemberRemoved, k.MemberStart})
+_TRACKING_TYPES = frozenset(
+    {k.JoinGroupRequest, k.JoinGroupResponse, k.MemberReplaced, k.MemberRemoved, k.MemberStart}
+)
 
 
 @reads_typed(*_KINDS)
@@ -162,7 +166,14 @@ def check_zombie_instance(records: Sequence[LogRecord]) -> list[Violation]:
                 # (KIP-345).
                 for heard in [mid for mid, process in owner.items() if process == member]:
                     del owner[heard]
-            case _ if member in zombies:  # a JoinGroup answer other than a first NONE
+            case k.JoinGroupRequest(member_id="") if member not in zombies:
+                # It forgot its member id by itself (its poll timer expired, or a JoinGroup
+                # answer was lost): a takeover of an id it heard before, landing while this
+                # JoinGroup is in flight, fences none of its ids; the JoinGroup takes the
+                # instance back as the newest joiner (consumer seed 23 run 7664).
+                for heard in [mid for mid, process in owner.items() if process == member]:
+                    del owner[heard]
+            case _ if member in zombies:  # a JoinGroup request or answer (not a first NONE)
                 _fenced_step(r, member, zombies, told, found, formed, before)
     for member, answer in told.items():
         if member in zombies and holds.get(member):

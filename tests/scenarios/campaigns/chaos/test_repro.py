@@ -151,6 +151,20 @@ FOUND = {
         "liveness",
         "fixed: a Streams leader decision for a generation the group has left is not the last",
     ),
+    # consumer seed 23 run 5819 (--referee kafka): a static consumer's instance taken over
+    # twice in one generation (its own delayed restart, then a twin); the twin gets the
+    # instance's assignment, which the first process had given up by crashing: the same member
+    "consumer-takeover-of-takeover-5819.toml": (
+        "cooperative_move_without_revocation",
+        "fixed: every earlier member id of a static instance is the same member",
+    ),
+    # consumer seed 23 run 7664 (--referee kafka): a static consumer whose poll timer expired
+    # rejoins with an empty member id; a twin takes the instance over while that JoinGroup is
+    # delayed, and the JoinGroup then takes it back, as Kafka's coordinator does
+    "consumer-forgot-id-before-takeover-7664.toml": (
+        "zombie_owns_work",
+        "fixed: a process that forgot its member id before a takeover is no zombie",
+    ),
     # consumer seed 22 run 1780: a consumer on the eager protocol ([range, cooperative-sticky])
     # in a rack-aware cooperative-sticky group whose subscriptions differ; the group rebalances
     # for ever (377 generations), as Kafka's real consumers do on a real three-rack cluster
