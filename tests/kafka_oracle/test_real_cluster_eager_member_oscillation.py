@@ -61,7 +61,14 @@ def cluster(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untype
     reason = oracle.unavailable_reason()
     if reason:
         pytest.skip(reason)
-    with kafka_cluster(tmp_path_factory.mktemp("cluster"), size=len(RACKS), racks=RACKS) as running:
+    # c1 and c2 must form the first generation together, as in the simulation, however far
+    # apart their JVMs start on a loaded machine: the initial join waits 10 s (Kafka: 3 s)
+    with kafka_cluster(
+        tmp_path_factory.mktemp("cluster"),
+        size=len(RACKS),
+        racks=RACKS,
+        group_initial_rebalance_delay_ms=10_000,
+    ) as running:
         yield running
 
 
