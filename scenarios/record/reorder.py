@@ -9,8 +9,9 @@ drains at its own pace: ``RequestChannel``'s request queue to the ``KafkaRequest
 threads, and in Kafka 4's group coordinator ``CoordinatorRuntime``'s event queue. So the broker
 took each request at some time in an interval starting at its stamp (:func:`taken_by`):
 
-* up to ``reorder_ms`` after it, whatever its answer: two sockets, two network threads;
-* up to ``inflight_ms`` after it while it was in flight: never after its answer came back.
+* up to ``reorder_ms`` after it: two sockets, two network threads;
+* up to ``inflight_ms`` after it while it was in flight;
+* never after its answer came back, whichever bound: the broker answers only what it took.
   A request sent after another one's answer came back was taken after it; trying the other
   order would hide a divergence. A JoinGroup or SyncGroup that ``ClassicGroup`` parks until
   the rebalance moves on is answered seconds later but was taken on arrival, so
@@ -62,12 +63,13 @@ DEFAULT_REORDER_INFLIGHT_MS = 50
 
 def taken_by(ex: Exchange, reorder_ms: int, inflight_ms: int) -> int:
     """The latest time (ms, the trace's clock) the broker may have taken the request: its
-    stamp plus ``reorder_ms``, or plus ``inflight_ms`` but no later than its answer came back
-    (no answer recorded: in flight until ``inflight_ms``)."""
-    inflight = ex.t_ms + inflight_ms
+    stamp plus the larger of ``reorder_ms`` and ``inflight_ms``, but never later than its
+    answer came back (the broker answers what it took; no answer recorded: in flight until
+    then)."""
+    latest = ex.t_ms + max(reorder_ms, inflight_ms)
     if ex.response_t_ms is not None:
-        inflight = min(inflight, ex.response_t_ms)
-    return max(ex.t_ms + reorder_ms, inflight)
+        latest = min(latest, ex.response_t_ms)
+    return latest
 
 
 def reorderable(

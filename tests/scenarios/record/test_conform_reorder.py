@@ -145,8 +145,12 @@ def test_a_request_answered_before_the_next_was_sent_bounds_the_window() -> None
     heartbeat = _ex(1, 10, 12, api_key=12)
     assert reorderable([heartbeat, _ex(2, 20, 900)], 0, 5, 50) == [heartbeat]
     assert len(reorderable([heartbeat, _ex(2, 12, 900)], 0, 5, 50)) == 2
-    # within --reorder-ms every pair may be taken either way, as before
-    assert len(reorderable([heartbeat, _ex(2, 15, 900)], 0, 5, 50)) == 2
+    # within --reorder-ms too: the broker answers only what it took, so the heartbeat
+    # answered at 12 was taken before a request the proxy forwarded at 15
+    assert reorderable([heartbeat, _ex(2, 15, 900)], 0, 5, 50) == [heartbeat]
+    assert reorderable([heartbeat, _ex(2, 15, 900)], 0, 5, 0) == [heartbeat]
+    # still in flight at 14: either order
+    assert len(reorderable([_ex(1, 10, 30, api_key=12), _ex(2, 14, 900)], 0, 5, 0)) == 2
     # on one connection the broker takes requests in order
     assert reorderable([heartbeat, _ex(1, 11, 900)], 0, 5, 50) == [heartbeat]
 
