@@ -29,6 +29,9 @@ import itertools
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from scenarios.serve import wire
+from scenarios.serve.translate import to_group_request
+
 from .exchanges import Exchange
 from .timer_orders import MAX_LOOKAHEAD
 from .verdict import Difference
@@ -157,10 +160,18 @@ def best_order(
                 first.t_ms,
                 first.conn,
                 first.api,
-                "",
+                _group_of(first),
                 "order",
                 [ex.conn for ex in window],
                 [ex.conn for ex in order],
             )
         )
     return state
+
+
+def _group_of(ex: Exchange) -> str:
+    """The group id of ``ex``'s request ("" when it cannot be decoded: the replay skips it)."""
+    try:
+        return to_group_request(wire.decode_request(ex.request_raw)).group_id
+    except wire.WireError:
+        return ""
