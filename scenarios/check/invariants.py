@@ -67,7 +67,7 @@ from typing import Any
 from msgspec import UNSET
 
 from scenarios.check.consumer_known import CONSUMER_KNOWN_ISSUES
-from scenarios.check.invariant_state import MemberState, Zombie
+from scenarios.check.invariant_state import MemberState, Zombie, feed_snapshots
 from scenarios.check.known_windows import KnownIssueWindows
 from scenarios.check.snapshots import SNAPSHOT_KINDS, SnapshotTracker
 from scenarios.check.violation import Violation
@@ -194,7 +194,7 @@ class InvariantChecker:
         handler = self._dispatch.get(kind := record.get("kind"))  # type: ignore[arg-type]
         found = handler(record) if handler is not None else []
         if kind in SNAPSHOT_KINDS:  # (the tracker ignores the others: no call for them)
-            self._snapshots.feed(record)
+            feed_snapshots(self._snapshots, record)
         if found:
             seq = record.get("seq")
             return [violation.replace(cause_seq=seq) for violation in found]

@@ -15,7 +15,7 @@ import msgspec
 from members.assignors.streams import TaskId
 from scenarios.check.expect import evaluate
 from scenarios.check.invariants import STATIC_MEMBER_KEPT
-from scenarios.check.metrics import connect_summary, step_record_end_ms
+from scenarios.check.metrics import step_record_end_ms, summarize
 from scenarios.check.summary_types import (
     AssignmentCost,
     ClientTasks,
@@ -116,7 +116,7 @@ def streams_summary(
     computed here.
     """
     if base is None:
-        base = connect_summary(records)
+        base = summarize(records)
     topo = loaded.topology
     tasks = [str(t) for t in topo.tasks]
     st = _StreamsState()
