@@ -6,8 +6,8 @@ skipped), and returns :class:`scenarios.check.violation.Violation` s (the fields
 ``seq``, ...). A checker declared with :func:`scenarios.check.log_rules.reads_typed` (or
 :func:`scenarios.check.log_rules.reads_all_typed`: the deadline rules, judged at any later
 record) reads the records decoded into their Structs
-(:data:`scenarios.eventlog.records.LogRecord`) and ``match``es on them; only
-``quiet_period_balance`` still reads the record dicts.
+(:data:`scenarios.eventlog.records.LogRecord`) and ``match``es on them (every checker
+here does).
 They complement :class:`scenarios.check.invariants.InvariantChecker` (ownership and state
 table) with the group protocol's own rules; :func:`protocol_violations` runs them all, at the
 end of every simulated run (``end_violations`` of both kinds) and in ``groupsim check``.

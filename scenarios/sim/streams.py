@@ -121,7 +121,8 @@ class StreamsKind:
         """:func:`scenarios.check.streams_summary.summarize_streams`; its Connect part read
         once per run (the log is summarized before the end-of-run checks and again at its
         end: :class:`scenarios.check.growing_summary.GrowingLogSummary`)."""
-        return summarize_streams(records, self.loaded, self._base_summaries.summary(records))
+        base = self._base_summaries.summary(records)  # (decodes the records new since)
+        return summarize_streams(self._decoded.of(records), self.loaded, base)
 
     def end_violations(
         self, records: list[dict[str, Any]], summary_of: Callable[[], StreamsSummary]
@@ -131,10 +132,12 @@ class StreamsKind:
         over the whole log (:mod:`scenarios.check.protocol_checkers`; the log decoded once for
         them and the summary, :class:`scenarios.eventlog.records.DecodedLog`). ``summary_of()``:
         the run's summary so far (:meth:`summarize`)."""
+        summary = summary_of()
+        typed = self._decoded.of(records)
         return (
-            streams_end_violations(summary_of())
-            + streams_quiet_period_violations(records, self.loaded, self._decoded.of(records))
-            + protocol_violations(records, self._decoded.of(records))
+            streams_end_violations(summary)
+            + streams_quiet_period_violations(typed, self.loaded)
+            + protocol_violations(records, typed)
         )
 
     def expect_failures(self, summary: StreamsSummary) -> list[str]:

@@ -265,13 +265,13 @@ def test_streams_time_to_converge_counts_from_the_end_of_the_last_fault() -> Non
     loaded = load_any("kip-441-scale-out-with-faults")
     records = simulate(loaded, 1).records
     last = [r for r in records if r["kind"] == "step" and r.get("action") == "partition"][-1]
-    measured = summarize_streams(records, loaded).time_to_converge_ms
+    measured = summarize_streams(decode_log(records), loaded).time_to_converge_ms
     as_instant = [
         {k: v for k, v in r.items() if k != "duration_ms"} if r is last else r for r in records
     ]
     assert measured is not None and measured > 0
     expected = measured + last["duration_ms"]
-    assert summarize_streams(as_instant, loaded).time_to_converge_ms == expected
+    assert summarize_streams(decode_log(as_instant), loaded).time_to_converge_ms == expected
 
 
 def test_a_streams_client_whose_stream_thread_died_is_not_live() -> None:
@@ -283,12 +283,12 @@ def test_a_streams_client_whose_stream_thread_died_is_not_live() -> None:
 
     loaded = load_any("kip-441-scale-out-with-faults")
     records = simulate(loaded, 1).records
-    alive = summarize_streams(records, loaded).workers_final
+    alive = summarize_streams(decode_log(records), loaded).workers_final
     victim = sorted(alive)[-1]
     end = records[-1]
     fatal = {"t_ms": end["t_ms"], "seq": end["seq"], "kind": "member_fatal", "member": victim}
     fatal["error"] = "FENCED_INSTANCE_ID"
-    died = summarize_streams([*records[:-1], fatal, end], loaded).workers_final
+    died = summarize_streams(decode_log([*records[:-1], fatal, end]), loaded).workers_final
     assert sorted(died) == sorted(set(alive) - {victim})
 
 

@@ -49,7 +49,7 @@ def test_a_settled_quiet_period_passes() -> None:
     loaded, records = _run()
     [(start, end)] = quiet_periods(decode_log(records), 0)
     assert end - start > streams_bound_for(loaded, start)  # the period is judged
-    assert streams_quiet_period_violations(records, loaded) == []
+    assert streams_quiet_period_violations(decode_log(records), loaded) == []
 
 
 def test_a_task_no_client_runs_at_the_end_of_a_quiet_period_is_reported() -> None:
@@ -68,7 +68,9 @@ def test_a_task_no_client_runs_at_the_end_of_a_quiet_period_is_reported() -> Non
         "reason": "planted",
     }
     cut = next(i for i, r in enumerate(records) if r["t_ms"] > at)
-    found = streams_quiet_period_violations([*records[:cut], stop, *records[cut:]], loaded)
+    found = streams_quiet_period_violations(
+        decode_log([*records[:cut], stop, *records[cut:]]), loaded
+    )
     bound = streams_bound_for(loaded, start)
     assert [v.invariant for v in found] == ["quiet_period_balance"]
     assert found[0].tasks == [running["task"]]
