@@ -207,6 +207,14 @@ class DecodedLog:
         self._last = records[-1] if records else None
         return list(self._typed)
 
+    def release_at_end(self, records: Sequence[Mapping[str, Any]]) -> None:
+        """Let the decoded records go once ``records`` ends with ``run_end`` (nothing more will
+        be appended; a run's kind lives on in a reference cycle with its engine, and Structs
+        held until a full collection cost every later collection): a later :meth:`of`
+        decodes from the start."""
+        if records and records[-1]["kind"] == "run_end":
+            self._records, self._typed, self._last = None, [], None
+
 
 def record_to_dict(record: LogRecord) -> dict[str, Any]:
     """The record as the event log writes it: ``t_ms``, ``seq``, ``kind``, then the kind's

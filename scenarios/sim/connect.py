@@ -154,7 +154,9 @@ class ConnectKind:
         """:func:`scenarios.check.metrics.summarize`: the run's log is summarized before the
         end-of-run checks and again at its end, so only its new records are read the second
         time (:class:`scenarios.check.growing_summary.GrowingLogSummary`)."""
-        return self._summaries.summary(records)
+        summary = self._summaries.summary(records)
+        self._decoded.release_at_end(records)
+        return summary
 
     def end_violations(
         self, records: list[dict[str, Any]], summary_of: Callable[[], ConnectSummary]

@@ -93,7 +93,9 @@ class ConsumerKind:
         """:func:`summarize_consumers` over the log decoded once for the end-of-run checks and
         the summary (:class:`scenarios.eventlog.records.DecodedLog`: only the records added
         since are decoded the second time)."""
-        return summarize_consumers(records, self._decoded.of(records))
+        summary = summarize_consumers(records, self._decoded.of(records))
+        self._decoded.release_at_end(records)
+        return summary
 
     def end_violations(
         self, records: list[dict[str, Any]], summary_of: Callable[[], ConsumerSummary]

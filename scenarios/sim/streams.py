@@ -122,7 +122,9 @@ class StreamsKind:
         once per run (the log is summarized before the end-of-run checks and again at its
         end: :class:`scenarios.check.growing_summary.GrowingLogSummary`)."""
         base = self._base_summaries.summary(records)  # (decodes the records new since)
-        return summarize_streams(self._decoded.of(records), self.loaded, base)
+        summary = summarize_streams(self._decoded.of(records), self.loaded, base)
+        self._decoded.release_at_end(records)
+        return summary
 
     def end_violations(
         self, records: list[dict[str, Any]], summary_of: Callable[[], StreamsSummary]
