@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 from msgspec import UNSET
@@ -44,6 +44,16 @@ from scenarios.eventlog.records import LogRecord, decode_log
 
 __all__ = ["ConnectSummarizer", "summarize", "connect_summary", "step_end_ms", "step_record_end_ms"]
 
+#: The task events, by exact class: whether the task runs after it.
+_TASK_TYPES: dict[type, bool] = {kc.TaskStarted: True, kc.TaskStop: False, kc.TaskStopped: False}
+_TaskEvent = kc.TaskStarted | kc.TaskStop | kc.TaskStopped
+#: The connector events, by exact class: whether the connector runs after it.
+_CONNECTOR_TYPES: dict[type, bool] = {
+    kc.ConnectorStarted: True,
+    kc.ConnectorStop: False,
+    kc.ConnectorStopped: False,
+}
+_ConnectorEvent = kc.ConnectorStarted | kc.ConnectorStop | kc.ConnectorStopped
 #: The Structs :meth:`ConnectSummarizer.feed` reads beyond every record's ``t_ms``.
 _FED_TYPES = frozenset(
     {
@@ -187,18 +197,17 @@ class ConnectSummarizer:
             self.phase_starts.append(t)
         if cls not in _FED_TYPES:
             return  # (most records: one set lookup instead of the cases below)
+        if (started := _TASK_TYPES.get(cls)) is not None:  # the most frequent: by exact class
+            task_event = cast(_TaskEvent, r)
+            self.set_running("task", task_event.task, task_event.member, started, t)
+            return
+        if (started := _CONNECTOR_TYPES.get(cls)) is not None:
+            connector_event = cast(_ConnectorEvent, r)
+            self.set_running(
+                "connector", connector_event.connector, connector_event.member, started, t
+            )
+            return
         match r:
-            case kc.TaskStarted(task=task, member=member):
-                self.set_running("task", task, member, True, t)
-            case kc.TaskStop(task=task, member=member) | kc.TaskStopped(task=task, member=member):
-                self.set_running("task", task, member, False, t)
-            case kc.ConnectorStarted(connector=connector, member=member):
-                self.set_running("connector", connector, member, True, t)
-            case (
-                kc.ConnectorStop(connector=connector, member=member)
-                | kc.ConnectorStopped(connector=connector, member=member)
-            ):
-                self.set_running("connector", connector, member, False, t)
             case k.Generation(protocol=protocol):
                 self.sample_imbalance()
                 if protocol is not None:

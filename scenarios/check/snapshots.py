@@ -32,7 +32,8 @@ calls the same steps through :func:`scenarios.check.invariant_state.feed_snapsho
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import cast
 
 from msgspec import UNSET
 
@@ -87,6 +88,11 @@ class SnapshotTracker:
 
     def feed(self, record: LogRecord) -> None:
         """Apply one typed record (others are ignored). O(size of the record's lists)."""
+        step = _TASK_STEPS.get(type(record))
+        if step is not None:  # the most frequent: by exact class, no chain of patterns
+            task_event = cast(_TaskEvent, record)
+            step(self, task_event.member, ("task", task_event.task))
+            return
         match record:
             case kc.TaskStart(member=member, task=task) | kc.TaskStarted(member=member, task=task):
                 self.started(member, ("task", task))
@@ -197,3 +203,13 @@ class SnapshotTracker:
             and not self.holds(member, kind, instance)
             and (kind, instance) not in self._revoked.get(member, ())
         )
+
+
+_TaskEvent = kc.TaskStart | kc.TaskStarted | kc.TaskStop | kc.TaskStopped
+#: The task events, by exact class: the step each is.
+_TASK_STEPS: dict[type, Callable[[SnapshotTracker, str, Instance], None]] = {
+    kc.TaskStart: SnapshotTracker.started,
+    kc.TaskStarted: SnapshotTracker.started,
+    kc.TaskStop: SnapshotTracker.stopping,
+    kc.TaskStopped: SnapshotTracker.stopped,
+}
