@@ -19,13 +19,15 @@ waits for it (virtual ms).
   the last :data:`LOOP_ROUNDS` leader rounds made a cooperative consumer revoke and rejoin,
   the group is in :data:`scenarios.check.consumer_known.EAGER_MEMBER_COOPERATIVE_LOOP`.
 
-Input: log records as dicts (``t_ms``, ``kind``, ``member``, then the kind's fields).
+Input: log records decoded into their Structs (:mod:`scenarios.eventlog.records`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any, NamedTuple
+from collections.abc import Iterable
+from typing import NamedTuple
+
+from msgspec import UNSET
 
 from scenarios.check.bounds import liveness_bound_ms
 from scenarios.check.consumer_known import (
@@ -34,6 +36,9 @@ from scenarios.check.consumer_known import (
     STICKY_UNSUBSCRIBED_OWNER,
 )
 from scenarios.check.violation import Violation
+from scenarios.eventlog import kinds as k
+from scenarios.eventlog import kinds_consumer as ku
+from scenarios.eventlog.records import RECORD_TYPES, LogRecord
 from scenarios.input.consumer import LoadedConsumerScenario
 
 #: The rejoin reason of a consumer that refused its assignment (``ConsumerCoordinator``).
@@ -45,7 +50,13 @@ _REVOKED = "need to revoke partitions and re-join"
 #: cooperative consumer revoke and rejoin for an eager member's group to count as looping.
 LOOP_ROUNDS = 10
 
-__all__ = ["ConsumerEndState", "consumer_end_state", "consumer_liveness", "consumer_bound_for"]
+__all__ = [
+    "END_STATE_KINDS",
+    "ConsumerEndState",
+    "consumer_end_state",
+    "consumer_liveness",
+    "consumer_bound_for",
+]
 
 
 class ConsumerEndState(NamedTuple):
@@ -82,7 +93,7 @@ class ConsumerEndState(NamedTuple):
 
 
 #: The record kinds :func:`consumer_end_state` reads (every record's ``t_ms`` aside).
-_END_STATE_KINDS = frozenset(
+END_STATE_KINDS = frozenset(
     {
         "run_start",
         "partitions_added",
@@ -100,9 +111,15 @@ _END_STATE_KINDS = frozenset(
     }
 )
 
+#: Their Structs.
+_END_STATE_TYPES = frozenset(RECORD_TYPES[kind] for kind in END_STATE_KINDS)
 
-def consumer_end_state(records: Iterable[Mapping[str, Any]]) -> ConsumerEndState:
-    """Replay the consumers' own records to the end of the log."""
+
+def consumer_end_state(records: Iterable[LogRecord], end_ms: int | None = None) -> ConsumerEndState:
+    """Replay the consumers' own records to the end of the log: ``records`` are typed
+    (:data:`scenarios.eventlog.records.LogRecord`), the whole log or only its records of
+    :data:`END_STATE_KINDS` (the others change nothing but the time); ``end_ms``: the log's
+    last time (virtual ms), by default the last record's."""
     owned: dict[str, list[str]] = {}
     running: set[str] = set()
     fatal: list[str] = []
@@ -114,49 +131,56 @@ def consumer_end_state(records: Iterable[Mapping[str, Any]]) -> ConsumerEndState
     eager: set[str] = set()  # on EAGER in a cooperative-sticky group at their last assignment
     streak = 0  # leader rounds in a row each followed by a cooperative revoke-and-rejoin
     round_revoked = False  # the current round made a cooperative consumer revoke and rejoin
-    end_ms: Any = 0
+    last_ms = 0
+    read = _END_STATE_TYPES
     for r in records:
-        end_ms = r.get("t_ms", end_ms)
-        kind = r.get("kind")
-        if kind not in _END_STATE_KINDS:
-            continue
-        member = str(r.get("member"))
-        if kind == "run_start":
-            topics = {str(t): int(n) for t, n in (r.get("topics") or {}).items()}
-        elif kind == "partitions_added":
-            topics[str(r["topic"])] = int(r["partitions"])
-        elif kind == "member_start":
-            running.add(member)
-            subscribed[member] = sorted(topics)
-        elif kind == "join_group_request":
-            last_join[member] = str(r.get("reason"))
-            if r.get("reason") == _REVOKED and not round_revoked:
-                round_revoked = True
-                streak += 1
-        elif kind == "subscription_changed":
-            subscribed[member] = list(r["topics"])
-        elif kind == "consumer_assignment":
-            owned[member] = list(r["owned"])
-            if r.get("protocol") == "cooperative-sticky" and r.get("rebalance_protocol") == "EAGER":
-                eager.add(member)
-            else:
-                eager.discard(member)
-        elif kind in ("member_stop", "member_crash", "member_fatal"):
-            owned.pop(member, None)
-            running.discard(member)
-            if kind == "member_fatal":
+        last_ms = r.t_ms
+        if type(r) not in read:
+            continue  # (most records: one set lookup instead of the cases below)
+        match r:
+            case k.RunStart(topics=dict() as run_topics):
+                topics = dict(run_topics)
+            case k.RunStart():
+                topics = {}
+            case ku.PartitionsAdded(topic=topic, partitions=count):
+                topics[topic] = count
+            case k.MemberStart(member=member):
+                running.add(member)
+                subscribed[member] = sorted(topics)
+            case k.JoinGroupRequest(member=member, reason=reason):
+                last_join[member] = reason
+                if reason == _REVOKED and not round_revoked:
+                    round_revoked = True
+                    streak += 1
+            case ku.SubscriptionChanged(member=member, topics=wanted):
+                subscribed[member] = list(wanted)
+            case ku.ConsumerAssignment(member=member, owned=now):
+                owned[member] = list(now)
+                if r.protocol == "cooperative-sticky" and r.rebalance_protocol == "EAGER":
+                    eager.add(member)
+                else:
+                    eager.discard(member)
+            case k.MemberStop(member=member) | k.MemberCrash(member=member):
+                owned.pop(member, None)
+                running.discard(member)
+            case k.MemberFatal(member=member):
+                owned.pop(member, None)
+                running.discard(member)
                 fatal.append(member)
-        elif kind in ("partitions_revoked", "partitions_lost"):
-            gone = set(r["partitions"])
-            owned[member] = [p for p in owned.get(member, []) if p not in gone]
-        elif kind == "consumer_assignor":
-            round_topics = _round_topics(r)
-            replaced_since = set()
-            if not round_revoked:
-                streak = 0
-            round_revoked = False
-        elif kind == "member_replaced":
-            replaced_since.add(member)
+            case (
+                ku.PartitionsRevoked(member=member, partitions=parts)
+                | ku.PartitionsLost(member=member, partitions=parts)
+            ):
+                gone = set(parts)
+                owned[member] = [p for p in owned.get(member, []) if p not in gone]
+            case ku.ConsumerAssignor():
+                round_topics = _round_topics(r)
+                replaced_since = set()
+                if not round_revoked:
+                    streak = 0
+                round_revoked = False
+            case k.MemberReplaced(member=member):
+                replaced_since.add(member)
     wanted = sorted({t for m in running for t in subscribed.get(m, sorted(topics))})
     partitions = [f"{t}-{p}" for t in wanted for p in range(topics.get(t, 0))]
     refusing = sorted(m for m in running if last_join.get(m) == _REFUSED)
@@ -171,7 +195,7 @@ def consumer_end_state(records: Iterable[Mapping[str, Any]]) -> ConsumerEndState
         sorted(running),
         fatal,
         partitions,
-        int(end_ms),
+        last_ms if end_ms is None else end_ms,
         refusing,
         unknown,
         sorted(eager & running),
@@ -179,14 +203,12 @@ def consumer_end_state(records: Iterable[Mapping[str, Any]]) -> ConsumerEndState
     )
 
 
-def _round_topics(assignor: Mapping[str, Any]) -> set[str]:
+def _round_topics(assignor: ku.ConsumerAssignor) -> set[str]:
     """The topics a ``consumer_assignor`` record's round covered: its ``inputs``' topics (the
     group's subscription as the leader read it), else those of the partitions it assigned."""
-    inputs = assignor.get("inputs")
-    if isinstance(inputs, Mapping) and isinstance(inputs.get("topics"), Mapping):
-        return set(inputs["topics"])
-    assigned = assignor.get("assigned") or {}
-    return {p.rsplit("-", 1)[0] for parts in assigned.values() for p in parts}
+    if assignor.inputs is not UNSET:
+        return set(assignor.inputs.topics)
+    return {p.rsplit("-", 1)[0] for parts in assignor.assigned.values() for p in parts}
 
 
 def consumer_liveness(state: ConsumerEndState) -> list[Violation]:

@@ -194,12 +194,16 @@ def _assignment_violations(
     return out
 
 
-def consumer_log_violations(records: list[dict[str, Any]]) -> list[Violation]:
+def consumer_log_violations(
+    records: list[dict[str, Any]], typed: list[LogRecord] | None = None
+) -> list[Violation]:
     """The violations (``invariant``, ``detail``) of a consumer group's whole log: the two
     rules above, the protocol checkers (:mod:`scenarios.check.protocol_checkers`), then
     ``liveness`` at the log's end (:mod:`scenarios.check.consumer_liveness`). The log is
-    decoded once for the first two."""
-    typed = decode_log(records)
+    decoded once for all three (``typed``: ``records`` decoded by
+    :func:`scenarios.eventlog.records.decode_log`, when the caller has them)."""
+    if typed is None:
+        typed = decode_log(records)
     found = [
         Violation(
             invariant=v.rule,
@@ -209,5 +213,5 @@ def consumer_log_violations(records: list[dict[str, Any]]) -> list[Violation]:
         for v in ownership_violations(typed)
     ]
     return (
-        found + protocol_violations(records, typed) + consumer_liveness(consumer_end_state(records))
+        found + protocol_violations(records, typed) + consumer_liveness(consumer_end_state(typed))
     )

@@ -26,16 +26,47 @@ All times are virtual milliseconds. Definitions (record kinds from ``docs/event-
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from scenarios.check.consumer_liveness import consumer_end_state, consumer_liveness
-from scenarios.check.metrics import step_record_end_ms
+from scenarios.check.consumer_liveness import (
+    END_STATE_KINDS,
+    consumer_end_state,
+    consumer_liveness,
+)
+from scenarios.check.metrics import step_end_ms
 from scenarios.check.summary_types import ConsumerDetails, ConsumerSummary
+from scenarios.eventlog import kinds as k
+from scenarios.eventlog import kinds_consumer as ku
+from scenarios.eventlog.records import RECORD_TYPES, LogRecord, decode_kinds
 
-__all__ = ["PartitionDowntime", "consumer_summary", "partition_downtime", "summarize_consumers"]
+__all__ = [
+    "DOWNTIME_KINDS",
+    "PartitionDowntime",
+    "consumer_summary",
+    "partition_downtime",
+    "summarize_consumers",
+]
 
-_GONE = ("member_stop", "member_crash", "member_fatal")
+#: The record kinds :meth:`PartitionDowntime.feed` reads (every record's ``t_ms`` aside).
+DOWNTIME_KINDS = frozenset(
+    {
+        "run_start",
+        "partitions_added",
+        "member_start",
+        "subscription_changed",
+        "consumer_assignment",
+        "partitions_revoked",
+        "partitions_lost",
+        "member_stop",
+        "member_crash",
+        "member_fatal",
+        "step",
+    }
+)
+_DOWNTIME_TYPES = frozenset(RECORD_TYPES[kind] for kind in DOWNTIME_KINDS)
+#: What :func:`consumer_summary` decodes: its own kinds and those of the end state.
+_SUMMARY_KINDS = DOWNTIME_KINDS | END_STATE_KINDS | {"violation"}
 
 
 class PartitionDowntime:
@@ -62,42 +93,48 @@ class PartitionDowntime:
         self.start_ms: int | None = None
         self.end_ms = 0
 
-    def feed(self, r: Mapping[str, Any]) -> None:
-        """Apply one record (in ``seq`` order)."""
-        kind = r.get("kind")
-        t = int(r.get("t_ms", self.end_ms))
+    def feed(self, r: LogRecord) -> None:
+        """Apply one typed record (:data:`scenarios.eventlog.records.LogRecord`, in ``seq``
+        order); a record of a kind outside :data:`DOWNTIME_KINDS` only moves the time."""
+        t = r.t_ms
         self.end_ms = t
         if self.start_ms is None:
             self.start_ms = t
-        member = str(r.get("member"))
-        if kind == "run_start":
-            self.partitions = {
-                str(topic): [f"{topic}-{p}" for p in range(int(n))]
-                for topic, n in (r.get("topics") or {}).items()
-            }
-        elif kind == "partitions_added":
-            topic = str(r["topic"])
-            self.partitions[topic] = [f"{topic}-{p}" for p in range(int(r["partitions"]))]
-        elif kind == "member_start":
-            self._subscribe(member, frozenset(self.partitions), t)
-        elif kind == "subscription_changed":
-            self._subscribe(member, frozenset(r["topics"]), t)
-        elif kind == "consumer_assignment":
-            now = set(r["owned"])
-            before = self.holding.get(member, set())
-            self._release(member, before - now, t)
-            for p in now - before:
-                self._own(member, p, t)
-        elif kind in ("partitions_revoked", "partitions_lost"):
-            self._release(member, set(r["partitions"]), t)
-        elif kind in _GONE:
-            self._release(member, set(self.holding.get(member, ())), t)
-            if kind != "member_crash":
+        if type(r) not in _DOWNTIME_TYPES:
+            return  # (most records: one set lookup instead of the cases below)
+        match r:
+            case k.RunStart(topics=dict() as topics):
+                self.partitions = {
+                    topic: [f"{topic}-{p}" for p in range(n)] for topic, n in topics.items()
+                }
+            case k.RunStart():
+                self.partitions = {}
+            case ku.PartitionsAdded(topic=topic, partitions=n):
+                self.partitions[topic] = [f"{topic}-{p}" for p in range(n)]
+            case k.MemberStart(member=member):
+                self._subscribe(member, frozenset(self.partitions), t)
+            case ku.SubscriptionChanged(member=member, topics=topics_wanted):
+                self._subscribe(member, frozenset(topics_wanted), t)
+            case ku.ConsumerAssignment(member=member, owned=owned):
+                now = set(owned)
+                before = self.holding.get(member, set())
+                self._release(member, before - now, t)
+                for p in now - before:
+                    self._own(member, p, t)
+            case (
+                ku.PartitionsRevoked(member=member, partitions=parts)
+                | ku.PartitionsLost(member=member, partitions=parts)
+            ):
+                self._release(member, set(parts), t)
+            case k.MemberCrash(member=member):
+                self._release(member, set(self.holding.get(member, ())), t)
+            case k.MemberStop(member=member) | k.MemberFatal(member=member):
+                self._release(member, set(self.holding.get(member, ())), t)
                 self.subscribed.pop(member, None)
                 self._rewant(t)
-        elif kind == "step" and r.get("action") != "phase":
-            end = step_record_end_ms(r)
-            self.last_step_end_ms = max(end, self.last_step_end_ms or end)
+            case k.Step(action=action) if action != "phase":
+                end = step_end_ms(r)
+                self.last_step_end_ms = max(end, self.last_step_end_ms or end)
 
     def finish(self, end_ms: int | None = None) -> None:
         """Close every open downtime at ``end_ms`` (default: the last record's time)."""
@@ -152,46 +189,74 @@ class PartitionDowntime:
         self.longest_gap_ms = max(self.longest_gap_ms, gap_ms)
 
 
-def partition_downtime(records: Iterable[Mapping[str, Any]]) -> PartitionDowntime:
-    """Replay ``records`` (one consumer group's log) to their end (:class:`PartitionDowntime`,
-    finished)."""
+def partition_downtime(records: Sequence[Mapping[str, Any]]) -> PartitionDowntime:
+    """Replay ``records`` (one consumer group's log, record dicts in ``seq`` order) to their
+    end (:class:`PartitionDowntime`, finished): only the records of :data:`DOWNTIME_KINDS`
+    are decoded (into their Structs), the first and last records give the times.
+
+    Raises:
+        msgspec.ValidationError: a record of those kinds does not match its Struct.
+    """
+    return _replayed(records, list(decode_kinds(records, DOWNTIME_KINDS)))
+
+
+def _replayed(
+    records: Sequence[Mapping[str, Any]], typed: Iterable[LogRecord]
+) -> PartitionDowntime:
+    """:class:`PartitionDowntime` fed ``typed`` (``records``' records of at least
+    :data:`DOWNTIME_KINDS`, decoded) and finished at the last of ``records``."""
     replay = PartitionDowntime()
-    for r in records:
+    if records:
+        replay.start_ms = int(records[0]["t_ms"])
+    for r in typed:
         replay.feed(r)
+    if records:
+        replay.end_ms = int(records[-1]["t_ms"])
     replay.finish()
     return replay
 
 
-def summarize_consumers(records: list[dict[str, Any]]) -> ConsumerSummary:
+def summarize_consumers(
+    records: Sequence[Mapping[str, Any]], typed: Sequence[LogRecord] | None = None
+) -> ConsumerSummary:
     """:func:`consumer_summary` (the name the engine uses: a consumer group run's
     ``RunResult.summary``; ``summary.json`` holds its builtins,
     :func:`scenarios.check.summary_types.summary_dict`)."""
-    return consumer_summary(records)
+    return consumer_summary(records, typed)
 
 
-def consumer_summary(records: list[dict[str, Any]]) -> ConsumerSummary:
-    """The run's outcome: the last generation's protocol, each live consumer's partitions,
-    whether every partition is owned once at the end
-    (:func:`scenarios.check.consumer_liveness.consumer_end_state`), the partition downtime and
-    the time to converge (the module docstring); a violation's name is its ``known_issue``,
-    else its ``invariant``."""
+def consumer_summary(
+    records: Sequence[Mapping[str, Any]], typed: Sequence[LogRecord] | None = None
+) -> ConsumerSummary:
+    """The run's outcome from its log (record dicts in ``seq`` order): the last generation's
+    protocol, each live consumer's partitions, whether every partition is owned once at the
+    end (:func:`scenarios.check.consumer_liveness.consumer_end_state`), the partition
+    downtime and the time to converge (the module docstring); a violation's name is its
+    ``known_issue``, else its ``invariant``. ``typed``: ``records`` decoded
+    (:func:`scenarios.eventlog.records.decode_log`), when the caller has them; else only the
+    records of the kinds these read are decoded (into their Structs, once).
+
+    Raises:
+        msgspec.ValidationError: a record of those kinds does not match its Struct.
+    """
     protocol = rebalance = None
     generations: set[int] = set()
     violations = 0
     names: dict[str, int] = {}
-    downtime = PartitionDowntime()
-    for r in records:
-        downtime.feed(r)
-        kind = r.get("kind")
-        if kind == "consumer_assignment":
-            protocol, rebalance = r["protocol"], r["rebalance_protocol"]
-            generations.add(int(r["generation"]))
-        elif kind == "violation":
-            violations += 1
-            name = str(r.get("known_issue") or r.get("invariant"))
-            names[name] = names.get(name, 0) + 1
-    downtime.finish()
-    state = consumer_end_state(records)
+    if typed is None:
+        typed = list(decode_kinds(records, _SUMMARY_KINDS))
+    downtime = _replayed(records, typed)
+    for r in typed:
+        match r:
+            case ku.ConsumerAssignment():
+                protocol, rebalance = r.protocol, r.rebalance_protocol
+                generations.add(r.generation)
+            case k.Violation():
+                violations += 1
+                name = r.known_issue or r.invariant
+                names[name] = names.get(name, 0) + 1
+    end_ms = int(records[-1]["t_ms"]) if records else 0
+    state = consumer_end_state(typed, end_ms)
     converged = not consumer_liveness(state)
     time_to_converge: int | None = None
     if converged:

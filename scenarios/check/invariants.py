@@ -64,13 +64,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from msgspec import UNSET
+from msgspec import UNSET, convert
 
 from scenarios.check.consumer_known import CONSUMER_KNOWN_ISSUES
-from scenarios.check.invariant_state import MemberState, Zombie
+from scenarios.check.invariant_state import MemberState, Zombie, feed_snapshots
 from scenarios.check.known_windows import KnownIssueWindows
 from scenarios.check.snapshots import SNAPSHOT_KINDS, SnapshotTracker
 from scenarios.check.violation import Violation
+from scenarios.eventlog import kinds as k
 
 __all__ = [
     "InvariantChecker",
@@ -112,13 +113,8 @@ DELETED_NOT_REVOKED = "deleted-not-revoked"
 #: session) and keeps being assigned tasks. Not a JIRA: Kafka's design (docs/chaos.md).
 STATIC_MEMBER_KEPT = "static-member-kept"
 KNOWN_ISSUES = (
-    KAFKA_13816,
-    KAFKA_9184,
-    KAFKA_16056,
-    FAILOVER_PROTOCOL_REPLAY,
-    STREAMS_ZOMBIE,
-    DELETED_NOT_REVOKED,
-    STATIC_MEMBER_KEPT,
+    *(KAFKA_13816, KAFKA_9184, KAFKA_16056, FAILOVER_PROTOCOL_REPLAY, STREAMS_ZOMBIE),
+    *(DELETED_NOT_REVOKED, STATIC_MEMBER_KEPT),
 ) + CONSUMER_KNOWN_ISSUES  # scenarios.check.consumer_known
 
 SAFETY_INVARIANTS = (
@@ -194,7 +190,7 @@ class InvariantChecker:
         handler = self._dispatch.get(kind := record.get("kind"))  # type: ignore[arg-type]
         found = handler(record) if handler is not None else []
         if kind in SNAPSHOT_KINDS:  # (the tracker ignores the others: no call for them)
-            self._snapshots.feed(record)
+            feed_snapshots(self._snapshots, record)
         if found:
             seq = record.get("seq")
             return [violation.replace(cause_seq=seq) for violation in found]
@@ -404,7 +400,7 @@ class InvariantChecker:
 
     def _on_member_start(self, record: dict[str, Any]) -> list[Violation]:
         self._member(str(record.get("member"))).zombie = None
-        self._windows.on_member_start(record)
+        self._windows.on_member_start(convert(record, k.MemberStart))
         return self._on_member_gone(record)
 
     def _zombie_issue(self, member: str, now_ms: int) -> str | None:
@@ -435,23 +431,27 @@ class InvariantChecker:
         return []
 
     def _on_step(self, record: dict[str, Any]) -> list[Violation]:
-        self._windows.on_step(record)
+        self._windows.on_step(convert(record, k.Step))  # (few: decoded)
         return []
 
     def _on_herder_stall(self, record: dict[str, Any]) -> list[Violation]:
-        self._windows.on_herder_stall(record)
+        until = int(record.get("t_ms") or 0) + int(record.get("stall_ms") or 0)
+        self._windows.on_herder_stall(str(record.get("member")), until)
         return []
 
     def _on_group_request(self, record: dict[str, Any]) -> list[Violation]:
-        self._windows.on_request(record)
-        if record.get("kind") == "join_group_request":
-            self._join_pending.add(str(record.get("member")))
+        member, join = str(record.get("member")), record.get("kind") == "join_group_request"
+        self._windows.on_request(member, join, int(record.get("t_ms") or 0))
+        if join:
+            self._join_pending.add(member)
         return []
 
     def _on_group_response(self, record: dict[str, Any]) -> list[Violation]:
-        self._windows.on_response(record)
-        if record.get("kind") == "join_group_response":
-            self._join_pending.discard(str(record.get("member")))
+        member, join = str(record.get("member")), record.get("kind") == "join_group_response"
+        joined = str(record.get("member_id")) if join and record.get("error") == "NONE" else None
+        self._windows.on_response(member, int(record.get("t_ms") or 0), joined)
+        if join:
+            self._join_pending.discard(member)
         return []
 
     def _on_revoke(self, record: dict[str, Any]) -> list[Violation]:
@@ -559,7 +559,7 @@ class InvariantChecker:
         old = record.get("old_member_id")
         if old == self._leader_id or old in self._leader_aliases:
             self._leader_aliases.add(str(record.get("member_id")))
-        if (zombie := self._windows.zombie_of(record)) is not None:  # the zombie fault
+        if (zombie := self._windows.zombie_of(convert(record, k.MemberReplaced))) is not None:
             self._zombie(zombie, STREAMS_ZOMBIE, int(record["t_ms"]))
         return []
 

@@ -54,13 +54,16 @@ first; cooperative: the next assignment revokes the duplicates). It closes at
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+
+import msgspec
+from msgspec import UNSET
 
 from members.config import WORKER_CONFIG_KEYS, WorkerConfig
 from members.join_group import JOIN_GROUP_TIMEOUT_LAPSE_MS
 from members.streams_client import REQUEST_TIMEOUT_MS as STREAMS_REQUEST_TIMEOUT
 from members.worker import REQUEST_TIMEOUT_MS
 from protocol.kafka_configs import STREAMS_DEFAULTS, StreamsSettings, setting_names
+from scenarios.eventlog import kinds as k
 
 __all__ = ["KnownIssueWindows", "LinkFault", "GroupRequest", "MemberTimers", "NETWORK_ALLOWANCE_MS"]
 
@@ -81,8 +84,20 @@ FIND_COORDINATOR_BACKOFF_MS = 1_000
 _NEVER = 1 << 62
 
 
-def _setting(config: dict[str, Any], key: str) -> int:
-    return int(config.get(key, getattr(_DEFAULT, WORKER_CONFIG_KEYS[key])))
+#: ``member_start.config``'s field for each Kafka-named key it logs
+_LOGGED_FIELDS = {f.encode_name: f.name for f in msgspec.structs.fields(k.MemberConfig)}
+
+
+def _logged(config: k.MemberConfig, key: str, default: int) -> int:
+    """The Kafka setting ``key`` of a ``member_start`` config, else ``default`` (a key the
+    record does not log, or left out as Kafka's default)."""
+    name = _LOGGED_FIELDS.get(key)
+    value = UNSET if name is None else getattr(config, name)
+    return default if value is UNSET else int(value)
+
+
+def _setting(config: k.MemberConfig, key: str) -> int:
+    return _logged(config, key, getattr(_DEFAULT, WORKER_CONFIG_KEYS[key]))
 
 
 @dataclass(slots=True, frozen=True)
@@ -110,12 +125,12 @@ class GroupRequest:
 
 @dataclass(slots=True)
 class MemberTimers:
-    """What the windows know of one member: its ``member_start`` config (the decoded JSON
-    object of the record: Kafka config names to values), whether it is a Kafka Streams client,
+    """What the windows know of one member: its ``member_start`` config (the record's
+    :class:`scenarios.eventlog.kinds.MemberConfig`), whether it is a Kafka Streams client,
     the faults on its link, when its herder (StreamThread) stall ends (-1: none) and its
     latest JoinGroup/SyncGroup requests (at most 8)."""
 
-    config: dict[str, Any] = field(default_factory=dict)
+    config: k.MemberConfig = field(default_factory=k.MemberConfig)
     streams: bool = False
     link: list[LinkFault] = field(default_factory=list)
     stalled_until_ms: int = -1
@@ -123,7 +138,10 @@ class MemberTimers:
 
 
 class KnownIssueWindows:
-    """Per-member timers and faults, fed the log's records in order (see module docstring)."""
+    """Per-member timers and faults, fed the log's records in order (see module docstring):
+    the rare ones typed (``member_start``, ``step``, ``member_replaced``:
+    :mod:`scenarios.eventlog.kinds`), the JoinGroup/SyncGroup requests and answers and the
+    stalls as their few values (the online checker reads them as they are emitted)."""
 
     def __init__(self) -> None:
         self._members: dict[str, MemberTimers] = {}
@@ -139,12 +157,12 @@ class KnownIssueWindows:
 
     # ------------------------------------------------------------------ feeding
 
-    def on_member_start(self, record: dict[str, Any]) -> None:
-        config = dict(record.get("config") or {})
-        member = str(record.get("member"))
+    def on_member_start(self, record: k.MemberStart) -> None:
+        """A member's process (re)starts with ``record.config``."""
+        member = record.member
         timers = self._member(member)
-        timers.config = config
-        if "process_id" in config:  # a Kafka Streams client (docs/streams.md)
+        timers.config = record.config
+        if record.config.process_id is not UNSET:  # a Kafka Streams client (docs/streams.md)
             timers.streams = True
         timers.stalled_until_ms = -1
         timers.requests = []
@@ -152,22 +170,26 @@ class KnownIssueWindows:
             self._group_rebalance_ms, self._timer(member, "rebalance.timeout.ms")
         )
 
-    def on_step(self, record: dict[str, Any]) -> None:
-        action = record.get("action")
-        start = int(record.get("t_ms") or 0)
+    def on_step(self, record: k.Step) -> None:
+        """A fault on a member's link (``partition``, ``loss``, ``latency``,
+        ``delay_request``), its ``heal``, or a ``coordinator_failover``."""
+        action = record.action
+        start = record.t_ms
+        member = str(None if record.member is UNSET else record.member)
         if action in ("partition", "loss", "latency", "delay_request"):
-            duration = record.get("duration_ms")
-            end = start + int(duration) if duration is not None else _NEVER
+            duration = record.duration_ms
+            end = start + duration if duration is not UNSET else _NEVER
             # a latency adds extra_ms to every message; a delay_request holds the member's
             # requests sent in its window for delay_ms
-            extra_key = {"latency": "extra_ms", "delay_request": "delay_ms"}.get(str(action))
-            extra = int(record.get(extra_key) or 0) if extra_key else 0
-            full = action == "partition" or (
-                action == "loss" and float(record.get("probability") or 0) >= 1
-            )
-            self._member(str(record.get("member"))).link.append(LinkFault(start, end, extra, full))
+            extra = 0
+            if action == "latency":
+                extra = record.extra_ms or 0
+            elif action == "delay_request":
+                extra = record.delay_ms or 0
+            full = action == "partition" or (action == "loss" and (record.probability or 0) >= 1)
+            self._member(member).link.append(LinkFault(start, end, extra, full))
         elif action == "heal":
-            timers = self._member(str(record.get("member")))
+            timers = self._member(member)
             timers.link = [
                 LinkFault(f.start_ms, min(f.end_ms, start), f.extra_ms, f.full)
                 if f.start_ms <= start
@@ -175,29 +197,31 @@ class KnownIssueWindows:
                 for f in timers.link
             ]
         elif action == "coordinator_failover":
-            down = int(record.get("down_ms") or 0)
+            down = record.down_ms or 0
             self._failovers.append(LinkFault(start, start + down, 0, True))
 
-    def on_request(self, record: dict[str, Any]) -> None:
-        """A ``join_group_request``/``sync_group_request``: in flight until its response or
-        its timeout (JoinGroup: ``rebalance.timeout.ms`` + 5 s; SyncGroup:
+    def on_request(self, member: str, join: bool, sent_ms: int) -> None:
+        """``member`` sent a JoinGroup (``join``) or SyncGroup at ``sent_ms``
+        (``join_group_request``/``sync_group_request``): in flight until its response or its
+        timeout (JoinGroup: ``rebalance.timeout.ms`` + 5 s; SyncGroup:
         ``request.timeout.ms``)."""
-        member = str(record.get("member"))
-        if record.get("kind") == "join_group_request":
+        if join:
             timeout = self._timer(member, "rebalance.timeout.ms") + JOIN_GROUP_TIMEOUT_LAPSE_MS
         else:
             timeout = REQUEST_TIMEOUT_MS
         requests = self._member(member).requests
-        requests.append(GroupRequest(int(record.get("t_ms") or 0), timeout))
+        requests.append(GroupRequest(sent_ms, timeout))
         del requests[:-8]
 
-    def on_response(self, record: dict[str, Any]) -> None:
-        """A ``join_group_response``/``sync_group_response``: its request is answered."""
-        if record.get("kind") == "join_group_response" and record.get("error") == "NONE":
-            self._process_of[str(record.get("member_id"))] = str(record.get("member"))
-        for request in reversed(self._member(str(record.get("member"))).requests):
+    def on_response(self, member: str, answered_ms: int, joined_id: str | None) -> None:
+        """``member`` got the answer to its JoinGroup/SyncGroup at ``answered_ms``
+        (``join_group_response``/``sync_group_response``): its request is answered;
+        ``joined_id``: the member id a successful JoinGroup handed it (else ``None``)."""
+        if joined_id is not None:
+            self._process_of[joined_id] = member
+        for request in reversed(self._member(member).requests):
             if request.answered_ms is None:
-                request.answered_ms = int(record.get("t_ms") or 0)
+                request.answered_ms = answered_ms
                 break
 
     def _waiting_until(self, member: str, cut_ms: int, session_ms: int) -> int:
@@ -211,11 +235,11 @@ class KnownIssueWindows:
                 until = max(until, r.sent_ms + r.timeout_ms)
         return until
 
-    def on_herder_stall(self, record: dict[str, Any]) -> None:
-        member = str(record.get("member"))
-        until = int(record.get("t_ms") or 0) + int(record.get("stall_ms") or 0)
+    def on_herder_stall(self, member: str, until_ms: int) -> None:
+        """``member``'s herder (StreamThread) is blocked until ``until_ms``
+        (``herder_stall``/``stream_thread_stall``: ``t_ms`` + ``stall_ms``)."""
         timers = self._member(member)
-        timers.stalled_until_ms = max(until, timers.stalled_until_ms, 0)
+        timers.stalled_until_ms = max(until_ms, timers.stalled_until_ms, 0)
 
     # ------------------------------------------------------------------ questions
 
@@ -235,14 +259,14 @@ class KnownIssueWindows:
             for f in self._faults(member)
         )
 
-    def zombie_of(self, replaced: dict[str, Any]) -> str | None:
+    def zombie_of(self, replaced: k.MemberReplaced) -> str | None:
         """The Streams client a ``member_replaced`` made a zombie (KIP-345: a second process
         with its ``group.instance.id`` took over the member id it heard; the zombie fault), or
         None (the same process rejoining, or a member id nobody heard). It runs its tasks until
         its next request hears FENCED_INSTANCE_ID (its link back, its stall over): the removed
         client's ``streams-zombie`` window (:meth:`streams_deadline`), opened at the takeover."""
-        previous = self._process_of.get(str(replaced.get("old_member_id")))
-        if previous in (None, replaced.get("member")) or not self.is_streams(str(previous)):
+        previous = self._process_of.get(replaced.old_member_id)
+        if previous in (None, replaced.member) or not self.is_streams(str(previous)):
             return None
         return previous
 
@@ -256,7 +280,7 @@ class KnownIssueWindows:
         if timers.streams:
             # Streams' consumer configs; the rebalance timeout is max.poll.interval.ms
             key = "max.poll.interval.ms" if key == "rebalance.timeout.ms" else key
-            return int(config.get(key, _STREAMS_DEFAULTS[key]))
+            return _logged(config, key, _STREAMS_DEFAULTS[key])
         return _setting(config, key)
 
     def streams_deadline(self, member: str, removed_ms: int, now_ms: int) -> int:

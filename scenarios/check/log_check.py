@@ -21,10 +21,11 @@ from scenarios import kinds
 from scenarios.check.consumer_ownership import consumer_log_violations
 from scenarios.check.invariants import InvariantChecker
 from scenarios.check.liveness import liveness_violations
-from scenarios.check.metrics import summarize
+from scenarios.check.metrics import connect_summary
 from scenarios.check.protocol_checkers import protocol_violations
 from scenarios.check.violation import LocatedViolation, located
 from scenarios.eventlog import LogFormatError, read_jsonl
+from scenarios.eventlog.kinds import Violation as Violated
 from scenarios.eventlog.records import decode_log
 from scenarios.input.limits import LimitExceeded, check_limit, limit
 
@@ -61,28 +62,40 @@ def _check_one_group(records: Sequence[dict[str, Any]]) -> list[LocatedViolation
 
 
 def check_group_log(records: Sequence[dict[str, Any]]) -> list[LocatedViolation]:
-    """A Connect or Streams group's log: the invariant checker fed again, the end-of-run
-    liveness/balance check and the protocol checkers (each violation with ``t_ms``)."""
+    """A Connect or Streams group's log: the invariant checker fed again (the online checker:
+    record dicts, as they are emitted), the end-of-run liveness/balance check and the protocol
+    checkers (each violation with ``t_ms``) over the log decoded once
+    (:func:`scenarios.eventlog.records.decode_log`).
+
+    Raises:
+        msgspec.ValidationError: a record does not match its kind's Struct.
+    """
+    typed = decode_log(records)
     checker = InvariantChecker()
     found: list[LocatedViolation] = []
-    for record in records:
-        if record.get("kind") == "violation":
+    for record, r in zip(records, typed, strict=True):
+        if isinstance(r, Violated):
             continue
         for violation in checker.feed(record):
-            found.append(located(record["t_ms"], violation))
-    end_ms: int = records[-1]["t_ms"] if records else 0
+            found.append(located(r.t_ms, violation))
+    end_ms = typed[-1].t_ms if typed else 0
     for violation in checker.finish():
         found.append(located(end_ms, violation))
-    live = [r for r in records if r.get("kind") != "violation"]
-    summary = summarize(live)
-    typed = decode_log(live) if summary.unsettled else None  # once, for both checks
-    if typed is not None:
-        for ended in liveness_violations(typed, summary):
+    live = [r for r in typed if not isinstance(r, Violated)]
+    summary = connect_summary(live)
+    if summary.unsettled:
+        for ended in liveness_violations(live, summary):
             found.append(located(end_ms, ended))
-    by_seq: dict[Any, int] = {r.get("seq"): r["t_ms"] for r in live}
-    for broken in protocol_violations(live, typed):
+    by_seq: dict[Any, int] = {r.seq: r.t_ms for r in live}
+    for broken in protocol_violations(_live_dicts(records), live):
         found.append(located(by_seq.get(broken.cause_seq, end_ms), broken))
     return found
+
+
+def _live_dicts(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``records`` without the ``violation`` records (what the protocol checkers index by
+    kind)."""
+    return [r for r in records if r["kind"] != "violation"]
 
 
 def check_log(path: str | Path) -> list[LocatedViolation]:
@@ -118,8 +131,16 @@ def check_log(path: str | Path) -> list[LocatedViolation]:
 
 def check_consumer_log(records: Sequence[dict[str, Any]]) -> list[LocatedViolation]:
     """A consumer group's log: the ownership rules and the protocol checkers
-    (:func:`scenarios.check.consumer_ownership.consumer_log_violations`)."""
-    live = [r for r in records if r.get("kind") != "violation"]
-    end_ms: int = records[-1]["t_ms"] if records else 0
-    by_seq: dict[Any, int] = {r.get("seq"): r["t_ms"] for r in live}
-    return [located(by_seq.get(v.cause_seq, end_ms), v) for v in consumer_log_violations(live)]
+    (:func:`scenarios.check.consumer_ownership.consumer_log_violations`), over the log
+    decoded once (:func:`scenarios.eventlog.records.decode_log`).
+
+    Raises:
+        msgspec.ValidationError: a record does not match its kind's Struct.
+    """
+    live = _live_dicts(records)
+    typed = decode_log(live)
+    end_ms = int(records[-1]["t_ms"]) if records else 0
+    by_seq: dict[Any, int] = {r.seq: r.t_ms for r in typed}
+    return [
+        located(by_seq.get(v.cause_seq, end_ms), v) for v in consumer_log_violations(live, typed)
+    ]

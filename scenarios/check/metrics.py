@@ -24,49 +24,58 @@ Definitions (record kinds from ``docs/event-log.md``):
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, cast
 
 import msgspec
 from msgspec import UNSET
 
-from scenarios.check.snapshots import SNAPSHOT_KINDS, SnapshotTracker
+from scenarios.check.snapshots import SNAPSHOT_TYPES, SnapshotTracker
 from scenarios.check.summary_types import (
     ConnectConvergence,
     ConnectSummary,
     PhaseSummary,
     WorkerCounts,
 )
+from scenarios.eventlog import kinds as k
+from scenarios.eventlog import kinds_connect as kc
 from scenarios.eventlog.kinds import Fault, Step
+from scenarios.eventlog.records import LogRecord, decode_log
 
 __all__ = ["ConnectSummarizer", "summarize", "connect_summary", "step_end_ms", "step_record_end_ms"]
 
-_TASK_EVENTS = {
-    "task_started": ("task", True),
-    "task_stop": ("task", False),
-    "task_stopped": ("task", False),
-    "connector_started": ("connector", True),
-    "connector_stop": ("connector", False),
-    "connector_stopped": ("connector", False),
+#: The task events, by exact class: whether the task runs after it.
+_TASK_TYPES: dict[type, bool] = {kc.TaskStarted: True, kc.TaskStop: False, kc.TaskStopped: False}
+_TaskEvent = kc.TaskStarted | kc.TaskStop | kc.TaskStopped
+#: The connector events, by exact class: whether the connector runs after it.
+_CONNECTOR_TYPES: dict[type, bool] = {
+    kc.ConnectorStarted: True,
+    kc.ConnectorStop: False,
+    kc.ConnectorStopped: False,
 }
-
-#: The kinds :meth:`ConnectSummarizer.feed` reads beyond every record's ``t_ms``.
-_FED_KINDS = frozenset(
-    [
-        *_TASK_EVENTS,
-        "generation",
-        "join_group_request",
-        "sync_group_request",
-        "member_start",
-        "member_stop",
-        "member_crash",
-        "config",
-        "run_start",
-        "step",
-        "phase",
-        "violation",
-        "run_end",
-    ]
+_ConnectorEvent = kc.ConnectorStarted | kc.ConnectorStop | kc.ConnectorStopped
+#: The Structs :meth:`ConnectSummarizer.feed` reads beyond every record's ``t_ms``.
+_FED_TYPES = frozenset(
+    {
+        kc.TaskStarted,
+        kc.TaskStop,
+        kc.TaskStopped,
+        kc.ConnectorStarted,
+        kc.ConnectorStop,
+        kc.ConnectorStopped,
+        k.Generation,
+        k.JoinGroupRequest,
+        k.SyncGroupRequest,
+        k.MemberStart,
+        k.MemberStop,
+        k.MemberCrash,
+        k.Config,
+        k.RunStart,
+        k.Step,
+        k.Phase,
+        k.Violation,
+        k.RunEnd,
+    }
 )
 
 
@@ -139,7 +148,7 @@ class _Phase:
 
 class ConnectSummarizer:
     """A Connect run's summary built record by record: :meth:`feed` each record of the log in
-    order (dicts, ``kind`` plus the kind's fields), then :meth:`result` (the
+    order (typed: :data:`scenarios.eventlog.records.LogRecord`), then :meth:`result` (the
     :class:`ConnectSummary`) or :meth:`convergence` (where the run stands so far). Public so
     that a prefix of the log can be judged as it grows (``quiet_periods``)."""
 
@@ -174,85 +183,86 @@ class ConnectSummarizer:
 
     # ------------------------------------------------------------------ feeding
 
-    def feed(self, r: dict[str, Any]) -> None:
-        kind = r.get("kind")
-        if kind in SNAPSHOT_KINDS:  # (the tracker ignores the others: no call for them)
+    def feed(self, r: LogRecord) -> None:
+        """Take in the log's next record, typed (:data:`scenarios.eventlog.records.LogRecord`):
+        every record's ``t_ms``, and what a record of the kinds the summary reads says."""
+        cls = type(r)
+        if cls in SNAPSHOT_TYPES:  # (the tracker ignores the others: no call for them)
             self.snapshots.feed(r)
-        t = r.get("t_ms", self.t_last)
+        t = r.t_ms
         self.t_last = t
         if self.t_start is None:
             self.t_start = t
             self.phases.append(_Phase("start", t, implicit=True))
             self.phase_starts.append(t)
-        if kind not in _FED_KINDS:
-            return  # (most records: one set lookup instead of the comparisons below)
-        ev = _TASK_EVENTS.get(kind)  # type: ignore[arg-type]
-        if ev is not None:
-            what, started = ev
-            self.set_running(what, r.get(what), r.get("member"), started, t)
+        if cls not in _FED_TYPES:
+            return  # (most records: one set lookup instead of the cases below)
+        if (started := _TASK_TYPES.get(cls)) is not None:  # the most frequent: by exact class
+            task_event = cast(_TaskEvent, r)
+            self.set_running("task", task_event.task, task_event.member, started, t)
             return
-        if kind == "generation":
-            self.sample_imbalance()
-            protocol = r.get("protocol")
-            if protocol is not None:
-                self.rebalances += 1
-                self.final_protocol = protocol
-                phase = self.phases[-1]
-                phase.rebalances += 1
-                if protocol not in phase.protocols:
-                    phase.protocols.append(protocol)
-        elif kind == "join_group_request":
-            self.join_rounds += 1
-        elif kind == "sync_group_request":
-            self.sync_rounds += 1
-        elif kind == "member_start":
-            member = r.get("member")
-            self.member_gone(member, t)  # a fresh process runs nothing yet
-            self.live[member] = None  # type: ignore[index]
-            config = r.get("config") or {}
-            if config.get("connect.protocol") == "static":
-                claims = set(config.get("static.connectors", ())) | set(
-                    config.get("static.tasks", ())
-                )
-                self.static_claims[member] = claims  # type: ignore[index]
-            else:
-                self.static_claims.pop(member, None)  # type: ignore[arg-type]
-            self.member_order.setdefault(member, None)  # type: ignore[arg-type]
-            self.member_running.setdefault(member, {"task": {}, "connector": {}})  # type: ignore[arg-type]
-        elif kind in ("member_stop", "member_crash"):
-            member = r.get("member")
-            self.member_gone(member, t)
-            self.live.pop(member, None)  # type: ignore[arg-type]
-        elif kind == "config":
-            self.apply_config(r.get("connectors") or {}, t)
-            self.seen_config = True
-        elif kind == "run_start":
-            self.scenario = r.get("scenario")
-            self.seed = r.get("seed")
-            if not self.seen_config and r.get("connectors"):
-                self.apply_config(r["connectors"], t)
-        elif kind == "step":
-            if r.get("action") != "phase":
-                end = step_record_end_ms(r)
+        if (started := _CONNECTOR_TYPES.get(cls)) is not None:
+            connector_event = cast(_ConnectorEvent, r)
+            self.set_running(
+                "connector", connector_event.connector, connector_event.member, started, t
+            )
+            return
+        match r:
+            case k.Generation(protocol=protocol):
+                self.sample_imbalance()
+                if protocol is not None:
+                    self.rebalances += 1
+                    self.final_protocol = protocol
+                    phase = self.phases[-1]
+                    phase.rebalances += 1
+                    if protocol not in phase.protocols:
+                        phase.protocols.append(protocol)
+            case k.JoinGroupRequest():
+                self.join_rounds += 1
+            case k.SyncGroupRequest():
+                self.sync_rounds += 1
+            case k.MemberStart(member=member, config=config):
+                self.member_gone(member, t)  # a fresh process runs nothing yet
+                self.live[member] = None
+                if config.connect_protocol == "static":
+                    self.static_claims[member] = set(config.static_connectors or ()) | set(
+                        config.static_tasks or ()
+                    )
+                else:
+                    self.static_claims.pop(member, None)
+                self.member_order.setdefault(member, None)
+                self.member_running.setdefault(member, {"task": {}, "connector": {}})
+            case k.MemberStop(member=member) | k.MemberCrash(member=member):
+                self.member_gone(member, t)
+                self.live.pop(member, None)
+            case k.Config(connectors=connectors):
+                self.apply_config(connectors, t)
+                self.seen_config = True
+            case k.RunStart(scenario=scenario, seed=seed, connectors=connectors):
+                self.scenario = scenario
+                self.seed = seed
+                if not self.seen_config and connectors:
+                    self.apply_config(connectors, t)
+            case k.Step(action=action) if action != "phase":
+                end = step_end_ms(r)
                 self.last_step_ms = max(end, self.last_step_ms or end)
                 self.saw_step = True
-        elif kind == "phase":
-            name = str(r.get("name"))
-            current = self.phases[-1]
-            if current.implicit and not self.saw_step:
-                current.name = name  # the timeline starts with a phase: it names the first
-                current.implicit = False
-            else:
-                self.phases.append(_Phase(name, t))
-                self.phase_starts.append(t)
-        elif kind == "violation":
-            # Known upstream behaviour is counted under its own name (e.g. KAFKA-13816).
-            invariant = str(r.get("known_issue") or r.get("invariant"))
-            self.violations[invariant] = self.violations.get(invariant, 0) + 1
-            pv = self.phases[-1].violations
-            pv[invariant] = pv.get(invariant, 0) + 1
-        elif kind == "run_end":
-            self.t_end = t
+            case k.Phase(name=name):
+                current = self.phases[-1]
+                if current.implicit and not self.saw_step:
+                    current.name = name  # the timeline starts with a phase: it names the first
+                    current.implicit = False
+                else:
+                    self.phases.append(_Phase(name, t))
+                    self.phase_starts.append(t)
+            case k.Violation():
+                # Known upstream behaviour is counted under its own name (e.g. KAFKA-13816).
+                invariant = r.known_issue or r.invariant
+                self.violations[invariant] = self.violations.get(invariant, 0) + 1
+                pv = self.phases[-1].violations
+                pv[invariant] = pv.get(invariant, 0) + 1
+            case k.RunEnd():
+                self.t_end = t
 
     # ------------------------------------------------------------------ state changes
 
@@ -521,15 +531,21 @@ class ConnectSummarizer:
         return sorted(not_running), sorted(duplicated), sorted(unconfigured), sorted(leftovers)
 
 
-def summarize(records: Sequence[dict[str, Any]]) -> ConnectSummary:
-    """:func:`connect_summary` (the name the engine and the checkers use: a Connect run's
-    ``RunResult.summary``; ``summary.json`` holds its builtins,
-    :func:`scenarios.check.summary_types.summary_dict`)."""
-    return connect_summary(records)
+def summarize(records: Sequence[Mapping[str, Any]]) -> ConnectSummary:
+    """:func:`connect_summary` of a log of record dicts (the name the checkers use: a Connect
+    run's ``RunResult.summary``; ``summary.json`` holds its builtins,
+    :func:`scenarios.check.summary_types.summary_dict`), decoded
+    (:func:`scenarios.eventlog.records.decode_log`).
+
+    Raises:
+        msgspec.ValidationError: a record does not match its kind's Struct.
+    """
+    return connect_summary(decode_log(records))
 
 
-def connect_summary(records: Sequence[dict[str, Any]]) -> ConnectSummary:
-    """Summarize a run from its event log (records in ``seq`` order).
+def connect_summary(records: Iterable[LogRecord]) -> ConnectSummary:
+    """Summarize a run from its event log (typed records in ``seq`` order:
+    :data:`scenarios.eventlog.records.LogRecord`).
 
     Returns its :class:`scenarios.check.summary_types.ConnectSummary` (times in virtual ms):
 

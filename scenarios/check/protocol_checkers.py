@@ -6,8 +6,8 @@ skipped), and returns :class:`scenarios.check.violation.Violation` s (the fields
 ``seq``, ...). A checker declared with :func:`scenarios.check.log_rules.reads_typed` (or
 :func:`scenarios.check.log_rules.reads_all_typed`: the deadline rules, judged at any later
 record) reads the records decoded into their Structs
-(:data:`scenarios.eventlog.records.LogRecord`) and ``match``es on them; only
-``quiet_period_balance`` still reads the record dicts.
+(:data:`scenarios.eventlog.records.LogRecord`) and ``match``es on them (every checker
+here does).
 They complement :class:`scenarios.check.invariants.InvariantChecker` (ownership and state
 table) with the group protocol's own rules; :func:`protocol_violations` runs them all, at the
 end of every simulated run (``end_violations`` of both kinds) and in ``groupsim check``.
@@ -101,7 +101,6 @@ Contract checkers (:mod:`scenarios.check.contracts`: one published KIP rule each
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from scenarios.check.assignment_contracts import check_streams_active_caught_up
 from scenarios.check.contracts import CONTRACT_CHECKERS, CONTRACT_INVARIANTS
@@ -111,13 +110,11 @@ from scenarios.check.fencing_contracts import (
 )
 from scenarios.check.leadership import LEADER_CHANGED, check_leader_continuity
 from scenarios.check.log_rules import (
-    Checker,
     KnownProtocols,
     Record,
     TypedChecker,
     Violation,
     finds_only_with,
-    is_typed,
     kinds_needed,
     kinds_read,
     protocol_vote,
@@ -133,7 +130,7 @@ from scenarios.check.scheduled_delay import SCHEDULED_DELAY, check_scheduled_del
 from scenarios.eventlog import kinds as k
 from scenarios.eventlog import kinds_streams as ks
 from scenarios.eventlog.kinds import Violation as Violated
-from scenarios.eventlog.records import LogRecord, decode_log
+from scenarios.eventlog.records import RECORD_TYPES, LogRecord, decode_log
 
 __all__ = [
     "PROTOCOL_INVARIANTS",
@@ -506,7 +503,7 @@ def check_streams_assignment_disjoint(records: Sequence[LogRecord]) -> list[Viol
     return found
 
 
-_CHECKERS: tuple[Checker | TypedChecker, ...] = (
+_CHECKERS: tuple[TypedChecker, ...] = (
     check_generation_increases,
     check_member_generation,
     check_stale_generation_accepted,
@@ -531,39 +528,38 @@ def protocol_violations(
     records: Sequence[Record], typed: Sequence[LogRecord] | None = None
 ) -> list[Violation]:
     """Every protocol checker over ``records`` (``violation`` records ignored), in checker
-    order. One declared ``log_rules.reads_typed(kinds)`` gets only those, as Structs in log
-    order, from one index of the log by kind (the same verdict, without a scan of the whole
-    log each); one declared ``reads_all_typed`` the whole log as Structs, an undeclared one
-    as dicts; one declared ``finds_only_with`` is not called on a log without those kinds.
-    The log is decoded once for all typed checkers (``typed``, when given: ``records``
-    decoded by ``decode_log``).
+    order, over the log decoded once (``typed``, when given: ``records`` decoded by
+    ``decode_log``). One declared ``log_rules.reads_typed(kinds)`` gets only those Structs,
+    in log order, from one index of the log by kind (the same verdict, without a scan of the
+    whole log each); one declared ``reads_all_typed`` the whole log; one declared
+    ``finds_only_with`` is not called on a log without those kinds.
 
     Raises:
+        KeyError: a record of an unknown ``kind``.
         msgspec.ValidationError: a record does not match its kind's Struct.
     """
-    live: list[Record] = []
-    by_kind: dict[Any, list[int]] = {}
-    for r in records:
-        kind = r.get("kind")
-        if kind == "violation":
+    live: list[LogRecord] = []
+    by_type: dict[type, list[int]] = {}
+    for r in decode_log(records) if typed is None else typed:
+        cls = type(r)
+        if cls is Violated:
             continue
-        by_kind.setdefault(kind, []).append(len(live))
+        by_type.setdefault(cls, []).append(len(live))
         live.append(r)
-    structs: list[LogRecord] = (  # the live records decoded, once for every typed checker
-        decode_log(live) if typed is None else [t for t in typed if not isinstance(t, Violated)]
-    )
     picks: dict[frozenset[str], list[int]] = {}  # kinds -> their live indices, in log order
     found: list[Violation] = []
     for checker in _CHECKERS:
-        if (needed := kinds_needed(checker)) is not None and needed.isdisjoint(by_kind):
+        needed = kinds_needed(checker)
+        if needed is not None and not any(RECORD_TYPES[n] in by_type for n in needed):
             continue  # nothing it judges is in this log: its verdict is [] (finds_only_with)
         kinds = kinds_read(checker)
-        source: Sequence[Any] = structs if is_typed(checker) else live
         if kinds is None:
-            found.extend(checker(source))
+            found.extend(checker(live))
             continue
         picked = picks.get(kinds)
         if picked is None:
-            picked = picks[kinds] = sorted(i for kind in kinds for i in by_kind.get(kind, ()))
-        found.extend(checker([source[i] for i in picked]))
+            picked = picks[kinds] = sorted(
+                i for kind in kinds for i in by_type.get(RECORD_TYPES[kind], ())
+            )
+        found.extend(checker([live[i] for i in picked]))
     return found

@@ -34,7 +34,6 @@ logs are not judged here (their settling rules are KIP-441's, docs/streams.md).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import msgspec
 from msgspec import UNSET
@@ -43,12 +42,12 @@ from scenarios import kinds
 from scenarios.check.bounds import BOUND_KINDS, bound_from_log
 from scenarios.check.invariants import InvariantChecker
 from scenarios.check.liveness import liveness_violations
-from scenarios.check.metrics import ConnectSummarizer, step_end_ms, summarize
+from scenarios.check.log_rules import reads_all_typed
+from scenarios.check.metrics import ConnectSummarizer, connect_summary, step_end_ms
 from scenarios.check.summary_types import ConnectSummary
 from scenarios.check.violation import Violation
 from scenarios.eventlog import kinds as k
-from scenarios.eventlog.kinds import Fault, Step
-from scenarios.eventlog.records import LogRecord, decode_kinds, decode_log
+from scenarios.eventlog.records import RECORD_TYPES, LogRecord, record_to_dict
 
 __all__ = [
     "QUIET_PERIOD_BALANCE",
@@ -59,36 +58,40 @@ __all__ = [
 
 QUIET_PERIOD_BALANCE = "quiet_period_balance"
 
-_LIFECYCLE = ("member_start", "member_stop", "member_crash", "config")
+#: The Structs of the records a disturbance is (a ``step``/``fault`` only some of them).
+_DISTURBANCE_TYPES = frozenset(
+    {k.Step, k.Fault, k.MemberStart, k.MemberStop, k.MemberCrash, k.Config}
+)
+#: The Structs :func:`scenarios.check.bounds.bound_from_log` reads.
+_BOUND_TYPES = frozenset(RECORD_TYPES[kind] for kind in BOUND_KINDS)
 
 
-def _disturbance(record: dict[str, Any]) -> tuple[int, int] | None:
-    """``(start, end)`` of the disturbance ``record`` is (virtual ms), or None. A ``step`` or
-    ``fault`` record is decoded into its Struct (they are few)."""
-    kind = record.get("kind")
-    if kind in _LIFECYCLE:
-        t = int(record.get("t_ms") or 0)
-        return t, t
-    if kind not in ("step", "fault"):
-        return None
-    match msgspec.convert(record, Step if kind == "step" else Fault):
-        case Step(action="phase"):
+def _disturbance(record: LogRecord) -> tuple[int, int] | None:
+    """``(start, end)`` of the disturbance ``record`` is (virtual ms), or None."""
+    match record:
+        case k.Step(action="phase"):
             return None
-        case Step() as step:
+        case k.Step() as step:
             return step.t_ms, step_end_ms(step)
-        case Fault(until_ms=int(until)) as fault:
+        case k.Fault(until_ms=int(until)) as fault:
             return fault.t_ms, max(fault.t_ms, until)
-        case Fault() as fault:
+        case k.Fault() as fault:
             return fault.t_ms, max(fault.t_ms, step_end_ms(fault))
+        case k.MemberStart() | k.MemberStop() | k.MemberCrash() | k.Config():
+            return record.t_ms, record.t_ms
     return None
 
 
-def quiet_periods(records: Sequence[dict[str, Any]], bound_ms: int) -> list[tuple[int, int]]:
-    """The quiet periods of ``records`` longer than ``bound_ms`` that end before the run does,
-    as ``(start, next disturbance)`` pairs (virtual ms)."""
+def quiet_periods(records: Sequence[LogRecord], bound_ms: int) -> list[tuple[int, int]]:
+    """The quiet periods of ``records`` (typed: :data:`scenarios.eventlog.records.LogRecord`)
+    longer than ``bound_ms`` that end before the run does, as ``(start, next disturbance)``
+    pairs (virtual ms)."""
     out: list[tuple[int, int]] = []
     settled: int | None = None  # when every disturbance so far has ended
+    disturbing = _DISTURBANCE_TYPES
     for record in records:
+        if type(record) not in disturbing:
+            continue  # (most records: one set lookup)
         span = _disturbance(record)
         if span is None:
             continue
@@ -99,7 +102,7 @@ def quiet_periods(records: Sequence[dict[str, Any]], bound_ms: int) -> list[tupl
     return out
 
 
-def _converged_at(records: Sequence[dict[str, Any]], times: Sequence[int]) -> list[bool]:
+def _converged_at(records: Sequence[LogRecord], times: Sequence[int]) -> list[bool]:
     """Whether the run had converged (``summarize``'s ``converged``) after every record with
     ``t_ms`` <= each of ``times`` (ascending). One pass."""
     summarizer = ConnectSummarizer()
@@ -110,7 +113,7 @@ def _converged_at(records: Sequence[dict[str, Any]], times: Sequence[int]) -> li
         return summarizer.convergence().holds()
 
     for record in records:
-        while pending and record.get("t_ms", 0) > pending[0]:
+        while pending and record.t_ms > pending[0]:
             out.append(judge())
             pending.pop(0)
         if not pending:
@@ -120,21 +123,30 @@ def _converged_at(records: Sequence[dict[str, Any]], times: Sequence[int]) -> li
     return out
 
 
-def _with_safety_violations(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def _with_safety_violations(records: Sequence[LogRecord]) -> list[LogRecord]:
     """``records`` with the safety checker's ``violation`` records in place (re-derived, so a
-    log read back without them attributes known issues the same way)."""
+    log read back without them attributes known issues the same way). The online checker
+    reads record dicts: each record is encoded back (:func:`scenarios.eventlog.records.
+    record_to_dict`; only for a quiet period that did not converge)."""
     checker = InvariantChecker()
-    out: list[dict[str, Any]] = []
+    out: list[LogRecord] = []
     for record in records:
-        if record.get("kind") == "violation":
+        if isinstance(record, k.Violation):
             continue
         out.append(record)
-        for violation in checker.feed(record):
-            seq = record.get("seq")
-            out.append(
-                {"t_ms": record.get("t_ms"), "seq": seq, "kind": "violation", **violation.fields()}
-            )
+        for violation in checker.feed(record_to_dict(record)):
+            fields = {"t_ms": record.t_ms, "seq": record.seq, "kind": "violation"}
+            out.append(msgspec.convert({**fields, **violation.fields()}, k.Violation))
     return out
+
+
+def _kind_of(records: Sequence[LogRecord]) -> kinds.GroupKind:
+    """:func:`scenarios.kinds.of_log` of a typed log: the ``app`` of a ``run_start`` among its
+    first three records."""
+    for r in records[:3]:
+        if isinstance(r, k.RunStart) and r.app is not UNSET:
+            return kinds.get(r.app)
+    return kinds.get(kinds.DEFAULT)
 
 
 def _duplicates_started_by_known_issues(
@@ -168,18 +180,20 @@ def _duplicates_started_by_known_issues(
     return issues[duplicates[0]]
 
 
-def check_quiet_period_balance(records: Sequence[dict[str, Any]]) -> list[Violation]:
-    """``quiet_period_balance`` violations of a Connect log (``[]`` for a log whose kind has no
+@reads_all_typed
+def check_quiet_period_balance(records: Sequence[LogRecord]) -> list[Violation]:
+    """``quiet_period_balance`` violations of a Connect log (typed:
+    :data:`scenarios.eventlog.records.LogRecord`; ``[]`` for a log whose kind has no
     such rule, :attr:`scenarios.kinds.GroupKind.quiet_period_balance`: Streams): one per
     quiet period longer than the bound after which the group had not converged, with the
     end-of-run check's fields (``tasks``/``connectors`` or ``task_counts``/
     ``connector_counts``), ``quiet_from_ms``, ``checked_at_ms``, ``bound_ms``, ``known_issue``
     when a known upstream issue explains it, and ``cause_seq`` (the last record at or before
     the checked time)."""
-    if not records or not kinds.of_log(records, within=3).quiet_period_balance:
+    if not records or not _kind_of(records).quiet_period_balance:
         return []
-    live = [r for r in records if r.get("kind") != "violation"]
-    bound = bound_from_log(list(decode_kinds(live, BOUND_KINDS)))
+    live = [r for r in records if not isinstance(r, k.Violation)]
+    bound = bound_from_log([r for r in live if type(r) in _BOUND_TYPES])
     periods = quiet_periods(live, bound)
     if not periods:
         return []
@@ -188,9 +202,9 @@ def check_quiet_period_balance(records: Sequence[dict[str, Any]]) -> list[Violat
     for (start, _), at, ok in zip(periods, checks, _converged_at(live, checks), strict=True):
         if ok:
             continue
-        prefix = [r for r in live if r.get("t_ms", 0) <= at]
-        checked = decode_log(_with_safety_violations(prefix))
-        summary = summarize(prefix)
+        prefix = [r for r in live if r.t_ms <= at]
+        checked = _with_safety_violations(prefix)
+        summary = connect_summary(prefix)
         judged = liveness_violations(checked, summary)
         issue = _duplicates_started_by_known_issues(checked, summary)
         for violation in judged:
@@ -205,14 +219,14 @@ def as_quiet_period_violation(
     unsettled: str,
     start: int,
     bound: int,
-    prefix: Sequence[dict[str, Any]],
+    prefix: Sequence[LogRecord],
 ) -> Violation:
     """An end-of-run ``liveness``/``balance`` violation judged ``bound`` virtual ms into the
     quiet period from ``start`` (over ``prefix``, the log up to then), as a
     ``quiet_period_balance`` violation: its fields, a detail naming the period (``unsettled``
     words what a ``liveness`` problem means: Connect's "converged", Streams' "settled"),
     ``quiet_from_ms``, ``checked_at_ms``, ``bound_ms`` and ``cause_seq`` (the last record of
-    ``prefix``)."""
+    ``prefix``, typed records)."""
     at = start + bound
     what = unsettled if violation.invariant == "liveness" else "balanced"
     detail = violation.detail.split(": ", 1)[-1]
@@ -224,5 +238,5 @@ def as_quiet_period_violation(
         quiet_from_ms=start,
         checked_at_ms=at,
         bound_ms=bound,
-        cause_seq=prefix[-1].get("seq") if prefix else None,
+        cause_seq=prefix[-1].seq if prefix else None,
     )

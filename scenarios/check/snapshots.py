@@ -24,14 +24,24 @@ Records read: ``assignment`` (Connect fields), ``revoke``, ``task_start`` /
 ``connector_start`` and ``task_started`` / ``connector_started`` (the herder starts only what
 its assignment gave it: in the snapshot),
 ``task_stop`` / ``connector_stop`` (being stopped: not left running), ``task_stopped`` /
-``connector_stopped``, ``member_start`` / ``member_stop`` / ``member_crash``.
+``connector_stopped``, ``member_start`` / ``member_stop`` / ``member_crash``, typed
+(:data:`scenarios.eventlog.records.LogRecord`; the online
+:class:`scenarios.check.invariants.InvariantChecker`, fed record dicts as they are emitted,
+calls the same steps through :func:`scenarios.check.invariant_state.feed_snapshots`).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import cast
 
-__all__ = ["SnapshotTracker", "SNAPSHOT_KINDS"]
+from msgspec import UNSET
+
+from scenarios.eventlog import kinds as k
+from scenarios.eventlog import kinds_connect as kc
+from scenarios.eventlog.records import RECORD_TYPES, LogRecord
+
+__all__ = ["SnapshotTracker", "SNAPSHOT_KINDS", "SNAPSHOT_TYPES", "Instance"]
 
 #: the record kinds :meth:`SnapshotTracker.feed` reads
 SNAPSHOT_KINDS = frozenset(
@@ -51,14 +61,10 @@ SNAPSHOT_KINDS = frozenset(
         "member_crash",
     }
 )
-_STARTS = {
-    "task_start": "task",
-    "connector_start": "connector",
-    "task_started": "task",
-    "connector_started": "connector",
-}
-_STOPS = {"task_stop": "task", "connector_stop": "connector"}
-_STOPPED = {"task_stopped": "task", "connector_stopped": "connector"}
+#: their Structs
+SNAPSHOT_TYPES = frozenset(RECORD_TYPES[kind] for kind in SNAPSHOT_KINDS)
+#: a task or connector: ``("task" | "connector", id)``
+Instance = tuple[str, str]
 
 #: Connect's eager protocol name (``ConnectProtocolCompatibility.EAGER``)
 _EAGER = "default"
@@ -76,55 +82,113 @@ class SnapshotTracker:
     __slots__ = ("_snapshots", "_revoked")
 
     def __init__(self) -> None:
-        self._snapshots: dict[str, set[tuple[str, str]]] = {}
+        self._snapshots: dict[str, set[Instance]] = {}
         # instances a revocation named that the member has not stopped (or started) since
-        self._revoked: dict[str, set[tuple[str, str]]] = {}
+        self._revoked: dict[str, set[Instance]] = {}
 
-    def feed(self, record: dict[str, Any]) -> None:
-        """Apply one record (others are ignored). O(size of the record's lists)."""
-        kind = record.get("kind")
-        if kind not in SNAPSHOT_KINDS:
+    def feed(self, record: LogRecord) -> None:
+        """Apply one typed record (others are ignored). O(size of the record's lists)."""
+        step = _TASK_STEPS.get(type(record))
+        if step is not None:  # the most frequent: by exact class, no chain of patterns
+            task_event = cast(_TaskEvent, record)
+            step(self, task_event.member, ("task", task_event.task))
             return
-        member = str(record.get("member"))
-        # (kind is one of SNAPSHOT_KINDS: a str; no empty set is built for a lookup that
-        # misses, these being the most frequent records here)
-        if (what := _STARTS.get(kind)) is not None:
-            # the herder starts only what its latest assignment gave it: in the snapshot
-            instance = (what, str(record.get(what)))
-            if (revoked := self._revoked.get(member)) is not None:
-                revoked.discard(instance)
-            if (held := self._snapshots.get(member)) is None:
-                held = self._snapshots[member] = set()
-            held.add(instance)
-        elif (what := _STOPS.get(kind)) is not None:
-            # being stopped (revoked, shut down): no longer left running
-            self._revoked.setdefault(member, set()).add((what, str(record.get(what))))
-        elif (what := _STOPPED.get(kind)) is not None:
-            if (revoked := self._revoked.get(member)) is not None:
-                revoked.discard((what, str(record.get(what))))
-        elif kind == "assignment":
-            if record.get("connectors") is None and record.get("tasks") is None:
-                return  # a Streams assignment
-            held = self._snapshots.get(member, set())
-            if record.get("protocol") == _EAGER:
-                held = set()
-            else:
-                gone = {("connector", c) for c in record.get("revoked_connectors") or ()}
-                gone |= {("task", t) for t in record.get("revoked_tasks") or ()}
-                self._revoked.setdefault(member, set()).update(gone)
-                held = held - gone
-            held |= {("connector", c) for c in record.get("connectors") or ()}
-            held |= {("task", t) for t in record.get("tasks") or ()}
-            self._snapshots[member] = held
-        elif kind == "revoke":
-            named = {("connector", c) for c in record.get("connectors") or ()}
-            named |= {("task", t) for t in record.get("tasks") or ()}
-            self._revoked.setdefault(member, set()).update(named)
-            if record.get("reason") == "coordinator_lost" and member in self._snapshots:
-                self._snapshots[member] = set()
-        else:  # the process (re)starts or is gone: it runs nothing
-            self._snapshots.pop(member, None)
-            self._revoked.pop(member, None)
+        match record:
+            case kc.TaskStart(member=member, task=task) | kc.TaskStarted(member=member, task=task):
+                self.started(member, ("task", task))
+            case kc.TaskStop(member=member, task=task):
+                self.stopping(member, ("task", task))
+            case kc.TaskStopped(member=member, task=task):
+                self.stopped(member, ("task", task))
+            case (
+                kc.ConnectorStart(member=member, connector=connector)
+                | kc.ConnectorStarted(member=member, connector=connector)
+            ):
+                self.started(member, ("connector", connector))
+            case kc.ConnectorStop(member=member, connector=connector):
+                self.stopping(member, ("connector", connector))
+            case kc.ConnectorStopped(member=member, connector=connector):
+                self.stopped(member, ("connector", connector))
+            case k.Assignment(member=member, protocol=protocol):
+                if record.connectors is not UNSET or record.tasks is not UNSET:
+                    self.assigned(
+                        member,
+                        protocol,
+                        record.connectors or (),
+                        record.tasks or (),
+                        record.revoked_connectors or (),
+                        record.revoked_tasks or (),
+                    )
+            case k.Revoke(member=member, connectors=connectors, tasks=tasks, reason=reason):
+                self.revoked(member, connectors, tasks, reason)
+            case (
+                k.MemberStart(member=member)
+                | k.MemberStop(member=member)
+                | k.MemberCrash(member=member)
+            ):
+                self.gone(member)
+
+    # ------------------------------------------------------------------ the steps
+
+    def started(self, member: str, instance: Instance) -> None:
+        """``member``'s herder starts (or started) ``instance``: the herder starts only what
+        its latest assignment gave it, so it is in the snapshot."""
+        if (revoked := self._revoked.get(member)) is not None:
+            revoked.discard(instance)
+        if (held := self._snapshots.get(member)) is None:
+            held = self._snapshots[member] = set()
+        held.add(instance)
+
+    def stopping(self, member: str, instance: Instance) -> None:
+        """``member`` is stopping ``instance`` (revoked, shut down): no longer left running."""
+        self._revoked.setdefault(member, set()).add(instance)
+
+    def stopped(self, member: str, instance: Instance) -> None:
+        """``member`` stopped ``instance``."""
+        if (revoked := self._revoked.get(member)) is not None:
+            revoked.discard(instance)
+
+    def assigned(
+        self,
+        member: str,
+        protocol: str,
+        connectors: Iterable[str],
+        tasks: Iterable[str],
+        revoked_connectors: Iterable[str],
+        revoked_tasks: Iterable[str],
+    ) -> None:
+        """``member`` applied a Connect assignment of ``protocol`` (``onJoinComplete``):
+        under eager the snapshot becomes the assignment; else the revoked items leave it
+        (being stopped) and the assigned ones join it."""
+        held = self._snapshots.get(member, set())
+        if protocol == _EAGER:
+            held = set()
+        else:
+            gone = {("connector", c) for c in revoked_connectors}
+            gone |= {("task", t) for t in revoked_tasks}
+            self._revoked.setdefault(member, set()).update(gone)
+            held = held - gone
+        held |= {("connector", c) for c in connectors}
+        held |= {("task", t) for t in tasks}
+        self._snapshots[member] = held
+
+    def revoked(
+        self, member: str, connectors: Iterable[str], tasks: Iterable[str], reason: str
+    ) -> None:
+        """``member`` revokes ``connectors`` and ``tasks``; a lost coordinator
+        (``reason`` ``coordinator_lost``) drops its snapshot."""
+        named = {("connector", c) for c in connectors}
+        named |= {("task", t) for t in tasks}
+        self._revoked.setdefault(member, set()).update(named)
+        if reason == "coordinator_lost" and member in self._snapshots:
+            self._snapshots[member] = set()
+
+    def gone(self, member: str) -> None:
+        """``member``'s process (re)starts or is gone: it runs nothing."""
+        self._snapshots.pop(member, None)
+        self._revoked.pop(member, None)
+
+    # ------------------------------------------------------------------ questions
 
     def holds(self, member: str, kind: str, instance: str) -> bool:
         """Whether ``member``'s snapshot holds the instance (``kind``: task or connector)."""
@@ -139,3 +203,13 @@ class SnapshotTracker:
             and not self.holds(member, kind, instance)
             and (kind, instance) not in self._revoked.get(member, ())
         )
+
+
+_TaskEvent = kc.TaskStart | kc.TaskStarted | kc.TaskStop | kc.TaskStopped
+#: The task events, by exact class: the step each is.
+_TASK_STEPS: dict[type, Callable[[SnapshotTracker, str, Instance], None]] = {
+    kc.TaskStart: SnapshotTracker.started,
+    kc.TaskStarted: SnapshotTracker.started,
+    kc.TaskStop: SnapshotTracker.stopping,
+    kc.TaskStopped: SnapshotTracker.stopped,
+}

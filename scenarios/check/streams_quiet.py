@@ -19,32 +19,34 @@ this check runs with the simulation (``groupsim run``, chaos), not on a bare log
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from scenarios.check.quiet_periods import as_quiet_period_violation, quiet_periods
 from scenarios.check.streams_bounds import streams_bound_for
 from scenarios.check.streams_summary import streams_end_violations, summarize_streams
 from scenarios.check.violation import Violation
+from scenarios.eventlog import kinds as k
+from scenarios.eventlog.records import LogRecord
 from scenarios.input.streams import LoadedStreamsScenario
 
 __all__ = ["streams_quiet_period_violations"]
 
 
 def streams_quiet_period_violations(
-    records: Sequence[dict[str, Any]], loaded: LoadedStreamsScenario
+    records: Sequence[LogRecord], loaded: LoadedStreamsScenario
 ) -> list[Violation]:
-    """``quiet_period_balance`` violations of a Streams run's log: one per unsettled end of a
-    quiet period longer than the bound, with the end-of-run check's fields plus
-    ``quiet_from_ms``, ``checked_at_ms``, ``bound_ms`` and ``cause_seq`` (the last record at or
-    before the checked time). Times are virtual ms."""
-    live = [r for r in records if r.get("kind") != "violation"]
+    """``quiet_period_balance`` violations of a Streams run's log (typed records:
+    :data:`scenarios.eventlog.records.LogRecord`): one per unsettled end of a quiet period
+    longer than the bound, with the end-of-run check's fields plus ``quiet_from_ms``,
+    ``checked_at_ms``, ``bound_ms`` and ``cause_seq`` (the last record at or before the checked
+    time). Times are virtual ms."""
+    live = [r for r in records if not isinstance(r, k.Violation)]
     found: list[Violation] = []
     for start, next_disturbance in quiet_periods(live, 0):
         bound = streams_bound_for(loaded, start)
         at = start + bound
         if next_disturbance - start <= bound:
             continue
-        prefix = [r for r in live if r.get("t_ms", 0) <= at]
+        prefix = [r for r in live if r.t_ms <= at]
         for violation in streams_end_violations(summarize_streams(prefix, loaded)):
             found.append(as_quiet_period_violation(violation, "settled", start, bound, prefix))
     return found

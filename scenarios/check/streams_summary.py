@@ -11,11 +11,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import msgspec
+from msgspec import UNSET
 
 from members.assignors.streams import TaskId
 from scenarios.check.expect import evaluate
 from scenarios.check.invariants import STATIC_MEMBER_KEPT
-from scenarios.check.metrics import connect_summary, step_record_end_ms
+from scenarios.check.metrics import connect_summary, step_end_ms
 from scenarios.check.summary_types import (
     AssignmentCost,
     ClientTasks,
@@ -28,7 +29,10 @@ from scenarios.check.summary_types import (
     WorkerCounts,
 )
 from scenarios.check.violation import Violation
+from scenarios.eventlog import kinds as k
+from scenarios.eventlog import kinds_streams as ks
 from scenarios.eventlog.kinds_streams import StreamsAssignment
+from scenarios.eventlog.records import LogRecord
 from scenarios.input.streams import ClientAssignment, LoadedStreamsScenario
 
 __all__ = [
@@ -53,7 +57,7 @@ class _StreamsState:
 
 
 def summarize_streams(
-    records: Sequence[dict[str, Any]],
+    records: Sequence[LogRecord],
     loaded: LoadedStreamsScenario,
     base: ConnectSummary | None = None,
 ) -> StreamsSummary:
@@ -63,35 +67,23 @@ def summarize_streams(
     return streams_summary(records, loaded, base)
 
 
-#: The record kinds :func:`streams_summary` reads itself (beyond ``connect_summary``'s pass).
-_SUMMARY_KINDS = frozenset(
-    {
-        "member_start",
-        "member_stop",
-        "member_crash",
-        "member_fatal",
-        "active_task_start",
-        "active_task_running",
-        "active_task_stopped",
-        "standby_task_start",
-        "standby_task_stopped",
-        "streams_assignment",
-        "probing_rebalance_scheduled",
-        "timer_fired",
-        "generation",
-        "join_group_response",
-        "member_replaced",
-        "step",
-    }
+#: The Structs :func:`streams_summary` reads itself (beyond ``connect_summary``'s pass).
+_SUMMARY_TYPES = frozenset(
+    {k.MemberStart, k.MemberStop, k.MemberCrash, k.MemberFatal, k.TimerFired, k.Generation}
+    | {k.JoinGroupResponse, k.MemberReplaced, k.Step, ks.ProbingRebalanceScheduled}
+    | {ks.ActiveTaskStart, ks.ActiveTaskRunning, ks.ActiveTaskStopped, ks.StreamsAssignment}
+    | {ks.StandbyTaskStart, ks.StandbyTaskStopped}
 )
 
 
 def streams_summary(
-    records: Sequence[dict[str, Any]],
+    records: Sequence[LogRecord],
     loaded: LoadedStreamsScenario,
     base: ConnectSummary | None = None,
 ) -> StreamsSummary:
-    """The run summary of a Streams log (:class:`scenarios.check.summary_types.StreamsSummary`):
+    """The run summary of a Streams log, typed records in ``seq`` order
+    (:data:`scenarios.eventlog.records.LogRecord`;
+    :class:`scenarios.check.summary_types.StreamsSummary`):
     :func:`scenarios.check.metrics.connect_summary`'s keys (phases,
     rebalances, rounds, violations, ...) with the task keys recomputed for Streams, plus
     ``streams`` (docs/streams.md):
@@ -176,83 +168,84 @@ def streams_summary(
 
     holder: dict[str, str] = {}  # member id -> the client it was given to
     for r in records:
-        kind = r["kind"]
-        if kind not in _SUMMARY_KINDS:
-            continue  # (most records: one set lookup instead of the comparisons below)
-        t = r["t_ms"]
-        m: str = r.get("member") or ""
-        if kind == "member_start":
-            cfg = r.get("config") or {}
-            st.live[m] = None
-            st.active[m] = {}
-            st.standby[m] = set()
-            st.capacity[m] = int(cfg.get("num.stream.threads", 1))
-            st.pid_name[str(cfg.get("process_id"))] = m
-            st.tags[m] = dict(cfg.get("client.tags") or {})
-        elif kind in ("member_stop", "member_crash", "member_fatal"):
-            # member_fatal: the stream thread died (e.g. FENCED_INSTANCE_ID); it runs nothing
-            st.live.pop(m, None)
-            for key in [k for k in restoring_since if k[0] == m]:
-                del restoring_since[key]
-                abandoned += 1
-        elif kind == "active_task_start":
-            task = r["task"]
-            st.active.setdefault(m, {})[task] = "restoring"
-            restoring_since[(m, task)] = t
-            if task in last_ran and last_ran[task] != m:
-                phase_moves[phase_at(t)] += 1
-            last_change = t
-        elif kind == "active_task_running":
-            task = r["task"]
-            st.active.setdefault(m, {})[task] = "running"
-            if (m, task) in restoring_since:
-                restore_ms.append(t - restoring_since.pop((m, task)))
-            last_ran[task] = m
-            set_running(task, m, True, t)
-        elif kind == "active_task_stopped":
-            st.active.get(m, {}).pop(r["task"], None)
-            abandoned += restoring_since.pop((m, r["task"]), None) is not None
-            set_running(r["task"], m, False, t)
-        elif kind == "standby_task_start":
-            st.standby.setdefault(m, set()).add(r["task"])
-            last_change = t
-        elif kind == "standby_task_stopped":
-            st.standby.get(m, set()).discard(r["task"])
-            last_change = t
-        elif kind == "streams_assignment" and int(r["generation"]) >= group_generation:
-            # (an older generation's is a stale leader's: a member stalled mid-join handled
-            # the lost round's JoinGroup answer late, and its SyncGroup is refused)
-            table = {
-                st.pid_name.get(pid, pid): ClientTasks(active=c["active"], standby=c["standby"])
-                for pid, c in r["clients"].items()
-            }
-            table = dict(sorted(table.items()))
-            decisions.append(msgspec.convert(r, StreamsAssignment))
-            warmups += sum(len(c["warmups"]) for c in r["clients"].values())
-            if not history or history[-1] != table:
-                history.append(table)
-            if "cost" in r:
-                costs.append(AssignmentCost(generation=r["generation"], **r["cost"]))
-        elif kind == "probing_rebalance_scheduled":
-            probing_scheduled += 1
-        elif kind == "timer_fired" and r.get("key") == "probing-rebalance":
-            probing_fired += 1
-        elif kind == "generation":
-            last_members = list(r.get("members") or ())
-            group_generation = int(r["generation"])
-        elif kind == "join_group_response" and r.get("error") == "NONE":
-            holder[str(r.get("member_id"))] = m
-        elif kind == "member_replaced":
-            # KIP-345: another process took over a static member's id (the zombie fault); in
-            # Stable without a rebalance, so the old process's decision is now the new one's
-            previous = holder.get(str(r.get("old_member_id")))
-            holder[str(r.get("member_id"))] = m
-            if previous is not None and previous != m:
-                for pid in [p for p, name in st.pid_name.items() if name == previous]:
-                    st.pid_name[pid] = m
-        elif kind == "step" and r.get("action") != "phase":
-            end = step_record_end_ms(r)  # from the step's end, as Connect's summary
-            last_step = end if last_step is None else max(last_step, end)
+        if type(r) not in _SUMMARY_TYPES:
+            continue  # (most records: one set lookup instead of the cases below)
+        t = r.t_ms
+        match r:
+            case k.MemberStart(member=m, config=cfg):
+                st.live[m] = None
+                st.active[m] = {}
+                st.standby[m] = set()
+                threads = cfg.num_stream_threads
+                st.capacity[m] = 1 if threads is UNSET else threads
+                st.pid_name[str(None if cfg.process_id is UNSET else cfg.process_id)] = m
+                st.tags[m] = dict(cfg.client_tags or {})
+            case k.MemberStop(member=m) | k.MemberCrash(member=m) | k.MemberFatal(member=m):
+                # member_fatal: the stream thread died (e.g. FENCED_INSTANCE_ID); it runs nothing
+                st.live.pop(m, None)
+                for key in [key for key in restoring_since if key[0] == m]:
+                    del restoring_since[key]
+                    abandoned += 1
+            case ks.ActiveTaskStart(member=m, task=task):
+                st.active.setdefault(m, {})[task] = "restoring"
+                restoring_since[(m, task)] = t
+                if task in last_ran and last_ran[task] != m:
+                    phase_moves[phase_at(t)] += 1
+                last_change = t
+            case ks.ActiveTaskRunning(member=m, task=task):
+                st.active.setdefault(m, {})[task] = "running"
+                if (m, task) in restoring_since:
+                    restore_ms.append(t - restoring_since.pop((m, task)))
+                last_ran[task] = m
+                set_running(task, m, True, t)
+            case ks.ActiveTaskStopped(member=m, task=task):
+                st.active.get(m, {}).pop(task, None)
+                abandoned += restoring_since.pop((m, task), None) is not None
+                set_running(task, m, False, t)
+            case ks.StandbyTaskStart(member=m, task=task):
+                st.standby.setdefault(m, set()).add(task)
+                last_change = t
+            case ks.StandbyTaskStopped(member=m, task=task):
+                st.standby.get(m, set()).discard(task)
+                last_change = t
+            case ks.StreamsAssignment(generation=generation) if generation >= group_generation:
+                # (an older generation's is a stale leader's: a member stalled mid-join handled
+                # the lost round's JoinGroup answer late, and its SyncGroup is refused)
+                table = {
+                    st.pid_name.get(pid, pid): ClientTasks(active=c.active, standby=c.standby)
+                    for pid, c in r.clients.items()
+                }
+                table = dict(sorted(table.items()))
+                decisions.append(r)
+                warmups += sum(len(c.warmups) for c in r.clients.values())
+                if not history or history[-1] != table:
+                    history.append(table)
+                if r.cost is not UNSET:
+                    costs.append(
+                        AssignmentCost(
+                            generation=generation, before=r.cost.before, after=r.cost.after
+                        )
+                    )
+            case ks.ProbingRebalanceScheduled():
+                probing_scheduled += 1
+            case k.TimerFired(key="probing-rebalance"):
+                probing_fired += 1
+            case k.Generation(members=members, generation=generation):
+                last_members = list(members)
+                group_generation = generation
+            case k.JoinGroupResponse(error="NONE", member=m, member_id=member_id):
+                holder[member_id] = m
+            case k.MemberReplaced(member=m, member_id=member_id, old_member_id=old_member_id):
+                # KIP-345: another process took over a static member's id (the zombie fault); in
+                # Stable without a rebalance, so the old process's decision is now the new one's
+                previous = holder.get(old_member_id)
+                holder[member_id] = m
+                if previous is not None and previous != m:
+                    for pid in [p for p, name in st.pid_name.items() if name == previous]:
+                        st.pid_name[pid] = m
+            case k.Step(action=action) if action != "phase":
+                end = step_end_ms(r)  # from the step's end, as Connect's summary
+                last_step = end if last_step is None else max(last_step, end)
 
     end = base.end_ms
     never = sorted(t for t in tasks if t not in ever)
@@ -569,13 +562,13 @@ def streams_expect_failures(expect: Any, summary: StreamsSummary) -> list[str]:
 
     history = streams.assignment_history
     i = 0
-    for k, want in enumerate(expect.assignments):
+    for n, want in enumerate(expect.assignments):
         w = table(want)
         while i < len(history) and history[i] != w:
             i += 1
         if i == len(history):
             failures.append(
-                f"assignments[{k}]: expected {_shown(w)} to follow the previous expected "
+                f"assignments[{n}]: expected {_shown(w)} to follow the previous expected "
                 "assignment, "
                 f"not found in the leader's assignments"
             )

@@ -15,7 +15,7 @@ explicit ``null`` stays ``null`` when a record is re-encoded (:func:`record_to_d
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any, cast
 
 import msgspec
@@ -28,6 +28,7 @@ from scenarios.eventlog import kinds_serve as kv
 from scenarios.eventlog import kinds_streams as ks
 
 __all__ = [
+    "DecodedLog",
     "LogRecord",
     "RECORD_TYPES",
     "decode_kinds",
@@ -175,6 +176,44 @@ def decode_log(records: Iterable[Mapping[str, Any]]) -> list[LogRecord]:
         convert(record, types[record["kind"]])  # type: ignore[misc]
         for record in records
     ]
+
+
+class DecodedLog:
+    """:func:`decode_log` of a log that grows by appends between calls, each record decoded
+    once: :meth:`of` decodes only the records added since its last call when it is given the
+    same list, grown (the engine's ``EventLog.records``: the runner checks the log at the end
+    of a run and summarizes it again after the checks' records and ``run_end``). Any other
+    list is decoded from its start."""
+
+    __slots__ = ("_records", "_typed", "_last")
+
+    def __init__(self) -> None:
+        self._records: Sequence[Mapping[str, Any]] | None = None
+        self._typed: list[LogRecord] = []
+        self._last: Mapping[str, Any] | None = None
+
+    def of(self, records: Sequence[Mapping[str, Any]]) -> list[LogRecord]:
+        """``decode_log(records)`` (a new list).
+
+        Raises:
+            KeyError: a record of an unknown ``kind``.
+            msgspec.ValidationError: a record does not match its kind's Struct.
+        """
+        done = len(self._typed)
+        grown = records is self._records and len(records) >= done
+        if not grown or (done and records[done - 1] is not self._last):
+            self._records, self._typed, done = records, [], 0
+        self._typed.extend(decode_log(records[done:]))
+        self._last = records[-1] if records else None
+        return list(self._typed)
+
+    def release_at_end(self, records: Sequence[Mapping[str, Any]]) -> None:
+        """Let the decoded records go once ``records`` ends with ``run_end`` (nothing more will
+        be appended; a run's kind lives on in a reference cycle with its engine, and Structs
+        held until a full collection cost every later collection): a later :meth:`of`
+        decodes from the start."""
+        if records and records[-1]["kind"] == "run_end":
+            self._records, self._typed, self._last = None, [], None
 
 
 def record_to_dict(record: LogRecord) -> dict[str, Any]:

@@ -33,7 +33,7 @@ from scenarios.check.liveness import liveness_violations
 from scenarios.check.protocol_checkers import protocol_violations
 from scenarios.check.summary_types import ConnectSummary
 from scenarios.check.violation import Violation
-from scenarios.eventlog.records import decode_log
+from scenarios.eventlog.records import DecodedLog
 from scenarios.input import schema
 from scenarios.input.loader import LoadedScenario
 from scenarios.input.steps import Planned
@@ -65,7 +65,9 @@ class ConnectKind:
         self.session_key: SessionKey | None = None
         self.worker_configs: dict[str, WorkerConfig] = {}
         self._engine: Engine | None = None
-        self._summaries = GrowingLogSummary()
+        #: the run's log decoded once for the summaries and the end-of-run checks
+        self._decoded = DecodedLog()
+        self._summaries = GrowingLogSummary(self._decoded)
 
     def run_start_fields(self) -> dict[str, Any]:
         return {
@@ -152,19 +154,21 @@ class ConnectKind:
         """:func:`scenarios.check.metrics.summarize`: the run's log is summarized before the
         end-of-run checks and again at its end, so only its new records are read the second
         time (:class:`scenarios.check.growing_summary.GrowingLogSummary`)."""
-        return self._summaries.summary(records)
+        summary = self._summaries.summary(records)
+        self._decoded.release_at_end(records)
+        return summary
 
     def end_violations(
         self, records: list[dict[str, Any]], summary_of: Callable[[], ConnectSummary]
     ) -> list[Violation]:
         """The end-of-run liveness and balance check (docs/event-log.md), then the protocol
         checkers over the whole log (:mod:`scenarios.check.protocol_checkers`). The log is
-        decoded once for both (only what the typed checkers read, when liveness has nothing to
-        judge). ``summary_of()``: the run's summary so far (:meth:`summarize`)."""
+        decoded once for the summary and both checks (:class:`scenarios.eventlog.records.
+        DecodedLog`). ``summary_of()``: the run's summary so far (:meth:`summarize`)."""
         summary = summary_of()
+        typed = self._decoded.of(records)
         if not summary.unsettled:
-            return protocol_violations(records)
-        typed = decode_log(records)
+            return protocol_violations(records, typed)
         return liveness_violations(typed, summary) + protocol_violations(records, typed)
 
     def expect_failures(self, summary: ConnectSummary) -> list[str]:

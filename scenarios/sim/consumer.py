@@ -19,6 +19,7 @@ from scenarios.check.consumer_ownership import consumer_log_violations
 from scenarios.check.consumer_summary import summarize_consumers
 from scenarios.check.summary_types import ConsumerSummary
 from scenarios.check.violation import Violation
+from scenarios.eventlog.records import DecodedLog
 from scenarios.input.consumer import (
     AddPartitions,
     LoadedConsumerScenario,
@@ -49,6 +50,8 @@ class ConsumerKind:
         #: the cluster's topics now (replaced, never changed in place: consumers keep the
         #: version they last saw)
         self.cluster = dict(loaded.cluster)
+        #: the run's log decoded once for the end-of-run checks and the summary after them
+        self._decoded = DecodedLog()
 
     def run_start_fields(self) -> dict[str, Any]:
         return {
@@ -87,15 +90,20 @@ class ConsumerKind:
         return False
 
     def summarize(self, records: list[dict[str, Any]]) -> ConsumerSummary:
-        """:func:`summarize_consumers`."""
-        return summarize_consumers(records)
+        """:func:`summarize_consumers` over the log decoded once for the end-of-run checks and
+        the summary (:class:`scenarios.eventlog.records.DecodedLog`: only the records added
+        since are decoded the second time)."""
+        summary = summarize_consumers(records, self._decoded.of(records))
+        self._decoded.release_at_end(records)
+        return summary
 
     def end_violations(
         self, records: list[dict[str, Any]], summary_of: Callable[[], ConsumerSummary]
     ) -> list[Violation]:
         """The ownership rules (:mod:`scenarios.check.consumer_ownership`) and the protocol
-        checkers over the whole log (the summary is not read: ``summary_of`` is not called)."""
-        return consumer_log_violations(records)
+        checkers over the whole log (the summary is not read: ``summary_of`` is not called),
+        decoded once (:class:`scenarios.eventlog.records.DecodedLog`)."""
+        return consumer_log_violations(records, self._decoded.of(records))
 
     def expect_failures(self, summary: ConsumerSummary) -> list[str]:
         """The scenario's unmet ``[expect]`` lines."""

@@ -27,6 +27,7 @@ from scenarios.check.streams_summary import (
 )
 from scenarios.check.summary_types import StreamsSummary
 from scenarios.check.violation import Violation
+from scenarios.eventlog.records import DecodedLog
 from scenarios.input.steps import Planned
 from scenarios.input.streams import ClientSpec, LoadedStreamsScenario, RestartStep
 from scenarios.sim.engine import Engine
@@ -54,7 +55,9 @@ class StreamsKind:
         self.topology = loaded.topology
         self.specs: dict[str, ClientSpec] = {c.name: c for c in loaded.clients}
         self.state_dirs: dict[str, dict[TaskId, StoreState]] = {}
-        self._base_summaries = GrowingLogSummary()
+        #: the run's log decoded once for the summaries and the end-of-run checks
+        self._decoded = DecodedLog()
+        self._base_summaries = GrowingLogSummary(self._decoded)
 
     def run_start_fields(self) -> dict[str, Any]:
         topo = self.topology
@@ -118,19 +121,25 @@ class StreamsKind:
         """:func:`scenarios.check.streams_summary.summarize_streams`; its Connect part read
         once per run (the log is summarized before the end-of-run checks and again at its
         end: :class:`scenarios.check.growing_summary.GrowingLogSummary`)."""
-        return summarize_streams(records, self.loaded, self._base_summaries.summary(records))
+        base = self._base_summaries.summary(records)  # (decodes the records new since)
+        summary = summarize_streams(self._decoded.of(records), self.loaded, base)
+        self._decoded.release_at_end(records)
+        return summary
 
     def end_violations(
         self, records: list[dict[str, Any]], summary_of: Callable[[], StreamsSummary]
     ) -> list[Violation]:
         """The end-of-run liveness and KIP-441 balance check, the same at the end of every
         long quiet period (:mod:`scenarios.check.streams_quiet`), then the protocol checkers
-        over the whole log (:mod:`scenarios.check.protocol_checkers`). ``summary_of()``: the
-        run's summary so far (:meth:`summarize`)."""
+        over the whole log (:mod:`scenarios.check.protocol_checkers`; the log decoded once for
+        them and the summary, :class:`scenarios.eventlog.records.DecodedLog`). ``summary_of()``:
+        the run's summary so far (:meth:`summarize`)."""
+        summary = summary_of()
+        typed = self._decoded.of(records)
         return (
-            streams_end_violations(summary_of())
-            + streams_quiet_period_violations(records, self.loaded)
-            + protocol_violations(records)
+            streams_end_violations(summary)
+            + streams_quiet_period_violations(typed, self.loaded)
+            + protocol_violations(records, typed)
         )
 
     def expect_failures(self, summary: StreamsSummary) -> list[str]:

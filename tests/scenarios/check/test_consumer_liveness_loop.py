@@ -11,6 +11,7 @@ import pytest
 
 from scenarios.check.consumer_known import EAGER_MEMBER_COOPERATIVE_LOOP
 from scenarios.check.consumer_liveness import LOOP_ROUNDS, consumer_end_state, consumer_liveness
+from tests.scenarios.check.logs import typed
 
 REVOKE = "need to revoke partitions and re-join"
 
@@ -48,7 +49,7 @@ def looping_log(rounds: int, eager: bool = True, revoking: bool = True) -> list[
 
 def named(log: list[dict[str, Any]]) -> str | None:
     """The known issue the log's one liveness violation is named after (None: not named)."""
-    (found,) = consumer_liveness(consumer_end_state(log))
+    (found,) = consumer_liveness(consumer_end_state(typed(log)))
     assert found.invariant == "liveness" and "t-2" in found.detail
     return found.known_issue if isinstance(found.known_issue, str) else None
 

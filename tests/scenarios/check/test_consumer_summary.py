@@ -9,9 +9,18 @@ from typing import Any
 from scenarios import kinds
 from scenarios.check.consumer_summary import partition_downtime, summarize_consumers
 
+#: the fields a kind's records need that these tests do not vary (complete records: the
+#: summary decodes them into their Structs)
+_REQUIRED: dict[str, dict[str, Any]] = {
+    "run_start": {"log_version": 1, "scenario": "t", "seed": 0, "workers": [], "connectors": {}},
+    "member_start": {"config": {}},
+    "partitions_revoked": {"reason": "rebalance"},
+}
+
 
 def _rec(t: int, kind: str, member: str | None = None, **fields: Any) -> dict[str, Any]:
-    record: dict[str, Any] = {"t_ms": t, "seq": 0, "kind": kind, **fields}
+    record: dict[str, Any] = {"t_ms": t, "seq": 0, "kind": kind, **_REQUIRED.get(kind, {})}
+    record.update(fields)
     if member is not None:
         record["member"] = member
     return record
@@ -22,9 +31,14 @@ def _assignment(t: int, member: str, owned: list[str], generation: int) -> dict[
         t,
         "consumer_assignment",
         member,
+        member_id=f"{member}-1",
         generation=generation,
         protocol="range",
         rebalance_protocol="EAGER",
+        leader_id="c1-1",
+        assigned=owned,
+        added=owned,
+        revoked=[],
         owned=owned,
     )
 

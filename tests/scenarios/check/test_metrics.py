@@ -16,11 +16,13 @@ from .logs import Log
 def two_worker_bounce() -> Log:
     """c has 2 tasks on w1/w2; w2 crashes at 10 s, c-1 moves to w1 at 12 s."""
     log = Log().start({"c": 2}, ["w1", "w2"])
-    log.add(0, "join_group_request", member="w1")
-    log.add(0, "join_group_request", member="w2")
+    for w in ("w1", "w2"):
+        log.add(0, "join_group_request", member=w, member_id="", protocols=["sessioned"], reason="")
     log.generation(3000, 1)
-    log.add(3000, "sync_group_request", member="w1")
-    log.add(3000, "sync_group_request", member="w2")
+    for w in ("w1", "w2"):
+        log.add(
+            3000, "sync_group_request", member=w, member_id=f"{w}-1", generation=1, is_leader=False
+        )
     log.assignment(3000, "w1", 1)
     log.assignment(3000, "w2", 1)
     log.run_connector(3000, "w1", "c", 1)
@@ -212,7 +214,7 @@ def test_run_start_connectors_until_first_config_and_empty_log() -> None:
     log.add(
         0, "run_start", log_version=1, scenario="t", seed=4, workers=["w1"], connectors={"c": 1}
     )
-    log.add(0, "member_start", member="w1")
+    log.add(0, "member_start", member="w1", config={})
     log.add(50, "run_end")
     s = summarize(log.records)
     assert (s.scenario, s.seed) == ("t", 4)
@@ -263,13 +265,13 @@ def test_streams_time_to_converge_counts_from_the_end_of_the_last_fault() -> Non
     loaded = load_any("kip-441-scale-out-with-faults")
     records = simulate(loaded, 1).records
     last = [r for r in records if r["kind"] == "step" and r.get("action") == "partition"][-1]
-    measured = summarize_streams(records, loaded).time_to_converge_ms
+    measured = summarize_streams(decode_log(records), loaded).time_to_converge_ms
     as_instant = [
         {k: v for k, v in r.items() if k != "duration_ms"} if r is last else r for r in records
     ]
     assert measured is not None and measured > 0
     expected = measured + last["duration_ms"]
-    assert summarize_streams(as_instant, loaded).time_to_converge_ms == expected
+    assert summarize_streams(decode_log(as_instant), loaded).time_to_converge_ms == expected
 
 
 def test_a_streams_client_whose_stream_thread_died_is_not_live() -> None:
@@ -281,22 +283,21 @@ def test_a_streams_client_whose_stream_thread_died_is_not_live() -> None:
 
     loaded = load_any("kip-441-scale-out-with-faults")
     records = simulate(loaded, 1).records
-    alive = summarize_streams(records, loaded).workers_final
+    alive = summarize_streams(decode_log(records), loaded).workers_final
     victim = sorted(alive)[-1]
     end = records[-1]
     fatal = {"t_ms": end["t_ms"], "seq": end["seq"], "kind": "member_fatal", "member": victim}
     fatal["error"] = "FENCED_INSTANCE_ID"
-    died = summarize_streams([*records[:-1], fatal, end], loaded).workers_final
+    died = summarize_streams(decode_log([*records[:-1], fatal, end]), loaded).workers_final
     assert sorted(died) == sorted(set(alive) - {victim})
 
 
 def test_a_growing_log_summary_equals_the_summary_of_the_whole_log_at_every_cut() -> None:
     """Issue 25: the runner summarizes a Connect log before its end-of-run checks and again
     after them; :class:`GrowingLogSummary` feeds only the records appended since its last
-    call, and must give what :func:`connect_summary` gives on the whole log each time — also
+    call, and must give what :func:`summarize` gives on the whole log each time — also
     when it is handed another list, or a list that was changed rather than grown."""
     from scenarios.check.growing_summary import GrowingLogSummary
-    from scenarios.check.metrics import connect_summary
     from scenarios.input.library import load_any
     from scenarios.sim.runner import simulate
 
@@ -306,9 +307,9 @@ def test_a_growing_log_summary_equals_the_summary_of_the_whole_log_at_every_cut(
     cuts = [0, 1, len(records) // 3, len(records) // 2, len(records) - 1, len(records)]
     for cut in cuts:
         log.extend(records[len(log) : cut])
-        assert growing.summary(log) == connect_summary(log), cut
-    assert growing.summary(records[:10]) == connect_summary(records[:10])  # another list
+        assert growing.summary(log) == summarize(log), cut
+    assert growing.summary(records[:10]) == summarize(records[:10])  # another list
     changed = list(records)
     growing.summary(changed)
     changed[-1] = {**changed[-1], "t_ms": changed[-1]["t_ms"] + 60_000}
-    assert growing.summary(changed) == connect_summary(changed)  # changed, not grown
+    assert growing.summary(changed) == summarize(changed)  # changed, not grown

@@ -58,12 +58,12 @@ def test_the_bound_is_the_chaos_formula_with_defaults() -> None:
 
 def test_quiet_periods_are_the_gaps_longer_than_the_bound() -> None:
     log = _log(BALANCED, BOUND + 1)
-    assert quiet_periods(log, BOUND) == [(1500, 1500 + BOUND + 1)]
-    assert quiet_periods(_log(BALANCED, BOUND), BOUND) == []
+    assert quiet_periods(typed(log), BOUND) == [(1500, 1500 + BOUND + 1)]
+    assert quiet_periods(typed(_log(BALANCED, BOUND)), BOUND) == []
 
 
 def test_an_unbalanced_group_after_a_quiet_period_is_a_violation() -> None:
-    found = check_quiet_period_balance(_log(LOPSIDED, BOUND + 1))
+    found = check_quiet_period_balance(typed(_log(LOPSIDED, BOUND + 1)))
     assert [v.invariant for v in found] == ["quiet_period_balance"]
     assert found[0].checked_at_ms == 1500 + BOUND
     assert found[0].task_counts == {"w1": 4, "w2": 0}
@@ -75,13 +75,13 @@ def test_an_unbalanced_group_after_a_quiet_period_is_a_violation() -> None:
 
 
 def test_a_balanced_group_or_a_short_gap_passes() -> None:
-    assert check_quiet_period_balance(_log(BALANCED, BOUND + 1)) == []
-    assert check_quiet_period_balance(_log(LOPSIDED, BOUND)) == []
+    assert check_quiet_period_balance(typed(_log(BALANCED, BOUND + 1))) == []
+    assert check_quiet_period_balance(typed(_log(LOPSIDED, BOUND))) == []
 
 
 def test_a_task_not_running_after_a_quiet_period_is_a_violation() -> None:
     missing = {"c-0": "w1", "c-1": "w2", "c-2": "w2"}
-    found = check_quiet_period_balance(_log(missing, BOUND + 1))
+    found = check_quiet_period_balance(typed(_log(missing, BOUND + 1)))
     assert [v.invariant for v in found] == ["quiet_period_balance"]
     assert found[0].tasks == ["c-3"]
     assert "not converged" in found[0].detail
@@ -90,7 +90,7 @@ def test_a_task_not_running_after_a_quiet_period_is_a_violation() -> None:
 def test_streams_logs_are_not_judged() -> None:
     log = _log(LOPSIDED, BOUND + 1)
     log[0]["app"] = "streams"
-    assert check_quiet_period_balance(log) == []
+    assert check_quiet_period_balance(typed(log)) == []
 
 
 def test_a_duplicate_left_by_kafka_13816_keeps_its_label() -> None:
@@ -136,6 +136,6 @@ def test_a_duplicate_left_by_kafka_13816_keeps_its_label() -> None:
     ]
     records = sorted(log[:-2] + extra, key=lambda r: r["t_ms"]) + log[-2:]
     records = complete([{**r, "seq": i} for i, r in enumerate(records)])
-    found = check_quiet_period_balance(records)
+    found = check_quiet_period_balance(typed(records))
     assert [v.invariant for v in found] == ["quiet_period_balance"] * 2  # liveness, balance
     assert {v.known for v in found} == {"KAFKA-13816"}

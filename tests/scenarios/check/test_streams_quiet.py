@@ -8,6 +8,7 @@ from typing import Any
 from scenarios.check.quiet_periods import quiet_periods
 from scenarios.check.streams_bounds import streams_bound_for
 from scenarios.check.streams_quiet import streams_quiet_period_violations
+from scenarios.eventlog.records import decode_log
 from scenarios.input.streams import loads_streams_scenario
 from scenarios.sim.runner import simulate
 
@@ -46,16 +47,16 @@ def _run() -> tuple[Any, list[dict[str, Any]]]:
 
 def test_a_settled_quiet_period_passes() -> None:
     loaded, records = _run()
-    [(start, end)] = quiet_periods(records, 0)
+    [(start, end)] = quiet_periods(decode_log(records), 0)
     assert end - start > streams_bound_for(loaded, start)  # the period is judged
-    assert streams_quiet_period_violations(records, loaded) == []
+    assert streams_quiet_period_violations(decode_log(records), loaded) == []
 
 
 def test_a_task_no_client_runs_at_the_end_of_a_quiet_period_is_reported() -> None:
     """c1 stops a task it was assigned and nothing starts it again before the next
     disturbance: the end-of-run check cannot see it (c2's crash reshuffles), this one does."""
     loaded, records = _run()
-    [(start, _)] = quiet_periods(records, 0)
+    [(start, _)] = quiet_periods(decode_log(records), 0)
     running = next(r for r in records if r["kind"] == "active_task_running")
     at = max(running["t_ms"], start) + 1
     stop = {
@@ -67,7 +68,9 @@ def test_a_task_no_client_runs_at_the_end_of_a_quiet_period_is_reported() -> Non
         "reason": "planted",
     }
     cut = next(i for i, r in enumerate(records) if r["t_ms"] > at)
-    found = streams_quiet_period_violations([*records[:cut], stop, *records[cut:]], loaded)
+    found = streams_quiet_period_violations(
+        decode_log([*records[:cut], stop, *records[cut:]]), loaded
+    )
     bound = streams_bound_for(loaded, start)
     assert [v.invariant for v in found] == ["quiet_period_balance"]
     assert found[0].tasks == [running["task"]]

@@ -120,7 +120,10 @@ def test_a_cut_names_every_recorded_member_of_the_client_as_check_reads_them(
     ``fault`` record per recorded member of client ``sc`` (``<client.id>#<connection>``, its
     ``sc-…`` clients too), so ``groupsim check``'s fault windows (``KnownIssueWindows``, keyed
     by member name) cover the members the partition cut off, and no other."""
+    import msgspec
+
     from scenarios.check.known_windows import KnownIssueWindows
+    from scenarios.eventlog.kinds import Step
 
     rec = Recording(tmp_path, 0, "broker:9092", "127.0.0.1", 0)
     labels = {3: ("sc#3", "sc"), 4: ("sc-StreamThread-1-consumer#4", "sc-StreamThread-1-consumer")}
@@ -140,7 +143,7 @@ def test_a_cut_names_every_recorded_member_of_the_client_as_check_reads_them(
     assert [r["member"] for r in records if r["kind"] == "fault"] == cut
     windows = KnownIssueWindows()
     for r in steps:
-        windows.on_step(r)
+        windows.on_step(msgspec.convert(r, Step))
     assert all(windows.could_not_hear(m, 2_000) for m in cut)
     assert not windows.could_not_hear("sd#5", 2_000)
     assert not windows.could_not_hear("scx#8", 2_000)
