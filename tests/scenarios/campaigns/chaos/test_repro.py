@@ -165,6 +165,13 @@ FOUND = {
         "zombie_owns_work",
         "fixed: a process that forgot its member id before a takeover is no zombie",
     ),
+    # Streams seed 23 run 2878 (--referee kafka): the Streams form of consumer run 7664 — a
+    # static client whose poll timer expired rejoins with an empty member id, delayed past a
+    # twin's takeover, and takes the instance back
+    "streams-forgot-id-before-takeover-2878.toml": (
+        "zombie_owns_work",
+        "fixed: a process that forgot its member id before a takeover is no zombie",
+    ),
     # consumer seed 22 run 1780: a consumer on the eager protocol ([range, cooperative-sticky])
     # in a rack-aware cooperative-sticky group whose subscriptions differ; the group rebalances
     # for ever (377 generations), as Kafka's real consumers do on a real three-rack cluster
