@@ -418,12 +418,12 @@ class InvariantChecker:
         """The coordinator dropped a member that may still run work (it has not said so)."""
         if record.get("reason") in ("session_timeout", "not_rejoined", "sync_timeout"):
             member = record.get("member")
-            # A member dropped while its herder is stalled keeps its work past the poll
-            # timer (KAFKA-16056's family); one dropped while it could not hear the
+            # A member dropped for a session its herder's stall ran out keeps its work past
+            # the poll timer (KAFKA-16056's family); one dropped while it could not hear the
             # coordinator is a zombie until it gives up on it (KAFKA-9184's window).
             now = int(record.get("t_ms") or 0)
             streams = self._windows.is_streams(str(member))
-            if self._windows.stalled(str(member), now):
+            if self._windows.stalled_in_session(str(member), now):
                 # a stalled StreamThread closes its tasks as lost once it polls again
                 self._zombie(str(member), STREAMS_ZOMBIE if streams else KAFKA_16056, now)
             elif self._windows.could_not_hear(str(member), now):

@@ -247,6 +247,17 @@ class KnownIssueWindows:
         """The member's herder thread is blocked at ``now_ms`` (a ``slow`` fault)."""
         return now_ms < self._member(member).stalled_until_ms
 
+    def stalled_in_session(self, member: str, now_ms: int) -> bool:
+        """The member's herder thread was blocked at some time in the ``session.timeout.ms``
+        before ``now_ms``: a session that ran out then ran out because of the stall. Mid-join
+        nothing heartbeats (``AbstractCoordinator``'s heartbeat thread is off while a JoinGroup
+        is in flight, KIP-62), and a SyncGroup to a Stable group renews no session
+        (``GroupMetadataManager#classicGroupSyncToClassicGroup``): a member that handles its
+        held JoinGroup answer when its stall ends just before that session runs out is removed
+        while it starts its new assignment's work (Streams seed 24 run 1169)."""
+        session = self._timer(member, "session.timeout.ms")
+        return now_ms < self._member(member).stalled_until_ms + session
+
     def _faults(self, member: str) -> list[LinkFault]:
         return self._member(member).link + self._failovers
 

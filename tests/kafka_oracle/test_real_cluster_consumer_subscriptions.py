@@ -61,17 +61,6 @@ def broker(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped
         yield running
 
 
-def owned(consumer: JavaConsumer) -> set[str]:
-    """The ``topic-partition`` names it owns after its callbacks so far."""
-    out: set[str] = set()
-    for e in consumer.callbacks():
-        if e["event"] == "assigned":
-            out |= set(e["partitions"])
-        else:
-            out -= set(e["partitions"])
-    return out
-
-
 def _record(broker: Broker, assignor: str, out: Path) -> dict[str, set[str]]:
     """Runs the story through a recording proxy; what the two survivors own at the end."""
     command = oracle.java_command(CLIENT_MAIN, oracle.requested_version())
@@ -97,7 +86,7 @@ def _record(broker: Broker, assignor: str, out: Path) -> dict[str, set[str]]:
         return started[-1]
 
     def total(cs: list[JavaConsumer]) -> int:
-        return sum(len(owned(c)) for c in cs)
+        return sum(len(c.owned) for c in cs)
 
     async def main() -> None:
         recording = Recording(out, int(time.time() * 1000), broker.bootstrap, "127.0.0.1", 0)
@@ -112,27 +101,27 @@ def _record(broker: Broker, assignor: str, out: Path) -> dict[str, set[str]]:
                 c1 = consumer(port, "c1", "orders")
                 c2 = consumer(port, "c2", "orders")
                 await wait_for(
-                    lambda: len(owned(c1)) == len(owned(c2)) == 3, 90, "3 orders partitions each"
+                    lambda: len(c1.owned) == len(c2.owned) == 3, 90, "3 orders partitions each"
                 )
                 c2.send("subscribe orders,payments")
                 await wait_for(
                     lambda: (
-                        {f"payments-{p}" for p in range(3)} <= owned(c2) and total([c1, c2]) == 9
+                        {f"payments-{p}" for p in range(3)} <= c2.owned and total([c1, c2]) == 9
                     ),
                     60,
                     "payments on c2 after its subscription change",
                 )
                 c3 = consumer(port, "c3", "orders,payments")
                 await wait_for(
-                    lambda: total([c1, c2, c3]) == 9 and all(owned(c) for c in (c1, c2, c3)),
+                    lambda: total([c1, c2, c3]) == 9 and all(c.owned for c in (c1, c2, c3)),
                     60,
                     "c3 in the group",
                 )
                 assert await c1.close() == 0
                 await wait_for(
-                    lambda: total([c2, c3]) == 9 and not owned(c1), 60, "c1's partitions moved"
+                    lambda: total([c2, c3]) == 9 and not c1.owned, 60, "c1's partitions moved"
                 )
-                final.update(c2=owned(c2), c3=owned(c3))
+                final.update(c2=c2.owned, c3=c3.owned)
                 for c in (c2, c3):
                     await c.close()
                 nursery.cancel_scope.cancel()

@@ -72,17 +72,6 @@ def cluster(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untype
         yield running
 
 
-def owned(consumer: JavaConsumer) -> set[str]:
-    """The ``topic-partition`` names it owns after its callbacks so far."""
-    out: set[str] = set()
-    for e in consumer.callbacks():
-        if e["event"] == "assigned":
-            out |= set(e["partitions"])
-        else:
-            out -= set(e["partitions"])
-    return out
-
-
 def simulated_states() -> list[dict[str, tuple[str, ...]]]:
     """groupsim's run of the story: each generation formed after ``c2``'s subscription change,
     its assignment per consumer."""
@@ -131,7 +120,7 @@ def real_states(cluster: Cluster, command: list[str], out: Path) -> list[dict[st
         return started[-1]
 
     def settled(group: list[JavaConsumer], count: int) -> bool:
-        return sum(len(owned(c)) for c in group) == count
+        return sum(len(c.owned) for c in group) == count
 
     async def main() -> list[dict[str, Any]]:
         admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap, request_timeout_ms=60_000)
@@ -146,7 +135,7 @@ def real_states(cluster: Cluster, command: list[str], out: Path) -> list[dict[st
             c2 = consumer("c2", "cooperative-sticky", "rc")
             await wait_for(lambda: settled([c1, c2], 16), 120, "c1 and c2 own all 16")
             c3 = consumer("c3", "range,cooperative-sticky", None)
-            await wait_for(lambda: len(owned(c3)) > 0, 60, "c3 owns partitions")
+            await wait_for(lambda: len(c3.owned) > 0, 60, "c3 owns partitions")
             await wait_for(lambda: settled([c1, c2, c3], 16), 60, "c1-c3 own all 16")
             await trio.sleep(3)
             admin.create_partitions({"t3": NewPartitions(3, [[1, 2], [1, 2]])})

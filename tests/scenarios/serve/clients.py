@@ -253,6 +253,18 @@ class JavaConsumer:
                 owned -= parts
         return None if owned is None else sorted(owned)
 
+    @property
+    def owned(self) -> set[str]:
+        """The ``topic-partition`` names it owns after its callbacks so far (:attr:`assignment`
+        by name: several topics)."""
+        out: set[str] = set()
+        for e in self.callbacks():
+            if e["event"] == "assigned":
+                out |= set(e["partitions"])
+            else:
+                out -= set(e["partitions"])
+        return out
+
     def send(self, command: str) -> None:
         """One stdin command: ``close``, ``stall <ms>``, ``exit-without-leave`` or
         ``subscribe <topic,topic>``."""

@@ -172,6 +172,13 @@ FOUND = {
         "zombie_owns_work",
         "fixed: a process that forgot its member id before a takeover is no zombie",
     ),
+    # Streams seed 24 run 1169: a client stalled with its JoinGroup in flight handles the held
+    # answer and syncs just before the session the stall ran out expires (a SyncGroup to a
+    # Stable group renews none); removed, it runs its new tasks until its next Heartbeat
+    "streams-removed-as-its-stall-ends-1169.toml": (
+        "double_ownership",
+        "named: streams-zombie",
+    ),
     # consumer seed 22 run 1780: a consumer on the eager protocol ([range, cooperative-sticky])
     # in a rack-aware cooperative-sticky group whose subscriptions differ; the group rebalances
     # for ever (377 generations), as Kafka's real consumers do on a real three-rack cluster
