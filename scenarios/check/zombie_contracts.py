@@ -164,15 +164,13 @@ def check_zombie_instance(records: Sequence[LogRecord]) -> list[Violation]:
                 # such an id fences the dead predecessor, not this process, whose own
                 # JoinGroup, still in flight, may take the instance back as the newest joiner
                 # (KIP-345).
-                for heard in [mid for mid, process in owner.items() if process == member]:
-                    del owner[heard]
+                _forget_ids(owner, member)
             case k.JoinGroupRequest(member_id="") if member not in zombies:
                 # It forgot its member id by itself (its poll timer expired, or a JoinGroup
                 # answer was lost): a takeover of an id it heard before, landing while this
                 # JoinGroup is in flight, fences none of its ids; the JoinGroup takes the
                 # instance back as the newest joiner (consumer seed 23 run 7664).
-                for heard in [mid for mid, process in owner.items() if process == member]:
-                    del owner[heard]
+                _forget_ids(owner, member)
             case _ if member in zombies:  # a JoinGroup request or answer (not a first NONE)
                 _fenced_step(r, member, zombies, told, found, formed, before)
     for member, answer in told.items():
@@ -187,6 +185,13 @@ def check_zombie_instance(records: Sequence[LogRecord]) -> list[Violation]:
                 )
             )
     return found
+
+
+def _forget_ids(owner: dict[str, str], member: str) -> None:
+    """Drop every member id ``member`` heard from ``owner`` (member id -> the process that
+    heard it): a takeover of one of them fences no process of that name."""
+    for heard in [mid for mid, process in owner.items() if process == member]:
+        del owner[heard]
 
 
 def _fenced_step(
